@@ -1,0 +1,10 @@
+//go:build tools
+
+// Package tools pins the test-cluster binaries (kube-apiserver and etcd) that
+// internal/testcluster builds from Go modules. It is never compiled into the plugin.
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3/etcdmain" // built by ./cmd/etcd
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)

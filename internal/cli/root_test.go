@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+func TestVersionPrintsTheInjectedVersion(t *testing.T) {
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd := NewCommand(streams, "v9.8.7")
+	cmd.SetArgs([]string{"version"})
+	if code := Execute(cmd, streams); code != ExitOK {
+		t.Fatalf("exit code: got %d, want 0 (stderr %q)", code, errOut.String())
+	}
+	if got, want := out.String(), "kubectl-watchcache v9.8.7\n"; got != want {
+		t.Errorf("output: got %q, want %q", got, want)
+	}
+}
+
+func TestUnknownFlagIsAUsageError(t *testing.T) {
+	streams, _, _, errOut := genericiooptions.NewTestIOStreams()
+	cmd := NewCommand(streams, "dev")
+	cmd.SetArgs([]string{"version", "--bogus"})
+	if code := Execute(cmd, streams); code != ExitUsage {
+		t.Fatalf("exit code: got %d, want %d", code, ExitUsage)
+	}
+	if got, want := errOut.String(), "error: unknown flag: --bogus\n"; got != want {
+		t.Errorf("stderr: got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,178 @@
+package testcluster
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Proxy is a TCP proxy on 127.0.0.1 in front of the apiserver, for connection
+// faults: CutAll resets every open connection at once; Refuse makes new
+// connections fail (reset right after accept) until the given time has passed.
+type Proxy struct {
+	target string
+	ln     net.Listener
+
+	mu          sync.Mutex
+	conns       map[net.Conn]struct{}
+	refuseUntil time.Time
+	accepted    int
+	closed      bool
+	wg          sync.WaitGroup
+}
+
+// NewProxy starts a proxy to target ("host:port").
+func NewProxy(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting the fault proxy: %w", err)
+	}
+	p := &Proxy{target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.serve()
+	return p, nil
+}
+
+// NewProxy starts a fault proxy in front of this cluster's apiserver.
+func (c *Cluster) NewProxy() (*Proxy, error) {
+	return NewProxy(fmt.Sprintf("127.0.0.1:%d", c.apiPort))
+}
+
+// Addr is the proxy's listening address ("127.0.0.1:port").
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Config returns a copy of cfg that connects through the proxy. TLS still
+// verifies the apiserver's certificate (it is issued for 127.0.0.1).
+func (p *Proxy) Config(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.Host = "https://" + p.Addr()
+	return out
+}
+
+func (p *Proxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refusing := time.Now().Before(p.refuseUntil)
+		closed := p.closed
+		if !refusing && !closed {
+			p.accepted++
+		}
+		p.mu.Unlock()
+		if refusing || closed {
+			reset(c)
+			continue
+		}
+		p.wg.Add(1)
+		go p.pipe(c)
+	}
+}
+
+func (p *Proxy) pipe(client net.Conn) {
+	defer p.wg.Done()
+	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil {
+		reset(client)
+		return
+	}
+	if !p.track(client, server) {
+		reset(client)
+		reset(server)
+		return
+	}
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go cp(server, client)
+	go cp(client, server)
+	<-done
+	// One direction ended: end both, so neither side hangs half-open.
+	_ = client.Close()
+	_ = server.Close()
+	<-done
+	p.untrack(client, server)
+}
+
+func (p *Proxy) track(conns ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	for _, c := range conns {
+		p.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *Proxy) untrack(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		delete(p.conns, c)
+	}
+}
+
+// reset closes a connection with SO_LINGER 0, so the peer sees a reset rather than a clean EOF.
+func reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+}
+
+// CutAll resets every connection open through the proxy and returns how many
+// client connections it cut.
+func (p *Proxy) CutAll() int {
+	p.mu.Lock()
+	conns := make([]net.Conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		reset(c)
+	}
+	return len(conns) / 2
+}
+
+// Refuse resets every new connection for d (existing ones are untouched; use
+// CutAll as well to take the apiserver away completely).
+func (p *Proxy) Refuse(d time.Duration) {
+	p.mu.Lock()
+	p.refuseUntil = time.Now().Add(d)
+	p.mu.Unlock()
+}
+
+// Accepted is how many connections the proxy has passed through so far.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
+// Close stops the proxy and resets all its connections.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return errors.New("fault proxy already closed")
+	}
+	p.closed = true
+	p.mu.Unlock()
+	err := p.ln.Close()
+	p.CutAll()
+	p.wg.Wait()
+	return err
+}
