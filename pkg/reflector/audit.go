@@ -1,0 +1,113 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// AuditReport compares the cache with a fresh consistent LIST.
+type AuditReport struct {
+	// ResourceVersion is the audit list's collection resourceVersion.
+	ResourceVersion string
+	Listed, Cached  int
+	// Missing are listed but not cached; Extra are cached but not listed;
+	// Different are cached with another UID or resourceVersion than listed.
+	Missing, Extra, Different []store.DiffEntry
+}
+
+// Drift reports whether the cache and the list disagree.
+func (a *AuditReport) Drift() bool {
+	return len(a.Missing)+len(a.Extra)+len(a.Different) > 0
+}
+
+// String is a one-line summary.
+func (a *AuditReport) String() string {
+	if !a.Drift() {
+		return fmt.Sprintf("audit at resourceVersion %s: no drift (%d objects)", a.ResourceVersion, a.Listed)
+	}
+	return fmt.Sprintf("audit at resourceVersion %s: drift: %d missing, %d extra, %d different (listed %d, cached %d)",
+		a.ResourceVersion, len(a.Missing), len(a.Extra), len(a.Different), a.Listed, a.Cached)
+}
+
+// auditPageSize keeps an audit's LIST requests moderate on big collections.
+const auditPageSize = 500
+
+// Audit lists the resource afresh (consistent read, paginated, through
+// AuditSource) and compares it with the cache; while they differ and the
+// reflector's cursor has not reached the list's resourceVersion, it compares
+// again for up to catchUp (events may still be in flight). It never touches the cache. On a
+// resource that is being written to, objects changed after the list was taken
+// can show as different.
+func (r *Reflector) Audit(ctx context.Context, catchUp time.Duration) (*AuditReport, error) {
+	listed := map[store.Ref]*store.Object{}
+	var rv, cont string
+	for {
+		page, err := r.cfg.AuditSource.List(ctx, RequestOptions{Limit: auditPageSize, Continue: cont})
+		if err != nil {
+			return nil, fmt.Errorf("audit list: %w", err)
+		}
+		for _, it := range page.Items {
+			listed[it.Object.Ref()] = it.Object
+		}
+		if rv == "" {
+			rv = page.ResourceVersion
+		}
+		if cont = page.Continue; cont == "" {
+			break
+		}
+	}
+	deadline := time.Now().Add(catchUp)
+	for {
+		rep := r.compare(rv, listed)
+		// Drift while the cursor is still behind the list may just be events in flight.
+		if !rep.Drift() || r.cursorReached(rv) || time.Now().After(deadline) || ctx.Err() != nil {
+			return rep, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// compare diffs the cache's current snapshot with a listed set.
+func (r *Reflector) compare(rv string, listed map[store.Ref]*store.Object) *AuditReport {
+	rep := &AuditReport{ResourceVersion: rv, Listed: len(listed)}
+	cached := r.store.List()
+	rep.Cached = len(cached)
+	seen := make(map[store.Ref]bool, len(cached))
+	for _, c := range cached {
+		ref := c.Ref()
+		seen[ref] = true
+		l, ok := listed[ref]
+		switch {
+		case !ok:
+			rep.Extra = append(rep.Extra, store.DiffEntry{Ref: ref, OldUID: c.UID, OldResourceVersion: c.ResourceVersion})
+		case l.UID != c.UID || l.ResourceVersion != c.ResourceVersion:
+			rep.Different = append(rep.Different, store.DiffEntry{Ref: ref, OldUID: c.UID, OldResourceVersion: c.ResourceVersion, NewUID: l.UID, NewResourceVersion: l.ResourceVersion})
+		}
+	}
+	for ref, l := range listed {
+		if !seen[ref] {
+			rep.Missing = append(rep.Missing, store.DiffEntry{Ref: ref, NewUID: l.UID, NewResourceVersion: l.ResourceVersion})
+		}
+	}
+	for _, s := range [][]store.DiffEntry{rep.Missing, rep.Extra, rep.Different} {
+		sort.Slice(s, func(i, j int) bool {
+			if s[i].Ref.Namespace != s[j].Ref.Namespace {
+				return s[i].Ref.Namespace < s[j].Ref.Namespace
+			}
+			return s[i].Ref.Name < s[j].Ref.Name
+		})
+	}
+	return rep
+}
+
+// cursorReached reports whether the cursor is at or past rv.
+func (r *Reflector) cursorReached(rv string) bool {
+	cmp, err := resourceversion.CompareResourceVersion(r.cursor(), rv)
+	return err == nil && cmp >= 0
+}

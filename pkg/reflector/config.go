@@ -1,0 +1,112 @@
+package reflector
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Strategy is how the reflector gets a complete list.
+type Strategy string
+
+const (
+	// StrategyList pages through LIST requests (limit + continue).
+	StrategyList Strategy = "list"
+	// StrategyStream uses a streaming list (a watch with sendInitialEvents=true),
+	// falling back to LIST for that list when the server refuses it or the
+	// initial-events-end bookmark does not come in time; it tries streaming again
+	// on the next relist.
+	StrategyStream Strategy = "stream"
+	// StrategyAuto streams like StrategyStream, but after one fallback it keeps
+	// using LIST for the rest of the run.
+	StrategyAuto Strategy = "auto"
+)
+
+// Config is the reflector's typed configuration. Source is required; zero
+// values of the rest get the defaults documented on each field.
+type Config struct {
+	// Source serves LIST pages and WATCH streams (live, recording or replay).
+	Source Source
+	// AuditSource serves Audit's LIST; it defaults to Source. Give the undecorated
+	// live source so audits never enter a trace.
+	AuditSource Source
+	// Strategy for every (re)list; default StrategyList.
+	Strategy Strategy
+	// PageSize is the LIST limit; 0 lists in one response.
+	PageSize int64
+	// ResourceVersion and ResourceVersionMatch apply to the first list only
+	// ("" = consistent read, "0" = any). Relists after 410 always read consistently.
+	ResourceVersion      string
+	ResourceVersionMatch string
+	// WatchTimeout is the base of the jittered server-side timeoutSeconds:
+	// each watch asks for a random duration in [WatchTimeout, 2*WatchTimeout).
+	// Default 5 minutes (client-go's).
+	WatchTimeout time.Duration
+	// IdleTimeout ends a watch that has received nothing (no event, no bookmark)
+	// for this long, catching dead connections. Default: the watch's own timeout
+	// plus 30 seconds, when the server should have closed it anyway.
+	IdleTimeout time.Duration
+	// InitialEventsTimeout bounds how long a streaming list may take to deliver
+	// its initial-events-end bookmark before falling back to LIST. Default 1 minute.
+	InitialEventsTimeout time.Duration
+	// Backoff after errors; zero fields get DefaultBackoff's.
+	Backoff Backoff
+	// MaxPermanentRetries is how many times in a row a permanent error (401,
+	// 403, 404, 405) is retried before the reflector fails. Default 5.
+	MaxPermanentRetries int
+	// GiveUpAfter fails the reflector when nothing has succeeded for this long
+	// (e.g. the server is unreachable). 0 retries forever.
+	GiveUpAfter time.Duration
+	// RequestHistory is how many finished requests Stats keeps. Default 50.
+	RequestHistory int
+	// Clock drives timers; nil is the real clock. Replay passes a virtual one.
+	Clock Clock
+	// Rand returns a float in [0,1) for jitter; nil uses math/rand/v2.
+	Rand func() float64
+	// OnNote receives every note (requests started and ended, decisions). It is
+	// called synchronously from Run's goroutine: it must not block.
+	OnNote func(Note)
+}
+
+// withDefaults fills defaults and validates.
+func (c Config) withDefaults() (Config, error) {
+	if c.Source == nil {
+		return c, errors.New("reflector config: Source is required")
+	}
+	if c.AuditSource == nil {
+		c.AuditSource = c.Source
+	}
+	switch c.Strategy {
+	case "":
+		c.Strategy = StrategyList
+	case StrategyList, StrategyStream, StrategyAuto:
+	default:
+		return c, fmt.Errorf("reflector config: unknown initial list strategy %q (want list, stream or auto)", c.Strategy)
+	}
+	if c.PageSize < 0 {
+		return c, fmt.Errorf("reflector config: page size %d is negative", c.PageSize)
+	}
+	if c.ResourceVersionMatch != "" && c.ResourceVersion == "" {
+		return c, errors.New("reflector config: resourceVersionMatch requires a resourceVersion")
+	}
+	if c.WatchTimeout == 0 {
+		c.WatchTimeout = 5 * time.Minute
+	}
+	if c.InitialEventsTimeout == 0 {
+		c.InitialEventsTimeout = time.Minute
+	}
+	c.Backoff = c.Backoff.withDefaults()
+	if c.MaxPermanentRetries == 0 {
+		c.MaxPermanentRetries = 5
+	}
+	if c.RequestHistory == 0 {
+		c.RequestHistory = 50
+	}
+	if c.Clock == nil {
+		c.Clock = RealClock{}
+	}
+	if c.OnNote == nil {
+		c.OnNote = func(Note) {}
+	}
+	return c, nil
+}

@@ -1,0 +1,251 @@
+package reflector_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// cluster is the package's default cluster (watch cache on, as in production).
+var cluster *testcluster.Cluster
+
+// extra clusters with other server options, started on first use and stopped by TestMain.
+type lazyCluster struct {
+	opts testcluster.Options
+	once sync.Once
+	c    *testcluster.Cluster
+	err  error
+}
+
+func (l *lazyCluster) get(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	l.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testcluster.StartTimeout)
+		defer cancel()
+		l.c, l.err = testcluster.Start(ctx, l.opts)
+	})
+	if l.err != nil {
+		t.Fatalf("starting a test cluster: %v", l.err)
+	}
+	return l.c
+}
+
+func (l *lazyCluster) stop() {
+	if l.c != nil {
+		l.c.Stop()
+	}
+}
+
+var (
+	noWatchCache = &lazyCluster{opts: testcluster.Options{DisableWatchCache: true}}
+	noWatchList  = &lazyCluster{opts: testcluster.Options{FeatureGates: map[string]bool{"WatchList": false}}}
+)
+
+func TestMain(m *testing.M) {
+	code := testcluster.RunMain(m, testcluster.Options{Users: []string{"no-list"}}, func(c *testcluster.Cluster) { cluster = c })
+	noWatchCache.stop()
+	noWatchList.stop()
+	os.Exit(code)
+}
+
+var configMaps = reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+
+func clientset(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func newNamespace(t *testing.T, cs *kubernetes.Clientset) string {
+	t.Helper()
+	ns := fmt.Sprintf("r-%d", time.Now().UnixNano())
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	return ns
+}
+
+func configMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "watchcache-test"}},
+		Data:       map[string]string{"payload": name},
+	}
+}
+
+// createConfigMaps creates n configmaps named prefix-0..n-1 with 8 writers.
+func createConfigMaps(t *testing.T, cs *kubernetes.Clientset, ns, prefix string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	work := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), configMap(fmt.Sprintf("%s-%d", prefix, i)), metav1.CreateOptions{}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("creating configmaps: %v", err)
+	}
+}
+
+// run is a reflector running against a cluster in a test.
+type run struct {
+	r      *reflector.Reflector
+	store  *store.Store
+	notes  *noteLog
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// noteLog collects decision notes for assertions.
+type noteLog struct {
+	mu    sync.Mutex
+	notes []reflector.Note
+	seen  chan struct{}
+}
+
+func (l *noteLog) add(n reflector.Note) {
+	l.mu.Lock()
+	l.notes = append(l.notes, n)
+	l.mu.Unlock()
+	select {
+	case l.seen <- struct{}{}:
+	default:
+	}
+}
+
+func (l *noteLog) reasons() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, n := range l.notes {
+		if n.Kind == reflector.NoteDecision {
+			out = append(out, n.Reason)
+		}
+	}
+	return out
+}
+
+func (l *noteLog) count(reason string) int {
+	n := 0
+	for _, r := range l.reasons() {
+		if r == reason {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *noteLog) find(reason string) (reflector.Note, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, n := range l.notes {
+		if n.Kind == reflector.NoteDecision && n.Reason == reason {
+			return n, true
+		}
+	}
+	return reflector.Note{}, false
+}
+
+// startReflector runs a reflector for target with cfg (Source filled in from restCfg).
+func startReflector(t *testing.T, restCfg *rest.Config, target reflector.Target, cfg reflector.Config) *run {
+	t.Helper()
+	if cfg.Source == nil {
+		src, err := reflector.NewLiveSource(restCfg, target, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Source = src
+	}
+	if cfg.AuditSource == nil {
+		// Audits go straight to the server, not through a fault proxy.
+		src, err := reflector.NewLiveSource(cluster.Config(), target, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.AuditSource = src
+	}
+	if cfg.Backoff.Initial == 0 {
+		cfg.Backoff = reflector.Backoff{Initial: 50 * time.Millisecond, Max: time.Second}
+	}
+	notes := &noteLog{seen: make(chan struct{}, 1)}
+	cfg.OnNote = notes.add
+	st, w := store.New()
+	r, err := reflector.New(cfg, w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rn := &run{r: r, store: st, notes: notes, cancel: cancel, done: make(chan error, 1)}
+	go func() { rn.done <- r.Run(ctx) }()
+	t.Cleanup(rn.stop)
+	return rn
+}
+
+func (rn *run) stop() {
+	rn.cancel()
+	<-rn.done
+	rn.done <- nil // keep stop idempotent
+}
+
+// waitReady waits for the first complete list.
+func (rn *run) waitReady(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := rn.store.WaitUntilReady(ctx); err != nil {
+		t.Fatalf("store never became ready: %v (notes %v)", err, rn.notes.reasons())
+	}
+}
+
+// eventually polls cond every 20ms for up to d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// auditClean asserts the cache equals a fresh consistent LIST.
+func (rn *run) auditClean(t *testing.T) {
+	t.Helper()
+	rep, err := rn.r.Audit(context.Background(), 10*time.Second)
+	if err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	if rep.Drift() {
+		t.Fatalf("%s; missing %v extra %v different %v", rep, rep.Missing, rep.Extra, rep.Different)
+	}
+}

@@ -1,0 +1,225 @@
+package reflector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+)
+
+// Resource names what the reflector lists and watches.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+}
+
+// Target is one resource in one scope with its selectors.
+type Target struct {
+	Resource Resource
+	// Namespace is "" for all namespaces (or for a cluster-scoped resource).
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+}
+
+// LiveSource is the Source for a real cluster. It uses client-go's transport
+// (authentication, TLS, impersonation, exec plugins from the rest.Config) and
+// decodes JSON itself, straight into the store's compact form: no
+// map[string]any trees are built. With MetadataOnly the server is asked for
+// PartialObjectMetadata, so only metadata crosses the wire.
+type LiveSource struct {
+	client       *http.Client
+	base         *url.URL
+	target       Target
+	metadataOnly bool
+	keepBody     bool
+}
+
+// NewLiveSource builds a Source for target on the cluster of cfg. keepBody
+// keeps each object's JSON in the store (full-object mode).
+func NewLiveSource(cfg *rest.Config, target Target, metadataOnly, keepBody bool) (*LiveSource, error) {
+	cfg = rest.CopyConfig(cfg)
+	// Watches are long requests bounded by timeoutSeconds and the idle timeout;
+	// a client-wide timeout would cut them. LIST requests get a context deadline instead.
+	cfg.Timeout = 0
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the HTTP client: %w", err)
+	}
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the server URL: %w", err)
+	}
+	return &LiveSource{client: client, base: base, target: target, metadataOnly: metadataOnly, keepBody: keepBody}, nil
+}
+
+// collectionPath is /api/v1[/namespaces/NS]/RESOURCE or /apis/G/V[/namespaces/NS]/RESOURCE.
+func (s *LiveSource) collectionPath() string {
+	gvr := s.target.Resource.GVR
+	p := path.Join("/apis", gvr.Group, gvr.Version)
+	if gvr.Group == "" {
+		p = path.Join("/api", gvr.Version)
+	}
+	if s.target.Resource.Namespaced && s.target.Namespace != "" {
+		p = path.Join(p, "namespaces", s.target.Namespace)
+	}
+	return path.Join(s.base.Path, p, gvr.Resource)
+}
+
+func (s *LiveSource) url(watch bool, o RequestOptions) string {
+	q := url.Values{}
+	if watch {
+		q.Set("watch", "true")
+	}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("resourceVersion", o.ResourceVersion)
+	set("resourceVersionMatch", o.ResourceVersionMatch)
+	set("continue", o.Continue)
+	set("labelSelector", s.target.LabelSelector)
+	set("fieldSelector", s.target.FieldSelector)
+	if o.Limit > 0 {
+		q.Set("limit", strconv.FormatInt(o.Limit, 10))
+	}
+	if o.SendInitialEvents {
+		q.Set("sendInitialEvents", "true")
+	}
+	if o.AllowWatchBookmarks {
+		q.Set("allowWatchBookmarks", "true")
+	}
+	if o.TimeoutSeconds > 0 {
+		q.Set("timeoutSeconds", strconv.FormatInt(o.TimeoutSeconds, 10))
+	}
+	u := *s.base
+	u.Path = s.collectionPath()
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func (s *LiveSource) accept(watch bool) string {
+	if !s.metadataOnly {
+		return "application/json"
+	}
+	if watch {
+		return "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+	}
+	return "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+}
+
+func (s *LiveSource) do(ctx context.Context, verb Verb, opts RequestOptions) (*http.Response, error) {
+	watch := verb == VerbWatch
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url(watch, opts), nil)
+	if err != nil {
+		return nil, fmt.Errorf("building %s request: %w", verb, err)
+	}
+	req.Header.Set("Accept", s.accept(watch))
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, EndOf(err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, &RequestEnd{Reason: EndError, Status: responseStatus(resp.StatusCode, body, string(verb), s.target.Resource.GVR.GroupResource())}
+	}
+	return resp, nil
+}
+
+// responseStatus is the Status of an error response: the body when it is a
+// Status, otherwise the one client-go would make for the HTTP code.
+func responseStatus(code int, body []byte, verb string, gr schema.GroupResource) *metav1.Status {
+	var st metav1.Status
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
+		if st.Code == 0 {
+			st.Code = int32(code)
+		}
+		return &st
+	}
+	se := apierrors.NewGenericServerResponse(code, verb, gr, "", string(body), 0, false)
+	return &se.ErrStatus
+}
+
+// List implements Source.
+func (s *LiveSource) List(ctx context.Context, opts RequestOptions) (*Page, error) {
+	resp, err := s.do(ctx, VerbList, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, EndOf(fmt.Errorf("reading list response: %w", err))
+	}
+	page, err := DecodeList(body, s.keepBody)
+	if err != nil {
+		return nil, &RequestEnd{Reason: EndError, Err: err}
+	}
+	return page, nil
+}
+
+// Watch implements Source.
+func (s *LiveSource) Watch(ctx context.Context, opts RequestOptions) (Stream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	resp, err := s.do(ctx, VerbWatch, opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, dec: json.NewDecoder(resp.Body), keepBody: s.keepBody}, nil
+}
+
+type liveStream struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	body     io.ReadCloser
+	dec      *json.Decoder
+	keepBody bool
+	once     sync.Once
+}
+
+type wireEvent struct {
+	Type   string          `json:"type"`
+	Object json.RawMessage `json:"object"`
+}
+
+func (s *liveStream) Next() (WatchEvent, error) {
+	var we wireEvent
+	if err := s.dec.Decode(&we); err != nil {
+		s.Close()
+		switch {
+		case s.ctx.Err() != nil:
+			return WatchEvent{}, EndOf(s.ctx.Err())
+		case errors.Is(err, io.EOF):
+			return WatchEvent{}, &RequestEnd{Reason: EndClosed}
+		}
+		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("reading watch stream: %w", err)}
+	}
+	ev, err := DecodeWatchEvent(we.Type, we.Object, s.keepBody)
+	if err != nil {
+		s.Close()
+		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: err}
+	}
+	return ev, nil
+}
+
+func (s *liveStream) Close() {
+	s.once.Do(func() {
+		s.cancel()
+		_ = s.body.Close()
+	})
+}

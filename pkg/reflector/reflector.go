@@ -1,0 +1,731 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// Reflector lists and watches one resource through a Source and applies what
+// it sees to a store.Writer. Run drives it; Stats, ForceRelist and Audit may be
+// called from other goroutines.
+type Reflector struct {
+	cfg    Config
+	writer *store.Writer
+	store  *store.Store
+
+	mu       sync.Mutex
+	stats    Stats
+	history  []RequestInfo // ring of finished requests
+	histNext int
+	histFull bool
+	current  *RequestInfo
+	latency  *latencyRing
+	cancel   context.CancelCauseFunc // cancels the request in flight
+	forced   bool
+
+	// Owned by Run's goroutine.
+	nextID      int64
+	backoff     backoffState
+	preferList  bool // StrategyAuto fell back once
+	listedOnce  bool
+	lastSuccess time.Time
+	permanent   int // consecutive permanent errors
+	goneStreak  int // consecutive 410s without a completed list
+}
+
+// Error is a reflector failure, named after the phase it happened in.
+type Error struct {
+	// Phase is "initial list", "relist" or "watch".
+	Phase string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	switch e.Phase {
+	case "watch":
+		return fmt.Sprintf("failed to watch: %v", e.Err)
+	case "relist":
+		return fmt.Sprintf("failed to relist: %v", e.Err)
+	}
+	return fmt.Sprintf("failed to perform initial object list: %v", e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Causes of canceling the request in flight.
+var (
+	errForcedRelist         = errors.New("forced relist")
+	errIdleTimeout          = errors.New("idle timeout")
+	errInitialEventsTimeout = errors.New("initial-events-end bookmark did not arrive in time")
+)
+
+// New builds a reflector that writes to w; st is w's read handle (Audit compares against it).
+func New(cfg Config, w *store.Writer, st *store.Store) (*Reflector, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if w == nil || st == nil {
+		return nil, errors.New("reflector: a store writer and its read handle are required")
+	}
+	r := &Reflector{
+		cfg:     cfg,
+		writer:  w,
+		store:   st,
+		history: make([]RequestInfo, cfg.RequestHistory),
+		latency: newLatencyRing(1024),
+	}
+	rnd := cfg.Rand
+	if rnd == nil {
+		rnd = defaultRand
+	}
+	r.cfg.Rand = rnd
+	r.backoff = backoffState{cfg: cfg.Backoff, rand: rnd}
+	r.stats.StateSince = cfg.Clock.Now()
+	return r, nil
+}
+
+// phaseKind is the kind of step Run takes next.
+type phaseKind int
+
+const (
+	phaseList phaseKind = iota
+	phaseStream
+	phaseWatch
+)
+
+// phase is the next step: one LIST page, one streaming list, or one watch.
+type phase struct {
+	kind    phaseKind
+	relist  bool
+	rv      string // list: the first page's resourceVersion; watch: the cursor
+	rvMatch string
+	cont    string // list: the continue token of the next page
+}
+
+// Run lists and watches until ctx ends (returning nil) or a permanent error
+// outlasts its retries (returning an *Error).
+func (r *Reflector) Run(ctx context.Context) error {
+	r.lastSuccess = r.cfg.Clock.Now()
+	p := r.listPhase(false)
+	r.decide(r.displayState(p), ReasonInitialList, fmt.Sprintf("initial list (%s)", r.strategyWord(p)))
+	for {
+		if ctx.Err() != nil {
+			r.decide(StateStopped, ReasonStopped, "stopped")
+			return nil
+		}
+		if r.takeForced() {
+			p = r.listPhase(true)
+			r.decide(StateRelisting, ReasonForcedRelist, fmt.Sprintf("forced relist (%s); the old snapshot is served until it completes", r.strategyWord(p)))
+		}
+		var err error
+		switch p.kind {
+		case phaseList:
+			p, err = r.stepList(ctx, p)
+		default:
+			p, err = r.stepWatch(ctx, p)
+		}
+		if err != nil {
+			r.decide(StateFailed, ReasonPermanentError, err.Error())
+			return err
+		}
+	}
+}
+
+// listPhase is the start of a full list with the configured strategy.
+func (r *Reflector) listPhase(relist bool) phase {
+	p := phase{kind: phaseList, relist: relist}
+	if !relist {
+		p.rv, p.rvMatch = r.cfg.ResourceVersion, r.cfg.ResourceVersionMatch
+	}
+	if r.cfg.Strategy != StrategyList && !r.preferList {
+		p.kind = phaseStream
+	}
+	return p
+}
+
+func (r *Reflector) strategyWord(p phase) string {
+	if p.kind == phaseStream {
+		return "streaming list"
+	}
+	if r.cfg.PageSize > 0 {
+		return fmt.Sprintf("LIST, pages of %d", r.cfg.PageSize)
+	}
+	return "LIST, unpaginated"
+}
+
+func (r *Reflector) displayState(p phase) State {
+	switch {
+	case p.kind == phaseWatch:
+		return StateWatching
+	case p.relist:
+		return StateRelisting
+	case p.kind == phaseStream:
+		return StateStreamingList
+	}
+	return StateListing
+}
+
+func (r *Reflector) errPhase(p phase) string {
+	switch {
+	case p.kind == phaseWatch:
+		return "watch"
+	case p.relist:
+		return "relist"
+	}
+	return "initial list"
+}
+
+// stepList fetches one LIST page and applies it.
+func (r *Reflector) stepList(ctx context.Context, p phase) (phase, error) {
+	r.setState(r.displayState(p))
+	opts := RequestOptions{Limit: r.cfg.PageSize}
+	if p.cont != "" {
+		opts.Continue = p.cont
+	} else {
+		opts.ResourceVersion, opts.ResourceVersionMatch = p.rv, p.rvMatch
+	}
+	rctx, info := r.startRequest(ctx, VerbList, opts)
+	page, err := r.cfg.Source.List(rctx, opts)
+	if err != nil {
+		end := r.endRequest(rctx, info, err)
+		return r.afterFailedList(ctx, p, end)
+	}
+	info.Items = len(page.Items)
+	r.endRequest(rctx, info, nil)
+	r.succeeded()
+	r.bump(func(c *Counters) { c.ListPages++ })
+	if p.cont == "" {
+		r.beginList(p)
+	}
+	for _, it := range page.Items {
+		if _, err := r.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: it.Object}); err != nil {
+			return p, &Error{Phase: r.errPhase(p), Err: err}
+		}
+	}
+	if page.Continue != "" {
+		return phase{kind: phaseList, relist: p.relist, cont: page.Continue}, nil
+	}
+	if err := r.completeList(p, page.ResourceVersion); err != nil {
+		return p, err
+	}
+	return phase{kind: phaseWatch, rv: page.ResourceVersion}, nil
+}
+
+func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEnd) (phase, error) {
+	if ctx.Err() != nil || end.Reason == EndCanceled {
+		return p, nil
+	}
+	st := end.Status
+	switch {
+	case isGone(st):
+		r.countGone()
+		restart := r.listPhase(true)
+		restart.kind = phaseList
+		if p.cont != "" {
+			r.decide(r.displayState(restart), ReasonContinueGone, "410 Gone on a continue token: restarting the whole list from a consistent read")
+		} else {
+			r.decide(r.displayState(restart), ReasonGone, fmt.Sprintf("410 Gone on a LIST at resourceVersion %q: listing again from a consistent read", p.rv))
+		}
+		return restart, r.goneBackoff(ctx, p)
+	case isTooLargeRV(st):
+		r.bump(func(c *Counters) { c.TooLargeResourceVersion++ })
+		restart := r.listPhase(true)
+		restart.kind = phaseList
+		r.decide(r.displayState(restart), ReasonTooLargeRV, fmt.Sprintf("resourceVersion %q is too large for the server: listing again from a consistent read", p.rv))
+		return restart, r.failed(ctx, p, end)
+	}
+	r.decide(r.displayState(p), ReasonRequestError, "LIST failed: "+endText(end))
+	return p, r.failed(ctx, p, end)
+}
+
+// beginList emits Init for a new full list and counts it.
+func (r *Reflector) beginList(p phase) {
+	_, _ = r.writer.ApplyEvent(store.Event{Type: store.Init})
+	r.bump(func(c *Counters) {
+		c.Lists++
+		if c.Lists > 1 {
+			c.Relists++
+		}
+	})
+}
+
+// completeList swaps the listed snapshot in and moves the cursor to the list's resourceVersion.
+func (r *Reflector) completeList(p phase, rv string) error {
+	res, err := r.writer.ApplyEvent(store.Event{Type: store.InitDone, ResourceVersion: rv})
+	if err != nil {
+		return &Error{Phase: r.errPhase(p), Err: err}
+	}
+	wasRelist := r.listedOnce
+	r.listedOnce = true
+	r.goneStreak = 0
+	r.backoff.reset()
+	r.mu.Lock()
+	r.stats.ResourceVersion = rv
+	if wasRelist {
+		r.stats.LastRelistDiff = res.Diff
+	}
+	r.mu.Unlock()
+	n := 0
+	if res.Diff != nil {
+		n = res.Diff.After
+	}
+	r.decide(StateWatching, ReasonListComplete, fmt.Sprintf("list complete: %d objects at resourceVersion %s", n, rv))
+	if wasRelist && res.Diff != nil {
+		d := res.Diff
+		r.note(Note{Kind: NoteDecision, State: StateWatching, Reason: ReasonRelistDiff, Diff: d,
+			Detail: fmt.Sprintf("relist diff: %d missed deletes, %d missed recreates, %d missed updates, %d missed adds, %d unchanged",
+				len(d.Deleted), len(d.Recreated), len(d.Updated), len(d.Added), d.Unchanged)})
+	}
+	return nil
+}
+
+// stepWatch runs one watch (a streaming list first, when p.kind is phaseStream) until it ends.
+func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
+	streaming := p.kind == phaseStream
+	r.setState(r.displayState(p))
+	timeout := r.watchTimeout()
+	opts := RequestOptions{ResourceVersion: p.rv, AllowWatchBookmarks: true, TimeoutSeconds: int64(timeout / time.Second)}
+	if streaming {
+		opts.SendInitialEvents = true
+		opts.ResourceVersionMatch = "NotOlderThan"
+	}
+	rctx, info := r.startRequest(ctx, VerbWatch, opts)
+	r.bump(func(c *Counters) { c.Watches++ })
+	stream, err := r.cfg.Source.Watch(rctx, opts)
+	if err != nil {
+		end := r.endRequest(rctx, info, err)
+		return r.afterWatch(ctx, p, streaming, end, info)
+	}
+	r.succeeded()
+	idle := r.cfg.IdleTimeout
+	if idle == 0 {
+		idle = timeout + 30*time.Second
+	}
+	cancel := r.currentCancel()
+	idleTimer := r.cfg.Clock.AfterFunc(idle, func() { cancel(errIdleTimeout) })
+	defer idleTimer.Stop()
+	var initTimer Timer
+	if streaming {
+		r.beginList(p)
+		initTimer = r.cfg.Clock.AfterFunc(r.cfg.InitialEventsTimeout, func() { cancel(errInitialEventsTimeout) })
+		defer initTimer.Stop()
+	}
+	var end *RequestEnd
+	for end == nil {
+		ev, err := stream.Next()
+		if err != nil {
+			end = EndOf(err)
+			break
+		}
+		arrived := time.Now()
+		idleTimer.Reset(idle)
+		r.mu.Lock()
+		info.Events++
+		r.mu.Unlock()
+		switch ev.Type {
+		case EventError:
+			end = &RequestEnd{Reason: EndError, Status: ev.Status}
+		case EventBookmark:
+			r.bookmark(ev)
+			if streaming && ev.InitialEventsEnd {
+				initTimer.Stop()
+				streaming = false
+				if err := r.completeList(p, ev.Item.Object.ResourceVersion); err != nil {
+					stream.Close()
+					return p, err
+				}
+				p = phase{kind: phaseWatch, rv: ev.Item.Object.ResourceVersion}
+			}
+		case EventAdded, EventModified, EventDeleted:
+			if streaming {
+				if ev.Type != EventDeleted {
+					if _, err := r.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: ev.Item.Object}); err != nil {
+						stream.Close()
+						return p, &Error{Phase: r.errPhase(p), Err: err}
+					}
+				}
+				continue
+			}
+			if err := r.applyWatchEvent(ev, arrived); err != nil {
+				stream.Close()
+				return p, &Error{Phase: "watch", Err: err}
+			}
+		default:
+			end = &RequestEnd{Reason: EndError, Err: fmt.Errorf("unexpected watch event type %q", ev.Type)}
+		}
+	}
+	stream.Close()
+	end = r.endRequest(rctx, info, end)
+	if !streaming {
+		// The cursor has moved past the list (or was already past it).
+		p = phase{kind: phaseWatch, rv: r.cursor()}
+	}
+	return r.afterWatch(ctx, p, streaming, end, info)
+}
+
+// afterWatch decides what follows a watch's end (or failure to start).
+func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end *RequestEnd, info *RequestInfo) (phase, error) {
+	if ctx.Err() != nil || errors.Is(end.Err, errForcedRelist) {
+		return p, nil
+	}
+	st := end.Status
+	if streaming {
+		refused := st != nil && (st.Code == 400 || st.Code == 422 || st.Code == 501)
+		if refused || errors.Is(end.Err, errInitialEventsTimeout) {
+			fallback := phase{kind: phaseList, relist: p.relist}
+			if !p.relist {
+				fallback.rv, fallback.rvMatch = r.cfg.ResourceVersion, r.cfg.ResourceVersionMatch
+			}
+			if r.cfg.Strategy == StrategyAuto {
+				r.preferList = true
+			}
+			reason, why := ReasonStreamRefused, "the server refused the streaming list ("+endText(end)+")"
+			if !refused {
+				reason, why = ReasonInitialEventsEnd, fmt.Sprintf("the initial-events-end bookmark did not arrive within %s", r.cfg.InitialEventsTimeout)
+			}
+			r.decide(r.displayState(fallback), reason, why+": falling back to LIST")
+			return fallback, nil
+		}
+	}
+	switch {
+	case isGone(st):
+		r.countGone()
+		relist := r.listPhase(true)
+		r.decide(StateRelisting, ReasonGone, fmt.Sprintf("410 Gone at resourceVersion %q: history is gone; relisting from a consistent read (%s)", p.rv, r.strategyWord(relist)))
+		return relist, r.goneBackoff(ctx, p)
+	case isTooLargeRV(st):
+		r.bump(func(c *Counters) { c.TooLargeResourceVersion++ })
+		relist := r.listPhase(true)
+		r.decide(StateRelisting, ReasonTooLargeRV, fmt.Sprintf("resourceVersion %q is too large for the server: relisting", p.rv))
+		return relist, r.failed(ctx, p, end)
+	}
+	if streaming {
+		// The streaming list broke before it completed: start it again.
+		r.decide(r.displayState(p), ReasonWatchError, "streaming list ended before its initial-events-end bookmark: "+endText(end))
+		return p, r.failed(ctx, p, end)
+	}
+	switch end.Reason {
+	case EndTimeout:
+		r.decide(StateWatching, ReasonIdleTimeout, fmt.Sprintf("no event for the idle timeout: watching again from resourceVersion %s", p.rv))
+		return p, nil
+	case EndClosed:
+		if info.Events == 0 && info.Duration < time.Second {
+			// A server that closes watches at once must not become a hot loop.
+			r.decide(StateWatching, ReasonWatchClosed, fmt.Sprintf("watch closed at once with no events: watching again from resourceVersion %s after a backoff", p.rv))
+			return p, r.failed(ctx, p, end)
+		}
+		r.decide(StateWatching, ReasonWatchClosed, fmt.Sprintf("watch closed by the server: watching again from resourceVersion %s", p.rv))
+		return p, nil
+	}
+	r.bump(func(c *Counters) { c.WatchErrors++ })
+	r.decide(StateWatching, ReasonWatchError, fmt.Sprintf("watch failed (%s): watching again from resourceVersion %s", endText(end), p.rv))
+	return p, r.failed(ctx, p, end)
+}
+
+// applyWatchEvent applies one ADDED/MODIFIED/DELETED event and moves the cursor.
+func (r *Reflector) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
+	typ := store.Apply
+	if ev.Type == EventDeleted {
+		typ = store.Delete
+	}
+	res, err := r.writer.ApplyEvent(store.Event{Type: typ, Object: ev.Item.Object})
+	if err != nil {
+		return err
+	}
+	applied := time.Since(arrived)
+	r.advance(ev.Item.Object.ResourceVersion)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.latency.add(applied)
+	c := &r.stats.Counters
+	switch ev.Type {
+	case EventAdded:
+		c.Added++
+	case EventModified:
+		c.Modified++
+	case EventDeleted:
+		c.Deleted++
+	}
+	if res.Outcome.UIDMismatch() {
+		c.UIDMismatches++
+	}
+	if res.Outcome == store.Duplicate {
+		c.Duplicates++
+	}
+	return nil
+}
+
+func (r *Reflector) bookmark(ev WatchEvent) {
+	rv := ev.Item.Object.ResourceVersion
+	_, _ = r.writer.ApplyEvent(store.Event{Type: store.Bookmark, ResourceVersion: rv})
+	r.advance(rv)
+	r.mu.Lock()
+	r.stats.Counters.Bookmarks++
+	r.stats.BookmarkRV = rv
+	r.stats.BookmarkAt = r.cfg.Clock.Now()
+	r.mu.Unlock()
+}
+
+// advance moves the cursor to rv, noting (and refusing) a move backwards.
+func (r *Reflector) advance(rv string) {
+	if rv == "" {
+		return
+	}
+	r.mu.Lock()
+	last := r.stats.ResourceVersion
+	r.mu.Unlock()
+	if last != "" {
+		if cmp, err := resourceversion.CompareResourceVersion(rv, last); err == nil && cmp < 0 {
+			r.decide(StateWatching, ReasonRVBackwards, fmt.Sprintf("resourceVersion went backwards from %s to %s; keeping %s as the cursor", last, rv, last))
+			return
+		}
+	}
+	r.mu.Lock()
+	r.stats.ResourceVersion = rv
+	r.mu.Unlock()
+}
+
+func (r *Reflector) cursor() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats.ResourceVersion
+}
+
+func (r *Reflector) countGone() {
+	r.goneStreak++
+	r.mu.Lock()
+	r.stats.Counters.Gone++
+	r.stats.LastGone = r.cfg.Clock.Now()
+	r.mu.Unlock()
+}
+
+// goneBackoff relists at once after a first 410, but backs off when 410s
+// repeat without a list completing in between, so a relist storm stays bounded.
+func (r *Reflector) goneBackoff(ctx context.Context, p phase) error {
+	if r.goneStreak <= 1 {
+		return nil
+	}
+	return r.wait(ctx, p, fmt.Sprintf("%d 410s in a row without a completed list", r.goneStreak))
+}
+
+// failed handles an error: fail for good when retries are exhausted, back off otherwise.
+func (r *Reflector) failed(ctx context.Context, p phase, end *RequestEnd) error {
+	r.mu.Lock()
+	r.stats.LastError = endText(end)
+	r.mu.Unlock()
+	if isPermanent(end.Status) {
+		r.permanent++
+		if r.permanent > r.cfg.MaxPermanentRetries {
+			return &Error{Phase: r.errPhase(p), Err: fmt.Errorf("%s (gave up after %d attempts)", endText(end), r.permanent)}
+		}
+	} else {
+		r.permanent = 0
+	}
+	if r.cfg.GiveUpAfter > 0 {
+		if since := r.cfg.Clock.Now().Sub(r.lastSuccess); since >= r.cfg.GiveUpAfter {
+			return &Error{Phase: r.errPhase(p), Err: fmt.Errorf("%s (no successful request for %s)", endText(end), since.Round(time.Second))}
+		}
+	}
+	return r.wait(ctx, p, endText(end))
+}
+
+// wait is one backoff: it notes the wait and sleeps on the clock.
+func (r *Reflector) wait(ctx context.Context, p phase, why string) error {
+	d := r.backoff.next(r.cfg.Clock.Now())
+	until := r.cfg.Clock.Now().Add(d)
+	r.mu.Lock()
+	r.stats.Counters.Backoffs++
+	r.stats.BackoffUntil = until
+	r.mu.Unlock()
+	r.noteState(StateBackoff, Note{Kind: NoteDecision, Reason: ReasonBackoff, Wait: d,
+		Detail: fmt.Sprintf("backing off before the next %s: %s", r.nextRequestWord(p), why)})
+	select {
+	case <-ctx.Done():
+	case <-r.cfg.Clock.After(d):
+	}
+	r.mu.Lock()
+	r.stats.BackoffUntil = time.Time{}
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Reflector) nextRequestWord(p phase) string {
+	if p.kind == phaseList {
+		return "LIST"
+	}
+	return "WATCH"
+}
+
+func (r *Reflector) succeeded() {
+	r.lastSuccess = r.cfg.Clock.Now()
+	r.permanent = 0
+}
+
+func (r *Reflector) watchTimeout() time.Duration {
+	base := r.cfg.WatchTimeout
+	d := base + time.Duration(float64(base)*r.cfg.Rand())
+	return d.Truncate(time.Second)
+}
+
+func endText(end *RequestEnd) string {
+	if end.Status != nil {
+		return fmt.Sprintf("%d %s: %s", end.Status.Code, end.Status.Reason, end.Status.Message)
+	}
+	if end.Err != nil {
+		return end.Err.Error()
+	}
+	return string(end.Reason)
+}
+
+// startRequest registers a request in flight and gives it a cancelable context.
+func (r *Reflector) startRequest(ctx context.Context, verb Verb, opts RequestOptions) (context.Context, *RequestInfo) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	r.nextID++
+	info := &RequestInfo{ID: r.nextID, Verb: verb, Opts: opts, Started: r.cfg.Clock.Now()}
+	r.mu.Lock()
+	r.current = info
+	r.cancel = cancel
+	forced := r.forced
+	r.mu.Unlock()
+	if forced {
+		cancel(errForcedRelist)
+	}
+	snapshot := *info
+	r.note(Note{Kind: NoteRequestStarted, Request: &snapshot})
+	return rctx, info
+}
+
+// endRequest records how a request ended; causes of our own cancellations
+// (idle timeout, forced relist, fallback) take precedence over the transport's view.
+func (r *Reflector) endRequest(rctx context.Context, info *RequestInfo, err error) *RequestEnd {
+	var end *RequestEnd
+	if e, ok := err.(*RequestEnd); ok && e != nil {
+		end = e
+	} else {
+		end = EndOf(err)
+	}
+	switch cause := context.Cause(rctx); {
+	case errors.Is(cause, errIdleTimeout):
+		end = &RequestEnd{Reason: EndTimeout, Err: cause}
+	case errors.Is(cause, errForcedRelist), errors.Is(cause, errInitialEventsTimeout):
+		end = &RequestEnd{Reason: EndCanceled, Err: cause}
+	}
+	r.mu.Lock()
+	cancel := r.cancel
+	info.Duration = r.cfg.Clock.Now().Sub(info.Started)
+	info.End = end
+	r.history[r.histNext] = *info
+	r.histNext = (r.histNext + 1) % len(r.history)
+	if r.histNext == 0 {
+		r.histFull = true
+	}
+	r.current = nil
+	r.cancel = nil
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel(context.Canceled)
+	}
+	snapshot := *info
+	r.note(Note{Kind: NoteRequestEnded, Request: &snapshot})
+	return end
+}
+
+func (r *Reflector) currentCancel() context.CancelCauseFunc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel == nil {
+		return func(error) {}
+	}
+	return r.cancel
+}
+
+func (r *Reflector) bump(f func(*Counters)) {
+	r.mu.Lock()
+	f(&r.stats.Counters)
+	r.mu.Unlock()
+}
+
+func (r *Reflector) setState(s State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stats.State != s {
+		r.stats.State = s
+		r.stats.StateSince = r.cfg.Clock.Now()
+	}
+}
+
+// decide records a decision note in state s.
+func (r *Reflector) decide(s State, reason, detail string) {
+	r.noteState(s, Note{Kind: NoteDecision, Reason: reason, Detail: detail})
+}
+
+func (r *Reflector) noteState(s State, n Note) {
+	r.setState(s)
+	n.State = s
+	r.note(n)
+}
+
+func (r *Reflector) note(n Note) {
+	n.At = r.cfg.Clock.Now()
+	if n.Kind != NoteDecision {
+		n.State = r.State()
+	}
+	r.cfg.OnNote(n)
+}
+
+// State is the current state.
+func (r *Reflector) State() State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats.State
+}
+
+// ForceRelist makes the reflector drop its current request and relist, as
+// after a 410; the store keeps serving the old snapshot until the list completes.
+func (r *Reflector) ForceRelist() {
+	r.mu.Lock()
+	r.forced = true
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel(errForcedRelist)
+	}
+}
+
+func (r *Reflector) takeForced() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.forced
+	r.forced = false
+	return f
+}
+
+// Stats returns a snapshot of the reflector's state and counters.
+func (r *Reflector) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats
+	if r.current != nil {
+		c := *r.current
+		s.Current = &c
+	}
+	n := r.histNext
+	if r.histFull {
+		n = len(r.history)
+		s.Requests = make([]RequestInfo, 0, n)
+		s.Requests = append(s.Requests, r.history[r.histNext:]...)
+		s.Requests = append(s.Requests, r.history[:r.histNext]...)
+	} else {
+		s.Requests = append([]RequestInfo(nil), r.history[:n]...)
+	}
+	s.ApplyLatency = r.latency.summary()
+	return s
+}

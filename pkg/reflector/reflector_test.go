@@ -1,0 +1,356 @@
+package reflector
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func join(s []string) string { return strings.Join(s, " | ") }
+
+func TestListThenWatchFromTheListResourceVersion(t *testing.T) {
+	// The seed's example: LIST A, B at rv=120; A modified at 121; C created at 122.
+	h := runFake(t, Config{},
+		call{verb: VerbList, page: page("120", "", obj("a", "u-a", "100"), obj("b", "u-b", "110"))},
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventModified, obj("a", "u-a", "121")), ev(EventAdded, obj("c", "u-c", "122"))}},
+	)
+	if got, want := h.storeState(), "a:u-a@121 b:u-b@110 c:u-c@122"; got != want {
+		t.Errorf("store: got %q, want %q", got, want)
+	}
+	if got, want := join(h.askedSummary()), "list rv= | watch rv=120"; got != want {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	if got := h.r.Stats().ResourceVersion; got != "122" {
+		t.Errorf("cursor: got %s, want 122", got)
+	}
+}
+
+func TestBookmarkMovesOnlyTheCursor(t *testing.T) {
+	// The seed's fake stream: LIST rv=10, MODIFIED rv=11, DELETED rv=12, BOOKMARK rv=12... then 15.
+	h := runFake(t, Config{},
+		call{verb: VerbList, page: page("10", "", obj("a", "u-a", "5"), obj("b", "u-b", "6"))},
+		call{verb: VerbWatch, events: []WatchEvent{
+			ev(EventModified, obj("a", "u-a", "11")),
+			ev(EventDeleted, obj("b", "u-b", "12")),
+			bookmark("12", false),
+			bookmark("15", false),
+		}},
+	)
+	st := h.r.Stats()
+	if st.Counters.Bookmarks != 2 || st.BookmarkRV != "15" || st.ResourceVersion != "15" {
+		t.Errorf("bookmarks/bookmark rv/cursor: got %d/%s/%s, want 2/15/15", st.Counters.Bookmarks, st.BookmarkRV, st.ResourceVersion)
+	}
+	if st.Counters.Modified != 1 || st.Counters.Deleted != 1 || st.Counters.Added != 0 {
+		t.Errorf("object events: got %+v, want 1 modified and 1 deleted", st.Counters)
+	}
+	if got, want := h.storeState(), "a:u-a@11"; got != want {
+		t.Errorf("store: got %q, want %q", got, want)
+	}
+}
+
+func TestWatchClosedNormallyResumesFromTheLastResourceVersion(t *testing.T) {
+	h := runFake(t, Config{},
+		call{verb: VerbList, page: page("10", "", obj("a", "u-a", "10"))},
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventModified, obj("a", "u-a", "11"))}, end: closed},
+		call{verb: VerbWatch, events: []WatchEvent{bookmark("20", false)}, end: &RequestEnd{Reason: EndError, Err: errors.New("connection reset by peer")}},
+	)
+	if got, want := join(h.askedSummary()), "list rv= | watch rv=10 | watch rv=11 | watch rv=20"; got != want {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	c := h.r.Stats().Counters
+	if c.Lists != 1 || c.Relists != 0 || c.WatchErrors != 1 || c.Backoffs != 1 {
+		t.Errorf("lists/relists/watchErrors/backoffs: got %d/%d/%d/%d, want 1/0/1/1", c.Lists, c.Relists, c.WatchErrors, c.Backoffs)
+	}
+}
+
+func TestGoneRelistsFromAConsistentReadAndReportsTheMissedDeletes(t *testing.T) {
+	cases := []struct {
+		name  string
+		watch call
+	}{
+		{"ERROR event", call{verb: VerbWatch, events: []WatchEvent{errorEvent(410, metav1.StatusReasonExpired, "too old resource version: 900 (1200)")}}},
+		{"HTTP 410", call{verb: VerbWatch, err: httpErr(410, metav1.StatusReasonGone, "gone")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := runFake(t, Config{},
+				call{verb: VerbList, page: page("900", "", obj("a", "u-a", "800"), obj("b", "u-b", "850"), obj("c", "u-c", "890"))},
+				tc.watch,
+				call{verb: VerbList, page: page("1250", "", obj("a", "u-a", "800"), obj("c", "u-c2", "1100"), obj("d", "u-d", "1200"))},
+			)
+			// Local rv=900, LIST rv=1250: nothing between is replayed; the watch starts at 1250.
+			if got, want := join(h.askedSummary()), "list rv= | watch rv=900 | list rv= | watch rv=1250"; got != want {
+				t.Errorf("requests: got %q, want %q", got, want)
+			}
+			st := h.r.Stats()
+			if st.Counters.Gone != 1 || st.Counters.Relists != 1 {
+				t.Errorf("gone/relists: got %d/%d, want 1/1", st.Counters.Gone, st.Counters.Relists)
+			}
+			d := st.LastRelistDiff
+			if d == nil || len(d.Deleted) != 1 || d.Deleted[0].Ref.Name != "b" || len(d.Recreated) != 1 || d.Recreated[0].Ref.Name != "c" || len(d.Added) != 1 || d.Unchanged != 1 {
+				t.Fatalf("relist diff: got %+v", d)
+			}
+			if got, want := h.storeState(), "a:u-a@800 c:u-c2@1100 d:u-d@1200"; got != want {
+				t.Errorf("store: got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestGoneOnAContinueTokenRestartsTheListWithoutTheToken(t *testing.T) {
+	h := runFake(t, Config{PageSize: 1},
+		call{verb: VerbList, page: page("50", "tok1", obj("a", "u-a", "1"))},
+		call{verb: VerbList, err: httpErr(410, metav1.StatusReasonExpired, "The provided continue parameter is too old")},
+		call{verb: VerbList, page: page("60", "tok2", obj("a", "u-a", "1"))},
+		call{verb: VerbList, page: page("60", "", obj("b", "u-b", "55"))},
+	)
+	if got, want := join(h.askedSummary()), "list rv= | list rv= continue=tok1 | list rv= | list rv= continue=tok2 | watch rv=60"; got != want {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	if got := h.reasons(); !strings.Contains(join(got), ReasonContinueGone) {
+		t.Errorf("notes: got %v, want a %s note", got, ReasonContinueGone)
+	}
+	if got, want := h.storeState(), "a:u-a@1 b:u-b@55"; got != want {
+		t.Errorf("store: got %q, want %q", got, want)
+	}
+}
+
+func TestTooLargeResourceVersionRelists(t *testing.T) {
+	tooLarge := &metav1.Status{Code: 504, Reason: metav1.StatusReasonTimeout, Message: "Too large resource version: 99, current: 50",
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge}}}}
+	h := runFake(t, Config{},
+		call{verb: VerbList, page: page("99", "", obj("a", "u-a", "1"))},
+		call{verb: VerbWatch, events: []WatchEvent{{Type: EventError, Status: tooLarge}}},
+		call{verb: VerbList, page: page("50", "", obj("a", "u-a", "1"))},
+	)
+	if got, want := join(h.askedSummary()), "list rv= | watch rv=99 | list rv= | watch rv=50"; got != want {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	if c := h.r.Stats().Counters; c.TooLargeResourceVersion != 1 || c.Relists != 1 {
+		t.Errorf("tooLarge/relists: got %d/%d, want 1/1", c.TooLargeResourceVersion, c.Relists)
+	}
+}
+
+func TestThrottlingAndServerErrorsBackOffAndRetryTheSameResourceVersion(t *testing.T) {
+	h := runFake(t, Config{},
+		call{verb: VerbList, err: httpErr(429, metav1.StatusReasonTooManyRequests, "slow down")},
+		call{verb: VerbList, page: page("10", "")},
+		call{verb: VerbWatch, err: httpErr(500, metav1.StatusReasonInternalError, "boom")},
+		call{verb: VerbWatch, err: httpErr(503, metav1.StatusReasonServiceUnavailable, "unavailable")},
+	)
+	if got, want := join(h.askedSummary()), "list rv= | list rv= | watch rv=10 | watch rv=10 | watch rv=10"; got != want {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	if c := h.r.Stats().Counters; c.Backoffs != 3 || c.Relists != 0 {
+		t.Errorf("backoffs/relists: got %d/%d, want 3/0", c.Backoffs, c.Relists)
+	}
+}
+
+func TestBackoffGrowsExponentiallyWithJitterUpToTheCap(t *testing.T) {
+	s := backoffState{cfg: Backoff{Initial: 800 * time.Millisecond, Max: 30 * time.Second, Factor: 2, Jitter: 0.5, ResetAfter: time.Minute}, rand: func() float64 { return 0.5 }}
+	now := time.Unix(0, 0)
+	var got []time.Duration
+	for i := 0; i < 8; i++ {
+		now = now.Add(time.Second)
+		got = append(got, s.next(now))
+	}
+	want := []time.Duration{1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000}
+	for i := range want {
+		if got[i] != want[i]*time.Millisecond {
+			t.Fatalf("backoff %d: got %v, want %v (all %v)", i, got[i], want[i]*time.Millisecond, got)
+		}
+	}
+	if d := s.next(now.Add(2 * time.Minute)); d != 1000*time.Millisecond {
+		t.Errorf("after a healthy period: got %v, want a reset to 1s", d)
+	}
+}
+
+func TestForbiddenFailsAfterBoundedRetries(t *testing.T) {
+	forbidden := httpErr(403, metav1.StatusReasonForbidden, `configmaps is forbidden: User "u" cannot list resource "configmaps" in API group "" in the namespace "ns"`)
+	h := runFake(t, Config{MaxPermanentRetries: 2},
+		call{verb: VerbList, err: forbidden},
+		call{verb: VerbList, err: forbidden},
+		call{verb: VerbList, err: forbidden},
+	)
+	want := `failed to perform initial object list: 403 Forbidden: configmaps is forbidden: User "u" cannot list resource "configmaps" in API group "" in the namespace "ns" (gave up after 3 attempts)`
+	if h.err == nil || h.err.Error() != want {
+		t.Fatalf("Run: got %v, want %s", h.err, want)
+	}
+	var re *Error
+	if !errors.As(h.err, &re) || re.Phase != "initial list" {
+		t.Errorf("error type: got %T %+v", h.err, re)
+	}
+	if st := h.r.Stats(); st.State != StateFailed || st.Counters.Backoffs != 2 {
+		t.Errorf("state/backoffs: got %s/%d, want Failed/2", st.State, st.Counters.Backoffs)
+	}
+}
+
+func TestUnreachableServerGivesUpAfterTheConfiguredTime(t *testing.T) {
+	refused := &RequestEnd{Reason: EndError, Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}
+	script := make([]call, 0, 200)
+	for i := 0; i < 200; i++ {
+		script = append(script, call{verb: VerbList, err: refused})
+	}
+	h := runFake(t, Config{GiveUpAfter: 20 * time.Millisecond}, script...)
+	if h.err == nil || !strings.Contains(h.err.Error(), "connection refused (no successful request for") {
+		t.Fatalf("Run: got %v, want a give-up error naming the connection error", h.err)
+	}
+}
+
+func TestIdleTimeoutEndsASilentWatchAndResumes(t *testing.T) {
+	h := runFake(t, Config{IdleTimeout: 30 * time.Millisecond},
+		call{verb: VerbList, page: page("10", "")},
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "11"))}}, // then silence
+		call{verb: VerbWatch},
+	)
+	if got, want := join(h.askedSummary()), "list rv= | watch rv=10 | watch rv=11"; got != want {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	reqs := h.r.Stats().Requests
+	if len(reqs) < 2 || reqs[1].End.Reason != EndTimeout {
+		t.Fatalf("second request end: got %+v, want timeout", reqs)
+	}
+	if !strings.Contains(join(h.reasons()), ReasonIdleTimeout) {
+		t.Errorf("notes: got %v, want %s", h.reasons(), ReasonIdleTimeout)
+	}
+}
+
+func TestWatchThatClosesAtOnceBacksOffInsteadOfSpinning(t *testing.T) {
+	h := runFake(t, Config{},
+		call{verb: VerbList, page: page("10", "")},
+		call{verb: VerbWatch, end: closed},
+		call{verb: VerbWatch, end: closed},
+	)
+	if c := h.r.Stats().Counters; c.Backoffs != 2 {
+		t.Errorf("backoffs: got %d, want 2", c.Backoffs)
+	}
+}
+
+func TestStreamingListAppliesInitialEventsThenKeepsWatching(t *testing.T) {
+	h := runFake(t, Config{Strategy: StrategyStream},
+		call{verb: VerbWatch, events: []WatchEvent{
+			ev(EventAdded, obj("a", "u-a", "5")),
+			ev(EventAdded, obj("b", "u-b", "7")),
+			bookmark("9", true),
+			ev(EventModified, obj("a", "u-a", "10")),
+		}, end: closed},
+	)
+	if got, want := join(h.askedSummary()), "watch rv= sendInitialEvents | watch rv=10"; got != want {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	req := h.src.requests()[0].Opts
+	if req.ResourceVersionMatch != "NotOlderThan" || !req.AllowWatchBookmarks {
+		t.Errorf("streaming list options: got %+v", req)
+	}
+	c := h.r.Stats().Counters
+	if c.Lists != 1 || c.Added != 0 || c.Modified != 1 {
+		t.Errorf("lists/added/modified: got %d/%d/%d, want 1/0/1 (initial events are list items)", c.Lists, c.Added, c.Modified)
+	}
+	if got, want := h.storeState(), "a:u-a@10 b:u-b@7"; got != want {
+		t.Errorf("store: got %q, want %q", got, want)
+	}
+}
+
+func TestStreamingListRefusedFallsBackToList(t *testing.T) {
+	refused := httpErr(422, metav1.StatusReasonInvalid, "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")
+	cases := []struct {
+		strategy Strategy
+		// what the relist after a 410 uses
+		relist string
+	}{
+		{StrategyStream, "watch rv= sendInitialEvents"},
+		{StrategyAuto, "list rv="},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.strategy), func(t *testing.T) {
+			h := runFake(t, Config{Strategy: tc.strategy},
+				call{verb: VerbWatch, err: refused},
+				call{verb: VerbList, page: page("10", "", obj("a", "u-a", "3"))},
+				call{verb: VerbWatch, events: []WatchEvent{errorEvent(410, metav1.StatusReasonExpired, "too old")}},
+			)
+			want := "watch rv= sendInitialEvents | list rv= | watch rv=10 | " + tc.relist
+			if got := join(h.askedSummary()); got != want {
+				t.Errorf("requests: got %q, want %q", got, want)
+			}
+			if !strings.Contains(join(h.reasons()), ReasonStreamRefused) {
+				t.Errorf("notes: got %v, want %s", h.reasons(), ReasonStreamRefused)
+			}
+		})
+	}
+}
+
+func TestStreamingListWithoutTheEndBookmarkFallsBackAfterTheTimeout(t *testing.T) {
+	h := runFake(t, Config{Strategy: StrategyStream, InitialEventsTimeout: 30 * time.Millisecond},
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "3"))}}, // no end bookmark, then silence
+		call{verb: VerbList, page: page("10", "", obj("a", "u-a", "3"))},
+	)
+	if got, want := join(h.askedSummary()), "watch rv= sendInitialEvents | list rv= | watch rv=10"; got != want {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	if !strings.Contains(join(h.reasons()), ReasonInitialEventsEnd) {
+		t.Errorf("notes: got %v, want %s", h.reasons(), ReasonInitialEventsEnd)
+	}
+	if st := h.r.Stats(); st.Requests[0].End.Reason != EndCanceled {
+		t.Errorf("streaming request end: got %s, want canceled", st.Requests[0].End.Reason)
+	}
+}
+
+func TestResourceVersionGoingBackwardsIsNotedAndNotTrusted(t *testing.T) {
+	h := runFake(t, Config{},
+		call{verb: VerbList, page: page("10", "")},
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "20")), ev(EventAdded, obj("b", "u-b", "15"))}},
+	)
+	if got := h.r.Stats().ResourceVersion; got != "20" {
+		t.Errorf("cursor: got %s, want 20", got)
+	}
+	if !strings.Contains(join(h.reasons()), ReasonRVBackwards) {
+		t.Errorf("notes: got %v, want %s", h.reasons(), ReasonRVBackwards)
+	}
+}
+
+func TestStaleDeleteAndDuplicatesAreCounted(t *testing.T) {
+	// UID-1 deleted, UID-2 created under the same name, a late UID-1 delete must leave UID-2.
+	h := runFake(t, Config{},
+		call{verb: VerbList, page: page("10", "", obj("w", "uid-1", "5"))},
+		call{verb: VerbWatch, events: []WatchEvent{
+			ev(EventDeleted, obj("w", "uid-1", "11")),
+			ev(EventAdded, obj("w", "uid-2", "12")),
+			ev(EventDeleted, obj("w", "uid-1", "13")),
+			ev(EventAdded, obj("w", "uid-2", "12")),
+		}},
+	)
+	if got, want := h.storeState(), "w:uid-2@12"; got != want {
+		t.Errorf("store: got %q, want %q", got, want)
+	}
+	if c := h.r.Stats().Counters; c.UIDMismatches != 1 || c.Duplicates != 1 {
+		t.Errorf("uidMismatches/duplicates: got %d/%d, want 1/1", c.UIDMismatches, c.Duplicates)
+	}
+}
+
+func TestForceRelistRelistsWhileTheOldSnapshotStaysReadable(t *testing.T) {
+	src := newFake(t,
+		call{verb: VerbList, page: page("10", "", obj("a", "u-a", "3"))},
+		call{verb: VerbWatch}, // hangs until canceled
+	)
+	// Driven by hand: force a relist once the watch is open.
+	st, r := startManual(t, src)
+	waitFor(t, func() bool { return r.Stats().State == StateWatching && r.Stats().Current != nil })
+	src.mu.Lock()
+	src.script = append(src.script, call{verb: VerbList, page: page("20", "", obj("b", "u-b", "15"))})
+	src.mu.Unlock()
+	if st.Len() != 1 {
+		t.Fatalf("store before the forced relist: got %d objects, want 1", st.Len())
+	}
+	r.ForceRelist()
+	waitFor(t, func() bool { return r.Stats().Counters.Relists == 1 && r.Stats().ResourceVersion == "20" })
+	if got := sortedNames(st); got != "b" {
+		t.Errorf("store after the forced relist: got %q, want b", got)
+	}
+	reqs := r.Stats().Requests
+	if reqs[1].End == nil || reqs[1].End.Reason != EndCanceled {
+		t.Errorf("the watch interrupted by the forced relist: got %+v, want canceled", reqs[1].End)
+	}
+}

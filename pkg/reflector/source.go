@@ -1,0 +1,166 @@
+package reflector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// Verb is the kind of request the reflector makes.
+type Verb string
+
+const (
+	// VerbList is one LIST page.
+	VerbList Verb = "list"
+	// VerbWatch is one WATCH stream (streaming lists included).
+	VerbWatch Verb = "watch"
+)
+
+// RequestOptions are the exact query options of one request, as sent. The JSON
+// names are the trace format's `opts` fields.
+type RequestOptions struct {
+	ResourceVersion      string `json:"resourceVersion,omitempty"`
+	ResourceVersionMatch string `json:"resourceVersionMatch,omitempty"`
+	Limit                int64  `json:"limit,omitempty"`
+	Continue             string `json:"continue,omitempty"`
+	SendInitialEvents    bool   `json:"sendInitialEvents,omitempty"`
+	AllowWatchBookmarks  bool   `json:"allowWatchBookmarks,omitempty"`
+	TimeoutSeconds       int64  `json:"timeoutSeconds,omitempty"`
+}
+
+// Item is one object as a Source delivered it: the compact form for the store
+// and the object's JSON as served (for traces and full-object mode).
+type Item struct {
+	Object *store.Object
+	Raw    json.RawMessage
+}
+
+// Page is one LIST response.
+type Page struct {
+	Items []Item
+	// ResourceVersion is the collection's resourceVersion.
+	ResourceVersion string
+	// Continue is the token for the next page; empty on the last page.
+	Continue string
+	// RemainingItemCount is the server's estimate of items after this page, when it sends one.
+	RemainingItemCount *int64
+}
+
+// EventType is a watch event's wire type.
+type EventType string
+
+// Watch event types as the API server sends them.
+const (
+	EventAdded    EventType = "ADDED"
+	EventModified EventType = "MODIFIED"
+	EventDeleted  EventType = "DELETED"
+	EventBookmark EventType = "BOOKMARK"
+	EventError    EventType = "ERROR"
+)
+
+// WatchEvent is one event of a watch stream. Item is set for ADDED, MODIFIED,
+// DELETED and BOOKMARK (a bookmark carries only kind, apiVersion and
+// metadata.resourceVersion, plus annotations); Status is set for ERROR.
+type WatchEvent struct {
+	Type   EventType
+	Item   Item
+	Status *metav1.Status
+	// InitialEventsEnd is true on the bookmark that ends a streaming list
+	// (annotation k8s.io/initial-events-end: "true").
+	InitialEventsEnd bool
+}
+
+// Stream is one open watch. Next blocks until the next event or the end of
+// the stream; it returns a *RequestEnd when the stream is over.
+type Stream interface {
+	Next() (WatchEvent, error)
+	// Close ends the stream and releases its connection; Next then returns an end.
+	Close()
+}
+
+// Source is the wire-level API the reflector uses: LIST one page, and WATCH.
+// Errors from the server are *apierrors.StatusError (so the HTTP status and
+// reason survive); anything else is a transport error.
+type Source interface {
+	List(ctx context.Context, opts RequestOptions) (*Page, error)
+	Watch(ctx context.Context, opts RequestOptions) (Stream, error)
+}
+
+// EndReason says why a request ended.
+type EndReason string
+
+// Why a request ended (the trace format's `end.reason`).
+const (
+	// EndClosed: the server ended it normally (a LIST answered, a watch's server-side timeout, EOF).
+	EndClosed EndReason = "closed"
+	// EndTimeout: the client gave up (the idle timeout caught a silent connection).
+	EndTimeout EndReason = "timeout"
+	// EndError: an HTTP error status, an ERROR watch event, or a transport error.
+	EndError EndReason = "error"
+	// EndCanceled: the reflector stopped it (shutdown, forced relist, streaming-list fallback).
+	EndCanceled EndReason = "canceled"
+)
+
+// RequestEnd is how a Stream reports its end, and how Sources report a failed
+// request: the reason, the server's Status when there was one, and the
+// underlying error.
+type RequestEnd struct {
+	Reason EndReason
+	Status *metav1.Status
+	Err    error
+}
+
+func (e *RequestEnd) Error() string {
+	switch {
+	case e.Err != nil:
+		return fmt.Sprintf("%s: %v", e.Reason, e.Err)
+	case e.Status != nil:
+		return fmt.Sprintf("%s: %s", e.Reason, e.Status.Message)
+	}
+	return string(e.Reason)
+}
+
+func (e *RequestEnd) Unwrap() error { return e.Err }
+
+// StatusOf returns the API Status carried by err, if any.
+func StatusOf(err error) *metav1.Status {
+	var ee *RequestEnd
+	if errors.As(err, &ee) && ee.Status != nil {
+		return ee.Status
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		s := st.Status()
+		return &s
+	}
+	return nil
+}
+
+// EndOf classifies err as a request end. A nil err is a normal close.
+func EndOf(err error) *RequestEnd {
+	if err == nil {
+		return &RequestEnd{Reason: EndClosed}
+	}
+	var ee *RequestEnd
+	if errors.As(err, &ee) {
+		return ee
+	}
+	if errors.Is(err, context.Canceled) {
+		return &RequestEnd{Reason: EndCanceled, Err: err}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &RequestEnd{Reason: EndTimeout, Err: err}
+	}
+	return &RequestEnd{Reason: EndError, Status: StatusOf(err), Err: err}
+}
+
+// statusError turns a Status into the error client-go would return for it.
+func statusError(s *metav1.Status) error {
+	return &apierrors.StatusError{ErrStatus: *s}
+}

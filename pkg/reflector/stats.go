@@ -1,0 +1,264 @@
+package reflector
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// State is where the reflector's state machine is.
+type State int
+
+const (
+	// StateEmpty: nothing has been requested yet.
+	StateEmpty State = iota
+	// StateListing: paging through the first LIST; the store is not ready yet.
+	StateListing
+	// StateStreamingList: receiving the initial events of a streaming list
+	// (a watch with sendInitialEvents=true) until the initial-events-end bookmark.
+	StateStreamingList
+	// StateWatching: watching from the last resourceVersion; the cache is up to date as far as the watch says.
+	StateWatching
+	// StateRelisting: listing again (after 410 Gone, a too-large resourceVersion or
+	// a forced relist); readers keep the old snapshot until the new list is complete.
+	StateRelisting
+	// StateBackoff: waiting before retrying after an error.
+	StateBackoff
+	// StateFailed: a permanent error outlasted its retries; Run has returned it.
+	StateFailed
+	// StateStopped: Run's context ended.
+	StateStopped
+)
+
+// String returns the state's display name.
+func (s State) String() string {
+	switch s {
+	case StateEmpty:
+		return "Empty"
+	case StateListing:
+		return "Listing"
+	case StateStreamingList:
+		return "StreamingList"
+	case StateWatching:
+		return "Watching"
+	case StateRelisting:
+		return "Relisting"
+	case StateBackoff:
+		return "Backoff"
+	case StateFailed:
+		return "Failed"
+	case StateStopped:
+		return "Stopped"
+	}
+	return "Unknown"
+}
+
+// NoteKind says what a note is about.
+type NoteKind string
+
+const (
+	// NoteRequestStarted: a LIST or WATCH request was sent (Note.Request has its options).
+	NoteRequestStarted NoteKind = "request-started"
+	// NoteRequestEnded: a request ended (Note.Request has its duration, counts and end).
+	NoteRequestEnded NoteKind = "request-ended"
+	// NoteDecision: the reflector decided something (state change, relist, backoff,
+	// fallback, relist diff, resourceVersion anomaly). These are the trace's `note` lines.
+	NoteDecision NoteKind = "decision"
+)
+
+// Reasons of decision notes. They are stable words for traces, tests and scripts.
+const (
+	ReasonInitialList      = "initial-list"
+	ReasonListComplete     = "list-complete"
+	ReasonGone             = "gone"
+	ReasonContinueGone     = "continue-gone"
+	ReasonTooLargeRV       = "too-large-resource-version"
+	ReasonForcedRelist     = "forced-relist"
+	ReasonWatchClosed      = "watch-closed"
+	ReasonIdleTimeout      = "idle-timeout"
+	ReasonWatchError       = "watch-error"
+	ReasonRequestError     = "request-error"
+	ReasonBackoff          = "backoff"
+	ReasonRelistDiff       = "relist-diff"
+	ReasonRVBackwards      = "resource-version-backwards"
+	ReasonStreamRefused    = "stream-refused"
+	ReasonInitialEventsEnd = "initial-events-end-missing"
+	ReasonPermanentError   = "permanent-error"
+	ReasonGaveUp           = "gave-up"
+	ReasonStopped          = "stopped"
+)
+
+// Note is one thing the reflector did or saw, for the UI and the trace.
+type Note struct {
+	At   time.Time
+	Kind NoteKind
+	// State is the state after the decision.
+	State State
+	// Reason is one of the Reason* words.
+	Reason string
+	// Detail is a human sentence, deterministic for a given trace (no random
+	// durations: those go in Wait).
+	Detail string
+	// Wait is the backoff duration, for backoff notes.
+	Wait time.Duration
+	// Request is set for request notes.
+	Request *RequestInfo
+	// Diff is set for relist-diff notes.
+	Diff *store.RelistDiff
+}
+
+// RequestInfo describes one request, while it runs and after it ended.
+type RequestInfo struct {
+	ID      int64
+	Verb    Verb
+	Opts    RequestOptions
+	Started time.Time
+	// Duration is set once the request ended.
+	Duration time.Duration
+	// Items (LIST) or Events (WATCH) received so far.
+	Items  int
+	Events int
+	// End is set once the request ended.
+	End *RequestEnd
+}
+
+// Ended reports whether the request is over.
+func (r *RequestInfo) Ended() bool { return r.End != nil }
+
+// Counters are the reflector's running totals (the summary contract's `counters`).
+type Counters struct {
+	// Lists counts every full list started (paginated or streaming); Relists those after the first.
+	Lists   int64 `json:"lists"`
+	Relists int64 `json:"relists"`
+	// ListPages counts LIST responses received.
+	ListPages int64 `json:"listPages"`
+	// Watches counts WATCH requests sent (streaming lists included).
+	Watches int64 `json:"watches"`
+	// Gone counts 410 Gone answers (watch ERROR events, HTTP 410, expired continue tokens).
+	Gone int64 `json:"gone"`
+	// TooLargeResourceVersion counts "too large resource version" answers.
+	TooLargeResourceVersion int64 `json:"tooLargeResourceVersion"`
+	// Bookmarks counts BOOKMARK events.
+	Bookmarks int64 `json:"bookmarks"`
+	// Added, Modified, Deleted count watch events by type (not list items).
+	Added    int64 `json:"added"`
+	Modified int64 `json:"modified"`
+	Deleted  int64 `json:"deleted"`
+	// UIDMismatches counts applies that replaced another UID and deletes of a stale UID.
+	UIDMismatches int64 `json:"uidMismatches"`
+	// Duplicates counts events that carried the cached (UID, resourceVersion) again.
+	Duplicates int64 `json:"duplicates"`
+	// WatchErrors counts watches that ended in an error (ERROR event or transport error).
+	WatchErrors int64 `json:"watchErrors"`
+	// Backoffs counts waits after errors.
+	Backoffs int64 `json:"backoffs"`
+}
+
+// Stats is a snapshot of the reflector for the UI, cheap to take often.
+type Stats struct {
+	State      State
+	StateSince time.Time
+	// ResourceVersion is the cursor: the last resourceVersion seen (events and bookmarks).
+	ResourceVersion string
+	// Bookmark is the last bookmark's resourceVersion and arrival; zero before the first.
+	BookmarkRV string
+	BookmarkAt time.Time
+	// LastGone is when the last 410 arrived; zero if never.
+	LastGone time.Time
+	// BackoffUntil is set while in StateBackoff.
+	BackoffUntil time.Time
+	// LastError is the last request error, if any.
+	LastError string
+	Counters  Counters
+	// Current is the request in flight, if any.
+	Current *RequestInfo
+	// Requests are the last finished requests, oldest first.
+	Requests []RequestInfo
+	// LastRelistDiff is the diff of the last completed relist (nil before the first relist).
+	LastRelistDiff *store.RelistDiff
+	// ApplyLatency summarises the time from a watch event's arrival to its
+	// application in the store, over the last samples.
+	ApplyLatency Latency
+}
+
+// Latency is a summary of recent durations.
+type Latency struct {
+	Samples       int
+	P50, P99, Max time.Duration
+}
+
+// latencyRing keeps the last durations for percentiles.
+type latencyRing struct {
+	buf  []time.Duration
+	next int
+	full bool
+}
+
+func newLatencyRing(n int) *latencyRing { return &latencyRing{buf: make([]time.Duration, n)} }
+
+func (l *latencyRing) add(d time.Duration) {
+	l.buf[l.next] = d
+	l.next++
+	if l.next == len(l.buf) {
+		l.next, l.full = 0, true
+	}
+}
+
+func (l *latencyRing) summary() Latency {
+	n := l.next
+	if l.full {
+		n = len(l.buf)
+	}
+	if n == 0 {
+		return Latency{}
+	}
+	s := make([]time.Duration, n)
+	copy(s, l.buf[:n])
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return Latency{Samples: n, P50: s[n/2], P99: s[(n*99)/100], Max: s[n-1]}
+}
+
+// statusCode is the HTTP code of a request end, 0 without a Status.
+func statusCode(end *RequestEnd) int32 {
+	if end == nil || end.Status == nil {
+		return 0
+	}
+	return end.Status.Code
+}
+
+// isGone is 410 Gone / Expired, on a watch ERROR event or an HTTP answer.
+func isGone(st *metav1.Status) bool {
+	return st != nil && (st.Code == 410 || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone)
+}
+
+// isTooLargeRV is the apiserver's "too large resource version" answer.
+func isTooLargeRV(st *metav1.Status) bool {
+	if st == nil {
+		return false
+	}
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			if c.Type == metav1.CauseTypeResourceVersionTooLarge || c.Message == "Too large resource version" {
+				return true
+			}
+		}
+	}
+	return st.Reason == metav1.StatusReasonTimeout && strings.Contains(strings.ToLower(st.Message), "too large resource version")
+}
+
+// isPermanent are answers that retrying will not fix without someone acting
+// (credentials, RBAC, a deleted CRD).
+func isPermanent(st *metav1.Status) bool {
+	if st == nil {
+		return false
+	}
+	switch st.Code {
+	case 401, 403, 404, 405:
+		return true
+	}
+	return false
+}
