@@ -43,8 +43,9 @@ type Config struct {
 	// Default 5 minutes (client-go's).
 	WatchTimeout time.Duration
 	// IdleTimeout ends a watch that has received nothing (no event, no bookmark)
-	// for this long, catching dead connections. Default: the watch's own timeout
-	// plus 30 seconds, when the server should have closed it anyway.
+	// for this long, catching dead connections. Default: 2*WatchTimeout + 30s,
+	// past the longest jittered server-side timeout, when the server should have
+	// closed the watch anyway. (Deterministic, so a replay decides the same.)
 	IdleTimeout time.Duration
 	// InitialEventsTimeout bounds how long a streaming list may take to deliver
 	// its initial-events-end bookmark before falling back to LIST. Default 1 minute.
@@ -92,6 +93,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WatchTimeout == 0 {
 		c.WatchTimeout = 5 * time.Minute
 	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 2*c.WatchTimeout + 30*time.Second
+	}
 	if c.InitialEventsTimeout == 0 {
 		c.InitialEventsTimeout = time.Minute
 	}
@@ -110,3 +114,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	return c, nil
 }
+
+// ResolveConfig returns cfg with every default filled in (as New would use
+// it), or the validation error. Traces record the resolved values.
+func ResolveConfig(cfg Config) (Config, error) { return cfg.withDefaults() }

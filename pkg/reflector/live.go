@@ -200,10 +200,12 @@ type wireEvent struct {
 func (s *liveStream) Next() (WatchEvent, error) {
 	var we wireEvent
 	if err := s.dec.Decode(&we); err != nil {
+		// Read our context before Close cancels it: only our own cancellation is "canceled".
+		ctxErr := s.ctx.Err()
 		s.Close()
 		switch {
-		case s.ctx.Err() != nil:
-			return WatchEvent{}, EndOf(s.ctx.Err())
+		case ctxErr != nil:
+			return WatchEvent{}, EndOf(ctxErr)
 		case errors.Is(err, io.EOF):
 			return WatchEvent{}, &RequestEnd{Reason: EndClosed}
 		}

@@ -59,11 +59,15 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Causes of canceling the request in flight.
+// Why the reflector canceled its own request. A replayed trace maps a recorded
+// end's error text back to these, so the replayed reflector decides the same.
 var (
-	errForcedRelist         = errors.New("forced relist")
-	errIdleTimeout          = errors.New("idle timeout")
-	errInitialEventsTimeout = errors.New("initial-events-end bookmark did not arrive in time")
+	// ErrForcedRelist: ForceRelist interrupted the request.
+	ErrForcedRelist = errors.New("forced relist")
+	// ErrIdleTimeout: the watch received nothing for the idle timeout.
+	ErrIdleTimeout = errors.New("idle timeout")
+	// ErrInitialEventsTimeout: a streaming list's initial-events-end bookmark did not come in time.
+	ErrInitialEventsTimeout = errors.New("initial-events-end bookmark did not arrive in time")
 )
 
 // New builds a reflector that writes to w; st is w's read handle (Audit compares against it).
@@ -198,7 +202,9 @@ func (r *Reflector) stepList(ctx context.Context, p phase) (phase, error) {
 		end := r.endRequest(rctx, info, err)
 		return r.afterFailedList(ctx, p, end)
 	}
+	r.mu.Lock()
 	info.Items = len(page.Items)
+	r.mu.Unlock()
 	r.endRequest(rctx, info, nil)
 	r.succeeded()
 	r.bump(func(c *Counters) { c.ListPages++ })
@@ -306,16 +312,13 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	}
 	r.succeeded()
 	idle := r.cfg.IdleTimeout
-	if idle == 0 {
-		idle = timeout + 30*time.Second
-	}
 	cancel := r.currentCancel()
-	idleTimer := r.cfg.Clock.AfterFunc(idle, func() { cancel(errIdleTimeout) })
+	idleTimer := r.cfg.Clock.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })
 	defer idleTimer.Stop()
 	var initTimer Timer
 	if streaming {
 		r.beginList(p)
-		initTimer = r.cfg.Clock.AfterFunc(r.cfg.InitialEventsTimeout, func() { cancel(errInitialEventsTimeout) })
+		initTimer = r.cfg.Clock.AfterFunc(r.cfg.InitialEventsTimeout, func() { cancel(ErrInitialEventsTimeout) })
 		defer initTimer.Stop()
 	}
 	var end *RequestEnd
@@ -373,13 +376,13 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 
 // afterWatch decides what follows a watch's end (or failure to start).
 func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end *RequestEnd, info *RequestInfo) (phase, error) {
-	if ctx.Err() != nil || errors.Is(end.Err, errForcedRelist) {
+	if ctx.Err() != nil || errors.Is(end.Err, ErrForcedRelist) {
 		return p, nil
 	}
 	st := end.Status
 	if streaming {
 		refused := st != nil && (st.Code == 400 || st.Code == 422 || st.Code == 501)
-		if refused || errors.Is(end.Err, errInitialEventsTimeout) {
+		if refused || errors.Is(end.Err, ErrInitialEventsTimeout) {
 			fallback := phase{kind: phaseList, relist: p.relist}
 			if !p.relist {
 				fallback.rv, fallback.rvMatch = r.cfg.ResourceVersion, r.cfg.ResourceVersionMatch
@@ -596,7 +599,7 @@ func (r *Reflector) startRequest(ctx context.Context, verb Verb, opts RequestOpt
 	forced := r.forced
 	r.mu.Unlock()
 	if forced {
-		cancel(errForcedRelist)
+		cancel(ErrForcedRelist)
 	}
 	snapshot := *info
 	r.note(Note{Kind: NoteRequestStarted, Request: &snapshot})
@@ -613,9 +616,9 @@ func (r *Reflector) endRequest(rctx context.Context, info *RequestInfo, err erro
 		end = EndOf(err)
 	}
 	switch cause := context.Cause(rctx); {
-	case errors.Is(cause, errIdleTimeout):
+	case errors.Is(cause, ErrIdleTimeout):
 		end = &RequestEnd{Reason: EndTimeout, Err: cause}
-	case errors.Is(cause, errForcedRelist), errors.Is(cause, errInitialEventsTimeout):
+	case errors.Is(cause, ErrForcedRelist), errors.Is(cause, ErrInitialEventsTimeout):
 		end = &RequestEnd{Reason: EndCanceled, Err: cause}
 	}
 	r.mu.Lock()
@@ -696,7 +699,7 @@ func (r *Reflector) ForceRelist() {
 	cancel := r.cancel
 	r.mu.Unlock()
 	if cancel != nil {
-		cancel(errForcedRelist)
+		cancel(ErrForcedRelist)
 	}
 }
 

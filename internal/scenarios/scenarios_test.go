@@ -1,0 +1,69 @@
+package scenarios
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+var withCache, withoutCache *testcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(testcluster.RunMain(m, testcluster.Options{}, func(c *testcluster.Cluster) {
+		withCache = c
+		var err error
+		if withoutCache, err = testcluster.Start(context.Background(), testcluster.Options{DisableWatchCache: true}); err != nil {
+			panic(err)
+		}
+	}))
+}
+
+// comparable drops what legitimately differs between a live run and its
+// replay: the bookmark's age is measured on different clocks.
+func comparable(s trace.Summary) trace.Summary {
+	s.Bookmark.Age = nil
+	return s
+}
+
+func TestEveryScenarioReplaysToTheSummaryItWasRecordedWith(t *testing.T) {
+	defer withoutCache.Stop()
+	for _, sc := range All() {
+		t.Run(sc.Name, func(t *testing.T) {
+			c := withCache
+			if sc.NeedsNoWatchCache {
+				c = withoutCache
+			}
+			path := filepath.Join(t.TempDir(), sc.Name+".jsonl")
+			live, err := sc.Record(context.Background(), c, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, err := session.NewReplay(path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sess.Run(context.Background()); err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			if diffs := sess.Replay.NoteDifferences(10); len(diffs) > 0 {
+				t.Errorf("replayed decisions differ from the recorded ones:\n%v", diffs)
+			}
+			if w := sess.Replay.Warnings(); len(w) > 0 {
+				t.Errorf("replay warnings: %v", w)
+			}
+			replayed := sess.Summary()
+			if !reflect.DeepEqual(comparable(live), comparable(replayed)) {
+				t.Errorf("summary:\nlive   %+v\nreplay %+v", comparable(live), comparable(replayed))
+			}
+			if live.Objects == 0 {
+				t.Error("the scenario cached no objects")
+			}
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package trace
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// Version is the trace format version this package writes and reads.
+const Version = 1
+
+// Line kinds.
+const (
+	KindHeader  = "header"
+	KindRequest = "request"
+	KindItem    = "item"
+	KindPage    = "page"
+	KindEvent   = "event"
+	KindEnd     = "end"
+	KindNote    = "note"
+)
+
+// ObjectMode says how much of each object a trace keeps.
+type ObjectMode string
+
+const (
+	// ObjectsNone keeps identity only: apiVersion, kind, namespace, name, uid, resourceVersion.
+	ObjectsNone ObjectMode = "none"
+	// ObjectsMetadata keeps metadata without managedFields (the default).
+	ObjectsMetadata ObjectMode = "metadata"
+	// ObjectsFull keeps the whole body (Secret values redacted unless asked otherwise).
+	ObjectsFull ObjectMode = "full"
+)
+
+// ResourceInfo is the header's `resource`.
+type ResourceInfo struct {
+	Group      string `json:"group"`
+	Version    string `json:"version"`
+	Resource   string `json:"resource"`
+	Kind       string `json:"kind"`
+	Namespaced bool   `json:"namespaced"`
+}
+
+// Options is the header's `options`: the reflector configuration a replay reuses.
+type Options struct {
+	Strategy             reflector.Strategy `json:"strategy"`
+	PageSize             int64              `json:"pageSize"`
+	ResourceVersion      string             `json:"resourceVersion,omitempty"`
+	ResourceVersionMatch string             `json:"resourceVersionMatch,omitempty"`
+	WatchTimeout         Duration           `json:"watchTimeout"`
+	IdleTimeout          Duration           `json:"idleTimeout"`
+	InitialEventsTimeout Duration           `json:"initialEventsTimeout"`
+	MaxPermanentRetries  int                `json:"maxPermanentRetries,omitempty"`
+	GiveUpAfter          Duration           `json:"giveUpAfter,omitempty"`
+	MetadataOnly         bool               `json:"metadataOnly"`
+	// UnsafeSecrets is true when the user asked to record Secret values unredacted.
+	UnsafeSecrets bool `json:"unsafeSecrets,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("5m0s").
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Header is the first line of a trace.
+type Header struct {
+	K             string       `json:"k"`
+	V             int          `json:"v"`
+	StartedAt     time.Time    `json:"startedAt"`
+	Tool          string       `json:"tool"`
+	Server        string       `json:"server"`
+	ServerVersion string       `json:"serverVersion"`
+	Resource      ResourceInfo `json:"resource"`
+	Namespace     string       `json:"namespace"`
+	LabelSelector string       `json:"labelSelector"`
+	FieldSelector string       `json:"fieldSelector"`
+	Objects       ObjectMode   `json:"objects"`
+	Options       Options      `json:"options"`
+}
+
+// Status is the compact API Status of an `end` line.
+type Status struct {
+	Code    int32  `json:"code"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Causes keeps the status causes' types, which decide "too large resource version".
+	Causes []string `json:"causes,omitempty"`
+}
+
+// Line is any line after the header. Fields are set according to K.
+type Line struct {
+	K  string `json:"k"`
+	At int64  `json:"at"`
+	ID int64  `json:"id,omitempty"`
+	// request
+	Verb string                    `json:"verb,omitempty"`
+	Opts *reflector.RequestOptions `json:"opts,omitempty"`
+	// item, event
+	Type   string          `json:"type,omitempty"`
+	Object json.RawMessage `json:"object,omitempty"`
+	// page
+	ResourceVersion    string `json:"resourceVersion,omitempty"`
+	Continue           string `json:"continue,omitempty"`
+	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+	Items              *int   `json:"items,omitempty"`
+	// end
+	Reason string  `json:"reason,omitempty"`
+	Status *Status `json:"status,omitempty"`
+	Error  string  `json:"error,omitempty"`
+	// note
+	State  string `json:"state,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}

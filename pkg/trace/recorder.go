@@ -1,0 +1,341 @@
+package trace
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// FlushInterval is how often a Recorder flushes its buffer to the file.
+const FlushInterval = time.Second
+
+// Recorder writes a trace. Wrap a Source with Source() so it sees exactly
+// what the reflector sees, and pass Note as (part of) the reflector's OnNote.
+// A write error is kept (Err) and ends recording; the reflector keeps running.
+type Recorder struct {
+	mu      sync.Mutex
+	file    io.Closer
+	gz      *gzip.Writer
+	buf     *bufio.Writer
+	enc     *json.Encoder
+	started time.Time
+	now     func() time.Time
+	objects ObjectMode
+	redact  bool
+	secrets bool // the recorded resource is core/v1 secrets
+	err     error
+	closed  bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// Create opens path for a new trace (mode 0600, truncating an existing file;
+// gzip when the name ends in .gz) and writes the header.
+func Create(path string, h Header) (*Recorder, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating trace file: %w", err)
+	}
+	// O_CREATE keeps the mode of an existing file; a trace may hold object data.
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("creating trace file: %w", err)
+	}
+	var w io.Writer = f
+	var gz *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		gz = gzip.NewWriter(f)
+		w = gz
+	}
+	r := newRecorder(w, h, time.Now)
+	r.file, r.gz = f, gz
+	if err := r.writeHeader(h); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	go r.flushLoop()
+	return r, nil
+}
+
+// NewRecorder writes a trace to w (for tests and pipes); Close flushes it.
+func NewRecorder(w io.Writer, h Header, now func() time.Time) (*Recorder, error) {
+	r := newRecorder(w, h, now)
+	if err := r.writeHeader(h); err != nil {
+		return nil, err
+	}
+	go r.flushLoop()
+	return r, nil
+}
+
+func newRecorder(w io.Writer, h Header, now func() time.Time) *Recorder {
+	buf := bufio.NewWriterSize(w, 256<<10)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	objects := h.Objects
+	if objects == "" {
+		objects = ObjectsMetadata
+	}
+	return &Recorder{
+		buf: buf, enc: enc, now: now, started: h.StartedAt, objects: objects,
+		redact:  !h.Options.UnsafeSecrets,
+		secrets: h.Resource.Group == "" && h.Resource.Resource == "secrets",
+		stop:    make(chan struct{}), done: make(chan struct{}),
+	}
+}
+
+func (r *Recorder) writeHeader(h Header) error {
+	h.K, h.V = KindHeader, Version
+	if h.Objects == "" {
+		h.Objects = ObjectsMetadata
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enc.Encode(h); err != nil {
+		return fmt.Errorf("writing trace header: %w", err)
+	}
+	return nil
+}
+
+func (r *Recorder) flushLoop() {
+	defer close(r.done)
+	t := time.NewTicker(FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			if r.err == nil && !r.closed {
+				if err := r.buf.Flush(); err != nil {
+					r.err = fmt.Errorf("writing trace: %w", err)
+				}
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+// Err is the first write error, if any: recording stopped there.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Flush writes buffered lines to the file now.
+func (r *Recorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil || r.closed {
+		return r.err
+	}
+	if err := r.buf.Flush(); err != nil {
+		r.err = fmt.Errorf("writing trace: %w", err)
+	}
+	return r.err
+}
+
+// Close flushes and closes the trace. It returns the first write error, if any.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return r.Err()
+	}
+	r.closed = true
+	r.mu.Unlock()
+	close(r.stop)
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		if err := r.buf.Flush(); err != nil {
+			r.err = fmt.Errorf("writing trace: %w", err)
+		}
+	}
+	if r.gz != nil {
+		if err := r.gz.Close(); err != nil && r.err == nil {
+			r.err = fmt.Errorf("finishing gzip trace: %w", err)
+		}
+	}
+	if r.file != nil {
+		if err := r.file.Close(); err != nil && r.err == nil {
+			r.err = fmt.Errorf("closing trace: %w", err)
+		}
+	}
+	return r.err
+}
+
+// write encodes lines atomically (no other line between them). Caller must not hold mu.
+func (r *Recorder) write(lines ...*Line) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil || r.closed {
+		return
+	}
+	at := r.now().Sub(r.started).Nanoseconds()
+	for _, l := range lines {
+		l.At = at
+		if err := r.enc.Encode(l); err != nil {
+			r.err = fmt.Errorf("writing trace: %w", err)
+			return
+		}
+	}
+}
+
+// Note records the reflector's decisions (request notes are recorded by the Source wrapper).
+func (r *Recorder) Note(n reflector.Note) {
+	if n.Kind != reflector.NoteDecision {
+		return
+	}
+	r.write(&Line{K: KindNote, State: n.State.String(), Reason: n.Reason, Detail: n.Detail})
+}
+
+// Source wraps src so every request and answer is recorded.
+func (r *Recorder) Source(src reflector.Source) reflector.Source {
+	return &recordingSource{rec: r, src: src}
+}
+
+type recordingSource struct {
+	rec    *Recorder
+	src    reflector.Source
+	mu     sync.Mutex
+	nextID int64
+}
+
+func (s *recordingSource) id() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	return s.nextID
+}
+
+func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOptions) (*reflector.Page, error) {
+	id := s.id()
+	o := opts
+	s.rec.write(&Line{K: KindRequest, ID: id, Verb: string(reflector.VerbList), Opts: &o})
+	page, err := s.src.List(ctx, opts)
+	if err != nil {
+		s.rec.write(endLine(id, withCause(ctx, err)))
+		return nil, err
+	}
+	lines := make([]*Line, 0, len(page.Items)+2)
+	for _, it := range page.Items {
+		lines = append(lines, &Line{K: KindItem, ID: id, Object: s.rec.object(it.Raw)})
+	}
+	n := len(page.Items)
+	lines = append(lines,
+		&Line{K: KindPage, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n},
+		&Line{K: KindEnd, ID: id, Reason: string(reflector.EndClosed)})
+	s.rec.write(lines...)
+	return page, nil
+}
+
+func (s *recordingSource) Watch(ctx context.Context, opts reflector.RequestOptions) (reflector.Stream, error) {
+	id := s.id()
+	o := opts
+	s.rec.write(&Line{K: KindRequest, ID: id, Verb: string(reflector.VerbWatch), Opts: &o})
+	st, err := s.src.Watch(ctx, opts)
+	if err != nil {
+		s.rec.write(endLine(id, withCause(ctx, err)))
+		return nil, err
+	}
+	return &recordingStream{rec: s.rec, id: id, ctx: ctx, st: st}, nil
+}
+
+type recordingStream struct {
+	rec   *Recorder
+	id    int64
+	ctx   context.Context
+	st    reflector.Stream
+	ended bool
+}
+
+func (s *recordingStream) Next() (reflector.WatchEvent, error) {
+	ev, err := s.st.Next()
+	if err != nil {
+		s.end(err)
+		return ev, err
+	}
+	l := &Line{K: KindEvent, ID: s.id, Type: string(ev.Type)}
+	if ev.Type == reflector.EventError {
+		l.Object, _ = json.Marshal(ev.Status)
+	} else {
+		l.Object = s.rec.object(ev.Item.Raw)
+	}
+	s.rec.write(l)
+	if ev.Type == reflector.EventError {
+		// The reflector ends the watch at an ERROR event; record the end with its Status now.
+		s.end(&reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
+	}
+	return ev, nil
+}
+
+// end writes the stream's end line once. A context canceled by the
+// reflector carries its reason (idle timeout, forced relist…) as the cause.
+func (s *recordingStream) end(err error) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	s.rec.write(endLine(s.id, withCause(s.ctx, err)))
+}
+
+// withCause prefers the reason the reflector gave for canceling ctx (idle
+// timeout, forced relist…) over the transport's view of the same end.
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+func (s *recordingStream) Close() {
+	s.end(context.Cause(s.ctx))
+	s.st.Close()
+}
+
+// endLine is the `end` line for a request that ended with err (nil: closed).
+func endLine(id int64, err error) *Line {
+	l := &Line{K: KindEnd, ID: id}
+	switch {
+	case errors.Is(err, reflector.ErrIdleTimeout):
+		l.Reason, l.Error = string(reflector.EndTimeout), err.Error()
+		return l
+	case errors.Is(err, reflector.ErrForcedRelist), errors.Is(err, reflector.ErrInitialEventsTimeout):
+		l.Reason, l.Error = string(reflector.EndCanceled), err.Error()
+		return l
+	}
+	end := reflector.EndOf(err)
+	l.Reason = string(end.Reason)
+	if end.Status != nil {
+		l.Status = compactStatus(end.Status)
+	}
+	if end.Err != nil {
+		l.Error = end.Err.Error()
+	}
+	return l
+}
+
+func compactStatus(st *metav1.Status) *Status {
+	s := &Status{Code: st.Code, Reason: string(st.Reason), Message: st.Message}
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			s.Causes = append(s.Causes, string(c.Type))
+		}
+	}
+	return s
+}

@@ -1,0 +1,168 @@
+package trace_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+const secretJSON = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db","namespace":"prod","uid":"u1","resourceVersion":"7",` +
+	`"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"aHVudGVyMg==\"}}","team":"storage"},` +
+	`"managedFields":[{"manager":"kubectl"}]},"data":{"password":"aHVudGVyMg=="},"stringData":{"token":"hunter2"},"type":"Opaque"}`
+
+// oneListSource answers one LIST with the given objects.
+type oneListSource struct{ objects []string }
+
+func (s oneListSource) List(context.Context, reflector.RequestOptions) (*reflector.Page, error) {
+	p := &reflector.Page{ResourceVersion: "9"}
+	for _, o := range s.objects {
+		obj, err := reflector.DecodeObject([]byte(o), false)
+		if err != nil {
+			return nil, err
+		}
+		p.Items = append(p.Items, reflector.Item{Object: obj, Raw: []byte(o)})
+	}
+	return p, nil
+}
+
+func (oneListSource) Watch(context.Context, reflector.RequestOptions) (reflector.Stream, error) {
+	return nil, errors.New("not used")
+}
+
+func recordList(t *testing.T, h trace.Header, objects ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	rec, err := trace.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rec.Source(oneListSource{objects}).List(context.Background(), reflector.RequestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSecretValuesAreRedactedInEveryModeUnlessAskedOtherwise(t *testing.T) {
+	secrets := trace.ResourceInfo{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}
+	for _, mode := range []trace.ObjectMode{trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull} {
+		t.Run(string(mode), func(t *testing.T) {
+			out := recordList(t, trace.Header{Resource: secrets, Objects: mode}, secretJSON)
+			for _, leak := range []string{"aHVudGVyMg", "hunter2"} {
+				if strings.Contains(out, leak) {
+					t.Errorf("the trace contains the secret value %q:\n%s", leak, out)
+				}
+			}
+			for _, id := range []string{`"name":"db"`, `"uid":"u1"`, `"resourceVersion":"7"`, `"kind":"Secret"`} {
+				if !strings.Contains(out, id) {
+					t.Errorf("the trace lost the identity field %s:\n%s", id, out)
+				}
+			}
+			if strings.Contains(out, "managedFields") && mode != trace.ObjectsFull {
+				t.Errorf("managedFields kept in %s mode", mode)
+			}
+			if mode == trace.ObjectsFull && !strings.Contains(out, `"password":"REDACTED"`) {
+				t.Errorf("full mode: want data keys kept with REDACTED values:\n%s", out)
+			}
+		})
+	}
+	t.Run("unsafe", func(t *testing.T) {
+		out := recordList(t, trace.Header{Resource: secrets, Objects: trace.ObjectsFull, Options: trace.Options{UnsafeSecrets: true}}, secretJSON)
+		if !strings.Contains(out, "aHVudGVyMg==") {
+			t.Errorf("with UnsafeSecrets the value must be kept:\n%s", out)
+		}
+	})
+}
+
+func TestTraceFilesAreCreatedPrivateEvenOverAnExistingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := trace.Create(path, trace.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode: got %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestCreateRefusesADirectory(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := trace.Create(dir, trace.Header{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("got %v, want an error saying it is a directory", err)
+	}
+}
+
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(p) > w.n {
+		return 0, errors.New("no space left on device")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+func TestAWriteErrorIsKeptAndReported(t *testing.T) {
+	rec, err := trace.NewRecorder(&failingWriter{n: 10}, trace.Header{}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rec.Source(oneListSource{[]string{secretJSON}}).List(context.Background(), reflector.RequestOptions{}); err != nil {
+		t.Fatalf("the reflector's request must not fail because the trace does: %v", err)
+	}
+	err = rec.Close()
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") || rec.Err() == nil {
+		t.Errorf("Close: got %v, want the write error", err)
+	}
+}
+
+func TestTheRecorderFlushesWithoutBeingClosed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	rec, err := trace.Create(path, trace.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	rec.Note(reflector.Note{Kind: reflector.NoteDecision, Reason: "flush-me"})
+	deadline := time.Now().Add(3 * trace.FlushInterval)
+	for {
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), "flush-me") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the note was not flushed within %s", 3*trace.FlushInterval)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,504 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// Divergence is reported when the replayed reflector makes a request of
+// another verb than the next recorded one.
+type Divergence struct {
+	Line     int
+	Expected reflector.Verb
+	Got      reflector.Verb
+}
+
+func (d *Divergence) Error() string {
+	return fmt.Sprintf("replay diverged at line %d: the trace has a %s request there, but the reflector asked for a %s", d.Line, d.Expected, d.Got)
+}
+
+// Replay serves a recorded trace to a reflector as its Source, with a virtual
+// clock that follows the recorded times. The end of the trace ends the replay:
+// Done is closed, and the request the reflector makes after the last recorded
+// one waits until the caller cancels the reflector.
+type Replay struct {
+	rd    *Reader
+	speed float64
+	clock *VirtualClock
+
+	mu            sync.Mutex
+	pending       *Line // a line read ahead
+	curID         int64
+	err           error
+	done          chan struct{}
+	onForce       func()
+	recordedNotes []noteKey
+	replayedNotes []noteKey
+	wallStart     time.Time
+	firstAt       int64
+	paced         bool
+}
+
+type noteKey struct {
+	line                  int
+	state, reason, detail string
+}
+
+// NewReplay replays rd. speed 0 serves as fast as possible, 1 in real time, N
+// N times faster than recorded.
+func NewReplay(rd *Reader, speed float64) *Replay {
+	h := rd.Header()
+	return &Replay{rd: rd, speed: speed, clock: NewVirtualClock(h.StartedAt), done: make(chan struct{})}
+}
+
+// Header is the trace's header.
+func (p *Replay) Header() Header { return p.rd.Header() }
+
+// Clock is the virtual clock the reflector must use.
+func (p *Replay) Clock() *VirtualClock { return p.clock }
+
+// Done is closed at the end of the trace or at a divergence.
+func (p *Replay) Done() <-chan struct{} { return p.done }
+
+// Err is the divergence or read error that ended the replay early, if any.
+func (p *Replay) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Warnings are the reader's warnings (truncated last line, unknown kinds).
+func (p *Replay) Warnings() []string { return p.rd.Warnings() }
+
+// Progress is how far the replay has read, in bytes of the file, and the file's size (0 if unknown).
+func (p *Replay) Progress() (done, total int64) { return p.rd.Offset(), p.rd.Size() }
+
+// SetForceRelist gives the replay the reflector's ForceRelist, so a relist the
+// user forced while recording is forced again at the same point.
+func (p *Replay) SetForceRelist(f func()) {
+	p.mu.Lock()
+	p.onForce = f
+	p.mu.Unlock()
+}
+
+// Note records the replayed reflector's decisions for NoteDifferences; pass it as OnNote.
+func (p *Replay) Note(n reflector.Note) {
+	if n.Kind != reflector.NoteDecision {
+		return
+	}
+	p.mu.Lock()
+	p.replayedNotes = append(p.replayedNotes, noteKey{state: n.State.String(), reason: n.Reason, detail: n.Detail})
+	p.mu.Unlock()
+}
+
+// NoteDifferences compares the recorded decisions with the replayed ones and
+// describes each difference (at most max). Call it after the replay ended.
+func (p *Replay) NoteDifferences(max int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	n := len(p.recordedNotes)
+	if len(p.replayedNotes) > n {
+		n = len(p.replayedNotes)
+	}
+	for i := 0; i < n && len(out) < max; i++ {
+		var rec, rep *noteKey
+		if i < len(p.recordedNotes) {
+			rec = &p.recordedNotes[i]
+		}
+		if i < len(p.replayedNotes) {
+			rep = &p.replayedNotes[i]
+		}
+		switch {
+		case rec == nil:
+			out = append(out, fmt.Sprintf("decision %d: replay decided %s/%s %q, the trace has no more decisions", i+1, rep.state, rep.reason, rep.detail))
+		case rep == nil:
+			out = append(out, fmt.Sprintf("decision %d (line %d): the trace decided %s/%s %q, the replay did not", i+1, rec.line, rec.state, rec.reason, rec.detail))
+		case rec.state != rep.state || rec.reason != rep.reason || rec.detail != rep.detail:
+			out = append(out, fmt.Sprintf("decision %d (line %d): recorded %s/%s %q, replayed %s/%s %q", i+1, rec.line, rec.state, rec.reason, rec.detail, rep.state, rep.reason, rep.detail))
+		}
+	}
+	return out
+}
+
+// ReflectorConfig is the recorded reflector configuration wired to this
+// replay: its Source, clock, deterministic jitter and note comparison. Chain
+// OnNote if the caller needs notes too.
+func (p *Replay) ReflectorConfig() reflector.Config {
+	o := p.rd.Header().Options
+	return reflector.Config{
+		Source:               p.Source(),
+		Strategy:             o.Strategy,
+		PageSize:             o.PageSize,
+		ResourceVersion:      o.ResourceVersion,
+		ResourceVersionMatch: o.ResourceVersionMatch,
+		WatchTimeout:         time.Duration(o.WatchTimeout),
+		IdleTimeout:          time.Duration(o.IdleTimeout),
+		InitialEventsTimeout: time.Duration(o.InitialEventsTimeout),
+		MaxPermanentRetries:  o.MaxPermanentRetries,
+		GiveUpAfter:          time.Duration(o.GiveUpAfter),
+		Clock:                p.clock,
+		Rand:                 func() float64 { return 0.5 },
+		OnNote:               p.Note,
+	}
+}
+
+// Run runs r (built from ReflectorConfig, with SetForceRelist done) until the
+// trace ends, then stops it. It returns the divergence or read error, if any.
+func (p *Replay) Run(ctx context.Context, r *reflector.Reflector) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- r.Run(ctx) }()
+	select {
+	case <-p.done:
+		cancel()
+		runErr := <-errc
+		if err := p.Err(); err != nil {
+			return err
+		}
+		return runErr
+	case err := <-errc:
+		// The reflector failed (e.g. the recorded run failed the same way).
+		if perr := p.Err(); perr != nil {
+			return perr
+		}
+		return err
+	case <-ctx.Done():
+		<-errc
+		return ctx.Err()
+	}
+}
+
+// Source is the reflector.Source that serves the recorded requests.
+func (p *Replay) Source() reflector.Source { return &replaySource{p: p} }
+
+func (p *Replay) finish(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil && err != nil {
+		p.err = err
+	}
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+}
+
+// next returns the next line, collecting note lines on the way.
+func (p *Replay) next(ctx context.Context) (*Line, error) {
+	for {
+		p.mu.Lock()
+		l := p.pending
+		p.pending = nil
+		p.mu.Unlock()
+		if l == nil {
+			var err error
+			l, err = p.rd.Next()
+			if err != nil {
+				return nil, err
+			}
+		}
+		if err := p.pace(ctx, l.At); err != nil {
+			return nil, err
+		}
+		p.clock.advanceTo(p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+		if l.K == KindNote {
+			p.mu.Lock()
+			p.recordedNotes = append(p.recordedNotes, noteKey{line: p.rd.LineNumber(), state: l.State, reason: l.Reason, detail: l.Detail})
+			p.mu.Unlock()
+			continue
+		}
+		return l, nil
+	}
+}
+
+func (p *Replay) unread(l *Line) {
+	p.mu.Lock()
+	p.pending = l
+	p.mu.Unlock()
+}
+
+// pace sleeps so lines are served at the recorded pace divided by speed.
+func (p *Replay) pace(ctx context.Context, at int64) error {
+	if p.speed <= 0 {
+		return nil
+	}
+	if !p.paced {
+		p.paced, p.wallStart, p.firstAt = true, time.Now(), at
+		return nil
+	}
+	due := p.wallStart.Add(time.Duration(float64(at-p.firstAt) / p.speed))
+	d := time.Until(due)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// nextRequest finds the next request line, skipping the rest of the previous
+// request (e.g. the end after an ERROR event the reflector stopped at).
+func (p *Replay) nextRequest(ctx context.Context, verb reflector.Verb) (*Line, error) {
+	for {
+		l, err := p.next(ctx)
+		if errors.Is(err, io.EOF) {
+			p.finish(nil)
+			return nil, err
+		}
+		if err != nil {
+			p.finish(err)
+			return nil, err
+		}
+		if l.K != KindRequest {
+			if l.ID == p.curID {
+				continue
+			}
+			err := &LineError{p.rd.name, p.rd.LineNumber(), fmt.Errorf("%s line of request %d outside its request", l.K, l.ID)}
+			p.finish(err)
+			return nil, err
+		}
+		p.curID = l.ID
+		if reflector.Verb(l.Verb) != verb {
+			err := &Divergence{Line: p.rd.LineNumber(), Expected: reflector.Verb(l.Verb), Got: verb}
+			p.finish(err)
+			return nil, err
+		}
+		return l, nil
+	}
+}
+
+// drain reads the rest of a trace whose run has stopped, collecting its notes.
+func (p *Replay) drain(ctx context.Context) error {
+	for {
+		l, err := p.next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if l.K == KindRequest {
+			return &LineError{p.rd.name, p.rd.LineNumber(), errors.New("a request after the recorded run stopped")}
+		}
+	}
+}
+
+// endOfTrace blocks the reflector's request after the trace's end until the caller stops it.
+func endOfTrace(ctx context.Context) error {
+	<-ctx.Done()
+	return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: fmt.Errorf("end of trace: %w", ctx.Err())}
+}
+
+// requestEnd turns a recorded `end` line into what the reflector saw.
+func (p *Replay) requestEnd(ctx context.Context, l *Line) error {
+	switch reflector.EndReason(l.Reason) {
+	case reflector.EndClosed:
+		return &reflector.RequestEnd{Reason: reflector.EndClosed}
+	case reflector.EndTimeout:
+		return &reflector.RequestEnd{Reason: reflector.EndTimeout, Err: reflector.ErrIdleTimeout}
+	case reflector.EndCanceled:
+		switch l.Error {
+		case reflector.ErrForcedRelist.Error():
+			p.mu.Lock()
+			force := p.onForce
+			p.mu.Unlock()
+			if force != nil {
+				force()
+			}
+			return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: reflector.ErrForcedRelist}
+		case reflector.ErrInitialEventsTimeout.Error():
+			return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: reflector.ErrInitialEventsTimeout}
+		}
+		// The recorded run was stopped here: this is where the replay ends,
+		// after the decisions it recorded while stopping.
+		p.finish(p.drain(ctx))
+		return endOfTrace(ctx)
+	}
+	end := &reflector.RequestEnd{Reason: reflector.EndError}
+	if l.Status != nil {
+		st := &metav1.Status{Status: metav1.StatusFailure, Code: l.Status.Code, Reason: metav1.StatusReason(l.Status.Reason), Message: l.Status.Message}
+		if len(l.Status.Causes) > 0 {
+			st.Details = &metav1.StatusDetails{}
+			for _, c := range l.Status.Causes {
+				st.Details.Causes = append(st.Details.Causes, metav1.StatusCause{Type: metav1.CauseType(c)})
+			}
+		}
+		end.Status = st
+	}
+	if l.Error != "" {
+		end.Err = errors.New(l.Error)
+	}
+	return end
+}
+
+type replaySource struct{ p *Replay }
+
+func (s *replaySource) keepBody() bool { return s.p.rd.Header().Objects == ObjectsFull }
+
+// List implements reflector.Source.
+func (s *replaySource) List(ctx context.Context, _ reflector.RequestOptions) (*reflector.Page, error) {
+	p := s.p
+	req, err := p.nextRequest(ctx, reflector.VerbList)
+	if err != nil {
+		return nil, endOfTrace(ctx)
+	}
+	page := &reflector.Page{}
+	for {
+		l, err := p.next(ctx)
+		if err != nil {
+			// The trace ended inside the request (a crash while recording): the replay ends here.
+			p.finish(nil)
+			if !errors.Is(err, io.EOF) {
+				p.finish(err)
+			}
+			return nil, endOfTrace(ctx)
+		}
+		if l.ID != req.ID {
+			err := &LineError{p.rd.name, p.rd.LineNumber(), fmt.Errorf("%s line of request %d inside request %d", l.K, l.ID, req.ID)}
+			p.finish(err)
+			return nil, endOfTrace(ctx)
+		}
+		switch l.K {
+		case KindItem:
+			obj, err := reflector.DecodeObject(l.Object, s.keepBody())
+			if err != nil {
+				err = &LineError{p.rd.name, p.rd.LineNumber(), err}
+				p.finish(err)
+				return nil, endOfTrace(ctx)
+			}
+			page.Items = append(page.Items, reflector.Item{Object: obj, Raw: l.Object})
+		case KindPage:
+			page.ResourceVersion, page.Continue, page.RemainingItemCount = l.ResourceVersion, l.Continue, l.RemainingItemCount
+		case KindEnd:
+			if l.Reason == string(reflector.EndClosed) {
+				return page, nil
+			}
+			return nil, p.requestEnd(ctx, l)
+		}
+	}
+}
+
+// Watch implements reflector.Source.
+func (s *replaySource) Watch(ctx context.Context, _ reflector.RequestOptions) (reflector.Stream, error) {
+	p := s.p
+	req, err := p.nextRequest(ctx, reflector.VerbWatch)
+	if err != nil {
+		return &replayStream{ctx: ctx, s: s, over: true}, nil
+	}
+	// A watch that failed to open has its end right after the request, with a
+	// Status or a transport error.
+	l, err := p.next(ctx)
+	if err == nil && l.K == KindEnd && l.ID == req.ID && l.Reason == string(reflector.EndError) {
+		return nil, p.requestEnd(ctx, l)
+	}
+	if err == nil {
+		p.unread(l)
+	}
+	return &replayStream{ctx: ctx, s: s, id: req.ID}, nil
+}
+
+type replayStream struct {
+	ctx  context.Context
+	s    *replaySource
+	id   int64
+	over bool
+}
+
+func (st *replayStream) Next() (reflector.WatchEvent, error) {
+	p := st.s.p
+	if st.over {
+		return reflector.WatchEvent{}, endOfTrace(st.ctx)
+	}
+	l, err := p.next(st.ctx)
+	if err != nil || l.ID != st.id {
+		if err == nil {
+			err = &LineError{p.rd.name, p.rd.LineNumber(), fmt.Errorf("%s line of request %d inside watch %d", l.K, l.ID, st.id)}
+		}
+		st.over = true
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		p.finish(err)
+		return reflector.WatchEvent{}, endOfTrace(st.ctx)
+	}
+	switch l.K {
+	case KindEvent:
+		ev, err := reflector.DecodeWatchEvent(l.Type, l.Object, st.s.keepBody())
+		if err != nil {
+			st.over = true
+			p.finish(&LineError{p.rd.name, p.rd.LineNumber(), err})
+			return reflector.WatchEvent{}, endOfTrace(st.ctx)
+		}
+		return ev, nil
+	case KindEnd:
+		st.over = true
+		return reflector.WatchEvent{}, p.requestEnd(st.ctx, l)
+	}
+	st.over = true
+	err = &LineError{p.rd.name, p.rd.LineNumber(), fmt.Errorf("unexpected %s line inside watch %d", l.K, st.id)}
+	p.finish(err)
+	return reflector.WatchEvent{}, endOfTrace(st.ctx)
+}
+
+func (st *replayStream) Close() {}
+
+// VirtualClock is the replay's clock: Now follows the recorded times, After
+// fires at once (moving time forward), and AfterFunc timers never fire — the
+// trace already says how each request ended.
+type VirtualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewVirtualClock starts at t.
+func NewVirtualClock(t time.Time) *VirtualClock { return &VirtualClock{now: t} }
+
+// Now implements reflector.Clock.
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// After implements reflector.Clock: a backoff wait passes at once in virtual time.
+func (c *VirtualClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	now := c.now
+	c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	ch <- now
+	return ch
+}
+
+// AfterFunc implements reflector.Clock with a timer that never fires.
+func (c *VirtualClock) AfterFunc(time.Duration, func()) reflector.Timer { return idleTimer{} }
+
+func (c *VirtualClock) advanceTo(t time.Time) {
+	c.mu.Lock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	c.mu.Unlock()
+}
+
+type idleTimer struct{}
+
+func (idleTimer) Stop() bool               { return true }
+func (idleTimer) Reset(time.Duration) bool { return true }

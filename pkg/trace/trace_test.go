@@ -1,0 +1,262 @@
+package trace_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+const bundled = "../../testdata/traces"
+
+// replayFile replays path through a fresh reflector and returns the replay and summary.
+func replayFile(t *testing.T, path string) (*trace.Replay, trace.Summary, error) {
+	t.Helper()
+	rd, err := trace.Open(path)
+	if err != nil {
+		return nil, trace.Summary{}, err
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	st, w := store.New()
+	r, err := reflector.New(rp.ReflectorConfig(), w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp.SetForceRelist(r.ForceRelist)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	runErr := rp.Run(ctx, r)
+	return rp, trace.NewSummary(rd.Header().Resource, r.Stats(), st, rp.Clock().Now()), runErr
+}
+
+func TestBundledTracesReplayWithoutDivergence(t *testing.T) {
+	cases := []struct {
+		name  string
+		check func(t *testing.T, s trace.Summary)
+	}{
+		{"demo", func(t *testing.T, s trace.Summary) {
+			c := s.Counters
+			if c.Gone != 1 || c.Relists != 1 || c.Bookmarks < 1 || c.ListPages < 3 {
+				t.Errorf("counters: got %+v, want 1 gone, 1 relist, bookmarks and pages", c)
+			}
+		}},
+		{"steady", func(t *testing.T, s trace.Summary) {
+			if c := s.Counters; c.Added != 10 || c.Modified != 30 || c.Deleted != 10 || c.Relists != 0 || s.Objects != 100 {
+				t.Errorf("got %d objects, counters %+v", s.Objects, c)
+			}
+		}},
+		{"gone-relist", func(t *testing.T, s trace.Summary) {
+			if c := s.Counters; c.Gone != 1 || c.Relists != 1 || s.Objects != 37 {
+				t.Errorf("got %d objects, counters %+v", s.Objects, c)
+			}
+		}},
+		{"bookmarks", func(t *testing.T, s trace.Summary) {
+			if c := s.Counters; c.Bookmarks < 3 || c.Added+c.Modified+c.Deleted != 0 || s.Bookmark.ResourceVersion == "" {
+				t.Errorf("got bookmark %+v, counters %+v", s.Bookmark, c)
+			}
+		}},
+		{"recreate", func(t *testing.T, s trace.Summary) {
+			if c := s.Counters; c.Deleted != 1 || c.Added != 1 || c.Relists != 1 || s.Objects != 5 {
+				t.Errorf("got %d objects, counters %+v", s.Objects, c)
+			}
+		}},
+		{"streaming", func(t *testing.T, s trace.Summary) {
+			if c := s.Counters; c.Lists != 1 || c.ListPages != 0 || c.Watches < 1 || s.Objects != 50 {
+				t.Errorf("got %d objects, counters %+v", s.Objects, c)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rp, sum, err := replayFile(t, filepath.Join(bundled, tc.name+".jsonl"))
+			if err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			if d := rp.NoteDifferences(5); len(d) > 0 {
+				t.Errorf("decisions differ: %v", d)
+			}
+			if w := rp.Warnings(); len(w) > 0 {
+				t.Errorf("warnings: %v", w)
+			}
+			tc.check(t, sum)
+		})
+	}
+}
+
+func TestDemoRelistDiffNamesWhatTheWatchMissed(t *testing.T) {
+	rd, err := trace.Open(filepath.Join(bundled, "demo.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	st, w := store.New()
+	r, err := reflector.New(rp.ReflectorConfig(), w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	d := r.Stats().LastRelistDiff
+	if d == nil {
+		t.Fatal("no relist diff")
+	}
+	var names []string
+	for _, e := range d.Deleted {
+		names = append(names, e.Ref.Name)
+	}
+	if got, want := strings.Join(names, ","), "web-42,web-7,web-99"; got != want {
+		t.Errorf("missed deletes: got %s, want %s", got, want)
+	}
+	if len(d.Recreated) != 1 || d.Recreated[0].Ref.Name != "api-2" || len(d.Updated) != 2 {
+		t.Errorf("missed recreates/updates: got %+v / %+v", d.Recreated, d.Updated)
+	}
+}
+
+// copyLines writes the first n lines of src to a new file, optionally editing one.
+func rewrite(t *testing.T, src string, edit func(lines []string) []string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	out := strings.Join(edit(lines), "\n")
+	path := filepath.Join(t.TempDir(), "edited.jsonl")
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestAReplayThatAsksForAnotherVerbReportsTheDivergence(t *testing.T) {
+	// Turn the first watch request into a list request.
+	var at int
+	path := rewrite(t, filepath.Join(bundled, "steady.jsonl"), func(lines []string) []string {
+		for i, l := range lines {
+			if strings.Contains(l, `"k":"request"`) && strings.Contains(l, `"verb":"watch"`) {
+				lines[i] = strings.Replace(l, `"verb":"watch"`, `"verb":"list"`, 1)
+				at = i + 1
+				break
+			}
+		}
+		return append(lines, "")
+	})
+	_, _, err := replayFile(t, path)
+	var d *trace.Divergence
+	if !errors.As(err, &d) {
+		t.Fatalf("replay: got %v, want a divergence", err)
+	}
+	if d.Line != at || d.Expected != reflector.VerbList || d.Got != reflector.VerbWatch {
+		t.Errorf("divergence: got %+v, want line %d expected list got watch", d, at)
+	}
+}
+
+func TestATruncatedLastLineReplaysEverythingBeforeItWithAWarning(t *testing.T) {
+	var kept int
+	path := rewrite(t, filepath.Join(bundled, "steady.jsonl"), func(lines []string) []string {
+		kept = len(lines) - 3
+		lines = lines[:kept]
+		last := lines[kept-1]
+		lines[kept-1] = last[:len(last)/2] // cut mid-line, no newline
+		return lines
+	})
+	rp, _, err := replayFile(t, path)
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	w := rp.Warnings()
+	if len(w) != 1 || !strings.Contains(w[0], "edited.jsonl:"+itoa(kept)+": the last line is truncated") {
+		t.Errorf("warnings: got %v, want one naming line %d", w, kept)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestReaderErrorsNameTheProblemAndTheLine(t *testing.T) {
+	header := `{"k":"header","v":1,"startedAt":"2026-01-01T00:00:00Z","resource":{"version":"v1","resource":"configmaps"}}`
+	cases := []struct {
+		name, content, want string
+	}{
+		{"empty", "", "the trace is empty"},
+		{"not json", "hello\n", "t.jsonl:1: not a watchcache trace (the first line is not JSON)"},
+		{"no header", `{"k":"note","at":1}` + "\n", `t.jsonl:1: not a watchcache trace: the first line is "note", want a header`},
+		{"future version", `{"k":"header","v":7}` + "\n", "t.jsonl:1: unsupported trace version 7 (this build reads version 1)"},
+		{"malformed middle line", header + "\n" + `{"k":"note","at":1}` + "\n{bad\n" + `{"k":"note","at":2}` + "\n", "t.jsonl:3: malformed line"},
+		{"empty middle line", header + "\n\n" + `{"k":"note","at":2}` + "\n", "t.jsonl:2: empty line"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rd, err := trace.NewReader("t.jsonl", strings.NewReader(tc.content))
+			for err == nil {
+				_, err = rd.Next()
+			}
+			if errors.Is(err, io.EOF) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnknownLineKindsAreSkippedWithAWarning(t *testing.T) {
+	in := `{"k":"header","v":1,"startedAt":"2026-01-01T00:00:00Z"}` + "\n" + `{"k":"future-thing","at":1}` + "\n" + `{"k":"note","at":2,"reason":"x"}` + "\n"
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := rd.Next()
+	if err != nil || l.K != trace.KindNote || l.Reason != "x" {
+		t.Fatalf("Next: got %+v, %v; want the note", l, err)
+	}
+	if w := rd.Warnings(); len(w) != 1 || !strings.Contains(w[0], `t.jsonl:2: skipped a line of unknown kind "future-thing"`) {
+		t.Errorf("warnings: got %v", w)
+	}
+}
+
+func TestGzipTracesRoundTripAndATruncatedGzipStillReplays(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(bundled, "demo.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	if _, err := gz.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "demo.jsonl.gz")
+	if err := os.WriteFile(whole, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, sum, err := replayFile(t, whole)
+	if err != nil || sum.Counters.Relists != 1 {
+		t.Fatalf("gzip replay: %v, counters %+v", err, sum.Counters)
+	}
+	cut := filepath.Join(dir, "cut.jsonl.gz")
+	if err := os.WriteFile(cut, buf.Bytes()[:buf.Len()*2/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rp, _, err := replayFile(t, cut)
+	if err != nil {
+		t.Fatalf("truncated gzip replay: %v", err)
+	}
+	if len(rp.Warnings()) != 1 {
+		t.Errorf("warnings: got %v, want one about the truncated last line", rp.Warnings())
+	}
+}
