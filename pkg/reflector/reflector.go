@@ -445,6 +445,7 @@ func (r *Reflector) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 	}
 	applied := time.Since(arrived)
 	r.advance(ev.Item.Object.ResourceVersion)
+	r.note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.latency.add(applied)

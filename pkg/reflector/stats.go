@@ -65,6 +65,10 @@ const (
 	NoteRequestStarted NoteKind = "request-started"
 	// NoteRequestEnded: a request ended (Note.Request has its duration, counts and end).
 	NoteRequestEnded NoteKind = "request-ended"
+	// NoteApplied: one watch event (ADDED/MODIFIED/DELETED) was applied to the store
+	// (Note.Event and Note.Applied say which and what it did). List items have no
+	// such note: the list-complete decision counts them.
+	NoteApplied NoteKind = "applied"
 	// NoteDecision: the reflector decided something (state change, relist, backoff,
 	// fallback, relist diff, resourceVersion anomaly). These are the trace's `note` lines.
 	NoteDecision NoteKind = "decision"
@@ -109,6 +113,9 @@ type Note struct {
 	Request *RequestInfo
 	// Diff is set for relist-diff notes.
 	Diff *store.RelistDiff
+	// Event and Applied are set for applied notes.
+	Event   EventType
+	Applied *store.Result
 }
 
 // RequestInfo describes one request, while it runs and after it ended.

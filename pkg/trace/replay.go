@@ -146,9 +146,34 @@ func (p *Replay) ReflectorConfig() reflector.Config {
 		MaxPermanentRetries:  o.MaxPermanentRetries,
 		GiveUpAfter:          time.Duration(o.GiveUpAfter),
 		Clock:                p.clock,
-		Rand:                 func() float64 { return 0.5 },
+		Rand:                 p.jitter,
 		OnNote:               p.Note,
 	}
+}
+
+// jitter is the replayed reflector's random source. The reflector draws the
+// jitter of a watch's timeoutSeconds just before the request, so when the next
+// recorded request is a watch, jitter returns the value that reproduces its
+// recorded timeoutSeconds; the request then shows the options actually sent.
+// Other draws (backoff jitter on the virtual clock) get 0.5.
+func (p *Replay) jitter() float64 {
+	l, err := p.next(context.Background())
+	if err != nil {
+		return 0.5
+	}
+	p.unread(l)
+	base := time.Duration(p.rd.Header().Options.WatchTimeout).Seconds()
+	if l.K != KindRequest || l.Opts == nil || l.Opts.TimeoutSeconds == 0 || base <= 0 {
+		return 0.5
+	}
+	r := (float64(l.Opts.TimeoutSeconds) + 0.5 - base) / base
+	switch {
+	case r < 0:
+		return 0
+	case r >= 1:
+		return 0.999
+	}
+	return r
 }
 
 // Run runs r (built from ReflectorConfig, with SetForceRelist done) until the

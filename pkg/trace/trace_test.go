@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -258,5 +259,43 @@ func TestGzipTracesRoundTripAndATruncatedGzipStillReplays(t *testing.T) {
 	}
 	if len(rp.Warnings()) != 1 {
 		t.Errorf("warnings: got %v, want one about the truncated last line", rp.Warnings())
+	}
+}
+
+func TestReplayedRequestsCarryTheRecordedOptions(t *testing.T) {
+	path := filepath.Join(bundled, "demo.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded []reflector.RequestOptions
+	for _, line := range strings.Split(string(b), "\n") {
+		var l trace.Line
+		if json.Unmarshal([]byte(line), &l) == nil && l.K == trace.KindRequest {
+			recorded = append(recorded, *l.Opts)
+		}
+	}
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	st, w := store.New()
+	r, err := reflector.New(rp.ReflectorConfig(), w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	replayed := r.Stats().Requests
+	if len(replayed) != len(recorded) {
+		t.Fatalf("requests: got %d, want %d", len(replayed), len(recorded))
+	}
+	for i := range recorded {
+		if replayed[i].Opts != recorded[i] {
+			t.Errorf("request %d options: got %+v, want %+v", i+1, replayed[i].Opts, recorded[i])
+		}
 	}
 }
