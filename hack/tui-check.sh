@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# tui-check: runs the dashboard the way a user sees it. It builds
+# ./cmd/kubectl-watchcache, replays the bundled demo trace in a detached tmux
+# pane of 120x40, captures the screen and checks that the health gauges and a
+# relist are on it. The tmux session is always killed.
+#
+#   hack/tui-check.sh          check
+#   hack/tui-check.sh --save   check, and write the capture to docs/tui-capture.txt
+#
+# Environment: TUI_CHECK_TRACE (default testdata/traces/demo.jsonl),
+# TUI_CHECK_WAIT seconds before the first capture (default 4),
+# TUI_CHECK_TIMEOUT seconds to wait for everything to show (default 30).
+set -euo pipefail
+
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+fail() { echo "tui-check: $*" >&2; exit 1; }
+
+save=false
+for arg in "$@"; do
+  case "$arg" in
+    --save) save=true ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "tui-check: unknown argument $arg" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+cd "$(dirname "$0")/.."
+trace=${TUI_CHECK_TRACE:-testdata/traces/demo.jsonl}
+wait_first=${TUI_CHECK_WAIT:-4}
+timeout=${TUI_CHECK_TIMEOUT:-30}
+
+command -v tmux >/dev/null || fail "tmux is not installed (e.g. apt-get install tmux)"
+[[ -f "$trace" ]] || fail "trace $trace not found"
+
+tmp=$(mktemp -d)
+session="tui-check-$$"
+cleanup() {
+  tmux kill-session -t "$session" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+echo "tui-check: building ./cmd/kubectl-watchcache"
+go build -o "$tmp/kubectl-watchcache" ./cmd/kubectl-watchcache
+
+# The pane outlives the program (sleep), so an early exit is captured, not lost.
+tmux new-session -d -s "$session" -x 120 -y 40 \
+  "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$trace' --speed 1 2>'$tmp/stderr'; echo \"[exited with status \$?]\"; sleep 3600"
+echo "tui-check: replaying $trace in tmux session $session (120x40)"
+
+# What must be on the screen: the gauge labels the dashboard renders, the
+# replay badge, and evidence of a relist (the relists gauge above zero, a
+# RELIST log entry, or the Relist diff pane showing one).
+labels=("objects" "bookmark" "last RV" "410 Gone" "relists" "UID mismatch"
+        "watch restarts" "duplicates" "backoffs" "apply latency" "REPLAY")
+relist_re='relists +[1-9]|RELIST |relist at rv'
+
+missing=()
+check() {
+  missing=()
+  for l in "${labels[@]}"; do
+    grep -qF -- "$l" "$tmp/capture" || missing+=("$l")
+  done
+  grep -qE -- "$relist_re" "$tmp/capture" || missing+=("a relist (/$relist_re/)")
+  [[ ${#missing[@]} -eq 0 ]]
+}
+
+sleep "$wait_first"
+deadline=$((SECONDS + timeout))
+while :; do
+  tmux capture-pane -p -t "$session" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"
+  if check; then break; fi
+  if grep -q '^\[exited with status' "$tmp/capture" || (( SECONDS >= deadline )); then
+    echo "---- capture ----" >&2; cat "$tmp/capture" >&2
+    if [[ -s "$tmp/stderr" ]]; then echo "---- stderr ----" >&2; cat "$tmp/stderr" >&2; fi
+    fail "after $((SECONDS))s the screen lacks: ${missing[*]}"
+  fi
+  sleep 0.5
+done
+
+if $save; then
+  mkdir -p docs
+  cp "$tmp/capture" docs/tui-capture.txt
+  echo "tui-check: saved the capture to docs/tui-capture.txt"
+fi
+echo "tui-check: ok: gauges and a relist are on the screen"

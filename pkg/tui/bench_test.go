@@ -1,0 +1,56 @@
+package tui
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// fullModel is the demo dashboard with a full event log.
+func fullModel(b *testing.B, w, h int) Model {
+	clock := newFakeClock()
+	m := New(demoOptions(clock), Feed{})
+	b.Cleanup(m.Close)
+	m = resize(m, w, h)
+	for _, s := range demoSnapshots() {
+		m = update(m, s)
+	}
+	results := make([]store.Result, DefaultLogSize)
+	for i := range results {
+		results[i] = store.Result{Outcome: store.Modified, Object: obj("default", fmt.Sprintf("cm-%04d", i), "uid", fmt.Sprint(i))}
+	}
+	return update(m, changesMsg{at: at(110 * time.Second), results: results})
+}
+
+func BenchmarkView160x48(b *testing.B) {
+	m := fullModel(b, 160, 48)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.View()
+	}
+}
+
+func BenchmarkViewFiltered160x48(b *testing.B) {
+	m := typeText(update(fullModel(b, 160, 48), keyPress("/")), "cm-01")
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.View()
+	}
+}
+
+// BenchmarkChangesBatch is the cost of taking in one full batch of store changes.
+func BenchmarkChangesBatch(b *testing.B) {
+	m := fullModel(b, 160, 48)
+	results := make([]store.Result, maxBatch)
+	for i := range results {
+		o := obj("default", fmt.Sprintf("cm-%05d", i%5000), "uid", fmt.Sprint(i))
+		results[i] = store.Result{Outcome: store.Modified, Object: o, Previous: o}
+	}
+	msg := changesMsg{at: at(111 * time.Second), results: results}
+	b.ReportAllocs()
+	for b.Loop() {
+		m = update(m, msg)
+	}
+}

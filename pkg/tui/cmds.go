@@ -1,0 +1,170 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// maxBatch bounds one delivery of notes or store changes to the model, so
+// one message never holds the screen for long; what does not fit waits in
+// its buffer (and a full buffer drops, counted, never blocking the writer).
+const maxBatch = 16384
+
+// snapshotMsg is one poll of the feed.
+type snapshotMsg struct {
+	at            time.Time
+	hasStats      bool
+	stats         reflector.Stats
+	hasStore      bool
+	counters      store.Counters
+	storeReady    bool
+	hasProgress   bool
+	done, total   int64
+	notesLost     int64
+	changesMissed int64
+}
+
+// notesMsg delivers notes from the NoteBuffer.
+type notesMsg struct{ notes []reflector.Note }
+
+// changesMsg delivers store changes; closed says the subscription ended.
+type changesMsg struct {
+	at      time.Time
+	results []store.Result
+	closed  bool
+}
+
+// auditMsg is the end of an audit.
+type auditMsg struct {
+	report *reflector.AuditReport
+	err    error
+}
+
+// forceRelistDoneMsg says ForceRelist returned.
+type forceRelistDoneMsg struct{}
+
+// takeSnapshot polls everything the feed offers. It runs on a command
+// goroutine, never on the reflector's.
+func takeSnapshot(opts Options, feed Feed, sub *store.Subscription) snapshotMsg {
+	s := snapshotMsg{at: opts.Now()}
+	if feed.Stats != nil {
+		s.hasStats, s.stats = true, feed.Stats()
+	}
+	if feed.Store != nil {
+		s.hasStore, s.counters, s.storeReady = true, feed.Store.Counters(), feed.Store.Ready()
+	}
+	if opts.Progress != nil {
+		s.hasProgress = true
+		s.done, s.total = opts.Progress()
+	}
+	if feed.Notes != nil {
+		s.notesLost = feed.Notes.Dropped()
+	}
+	if sub != nil {
+		s.changesMissed = sub.Missed()
+	}
+	return s
+}
+
+// pollCmd takes the next snapshot after wait.
+func (m Model) pollCmd(wait time.Duration) tea.Cmd {
+	opts, feed, sub := m.opts, m.feed, m.life.sub
+	if wait <= 0 {
+		return func() tea.Msg { return takeSnapshot(opts, feed, sub) }
+	}
+	return tea.Tick(wait, func(time.Time) tea.Msg { return takeSnapshot(opts, feed, sub) })
+}
+
+// notesCmd delivers the next batch of notes, no sooner than wait from now.
+func (m Model) notesCmd(wait time.Duration) tea.Cmd {
+	if m.feed.Notes == nil {
+		return nil
+	}
+	done, ch := m.life.ctx.Done(), m.feed.Notes.ch
+	return func() tea.Msg {
+		notes, _, ok := readBatch(done, ch, wait)
+		if !ok {
+			return nil
+		}
+		return notesMsg{notes: notes}
+	}
+}
+
+// changesCmd delivers the next batch of store changes, no sooner than wait from now.
+func (m Model) changesCmd(wait time.Duration) tea.Cmd {
+	if m.life.sub == nil {
+		return nil
+	}
+	done, ch, now := m.life.ctx.Done(), m.life.sub.Changes(), m.opts.Now
+	return func() tea.Msg {
+		results, closed, ok := readBatch(done, ch, wait)
+		if !ok {
+			return nil
+		}
+		return changesMsg{at: now(), results: results, closed: closed}
+	}
+}
+
+// readBatch waits wait, then blocks until ch has something, then takes
+// what else is ready, up to maxBatch. closed reports that ch was closed;
+// ok is false when done closed first.
+func readBatch[T any](done <-chan struct{}, ch <-chan T, wait time.Duration) (batch []T, closed, ok bool) {
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-done:
+			return nil, false, false
+		case <-t.C:
+		}
+	}
+	select {
+	case <-done:
+		return nil, false, false
+	case v, open := <-ch:
+		if !open {
+			return nil, true, true
+		}
+		batch = append(batch, v)
+	}
+	for len(batch) < maxBatch {
+		select {
+		case v, open := <-ch:
+			if !open {
+				return batch, true, true
+			}
+			batch = append(batch, v)
+		default:
+			return batch, false, true
+		}
+	}
+	return batch, false, true
+}
+
+// forceRelistCmd asks the reflector to relist, off the screen's goroutine.
+func forceRelistCmd(f func()) tea.Cmd {
+	return func() tea.Msg {
+		f()
+		return forceRelistDoneMsg{}
+	}
+}
+
+// auditCmd runs an audit, bounded by the audit timeout and by the model's life.
+func (m Model) auditCmd() tea.Cmd {
+	audit, ctx, timeout := m.feed.Audit, m.life.ctx, m.opts.AuditTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		rep, err := audit(ctx)
+		if err == nil && rep == nil {
+			err = errors.New("audit returned no report")
+		}
+		return auditMsg{report: rep, err: err}
+	}
+}

@@ -1,0 +1,241 @@
+package tui
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// detailKind is what the detail view shows.
+type detailKind int
+
+const (
+	detailObject  detailKind = iota // one object's identity and history, live
+	detailRequest                   // one request with all its options
+	detailText                      // a note, a relist or an audit, fixed text
+)
+
+// maxDetailEntries bounds the object lists of a relist or audit detail.
+const maxDetailEntries = 500
+
+// detailView is the full-screen detail of the selected entry.
+type detailView struct {
+	kind   detailKind
+	ref    store.Ref
+	req    reflector.RequestInfo
+	title  string
+	text   []string
+	offset int
+}
+
+// detailFor builds the detail of a log entry.
+func detailFor(e *logEntry) detailView {
+	switch {
+	case e.hasRef:
+		return detailView{kind: detailObject, ref: e.ref}
+	case e.note != nil && e.note.Request != nil:
+		return detailView{kind: detailRequest, req: *e.note.Request}
+	case e.diff != nil:
+		return detailView{kind: detailText, title: e.kind.String() + " at rv " + orDash(e.diff.ResourceVersion), text: diffText(e.diff)}
+	case e.audit != nil:
+		return detailView{kind: detailText, title: "Audit", text: auditText(e.audit)}
+	case e.note != nil:
+		return detailView{kind: detailText, title: "Note: " + e.note.Reason, text: noteDetail(e.note)}
+	}
+	return detailView{kind: detailText, title: e.kind.String(), text: []string{e.message()}}
+}
+
+// content is the detail's title and its lines, wrapped to width.
+func (d detailView) content(m *Model, width int) (string, []string) {
+	var title string
+	var body []string
+	switch d.kind {
+	case detailObject:
+		title = "Object " + d.ref.String() + "  (" + resourceName(m.opts.Target) + ")"
+		body = m.objectDetail(d.ref)
+	case detailRequest:
+		title = fmt.Sprintf("Request #%d  %s", d.req.ID, d.req.Verb)
+		body = requestDetail(&d.req, m.now)
+	default:
+		title, body = d.title, d.text
+	}
+	var wrapped []string
+	for _, l := range body {
+		wrapped = append(wrapped, strings.Split(ansi.Wrap(l, max(width-2, 10), " ,"), "\n")...)
+	}
+	return title, wrapped
+}
+
+// lines renders the detail body: a title line, then the scrolled content.
+func (d detailView) lines(m *Model, width, h int) []string {
+	title, wrapped := d.content(m, width)
+	h--
+	off := min(max(d.offset, 0), max(len(wrapped)-h, 0))
+	more := ""
+	if len(wrapped) > h {
+		more = fmt.Sprintf("  lines %d-%d of %d", off+1, min(off+h, len(wrapped)), len(wrapped))
+	}
+	out := []string{spread(m.st.tabActive.Render(" "+title+" "), m.st.faint.Render("esc back"+more), width)}
+	for i := off; i < len(wrapped) && len(out) <= h; i++ {
+		out = append(out, " "+wrapped[i])
+	}
+	return out
+}
+
+// objectDetail is what the dashboard knows of one object: its state in the
+// cache now, and the versions it saw with what each changed.
+func (m *Model) objectDetail(ref store.Ref) []string {
+	st := m.st
+	var out []string
+	if m.feed.Store != nil {
+		if o, ok := m.feed.Store.Get(ref); ok {
+			out = append(out, st.label.Render("in cache now"))
+			out = append(out, objectFacts(o)...)
+		} else {
+			out = append(out, st.warn.Render("not in the cache now")+st.faint.Render(" (deleted, or not listed yet)"))
+		}
+		out = append(out, "")
+	}
+	r, ok := m.history.get(ref)
+	if !ok {
+		return append(out, st.faint.Render(fmt.Sprintf(
+			"no versions recorded: the dashboard keeps the last %d versions of the %s most recently changed objects",
+			versionsPerObject, count(m.opts.TrackedObjects))))
+	}
+	head := "versions seen, oldest first"
+	if r.forgotten > 0 {
+		head += fmt.Sprintf(" (%d older forgotten)", r.forgotten)
+	}
+	out = append(out, st.label.Render(head))
+	for i := range r.len() {
+		v := r.at(i)
+		ts := "before   "
+		if !v.at.IsZero() {
+			ts = v.at.Format("15:04:05") + " "
+		}
+		out = append(out, ts+st.value.Render(fmt.Sprintf("%-22s", v.what))+" uid "+shortUID(v.uid)+"  rv "+orDash(v.rv))
+		for _, c := range r.changesOf(i) {
+			out = append(out, "           "+st.accent.Render("· ")+c)
+		}
+	}
+	return out
+}
+
+// objectFacts are an object's identity and metadata, one fact a line.
+func objectFacts(o *store.Object) []string {
+	out := []string{
+		"  uid          " + orDash(o.UID),
+		"  rv           " + orDash(o.ResourceVersion),
+		fmt.Sprintf("  generation   %d", o.Generation),
+	}
+	if !o.CreationTimestamp.IsZero() {
+		out = append(out, "  created      "+o.CreationTimestamp.UTC().Format(time.RFC3339))
+	}
+	if o.DeletionTimestamp != nil {
+		out = append(out, "  deleting     since "+o.DeletionTimestamp.UTC().Format(time.RFC3339))
+	}
+	if len(o.Labels) > 0 {
+		var l []string
+		for _, k := range slices.Sorted(maps.Keys(o.Labels)) {
+			l = append(l, k+"="+o.Labels[k])
+		}
+		out = append(out, "  labels       "+strings.Join(l, ","))
+	}
+	if len(o.OwnerReferences) > 0 {
+		out = append(out, "  owners       "+owners(o))
+	}
+	if len(o.Body) > 0 {
+		out = append(out, "  body         "+bytesIEC(int64(len(o.Body)))+" of JSON kept")
+	}
+	return out
+}
+
+// requestDetail is everything about one request.
+func requestDetail(r *reflector.RequestInfo, now time.Time) []string {
+	out := []string{"verb         " + string(r.Verb)}
+	if !r.Started.IsZero() {
+		out = append(out, "started      "+r.Started.Format("15:04:05.000")+" ("+age(now.Sub(r.Started))+" ago)")
+	}
+	if r.Ended() {
+		out = append(out, "took         "+age(r.Duration))
+	} else if !r.Started.IsZero() {
+		out = append(out, "running for  "+age(now.Sub(r.Started)))
+	}
+	out = append(out, "received     "+requestCount(r))
+	for i, o := range strings.Split(requestOpts(r.Opts, true), " ") {
+		label := "             "
+		if i == 0 {
+			label = "options      "
+		}
+		out = append(out, label+o)
+	}
+	out = append(out, "ended        "+requestEnd(r.End))
+	if r.End != nil && r.End.Err != nil {
+		out = append(out, "error        "+r.End.Err.Error())
+	}
+	return out
+}
+
+// noteDetail is everything about one reflector note.
+func noteDetail(n *reflector.Note) []string {
+	out := []string{
+		"time         " + n.At.Format("15:04:05.000"),
+		"kind         " + string(n.Kind),
+		"reason       " + n.Reason,
+		"state after  " + n.State.String(),
+	}
+	if n.Wait > 0 {
+		out = append(out, "wait         "+latency(n.Wait))
+	}
+	if n.Detail != "" {
+		out = append(out, "detail       "+n.Detail)
+	}
+	if n.Diff != nil {
+		out = append(out, "")
+		out = append(out, diffText(n.Diff)...)
+	}
+	return out
+}
+
+// diffText lists a relist diff with names.
+func diffText(d *store.RelistDiff) []string {
+	out := []string{diffSummary(d), ""}
+	n := 0
+	for _, r := range diffRows(d) {
+		if n == maxDetailEntries {
+			out = append(out, fmt.Sprintf("… and %d more", d.Missed()-n))
+			break
+		}
+		out = append(out, fmt.Sprintf("%-13s %s", r.what, r.text()))
+		n++
+	}
+	return out
+}
+
+// auditText lists an audit report with names.
+func auditText(a *reflector.AuditReport) []string {
+	out := []string{a.String(), ""}
+	groups := []struct {
+		what    string
+		entries []store.DiffEntry
+	}{{"missing", a.Missing}, {"extra", a.Extra}, {"different", a.Different}}
+	n := 0
+	for _, g := range groups {
+		for _, e := range g.entries {
+			if n == maxDetailEntries {
+				return append(out, "… and more")
+			}
+			out = append(out, fmt.Sprintf("%-10s %s  cached uid %s rv %s · listed uid %s rv %s", g.what, e.Ref,
+				shortUID(e.OldUID), orDash(e.OldResourceVersion), shortUID(e.NewUID), orDash(e.NewResourceVersion)))
+			n++
+		}
+	}
+	return out
+}

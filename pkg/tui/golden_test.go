@@ -1,0 +1,72 @@
+package tui
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+)
+
+// goldenScreen runs the dashboard as a program at w x h with the plain
+// color profile and a clock fixed at the demo's last poll, sends msgs, quits,
+// and returns the final screen as plain text. Regenerate the goldens with
+// go test ./pkg/tui -run Golden -update.
+func goldenScreen(t *testing.T, w, h int, opts func(*Options), msgs ...tea.Msg) []byte {
+	t.Helper()
+	o := demoOptions(newFakeClock())
+	end := at(110 * time.Second)
+	o.Now = func() time.Time { return end } // read by the program's goroutines: fixed, so no race
+	if opts != nil {
+		opts(&o)
+	}
+	m := New(o, Feed{})
+	t.Cleanup(m.Close)
+	tm := teatest.NewTestModel(t, m,
+		teatest.WithInitialTermSize(w, h),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ASCII)))
+	for _, s := range demoSnapshots() {
+		tm.Send(s)
+	}
+	tm.Send(notesMsg{notes: demoNotes()})
+	tm.Send(demoChanges())
+	for _, msg := range msgs {
+		tm.Send(msg)
+	}
+	tm.Send(keyPress("ctrl+c"))
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	var out bytes.Buffer
+	plainText := &colorprofile.Writer{Forward: &out, Profile: colorprofile.NoTTY}
+	if _, err := plainText.Write([]byte(final.View().Content)); err != nil {
+		t.Fatal(err)
+	}
+	return append(out.Bytes(), '\n')
+}
+
+func TestGoldenDashboard80x24(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenScreen(t, 80, 24, nil))
+}
+
+func TestGoldenDashboard160x48(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenScreen(t, 160, 48, nil))
+}
+
+func TestGoldenReplayRequests120x40(t *testing.T) {
+	replay := func(o *Options) {
+		o.Replay, o.Trace = true, "testdata/traces/demo.jsonl"
+	}
+	snaps := demoSnapshots()
+	snap := snaps[len(snaps)-1] // the same stats (and diff) as the last poll, now with a position
+	snap.hasProgress, snap.done, snap.total = true, 3120, 4800
+	teatest.RequireEqualOutput(t, goldenScreen(t, 120, 40, replay, snap, keyPress("tab"), keyPress("up")))
+}
+
+func TestGoldenObjectDetail80x24(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenScreen(t, 80, 24, nil, keyPress("up"), keyPress("up"), keyPress("enter")))
+}
+
+func TestGoldenHelp80x24(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenScreen(t, 80, 24, nil, keyPress("?")))
+}

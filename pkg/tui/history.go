@@ -1,0 +1,328 @@
+package tui
+
+import (
+	"container/list"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// version is one state of an object the dashboard saw.
+type version struct {
+	at time.Time // zero when unknown (the cached state before the first change seen)
+	// what says how this version was seen: a store outcome (ADDED, MODIFIED,
+	// REPLACED, DELETED), CACHED, or a relist-diff category.
+	what string
+	// obj is the object; nil for versions known only from a relist diff.
+	obj     *store.Object
+	uid, rv string
+
+	// changes describe what differs from the previous version; computed
+	// when first shown, since most versions never are.
+	changes []string
+	diffed  bool
+}
+
+// objectRecord is the bounded history of one address (namespace/name): a
+// ring of its last versions, kept by value so recording allocates nothing
+// once the history is full (evicted records are reused).
+type objectRecord struct {
+	ref       store.Ref
+	ring      [versionsPerObject]version
+	first, n  int
+	forgotten int // versions dropped from the front
+	elem      *list.Element
+}
+
+// len is how many versions the record holds.
+func (r *objectRecord) len() int { return r.n }
+
+// at returns version i, 0 being the oldest kept.
+func (r *objectRecord) at(i int) *version { return &r.ring[(r.first+i)%versionsPerObject] }
+
+func (r *objectRecord) push(v version) {
+	if r.n == versionsPerObject {
+		r.ring[r.first] = v
+		r.first = (r.first + 1) % versionsPerObject
+		r.forgotten++
+		return
+	}
+	r.ring[(r.first+r.n)%versionsPerObject] = v
+	r.n++
+}
+
+// objectHistory keeps the last versions of the most recently changed
+// objects, so a selected log entry can show what changed. It is bounded in
+// objects (least recently changed forgotten first) and in versions per object.
+type objectHistory struct {
+	max   int
+	byRef map[store.Ref]*objectRecord
+	lru   *list.List // of *objectRecord, most recently changed first
+}
+
+func newObjectHistory(maxObjects int) *objectHistory {
+	return &objectHistory{max: max(maxObjects, 1), byRef: map[store.Ref]*objectRecord{}, lru: list.New()}
+}
+
+// len is how many objects have a history.
+func (h *objectHistory) len() int { return len(h.byRef) }
+
+// get returns the history of ref, if it is tracked.
+func (h *objectHistory) get(ref store.Ref) (*objectRecord, bool) {
+	r, ok := h.byRef[ref]
+	return r, ok
+}
+
+// add appends v to ref's history. baseline, when the history is new, is the
+// cached object before v (so the first change seen has something to compare to).
+func (h *objectHistory) add(ref store.Ref, v version, baseline *store.Object) {
+	r, ok := h.byRef[ref]
+	switch {
+	case ok:
+		h.lru.MoveToFront(r.elem)
+	case h.lru.Len() >= h.max:
+		// Reuse the least recently changed record for the new object.
+		r = h.lru.Back().Value.(*objectRecord)
+		delete(h.byRef, r.ref)
+		elem := r.elem
+		*r = objectRecord{ref: ref, elem: elem}
+		h.lru.MoveToFront(elem)
+		h.byRef[ref] = r
+	default:
+		r = &objectRecord{ref: ref}
+		r.elem = h.lru.PushFront(r)
+		h.byRef[ref] = r
+	}
+	if !ok && baseline != nil {
+		r.push(version{what: "CACHED", obj: baseline, uid: baseline.UID, rv: baseline.ResourceVersion})
+	}
+	r.push(v)
+}
+
+// outcomeWord names the store outcomes the history records; "" for the others.
+func outcomeWord(o store.Outcome) string {
+	switch o {
+	case store.Added:
+		return "ADDED"
+	case store.Modified:
+		return "MODIFIED"
+	case store.Replaced:
+		return "REPLACED"
+	case store.Deleted:
+		return "DELETED"
+	}
+	return ""
+}
+
+// recordResult adds what one store change did to the history.
+func (h *objectHistory) recordResult(at time.Time, res store.Result) {
+	if outcomeWord(res.Outcome) == "" || res.Object == nil {
+		return
+	}
+	h.add(res.Object.Ref(), version{
+		at: at, what: outcomeWord(res.Outcome), obj: res.Object,
+		uid: res.Object.UID, rv: res.Object.ResourceVersion,
+	}, res.Previous)
+}
+
+// recordDiff adds the objects a relist diff names, at most limit of them.
+func (h *objectHistory) recordDiff(at time.Time, d *store.RelistDiff, limit int) {
+	groups := []struct {
+		what    string
+		entries []store.DiffEntry
+		useOld  bool
+	}{
+		{"missed delete (relist)", d.Deleted, true},
+		{"recreated (relist)", d.Recreated, false},
+		{"missed update (relist)", d.Updated, false},
+		{"missed add (relist)", d.Added, false},
+	}
+	for _, g := range groups {
+		for _, e := range g.entries {
+			if limit <= 0 {
+				return
+			}
+			limit--
+			uid, rv := e.NewUID, e.NewResourceVersion
+			if g.useOld {
+				uid, rv = e.OldUID, e.OldResourceVersion
+			}
+			h.add(e.Ref, version{at: at, what: g.what, uid: uid, rv: rv}, nil)
+		}
+	}
+}
+
+// changesOf returns (and caches) what version i of r changed.
+func (r *objectRecord) changesOf(i int) []string {
+	v := r.at(i)
+	if v.diffed {
+		return v.changes
+	}
+	var prev *version
+	switch {
+	case i > 0:
+		prev = r.at(i - 1)
+	case r.forgotten > 0:
+		v.changes, v.diffed = []string{"the versions before it were forgotten"}, true
+		return v.changes
+	}
+	v.changes, v.diffed = versionChanges(prev, v), true
+	return v.changes
+}
+
+// maxBodyChanges bounds the body fields listed for one version.
+const maxBodyChanges = 12
+
+// versionChanges describes what differs between two successive versions.
+func versionChanges(prev, cur *version) []string {
+	if prev == nil {
+		return []string{"first version seen"}
+	}
+	var out []string
+	if prev.uid != cur.uid && prev.uid != "" && cur.uid != "" {
+		out = append(out, fmt.Sprintf("new instance: uid %s → %s", shortUID(prev.uid), shortUID(cur.uid)))
+	}
+	if prev.rv != cur.rv {
+		out = append(out, fmt.Sprintf("resourceVersion %s → %s", orDash(prev.rv), orDash(cur.rv)))
+	}
+	a, b := prev.obj, cur.obj
+	if a == nil || b == nil {
+		return out
+	}
+	if a.Generation != b.Generation {
+		out = append(out, fmt.Sprintf("generation %d → %d", a.Generation, b.Generation))
+	}
+	out = append(out, labelChanges(a.Labels, b.Labels)...)
+	if a.DeletionTimestamp == nil && b.DeletionTimestamp != nil {
+		out = append(out, "deletionTimestamp set: "+b.DeletionTimestamp.UTC().Format(time.RFC3339))
+	}
+	if !reflect.DeepEqual(a.OwnerReferences, b.OwnerReferences) {
+		out = append(out, fmt.Sprintf("owners %s → %s", owners(a), owners(b)))
+	}
+	if len(a.Body) > 0 && len(b.Body) > 0 {
+		out = append(out, bodyChanges(a.Body, b.Body)...)
+	}
+	if len(out) == 0 {
+		out = append(out, "no change in what is kept (metadata-only objects hide spec and status)")
+	}
+	return out
+}
+
+// labelChanges lists added, removed and changed labels in key order.
+func labelChanges(a, b map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(b)) {
+		old, ok := a[k]
+		switch {
+		case !ok:
+			out = append(out, "label +"+k+"="+b[k])
+		case old != b[k]:
+			out = append(out, "label "+k+": "+old+" → "+b[k])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		if _, ok := b[k]; !ok {
+			out = append(out, "label -"+k)
+		}
+	}
+	return out
+}
+
+// owners renders owner references as Kind/name, the controller marked with *.
+func owners(o *store.Object) string {
+	if len(o.OwnerReferences) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(o.OwnerReferences))
+	for i, r := range o.OwnerReferences {
+		parts[i] = r.Kind + "/" + r.Name
+		if r.Controller {
+			parts[i] += "*"
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// bodyChanges compares two JSON bodies field by field (a few levels deep),
+// leaving out the metadata already compared.
+func bodyChanges(a, b []byte) []string {
+	var av, bv any
+	if json.Unmarshal(a, &av) != nil || json.Unmarshal(b, &bv) != nil {
+		return []string{"body changed (not JSON)"}
+	}
+	var out []string
+	walkChanges("", av, bv, 0, &out)
+	if len(out) > maxBodyChanges {
+		n := len(out) - maxBodyChanges
+		out = append(out[:maxBodyChanges], fmt.Sprintf("… and %d more fields", n))
+	}
+	return out
+}
+
+// skipPath are fields every version changes or that are shown elsewhere.
+func skipPath(path string) bool {
+	switch path {
+	case "metadata.resourceVersion", "metadata.managedFields", "metadata.generation",
+		"metadata.labels", "metadata.ownerReferences", "metadata.deletionTimestamp", "metadata.uid":
+		return true
+	}
+	return false
+}
+
+func walkChanges(path string, a, b any, depth int, out *[]string) {
+	if skipPath(path) || len(*out) > maxBodyChanges {
+		return
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok && depth < 4 {
+		keys := slices.Sorted(maps.Keys(bm))
+		for _, k := range slices.Sorted(maps.Keys(am)) {
+			if _, ok := bm[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			av, ina := am[k]
+			bv, inb := bm[k]
+			switch {
+			case !ina:
+				if !skipPath(p) {
+					*out = append(*out, "+ "+p+": "+jsonValue(bv))
+				}
+			case !inb:
+				if !skipPath(p) {
+					*out = append(*out, "- "+p)
+				}
+			default:
+				walkChanges(p, av, bv, depth+1, out)
+			}
+		}
+		return
+	}
+	if !reflect.DeepEqual(a, b) {
+		*out = append(*out, path+": "+jsonValue(a)+" → "+jsonValue(b))
+	}
+}
+
+// jsonValue renders a JSON value briefly.
+func jsonValue(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	if r := []rune(string(raw)); len(r) > 40 {
+		return string(r[:39]) + ellipsis
+	}
+	return string(raw)
+}

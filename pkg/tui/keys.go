@@ -1,0 +1,61 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap is every key binding of the dashboard, in one place; the help
+// overlay and the footer are generated from it.
+type keyMap struct {
+	Quit       key.Binding
+	Help       key.Binding
+	Pause      key.Binding
+	Filter     key.Binding
+	TypeFilter key.Binding
+	Relist     key.Binding
+	Audit      key.Binding
+	NextPane   key.Binding
+	PrevPane   key.Binding
+	Up         key.Binding
+	Down       key.Binding
+	PageUp     key.Binding
+	PageDown   key.Binding
+	Top        key.Binding
+	Bottom     key.Binding
+	Select     key.Binding
+	Back       key.Binding
+}
+
+func newKeyMap() keyMap {
+	return keyMap{
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Pause:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "pause log")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		TypeFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "filter by type")),
+		Relist:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
+		Audit:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
+		NextPane:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
+		Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "oldest")),
+		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "newest, follow")),
+		Select:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back, unfilter")),
+	}
+}
+
+// ShortHelp is the footer's help (help.KeyMap).
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Help, k.Quit, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
+}
+
+// FullHelp is the help overlay, one column per group (help.KeyMap).
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.NextPane, k.PrevPane, k.Select, k.Back, k.Help, k.Quit},
+		{k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit},
+	}
+}

@@ -1,0 +1,346 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// entryKind is what an event log entry is about; the type filter picks kinds.
+type entryKind int
+
+const (
+	kindAdded entryKind = iota
+	kindModified
+	kindReplaced
+	kindDeleted
+	kindList   // the first list installed
+	kindRelist // a relist installed, with its diff
+	kindRequest
+	kindNote
+	kindAudit
+)
+
+// String is the kind's word in the log.
+func (k entryKind) String() string {
+	switch k {
+	case kindAdded:
+		return "ADDED"
+	case kindModified:
+		return "MODIFIED"
+	case kindReplaced:
+		return "REPLACED"
+	case kindDeleted:
+		return "DELETED"
+	case kindList:
+		return "LIST"
+	case kindRelist:
+		return "RELIST"
+	case kindRequest:
+		return "REQUEST"
+	case kindNote:
+		return "NOTE"
+	case kindAudit:
+		return "AUDIT"
+	}
+	return "?"
+}
+
+// numTypeFilters is how many choices the t key cycles through.
+const numTypeFilters = 8
+
+// typeFilter is choice i of the type filter: its name and whether it keeps kind k.
+// Choice 0 keeps everything.
+func typeFilter(i int, k entryKind) (name string, keep bool) {
+	switch i {
+	case 1:
+		return "ADDED", k == kindAdded
+	case 2:
+		return "MODIFIED", k == kindModified
+	case 3:
+		return "REPLACED", k == kindReplaced
+	case 4:
+		return "DELETED", k == kindDeleted
+	case 5:
+		return "LIST/RELIST", k == kindList || k == kindRelist
+	case 6:
+		return "REQUEST", k == kindRequest
+	case 7:
+		return "NOTE/AUDIT", k == kindNote || k == kindAudit
+	}
+	return "all", true
+}
+
+// logEntry is one line of the event log: a store change or a reflector note.
+// Text is formatted only when the entry is shown.
+type logEntry struct {
+	at     time.Time
+	kind   entryKind
+	hasRef bool
+	ref    store.Ref
+	uid    string
+	rv     string
+	prev   *store.Object // the replaced or removed object, for REPLACED/DELETED
+	note   *reflector.Note
+	diff   *store.RelistDiff
+	audit  *reflector.AuditReport
+	text   string // for entries without a note: the message
+}
+
+// entryFromResult turns a store change into a log entry; ok is false for
+// outcomes the log does not show.
+func entryFromResult(at time.Time, res store.Result, firstList bool) (logEntry, bool) {
+	e := logEntry{at: at}
+	switch res.Outcome {
+	case store.Added:
+		e.kind = kindAdded
+	case store.Modified:
+		e.kind = kindModified
+	case store.Replaced:
+		e.kind = kindReplaced
+	case store.Deleted:
+		e.kind = kindDeleted
+	case store.Relisted:
+		e.kind, e.diff = kindRelist, res.Diff
+		if firstList {
+			e.kind = kindList
+		}
+		return e, res.Diff != nil
+	default:
+		return e, false
+	}
+	if res.Object == nil {
+		return e, false
+	}
+	e.hasRef, e.ref = true, res.Object.Ref()
+	e.uid, e.rv, e.prev = res.Object.UID, res.Object.ResourceVersion, res.Previous
+	return e, true
+}
+
+// entryFromNote turns a reflector note into a log entry.
+func entryFromNote(n reflector.Note) logEntry {
+	e := logEntry{at: n.At, kind: kindNote, note: &n}
+	if n.Kind == reflector.NoteRequestStarted || n.Kind == reflector.NoteRequestEnded {
+		e.kind = kindRequest
+	}
+	return e
+}
+
+// message is the entry's text after its time and kind.
+func (e *logEntry) message() string {
+	switch {
+	case e.hasRef:
+		s := e.ref.String() + "  rv " + orDash(e.rv) + "  uid " + shortUID(e.uid)
+		if e.kind == kindReplaced && e.prev != nil {
+			s += fmt.Sprintf("  (was uid %s rv %s: missed delete+create)", shortUID(e.prev.UID), orDash(e.prev.ResourceVersion))
+		}
+		return s
+	case e.diff != nil:
+		if e.kind == kindList {
+			return fmt.Sprintf("initial list installed at rv %s: %s objects", orDash(e.diff.ResourceVersion), count(e.diff.After))
+		}
+		return "at rv " + orDash(e.diff.ResourceVersion) + ": " + diffSummary(e.diff)
+	case e.note != nil:
+		return noteText(e.note)
+	}
+	return e.text
+}
+
+// noteText is one line about a reflector note.
+func noteText(n *reflector.Note) string {
+	if r := n.Request; r != nil {
+		switch n.Kind {
+		case reflector.NoteRequestStarted:
+			return fmt.Sprintf("%s #%d started  %s", r.Verb, r.ID, requestOpts(r.Opts, false))
+		case reflector.NoteRequestEnded:
+			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, requestEnd(r.End), age(r.Duration), requestCount(r))
+		}
+	}
+	var b strings.Builder
+	b.WriteString(n.Reason)
+	if n.Wait > 0 {
+		b.WriteString(" " + latency(n.Wait))
+	}
+	if n.Detail != "" {
+		b.WriteString(": " + n.Detail)
+	}
+	b.WriteString(" → " + n.State.String())
+	return b.String()
+}
+
+// logPane is the scrollable event log: a bounded ring of entries, a
+// snapshot of it while paused, and the text and type filters.
+type logPane struct {
+	entries ring[logEntry]
+	added   int64 // entries ever added
+
+	paused      bool
+	frozen      []logEntry // what the pane shows while paused
+	addedAtStop int64
+
+	text    string // filter, lower case
+	typeIdx int
+	scroll  scroller
+}
+
+func newLogPane(size int) logPane {
+	return logPane{entries: newRing[logEntry](size), scroll: newScroller()}
+}
+
+func (l *logPane) add(e logEntry) {
+	l.entries.push(e)
+	l.added++
+}
+
+// setPaused freezes (or thaws) what the pane shows; entries keep arriving.
+func (l *logPane) setPaused(p bool) {
+	if p == l.paused {
+		return
+	}
+	l.paused = p
+	if !p {
+		l.frozen = nil
+		l.scroll.follow = true
+		return
+	}
+	l.frozen = make([]logEntry, l.entries.len())
+	for i := range l.frozen {
+		l.frozen[i] = *l.entries.at(i)
+	}
+	l.addedAtStop = l.added
+	l.scroll.follow = false
+}
+
+// newWhilePaused is how many entries arrived since the pause.
+func (l *logPane) newWhilePaused() int64 {
+	if !l.paused {
+		return 0
+	}
+	return l.added - l.addedAtStop
+}
+
+func (l *logPane) source(i int) *logEntry {
+	if l.paused {
+		return &l.frozen[i]
+	}
+	return l.entries.at(i)
+}
+
+func (l *logPane) sourceLen() int {
+	if l.paused {
+		return len(l.frozen)
+	}
+	return l.entries.len()
+}
+
+// filtering reports whether a filter hides entries.
+func (l *logPane) filtering() bool { return l.text != "" || l.typeIdx != 0 }
+
+// visible returns the indexes of the entries that pass the filters; nil
+// means all of them, so the common case allocates nothing.
+func (l *logPane) visible() []int {
+	if !l.filtering() {
+		return nil
+	}
+	n := l.sourceLen()
+	out := make([]int, 0, n)
+	for i := range n {
+		if l.matches(l.source(i)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (l *logPane) matches(e *logEntry) bool {
+	if _, keep := typeFilter(l.typeIdx, e.kind); !keep {
+		return false
+	}
+	if l.text == "" {
+		return true
+	}
+	return strings.Contains(strings.ToLower(e.kind.String()+" "+e.message()), l.text)
+}
+
+// rows is how many entries pass the filters, with the visible indexes.
+func (l *logPane) rows() (int, []int) {
+	idx := l.visible()
+	if idx == nil {
+		return l.sourceLen(), nil
+	}
+	return len(idx), idx
+}
+
+// row returns the entry shown as row i.
+func (l *logPane) row(i int, idx []int) *logEntry {
+	if idx != nil {
+		return l.source(idx[i])
+	}
+	return l.source(i)
+}
+
+// selected is the entry under the cursor, if any.
+func (l *logPane) selected() (*logEntry, bool) {
+	n, idx := l.rows()
+	if n == 0 {
+		return nil, false
+	}
+	return l.row(min(l.scroll.cursor, n-1), idx), true
+}
+
+// title is the pane's name with its counters and filter state.
+func (l *logPane) title(st styles) string {
+	var parts []string
+	parts = append(parts, count(l.entries.len())+" entries")
+	if l.paused {
+		parts = append(parts, st.badge.Render(" PAUSED ")+" "+st.warn.Render("+"+count(l.newWhilePaused())+" new"))
+	}
+	if l.text != "" {
+		parts = append(parts, st.accent.Render(`filter "`+l.text+`"`))
+	}
+	if l.typeIdx != 0 {
+		name, _ := typeFilter(l.typeIdx, kindNote)
+		parts = append(parts, st.accent.Render("type "+name))
+	}
+	return strings.Join(parts, "  ")
+}
+
+// lines renders h rows of the log in width cells.
+func (l logPane) lines(st styles, width, h int, focused bool) []string {
+	n, idx := l.rows()
+	l.scroll.clamp(n, h)
+	if n == 0 {
+		msg := "no events yet"
+		if l.filtering() {
+			msg = "no entry matches the filter (esc clears it)"
+		}
+		return []string{st.faint.Render(msg)}
+	}
+	out := make([]string, 0, h)
+	for i := l.scroll.top; i < n && len(out) < h; i++ {
+		e := l.row(i, idx)
+		ts := "--:--:--"
+		if !e.at.IsZero() {
+			ts = e.at.Format("15:04:05")
+		}
+		plain := ts + " " + fmt.Sprintf("%-8s", e.kind) + " " + e.message()
+		if i == l.scroll.cursor {
+			out = append(out, cursorRow(st, focused, pad(plain, width)))
+			continue
+		}
+		out = append(out, st.faint.Render(ts)+" "+st.kind(e.kind).Render(fmt.Sprintf("%-8s", e.kind))+" "+clip(e.message(), width-18))
+	}
+	return out
+}
+
+// cursorRow highlights the cursor row: reversed in the focused pane,
+// underlined in the others.
+func cursorRow(st styles, focused bool, s string) string {
+	if focused {
+		return st.selected.Render(s)
+	}
+	return st.cursor.Render(s)
+}

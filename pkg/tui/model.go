@@ -1,0 +1,443 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// viewState is what the screen shows; the root model routes keys on it.
+type viewState int
+
+const (
+	// stateDashboard: header, gauges, rates and the panes; keys act on the focused pane.
+	stateDashboard viewState = iota
+	// stateFilter: the dashboard with the filter prompt taking the keys.
+	stateFilter
+	// stateDetail: the selected object, request or note, full screen.
+	stateDetail
+	// stateHelp: the key help overlay.
+	stateHelp
+)
+
+// String names the state.
+func (s viewState) String() string {
+	switch s {
+	case stateDashboard:
+		return "dashboard"
+	case stateFilter:
+		return "filter"
+	case stateDetail:
+		return "detail"
+	case stateHelp:
+		return "help"
+	}
+	return "unknown"
+}
+
+// statusFor is how long an action's status line stays before the footer
+// shows the key help again.
+const statusFor = 10 * time.Second
+
+// lifecycle is what a model shares with its copies and must release.
+type lifecycle struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	sub    *store.Subscription
+}
+
+// Model is the dashboard, a tea.Model. Build it with New; release it with Close.
+type Model struct {
+	opts Options
+	feed Feed
+	life *lifecycle
+	keys keyMap
+	st   styles
+	help help.Model
+
+	state         viewState
+	focus         pane
+	width, height int
+
+	now           time.Time // the model's clock: opts.Now at the last message that carried time
+	stats         reflector.Stats
+	haveStats     bool
+	counters      store.Counters
+	storeReady    bool
+	done          int64 // replay progress
+	total         int64
+	notesLost     int64 // dropped by the NoteBuffer
+	changesMissed int64 // dropped by the store subscription
+	storeClosed   bool
+	lists         int64 // Relisted results seen, to tell the first list from relists
+
+	rates    rateWindow
+	log      logPane
+	requests requestsPane
+	diff     diffPane
+	detail   detailView
+	history  *objectHistory
+	filter   prompt
+
+	auditing  bool
+	status    string
+	statusSev severity
+	statusAt  time.Time
+}
+
+// New builds the dashboard for opts and feed. When feed.Store is set it
+// subscribes to the store's changes at once; Close releases the subscription.
+func New(opts Options, feed Feed) Model {
+	return newModel(context.Background(), opts, feed)
+}
+
+func newModel(ctx context.Context, opts Options, feed Feed) Model {
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithCancel(ctx)
+	life := &lifecycle{ctx: ctx, cancel: cancel}
+	if feed.Store != nil {
+		life.sub = feed.Store.Subscribe(opts.ChangeBuffer)
+	}
+	st := newStyles()
+	h := help.New()
+	h.Styles = st.help
+	return Model{
+		opts:     opts,
+		feed:     feed,
+		life:     life,
+		keys:     newKeyMap(),
+		st:       st,
+		help:     h,
+		now:      opts.Now(),
+		log:      newLogPane(opts.LogSize),
+		requests: requestsPane{scroll: newScroller()},
+		history:  newObjectHistory(opts.TrackedObjects),
+	}
+}
+
+// Close stops the model's background reads and its store subscription. It
+// is idempotent; Run calls it.
+func (m Model) Close() {
+	m.life.cancel()
+	if m.life.sub != nil {
+		m.life.sub.Close()
+	}
+}
+
+// Init starts the poller and the readers of the note buffer and the store
+// subscription.
+func (m Model) Init() tea.Cmd {
+	return tea.Batch(m.pollCmd(0), m.notesCmd(0), m.changesCmd(0))
+}
+
+// Update handles one message.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case snapshotMsg:
+		m.applySnapshot(msg)
+		cmd = m.pollCmd(m.opts.Refresh)
+	case notesMsg:
+		m.addNotes(msg.notes)
+		cmd = m.notesCmd(m.opts.Refresh)
+	case changesMsg:
+		m.addChanges(msg)
+		if !msg.closed {
+			cmd = m.changesCmd(m.opts.Refresh)
+		}
+	case auditMsg:
+		m.addAudit(msg)
+	case tea.KeyPressMsg:
+		return m.handleKey(msg)
+	}
+	m.clampPanes()
+	return m, cmd
+}
+
+// applySnapshot takes one poll of the feed.
+func (m *Model) applySnapshot(s snapshotMsg) {
+	if s.at.After(m.now) {
+		m.now = s.at
+	}
+	if s.hasStats {
+		m.stats, m.haveStats = s.stats, true
+		m.rates.observe(s.at, s.stats.Counters)
+		m.diff.setDiff(s.stats.LastRelistDiff, s.at)
+	}
+	if s.hasStore {
+		m.counters, m.storeReady = s.counters, s.storeReady
+		if !s.hasStats {
+			m.diff.setDiff(s.counters.LastRelist, s.at)
+		}
+	}
+	if s.hasProgress {
+		m.done, m.total = s.done, s.total
+	}
+	m.notesLost, m.changesMissed = s.notesLost, s.changesMissed
+	if m.status != "" && m.now.Sub(m.statusAt) > statusFor {
+		m.status = ""
+	}
+}
+
+func (m *Model) addNotes(notes []reflector.Note) {
+	for _, n := range notes {
+		m.log.add(entryFromNote(n))
+	}
+}
+
+// addChanges records store changes: the last LogSize go to the log, all of
+// them to the object history.
+func (m *Model) addChanges(c changesMsg) {
+	if c.at.After(m.now) {
+		m.now = c.at
+	}
+	skip := len(c.results) - m.opts.LogSize
+	for i, res := range c.results {
+		if res.Outcome == store.Relisted {
+			m.lists++
+			if res.Diff != nil && m.lists > 1 {
+				m.history.recordDiff(c.at, res.Diff, m.opts.TrackedObjects)
+			}
+		} else {
+			m.history.recordResult(c.at, res)
+		}
+		if i < skip {
+			continue
+		}
+		if e, ok := entryFromResult(c.at, res, res.Outcome == store.Relisted && m.lists == 1); ok {
+			m.log.add(e)
+		}
+	}
+	if c.closed {
+		m.storeClosed = true
+		m.log.add(logEntry{at: m.now, kind: kindNote, text: "the store was closed: no more changes will come"})
+	}
+}
+
+func (m *Model) addAudit(a auditMsg) {
+	m.auditing = false
+	if a.err != nil {
+		m.setStatus(sevBad, "audit failed: "+a.err.Error())
+		return
+	}
+	sev := sevGood
+	if a.report.Drift() {
+		sev = sevBad
+	}
+	m.setStatus(sev, a.report.String())
+	m.log.add(logEntry{at: m.now, kind: kindAudit, audit: a.report, text: a.report.String()})
+}
+
+func (m *Model) setStatus(sev severity, s string) {
+	m.status, m.statusSev, m.statusAt = s, sev, m.now
+}
+
+// handleKey routes a key on the view state.
+func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if k.String() == "ctrl+c" {
+		return m, tea.Quit
+	}
+	var cmd tea.Cmd
+	switch m.state {
+	case stateFilter:
+		cmd = m.filterKey(k)
+	case stateHelp:
+		switch {
+		case key.Matches(k, m.keys.Quit):
+			return m, tea.Quit
+		case key.Matches(k, m.keys.Help, m.keys.Back):
+			m.state = stateDashboard
+		}
+	case stateDetail:
+		switch {
+		case key.Matches(k, m.keys.Quit):
+			return m, tea.Quit
+		case key.Matches(k, m.keys.Back):
+			m.state = stateDashboard
+		case key.Matches(k, m.keys.Help):
+			m.state = stateHelp
+		case key.Matches(k, m.keys.Up):
+			m.scrollDetail(-1)
+		case key.Matches(k, m.keys.Down):
+			m.scrollDetail(1)
+		case key.Matches(k, m.keys.PageUp):
+			m.scrollDetail(-m.layout().body + 1)
+		case key.Matches(k, m.keys.PageDown):
+			m.scrollDetail(m.layout().body - 1)
+		case key.Matches(k, m.keys.Top):
+			m.detail.offset = 0
+		case key.Matches(k, m.keys.Bottom):
+			m.scrollDetail(1 << 30)
+		}
+	default:
+		var quit bool
+		cmd, quit = m.dashboardKey(k)
+		if quit {
+			return m, tea.Quit
+		}
+	}
+	m.clampPanes()
+	return m, cmd
+}
+
+// scrollDetail moves the detail view by d lines, within its content.
+func (m *Model) scrollDetail(d int) {
+	l := m.layout()
+	_, body := m.detail.content(m, l.width)
+	last := max(len(body)-(l.body-1), 0)
+	m.detail.offset = min(max(m.detail.offset+d, 0), last)
+}
+
+// filterKey edits the log filter as it is typed.
+func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case k.String() == "enter":
+		m.state = stateDashboard
+		return nil
+	case key.Matches(k, m.keys.Back):
+		m.state = stateDashboard
+		m.filter.value, m.log.text = "", ""
+		return nil
+	}
+	if m.filter.update(k) {
+		m.log.text = strings.ToLower(m.filter.value)
+		m.log.scroll.follow = true
+	}
+	return nil
+}
+
+// dashboardKey handles the dashboard's keys.
+func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
+	n := m.rowsIn(m.focus)
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		return nil, true
+	case key.Matches(k, m.keys.Help):
+		m.state = stateHelp
+	case key.Matches(k, m.keys.NextPane):
+		m.focus = (m.focus + 1) % numPanes
+	case key.Matches(k, m.keys.PrevPane):
+		m.focus = (m.focus + numPanes - 1) % numPanes
+	case key.Matches(k, m.keys.Up):
+		m.scrollOf(m.focus).move(-1, n)
+	case key.Matches(k, m.keys.Down):
+		m.scrollOf(m.focus).move(1, n)
+	case key.Matches(k, m.keys.PageUp):
+		m.scrollOf(m.focus).move(-m.paneHeight(), n)
+	case key.Matches(k, m.keys.PageDown):
+		m.scrollOf(m.focus).move(m.paneHeight(), n)
+	case key.Matches(k, m.keys.Top):
+		m.scrollOf(m.focus).home(n)
+	case key.Matches(k, m.keys.Bottom):
+		m.scrollOf(m.focus).end(n)
+	case key.Matches(k, m.keys.Select):
+		m.openDetail()
+	case key.Matches(k, m.keys.Pause):
+		m.log.setPaused(!m.log.paused)
+		m.focus = paneLog
+	case key.Matches(k, m.keys.Filter):
+		m.state, m.focus = stateFilter, paneLog
+		return nil, false
+	case key.Matches(k, m.keys.TypeFilter):
+		m.log.typeIdx = (m.log.typeIdx + 1) % numTypeFilters
+		m.focus = paneLog
+		m.log.scroll.follow = true
+	case key.Matches(k, m.keys.Back):
+		m.log.text, m.log.typeIdx = "", 0
+		m.filter.value = ""
+		m.status = ""
+	case key.Matches(k, m.keys.Relist):
+		if m.feed.ForceRelist == nil {
+			m.setStatus(sevWarn, m.unavailable("force relist"))
+			return nil, false
+		}
+		m.setStatus(sevWarn, "forced relist requested: the cache keeps serving the old snapshot until the new list is in")
+		return forceRelistCmd(m.feed.ForceRelist), false
+	case key.Matches(k, m.keys.Audit):
+		if m.feed.Audit == nil {
+			m.setStatus(sevWarn, m.unavailable("audit"))
+			return nil, false
+		}
+		if m.auditing {
+			m.setStatus(sevWarn, "an audit is already running")
+			return nil, false
+		}
+		m.auditing = true
+		m.setStatus(sevNone, "audit running: listing afresh and comparing with the cache…")
+		return m.auditCmd(), false
+	}
+	return nil, false
+}
+
+// unavailable explains why an action that needs a cluster cannot run.
+func (m *Model) unavailable(what string) string {
+	if m.opts.Replay {
+		return what + " needs a live cluster: this is a replay"
+	}
+	return what + " is not available here"
+}
+
+// openDetail shows the detail of the focused pane's selected row.
+func (m *Model) openDetail() {
+	switch m.focus {
+	case paneLog:
+		if e, ok := m.log.selected(); ok {
+			m.detail, m.state = detailFor(e), stateDetail
+		}
+	case paneRequests:
+		rows := requestRows(&m.stats)
+		if len(rows) > 0 {
+			r := rows[min(m.requests.scroll.cursor, len(rows)-1)]
+			m.detail, m.state = detailView{kind: detailRequest, req: r}, stateDetail
+		}
+	case paneDiff:
+		if r, ok := m.diff.selected(); ok {
+			m.detail, m.state = detailView{kind: detailObject, ref: r.e.Ref}, stateDetail
+		}
+	}
+}
+
+// scrollOf is a pane's scroller.
+func (m *Model) scrollOf(p pane) *scroller {
+	switch p {
+	case paneRequests:
+		return &m.requests.scroll
+	case paneDiff:
+		return &m.diff.scroll
+	}
+	return &m.log.scroll
+}
+
+// rowsIn is how many selectable rows a pane has.
+func (m *Model) rowsIn(p pane) int {
+	switch p {
+	case paneRequests:
+		return len(requestRows(&m.stats))
+	case paneDiff:
+		return len(m.diff.rows)
+	}
+	n, _ := m.log.rows()
+	return n
+}
+
+// clampPanes keeps every pane's cursor and window valid after a change.
+func (m *Model) clampPanes() {
+	l := m.layout()
+	for p := range numPanes {
+		m.scrollOf(p).clamp(m.rowsIn(p), l.selectable(p))
+	}
+}
+
+// paneHeight is the focused pane's page size.
+func (m *Model) paneHeight() int {
+	return max(m.layout().selectable(m.focus), 1)
+}

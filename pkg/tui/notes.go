@@ -1,0 +1,57 @@
+package tui
+
+import (
+	"sync/atomic"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// DefaultNoteBuffer is a NoteBuffer capacity that absorbs a relist storm
+// between two deliveries to the screen.
+const DefaultNoteBuffer = 4096
+
+// NoteBuffer is the bounded hand-over of reflector notes to the dashboard.
+// The reflector calls Push synchronously (as Config.OnNote); Push never
+// blocks: when the buffer is full the note is dropped and counted, so the
+// reflector's speed never depends on the terminal's. The dashboard drains it.
+type NoteBuffer struct {
+	ch      chan reflector.Note
+	dropped atomic.Int64
+}
+
+// NewNoteBuffer returns a buffer for capacity notes (values below 1 mean 1).
+func NewNoteBuffer(capacity int) *NoteBuffer {
+	if capacity < 1 {
+		capacity = 1
+	}
+	return &NoteBuffer{ch: make(chan reflector.Note, capacity)}
+}
+
+// noteApplied is the kind of the per-event notes ("applied"): the dashboard
+// learns about applied events from the store subscription and the counters,
+// so Push leaves them out rather than let them crowd out decisions.
+const noteApplied reflector.NoteKind = "applied"
+
+// Push hands a note over without blocking; a note that does not fit is
+// dropped and counted in Dropped. Per-event "applied" notes are skipped, not
+// counted: the store subscription carries those changes. Its signature fits
+// reflector.Config.OnNote.
+func (b *NoteBuffer) Push(n reflector.Note) {
+	if n.Kind == noteApplied {
+		return
+	}
+	select {
+	case b.ch <- n:
+	default:
+		b.dropped.Add(1)
+	}
+}
+
+// Dropped returns how many notes Push dropped because the buffer was full.
+func (b *NoteBuffer) Dropped() int64 { return b.dropped.Load() }
+
+// Len returns how many notes wait to be shown.
+func (b *NoteBuffer) Len() int { return len(b.ch) }
+
+// Cap returns the buffer's capacity.
+func (b *NoteBuffer) Cap() int { return cap(b.ch) }

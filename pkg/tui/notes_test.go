@@ -1,0 +1,54 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
+	b := NewNoteBuffer(2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 5 {
+			b.Push(reflector.Note{Kind: reflector.NoteDecision, Reason: reflector.ReasonBackoff, Detail: string(rune('a' + i))})
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Push blocked on a full buffer; it must drop instead")
+	}
+	if got, want := b.Dropped(), int64(3); got != want {
+		t.Errorf("Dropped() = %d, want %d", got, want)
+	}
+	if got, want := b.Len(), 2; got != want {
+		t.Errorf("Len() = %d, want %d", got, want)
+	}
+	// The notes that fit are the first ones, in order.
+	for _, want := range []string{"a", "b"} {
+		if got := (<-b.ch).Detail; got != want {
+			t.Errorf("kept note %q, want %q", got, want)
+		}
+	}
+}
+
+func TestNoteBufferSkipsPerEventAppliedNotesWithoutCountingThem(t *testing.T) {
+	b := NewNoteBuffer(1)
+	b.Push(reflector.Note{Kind: noteApplied})
+	b.Push(reflector.Note{Kind: reflector.NoteDecision, Reason: reflector.ReasonGone})
+	if b.Len() != 1 || b.Dropped() != 0 {
+		t.Fatalf("Len() = %d, Dropped() = %d; want the decision kept and nothing dropped", b.Len(), b.Dropped())
+	}
+	if got := (<-b.ch).Reason; got != reflector.ReasonGone {
+		t.Errorf("kept %q, want the gone decision", got)
+	}
+}
+
+func TestNoteBufferCapacityBelowOneMeansOne(t *testing.T) {
+	if got := NewNoteBuffer(0).Cap(); got != 1 {
+		t.Errorf("Cap() = %d, want 1", got)
+	}
+}

@@ -1,0 +1,317 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// liveFeed is a real store and note buffer, as the CLI wires them.
+func liveFeed(t *testing.T) (Feed, *store.Writer) {
+	t.Helper()
+	st, w := store.New()
+	return Feed{
+		Stats: demoStats,
+		Store: st,
+		Notes: NewNoteBuffer(8),
+	}, w
+}
+
+func mustApply(t *testing.T, w *store.Writer, ev store.Event) {
+	t.Helper()
+	if _, err := w.ApplyEvent(ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run executes a command with a deadline, so a pump that never returns
+// fails the test instead of hanging it.
+func run(t *testing.T, cmd func() any) any {
+	t.Helper()
+	got := make(chan any, 1)
+	go func() { got <- cmd() }()
+	select {
+	case msg := <-got:
+		return msg
+	case <-time.After(10 * time.Second):
+		t.Fatal("command did not return")
+		return nil
+	}
+}
+
+func TestPollTakesOneSnapshotOfEverythingTheFeedOffers(t *testing.T) {
+	feed, w := liveFeed(t)
+	mustApply(t, w, store.Event{Type: store.Init})
+	mustApply(t, w, store.Event{Type: store.InitApply, Object: obj("a", "b", "u", "1")})
+	mustApply(t, w, store.Event{Type: store.InitDone, ResourceVersion: "1"})
+	for range 10 {
+		feed.Notes.Push(reflector.Note{Kind: reflector.NoteDecision})
+	}
+	clock := newFakeClock()
+	opts := demoOptions(clock)
+	opts.Progress = func() (int64, int64) { return 7, 10 }
+	m := New(opts, feed)
+	t.Cleanup(m.Close)
+	msg := run(t, func() any { return m.pollCmd(0)() })
+	s, ok := msg.(snapshotMsg)
+	if !ok {
+		t.Fatalf("poll returned %T, want snapshotMsg", msg)
+	}
+	if !s.hasStats || s.stats.ResourceVersion != "1290" {
+		t.Errorf("stats not taken: %+v", s.stats)
+	}
+	if !s.hasStore || !s.storeReady || s.counters.Objects != 1 {
+		t.Errorf("store: ready %v, objects %d; want ready with 1", s.storeReady, s.counters.Objects)
+	}
+	if !s.hasProgress || s.done != 7 || s.total != 10 {
+		t.Errorf("progress %d/%d, want 7/10", s.done, s.total)
+	}
+	if s.notesLost != 2 {
+		t.Errorf("notesLost = %d, want 2", s.notesLost)
+	}
+	if !s.at.Equal(t0) {
+		t.Errorf("at = %v, want the injected clock's %v", s.at, t0)
+	}
+}
+
+func TestNotesEnterThroughTheChannelReadingCommand(t *testing.T) {
+	feed, _ := liveFeed(t)
+	m := New(demoOptions(newFakeClock()), feed)
+	t.Cleanup(m.Close)
+	for _, n := range demoNotes() {
+		feed.Notes.Push(n)
+	}
+	msg := run(t, func() any { return m.notesCmd(0)() })
+	notes, ok := msg.(notesMsg)
+	if !ok || len(notes.notes) != 5 {
+		t.Fatalf("got %T with %d notes, want notesMsg with 5", msg, len(notes.notes))
+	}
+	next, cmd := m.Update(notes)
+	if cmd == nil {
+		t.Error("the notes reader did not re-arm itself")
+	}
+	mustContain(t, screen(resize(next.(Model), 160, 48)), "gone: watch from rv 211 answered 410 Gone")
+}
+
+func TestStoreChangesEnterThroughTheSubscription(t *testing.T) {
+	feed, w := liveFeed(t)
+	m := New(demoOptions(newFakeClock()), feed)
+	t.Cleanup(m.Close)
+	mustApply(t, w, store.Event{Type: store.Init})
+	mustApply(t, w, store.Event{Type: store.InitDone, ResourceVersion: "1"})
+	mustApply(t, w, store.Event{Type: store.Apply, Object: obj("default", "fresh", "u-1", "2")})
+	msg := run(t, func() any { return m.changesCmd(0)() })
+	c, ok := msg.(changesMsg)
+	if !ok || len(c.results) != 2 {
+		t.Fatalf("got %T with %d results, want changesMsg with the list and the add", msg, len(c.results))
+	}
+	next, cmd := m.Update(c)
+	if cmd == nil {
+		t.Error("the changes reader did not re-arm itself")
+	}
+	mustContain(t, screen(resize(next.(Model), 80, 24)), "LIST", "initial list installed at rv 1", "ADDED    default/fresh")
+
+	w.Close()
+	msg = run(t, func() any { return m.changesCmd(0)() })
+	if c, ok := msg.(changesMsg); !ok || !c.closed {
+		t.Fatalf("after Writer.Close got %#v, want a closed changesMsg", msg)
+	}
+	next, cmd = next.Update(msg)
+	if cmd != nil {
+		t.Error("the changes reader re-armed on a closed subscription")
+	}
+	mustContain(t, screen(next.(Model)), "the store was closed")
+}
+
+func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
+	feed, _ := liveFeed(t)
+	m := New(demoOptions(newFakeClock()), feed)
+	notes, changes := m.notesCmd(0), m.changesCmd(0)
+	var wg sync.WaitGroup
+	got := make([]any, 2)
+	for i, cmd := range []func() any{func() any { return notes() }, func() any { return changes() }} {
+		wg.Add(1)
+		go func() { defer wg.Done(); got[i] = cmd() }()
+	}
+	m.Close()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("readers still blocked after Close")
+	}
+	if got[0] != nil {
+		t.Errorf("notes reader returned %#v after Close, want nil", got[0])
+	}
+	if c, ok := got[1].(changesMsg); got[1] != nil && !(ok && c.closed) {
+		t.Errorf("changes reader returned %#v after Close", got[1])
+	}
+}
+
+func TestObjectHistoryIsBounded(t *testing.T) {
+	h := newObjectHistory(2)
+	for i := range 3 {
+		h.recordResult(at(time.Duration(i)), store.Result{Outcome: store.Added, Object: obj("ns", fmt.Sprint(i), "u", "1")})
+	}
+	if _, ok := h.get(store.Ref{Namespace: "ns", Name: "0"}); ok || h.len() != 2 {
+		t.Errorf("tracking %d objects with the oldest kept=%v, want 2 with the oldest forgotten", h.len(), ok)
+	}
+	ref := store.Ref{Namespace: "ns", Name: "2"}
+	for i := range versionsPerObject + 5 {
+		h.recordResult(at(time.Second), store.Result{Outcome: store.Modified, Object: obj("ns", "2", "u", fmt.Sprint(i+2))})
+	}
+	r, _ := h.get(ref)
+	if r.len() != versionsPerObject || r.forgotten != 6 {
+		t.Errorf("%d versions, %d forgotten; want %d and 6", r.len(), r.forgotten, versionsPerObject)
+	}
+	if got := r.at(r.len() - 1).rv; got != fmt.Sprint(versionsPerObject+6) {
+		t.Errorf("newest version rv %s, want %d", got, versionsPerObject+6)
+	}
+}
+
+func TestVersionChangesComparesBodiesFieldByField(t *testing.T) {
+	a := obj("ns", "x", "u", "1")
+	a.Body = []byte(`{"metadata":{"resourceVersion":"1"},"data":{"k":"v1","gone":"x"},"spec":{"replicas":2}}`)
+	b := obj("ns", "x", "u", "2")
+	b.Body = []byte(`{"metadata":{"resourceVersion":"2"},"data":{"k":"v2","new":"y"},"spec":{"replicas":2}}`)
+	got := versionChanges(&version{obj: a, uid: "u", rv: "1"}, &version{obj: b, uid: "u", rv: "2"})
+	want := []string{"resourceVersion 1 → 2", `data.k: "v1" → "v2"`, `+ data.new: "y"`, "- data.gone"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("changes = %q, want %q", got, want)
+	}
+}
+
+func TestRunReturnsWhenTheContextEnds(t *testing.T) {
+	feed, _ := liveFeed(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	t.Cleanup(func() { inW.Close() })
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, demoOptions(newFakeClock()), feed, inR, out) }()
+	waitFor(t, out, "kubectl watchcache")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil when the context ends", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the context ended")
+	}
+}
+
+func TestRunReturnsWhenTheUserQuits(t *testing.T) {
+	for _, k := range []string{"q", "\x03"} { // q, ctrl+c
+		t.Run(fmt.Sprintf("%q", k), func(t *testing.T) {
+			feed, _ := liveFeed(t)
+			inR, inW := io.Pipe()
+			t.Cleanup(func() { inW.Close() })
+			out := &syncBuffer{}
+			done := make(chan error, 1)
+			go func() { done <- Run(context.Background(), demoOptions(newFakeClock()), feed, inR, out) }()
+			waitFor(t, out, "kubectl watchcache")
+			go io.WriteString(inW, k) //nolint:errcheck // the pipe closes at cleanup
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run = %v, want nil", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run did not return after the quit key")
+			}
+		})
+	}
+}
+
+func TestNoColorDropsColorsEvenWhenColorIsForced(t *testing.T) {
+	sgrColor := regexp.MustCompile(`\x1b\[[0-9;]*3[0-7]m|\x1b\[[0-9;]*38;`)
+	for _, tt := range []struct {
+		name     string
+		noColor  bool
+		env      string
+		wantSGRs bool
+	}{
+		{"forced color", false, "", true},
+		{"Options.NoColor", true, "", false},
+		{"NO_COLOR", false, "yes", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("CLICOLOR_FORCE", "1")
+			t.Setenv("NO_COLOR", tt.env)
+			feed, _ := liveFeed(t)
+			opts := demoOptions(newFakeClock())
+			opts.NoColor = tt.noColor
+			ctx, cancel := context.WithCancel(context.Background())
+			inR, inW := io.Pipe()
+			t.Cleanup(func() { inW.Close() })
+			out := &syncBuffer{}
+			done := make(chan error, 1)
+			go func() { done <- Run(ctx, opts, feed, inR, out) }()
+			waitFor(t, out, "Watching")
+			cancel()
+			<-done
+			if got := sgrColor.MatchString(out.String()); got != tt.wantSGRs {
+				t.Errorf("color codes in the output: %v, want %v", got, tt.wantSGRs)
+			}
+		})
+	}
+}
+
+// syncBuffer is an output the program writes while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	// grew is signalled on every write, so waiting needs no polling sleep.
+	grew chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.grew == nil {
+		b.grew = make(chan struct{}, 1)
+	}
+	select {
+	case b.grew <- struct{}{}:
+	default:
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *syncBuffer) signal() chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.grew == nil {
+		b.grew = make(chan struct{}, 1)
+	}
+	return b.grew
+}
+
+// waitFor blocks until the output contains s, woken by each write.
+func waitFor(t *testing.T, b *syncBuffer, s string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !bytes.Contains([]byte(b.String()), []byte(s)) {
+		select {
+		case <-b.signal():
+		case <-deadline:
+			t.Fatalf("output never contained %q:\n%q", s, b.String())
+		}
+	}
+}

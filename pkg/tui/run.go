@@ -1,0 +1,39 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+)
+
+// Run shows the dashboard on out, reading keys from in, until the user
+// quits (q, ctrl+c) or ctx ends; either way it returns nil. A nil in or out
+// means the process's terminal. A non-empty NO_COLOR in the environment, or
+// opts.NoColor, selects the plain profile (no colors; bold and reverse stay).
+func Run(ctx context.Context, opts Options, feed Feed, in io.Reader, out io.Writer) error {
+	m := newModel(ctx, opts, feed)
+	defer m.Close()
+	// The size is the fallback for an output that is not a terminal; a
+	// terminal reports its own.
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithWindowSize(defaultWidth, defaultHeight)}
+	if in != nil {
+		popts = append(popts, tea.WithInput(in))
+	}
+	if out != nil {
+		popts = append(popts, tea.WithOutput(out))
+	}
+	// no-color.org: any non-empty NO_COLOR, which colorprofile reads only as a boolean.
+	if opts.NoColor || os.Getenv("NO_COLOR") != "" {
+		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	_, err := tea.NewProgram(m, popts...).Run()
+	if err != nil && !(ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled)) {
+		return fmt.Errorf("tui: running the dashboard: %w", err)
+	}
+	return nil
+}

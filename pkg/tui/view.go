@@ -1,0 +1,551 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// Screen geometry.
+const (
+	defaultWidth, defaultHeight = 80, 24 // before the terminal reports its size
+	minWidth, minHeight         = 40, 10 // below this only a notice fits
+	wideWidth, wideHeight       = 120, 32
+	gaugeColumnWidth            = 40
+	headerLines                 = 3
+	numGauges                   = 10
+)
+
+// layout says which sections fit and how many rows each pane gets.
+type layout struct {
+	width, height int
+	wide          bool // all panes at once; otherwise the focused one under a tab bar
+	gaugeCols     int
+	gaugeRows     int // 0 when the gauges do not fit
+	showRates     bool
+	body          int // lines between header and footer
+	paneRows      [numPanes]int
+	logWidth      int // wide: the log's share of the width
+}
+
+// rows is how many lines pane p gets below its title.
+func (l layout) rows(p pane) int { return l.paneRows[p] }
+
+// selectable is how many of a pane's lines show rows: the requests have a
+// column head, the diff a two-line summary.
+func (l layout) selectable(p pane) int {
+	switch p {
+	case paneRequests:
+		return l.paneRows[p] - 1
+	case paneDiff:
+		return l.paneRows[p] - 2
+	}
+	return l.paneRows[p]
+}
+
+func (m *Model) size() (int, int) {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		w, h = defaultWidth, defaultHeight
+	}
+	return w, h
+}
+
+func (m *Model) layout() layout {
+	w, h := m.size()
+	l := layout{width: w, height: h, body: h - headerLines - 1}
+	l.gaugeCols = min(max(w/gaugeColumnWidth, 1), 4)
+	l.gaugeRows = (numGauges + l.gaugeCols - 1) / l.gaugeCols
+	l.showRates = true
+	l.wide = w >= wideWidth && h >= wideHeight
+	top := func() int {
+		n := 0
+		if l.gaugeRows > 0 {
+			n += 1 + l.gaugeRows
+		}
+		if l.showRates {
+			n += 1 + numSeries
+		}
+		return n
+	}
+	if l.wide {
+		rest := l.body - top()
+		reqBlock := min(max(rest/3, 4), max(m.rowsIn(paneRequests)+2, 4))
+		l.paneRows[paneRequests] = reqBlock - 1
+		lower := rest - reqBlock - 1
+		l.paneRows[paneLog], l.paneRows[paneDiff] = lower, lower
+		l.logWidth = w * 3 / 5
+		return l
+	}
+	// Compact: drop the rates, then the gauges, to keep at least 3 pane rows.
+	if l.body-top()-1 < 3 {
+		l.showRates = false
+	}
+	if l.body-top()-1 < 3 {
+		l.gaugeRows = 0
+	}
+	rows := max(l.body-top()-1, 0)
+	for p := range numPanes {
+		l.paneRows[p] = rows
+	}
+	return l
+}
+
+// View renders the screen.
+func (m Model) View() tea.View {
+	l := m.layout()
+	var lines []string
+	if l.width < minWidth || l.height < minHeight {
+		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", l.width, l.height, minWidth, minHeight)
+		lines = strings.Split(ansi.Wrap(msg, l.width, " "), "\n")
+	} else {
+		lines = append(lines, m.header(l.width)...)
+		var body []string
+		switch m.state {
+		case stateHelp:
+			body = m.helpLines(l.width)
+		case stateDetail:
+			body = m.detail.lines(&m, l.width, l.body)
+		default:
+			body = m.dashboard(l)
+		}
+		lines = append(lines, fitLines(body, l.width, l.body)...)
+		lines = append(lines, m.footer(l.width))
+	}
+	v := tea.NewView(strings.Join(fitLines(lines, l.width, l.height), "\n"))
+	v.AltScreen = true
+	v.WindowTitle = "kubectl watchcache"
+	return v
+}
+
+// header is the run's identity, the reflector's state, and live or replay.
+func (m *Model) header(width int) []string {
+	st, o := m.st, m.opts
+	left := st.app.Render("kubectl watchcache")
+	switch {
+	case o.Replay && o.Trace != "":
+		left += st.label.Render("  trace ") + o.Trace
+	case o.Trace != "":
+		left += st.label.Render("  recording ") + o.Trace
+	}
+	if o.Context != "" {
+		left += st.label.Render("  ctx ") + o.Context
+	}
+	if o.Server != "" {
+		left += "  " + o.Server
+	}
+	line1 := spread(left, st.label.Render("up ")+age(m.now.Sub(o.Start)), width)
+
+	t := o.Target
+	parts := []string{st.value.Render(resourceName(t)) + " " + st.label.Render(groupVersion(t))}
+	if t.Resource.Kind != "" && width >= wideWidth {
+		parts[0] += " " + st.label.Render(t.Resource.Kind)
+	}
+	switch {
+	case t.Namespace != "":
+		parts = append(parts, "namespace "+t.Namespace)
+	case t.Resource.Namespaced || t.Resource.Kind == "":
+		parts = append(parts, "all namespaces")
+	default:
+		parts = append(parts, "cluster-scoped")
+	}
+	if t.LabelSelector != "" {
+		parts = append(parts, "-l "+t.LabelSelector)
+	}
+	if t.FieldSelector != "" {
+		parts = append(parts, "--field-selector "+t.FieldSelector)
+	}
+	strategy := string(o.Strategy)
+	if strategy == "" {
+		strategy = string(reflector.StrategyList)
+	}
+	if o.PageSize > 0 {
+		strategy += ", page " + count(o.PageSize)
+	} else {
+		strategy += ", unpaged"
+	}
+	parts = append(parts, strategy)
+	if o.MetadataOnly {
+		parts = append(parts, "metadata-only")
+	} else {
+		parts = append(parts, "full objects")
+	}
+	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
+
+	return []string{line1, line2, spread(m.stateLine(), m.modeBadge(), width)}
+}
+
+// stateLine is the reflector's state, colored, with how long it has been in it.
+func (m *Model) stateLine() string {
+	st := m.st
+	if !m.haveStats {
+		return st.faint.Render("○ waiting for the reflector's first stats")
+	}
+	s := m.stats
+	line := st.sev(stateSeverity(s.State), "● "+s.State.String())
+	if !s.StateSince.IsZero() {
+		line += " for " + age(m.now.Sub(s.StateSince))
+	}
+	if s.State == reflector.StateBackoff && !s.BackoffUntil.IsZero() {
+		line += ", retry in " + age(s.BackoffUntil.Sub(m.now))
+	}
+	if c := s.Current; c != nil {
+		line += st.label.Render(fmt.Sprintf(" · %s #%d running %s, %s", c.Verb, c.ID, age(m.now.Sub(c.Started)), requestCount(c)))
+	}
+	if s.LastError != "" && s.State != reflector.StateWatching {
+		line += st.bad.Render(" · last error: ") + s.LastError
+	}
+	return line
+}
+
+// modeBadge says LIVE, or REPLAY with its position.
+func (m *Model) modeBadge() string {
+	st := m.st
+	if !m.opts.Replay {
+		return st.good.Render("LIVE")
+	}
+	b := st.badge.Render(" REPLAY ")
+	switch {
+	case m.total > 0:
+		pct := min(m.done*100/m.total, 100)
+		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(m.done, m.total, 10), pct, count(m.done), count(m.total))
+	case m.done > 0:
+		b += " " + count(m.done)
+	}
+	if m.storeClosed {
+		b += st.label.Render(" ended")
+	}
+	return b
+}
+
+// progressBar draws done/total in width cells.
+func progressBar(done, total int64, width int) string {
+	filled := int(min(max(done*int64(width)/max(total, 1), 0), int64(width)))
+	return strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
+}
+
+// section is a rule with a title: "── health ─────".
+func (m *Model) section(title string, width int) string {
+	head := "── " + title + " "
+	return m.st.section.Render(head + strings.Repeat("─", max(width-ansi.StringWidth(head), 0)))
+}
+
+// dashboard renders everything between the header and the footer.
+func (m *Model) dashboard(l layout) []string {
+	var out []string
+	if l.gaugeRows > 0 {
+		out = append(out, m.section("health", l.width))
+		out = append(out, m.gaugeLines(l)...)
+	}
+	if l.showRates {
+		out = append(out, m.section("event rates · last 60s", l.width))
+		out = append(out, m.rateLines(l.width)...)
+	}
+	if l.wide {
+		return append(out, m.widePanes(l)...)
+	}
+	out = append(out, m.tabBar(l.width))
+	return append(out, m.paneLines(m.focus, l.width, l.rows(m.focus))...)
+}
+
+// paneLines renders one pane's rows.
+func (m *Model) paneLines(p pane, width, h int) []string {
+	focused := m.focus == p
+	switch p {
+	case paneRequests:
+		return m.requests.lines(m.st, requestRows(&m.stats), m.now, width, h, focused)
+	case paneDiff:
+		return m.diff.lines(m.st, m.now, width, h, focused)
+	}
+	return m.log.lines(m.st, width, h, focused)
+}
+
+// paneTitle is a pane's title line; the focused one stands out.
+func (m *Model) paneTitle(p pane, width int) string {
+	title := " " + p.String() + " "
+	styled := m.st.tab.Render(title)
+	if m.focus == p {
+		styled = m.st.tabActive.Render(title)
+	}
+	return clip(styled+" "+m.paneStatus(p), width)
+}
+
+// paneStatus is what a pane's title says besides its name.
+func (m *Model) paneStatus(p pane) string {
+	switch p {
+	case paneLog:
+		return m.log.title(m.st)
+	case paneRequests:
+		return count(len(requestRows(&m.stats))) + " recent"
+	case paneDiff:
+		if m.diff.diff != nil {
+			return count(m.diff.diff.Missed()) + " missed"
+		}
+	}
+	return ""
+}
+
+// widePanes shows the requests across the width, the log and the diff side by side.
+func (m *Model) widePanes(l layout) []string {
+	out := []string{m.paneTitle(paneRequests, l.width)}
+	out = append(out, fitLines(m.paneLines(paneRequests, l.width, l.rows(paneRequests)), l.width, l.rows(paneRequests))...)
+	rightW := l.width - l.logWidth - 3
+	left := append([]string{m.paneTitle(paneLog, l.logWidth)}, m.paneLines(paneLog, l.logWidth, l.rows(paneLog))...)
+	right := append([]string{m.paneTitle(paneDiff, rightW)}, m.paneLines(paneDiff, rightW, l.rows(paneDiff))...)
+	return append(out, sideBySide(left, l.logWidth, m.st.section.Render(" │ "), right)...)
+}
+
+// tabBar names the panes, the focused one highlighted, and its status.
+func (m *Model) tabBar(width int) string {
+	var tabs []string
+	for p := range numPanes {
+		if p == m.focus {
+			tabs = append(tabs, m.st.tabActive.Render(" "+p.String()+" "))
+		} else {
+			tabs = append(tabs, m.st.tab.Render(" "+p.String()+" "))
+		}
+	}
+	bar := strings.Join(tabs, m.st.faint.Render("│"))
+	status := m.paneStatus(m.focus)
+	if ansi.StringWidth(bar)+ansi.StringWidth(status)+2 > width {
+		return clip(bar+"  "+status, width)
+	}
+	return spread(bar, status, width)
+}
+
+// footer is the filter prompt, an action's status, or the key help; with
+// the count of anything dropped on the way to the screen.
+func (m *Model) footer(width int) string {
+	var drops []string
+	if m.notesLost > 0 {
+		drops = append(drops, count(m.notesLost)+" notes")
+	}
+	if m.changesMissed > 0 {
+		drops = append(drops, count(m.changesMissed)+" changes")
+	}
+	right := ""
+	if len(drops) > 0 {
+		right = m.st.warn.Render("dropped " + strings.Join(drops, " · "))
+	}
+	var left string
+	switch {
+	case m.state == stateFilter:
+		left = m.filter.view(m.st) + m.st.faint.Render("  enter keep · esc clear")
+	case m.status != "":
+		left = m.st.sev(m.statusSev, m.status)
+	case m.state == stateHelp:
+		left = m.st.faint.Render("esc or ? closes the help · q quit")
+	case m.state == stateDetail:
+		left = m.st.faint.Render("esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit")
+	default:
+		h := m.help
+		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
+		left = h.ShortHelpView(m.keys.ShortHelp())
+	}
+	return spread(left, right, width)
+}
+
+// gauge is one labelled health value.
+type gauge struct {
+	label, value string
+}
+
+// Gauge labels, also what hack/tui-check.sh looks for on the screen.
+const (
+	labelObjects   = "objects"
+	labelBookmark  = "bookmark"
+	labelLastRV    = "last RV"
+	labelGone      = "410 Gone"
+	labelRelists   = "relists"
+	labelUID       = "UID mismatch"
+	labelRestarts  = "watch restarts"
+	labelDups      = "duplicates"
+	labelBackoffs  = "backoffs"
+	labelLatency   = "apply latency"
+	gaugeLabelCols = 16
+)
+
+// Bookmark age thresholds: the apiserver sends about one bookmark a minute.
+const (
+	bookmarkLate  = 90 * time.Second
+	bookmarkStale = 3 * time.Minute
+)
+
+// bookmarkSeverity grades the time since the last bookmark (or, with none
+// yet, since the start).
+func bookmarkSeverity(d time.Duration) severity {
+	switch {
+	case d < bookmarkLate:
+		return sevGood
+	case d < bookmarkStale:
+		return sevWarn
+	}
+	return sevBad
+}
+
+// counter shows a count that is worrying when not zero.
+func (m *Model) counter(n int64, worrying bool) string {
+	if n == 0 {
+		return m.st.faint.Render("0")
+	}
+	if worrying {
+		return m.st.warn.Render(count(n))
+	}
+	return m.st.value.Render(count(n))
+}
+
+func (m *Model) gauges() []gauge {
+	st, s, c := m.st, m.stats, m.stats.Counters
+	objects := st.faint.Render("-")
+	if m.feed.Store != nil || m.counters.Objects > 0 {
+		objects = st.warn.Render("waiting for the first list")
+		if m.storeReady {
+			objects = st.value.Render(count(m.counters.Objects)) + st.label.Render(" · "+bytesIEC(m.counters.BytesHeld))
+		}
+	}
+	var bookmark string
+	switch {
+	case !m.haveStats:
+		bookmark = st.faint.Render("-")
+	case s.BookmarkAt.IsZero():
+		waited := m.now.Sub(m.opts.Start)
+		sev := bookmarkSeverity(waited)
+		if sev == sevGood {
+			bookmark = st.faint.Render("none yet")
+		} else {
+			bookmark = st.sev(sev, "none yet after "+age(waited))
+		}
+	default:
+		// The age first: it is what the color grades, and what a cut keeps.
+		d := m.now.Sub(s.BookmarkAt)
+		sev := bookmarkSeverity(d)
+		text := age(d) + " ago"
+		switch sev {
+		case sevWarn:
+			text += ", late"
+		case sevBad:
+			text += ", stale"
+		}
+		bookmark = st.sev(sev, text) + st.label.Render(" · rv "+orDash(s.BookmarkRV))
+	}
+	gone := m.counter(c.Gone, true)
+	if !s.LastGone.IsZero() {
+		gone += st.label.Render(" · last " + age(m.now.Sub(s.LastGone)) + " ago")
+	}
+	restarts := int64(0)
+	if c.Watches > 1 {
+		restarts = c.Watches - 1
+	}
+	lat := st.faint.Render("-")
+	if l := s.ApplyLatency; l.Samples > 0 {
+		sev := sevNone
+		switch {
+		case l.P99 >= time.Second:
+			sev = sevBad
+		case l.P99 >= 100*time.Millisecond:
+			sev = sevWarn
+		}
+		lat = st.sev(sev, "p50 "+latency(l.P50)+" · p99 "+latency(l.P99))
+	}
+	return []gauge{
+		{labelObjects, objects},
+		{labelBookmark, bookmark},
+		{labelLastRV, st.value.Render(orDash(s.ResourceVersion))},
+		{labelGone, gone},
+		{labelRelists, m.counter(c.Relists, true)},
+		{labelUID, m.counter(c.UIDMismatches, true)},
+		{labelRestarts, m.counter(restarts, false)},
+		{labelDups, m.counter(c.Duplicates, false)},
+		{labelBackoffs, m.counter(c.Backoffs, true)},
+		{labelLatency, lat},
+	}
+}
+
+// gaugeLines lays the gauges out in rows of l.gaugeCols.
+func (m *Model) gaugeLines(l layout) []string {
+	g := m.gauges()
+	colW := l.width / l.gaugeCols
+	out := make([]string, 0, l.gaugeRows)
+	for r := range l.gaugeRows {
+		var b strings.Builder
+		for c := range l.gaugeCols {
+			i := r*l.gaugeCols + c
+			if i >= len(g) {
+				break
+			}
+			cell := " " + m.st.label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, g[i].label)) + g[i].value
+			b.WriteString(pad(cell, colW))
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+	}
+	return out
+}
+
+// rateLines are the sparklines, one per event type.
+func (m *Model) rateLines(width int) []string {
+	out := make([]string, 0, numSeries)
+	const labelW = 10
+	for i := range numSeries {
+		stats := fmt.Sprintf(" %6s/s %8s/min", count(m.rates.perSecond(i)), count(m.rates.total(i)))
+		if width >= wideWidth {
+			stats += fmt.Sprintf("  total %s", count(rateCounts(m.stats.Counters)[i]))
+		}
+		sw := min(width-labelW-ansi.StringWidth(stats)-1, rateSeconds)
+		line := " " + m.st.label.Render(fmt.Sprintf("%-*s", labelW-1, seriesName(i))) +
+			m.st.spark.Render(sparkline(m.rates.series(i), sw)) + m.st.value.Render(stats)
+		out = append(out, line)
+	}
+	return out
+}
+
+// helpLines is the key help overlay with a short legend.
+func (m *Model) helpLines(width int) []string {
+	st := m.st
+	out := []string{st.tabActive.Render(" Keys "), ""}
+	groups := m.keys.FullHelp()
+	colW := max(width/len(groups), 24)
+	rows := 0
+	for _, g := range groups {
+		rows = max(rows, len(g))
+	}
+	for r := range rows {
+		var b strings.Builder
+		for _, g := range groups {
+			cell := ""
+			if r < len(g) {
+				h := g[r].Help()
+				cell = " " + st.value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.label.Render(h.Desc)
+			}
+			b.WriteString(pad(cell, colW))
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+	}
+	out = append(out, "", st.tabActive.Render(" Reading the screen "), "")
+	legend := [][2]string{
+		{"bookmark", st.good.Render("green") + " under " + age(bookmarkLate) + ", " + st.warn.Render("yellow") + " under " +
+			age(bookmarkStale) + ", " + st.bad.Render("red") + " beyond: the apiserver sends about one a minute"},
+		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
+		{"log", "store changes and reflector notes; enter on an object shows the versions seen and what changed"},
+		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
+	}
+	if m.opts.Replay {
+		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
+	}
+	const indent = 11
+	for _, l := range legend {
+		wrapped := strings.Split(ansi.Wrap(l[1], max(width-indent-1, 20), " "), "\n")
+		for i, w := range wrapped {
+			head := strings.Repeat(" ", indent)
+			if i == 0 {
+				head = " " + st.value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
+			}
+			out = append(out, head+w)
+		}
+	}
+	return out
+}
