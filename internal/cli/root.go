@@ -4,8 +4,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -31,19 +35,32 @@ func usageErrorf(format string, a ...any) error {
 
 // NewCommand builds the root "kubectl watchcache" command.
 func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {
+	o, run := newWatchCommand(streams)
 	cmd := &cobra.Command{
-		Use:   "kubectl-watchcache",
+		Use:   "kubectl-watchcache RESOURCE",
 		Short: "Run a reflector against a cluster and show how its watch behaves",
+		Long: "Run a real reflector (LIST + WATCH with a resourceVersion cursor, pagination, streaming list,\n" +
+			"bookmarks, 410 Gone -> relist, UID-guarded deletes) against the cluster and show, live, what the\n" +
+			"watch does. Record it with --trace and replay it later with \"kubectl watchcache replay\".",
+		Example: "  kubectl watchcache pods -n prod\n" +
+			"  kubectl watchcache deployments.apps -A --initial-list=stream --trace out.jsonl\n" +
+			"  kubectl watchcache configmaps --no-tui --once --summary -o json\n" +
+			"  kubectl watchcache replay out.jsonl",
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl watchcache",
 		},
-		SilenceErrors: true,
-		SilenceUsage:  true,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              run,
+		ValidArgsFunction: completeResources(o),
 	}
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.AddCommand(newVersionCommand(streams, version))
+	o.AddFlags(cmd)
+	addKlogFlags(cmd)
+	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams))
 	return cmd
 }
 
@@ -62,7 +79,10 @@ func newVersionCommand(streams genericiooptions.IOStreams, version string) *cobr
 // Execute runs cmd, prints an error the way kubectl does ("error: ...") and
 // returns the process exit code.
 func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
-	err := cmd.Execute()
+	// SIGINT and SIGTERM end the run cleanly: the trace is flushed, the summary printed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := cmd.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
 	}

@@ -484,7 +484,7 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 func (st *replayStream) Close() {}
 
 // VirtualClock is the replay's clock: Now follows the recorded times, After
-// fires at once (moving time forward), and AfterFunc timers never fire — the
+// fires at once, and AfterFunc timers never fire — the
 // trace already says how each request ended.
 type VirtualClock struct {
 	mu  sync.Mutex
@@ -501,14 +501,11 @@ func (c *VirtualClock) Now() time.Time {
 	return c.now
 }
 
-// After implements reflector.Clock: a backoff wait passes at once in virtual time.
-func (c *VirtualClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	now := c.now
-	c.mu.Unlock()
+// After implements reflector.Clock: a backoff wait passes at once, and the
+// virtual time stays where the recording says (the next line's `at` moves it).
+func (c *VirtualClock) After(time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
-	ch <- now
+	ch <- c.Now()
 	return ch
 }
 

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(testcluster.RunMain(m, testcluster.Options{Users: []string{"nobody"}}, func(c *testcluster.Cluster) { cluster = c }))
+}
+
+// run executes the plugin with args and returns its exit code and output.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd := NewCommand(streams, "test")
+	cmd.SetArgs(args)
+	code := Execute(cmd, streams)
+	return code, out.String(), errOut.String()
+}
+
+func kubeconfig(t *testing.T) string { return cluster.Kubeconfig() }
+
+func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := filepath.Join(dir, "corrupt.jsonl")
+	if err := os.WriteFile(corrupt, []byte("this is not a trace\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	future := filepath.Join(dir, "future.jsonl")
+	if err := os.WriteFile(future, []byte(`{"k":"header","v":2}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := filepath.Join(dir, "unreachable.yaml")
+	if err := os.WriteFile(unreachable, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: x\n  context:\n    cluster: x\n    user: x\ncurrent-context: x\nusers:\n- name: x\n  user:\n    token: abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noContext := filepath.Join(dir, "nocontext.yaml")
+	if err := os.WriteFile(noContext, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kc := kubeconfig(t)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no resource", []string{}, ExitUsage, `error: you must specify the type of resource to watch, e.g. "kubectl watchcache pods"`},
+		{"two resources", []string{"pods", "secrets"}, ExitUsage, "error: watchcache takes one resource type, got 2 arguments: [pods secrets]"},
+		{"negative page size", []string{"pods", "--page-size", "-1"}, ExitUsage, "error: invalid --page-size -1: must be 0 (no pagination) or more"},
+		{"match without rv", []string{"pods", "--resource-version-match", "Exact"}, ExitUsage, "error: --resource-version-match requires --resource-version"},
+		{"bad match", []string{"pods", "--resource-version", "5", "--resource-version-match", "Newest"}, ExitUsage, `error: invalid --resource-version-match "Newest": want Exact or NotOlderThan`},
+		{"unknown strategy", []string{"pods", "--initial-list", "fast"}, ExitUsage, `error: invalid --initial-list "fast": want auto, list or stream`},
+		{"bad output", []string{"pods", "-o", "yaml"}, ExitUsage, `error: invalid output format "yaml": want text or json`},
+		{"bad trace objects", []string{"pods", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-objects", "some"}, ExitUsage, `error: invalid --trace-objects "some": want none, metadata or full`},
+		{"trace is a directory", []string{"pods", "--trace", dir}, ExitUsage, "error: --trace " + dir + ": is a directory"},
+		{"trace directory missing", []string{"pods", "--trace", "/nonexistent/dir/t.jsonl"}, ExitUsage, "error: --trace /nonexistent/dir/t.jsonl: directory /nonexistent/dir does not exist"},
+		{"unsafe secrets without trace", []string{"secrets", "--trace-unsafe-secrets"}, ExitUsage, "error: --trace-unsafe-secrets needs --trace"},
+		{"unknown flag", []string{"pods", "--bogus"}, ExitUsage, "error: unknown flag: --bogus"},
+		{"unknown resource", []string{"flurbs", "--kubeconfig", kc}, ExitFailure, `error: the server doesn't have a resource type "flurbs"`},
+		{"not listable", []string{"tokenreviews", "--kubeconfig", kc}, ExitFailure, `error: the server does not support list or watch on resource type "tokenreviews" (its verbs: create)`},
+		{"unreachable", []string{"pods", "--kubeconfig", unreachable}, ExitFailure, "error: the connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},
+		{"no current context", []string{"pods", "--kubeconfig", noContext}, ExitFailure, `error: the kubeconfig has no current context: set one with "kubectl config use-context NAME", or pass --context`},
+		{"replay missing", []string{"replay", filepath.Join(dir, "missing.jsonl")}, ExitFailure, "error: cannot replay " + filepath.Join(dir, "missing.jsonl") + ": no such file or directory"},
+		{"replay empty", []string{"replay", empty}, ExitFailure, "error: " + empty + ": the trace is empty"},
+		{"replay corrupt", []string{"replay", corrupt}, ExitFailure, "error: " + corrupt + ":1: not a watchcache trace (the first line is not JSON): invalid character 'h' in literal true (expecting 'r')"},
+		{"replay future version", []string{"replay", future}, ExitFailure, "error: " + future + ":1: unsupported trace version 2 (this build reads version 1)"},
+		{"replay negative speed", []string{"replay", empty, "--speed", "-1"}, ExitUsage, "error: invalid --speed -1: must be 0 (as fast as possible) or more"},
+		{"replay without file", []string{"replay"}, ExitUsage, "error: replay takes one trace file, got 0 arguments"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code: got %d, want %d (stderr %q)", code, tc.code, stderr)
+			}
+			if got := strings.TrimSpace(stderr); got != tc.want {
+				t.Errorf("stderr:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNoKubeconfigAtAllIsRefusedBeforeTryingLocalhost(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("HOME", t.TempDir())
+	code, _, stderr := run(t, "pods")
+	want := "error: no kubeconfig found (looked at --kubeconfig, $KUBECONFIG and ~/.kube/config): pass --kubeconfig or --server"
+	if code != ExitFailure || strings.TrimSpace(stderr) != want {
+		t.Errorf("got %d %q, want %d %q", code, stderr, ExitFailure, want)
+	}
+}
+
+func TestForbiddenNamesTheVerbResourceAndNamespace(t *testing.T) {
+	cfg, err := cluster.UserConfig("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(t.TempDir(), "nobody.yaml")
+	if err := testcluster.WriteKubeconfig(kc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The default strategy starts with a streaming list, which is a watch.
+	for _, verb := range []string{"watch", "list"} {
+		code, _, stderr := run(t, "configmaps", "--kubeconfig", kc, "-n", "kube-system", "--no-tui", "--initial-list", map[string]string{"watch": "auto", "list": "list"}[verb])
+		want := `error: failed to perform initial object list: 403 Forbidden: configmaps is forbidden: User "nobody" cannot ` + verb + ` resource "configmaps" in API group "" in the namespace "kube-system" (gave up after 2 attempts)`
+		if code != ExitFailure || strings.TrimSpace(stderr) != want {
+			t.Errorf("got %d\n%q\nwant %d\n%q", code, stderr, ExitFailure, want)
+		}
+	}
+}
+
+func createConfigMaps(t *testing.T, ns string, n int) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cluster.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-" + string(rune('a'+i))}, Data: map[string]string{"k": "v"}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestOnceWithJSONSummaryListsTheNamespaceAndRecordsATraceThatReplaysToTheSameSummary(t *testing.T) {
+	createConfigMaps(t, "once", 5)
+	tracePath := filepath.Join(t.TempDir(), "once.jsonl.gz")
+	resources := []string{"configmaps", "cm"}
+	for _, res := range resources {
+		code, out, stderr := run(t, res, "--kubeconfig", kubeconfig(t), "-n", "once", "--once", "--summary", "-o", "json", "--initial-list", "list", "--page-size", "2", "--trace", tracePath)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", res, code, stderr)
+		}
+		sum := lastJSONObject(t, out)
+		if sum.Objects != 5 || sum.Resource != "configmaps.v1" || sum.Counters.ListPages != 3 || len(sum.Store) != 5 || sum.Store[0].Name != "cm-a" {
+			t.Fatalf("%s: summary: got %+v", res, sum)
+		}
+		if !strings.Contains(stderr, "trace written to "+tracePath) {
+			t.Errorf("stderr: got %q, want it to name the trace", stderr)
+		}
+	}
+	code, out, stderr := run(t, "replay", tracePath, "--speed", "0", "--summary", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	if sum := lastJSONObject(t, out); sum.Objects != 5 || sum.Counters.ListPages != 3 {
+		t.Errorf("replayed summary: got %+v", sum)
+	}
+}
+
+// lastJSONObject decodes the summary printed after the JSON lines.
+func lastJSONObject(t *testing.T, out string) trace.Summary {
+	t.Helper()
+	i := strings.LastIndex(out, "\n{\n")
+	if i < 0 {
+		t.Fatalf("no summary in output:\n%s", out)
+	}
+	var s trace.Summary
+	if err := json.Unmarshal([]byte(out[i+1:]), &s); err != nil {
+		t.Fatalf("decoding summary: %v\n%s", err, out[i+1:])
+	}
+	return s
+}
+
+func TestReplayOfTheBundledDemoPrintsTheRelistAndItsDiff(t *testing.T) {
+	code, out, stderr := run(t, "replay", "../../testdata/traces/demo.jsonl", "--speed", "0", "--no-tui")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"Relisting     gone: 410 Gone at resourceVersion",
+		"relist-diff: relist diff: 3 missed deletes, 1 missed recreates, 2 missed updates, 0 missed adds, 119 unchanged",
+		"request #1 LIST resourceVersion=\"\" limit=50: closed after",
+		"Stopped       stopped: stopped",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+func TestReplayOfATraceWithAnEditedDecisionFails(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/steady.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), `"detail":"list complete: 100 objects`, `"detail":"list complete: 99 objects`, 1)
+	if edited == string(b) {
+		t.Fatal("the steady trace has no list-complete note to edit")
+	}
+	path := filepath.Join(t.TempDir(), "edited.jsonl")
+	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "replay", path, "--speed", "0", "--no-tui")
+	if code != ExitFailure || !strings.Contains(stderr, `recorded Watching/list-complete "list complete: 99 objects`) ||
+		!strings.Contains(stderr, "error: the replayed reflector decided differently from the recorded one (1 differences shown above)") {
+		t.Errorf("got %d\n%s", code, stderr)
+	}
+}

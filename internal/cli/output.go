@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// lineOutput prints notes as lines (-o text) or JSON lines (-o json). Push
+// never blocks the reflector: a full queue drops the line and counts it.
+type lineOutput struct {
+	out     io.Writer
+	json    bool
+	queue   chan reflector.Note
+	dropped atomic.Int64
+	done    chan struct{}
+}
+
+// lineQueue is how many notes may wait for a slow terminal or pipe.
+const lineQueue = 65536
+
+func newLineOutput(out io.Writer, asJSON bool) *lineOutput {
+	l := &lineOutput{out: out, json: asJSON, queue: make(chan reflector.Note, lineQueue), done: make(chan struct{})}
+	go l.loop()
+	return l
+}
+
+// Push queues a note for printing; pass it as a reflector OnNote listener.
+func (l *lineOutput) Push(n reflector.Note) {
+	if n.Kind == reflector.NoteRequestStarted {
+		return // the ended line has the same options and how it went
+	}
+	select {
+	case l.queue <- n:
+	default:
+		l.dropped.Add(1)
+	}
+}
+
+// Close prints what is queued and returns how many lines were dropped.
+func (l *lineOutput) Close() int64 {
+	close(l.queue)
+	<-l.done
+	return l.dropped.Load()
+}
+
+func (l *lineOutput) loop() {
+	defer close(l.done)
+	for n := range l.queue {
+		var line string
+		if l.json {
+			b, err := json.Marshal(jsonLine(n))
+			if err != nil {
+				continue
+			}
+			line = string(b)
+		} else {
+			line = textLine(n)
+		}
+		if _, err := io.WriteString(l.out, line+"\n"); err != nil {
+			// A closed pipe (| head): keep draining so the reflector never waits.
+			continue
+		}
+	}
+}
+
+const timeFormat = "15:04:05.000"
+
+func textLine(n reflector.Note) string {
+	at := n.At.Local().Format(timeFormat)
+	switch n.Kind {
+	case reflector.NoteApplied:
+		res := n.Applied
+		return fmt.Sprintf("%s %-8s %s uid=%s rv=%s (%s)", at, n.Event, res.Object.Ref(), res.Object.UID, res.Object.ResourceVersion, strings.ToLower(res.Outcome.String()))
+	case reflector.NoteRequestEnded:
+		r := n.Request
+		count := fmt.Sprintf("%d items", r.Items)
+		if r.Verb == reflector.VerbWatch {
+			count = fmt.Sprintf("%d events", r.Events)
+		}
+		return fmt.Sprintf("%s request #%d %s %s: %s after %s, %s", at, r.ID, strings.ToUpper(string(r.Verb)), optsText(r.Opts), endWords(r.End), r.Duration.Round(time.Millisecond), count)
+	}
+	return fmt.Sprintf("%s %-13s %s: %s", at, n.State, n.Reason, n.Detail)
+}
+
+// optsText renders a request's options the way they were sent.
+func optsText(o reflector.RequestOptions) string {
+	var parts []string
+	add := func(k, v string) { parts = append(parts, k+"="+v) }
+	add("resourceVersion", quoteEmpty(o.ResourceVersion))
+	if o.ResourceVersionMatch != "" {
+		add("resourceVersionMatch", o.ResourceVersionMatch)
+	}
+	if o.Limit > 0 {
+		add("limit", fmt.Sprint(o.Limit))
+	}
+	if o.Continue != "" {
+		add("continue", abbreviate(o.Continue, 12))
+	}
+	if o.SendInitialEvents {
+		add("sendInitialEvents", "true")
+	}
+	if o.AllowWatchBookmarks {
+		add("allowWatchBookmarks", "true")
+	}
+	if o.TimeoutSeconds > 0 {
+		add("timeoutSeconds", fmt.Sprint(o.TimeoutSeconds))
+	}
+	return strings.Join(parts, " ")
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+func abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func endWords(e *reflector.RequestEnd) string {
+	if e == nil {
+		return "running"
+	}
+	switch {
+	case e.Status != nil:
+		return fmt.Sprintf("%s (%d %s: %s)", e.Reason, e.Status.Code, e.Status.Reason, e.Status.Message)
+	case e.Err != nil:
+		return fmt.Sprintf("%s (%v)", e.Reason, e.Err)
+	}
+	return string(e.Reason)
+}
+
+// jsonNote is the stable JSON form of one output line.
+type jsonNote struct {
+	Time   time.Time `json:"time"`
+	Type   string    `json:"type"` // decision, event, request
+	State  string    `json:"state,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+	// event
+	Event           string `json:"event,omitempty"`
+	Outcome         string `json:"outcome,omitempty"`
+	Namespace       string `json:"namespace,omitempty"`
+	Name            string `json:"name,omitempty"`
+	UID             string `json:"uid,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// request
+	ID         int64                     `json:"id,omitempty"`
+	Verb       string                    `json:"verb,omitempty"`
+	Opts       *reflector.RequestOptions `json:"opts,omitempty"`
+	DurationMS *float64                  `json:"durationMs,omitempty"`
+	Items      *int                      `json:"items,omitempty"`
+	Events     *int                      `json:"events,omitempty"`
+	End        *jsonEnd                  `json:"end,omitempty"`
+}
+
+type jsonEnd struct {
+	Reason  string `json:"reason"`
+	Code    int32  `json:"code,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Message string `json:"message,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func jsonLine(n reflector.Note) jsonNote {
+	j := jsonNote{Time: n.At, State: n.State.String()}
+	switch n.Kind {
+	case reflector.NoteApplied:
+		o := n.Applied.Object
+		j.Type, j.Event, j.Outcome = "event", string(n.Event), n.Applied.Outcome.String()
+		j.Namespace, j.Name, j.UID, j.ResourceVersion = o.Namespace, o.Name, o.UID, o.ResourceVersion
+	case reflector.NoteRequestEnded:
+		r := n.Request
+		ms := float64(r.Duration) / float64(time.Millisecond)
+		opts := r.Opts
+		j.Type, j.ID, j.Verb, j.Opts, j.DurationMS = "request", r.ID, string(r.Verb), &opts, &ms
+		if r.Verb == reflector.VerbWatch {
+			j.Events = &r.Events
+		} else {
+			j.Items = &r.Items
+		}
+		if e := r.End; e != nil {
+			j.End = &jsonEnd{Reason: string(e.Reason)}
+			if e.Status != nil {
+				j.End.Code, j.End.Status, j.End.Message = e.Status.Code, string(e.Status.Reason), e.Status.Message
+			}
+			if e.Err != nil {
+				j.End.Error = e.Err.Error()
+			}
+		}
+	default:
+		j.Type, j.Reason, j.Detail = "decision", n.Reason, n.Detail
+	}
+	return j
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
+)
+
+// ReplayOptions are the flags of "kubectl watchcache replay FILE".
+type ReplayOptions struct {
+	genericiooptions.IOStreams
+	Speed   float64
+	Display DisplayOptions
+
+	path       string
+	isTerminal func() bool
+}
+
+// NewReplayOptions returns the defaults.
+func NewReplayOptions(streams genericiooptions.IOStreams) *ReplayOptions {
+	return &ReplayOptions{IOStreams: streams, Speed: 1, isTerminal: func() bool { return isTerminal(streams.Out) }}
+}
+
+// maxReplayDifferences is how many differing decisions a replay prints.
+const maxReplayDifferences = 10
+
+func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewReplayOptions(streams)
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Replay a recorded trace offline through the same reflector",
+		Long: "Replay a trace recorded with --trace: the recorded LIST pages and watch events are served, in order,\n" +
+			"to the same reflector, with the recorded timing. Exits non-zero when the replayed reflector\n" +
+			"decides differently from the recorded one, or when the trace is malformed.",
+		Example: "  kubectl watchcache replay out.jsonl\n  kubectl watchcache replay out.jsonl.gz --speed 0 --summary -o json",
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return []string{"jsonl", "gz"}, cobra.ShellCompDirectiveFilterFileExt
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().Float64Var(&o.Speed, "speed", o.Speed, "Replay speed: 0 as fast as possible, 1 real time, N times faster")
+	o.Display.addFlags(cmd)
+	return cmd
+}
+
+// Complete takes the trace path.
+func (o *ReplayOptions) Complete(args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("replay takes one trace file, got %d arguments", len(args))
+	}
+	o.path = args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *ReplayOptions) Validate() error {
+	if o.Speed < 0 {
+		return usageErrorf("invalid --speed %g: must be 0 (as fast as possible) or more", o.Speed)
+	}
+	return o.Display.validate()
+}
+
+// Run replays the trace.
+func (o *ReplayOptions) Run(ctx context.Context) error {
+	if _, err := os.Stat(o.path); err != nil {
+		return fmt.Errorf("cannot replay %s: %w", o.path, errors.Unwrap(err))
+	}
+	useTUI := !o.Display.NoTUI && o.isTerminal()
+	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
+	sess, err := session.NewReplay(o.path, o.Speed, d.listener())
+	if err != nil {
+		return err
+	}
+	h := sess.Header
+	opts := tui.Options{
+		Server: h.Server, Strategy: h.Options.Strategy, PageSize: h.Options.PageSize, MetadataOnly: h.Options.MetadataOnly,
+		Target: reflector.Target{Resource: reflector.Resource{Kind: h.Resource.Kind, Namespaced: h.Resource.Namespaced},
+			Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector},
+		Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt,
+	}
+	opts.Target.Resource.GVR.Group, opts.Target.Resource.GVR.Version, opts.Target.Resource.GVR.Resource = h.Resource.Group, h.Resource.Version, h.Resource.Resource
+	feed := tui.Feed{
+		Stats: sess.Reflector.Stats, Store: sess.Store,
+		Audit: func(context.Context) (*reflector.AuditReport, error) {
+			return nil, errors.New("audit needs a live cluster; this is a replay")
+		},
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runErr := d.run(runCtx, ctx, cancel, sess, opts, feed)
+	for _, w := range sess.Replay.Warnings() {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if diffs := sess.Replay.NoteDifferences(maxReplayDifferences); len(diffs) > 0 {
+		for _, d := range diffs {
+			fmt.Fprintf(o.ErrOut, "difference: %s\n", d)
+		}
+		return fmt.Errorf("the replayed reflector decided differently from the recorded one (%d differences shown above)", len(diffs))
+	}
+	return nil
+}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
+)
+
+// WatchOptions are the flags of "kubectl watchcache RESOURCE".
+type WatchOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	AllNamespaces        bool
+	LabelSelector        string
+	FieldSelector        string
+	InitialList          string
+	PageSize             int64
+	ResourceVersion      string
+	ResourceVersionMatch string
+	WatchTimeout         time.Duration
+	MetadataOnly         bool
+	KeepObjects          bool
+	Trace                string
+	TraceObjects         string
+	TraceUnsafeSecrets   bool
+	Display              DisplayOptions
+	Duration             time.Duration
+	Once                 bool
+	GiveUpAfter          time.Duration
+
+	resourceArg string
+	// isTerminal says whether stdout is a terminal (replaceable in tests).
+	isTerminal func() bool
+}
+
+// DisplayOptions are the output flags shared by the live and replay commands.
+type DisplayOptions struct {
+	NoTUI   bool
+	Output  string
+	Summary bool
+}
+
+func (d *DisplayOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&d.NoTUI, "no-tui", false, "Print one line per event and decision instead of the dashboard (automatic when stdout is not a terminal)")
+	cmd.Flags().StringVarP(&d.Output, "output", "o", "text", "Line output format: text or json")
+	cmd.Flags().BoolVar(&d.Summary, "summary", false, "Print the summary at exit (JSON with -o json)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func (d *DisplayOptions) validate() error {
+	if d.Output != "text" && d.Output != "json" {
+		return usageErrorf("invalid output format %q: want text or json", d.Output)
+	}
+	return nil
+}
+
+// NewWatchOptions returns the defaults.
+func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
+	return &WatchOptions{
+		ConfigFlags:  genericclioptions.NewConfigFlags(true),
+		IOStreams:    streams,
+		InitialList:  string(reflector.StrategyAuto),
+		PageSize:     500,
+		WatchTimeout: 5 * time.Minute,
+		TraceObjects: string(trace.ObjectsMetadata),
+		GiveUpAfter:  30 * time.Second,
+		isTerminal:   func() bool { return isTerminal(streams.Out) },
+	}
+}
+
+// AddFlags registers the flags on cmd.
+func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	o.ConfigFlags.AddFlags(f)
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Watch the resource in all namespaces")
+	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector to filter on, as in kubectl get -l")
+	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector to filter on, as in kubectl get --field-selector")
+	f.StringVar(&o.InitialList, "initial-list", o.InitialList, "How to get complete lists: auto (streaming list, falling back to LIST), list, or stream")
+	f.Int64Var(&o.PageSize, "page-size", o.PageSize, "LIST page size (limit); 0 lists in one response")
+	f.StringVar(&o.ResourceVersion, "resource-version", "", `resourceVersion of the first list: "" (consistent read), "0" (any), or a number`)
+	f.StringVar(&o.ResourceVersionMatch, "resource-version-match", "", "resourceVersionMatch of the first list: Exact or NotOlderThan (needs --resource-version)")
+	f.DurationVar(&o.WatchTimeout, "watch-timeout", o.WatchTimeout, "Base of the jittered server-side watch timeout (each watch asks for a random time in [T, 2T))")
+	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "Ask the server for metadata only (PartialObjectMetadata)")
+	f.BoolVar(&o.KeepObjects, "keep-objects", false, "Keep each object's full JSON in the cache (shown in the object detail)")
+	f.StringVar(&o.Trace, "trace", "", "Record everything the reflector sees to this JSONL file (gzip if it ends in .gz)")
+	f.StringVar(&o.TraceObjects, "trace-objects", o.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
+	f.BoolVar(&o.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
+	f.DurationVar(&o.Duration, "duration", 0, "Stop after this long (0: until interrupted)")
+	f.BoolVar(&o.Once, "once", false, "Stop after the first complete list")
+	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when no request has succeeded for this long (0: retry forever)")
+	o.Display.addFlags(cmd)
+	for flag, values := range map[string][]string{
+		"initial-list":           {"auto", "list", "stream"},
+		"resource-version-match": {"Exact", "NotOlderThan"},
+		"trace-objects":          {"none", "metadata", "full"},
+	} {
+		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+	}
+}
+
+// Complete takes the resource argument.
+func (o *WatchOptions) Complete(args []string) error {
+	switch len(args) {
+	case 0:
+		return usageErrorf("you must specify the type of resource to watch, e.g. \"kubectl watchcache pods\"")
+	case 1:
+		o.resourceArg = args[0]
+	default:
+		return usageErrorf("watchcache takes one resource type, got %d arguments: %v", len(args), args)
+	}
+	return nil
+}
+
+// Validate checks the flags without contacting the server.
+func (o *WatchOptions) Validate() error {
+	switch reflector.Strategy(o.InitialList) {
+	case reflector.StrategyAuto, reflector.StrategyList, reflector.StrategyStream:
+	default:
+		return usageErrorf("invalid --initial-list %q: want auto, list or stream", o.InitialList)
+	}
+	if o.PageSize < 0 {
+		return usageErrorf("invalid --page-size %d: must be 0 (no pagination) or more", o.PageSize)
+	}
+	switch o.ResourceVersionMatch {
+	case "", "Exact", "NotOlderThan":
+	default:
+		return usageErrorf("invalid --resource-version-match %q: want Exact or NotOlderThan", o.ResourceVersionMatch)
+	}
+	if o.ResourceVersionMatch != "" && o.ResourceVersion == "" {
+		return usageErrorf("--resource-version-match requires --resource-version")
+	}
+	if o.WatchTimeout < time.Second {
+		return usageErrorf("invalid --watch-timeout %s: must be at least 1s", o.WatchTimeout)
+	}
+	if o.Duration < 0 {
+		return usageErrorf("invalid --duration %s: must not be negative", o.Duration)
+	}
+	if o.GiveUpAfter < 0 {
+		return usageErrorf("invalid --give-up-after %s: must not be negative", o.GiveUpAfter)
+	}
+	switch trace.ObjectMode(o.TraceObjects) {
+	case trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull:
+	default:
+		return usageErrorf("invalid --trace-objects %q: want none, metadata or full", o.TraceObjects)
+	}
+	if o.TraceUnsafeSecrets && o.Trace == "" {
+		return usageErrorf("--trace-unsafe-secrets needs --trace")
+	}
+	if o.Trace != "" {
+		if err := checkTracePath(o.Trace); err != nil {
+			return err
+		}
+	}
+	return o.Display.validate()
+}
+
+// checkTracePath refuses a trace path that cannot be written, before connecting anywhere.
+func checkTracePath(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usageErrorf("--trace %s: is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return usageErrorf("--trace %s: directory %s does not exist", path, dir)
+	}
+	if !fi.IsDir() {
+		return usageErrorf("--trace %s: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
+// Run resolves the resource, runs the reflector and shows it.
+func (o *WatchOptions) Run(ctx context.Context) error {
+	if err := checkKubeconfig(o.ConfigFlags); err != nil {
+		return err
+	}
+	restCfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	if restCfg.Timeout == 0 {
+		// Discovery must not hang on a black-holed server; watches are not bound by this.
+		restCfg.Timeout = 15 * time.Second
+	}
+	res, err := resolveResource(o.ConfigFlags, o.resourceArg)
+	if err != nil {
+		return connectionError(restCfg.Host, err)
+	}
+	ns := ""
+	if res.Namespaced && !o.AllNamespaces {
+		ns, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return err
+		}
+	}
+	useTUI := !o.Display.NoTUI && o.isTerminal()
+	rc := reflector.Config{
+		Strategy:             reflector.Strategy(o.InitialList),
+		PageSize:             o.PageSize,
+		ResourceVersion:      o.ResourceVersion,
+		ResourceVersionMatch: o.ResourceVersionMatch,
+		WatchTimeout:         o.WatchTimeout,
+	}
+	if !useTUI {
+		// Without a screen to show the backoff, an unreachable server must end in an
+		// error, and a forbidden request is retried once (RBAC may be propagating), not five times.
+		rc.GiveUpAfter = o.GiveUpAfter
+		rc.MaxPermanentRetries = 1
+	}
+	lc := session.LiveConfig{
+		Rest:          restCfg,
+		Target:        reflector.Target{Resource: res, Namespace: ns, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector},
+		Reflector:     rc,
+		MetadataOnly:  o.MetadataOnly,
+		KeepBodies:    o.KeepObjects,
+		TracePath:     o.Trace,
+		TraceObjects:  trace.ObjectMode(o.TraceObjects),
+		UnsafeSecrets: o.TraceUnsafeSecrets,
+	}
+	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
+	lc.OnNote = []func(reflector.Note){d.listener()}
+	sess, err := session.NewLive(lc)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if o.Duration > 0 {
+		runCtx, cancel = context.WithTimeout(runCtx, o.Duration)
+		defer cancel()
+	}
+	if o.Once {
+		go func() {
+			if sess.Store.WaitUntilReady(runCtx) == nil {
+				cancel()
+			}
+		}()
+	}
+	kubeContext := ""
+	if raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
+		kubeContext = raw.CurrentContext
+		if o.ConfigFlags.Context != nil && *o.ConfigFlags.Context != "" {
+			kubeContext = *o.ConfigFlags.Context
+		}
+	}
+	tuiOpts := tui.Options{
+		Context: kubeContext, Server: session.ServerURL(restCfg), Target: lc.Target,
+		Strategy: rc.Strategy, PageSize: rc.PageSize, MetadataOnly: o.MetadataOnly, Trace: o.Trace,
+	}
+	feed := tui.Feed{
+		Stats: sess.Reflector.Stats, Store: sess.Store, ForceRelist: sess.Reflector.ForceRelist,
+		Audit: func(ctx context.Context) (*reflector.AuditReport, error) {
+			return sess.Reflector.Audit(ctx, 5*time.Second)
+		},
+	}
+	err = d.run(runCtx, runCtx, cancel, sess, tuiOpts, feed)
+	if rec := sess.Recorder; rec != nil && err == nil {
+		fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
+	}
+	return err
+}
+
+func newWatchCommand(streams genericiooptions.IOStreams) (*WatchOptions, func(*cobra.Command, []string) error) {
+	o := NewWatchOptions(streams)
+	return o, func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
+}
