@@ -123,7 +123,27 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		}
 		return nil, err
 	}
+	if s.Recorder != nil {
+		go s.reportTraceFailure(fanOut(cfg.OnNote))
+	}
 	return s, nil
+}
+
+// ReasonTraceWriteError is the note reason when recording stops on a write error.
+const ReasonTraceWriteError = "trace-write-error"
+
+// reportTraceFailure tells the display (not the trace) that recording stopped;
+// the reflector keeps running and Run reports the error at the end.
+func (s *Session) reportTraceFailure(notify func(reflector.Note)) {
+	select {
+	case <-s.Recorder.Failed():
+	case <-s.Recorder.Closed():
+		return
+	}
+	if err := s.Recorder.Err(); err != nil {
+		notify(reflector.Note{At: s.Now(), Kind: reflector.NoteDecision, State: s.Reflector.State(), Reason: ReasonTraceWriteError,
+			Detail: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)})
+	}
 }
 
 // serverVersion is the server's gitVersion for the trace header ("" when discovery fails).

@@ -39,6 +39,7 @@ type Recorder struct {
 	closed  bool
 	stop    chan struct{}
 	done    chan struct{}
+	failed  chan struct{}
 }
 
 // Create opens path for a new trace (mode 0600, truncating an existing file;
@@ -91,7 +92,7 @@ func newRecorder(w io.Writer, h Header, now func() time.Time) *Recorder {
 		buf: buf, enc: enc, now: now, started: h.StartedAt, objects: objects,
 		redact:  !h.Options.UnsafeSecrets,
 		secrets: h.Resource.Group == "" && h.Resource.Resource == "secrets",
-		stop:    make(chan struct{}), done: make(chan struct{}),
+		stop:    make(chan struct{}), done: make(chan struct{}), failed: make(chan struct{}),
 	}
 }
 
@@ -120,13 +121,29 @@ func (r *Recorder) flushLoop() {
 			r.mu.Lock()
 			if r.err == nil && !r.closed {
 				if err := r.buf.Flush(); err != nil {
-					r.err = fmt.Errorf("writing trace: %w", err)
+					r.fail(fmt.Errorf("writing trace: %w", err))
 				}
 			}
 			r.mu.Unlock()
 		}
 	}
 }
+
+// fail keeps the first error and signals Failed. Caller holds mu.
+func (r *Recorder) fail(err error) {
+	if r.err != nil {
+		return
+	}
+	r.err = err
+	close(r.failed)
+}
+
+// Failed is closed at the first write error (disk full, file removed), so a
+// live view can say the trace stopped while the reflector keeps running.
+func (r *Recorder) Failed() <-chan struct{} { return r.failed }
+
+// Closed is closed once Close has stopped the periodic flush.
+func (r *Recorder) Closed() <-chan struct{} { return r.done }
 
 // Err is the first write error, if any: recording stopped there.
 func (r *Recorder) Err() error {
@@ -143,7 +160,7 @@ func (r *Recorder) Flush() error {
 		return r.err
 	}
 	if err := r.buf.Flush(); err != nil {
-		r.err = fmt.Errorf("writing trace: %w", err)
+		r.fail(fmt.Errorf("writing trace: %w", err))
 	}
 	return r.err
 }
@@ -163,17 +180,17 @@ func (r *Recorder) Close() error {
 	defer r.mu.Unlock()
 	if r.err == nil {
 		if err := r.buf.Flush(); err != nil {
-			r.err = fmt.Errorf("writing trace: %w", err)
+			r.fail(fmt.Errorf("writing trace: %w", err))
 		}
 	}
 	if r.gz != nil {
-		if err := r.gz.Close(); err != nil && r.err == nil {
-			r.err = fmt.Errorf("finishing gzip trace: %w", err)
+		if err := r.gz.Close(); err != nil {
+			r.fail(fmt.Errorf("finishing gzip trace: %w", err))
 		}
 	}
 	if r.file != nil {
-		if err := r.file.Close(); err != nil && r.err == nil {
-			r.err = fmt.Errorf("closing trace: %w", err)
+		if err := r.file.Close(); err != nil {
+			r.fail(fmt.Errorf("closing trace: %w", err))
 		}
 	}
 	return r.err
@@ -190,7 +207,7 @@ func (r *Recorder) write(lines ...*Line) {
 	for _, l := range lines {
 		l.At = at
 		if err := r.enc.Encode(l); err != nil {
-			r.err = fmt.Errorf("writing trace: %w", err)
+			r.fail(fmt.Errorf("writing trace: %w", err))
 			return
 		}
 	}

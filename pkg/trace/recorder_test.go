@@ -144,6 +144,11 @@ func TestAWriteErrorIsKeptAndReported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") || rec.Err() == nil {
 		t.Errorf("Close: got %v, want the write error", err)
 	}
+	select {
+	case <-rec.Failed():
+	default:
+		t.Error("Failed() is not closed after a write error: the live view would not hear of it")
+	}
 }
 
 func TestTheRecorderFlushesWithoutBeingClosed(t *testing.T) {

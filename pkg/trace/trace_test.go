@@ -2,9 +2,9 @@ package trace_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"

@@ -1,0 +1,119 @@
+package trace_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+// replayWithChanges replays a trace and collects every store change a subscriber sees.
+func replayWithChanges(t *testing.T, path string) (*reflector.Reflector, *store.Store, []store.Result) {
+	t.Helper()
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	st, w := store.New()
+	sub := st.Subscribe(100)
+	r, err := reflector.New(rp.ReflectorConfig(), w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if d := rp.NoteDifferences(5); len(d) > 0 {
+		t.Errorf("decisions differ from the hand-written notes: %v", d)
+	}
+	sub.Close()
+	var changes []store.Result
+	for res := range sub.Changes() {
+		changes = append(changes, res)
+	}
+	return r, st, changes
+}
+
+// The seed's illustrative stream: LIST rv=10 (two objects), MODIFIED rv=11,
+// DELETED rv=12, BOOKMARK rv=12.
+func TestSeedStreamBookmarkCausesNoObjectCallback(t *testing.T) {
+	r, st, changes := replayWithChanges(t, "testdata/seed-stream.jsonl")
+	var outcomes []string
+	for _, c := range changes {
+		outcomes = append(outcomes, c.Outcome.String())
+	}
+	// The list, the MODIFIED and the DELETED: nothing for the bookmark.
+	if got, want := len(changes), 3; got != want {
+		t.Errorf("store changes: got %d %v, want %d (relist, modified, deleted)", got, outcomes, want)
+	}
+	s := r.Stats()
+	if s.ResourceVersion != "12" || s.Counters.Bookmarks != 1 || s.BookmarkRV != "12" {
+		t.Errorf("cursor/bookmarks: got %s/%d/%s, want 12/1/12", s.ResourceVersion, s.Counters.Bookmarks, s.BookmarkRV)
+	}
+	objs := st.List()
+	if len(objs) != 1 || objs[0].Name != "a" || objs[0].ResourceVersion != "11" {
+		t.Errorf("store: got %+v, want only a at rv 11", objs)
+	}
+}
+
+// UID-1 delete, UID-2 create, late UID-1 delete under the same name.
+func TestSeedLateDeleteOfAnOlderUIDLeavesTheNewOne(t *testing.T) {
+	r, st, _ := replayWithChanges(t, "testdata/seed-aba.jsonl")
+	got, ok := st.Get(store.Ref{Namespace: "seed", Name: "worker-a"})
+	if !ok || got.UID != "uid-2" {
+		t.Fatalf("worker-a: got %+v, want uid-2", got)
+	}
+	if c := r.Stats().Counters; c.UIDMismatches != 1 {
+		t.Errorf("UID mismatches: got %d, want 1", c.UIDMismatches)
+	}
+}
+
+// FuzzReader feeds arbitrary bytes after a valid header: the reader must never
+// panic or loop, and must end with io.EOF or an error that names a line.
+func FuzzReader(f *testing.F) {
+	for _, path := range []string{"testdata/seed-stream.jsonl", "testdata/seed-aba.jsonl"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"k":"header","v":1}` + "\n" + `{"k":"note"`))
+	f.Add([]byte(`{"k":"header","v":2}`))
+	f.Add([]byte("\n\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd, err := trace.NewReader("fuzz.jsonl", bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for i := 0; i <= bytes.Count(data, []byte("\n"))+1; i++ {
+			l, err := rd.Next()
+			if err != nil {
+				var le *trace.LineError
+				if err != io.EOF && !asLineError(err, &le) {
+					t.Fatalf("Next: got %T %v, want io.EOF or a *LineError", err, err)
+				}
+				return
+			}
+			if l == nil {
+				t.Fatal("Next returned neither a line nor an error")
+			}
+		}
+		t.Fatal("Next returned more lines than the input has")
+	})
+}
+
+func asLineError(err error, target **trace.LineError) bool {
+	le, ok := err.(*trace.LineError)
+	if ok {
+		*target = le
+	}
+	return ok
+}
