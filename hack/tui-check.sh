@@ -5,7 +5,7 @@
 # relist are on it. The tmux session is always killed.
 #
 #   hack/tui-check.sh          check
-#   hack/tui-check.sh --save   check, and write the capture to docs/tui-capture.txt
+#   hack/tui-check.sh --save   check, and write the capture to docs/screen.txt
 #
 # Environment: TUI_CHECK_TRACE (default testdata/traces/demo.jsonl),
 # TUI_CHECK_WAIT seconds before the first capture (default 4),
@@ -80,7 +80,7 @@ done
 
 if $save; then
   mkdir -p docs
-  cp "$tmp/capture" docs/tui-capture.txt
-  echo "tui-check: saved the capture to docs/tui-capture.txt"
+  cp "$tmp/capture" docs/screen.txt
+  echo "tui-check: saved the capture to docs/screen.txt"
 fi
 echo "tui-check: ok: gauges and a relist are on the screen"

@@ -1,10 +1,12 @@
 //go:build tools
 
-// Package tools pins the test-cluster binaries (kube-apiserver and etcd) that
+// Package tools pins the test-cluster binaries (kube-apiserver, etcd, and the
+// kubectl the plugin tests run it through) that
 // internal/testcluster builds from Go modules. It is never compiled into the plugin.
 package tools
 
 import (
 	_ "go.etcd.io/etcd/server/v3/etcdmain" // built by ./cmd/etcd
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )

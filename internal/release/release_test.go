@@ -2,7 +2,6 @@ package release
 
 import (
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -57,23 +56,13 @@ func read(t *testing.T, path string) []byte {
 	return b
 }
 
-// renderKrewTemplate does what krew-release-bot does with the manifest template.
-func renderKrewTemplate(s, tag string) string {
-	add := regexp.MustCompile(`\{\{ addURIAndSha "([^"]+)" \.TagName \}\}`)
-	s = add.ReplaceAllStringFunc(s, func(m string) string {
-		url := add.FindStringSubmatch(m)[1]
-		return "uri: " + url + "\n      sha256: " + strings.Repeat("0", 64)
-	})
-	return strings.ReplaceAll(s, "{{ .TagName }}", tag)
-}
-
 func TestEveryKrewPlatformIsAnArchiveGoreleaserBuilds(t *testing.T) {
 	var gr goreleaser
 	if err := yaml.Unmarshal(read(t, "../../.goreleaser.yaml"), &gr); err != nil {
 		t.Fatalf("parsing .goreleaser.yaml: %v", err)
 	}
 	var kp krewPlugin
-	if err := yaml.Unmarshal([]byte(renderKrewTemplate(string(read(t, "../../krew-manifest.yaml")), "v1.2.3")), &kp); err != nil {
+	if err := yaml.Unmarshal([]byte(RenderKrewManifest(string(read(t, "../../krew-manifest.yaml")), "v1.2.3", func(string) string { return strings.Repeat("0", 64) })), &kp); err != nil {
 		t.Fatalf("parsing the rendered krew-manifest.yaml: %v", err)
 	}
 	if gr.Version != 2 || len(gr.Builds) != 1 || len(gr.Archives) != 1 {

@@ -26,6 +26,8 @@ const binaryLdflags = "-X k8s.io/component-base/version.gitVersion=" + Version +
 type Binaries struct {
 	Etcd          string
 	KubeAPIServer string
+	// Kubectl is the matching kubectl, for tests that run the plugin the way users do.
+	Kubectl string
 }
 
 // EnvBinDir overrides where the built binaries are cached (default: <repo>/.cache/testcluster).
@@ -50,8 +52,8 @@ func EnsureBinaries(ctx context.Context, log io.Writer) (Binaries, error) {
 		base = filepath.Join(root, ".cache", "testcluster")
 	}
 	dir := filepath.Join(base, key)
-	bins := Binaries{Etcd: filepath.Join(dir, "etcd"), KubeAPIServer: filepath.Join(dir, "kube-apiserver")}
-	if exists(bins.Etcd) && exists(bins.KubeAPIServer) {
+	bins := Binaries{Etcd: filepath.Join(dir, "etcd"), KubeAPIServer: filepath.Join(dir, "kube-apiserver"), Kubectl: filepath.Join(dir, "kubectl")}
+	if exists(bins.Etcd) && exists(bins.KubeAPIServer) && exists(bins.Kubectl) {
 		return bins, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -66,6 +68,7 @@ func EnsureBinaries(ctx context.Context, log io.Writer) (Binaries, error) {
 	for _, b := range []struct{ out, pkg, ldflags string }{
 		{bins.Etcd, "./cmd/etcd", ""},
 		{bins.KubeAPIServer, "k8s.io/kubernetes/cmd/kube-apiserver", binaryLdflags},
+		{bins.Kubectl, "k8s.io/kubernetes/cmd/kubectl", binaryLdflags},
 	} {
 		if exists(b.out) {
 			continue

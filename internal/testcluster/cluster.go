@@ -332,6 +332,9 @@ func randomToken() string {
 // URL is the apiserver's https URL on 127.0.0.1.
 func (c *Cluster) URL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.apiPort) }
 
+// Binaries are the server binaries (and kubectl) this cluster runs.
+func (c *Cluster) Binaries() Binaries { return c.bins }
+
 // EtcdEndpoint is etcd's client URL (plain http on 127.0.0.1).
 func (c *Cluster) EtcdEndpoint() string { return c.etcdURL }
 

@@ -312,12 +312,18 @@ func (s *recordingStream) end(err error) {
 }
 
 // withCause prefers the reason the reflector gave for canceling ctx (idle
-// timeout, forced relist…) over the transport's view of the same end.
+// timeout, forced relist…) over the transport's view of the same end. A
+// context ended from outside (shutdown, --duration's deadline) is a stop:
+// "canceled", never the reflector's own "timeout".
 func withCause(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+	switch cause := context.Cause(ctx); {
+	case cause == nil:
+		return err
+	case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
+		return context.Canceled
+	default:
 		return cause
 	}
-	return err
 }
 
 func (s *recordingStream) Close() {
