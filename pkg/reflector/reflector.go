@@ -29,6 +29,7 @@ type Reflector struct {
 	latency  *latencyRing
 	cancel   context.CancelCauseFunc // cancels the request in flight
 	forced   bool
+	wake     chan struct{} // cuts a backoff wait short for a forced relist
 
 	// Owned by Run's goroutine.
 	nextID      int64
@@ -85,6 +86,7 @@ func New(cfg Config, w *store.Writer, st *store.Store) (*Reflector, error) {
 		store:   st,
 		history: make([]RequestInfo, cfg.RequestHistory),
 		latency: newLatencyRing(1024),
+		wake:    make(chan struct{}, 1),
 	}
 	rnd := cfg.Rand
 	if rnd == nil {
@@ -554,6 +556,7 @@ func (r *Reflector) wait(ctx context.Context, p phase, why string) error {
 	select {
 	case <-ctx.Done():
 	case <-r.cfg.Clock.After(d):
+	case <-r.wake:
 	}
 	r.mu.Lock()
 	r.stats.BackoffUntil = time.Time{}
@@ -702,6 +705,10 @@ func (r *Reflector) ForceRelist() {
 	if cancel != nil {
 		cancel(ErrForcedRelist)
 	}
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (r *Reflector) takeForced() bool {
@@ -709,6 +716,12 @@ func (r *Reflector) takeForced() bool {
 	defer r.mu.Unlock()
 	f := r.forced
 	r.forced = false
+	if f {
+		select {
+		case <-r.wake: // consumed by this relist
+		default:
+		}
+	}
 	return f
 }
 

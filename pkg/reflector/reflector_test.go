@@ -1,12 +1,15 @@
 package reflector
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 func join(s []string) string { return strings.Join(s, " | ") }
@@ -353,4 +356,23 @@ func TestForceRelistRelistsWhileTheOldSnapshotStaysReadable(t *testing.T) {
 	if reqs[1].End == nil || reqs[1].End.Reason != EndCanceled {
 		t.Errorf("the watch interrupted by the forced relist: got %+v, want canceled", reqs[1].End)
 	}
+}
+
+func TestForceRelistCutsABackoffShort(t *testing.T) {
+	src := newFake(t, call{verb: VerbList, err: httpErr(503, metav1.StatusReasonServiceUnavailable, "down")})
+	st, w := store.New()
+	r, err := New(Config{Source: src, Backoff: Backoff{Initial: time.Hour, Max: time.Hour}}, w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { return r.Stats().State == StateBackoff })
+	src.mu.Lock()
+	src.script = append(src.script, call{verb: VerbList, page: page("7", "", obj("a", "u-a", "7"))})
+	src.mu.Unlock()
+	r.ForceRelist()
+	waitFor(t, func() bool { return st.Ready() })
 }
