@@ -2,7 +2,6 @@ package trace_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"os"
 	"testing"
@@ -15,22 +14,12 @@ import (
 // replayWithChanges replays a trace and collects every store change a subscriber sees.
 func replayWithChanges(t *testing.T, path string) (*reflector.Reflector, *store.Store, []store.Result) {
 	t.Helper()
-	rd, err := trace.Open(path)
+	var sub *store.Subscription
+	out, err := replayTrace(t, path, func(st *store.Store) { sub = st.Subscribe(100) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rd.Close()
-	rp := trace.NewReplay(rd, 0)
-	st, w := store.New()
-	sub := st.Subscribe(100)
-	r, err := reflector.New(rp.ReflectorConfig(), w, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rp.Run(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
-	if d := rp.NoteDifferences(5); len(d) > 0 {
+	if d := out.rp.NoteDifferences(5); len(d) > 0 {
 		t.Errorf("decisions differ from the hand-written notes: %v", d)
 	}
 	sub.Close()
@@ -38,7 +27,7 @@ func replayWithChanges(t *testing.T, path string) (*reflector.Reflector, *store.
 	for res := range sub.Changes() {
 		changes = append(changes, res)
 	}
-	return r, st, changes
+	return out.r, out.st, changes
 }
 
 // The seed's illustrative stream: LIST rv=10 (two objects), MODIFIED rv=11,

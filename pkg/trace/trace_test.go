@@ -21,16 +21,27 @@ import (
 
 const bundled = "../../testdata/traces"
 
-// replayFile replays path through a fresh reflector and returns the replay and summary.
-func replayFile(t *testing.T, path string) (*trace.Replay, trace.Summary, error) {
+// replayed is the outcome of replaying a trace through a fresh reflector.
+type replayed struct {
+	rp  *trace.Replay
+	r   *reflector.Reflector
+	st  *store.Store
+	sum trace.Summary
+}
+
+// replayTrace replays path; onStore may subscribe to the store before the run.
+func replayTrace(t *testing.T, path string, onStore func(*store.Store)) (replayed, error) {
 	t.Helper()
 	rd, err := trace.Open(path)
 	if err != nil {
-		return nil, trace.Summary{}, err
+		return replayed{}, err
 	}
 	defer rd.Close()
 	rp := trace.NewReplay(rd, 0)
 	st, w := store.New()
+	if onStore != nil {
+		onStore(st)
+	}
 	r, err := reflector.New(rp.ReflectorConfig(), w, st)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +50,14 @@ func replayFile(t *testing.T, path string) (*trace.Replay, trace.Summary, error)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	runErr := rp.Run(ctx, r)
-	return rp, trace.NewSummary(rd.Header().Resource, r.Stats(), st, rp.Clock().Now()), runErr
+	return replayed{rp: rp, r: r, st: st, sum: trace.NewSummary(rd.Header().Resource, r.Stats(), st, rp.Clock().Now())}, runErr
+}
+
+// replayFile replays path and returns the replay and summary.
+func replayFile(t *testing.T, path string) (*trace.Replay, trace.Summary, error) {
+	t.Helper()
+	out, err := replayTrace(t, path, nil)
+	return out.rp, out.sum, err
 }
 
 func TestBundledTracesReplayWithoutDivergence(t *testing.T) {
@@ -97,20 +115,11 @@ func TestBundledTracesReplayWithoutDivergence(t *testing.T) {
 }
 
 func TestDemoRelistDiffNamesWhatTheWatchMissed(t *testing.T) {
-	rd, err := trace.Open(filepath.Join(bundled, "demo.jsonl"))
+	out, err := replayTrace(t, filepath.Join(bundled, "demo.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rd.Close()
-	rp := trace.NewReplay(rd, 0)
-	st, w := store.New()
-	r, err := reflector.New(rp.ReflectorConfig(), w, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rp.Run(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
+	r := out.r
 	d := r.Stats().LastRelistDiff
 	if d == nil {
 		t.Fatal("no relist diff")
@@ -275,21 +284,11 @@ func TestReplayedRequestsCarryTheRecordedOptions(t *testing.T) {
 			recorded = append(recorded, *l.Opts)
 		}
 	}
-	rd, err := trace.Open(path)
+	out, err := replayTrace(t, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rd.Close()
-	rp := trace.NewReplay(rd, 0)
-	st, w := store.New()
-	r, err := reflector.New(rp.ReflectorConfig(), w, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rp.Run(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
-	replayed := r.Stats().Requests
+	replayed := out.r.Stats().Requests
 	if len(replayed) != len(recorded) {
 		t.Fatalf("requests: got %d, want %d", len(replayed), len(recorded))
 	}
