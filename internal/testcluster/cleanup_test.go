@@ -96,3 +96,18 @@ func TestServersDieWithAPanickingTestProcess(t *testing.T) {
 	}
 	waitDead(t, pids)
 }
+
+func TestAServerThatCannotStartIsReportedWithItsLogAndCleanedUp(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the cluster directory goes here, away from other packages' clusters
+	_, err := Start(context.Background(), Options{ExtraArgs: []string{"--no-such-flag"}})
+	if err == nil {
+		t.Fatal("Start with a bad apiserver flag: got no error")
+	}
+	if !strings.Contains(err.Error(), "kube-apiserver did not become ready") || !strings.Contains(err.Error(), "no-such-flag") {
+		t.Errorf("error: got %v, want the apiserver's failure with its log tail", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left behind in TMPDIR: %v", left)
+	}
+}

@@ -90,23 +90,70 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, fmt.Errorf("writing the cluster owner pid: %w", err)
 	}
-	c = &Cluster{opts: opts, bins: bins, dir: dir, sp: newSpawner(), tokens: map[string]string{}}
+	cl := &Cluster{opts: opts, bins: bins, dir: dir, sp: newSpawner(), tokens: map[string]string{}}
 	defer func() {
 		if err != nil {
-			err = fmt.Errorf("%w\n--- etcd log tail ---\n%s--- kube-apiserver log tail ---\n%s", err, c.etcd.tail(30), c.apiserver.tail(30))
-			c.Stop()
+			err = fmt.Errorf("%w\n--- etcd log tail ---\n%s--- kube-apiserver log tail ---\n%s", err, cl.etcd.tail(30), cl.apiserver.tail(30))
+			cl.Stop()
 		}
 	}()
-	if err := c.startEtcd(ctx); err != nil {
+	// Free ports are found by binding and releasing them, so another process can
+	// take one in between (several test packages start clusters at once): retry
+	// with fresh ports when a server does not come up.
+	if err := retryPorts(func() error { return cl.startEtcd(ctx) }, cl.stopEtcd); err != nil {
 		return nil, err
 	}
-	if err := c.prepareAPIServer(); err != nil {
+	if err := cl.prepareAPIServer(); err != nil {
 		return nil, err
 	}
-	if err := c.startAPIServer(ctx); err != nil {
+	if err := retryPorts(func() error { return cl.startAPIServer(ctx) }, cl.StopAPIServer, func() error {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		cl.setAPIPort(port)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
-	return c, nil
+	return cl, nil
+}
+
+// portAttempts is how many times a server start is tried with fresh ports.
+const portAttempts = 3
+
+// retryPorts runs start up to portAttempts times, calling stop and the
+// re-port functions between attempts.
+func retryPorts(start func() error, stop func(), reports ...func() error) error {
+	var err error
+	for i := 0; i < portAttempts; i++ {
+		if err = start(); err == nil {
+			return nil
+		}
+		stop()
+		for _, f := range reports {
+			if perr := f(); perr != nil {
+				return perr
+			}
+		}
+	}
+	return err
+}
+
+// stopEtcd stops a failed etcd and removes its data, so a retry starts clean.
+func (c *Cluster) stopEtcd() {
+	c.etcd.stop(5 * time.Second)
+	_ = os.RemoveAll(filepath.Join(c.dir, "etcd-data"))
+}
+
+// setAPIPort moves the apiserver to another port before it (re)starts.
+func (c *Cluster) setAPIPort(port int) {
+	for i, a := range c.apiArgs {
+		if strings.HasPrefix(a, "--secure-port=") {
+			c.apiArgs[i] = "--secure-port=" + strconv.Itoa(port)
+		}
+	}
+	c.apiPort = port
 }
 
 const dirPrefix = "watchcache-testcluster-"
