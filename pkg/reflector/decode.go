@@ -1,40 +1,25 @@
 package reflector
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // InitialEventsEndAnnotation marks the bookmark that ends a streaming list.
 const InitialEventsEndAnnotation = metav1.InitialEventsAnnotationKey
 
-// wireMeta is the part of an object's metadata the store keeps. Decoding into
-// it skips everything else (spec, data, managedFields) without building maps.
-type wireMeta struct {
-	Metadata struct {
-		Namespace         string            `json:"namespace"`
-		Name              string            `json:"name"`
-		UID               string            `json:"uid"`
-		ResourceVersion   string            `json:"resourceVersion"`
-		Generation        int64             `json:"generation"`
-		CreationTimestamp *time.Time        `json:"creationTimestamp"`
-		DeletionTimestamp *time.Time        `json:"deletionTimestamp"`
-		Labels            map[string]string `json:"labels"`
-		Annotations       map[string]string `json:"annotations"`
-		OwnerReferences   []struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Name       string `json:"name"`
-			UID        string `json:"uid"`
-			Controller *bool  `json:"controller"`
-		} `json:"ownerReferences"`
-	} `json:"metadata"`
-}
+// Decoding reads each object's JSON once, in place (internal/jsonscan), taking
+// what the store keeps from metadata and skipping the rest (spec, data,
+// managedFields) undecoded; keys match exactly, as in the API server's decoder.
 
 // DecodeObject decodes the compact store form of one object's JSON. With
 // keepBody the JSON itself is kept as the object's Body (not copied: raw must
@@ -46,73 +31,483 @@ func DecodeObject(raw []byte, keepBody bool) (*store.Object, error) {
 
 // decodeObject also reports whether the object is the initial-events-end bookmark.
 func decodeObject(raw []byte, keepBody bool) (*store.Object, bool, error) {
-	var w wireMeta
-	if err := json.Unmarshal(raw, &w); err != nil {
+	// Scratch space sized once: an object keeps a few hundred bytes of strings.
+	d := objectDecoder{text: make([]byte, 0, min(len(raw), 512)), labels: make([]span, 0, 16)}
+	return d.decode(raw, keepBody)
+}
+
+// decode decodes the compact store form of one whole object's JSON.
+func (d *objectDecoder) decode(raw []byte, keepBody bool) (*store.Object, bool, error) {
+	d.sc.Reset(raw)
+	obj, end, err := d.object()
+	if err == nil {
+		err = d.sc.End()
+	}
+	if err != nil {
 		return nil, false, fmt.Errorf("decoding object: %w", err)
-	}
-	m := &w.Metadata
-	obj := &store.Object{
-		Namespace:       m.Namespace,
-		Name:            m.Name,
-		UID:             m.UID,
-		ResourceVersion: m.ResourceVersion,
-		Generation:      m.Generation,
-		Labels:          m.Labels,
-	}
-	if m.CreationTimestamp != nil {
-		obj.CreationTimestamp = *m.CreationTimestamp
-	}
-	obj.DeletionTimestamp = m.DeletionTimestamp
-	if len(m.OwnerReferences) > 0 {
-		obj.OwnerReferences = make([]store.OwnerRef, len(m.OwnerReferences))
-		for i, o := range m.OwnerReferences {
-			obj.OwnerReferences[i] = store.OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: o.UID, Controller: o.Controller != nil && *o.Controller}
-		}
 	}
 	if keepBody {
 		obj.Body = raw
 	}
-	return obj, m.Annotations[InitialEventsEndAnnotation] == "true", nil
+	return obj, end, nil
 }
 
-// wireList is a LIST response with its items left undecoded.
-type wireList struct {
-	Metadata struct {
-		ResourceVersion    string `json:"resourceVersion"`
-		Continue           string `json:"continue"`
-		RemainingItemCount *int64 `json:"remainingItemCount"`
-	} `json:"metadata"`
-	Items []json.RawMessage `json:"items"`
+// objectDecoder decodes objects one after the other, reusing its scratch space.
+type objectDecoder struct {
+	sc jsonscan.Scanner
+	// text collects every string an object keeps; they become substrings of
+	// one string, so an object's strings cost one allocation, not twenty.
+	text   []byte
+	fields [4]span // namespace, name, uid, resourceVersion
+	labels []span  // key, value, key, value…
+	owners []ownerSpans
+	// err is a value the scanner read but that did not decode (a timestamp).
+	err error
 }
 
-// DecodeList decodes a LIST response body into a Page.
+// span is a string's place in objectDecoder.text.
+type span struct{ start, end int }
+
+type ownerSpans struct {
+	apiVersion, kind, name, uid span
+	controller                  bool
+}
+
+const (
+	fieldNamespace = iota
+	fieldName
+	fieldUID
+	fieldResourceVersion
+)
+
+// str appends the string value at the scanner to text; null is the empty string.
+func (d *objectDecoder) str() span {
+	start := len(d.text)
+	d.text, _ = d.sc.AppendString(d.text)
+	return span{start, len(d.text)}
+}
+
+// setStr reads a string into *dst; like encoding/json, null leaves *dst as it was.
+func (d *objectDecoder) setStr(dst *span) {
+	start := len(d.text)
+	var ok bool
+	if d.text, ok = d.sc.AppendString(d.text); ok {
+		*dst = span{start, len(d.text)}
+	}
+}
+
+// object decodes the object at the scanner and reports whether it is the
+// initial-events-end bookmark.
+func (d *objectDecoder) object() (*store.Object, bool, error) {
+	d.text, d.labels, d.owners = d.text[:0], d.labels[:0], d.owners[:0]
+	d.fields, d.err = [4]span{}, nil
+	obj := &store.Object{}
+	labelsSet, end := false, false
+	sc := &d.sc
+	if sc.Object() {
+		for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+			if string(key) != "metadata" {
+				sc.Skip()
+				continue
+			}
+			if !sc.Object() {
+				continue
+			}
+			for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+				switch string(key) {
+				case "namespace":
+					d.setStr(&d.fields[fieldNamespace])
+				case "name":
+					d.setStr(&d.fields[fieldName])
+				case "uid":
+					d.setStr(&d.fields[fieldUID])
+				case "resourceVersion":
+					d.setStr(&d.fields[fieldResourceVersion])
+				case "generation":
+					if n, ok := sc.Int64(); ok {
+						obj.Generation = n
+					}
+				case "creationTimestamp":
+					obj.CreationTimestamp, _ = d.timestamp()
+				case "deletionTimestamp":
+					obj.DeletionTimestamp = nil
+					if t, ok := d.timestamp(); ok {
+						obj.DeletionTimestamp = &t
+					}
+				case "labels":
+					// Like encoding/json: null clears the map, an object adds to it.
+					if labelsSet = sc.Object(); !labelsSet {
+						d.labels = d.labels[:0]
+						continue
+					}
+					for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+						start := len(d.text)
+						d.text = append(d.text, key...)
+						d.labels = append(d.labels, span{start, len(d.text)}, d.str())
+					}
+				case "annotations":
+					// Only the end-of-initial-events marker is kept; null clears the map.
+					if !sc.Object() {
+						end = false
+						continue
+					}
+					for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+						if string(key) != InitialEventsEndAnnotation {
+							// Still only strings (or null) are valid annotation values.
+							if c := sc.Peek(); c == '"' || c == 'n' {
+								sc.Skip()
+							} else {
+								sc.String() // records the type error
+							}
+							continue
+						}
+						v, _ := sc.String()
+						end = string(v) == "true"
+					}
+				case "ownerReferences":
+					d.owners = d.owners[:0]
+					if !sc.Array() {
+						continue
+					}
+					for sc.Next() {
+						d.owners = append(d.owners, d.owner())
+					}
+				default:
+					sc.Skip()
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, false, err
+	}
+	if d.err != nil {
+		return nil, false, d.err
+	}
+	d.build(obj, labelsSet)
+	return obj, end, nil
+}
+
+// owner decodes one owner reference.
+func (d *objectDecoder) owner() ownerSpans {
+	var o ownerSpans
+	sc := &d.sc
+	if !sc.Object() {
+		return o
+	}
+	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+		switch string(key) {
+		case "apiVersion":
+			d.setStr(&o.apiVersion)
+		case "kind":
+			d.setStr(&o.kind)
+		case "name":
+			d.setStr(&o.name)
+		case "uid":
+			d.setStr(&o.uid)
+		case "controller":
+			o.controller, _ = sc.Bool() // null: a nil *bool, not a controller
+		default:
+			sc.Skip()
+		}
+	}
+	return o
+}
+
+// timestamp decodes a metav1.Time as encoding/json would; null is (zero, false).
+func (d *objectDecoder) timestamp() (time.Time, bool) {
+	var t time.Time
+	raw := d.sc.Raw()
+	if d.sc.Err() != nil || string(raw) == "null" {
+		return t, false
+	}
+	if err := t.UnmarshalJSON(raw); err != nil {
+		if d.err == nil {
+			d.err = fmt.Errorf("decoding a timestamp: %w", err)
+		}
+		return t, false
+	}
+	return t, true
+}
+
+// build fills obj's strings from text, with one allocation for all of them.
+func (d *objectDecoder) build(obj *store.Object, labelsSet bool) {
+	text := string(d.text)
+	at := func(s span) string { return text[s.start:s.end] }
+	obj.Namespace = at(d.fields[fieldNamespace])
+	obj.Name = at(d.fields[fieldName])
+	obj.UID = at(d.fields[fieldUID])
+	obj.ResourceVersion = at(d.fields[fieldResourceVersion])
+	if labelsSet {
+		obj.Labels = make(map[string]string, len(d.labels)/2)
+		for i := 0; i < len(d.labels); i += 2 {
+			obj.Labels[at(d.labels[i])] = at(d.labels[i+1])
+		}
+	}
+	if len(d.owners) > 0 {
+		obj.OwnerReferences = make([]store.OwnerRef, len(d.owners))
+		for i, o := range d.owners {
+			obj.OwnerReferences[i] = store.OwnerRef{APIVersion: at(o.apiVersion), Kind: at(o.kind), Name: at(o.name), UID: at(o.uid), Controller: o.controller}
+		}
+	}
+}
+
+// DecodeList decodes a LIST response body into a Page. Each item's Raw is
+// its own copy (and its Body, with keepBody), so nothing holds on to the page.
 func DecodeList(body []byte, keepBody bool) (*Page, error) {
-	var l wireList
-	if err := json.Unmarshal(body, &l); err != nil {
+	return decodeListFrom(bytes.NewReader(body), keepBody)
+}
+
+// decodeListFrom decodes a LIST response as it is read: each item is decoded
+// as soon as its bytes are in, and the response is never held whole (the
+// list is read in parts: its opening, each member, each item; see bodyReader).
+func decodeListFrom(r io.Reader, keepBody bool) (*Page, error) {
+	b := &bodyReader{r: r}
+	var d objectDecoder
+	sc := &d.sc
+	page := &Page{}
+	fail := func(err error) (*Page, error) {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // the list ended before its closing brace
+		}
 		return nil, fmt.Errorf("decoding list: %w", err)
 	}
-	page := &Page{
-		ResourceVersion:    l.Metadata.ResourceVersion,
-		Continue:           l.Metadata.Continue,
-		RemainingItemCount: l.Metadata.RemainingItemCount,
-		Items:              make([]Item, len(l.Items)),
-	}
-	for i, raw := range l.Items {
-		obj, err := DecodeObject(raw, keepBody)
-		if err != nil {
-			return nil, fmt.Errorf("list item %d: %w", i, err)
+	// A null list is an empty one, as for encoding/json.
+	isNull := false
+	if err := b.part(sc, func() {
+		if isNull = sc.Peek() == 'n'; isNull {
+			sc.Skip()
+			return
 		}
-		page.Items[i] = Item{Object: obj, Raw: raw}
+		sc.Expect('{')
+	}); err != nil {
+		return fail(err)
+	}
+	for members := 0; !isNull; members++ {
+		closed, items := false, false
+		if err := b.part(sc, func() {
+			closed, items = sc.Byte('}'), false
+			if closed {
+				return
+			}
+			if members > 0 {
+				sc.Expect(',')
+			}
+			if sc.Peek() != '"' {
+				sc.Expect('"') // records the syntax error
+				return
+			}
+			key, _ := sc.String()
+			sc.Expect(':')
+			if string(key) == "items" {
+				// Like encoding/json: a later "items" replaces an earlier one, null empties it.
+				page.Items = nil
+				items = sc.Array()
+				return
+			}
+			d.listMember(key, page)
+		}); err != nil {
+			return fail(err)
+		}
+		if closed {
+			break
+		}
+		if items {
+			if err := d.listItems(b, page, keepBody); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := b.rest(); err != nil {
+		return fail(err)
 	}
 	return page, nil
 }
 
+// listMember reads one member of a list (its metadata; the rest is skipped).
+func (d *objectDecoder) listMember(key []byte, page *Page) {
+	sc := &d.sc
+	if string(key) != "metadata" {
+		sc.Skip()
+		return
+	}
+	if !sc.Object() {
+		return // null (or an error sc holds)
+	}
+	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+		switch string(key) {
+		case "resourceVersion":
+			d.listString(&page.ResourceVersion)
+		case "continue":
+			d.listString(&page.Continue)
+		case "remainingItemCount":
+			page.RemainingItemCount = nil
+			if n, ok := sc.Int64(); ok {
+				page.RemainingItemCount = &n
+			}
+		default:
+			sc.Skip()
+		}
+	}
+}
+
+// listItems reads the items of a list whose '[' was read, up to its ']'.
+func (d *objectDecoder) listItems(b *bodyReader, page *Page, keepBody bool) error {
+	sc := &d.sc
+	for n := 0; ; n++ {
+		var obj *store.Object
+		var raw []byte
+		var objErr error
+		end := false
+		err := b.part(sc, func() {
+			obj, raw, objErr = nil, nil, nil
+			if end = sc.Byte(']'); end {
+				return
+			}
+			if n > 0 {
+				sc.Expect(',')
+			}
+			sc.Peek()
+			start := sc.Pos()
+			obj, _, objErr = d.object()
+			if sc.Err() == nil {
+				raw = b.unread()[start:sc.Pos()]
+			}
+		})
+		if err == nil {
+			err = objErr // a value that did not decode (a timestamp)
+		}
+		if err != nil {
+			return fmt.Errorf("list item %d: %w", n, err)
+		}
+		if end {
+			return nil
+		}
+		raw = bytes.Clone(raw) // it outlives the read buffer
+		if keepBody {
+			obj.Body = raw
+		}
+		page.Items = append(page.Items, Item{Object: obj, Raw: raw})
+	}
+}
+
+// listString reads a string of the list's metadata; null leaves *dst as it was.
+func (d *objectDecoder) listString(dst *string) {
+	if v, ok := d.sc.String(); ok {
+		*dst = string(v)
+	}
+}
+
+// bodyReader holds what was read of a response body and not decoded yet
+// (buf[start:end]), so JSON is decoded in place, one part at a time, while
+// the rest is still arriving: a LIST item by item, a watch event by event.
+type bodyReader struct {
+	r          io.Reader
+	buf        []byte
+	start, end int
+	// err ended the reading (io.EOF at the end of the body).
+	err error
+}
+
+const (
+	// bodyBufferSize is a body buffer's first size; it grows for larger parts.
+	bodyBufferSize = 64 << 10
+	// bodyMinRead is the least free space a read is given.
+	bodyMinRead = 8 << 10
+)
+
+// readError is a failure to read the body (not malformed JSON).
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// unread is what was read and not consumed yet; it is valid until the next part.
+func (b *bodyReader) unread() []byte { return b.buf[b.start:b.end] }
+
+// part runs decode with sc on the unread bytes until it succeeds, then
+// consumes what sc read. When the bytes end inside the part, it reads more and
+// runs decode again from the part's start: decode must set its results afresh
+// each time, never accumulate them. It returns sc's syntax error, a
+// *readError, io.EOF when the body ended before the part began, or
+// io.ErrUnexpectedEOF when it ended inside it.
+func (b *bodyReader) part(sc *jsonscan.Scanner, decode func()) error {
+	for {
+		if b.start < b.end {
+			sc.Reset(b.unread())
+			decode()
+			switch err := sc.Err(); {
+			case err == nil:
+				b.start += sc.Pos()
+				return nil
+			case !errors.Is(err, jsonscan.ErrShort):
+				return err
+			}
+		}
+		if b.err != nil {
+			switch {
+			case !errors.Is(b.err, io.EOF):
+				return &readError{b.err}
+			case len(bytes.TrimSpace(b.unread())) > 0:
+				return io.ErrUnexpectedEOF
+			}
+			return io.EOF
+		}
+		b.fill()
+	}
+}
+
+// fill reads more of the body after the unread bytes, which it first moves to
+// the front of the buffer (growing it when a part does not fit).
+func (b *bodyReader) fill() {
+	if b.start > 0 {
+		b.end = copy(b.buf, b.unread())
+		b.start = 0
+	}
+	if len(b.buf)-b.end < bodyMinRead {
+		grown := make([]byte, max(2*len(b.buf), bodyBufferSize))
+		copy(grown, b.buf[:b.end])
+		b.buf = grown
+	}
+	n, err := b.r.Read(b.buf[b.end:])
+	b.end += n
+	b.err = err
+}
+
+// rest reads the body to its end, which must be whitespace.
+func (b *bodyReader) rest() error {
+	for {
+		if len(bytes.TrimSpace(b.unread())) > 0 {
+			var sc jsonscan.Scanner
+			sc.Reset(b.unread())
+			return sc.End() // the error names the first stray character
+		}
+		b.start = b.end
+		if b.err != nil {
+			if errors.Is(b.err, io.EOF) {
+				return nil
+			}
+			return &readError{b.err}
+		}
+		b.fill()
+	}
+}
+
 // DecodeWatchEvent decodes one watch event from its type and object JSON.
 func DecodeWatchEvent(typ string, object []byte, keepBody bool) (WatchEvent, error) {
+	var d objectDecoder
+	return d.watchEvent(typ, object, keepBody)
+}
+
+// watchEvent is DecodeWatchEvent with d's scratch space (a stream reuses it).
+func (d *objectDecoder) watchEvent(typ string, object []byte, keepBody bool) (WatchEvent, error) {
 	ev := WatchEvent{Type: EventType(typ)}
 	switch ev.Type {
 	case EventAdded, EventModified, EventDeleted, EventBookmark:
-		obj, end, err := decodeObject(object, keepBody && ev.Type != EventBookmark)
+		if d.text == nil {
+			d.text, d.labels = make([]byte, 0, min(len(object), 512)), make([]span, 0, 16)
+		}
+		obj, end, err := d.decode(object, keepBody && ev.Type != EventBookmark)
 		if err != nil {
 			return ev, fmt.Errorf("%s event: %w", typ, err)
 		}

@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
 )
 
 // Resource names what the reflector lists and watches.
@@ -154,19 +157,19 @@ func responseStatus(code int, body []byte, verb string, gr schema.GroupResource)
 	return &se.ErrStatus
 }
 
-// List implements Source.
+// List implements Source. The page is decoded while it is read.
 func (s *LiveSource) List(ctx context.Context, opts RequestOptions) (*Page, error) {
 	resp, err := s.do(ctx, VerbList, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	page, err := decodeListFrom(resp.Body, s.keepBody)
 	if err != nil {
-		return nil, EndOf(fmt.Errorf("reading list response: %w", err))
-	}
-	page, err := DecodeList(body, s.keepBody)
-	if err != nil {
+		var re *readError
+		if errors.As(err, &re) {
+			return nil, EndOf(fmt.Errorf("reading list response: %w", re.err))
+		}
 		return nil, &RequestEnd{Reason: EndError, Err: err}
 	}
 	return page, nil
@@ -180,26 +183,27 @@ func (s *LiveSource) Watch(ctx context.Context, opts RequestOptions) (Stream, er
 		cancel()
 		return nil, err
 	}
-	return &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, dec: json.NewDecoder(resp.Body), keepBody: s.keepBody}, nil
+	return &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, in: &bodyReader{r: resp.Body}, keepBody: s.keepBody}, nil
 }
 
+// liveStream reads a JSON watch stream: one {"type":…,"object":…} value after
+// another, each found and its wrapper decoded in one pass (see bodyReader).
 type liveStream struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	body     io.ReadCloser
-	dec      *json.Decoder
+	in       *bodyReader
+	dec      objectDecoder // its scratch space serves every event
 	keepBody bool
 	once     sync.Once
 }
 
-type wireEvent struct {
-	Type   string          `json:"type"`
-	Object json.RawMessage `json:"object"`
-}
-
 func (s *liveStream) Next() (WatchEvent, error) {
-	var we wireEvent
-	if err := s.dec.Decode(&we); err != nil {
+	sc := &s.dec.sc
+	var typ string
+	var object []byte
+	err := s.in.part(sc, func() { typ, object = decodeWireEvent(sc) })
+	if err != nil {
 		// Read our context before Close cancels it: only our own cancellation is "canceled".
 		ctxErr := s.ctx.Err()
 		s.Close()
@@ -211,12 +215,46 @@ func (s *liveStream) Next() (WatchEvent, error) {
 		}
 		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("reading watch stream: %w", err)}
 	}
-	ev, err := DecodeWatchEvent(we.Type, we.Object, s.keepBody)
+	// The object outlives the read buffer (the store and traces keep it).
+	ev, err := s.dec.watchEvent(typ, bytes.Clone(object), s.keepBody)
 	if err != nil {
 		s.Close()
 		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: err}
 	}
 	return ev, nil
+}
+
+// decodeWireEvent reads one watch event's wrapper: its type, and its object
+// left undecoded. Errors stay in the scanner.
+func decodeWireEvent(sc *jsonscan.Scanner) (string, []byte) {
+	var typ string
+	var object []byte
+	if sc.Object() {
+		for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+			switch string(key) {
+			case "type":
+				if t, ok := sc.String(); ok {
+					typ = eventTypeName(t)
+				}
+			case "object":
+				object = sc.Raw()
+			default:
+				sc.Skip()
+			}
+		}
+	}
+	// A null event has no type: DecodeWatchEvent reports it.
+	return typ, object
+}
+
+// eventTypeName returns the event type as a string without allocating for the known ones.
+func eventTypeName(t []byte) string {
+	for _, known := range []EventType{EventAdded, EventModified, EventDeleted, EventBookmark, EventError} {
+		if string(t) == string(known) {
+			return string(known)
+		}
+	}
+	return string(t)
 }
 
 func (s *liveStream) Close() {

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -206,11 +208,54 @@ func (r *Recorder) write(lines ...*Line) {
 	at := r.now().Sub(r.started).Nanoseconds()
 	for _, l := range lines {
 		l.At = at
-		if err := r.enc.Encode(l); err != nil {
+		if err := r.encode(l); err != nil {
 			r.fail(fmt.Errorf("writing trace: %w", err))
 			return
 		}
 	}
+}
+
+// encode writes one line. An item or event line whose object is compact JSON
+// is written directly: the bytes encoding/json would write, without its
+// reflection and its second pass over the object. Caller holds mu.
+func (r *Recorder) encode(l *Line) error {
+	if !directLine(l) {
+		return r.enc.Encode(l)
+	}
+	p := r.buf.AvailableBuffer()
+	p = append(append(append(p, `{"k":"`...), l.K...), `","at":`...)
+	p = strconv.AppendInt(p, l.At, 10)
+	if l.ID != 0 {
+		p = strconv.AppendInt(append(p, `,"id":`...), l.ID, 10)
+	}
+	if l.Type != "" {
+		p = append(append(append(p, `,"type":"`...), l.Type...), '"')
+	}
+	p = append(p, `,"object":`...)
+	_, _ = r.buf.Write(p)
+	_, _ = r.buf.Write(l.Object)
+	_, err := r.buf.WriteString("}\n")
+	return err
+}
+
+// directLine reports whether encode may write l itself: an item or event
+// line with nothing but its id, a known event type and a compact, valid object.
+func directLine(l *Line) bool {
+	switch {
+	case l.K != KindItem && l.K != KindEvent, len(l.Object) == 0,
+		l.Verb != "", l.Opts != nil, l.ResourceVersion != "", l.Continue != "", l.RemainingItemCount != nil, l.Items != nil,
+		l.Reason != "", l.Status != nil, l.Error != "", l.State != "", l.Detail != "":
+		return false
+	}
+	switch reflector.EventType(l.Type) {
+	case "", reflector.EventAdded, reflector.EventModified, reflector.EventDeleted, reflector.EventBookmark, reflector.EventError:
+	default:
+		return false
+	}
+	var sc jsonscan.Scanner
+	sc.Reset(l.Object)
+	sc.Skip()
+	return sc.End() == nil && sc.Compact()
 }
 
 // Note records the reflector's decisions (request notes are recorded by the Source wrapper).

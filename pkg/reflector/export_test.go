@@ -1,0 +1,4 @@
+package reflector
+
+// DecodeListFrom exposes the streaming LIST decoder to the external tests.
+var DecodeListFrom = decodeListFrom
