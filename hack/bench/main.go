@@ -1,0 +1,212 @@
+// Command bench measures kubectl-watchcache against what a user would
+// otherwise run (client-go informers, kubectl, one raw GET), against the same
+// real kube-apiserver, in one run, and writes the medians and ratios to
+// docs/benchmarks.md:
+//
+//	go run ./hack/bench -n 10000,50000 -reps 3 -out docs/benchmarks.md
+//
+// It starts internal/testcluster, creates N ConfigMaps of about 1 KiB with
+// server-side apply, and for each N measures initial sync (separate
+// processes, so peak RSS is per process), steady memory and a forced relist
+// (helper processes), and a steady watch's lag (in process); then the replay
+// of a ≥ 1M-event trace against the plain decode floor, and recording
+// overhead. Everything it starts is stopped on exit, ctrl+c included.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+)
+
+// options are the command's flags.
+type options struct {
+	sizes        []int
+	reps         int
+	out          string
+	watchFor     time.Duration
+	writers      int
+	replayEvents int
+	skipReplay   bool
+	hold         bool
+}
+
+func main() {
+	// client-go logs through klog; a watch ended by the bench is not news.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var o options
+	sizes := fs.String("n", "10000,50000", "comma-separated numbers of ConfigMaps")
+	fs.IntVar(&o.reps, "reps", 3, "repetitions of every measurement (medians are reported)")
+	fs.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown file to write (results go between the bench markers; text around them is kept)")
+	fs.DurationVar(&o.watchFor, "watch-for", 10*time.Second, "length of each steady-watch window")
+	fs.IntVar(&o.writers, "writers", 8, "parallel writers (object creation and steady watch)")
+	fs.IntVar(&o.replayEvents, "replay-events", 1_000_000, "watch events in the replayed trace")
+	fs.BoolVar(&o.skipReplay, "skip-replay", false, "skip the replay measurement")
+	fs.BoolVar(&o.hold, "hold", false, "create the largest N ConfigMaps, print a kubeconfig and wait for ctrl+c instead of measuring (for profiling by hand, e.g. hack/bench/syncer -cpuprofile)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("invalid -n %q: want positive numbers separated by commas", *sizes)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	slices.Sort(o.sizes)
+	o.sizes = slices.Compact(o.sizes)
+	if o.reps < 1 || o.writers < 1 || o.replayEvents < 1 || o.watchFor <= 0 {
+		return o, errors.New("-reps, -writers, -replay-events and -watch-for must be positive")
+	}
+	return o, nil
+}
+
+// env is what every measurement needs: the cluster, the built helpers and a scratch directory.
+type env struct {
+	opts    options
+	cluster *testcluster.Cluster
+	tmp     string
+	bins    binaries
+	caFile  string
+	kubectl string // "" when kubectl is not installed
+	objects *objects
+}
+
+func run(ctx context.Context, o options) error {
+	start := time.Now()
+	root, err := testcluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "watchcache-bench-")
+	if err != nil {
+		return fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	e := &env{opts: o, tmp: tmp}
+	logf("building the plugin and the helpers")
+	if e.bins, err = buildBinaries(ctx, root, tmp); err != nil {
+		return err
+	}
+	if e.kubectl, err = findKubectl(); err != nil {
+		logf("%v: the kubectl column is skipped", err)
+	}
+	logf("starting etcd and kube-apiserver %s", testcluster.Version)
+	c, err := testcluster.Start(ctx, testcluster.Options{Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	e.cluster = c
+	e.caFile = filepath.Join(tmp, "ca.crt")
+	if err := os.WriteFile(e.caFile, c.Config().CAData, 0o600); err != nil {
+		return fmt.Errorf("writing the CA file: %w", err)
+	}
+	if e.objects, err = newObjects(c.Config(), o.writers); err != nil {
+		return err
+	}
+	if o.hold {
+		n := o.sizes[len(o.sizes)-1]
+		if err := e.objects.ensure(ctx, n); err != nil {
+			return err
+		}
+		fmt.Printf("%d ConfigMaps on kube-apiserver %s\nexport KUBECONFIG=%s\nhelpers in %s\n(ctrl+c stops it)\n", n, c.URL(), c.Kubeconfig(), tmp)
+		<-ctx.Done()
+		return nil
+	}
+	res := &results{Started: start, Reps: o.reps, Kubectl: e.kubectl != "", ServerVersion: testcluster.Version}
+	if e.kubectl != "" {
+		res.KubectlInfo = kubectlVersion(ctx, e.kubectl)
+	}
+	for _, n := range o.sizes {
+		logf("N=%d: creating ConfigMaps", n)
+		if err := e.objects.ensure(ctx, n); err != nil {
+			return err
+		}
+		sr, err := measureSize(ctx, e, n)
+		if err != nil {
+			return fmt.Errorf("N=%d: %w", n, err)
+		}
+		res.Sizes = append(res.Sizes, sr)
+	}
+	if !o.skipReplay {
+		logf("replay: recording a live trace and growing it to %d events", o.replayEvents)
+		rr, err := measureReplay(ctx, e, o.sizes[len(o.sizes)-1])
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		res.Replay = rr
+	}
+	res.Took = time.Since(start)
+	out := o.out
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	md := res.markdown(o)
+	if err := writeMarked(out, md); err != nil {
+		return err
+	}
+	fmt.Print(md)
+	logf("wrote %s in %s", out, res.Took.Round(time.Second))
+	return nil
+}
+
+// measureSize runs every per-N measurement.
+func measureSize(ctx context.Context, e *env, n int) (sizeResult, error) {
+	sr := sizeResult{N: n}
+	var err error
+	logf("N=%d: initial sync, %d repetitions of %d process kinds", n, e.opts.reps, len(syncVariants(e)))
+	if sr.Sync, sr.ListBytes, err = measureSync(ctx, e, n); err != nil {
+		return sr, err
+	}
+	logf("N=%d: steady watch, %d windows of %s per client", n, e.opts.reps, e.opts.watchFor)
+	if sr.Watch, err = measureWatch(ctx, e, n); err != nil {
+		return sr, err
+	}
+	return sr, nil
+}
+
+// kubectlVersion is kubectl's "Client Version: …" line.
+func kubectlVersion(ctx context.Context, kubectl string) string {
+	out, err := exec.CommandContext(ctx, kubectl, "version", "--client").Output()
+	if err != nil {
+		return "kubectl (version unknown)"
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return "kubectl " + strings.TrimPrefix(strings.TrimSpace(line), "Client Version: ")
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

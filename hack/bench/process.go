@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/hack/bench/internal/probe"
+)
+
+// binaries are the programs the initial-sync measurements run.
+type binaries struct {
+	plugin, syncer, rawget string
+}
+
+// buildBinaries builds the plugin and the helpers once, into dir.
+func buildBinaries(ctx context.Context, root, dir string) (binaries, error) {
+	b := binaries{
+		plugin: filepath.Join(dir, "kubectl-watchcache"),
+		syncer: filepath.Join(dir, "syncer"),
+		rawget: filepath.Join(dir, "rawget"),
+	}
+	for out, pkg := range map[string]string{
+		b.plugin: "./cmd/kubectl-watchcache",
+		b.syncer: "./hack/bench/syncer",
+		b.rawget: "./hack/bench/rawget",
+	} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+		cmd.Dir = root
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return b, fmt.Errorf("building %s: %w\n%s", pkg, err, msg)
+		}
+	}
+	return b, nil
+}
+
+// findKubectl returns kubectl's path, or an error saying it is missing.
+func findKubectl() (string, error) {
+	p, err := exec.LookPath("kubectl")
+	if err != nil {
+		return "", fmt.Errorf("kubectl is not installed (not found in PATH): %w", err)
+	}
+	return p, nil
+}
+
+// procResult is one run of one process.
+type procResult struct {
+	// Sync is from starting the process to its first complete cache (0 when
+	// the process cannot say, like kubectl); Wall is from start to exit.
+	Sync, Wall time.Duration
+	// PeakRSS is the process's resident high-water mark (VmHWM, polled).
+	PeakRSS uint64
+	// CPU is the process's user + system CPU time.
+	CPU time.Duration
+	// Objects the process held (or printed, kubectl); Bytes of the list (floor).
+	Objects int
+	Bytes   int64
+	// TraceBytes is the size of the trace the run recorded, if any.
+	TraceBytes int64
+	// Helper readings: live heap and RSS once synced, and a forced relist.
+	BaselineHeap, SteadyHeap, SteadyRSS uint64
+	Relist                              *probe.Relist
+}
+
+// variant is one kind of process in the initial-sync comparison.
+type variant struct {
+	key, label string
+	// run starts the process for rep and returns what it measured.
+	run func(ctx context.Context, e *env, rep int) (procResult, error)
+}
+
+// Variant keys, used to look results up for ratios.
+const (
+	vFloor          = "floor"
+	vFloorPages     = "floor-pages"
+	vFloorStream    = "floor-stream"
+	vListFull       = "wc-list-full"
+	vListMeta       = "wc-list-meta"
+	vStreamFull     = "wc-stream-full"
+	vStreamMeta     = "wc-stream-meta"
+	vList0Full      = "wc-list0-full"
+	vList0Meta      = "wc-list0-meta"
+	vListFullTrace  = "wc-list-full-trace"
+	vSessionFull    = "wc-session-full"
+	vSessionMeta    = "wc-session-meta"
+	vDynamicStream  = "dynamic-stream"
+	vDynamicList    = "dynamic-list"
+	vMetadataStream = "metadata-stream"
+	vMetadataList   = "metadata-list"
+	vKubectl        = "kubectl"
+)
+
+// syncVariants are the processes measured for initial sync, in run order.
+func syncVariants(e *env) []variant {
+	plugin := func(initialList string, extra ...string) func(context.Context, *env, int) (procResult, error) {
+		return func(ctx context.Context, e *env, rep int) (procResult, error) {
+			args := append([]string{"configmaps", "-A", "--kubeconfig", e.cluster.Kubeconfig(), "--no-tui", "--once", "--initial-list", initialList, "-o", "json"}, extra...)
+			return runPlugin(ctx, e.bins.plugin, args)
+		}
+	}
+	syncer := func(watchList bool, args ...string) func(context.Context, *env, int) (procResult, error) {
+		return func(ctx context.Context, e *env, rep int) (procResult, error) {
+			env := []string{fmt.Sprintf("KUBE_FEATURE_WatchListClient=%t", watchList)}
+			return runSyncer(ctx, e.bins.syncer, append([]string{"-kubeconfig", e.cluster.Kubeconfig()}, args...), env)
+		}
+	}
+	rawget := func(args ...string) func(context.Context, *env, int) (procResult, error) {
+		return func(ctx context.Context, e *env, rep int) (procResult, error) {
+			return runRawGet(ctx, e.bins.rawget, append([]string{"-url", e.cluster.URL() + "/api/v1/configmaps", "-ca", e.caFile}, args...), e.cluster.Token("admin"))
+		}
+	}
+	vs := []variant{
+		{vFloor, "raw GET of the whole list, read to EOF (floor)", rawget()},
+		{vFloorPages, "raw GETs of every 500-item page, read to EOF (paginated floor)", rawget("-limit", "500")},
+		{vFloorStream, "raw streaming list, read to its initial-events-end bookmark (streaming floor)", rawget("-watchlist")},
+		{vListFull, "watchcache --initial-list=list --keep-objects", plugin("list", "--keep-objects")},
+		{vStreamFull, "watchcache --initial-list=stream --keep-objects", plugin("stream", "--keep-objects")},
+		{vListMeta, "watchcache --initial-list=list --metadata-only", plugin("list", "--metadata-only")},
+		{vStreamMeta, "watchcache --initial-list=stream --metadata-only", plugin("stream", "--metadata-only")},
+		{vList0Full, "watchcache --initial-list=list --page-size=0 --keep-objects", plugin("list", "--page-size=0", "--keep-objects")},
+		{vList0Meta, "watchcache --initial-list=list --page-size=0 --metadata-only", plugin("list", "--page-size=0", "--metadata-only")},
+		{vListFullTrace, "watchcache --initial-list=list --keep-objects --trace", func(ctx context.Context, e *env, rep int) (procResult, error) {
+			path := filepath.Join(e.tmp, fmt.Sprintf("sync-%d.jsonl", rep))
+			defer os.Remove(path)
+			r, err := plugin("list", "--keep-objects", "--trace", path)(ctx, e, rep)
+			if fi, statErr := os.Stat(path); statErr == nil {
+				r.TraceBytes = fi.Size()
+			}
+			return r, err
+		}},
+		{vSessionFull, "watchcache session, list, full objects (helper; + forced relist)", syncer(false, "-client", "watchcache", "-initial-list", "list", "-keep-objects", "-relist")},
+		{vSessionMeta, "watchcache session, list, metadata-only (helper; + forced relist)", syncer(false, "-client", "watchcache", "-initial-list", "list", "-metadata-only", "-relist")},
+		{vDynamicStream, "client-go dynamic informer, streaming list (client-go default)", syncer(true, "-client", "dynamic")},
+		{vDynamicList, "client-go dynamic informer, LIST (WatchListClient=false)", syncer(false, "-client", "dynamic")},
+		{vMetadataStream, "client-go metadata informer, streaming list (default)", syncer(true, "-client", "metadata")},
+		{vMetadataList, "client-go metadata informer, LIST (WatchListClient=false)", syncer(false, "-client", "metadata")},
+	}
+	if e.kubectl != "" {
+		vs = append(vs, variant{vKubectl, "kubectl get configmaps -A -o name", func(ctx context.Context, e *env, rep int) (procResult, error) {
+			return runKubectl(ctx, e.kubectl, e.cluster.Kubeconfig())
+		}})
+	}
+	return vs
+}
+
+// measureSync runs every variant reps times, interleaved so drift spreads
+// evenly, after one unmeasured warm-up of the floor and the plugin.
+func measureSync(ctx context.Context, e *env, n int) (map[string][]procResult, int64, error) {
+	vs := syncVariants(e)
+	for _, v := range vs {
+		if v.key != vFloor && v.key != vListFull {
+			continue
+		}
+		if _, err := v.run(ctx, e, -1); err != nil {
+			return nil, 0, fmt.Errorf("warm-up %s: %w", v.key, err)
+		}
+	}
+	out := map[string][]procResult{}
+	var listBytes int64
+	for rep := range e.opts.reps {
+		for _, v := range vs {
+			if err := pause(ctx, 300*time.Millisecond); err != nil {
+				return nil, 0, err
+			}
+			r, err := v.run(ctx, e, rep)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", v.key, err)
+			}
+			if !strings.HasPrefix(v.key, vFloor) && r.Objects < n {
+				return nil, 0, fmt.Errorf("%s: the cache holds %d objects, want at least %d", v.key, r.Objects, n)
+			}
+			if v.key == vFloor {
+				listBytes = r.Bytes
+			}
+			logf("  rep %d %-18s sync %7.3fs wall %7.3fs CPU %7.3fs peak RSS %6.1f MiB objects %d", rep+1, v.key, r.Sync.Seconds(), r.Wall.Seconds(), r.CPU.Seconds(), mib(r.PeakRSS), r.Objects)
+			out[v.key] = append(out[v.key], r)
+		}
+	}
+	return out, listBytes, nil
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// process is one helper process started for a measurement.
+type process struct {
+	cmd     *exec.Cmd
+	started time.Time
+	stderr  *tailBuffer
+}
+
+// startProcess starts bin in its own process group; ctx's end kills the whole
+// group, and so does this process's death (PDEATHSIG).
+func startProcess(ctx context.Context, bin string, args, env []string, stdout io.Writer) (*process, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout = stdout
+	p := &process{cmd: cmd, stderr: &tailBuffer{max: 4096}}
+	cmd.Stderr = p.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", filepath.Base(bin), err)
+	}
+	return p, nil
+}
+
+// wait waits for the exit and returns the wall time, peak RSS and CPU time in r.
+// It polls the child's VmHWM every 2 ms until the child is a zombie, and only
+// then reaps it (so its pid cannot be reused while it is read).
+func (p *process) wait(r *procResult) error {
+	pid := p.cmd.Process.Pid
+	for {
+		hwm, running, err := probe.PeakOf(pid)
+		if err != nil || !running {
+			break
+		}
+		r.PeakRSS = max(r.PeakRSS, hwm)
+		time.Sleep(2 * time.Millisecond)
+	}
+	err := p.cmd.Wait()
+	r.Wall = time.Since(p.started)
+	if ps := p.cmd.ProcessState; ps != nil {
+		r.CPU = ps.UserTime() + ps.SystemTime()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", filepath.Base(p.cmd.Path), err, strings.TrimSpace(p.stderr.String()))
+	}
+	return nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(t.b) }
+
+// runPlugin runs the plugin until its first list completes (--once) and reads
+// the time of its list-complete decision from its JSON lines. No --summary:
+// printing every cached object at exit would add to the peak RSS measured.
+func runPlugin(ctx context.Context, bin string, args []string) (procResult, error) {
+	var out bytes.Buffer
+	p, err := startProcess(ctx, bin, args, nil, &out)
+	if err != nil {
+		return procResult{}, err
+	}
+	var r procResult
+	if err := p.wait(&r); err != nil {
+		return r, err
+	}
+	for _, line := range bytes.Split(out.Bytes(), []byte("\n")) {
+		var n struct {
+			Time   time.Time `json:"time"`
+			Reason string    `json:"reason"`
+			Detail string    `json:"detail"`
+		}
+		if json.Unmarshal(line, &n) != nil || n.Reason != "list-complete" {
+			continue
+		}
+		r.Sync = n.Time.Sub(p.started)
+		if _, err := fmt.Sscanf(n.Detail, "list complete: %d objects", &r.Objects); err != nil {
+			return r, fmt.Errorf("parsing %q: %w", n.Detail, err)
+		}
+		return r, nil
+	}
+	return r, fmt.Errorf("the plugin printed no list-complete decision:\n%s", out.String())
+}
+
+// runSyncer runs the syncer helper and reads its report.
+func runSyncer(ctx context.Context, bin string, args, env []string) (procResult, error) {
+	var out bytes.Buffer
+	p, err := startProcess(ctx, bin, args, env, &out)
+	if err != nil {
+		return procResult{}, err
+	}
+	var r procResult
+	if err := p.wait(&r); err != nil {
+		return r, err
+	}
+	rep, err := probe.ParseReport(out.Bytes())
+	if err != nil {
+		return r, err
+	}
+	r.Sync = time.Unix(0, rep.SyncedAt).Sub(p.started)
+	r.Objects, r.BaselineHeap, r.SteadyHeap, r.SteadyRSS, r.Relist = rep.Objects, rep.BaselineHeap, rep.SteadyHeap, rep.SteadyRSS, rep.Relist
+	return r, nil
+}
+
+// runRawGet runs a floor: the requests read to the end and thrown away.
+func runRawGet(ctx context.Context, bin string, args []string, token string) (procResult, error) {
+	var out bytes.Buffer
+	p, err := startProcess(ctx, bin, args, []string{"BENCH_TOKEN=" + token}, &out)
+	if err != nil {
+		return procResult{}, err
+	}
+	var r procResult
+	if err := p.wait(&r); err != nil {
+		return r, err
+	}
+	rep, err := probe.ParseReport(out.Bytes())
+	if err != nil {
+		return r, err
+	}
+	if rep.Bytes == 0 {
+		return r, errors.New("the raw GET read an empty body")
+	}
+	r.Sync, r.Bytes = time.Unix(0, rep.SyncedAt).Sub(p.started), rep.Bytes
+	return r, nil
+}
+
+// runKubectl runs kubectl get -o name; it can only be timed as a whole.
+func runKubectl(ctx context.Context, bin, kubeconfig string) (procResult, error) {
+	lines := &lineCounter{}
+	p, err := startProcess(ctx, bin, []string{"get", "configmaps", "-A", "-o", "name", "--kubeconfig", kubeconfig}, nil, lines)
+	if err != nil {
+		return procResult{}, err
+	}
+	var r procResult
+	if err := p.wait(&r); err != nil {
+		return r, err
+	}
+	r.Objects = lines.n
+	return r, nil
+}
+
+// lineCounter counts the lines written to it.
+type lineCounter struct{ n int }
+
+func (l *lineCounter) Write(p []byte) (int, error) {
+	l.n += bytes.Count(p, []byte("\n"))
+	return len(p), nil
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
