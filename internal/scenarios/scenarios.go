@@ -257,13 +257,25 @@ func goneRelist(ctx context.Context, e *env) error {
 	if err := e.start(reflector.Config{PageSize: 10}); err != nil {
 		return err
 	}
-	err := e.cutWhile(func() error {
+	return e.goneWhileCut(ctx, func() error {
 		for _, n := range []string{"job-3", "job-17", "job-29"} {
 			if err := e.del(ctx, n); err != nil {
 				return err
 			}
 		}
-		if err := e.noise(ctx, 3); err != nil {
+		return nil
+	})
+}
+
+// goneWhileCut cuts the watch, runs during(), then writes elsewhere and compacts
+// etcd so the cursor's history is gone (watch cache off), and waits for the relist.
+func (e *env) goneWhileCut(ctx context.Context, during func() error) error {
+	err := e.cutWhile(func() error {
+		if err := during(); err != nil {
+			return err
+		}
+		// Writes elsewhere move etcd's revision past the cursor, so compaction removes it.
+		if err := e.noise(ctx, 2); err != nil {
 			return err
 		}
 		_, err := e.c.Compact(ctx)
@@ -275,6 +287,19 @@ func goneRelist(ctx context.Context, e *env) error {
 	return e.waitFor(60*time.Second, "a relist after 410", func() bool { return e.stats().LastRelistDiff != nil })
 }
 
+// waitForBookmarks writes elsewhere every ~200ms (bookmarks carry the moving
+// resourceVersion) until n bookmarks have arrived.
+func (e *env) waitForBookmarks(ctx context.Context, n int64) error {
+	i := 0
+	return e.waitFor(60*time.Second, fmt.Sprintf("%d bookmarks", n), func() bool {
+		if i%10 == 0 {
+			_ = e.noise(ctx, 1)
+		}
+		i++
+		return e.stats().Counters.Bookmarks >= n
+	})
+}
+
 func bookmarks(ctx context.Context, e *env) error {
 	if err := e.create(ctx, e.ns, "quiet", 5); err != nil {
 		return err
@@ -282,14 +307,7 @@ func bookmarks(ctx context.Context, e *env) error {
 	if err := e.start(reflector.Config{WatchTimeout: 2 * time.Second}); err != nil {
 		return err
 	}
-	i := 0
-	return e.waitFor(60*time.Second, "3 bookmarks", func() bool {
-		if i%10 == 0 {
-			_ = e.noise(ctx, 1)
-		}
-		i++
-		return e.stats().Counters.Bookmarks >= 3
-	})
+	return e.waitForBookmarks(ctx, 3)
 }
 
 func recreate(ctx context.Context, e *env) error {
@@ -310,23 +328,13 @@ func recreate(ctx context.Context, e *env) error {
 		return err
 	}
 	// While cut: only the relist can tell.
-	err := e.cutWhile(func() error {
+	return e.goneWhileCut(ctx, func() error {
 		if err := e.del(ctx, "worker-2"); err != nil {
 			return err
 		}
-		if _, err := e.cs.CoreV1().ConfigMaps(e.ns).Create(ctx, cm("worker-2", 2), metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		if err := e.noise(ctx, 2); err != nil {
-			return err
-		}
-		_, err := e.c.Compact(ctx)
+		_, err := e.cs.CoreV1().ConfigMaps(e.ns).Create(ctx, cm("worker-2", 2), metav1.CreateOptions{})
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	return e.waitFor(60*time.Second, "a relist after 410", func() bool { return e.stats().LastRelistDiff != nil })
 }
 
 func streaming(ctx context.Context, e *env) error {
@@ -359,14 +367,7 @@ func demo(ctx context.Context, e *env) error {
 	if err := e.create(ctx, e.ns, "api", 5); err != nil {
 		return err
 	}
-	i := 0
-	if err := e.waitFor(60*time.Second, "2 bookmarks", func() bool {
-		if i%10 == 0 {
-			_ = e.noise(ctx, 1)
-		}
-		i++
-		return e.stats().Counters.Bookmarks >= 2
-	}); err != nil {
+	if err := e.waitForBookmarks(ctx, 2); err != nil {
 		return err
 	}
 	// While the watch is cut the apiserver restarts: its new watch cache cannot
