@@ -472,24 +472,31 @@ func (s *Scanner) key() []byte {
 	return appendUnquoted(nil, body)
 }
 
-// String reads a string value and returns it unescaped; it aliases the input
-// when the string holds no escape. A null returns (nil, false); any other
-// non-string is an error.
-func (s *Scanner) String() ([]byte, bool) {
+// stringBody reads a string value's raw body (plain: no escapes to undo). A
+// null reads as not ok without an error; any other non-string sets the error.
+func (s *Scanner) stringBody() (body []byte, plain, ok bool) {
 	switch s.Peek() {
 	case '"':
 	case 'n':
 		s.literal("null")
-		return nil, false
+		return nil, false, false
 	case 0:
 		s.short()
-		return nil, false
+		return nil, false, false
 	default:
 		s.typeError("a string")
-		return nil, false
+		return nil, false, false
 	}
-	body, plain := s.scanString()
-	if s.err != nil {
+	body, plain = s.scanString()
+	return body, plain, s.err == nil
+}
+
+// String reads a string value and returns it unescaped; it aliases the input
+// when the string holds no escape. A null returns (nil, false); any other
+// non-string is an error.
+func (s *Scanner) String() ([]byte, bool) {
+	body, plain, ok := s.stringBody()
+	if !ok {
 		return nil, false
 	}
 	if plain || (utf8.Valid(body) && !hasEscape(body)) {
@@ -501,20 +508,8 @@ func (s *Scanner) String() ([]byte, bool) {
 // AppendString reads a string value and appends it, unescaped, to dst. A null
 // appends nothing and returns false; any other non-string is an error.
 func (s *Scanner) AppendString(dst []byte) ([]byte, bool) {
-	switch s.Peek() {
-	case '"':
-	case 'n':
-		s.literal("null")
-		return dst, false
-	case 0:
-		s.short()
-		return dst, false
-	default:
-		s.typeError("a string")
-		return dst, false
-	}
-	body, plain := s.scanString()
-	if s.err != nil {
+	body, plain, ok := s.stringBody()
+	if !ok {
 		return dst, false
 	}
 	if plain {
