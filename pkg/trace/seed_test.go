@@ -19,7 +19,7 @@ func replayWithChanges(t *testing.T, path string) (*reflector.Reflector, *store.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := out.rp.NoteDifferences(5); len(d) > 0 {
+	if d, _ := out.rp.Differences(5); len(d) > 0 {
 		t.Errorf("decisions differ from the hand-written notes: %v", d)
 	}
 	sub.Close()

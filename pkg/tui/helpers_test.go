@@ -157,11 +157,11 @@ func demoSnapshots() []snapshotMsg {
 func demoNotes() []reflector.Note {
 	s := demoStats()
 	return []reflector.Note{
-		{At: at(0), Kind: reflector.NoteDecision, State: reflector.StateListing, Reason: reflector.ReasonInitialList, Detail: "listing configmaps"},
+		{At: at(0), Kind: reflector.NoteDecision, State: reflector.StateListing, Decision: &reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList, List: &reflector.ListMethod{PageSize: 500}}},
 		{At: at(0), Kind: reflector.NoteRequestStarted, State: reflector.StateListing, Request: &reflector.RequestInfo{ID: 1, Verb: reflector.VerbList, Opts: s.Requests[0].Opts}},
 		{At: at(85 * time.Second), Kind: reflector.NoteRequestEnded, State: reflector.StateWatching, Request: &s.Requests[2]},
-		{At: at(85 * time.Second), Kind: reflector.NoteDecision, State: reflector.StateRelisting, Reason: reflector.ReasonGone, Detail: "watch from rv 211 answered 410 Gone: relisting"},
-		{At: at(86 * time.Second), Kind: reflector.NoteDecision, State: reflector.StateRelisting, Reason: reflector.ReasonRelistDiff, Detail: "relist at rv 1250 made up for 3 missed events", Diff: s.LastRelistDiff},
+		{At: at(85 * time.Second), Kind: reflector.NoteDecision, State: reflector.StateRelisting, Decision: &reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "211", Code: 410, List: &reflector.ListMethod{PageSize: 500}}},
+		{At: at(86 * time.Second), Kind: reflector.NoteDecision, State: reflector.StateRelisting, Decision: &reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonRelistDiff, ResourceVersion: "1250", Diff: s.LastRelistDiff}},
 	}
 }
 
