@@ -159,8 +159,3 @@ func EndOf(err error) *RequestEnd {
 	}
 	return &RequestEnd{Reason: EndError, Status: StatusOf(err), Err: err}
 }
-
-// statusError turns a Status into the error client-go would return for it.
-func statusError(s *metav1.Status) error {
-	return &apierrors.StatusError{ErrStatus: *s}
-}

@@ -229,14 +229,6 @@ func (l *latencyRing) summary() Latency {
 	return Latency{Samples: n, P50: s[n/2], P99: s[(n*99)/100], Max: s[n-1]}
 }
 
-// statusCode is the HTTP code of a request end, 0 without a Status.
-func statusCode(end *RequestEnd) int32 {
-	if end == nil || end.Status == nil {
-		return 0
-	}
-	return end.Status.Code
-}
-
 // isGone is 410 Gone / Expired, on a watch ERROR event or an HTTP answer.
 func isGone(st *metav1.Status) bool {
 	return st != nil && (st.Code == 410 || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone)
