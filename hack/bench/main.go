@@ -156,7 +156,7 @@ func run(ctx context.Context, o options) error {
 		}
 		sr, err := measureSize(ctx, e, n)
 		if err != nil {
-			return fmt.Errorf("N=%d: %w", n, err)
+			return fmt.Errorf("measuring N=%d: %w", n, err)
 		}
 		res.Sizes = append(res.Sizes, sr)
 	}

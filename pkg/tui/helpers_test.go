@@ -21,15 +21,14 @@ var t0 = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 // fakeClock is a settable time source for Options.Now.
 type fakeClock struct{ now time.Time }
 
-func (c *fakeClock) Now() time.Time          { return c.now }
-func (c *fakeClock) advance(d time.Duration) { c.now = c.now.Add(d) }
-func newFakeClock() *fakeClock               { return &fakeClock{now: t0} }
-func at(d time.Duration) time.Time           { return t0.Add(d) }
-func plain(v tea.View) string                { return ansi.Strip(v.Content) }
-func update(m Model, msg tea.Msg) Model      { next, _ := m.Update(msg); return next.(Model) }
-func resize(m Model, w, h int) Model         { return update(m, tea.WindowSizeMsg{Width: w, Height: h}) }
-func screen(m Model) string                  { return plain(m.View()) }
-func lines(s string) []string                { return strings.Split(s, "\n") }
+func (c *fakeClock) Now() time.Time     { return c.now }
+func newFakeClock() *fakeClock          { return &fakeClock{now: t0} }
+func at(d time.Duration) time.Time      { return t0.Add(d) }
+func plain(v tea.View) string           { return ansi.Strip(v.Content) }
+func update(m Model, msg tea.Msg) Model { next, _ := m.Update(msg); return next.(Model) }
+func resize(m Model, w, h int) Model    { return update(m, tea.WindowSizeMsg{Width: w, Height: h}) }
+func screen(m Model) string             { return plain(m.View()) }
+func lines(s string) []string           { return strings.Split(s, "\n") }
 
 // keyPress builds the key message a terminal would send for s.
 func keyPress(s string) tea.KeyPressMsg {
