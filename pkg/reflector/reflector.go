@@ -203,7 +203,7 @@ func (r *Reflector) stepList(ctx context.Context, p phase) (phase, error) {
 	info.Items = len(page.Items)
 	r.mu.Unlock()
 	r.endRequest(rctx, info, nil)
-	r.progress()
+	r.succeeded()
 	r.bump(func(c *Counters) { c.ListPages++ })
 	if p.cont == "" {
 		r.beginList(p)
@@ -302,7 +302,7 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		end := r.endRequest(rctx, info, err)
 		return r.afterWatch(ctx, p, streaming, end, info)
 	}
-	r.progress()
+	r.succeeded()
 	// The idle timeout and the streaming list's stall timeout both count from
 	// the last thing received (the response headers at first): a watch that
 	// streams is healthy, however long it lasts.
@@ -536,6 +536,9 @@ func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) err
 	r.mu.Lock()
 	r.stats.LastError = end.Cause()
 	r.mu.Unlock()
+	if end.Status != nil {
+		r.progress() // the server answered, if only with an error
+	}
 	if isPermanent(end.Status) {
 		r.permanent++
 		if r.permanent > r.cfg.MaxPermanentRetries {
@@ -595,14 +598,19 @@ func (r *Reflector) verb(p phase) Verb {
 	return VerbWatch
 }
 
-// progress records that the server answered: response headers, a LIST page,
-// a watch event or bookmark, or the end of a watch that was open (it
-// streamed until then). GiveUpAfter counts from the last progress, so a
-// healthy watch cut by a restart, a GOAWAY or a proxy never gives up on its own.
+// progress records that the server answered: response headers (an error
+// status included), a LIST page, a watch event or bookmark, or the end of a
+// watch that was open (it streamed until then). GiveUpAfter counts from the
+// last progress, so a healthy watch cut by a restart, a GOAWAY or a proxy
+// never gives up on its own; only time without any answer does.
 func (r *Reflector) progress() { r.progressAt(r.cfg.Clock.Now()) }
 
-func (r *Reflector) progressAt(t time.Time) {
-	r.lastProgress = t
+func (r *Reflector) progressAt(t time.Time) { r.lastProgress = t }
+
+// succeeded records a request that got a 2xx answer: progress, and the end
+// of a run of permanent errors.
+func (r *Reflector) succeeded() {
+	r.progress()
 	r.permanent = 0
 }
 

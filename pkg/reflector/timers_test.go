@@ -186,3 +186,21 @@ func (h *harness) lastDecision() Decision {
 	}
 	return Decision{}
 }
+
+func TestAServerThatAnswersWithErrorsIsReachableAndNeverGivesUp(t *testing.T) {
+	// An apiserver starting up answers 503 for a while: it is there, so
+	// GiveUpAfter does not apply; the backoff bounds the retries.
+	unavailable := httpErr(503, metav1.StatusReasonServiceUnavailable, "the server is currently unable to handle the request")
+	script := []call{{verb: VerbList, page: page("10", "", obj("a", "u-a", "10"))}}
+	for i := 0; i < 20; i++ {
+		script = append(script, call{verb: VerbWatch, err: unavailable})
+	}
+	script = append(script, call{verb: VerbWatch})
+	h := runFake(t, Config{GiveUpAfter: 3 * time.Second, Clock: newManualClock(), Backoff: Backoff{Initial: 500 * time.Millisecond, Max: time.Second}}, script...)
+	if h.err != nil {
+		t.Fatalf("Run: %v", h.err)
+	}
+	if n := len(h.src.requests()); n != 22 {
+		t.Errorf("requests: got %d, want 22", n)
+	}
+}
