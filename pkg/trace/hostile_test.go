@@ -79,20 +79,6 @@ func readAll(name string, in io.Reader) error {
 	}
 }
 
-// Lines for hand-made traces.
-const (
-	list1   = `{"k":"request","at":1000,"id":1,"verb":"list","opts":{}}`
-	item1   = `{"k":"item","at":2000,"id":1,"object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a","uid":"u-a","resourceVersion":"5"}}}`
-	page1   = `{"k":"page","at":2000,"id":1,"resourceVersion":"10","items":1}`
-	end1    = `{"k":"end","at":2000,"id":1,"reason":"closed"}`
-	watch2  = `{"k":"request","at":3000,"id":2,"verb":"watch","opts":{"resourceVersion":"10","allowWatchBookmarks":true,"timeoutSeconds":300}}`
-	event2  = `{"k":"event","at":4000,"id":2,"type":"MODIFIED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a","uid":"u-a","resourceVersion":"11"}}}`
-	end2    = `{"k":"end","at":5000,"id":2,"reason":"closed"}`
-	hourAt  = int64(3 * time.Hour)
-	msAt    = int64(time.Millisecond)
-	listed1 = list1 + "\n" + item1 + "\n" + page1 + "\n" + end1
-)
-
 // itemOfLength is an item line of request 1 of exactly n bytes, newline excluded.
 func itemOfLength(n int) []byte {
 	head := `{"k":"item","at":2000,"id":1,"object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a","uid":"u-a","resourceVersion":"5"},"data":{"k":"`
@@ -208,20 +194,20 @@ func (h heapUse) String() string {
 
 func measureHeap(f func()) heapUse {
 	runtime.GC()
-	var before, m runtime.MemStats
+	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	stop, peak := make(chan struct{}), make(chan uint64)
+	stop, sampled := make(chan struct{}), make(chan uint64)
 	go func() {
-		var max uint64
+		var highest uint64
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
-			max = maxU(max, m.HeapAlloc)
+			highest = max(highest, m.HeapAlloc)
 			select {
 			case <-stop:
-				peak <- max
+				sampled <- highest
 				return
 			case <-tick.C:
 			}
@@ -229,13 +215,11 @@ func measureHeap(f func()) heapUse {
 	}()
 	f()
 	close(stop)
-	p := <-peak
-	runtime.ReadMemStats(&m)
-	p = maxU(p, m.HeapAlloc)
-	return heapUse{peak: p - min(p, before.HeapAlloc), total: m.TotalAlloc - before.TotalAlloc}
+	highest := <-sampled
+	runtime.ReadMemStats(&after)
+	highest = max(highest, after.HeapAlloc)
+	return heapUse{peak: highest - min(highest, before.HeapAlloc), total: after.TotalAlloc - before.TotalAlloc}
 }
-
-func maxU(a, b uint64) uint64 { return max(a, b) }
 
 func TestAGzipBombFailsAtTheLineBoundWithBoundedMemory(t *testing.T) {
 	if !inChild(t) {
@@ -462,6 +446,95 @@ func atOf(tb testing.TB, line []byte) int64 {
 	return at
 }
 
+// Lines for hand-made traces.
+const (
+	list1   = `{"k":"request","at":1000,"id":1,"verb":"list","opts":{}}`
+	item1   = `{"k":"item","at":2000,"id":1,"object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a","uid":"u-a","resourceVersion":"5"}}}`
+	page1   = `{"k":"page","at":2000,"id":1,"resourceVersion":"10","items":1}`
+	end1    = `{"k":"end","at":2000,"id":1,"reason":"closed"}`
+	watch2  = `{"k":"request","at":3000,"id":2,"verb":"watch","opts":{"resourceVersion":"10","allowWatchBookmarks":true,"timeoutSeconds":300}}`
+	event2  = `{"k":"event","at":4000,"id":2,"type":"MODIFIED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a","uid":"u-a","resourceVersion":"11"}}}`
+	end2    = `{"k":"end","at":5000,"id":2,"reason":"closed"}`
+	hourAt  = int64(3 * time.Hour)
+	msAt    = int64(time.Millisecond)
+	listed1 = list1 + "\n" + item1 + "\n" + page1 + "\n" + end1
+)
+
+// malformed are traces every reader of traces must refuse, with the error
+// (after the file name) each must give.
+var malformed = []struct {
+	name, lines, want string
+}{
+	{"deeply nested JSON", strings.Repeat("[", 100_000), ":2: malformed line: JSON nested more than 10000 levels deep (at byte 10001)"},
+	{"deeply nested object", `{"k":"note","at":1,"detail":` + strings.Repeat("[", 20_000) + strings.Repeat("]", 20_000) + "}", ":2: malformed line: JSON nested more than 10000 levels deep (at byte 10028)"},
+	{"a header in the middle", listed1 + "\n" + testHeader, ":6: a second header line (the header is line 1 only; are two traces joined together?)"},
+	{"a request id reused while open", list1 + "\n" + item1 + "\n" + list1, ":4: request id 1 reused while request 1 (line 2) is still open"},
+	{"a request while another is open", list1 + "\n" + watch2, ":3: request 2 starts while request 1 (line 2) is still open: a request ends before the next one starts"},
+	{"request ids that do not increase", listed1 + "\n" + strings.Replace(watch2, `"id":2`, `"id":1`, 1), ":6: request id 1 after request 1: request ids increase"},
+	{"a request without an id", `{"k":"request","at":1,"verb":"list"}`, ":2: request line with id 0, want a positive id"},
+	{"a request of another verb", strings.Replace(list1, `"list"`, `"delete"`, 1), `:2: request 1 has verb "delete", want list or watch`},
+	{"an end for an unknown id", listed1 + "\n" + `{"k":"end","at":3000,"id":9,"reason":"closed"}`, ":6: end line for request 9, which never started"},
+	{"an end for an ended request", listed1 + "\n" + end1, ":6: end line for request 1, which is not open"},
+	{"an event of another request", listed1 + "\n" + watch2 + "\n" + strings.Replace(event2, `"id":2`, `"id":1`, 1), ":7: event line for request 1 inside request 2 (line 6)"},
+	{"at backwards by hours", fmt.Sprintf(`{"k":"note","at":%d}`+"\n"+`{"k":"note","at":%d}`, hourAt, msAt), ":3: at 1000000 is 2h59m59.999s before line 2's at 10800000000000: lines are in the order they were written, so at steps back at most 1m0s"},
+	{"a negative at", `{"k":"note","at":-9223372036854775808}`, ":2: at -9223372036854775808 is more than 290 years before the trace's start: lines are in the order they were written, so at steps back at most 1m0s"},
+	{"a page count that disagrees with the items", list1 + "\n" + item1 + "\n" + item1 + "\n" + strings.Replace(page1, `"items":1`, `"items":3`, 1), ":5: page line of request 1 says 3 items, but 2 item lines came before it"},
+	{"a page without its count", list1 + "\n" + strings.Replace(page1, `,"items":1`, ``, 1), ":3: page line of request 1 without its items count"},
+	{"a second page", list1 + "\n" + item1 + "\n" + page1 + "\n" + page1, ":5: a second page line for request 1"},
+	{"an item after the page", list1 + "\n" + item1 + "\n" + page1 + "\n" + item1, ":5: item line after the page line of request 1"},
+	{"a list closed without its page", list1 + "\n" + item1 + "\n" + end1, ":4: list request 1 ended closed without its page line"},
+	{"an item in a watch", listed1 + "\n" + watch2 + "\n" + strings.Replace(item1, `"id":1`, `"id":2`, 1), ":7: item line in watch request 2 (items belong to a list)"},
+	{"an event in a list", list1 + "\n" + strings.Replace(event2, `"id":2`, `"id":1`, 1), ":3: event line in list request 1 (events belong to a watch)"},
+	{"a large field outside the object", list1 + "\n" + strings.Replace(page1, `"items":1`, `"items":0,"continue":"`+strings.Repeat("c", 100<<10)+`"`, 1), ":3: page line with 100 KiB outside its object, want at most 64 KiB (only an object may be large)"},
+	{"a large note", `{"k":"note","at":1,"detail":"` + strings.Repeat("A", 1<<20) + `"}`, ":2: note line with 1024 KiB outside its object, want at most 64 KiB (only an object may be large)"},
+	{"a malformed last line that is not cut short", listed1 + "\n" + `{"k":"note","at":9000}}`, ":6: malformed line: invalid character '}' after top-level value"},
+}
+
+func TestMalformedTracesAreLineErrors(t *testing.T) {
+	for _, tc := range malformed {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, newline := range []string{"\n", ""} {
+				rd, err := trace.NewReader("t.jsonl", strings.NewReader(testHeader+"\n"+tc.lines+newline))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for err == nil {
+					_, err = rd.Next()
+				}
+				var le *trace.LineError
+				if !errors.As(err, &le) || err.Error() != "t.jsonl"+tc.want {
+					t.Fatalf("got %v, want the *LineError t.jsonl%s", err, tc.want)
+				}
+				if _, again := rd.Next(); again != err {
+					t.Errorf("Next after the error: got %v, want the same error again", again)
+				}
+			}
+		})
+	}
+}
+
+func TestAReplayOfAMalformedTraceEndsWithItsLineError(t *testing.T) {
+	for _, tc := range malformed {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, "t.jsonl", []byte(testHeader+"\n"+tc.lines+"\n"))
+			_, _, err := replayFile(t, path)
+			var le *trace.LineError
+			if !errors.As(err, &le) || err.Error() != path+tc.want {
+				t.Fatalf("got %v, want the *LineError %s%s", err, path, tc.want)
+			}
+		})
+	}
+}
+
+func TestSmallStepsBackOfAtAreJitterNotErrors(t *testing.T) {
+	// Within MaxAtStepBack of the largest at so far, also before the header's start.
+	lines := fmt.Sprintf(`{"k":"note","at":-5000000}`+"\n"+`{"k":"note","at":%d}`+"\n"+`{"k":"note","at":%d}`+"\n"+`{"k":"note","at":%d}`+"\n",
+		hourAt, hourAt-5*msAt, hourAt-int64(trace.MaxAtStepBack))
+	if err := readAll("t.jsonl", strings.NewReader(testHeader+"\n"+lines)); err != nil {
+		t.Fatalf("got %v, want steps back of at most %v read", err, trace.MaxAtStepBack)
+	}
+}
+
 func TestWarningsAreCapped(t *testing.T) {
 	// Unknown kinds (one of them 1 MiB long) are skipped with a warning each; a reader keeps 100.
 	long := `{"k":"` + strings.Repeat("x", 1<<20) + `","at":1}` + "\n"
@@ -479,5 +552,20 @@ func TestWarningsAreCapped(t *testing.T) {
 	}
 	if want := `t.jsonl:2: skipped a line of unknown kind "` + strings.Repeat("x", 64) + `…" (written by a newer version?)`; w[0] != want {
 		t.Errorf("first warning: got %.200q, want %q", w[0], want)
+	}
+}
+
+func TestALegitimateTraceStillReplays(t *testing.T) {
+	// Every ordering rule at once: a list, a watch with a note between its events, and a trace that ends inside the watch.
+	lines := listed1 + "\n" + `{"k":"note","at":2500,"state":"Watching","reason":"list-complete","detail":"list complete: 1 objects at resourceVersion 10"}` + "\n" +
+		watch2 + "\n" + event2 + "\n" + end2 + "\n" +
+		strings.Replace(watch2, `"id":2`, `"id":4`, 1) + "\n" + strings.Replace(event2, `"id":2`, `"id":4`, 1) + "\n"
+	path := writeFile(t, "t.jsonl", []byte(testHeader+"\n"+lines))
+	rp, sum, err := replayFile(t, path)
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if sum.Counters.Modified != 2 || sum.Counters.Watches < 2 || len(rp.Warnings()) != 0 {
+		t.Errorf("got counters %+v, warnings %v", sum.Counters, rp.Warnings())
 	}
 }
