@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 // MaxLineBytes is the longest line, newline excluded, a Reader accepts:
@@ -73,7 +75,7 @@ type Reader struct {
 // openRequest is what the Reader remembers of the request being read.
 type openRequest struct {
 	id    int64
-	verb  string
+	verb  reflector.Verb
 	line  int
 	items int  // item lines so far
 	page  bool // its page line came
@@ -405,11 +407,11 @@ func (r *Reader) check(l *Line) error {
 			return fmt.Errorf("request %d starts while request %d (line %d) is still open: a request ends before the next one starts", l.ID, o.id, o.line)
 		case l.ID <= r.lastID:
 			return fmt.Errorf("request id %d after request %d: request ids increase", l.ID, r.lastID)
-		case l.Verb != "list" && l.Verb != "watch":
+		case reflector.Verb(l.Verb) != reflector.VerbList && reflector.Verb(l.Verb) != reflector.VerbWatch:
 			return fmt.Errorf("request %d has verb %q, want list or watch", l.ID, clip(l.Verb))
 		}
 		r.lastID = l.ID
-		r.open = &openRequest{id: l.ID, verb: l.Verb, line: r.line}
+		r.open = &openRequest{id: l.ID, verb: reflector.Verb(l.Verb), line: r.line}
 		return nil
 	}
 	switch {
@@ -423,7 +425,7 @@ func (r *Reader) check(l *Line) error {
 	}
 	switch l.K {
 	case KindItem:
-		if o.verb != "list" {
+		if o.verb != reflector.VerbList {
 			return fmt.Errorf("item line in %s request %d (items belong to a list)", o.verb, o.id)
 		}
 		if o.page {
@@ -432,7 +434,7 @@ func (r *Reader) check(l *Line) error {
 		o.items++
 	case KindPage:
 		switch {
-		case o.verb != "list":
+		case o.verb != reflector.VerbList:
 			return fmt.Errorf("page line in %s request %d (pages belong to a list)", o.verb, o.id)
 		case o.page:
 			return fmt.Errorf("a second page line for request %d", o.id)
@@ -443,11 +445,11 @@ func (r *Reader) check(l *Line) error {
 		}
 		o.page = true
 	case KindEvent:
-		if o.verb != "watch" {
+		if o.verb != reflector.VerbWatch {
 			return fmt.Errorf("event line in %s request %d (events belong to a watch)", o.verb, o.id)
 		}
 	case KindEnd:
-		if o.verb == "list" && l.Reason == "closed" && !o.page {
+		if o.verb == reflector.VerbList && reflector.EndReason(l.Reason) == reflector.EndClosed && !o.page {
 			return fmt.Errorf("list request %d ended closed without its page line", o.id)
 		}
 		r.open = nil
