@@ -63,7 +63,7 @@ func TestReplayOfAHostileOrBrokenTraceFailsWithTheLine(t *testing.T) {
 		{"a request id reused while open", trace("reused.jsonl", list, item, list), ":4: request id 1 reused while request 1 (line 2) is still open"},
 		{"an end for an unknown id", trace("end.jsonl", list, item, page, end, `{"k":"end","at":3000,"id":9,"reason":"closed"}`), ":6: end line for request 9, which never started"},
 		{"at backwards by hours", trace("at.jsonl", fmt.Sprintf(`{"k":"note","at":%d}`, 3*time.Hour), `{"k":"note","at":1000000}`), ":3: at 1000000 is 2h59m59.999s before line 2's at 10800000000000: lines are in the order they were written, so at steps back at most 1m0s"},
-		{"a page count that disagrees with the items", trace("page.jsonl", list, item, strings.Replace(page, `"items":1`, `"items":2`, 1)), ":4: page line of request 1 says 2 items, but 1 item lines came before it"},
+		{"a page count that disagrees with the items", trace("page.jsonl", list, item, strings.Replace(page, `"items":1`, `"items":2`, 1)), ":4: page line of request 1 says 2 items, but 1 item line came before it"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

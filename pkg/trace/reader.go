@@ -441,7 +441,11 @@ func (r *Reader) check(l *Line) error {
 		case l.Items == nil:
 			return fmt.Errorf("page line of request %d without its items count", o.id)
 		case *l.Items != o.items:
-			return fmt.Errorf("page line of request %d says %d items, but %d item lines came before it", o.id, *l.Items, o.items)
+			lines := "item lines came"
+			if o.items == 1 {
+				lines = "item line came"
+			}
+			return fmt.Errorf("page line of request %d says %d items, but %d %s before it", o.id, *l.Items, o.items, lines)
 		}
 		o.page = true
 	case KindEvent:
