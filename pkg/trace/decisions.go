@@ -5,8 +5,14 @@ import (
 	"strings"
 )
 
-// maxKeptDifferences bounds the differences a comparison keeps to show.
-const maxKeptDifferences = 100
+const (
+	// maxKeptDifferences bounds the differences a comparison keeps to show.
+	maxKeptDifferences = 100
+	// maxUnmatched bounds the decisions waiting for their counterpart; past
+	// it the oldest is counted as a difference (normally the replay lags the
+	// trace by a decision or two).
+	maxUnmatched = 1000
+)
 
 // decisionComparison compares recorded decisions with replayed ones as they
 // come, in order, keeping only what has not been matched yet and the first
@@ -22,14 +28,29 @@ type decisionComparison struct {
 
 func (c *decisionComparison) recorded(l *Line, line int) {
 	c.recordedCount++
-	c.rec = append(c.rec, l)
+	c.rec = append(c.rec, compared(l))
 	c.recLines = append(c.recLines, line)
 	c.compare()
+	if len(c.rec) > maxUnmatched {
+		c.index++
+		c.differ(fmt.Sprintf("decision %d (line %d): the trace decided %s, the replay did not", c.index, c.recLines[0], describeDecision(c.rec[0])))
+		c.rec, c.recLines = c.rec[1:], c.recLines[1:]
+	}
 }
 
 func (c *decisionComparison) replayed(l *Line) {
-	c.rep = append(c.rep, l)
+	c.rep = append(c.rep, compared(l))
 	c.compare()
+	if len(c.rep) > maxUnmatched {
+		c.index++
+		c.differ(fmt.Sprintf("decision %d: the replay decided %s, the trace has no more decisions", c.index, describeDecision(c.rep[0])))
+		c.rep = c.rep[1:]
+	}
+}
+
+// compared is what a comparison keeps of a note line: the fields it compares.
+func compared(l *Line) *Line {
+	return &Line{State: l.State, Reason: l.Reason, ResourceVersion: l.ResourceVersion, Objects: l.Objects, Code: l.Code, Cursor: l.Cursor, Diff: l.Diff}
 }
 
 func (c *decisionComparison) compare() {

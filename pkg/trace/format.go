@@ -127,7 +127,7 @@ type Line struct {
 	// fields (resourceVersion above, and these), which a replay compares
 	State   string      `json:"state,omitempty"`
 	Detail  string      `json:"detail,omitempty"`
-	Objects *int        `json:"objects,omitempty"`
+	Objects *int        `json:"objectCount,omitempty"`
 	Code    int32       `json:"code,omitempty"`
 	Cursor  string      `json:"cursor,omitempty"`
 	Diff    *DiffCounts `json:"diff,omitempty"`
