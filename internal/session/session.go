@@ -47,17 +47,12 @@ type Session struct {
 	Recorder *trace.Recorder
 	// Replay is set for a replay.
 	Replay *trace.Replay
-	// Resource is the resource as the trace header names it.
-	Resource trace.ResourceInfo
+	// Resource is what the session lists and watches.
+	Resource reflector.Resource
 	// Header is the trace header of this run (recorded or replayed).
 	Header trace.Header
 	clock  reflector.Clock
 	writer *store.Writer
-}
-
-// Resource converts a reflector resource to the trace header's form.
-func Resource(r reflector.Resource) trace.ResourceInfo {
-	return trace.ResourceInfo{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
 }
 
 // ServerURL is cfg's server without any credentials in it.
@@ -82,7 +77,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if rc.Clock == nil {
 		rc.Clock = reflector.RealClock{}
 	}
-	s := &Session{Resource: Resource(cfg.Target.Resource), clock: rc.Clock}
+	s := &Session{Resource: cfg.Target.Resource, clock: rc.Clock}
 	listeners := append([]func(reflector.Note){}, cfg.OnNote...)
 	if cfg.TracePath != "" {
 		resolved, err := reflector.ResolveConfig(rc)

@@ -33,15 +33,6 @@ const (
 	ObjectsFull ObjectMode = "full"
 )
 
-// ResourceInfo is the header's `resource`.
-type ResourceInfo struct {
-	Group      string `json:"group"`
-	Version    string `json:"version"`
-	Resource   string `json:"resource"`
-	Kind       string `json:"kind"`
-	Namespaced bool   `json:"namespaced"`
-}
-
 // Options is the header's `options`: the reflector configuration a replay reuses.
 type Options struct {
 	Strategy             reflector.Strategy `json:"strategy"`
@@ -86,7 +77,7 @@ type Header struct {
 	Tool          string       `json:"tool"`
 	Server        string       `json:"server"`
 	ServerVersion string       `json:"serverVersion"`
-	Resource      ResourceInfo `json:"resource"`
+	Resource      reflector.Resource `json:"resource"`
 	Namespace     string       `json:"namespace"`
 	LabelSelector string       `json:"labelSelector"`
 	FieldSelector string       `json:"fieldSelector"`

@@ -142,7 +142,7 @@ func (m *Model) header(width int) []string {
 	line1 := spread(left, st.label.Render("up ")+age(m.now.Sub(o.Start)), width)
 
 	t := o.Target
-	parts := []string{st.value.Render(resourceName(t)) + " " + st.label.Render(groupVersion(t))}
+	parts := []string{st.value.Render(t.Resource.String())}
 	if t.Resource.Kind != "" && width >= wideWidth {
 		parts[0] += " " + st.label.Render(t.Resource.Kind)
 	}
