@@ -71,18 +71,18 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Header is the first line of a trace.
 type Header struct {
-	K             string       `json:"k"`
-	V             int          `json:"v"`
-	StartedAt     time.Time    `json:"startedAt"`
-	Tool          string       `json:"tool"`
-	Server        string       `json:"server"`
-	ServerVersion string       `json:"serverVersion"`
+	K             string             `json:"k"`
+	V             int                `json:"v"`
+	StartedAt     time.Time          `json:"startedAt"`
+	Tool          string             `json:"tool"`
+	Server        string             `json:"server"`
+	ServerVersion string             `json:"serverVersion"`
 	Resource      reflector.Resource `json:"resource"`
-	Namespace     string       `json:"namespace"`
-	LabelSelector string       `json:"labelSelector"`
-	FieldSelector string       `json:"fieldSelector"`
-	Objects       ObjectMode   `json:"objects"`
-	Options       Options      `json:"options"`
+	Namespace     string             `json:"namespace"`
+	LabelSelector string             `json:"labelSelector"`
+	FieldSelector string             `json:"fieldSelector"`
+	Objects       ObjectMode         `json:"objects"`
+	Options       Options            `json:"options"`
 }
 
 // Status is the compact API Status of an `end` line.
