@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // TestE2EALongNoTUIRunSurvivesRestartsCutsAndCompaction runs the built
@@ -131,7 +131,7 @@ func runLong(t *testing.T, dir, kubeconfig, ns string, giveUpAfter time.Duration
 }
 
 // lastSummary decodes the summary object that ends -o json output.
-func lastSummary(t *testing.T, out string) trace.Summary {
+func lastSummary(t *testing.T, out string) summary.Summary {
 	t.Helper()
 	i := strings.LastIndex(out, "\n{\n")
 	if i < 0 {
@@ -141,15 +141,15 @@ func lastSummary(t *testing.T, out string) trace.Summary {
 }
 
 // listNamespace is the ConfigMaps of ns as the summary lists them.
-func listNamespace(t *testing.T, cs kubernetes.Interface, ns string) []trace.StoreEntry {
+func listNamespace(t *testing.T, cs kubernetes.Interface, ns string) []summary.StoreEntry {
 	t.Helper()
 	l, err := cs.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]trace.StoreEntry, 0, len(l.Items))
+	out := make([]summary.StoreEntry, 0, len(l.Items))
 	for _, cm := range l.Items {
-		out = append(out, trace.StoreEntry{Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID), ResourceVersion: cm.ResourceVersion})
+		out = append(out, summary.StoreEntry{Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID), ResourceVersion: cm.ResourceVersion})
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -220,6 +221,6 @@ func (s *Session) Run(ctx context.Context) error {
 }
 
 // Summary is the run's summary as of now.
-func (s *Session) Summary() trace.Summary {
-	return trace.NewSummary(s.Resource, s.Reflector.Stats(), s.Store, s.Now())
+func (s *Session) Summary() summary.Summary {
+	return summary.New(s.Resource, s.Reflector.Stats(), s.Store, s.Now())
 }

@@ -1,4 +1,6 @@
-package trace
+// Package summary is the contract for scripts: what `--summary -o json`
+// prints at the end of a live run or a replay (docs/design.md, "Summary").
+package summary
 
 import (
 	"encoding/json"
@@ -41,7 +43,7 @@ type StoreEntry struct {
 }
 
 // NewSummary computes the summary from the reflector's stats and the store; now is the end of the run.
-func NewSummary(resource reflector.Resource, st reflector.Stats, s *store.Store, now time.Time) Summary {
+func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now time.Time) Summary {
 	objs := s.List()
 	slices.SortFunc(objs, func(a, b *store.Object) int { return a.Ref().Compare(b.Ref()) })
 	entries := make([]StoreEntry, len(objs))
