@@ -298,10 +298,13 @@ func (p *Replay) drain(ctx context.Context) error {
 	}
 }
 
+// errEndOfTrace ends the request the reflector makes after the trace's last.
+var errEndOfTrace = errors.New("end of trace")
+
 // endOfTrace blocks the reflector's request after the trace's end until the caller stops it.
 func endOfTrace(ctx context.Context) error {
 	<-ctx.Done()
-	return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: fmt.Errorf("end of trace: %w", ctx.Err())}
+	return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: errEndOfTrace}
 }
 
 // requestEnd turns a recorded `end` line into what the reflector saw.
