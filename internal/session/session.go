@@ -120,7 +120,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		return nil, err
 	}
 	if s.Recorder != nil {
-		go s.reportTraceFailure(fanOut(cfg.OnNote))
+		go s.reportTraceFailure()
 	}
 	return s, nil
 }
@@ -128,18 +128,17 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 // ReasonTraceWriteError is the note reason when recording stops on a write error.
 const ReasonTraceWriteError reflector.Reason = "trace-write-error"
 
-// reportTraceFailure tells the display (not the trace) that recording stopped;
+// reportTraceFailure tells the display, in order with the reflector's notes, that recording stopped;
 // the reflector keeps running and Run reports the error at the end.
-func (s *Session) reportTraceFailure(notify func(reflector.Note)) {
+func (s *Session) reportTraceFailure() {
 	select {
 	case <-s.Recorder.Failed():
 	case <-s.Recorder.Closed():
 		return
 	}
 	if err := s.Recorder.Err(); err != nil {
-		state := s.Reflector.State()
-		notify(reflector.Note{At: s.Now(), Kind: reflector.NoteDecision, State: state, Decision: &reflector.Decision{State: state, Reason: ReasonTraceWriteError,
-			Cause: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)}})
+		s.Reflector.Report(reflector.Decision{Reason: ReasonTraceWriteError,
+			Cause: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)})
 	}
 }
 

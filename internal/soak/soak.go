@@ -293,12 +293,5 @@ func restartAPIServer(ctx context.Context, c *testcluster.Cluster, withCompactio
 	if !withCompaction {
 		return c.RestartAPIServer(ctx)
 	}
-	c.StopAPIServer()
-	if err := c.MoveRevision(ctx); err != nil {
-		return err
-	}
-	if _, err := c.Compact(ctx); err != nil {
-		return err
-	}
-	return c.StartAPIServer(ctx)
+	return c.RestartCompacted(ctx, nil)
 }

@@ -68,7 +68,7 @@ func TestE2EServersDieWithAPanickingTestProcess(t *testing.T) {
 		fmt.Println("pids", c.PIDs()[0], c.PIDs()[1])
 		panic("deliberate panic with a running cluster")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServersDieWithAPanickingTestProcess$")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
 	cmd.Env = append(os.Environ(), "TESTCLUSTER_PANIC_CHILD=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -514,6 +514,24 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 	return nil
 }
 
+// RestartCompacted restarts kube-apiserver with etcd compacted while it is
+// down, past every resourceVersion a client has seen: the new apiserver's
+// watch cache starts empty, and a watch from before gets 410 Gone.
+// beforeStart, when set, runs just before kube-apiserver starts again.
+func (c *Cluster) RestartCompacted(ctx context.Context, beforeStart func()) error {
+	c.StopAPIServer()
+	if err := c.MoveRevision(ctx); err != nil {
+		return err
+	}
+	if _, err := c.Compact(ctx); err != nil {
+		return err
+	}
+	if beforeStart != nil {
+		beforeStart()
+	}
+	return c.StartAPIServer(ctx)
+}
+
 // StopAPIServer stops kube-apiserver and leaves etcd running; StartAPIServer
 // brings it back. For tests that need the server down for a while.
 func (c *Cluster) StopAPIServer() {

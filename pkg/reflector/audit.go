@@ -66,13 +66,17 @@ func (r *Reflector) Audit(ctx context.Context, catchUp time.Duration) (*AuditRep
 	// flight: compare again every auditRecheck, catchUp's worth of times.
 	for tries := int(catchUp / auditRecheck); ; tries-- {
 		rep := r.compare(rv, listed)
-		if !rep.Drift() || r.cursorReached(rv) || tries <= 0 {
-			return rep, nil
+		done := !rep.Drift() || r.cursorReached(rv) || tries <= 0
+		if !done {
+			select {
+			case <-ctx.Done():
+				done = true
+			case <-r.cfg.Clock.After(auditRecheck):
+			}
 		}
-		select {
-		case <-ctx.Done():
+		if done {
+			r.note(Note{Kind: NoteAudit, Audit: rep})
 			return rep, nil
-		case <-r.cfg.Clock.After(auditRecheck):
 		}
 	}
 }

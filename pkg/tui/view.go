@@ -217,7 +217,7 @@ func (m *Model) modeBadge() string {
 	case m.done > 0:
 		b += " " + count(m.done)
 	}
-	if m.storeClosed {
+	if m.stopped {
 		b += st.label.Render(" ended")
 	}
 	return b
@@ -324,9 +324,6 @@ func (m *Model) footer(width int) string {
 	var drops []string
 	if m.notesLost > 0 {
 		drops = append(drops, count(m.notesLost)+" notes")
-	}
-	if m.changesMissed > 0 {
-		drops = append(drops, count(m.changesMissed)+" changes")
 	}
 	right := ""
 	if len(drops) > 0 {
