@@ -116,16 +116,16 @@ func textLine(n reflector.Note) string {
 
 // jsonNote is the stable JSON form of one output line.
 type jsonNote struct {
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	Type   string    `json:"type"` // decision, event, request-started, request (ended), audit, dropped
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	Type string    `json:"type"` // decision, event, request-started, request (ended), audit, dropped
 	// Request is the request the line is about or was caused by.
 	Request int64 `json:"request,omitempty"`
 	// Dropped counts the lines missing from Seq on (type dropped).
 	Dropped uint64 `json:"dropped,omitempty"`
-	State  string    `json:"state,omitempty"`
-	Reason string    `json:"reason,omitempty"`
-	Detail string    `json:"detail,omitempty"`
+	State   string `json:"state,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 	// decision fields (resourceVersion below too)
 	Objects *int     `json:"objects,omitempty"`
 	Code    int32    `json:"code,omitempty"`

@@ -18,15 +18,15 @@ const maxBatch = 16384
 
 // snapshotMsg is one poll of the feed.
 type snapshotMsg struct {
-	at            time.Time
-	hasStats      bool
-	stats         reflector.Stats
-	hasStore      bool
-	counters      store.Counters
-	storeReady    bool
-	hasProgress   bool
-	done, total   int64
-	notesLost     int64
+	at          time.Time
+	hasStats    bool
+	stats       reflector.Stats
+	hasStore    bool
+	counters    store.Counters
+	storeReady  bool
+	hasProgress bool
+	done, total int64
+	notesLost   int64
 }
 
 // notesMsg delivers notes from the NoteBuffer.

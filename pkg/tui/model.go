@@ -66,17 +66,17 @@ type Model struct {
 	focus         pane
 	width, height int
 
-	now           time.Time // the model's clock: opts.Now at the last message that carried time
-	stats         reflector.Stats
-	haveStats     bool
-	counters      store.Counters
-	storeReady    bool
-	done          int64 // replay progress
-	total         int64
-	notesLost     int64  // dropped by the NoteBuffer
-	lastSeq       uint64 // the last note's sequence number, to show where notes were dropped
-	stopped       bool   // the reflector stopped: no more notes will come
-	lists         int64  // complete lists seen, to tell the first list from relists
+	now        time.Time // the model's clock: opts.Now at the last message that carried time
+	stats      reflector.Stats
+	haveStats  bool
+	counters   store.Counters
+	storeReady bool
+	done       int64 // replay progress
+	total      int64
+	notesLost  int64  // dropped by the NoteBuffer
+	lastSeq    uint64 // the last note's sequence number, to show where notes were dropped
+	stopped    bool   // the reflector stopped: no more notes will come
+	lists      int64  // complete lists seen, to tell the first list from relists
 
 	rates    rateWindow
 	log      logPane
