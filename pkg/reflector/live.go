@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // Resource names what the reflector lists and watches.
@@ -166,9 +167,9 @@ func (s *LiveSource) List(ctx context.Context, opts RequestOptions) (*Page, erro
 	defer resp.Body.Close()
 	page, err := decodeListFrom(resp.Body, s.keepBody)
 	if err != nil {
-		var re *readError
+		var re *jsonscan.ReadError
 		if errors.As(err, &re) {
-			return nil, EndOf(fmt.Errorf("reading list response: %w", re.err))
+			return nil, EndOf(fmt.Errorf("reading list response: %w", re.Err))
 		}
 		return nil, &RequestEnd{Reason: EndError, Err: err}
 	}
@@ -183,52 +184,77 @@ func (s *LiveSource) Watch(ctx context.Context, opts RequestOptions) (Stream, er
 		cancel()
 		return nil, err
 	}
-	return &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, in: &bodyReader{r: resp.Body}, keepBody: s.keepBody}, nil
+	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.keepBody}
+	st.dec.sc.ResetReader(resp.Body, MaxObjectBytes)
+	return st, nil
 }
 
 // liveStream reads a JSON watch stream: one {"type":…,"object":…} value after
-// another, each found and its wrapper decoded in one pass (see bodyReader).
+// another, each read in one pass as it arrives, its object decoded in place
+// (see decodeListFrom).
 type liveStream struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	body     io.ReadCloser
-	in       *bodyReader
-	dec      objectDecoder // its scratch space serves every event
+	dec      objectDecoder // its scanner reads the body; its scratch space serves every event
 	keepBody bool
 	once     sync.Once
 }
 
 func (s *liveStream) Next() (WatchEvent, error) {
 	sc := &s.dec.sc
-	var typ string
-	var object []byte
-	err := s.in.part(sc, func() { typ, object = decodeWireEvent(sc) })
-	if err != nil {
-		// Read our context before Close cancels it: only our own cancellation is "canceled".
-		ctxErr := s.ctx.Err()
-		s.Close()
-		switch {
-		case ctxErr != nil:
-			return WatchEvent{}, EndOf(ctxErr)
-		case errors.Is(err, io.EOF):
-			return WatchEvent{}, &RequestEnd{Reason: EndClosed}
-		}
-		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("reading watch stream: %w", err)}
+	sc.Commit() // the previous event is done with
+	if sc.AtEOF() {
+		return s.end(nil)
 	}
-	// The object outlives the read buffer (the store and traces keep it).
-	ev, err := s.dec.watchEvent(typ, bytes.Clone(object), s.keepBody)
+	if err := sc.Err(); err != nil {
+		return s.end(err)
+	}
+	sc.Commit() // at the event's first byte: the size bound counts from here
+	ev, err := s.dec.wireEvent(s.keepBody)
 	if err != nil {
-		s.Close()
-		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: err}
+		return s.end(err)
 	}
 	return ev, nil
 }
 
-// decodeWireEvent reads one watch event's wrapper: its type, and its object
-// left undecoded. Errors stay in the scanner.
-func decodeWireEvent(sc *jsonscan.Scanner) (string, []byte) {
-	var typ string
-	var object []byte
+// end closes the stream and says how it ended; err is nil when the body
+// ended between events.
+func (s *liveStream) end(err error) (WatchEvent, error) {
+	// Read our context before Close cancels it: only our own cancellation is "canceled".
+	ctxErr := s.ctx.Err()
+	s.Close()
+	var de *eventDecodeError
+	switch {
+	case ctxErr != nil:
+		return WatchEvent{}, EndOf(ctxErr)
+	case err == nil:
+		return WatchEvent{}, &RequestEnd{Reason: EndClosed}
+	case errors.As(err, &de):
+		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: de.err}
+	case errors.Is(err, jsonscan.ErrTooLarge):
+		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("watch event larger than the %d MiB limit: %w", MaxObjectBytes>>20, err)}
+	}
+	return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("reading watch stream: %w", bodyError(err))}
+}
+
+// eventDecodeError is an event that was read whole but did not decode.
+type eventDecodeError struct{ err error }
+
+func (e *eventDecodeError) Error() string { return e.err.Error() }
+func (e *eventDecodeError) Unwrap() error { return e.err }
+
+// wireEvent reads one watch event at the scanner. When its type comes before
+// its object, as the API server writes it, the object is decoded in place
+// while it is read; otherwise (and for ERROR events) its JSON is decoded once
+// the type is known. Reading errors stay in the scanner; an object that does
+// not decode is an *eventDecodeError.
+func (d *objectDecoder) wireEvent(keepBody bool) (WatchEvent, error) {
+	sc := &d.sc
+	var typ, decodedAs string
+	var raw []byte
+	var obj *store.Object
+	var end bool
 	if sc.Object() {
 		for key, ok := sc.Key(); ok; key, ok = sc.Key() {
 			switch string(key) {
@@ -237,14 +263,52 @@ func decodeWireEvent(sc *jsonscan.Scanner) (string, []byte) {
 					typ = eventTypeName(t)
 				}
 			case "object":
-				object = sc.Raw()
+				sc.Peek()
+				start := sc.InputOffset()
+				decodedAs = ""
+				switch EventType(typ) {
+				case EventAdded, EventModified, EventDeleted, EventBookmark:
+					var err error
+					if obj, end, err = d.object(); err != nil {
+						if sc.Err() == nil || isSyntaxError(sc.Err()) {
+							return WatchEvent{}, &eventDecodeError{fmt.Errorf("%s event: decoding object: %w", typ, err)}
+						}
+						return WatchEvent{}, err // reading failed
+					}
+					decodedAs = typ
+				default:
+					sc.Skip()
+				}
+				raw = sc.Since(start)
 			default:
 				sc.Skip()
 			}
 		}
 	}
-	// A null event has no type: DecodeWatchEvent reports it.
-	return typ, object
+	if err := sc.Err(); err != nil {
+		return WatchEvent{}, err
+	}
+	// The object outlives the read buffer (the store and traces keep it).
+	object := bytes.Clone(raw)
+	if decodedAs == "" || decodedAs != typ {
+		// The type came after the object (or changed): decode it now, as DecodeWatchEvent does.
+		var fresh objectDecoder
+		ev, err := fresh.watchEvent(typ, object, keepBody)
+		if err != nil {
+			return ev, &eventDecodeError{err}
+		}
+		return ev, nil
+	}
+	if keepBody && EventType(typ) != EventBookmark {
+		obj.Body = object
+	}
+	return WatchEvent{Type: EventType(typ), Item: Item{Object: obj, Raw: object}, InitialEventsEnd: EventType(typ) == EventBookmark && end}, nil
+}
+
+// isSyntaxError reports whether err is malformed JSON or a value of the wrong type.
+func isSyntaxError(err error) bool {
+	var se *jsonscan.SyntaxError
+	return errors.As(err, &se)
 }
 
 // eventTypeName returns the event type as a string without allocating for the known ones.
