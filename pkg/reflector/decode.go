@@ -275,6 +275,12 @@ func DecodeList(body []byte, keepBody bool) (*Page, error) {
 // being decoded (the list's opening, one member, one item), up to
 // MaxObjectBytes.
 func decodeListFrom(r io.Reader, keepBody bool) (*Page, error) {
+	return decodeListKeeping(r, keepBody, true)
+}
+
+// decodeListKeeping is decodeListFrom; without keepRaw (and keepBody) the
+// items' JSON is not copied and their Raw is nil.
+func decodeListKeeping(r io.Reader, keepBody, keepRaw bool) (*Page, error) {
 	var d objectDecoder
 	sc := &d.sc
 	sc.ResetReader(r, MaxObjectBytes)
@@ -313,7 +319,7 @@ func decodeListFrom(r io.Reader, keepBody bool) (*Page, error) {
 		// Like encoding/json: a later "items" replaces an earlier one, null empties it.
 		page.Items = nil
 		if sc.Array() {
-			if err := d.listItems(page, keepBody); err != nil {
+			if err := d.listItems(page, keepBody, keepRaw); err != nil {
 				return nil, fmt.Errorf("decoding list: %w", err)
 			}
 		}
@@ -363,9 +369,9 @@ func (d *objectDecoder) listMember(key []byte, page *Page) {
 }
 
 // listItems reads the items of a list whose '[' was read, up to its ']'.
-// Each item is decoded in place and its JSON copied once (it outlives the
-// read buffer).
-func (d *objectDecoder) listItems(page *Page, keepBody bool) error {
+// Each item is decoded in place and, when it is kept, its JSON copied once
+// (it outlives the read buffer).
+func (d *objectDecoder) listItems(page *Page, keepBody, keepRaw bool) error {
 	sc := &d.sc
 	for n := 0; ; n++ {
 		sc.Commit()
@@ -384,7 +390,10 @@ func (d *objectDecoder) listItems(page *Page, keepBody bool) error {
 			}
 			return fmt.Errorf("list item %d: %w", n, bodyError(err))
 		}
-		raw := bytes.Clone(sc.Part())
+		var raw []byte
+		if keepBody || keepRaw {
+			raw = bytes.Clone(sc.Part())
+		}
 		if keepBody {
 			obj.Body = raw
 		}

@@ -49,6 +49,7 @@ type LiveSource struct {
 	target       Target
 	metadataOnly bool
 	keepBody     bool
+	dropRaw      bool
 }
 
 // NewLiveSource builds a Source for target on the cluster of cfg. keepBody
@@ -68,6 +69,13 @@ func NewLiveSource(cfg *rest.Config, target Target, metadataOnly, keepBody bool)
 	}
 	return &LiveSource{client: client, base: base, target: target, metadataOnly: metadataOnly, keepBody: keepBody}, nil
 }
+
+// DropRaw makes the source leave Item.Raw nil, except in full-object mode
+// (keepBody), where it is the object's Body: nothing but a trace recorder
+// reads Raw, and without one each object's JSON need not be copied (a LIST
+// page would otherwise be held whole, as copies, until it is applied). Call
+// it before the first request.
+func (s *LiveSource) DropRaw() { s.dropRaw = true }
 
 // collectionPath is /api/v1[/namespaces/NS]/RESOURCE or /apis/G/V[/namespaces/NS]/RESOURCE.
 func (s *LiveSource) collectionPath() string {
@@ -165,7 +173,7 @@ func (s *LiveSource) List(ctx context.Context, opts RequestOptions) (*Page, erro
 		return nil, err
 	}
 	defer resp.Body.Close()
-	page, err := decodeListFrom(resp.Body, s.keepBody)
+	page, err := decodeListKeeping(resp.Body, s.keepBody, !s.dropRaw)
 	if err != nil {
 		var re *jsonscan.ReadError
 		if errors.As(err, &re) {
@@ -184,7 +192,7 @@ func (s *LiveSource) Watch(ctx context.Context, opts RequestOptions) (Stream, er
 		cancel()
 		return nil, err
 	}
-	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.keepBody}
+	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.keepBody, keepRaw: !s.dropRaw}
 	st.dec.sc.ResetReader(resp.Body, MaxObjectBytes)
 	return st, nil
 }
@@ -198,6 +206,7 @@ type liveStream struct {
 	body     io.ReadCloser
 	dec      objectDecoder // its scanner reads the body; its scratch space serves every event
 	keepBody bool
+	keepRaw  bool
 	once     sync.Once
 }
 
@@ -211,7 +220,7 @@ func (s *liveStream) Next() (WatchEvent, error) {
 		return s.end(err)
 	}
 	sc.Commit() // at the event's first byte: the size bound counts from here
-	ev, err := s.dec.wireEvent(s.keepBody)
+	ev, err := s.dec.wireEvent(s.keepBody, s.keepRaw)
 	if err != nil {
 		return s.end(err)
 	}
@@ -248,8 +257,9 @@ func (e *eventDecodeError) Unwrap() error { return e.err }
 // its object, as the API server writes it, the object is decoded in place
 // while it is read; otherwise (and for ERROR events) its JSON is decoded once
 // the type is known. Reading errors stay in the scanner; an object that does
-// not decode is an *eventDecodeError.
-func (d *objectDecoder) wireEvent(keepBody bool) (WatchEvent, error) {
+// not decode is an *eventDecodeError. Without keepBody and keepRaw, the
+// object's JSON is not copied (Item.Raw is nil).
+func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (WatchEvent, error) {
 	sc := &d.sc
 	var typ, decodedAs string
 	var raw []byte
@@ -288,16 +298,22 @@ func (d *objectDecoder) wireEvent(keepBody bool) (WatchEvent, error) {
 	if err := sc.Err(); err != nil {
 		return WatchEvent{}, err
 	}
-	// The object outlives the read buffer (the store and traces keep it).
-	object := bytes.Clone(raw)
 	if decodedAs == "" || decodedAs != typ {
 		// The type came after the object (or changed): decode it now, as DecodeWatchEvent does.
 		var fresh objectDecoder
-		ev, err := fresh.watchEvent(typ, object, keepBody)
+		ev, err := fresh.watchEvent(typ, bytes.Clone(raw), keepBody)
 		if err != nil {
 			return ev, &eventDecodeError{err}
 		}
+		if !keepBody && !keepRaw {
+			ev.Item.Raw = nil
+		}
 		return ev, nil
+	}
+	// The object outlives the read buffer (the store and traces keep it).
+	var object []byte
+	if keepBody || keepRaw {
+		object = bytes.Clone(raw)
 	}
 	if keepBody && EventType(typ) != EventBookmark {
 		obj.Body = object
