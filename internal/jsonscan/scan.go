@@ -116,8 +116,8 @@ func (s *Scanner) ResetReader(r io.Reader, limit int) {
 	*s = Scanner{r: r, limit: max(limit, 0)}
 }
 
-// Commit ends the current part at Pos: what was read before it will not be
-// asked for again. The byte slices the Scanner returned before are invalid
+// Commit ends the current part at the next unread byte: what was read
+// before it will not be asked for again. The byte slices the Scanner returned before are invalid
 // after Commit (a reading Scanner reuses their memory). Reading an input held
 // whole, it only moves the start of Part.
 func (s *Scanner) Commit() {
@@ -222,9 +222,6 @@ func (s *Scanner) move(part int) {
 // Err is the first error met, if any.
 func (s *Scanner) Err() error { return s.err }
 
-// Pos is the offset of the next unread byte.
-func (s *Scanner) Pos() int { return s.pos }
-
 // Compact reports whether no insignificant whitespace was read so far: a
 // compact input can be copied into JSON Lines as it is.
 func (s *Scanner) Compact() bool { return !s.spaced }
@@ -243,6 +240,14 @@ func (s *Scanner) short() {
 
 // ws skips insignificant whitespace.
 func (s *Scanner) ws() {
+	if s.pos < len(s.data) && s.data[s.pos] > ' ' {
+		return // compact JSON: the common case, inlined
+	}
+	s.skipSpace()
+}
+
+// skipSpace is ws when there may be whitespace (or more to read).
+func (s *Scanner) skipSpace() {
 	for {
 		i := s.pos
 		for i < len(s.data) {
@@ -442,14 +447,14 @@ func (s *Scanner) skip() {
 	}
 	switch c := s.data[s.pos]; c {
 	case '{':
-		if s.Object() {
+		if s.open('{', "an object") {
 			for _, ok := s.Key(); ok; _, ok = s.Key() {
 				s.skip()
 			}
 		}
 	case '[':
-		if s.Array() {
-			for s.Next() {
+		if s.open('[', "an array") {
+			for s.more(']', "after array element") {
 				s.skip()
 			}
 		}
