@@ -309,7 +309,7 @@ func (res *results) sizeMarkdown(b *strings.Builder, s sizeResult, o options) {
 // targetsMarkdown checks the issue's targets against the medians.
 func (res *results) targetsMarkdown(b *strings.Builder) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	p("### Targets (issue 8), from this run\n\n| target | N | measured | verdict |\n|---|---:|---|---|\n")
+	p("### Targets, from this run\n\n| target | N | measured | verdict |\n|---|---:|---|---|\n")
 	for _, s := range res.Sizes {
 		get := func(key string, f func(procResult) float64) float64 { return med(s.Sync[key], f) }
 		floor, dyn := get(vFloor, syncSec), get(vDynamicStream, syncSec)
