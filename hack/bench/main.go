@@ -210,7 +210,7 @@ func runSizes(ctx context.Context, e *env, start time.Time, out string) error {
 		}
 		sr, err := measureSize(ctx, e, n)
 		if err != nil {
-			return fmt.Errorf("N=%d: %w", n, err)
+			return fmt.Errorf("measuring N=%d: %w", n, err)
 		}
 		res.Sizes = append(res.Sizes, sr)
 	}

@@ -319,17 +319,17 @@ func runPlugin(ctx context.Context, bin string, args []string) (procResult, erro
 	}
 	for _, line := range bytes.Split(out.Bytes(), []byte("\n")) {
 		var n struct {
-			Time   time.Time `json:"time"`
-			Reason string    `json:"reason"`
-			Detail string    `json:"detail"`
+			Time    time.Time `json:"time"`
+			Reason  string    `json:"reason"`
+			Objects *int      `json:"objects"`
 		}
 		if json.Unmarshal(line, &n) != nil || n.Reason != "list-complete" {
 			continue
 		}
-		r.Sync = n.Time.Sub(p.started)
-		if _, err := fmt.Sscanf(n.Detail, "list complete: %d objects", &r.Objects); err != nil {
-			return r, fmt.Errorf("parsing %q: %w", n.Detail, err)
+		if n.Objects == nil {
+			return r, fmt.Errorf("the list-complete decision has no object count: %s", line)
 		}
+		r.Sync, r.Objects = n.Time.Sub(p.started), *n.Objects
 		return r, nil
 	}
 	return r, fmt.Errorf("the plugin printed no list-complete decision:\n%s", out.String())

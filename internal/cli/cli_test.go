@@ -17,11 +17,12 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
-var cluster *testcluster.Cluster
+// The package's cluster starts on the first test that needs one.
+var shared = testcluster.NewLazy(testcluster.Options{Users: []string{"nobody"}})
 
-func TestMain(m *testing.M) {
-	os.Exit(testcluster.RunMain(m, testcluster.Options{Users: []string{"nobody"}}, func(c *testcluster.Cluster) { cluster = c }))
-}
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, shared)) }
+
+func cluster(t testing.TB) *testcluster.Cluster { return shared.Get(t) }
 
 // run executes the plugin with args and returns its exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -33,7 +34,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-func kubeconfig(t *testing.T) string { return cluster.Kubeconfig() }
+func kubeconfig(t *testing.T) string { return cluster(t).Kubeconfig() }
 
 func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 	dir := t.TempDir()
@@ -111,7 +112,7 @@ func TestNoKubeconfigAtAllIsRefusedBeforeTryingLocalhost(t *testing.T) {
 }
 
 func TestForbiddenNamesTheVerbResourceAndNamespace(t *testing.T) {
-	cfg, err := cluster.UserConfig("nobody")
+	cfg, err := cluster(t).UserConfig("nobody")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestForbiddenNamesTheVerbResourceAndNamespace(t *testing.T) {
 
 func createConfigMaps(t *testing.T, ns string, n int) {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(cluster.Config())
+	cs, err := kubernetes.NewForConfig(cluster(t).Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,22 +205,29 @@ func TestReplayOfTheBundledDemoPrintsTheRelistAndItsDiff(t *testing.T) {
 	}
 }
 
-func TestReplayOfATraceWithAnEditedDecisionFails(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/traces/steady.jsonl")
-	if err != nil {
-		t.Fatal(err)
+func TestReplayWarnsWhereDecisionsDifferAndStrictMakesItAnError(t *testing.T) {
+	const trace = "../../pkg/trace/testdata/handwritten/other-fields.jsonl"
+	code, _, stderr := run(t, "replay", trace, "--speed", "0", "--no-tui")
+	if code != ExitOK {
+		t.Errorf("exit code: got %d, want %d: differences are warnings", code, ExitOK)
 	}
-	edited := strings.Replace(string(b), `"detail":"list complete: 100 objects`, `"detail":"list complete: 99 objects`, 1)
-	if edited == string(b) {
-		t.Fatal("the steady trace has no list-complete note to edit")
+	for _, want := range []string{
+		"warning: difference: decision 2 (line 8): recorded list-complete → Watching (resourceVersion 10, 3 objects), replayed list-complete → Watching (resourceVersion 10, 2 objects)",
+		"warning: the replayed reflector decided differently from the recorded one in 2 places; --strict makes this an error",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	}
-	path := filepath.Join(t.TempDir(), "edited.jsonl")
-	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
-		t.Fatal(err)
+	code, _, stderr = run(t, "replay", trace, "--speed", "0", "--no-tui", "--strict")
+	if want := "error: the replayed reflector decided differently from the recorded one in 2 places (--strict)"; code != ExitFailure || !strings.Contains(stderr, want) {
+		t.Errorf("--strict: got exit %d, want %d and %q:\n%s", code, ExitFailure, want, stderr)
 	}
-	code, _, stderr := run(t, "replay", path, "--speed", "0", "--no-tui")
-	if code != ExitFailure || !strings.Contains(stderr, `recorded Watching/list-complete "list complete: 99 objects`) ||
-		!strings.Contains(stderr, "error: the replayed reflector decided differently from the recorded one (1 differences shown above)") {
-		t.Errorf("got %d\n%s", code, stderr)
+}
+
+func TestReplayOfATraceWithoutDecisionsSaysThereIsNothingToCompare(t *testing.T) {
+	code, _, stderr := run(t, "replay", "../../pkg/trace/testdata/handwritten/no-notes.jsonl", "--speed", "0", "--no-tui", "--strict")
+	if want := "replay: the trace has no recorded decisions to compare\n"; code != ExitOK || stderr != want {
+		t.Errorf("got exit %d and %q, want %d and %q", code, stderr, ExitOK, want)
 	}
 }

@@ -85,7 +85,7 @@ func textLine(n reflector.Note) string {
 		}
 		return fmt.Sprintf("%s request #%d %s %s: %s after %s, %s", at, r.ID, strings.ToUpper(string(r.Verb)), optsText(r.Opts), endWords(r.End), r.Duration.Round(time.Millisecond), count)
 	}
-	return fmt.Sprintf("%s %-13s %s: %s", at, n.State, n.Reason, n.Detail)
+	return fmt.Sprintf("%s %-13s %s: %s", at, n.State, n.Reason(), n.Decision)
 }
 
 // optsText renders a request's options the way they were sent.
@@ -143,11 +143,16 @@ func endWords(e *reflector.RequestEnd) string {
 
 // jsonNote is the stable JSON form of one output line.
 type jsonNote struct {
+	Seq    uint64    `json:"seq"`
 	Time   time.Time `json:"time"`
 	Type   string    `json:"type"` // decision, event, request
 	State  string    `json:"state,omitempty"`
 	Reason string    `json:"reason,omitempty"`
 	Detail string    `json:"detail,omitempty"`
+	// decision fields (resourceVersion below too)
+	Objects *int     `json:"objects,omitempty"`
+	Code    int32    `json:"code,omitempty"`
+	WaitMS  *float64 `json:"waitMs,omitempty"`
 	// event
 	Event           string `json:"event,omitempty"`
 	Outcome         string `json:"outcome,omitempty"`
@@ -174,7 +179,7 @@ type jsonEnd struct {
 }
 
 func jsonLine(n reflector.Note) jsonNote {
-	j := jsonNote{Time: n.At, State: n.State.String()}
+	j := jsonNote{Seq: n.Seq, Time: n.At, State: n.State.String()}
 	switch n.Kind {
 	case reflector.NoteApplied:
 		o := n.Applied.Object
@@ -200,7 +205,18 @@ func jsonLine(n reflector.Note) jsonNote {
 			}
 		}
 	default:
-		j.Type, j.Reason, j.Detail = "decision", n.Reason, n.Detail
+		j.Type, j.Reason = "decision", string(n.Reason())
+		if d := n.Decision; d != nil {
+			j.Detail, j.ResourceVersion, j.Code = d.String(), d.ResourceVersion, d.Code
+			if d.Reason == reflector.ReasonListComplete {
+				objects := d.Objects
+				j.Objects = &objects
+			}
+			if d.Wait > 0 {
+				ms := float64(d.Wait) / float64(time.Millisecond)
+				j.WaitMS = &ms
+			}
+		}
 	}
 	return j
 }

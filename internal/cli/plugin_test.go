@@ -35,7 +35,7 @@ func pluginPath(t *testing.T) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin: %v\n%s", err, out)
 	}
-	if err := os.Symlink(cluster.Binaries().Kubectl, filepath.Join(dir, "kubectl")); err != nil {
+	if err := os.Symlink(cluster(t).Binaries().Kubectl, filepath.Join(dir, "kubectl")); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -45,7 +45,7 @@ func pluginPath(t *testing.T) string {
 func kubectl(t *testing.T, dir string, args ...string) (string, string, error) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(dir, "kubectl"), args...)
-	cmd.Env = []string{"PATH=" + dir, "HOME=" + t.TempDir(), "KUBECONFIG=" + cluster.Kubeconfig()}
+	cmd.Env = []string{"PATH=" + dir, "HOME=" + t.TempDir(), "KUBECONFIG=" + cluster(t).Kubeconfig()}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -54,7 +54,7 @@ func kubectl(t *testing.T, dir string, args ...string) (string, string, error) {
 
 func listConfigMaps(t *testing.T) []trace.StoreEntry {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(cluster.Config())
+	cs, err := kubernetes.NewForConfig(cluster(t).Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestATracedRunReplaysToTheSameSummary(t *testing.T) {
 	createConfigMaps(t, "traced", 5)
 	dir := pluginPath(t)
 	tracePath := filepath.Join(t.TempDir(), "run.jsonl")
-	cs, err := kubernetes.NewForConfig(cluster.Config())
+	cs, err := kubernetes.NewForConfig(cluster(t).Config())
 	if err != nil {
 		t.Fatal(err)
 	}

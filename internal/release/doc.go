@@ -1,6 +1,7 @@
 // Package release keeps the release configuration honest: it renders the krew
 // manifest template the way krew-release-bot does (for krew's validator), and
-// its test keeps .goreleaser.yaml and krew-manifest.yaml consistent.
+// its test keeps .goreleaser.yaml and krew-manifest.yaml consistent and every
+// release archive shipping LICENSE.
 package release
 
 import (

@@ -1,7 +1,10 @@
 package release
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,8 +28,28 @@ type goreleaser struct {
 			Goos    string   `json:"goos"`
 			Formats []string `json:"formats"`
 		} `json:"format_overrides"`
+		Files []archiveFile `json:"files"`
 	} `json:"archives"`
 	ProjectName string `json:"project_name"`
+}
+
+// archiveFile is one entry of a goreleaser archive's files: a glob, or
+// {src, dst, strip_parent}.
+type archiveFile struct {
+	Src         string `json:"src"`
+	Dst         string `json:"dst"`
+	StripParent bool   `json:"strip_parent"`
+}
+
+func (f *archiveFile) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &f.Src); err == nil {
+		return nil
+	}
+	type plain archiveFile
+	if err := json.Unmarshal(b, (*plain)(f)); err != nil {
+		return fmt.Errorf("archive file entry %s: %w", b, err)
+	}
+	return nil
 }
 
 type krewPlugin struct {
@@ -106,6 +129,37 @@ func TestEveryKrewPlatformIsAnArchiveGoreleaserBuilds(t *testing.T) {
 			if !seen[goos+"/"+arch] {
 				t.Errorf("goreleaser builds %s/%s but the krew manifest does not offer it", goos, arch)
 			}
+		}
+	}
+}
+
+// TestArchivesShipTheLicense keeps LICENSE in every release archive: krew's
+// index rejects plugins whose archives carry no license.
+func TestArchivesShipTheLicense(t *testing.T) {
+	var gr goreleaser
+	if err := yaml.Unmarshal(read(t, "../../.goreleaser.yaml"), &gr); err != nil {
+		t.Fatalf("parsing .goreleaser.yaml: %v", err)
+	}
+	if len(gr.Archives) == 0 {
+		t.Fatal("goreleaser: no archives")
+	}
+	if license := string(read(t, "../../LICENSE")); !strings.Contains(license, "Apache License") || !strings.Contains(license, "Version 2.0, January 2004") {
+		t.Errorf("LICENSE is not the Apache License 2.0")
+	}
+	for i, a := range gr.Archives {
+		licensed := false
+		for _, f := range a.Files {
+			// goreleaser fails on a pattern that matches nothing; say which.
+			matches, err := filepath.Glob(filepath.Join("../..", f.Src))
+			if err != nil || len(matches) == 0 {
+				t.Errorf("archive %d: files entry %q matches no file in the repository", i, f.Src)
+			}
+			if ok, _ := filepath.Match(f.Src, "LICENSE"); ok && (f.Dst == "" || f.Dst == ".") {
+				licensed = true
+			}
+		}
+		if !licensed {
+			t.Errorf("archive %d: files %+v do not put LICENSE at the archive's root", i, a.Files)
 		}
 	}
 }

@@ -12,17 +12,12 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
-var withCache, withoutCache *testcluster.Cluster
+var (
+	withCache    = testcluster.NewLazy(testcluster.Options{})
+	withoutCache = testcluster.NewLazy(testcluster.Options{DisableWatchCache: true})
+)
 
-func TestMain(m *testing.M) {
-	os.Exit(testcluster.RunMain(m, testcluster.Options{}, func(c *testcluster.Cluster) {
-		withCache = c
-		var err error
-		if withoutCache, err = testcluster.Start(context.Background(), testcluster.Options{DisableWatchCache: true}); err != nil {
-			panic(err)
-		}
-	}))
-}
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, withCache, withoutCache)) }
 
 // comparable drops what legitimately differs between a live run and its
 // replay: the bookmark's age is measured on different clocks.
@@ -32,12 +27,11 @@ func comparable(s trace.Summary) trace.Summary {
 }
 
 func TestEveryScenarioReplaysToTheSummaryItWasRecordedWith(t *testing.T) {
-	defer withoutCache.Stop()
 	for _, sc := range All() {
 		t.Run(sc.Name, func(t *testing.T) {
-			c := withCache
+			c := withCache.Get(t)
 			if sc.NeedsNoWatchCache {
-				c = withoutCache
+				c = withoutCache.Get(t)
 			}
 			path := filepath.Join(t.TempDir(), sc.Name+".jsonl")
 			live, err := sc.Record(context.Background(), c, path)
@@ -51,7 +45,7 @@ func TestEveryScenarioReplaysToTheSummaryItWasRecordedWith(t *testing.T) {
 			if err := sess.Run(context.Background()); err != nil {
 				t.Fatalf("replay: %v", err)
 			}
-			if diffs := sess.Replay.NoteDifferences(10); len(diffs) > 0 {
+			if diffs, _ := sess.Replay.Differences(10); len(diffs) > 0 {
 				t.Errorf("replayed decisions differ from the recorded ones:\n%v", diffs)
 			}
 			if w := sess.Replay.Warnings(); len(w) > 0 {

@@ -133,7 +133,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 }
 
 // ReasonTraceWriteError is the note reason when recording stops on a write error.
-const ReasonTraceWriteError = "trace-write-error"
+const ReasonTraceWriteError reflector.Reason = "trace-write-error"
 
 // reportTraceFailure tells the display (not the trace) that recording stopped;
 // the reflector keeps running and Run reports the error at the end.
@@ -144,8 +144,9 @@ func (s *Session) reportTraceFailure(notify func(reflector.Note)) {
 		return
 	}
 	if err := s.Recorder.Err(); err != nil {
-		notify(reflector.Note{At: s.Now(), Kind: reflector.NoteDecision, State: s.Reflector.State(), Reason: ReasonTraceWriteError,
-			Detail: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)})
+		state := s.Reflector.State()
+		notify(reflector.Note{At: s.Now(), Kind: reflector.NoteDecision, State: state, Decision: &reflector.Decision{State: state, Reason: ReasonTraceWriteError,
+			Cause: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)}})
 	}
 }
 

@@ -17,11 +17,11 @@ import (
 )
 
 // The package shares one cluster with the watch cache off, so compaction makes old RVs 410.
-var cluster *Cluster
+var shared = NewLazy(Options{DisableWatchCache: true, Users: []string{"nobody"}})
 
-func TestMain(m *testing.M) {
-	os.Exit(RunMain(m, Options{DisableWatchCache: true, Users: []string{"nobody"}}, func(c *Cluster) { cluster = c }))
-}
+func TestMain(m *testing.M) { os.Exit(Main(m, shared)) }
+
+func cluster(t testing.TB) *Cluster { return shared.Get(t) }
 
 func clientset(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
 	t.Helper()
@@ -54,7 +54,7 @@ func createConfigMap(t *testing.T, cs *kubernetes.Clientset, ns, name string) *c
 }
 
 func TestServerReportsThePinnedVersion(t *testing.T) {
-	v, err := clientset(t, cluster.Config()).Discovery().ServerVersion()
+	v, err := clientset(t, cluster(t).Config()).Discovery().ServerVersion()
 	if err != nil {
 		t.Fatalf("server version: %v", err)
 	}
@@ -65,13 +65,13 @@ func TestServerReportsThePinnedVersion(t *testing.T) {
 
 func TestWatchFromCompactedResourceVersionGetsGone(t *testing.T) {
 	ctx := context.Background()
-	cs := clientset(t, cluster.Config())
+	cs := clientset(t, cluster(t).Config())
 	ns := testNamespace(t, cs)
 	first := createConfigMap(t, cs, ns, "a")
 	for _, name := range []string{"b", "c", "d"} {
 		createConfigMap(t, cs, ns, name)
 	}
-	rev, err := cluster.Compact(ctx)
+	rev, err := cluster(t).Compact(ctx)
 	if err != nil {
 		t.Fatalf("compact: %v", err)
 	}
@@ -144,19 +144,19 @@ func watchSees(t *testing.T, w watch.Interface, name string, within time.Duratio
 
 func TestAPIServerRestartEndsAWatchAndANewWatchWorks(t *testing.T) {
 	ctx := context.Background()
-	cs := clientset(t, cluster.Config())
+	cs := clientset(t, cluster(t).Config())
 	ns := testNamespace(t, cs)
 	w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
 	defer w.Stop()
-	if err := cluster.RestartAPIServer(ctx); err != nil {
+	if err := cluster(t).RestartAPIServer(ctx); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
 	watchEnds(t, w, 30*time.Second)
 
-	w2, err := clientset(t, cluster.Config()).CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+	w2, err := clientset(t, cluster(t).Config()).CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("watch after restart: %v", err)
 	}
@@ -167,14 +167,14 @@ func TestAPIServerRestartEndsAWatchAndANewWatchWorks(t *testing.T) {
 
 func TestProxyCutEndsAWatchAndRefusesNewConnectionsForAWhile(t *testing.T) {
 	ctx := context.Background()
-	admin := clientset(t, cluster.Config())
+	admin := clientset(t, cluster(t).Config())
 	ns := testNamespace(t, admin)
-	proxy, err := cluster.NewProxy()
+	proxy, err := cluster(t).NewProxy()
 	if err != nil {
 		t.Fatalf("proxy: %v", err)
 	}
 	defer proxy.Close()
-	cfg := proxy.Config(cluster.Config())
+	cfg := proxy.Config(cluster(t).Config())
 	cs := clientset(t, cfg)
 	w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -203,7 +203,7 @@ func TestProxyCutEndsAWatchAndRefusesNewConnectionsForAWhile(t *testing.T) {
 }
 
 func TestRestrictedUserIsForbiddenToList(t *testing.T) {
-	cfg, err := cluster.UserConfig("nobody")
+	cfg, err := cluster(t).UserConfig("nobody")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestRestrictedUserIsForbiddenToList(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("list as a user without RBAC: got %v, want Forbidden", err)
 	}
-	if _, err := cluster.UserConfig("nobody-registered"); err == nil {
+	if _, err := cluster(t).UserConfig("nobody-registered"); err == nil {
 		t.Error("UserConfig of an unknown user: got no error")
 	}
 }

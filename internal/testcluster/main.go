@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -13,41 +14,82 @@ import (
 // StartTimeout bounds building the binaries (minutes the first time) and starting the servers.
 const StartTimeout = 20 * time.Minute
 
-// RunMain is a TestMain body: it starts one cluster for the package, hands it
-// to set, runs the tests and always stops the cluster, printing both servers'
-// log tails when a test failed. It returns the exit code for os.Exit.
-func RunMain(m *testing.M, opts Options, set func(*Cluster)) int {
-	if opts.Log == nil {
-		opts.Log = os.Stderr
+// Lazy is a cluster that starts on the first test that asks for it, so a
+// package's unit tests run without etcd and kube-apiserver. Main stops it.
+type Lazy struct {
+	opts Options
+	once sync.Once
+	mu   sync.Mutex
+	c    *Cluster
+	err  error
+}
+
+// NewLazy returns a cluster with opts that starts on first use.
+func NewLazy(opts Options) *Lazy { return &Lazy{opts: opts} }
+
+// Get starts the cluster on the first call (failing t if it cannot start)
+// and returns it.
+func (l *Lazy) Get(t testing.TB) *Cluster {
+	t.Helper()
+	l.once.Do(func() {
+		opts := l.opts
+		if opts.Log == nil {
+			opts.Log = os.Stderr
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+		defer cancel()
+		start := time.Now()
+		c, err := Start(ctx, opts)
+		l.mu.Lock()
+		l.c, l.err = c, err
+		l.mu.Unlock()
+		if err == nil {
+			fmt.Fprintf(os.Stderr, "testcluster: kube-apiserver %s at %s and etcd at %s ready in %s\n",
+				Version, c.URL(), c.EtcdEndpoint(), time.Since(start).Round(time.Millisecond))
+		}
+	})
+	if l.err != nil {
+		t.Fatalf("starting a test cluster: %v", l.err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
-	defer cancel()
-	start := time.Now()
-	c, err := Start(ctx, opts)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "testcluster: %v\n", err)
-		return 1
+	return l.c
+}
+
+// started is the cluster if it was started.
+func (l *Lazy) started() *Cluster {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c
+}
+
+// Main is a TestMain body: it runs the tests, then stops every cluster of
+// clusters that a test started, printing their log tails when a test failed
+// (SIGINT and SIGTERM stop them too). It returns the exit code for os.Exit.
+func Main(m *testing.M, clusters ...*Lazy) int {
+	stopAll := func() {
+		for _, l := range clusters {
+			if c := l.started(); c != nil {
+				c.Stop()
+			}
+		}
 	}
-	fmt.Fprintf(os.Stderr, "testcluster: kube-apiserver %s at %s and etcd at %s ready in %s\n",
-		Version, c.URL(), c.EtcdEndpoint(), time.Since(start).Round(time.Millisecond))
-	// SIGINT/SIGTERM (e.g. ctrl+c on go test) still clean up.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		if _, ok := <-sigs; ok {
-			c.Stop()
+			stopAll()
 			os.Exit(1)
 		}
 	}()
-	defer func() {
-		signal.Stop(sigs)
-		close(sigs)
-		c.Stop()
-	}()
-	set(c)
 	code := m.Run()
+	signal.Stop(sigs)
+	close(sigs)
 	if code != 0 {
-		fmt.Fprintln(os.Stderr, c.LogTail(40))
+		for _, l := range clusters {
+			if c := l.started(); c != nil {
+				fmt.Fprintln(os.Stderr, c.LogTail(40))
+			}
+		}
 	}
+	stopAll()
 	return code
 }

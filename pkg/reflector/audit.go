@@ -62,16 +62,23 @@ func (r *Reflector) Audit(ctx context.Context, catchUp time.Duration) (*AuditRep
 			break
 		}
 	}
-	deadline := time.Now().Add(catchUp)
-	for {
+	// Drift while the cursor is still behind the list may just be events in
+	// flight: compare again every auditRecheck, catchUp's worth of times.
+	for tries := int(catchUp / auditRecheck); ; tries-- {
 		rep := r.compare(rv, listed)
-		// Drift while the cursor is still behind the list may just be events in flight.
-		if !rep.Drift() || r.cursorReached(rv) || time.Now().After(deadline) || ctx.Err() != nil {
+		if !rep.Drift() || r.cursorReached(rv) || tries <= 0 {
 			return rep, nil
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return rep, nil
+		case <-r.cfg.Clock.After(auditRecheck):
+		}
 	}
 }
+
+// auditRecheck is how often Audit compares again while events may be in flight.
+const auditRecheck = 20 * time.Millisecond
 
 // compare diffs the cache's current snapshot with a listed set.
 func (r *Reflector) compare(rv string, listed map[store.Ref]*store.Object) *AuditReport {

@@ -198,7 +198,7 @@ func TestTheReflectorBacksOffAfterAnOversizedListItemAndRecovers(t *testing.T) {
 		if n.Kind == reflector.NoteRequestEnded && n.Request.End.Reason == reflector.EndError && strings.Contains(n.Request.End.Error(), "list item 0 is larger than 16 MiB") {
 			sawEnd = true
 		}
-		if n.Kind == reflector.NoteDecision && n.Reason == reflector.ReasonBackoff && sawEnd {
+		if n.Kind == reflector.NoteDecision && n.Reason() == reflector.ReasonBackoff && sawEnd {
 			sawBackoff = true
 		}
 	}

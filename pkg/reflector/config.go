@@ -42,21 +42,31 @@ type Config struct {
 	// each watch asks for a random duration in [WatchTimeout, 2*WatchTimeout).
 	// Default 5 minutes (client-go's).
 	WatchTimeout time.Duration
+	// ChooseWatchTimeout, when set, chooses each watch's server-side timeout
+	// from WatchTimeout instead of the jitter (a replay answers with the
+	// recorded request's timeoutSeconds).
+	ChooseWatchTimeout func(base time.Duration) time.Duration
 	// IdleTimeout ends a watch that has received nothing (no event, no bookmark)
-	// for this long, catching dead connections. Default: 2*WatchTimeout + 30s,
-	// past the longest jittered server-side timeout, when the server should have
-	// closed the watch anyway. (Deterministic, so a replay decides the same.)
+	// for this long, counted from the last thing it received, catching dead
+	// connections. Default: 2*WatchTimeout + 30s, past the longest jittered
+	// server-side timeout, when the server should have closed the watch anyway.
+	// (Deterministic, so a replay decides the same.)
 	IdleTimeout time.Duration
-	// InitialEventsTimeout bounds how long a streaming list may take to deliver
-	// its initial-events-end bookmark before falling back to LIST. Default 1 minute.
+	// InitialEventsTimeout ends a streaming list that has delivered nothing
+	// for this long, counted from its last initial event, before its
+	// initial-events-end bookmark; the list falls back to LIST. A streaming
+	// list that keeps delivering is never cut, however big. Default 1 minute.
 	InitialEventsTimeout time.Duration
 	// Backoff after errors; zero fields get DefaultBackoff's.
 	Backoff Backoff
 	// MaxPermanentRetries is how many times in a row a permanent error (401,
 	// 403, 404, 405) is retried before the reflector fails. Default 5.
 	MaxPermanentRetries int
-	// GiveUpAfter fails the reflector when nothing has succeeded for this long
-	// (e.g. the server is unreachable). 0 retries forever.
+	// GiveUpAfter fails the reflector when a request fails and nothing has
+	// made progress for this long: no response headers, LIST page, watch
+	// event or bookmark, and no watch open (e.g. the server is unreachable).
+	// A watch cut by a restart, a GOAWAY, a reset or a proxy after it
+	// streamed is progress up to the cut. 0 retries forever.
 	GiveUpAfter time.Duration
 	// RequestHistory is how many finished requests Stats keeps. Default 50.
 	RequestHistory int
@@ -108,6 +118,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Clock == nil {
 		c.Clock = RealClock{}
+	}
+	if c.Rand == nil {
+		c.Rand = defaultRand
 	}
 	if c.OnNote == nil {
 		c.OnNote = func(Note) {}

@@ -19,50 +19,18 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-// cluster is the package's default cluster (watch cache on, as in production).
-var cluster *testcluster.Cluster
-
-// extra clusters with other server options, started on first use and stopped by TestMain.
-type lazyCluster struct {
-	opts testcluster.Options
-	once sync.Once
-	c    *testcluster.Cluster
-	err  error
-}
-
-func (l *lazyCluster) get(t *testing.T) *testcluster.Cluster {
-	t.Helper()
-	l.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testcluster.StartTimeout)
-		defer cancel()
-		l.c, l.err = testcluster.Start(ctx, l.opts)
-	})
-	if l.err != nil {
-		t.Fatalf("starting a test cluster: %v", l.err)
-	}
-	return l.c
-}
-
-func (l *lazyCluster) stop() {
-	if l.c != nil {
-		l.c.Stop()
-	}
-}
-
+// The package's clusters start on the first end-to-end test that asks for
+// one, so the unit tests run without them.
 var (
-	noWatchCache = &lazyCluster{opts: testcluster.Options{DisableWatchCache: true}}
-	noWatchList  = &lazyCluster{opts: testcluster.Options{FeatureGates: map[string]bool{"WatchList": false}}}
+	defaultCluster = testcluster.NewLazy(testcluster.Options{Users: []string{"no-list"}}) // watch cache on, as in production
+	noWatchCache   = testcluster.NewLazy(testcluster.Options{DisableWatchCache: true})
+	noWatchList    = testcluster.NewLazy(testcluster.Options{FeatureGates: map[string]bool{"WatchList": false}})
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv(memoryChildEnv) != "" {
-		os.Exit(m.Run()) // a memory measurement's own process needs no cluster
-	}
-	code := testcluster.RunMain(m, testcluster.Options{Users: []string{"no-list"}}, func(c *testcluster.Cluster) { cluster = c })
-	noWatchCache.stop()
-	noWatchList.stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, defaultCluster, noWatchCache, noWatchList)) }
+
+// cluster is the default cluster, started on first use.
+func cluster(t testing.TB) *testcluster.Cluster { return defaultCluster.Get(t) }
 
 var configMaps = reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
@@ -145,19 +113,19 @@ func (l *noteLog) add(n reflector.Note) {
 	}
 }
 
-func (l *noteLog) reasons() []string {
+func (l *noteLog) reasons() []reflector.Reason {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []string
+	var out []reflector.Reason
 	for _, n := range l.notes {
 		if n.Kind == reflector.NoteDecision {
-			out = append(out, n.Reason)
+			out = append(out, n.Reason())
 		}
 	}
 	return out
 }
 
-func (l *noteLog) count(reason string) int {
+func (l *noteLog) count(reason reflector.Reason) int {
 	n := 0
 	for _, r := range l.reasons() {
 		if r == reason {
@@ -167,11 +135,11 @@ func (l *noteLog) count(reason string) int {
 	return n
 }
 
-func (l *noteLog) find(reason string) (reflector.Note, bool) {
+func (l *noteLog) find(reason reflector.Reason) (reflector.Note, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, n := range l.notes {
-		if n.Kind == reflector.NoteDecision && n.Reason == reason {
+		if n.Kind == reflector.NoteDecision && n.Reason() == reason {
 			return n, true
 		}
 	}
@@ -190,7 +158,7 @@ func startReflector(t *testing.T, restCfg *rest.Config, target reflector.Target,
 	}
 	if cfg.AuditSource == nil {
 		// Audits go straight to the server, not through a fault proxy.
-		src, err := reflector.NewLiveSource(cluster.Config(), target, false, false)
+		src, err := reflector.NewLiveSource(cluster(t).Config(), target, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-func TestInitialSyncOfTwoThousandObjectsMatchesAConsistentList(t *testing.T) {
-	cs := clientset(t, cluster.Config())
+func TestE2EInitialSyncOfTwoThousandObjectsMatchesAConsistentList(t *testing.T) {
+	cs := clientset(t, cluster(t).Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "cm", 2000)
 	target := reflector.Target{Resource: configMaps, Namespace: ns}
@@ -32,7 +32,7 @@ func TestInitialSyncOfTwoThousandObjectsMatchesAConsistentList(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rn := startReflector(t, cluster.Config(), target, reflector.Config{Strategy: tc.strategy, PageSize: tc.pageSize})
+			rn := startReflector(t, cluster(t).Config(), target, reflector.Config{Strategy: tc.strategy, PageSize: tc.pageSize})
 			rn.waitReady(t)
 			if got := rn.store.Len(); got != 2000 {
 				t.Errorf("objects in store: got %d, want 2000", got)
@@ -52,12 +52,12 @@ func TestInitialSyncOfTwoThousandObjectsMatchesAConsistentList(t *testing.T) {
 	}
 }
 
-func TestCreatesUpdatesAndDeletesDuringTheWatchReachTheStore(t *testing.T) {
+func TestE2ECreatesUpdatesAndDeletesDuringTheWatchReachTheStore(t *testing.T) {
 	ctx := context.Background()
-	cs := clientset(t, cluster.Config())
+	cs := clientset(t, cluster(t).Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "pre", 10)
-	rn := startReflector(t, cluster.Config(), reflector.Target{Resource: configMaps, Namespace: ns}, reflector.Config{})
+	rn := startReflector(t, cluster(t).Config(), reflector.Target{Resource: configMaps, Namespace: ns}, reflector.Config{})
 	rn.waitReady(t)
 
 	createConfigMaps(t, cs, ns, "new", 5)
@@ -108,9 +108,9 @@ func cutAndCompact(t *testing.T, rn *run, proxy interface {
 	proxy.Refuse(0)
 }
 
-func TestGoneOnTheWatchRelistsOnceAndTheDiffNamesTheDeletedObjects(t *testing.T) {
+func TestE2EGoneOnTheWatchRelistsOnceAndTheDiffNamesTheDeletedObjects(t *testing.T) {
 	ctx := context.Background()
-	c := noWatchCache.get(t)
+	c := noWatchCache.Get(t)
 	cs := clientset(t, c.Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "cm", 20)
@@ -168,8 +168,8 @@ func (g *gatedSource) List(ctx context.Context, opts reflector.RequestOptions) (
 	return p, err
 }
 
-func TestGoneOnAContinueTokenRestartsTheWholeList(t *testing.T) {
-	c := noWatchCache.get(t)
+func TestE2EGoneOnAContinueTokenRestartsTheWholeList(t *testing.T) {
+	c := noWatchCache.Get(t)
 	cs := clientset(t, c.Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "cm", 30)
@@ -200,9 +200,9 @@ func TestGoneOnAContinueTokenRestartsTheWholeList(t *testing.T) {
 	rn.auditClean(t)
 }
 
-func TestAPIServerRestartWhileWatchingLosesNothing(t *testing.T) {
+func TestE2EAPIServerRestartWhileWatchingLosesNothing(t *testing.T) {
 	ctx := context.Background()
-	c := noWatchList.get(t) // its own cluster: restarting the shared one would disturb other tests
+	c := noWatchList.Get(t) // its own cluster: restarting the shared one would disturb other tests
 	cs := clientset(t, c.Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "cm", 50)
@@ -222,16 +222,16 @@ func TestAPIServerRestartWhileWatchingLosesNothing(t *testing.T) {
 	t.Logf("after restart: %+v; notes %v", rn.r.Stats().Counters, rn.notes.reasons())
 }
 
-func TestProxyCutResumesFromTheLastResourceVersionWithoutRelisting(t *testing.T) {
-	cs := clientset(t, cluster.Config())
+func TestE2EProxyCutResumesFromTheLastResourceVersionWithoutRelisting(t *testing.T) {
+	cs := clientset(t, cluster(t).Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "cm", 20)
-	proxy, err := cluster.NewProxy()
+	proxy, err := cluster(t).NewProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	rn := startReflector(t, proxy.Config(cluster.Config()), reflector.Target{Resource: configMaps, Namespace: ns}, reflector.Config{})
+	rn := startReflector(t, proxy.Config(cluster(t).Config()), reflector.Target{Resource: configMaps, Namespace: ns}, reflector.Config{})
 	rn.waitReady(t)
 	before := rn.r.Stats()
 	for i := 0; i < 3; i++ {
@@ -255,9 +255,9 @@ func TestProxyCutResumesFromTheLastResourceVersionWithoutRelisting(t *testing.T)
 	rn.auditClean(t)
 }
 
-func TestDeleteAndRecreateWhileCutLeavesTheNewUIDAndSaysSo(t *testing.T) {
+func TestE2EDeleteAndRecreateWhileCutLeavesTheNewUIDAndSaysSo(t *testing.T) {
 	ctx := context.Background()
-	c := noWatchCache.get(t)
+	c := noWatchCache.Get(t)
 	cs := clientset(t, c.Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "worker", 3)
@@ -298,13 +298,13 @@ func TestDeleteAndRecreateWhileCutLeavesTheNewUIDAndSaysSo(t *testing.T) {
 	rn.auditClean(t)
 }
 
-func TestBookmarksAdvanceTheCursorWithoutChangingTheStore(t *testing.T) {
-	cs := clientset(t, cluster.Config())
+func TestE2EBookmarksAdvanceTheCursorWithoutChangingTheStore(t *testing.T) {
+	cs := clientset(t, cluster(t).Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "cm", 5)
 	// Writes in another namespace move the global resourceVersion; bookmarks carry it to this watch.
 	other := newNamespace(t, cs)
-	rn := startReflector(t, cluster.Config(), reflector.Target{Resource: configMaps, Namespace: ns}, reflector.Config{WatchTimeout: 2 * time.Second})
+	rn := startReflector(t, cluster(t).Config(), reflector.Target{Resource: configMaps, Namespace: ns}, reflector.Config{WatchTimeout: 2 * time.Second})
 	rn.waitReady(t)
 	listRV := rn.r.Stats().ResourceVersion
 	i := 0
@@ -331,9 +331,9 @@ func TestBookmarksAdvanceTheCursorWithoutChangingTheStore(t *testing.T) {
 	rn.auditClean(t)
 }
 
-func TestForbiddenListFailsClearlyAfterBoundedRetries(t *testing.T) {
+func TestE2EForbiddenListFailsClearlyAfterBoundedRetries(t *testing.T) {
 	ctx := context.Background()
-	admin := clientset(t, cluster.Config())
+	admin := clientset(t, cluster(t).Config())
 	ns := newNamespace(t, admin)
 	// The user may watch but not list configmaps.
 	if _, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
@@ -349,7 +349,7 @@ func TestForbiddenListFailsClearlyAfterBoundedRetries(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := cluster.UserConfig("no-list")
+	cfg, err := cluster(t).UserConfig("no-list")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,8 +371,8 @@ func TestForbiddenListFailsClearlyAfterBoundedRetries(t *testing.T) {
 	}
 }
 
-func TestStreamAgainstAServerWithoutWatchListFallsBackToList(t *testing.T) {
-	c := noWatchList.get(t)
+func TestE2EStreamAgainstAServerWithoutWatchListFallsBackToList(t *testing.T) {
+	c := noWatchList.Get(t)
 	cs := clientset(t, c.Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "cm", 30)
@@ -384,22 +384,22 @@ func TestStreamAgainstAServerWithoutWatchListFallsBackToList(t *testing.T) {
 	if !ok {
 		n, ok = rn.notes.find(reflector.ReasonInitialEventsEnd)
 	}
-	if !ok || !strings.Contains(n.Detail, "falling back to LIST") {
+	if !ok || !strings.Contains(n.Decision.String(), "falling back to LIST") {
 		t.Fatalf("no fallback note: notes %v", rn.notes.reasons())
 	}
-	t.Logf("fallback note: %s", n.Detail)
+	t.Logf("fallback note: %s", n.Decision)
 	if got := rn.store.Len(); got != 30 {
 		t.Errorf("objects in store: got %d, want 30", got)
 	}
 	rn.auditClean(t)
 }
 
-func TestSteadyWritesForAWhileLoseNoEventAndNeverRelist(t *testing.T) {
+func TestE2ESteadyWritesForAWhileLoseNoEventAndNeverRelist(t *testing.T) {
 	ctx := context.Background()
-	cs := clientset(t, cluster.Config())
+	cs := clientset(t, cluster(t).Config())
 	ns := newNamespace(t, cs)
 	createConfigMaps(t, cs, ns, "cm", 20)
-	rn := startReflector(t, cluster.Config(), reflector.Target{Resource: configMaps, Namespace: ns}, reflector.Config{WatchTimeout: 3 * time.Second})
+	rn := startReflector(t, cluster(t).Config(), reflector.Target{Resource: configMaps, Namespace: ns}, reflector.Config{WatchTimeout: 3 * time.Second})
 	rn.waitReady(t)
 	// Write for longer than two watch timeouts, so the watch is renewed under load.
 	deadline := time.Now().Add(7 * time.Second)

@@ -21,6 +21,9 @@ type call struct {
 	// WATCH answer: events, then end (nil end = hang until canceled).
 	events []WatchEvent
 	end    error
+	// gap is how long the source's clock advances before each event and
+	// before the end (a manualClock; see harness.clock).
+	gap time.Duration
 	// err fails the request itself.
 	err error
 }
@@ -33,6 +36,7 @@ type fakeSource struct {
 	script  []call
 	asked   []Request
 	drained chan struct{}
+	clock   *manualClock // advanced by calls' gaps when set
 }
 
 // Request is what the fake source was asked.
@@ -102,7 +106,7 @@ func (f *fakeSource) Watch(ctx context.Context, opts RequestOptions) (Stream, er
 	if c.err != nil {
 		return nil, c.err
 	}
-	return &fakeStream{ctx: ctx, src: f, events: c.events, end: c.end, ends: c.end != nil}, nil
+	return &fakeStream{ctx: ctx, src: f, events: c.events, end: c.end, ends: c.end != nil, gap: c.gap}, nil
 }
 
 type fakeStream struct {
@@ -111,9 +115,17 @@ type fakeStream struct {
 	events []WatchEvent
 	end    error
 	ends   bool
+	gap    time.Duration
 }
 
 func (s *fakeStream) Next() (WatchEvent, error) {
+	if s.gap > 0 && (len(s.events) > 0 || s.ends) {
+		s.src.clock.Advance(s.gap)
+		if err := s.ctx.Err(); err != nil {
+			// A timer of the reflector's fired during the gap.
+			return WatchEvent{}, EndOf(err)
+		}
+	}
 	if len(s.events) > 0 {
 		ev := s.events[0]
 		s.events = s.events[1:]
@@ -174,8 +186,13 @@ type harness struct {
 func runFake(t *testing.T, cfg Config, script ...call) *harness {
 	t.Helper()
 	h := &harness{src: newFake(t, script...)}
+	if c, ok := cfg.Clock.(*manualClock); ok {
+		h.src.clock = c
+	}
 	cfg.Source = h.src
-	cfg.Backoff = Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}
+	if cfg.Backoff.Initial == 0 {
+		cfg.Backoff = Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}
+	}
 	cfg.OnNote = func(n Note) {
 		h.mu.Lock()
 		h.notes = append(h.notes, n)
@@ -210,7 +227,7 @@ func (h *harness) reasons() []string {
 	var out []string
 	for _, n := range h.notes {
 		if n.Kind == NoteDecision {
-			out = append(out, n.Reason)
+			out = append(out, string(n.Reason()))
 		}
 	}
 	return out

@@ -30,15 +30,16 @@ type Reflector struct {
 	cancel   context.CancelCauseFunc // cancels the request in flight
 	forced   bool
 	wake     chan struct{} // cuts a backoff wait short for a forced relist
+	seq      uint64        // the last note's sequence number
 
 	// Owned by Run's goroutine.
-	nextID      int64
-	backoff     backoffState
-	preferList  bool // StrategyAuto fell back once
-	listedOnce  bool
-	lastSuccess time.Time
-	permanent   int // consecutive permanent errors
-	goneStreak  int // consecutive 410s without a completed list
+	nextID       int64
+	backoff      backoffState
+	preferList   bool // StrategyAuto fell back once
+	listedOnce   bool
+	lastProgress time.Time // see progress
+	permanent    int       // consecutive permanent errors
+	goneInARow   int       // 410s without a watch making progress in between
 }
 
 // Error is a reflector failure, named after the phase it happened in.
@@ -67,7 +68,8 @@ var (
 	ErrForcedRelist = errors.New("forced relist")
 	// ErrIdleTimeout: the watch received nothing for the idle timeout.
 	ErrIdleTimeout = errors.New("idle timeout")
-	// ErrInitialEventsTimeout: a streaming list's initial-events-end bookmark did not come in time.
+	// ErrInitialEventsTimeout: a streaming list delivered nothing for the
+	// initial-events timeout before its initial-events-end bookmark.
 	ErrInitialEventsTimeout = errors.New("initial-events-end bookmark did not arrive in time")
 )
 
@@ -88,12 +90,7 @@ func New(cfg Config, w *store.Writer, st *store.Store) (*Reflector, error) {
 		latency: newLatencyRing(1024),
 		wake:    make(chan struct{}, 1),
 	}
-	rnd := cfg.Rand
-	if rnd == nil {
-		rnd = defaultRand
-	}
-	r.cfg.Rand = rnd
-	r.backoff = backoffState{cfg: cfg.Backoff, rand: rnd}
+	r.backoff = backoffState{cfg: cfg.Backoff, rand: cfg.Rand}
 	r.stats.StateSince = cfg.Clock.Now()
 	return r, nil
 }
@@ -116,20 +113,21 @@ type phase struct {
 	cont    string // list: the continue token of the next page
 }
 
-// Run lists and watches until ctx ends (returning nil) or a permanent error
-// outlasts its retries (returning an *Error).
+// Run lists and watches until ctx ends (returning nil), or until a permanent
+// error outlasts its retries or nothing makes progress for GiveUpAfter
+// (returning an *Error).
 func (r *Reflector) Run(ctx context.Context) error {
-	r.lastSuccess = r.cfg.Clock.Now()
+	r.progress()
 	p := r.listPhase(false)
-	r.decide(r.displayState(p), ReasonInitialList, fmt.Sprintf("initial list (%s)", r.strategyWord(p)))
+	r.decide(Decision{State: r.displayState(p), Reason: ReasonInitialList, List: r.method(p)})
 	for {
 		if ctx.Err() != nil {
-			r.decide(StateStopped, ReasonStopped, "stopped")
+			r.decide(Decision{State: StateStopped, Reason: ReasonStopped})
 			return nil
 		}
 		if r.takeForced() {
 			p = r.listPhase(true)
-			r.decide(StateRelisting, ReasonForcedRelist, fmt.Sprintf("forced relist (%s); the old snapshot is served until it completes", r.strategyWord(p)))
+			r.decide(Decision{State: StateRelisting, Reason: ReasonForcedRelist, List: r.method(p)})
 		}
 		var err error
 		switch p.kind {
@@ -139,7 +137,6 @@ func (r *Reflector) Run(ctx context.Context) error {
 			p, err = r.stepWatch(ctx, p)
 		}
 		if err != nil {
-			r.decide(StateFailed, ReasonPermanentError, err.Error())
 			return err
 		}
 	}
@@ -157,14 +154,12 @@ func (r *Reflector) listPhase(relist bool) phase {
 	return p
 }
 
-func (r *Reflector) strategyWord(p phase) string {
+// method is how the list that p starts is made.
+func (r *Reflector) method(p phase) *ListMethod {
 	if p.kind == phaseStream {
-		return "streaming list"
+		return &ListMethod{Stream: true}
 	}
-	if r.cfg.PageSize > 0 {
-		return fmt.Sprintf("LIST, pages of %d", r.cfg.PageSize)
-	}
-	return "LIST, unpaginated"
+	return &ListMethod{PageSize: r.cfg.PageSize}
 }
 
 func (r *Reflector) displayState(p phase) State {
@@ -237,20 +232,20 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 		r.countGone()
 		restart := r.listPhase(true)
 		restart.kind = phaseList
+		d := Decision{State: r.displayState(restart), Reason: ReasonGone, ResourceVersion: p.rv, List: r.method(restart), Code: st.Code, Cause: end.Cause()}
 		if p.cont != "" {
-			r.decide(r.displayState(restart), ReasonContinueGone, "410 Gone on a continue token: restarting the whole list from a consistent read")
-		} else {
-			r.decide(r.displayState(restart), ReasonGone, fmt.Sprintf("410 Gone on a LIST at resourceVersion %q: listing again from a consistent read", p.rv))
+			d.Reason, d.ResourceVersion = ReasonContinueGone, ""
 		}
-		return restart, r.goneBackoff(ctx, p)
+		r.decide(d)
+		return restart, r.goneBackoff(ctx, restart)
 	case isTooLargeRV(st):
 		r.bump(func(c *Counters) { c.TooLargeResourceVersion++ })
 		restart := r.listPhase(true)
 		restart.kind = phaseList
-		r.decide(r.displayState(restart), ReasonTooLargeRV, fmt.Sprintf("resourceVersion %q is too large for the server: listing again from a consistent read", p.rv))
-		return restart, r.failed(ctx, p, end)
+		r.decide(Decision{State: r.displayState(restart), Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(restart), Code: st.Code, Cause: end.Cause()})
+		return restart, r.failed(ctx, restart, end)
 	}
-	r.decide(r.displayState(p), ReasonRequestError, "LIST failed: "+endText(end))
+	r.decide(Decision{State: r.displayState(p), Reason: ReasonRequestError, Code: end.Code(), Cause: end.Cause()})
 	return p, r.failed(ctx, p, end)
 }
 
@@ -273,7 +268,6 @@ func (r *Reflector) completeList(p phase, rv string) error {
 	}
 	wasRelist := r.listedOnce
 	r.listedOnce = true
-	r.goneStreak = 0
 	r.backoff.reset()
 	r.mu.Lock()
 	r.stats.ResourceVersion = rv
@@ -285,12 +279,9 @@ func (r *Reflector) completeList(p phase, rv string) error {
 	if res.Diff != nil {
 		n = res.Diff.After
 	}
-	r.decide(StateWatching, ReasonListComplete, fmt.Sprintf("list complete: %d objects at resourceVersion %s", n, rv))
+	r.decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n})
 	if wasRelist && res.Diff != nil {
-		d := res.Diff
-		r.note(Note{Kind: NoteDecision, State: StateWatching, Reason: ReasonRelistDiff, Diff: d,
-			Detail: fmt.Sprintf("relist diff: %d missed deletes, %d missed recreates, %d missed updates, %d missed adds, %d unchanged",
-				len(d.Deleted), len(d.Recreated), len(d.Updated), len(d.Added), d.Unchanged)})
+		r.decide(Decision{State: StateWatching, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: res.Diff})
 	}
 	return nil
 }
@@ -299,8 +290,7 @@ func (r *Reflector) completeList(p phase, rv string) error {
 func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	streaming := p.kind == phaseStream
 	r.setState(r.displayState(p))
-	timeout := r.watchTimeout()
-	opts := RequestOptions{ResourceVersion: p.rv, AllowWatchBookmarks: true, TimeoutSeconds: int64(timeout / time.Second)}
+	opts := RequestOptions{ResourceVersion: p.rv, AllowWatchBookmarks: true, TimeoutSeconds: int64(r.watchTimeout() / time.Second)}
 	if streaming {
 		opts.SendInitialEvents = true
 		opts.ResourceVersionMatch = "NotOlderThan"
@@ -313,15 +303,18 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		return r.afterWatch(ctx, p, streaming, end, info)
 	}
 	r.succeeded()
+	// The idle timeout and the streaming list's stall timeout both count from
+	// the last thing received (the response headers at first): a watch that
+	// streams is healthy, however long it lasts.
 	idle := r.cfg.IdleTimeout
 	cancel := r.currentCancel()
 	idleTimer := r.cfg.Clock.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })
 	defer idleTimer.Stop()
-	var initTimer Timer
+	var stallTimer Timer
 	if streaming {
 		r.beginList(p)
-		initTimer = r.cfg.Clock.AfterFunc(r.cfg.InitialEventsTimeout, func() { cancel(ErrInitialEventsTimeout) })
-		defer initTimer.Stop()
+		stallTimer = r.cfg.Clock.AfterFunc(r.cfg.InitialEventsTimeout, func() { cancel(ErrInitialEventsTimeout) })
+		defer stallTimer.Stop()
 	}
 	var end *RequestEnd
 	for end == nil {
@@ -330,8 +323,12 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 			end = EndOf(err)
 			break
 		}
-		arrived := time.Now()
+		arrived := r.cfg.Clock.Now()
+		r.progressAt(arrived)
 		idleTimer.Reset(idle)
+		if streaming {
+			stallTimer.Reset(r.cfg.InitialEventsTimeout)
+		}
 		r.mu.Lock()
 		info.Events++
 		r.mu.Unlock()
@@ -339,9 +336,12 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		case EventError:
 			end = &RequestEnd{Reason: EndError, Status: ev.Status}
 		case EventBookmark:
+			if !streaming {
+				r.goneInARow = 0
+			}
 			r.bookmark(ev)
 			if streaming && ev.InitialEventsEnd {
-				initTimer.Stop()
+				stallTimer.Stop()
 				streaming = false
 				if err := r.completeList(p, ev.Item.Object.ResourceVersion); err != nil {
 					stream.Close()
@@ -359,6 +359,7 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 				}
 				continue
 			}
+			r.goneInARow = 0
 			if err := r.applyWatchEvent(ev, arrived); err != nil {
 				stream.Close()
 				return p, &Error{Phase: "watch", Err: err}
@@ -369,6 +370,8 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	}
 	stream.Close()
 	end = r.endRequest(rctx, info, end)
+	// The watch was open until now: the server was there.
+	r.progress()
 	if !streaming {
 		// The cursor has moved past the list (or was already past it).
 		p = phase{kind: phaseWatch, rv: r.cursor()}
@@ -392,11 +395,11 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 			if r.cfg.Strategy == StrategyAuto {
 				r.preferList = true
 			}
-			reason, why := ReasonStreamRefused, "the server refused the streaming list ("+endText(end)+")"
+			d := Decision{State: r.displayState(fallback), Reason: ReasonStreamRefused, List: r.method(fallback), Code: end.Code(), Cause: end.Cause()}
 			if !refused {
-				reason, why = ReasonInitialEventsEnd, fmt.Sprintf("the initial-events-end bookmark did not arrive within %s", r.cfg.InitialEventsTimeout)
+				d.Reason, d.Wait, d.Cause = ReasonInitialEventsEnd, r.cfg.InitialEventsTimeout, ""
 			}
-			r.decide(r.displayState(fallback), reason, why+": falling back to LIST")
+			r.decide(d)
 			return fallback, nil
 		}
 	}
@@ -404,34 +407,34 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 	case isGone(st):
 		r.countGone()
 		relist := r.listPhase(true)
-		r.decide(StateRelisting, ReasonGone, fmt.Sprintf("410 Gone at resourceVersion %q: history is gone; relisting from a consistent read (%s)", p.rv, r.strategyWord(relist)))
-		return relist, r.goneBackoff(ctx, p)
+		r.decide(Decision{State: StateRelisting, Reason: ReasonGone, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
+		return relist, r.goneBackoff(ctx, relist)
 	case isTooLargeRV(st):
 		r.bump(func(c *Counters) { c.TooLargeResourceVersion++ })
 		relist := r.listPhase(true)
-		r.decide(StateRelisting, ReasonTooLargeRV, fmt.Sprintf("resourceVersion %q is too large for the server: relisting", p.rv))
-		return relist, r.failed(ctx, p, end)
+		r.decide(Decision{State: StateRelisting, Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
+		return relist, r.failed(ctx, relist, end)
 	}
 	if streaming {
 		// The streaming list broke before it completed: start it again.
-		r.decide(r.displayState(p), ReasonWatchError, "streaming list ended before its initial-events-end bookmark: "+endText(end))
+		r.decide(Decision{State: r.displayState(p), Reason: ReasonWatchError, Streaming: true, Code: end.Code(), Cause: end.Cause()})
 		return p, r.failed(ctx, p, end)
 	}
 	switch end.Reason {
 	case EndTimeout:
-		r.decide(StateWatching, ReasonIdleTimeout, fmt.Sprintf("no event for the idle timeout: watching again from resourceVersion %s", p.rv))
+		r.decide(Decision{State: StateWatching, Reason: ReasonIdleTimeout, ResourceVersion: p.rv})
 		return p, nil
 	case EndClosed:
 		if info.Events == 0 && info.Duration < time.Second {
 			// A server that closes watches at once must not become a hot loop.
-			r.decide(StateWatching, ReasonWatchClosed, fmt.Sprintf("watch closed at once with no events: watching again from resourceVersion %s after a backoff", p.rv))
+			r.decide(Decision{State: StateWatching, Reason: ReasonWatchClosed, ResourceVersion: p.rv, AtOnce: true})
 			return p, r.failed(ctx, p, end)
 		}
-		r.decide(StateWatching, ReasonWatchClosed, fmt.Sprintf("watch closed by the server: watching again from resourceVersion %s", p.rv))
+		r.decide(Decision{State: StateWatching, Reason: ReasonWatchClosed, ResourceVersion: p.rv})
 		return p, nil
 	}
 	r.bump(func(c *Counters) { c.WatchErrors++ })
-	r.decide(StateWatching, ReasonWatchError, fmt.Sprintf("watch failed (%s): watching again from resourceVersion %s", endText(end), p.rv))
+	r.decide(Decision{State: StateWatching, Reason: ReasonWatchError, ResourceVersion: p.rv, Code: end.Code(), Cause: end.Cause()})
 	return p, r.failed(ctx, p, end)
 }
 
@@ -445,7 +448,7 @@ func (r *Reflector) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 	if err != nil {
 		return err
 	}
-	applied := time.Since(arrived)
+	applied := r.cfg.Clock.Now().Sub(arrived)
 	r.advance(ev.Item.Object.ResourceVersion)
 	r.note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res})
 	r.mu.Lock()
@@ -490,7 +493,8 @@ func (r *Reflector) advance(rv string) {
 	r.mu.Unlock()
 	if last != "" {
 		if cmp, err := resourceversion.CompareResourceVersion(rv, last); err == nil && cmp < 0 {
-			r.decide(StateWatching, ReasonRVBackwards, fmt.Sprintf("resourceVersion went backwards from %s to %s; keeping %s as the cursor", last, rv, last))
+			r.bump(func(c *Counters) { c.ResourceVersionBackwards++ })
+			r.decide(Decision{State: StateWatching, Reason: ReasonRVBackwards, ResourceVersion: rv, Cursor: last})
 			return
 		}
 	}
@@ -506,90 +510,118 @@ func (r *Reflector) cursor() string {
 }
 
 func (r *Reflector) countGone() {
-	r.goneStreak++
+	r.goneInARow++
 	r.mu.Lock()
 	r.stats.Counters.Gone++
 	r.stats.LastGone = r.cfg.Clock.Now()
 	r.mu.Unlock()
 }
 
-// goneBackoff relists at once after a first 410, but backs off when 410s
-// repeat without a list completing in between, so a relist storm stays bounded.
-func (r *Reflector) goneBackoff(ctx context.Context, p phase) error {
-	if r.goneStreak <= 1 {
+// goneBackoff relists at once after a 410, but backs off when 410s repeat
+// without a watch making progress (an event or bookmark after a completed
+// list) in between: a list whose resourceVersion is already gone again when
+// the watch starts must not become a relist storm.
+func (r *Reflector) goneBackoff(ctx context.Context, next phase) error {
+	if r.goneInARow <= 1 {
 		return nil
 	}
-	return r.wait(ctx, p, fmt.Sprintf("%d 410s in a row without a completed list", r.goneStreak))
+	r.wait(ctx, Decision{Next: r.verb(next), GoneInARow: r.goneInARow})
+	return nil
 }
 
-// failed handles an error: fail for good when retries are exhausted, back off otherwise.
-func (r *Reflector) failed(ctx context.Context, p phase, end *RequestEnd) error {
+// failed handles a failed request: the reflector fails when a permanent
+// error outlasted its retries or when nothing made progress for
+// GiveUpAfter; otherwise it backs off before next.
+func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) error {
 	r.mu.Lock()
-	r.stats.LastError = endText(end)
+	r.stats.LastError = end.Cause()
 	r.mu.Unlock()
+	if end.Status != nil {
+		r.progress() // the server answered, if only with an error
+	}
 	if isPermanent(end.Status) {
 		r.permanent++
 		if r.permanent > r.cfg.MaxPermanentRetries {
-			return &Error{Phase: r.errPhase(p), Err: fmt.Errorf("%s (gave up after %d attempts)", endText(end), r.permanent)}
+			return r.fail(next, Decision{Reason: ReasonPermanentError, Code: end.Code(), Cause: end.Cause(), Attempts: r.permanent}, end)
 		}
 	} else {
 		r.permanent = 0
 	}
 	if r.cfg.GiveUpAfter > 0 {
-		if since := r.cfg.Clock.Now().Sub(r.lastSuccess); since >= r.cfg.GiveUpAfter {
-			return &Error{Phase: r.errPhase(p), Err: fmt.Errorf("%s (no successful request for %s)", endText(end), since.Round(time.Second))}
+		if since := r.cfg.Clock.Now().Sub(r.lastProgress); since >= r.cfg.GiveUpAfter {
+			return r.fail(next, Decision{Reason: ReasonGaveUp, Code: end.Code(), Cause: end.Cause(), Wait: since}, end)
 		}
 	}
-	return r.wait(ctx, p, endText(end))
+	r.wait(ctx, Decision{Next: r.verb(next), Cause: end.Cause()})
+	return nil
 }
 
-// wait is one backoff: it notes the wait and sleeps on the clock.
-func (r *Reflector) wait(ctx context.Context, p phase, why string) error {
-	d := r.backoff.next(r.cfg.Clock.Now())
-	until := r.cfg.Clock.Now().Add(d)
+// fail records the decision that ends Run and returns its error.
+func (r *Reflector) fail(p phase, d Decision, end *RequestEnd) error {
+	d.State = StateFailed
+	r.decide(d)
+	return &Error{Phase: r.errPhase(p), Err: &failure{d: d, end: end}}
+}
+
+// failure is the decision that failed a run; it unwraps to the request end that caused it.
+type failure struct {
+	d   Decision
+	end *RequestEnd
+}
+
+func (f *failure) Error() string { return f.d.String() }
+func (f *failure) Unwrap() error { return f.end }
+
+// wait is one backoff: it notes the wait (d says why) and sleeps on the clock.
+func (r *Reflector) wait(ctx context.Context, d Decision) {
+	now := r.cfg.Clock.Now()
+	d.State, d.Reason, d.Wait = StateBackoff, ReasonBackoff, r.backoff.next(now)
 	r.mu.Lock()
 	r.stats.Counters.Backoffs++
-	r.stats.BackoffUntil = until
+	r.stats.BackoffUntil = now.Add(d.Wait)
 	r.mu.Unlock()
-	r.noteState(StateBackoff, Note{Kind: NoteDecision, Reason: ReasonBackoff, Wait: d,
-		Detail: fmt.Sprintf("backing off before the next %s: %s", r.nextRequestWord(p), why)})
+	r.decide(d)
 	select {
 	case <-ctx.Done():
-	case <-r.cfg.Clock.After(d):
+	case <-r.cfg.Clock.After(d.Wait):
 	case <-r.wake:
 	}
 	r.mu.Lock()
 	r.stats.BackoffUntil = time.Time{}
 	r.mu.Unlock()
-	return nil
 }
 
-func (r *Reflector) nextRequestWord(p phase) string {
+func (r *Reflector) verb(p phase) Verb {
 	if p.kind == phaseList {
-		return "LIST"
+		return VerbList
 	}
-	return "WATCH"
+	return VerbWatch
 }
 
+// progress records that the server answered: response headers (an error
+// status included), a LIST page, a watch event or bookmark, or the end of a
+// watch that was open (it streamed until then). GiveUpAfter counts from the
+// last progress, so a healthy watch cut by a restart, a GOAWAY or a proxy
+// never gives up on its own; only time without any answer does.
+func (r *Reflector) progress() { r.progressAt(r.cfg.Clock.Now()) }
+
+func (r *Reflector) progressAt(t time.Time) { r.lastProgress = t }
+
+// succeeded records a request that got a 2xx answer: progress, and the end
+// of a run of permanent errors.
 func (r *Reflector) succeeded() {
-	r.lastSuccess = r.cfg.Clock.Now()
+	r.progress()
 	r.permanent = 0
 }
 
+// watchTimeout is the next watch's server-side timeout.
 func (r *Reflector) watchTimeout() time.Duration {
+	if r.cfg.ChooseWatchTimeout != nil {
+		return r.cfg.ChooseWatchTimeout(r.cfg.WatchTimeout)
+	}
 	base := r.cfg.WatchTimeout
 	d := base + time.Duration(float64(base)*r.cfg.Rand())
 	return d.Truncate(time.Second)
-}
-
-func endText(end *RequestEnd) string {
-	if end.Status != nil {
-		return fmt.Sprintf("%d %s: %s", end.Status.Code, end.Status.Reason, end.Status.Message)
-	}
-	if end.Err != nil {
-		return end.Err.Error()
-	}
-	return string(end.Reason)
 }
 
 // startRequest registers a request in flight and gives it a cancelable context.
@@ -669,22 +701,20 @@ func (r *Reflector) setState(s State) {
 	}
 }
 
-// decide records a decision note in state s.
-func (r *Reflector) decide(s State, reason, detail string) {
-	r.noteState(s, Note{Kind: NoteDecision, Reason: reason, Detail: detail})
+// decide moves to d.State and notes the decision.
+func (r *Reflector) decide(d Decision) {
+	r.setState(d.State)
+	r.note(Note{Kind: NoteDecision, Decision: &d})
 }
 
-func (r *Reflector) noteState(s State, n Note) {
-	r.setState(s)
-	n.State = s
-	r.note(n)
-}
-
+// note stamps n with its sequence number, time and state, and hands it to OnNote.
 func (r *Reflector) note(n Note) {
 	n.At = r.cfg.Clock.Now()
-	if n.Kind != NoteDecision {
-		n.State = r.State()
-	}
+	r.mu.Lock()
+	r.seq++
+	n.Seq = r.seq
+	n.State = r.stats.State
+	r.mu.Unlock()
 	r.cfg.OnNote(n)
 }
 

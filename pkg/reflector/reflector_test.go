@@ -113,7 +113,7 @@ func TestGoneOnAContinueTokenRestartsTheListWithoutTheToken(t *testing.T) {
 	if got, want := join(h.askedSummary()), "list rv= | list rv= continue=tok1 | list rv= | list rv= continue=tok2 | watch rv=60"; got != want {
 		t.Errorf("requests: got %q, want %q", got, want)
 	}
-	if got := h.reasons(); !strings.Contains(join(got), ReasonContinueGone) {
+	if got := h.reasons(); !strings.Contains(join(got), string(ReasonContinueGone)) {
 		t.Errorf("notes: got %v, want a %s note", got, ReasonContinueGone)
 	}
 	if got, want := h.storeState(), "a:u-a@1 b:u-b@55"; got != want {
@@ -198,7 +198,7 @@ func TestUnreachableServerGivesUpAfterTheConfiguredTime(t *testing.T) {
 		script = append(script, call{verb: VerbList, err: refused})
 	}
 	h := runFake(t, Config{GiveUpAfter: 20 * time.Millisecond}, script...)
-	if h.err == nil || !strings.Contains(h.err.Error(), "connection refused (no successful request for") {
+	if h.err == nil || !strings.Contains(h.err.Error(), "connection refused (no progress for") {
 		t.Fatalf("Run: got %v, want a give-up error naming the connection error", h.err)
 	}
 }
@@ -216,7 +216,7 @@ func TestIdleTimeoutEndsASilentWatchAndResumes(t *testing.T) {
 	if len(reqs) < 2 || reqs[1].End.Reason != EndTimeout {
 		t.Fatalf("second request end: got %+v, want timeout", reqs)
 	}
-	if !strings.Contains(join(h.reasons()), ReasonIdleTimeout) {
+	if !strings.Contains(join(h.reasons()), string(ReasonIdleTimeout)) {
 		t.Errorf("notes: got %v, want %s", h.reasons(), ReasonIdleTimeout)
 	}
 }
@@ -278,7 +278,7 @@ func TestStreamingListRefusedFallsBackToList(t *testing.T) {
 			if got := join(h.askedSummary()); got != want {
 				t.Errorf("requests: got %q, want %q", got, want)
 			}
-			if !strings.Contains(join(h.reasons()), ReasonStreamRefused) {
+			if !strings.Contains(join(h.reasons()), string(ReasonStreamRefused)) {
 				t.Errorf("notes: got %v, want %s", h.reasons(), ReasonStreamRefused)
 			}
 		})
@@ -293,7 +293,7 @@ func TestStreamingListWithoutTheEndBookmarkFallsBackAfterTheTimeout(t *testing.T
 	if got, want := join(h.askedSummary()), "watch rv= sendInitialEvents | list rv= | watch rv=10"; got != want {
 		t.Errorf("requests: got %q, want %q", got, want)
 	}
-	if !strings.Contains(join(h.reasons()), ReasonInitialEventsEnd) {
+	if !strings.Contains(join(h.reasons()), string(ReasonInitialEventsEnd)) {
 		t.Errorf("notes: got %v, want %s", h.reasons(), ReasonInitialEventsEnd)
 	}
 	if st := h.r.Stats(); st.Requests[0].End.Reason != EndCanceled {
@@ -309,7 +309,7 @@ func TestResourceVersionGoingBackwardsIsNotedAndNotTrusted(t *testing.T) {
 	if got := h.r.Stats().ResourceVersion; got != "20" {
 		t.Errorf("cursor: got %s, want 20", got)
 	}
-	if !strings.Contains(join(h.reasons()), ReasonRVBackwards) {
+	if !strings.Contains(join(h.reasons()), string(ReasonRVBackwards)) {
 		t.Errorf("notes: got %v, want %s", h.reasons(), ReasonRVBackwards)
 	}
 }

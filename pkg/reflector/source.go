@@ -160,7 +160,23 @@ func EndOf(err error) *RequestEnd {
 	return &RequestEnd{Reason: EndError, Status: StatusOf(err), Err: err}
 }
 
-// statusError turns a Status into the error client-go would return for it.
-func statusError(s *metav1.Status) error {
-	return &apierrors.StatusError{ErrStatus: *s}
+// Cause is what ended the request, for decisions and messages: the server's
+// Status ("410 Expired: too old resource version: 211 (214)"), else the
+// error, else the reason word.
+func (e *RequestEnd) Cause() string {
+	switch {
+	case e.Status != nil:
+		return fmt.Sprintf("%d %s: %s", e.Status.Code, e.Status.Reason, e.Status.Message)
+	case e.Err != nil:
+		return e.Err.Error()
+	}
+	return string(e.Reason)
+}
+
+// Code is the HTTP status code of the server's answer, 0 without one.
+func (e *RequestEnd) Code() int32 {
+	if e.Status == nil {
+		return 0
+	}
+	return e.Status.Code
 }

@@ -74,48 +74,31 @@ const (
 	NoteDecision NoteKind = "decision"
 )
 
-// Reasons of decision notes. They are stable words for traces, tests and scripts.
-const (
-	ReasonInitialList      = "initial-list"
-	ReasonListComplete     = "list-complete"
-	ReasonGone             = "gone"
-	ReasonContinueGone     = "continue-gone"
-	ReasonTooLargeRV       = "too-large-resource-version"
-	ReasonForcedRelist     = "forced-relist"
-	ReasonWatchClosed      = "watch-closed"
-	ReasonIdleTimeout      = "idle-timeout"
-	ReasonWatchError       = "watch-error"
-	ReasonRequestError     = "request-error"
-	ReasonBackoff          = "backoff"
-	ReasonRelistDiff       = "relist-diff"
-	ReasonRVBackwards      = "resource-version-backwards"
-	ReasonStreamRefused    = "stream-refused"
-	ReasonInitialEventsEnd = "initial-events-end-missing"
-	ReasonPermanentError   = "permanent-error"
-	ReasonGaveUp           = "gave-up"
-	ReasonStopped          = "stopped"
-)
-
-// Note is one thing the reflector did or saw, for the UI and the trace.
+// Note is one thing the reflector did or saw, for the UI, the line output and
+// the trace, in the order it happened: Seq numbers a reflector's notes from 1
+// without gaps, so a consumer that drops notes can say how many and where.
 type Note struct {
+	// Seq is the note's sequence number, assigned when the thing happened.
+	Seq  uint64
 	At   time.Time
 	Kind NoteKind
-	// State is the state after the decision.
+	// State is the reflector's state after the note.
 	State State
-	// Reason is one of the Reason* words.
-	Reason string
-	// Detail is a human sentence, deterministic for a given trace (no random
-	// durations: those go in Wait).
-	Detail string
-	// Wait is the backoff duration, for backoff notes.
-	Wait time.Duration
+	// Decision is set for decision notes.
+	Decision *Decision
 	// Request is set for request notes.
 	Request *RequestInfo
-	// Diff is set for relist-diff notes.
-	Diff *store.RelistDiff
 	// Event and Applied are set for applied notes.
 	Event   EventType
 	Applied *store.Result
+}
+
+// Reason is the decision's reason, "" for other notes.
+func (n Note) Reason() Reason {
+	if n.Decision == nil {
+		return ""
+	}
+	return n.Decision.Reason
 }
 
 // RequestInfo describes one request, while it runs and after it ended.
@@ -163,6 +146,8 @@ type Counters struct {
 	WatchErrors int64 `json:"watchErrors"`
 	// Backoffs counts waits after errors.
 	Backoffs int64 `json:"backoffs"`
+	// ResourceVersionBackwards counts events and bookmarks whose resourceVersion was older than the cursor.
+	ResourceVersionBackwards int64 `json:"resourceVersionBackwards"`
 }
 
 // Stats is a snapshot of the reflector for the UI, cheap to take often.
@@ -227,14 +212,6 @@ func (l *latencyRing) summary() Latency {
 	copy(s, l.buf[:n])
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return Latency{Samples: n, P50: s[n/2], P99: s[(n*99)/100], Max: s[n-1]}
-}
-
-// statusCode is the HTTP code of a request end, 0 without a Status.
-func statusCode(end *RequestEnd) int32 {
-	if end == nil || end.Status == nil {
-		return 0
-	}
-	return end.Status.Code
 }
 
 // isGone is 410 Gone / Expired, on a watch ERROR event or an HTTP answer.

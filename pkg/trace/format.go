@@ -123,7 +123,37 @@ type Line struct {
 	Reason string  `json:"reason,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Error  string  `json:"error,omitempty"`
-	// note
-	State  string `json:"state,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	// note: the decision's state, reason and sentence, and its structured
+	// fields (resourceVersion above, and these), which a replay compares
+	State   string      `json:"state,omitempty"`
+	Detail  string      `json:"detail,omitempty"`
+	Objects *int        `json:"objectCount,omitempty"`
+	Code    int32       `json:"code,omitempty"`
+	Cursor  string      `json:"cursor,omitempty"`
+	Diff    *DiffCounts `json:"diff,omitempty"`
+}
+
+// DiffCounts is a relist-diff note's `diff`: how many objects the relist
+// found deleted, recreated (same name, new UID), updated and added behind
+// the watch's back, and how many were unchanged.
+type DiffCounts struct {
+	Deleted   int `json:"deleted"`
+	Recreated int `json:"recreated"`
+	Updated   int `json:"updated"`
+	Added     int `json:"added"`
+	Unchanged int `json:"unchanged"`
+}
+
+// noteLine is the `note` line of a decision.
+func noteLine(d *reflector.Decision) *Line {
+	l := &Line{K: KindNote, State: d.State.String(), Reason: string(d.Reason), Detail: d.String(),
+		ResourceVersion: d.ResourceVersion, Code: d.Code, Cursor: d.Cursor}
+	if d.Reason == reflector.ReasonListComplete {
+		n := d.Objects
+		l.Objects = &n
+	}
+	if d.Diff != nil {
+		l.Diff = &DiffCounts{Deleted: len(d.Diff.Deleted), Recreated: len(d.Diff.Recreated), Updated: len(d.Diff.Updated), Added: len(d.Diff.Added), Unchanged: d.Diff.Unchanged}
+	}
+	return l
 }

@@ -11,18 +11,74 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// Reader streams a trace line by line in constant memory (beyond the longest line).
+// MaxLineBytes is the longest line, newline excluded, a Reader accepts:
+// 16 MiB. A line holds at most one object, and an object in etcd is at most
+// about 1.5 MiB (etcd's default request size limit); the rest is JSON framing
+// and ample headroom (an object stored as protobuf, or with characters JSON
+// escapes, can take several times its stored size as JSON). A longer line is
+// refused as soon as the bound is passed, without reading the rest of it, so
+// a hostile or broken trace cannot make a reader hold more than this; in a
+// gzip trace the decompressed bytes are what count. The live side bounds one
+// object the same way (reflector.MaxObjectBytes): the two must stay equal.
+const MaxLineBytes = 16 << 20
+
+// MaxBytesOutsideObject is how much of a line after the header may lie
+// outside its `object`: 64 KiB. Only an object may be large; the other fields
+// are words, numbers, resourceVersions, continue tokens (well under 1 KiB),
+// error messages (client-go keeps at most 2 KiB of a server's unstructured
+// answer) and the reflector's decisions. A replay keeps some of them for every
+// request and decision, so they are bounded well below MaxLineBytes.
+const MaxBytesOutsideObject = 64 << 10
+
+// MaxAtStepBack is how far a line's `at` may lie before the largest `at` of
+// the lines before it. The recorder measures `at` on the wall clock, so a
+// clock correction while recording can step it back a little; lines further
+// back than this are not a recording's.
+const MaxAtStepBack = time.Minute
+
+// maxWarnings is how many warnings a Reader keeps; it counts the rest.
+const maxWarnings = 100
+
+// maxJSONDepth is encoding/json's nesting limit, named in the message for a line nested deeper.
+const maxJSONDepth = 10000
+
+// readerBufferSize is the read buffer: lines that fit are parsed in place.
+const readerBufferSize = 1 << 20
+
+// Reader streams a trace line by line in constant memory (beyond the longest
+// line, at most MaxLineBytes). It checks the ordering rules of
+// docs/trace-format.md as it goes, keeping only the open request.
 type Reader struct {
 	name     string
 	counter  *countingReader
 	size     int64
 	r        *bufio.Reader
+	long     []byte // a line longer than the read buffer, gathered up to MaxLineBytes
 	closers  []io.Closer
 	header   Header
 	line     int
+	err      error // the first error: Next returns it from then on
 	warnings []string
+	dropped  int // warnings beyond maxWarnings
+
+	maxAt     int64        // the largest at so far
+	maxAtLine int          // the line that had it
+	lastID    int64        // the last request's id
+	open      *openRequest // the request whose end has not come yet
+}
+
+// openRequest is what the Reader remembers of the request being read.
+type openRequest struct {
+	id    int64
+	verb  reflector.Verb
+	line  int
+	items int  // item lines so far
+	page  bool // its page line came
 }
 
 // LineError is a malformed trace line.
@@ -104,7 +160,7 @@ func (r *Reader) Size() int64 { return r.size }
 
 // NewReader reads a trace from in; name is used in messages.
 func NewReader(name string, in io.Reader) (*Reader, error) {
-	r := &Reader{name: name, r: bufio.NewReaderSize(in, 1<<20)}
+	r := &Reader{name: name, r: bufio.NewReaderSize(in, readerBufferSize)}
 	raw, last, err := r.readLine()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -117,19 +173,22 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 		V int    `json:"v"`
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
-		if last {
-			return nil, &LineError{name, 1, fmt.Errorf("the header line is truncated or not JSON: %w", err)}
+		if last && truncated(err) {
+			return nil, r.lineError(fmt.Errorf("the header line is truncated or not JSON: %w", err))
 		}
-		return nil, &LineError{name, 1, fmt.Errorf("not a watchcache trace (the first line is not JSON): %w", err)}
+		if deep, ok := tooDeep(err); ok {
+			return nil, r.lineError(fmt.Errorf("not a watchcache trace: %w", deep))
+		}
+		return nil, r.lineError(fmt.Errorf("not a watchcache trace (the first line is not JSON): %w", err))
 	}
 	if probe.K != KindHeader {
-		return nil, &LineError{name, 1, fmt.Errorf("not a watchcache trace: the first line is %q, want a header", probe.K)}
+		return nil, r.lineError(fmt.Errorf("not a watchcache trace: the first line is %q, want a header", clip(probe.K)))
 	}
 	if probe.V != Version {
-		return nil, &LineError{name, 1, fmt.Errorf("unsupported trace version %d (this build reads version %d)", probe.V, Version)}
+		return nil, r.lineError(fmt.Errorf("unsupported trace version %d (this build reads version %d)", probe.V, Version))
 	}
 	if err := json.Unmarshal(raw, &r.header); err != nil {
-		return nil, &LineError{name, 1, fmt.Errorf("bad header: %w", err)}
+		return nil, r.lineError(fmt.Errorf("bad header: %w", err))
 	}
 	return r, nil
 }
@@ -140,24 +199,114 @@ func (r *Reader) Header() Header { return r.header }
 // LineNumber is the number of the line last returned by Next.
 func (r *Reader) LineNumber() int { return r.line }
 
-// Warnings are what Next skipped (unknown kinds, a truncated last line).
-func (r *Reader) Warnings() []string { return r.warnings }
+// Warnings are what Next skipped (unknown kinds, a truncated last line): the
+// first ones, then how many more there were.
+func (r *Reader) Warnings() []string {
+	if r.dropped == 0 {
+		return r.warnings
+	}
+	return append(r.warnings[:len(r.warnings):len(r.warnings)], fmt.Sprintf("%s: %d more warnings", r.name, r.dropped))
+}
+
+func (r *Reader) warn(format string, args ...any) {
+	if len(r.warnings) >= maxWarnings {
+		r.dropped++
+		return
+	}
+	r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: ", r.name, r.line)+fmt.Sprintf(format, args...))
+}
+
+// lineError is err at the current line.
+func (r *Reader) lineError(err error) *LineError {
+	return &LineError{Name: r.name, Line: r.line, Err: err}
+}
+
+// errLineTooLong is the error for a line longer than MaxLineBytes.
+func errLineTooLong() error { return fmt.Errorf("line longer than %d MiB", MaxLineBytes>>20) }
 
 // readLine returns the next line without its newline; last is true when the
-// line had no newline (the end of the file came first).
+// line had no newline (the end of the file came first). The line is valid
+// until the next call. A line longer than MaxLineBytes is an error as soon as
+// that many bytes have been read: the rest of it is never read.
 func (r *Reader) readLine() ([]byte, bool, error) {
-	b, err := r.r.ReadBytes('\n')
 	r.line++
-	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if cap(r.long) > readerBufferSize {
+		r.long = nil // a long line's buffer is not kept for short ones
+	}
+	r.long = r.long[:0]
+	for {
+		frag, err := r.r.ReadSlice('\n')
+		switch {
+		case err == nil:
+			if len(r.long)+len(frag)-1 > MaxLineBytes {
+				return nil, false, r.lineError(errLineTooLong())
+			}
+			if len(r.long) == 0 {
+				return frag[:len(frag)-1], false, nil // the common case: in the read buffer
+			}
+			r.long = appendBounded(r.long, frag)
+			return r.long[:len(r.long)-1], false, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(r.long)+len(frag) > MaxLineBytes {
+				return nil, false, r.lineError(errLineTooLong())
+			}
+			r.long = appendBounded(r.long, frag)
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			if len(r.long)+len(frag) > MaxLineBytes {
+				return nil, false, r.lineError(errLineTooLong())
+			}
+			b := frag
+			if len(r.long) > 0 {
+				r.long = appendBounded(r.long, frag)
+				b = r.long
+			}
 			if len(bytes.TrimSpace(b)) == 0 {
 				return nil, true, io.EOF
 			}
 			return b, true, nil
+		default:
+			return nil, false, r.lineError(fmt.Errorf("reading trace: %w", err))
 		}
-		return nil, false, fmt.Errorf("%s:%d: reading trace: %w", r.name, r.line, err)
 	}
-	return b[:len(b)-1], false, nil
+}
+
+// appendBounded appends frag to b, growing b by doubling up to MaxLineBytes
+// and its newline, so a line at the bound allocates about twice the bound in all.
+func appendBounded(b, frag []byte) []byte {
+	n := len(b) + len(frag)
+	if n > cap(b) {
+		c := min(max(2*cap(b), n, readerBufferSize), MaxLineBytes+1)
+		nb := make([]byte, len(b), c)
+		copy(nb, b)
+		b = nb
+	}
+	return append(b, frag...)
+}
+
+// truncated reports whether a JSON error is the input ending too soon: a
+// line cut short, as opposed to one that is not JSON.
+func truncated(err error) bool {
+	var se *json.SyntaxError
+	return errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end of JSON input")
+}
+
+// tooDeep turns encoding/json's nesting error into a message that says so.
+func tooDeep(err error) (error, bool) {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && strings.Contains(se.Error(), "exceeded max depth") {
+		return fmt.Errorf("JSON nested more than %d levels deep (at byte %d)", maxJSONDepth, se.Offset), true
+	}
+	return nil, false
+}
+
+// clip shortens a value quoted in a message: trace lines can be 16 MiB long.
+func clip(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func knownKind(k string) bool {
@@ -170,8 +319,21 @@ func knownKind(k string) bool {
 
 // Next returns the next line; io.EOF at the end. A last line cut short (a
 // crash while writing) ends the trace with a warning; any other malformed
-// line is a *LineError. Lines of unknown kinds are skipped with a warning.
+// line, or a line that breaks the ordering rules, is a *LineError, and Next
+// returns that error from then on. Lines of unknown kinds are skipped with a
+// warning.
 func (r *Reader) Next() (*Line, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	l, err := r.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.err = err
+	}
+	return l, err
+}
+
+func (r *Reader) next() (*Line, error) {
 	for {
 		raw, last, err := r.readLine()
 		if err != nil {
@@ -181,25 +343,122 @@ func (r *Reader) Next() (*Line, error) {
 			if last {
 				return nil, io.EOF
 			}
-			return nil, &LineError{r.name, r.line, errors.New("empty line")}
+			return nil, r.lineError(errors.New("empty line"))
 		}
 		var l Line
 		if err := json.Unmarshal(raw, &l); err != nil {
-			if last {
-				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: the last line is truncated (the recording stopped while writing it); replayed everything before it", r.name, r.line))
+			if last && truncated(err) {
+				r.warn("the last line is truncated (the recording stopped while writing it); replayed everything before it")
 				return nil, io.EOF
 			}
-			return nil, &LineError{r.name, r.line, fmt.Errorf("malformed line: %w", err)}
+			if deep, ok := tooDeep(err); ok {
+				err = deep
+			}
+			return nil, r.lineError(fmt.Errorf("malformed line: %w", err))
 		}
 		if !knownKind(l.K) {
-			if l.K == "" || l.K == KindHeader {
-				return nil, &LineError{r.name, r.line, fmt.Errorf("unexpected line kind %q", l.K)}
+			switch l.K {
+			case "":
+				return nil, r.lineError(errors.New(`unexpected line kind ""`))
+			case KindHeader:
+				return nil, r.lineError(errors.New("a second header line (the header is line 1 only; are two traces joined together?)"))
 			}
-			r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: skipped a line of unknown kind %q (written by a newer version?)", r.name, r.line, l.K))
+			r.warn("skipped a line of unknown kind %q (written by a newer version?)", clip(l.K))
 			continue
+		}
+		if outside := len(raw) - len(l.Object); outside > MaxBytesOutsideObject {
+			return nil, r.lineError(fmt.Errorf("%s line with %d KiB outside its object, want at most %d KiB (only an object may be large)", l.K, outside>>10, MaxBytesOutsideObject>>10))
+		}
+		if err := r.check(&l); err != nil {
+			return nil, r.lineError(err)
 		}
 		return &l, nil
 	}
+}
+
+// check applies the ordering rules (docs/trace-format.md, "Ordering") to the
+// next line, remembering the open request.
+func (r *Reader) check(l *Line) error {
+	if l.At < r.maxAt-int64(MaxAtStepBack) { // maxAt >= 0: no overflow
+		back := "more than 290 years" // what a time.Duration cannot hold
+		if d := r.maxAt - l.At; d > 0 {
+			back = time.Duration(d).String()
+		}
+		from := "the trace's start"
+		if r.maxAtLine > 0 {
+			from = fmt.Sprintf("line %d's at %d", r.maxAtLine, r.maxAt)
+		}
+		return fmt.Errorf("at %d is %s before %s: lines are in the order they were written, so at steps back at most %v", l.At, back, from, MaxAtStepBack)
+	}
+	if l.At > r.maxAt {
+		r.maxAt, r.maxAtLine = l.At, r.line
+	}
+	if l.K == KindNote {
+		return nil // decisions may come anywhere, also between a watch's events
+	}
+	o := r.open
+	if l.K == KindRequest {
+		switch {
+		case l.ID <= 0:
+			return fmt.Errorf("request line with id %d, want a positive id", l.ID)
+		case o != nil && o.id == l.ID:
+			return fmt.Errorf("request id %d reused while request %d (line %d) is still open", l.ID, o.id, o.line)
+		case o != nil:
+			return fmt.Errorf("request %d starts while request %d (line %d) is still open: a request ends before the next one starts", l.ID, o.id, o.line)
+		case l.ID <= r.lastID:
+			return fmt.Errorf("request id %d after request %d: request ids increase", l.ID, r.lastID)
+		case reflector.Verb(l.Verb) != reflector.VerbList && reflector.Verb(l.Verb) != reflector.VerbWatch:
+			return fmt.Errorf("request %d has verb %q, want list or watch", l.ID, clip(l.Verb))
+		}
+		r.lastID = l.ID
+		r.open = &openRequest{id: l.ID, verb: reflector.Verb(l.Verb), line: r.line}
+		return nil
+	}
+	switch {
+	case o != nil && o.id == l.ID:
+	case l.ID <= 0 || l.ID > r.lastID:
+		return fmt.Errorf("%s line for request %d, which never started", l.K, l.ID)
+	case o != nil:
+		return fmt.Errorf("%s line for request %d inside request %d (line %d)", l.K, l.ID, o.id, o.line)
+	default:
+		return fmt.Errorf("%s line for request %d, which is not open", l.K, l.ID)
+	}
+	switch l.K {
+	case KindItem:
+		if o.verb != reflector.VerbList {
+			return fmt.Errorf("item line in %s request %d (items belong to a list)", o.verb, o.id)
+		}
+		if o.page {
+			return fmt.Errorf("item line after the page line of request %d", o.id)
+		}
+		o.items++
+	case KindPage:
+		switch {
+		case o.verb != reflector.VerbList:
+			return fmt.Errorf("page line in %s request %d (pages belong to a list)", o.verb, o.id)
+		case o.page:
+			return fmt.Errorf("a second page line for request %d", o.id)
+		case l.Items == nil:
+			return fmt.Errorf("page line of request %d without its items count", o.id)
+		case *l.Items != o.items:
+			lines := "item lines came"
+			if o.items == 1 {
+				lines = "item line came"
+			}
+			return fmt.Errorf("page line of request %d says %d items, but %d %s before it", o.id, *l.Items, o.items, lines)
+		}
+		o.page = true
+	case KindEvent:
+		if o.verb != reflector.VerbWatch {
+			return fmt.Errorf("event line in %s request %d (events belong to a watch)", o.verb, o.id)
+		}
+	case KindEnd:
+		if o.verb == reflector.VerbList && reflector.EndReason(l.Reason) == reflector.EndClosed && !o.page {
+			return fmt.Errorf("list request %d ended closed without its page line", o.id)
+		}
+		r.open = nil
+	}
+	return nil
 }
 
 // Close closes the underlying file.

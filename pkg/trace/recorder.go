@@ -244,7 +244,8 @@ func directLine(l *Line) bool {
 	switch {
 	case l.K != KindItem && l.K != KindEvent, len(l.Object) == 0,
 		l.Verb != "", l.Opts != nil, l.ResourceVersion != "", l.Continue != "", l.RemainingItemCount != nil, l.Items != nil,
-		l.Reason != "", l.Status != nil, l.Error != "", l.State != "", l.Detail != "":
+		l.Reason != "", l.Status != nil, l.Error != "", l.State != "", l.Detail != "",
+		l.Objects != nil, l.Code != 0, l.Cursor != "", l.Diff != nil:
 		return false
 	}
 	switch reflector.EventType(l.Type) {
@@ -260,10 +261,10 @@ func directLine(l *Line) bool {
 
 // Note records the reflector's decisions (request notes are recorded by the Source wrapper).
 func (r *Recorder) Note(n reflector.Note) {
-	if n.Kind != reflector.NoteDecision {
+	if n.Kind != reflector.NoteDecision || n.Decision == nil {
 		return
 	}
-	r.write(&Line{K: KindNote, State: n.State.String(), Reason: n.Reason, Detail: n.Detail})
+	r.write(noteLine(n.Decision))
 }
 
 // Source wraps src so every request and answer is recorded.

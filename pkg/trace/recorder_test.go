@@ -158,7 +158,7 @@ func TestTheRecorderFlushesWithoutBeingClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	rec.Note(reflector.Note{Kind: reflector.NoteDecision, Reason: "flush-me"})
+	rec.Note(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: "flush-me"}})
 	deadline := time.Now().Add(3 * trace.FlushInterval)
 	for {
 		b, _ := os.ReadFile(path)

@@ -34,22 +34,16 @@ type Replay struct {
 	speed float64
 	clock *VirtualClock
 
-	mu            sync.Mutex
-	pending       *Line // a line read ahead
-	curID         int64
-	err           error
-	done          chan struct{}
-	onForce       func()
-	recordedNotes []noteKey
-	replayedNotes []noteKey
-	wallStart     time.Time
-	firstAt       int64
-	paced         bool
-}
-
-type noteKey struct {
-	line                  int
-	state, reason, detail string
+	mu        sync.Mutex
+	pending   *Line // a line read ahead
+	curID     int64
+	err       error
+	done      chan struct{}
+	onForce   func()
+	decisions decisionComparison
+	wallStart time.Time
+	firstAt   int64
+	paced     bool
 }
 
 // NewReplay replays rd. speed 0 serves as fast as possible, 1 in real time, N
@@ -89,44 +83,32 @@ func (p *Replay) SetForceRelist(f func()) {
 	p.mu.Unlock()
 }
 
-// Note records the replayed reflector's decisions for NoteDifferences; pass it as OnNote.
+// Note collects the replayed reflector's decisions for Differences; pass it as (part of) OnNote.
 func (p *Replay) Note(n reflector.Note) {
-	if n.Kind != reflector.NoteDecision {
+	if n.Kind != reflector.NoteDecision || n.Decision == nil {
 		return
 	}
 	p.mu.Lock()
-	p.replayedNotes = append(p.replayedNotes, noteKey{state: n.State.String(), reason: n.Reason, detail: n.Detail})
+	p.decisions.replayed(noteLine(n.Decision))
 	p.mu.Unlock()
 }
 
-// NoteDifferences compares the recorded decisions with the replayed ones and
-// describes each difference (at most max). Call it after the replay ended.
-func (p *Replay) NoteDifferences(max int) []string {
+// RecordedDecisions is how many decisions (`note` lines) the trace held so far.
+func (p *Replay) RecordedDecisions() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []string
-	n := len(p.recordedNotes)
-	if len(p.replayedNotes) > n {
-		n = len(p.replayedNotes)
-	}
-	for i := 0; i < n && len(out) < max; i++ {
-		var rec, rep *noteKey
-		if i < len(p.recordedNotes) {
-			rec = &p.recordedNotes[i]
-		}
-		if i < len(p.replayedNotes) {
-			rep = &p.replayedNotes[i]
-		}
-		switch {
-		case rec == nil:
-			out = append(out, fmt.Sprintf("decision %d: replay decided %s/%s %q, the trace has no more decisions", i+1, rep.state, rep.reason, rep.detail))
-		case rep == nil:
-			out = append(out, fmt.Sprintf("decision %d (line %d): the trace decided %s/%s %q, the replay did not", i+1, rec.line, rec.state, rec.reason, rec.detail))
-		case rec.state != rep.state || rec.reason != rep.reason || rec.detail != rep.detail:
-			out = append(out, fmt.Sprintf("decision %d (line %d): recorded %s/%s %q, replayed %s/%s %q", i+1, rec.line, rec.state, rec.reason, rec.detail, rep.state, rep.reason, rep.detail))
-		}
-	}
-	return out
+	return p.decisions.recordedCount
+}
+
+// Differences describes where the replayed decisions differ from the
+// recorded ones (at most max of them) and counts them all. Decisions are
+// compared by state, reason and the structured fields the recorded note
+// has (resourceVersion, objects, code, cursor, diff counts), never by their
+// sentences. Call it after the replay ended.
+func (p *Replay) Differences(max int) (shown []string, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.decisions.finish(max)
 }
 
 // ReflectorConfig is the recorded reflector configuration wired to this
@@ -145,35 +127,27 @@ func (p *Replay) ReflectorConfig() reflector.Config {
 		InitialEventsTimeout: time.Duration(o.InitialEventsTimeout),
 		MaxPermanentRetries:  o.MaxPermanentRetries,
 		GiveUpAfter:          time.Duration(o.GiveUpAfter),
+		ChooseWatchTimeout:   p.watchTimeout,
 		Clock:                p.clock,
-		Rand:                 p.jitter,
-		OnNote:               p.Note,
+		// Only backoff jitter is left to chance, and backoffs pass at once on the virtual clock.
+		Rand:   func() float64 { return 0.5 },
+		OnNote: p.Note,
 	}
 }
 
-// jitter is the replayed reflector's random source. The reflector draws the
-// jitter of a watch's timeoutSeconds just before the request, so when the next
-// recorded request is a watch, jitter returns the value that reproduces its
-// recorded timeoutSeconds; the request then shows the options actually sent.
-// Other draws (backoff jitter on the virtual clock) get 0.5.
-func (p *Replay) jitter() float64 {
+// watchTimeout is the replayed reflector's ChooseWatchTimeout: the timeout
+// of the next recorded request when it is a watch, so the replayed requests
+// show the options actually sent; base otherwise.
+func (p *Replay) watchTimeout(base time.Duration) time.Duration {
 	l, err := p.next(context.Background())
 	if err != nil {
-		return 0.5
+		return base
 	}
 	p.unread(l)
-	base := time.Duration(p.rd.Header().Options.WatchTimeout).Seconds()
-	if l.K != KindRequest || l.Opts == nil || l.Opts.TimeoutSeconds == 0 || base <= 0 {
-		return 0.5
+	if l.K != KindRequest || l.Opts == nil || l.Opts.TimeoutSeconds <= 0 {
+		return base
 	}
-	r := (float64(l.Opts.TimeoutSeconds) + 0.5 - base) / base
-	switch {
-	case r < 0:
-		return 0
-	case r >= 1:
-		return 0.999
-	}
-	return r
+	return time.Duration(l.Opts.TimeoutSeconds) * time.Second
 }
 
 // Run runs r (built from ReflectorConfig, with SetForceRelist done) until the
@@ -239,7 +213,7 @@ func (p *Replay) next(ctx context.Context) (*Line, error) {
 		p.clock.advanceTo(p.rd.Header().StartedAt.Add(time.Duration(l.At)))
 		if l.K == KindNote {
 			p.mu.Lock()
-			p.recordedNotes = append(p.recordedNotes, noteKey{line: p.rd.LineNumber(), state: l.State, reason: l.Reason, detail: l.Detail})
+			p.decisions.recorded(l, p.rd.LineNumber())
 			p.mu.Unlock()
 			continue
 		}

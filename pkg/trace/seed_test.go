@@ -2,7 +2,9 @@ package trace_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
+	"math"
 	"os"
 	"testing"
 
@@ -19,7 +21,7 @@ func replayWithChanges(t *testing.T, path string) (*reflector.Reflector, *store.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := out.rp.NoteDifferences(5); len(d) > 0 {
+	if d, _ := out.rp.Differences(5); len(d) > 0 {
 		t.Errorf("decisions differ from the hand-written notes: %v", d)
 	}
 	sub.Close()
@@ -64,8 +66,9 @@ func TestSeedLateDeleteOfAnOlderUIDLeavesTheNewOne(t *testing.T) {
 	}
 }
 
-// FuzzReader feeds arbitrary bytes after a valid header: the reader must never
-// panic or loop, and must end with io.EOF or an error that names a line.
+// FuzzReader feeds arbitrary bytes after a valid header (gzip-compressed when
+// they start like gzip, as in a .gz trace): the reader must never panic or
+// loop, and must end with io.EOF or an error that names a line.
 func FuzzReader(f *testing.F) {
 	for _, path := range []string{"testdata/seed-stream.jsonl", "testdata/seed-aba.jsonl"} {
 		b, err := os.ReadFile(path)
@@ -78,16 +81,36 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(`{"k":"header","v":2}`))
 	f.Add([]byte("\n\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rd, err := trace.NewReader("fuzz.jsonl", bytes.NewReader(data))
+		in, lines := io.Reader(bytes.NewReader(data)), bytes.Count(data, []byte("\n"))
+		if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+			gz, err := gzip.NewReader(bytes.NewReader(data))
+			if err != nil {
+				return
+			}
+			// Count the lines of what decompresses (when it is not too much to count).
+			const most = 64 << 20
+			lines = 0
+			if n, _ := io.Copy(&newlines{n: &lines}, io.LimitReader(gz, most)); n == most {
+				lines = math.MaxInt32
+			}
+			if gz, err = gzip.NewReader(bytes.NewReader(data)); err != nil {
+				t.Fatal(err)
+			}
+			in = gz
+		}
+		rd, err := trace.NewReader("fuzz.jsonl", in)
 		if err != nil {
 			return
 		}
-		for i := 0; i <= bytes.Count(data, []byte("\n"))+1; i++ {
+		for i := 0; i <= lines+1; i++ {
 			l, err := rd.Next()
 			if err != nil {
 				var le *trace.LineError
 				if err != io.EOF && !asLineError(err, &le) {
 					t.Fatalf("Next: got %T %v, want io.EOF or a *LineError", err, err)
+				}
+				if le != nil && le.Line < 2 {
+					t.Fatalf("Next: got %v, want an error naming a line after the header", err)
 				}
 				return
 			}
@@ -97,6 +120,14 @@ func FuzzReader(f *testing.F) {
 		}
 		t.Fatal("Next returned more lines than the input has")
 	})
+}
+
+// newlines counts the newlines written to it.
+type newlines struct{ n *int }
+
+func (w *newlines) Write(p []byte) (int, error) {
+	*w.n += bytes.Count(p, []byte("\n"))
+	return len(p), nil
 }
 
 func asLineError(err error, target **trace.LineError) bool {

@@ -103,7 +103,7 @@ func TestBundledTracesReplayWithoutDivergence(t *testing.T) {
 			if err != nil {
 				t.Fatalf("replay: %v", err)
 			}
-			if d := rp.NoteDifferences(5); len(d) > 0 {
+			if d, _ := rp.Differences(5); len(d) > 0 {
 				t.Errorf("decisions differ: %v", d)
 			}
 			if w := rp.Warnings(); len(w) > 0 {

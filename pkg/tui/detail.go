@@ -47,7 +47,7 @@ func detailFor(e *logEntry) detailView {
 	case e.audit != nil:
 		return detailView{kind: detailText, title: "Audit", text: auditText(e.audit)}
 	case e.note != nil:
-		return detailView{kind: detailText, title: "Note: " + e.note.Reason, text: noteDetail(e.note)}
+		return detailView{kind: detailText, title: "Note: " + string(e.note.Reason()), text: noteDetail(e.note)}
 	}
 	return detailView{kind: detailText, title: e.kind.String(), text: []string{e.message()}}
 }
@@ -188,18 +188,20 @@ func noteDetail(n *reflector.Note) []string {
 	out := []string{
 		"time         " + n.At.Format("15:04:05.000"),
 		"kind         " + string(n.Kind),
-		"reason       " + n.Reason,
+		"reason       " + string(n.Reason()),
 		"state after  " + n.State.String(),
 	}
-	if n.Wait > 0 {
-		out = append(out, "wait         "+latency(n.Wait))
+	d := n.Decision
+	if d == nil {
+		return out
 	}
-	if n.Detail != "" {
-		out = append(out, "detail       "+n.Detail)
+	if d.Wait > 0 {
+		out = append(out, "wait         "+latency(d.Wait))
 	}
-	if n.Diff != nil {
+	out = append(out, "detail       "+d.String())
+	if d.Diff != nil {
 		out = append(out, "")
-		out = append(out, diffText(n.Diff)...)
+		out = append(out, diffText(d.Diff)...)
 	}
 	return out
 }

@@ -21,15 +21,14 @@ var t0 = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 // fakeClock is a settable time source for Options.Now.
 type fakeClock struct{ now time.Time }
 
-func (c *fakeClock) Now() time.Time          { return c.now }
-func (c *fakeClock) advance(d time.Duration) { c.now = c.now.Add(d) }
-func newFakeClock() *fakeClock               { return &fakeClock{now: t0} }
-func at(d time.Duration) time.Time           { return t0.Add(d) }
-func plain(v tea.View) string                { return ansi.Strip(v.Content) }
-func update(m Model, msg tea.Msg) Model      { next, _ := m.Update(msg); return next.(Model) }
-func resize(m Model, w, h int) Model         { return update(m, tea.WindowSizeMsg{Width: w, Height: h}) }
-func screen(m Model) string                  { return plain(m.View()) }
-func lines(s string) []string                { return strings.Split(s, "\n") }
+func (c *fakeClock) Now() time.Time     { return c.now }
+func newFakeClock() *fakeClock          { return &fakeClock{now: t0} }
+func at(d time.Duration) time.Time      { return t0.Add(d) }
+func plain(v tea.View) string           { return ansi.Strip(v.Content) }
+func update(m Model, msg tea.Msg) Model { next, _ := m.Update(msg); return next.(Model) }
+func resize(m Model, w, h int) Model    { return update(m, tea.WindowSizeMsg{Width: w, Height: h}) }
+func screen(m Model) string             { return plain(m.View()) }
+func lines(s string) []string           { return strings.Split(s, "\n") }
 
 // keyPress builds the key message a terminal would send for s.
 func keyPress(s string) tea.KeyPressMsg {
@@ -157,11 +156,11 @@ func demoSnapshots() []snapshotMsg {
 func demoNotes() []reflector.Note {
 	s := demoStats()
 	return []reflector.Note{
-		{At: at(0), Kind: reflector.NoteDecision, State: reflector.StateListing, Reason: reflector.ReasonInitialList, Detail: "listing configmaps"},
+		{At: at(0), Kind: reflector.NoteDecision, State: reflector.StateListing, Decision: &reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList, List: &reflector.ListMethod{PageSize: 500}}},
 		{At: at(0), Kind: reflector.NoteRequestStarted, State: reflector.StateListing, Request: &reflector.RequestInfo{ID: 1, Verb: reflector.VerbList, Opts: s.Requests[0].Opts}},
 		{At: at(85 * time.Second), Kind: reflector.NoteRequestEnded, State: reflector.StateWatching, Request: &s.Requests[2]},
-		{At: at(85 * time.Second), Kind: reflector.NoteDecision, State: reflector.StateRelisting, Reason: reflector.ReasonGone, Detail: "watch from rv 211 answered 410 Gone: relisting"},
-		{At: at(86 * time.Second), Kind: reflector.NoteDecision, State: reflector.StateRelisting, Reason: reflector.ReasonRelistDiff, Detail: "relist at rv 1250 made up for 3 missed events", Diff: s.LastRelistDiff},
+		{At: at(85 * time.Second), Kind: reflector.NoteDecision, State: reflector.StateRelisting, Decision: &reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "211", Code: 410, List: &reflector.ListMethod{PageSize: 500}}},
+		{At: at(86 * time.Second), Kind: reflector.NoteDecision, State: reflector.StateRelisting, Decision: &reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonRelistDiff, ResourceVersion: "1250", Diff: s.LastRelistDiff}},
 	}
 }
 

@@ -160,12 +160,12 @@ func noteText(n *reflector.Note) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString(n.Reason)
-	if n.Wait > 0 {
-		b.WriteString(" " + latency(n.Wait))
-	}
-	if n.Detail != "" {
-		b.WriteString(": " + n.Detail)
+	b.WriteString(string(n.Reason()))
+	if d := n.Decision; d != nil {
+		if d.Wait > 0 && d.Reason == reflector.ReasonBackoff {
+			b.WriteString(" " + latency(d.Wait))
+		}
+		b.WriteString(": " + d.String())
 	}
 	b.WriteString(" → " + n.State.String())
 	return b.String()

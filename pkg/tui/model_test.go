@@ -69,7 +69,7 @@ func TestWideScreenShowsAllPanesAndNarrowOneShowsTheFocusedOne(t *testing.T) {
 	narrow, _ := demoModel(t, 80, 24)
 	s := screen(narrow)
 	mustContain(t, s, " Log │ Requests │ Relist diff", "REPLACED default/web-config-2")
-	mustNotContain(t, s, "OPTIONS (as sent)", "missed delete")
+	mustNotContain(t, s, "OPTIONS (as sent)", "missed delete default/")
 
 	wide := resize(narrow, 160, 48)
 	s = screen(wide)

@@ -13,7 +13,7 @@ func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range 5 {
-			b.Push(reflector.Note{Kind: reflector.NoteDecision, Reason: reflector.ReasonBackoff, Detail: string(rune('a' + i))})
+			b.Push(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonBackoff, Cause: string(rune('a' + i))}})
 		}
 	}()
 	select {
@@ -29,7 +29,7 @@ func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
 	}
 	// The notes that fit are the first ones, in order.
 	for _, want := range []string{"a", "b"} {
-		if got := (<-b.ch).Detail; got != want {
+		if got := (<-b.ch).Decision.Cause; got != want {
 			t.Errorf("kept note %q, want %q", got, want)
 		}
 	}
@@ -38,11 +38,11 @@ func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
 func TestNoteBufferSkipsPerEventAppliedNotesWithoutCountingThem(t *testing.T) {
 	b := NewNoteBuffer(1)
 	b.Push(reflector.Note{Kind: noteApplied})
-	b.Push(reflector.Note{Kind: reflector.NoteDecision, Reason: reflector.ReasonGone})
+	b.Push(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonGone}})
 	if b.Len() != 1 || b.Dropped() != 0 {
 		t.Fatalf("Len() = %d, Dropped() = %d; want the decision kept and nothing dropped", b.Len(), b.Dropped())
 	}
-	if got := (<-b.ch).Reason; got != reflector.ReasonGone {
+	if got := (<-b.ch).Reason(); got != reflector.ReasonGone {
 		t.Errorf("kept %q, want the gone decision", got)
 	}
 }

@@ -98,7 +98,7 @@ func TestNotesEnterThroughTheChannelReadingCommand(t *testing.T) {
 	if cmd == nil {
 		t.Error("the notes reader did not re-arm itself")
 	}
-	mustContain(t, screen(resize(next.(Model), 160, 48)), "gone: watch from rv 211 answered 410 Gone")
+	mustContain(t, screen(resize(next.(Model), 160, 48)), `gone: 410 Gone at resourceVersion "211": history is gone`)
 }
 
 func TestStoreChangesEnterThroughTheSubscription(t *testing.T) {

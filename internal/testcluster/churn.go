@@ -1,0 +1,168 @@
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// ChurnOptions shape a Churn: ConfigMaps named PREFIX-0 … PREFIX-(Names-1) in
+// Namespace are created, updated, deleted, and deleted and recreated under
+// the same name (a new UID), at about Rate writes a second in bursts.
+type ChurnOptions struct {
+	Namespace string
+	// Prefix of the names; default "churn".
+	Prefix string
+	// Names is how many names the churn cycles through; default 100.
+	Names int
+	// Rate is the writes a second; default 50.
+	Rate float64
+	// Burst is how many writes go out together; default 5.
+	Burst int
+	// Seed makes the sequence of operations repeatable; default 1.
+	Seed uint64
+}
+
+// ChurnStats count a churn's writes by kind, and the writes that failed
+// (while the apiserver was down, for instance: the churn goes on).
+type ChurnStats struct {
+	Creates, Updates, Deletes, Recreates, Failed int64
+}
+
+// Writes is the number of successful writes (a recreate is two).
+func (s ChurnStats) Writes() int64 { return s.Creates + s.Updates + s.Deletes + 2*s.Recreates }
+
+func (s ChurnStats) String() string {
+	return fmt.Sprintf("%d creates, %d updates, %d deletes, %d recreates, %d failed writes", s.Creates, s.Updates, s.Deletes, s.Recreates, s.Failed)
+}
+
+// Churn writes to the cluster in the background until Stop.
+type Churn struct {
+	cs     kubernetes.Interface
+	opts   ChurnOptions
+	cancel context.CancelFunc
+	done   chan struct{}
+	stats  struct{ creates, updates, deletes, recreates, failed atomic.Int64 }
+	mu     sync.Mutex
+	exists map[int]bool // what the churn believes exists
+}
+
+// StartChurn starts writing.
+func StartChurn(cs kubernetes.Interface, opts ChurnOptions) *Churn {
+	if opts.Prefix == "" {
+		opts.Prefix = "churn"
+	}
+	if opts.Names <= 0 {
+		opts.Names = 100
+	}
+	if opts.Rate <= 0 {
+		opts.Rate = 50
+	}
+	if opts.Burst <= 0 {
+		opts.Burst = 5
+	}
+	if opts.Seed == 0 {
+		opts.Seed = 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Churn{cs: cs, opts: opts, cancel: cancel, done: make(chan struct{}), exists: map[int]bool{}}
+	go c.loop(ctx)
+	return c
+}
+
+// Stats are the counts so far.
+func (c *Churn) Stats() ChurnStats {
+	return ChurnStats{Creates: c.stats.creates.Load(), Updates: c.stats.updates.Load(), Deletes: c.stats.deletes.Load(),
+		Recreates: c.stats.recreates.Load(), Failed: c.stats.failed.Load()}
+}
+
+// Stop stops the churn, waits for the writes in flight, and returns the counts.
+func (c *Churn) Stop() ChurnStats {
+	c.cancel()
+	<-c.done
+	return c.Stats()
+}
+
+func (c *Churn) loop(ctx context.Context) {
+	defer close(c.done)
+	rnd := rand.New(rand.NewPCG(c.opts.Seed, 0))
+	interval := time.Duration(float64(time.Second) * float64(c.opts.Burst) / c.opts.Rate)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for i := 0; i < c.opts.Burst && ctx.Err() == nil; i++ {
+			c.write(ctx, rnd.IntN(c.opts.Names), rnd.IntN(10))
+		}
+	}
+}
+
+// write does one operation on name i: create when it does not exist;
+// otherwise update (6 in 10), delete (2 in 10) or delete and recreate (2 in 10).
+func (c *Churn) write(ctx context.Context, i, dice int) {
+	cms := c.cs.CoreV1().ConfigMaps(c.opts.Namespace)
+	name := fmt.Sprintf("%s-%d", c.opts.Prefix, i)
+	c.mu.Lock()
+	exists := c.exists[i]
+	c.mu.Unlock()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"churn": c.opts.Prefix}},
+		Data: map[string]string{"n": fmt.Sprint(time.Now().UnixNano())}}
+	var err error
+	switch {
+	case !exists:
+		if _, err = cms.Create(ctx, cm, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
+			c.count(&c.stats.creates, err, i, true)
+			return
+		}
+	case dice < 6:
+		if _, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err == nil {
+			c.stats.updates.Add(1)
+			return
+		}
+		if apierrors.IsNotFound(err) {
+			c.set(i, false)
+			return
+		}
+	case dice < 8:
+		if err = cms.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+			c.count(&c.stats.deletes, err, i, false)
+			return
+		}
+	default:
+		if err = cms.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+			c.set(i, false)
+			if _, err = cms.Create(ctx, cm, metav1.CreateOptions{}); err == nil {
+				c.stats.recreates.Add(1)
+				c.set(i, true)
+				return
+			}
+		}
+	}
+	c.stats.failed.Add(1)
+}
+
+// count counts a successful write (err nil) and records the name's existence either way.
+func (c *Churn) count(n *atomic.Int64, err error, i int, exists bool) {
+	if err == nil {
+		n.Add(1)
+	}
+	c.set(i, exists)
+}
+
+func (c *Churn) set(i int, exists bool) {
+	c.mu.Lock()
+	c.exists[i] = exists
+	c.mu.Unlock()
+}

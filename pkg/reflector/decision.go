@@ -1,0 +1,186 @@
+package reflector
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// Reason names a decision. The words are stable: traces, scripts and tests use them.
+type Reason string
+
+// The reflector's decisions.
+const (
+	// ReasonInitialList: the first complete list starts.
+	ReasonInitialList Reason = "initial-list"
+	// ReasonListComplete: a complete list was installed; watching follows from its resourceVersion.
+	ReasonListComplete Reason = "list-complete"
+	// ReasonRelistDiff: what a relist found that the watch had missed.
+	ReasonRelistDiff Reason = "relist-diff"
+	// ReasonGone: 410 Gone on a watch or a LIST: the history is gone, relist from a consistent read.
+	ReasonGone Reason = "gone"
+	// ReasonContinueGone: 410 Gone on a LIST continue token: the whole list starts again.
+	ReasonContinueGone Reason = "continue-gone"
+	// ReasonTooLargeRV: the server has not reached the requested resourceVersion: relist.
+	ReasonTooLargeRV Reason = "too-large-resource-version"
+	// ReasonForcedRelist: the user asked for a relist.
+	ReasonForcedRelist Reason = "forced-relist"
+	// ReasonWatchClosed: the server ended a watch normally; watch again from the cursor.
+	ReasonWatchClosed Reason = "watch-closed"
+	// ReasonIdleTimeout: a watch received nothing for the idle timeout; watch again from the cursor.
+	ReasonIdleTimeout Reason = "idle-timeout"
+	// ReasonWatchError: a watch (or a streaming list) failed; retry after a backoff.
+	ReasonWatchError Reason = "watch-error"
+	// ReasonRequestError: a LIST failed; retry it after a backoff.
+	ReasonRequestError Reason = "request-error"
+	// ReasonBackoff: waiting before the next request.
+	ReasonBackoff Reason = "backoff"
+	// ReasonRVBackwards: an event or bookmark carried a resourceVersion older than the cursor.
+	ReasonRVBackwards Reason = "resource-version-backwards"
+	// ReasonStreamRefused: the server refused a streaming list: fall back to LIST.
+	ReasonStreamRefused Reason = "stream-refused"
+	// ReasonInitialEventsEnd: a streaming list stalled before its initial-events-end bookmark: fall back to LIST.
+	ReasonInitialEventsEnd Reason = "initial-events-end-missing"
+	// ReasonPermanentError: a permanent error (401, 403, 404, 405) outlasted its retries: the reflector failed.
+	ReasonPermanentError Reason = "permanent-error"
+	// ReasonGaveUp: nothing made progress for Config.GiveUpAfter: the reflector failed.
+	ReasonGaveUp Reason = "gave-up"
+	// ReasonStopped: Run's context ended.
+	ReasonStopped Reason = "stopped"
+)
+
+// ListMethod is how a complete list is made.
+type ListMethod struct {
+	// Stream is a streaming list (a watch with sendInitialEvents=true).
+	Stream bool
+	// PageSize is the LIST limit (0: one response); unused when streaming.
+	PageSize int64
+}
+
+// String is "streaming list", "LIST, pages of 500" or "LIST, unpaginated".
+func (m ListMethod) String() string {
+	switch {
+	case m.Stream:
+		return "streaming list"
+	case m.PageSize > 0:
+		return fmt.Sprintf("LIST, pages of %d", m.PageSize)
+	}
+	return "LIST, unpaginated"
+}
+
+// Decision is one thing the reflector decided, as structured fields. String
+// renders it as a sentence; it is the only place decision prose is built, so
+// the dashboard, the line output, JSON lines and traces all say the same.
+// Which fields are set depends on Reason (each field says when).
+type Decision struct {
+	// State is the reflector's state after the decision.
+	State  State
+	Reason Reason
+	// ResourceVersion is the resourceVersion the decision is about: the
+	// installed list's (list-complete), the cursor a watch resumes from
+	// (watch-closed, idle-timeout, watch-error), the one that was refused
+	// (gone, too-large-resource-version), or the one an event carried
+	// (resource-version-backwards).
+	ResourceVersion string
+	// Cursor is the cursor kept when an event's resourceVersion went backwards.
+	Cursor string
+	// List is how the next complete list is made (initial-list,
+	// forced-relist, gone, continue-gone, too-large-resource-version,
+	// stream-refused, initial-events-end-missing).
+	List *ListMethod
+	// Objects is the number of objects installed (list-complete).
+	Objects int
+	// Code is the HTTP status code of the answer that caused the decision, when there was one.
+	Code int32
+	// Cause is what ended the request that caused the decision (its Status or
+	// error, as RequestEnd.String says it), or why a backoff waits.
+	Cause string
+	// Wait is the backoff's duration (backoff), the time without progress
+	// (gave-up) or the stall that ended a streaming list (initial-events-end-missing).
+	Wait time.Duration
+	// Next is the request a backoff waits to send.
+	Next Verb
+	// GoneInARow counts 410s without progress in between (backoff after repeated 410s).
+	GoneInARow int
+	// Attempts counts the tries of a permanent error (permanent-error).
+	Attempts int
+	// AtOnce is a watch that the server closed at once with no events (watch-closed).
+	AtOnce bool
+	// Streaming is a streaming list that broke before it completed (watch-error).
+	Streaming bool
+	// Diff is the relist's diff (relist-diff).
+	Diff *store.RelistDiff
+}
+
+// String renders the decision as one sentence.
+func (d Decision) String() string {
+	switch d.Reason {
+	case ReasonInitialList:
+		return fmt.Sprintf("initial list (%s)", d.List)
+	case ReasonForcedRelist:
+		return fmt.Sprintf("forced relist (%s); the old snapshot is served until it completes", d.List)
+	case ReasonListComplete:
+		return fmt.Sprintf("list complete: %d objects at resourceVersion %s", d.Objects, d.ResourceVersion)
+	case ReasonRelistDiff:
+		if d.Diff == nil {
+			return "relist diff: none"
+		}
+		return fmt.Sprintf("relist diff: %d missed deletes, %d missed recreates, %d missed updates, %d missed adds, %d unchanged",
+			len(d.Diff.Deleted), len(d.Diff.Recreated), len(d.Diff.Updated), len(d.Diff.Added), d.Diff.Unchanged)
+	case ReasonGone:
+		if d.State == StateRelisting {
+			return fmt.Sprintf("410 Gone at resourceVersion %q: history is gone; relisting from a consistent read (%s)", d.ResourceVersion, d.List)
+		}
+		return fmt.Sprintf("410 Gone on a LIST at resourceVersion %q: listing again from a consistent read", d.ResourceVersion)
+	case ReasonContinueGone:
+		return "410 Gone on a continue token: restarting the whole list from a consistent read"
+	case ReasonTooLargeRV:
+		return fmt.Sprintf("resourceVersion %q is too large for the server: relisting from a consistent read", d.ResourceVersion)
+	case ReasonStreamRefused:
+		return fmt.Sprintf("the server refused the streaming list (%s): falling back to LIST", d.Cause)
+	case ReasonInitialEventsEnd:
+		return fmt.Sprintf("the streaming list delivered nothing for %s before its initial-events-end bookmark: falling back to LIST", d.Wait)
+	case ReasonWatchClosed:
+		if d.AtOnce {
+			return fmt.Sprintf("watch closed at once with no events: watching again from resourceVersion %s after a backoff", d.ResourceVersion)
+		}
+		return fmt.Sprintf("watch closed by the server: watching again from resourceVersion %s", d.ResourceVersion)
+	case ReasonIdleTimeout:
+		return fmt.Sprintf("no event for the idle timeout: watching again from resourceVersion %s", d.ResourceVersion)
+	case ReasonWatchError:
+		if d.Streaming {
+			return "streaming list ended before its initial-events-end bookmark: " + d.Cause
+		}
+		return fmt.Sprintf("watch failed (%s): watching again from resourceVersion %s", d.Cause, d.ResourceVersion)
+	case ReasonRequestError:
+		return "LIST failed: " + d.Cause
+	case ReasonBackoff:
+		why := d.Cause
+		if d.GoneInARow > 1 {
+			why = fmt.Sprintf("%d 410s in a row without progress", d.GoneInARow)
+		}
+		return fmt.Sprintf("backing off before the next %s: %s", strings.ToUpper(string(d.Next)), why)
+	case ReasonRVBackwards:
+		return fmt.Sprintf("resourceVersion went backwards from %s to %s; keeping %s as the cursor", d.Cursor, d.ResourceVersion, d.Cursor)
+	case ReasonPermanentError:
+		return fmt.Sprintf("%s (gave up after %d attempts)", d.Cause, d.Attempts)
+	case ReasonGaveUp:
+		return fmt.Sprintf("%s (no progress for %s)", d.Cause, roundDuration(d.Wait))
+	case ReasonStopped:
+		return "stopped"
+	}
+	if d.Cause != "" {
+		return string(d.Reason) + ": " + d.Cause
+	}
+	return string(d.Reason)
+}
+
+// roundDuration rounds to seconds, or to milliseconds below a second.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}

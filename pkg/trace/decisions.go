@@ -1,0 +1,130 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+)
+
+const (
+	// maxKeptDifferences bounds the differences a comparison keeps to show.
+	maxKeptDifferences = 100
+	// maxUnmatched bounds the decisions waiting for their counterpart; past
+	// it the oldest is counted as a difference (normally the replay lags the
+	// trace by a decision or two).
+	maxUnmatched = 1000
+)
+
+// decisionComparison compares recorded decisions with replayed ones as they
+// come, in order, keeping only what has not been matched yet and the first
+// differences: its memory does not grow with the trace.
+type decisionComparison struct {
+	rec, rep      []*Line // waiting for their counterpart
+	recLines      []int   // line numbers of rec
+	recordedCount int
+	index         int // decisions compared so far
+	total         int
+	kept          []string
+}
+
+func (c *decisionComparison) recorded(l *Line, line int) {
+	c.recordedCount++
+	c.rec = append(c.rec, compared(l))
+	c.recLines = append(c.recLines, line)
+	c.compare()
+	if len(c.rec) > maxUnmatched {
+		c.index++
+		c.differ(fmt.Sprintf("decision %d (line %d): the trace decided %s, the replay did not", c.index, c.recLines[0], describeDecision(c.rec[0])))
+		c.rec, c.recLines = c.rec[1:], c.recLines[1:]
+	}
+}
+
+func (c *decisionComparison) replayed(l *Line) {
+	c.rep = append(c.rep, compared(l))
+	c.compare()
+	if len(c.rep) > maxUnmatched {
+		c.index++
+		c.differ(fmt.Sprintf("decision %d: the replay decided %s, the trace has no more decisions", c.index, describeDecision(c.rep[0])))
+		c.rep = c.rep[1:]
+	}
+}
+
+// compared is what a comparison keeps of a note line: the fields it compares.
+func compared(l *Line) *Line {
+	return &Line{State: l.State, Reason: l.Reason, ResourceVersion: l.ResourceVersion, Objects: l.Objects, Code: l.Code, Cursor: l.Cursor, Diff: l.Diff}
+}
+
+func (c *decisionComparison) compare() {
+	for len(c.rec) > 0 && len(c.rep) > 0 {
+		rec, line, rep := c.rec[0], c.recLines[0], c.rep[0]
+		c.rec, c.recLines, c.rep = c.rec[1:], c.recLines[1:], c.rep[1:]
+		c.index++
+		if !sameDecision(rec, rep) {
+			c.differ(fmt.Sprintf("decision %d (line %d): recorded %s, replayed %s", c.index, line, describeDecision(rec), describeDecision(rep)))
+		}
+	}
+}
+
+func (c *decisionComparison) differ(s string) {
+	c.total++
+	if len(c.kept) < maxKeptDifferences {
+		c.kept = append(c.kept, s)
+	}
+}
+
+// finish counts the decisions left without a counterpart and returns the differences.
+func (c *decisionComparison) finish(max int) ([]string, int) {
+	for i, rec := range c.rec {
+		c.index++
+		c.differ(fmt.Sprintf("decision %d (line %d): the trace decided %s, the replay did not", c.index, c.recLines[i], describeDecision(rec)))
+	}
+	for _, rep := range c.rep {
+		c.index++
+		c.differ(fmt.Sprintf("decision %d: the replay decided %s, the trace has no more decisions", c.index, describeDecision(rep)))
+	}
+	c.rec, c.recLines, c.rep = nil, nil, nil
+	shown := c.kept
+	if len(shown) > max {
+		shown = shown[:max]
+	}
+	return shown, c.total
+}
+
+// sameDecision compares a recorded decision with a replayed one by state,
+// reason and each structured field the recorded one has.
+func sameDecision(rec, rep *Line) bool {
+	switch {
+	case rec.State != rep.State, rec.Reason != rep.Reason,
+		rec.ResourceVersion != "" && rec.ResourceVersion != rep.ResourceVersion,
+		rec.Objects != nil && (rep.Objects == nil || *rec.Objects != *rep.Objects),
+		rec.Code != 0 && rec.Code != rep.Code,
+		rec.Cursor != "" && rec.Cursor != rep.Cursor,
+		rec.Diff != nil && (rep.Diff == nil || *rec.Diff != *rep.Diff):
+		return false
+	}
+	return true
+}
+
+// describeDecision names a decision by its compared fields: "gone → Relisting (resourceVersion 250, code 410)".
+func describeDecision(l *Line) string {
+	var f []string
+	if l.ResourceVersion != "" {
+		f = append(f, "resourceVersion "+l.ResourceVersion)
+	}
+	if l.Objects != nil {
+		f = append(f, fmt.Sprintf("%d objects", *l.Objects))
+	}
+	if l.Code != 0 {
+		f = append(f, fmt.Sprintf("code %d", l.Code))
+	}
+	if l.Cursor != "" {
+		f = append(f, "cursor "+l.Cursor)
+	}
+	if d := l.Diff; d != nil {
+		f = append(f, fmt.Sprintf("missed %d deletes, %d recreates, %d updates, %d adds", d.Deleted, d.Recreated, d.Updated, d.Added))
+	}
+	s := l.Reason + " → " + l.State
+	if len(f) > 0 {
+		s += " (" + strings.Join(f, ", ") + ")"
+	}
+	return s
+}
