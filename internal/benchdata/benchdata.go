@@ -41,10 +41,7 @@ func YAMLText(i, size int) string {
 	var b strings.Builder
 	b.Grow(size + 256)
 	for n := 0; ; n++ {
-		line := lines[n%len(lines)]
-		if strings.Contains(line, "%d") {
-			line = strings.Replace(line, "%d", strconv.Itoa(i*100003+n), 1)
-		}
+		line := strings.Replace(lines[n%len(lines)], "%d", strconv.Itoa(i*100003+n), 1)
 		if b.Len()+len(line)+1 > size {
 			return b.String()
 		}
