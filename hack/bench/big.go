@@ -171,7 +171,7 @@ func (r *bigResult) markdown() string {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	get := func(key string, f func(procResult) float64) float64 { return med(r.Sync[key], f) }
 	rawGet, dyn := get(vFloor, syncSec), get(vDynamicStream, syncSec)
-	p("## Big objects\n\nReproduce with:\n\n```\ngo run ./hack/bench -big-only -big %d -big-size %d -reps %d", r.N, r.TextSize, r.Reps)
+	p("### Results\n\nReproduce with:\n\n```\ngo run ./hack/bench -big-only -big %d -big-size %d -reps %d", r.N, r.TextSize, r.Reps)
 	if r.Baseline != "" {
 		p(" -baseline %s", r.Baseline)
 	}

@@ -151,8 +151,8 @@ func run(ctx context.Context, o options) error {
 		out = filepath.Join(root, out)
 	}
 	if !o.bigOnly {
-		if err := runSizes(ctx, e, start, out); err != nil {
-			return err
+		if err := runSizes(ctx, e, start, out); err != nil || o.hold {
+			return err // -hold without -big-only holds the N-size cluster only
 		}
 	}
 	if o.big > 0 {
