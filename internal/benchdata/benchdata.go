@@ -15,29 +15,28 @@ import (
 	"strings"
 )
 
-// lines are the templates the text is made of; %d is replaced by a counter.
-var lines = [...]string{
-	"# Dashboard \"Service overview — Zürich\" (revision %d)",
-	"dashboards:",
-	"  - title: \"Latency p99 – Käufe/s #%d\"",
-	"    query: \"histogram_quantile(0.99, sum(rate(http_request_duration_seconds_bucket{job=\\\"api\\\", path=~\\\"/v1/.*\\\"}[5m])) by (le))\"",
-	"    description: 'Größe < 1 MiB & “smart quotes” 日本語のテキスト ✓ 🚀'",
-	"    windowsPath: \"C:\\\\data\\\\logs\\\\app-%d.log\"",
-	"\tindentedWithTab: true",
-	"    thresholds: [{value: 80, color: \"#f2cc0c\"}, {value: 95, color: \"#e02f44\"}]",
-	"    html: \"<a href=\\\"https://grafana.example/d/%d?orgId=1&refresh=30s\\\">open</a>\"",
-	"    notes: |",
-	"      Ελληνικά, русский текст, العربية, and plain ASCII words for item %d.",
-	"      Escapes in the value: \\n \\t \\u00e9 stay as typed.",
-	"replicaCount: %d",
-	"image: {repository: registry.example/app, tag: \"v1.%d.0\", pullPolicy: IfNotPresent}",
-	"resources: {limits: {cpu: 500m, memory: 512Mi}, requests: {cpu: 100m, memory: 128Mi}}",
-}
-
 // YAMLText returns size bytes or a little less of YAML-like text for object
 // i: the same i and size always give the same text, and different i give
 // different text. It ends at the end of a line.
 func YAMLText(i, size int) string {
+	// The templates the text is made of; %d is replaced by a counter.
+	lines := [...]string{
+		"# Dashboard \"Service overview — Zürich\" (revision %d)",
+		"dashboards:",
+		"  - title: \"Latency p99 – Käufe/s #%d\"",
+		"    query: \"histogram_quantile(0.99, sum(rate(http_request_duration_seconds_bucket{job=\\\"api\\\", path=~\\\"/v1/.*\\\"}[5m])) by (le))\"",
+		"    description: 'Größe < 1 MiB & “smart quotes” 日本語のテキスト ✓ 🚀'",
+		"    windowsPath: \"C:\\\\data\\\\logs\\\\app-%d.log\"",
+		"\tindentedWithTab: true",
+		"    thresholds: [{value: 80, color: \"#f2cc0c\"}, {value: 95, color: \"#e02f44\"}]",
+		"    html: \"<a href=\\\"https://grafana.example/d/%d?orgId=1&refresh=30s\\\">open</a>\"",
+		"    notes: |",
+		"      Ελληνικά, русский текст, العربية, and plain ASCII words for item %d.",
+		"      Escapes in the value: \\n \\t \\u00e9 stay as typed.",
+		"replicaCount: %d",
+		"image: {repository: registry.example/app, tag: \"v1.%d.0\", pullPolicy: IfNotPresent}",
+		"resources: {limits: {cpu: 500m, memory: 512Mi}, requests: {cpu: 100m, memory: 128Mi}}",
+	}
 	var b strings.Builder
 	b.Grow(size + 256)
 	for n := 0; ; n++ {

@@ -20,7 +20,9 @@ import (
 //
 // jsontext is set up to accept what encoding/json and the API server accept
 // (duplicate names, invalid UTF-8), as the scanner does.
-var jsontextOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+func jsontextOptions() []jsontext.Options {
+	return []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+}
 
 // compareInputs are a 1.6 kB ConfigMap as served by kube-apiserver and the
 // same ConfigMap holding ~900 kB of YAML-like text (escapes, non-ASCII).
@@ -167,11 +169,11 @@ func BenchmarkScanners(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			var buf bytes.Buffer
-			d := jsontext.NewDecoder(&buf, jsontextOptions...)
+			d := jsontext.NewDecoder(&buf, jsontextOptions()...)
 			for b.Loop() {
 				buf.Reset()
 				buf.Write(data) // the decoder reads a bytes.Buffer in place
-				d.Reset(&buf, jsontextOptions...)
+				d.Reset(&buf, jsontextOptions()...)
 				if err := d.SkipValue(); err != nil {
 					b.Fatal(err)
 				}
@@ -194,12 +196,12 @@ func BenchmarkScanners(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			var buf bytes.Buffer
-			d := jsontext.NewDecoder(&buf, jsontextOptions...)
+			d := jsontext.NewDecoder(&buf, jsontextOptions()...)
 			var out, scratch []byte
 			for b.Loop() {
 				buf.Reset()
 				buf.Write(data)
-				d.Reset(&buf, jsontextOptions...)
+				d.Reset(&buf, jsontextOptions()...)
 				var err error
 				if out, err = jsontextMetadata(d, out[:0], scratch); err != nil {
 					b.Fatal(err)
@@ -252,7 +254,7 @@ func jsontextList(d *jsontext.Decoder, out, scratch []byte) (int, error) {
 	if _, err := d.ReadToken(); err != nil {
 		return 0, err
 	}
-	item := jsontext.NewDecoder(&bytes.Buffer{}, jsontextOptions...)
+	item := jsontext.NewDecoder(&bytes.Buffer{}, jsontextOptions()...)
 	for d.PeekKind() == '"' {
 		key, err := jsontextName(d, scratch)
 		if err != nil {
@@ -274,7 +276,7 @@ func jsontextList(d *jsontext.Decoder, out, scratch []byte) (int, error) {
 			}
 			raw := bytes.Clone(v)
 			total += len(raw)
-			item.Reset(bytes.NewBuffer(raw), jsontextOptions...)
+			item.Reset(bytes.NewBuffer(raw), jsontextOptions()...)
 			if out, err = jsontextMetadata(item, out[:0], scratch); err != nil {
 				return 0, err
 			}
@@ -299,7 +301,7 @@ func jsontextList(d *jsontext.Decoder, out, scratch []byte) (int, error) {
 func jsontextTeeList(body io.Reader, out, scratch []byte) (int, error) {
 	var tee bytes.Buffer
 	var base int64 // input offset of tee's first byte
-	d := jsontext.NewDecoder(io.TeeReader(body, &tee), jsontextOptions...)
+	d := jsontext.NewDecoder(io.TeeReader(body, &tee), jsontextOptions()...)
 	total := 0
 	if _, err := d.ReadToken(); err != nil {
 		return 0, err
@@ -370,7 +372,7 @@ func BenchmarkScannersOnAStreamedList(b *testing.B) {
 			b.ReportAllocs()
 			var out, scratch []byte
 			for b.Loop() {
-				d := jsontext.NewDecoder(&chunkReader{body, 16 << 10}, jsontextOptions...)
+				d := jsontext.NewDecoder(&chunkReader{body, 16 << 10}, jsontextOptions()...)
 				if n, err := jsontextList(d, out, scratch); err != nil || n != want {
 					b.Fatalf("got %d bytes of items, %v", n, err)
 				}
@@ -398,7 +400,7 @@ func TestComparedDecodersAgree(t *testing.T) {
 		if err := s.End(); err != nil {
 			t.Fatal(err)
 		}
-		got, err := jsontextMetadata(jsontext.NewDecoder(bytes.NewReader(data), jsontextOptions...), nil, nil)
+		got, err := jsontextMetadata(jsontext.NewDecoder(bytes.NewReader(data), jsontextOptions()...), nil, nil)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s: jsontext read %q (%v), jsonscan %q", size, got, err, want)
 		}

@@ -71,7 +71,7 @@ func BenchmarkScannersSideBySide(b *testing.B) {
 		}
 		b.Run("op=skip/size="+size, func(b *testing.B) {
 			var buf bytes.Buffer
-			d := jsontext.NewDecoder(&buf, jsontextOptions...)
+			d := jsontext.NewDecoder(&buf, jsontextOptions()...)
 			sideBySide(b, len(data), batch, func() {
 				if err := skipAll(data); err != nil {
 					b.Fatal(err)
@@ -79,7 +79,7 @@ func BenchmarkScannersSideBySide(b *testing.B) {
 			}, func() {
 				buf.Reset()
 				buf.Write(data)
-				d.Reset(&buf, jsontextOptions...)
+				d.Reset(&buf, jsontextOptions()...)
 				if err := d.SkipValue(); err != nil {
 					b.Fatal(err)
 				}
@@ -88,7 +88,7 @@ func BenchmarkScannersSideBySide(b *testing.B) {
 		b.Run("op=metadata/size="+size, func(b *testing.B) {
 			var s jsonscan.Scanner
 			var buf bytes.Buffer
-			d := jsontext.NewDecoder(&buf, jsontextOptions...)
+			d := jsontext.NewDecoder(&buf, jsontextOptions()...)
 			var out1, out2, scratch []byte
 			sideBySide(b, len(data), batch, func() {
 				s.Reset(data)
@@ -99,7 +99,7 @@ func BenchmarkScannersSideBySide(b *testing.B) {
 			}, func() {
 				buf.Reset()
 				buf.Write(data)
-				d.Reset(&buf, jsontextOptions...)
+				d.Reset(&buf, jsontextOptions()...)
 				var err error
 				if out2, err = jsontextMetadata(d, out2[:0], scratch); err != nil {
 					b.Fatal(err)
