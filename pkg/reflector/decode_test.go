@@ -137,6 +137,15 @@ func checkAgainstOracle(t *testing.T, raw []byte) {
 	if err != nil || !bytes.Equal(obj.Body, raw) {
 		t.Errorf("%q: keepBody: got body %q, %v", raw, obj.Body, err)
 	}
+	// A live watch decodes the object in place, in the event, as the body is read.
+	stream := append(append([]byte(`{"type":"BOOKMARK","object":`), raw...), "}\n"...)
+	evs, err := reflector.ReadWatchEvents(iotest.OneByteReader(bytes.NewReader(stream)), true)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("%q in a watch stream: got %d events, %v", raw, len(evs), err)
+	}
+	if got := evs[0].Item.Object; !sameObject(got, want) || evs[0].InitialEventsEnd != wantEnd || !bytes.Equal(evs[0].Item.Raw, bytes.TrimSpace(raw)) {
+		t.Errorf("%q in a watch stream:\ngot  %+v (end %t, raw %q)\nwant %+v (end %t)", raw, got, evs[0].InitialEventsEnd, evs[0].Item.Raw, want, wantEnd)
+	}
 }
 
 func FuzzDecodeObjectReadsWhatTheAPIServersDecoderReads(f *testing.F) {

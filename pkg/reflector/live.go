@@ -211,20 +211,27 @@ type liveStream struct {
 }
 
 func (s *liveStream) Next() (WatchEvent, error) {
-	sc := &s.dec.sc
-	sc.Commit() // the previous event is done with
-	if sc.AtEOF() {
-		return s.end(nil)
-	}
-	if err := sc.Err(); err != nil {
-		return s.end(err)
-	}
-	sc.Commit() // at the event's first byte: the size bound counts from here
-	ev, err := s.dec.wireEvent(s.keepBody, s.keepRaw)
-	if err != nil {
+	ev, done, err := s.dec.nextEvent(s.keepBody, s.keepRaw)
+	if done || err != nil {
 		return s.end(err)
 	}
 	return ev, nil
+}
+
+// nextEvent reads the next event of a watch body at d's scanner; done
+// reports that the body ended between events.
+func (d *objectDecoder) nextEvent(keepBody, keepRaw bool) (ev WatchEvent, done bool, err error) {
+	sc := &d.sc
+	sc.Commit() // the previous event is done with
+	if sc.AtEOF() {
+		return ev, true, nil
+	}
+	if err := sc.Err(); err != nil {
+		return ev, false, err
+	}
+	sc.Commit() // at the event's first byte: the size bound counts from here
+	ev, err = d.wireEvent(keepBody, keepRaw)
+	return ev, false, err
 }
 
 // end closes the stream and says how it ended; err is nil when the body
