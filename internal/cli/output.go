@@ -83,62 +83,9 @@ func textLine(n reflector.Note) string {
 		if r.Verb == reflector.VerbWatch {
 			count = fmt.Sprintf("%d events", r.Events)
 		}
-		return fmt.Sprintf("%s request #%d %s %s: %s after %s, %s", at, r.ID, strings.ToUpper(string(r.Verb)), optsText(r.Opts), endWords(r.End), r.Duration.Round(time.Millisecond), count)
+		return fmt.Sprintf("%s request #%d %s %s: %s after %s, %s", at, r.ID, strings.ToUpper(string(r.Verb)), r.Opts.Format(false), r.End.Format(false), r.Duration.Round(time.Millisecond), count)
 	}
 	return fmt.Sprintf("%s %-13s %s: %s", at, n.State, n.Reason(), n.Decision)
-}
-
-// optsText renders a request's options the way they were sent.
-func optsText(o reflector.RequestOptions) string {
-	var parts []string
-	add := func(k, v string) { parts = append(parts, k+"="+v) }
-	add("resourceVersion", quoteEmpty(o.ResourceVersion))
-	if o.ResourceVersionMatch != "" {
-		add("resourceVersionMatch", o.ResourceVersionMatch)
-	}
-	if o.Limit > 0 {
-		add("limit", fmt.Sprint(o.Limit))
-	}
-	if o.Continue != "" {
-		add("continue", abbreviate(o.Continue, 12))
-	}
-	if o.SendInitialEvents {
-		add("sendInitialEvents", "true")
-	}
-	if o.AllowWatchBookmarks {
-		add("allowWatchBookmarks", "true")
-	}
-	if o.TimeoutSeconds > 0 {
-		add("timeoutSeconds", fmt.Sprint(o.TimeoutSeconds))
-	}
-	return strings.Join(parts, " ")
-}
-
-func quoteEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
-}
-
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-func endWords(e *reflector.RequestEnd) string {
-	if e == nil {
-		return "running"
-	}
-	switch {
-	case e.Status != nil:
-		return fmt.Sprintf("%s (%d %s: %s)", e.Reason, e.Status.Code, e.Status.Reason, e.Status.Message)
-	case e.Err != nil:
-		return fmt.Sprintf("%s (%v)", e.Reason, e.Err)
-	}
-	return string(e.Reason)
 }
 
 // jsonNote is the stable JSON form of one output line.

@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // pluginPath builds the plugin into a directory with kubectl, for PATH.
@@ -52,7 +52,7 @@ func kubectl(t *testing.T, dir string, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
-func listConfigMaps(t *testing.T) []trace.StoreEntry {
+func listConfigMaps(t *testing.T) []summary.StoreEntry {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster(t).Config())
 	if err != nil {
@@ -62,9 +62,9 @@ func listConfigMaps(t *testing.T) []trace.StoreEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []trace.StoreEntry
+	var out []summary.StoreEntry
 	for _, cm := range l.Items {
-		out = append(out, trace.StoreEntry{Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID), ResourceVersion: cm.ResourceVersion})
+		out = append(out, summary.StoreEntry{Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID), ResourceVersion: cm.ResourceVersion})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {
@@ -75,16 +75,16 @@ func listConfigMaps(t *testing.T) []trace.StoreEntry {
 	return out
 }
 
-func decodeSummary(t *testing.T, out string) trace.Summary {
+func decodeSummary(t *testing.T, out string) summary.Summary {
 	t.Helper()
-	var s trace.Summary
+	var s summary.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("decoding the summary: %v\n%s", err, out)
 	}
 	return s
 }
 
-func TestThePluginThroughKubectlMatchesAList(t *testing.T) {
+func TestE2EThePluginThroughKubectlMatchesAList(t *testing.T) {
 	createConfigMaps(t, "plugin", 7)
 	dir := pluginPath(t)
 	before := listConfigMaps(t)
@@ -107,7 +107,7 @@ func TestThePluginThroughKubectlMatchesAList(t *testing.T) {
 	}
 }
 
-func TestATracedRunReplaysToTheSameSummary(t *testing.T) {
+func TestE2EATracedRunReplaysToTheSameSummary(t *testing.T) {
 	createConfigMaps(t, "traced", 5)
 	dir := pluginPath(t)
 	tracePath := filepath.Join(t.TempDir(), "run.jsonl")

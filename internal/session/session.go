@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -47,17 +48,12 @@ type Session struct {
 	Recorder *trace.Recorder
 	// Replay is set for a replay.
 	Replay *trace.Replay
-	// Resource is the resource as the trace header names it.
-	Resource trace.ResourceInfo
+	// Resource is what the session lists and watches.
+	Resource reflector.Resource
 	// Header is the trace header of this run (recorded or replayed).
 	Header trace.Header
 	clock  reflector.Clock
 	writer *store.Writer
-}
-
-// Resource converts a reflector resource to the trace header's form.
-func Resource(r reflector.Resource) trace.ResourceInfo {
-	return trace.ResourceInfo{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
 }
 
 // ServerURL is cfg's server without any credentials in it.
@@ -85,7 +81,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if rc.Clock == nil {
 		rc.Clock = reflector.RealClock{}
 	}
-	s := &Session{Resource: Resource(cfg.Target.Resource), clock: rc.Clock}
+	s := &Session{Resource: cfg.Target.Resource, clock: rc.Clock}
 	listeners := append([]func(reflector.Note){}, cfg.OnNote...)
 	if cfg.TracePath != "" {
 		resolved, err := reflector.ResolveConfig(rc)
@@ -228,6 +224,6 @@ func (s *Session) Run(ctx context.Context) error {
 }
 
 // Summary is the run's summary as of now.
-func (s *Session) Summary() trace.Summary {
-	return trace.NewSummary(s.Resource, s.Reflector.Stats(), s.Store, s.Now())
+func (s *Session) Summary() summary.Summary {
+	return summary.New(s.Resource, s.Reflector.Stats(), s.Store, s.Now())
 }

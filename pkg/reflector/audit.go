@@ -3,7 +3,7 @@ package reflector
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -103,12 +103,7 @@ func (r *Reflector) compare(rv string, listed map[store.Ref]*store.Object) *Audi
 		}
 	}
 	for _, s := range [][]store.DiffEntry{rep.Missing, rep.Extra, rep.Different} {
-		sort.Slice(s, func(i, j int) bool {
-			if s[i].Ref.Namespace != s[j].Ref.Namespace {
-				return s[i].Ref.Namespace < s[j].Ref.Namespace
-			}
-			return s[i].Ref.Name < s[j].Ref.Name
-		})
+		slices.SortFunc(s, func(a, b store.DiffEntry) int { return a.Ref.Compare(b.Ref) })
 	}
 	return rep
 }

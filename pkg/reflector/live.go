@@ -22,11 +22,46 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-// Resource names what the reflector lists and watches.
+// Resource names what the reflector lists and watches. In JSON (a trace
+// header's `resource`) it is {"group", "version", "resource", "kind", "namespaced"}.
 type Resource struct {
 	GVR        schema.GroupVersionResource
 	Kind       string
 	Namespaced bool
+}
+
+// String is the resource's full name, "resource.version.group":
+// "configmaps.v1", "deployments.v1.apps".
+func (r Resource) String() string {
+	s := r.GVR.Resource + "." + r.GVR.Version
+	if r.GVR.Group != "" {
+		s += "." + r.GVR.Group
+	}
+	return s
+}
+
+// resourceJSON is Resource's JSON form.
+type resourceJSON struct {
+	Group      string `json:"group"`
+	Version    string `json:"version"`
+	Resource   string `json:"resource"`
+	Kind       string `json:"kind"`
+	Namespaced bool   `json:"namespaced"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (r Resource) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resourceJSON{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *Resource) UnmarshalJSON(b []byte) error {
+	var j resourceJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = Resource{GVR: schema.GroupVersionResource{Group: j.Group, Version: j.Version, Resource: j.Resource}, Kind: j.Kind, Namespaced: j.Namespaced}
+	return nil
 }
 
 // Target is one resource in one scope with its selectors.
@@ -56,8 +91,9 @@ type LiveSource struct {
 // keeps each object's JSON in the store (full-object mode).
 func NewLiveSource(cfg *rest.Config, target Target, metadataOnly, keepBody bool) (*LiveSource, error) {
 	cfg = rest.CopyConfig(cfg)
-	// Watches are long requests bounded by timeoutSeconds and the idle timeout;
-	// a client-wide timeout would cut them. LIST requests get a context deadline instead.
+	// Watches are long requests bounded by timeoutSeconds and the idle
+	// timeout, and a big LIST may take minutes: a client-wide timeout would
+	// cut them. Requests end when the reflector cancels them.
 	cfg.Timeout = 0
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {

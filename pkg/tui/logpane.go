@@ -154,9 +154,9 @@ func noteText(n *reflector.Note) string {
 	if r := n.Request; r != nil {
 		switch n.Kind {
 		case reflector.NoteRequestStarted:
-			return fmt.Sprintf("%s #%d started  %s", r.Verb, r.ID, requestOpts(r.Opts, false))
+			return fmt.Sprintf("%s #%d started  %s", r.Verb, r.ID, r.Opts.Format(true))
 		case reflector.NoteRequestEnded:
-			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, requestEnd(r.End), age(r.Duration), requestCount(r))
+			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, r.End.Format(false), age(r.Duration), requestCount(r))
 		}
 	}
 	var b strings.Builder

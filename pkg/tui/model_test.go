@@ -50,7 +50,7 @@ func TestDashboardShowsHeaderGaugesAndRates(t *testing.T) {
 			s := screen(m)
 			mustContain(t, s,
 				"kubectl watchcache", "ctx kind-watchcache", "https://127.0.0.1:6443", "up 1m50s",
-				"configmaps v1", "all namespaces", "-l app=web", "list, page 500", "metadata-only",
+				"configmaps.v1", "all namespaces", "-l app=web", "list, page 500", "metadata-only",
 				"● Watching for 20s", "LIVE",
 				"objects        618 · 1.0 MiB",
 				"bookmark       10s ago · rv 1288",
@@ -240,7 +240,7 @@ func TestEnterOnALogEntryShowsTheObjectsVersionsAndWhatChanged(t *testing.T) {
 	if m.state != stateDetail || m.detail.ref.Name != "web-config-1" {
 		t.Fatalf("state %v on %v, want the detail of web-config-1", m.state, m.detail.ref)
 	}
-	mustContain(t, screen(m), "Object default/web-config-1  (configmaps)",
+	mustContain(t, screen(m), "Object default/web-config-1  (configmaps.v1)",
 		"ADDED", "rv 101", "first version seen",
 		"MODIFIED", "resourceVersion 101 → 140", "generation 0 → 2", "label +tier=frontend")
 	m = update(m, keyPress("esc"))

@@ -142,7 +142,7 @@ func (m *Model) header(width int) []string {
 	line1 := spread(left, st.label.Render("up ")+age(m.now.Sub(o.Start)), width)
 
 	t := o.Target
-	parts := []string{st.value.Render(resourceName(t)) + " " + st.label.Render(groupVersion(t))}
+	parts := []string{st.value.Render(t.Resource.String())}
 	if t.Resource.Kind != "" && width >= wideWidth {
 		parts[0] += " " + st.label.Render(t.Resource.Kind)
 	}
@@ -442,7 +442,11 @@ func (m *Model) gauges() []gauge {
 		restarts = c.Watches - 1
 	}
 	lat := st.faint.Render("-")
-	if l := s.ApplyLatency; l.Samples > 0 {
+	switch l := s.ApplyLatency; {
+	case m.opts.Replay:
+		// Measured on the replay's virtual clock, which does not move while an event is applied.
+		lat = st.faint.Render("- in a replay")
+	case l.Samples > 0:
 		sev := sevNone
 		switch {
 		case l.P99 >= time.Second:
