@@ -36,8 +36,9 @@ const (
 	endMarker   = "<!-- bench:end -->"
 )
 
-// writeMarked replaces the generated part of path (or creates the file).
-func writeMarked(path, generated string) error {
+// writeMarked replaces the generated part of path between the markers
+// beginMarker and endMarker (appending it when they are missing, creating the file).
+func writeMarked(path, beginMarker, endMarker, generated string) error {
 	block := beginMarker + "\n" + generated + endMarker + "\n"
 	old, err := os.ReadFile(path)
 	var out string

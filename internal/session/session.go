@@ -73,6 +73,9 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.TracePath == "" {
+		live.DropRaw() // only a recorder reads the objects' JSON as served
+	}
 	rc := cfg.Reflector
 	rc.Source, rc.AuditSource = live, live
 	if rc.Clock == nil {
