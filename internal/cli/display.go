@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/lines"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
@@ -21,7 +22,7 @@ type display struct {
 	streams genericiooptions.IOStreams
 	useTUI  bool
 	notes   *tui.NoteBuffer
-	lines   *lineOutput
+	lines   *lines.Output
 }
 
 // listener is the OnNote listener feeding the chosen display; it never blocks.
@@ -30,7 +31,7 @@ func (d *display) listener() func(reflector.Note) {
 		d.notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
 		return d.notes.Push
 	}
-	d.lines = newLineOutput(d.streams.Out, d.opts.Output == "json")
+	d.lines = lines.NewOutput(d.streams.Out, d.opts.Output == "json")
 	return d.lines.Push
 }
 

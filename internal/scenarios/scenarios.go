@@ -43,6 +43,7 @@ func All() []Scenario {
 		{Name: "bookmarks", Description: "short watch timeouts and writes elsewhere: BOOKMARK events move the cursor and never touch the store", run: bookmarks},
 		{Name: "recreate", Description: "delete and recreate under the same name, once while watching (two events) and once while the watch is cut (a relist diff with a new UID)", NeedsNoWatchCache: true, run: recreate},
 		{Name: "streaming", Description: "a streaming list (sendInitialEvents=true) ending with the initial-events-end bookmark, then watching", run: streaming},
+		{Name: "forced-relist-restart", Description: "a streaming list, a relist the user forces (the r key), then the apiserver restarts with etcd compacted while the watch is cut: 410 Gone, and a relist whose diff names what was missed", run: forcedRelistRestart},
 	}
 }
 
@@ -59,9 +60,10 @@ func Find(name string) (Scenario, error) {
 	return Scenario{}, fmt.Errorf("no scenario %q (have %v)", name, names)
 }
 
-// Record runs the scenario on c and records it to path. It returns the live
-// run's summary, for comparison with a replay.
-func (s Scenario) Record(ctx context.Context, c *testcluster.Cluster, path string) (summary.Summary, error) {
+// Record runs the scenario on c and records it to path; onNote listeners
+// get the live run's notes. It returns the live run's summary, for
+// comparison with a replay.
+func (s Scenario) Record(ctx context.Context, c *testcluster.Cluster, path string, onNote ...func(reflector.Note)) (summary.Summary, error) {
 	cs, err := kubernetes.NewForConfig(c.Config())
 	if err != nil {
 		return summary.Summary{}, fmt.Errorf("clientset: %w", err)
@@ -71,7 +73,7 @@ func (s Scenario) Record(ctx context.Context, c *testcluster.Cluster, path strin
 		return summary.Summary{}, err
 	}
 	defer proxy.Close()
-	e := &env{c: c, cs: cs, proxy: proxy, path: path, ns: fmt.Sprintf("%s-%d", s.Name, time.Now().UnixNano()%1e6)}
+	e := &env{c: c, cs: cs, proxy: proxy, path: path, onNote: onNote, ns: fmt.Sprintf("%s-%d", s.Name, time.Now().UnixNano()%1e6)}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
 		return summary.Summary{}, fmt.Errorf("creating namespace: %w", err)
 	}
@@ -96,6 +98,7 @@ type env struct {
 	cs      *kubernetes.Clientset
 	proxy   *testcluster.Proxy
 	path    string
+	onNote  []func(reflector.Note)
 	ns      string
 	sess    *session.Session
 	cancel  context.CancelFunc
@@ -117,6 +120,7 @@ func (e *env) start(cfg reflector.Config) error {
 		Reflector:    cfg,
 		TracePath:    e.path,
 		TraceObjects: trace.ObjectsMetadata,
+		OnNote:       e.onNote,
 	})
 	if err != nil {
 		return err
@@ -407,4 +411,44 @@ func demo(ctx context.Context, e *env) error {
 		}
 	}
 	return e.waitFor(10*time.Second, "updates after the relist", func() bool { return e.stats().Counters.Modified >= 30 })
+}
+
+func forcedRelistRestart(ctx context.Context, e *env) error {
+	if err := e.create(ctx, e.ns, "svc", 30); err != nil {
+		return err
+	}
+	if err := e.start(reflector.Config{Strategy: reflector.StrategyAuto}); err != nil {
+		return err
+	}
+	for i := 0; i < 5; i++ {
+		if err := e.update(ctx, fmt.Sprintf("svc-%d", i), i+10); err != nil {
+			return err
+		}
+	}
+	if err := e.waitFor(10*time.Second, "5 updates", func() bool { return e.stats().Counters.Modified == 5 }); err != nil {
+		return err
+	}
+	e.sess.Reflector.ForceRelist()
+	if err := e.waitFor(30*time.Second, "the forced relist", func() bool { return e.stats().Counters.Relists == 1 && e.stats().State == reflector.StateWatching }); err != nil {
+		return err
+	}
+	// Cut off, the watch misses deletes and updates while etcd is compacted
+	// and kube-apiserver restarts with an empty watch cache.
+	err := e.cutWhile(func() error {
+		for _, n := range []string{"svc-11", "svc-23"} {
+			if err := e.del(ctx, n); err != nil {
+				return err
+			}
+		}
+		for _, n := range []string{"svc-5", "svc-6"} {
+			if err := e.update(ctx, n, 77); err != nil {
+				return err
+			}
+		}
+		return e.c.RestartCompacted(ctx, nil)
+	})
+	if err != nil {
+		return err
+	}
+	return e.waitFor(90*time.Second, "a relist after 410", func() bool { return e.stats().Counters.Relists == 2 })
 }

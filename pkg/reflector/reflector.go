@@ -454,8 +454,8 @@ func (r *Reflector) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 		return err
 	}
 	applied := r.cfg.Clock.Now().Sub(arrived)
-	r.advance(ev.Item.Object.ResourceVersion)
 	r.note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res})
+	r.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.latency.add(applied)

@@ -80,8 +80,9 @@ func typeFilter(i int, k entryKind) (name string, keep bool) {
 type logEntry struct {
 	at     time.Time
 	kind   entryKind
-	seq    uint64 // the note's sequence number (of the first dropped, for a drop)
-	req    int64  // the request the note is about or was caused by
+	seq     uint64 // the note's sequence number (of the first dropped, for a drop)
+	req     int64  // the request the note is about or was caused by
+	dropped uint64 // how many notes are missing here (a drop)
 	hasRef bool
 	ref    store.Ref
 	uid    string

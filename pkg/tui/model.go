@@ -182,8 +182,9 @@ func (m *Model) addNotes(notes []reflector.Note) {
 			m.now = n.At
 		}
 		if m.lastSeq > 0 && n.Seq > m.lastSeq+1 {
-			m.log.add(logEntry{at: n.At, kind: kindNote, seq: m.lastSeq + 1,
-				text: fmt.Sprintf("%s dropped here: the screen could not keep up", plural(int(n.Seq-m.lastSeq-1), "line"))})
+			missing := n.Seq - m.lastSeq - 1
+			m.log.add(logEntry{at: n.At, kind: kindNote, seq: m.lastSeq + 1, dropped: missing,
+				text: fmt.Sprintf("%s dropped here: the screen could not keep up", plural(int(missing), "line"))})
 		}
 		if n.Seq > 0 {
 			m.lastSeq = n.Seq

@@ -1,4 +1,7 @@
-package cli
+// Package lines prints a reflector's notes as lines, for people (text) or
+// scripts (JSON lines), in the order the reflector made them: the output of
+// a run without the dashboard.
+package lines
 
 import (
 	"encoding/json"
@@ -11,12 +14,12 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// lineOutput prints notes as lines (-o text) or JSON lines (-o json), in
+// Output prints notes as lines (-o text) or JSON lines (-o json), in
 // the order the reflector made them. Push never blocks the reflector: a full
 // queue drops the line and counts it, and the output says how many lines
 // were dropped at the place they are missing (the notes' sequence numbers
 // have a gap there): lines are skipped, never reordered.
-type lineOutput struct {
+type Output struct {
 	out     io.Writer
 	json    bool
 	queue   chan reflector.Note
@@ -28,14 +31,15 @@ type lineOutput struct {
 // lineQueue is how many notes may wait for a slow terminal or pipe.
 const lineQueue = 65536
 
-func newLineOutput(out io.Writer, asJSON bool) *lineOutput {
-	l := &lineOutput{out: out, json: asJSON, queue: make(chan reflector.Note, lineQueue), done: make(chan struct{})}
+// NewOutput prints to out, as JSON lines when asJSON.
+func NewOutput(out io.Writer, asJSON bool) *Output {
+	l := &Output{out: out, json: asJSON, queue: make(chan reflector.Note, lineQueue), done: make(chan struct{})}
 	go l.loop()
 	return l
 }
 
 // Push queues a note for printing; pass it as a reflector OnNote listener.
-func (l *lineOutput) Push(n reflector.Note) {
+func (l *Output) Push(n reflector.Note) {
 	select {
 	case l.queue <- n:
 	default:
@@ -44,13 +48,13 @@ func (l *lineOutput) Push(n reflector.Note) {
 }
 
 // Close prints what is queued and returns how many lines were dropped.
-func (l *lineOutput) Close() int64 {
+func (l *Output) Close() int64 {
 	close(l.queue)
 	<-l.done
 	return l.dropped.Load()
 }
 
-func (l *lineOutput) loop() {
+func (l *Output) loop() {
 	defer close(l.done)
 	for n := range l.queue {
 		if l.lastSeq > 0 && n.Seq > l.lastSeq+1 {
@@ -60,20 +64,20 @@ func (l *lineOutput) loop() {
 			l.lastSeq = n.Seq
 		}
 		if l.json {
-			b, err := json.Marshal(jsonLine(n))
+			b, err := JSON(n)
 			if err != nil {
 				continue
 			}
 			l.write(string(b))
 		} else {
-			l.write(textLine(n))
+			l.write(Text(n))
 		}
 	}
 }
 
 // write prints one line; a closed pipe (| head) is ignored, so the queue
 // keeps draining and the reflector never waits.
-func (l *lineOutput) write(line string) { _, _ = io.WriteString(l.out, line+"\n") }
+func (l *Output) write(line string) { _, _ = io.WriteString(l.out, line+"\n") }
 
 const timeFormat = "15:04:05.000"
 
@@ -86,9 +90,9 @@ func droppedLine(asJSON bool, at time.Time, seq, count uint64) string {
 	return fmt.Sprintf("%s %6d %d lines dropped here: the output could not keep up", at.Local().Format(timeFormat), seq, count)
 }
 
-// textLine is one note as a line: its time, its sequence number, and what it
+// Text is one note as a line: its time, its sequence number, and what it
 // says; lines about a request end with the request's number.
-func textLine(n reflector.Note) string {
+func Text(n reflector.Note) string {
 	head := fmt.Sprintf("%s %6d ", n.At.Local().Format(timeFormat), n.Seq)
 	via := ""
 	if n.RequestID > 0 {
@@ -154,6 +158,9 @@ type jsonEnd struct {
 	Message string `json:"message,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
+
+// JSON is one note as a JSON line (without its newline).
+func JSON(n reflector.Note) ([]byte, error) { return json.Marshal(jsonLine(n)) }
 
 func jsonLine(n reflector.Note) jsonNote {
 	j := jsonNote{Seq: n.Seq, Time: n.At, State: n.State.String(), Request: n.RequestID}
