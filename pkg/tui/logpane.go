@@ -78,20 +78,20 @@ func typeFilter(i int, k entryKind) (name string, keep bool) {
 // store change, a decision, an audit) or where notes were dropped. Text is
 // formatted only when the entry is shown.
 type logEntry struct {
-	at     time.Time
-	kind   entryKind
+	at      time.Time
+	kind    entryKind
 	seq     uint64 // the note's sequence number (of the first dropped, for a drop)
 	req     int64  // the request the note is about or was caused by
 	dropped uint64 // how many notes are missing here (a drop)
-	hasRef bool
-	ref    store.Ref
-	uid    string
-	rv     string
-	prev   *store.Object // the replaced or removed object, for REPLACED/DELETED
-	note   *reflector.Note
-	diff   *store.RelistDiff
-	audit  *reflector.AuditReport
-	text   string // for entries without a note: the message
+	hasRef  bool
+	ref     store.Ref
+	uid     string
+	rv      string
+	prev    *store.Object // the replaced or removed object, for REPLACED/DELETED
+	note    *reflector.Note
+	diff    *store.RelistDiff
+	audit   *reflector.AuditReport
+	text    string // for entries without a note: the message
 }
 
 // entryFromResult turns the store change an applied note carries into a log
