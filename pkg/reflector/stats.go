@@ -163,6 +163,15 @@ type Stats struct {
 	LastGone time.Time
 	// BackoffUntil is set while in StateBackoff.
 	BackoffUntil time.Time
+	// Started is when Run began; Synced is when the first complete list was
+	// installed (zero before). Synced.Sub(Started) is the time to sync.
+	Started time.Time
+	Synced  time.Time
+	// LastReceived is when the reflector last received data from the server:
+	// a LIST page, or a watch event (ADDED, MODIFIED, DELETED, BOOKMARK;
+	// a streaming list's initial events included, ERROR events not). Zero
+	// before the first.
+	LastReceived time.Time
 	// LastError is the last request error, if any.
 	LastError string
 	Counters  Counters
