@@ -52,3 +52,31 @@ func TestAnErrorEventIsNotReceivedData(t *testing.T) {
 		t.Errorf("LastReceived: got %s, want the bookmark's %s", h.r.Stats().LastReceived, want)
 	}
 }
+
+func TestAgesFollowTheirDefinitions(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	cases := []struct {
+		name                         string
+		st                           Stats
+		now                          time.Time
+		bookmark, noProgress, toSync time.Duration
+	}{
+		{"before Run", Stats{}, at(5), 0, 0, 0},
+		{"listing, nothing received", Stats{Started: at(0)}, at(5), 0, 5 * time.Second, 5 * time.Second},
+		{"synced, no bookmark yet", Stats{Started: at(0), Synced: at(2), LastReceived: at(2)}, at(10), 8 * time.Second, 8 * time.Second, 2 * time.Second},
+		{"a bookmark, then an event", Stats{Started: at(0), Synced: at(2), BookmarkAt: at(4), LastReceived: at(7)}, at(10), 6 * time.Second, 3 * time.Second, 2 * time.Second},
+		{"a clock behind the stats", Stats{Started: at(0), Synced: at(2), BookmarkAt: at(4), LastReceived: at(7)}, at(3), 0, 0, 2 * time.Second},
+	}
+	for _, tc := range cases {
+		if got := tc.st.BookmarkAge(tc.now); got != tc.bookmark {
+			t.Errorf("%s: BookmarkAge: got %s, want %s", tc.name, got, tc.bookmark)
+		}
+		if got := tc.st.NoProgress(tc.now); got != tc.noProgress {
+			t.Errorf("%s: NoProgress: got %s, want %s", tc.name, got, tc.noProgress)
+		}
+		if got := tc.st.TimeToSync(tc.now); got != tc.toSync {
+			t.Errorf("%s: TimeToSync: got %s, want %s", tc.name, got, tc.toSync)
+		}
+	}
+}

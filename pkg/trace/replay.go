@@ -230,7 +230,9 @@ func (p *Replay) unread(l *Line) {
 // pace sleeps so lines are served at the recorded pace divided by speed.
 func (p *Replay) pace(ctx context.Context, at int64) error {
 	if p.speed <= 0 {
-		return nil
+		// As fast as possible, but a stopped replay stops at once, not at
+		// the end of the request it is in.
+		return ctx.Err()
 	}
 	if !p.paced {
 		p.paced, p.wallStart, p.firstAt = true, time.Now(), at
@@ -461,8 +463,19 @@ func (st *replayStream) Close() {}
 // fires at once, and AfterFunc timers never fire — the
 // trace already says how each request ended.
 type VirtualClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu    sync.Mutex
+	now   time.Time
+	hooks []func(time.Time)
+}
+
+// OnAdvance registers f, called with the new time whenever the clock moves
+// forward: before the trace line that moved it is served, so f sees the run
+// as it stood just before that moment (an age at its largest). f runs on the
+// goroutine reading the trace, the reflector's, and must not block.
+func (c *VirtualClock) OnAdvance(f func(now time.Time)) {
+	c.mu.Lock()
+	c.hooks = append(c.hooks, f)
+	c.mu.Unlock()
 }
 
 // NewVirtualClock starts at t.
@@ -488,10 +501,17 @@ func (c *VirtualClock) AfterFunc(time.Duration, func()) reflector.Timer { return
 
 func (c *VirtualClock) advanceTo(t time.Time) {
 	c.mu.Lock()
-	if t.After(c.now) {
+	moved := t.After(c.now)
+	if moved {
 		c.now = t
 	}
+	hooks := c.hooks
 	c.mu.Unlock()
+	if moved {
+		for _, f := range hooks {
+			f(t)
+		}
+	}
 }
 
 type idleTimer struct{}
