@@ -28,6 +28,7 @@ type snapshotMsg struct {
 	done, total   int64
 	notesLost     int64
 	changesMissed int64
+	alerts        *Alerts
 }
 
 // notesMsg delivers notes from the NoteBuffer.
@@ -68,6 +69,10 @@ func takeSnapshot(opts Options, feed Feed, sub *store.Subscription) snapshotMsg 
 	}
 	if sub != nil {
 		s.changesMissed = sub.Missed()
+	}
+	if feed.Alerts != nil {
+		a := feed.Alerts()
+		s.alerts = &a
 	}
 	return s
 }
