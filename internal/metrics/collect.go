@@ -14,7 +14,7 @@ import (
 // per event.
 type scrapeCollector struct {
 	watches, events, bookmarks, tooLarge, uidMismatches, duplicates, rvBackwards, backoffs, watchErrors *prometheus.Desc
-	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state                            *prometheus.Desc
+	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state                                *prometheus.Desc
 
 	mu        sync.Mutex
 	resources []*Resource

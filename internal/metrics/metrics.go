@@ -24,7 +24,9 @@ import (
 const Namespace = "watchcache"
 
 // labelNames are the labels every metric carries, in Labels' order.
-func labelNames() []string { return []string{"resource", "namespace", "label_selector", "field_selector"} }
+func labelNames() []string {
+	return []string{"resource", "namespace", "label_selector", "field_selector"}
+}
 
 // Labels identify one watched resource.
 type Labels struct {
@@ -44,7 +46,9 @@ func (l Labels) values(extra ...string) []string {
 
 // The values of the labels that break counters down; every series exists
 // from the start, at 0.
-func pageResults() []string { return []string{"ok", "gone", "too-large", "error", "timeout", "canceled"} }
+func pageResults() []string {
+	return []string{"ok", "gone", "too-large", "error", "timeout", "canceled"}
+}
 func listResults() []string { return []string{"complete", "restarted", "failed", "canceled"} }
 func goneOn() []string      { return []string{"watch", "list", "continue"} }
 func missedKinds() []string { return []string{"delete", "recreate", "update", "add"} }
