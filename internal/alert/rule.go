@@ -84,14 +84,24 @@ const (
 
 // Rule is one parsed --fail-on rule.
 type Rule struct {
+	// Text is the rule as written, spaces trimmed ("" for a rule built in code).
+	Text    string
 	Measure Measure
 	Op      Op
 	// Threshold is the count, or for an age its duration in nanoseconds.
 	Threshold int64
 }
 
-// String is the rule in its canonical form: "relists>0", "bookmark-age>3m0s".
-func (r Rule) String() string { return string(r.Measure) + string(r.Op) + r.format(r.Threshold) }
+// String is the rule as written, or else in its canonical form.
+func (r Rule) String() string {
+	if r.Text != "" {
+		return r.Text
+	}
+	return r.Canonical()
+}
+
+// Canonical is the rule in its canonical form: "relists>0", "bookmark-age>3m0s".
+func (r Rule) Canonical() string { return string(r.Measure) + string(r.Op) + r.format(r.Threshold) }
 
 // format renders a value of the rule's measure.
 func (r Rule) format(v int64) string { return FormatValue(r.Measure, v) }
@@ -136,7 +146,7 @@ func Parse(s string) (Rule, error) {
 	if i < 0 {
 		return Rule{}, errors.New("no comparison: want MEASURE>VALUE such as relists>0 or bookmark-age>3m")
 	}
-	r := Rule{Measure: Measure(strings.TrimSpace(text[:i]))}
+	r := Rule{Text: text, Measure: Measure(strings.TrimSpace(text[:i]))}
 	rest := text[i:]
 	switch {
 	case strings.HasPrefix(rest, ">="):
@@ -190,17 +200,17 @@ func (e *ParseError) Error() string {
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // ParseAll parses every rule; the first that does not parse is a *ParseError.
-// The same rule given twice is kept once.
+// The same rule given twice (in any spelling) is kept once.
 func ParseAll(texts []string) ([]Rule, error) {
 	var out []Rule
-	seen := map[Rule]bool{}
+	seen := map[string]bool{}
 	for _, t := range texts {
 		r, err := Parse(t)
 		if err != nil {
 			return nil, &ParseError{Rule: t, Err: err}
 		}
-		if !seen[r] {
-			seen[r] = true
+		if !seen[r.Canonical()] {
+			seen[r.Canonical()] = true
 			out = append(out, r)
 		}
 	}

@@ -25,6 +25,8 @@ type display struct {
 	useTUI  bool
 	notes   *tui.NoteBuffer
 	lines   *lineOutput
+	// afterRun, when set, is called once the session has ended, before the summary.
+	afterRun func()
 }
 
 // listener is the OnNote listener feeding the chosen display; it never blocks.
@@ -54,6 +56,9 @@ func (d *display) run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 		if dropped := d.lines.Close(); dropped > 0 {
 			fmt.Fprintf(d.streams.ErrOut, "warning: %d output lines were dropped because the output could not keep up\n", dropped)
 		}
+	}
+	if d.afterRun != nil {
+		d.afterRun()
 	}
 	if d.opts.Summary {
 		sum := sess.Summary()

@@ -211,6 +211,10 @@ func (p *Replay) next(ctx context.Context) (*Line, error) {
 			return nil, err
 		}
 		p.clock.advanceTo(p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+		if err := ctx.Err(); err != nil {
+			// Stopped, possibly by a clock hook at this very line: serve nothing more.
+			return nil, err
+		}
 		if l.K == KindNote {
 			p.mu.Lock()
 			p.decisions.recorded(l, p.rd.LineNumber())
