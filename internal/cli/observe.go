@@ -107,14 +107,14 @@ type observer struct {
 	streams genericiooptions.IOStreams
 	useTUI  bool
 
-	metrics  *metrics.Metrics
-	server   *metrics.Server
-	mres     *metrics.Resource
-	monitor  *alert.Monitor
-	ares     *alert.Resource
-	sess     *session.Session
-	stop     context.CancelFunc // ends the session at a trip (fail mode)
-	stopMu   sync.Mutex
+	metrics *metrics.Metrics
+	server  *metrics.Server
+	mres    *metrics.Resource
+	monitor *alert.Monitor
+	ares    *alert.Resource
+	sess    *session.Session
+	stop    context.CancelFunc // ends the session at a trip (fail mode)
+	stopMu  sync.Mutex
 
 	warnings chan alert.Trip // line output in warn mode: printed as they come
 	printed  chan struct{}
