@@ -16,7 +16,7 @@ import (
 const traces = "../../testdata/traces/"
 
 // replayWithMetrics replays a trace at full speed into m and returns the summary.
-func replayWithMetrics(t *testing.T, m *metrics.Metrics, path string) trace.Summary {
+func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string) trace.Summary {
 	t.Helper()
 	var res *metrics.Resource
 	sess, err := session.NewReplay(path, 0, func(n reflector.Note) { res.Note(n) })
