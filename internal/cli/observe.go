@@ -265,12 +265,11 @@ func (ob *observer) alerts() func() tui.Alerts {
 		for i, t := range trips {
 			words[i] = t.String()
 		}
-		a.Banner = strings.Join(words, "; ")
 		if ob.opts.FailOnWarn {
-			a.Banner += " (--fail-on-warn: the run goes on)"
+			a.Banner = strings.Join(words, "; ") + " (--fail-on-warn: the run goes on)"
 		} else {
 			a.Fatal = true
-			a.Banner += "; the run stopped: q exits with status 3"
+			a.Banner = "the run stopped, q exits with status 3: " + strings.Join(words, "; ")
 		}
 		return a
 	}
