@@ -44,6 +44,14 @@ type options struct {
 	replayEvents int
 	skipReplay   bool
 	hold         bool
+	// big is how many big ConfigMaps the big-object comparison creates (0: none);
+	// bigSize the bytes of text in each; bigOnly skips everything else.
+	big     int
+	bigSize int
+	bigOnly bool
+	// baseline is a git revision whose plugin is measured beside this one in
+	// the big-object comparison ("" for none).
+	baseline string
 }
 
 func main() {
@@ -73,9 +81,19 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.writers, "writers", 8, "parallel writers (object creation and steady watch)")
 	fs.IntVar(&o.replayEvents, "replay-events", 1_000_000, "watch events in the replayed trace")
 	fs.BoolVar(&o.skipReplay, "skip-replay", false, "skip the replay measurement")
-	fs.BoolVar(&o.hold, "hold", false, "create the largest N ConfigMaps, print a kubeconfig and wait for ctrl+c instead of measuring (for profiling by hand, e.g. hack/bench/syncer -cpuprofile)")
+	fs.BoolVar(&o.hold, "hold", false, "create the largest N ConfigMaps (with -big-only: the big ones), print a kubeconfig and wait for ctrl+c instead of measuring (for profiling by hand, e.g. hack/bench/syncer -cpuprofile)")
+	fs.IntVar(&o.big, "big", 160, "big ConfigMaps for the big-object comparison, in a cluster of their own (0 skips it)")
+	fs.IntVar(&o.bigSize, "big-size", 900_000, "bytes of YAML-like text in each big ConfigMap")
+	fs.BoolVar(&o.bigOnly, "big-only", false, "run only the big-object comparison (and write only its part of -out)")
+	fs.StringVar(&o.baseline, "baseline", "", "a git revision (e.g. main) whose plugin the big-object comparison also measures, as 'before'")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.bigOnly && o.big < 1 {
+		return o, errors.New("-big-only needs -big > 0")
+	}
+	if o.big > 0 && (o.bigSize < 1000 || o.bigSize > 1_000_000) {
+		return o, errors.New("-big-size must be between 1000 and 1000000 (a ConfigMap holds at most 1 MiB)")
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -119,29 +137,65 @@ func run(ctx context.Context, o options) error {
 	if e.bins, err = buildBinaries(ctx, root, tmp); err != nil {
 		return err
 	}
+	if o.baseline != "" {
+		logf("building the plugin at %s", o.baseline)
+		if e.bins.baseline, e.bins.baselineCommit, err = buildBaseline(ctx, root, tmp, o.baseline); err != nil {
+			return err
+		}
+	}
 	if e.kubectl, err = findKubectl(); err != nil {
 		logf("%v: the kubectl column is skipped", err)
 	}
+	out := o.out
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	if !o.bigOnly {
+		if err := runSizes(ctx, e, start, out); err != nil || o.hold {
+			return err // -hold without -big-only holds the N-size cluster only
+		}
+	}
+	if o.big > 0 {
+		return runBig(ctx, e, out)
+	}
+	return nil
+}
+
+// startCluster starts a test cluster for e's measurements and writes its CA
+// file. The caller stops it.
+func startCluster(ctx context.Context, e *env) (*testcluster.Cluster, error) {
 	logf("starting etcd and kube-apiserver %s", testcluster.Version)
 	c, err := testcluster.Start(ctx, testcluster.Options{Log: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	e.cluster = c
+	e.caFile = filepath.Join(e.tmp, "ca.crt")
+	if err := os.WriteFile(e.caFile, c.Config().CAData, 0o600); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("writing the CA file: %w", err)
+	}
+	if e.objects, err = newObjects(c.Config(), e.opts.writers); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// runSizes measures every N of -n in one cluster, then the replay, and writes their results.
+func runSizes(ctx context.Context, e *env, start time.Time, out string) error {
+	o := e.opts
+	c, err := startCluster(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer c.Stop()
-	e.cluster = c
-	e.caFile = filepath.Join(tmp, "ca.crt")
-	if err := os.WriteFile(e.caFile, c.Config().CAData, 0o600); err != nil {
-		return fmt.Errorf("writing the CA file: %w", err)
-	}
-	if e.objects, err = newObjects(c.Config(), o.writers); err != nil {
-		return err
-	}
 	if o.hold {
 		n := o.sizes[len(o.sizes)-1]
 		if err := e.objects.ensure(ctx, n); err != nil {
 			return err
 		}
-		fmt.Printf("%d ConfigMaps on kube-apiserver %s\nexport KUBECONFIG=%s\nhelpers in %s\n(ctrl+c stops it)\n", n, c.URL(), c.Kubeconfig(), tmp)
+		fmt.Printf("%d ConfigMaps on kube-apiserver %s\nexport KUBECONFIG=%s\nhelpers in %s\n(ctrl+c stops it)\n", n, c.URL(), c.Kubeconfig(), e.tmp)
 		<-ctx.Done()
 		return nil
 	}
@@ -169,12 +223,8 @@ func run(ctx context.Context, o options) error {
 		res.Replay = rr
 	}
 	res.Took = time.Since(start)
-	out := o.out
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(root, out)
-	}
 	md := res.markdown(o)
-	if err := writeMarked(out, md); err != nil {
+	if err := writeMarked(out, beginMarker, endMarker, md); err != nil {
 		return err
 	}
 	fmt.Print(md)
@@ -187,7 +237,7 @@ func measureSize(ctx context.Context, e *env, n int) (sizeResult, error) {
 	sr := sizeResult{N: n}
 	var err error
 	logf("N=%d: initial sync, %d repetitions of %d process kinds", n, e.opts.reps, len(syncVariants(e)))
-	if sr.Sync, sr.ListBytes, err = measureSync(ctx, e, n); err != nil {
+	if sr.Sync, sr.ListBytes, err = measureSync(ctx, e, n, syncVariants(e)); err != nil {
 		return sr, err
 	}
 	logf("N=%d: steady watch, %d windows of %s per client", n, e.opts.reps, e.opts.watchFor)

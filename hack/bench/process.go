@@ -20,6 +20,8 @@ import (
 // binaries are the programs the initial-sync measurements run.
 type binaries struct {
 	plugin, syncer, rawget string
+	// baseline is the plugin built at -baseline ("" without), baselineCommit its commit.
+	baseline, baselineCommit string
 }
 
 // buildBinaries builds the plugin and the helpers once, into dir.
@@ -41,6 +43,31 @@ func buildBinaries(ctx context.Context, root, dir string) (binaries, error) {
 		}
 	}
 	return b, nil
+}
+
+// buildBaseline builds the plugin as it is at git revision rev (exported
+// with git archive into dir) and returns the binary and the commit's short hash.
+func buildBaseline(ctx context.Context, root, dir, rev string) (bin, commit string, err error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", rev+"^{commit}").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("resolving -baseline %s: %w", rev, err)
+	}
+	commit = strings.TrimSpace(string(out))
+	src := filepath.Join(dir, "baseline-src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", "", fmt.Errorf("creating %s: %w", src, err)
+	}
+	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive --format=tar "$2" | tar -x -C "$3"`, "sh", root, commit, src)
+	if msg, err := archive.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("exporting %s: %w\n%s", rev, err, msg)
+	}
+	bin = filepath.Join(dir, "kubectl-watchcache-baseline")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-watchcache")
+	build.Dir = src
+	if msg, err := build.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("building the plugin at %s: %w\n%s", rev, err, msg)
+	}
+	return bin, commit, nil
 }
 
 // findKubectl returns kubectl's path, or an error saying it is missing.
@@ -102,22 +129,9 @@ const (
 // syncVariants are the processes measured for initial sync, in run order.
 func syncVariants(e *env) []variant {
 	plugin := func(initialList string, extra ...string) func(context.Context, *env, int) (procResult, error) {
-		return func(ctx context.Context, e *env, rep int) (procResult, error) {
-			args := append([]string{"configmaps", "-A", "--kubeconfig", e.cluster.Kubeconfig(), "--no-tui", "--once", "--initial-list", initialList, "-o", "json"}, extra...)
-			return runPlugin(ctx, e.bins.plugin, args)
-		}
+		return pluginRun(false, append([]string{"--initial-list", initialList}, extra...)...)
 	}
-	syncer := func(watchList bool, args ...string) func(context.Context, *env, int) (procResult, error) {
-		return func(ctx context.Context, e *env, rep int) (procResult, error) {
-			env := []string{fmt.Sprintf("KUBE_FEATURE_WatchListClient=%t", watchList)}
-			return runSyncer(ctx, e.bins.syncer, append([]string{"-kubeconfig", e.cluster.Kubeconfig()}, args...), env)
-		}
-	}
-	rawget := func(args ...string) func(context.Context, *env, int) (procResult, error) {
-		return func(ctx context.Context, e *env, rep int) (procResult, error) {
-			return runRawGet(ctx, e.bins.rawget, append([]string{"-url", e.cluster.URL() + "/api/v1/configmaps", "-ca", e.caFile}, args...), e.cluster.Token("admin"))
-		}
-	}
+	syncer, rawget := syncerRun, rawgetRun
 	vs := []variant{
 		{vFloor, "raw GET of the whole list, read to EOF (floor)", rawget()},
 		{vFloorPages, "raw GETs of every 500-item page, read to EOF (paginated floor)", rawget("-limit", "500")},
@@ -152,10 +166,36 @@ func syncVariants(e *env) []variant {
 	return vs
 }
 
-// measureSync runs every variant reps times, interleaved so drift spreads
-// evenly, after one unmeasured warm-up of the floor and the plugin.
-func measureSync(ctx context.Context, e *env, n int) (map[string][]procResult, int64, error) {
-	vs := syncVariants(e)
+// pluginRun runs the plugin (the -baseline build with baseline) on every
+// ConfigMap until its first complete list, with args after the common ones.
+func pluginRun(baseline bool, args ...string) func(context.Context, *env, int) (procResult, error) {
+	return func(ctx context.Context, e *env, rep int) (procResult, error) {
+		bin := e.bins.plugin
+		if baseline {
+			bin = e.bins.baseline
+		}
+		return runPlugin(ctx, bin, append([]string{"configmaps", "-A", "--kubeconfig", e.cluster.Kubeconfig(), "--no-tui", "--once", "-o", "json"}, args...))
+	}
+}
+
+// syncerRun runs hack/bench/syncer with args, with client-go's streaming list on or off.
+func syncerRun(watchList bool, args ...string) func(context.Context, *env, int) (procResult, error) {
+	return func(ctx context.Context, e *env, rep int) (procResult, error) {
+		env := []string{fmt.Sprintf("KUBE_FEATURE_WatchListClient=%t", watchList)}
+		return runSyncer(ctx, e.bins.syncer, append([]string{"-kubeconfig", e.cluster.Kubeconfig()}, args...), env)
+	}
+}
+
+// rawgetRun runs a floor (hack/bench/rawget) on every ConfigMap with args.
+func rawgetRun(args ...string) func(context.Context, *env, int) (procResult, error) {
+	return func(ctx context.Context, e *env, rep int) (procResult, error) {
+		return runRawGet(ctx, e.bins.rawget, append([]string{"-url", e.cluster.URL() + "/api/v1/configmaps", "-ca", e.caFile}, args...), e.cluster.Token("admin"))
+	}
+}
+
+// measureSync runs every variant of vs reps times, interleaved so drift
+// spreads evenly, after one unmeasured warm-up of the floor and the plugin.
+func measureSync(ctx context.Context, e *env, n int, vs []variant) (map[string][]procResult, int64, error) {
 	for _, v := range vs {
 		if v.key != vFloor && v.key != vListFull {
 			continue
@@ -181,7 +221,7 @@ func measureSync(ctx context.Context, e *env, n int) (map[string][]procResult, i
 			if v.key == vFloor {
 				listBytes = r.Bytes
 			}
-			logf("  rep %d %-18s sync %7.3fs wall %7.3fs CPU %7.3fs peak RSS %6.1f MiB objects %d", rep+1, v.key, r.Sync.Seconds(), r.Wall.Seconds(), r.CPU.Seconds(), mib(r.PeakRSS), r.Objects)
+			logf("  rep %d %-20s sync %7.3fs wall %7.3fs CPU %7.3fs peak RSS %6.1f MiB objects %d", rep+1, v.key, r.Sync.Seconds(), r.Wall.Seconds(), r.CPU.Seconds(), mib(r.PeakRSS), r.Objects)
 			out[v.key] = append(out[v.key], r)
 		}
 	}

@@ -36,8 +36,9 @@ const (
 	endMarker   = "<!-- bench:end -->"
 )
 
-// writeMarked replaces the generated part of path (or creates the file).
-func writeMarked(path, generated string) error {
+// writeMarked replaces the generated part of path between the markers
+// beginMarker and endMarker (appending it when they are missing, creating the file).
+func writeMarked(path, beginMarker, endMarker, generated string) error {
 	block := beginMarker + "\n" + generated + endMarker + "\n"
 	old, err := os.ReadFile(path)
 	var out string
@@ -308,7 +309,7 @@ func (res *results) sizeMarkdown(b *strings.Builder, s sizeResult, o options) {
 // targetsMarkdown checks the issue's targets against the medians.
 func (res *results) targetsMarkdown(b *strings.Builder) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	p("### Targets (issue 8), from this run\n\n| target | N | measured | verdict |\n|---|---:|---|---|\n")
+	p("### Targets, from this run\n\n| target | N | measured | verdict |\n|---|---:|---|---|\n")
 	for _, s := range res.Sizes {
 		get := func(key string, f func(procResult) float64) float64 { return med(s.Sync[key], f) }
 		floor, dyn := get(vFloor, syncSec), get(vDynamicStream, syncSec)

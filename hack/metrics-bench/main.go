@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
@@ -150,7 +152,7 @@ func replay(path string, va variant) (result, error) {
 		mon := alert.NewMonitor(rules, nil)
 		ares = mon.Add("configmaps.v1 in namespace bench")
 		ares.Attach(sess.Reflector.Stats)
-		sess.Replay.Clock().OnAdvance(ares.ClockAdvanced)
+		sess.Replay.OnClockAdvance(ares.ClockAdvanced)
 	}
 	cpu0, start := cpuTime(), time.Now()
 	err = sess.Run(ctx)
@@ -207,7 +209,7 @@ func writeTrace(path string, events, objects int) (int64, error) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(w)
 	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Unix(1_700_000_000, 0).UTC(), Tool: "metrics-bench",
-		Resource: trace.ResourceInfo{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}, Namespace: "bench", Objects: trace.ObjectsMetadata,
+		Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "bench", Objects: trace.ObjectsMetadata,
 		Options: trace.Options{Strategy: reflector.StrategyList, WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
 	if err := enc.Encode(h); err != nil {
 		return 0, err

@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func main() {
@@ -152,7 +153,7 @@ func writeTrace(path string, events, objects int) (int64, error) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(w)
 	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Unix(1_700_000_000, 0).UTC(), Tool: "tui-bench",
-		Resource: trace.ResourceInfo{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}, Objects: trace.ObjectsMetadata,
+		Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Objects: trace.ObjectsMetadata,
 		Options: trace.Options{Strategy: reflector.StrategyList, WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
 	if err := enc.Encode(h); err != nil {
 		return 0, err

@@ -13,8 +13,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // The package's cluster starts on the first test that needs one.
@@ -58,7 +58,6 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 	if err := os.WriteFile(noContext, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kc := kubeconfig(t)
 	cases := []struct {
 		name string
 		args []string
@@ -77,8 +76,6 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"trace directory missing", []string{"pods", "--trace", "/nonexistent/dir/t.jsonl"}, ExitUsage, "error: --trace /nonexistent/dir/t.jsonl: directory /nonexistent/dir does not exist"},
 		{"unsafe secrets without trace", []string{"secrets", "--trace-unsafe-secrets"}, ExitUsage, "error: --trace-unsafe-secrets needs --trace"},
 		{"unknown flag", []string{"pods", "--bogus"}, ExitUsage, "error: unknown flag: --bogus"},
-		{"unknown resource", []string{"flurbs", "--kubeconfig", kc}, ExitFailure, `error: the server doesn't have a resource type "flurbs"`},
-		{"not listable", []string{"tokenreviews", "--kubeconfig", kc}, ExitFailure, `error: the server does not support list or watch on resource type "tokenreviews" (its verbs: create)`},
 		{"unreachable", []string{"pods", "--kubeconfig", unreachable}, ExitFailure, "error: the connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},
 		{"no current context", []string{"pods", "--kubeconfig", noContext}, ExitFailure, `error: the kubeconfig has no current context: set one with "kubectl config use-context NAME", or pass --context`},
 		{"replay missing", []string{"replay", filepath.Join(dir, "missing.jsonl")}, ExitFailure, "error: cannot replay " + filepath.Join(dir, "missing.jsonl") + ": no such file or directory"},
@@ -101,6 +98,21 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 	}
 }
 
+func TestE2EResourceNamesTheServerDoesNotServeAreRefused(t *testing.T) {
+	kc := kubeconfig(t)
+	for _, tc := range []struct{ name, arg, want string }{
+		{"unknown resource", "flurbs", `error: the server doesn't have a resource type "flurbs"`},
+		{"not listable", "tokenreviews", `error: the server does not support list or watch on resource type "tokenreviews" (its verbs: create)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.arg, "--kubeconfig", kc)
+			if code != ExitFailure || strings.TrimSpace(stderr) != tc.want {
+				t.Errorf("got %d %q, want %d %q", code, strings.TrimSpace(stderr), ExitFailure, tc.want)
+			}
+		})
+	}
+}
+
 func TestNoKubeconfigAtAllIsRefusedBeforeTryingLocalhost(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("HOME", t.TempDir())
@@ -111,7 +123,7 @@ func TestNoKubeconfigAtAllIsRefusedBeforeTryingLocalhost(t *testing.T) {
 	}
 }
 
-func TestForbiddenNamesTheVerbResourceAndNamespace(t *testing.T) {
+func TestE2EForbiddenNamesTheVerbResourceAndNamespace(t *testing.T) {
 	cfg, err := cluster(t).UserConfig("nobody")
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +160,7 @@ func createConfigMaps(t *testing.T, ns string, n int) {
 	}
 }
 
-func TestOnceWithJSONSummaryListsTheNamespaceAndRecordsATraceThatReplaysToTheSameSummary(t *testing.T) {
+func TestE2EOnceWithJSONSummaryListsTheNamespaceAndRecordsATraceThatReplaysToTheSameSummary(t *testing.T) {
 	createConfigMaps(t, "once", 5)
 	tracePath := filepath.Join(t.TempDir(), "once.jsonl.gz")
 	resources := []string{"configmaps", "cm"}
@@ -175,13 +187,13 @@ func TestOnceWithJSONSummaryListsTheNamespaceAndRecordsATraceThatReplaysToTheSam
 }
 
 // lastJSONObject decodes the summary printed after the JSON lines.
-func lastJSONObject(t *testing.T, out string) trace.Summary {
+func lastJSONObject(t *testing.T, out string) summary.Summary {
 	t.Helper()
 	i := strings.LastIndex(out, "\n{\n")
 	if i < 0 {
 		t.Fatalf("no summary in output:\n%s", out)
 	}
-	var s trace.Summary
+	var s summary.Summary
 	if err := json.Unmarshal([]byte(out[i+1:]), &s); err != nil {
 		t.Fatalf("decoding summary: %v\n%s", err, out[i+1:])
 	}

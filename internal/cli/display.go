@@ -15,9 +15,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
-// noteBuffer is how many notes may wait for the dashboard (it drops and counts beyond that).
-const noteBuffer = 8192
-
 // display shows a run: the dashboard on a terminal, lines otherwise; then the summary.
 type display struct {
 	opts    DisplayOptions
@@ -32,7 +29,7 @@ type display struct {
 // listener is the OnNote listener feeding the chosen display; it never blocks.
 func (d *display) listener() func(reflector.Note) {
 	if d.useTUI {
-		d.notes = tui.NewNoteBuffer(noteBuffer)
+		d.notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
 		return d.notes.Push
 	}
 	d.lines = newLineOutput(d.streams.Out, d.opts.Output == "json")

@@ -14,7 +14,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
@@ -83,8 +82,8 @@ type observedResource struct {
 	name string
 }
 
-func newObservedResource(res trace.ResourceInfo, namespace, labelSelector, fieldSelector string) observedResource {
-	r := observedResource{labels: metrics.Labels{Resource: trace.ResourceName(res), Namespace: namespace, LabelSelector: labelSelector, FieldSelector: fieldSelector}}
+func newObservedResource(res reflector.Resource, namespace, labelSelector, fieldSelector string) observedResource {
+	r := observedResource{labels: metrics.Labels{Resource: res.String(), Namespace: namespace, LabelSelector: labelSelector, FieldSelector: fieldSelector}}
 	r.name = r.labels.Resource
 	switch {
 	case namespace != "":
@@ -186,7 +185,7 @@ func (ob *observer) attach(sess *session.Session) {
 	if ob.ares != nil {
 		ob.ares.Attach(sess.Reflector.Stats)
 		if sess.Replay != nil {
-			sess.Replay.Clock().OnAdvance(ob.ares.ClockAdvanced)
+			sess.Replay.OnClockAdvance(ob.ares.ClockAdvanced)
 		}
 	}
 }

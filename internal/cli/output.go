@@ -11,14 +11,18 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// lineOutput prints notes as lines (-o text) or JSON lines (-o json). Push
-// never blocks the reflector: a full queue drops the line and counts it.
+// lineOutput prints notes as lines (-o text) or JSON lines (-o json), in
+// the order the reflector made them. Push never blocks the reflector: a full
+// queue drops the line and counts it, and the output says how many lines
+// were dropped at the place they are missing (the notes' sequence numbers
+// have a gap there): lines are skipped, never reordered.
 type lineOutput struct {
 	out     io.Writer
 	json    bool
 	queue   chan reflector.Note
 	dropped atomic.Int64
 	done    chan struct{}
+	lastSeq uint64 // owned by loop
 }
 
 // lineQueue is how many notes may wait for a slow terminal or pipe.
@@ -32,9 +36,6 @@ func newLineOutput(out io.Writer, asJSON bool) *lineOutput {
 
 // Push queues a note for printing; pass it as a reflector OnNote listener.
 func (l *lineOutput) Push(n reflector.Note) {
-	if n.Kind == reflector.NoteRequestStarted {
-		return // the ended line has the same options and how it went
-	}
 	select {
 	case l.queue <- n:
 	default:
@@ -52,103 +53,79 @@ func (l *lineOutput) Close() int64 {
 func (l *lineOutput) loop() {
 	defer close(l.done)
 	for n := range l.queue {
-		var line string
+		if l.lastSeq > 0 && n.Seq > l.lastSeq+1 {
+			l.write(droppedLine(l.json, n.At, l.lastSeq+1, n.Seq-l.lastSeq-1))
+		}
+		if n.Seq > 0 {
+			l.lastSeq = n.Seq
+		}
 		if l.json {
 			b, err := json.Marshal(jsonLine(n))
 			if err != nil {
 				continue
 			}
-			line = string(b)
+			l.write(string(b))
 		} else {
-			line = textLine(n)
-		}
-		if _, err := io.WriteString(l.out, line+"\n"); err != nil {
-			// A closed pipe (| head): keep draining so the reflector never waits.
-			continue
+			l.write(textLine(n))
 		}
 	}
 }
 
+// write prints one line; a closed pipe (| head) is ignored, so the queue
+// keeps draining and the reflector never waits.
+func (l *lineOutput) write(line string) { _, _ = io.WriteString(l.out, line+"\n") }
+
 const timeFormat = "15:04:05.000"
 
+// droppedLine says where lines are missing: count lines from seq on.
+func droppedLine(asJSON bool, at time.Time, seq, count uint64) string {
+	if asJSON {
+		b, _ := json.Marshal(jsonNote{Seq: seq, Time: at, Type: "dropped", Dropped: count})
+		return string(b)
+	}
+	return fmt.Sprintf("%s %6d %d lines dropped here: the output could not keep up", at.Local().Format(timeFormat), seq, count)
+}
+
+// textLine is one note as a line: its time, its sequence number, and what it
+// says; lines about a request end with the request's number.
 func textLine(n reflector.Note) string {
-	at := n.At.Local().Format(timeFormat)
+	head := fmt.Sprintf("%s %6d ", n.At.Local().Format(timeFormat), n.Seq)
+	via := ""
+	if n.RequestID > 0 {
+		via = fmt.Sprintf(" [#%d]", n.RequestID)
+	}
 	switch n.Kind {
 	case reflector.NoteApplied:
 		res := n.Applied
-		return fmt.Sprintf("%s %-8s %s uid=%s rv=%s (%s)", at, n.Event, res.Object.Ref(), res.Object.UID, res.Object.ResourceVersion, strings.ToLower(res.Outcome.String()))
+		return head + fmt.Sprintf("%-8s %s uid=%s rv=%s (%s)", n.Event, res.Object.Ref(), res.Object.UID, res.Object.ResourceVersion, strings.ToLower(res.Outcome.String())) + via
+	case reflector.NoteRequestStarted:
+		r := n.Request
+		return head + fmt.Sprintf("request #%d %s %s: started", r.ID, strings.ToUpper(string(r.Verb)), r.Opts.Format(false))
 	case reflector.NoteRequestEnded:
 		r := n.Request
 		count := fmt.Sprintf("%d items", r.Items)
 		if r.Verb == reflector.VerbWatch {
 			count = fmt.Sprintf("%d events", r.Events)
 		}
-		return fmt.Sprintf("%s request #%d %s %s: %s after %s, %s", at, r.ID, strings.ToUpper(string(r.Verb)), optsText(r.Opts), endWords(r.End), r.Duration.Round(time.Millisecond), count)
+		return head + fmt.Sprintf("request #%d %s %s: %s after %s, %s", r.ID, strings.ToUpper(string(r.Verb)), r.Opts.Format(false), r.End.Format(false), r.Duration.Round(time.Millisecond), count)
+	case reflector.NoteAudit:
+		return head + "audit: " + n.Audit.String()
 	}
-	return fmt.Sprintf("%s %-13s %s: %s", at, n.State, n.Reason(), n.Decision)
-}
-
-// optsText renders a request's options the way they were sent.
-func optsText(o reflector.RequestOptions) string {
-	var parts []string
-	add := func(k, v string) { parts = append(parts, k+"="+v) }
-	add("resourceVersion", quoteEmpty(o.ResourceVersion))
-	if o.ResourceVersionMatch != "" {
-		add("resourceVersionMatch", o.ResourceVersionMatch)
-	}
-	if o.Limit > 0 {
-		add("limit", fmt.Sprint(o.Limit))
-	}
-	if o.Continue != "" {
-		add("continue", abbreviate(o.Continue, 12))
-	}
-	if o.SendInitialEvents {
-		add("sendInitialEvents", "true")
-	}
-	if o.AllowWatchBookmarks {
-		add("allowWatchBookmarks", "true")
-	}
-	if o.TimeoutSeconds > 0 {
-		add("timeoutSeconds", fmt.Sprint(o.TimeoutSeconds))
-	}
-	return strings.Join(parts, " ")
-}
-
-func quoteEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
-}
-
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-func endWords(e *reflector.RequestEnd) string {
-	if e == nil {
-		return "running"
-	}
-	switch {
-	case e.Status != nil:
-		return fmt.Sprintf("%s (%d %s: %s)", e.Reason, e.Status.Code, e.Status.Reason, e.Status.Message)
-	case e.Err != nil:
-		return fmt.Sprintf("%s (%v)", e.Reason, e.Err)
-	}
-	return string(e.Reason)
+	return head + fmt.Sprintf("%-13s %s: %s", n.State, n.Reason(), n.Decision) + via
 }
 
 // jsonNote is the stable JSON form of one output line.
 type jsonNote struct {
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	Type   string    `json:"type"` // decision, event, request
-	State  string    `json:"state,omitempty"`
-	Reason string    `json:"reason,omitempty"`
-	Detail string    `json:"detail,omitempty"`
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	Type string    `json:"type"` // decision, event, request-started, request (ended), audit, dropped
+	// Request is the request the line is about or was caused by.
+	Request int64 `json:"request,omitempty"`
+	// Dropped counts the lines missing from Seq on (type dropped).
+	Dropped uint64 `json:"dropped,omitempty"`
+	State   string `json:"state,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 	// decision fields (resourceVersion below too)
 	Objects *int     `json:"objects,omitempty"`
 	Code    int32    `json:"code,omitempty"`
@@ -179,12 +156,18 @@ type jsonEnd struct {
 }
 
 func jsonLine(n reflector.Note) jsonNote {
-	j := jsonNote{Seq: n.Seq, Time: n.At, State: n.State.String()}
+	j := jsonNote{Seq: n.Seq, Time: n.At, State: n.State.String(), Request: n.RequestID}
 	switch n.Kind {
 	case reflector.NoteApplied:
 		o := n.Applied.Object
 		j.Type, j.Event, j.Outcome = "event", string(n.Event), n.Applied.Outcome.String()
 		j.Namespace, j.Name, j.UID, j.ResourceVersion = o.Namespace, o.Name, o.UID, o.ResourceVersion
+	case reflector.NoteRequestStarted:
+		r := n.Request
+		opts := r.Opts
+		j.Type, j.ID, j.Verb, j.Opts = "request-started", r.ID, string(r.Verb), &opts
+	case reflector.NoteAudit:
+		j.Type, j.Detail = "audit", n.Audit.String()
 	case reflector.NoteRequestEnded:
 		r := n.Request
 		ms := float64(r.Duration) / float64(time.Millisecond)

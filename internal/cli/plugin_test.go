@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // pluginPath builds the plugin into a directory with kubectl, for PATH.
@@ -52,7 +54,7 @@ func kubectl(t *testing.T, dir string, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
-func listConfigMaps(t *testing.T) []trace.StoreEntry {
+func listConfigMaps(t *testing.T) []summary.StoreEntry {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster(t).Config())
 	if err != nil {
@@ -62,9 +64,9 @@ func listConfigMaps(t *testing.T) []trace.StoreEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []trace.StoreEntry
+	var out []summary.StoreEntry
 	for _, cm := range l.Items {
-		out = append(out, trace.StoreEntry{Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID), ResourceVersion: cm.ResourceVersion})
+		out = append(out, summary.StoreEntry{Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID), ResourceVersion: cm.ResourceVersion})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {
@@ -75,16 +77,16 @@ func listConfigMaps(t *testing.T) []trace.StoreEntry {
 	return out
 }
 
-func decodeSummary(t *testing.T, out string) trace.Summary {
+func decodeSummary(t *testing.T, out string) summary.Summary {
 	t.Helper()
-	var s trace.Summary
+	var s summary.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("decoding the summary: %v\n%s", err, out)
 	}
 	return s
 }
 
-func TestThePluginThroughKubectlMatchesAList(t *testing.T) {
+func TestE2EThePluginThroughKubectlMatchesAList(t *testing.T) {
 	createConfigMaps(t, "plugin", 7)
 	dir := pluginPath(t)
 	before := listConfigMaps(t)
@@ -107,7 +109,7 @@ func TestThePluginThroughKubectlMatchesAList(t *testing.T) {
 	}
 }
 
-func TestATracedRunReplaysToTheSameSummary(t *testing.T) {
+func TestE2EATracedRunReplaysToTheSameSummary(t *testing.T) {
 	createConfigMaps(t, "traced", 5)
 	dir := pluginPath(t)
 	tracePath := filepath.Join(t.TempDir(), "run.jsonl")
@@ -115,36 +117,27 @@ func TestATracedRunReplaysToTheSameSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// Writes while the plugin watches, so the trace has events.
-		time.Sleep(time.Second)
-		for i := 0; i < 10; i++ {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("during-%d", i)}}
-			_, _ = cs.CoreV1().ConfigMaps("traced").Create(context.Background(), cm, metav1.CreateOptions{})
+	p := startPlugin(t, dir, cluster(t).Kubeconfig(), "configmaps", "-n", "traced", "--no-tui", "--summary", "-o", "json", "--trace", tracePath, "--watch-timeout", "2s")
+	// Writes once the list is in, while the plugin watches, so the trace has events.
+	p.waitForLine(t, `"reason":"list-complete"`)
+	for i := 0; i < 10; i++ {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("during-%d", i)}}
+		if _, err := cs.CoreV1().ConfigMaps("traced").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
 		}
-		_ = cs.CoreV1().ConfigMaps("traced").Delete(context.Background(), "cm-a", metav1.DeleteOptions{})
-	}()
-	live, stderr, err := kubectl(t, dir, "watchcache", "configmaps", "-n", "traced", "--no-tui", "--duration", "4s", "--summary", "-o", "json", "--trace", tracePath, "--watch-timeout", "2s")
-	<-done
+	}
+	if err := cs.CoreV1().ConfigMaps("traced").Delete(context.Background(), "cm-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitForLine(t, `"name":"cm-a"`)
+	time.Sleep(3 * time.Second) // past a watch timeout and its bookmark
+	live, stderr := p.interrupt(t)
+	liveSum := lastSummary(t, live)
+	replayed, stderr2, err := kubectl(t, dir, "watchcache", "replay", tracePath, "--speed", "0", "--no-tui", "--summary", "-o", "json")
 	if err != nil {
-		t.Fatalf("kubectl watchcache: %v\n%s", err, stderr)
+		t.Fatalf("kubectl watchcache replay: %v\n%s\n(live: %s)", err, stderr2, stderr)
 	}
-	i := strings.LastIndex(live, "\n{\n")
-	if i < 0 {
-		t.Fatalf("no summary in:\n%s", live)
-	}
-	liveSum := decodeSummary(t, live[i+1:])
-	replayed, stderr, err := kubectl(t, dir, "watchcache", "replay", tracePath, "--speed", "0", "--no-tui", "--summary", "-o", "json")
-	if err != nil {
-		t.Fatalf("kubectl watchcache replay: %v\n%s", err, stderr)
-	}
-	j := strings.LastIndex(replayed, "\n{\n")
-	if j < 0 {
-		t.Fatalf("no summary in:\n%s", replayed)
-	}
-	replaySum := decodeSummary(t, replayed[j+1:])
+	replaySum := lastSummary(t, replayed)
 	liveSum.Bookmark.Age, replaySum.Bookmark.Age = nil, nil
 	if !reflect.DeepEqual(liveSum, replaySum) {
 		t.Errorf("summaries differ:\nlive   %+v\nreplay %+v", liveSum, replaySum)
@@ -152,4 +145,88 @@ func TestATracedRunReplaysToTheSameSummary(t *testing.T) {
 	if liveSum.Counters.Added != 10 || liveSum.Counters.Deleted != 1 || liveSum.Objects != 14 {
 		t.Errorf("live summary: got %d objects, counters %+v", liveSum.Objects, liveSum.Counters)
 	}
+}
+
+// plugin is the plugin running as a user runs it, its output read as it comes.
+type plugin struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	out    strings.Builder
+	lines  chan string
+	errOut bytes.Buffer
+	exited chan error
+}
+
+// startPlugin runs kubectl-watchcache with args and KUBECONFIG=kubeconfig, with only dir on PATH.
+func startPlugin(t *testing.T, dir, kubeconfig string, args ...string) *plugin {
+	t.Helper()
+	p := &plugin{cmd: exec.Command(filepath.Join(dir, "kubectl-watchcache"), args...), lines: make(chan string, 1<<16), exited: make(chan error, 1)}
+	p.cmd.Env = []string{"PATH=" + dir, "HOME=" + t.TempDir(), "KUBECONFIG=" + kubeconfig}
+	p.cmd.Stderr = &p.errOut
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody waits for lines any more
+			}
+		}
+		close(p.lines)
+		p.exited <- p.cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
+	return p
+}
+
+// waitForLine waits for an output line containing s.
+func (p *plugin) waitForLine(t *testing.T, s string) {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("the plugin exited before printing %q\n%s", s, p.errOut.String())
+			}
+			if strings.Contains(line, s) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no line with %q within a minute", s)
+		}
+	}
+}
+
+// interrupt ends the plugin as ctrl+c does and returns its output; the run must succeed.
+func (p *plugin) interrupt(t *testing.T) (stdout, stderr string) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range p.lines { // drain, so the reader reaches the end
+		}
+	}()
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("the plugin failed: %v\n%s", err, p.errOut.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the plugin did not exit within a minute of SIGINT")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String(), p.errOut.String()
 }

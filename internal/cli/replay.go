@@ -107,11 +107,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	d.afterRun = ob.end
 	opts := tui.Options{
 		Server: h.Server, Strategy: h.Options.Strategy, PageSize: h.Options.PageSize, MetadataOnly: h.Options.MetadataOnly,
-		Target: reflector.Target{Resource: reflector.Resource{Kind: h.Resource.Kind, Namespaced: h.Resource.Namespaced},
-			Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector},
+		Target: reflector.Target{Resource: h.Resource, Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector},
 		Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt,
 	}
-	opts.Target.Resource.GVR.Group, opts.Target.Resource.GVR.Version, opts.Target.Resource.GVR.Resource = h.Resource.Group, h.Resource.Version, h.Resource.Resource
 	feed := tui.Feed{
 		Stats: sess.Reflector.Stats, Store: sess.Store,
 		Audit: func(context.Context) (*reflector.AuditReport, error) {

@@ -100,7 +100,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
 	f.DurationVar(&o.Duration, "duration", 0, "Stop after this long (0: until interrupted)")
 	f.BoolVar(&o.Once, "once", false, "Stop after the first complete list")
-	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when no request has succeeded for this long (0: retry forever)")
+	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when nothing has made progress for this long: no answer from the server and no watch open (0: retry forever)")
 	o.Display.addFlags(cmd)
 	o.Observe.addFlags(cmd, false)
 	for flag, values := range map[string][]string{
@@ -240,7 +240,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := ob.add(newObservedResource(session.Resource(res), ns, o.LabelSelector, o.FieldSelector)); err != nil {
+	if err := ob.add(newObservedResource(res, ns, o.LabelSelector, o.FieldSelector)); err != nil {
 		return ob.finish(err)
 	}
 	lc.OnNote = []func(reflector.Note){d.listener(), ob.listener()}

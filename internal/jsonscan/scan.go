@@ -5,6 +5,11 @@
 // decoding it, and decodes only the strings and numbers asked for, so it makes
 // one pass over the bytes and allocates only for strings that hold escapes.
 //
+// A Scanner reads an input held whole (Reset) or an io.Reader as it goes
+// (ResetReader): a response body is decoded while it arrives, each byte read
+// once however the reads split it, and only the part being decoded is held
+// (a LIST item, a watch event; see Commit), up to a size limit.
+//
 // Everything it walks or skips is validated as encoding/json validates it
 // (RFC 8259, nesting at most 10000 deep, invalid UTF-8 in decoded strings
 // replaced by U+FFFD). One difference is deliberate: object keys are matched
@@ -16,13 +21,20 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// ErrShort reports that the input ended inside a value: more input may complete it.
+// ErrShort reports that the input ended inside a value: more input may
+// complete it (for a reading Scanner, the reader's input ended there).
 var ErrShort = errors.New("unexpected end of JSON input")
+
+// ErrTooLarge reports that a reading Scanner's current part (the bytes since
+// the last Commit) would grow past its limit: the value is not complete within
+// the limit, and nothing more was read.
+var ErrTooLarge = errors.New("JSON value larger than the size limit")
 
 // SyntaxError is malformed JSON, or a value of another type than asked for.
 type SyntaxError struct {
@@ -34,29 +46,181 @@ type SyntaxError struct {
 // Error implements error.
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.Msg, e.Offset) }
 
+// ReadError is a reading Scanner's reader failing (not malformed JSON).
+type ReadError struct{ Err error }
+
+// Error implements error.
+func (e *ReadError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reader's error.
+func (e *ReadError) Unwrap() error { return e.Err }
+
 // maxDepth is encoding/json's nesting limit.
 const maxDepth = 10000
 
+const (
+	// bufferSize is a reading Scanner's first buffer size; it grows for larger parts.
+	bufferSize = 64 << 10
+	// minRead is the least free space a read is given.
+	minRead = 8 << 10
+	// maxEmptyReads is how many reads in a row may return nothing and no error.
+	maxEmptyReads = 100
+)
+
 // Scanner reads one JSON input. The zero Scanner reads an empty input; Reset
-// gives it one. Errors are sticky: after the first, every method does nothing
-// and Err returns it. Byte slices a Scanner returns alias its input unless
-// said otherwise; copy them to keep them beyond the input's life.
+// or ResetReader gives it one. Errors are sticky: after the first, every
+// method does nothing and Err returns it. Byte slices a Scanner returns alias
+// its input unless said otherwise; copy them to keep them beyond the input's
+// life (for a reading Scanner: beyond the next Commit).
 type Scanner struct {
 	data   []byte
 	pos    int
 	depth  int
 	err    error
 	spaced bool
+	// first: the object or array opened last has had no member or element yet.
+	first bool
+
+	// A reading Scanner's state; r is nil for an input held whole.
+	r io.Reader
+	// data[keep:] is the current part: what was read since the last Commit.
+	// It stays where it is in memory until the next Commit; reading more
+	// moves it to a fresh buffer when data has no room left.
+	keep int
+	// off is the input offset of data[0].
+	off int64
+	// limit bounds the current part (0: no limit).
+	limit int
+	// spare is a buffer data moved out of; it is reused once a Commit has
+	// ended every alias into it (spareFree).
+	spare     []byte
+	spareFree bool
+	eof       bool
+	// readErr is the reader's error other than io.EOF, reported once the
+	// bytes read with it are used up.
+	readErr error
 }
 
 // Reset starts reading data from its beginning.
 func (s *Scanner) Reset(data []byte) { *s = Scanner{data: data} }
 
+// ResetReader starts reading r, as much as each step needs. limit (0: none)
+// bounds the current part, every byte from the last Commit (or the start) to
+// the end of what is being read, whitespace included: a part that would grow
+// past it fails with ErrTooLarge before more is read, so at most about twice
+// limit is buffered. To bound each value of a stream, Commit at its first
+// byte and again after its last.
+// A read error is reported as a *ReadError; the input ending inside a value as
+// ErrShort.
+func (s *Scanner) ResetReader(r io.Reader, limit int) {
+	*s = Scanner{r: r, limit: max(limit, 0)}
+}
+
+// Commit ends the current part at the next unread byte: what was read
+// before it will not be asked for again. The byte slices the Scanner returned before are invalid
+// after Commit (a reading Scanner reuses their memory). Reading an input held
+// whole, it only moves the start of Part.
+func (s *Scanner) Commit() {
+	s.keep = s.pos
+	s.spareFree = true
+}
+
+// Part is what was read since the last Commit (or the start): the bytes of
+// the value read since, when Commit was called at its first byte. It is valid
+// until the next Commit.
+func (s *Scanner) Part() []byte { return s.data[s.keep:s.pos] }
+
+// Since returns what was read from input offset start (an InputOffset
+// within the current part) to now. It is valid until the next Commit.
+func (s *Scanner) Since(start int64) []byte { return s.data[int(start-s.off):s.pos] }
+
+// InputOffset is the offset in the input of the next unread byte.
+func (s *Scanner) InputOffset() int64 { return s.off + int64(s.pos) }
+
+// AtEOF skips whitespace and reports whether the input ends there (a reading
+// Scanner reads until it knows). It is false after an error.
+func (s *Scanner) AtEOF() bool {
+	s.ws()
+	return s.err == nil && s.pos >= len(s.data)
+}
+
+// fill reads more of the input after data and reports whether it did. When
+// it did not, the input has ended, or s.err says why (a *ReadError,
+// ErrTooLarge). To make room it may move the current part to another buffer:
+// shift is then how far data's indexes moved down (s.pos and s.keep are
+// moved; a caller holding an index subtracts shift).
+func (s *Scanner) fill() (shift int, ok bool) {
+	if s.r == nil || s.err != nil || s.eof {
+		return 0, false
+	}
+	if s.readErr != nil {
+		s.err = &ReadError{s.readErr}
+		return 0, false
+	}
+	part := len(s.data) - s.keep
+	if s.limit > 0 && part >= s.limit {
+		s.err = ErrTooLarge
+		return 0, false
+	}
+	if cap(s.data)-len(s.data) < minRead {
+		shift = s.keep
+		s.move(part)
+	}
+	end := cap(s.data)
+	if s.limit > 0 {
+		end = min(end, s.keep+s.limit) // no further than the part may go
+	}
+	for range maxEmptyReads {
+		n, err := s.r.Read(s.data[len(s.data):end])
+		s.data = s.data[:len(s.data)+n]
+		switch {
+		case err == io.EOF:
+			s.eof = true
+		case err != nil:
+			s.readErr = err
+		}
+		if n > 0 {
+			return shift, true
+		}
+		if err != nil {
+			if s.readErr != nil {
+				s.err = &ReadError{s.readErr}
+			}
+			return shift, false
+		}
+	}
+	s.err = &ReadError{io.ErrNoProgress}
+	return shift, false
+}
+
+// move puts the current part (part bytes) at the start of a buffer with room
+// to read into: the spare buffer when no alias into it can be left, a new one
+// otherwise or when the part needs a larger one. The old buffer is left as it
+// is: slices the caller still holds into the part stay valid.
+func (s *Scanner) move(part int) {
+	size := max(cap(s.data), bufferSize)
+	for part+minRead > size/2 {
+		size *= 2 // the part outgrows the buffer: it may take half of the new one
+	}
+	if s.limit > 0 {
+		size = min(size, s.limit+minRead) // the part is below the limit: room is left
+	}
+	var buf []byte
+	if s.spareFree && cap(s.spare) >= size {
+		buf = s.spare[:part]
+	} else {
+		buf = make([]byte, part, size)
+	}
+	copy(buf, s.data[s.keep:])
+	s.spare, s.spareFree = s.data[:0], false
+	s.off += int64(s.keep)
+	s.pos -= s.keep
+	s.keep = 0
+	s.data = buf
+}
+
 // Err is the first error met, if any.
 func (s *Scanner) Err() error { return s.err }
-
-// Pos is the offset of the next unread byte.
-func (s *Scanner) Pos() int { return s.pos }
 
 // Compact reports whether no insignificant whitespace was read so far: a
 // compact input can be copied into JSON Lines as it is.
@@ -64,7 +228,7 @@ func (s *Scanner) Compact() bool { return !s.spaced }
 
 func (s *Scanner) fail(format string, args ...any) {
 	if s.err == nil {
-		s.err = &SyntaxError{Offset: s.pos, Msg: fmt.Sprintf(format, args...)}
+		s.err = &SyntaxError{Offset: int(s.off) + s.pos, Msg: fmt.Sprintf(format, args...)}
 	}
 }
 
@@ -76,18 +240,34 @@ func (s *Scanner) short() {
 
 // ws skips insignificant whitespace.
 func (s *Scanner) ws() {
-	i := s.pos
-	for i < len(s.data) {
-		switch s.data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-			continue
-		}
-		break
+	if s.pos < len(s.data) && s.data[s.pos] > ' ' {
+		return // compact JSON: the common case, inlined
 	}
-	if i != s.pos {
-		s.spaced = true
-		s.pos = i
+	s.skipSpace()
+}
+
+// skipSpace is ws when there may be whitespace (or more to read).
+func (s *Scanner) skipSpace() {
+	for {
+		i := s.pos
+		for i < len(s.data) {
+			switch s.data[i] {
+			case ' ', '\t', '\n', '\r':
+				i++
+				continue
+			}
+			break
+		}
+		if i != s.pos {
+			s.spaced = true
+			s.pos = i
+		}
+		if i < len(s.data) || s.r == nil {
+			return
+		}
+		if _, ok := s.fill(); !ok {
+			return
+		}
 	}
 }
 
@@ -186,6 +366,7 @@ func (s *Scanner) open(c byte, what string) bool {
 	switch s.Peek() {
 	case c:
 		s.pos++
+		s.first = true
 		s.depth++
 		if s.depth > maxDepth {
 			s.fail("exceeded max depth")
@@ -210,7 +391,8 @@ func (s *Scanner) more(closing byte, context string) bool {
 		s.short()
 		return false
 	}
-	first := s.prev() == closing-2 // '{' is '}'-2 and '[' is ']'-2
+	first := s.first
+	s.first = false
 	switch {
 	case c == closing:
 		s.pos++
@@ -230,18 +412,6 @@ func (s *Scanner) more(closing byte, context string) bool {
 	return false
 }
 
-// prev is the last byte before pos that is not whitespace.
-func (s *Scanner) prev() byte {
-	for i := s.pos - 1; i >= 0; i-- {
-		switch c := s.data[i]; c {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return c
-		}
-	}
-	return 0
-}
-
 // Skip reads the next value without decoding it.
 func (s *Scanner) Skip() {
 	if s.Peek() == 0 {
@@ -257,12 +427,12 @@ func (s *Scanner) Raw() []byte {
 		s.short()
 		return nil
 	}
-	start := s.pos
+	start := s.InputOffset() // reading more may move data
 	s.skip()
 	if s.err != nil {
 		return nil
 	}
-	return s.data[start:s.pos]
+	return s.Since(start)
 }
 
 // skip reads the next value.
@@ -277,14 +447,14 @@ func (s *Scanner) skip() {
 	}
 	switch c := s.data[s.pos]; c {
 	case '{':
-		if s.Object() {
+		if s.open('{', "an object") {
 			for _, ok := s.Key(); ok; _, ok = s.Key() {
 				s.skip()
 			}
 		}
 	case '[':
-		if s.Array() {
-			for s.Next() {
+		if s.open('[', "an array") {
+			for s.more(']', "after array element") {
 				s.skip()
 			}
 		}
@@ -306,6 +476,11 @@ func (s *Scanner) skip() {
 }
 
 func (s *Scanner) literal(lit string) {
+	for len(s.data)-s.pos < len(lit) {
+		if _, ok := s.fill(); !ok {
+			break
+		}
+	}
 	for i := 0; i < len(lit); i++ {
 		if s.pos+i >= len(s.data) {
 			s.short()
@@ -322,6 +497,23 @@ func (s *Scanner) literal(lit string) {
 
 // number reads a number token and returns it.
 func (s *Scanner) number() []byte {
+	if s.r != nil {
+		// Read the whole token first: it ends at a byte no number has.
+		i := s.pos
+		for {
+			for i < len(s.data) && isNumberByte(s.data[i]) {
+				i++
+			}
+			if i < len(s.data) {
+				break
+			}
+			shift, ok := s.fill()
+			if !ok {
+				break
+			}
+			i -= shift
+		}
+	}
 	d, i := s.data, s.pos
 	start := i
 	if i < len(d) && d[i] == '-' {
@@ -382,70 +574,81 @@ func (s *Scanner) number() []byte {
 // scanString reads the string at pos and reports whether decoding it needs
 // more than a copy (escapes, or bytes outside ASCII that must be checked).
 func (s *Scanner) scanString() (body []byte, plain bool) {
-	d := s.data
-	start := s.pos + 1
 	plain = true
-	for i := start; i < len(d); {
-		// Eight bytes at a time while none of them needs a look: no quote,
-		// backslash or control byte (bytes outside ASCII only clear plain).
-		for i+8 <= len(d) {
-			w := binary.LittleEndian.Uint64(d[i:])
-			if w&highBits != 0 {
-				plain = false
+	i := s.pos + 1
+	for {
+		d := s.data
+	scan:
+		for i < len(d) {
+			// Eight bytes at a time while none of them needs a look: no quote,
+			// backslash or control byte (bytes outside ASCII only clear plain).
+			for i+8 <= len(d) {
+				w := binary.LittleEndian.Uint64(d[i:])
+				if w&highBits != 0 {
+					plain = false
+				}
+				if hasLess(w, 0x20)|hasZero(w^(lowBits*'"'))|hasZero(w^(lowBits*'\\')) != 0 {
+					break
+				}
+				i += 8
 			}
-			if hasLess(w, 0x20)|hasZero(w^(lowBits*'"'))|hasZero(w^(lowBits*'\\')) != 0 {
+			if i >= len(d) {
 				break
 			}
-			i += 8
-		}
-		if i >= len(d) {
-			break
-		}
-		c := d[i]
-		switch {
-		case c == '"':
-			s.pos = i + 1
-			return d[start:i], plain
-		case c == '\\':
-			plain = false
-			if i+1 >= len(d) {
-				s.short()
-				return nil, false
-			}
-			switch d[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				for k := i + 2; k < i+6; k++ {
-					if k >= len(d) {
-						s.short()
-						return nil, false
-					}
-					if !isHex(d[k]) {
-						s.pos = k
-						s.fail("invalid character %s in \\u hexadecimal character escape", quoteChar(d[k]))
-						return nil, false
-					}
-				}
-				i += 6
-			default:
+			c := d[i]
+			switch {
+			case c == '"':
+				body = d[s.pos+1 : i]
 				s.pos = i + 1
-				s.fail("invalid character %s in string escape code", quoteChar(d[i+1]))
-				return nil, false
-			}
-		case c < 0x20:
-			s.pos = i
-			s.fail("invalid character %s in string literal", quoteChar(c))
-			return nil, false
-		default:
-			if c >= utf8.RuneSelf {
+				return body, plain
+			case c == '\\':
 				plain = false
+				if i+1 >= len(d) {
+					break scan // the escape continues in the next read
+				}
+				switch d[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
+				case 'u':
+					for k := i + 2; k < i+6; k++ {
+						if k >= len(d) {
+							break scan
+						}
+						if !isHex(d[k]) {
+							s.pos = k
+							s.fail("invalid character %s in \\u hexadecimal character escape", quoteChar(d[k]))
+							return nil, false
+						}
+					}
+					i += 6
+				default:
+					s.pos = i + 1
+					s.fail("invalid character %s in string escape code", quoteChar(d[i+1]))
+					return nil, false
+				}
+			case c < 0x20:
+				s.pos = i
+				s.fail("invalid character %s in string literal", quoteChar(c))
+				return nil, false
+			default:
+				if c >= utf8.RuneSelf {
+					plain = false
+				}
+				i++
 			}
-			i++
 		}
+		shift, ok := s.fill()
+		if !ok {
+			s.short()
+			return nil, false
+		}
+		i -= shift
 	}
-	s.short()
-	return nil, false
+}
+
+// isNumberByte reports whether c can be part of a number token.
+func isNumberByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
 const (
@@ -533,14 +736,14 @@ func (s *Scanner) Int64() (int64, bool) {
 		s.typeError("a number")
 		return 0, false
 	}
-	start := s.pos
+	start := s.InputOffset()
 	tok := s.number()
 	if s.err != nil {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(tok), 10, 64)
 	if err != nil {
-		s.pos = start
+		s.pos = int(start - s.off)
 		s.fail("cannot read number %s as a 64-bit integer", tok)
 		return 0, false
 	}

@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // noWatchCache serves watches from etcd, so compacting etcd under a watch
@@ -125,13 +125,13 @@ func createConfigMaps(t *testing.T, cs kubernetes.Interface, ns string, n int) {
 }
 
 // summaryOf decodes the JSON summary printed after the JSON lines.
-func summaryOf(t *testing.T, out string) trace.Summary {
+func summaryOf(t *testing.T, out string) summary.Summary {
 	t.Helper()
 	i := strings.LastIndex(out, "\n{\n")
 	if i < 0 {
 		t.Fatalf("no summary in output:\n%s", out)
 	}
-	var s trace.Summary
+	var s summary.Summary
 	if err := json.Unmarshal([]byte(out[i+1:]), &s); err != nil {
 		t.Fatalf("decoding the summary: %v", err)
 	}

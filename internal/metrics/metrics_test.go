@@ -9,14 +9,14 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 const traces = "../../testdata/traces/"
 
 // replayWithMetrics replays a trace at full speed into m and returns the summary.
-func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string) trace.Summary {
+func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string) summary.Summary {
 	t.Helper()
 	var res *metrics.Resource
 	sess, err := session.NewReplay(path, 0, func(n reflector.Note) { res.Note(n) })
@@ -24,7 +24,7 @@ func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string) trace.Summ
 		t.Fatal(err)
 	}
 	h := sess.Header
-	res, err = m.Add(metrics.Labels{Resource: trace.ResourceName(h.Resource), Namespace: h.Namespace})
+	res, err = m.Add(metrics.Labels{Resource: h.Resource.String(), Namespace: h.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func serve(t *testing.T, m *metrics.Metrics) string {
 }
 
 // countersEqualTheSummary checks every metric that has a summary counter.
-func countersEqualTheSummary(t *testing.T, f families, sum trace.Summary, labels map[string]string) {
+func countersEqualTheSummary(t *testing.T, f families, sum summary.Summary, labels map[string]string) {
 	t.Helper()
 	with := func(kv ...string) map[string]string {
 		out := l(kv...)
@@ -92,7 +92,7 @@ func TestAReplayedRelistIsCountedByCauseAndMatchesTheSummary(t *testing.T) {
 	url := serve(t, m)
 	sum := replayWithMetrics(t, m, traces+"demo.jsonl")
 	f := scrape(t, url)
-	ns := l("resource", "configmaps.v1", "namespace", "demo-445679", "label_selector", "", "field_selector", "")
+	ns := l("resource", "configmaps.v1", "label_selector", "", "field_selector", "")
 	countersEqualTheSummary(t, f, sum, ns)
 	with := func(kv ...string) map[string]string {
 		out := l(kv...)

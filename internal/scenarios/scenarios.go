@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -60,31 +61,31 @@ func Find(name string) (Scenario, error) {
 
 // Record runs the scenario on c and records it to path. It returns the live
 // run's summary, for comparison with a replay.
-func (s Scenario) Record(ctx context.Context, c *testcluster.Cluster, path string) (trace.Summary, error) {
+func (s Scenario) Record(ctx context.Context, c *testcluster.Cluster, path string) (summary.Summary, error) {
 	cs, err := kubernetes.NewForConfig(c.Config())
 	if err != nil {
-		return trace.Summary{}, fmt.Errorf("clientset: %w", err)
+		return summary.Summary{}, fmt.Errorf("clientset: %w", err)
 	}
 	proxy, err := c.NewProxy()
 	if err != nil {
-		return trace.Summary{}, err
+		return summary.Summary{}, err
 	}
 	defer proxy.Close()
 	e := &env{c: c, cs: cs, proxy: proxy, path: path, ns: fmt.Sprintf("%s-%d", s.Name, time.Now().UnixNano()%1e6)}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
-		return trace.Summary{}, fmt.Errorf("creating namespace: %w", err)
+		return summary.Summary{}, fmt.Errorf("creating namespace: %w", err)
 	}
 	if err := s.run(ctx, e); err != nil {
 		if e.sess != nil {
 			e.stop()
 		}
-		return trace.Summary{}, fmt.Errorf("scenario %s: %w", s.Name, err)
+		return summary.Summary{}, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	if e.sess == nil {
-		return trace.Summary{}, fmt.Errorf("scenario %s started no session", s.Name)
+		return summary.Summary{}, fmt.Errorf("scenario %s started no session", s.Name)
 	}
 	if err := e.stop(); err != nil {
-		return trace.Summary{}, fmt.Errorf("scenario %s: %w", s.Name, err)
+		return summary.Summary{}, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	return e.summary, nil
 }
@@ -99,7 +100,7 @@ type env struct {
 	sess    *session.Session
 	cancel  context.CancelFunc
 	done    chan error
-	summary trace.Summary
+	summary summary.Summary
 }
 
 var configMaps = reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 var (
@@ -21,12 +21,12 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, withCache, withoutCach
 
 // comparable drops what legitimately differs between a live run and its
 // replay: the bookmark's age is measured on different clocks.
-func comparable(s trace.Summary) trace.Summary {
+func comparable(s summary.Summary) summary.Summary {
 	s.Bookmark.Age = nil
 	return s
 }
 
-func TestEveryScenarioReplaysToTheSummaryItWasRecordedWith(t *testing.T) {
+func TestE2EEveryScenarioReplaysToTheSummaryItWasRecordedWith(t *testing.T) {
 	for _, sc := range All() {
 		t.Run(sc.Name, func(t *testing.T) {
 			c := withCache.Get(t)

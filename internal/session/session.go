@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -47,17 +48,12 @@ type Session struct {
 	Recorder *trace.Recorder
 	// Replay is set for a replay.
 	Replay *trace.Replay
-	// Resource is the resource as the trace header names it.
-	Resource trace.ResourceInfo
+	// Resource is what the session lists and watches.
+	Resource reflector.Resource
 	// Header is the trace header of this run (recorded or replayed).
 	Header trace.Header
 	clock  reflector.Clock
 	writer *store.Writer
-}
-
-// Resource converts a reflector resource to the trace header's form.
-func Resource(r reflector.Resource) trace.ResourceInfo {
-	return trace.ResourceInfo{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
 }
 
 // ServerURL is cfg's server without any credentials in it.
@@ -77,12 +73,15 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.TracePath == "" {
+		live.DropRaw() // only a recorder reads the objects' JSON as served
+	}
 	rc := cfg.Reflector
 	rc.Source, rc.AuditSource = live, live
 	if rc.Clock == nil {
 		rc.Clock = reflector.RealClock{}
 	}
-	s := &Session{Resource: Resource(cfg.Target.Resource), clock: rc.Clock}
+	s := &Session{Resource: cfg.Target.Resource, clock: rc.Clock}
 	listeners := append([]func(reflector.Note){}, cfg.OnNote...)
 	if cfg.TracePath != "" {
 		resolved, err := reflector.ResolveConfig(rc)
@@ -124,7 +123,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		return nil, err
 	}
 	if s.Recorder != nil {
-		go s.reportTraceFailure(fanOut(cfg.OnNote))
+		go s.reportTraceFailure()
 	}
 	return s, nil
 }
@@ -132,18 +131,17 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 // ReasonTraceWriteError is the note reason when recording stops on a write error.
 const ReasonTraceWriteError reflector.Reason = "trace-write-error"
 
-// reportTraceFailure tells the display (not the trace) that recording stopped;
+// reportTraceFailure tells the display, in order with the reflector's notes, that recording stopped;
 // the reflector keeps running and Run reports the error at the end.
-func (s *Session) reportTraceFailure(notify func(reflector.Note)) {
+func (s *Session) reportTraceFailure() {
 	select {
 	case <-s.Recorder.Failed():
 	case <-s.Recorder.Closed():
 		return
 	}
 	if err := s.Recorder.Err(); err != nil {
-		state := s.Reflector.State()
-		notify(reflector.Note{At: s.Now(), Kind: reflector.NoteDecision, State: state, Decision: &reflector.Decision{State: state, Reason: ReasonTraceWriteError,
-			Cause: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)}})
+		s.Reflector.Report(reflector.Decision{Reason: ReasonTraceWriteError,
+			Cause: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)})
 	}
 }
 
@@ -225,6 +223,6 @@ func (s *Session) Run(ctx context.Context) error {
 }
 
 // Summary is the run's summary as of now.
-func (s *Session) Summary() trace.Summary {
-	return trace.NewSummary(s.Resource, s.Reflector.Stats(), s.Store, s.Now())
+func (s *Session) Summary() summary.Summary {
+	return summary.New(s.Resource, s.Reflector.Stats(), s.Store, s.Now())
 }

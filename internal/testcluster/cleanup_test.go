@@ -39,7 +39,7 @@ func waitDead(t *testing.T, pids []int) {
 	}
 }
 
-func TestStopKillsBothServersAndRemovesTheDirectory(t *testing.T) {
+func TestE2EStopKillsBothServersAndRemovesTheDirectory(t *testing.T) {
 	c, err := Start(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestStopKillsBothServersAndRemovesTheDirectory(t *testing.T) {
 
 // A test binary that panics never runs its deferred Stop; PDEATHSIG must still
 // take the servers down with it.
-func TestServersDieWithAPanickingTestProcess(t *testing.T) {
+func TestE2EServersDieWithAPanickingTestProcess(t *testing.T) {
 	if os.Getenv("TESTCLUSTER_PANIC_CHILD") == "1" {
 		c, err := Start(context.Background(), Options{})
 		if err != nil {
@@ -68,7 +68,7 @@ func TestServersDieWithAPanickingTestProcess(t *testing.T) {
 		fmt.Println("pids", c.PIDs()[0], c.PIDs()[1])
 		panic("deliberate panic with a running cluster")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServersDieWithAPanickingTestProcess$")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
 	cmd.Env = append(os.Environ(), "TESTCLUSTER_PANIC_CHILD=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -97,7 +97,7 @@ func TestServersDieWithAPanickingTestProcess(t *testing.T) {
 	waitDead(t, pids)
 }
 
-func TestAServerThatCannotStartIsReportedWithItsLogAndCleanedUp(t *testing.T) {
+func TestE2EAServerThatCannotStartIsReportedWithItsLogAndCleanedUp(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // the cluster directory goes here, away from other packages' clusters
 	_, err := Start(context.Background(), Options{ExtraArgs: []string{"--no-such-flag"}})

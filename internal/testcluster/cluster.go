@@ -452,6 +452,18 @@ func (c *Cluster) Compact(ctx context.Context) (int64, error) {
 	return rev, nil
 }
 
+// MoveRevision writes a key of its own to etcd, so etcd's revision moves past
+// every resourceVersion a client has seen (a compaction then removes them),
+// even while kube-apiserver is down.
+func (c *Cluster) MoveRevision(ctx context.Context) error {
+	key := base64.StdEncoding.EncodeToString([]byte("/watchcache-testcluster/revision-mover"))
+	value := base64.StdEncoding.EncodeToString([]byte(time.Now().String()))
+	if err := c.etcdPost(ctx, "/v3/kv/put", map[string]any{"key": key, "value": value}, nil); err != nil {
+		return fmt.Errorf("moving etcd's revision: %w", err)
+	}
+	return nil
+}
+
 func (c *Cluster) etcdPost(ctx context.Context, path string, body any, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -478,6 +490,12 @@ func (c *Cluster) etcdPost(ctx context.Context, path string, body any, out any) 
 	return nil
 }
 
+// apiserverStopGrace is how long a stopping kube-apiserver gets before
+// SIGKILL. On SIGTERM it stops listening at once and sends GOAWAY, but keeps
+// open watches until it is killed; what a restart does to a client is the
+// GOAWAY and then the cut, which a longer wait would only delay.
+const apiserverStopGrace = 3 * time.Second
+
 // RestartAPIServer stops kube-apiserver (SIGTERM, then SIGKILL) and starts it
 // again on the same port against the same etcd, waiting until it is ready. Its
 // watch cache starts empty, so a watch from an old resourceVersion may get 410.
@@ -489,11 +507,29 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 	}
 	p := c.apiserver
 	c.mu.Unlock()
-	p.stop(10 * time.Second)
+	p.stop(apiserverStopGrace)
 	if err := c.startAPIServer(ctx); err != nil {
 		return fmt.Errorf("restarting kube-apiserver: %w", err)
 	}
 	return nil
+}
+
+// RestartCompacted restarts kube-apiserver with etcd compacted while it is
+// down, past every resourceVersion a client has seen: the new apiserver's
+// watch cache starts empty, and a watch from before gets 410 Gone.
+// beforeStart, when set, runs just before kube-apiserver starts again.
+func (c *Cluster) RestartCompacted(ctx context.Context, beforeStart func()) error {
+	c.StopAPIServer()
+	if err := c.MoveRevision(ctx); err != nil {
+		return err
+	}
+	if _, err := c.Compact(ctx); err != nil {
+		return err
+	}
+	if beforeStart != nil {
+		beforeStart()
+	}
+	return c.StartAPIServer(ctx)
 }
 
 // StopAPIServer stops kube-apiserver and leaves etcd running; StartAPIServer
@@ -502,7 +538,7 @@ func (c *Cluster) StopAPIServer() {
 	c.mu.Lock()
 	p := c.apiserver
 	c.mu.Unlock()
-	p.stop(10 * time.Second)
+	p.stop(apiserverStopGrace)
 }
 
 // StartAPIServer starts kube-apiserver again after StopAPIServer.

@@ -53,7 +53,7 @@ func createConfigMap(t *testing.T, cs *kubernetes.Clientset, ns, name string) *c
 	return cm
 }
 
-func TestServerReportsThePinnedVersion(t *testing.T) {
+func TestE2EServerReportsThePinnedVersion(t *testing.T) {
 	v, err := clientset(t, cluster(t).Config()).Discovery().ServerVersion()
 	if err != nil {
 		t.Fatalf("server version: %v", err)
@@ -63,7 +63,7 @@ func TestServerReportsThePinnedVersion(t *testing.T) {
 	}
 }
 
-func TestWatchFromCompactedResourceVersionGetsGone(t *testing.T) {
+func TestE2EWatchFromCompactedResourceVersionGetsGone(t *testing.T) {
 	ctx := context.Background()
 	cs := clientset(t, cluster(t).Config())
 	ns := testNamespace(t, cs)
@@ -142,7 +142,7 @@ func watchSees(t *testing.T, w watch.Interface, name string, within time.Duratio
 	}
 }
 
-func TestAPIServerRestartEndsAWatchAndANewWatchWorks(t *testing.T) {
+func TestE2EAPIServerRestartEndsAWatchAndANewWatchWorks(t *testing.T) {
 	ctx := context.Background()
 	cs := clientset(t, cluster(t).Config())
 	ns := testNamespace(t, cs)
@@ -165,7 +165,7 @@ func TestAPIServerRestartEndsAWatchAndANewWatchWorks(t *testing.T) {
 	watchSees(t, w2, "after-restart", 30*time.Second)
 }
 
-func TestProxyCutEndsAWatchAndRefusesNewConnectionsForAWhile(t *testing.T) {
+func TestE2EProxyCutEndsAWatchAndRefusesNewConnectionsForAWhile(t *testing.T) {
 	ctx := context.Background()
 	admin := clientset(t, cluster(t).Config())
 	ns := testNamespace(t, admin)
@@ -202,7 +202,7 @@ func TestProxyCutEndsAWatchAndRefusesNewConnectionsForAWhile(t *testing.T) {
 	watchSees(t, w2, "after-cut", 30*time.Second)
 }
 
-func TestRestrictedUserIsForbiddenToList(t *testing.T) {
+func TestE2ERestrictedUserIsForbiddenToList(t *testing.T) {
 	cfg, err := cluster(t).UserConfig("nobody")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package reflector
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -66,13 +66,17 @@ func (r *Reflector) Audit(ctx context.Context, catchUp time.Duration) (*AuditRep
 	// flight: compare again every auditRecheck, catchUp's worth of times.
 	for tries := int(catchUp / auditRecheck); ; tries-- {
 		rep := r.compare(rv, listed)
-		if !rep.Drift() || r.cursorReached(rv) || tries <= 0 {
-			return rep, nil
+		done := !rep.Drift() || r.cursorReached(rv) || tries <= 0
+		if !done {
+			select {
+			case <-ctx.Done():
+				done = true
+			case <-r.cfg.Clock.After(auditRecheck):
+			}
 		}
-		select {
-		case <-ctx.Done():
+		if done {
+			r.note(Note{Kind: NoteAudit, Audit: rep})
 			return rep, nil
-		case <-r.cfg.Clock.After(auditRecheck):
 		}
 	}
 }
@@ -103,12 +107,7 @@ func (r *Reflector) compare(rv string, listed map[store.Ref]*store.Object) *Audi
 		}
 	}
 	for _, s := range [][]store.DiffEntry{rep.Missing, rep.Extra, rep.Different} {
-		sort.Slice(s, func(i, j int) bool {
-			if s[i].Ref.Namespace != s[j].Ref.Namespace {
-				return s[i].Ref.Namespace < s[j].Ref.Namespace
-			}
-			return s[i].Ref.Name < s[j].Ref.Name
-		})
+		slices.SortFunc(s, func(a, b store.DiffEntry) int { return a.Ref.Compare(b.Ref) })
 	}
 	return rep
 }

@@ -74,8 +74,10 @@ type Config struct {
 	Clock Clock
 	// Rand returns a float in [0,1) for jitter; nil uses math/rand/v2.
 	Rand func() float64
-	// OnNote receives every note (requests started and ended, decisions). It is
-	// called synchronously from Run's goroutine: it must not block.
+	// OnNote receives every note (requests started and ended, applied
+	// events, decisions, audits), one at a time and in Seq order. It is called
+	// synchronously, mostly from Run's goroutine (from Audit's and Report's
+	// callers for theirs): it must not block, nor call back into the reflector.
 	OnNote func(Note)
 }
 

@@ -252,6 +252,17 @@ func (d *objectDecoder) build(obj *store.Object, labelsSet bool) {
 	}
 }
 
+// MaxObjectBytes bounds one object as the live source reads it: a LIST item
+// or a watch event larger than this ends its request with an error naming
+// the size, without the rest of it being read, and the reflector retries
+// after a backoff as for any failed request. etcd refuses requests over
+// about 1.5 MiB by default (--max-request-bytes), so the API server stores
+// nothing near this size; 16 MiB leaves ample room for any legitimate object
+// (and for clusters that raised etcd's limit) while bounding the memory a
+// broken or malicious server can make the client hold (about twice this,
+// for the read buffer).
+const MaxObjectBytes = 16 << 20
+
 // DecodeList decodes a LIST response body into a Page. Each item's Raw is
 // its own copy (and its Body, with keepBody), so nothing holds on to the page.
 func DecodeList(body []byte, keepBody bool) (*Page, error) {
@@ -259,69 +270,75 @@ func DecodeList(body []byte, keepBody bool) (*Page, error) {
 }
 
 // decodeListFrom decodes a LIST response as it is read: each item is decoded
-// as soon as its bytes are in, and the response is never held whole (the
-// list is read in parts: its opening, each member, each item; see bodyReader).
+// as soon as its bytes are in, and the response is never held whole. The
+// scanner reads the body as needed, each byte once, and holds only the part
+// being decoded (the list's opening, one member, one item), up to
+// MaxObjectBytes.
 func decodeListFrom(r io.Reader, keepBody bool) (*Page, error) {
-	b := &bodyReader{r: r}
+	return decodeListKeeping(r, keepBody, true)
+}
+
+// decodeListKeeping is decodeListFrom; without keepRaw (and keepBody) the
+// items' JSON is not copied and their Raw is nil.
+func decodeListKeeping(r io.Reader, keepBody, keepRaw bool) (*Page, error) {
 	var d objectDecoder
 	sc := &d.sc
+	sc.ResetReader(r, MaxObjectBytes)
 	page := &Page{}
 	fail := func(err error) (*Page, error) {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF // the list ended before its closing brace
+		if errors.Is(err, jsonscan.ErrTooLarge) {
+			err = fmt.Errorf("a list member is larger than %d MiB: %w", MaxObjectBytes>>20, err)
 		}
-		return nil, fmt.Errorf("decoding list: %w", err)
+		return nil, fmt.Errorf("decoding list: %w", bodyError(err))
 	}
 	// A null list is an empty one, as for encoding/json.
-	isNull := false
-	if err := b.part(sc, func() {
-		if isNull = sc.Peek() == 'n'; isNull {
-			sc.Skip()
-			return
-		}
+	isNull := sc.Peek() == 'n'
+	if isNull {
+		sc.Skip()
+	} else {
 		sc.Expect('{')
-	}); err != nil {
-		return fail(err)
 	}
-	for members := 0; !isNull; members++ {
-		closed, items := false, false
-		if err := b.part(sc, func() {
-			closed, items = sc.Byte('}'), false
-			if closed {
-				return
-			}
-			if members > 0 {
-				sc.Expect(',')
-			}
-			if sc.Peek() != '"' {
-				sc.Expect('"') // records the syntax error
-				return
-			}
-			key, _ := sc.String()
-			sc.Expect(':')
-			if string(key) == "items" {
-				// Like encoding/json: a later "items" replaces an earlier one, null empties it.
-				page.Items = nil
-				items = sc.Array()
-				return
-			}
-			d.listMember(key, page)
-		}); err != nil {
-			return fail(err)
-		}
-		if closed {
+	for members := 0; !isNull && sc.Err() == nil; members++ {
+		sc.Commit()
+		if sc.Byte('}') {
 			break
 		}
-		if items {
-			if err := d.listItems(b, page, keepBody); err != nil {
-				return fail(err)
+		if members > 0 {
+			sc.Expect(',')
+		}
+		if sc.Peek() != '"' {
+			sc.Expect('"') // records the syntax error
+			break
+		}
+		key, _ := sc.String()
+		sc.Expect(':')
+		if string(key) != "items" {
+			d.listMember(key, page)
+			continue
+		}
+		// Like encoding/json: a later "items" replaces an earlier one, null empties it.
+		page.Items = nil
+		if sc.Array() {
+			if err := d.listItems(page, keepBody, keepRaw); err != nil {
+				return nil, fmt.Errorf("decoding list: %w", err)
 			}
 		}
 	}
-	if err := b.rest(); err != nil {
+	sc.Commit()
+	if err := sc.End(); err != nil {
 		return fail(err)
 	}
 	return page, nil
+}
+
+// bodyError is the error to report for a scanner error reading a body: the
+// body ending inside a value is io.ErrUnexpectedEOF; a *jsonscan.ReadError
+// (the connection failing, not malformed JSON) is returned as it is.
+func bodyError(err error) error {
+	if errors.Is(err, jsonscan.ErrShort) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // listMember reads one member of a list (its metadata; the rest is skipped).
@@ -352,38 +369,31 @@ func (d *objectDecoder) listMember(key []byte, page *Page) {
 }
 
 // listItems reads the items of a list whose '[' was read, up to its ']'.
-func (d *objectDecoder) listItems(b *bodyReader, page *Page, keepBody bool) error {
+// Each item is decoded in place and, when it is kept, its JSON copied once
+// (it outlives the read buffer).
+func (d *objectDecoder) listItems(page *Page, keepBody, keepRaw bool) error {
 	sc := &d.sc
 	for n := 0; ; n++ {
-		var obj *store.Object
-		var raw []byte
-		var objErr error
-		end := false
-		err := b.part(sc, func() {
-			obj, raw, objErr = nil, nil, nil
-			if end = sc.Byte(']'); end {
-				return
-			}
-			if n > 0 {
-				sc.Expect(',')
-			}
-			sc.Peek()
-			start := sc.Pos()
-			obj, _, objErr = d.object()
-			if sc.Err() == nil {
-				raw = b.unread()[start:sc.Pos()]
-			}
-		})
-		if err == nil {
-			err = objErr // a value that did not decode (a timestamp)
-		}
-		if err != nil {
-			return fmt.Errorf("list item %d: %w", n, err)
-		}
-		if end {
+		sc.Commit()
+		if sc.Byte(']') {
 			return nil
 		}
-		raw = bytes.Clone(raw) // it outlives the read buffer
+		if n > 0 {
+			sc.Expect(',')
+		}
+		sc.Peek()
+		sc.Commit() // at the item's first byte: Part is the item
+		obj, _, err := d.object()
+		if err != nil {
+			if errors.Is(err, jsonscan.ErrTooLarge) {
+				return fmt.Errorf("list item %d is larger than %d MiB: %w", n, MaxObjectBytes>>20, err)
+			}
+			return fmt.Errorf("list item %d: %w", n, bodyError(err))
+		}
+		var raw []byte
+		if keepBody || keepRaw {
+			raw = bytes.Clone(sc.Part())
+		}
 		if keepBody {
 			obj.Body = raw
 		}
@@ -395,101 +405,6 @@ func (d *objectDecoder) listItems(b *bodyReader, page *Page, keepBody bool) erro
 func (d *objectDecoder) listString(dst *string) {
 	if v, ok := d.sc.String(); ok {
 		*dst = string(v)
-	}
-}
-
-// bodyReader holds what was read of a response body and not decoded yet
-// (buf[start:end]), so JSON is decoded in place, one part at a time, while
-// the rest is still arriving: a LIST item by item, a watch event by event.
-type bodyReader struct {
-	r          io.Reader
-	buf        []byte
-	start, end int
-	// err ended the reading (io.EOF at the end of the body).
-	err error
-}
-
-const (
-	// bodyBufferSize is a body buffer's first size; it grows for larger parts.
-	bodyBufferSize = 64 << 10
-	// bodyMinRead is the least free space a read is given.
-	bodyMinRead = 8 << 10
-)
-
-// readError is a failure to read the body (not malformed JSON).
-type readError struct{ err error }
-
-func (e *readError) Error() string { return e.err.Error() }
-func (e *readError) Unwrap() error { return e.err }
-
-// unread is what was read and not consumed yet; it is valid until the next part.
-func (b *bodyReader) unread() []byte { return b.buf[b.start:b.end] }
-
-// part runs decode with sc on the unread bytes until it succeeds, then
-// consumes what sc read. When the bytes end inside the part, it reads more and
-// runs decode again from the part's start: decode must set its results afresh
-// each time, never accumulate them. It returns sc's syntax error, a
-// *readError, io.EOF when the body ended before the part began, or
-// io.ErrUnexpectedEOF when it ended inside it.
-func (b *bodyReader) part(sc *jsonscan.Scanner, decode func()) error {
-	for {
-		if b.start < b.end {
-			sc.Reset(b.unread())
-			decode()
-			switch err := sc.Err(); {
-			case err == nil:
-				b.start += sc.Pos()
-				return nil
-			case !errors.Is(err, jsonscan.ErrShort):
-				return err
-			}
-		}
-		if b.err != nil {
-			switch {
-			case !errors.Is(b.err, io.EOF):
-				return &readError{b.err}
-			case len(bytes.TrimSpace(b.unread())) > 0:
-				return io.ErrUnexpectedEOF
-			}
-			return io.EOF
-		}
-		b.fill()
-	}
-}
-
-// fill reads more of the body after the unread bytes, which it first moves to
-// the front of the buffer (growing it when a part does not fit).
-func (b *bodyReader) fill() {
-	if b.start > 0 {
-		b.end = copy(b.buf, b.unread())
-		b.start = 0
-	}
-	if len(b.buf)-b.end < bodyMinRead {
-		grown := make([]byte, max(2*len(b.buf), bodyBufferSize))
-		copy(grown, b.buf[:b.end])
-		b.buf = grown
-	}
-	n, err := b.r.Read(b.buf[b.end:])
-	b.end += n
-	b.err = err
-}
-
-// rest reads the body to its end, which must be whitespace.
-func (b *bodyReader) rest() error {
-	for {
-		if len(bytes.TrimSpace(b.unread())) > 0 {
-			var sc jsonscan.Scanner
-			sc.Reset(b.unread())
-			return sc.End() // the error names the first stray character
-		}
-		b.start = b.end
-		if b.err != nil {
-			if errors.Is(b.err, io.EOF) {
-				return nil
-			}
-			return &readError{b.err}
-		}
-		b.fill()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/benchdata"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -60,30 +62,128 @@ func benchWatch(tb testing.TB, n int) []byte {
 	return b.Bytes()
 }
 
+// bigText is the data of a 1 MB ConfigMap: YAML-like text with quotes,
+// escapes and non-ASCII (internal/benchdata), about 1 MB once JSON-encoded.
+const bigText = 915_000
+
+// benchBigConfigMap is the fixture holding bigText bytes of text for object i.
+func benchBigConfigMap(tb testing.TB, i int) []byte {
+	obj, err := benchdata.WithData(benchConfigMap(tb), "values.yaml", benchdata.YAMLText(i, bigText))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return obj
+}
+
+// benchBigList is a LIST page of n 1 MB items.
+func benchBigList(tb testing.TB, n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"215"},"items":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		item, err := benchdata.WithData(benchItem(tb, i), "values.yaml", benchdata.YAMLText(i, bigText))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.Write(item)
+	}
+	b.WriteString("]}\n")
+	return b.Bytes()
+}
+
+// benchBigWatch is a watch stream of n MODIFIED events of 1 MB objects.
+func benchBigWatch(tb testing.TB, n int) []byte {
+	var b bytes.Buffer
+	for i := range n {
+		b.WriteString(`{"type":"MODIFIED","object":`)
+		b.Write(bytes.Replace(benchBigConfigMap(tb, i), []byte(`"resourceVersion":"215"`), fmt.Appendf(nil, `"resourceVersion":"%d"`, 1000+i), 1))
+		b.WriteString("}\n")
+	}
+	return b.Bytes()
+}
+
+// chunkReader returns data n bytes at a time, as a response body arrives.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.data)
+	r.data = r.data[k:]
+	return k, nil
+}
+
+// The benchmarks compare the 1.6 kB fixture (size=1.6kB) with the same
+// ConfigMap holding 1 MB of text (size=1MB): decoding must be linear, its
+// throughput (MB/s) on the big objects at least that on the small ones.
+
 func BenchmarkDecodeObject(b *testing.B) {
-	obj := benchConfigMap(b)
-	for _, keep := range []bool{false, true} {
-		b.Run(fmt.Sprintf("keepBody=%t", keep), func(b *testing.B) {
-			b.SetBytes(int64(len(obj)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := reflector.DecodeObject(obj, keep); err != nil {
-					b.Fatal(err)
+	for _, size := range []string{"1.6kB", "1MB"} {
+		obj := benchConfigMap(b)
+		if size == "1MB" {
+			obj = benchBigConfigMap(b, 7)
+		}
+		for _, keep := range []bool{false, true} {
+			b.Run(fmt.Sprintf("size=%s/keepBody=%t", size, keep), func(b *testing.B) {
+				b.SetBytes(int64(len(obj)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := reflector.DecodeObject(obj, keep); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
+// listBenchBodies are the LIST pages the list benchmarks read: 500 small
+// items (one page of the default size) and 16 big ones.
+func listBenchBodies(b *testing.B) []struct {
+	name  string
+	items int
+	body  []byte
+} {
+	return []struct {
+		name  string
+		items int
+		body  []byte
+	}{{"size=1.6kB/items=500", 500, benchList(b, 500)}, {"size=1MB/items=16", 16, benchBigList(b, 16)}}
+}
+
 func BenchmarkDecodeList(b *testing.B) {
-	body := benchList(b, 500)
-	for _, keep := range []bool{false, true} {
-		b.Run(fmt.Sprintf("items=500/keepBody=%t", keep), func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
+	for _, l := range listBenchBodies(b) {
+		for _, keep := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/keepBody=%t", l.name, keep), func(b *testing.B) {
+				b.SetBytes(int64(len(l.body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					p, err := reflector.DecodeList(l.body, keep)
+					if err != nil || len(p.Items) != l.items {
+						b.Fatalf("got %d items, %v", len(p.Items), err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDecodeListIn16kReads reads the LIST body 16 kB per read, as it
+// comes off a connection: a 1 MB item arrives in about 60 reads.
+func BenchmarkDecodeListIn16kReads(b *testing.B) {
+	for _, l := range listBenchBodies(b) {
+		b.Run(l.name, func(b *testing.B) {
+			b.SetBytes(int64(len(l.body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				p, err := reflector.DecodeList(body, keep)
-				if err != nil || len(p.Items) != 500 {
+				p, err := reflector.DecodeListFrom(&chunkReader{l.body, 16 << 10}, false)
+				if err != nil || len(p.Items) != l.items {
 					b.Fatalf("got %d items, %v", len(p.Items), err)
 				}
 			}
@@ -92,13 +192,20 @@ func BenchmarkDecodeList(b *testing.B) {
 }
 
 func BenchmarkDecodeWatchEvent(b *testing.B) {
-	obj := benchConfigMap(b)
-	b.SetBytes(int64(len(obj)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := reflector.DecodeWatchEvent("MODIFIED", obj, false); err != nil {
-			b.Fatal(err)
+	for _, size := range []string{"1.6kB", "1MB"} {
+		obj := benchConfigMap(b)
+		if size == "1MB" {
+			obj = benchBigConfigMap(b, 7)
 		}
+		b.Run("size="+size, func(b *testing.B) {
+			b.SetBytes(int64(len(obj)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := reflector.DecodeWatchEvent("MODIFIED", obj, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -121,41 +228,51 @@ func liveBenchSource(b *testing.B, body, stream []byte) *reflector.LiveSource {
 	return src
 }
 
-// BenchmarkLiveList is one 500-item LIST page over loopback HTTP, read and decoded.
+// BenchmarkLiveList is one LIST page over loopback HTTP, read and decoded.
 func BenchmarkLiveList(b *testing.B) {
-	body := benchList(b, 500)
-	src := liveBenchSource(b, body, nil)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := src.List(context.Background(), reflector.RequestOptions{Limit: 500})
-		if err != nil || len(p.Items) != 500 {
-			b.Fatalf("got %v, %v", p, err)
-		}
+	for _, l := range listBenchBodies(b) {
+		b.Run(l.name, func(b *testing.B) {
+			src := liveBenchSource(b, l.body, nil)
+			b.SetBytes(int64(len(l.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := src.List(context.Background(), reflector.RequestOptions{Limit: 500})
+				if err != nil || len(p.Items) != l.items {
+					b.Fatalf("got %v, %v", p, err)
+				}
+			}
+		})
 	}
 }
 
-// BenchmarkLiveWatch reads a 1000-event watch stream over loopback HTTP.
+// BenchmarkLiveWatch reads a watch stream over loopback HTTP: 1000 small
+// events, or 16 big ones.
 func BenchmarkLiveWatch(b *testing.B) {
-	const events = 1000
-	stream := benchWatch(b, events)
-	src := liveBenchSource(b, nil, stream)
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	for b.Loop() {
-		st, err := src.Watch(context.Background(), reflector.RequestOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		for {
-			if _, err := st.Next(); err != nil {
-				break
+	for _, w := range []struct {
+		name   string
+		events int
+		stream []byte
+	}{{"size=1.6kB/events=1000", 1000, benchWatch(b, 1000)}, {"size=1MB/events=16", 16, benchBigWatch(b, 16)}} {
+		b.Run(w.name, func(b *testing.B) {
+			src := liveBenchSource(b, nil, w.stream)
+			b.SetBytes(int64(len(w.stream)))
+			b.ReportAllocs()
+			for b.Loop() {
+				st, err := src.Watch(context.Background(), reflector.RequestOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					if _, err := st.Next(); err != nil {
+						break
+					}
+					n++
+				}
+				if n != w.events {
+					b.Fatalf("got %d events, want %d", n, w.events)
+				}
 			}
-			n++
-		}
-		if n != events {
-			b.Fatalf("got %d events, want %d", n, events)
-		}
+		})
 	}
 }

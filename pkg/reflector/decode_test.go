@@ -137,6 +137,15 @@ func checkAgainstOracle(t *testing.T, raw []byte) {
 	if err != nil || !bytes.Equal(obj.Body, raw) {
 		t.Errorf("%q: keepBody: got body %q, %v", raw, obj.Body, err)
 	}
+	// A live watch decodes the object in place, in the event, as the body is read.
+	stream := append(append([]byte(`{"type":"BOOKMARK","object":`), raw...), "}\n"...)
+	evs, err := reflector.ReadWatchEvents(iotest.OneByteReader(bytes.NewReader(stream)), true)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("%q in a watch stream: got %d events, %v", raw, len(evs), err)
+	}
+	if got := evs[0].Item.Object; !sameObject(got, want) || evs[0].InitialEventsEnd != wantEnd || !bytes.Equal(evs[0].Item.Raw, bytes.TrimSpace(raw)) {
+		t.Errorf("%q in a watch stream:\ngot  %+v (end %t, raw %q)\nwant %+v (end %t)", raw, got, evs[0].InitialEventsEnd, evs[0].Item.Raw, want, wantEnd)
+	}
 }
 
 func FuzzDecodeObjectReadsWhatTheAPIServersDecoderReads(f *testing.F) {
@@ -317,6 +326,51 @@ func TestWatchEventsSplitAcrossReadsArriveWhole(t *testing.T) {
 			}
 			if n != tc.events {
 				t.Errorf("got %d events, want %d", n, tc.events)
+			}
+		})
+	}
+}
+
+func TestDropRawCopiesNoJSONUnlessBodiesAreKept(t *testing.T) {
+	list, stream := benchList(t, 3), benchWatch(t, 3)
+	for _, keepBody := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keepBody=%t", keepBody), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Query().Get("watch") == "true" {
+					_, _ = w.Write(stream)
+					return
+				}
+				_, _ = w.Write(list)
+			}))
+			t.Cleanup(srv.Close)
+			src, err := reflector.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, keepBody)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.DropRaw()
+			page, err := src.List(context.Background(), reflector.RequestOptions{})
+			if err != nil || len(page.Items) != 3 {
+				t.Fatalf("got %v, %v", page, err)
+			}
+			items := page.Items
+			st, err := src.Watch(context.Background(), reflector.RequestOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				ev, err := st.Next()
+				if err != nil {
+					break
+				}
+				items = append(items, ev.Item)
+			}
+			if len(items) != 6 {
+				t.Fatalf("got %d items and events, want 6", len(items))
+			}
+			for i, it := range items {
+				if it.Object.Name == "" || (it.Raw == nil) == keepBody || !bytes.Equal(it.Raw, it.Object.Body) {
+					t.Errorf("item %d: name %q, raw %d bytes, body %d bytes", i, it.Object.Name, len(it.Raw), len(it.Object.Body))
+				}
 			}
 		})
 	}

@@ -1,5 +1,17 @@
-// Package reflector owns the list/watch state machine: it asks a Source for
-// LIST pages and WATCH streams, follows the resourceVersion cursor, relists on
-// 410 Gone, backs off on errors, applies events to a store.Writer and reports
-// every request and decision as notes and Stats. It never speaks HTTP itself.
+// Package reflector lists and watches one Kubernetes resource the way an
+// informer does, and says what it does.
+//
+// A Reflector asks a Source for LIST pages and WATCH streams (or a
+// streaming list), follows the resourceVersion cursor, relists after 410
+// Gone, backs off on errors, and applies what it receives to a
+// store.Writer, whose Store the rest of a program reads. Every request and
+// every decision is reported as a Note (to Config.OnNote, in the order it
+// happened) and summed up in Stats; decisions are typed values
+// (Decision) with one sentence each.
+//
+// The reflector itself speaks no HTTP: LiveSource is the Source for a real
+// cluster (client-go's transport, JSON decoded straight into the store's
+// compact objects), and package trace provides a Source that records
+// another and one that replays a recording. Time comes only from
+// Config.Clock, so a replay decides exactly as the recorded run did.
 package reflector

@@ -19,13 +19,49 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-// Resource names what the reflector lists and watches.
+// Resource names what the reflector lists and watches. In JSON (a trace
+// header's `resource`) it is {"group", "version", "resource", "kind", "namespaced"}.
 type Resource struct {
 	GVR        schema.GroupVersionResource
 	Kind       string
 	Namespaced bool
+}
+
+// String is the resource's full name, "resource.version.group":
+// "configmaps.v1", "deployments.v1.apps".
+func (r Resource) String() string {
+	s := r.GVR.Resource + "." + r.GVR.Version
+	if r.GVR.Group != "" {
+		s += "." + r.GVR.Group
+	}
+	return s
+}
+
+// resourceJSON is Resource's JSON form.
+type resourceJSON struct {
+	Group      string `json:"group"`
+	Version    string `json:"version"`
+	Resource   string `json:"resource"`
+	Kind       string `json:"kind"`
+	Namespaced bool   `json:"namespaced"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (r Resource) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resourceJSON{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *Resource) UnmarshalJSON(b []byte) error {
+	var j resourceJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = Resource{GVR: schema.GroupVersionResource{Group: j.Group, Version: j.Version, Resource: j.Resource}, Kind: j.Kind, Namespaced: j.Namespaced}
+	return nil
 }
 
 // Target is one resource in one scope with its selectors.
@@ -48,14 +84,16 @@ type LiveSource struct {
 	target       Target
 	metadataOnly bool
 	keepBody     bool
+	dropRaw      bool
 }
 
 // NewLiveSource builds a Source for target on the cluster of cfg. keepBody
 // keeps each object's JSON in the store (full-object mode).
 func NewLiveSource(cfg *rest.Config, target Target, metadataOnly, keepBody bool) (*LiveSource, error) {
 	cfg = rest.CopyConfig(cfg)
-	// Watches are long requests bounded by timeoutSeconds and the idle timeout;
-	// a client-wide timeout would cut them. LIST requests get a context deadline instead.
+	// Watches are long requests bounded by timeoutSeconds and the idle
+	// timeout, and a big LIST may take minutes: a client-wide timeout would
+	// cut them. Requests end when the reflector cancels them.
 	cfg.Timeout = 0
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -67,6 +105,13 @@ func NewLiveSource(cfg *rest.Config, target Target, metadataOnly, keepBody bool)
 	}
 	return &LiveSource{client: client, base: base, target: target, metadataOnly: metadataOnly, keepBody: keepBody}, nil
 }
+
+// DropRaw makes the source leave Item.Raw nil, except in full-object mode
+// (keepBody), where it is the object's Body: nothing but a trace recorder
+// reads Raw, and without one each object's JSON need not be copied (a LIST
+// page would otherwise be held whole, as copies, until it is applied). Call
+// it before the first request.
+func (s *LiveSource) DropRaw() { s.dropRaw = true }
 
 // collectionPath is /api/v1[/namespaces/NS]/RESOURCE or /apis/G/V[/namespaces/NS]/RESOURCE.
 func (s *LiveSource) collectionPath() string {
@@ -164,11 +209,11 @@ func (s *LiveSource) List(ctx context.Context, opts RequestOptions) (*Page, erro
 		return nil, err
 	}
 	defer resp.Body.Close()
-	page, err := decodeListFrom(resp.Body, s.keepBody)
+	page, err := decodeListKeeping(resp.Body, s.keepBody, !s.dropRaw)
 	if err != nil {
-		var re *readError
+		var re *jsonscan.ReadError
 		if errors.As(err, &re) {
-			return nil, EndOf(fmt.Errorf("reading list response: %w", re.err))
+			return nil, EndOf(fmt.Errorf("reading list response: %w", re.Err))
 		}
 		return nil, &RequestEnd{Reason: EndError, Err: err}
 	}
@@ -183,52 +228,86 @@ func (s *LiveSource) Watch(ctx context.Context, opts RequestOptions) (Stream, er
 		cancel()
 		return nil, err
 	}
-	return &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, in: &bodyReader{r: resp.Body}, keepBody: s.keepBody}, nil
+	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.keepBody, keepRaw: !s.dropRaw}
+	st.dec.sc.ResetReader(resp.Body, MaxObjectBytes)
+	return st, nil
 }
 
 // liveStream reads a JSON watch stream: one {"type":…,"object":…} value after
-// another, each found and its wrapper decoded in one pass (see bodyReader).
+// another, each read in one pass as it arrives, its object decoded in place
+// (see decodeListFrom).
 type liveStream struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	body     io.ReadCloser
-	in       *bodyReader
-	dec      objectDecoder // its scratch space serves every event
+	dec      objectDecoder // its scanner reads the body; its scratch space serves every event
 	keepBody bool
+	keepRaw  bool
 	once     sync.Once
 }
 
 func (s *liveStream) Next() (WatchEvent, error) {
-	sc := &s.dec.sc
-	var typ string
-	var object []byte
-	err := s.in.part(sc, func() { typ, object = decodeWireEvent(sc) })
-	if err != nil {
-		// Read our context before Close cancels it: only our own cancellation is "canceled".
-		ctxErr := s.ctx.Err()
-		s.Close()
-		switch {
-		case ctxErr != nil:
-			return WatchEvent{}, EndOf(ctxErr)
-		case errors.Is(err, io.EOF):
-			return WatchEvent{}, &RequestEnd{Reason: EndClosed}
-		}
-		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("reading watch stream: %w", err)}
-	}
-	// The object outlives the read buffer (the store and traces keep it).
-	ev, err := s.dec.watchEvent(typ, bytes.Clone(object), s.keepBody)
-	if err != nil {
-		s.Close()
-		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: err}
+	ev, done, err := s.dec.nextEvent(s.keepBody, s.keepRaw)
+	if done || err != nil {
+		return s.end(err)
 	}
 	return ev, nil
 }
 
-// decodeWireEvent reads one watch event's wrapper: its type, and its object
-// left undecoded. Errors stay in the scanner.
-func decodeWireEvent(sc *jsonscan.Scanner) (string, []byte) {
-	var typ string
-	var object []byte
+// nextEvent reads the next event of a watch body at d's scanner; done
+// reports that the body ended between events.
+func (d *objectDecoder) nextEvent(keepBody, keepRaw bool) (ev WatchEvent, done bool, err error) {
+	sc := &d.sc
+	sc.Commit() // the previous event is done with
+	if sc.AtEOF() {
+		return ev, true, nil
+	}
+	if err := sc.Err(); err != nil {
+		return ev, false, err
+	}
+	sc.Commit() // at the event's first byte: the size bound counts from here
+	ev, err = d.wireEvent(keepBody, keepRaw)
+	return ev, false, err
+}
+
+// end closes the stream and says how it ended; err is nil when the body
+// ended between events.
+func (s *liveStream) end(err error) (WatchEvent, error) {
+	// Read our context before Close cancels it: only our own cancellation is "canceled".
+	ctxErr := s.ctx.Err()
+	s.Close()
+	var de *eventDecodeError
+	switch {
+	case ctxErr != nil:
+		return WatchEvent{}, EndOf(ctxErr)
+	case err == nil:
+		return WatchEvent{}, &RequestEnd{Reason: EndClosed}
+	case errors.As(err, &de):
+		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: de.err}
+	case errors.Is(err, jsonscan.ErrTooLarge):
+		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("watch event larger than the %d MiB limit: %w", MaxObjectBytes>>20, err)}
+	}
+	return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("reading watch stream: %w", bodyError(err))}
+}
+
+// eventDecodeError is an event that was read whole but did not decode.
+type eventDecodeError struct{ err error }
+
+func (e *eventDecodeError) Error() string { return e.err.Error() }
+func (e *eventDecodeError) Unwrap() error { return e.err }
+
+// wireEvent reads one watch event at the scanner. When its type comes before
+// its object, as the API server writes it, the object is decoded in place
+// while it is read; otherwise (and for ERROR events) its JSON is decoded once
+// the type is known. Reading errors stay in the scanner; an object that does
+// not decode is an *eventDecodeError. Without keepBody and keepRaw, the
+// object's JSON is not copied (Item.Raw is nil).
+func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (WatchEvent, error) {
+	sc := &d.sc
+	var typ, decodedAs string
+	var raw []byte
+	var obj *store.Object
+	var end bool
 	if sc.Object() {
 		for key, ok := sc.Key(); ok; key, ok = sc.Key() {
 			switch string(key) {
@@ -237,14 +316,58 @@ func decodeWireEvent(sc *jsonscan.Scanner) (string, []byte) {
 					typ = eventTypeName(t)
 				}
 			case "object":
-				object = sc.Raw()
+				sc.Peek()
+				start := sc.InputOffset()
+				decodedAs = ""
+				switch EventType(typ) {
+				case EventAdded, EventModified, EventDeleted, EventBookmark:
+					var err error
+					if obj, end, err = d.object(); err != nil {
+						if sc.Err() == nil || isSyntaxError(sc.Err()) {
+							return WatchEvent{}, &eventDecodeError{fmt.Errorf("%s event: decoding object: %w", typ, err)}
+						}
+						return WatchEvent{}, err // reading failed
+					}
+					decodedAs = typ
+				default:
+					sc.Skip()
+				}
+				raw = sc.Since(start)
 			default:
 				sc.Skip()
 			}
 		}
 	}
-	// A null event has no type: DecodeWatchEvent reports it.
-	return typ, object
+	if err := sc.Err(); err != nil {
+		return WatchEvent{}, err
+	}
+	if decodedAs == "" || decodedAs != typ {
+		// The type came after the object (or changed): decode it now, as DecodeWatchEvent does.
+		var fresh objectDecoder
+		ev, err := fresh.watchEvent(typ, bytes.Clone(raw), keepBody)
+		if err != nil {
+			return ev, &eventDecodeError{err}
+		}
+		if !keepBody && !keepRaw {
+			ev.Item.Raw = nil
+		}
+		return ev, nil
+	}
+	// The object outlives the read buffer (the store and traces keep it).
+	var object []byte
+	if keepBody || keepRaw {
+		object = bytes.Clone(raw)
+	}
+	if keepBody && EventType(typ) != EventBookmark {
+		obj.Body = object
+	}
+	return WatchEvent{Type: EventType(typ), Item: Item{Object: obj, Raw: object}, InitialEventsEnd: EventType(typ) == EventBookmark && end}, nil
+}
+
+// isSyntaxError reports whether err is malformed JSON or a value of the wrong type.
+func isSyntaxError(err error) bool {
+	var se *jsonscan.SyntaxError
+	return errors.As(err, &se)
 }
 
 // eventTypeName returns the event type as a string without allocating for the known ones.

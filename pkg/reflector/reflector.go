@@ -30,7 +30,12 @@ type Reflector struct {
 	cancel   context.CancelCauseFunc // cancels the request in flight
 	forced   bool
 	wake     chan struct{} // cuts a backoff wait short for a forced relist
-	seq      uint64        // the last note's sequence number
+	lastReq  int64         // the request in flight or last ended, for notes
+
+	// noteMu keeps notes in Seq order through OnNote when Audit or Report
+	// note from other goroutines than Run's.
+	noteMu sync.Mutex
+	seq    uint64 // the last note's sequence number
 
 	// Owned by Run's goroutine.
 	nextID       int64
@@ -639,6 +644,7 @@ func (r *Reflector) startRequest(ctx context.Context, verb Verb, opts RequestOpt
 	r.nextID++
 	info := &RequestInfo{ID: r.nextID, Verb: verb, Opts: opts, Started: r.cfg.Clock.Now()}
 	r.mu.Lock()
+	r.lastReq = info.ID
 	r.current = info
 	r.cancel = cancel
 	forced := r.forced
@@ -716,15 +722,26 @@ func (r *Reflector) decide(d Decision) {
 	r.note(Note{Kind: NoteDecision, Decision: &d})
 }
 
-// note stamps n with its sequence number, time and state, and hands it to OnNote.
+// note stamps n with its sequence number, time, state and request, and
+// hands it to OnNote; notes reach OnNote in Seq order.
 func (r *Reflector) note(n Note) {
+	r.noteMu.Lock()
+	defer r.noteMu.Unlock()
 	n.At = r.cfg.Clock.Now()
 	r.mu.Lock()
+	n.State, n.RequestID = r.stats.State, r.lastReq
+	r.mu.Unlock()
 	r.seq++
 	n.Seq = r.seq
-	n.State = r.stats.State
-	r.mu.Unlock()
 	r.cfg.OnNote(n)
+}
+
+// Report notes a decision made outside the reflector about its run (a
+// trace that stopped recording, say), in order with its own notes. It may
+// be called from any goroutine; d.State is replaced by the current state.
+func (r *Reflector) Report(d Decision) {
+	d.State = r.State()
+	r.note(Note{Kind: NoteDecision, Decision: &d})
 }
 
 // State is the current state.

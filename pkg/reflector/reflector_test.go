@@ -15,7 +15,7 @@ import (
 func join(s []string) string { return strings.Join(s, " | ") }
 
 func TestListThenWatchFromTheListResourceVersion(t *testing.T) {
-	// The seed's example: LIST A, B at rv=120; A modified at 121; C created at 122.
+	// LIST A, B at rv=120; A modified at 121; C created at 122: the cache is A', B, C.
 	h := runFake(t, Config{},
 		call{verb: VerbList, page: page("120", "", obj("a", "u-a", "100"), obj("b", "u-b", "110"))},
 		call{verb: VerbWatch, events: []WatchEvent{ev(EventModified, obj("a", "u-a", "121")), ev(EventAdded, obj("c", "u-c", "122"))}},
@@ -32,7 +32,7 @@ func TestListThenWatchFromTheListResourceVersion(t *testing.T) {
 }
 
 func TestBookmarkMovesOnlyTheCursor(t *testing.T) {
-	// The seed's fake stream: LIST rv=10, MODIFIED rv=11, DELETED rv=12, BOOKMARK rv=12... then 15.
+	// LIST rv=10, MODIFIED rv=11, DELETED rv=12, BOOKMARK rv=12, then BOOKMARK rv=15.
 	h := runFake(t, Config{},
 		call{verb: VerbList, page: page("10", "", obj("a", "u-a", "5"), obj("b", "u-b", "6"))},
 		call{verb: VerbWatch, events: []WatchEvent{

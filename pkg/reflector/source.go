@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,4 +188,90 @@ func (e *RequestEnd) Code() int32 {
 		return 0
 	}
 	return e.Status.Code
+}
+
+// Format renders the options as sent: only those that were set, and
+// resourceVersion="" for a consistent read. compact abbreviates the names and
+// long continue tokens, for narrow columns: rv=211 bookmarks timeout=397s.
+func (o RequestOptions) Format(compact bool) string {
+	rv := o.ResourceVersion
+	if rv == "" {
+		rv = `""`
+	}
+	var parts []string
+	add := func(long, short, value string) {
+		if compact {
+			long = short
+		}
+		if value == "" {
+			parts = append(parts, long)
+			return
+		}
+		parts = append(parts, long+"="+value)
+	}
+	add("resourceVersion", "rv", rv)
+	if o.ResourceVersionMatch != "" {
+		add("resourceVersionMatch", "match", o.ResourceVersionMatch)
+	}
+	if o.Limit > 0 {
+		add("limit", "limit", strconv.FormatInt(o.Limit, 10))
+	}
+	if o.Continue != "" {
+		cont := o.Continue
+		if compact && len(cont) > 10 {
+			cont = cont[:10] + "…"
+		}
+		add("continue", "continue", cont)
+	}
+	if o.SendInitialEvents {
+		if compact {
+			add("", "sendInitialEvents", "")
+		} else {
+			add("sendInitialEvents", "", "true")
+		}
+	}
+	if o.AllowWatchBookmarks {
+		if compact {
+			add("", "bookmarks", "")
+		} else {
+			add("allowWatchBookmarks", "", "true")
+		}
+	}
+	if o.TimeoutSeconds > 0 {
+		if compact {
+			add("", "timeout", strconv.FormatInt(o.TimeoutSeconds, 10)+"s")
+		} else {
+			add("timeoutSeconds", "", strconv.FormatInt(o.TimeoutSeconds, 10))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Format says how a request ended; nil (still running) is "running". Short
+// is the reason and status code ("closed", "error 410"); otherwise the
+// server's Status or the error follows: "error 410 Expired: too old resource
+// version: 211 (214)", "canceled: forced relist".
+func (e *RequestEnd) Format(short bool) string {
+	if e == nil {
+		return "running"
+	}
+	s := string(e.Reason)
+	if e.Status != nil && e.Status.Code != 0 {
+		s += " " + strconv.Itoa(int(e.Status.Code))
+	}
+	if short {
+		return s
+	}
+	switch {
+	case e.Status != nil:
+		if e.Status.Reason != "" {
+			s += " " + string(e.Status.Reason)
+		}
+		if e.Status.Message != "" {
+			s += ": " + e.Status.Message
+		}
+	case e.Err != nil && e.Reason != EndClosed:
+		s += ": " + e.Err.Error()
+	}
+	return s
 }

@@ -72,16 +72,24 @@ const (
 	// NoteDecision: the reflector decided something (state change, relist, backoff,
 	// fallback, relist diff, resourceVersion anomaly). These are the trace's `note` lines.
 	NoteDecision NoteKind = "decision"
+	// NoteAudit: an Audit compared the cache with a fresh LIST (Note.Audit has the report).
+	NoteAudit NoteKind = "audit"
 )
 
 // Note is one thing the reflector did or saw, for the UI, the line output and
 // the trace, in the order it happened: Seq numbers a reflector's notes from 1
 // without gaps, so a consumer that drops notes can say how many and where.
+// The order is causal: a request's start, its events (and the store changes
+// they made), its end, then the decisions it caused and the changes those
+// made (a relist's result after the list that produced it).
 type Note struct {
 	// Seq is the note's sequence number, assigned when the thing happened.
 	Seq  uint64
 	At   time.Time
 	Kind NoteKind
+	// RequestID is the request the note is about or was caused by (the
+	// request in flight, or the one that just ended); 0 before the first.
+	RequestID int64
 	// State is the reflector's state after the note.
 	State State
 	// Decision is set for decision notes.
@@ -91,6 +99,8 @@ type Note struct {
 	// Event and Applied are set for applied notes.
 	Event   EventType
 	Applied *store.Result
+	// Audit is set for audit notes.
+	Audit *AuditReport
 }
 
 // Reason is the decision's reason, "" for other notes.

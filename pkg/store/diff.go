@@ -92,7 +92,7 @@ func diffRelist(old, next map[Ref]entry, rv string) *RelistDiff {
 		}
 	}
 	for _, list := range [][]DiffEntry{d.Deleted, d.Recreated, d.Updated, d.Added} {
-		slices.SortFunc(list, func(a, b DiffEntry) int { return compareRefs(a.Ref, b.Ref) })
+		slices.SortFunc(list, func(a, b DiffEntry) int { return a.Ref.Compare(b.Ref) })
 	}
 	return d
 }
@@ -115,10 +115,11 @@ func makeEntries(n int) []DiffEntry {
 	return make([]DiffEntry, 0, n)
 }
 
-// compareRefs orders refs by namespace, then name, as kubectl lists them.
-func compareRefs(a, b Ref) int {
-	if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+// Compare orders refs by namespace, then name, as kubectl lists them: it
+// returns -1, 0 or +1 as r sorts before, with or after o.
+func (r Ref) Compare(o Ref) int {
+	if c := cmp.Compare(r.Namespace, o.Namespace); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.Name, b.Name)
+	return cmp.Compare(r.Name, o.Name)
 }

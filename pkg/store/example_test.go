@@ -50,7 +50,7 @@ func Example() {
 	// default/b uid-b 120
 }
 
-// The UID guard from the seed: worker-a (UID-1) is deleted, recreated as UID-2,
+// The UID guard: worker-a (UID-1) is deleted, recreated as UID-2,
 // then the late delete of UID-1 arrives and must leave UID-2 in place.
 func ExampleWriter_ApplyEvent() {
 	st, w := store.New()

@@ -96,7 +96,7 @@ func modelDiff(old, next map[Ref]Object, rv string) *RelistDiff {
 			refs = append(refs, ref)
 		}
 	}
-	slices.SortFunc(refs, compareRefs)
+	slices.SortFunc(refs, Ref.Compare)
 	for _, ref := range refs {
 		o, inOld := old[ref]
 		n, inNext := next[ref]
@@ -149,7 +149,7 @@ func (g *eventGen) liveCopy() *Object {
 	if len(g.m.live) == 0 {
 		return nil
 	}
-	refs := slices.SortedFunc(maps.Keys(g.m.live), compareRefs)
+	refs := slices.SortedFunc(maps.Keys(g.m.live), Ref.Compare)
 	o := g.m.live[refs[g.r.IntN(len(refs))]]
 	return &o
 }

@@ -126,7 +126,7 @@ func (w *Writer) apply(obj *Object) Result {
 	case prev.obj.UID != obj.UID:
 		r.Outcome = Replaced
 	case prev.obj.ResourceVersion == obj.ResourceVersion:
-		// Idempotence (rule 8): the same event twice changes nothing.
+		// Idempotence: the same event twice changes nothing.
 		r.Outcome = Duplicate
 		c.duplicates.Add(1)
 		return r
@@ -166,7 +166,7 @@ func (w *Writer) delete(obj *Object) Result {
 		c.absentDeletes.Add(1)
 		return r
 	case prev.obj.UID != obj.UID:
-		// UID guard (rule 7): a late delete of an older instance must not
+		// The UID guard: a late delete of an older instance must not
 		// remove the instance that now lives under the same name.
 		r.Outcome = StaleDelete
 		c.staleDeletes.Add(1)

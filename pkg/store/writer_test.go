@@ -76,7 +76,7 @@ func TestWriterAppliesEventsByTheReflectorRules(t *testing.T) {
 		},
 		{
 			name: "a bookmark never changes stored objects",
-			// The seed's fake stream: LIST rv=10, MODIFIED rv=11, DELETED rv=12, BOOKMARK rv=12.
+			// LIST rv=10, MODIFIED rv=11, DELETED rv=12, BOOKMARK rv=12.
 			events:       append(list("10", a10, b10), evApply(a11), evDelete(obj("default", "b", "uid-b", "12")), evBookmark("12")),
 			want:         []Outcome{RelistStarted, Buffered, Buffered, Relisted, Modified, Deleted, Ignored},
 			wantObjects:  []string{"default/a uid-a 11"},

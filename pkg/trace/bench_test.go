@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // benchConfigMap is a ConfigMap as kube-apiserver v1.37 serves it (1.6 kB with
@@ -74,7 +75,7 @@ func benchTrace(tb testing.TB, items, events int) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
 	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Unix(1e9, 0).UTC(), Tool: "bench",
-		Resource: trace.ResourceInfo{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true},
+		Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
 		Objects:  trace.ObjectsMetadata, Options: trace.Options{Strategy: reflector.StrategyList, PageSize: 0,
 			WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(10 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute)}}
 	enc := json.NewEncoder(&buf)

@@ -5,11 +5,12 @@ import (
 	"time"
 )
 
-func TestVirtualClockCallsItsHooksOnlyWhenItMovesForward(t *testing.T) {
+func TestClockAdvanceHooksRunOnlyWhenTheClockMovesForward(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := NewVirtualClock(t0)
+	c := newvirtualClock(t0)
+	p := &Replay{clock: c}
 	var seen []time.Duration
-	c.OnAdvance(func(now time.Time) {
+	p.OnClockAdvance(func(now time.Time) {
 		if got := c.Now(); !got.Equal(now) {
 			t.Errorf("hook at %s while Now is %s", now, got)
 		}

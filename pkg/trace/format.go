@@ -33,15 +33,6 @@ const (
 	ObjectsFull ObjectMode = "full"
 )
 
-// ResourceInfo is the header's `resource`.
-type ResourceInfo struct {
-	Group      string `json:"group"`
-	Version    string `json:"version"`
-	Resource   string `json:"resource"`
-	Kind       string `json:"kind"`
-	Namespaced bool   `json:"namespaced"`
-}
-
 // Options is the header's `options`: the reflector configuration a replay reuses.
 type Options struct {
 	Strategy             reflector.Strategy `json:"strategy"`
@@ -80,18 +71,18 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Header is the first line of a trace.
 type Header struct {
-	K             string       `json:"k"`
-	V             int          `json:"v"`
-	StartedAt     time.Time    `json:"startedAt"`
-	Tool          string       `json:"tool"`
-	Server        string       `json:"server"`
-	ServerVersion string       `json:"serverVersion"`
-	Resource      ResourceInfo `json:"resource"`
-	Namespace     string       `json:"namespace"`
-	LabelSelector string       `json:"labelSelector"`
-	FieldSelector string       `json:"fieldSelector"`
-	Objects       ObjectMode   `json:"objects"`
-	Options       Options      `json:"options"`
+	K             string             `json:"k"`
+	V             int                `json:"v"`
+	StartedAt     time.Time          `json:"startedAt"`
+	Tool          string             `json:"tool"`
+	Server        string             `json:"server"`
+	ServerVersion string             `json:"serverVersion"`
+	Resource      reflector.Resource `json:"resource"`
+	Namespace     string             `json:"namespace"`
+	LabelSelector string             `json:"labelSelector"`
+	FieldSelector string             `json:"fieldSelector"`
+	Objects       ObjectMode         `json:"objects"`
+	Options       Options            `json:"options"`
 }
 
 // Status is the compact API Status of an `end` line.

@@ -24,8 +24,8 @@ import (
 // refused as soon as the bound is passed, without reading the rest of it, so
 // a hostile or broken trace cannot make a reader hold more than this; in a
 // gzip trace the decompressed bytes are what count. The live side bounds one
-// object the same way (reflector.MaxObjectBytes): the two must stay equal.
-const MaxLineBytes = 16 << 20
+// object the same way: this is reflector.MaxObjectBytes.
+const MaxLineBytes = reflector.MaxObjectBytes
 
 // MaxBytesOutsideObject is how much of a line after the header may lie
 // outside its `object`: 64 KiB. Only an object may be large; the other fields

@@ -93,7 +93,7 @@ func newRecorder(w io.Writer, h Header, now func() time.Time) *Recorder {
 	return &Recorder{
 		buf: buf, enc: enc, now: now, started: h.StartedAt, objects: objects,
 		redact:  !h.Options.UnsafeSecrets,
-		secrets: h.Resource.Group == "" && h.Resource.Resource == "secrets",
+		secrets: h.Resource.GVR.Group == "" && h.Resource.GVR.Resource == "secrets",
 		stop:    make(chan struct{}), done: make(chan struct{}), failed: make(chan struct{}),
 	}
 }

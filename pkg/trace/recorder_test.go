@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 const secretJSON = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db","namespace":"prod","uid":"u1","resourceVersion":"7",` +
@@ -58,7 +59,7 @@ func recordList(t *testing.T, h trace.Header, objects ...string) string {
 }
 
 func TestSecretValuesAreRedactedInEveryModeUnlessAskedOtherwise(t *testing.T) {
-	secrets := trace.ResourceInfo{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}
+	secrets := reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
 	for _, mode := range []trace.ObjectMode{trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull} {
 		t.Run(string(mode), func(t *testing.T) {
 			out := recordList(t, trace.Header{Resource: secrets, Objects: mode}, secretJSON)

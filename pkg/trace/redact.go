@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 // Redacted replaces secret values in traces.
@@ -281,7 +282,7 @@ func trimMaps(raw json.RawMessage, mode ObjectMode, redact, secretsResource bool
 	return json.Marshal(top)
 }
 
-const initialEventsEnd = "k8s.io/initial-events-end"
+const initialEventsEnd = reflector.InitialEventsEndAnnotation
 
 // redactValues replaces every value of a JSON object with "REDACTED".
 func redactValues(v json.RawMessage) (json.RawMessage, error) {

@@ -32,7 +32,7 @@ func (d *Divergence) Error() string {
 type Replay struct {
 	rd    *Reader
 	speed float64
-	clock *VirtualClock
+	clock *virtualClock
 
 	mu        sync.Mutex
 	pending   *Line // a line read ahead
@@ -50,14 +50,24 @@ type Replay struct {
 // N times faster than recorded.
 func NewReplay(rd *Reader, speed float64) *Replay {
 	h := rd.Header()
-	return &Replay{rd: rd, speed: speed, clock: NewVirtualClock(h.StartedAt), done: make(chan struct{})}
+	return &Replay{rd: rd, speed: speed, clock: newvirtualClock(h.StartedAt), done: make(chan struct{})}
 }
 
 // Header is the trace's header.
 func (p *Replay) Header() Header { return p.rd.Header() }
 
 // Clock is the virtual clock the reflector must use.
-func (p *Replay) Clock() *VirtualClock { return p.clock }
+func (p *Replay) Clock() reflector.Clock { return p.clock }
+
+// OnClockAdvance registers f, called with the new time whenever the replay's
+// clock moves forward: before the trace line that moved it is served, so f
+// sees the run as it stood just before that moment (an age at its largest).
+// f runs on the goroutine reading the trace, the reflector's, and must not block.
+func (p *Replay) OnClockAdvance(f func(now time.Time)) {
+	p.clock.mu.Lock()
+	p.clock.hooks = append(p.clock.hooks, f)
+	p.clock.mu.Unlock()
+}
 
 // Done is closed at the end of the trace or at a divergence.
 func (p *Replay) Done() <-chan struct{} { return p.done }
@@ -304,10 +314,13 @@ func (p *Replay) drain(ctx context.Context) error {
 	}
 }
 
+// errEndOfTrace ends the request the reflector makes after the trace's last.
+var errEndOfTrace = errors.New("end of trace")
+
 // endOfTrace blocks the reflector's request after the trace's end until the caller stops it.
 func endOfTrace(ctx context.Context) error {
 	<-ctx.Done()
-	return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: fmt.Errorf("end of trace: %w", ctx.Err())}
+	return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: errEndOfTrace}
 }
 
 // requestEnd turns a recorded `end` line into what the reflector saw.
@@ -463,30 +476,20 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 
 func (st *replayStream) Close() {}
 
-// VirtualClock is the replay's clock: Now follows the recorded times, After
+// virtualClock is the replay's clock: Now follows the recorded times, After
 // fires at once, and AfterFunc timers never fire — the
 // trace already says how each request ended.
-type VirtualClock struct {
+type virtualClock struct {
 	mu    sync.Mutex
 	now   time.Time
 	hooks []func(time.Time)
 }
 
-// OnAdvance registers f, called with the new time whenever the clock moves
-// forward: before the trace line that moved it is served, so f sees the run
-// as it stood just before that moment (an age at its largest). f runs on the
-// goroutine reading the trace, the reflector's, and must not block.
-func (c *VirtualClock) OnAdvance(f func(now time.Time)) {
-	c.mu.Lock()
-	c.hooks = append(c.hooks, f)
-	c.mu.Unlock()
-}
-
-// NewVirtualClock starts at t.
-func NewVirtualClock(t time.Time) *VirtualClock { return &VirtualClock{now: t} }
+// NewvirtualClock starts at t.
+func newvirtualClock(t time.Time) *virtualClock { return &virtualClock{now: t} }
 
 // Now implements reflector.Clock.
-func (c *VirtualClock) Now() time.Time {
+func (c *virtualClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
@@ -494,16 +497,16 @@ func (c *VirtualClock) Now() time.Time {
 
 // After implements reflector.Clock: a backoff wait passes at once, and the
 // virtual time stays where the recording says (the next line's `at` moves it).
-func (c *VirtualClock) After(time.Duration) <-chan time.Time {
+func (c *virtualClock) After(time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	ch <- c.Now()
 	return ch
 }
 
 // AfterFunc implements reflector.Clock with a timer that never fires.
-func (c *VirtualClock) AfterFunc(time.Duration, func()) reflector.Timer { return idleTimer{} }
+func (c *virtualClock) AfterFunc(time.Duration, func()) reflector.Timer { return idleTimer{} }
 
-func (c *VirtualClock) advanceTo(t time.Time) {
+func (c *virtualClock) advanceTo(t time.Time) {
 	c.mu.Lock()
 	moved := t.After(c.now)
 	if moved {

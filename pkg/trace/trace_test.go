@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -26,7 +27,7 @@ type replayed struct {
 	rp  *trace.Replay
 	r   *reflector.Reflector
 	st  *store.Store
-	sum trace.Summary
+	sum summary.Summary
 }
 
 // replayTrace replays path; onStore may subscribe to the store before the run.
@@ -50,11 +51,11 @@ func replayTrace(t *testing.T, path string, onStore func(*store.Store)) (replaye
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	runErr := rp.Run(ctx, r)
-	return replayed{rp: rp, r: r, st: st, sum: trace.NewSummary(rd.Header().Resource, r.Stats(), st, rp.Clock().Now())}, runErr
+	return replayed{rp: rp, r: r, st: st, sum: summary.New(rd.Header().Resource, r.Stats(), st, rp.Clock().Now())}, runErr
 }
 
 // replayFile replays path and returns the replay and summary.
-func replayFile(t *testing.T, path string) (*trace.Replay, trace.Summary, error) {
+func replayFile(t *testing.T, path string) (*trace.Replay, summary.Summary, error) {
 	t.Helper()
 	out, err := replayTrace(t, path, nil)
 	return out.rp, out.sum, err
@@ -63,35 +64,35 @@ func replayFile(t *testing.T, path string) (*trace.Replay, trace.Summary, error)
 func TestBundledTracesReplayWithoutDivergence(t *testing.T) {
 	cases := []struct {
 		name  string
-		check func(t *testing.T, s trace.Summary)
+		check func(t *testing.T, s summary.Summary)
 	}{
-		{"demo", func(t *testing.T, s trace.Summary) {
+		{"demo", func(t *testing.T, s summary.Summary) {
 			c := s.Counters
 			if c.Gone != 1 || c.Relists != 1 || c.Bookmarks < 1 || c.ListPages < 3 {
 				t.Errorf("counters: got %+v, want 1 gone, 1 relist, bookmarks and pages", c)
 			}
 		}},
-		{"steady", func(t *testing.T, s trace.Summary) {
+		{"steady", func(t *testing.T, s summary.Summary) {
 			if c := s.Counters; c.Added != 10 || c.Modified != 30 || c.Deleted != 10 || c.Relists != 0 || s.Objects != 100 {
 				t.Errorf("got %d objects, counters %+v", s.Objects, c)
 			}
 		}},
-		{"gone-relist", func(t *testing.T, s trace.Summary) {
+		{"gone-relist", func(t *testing.T, s summary.Summary) {
 			if c := s.Counters; c.Gone != 1 || c.Relists != 1 || s.Objects != 37 {
 				t.Errorf("got %d objects, counters %+v", s.Objects, c)
 			}
 		}},
-		{"bookmarks", func(t *testing.T, s trace.Summary) {
+		{"bookmarks", func(t *testing.T, s summary.Summary) {
 			if c := s.Counters; c.Bookmarks < 3 || c.Added+c.Modified+c.Deleted != 0 || s.Bookmark.ResourceVersion == "" {
 				t.Errorf("got bookmark %+v, counters %+v", s.Bookmark, c)
 			}
 		}},
-		{"recreate", func(t *testing.T, s trace.Summary) {
+		{"recreate", func(t *testing.T, s summary.Summary) {
 			if c := s.Counters; c.Deleted != 1 || c.Added != 1 || c.Relists != 1 || s.Objects != 5 {
 				t.Errorf("got %d objects, counters %+v", s.Objects, c)
 			}
 		}},
-		{"streaming", func(t *testing.T, s trace.Summary) {
+		{"streaming", func(t *testing.T, s summary.Summary) {
 			if c := s.Counters; c.Lists != 1 || c.ListPages != 0 || c.Watches < 1 || s.Objects != 50 {
 				t.Errorf("got %d objects, counters %+v", s.Objects, c)
 			}

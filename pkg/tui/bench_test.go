@@ -21,7 +21,7 @@ func fullModel(b *testing.B, w, h int) Model {
 	for i := range results {
 		results[i] = store.Result{Outcome: store.Modified, Object: obj("default", fmt.Sprintf("cm-%04d", i), "uid", fmt.Sprint(i))}
 	}
-	return update(m, changesMsg{at: at(110 * time.Second), results: results})
+	return update(m, applied(at(110*time.Second), results...))
 }
 
 func BenchmarkView160x48(b *testing.B) {
@@ -48,7 +48,7 @@ func BenchmarkChangesBatch(b *testing.B) {
 		o := obj("default", fmt.Sprintf("cm-%05d", i%5000), "uid", fmt.Sprint(i))
 		results[i] = store.Result{Outcome: store.Modified, Object: o, Previous: o}
 	}
-	msg := changesMsg{at: at(111 * time.Second), results: results}
+	msg := applied(at(111*time.Second), results...)
 	b.ReportAllocs()
 	for b.Loop() {
 		m = update(m, msg)

@@ -11,35 +11,27 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-// maxBatch bounds one delivery of notes or store changes to the model, so
+// maxBatch bounds one delivery of notes to the model, so
 // one message never holds the screen for long; what does not fit waits in
 // its buffer (and a full buffer drops, counted, never blocking the writer).
 const maxBatch = 16384
 
 // snapshotMsg is one poll of the feed.
 type snapshotMsg struct {
-	at            time.Time
-	hasStats      bool
-	stats         reflector.Stats
-	hasStore      bool
-	counters      store.Counters
-	storeReady    bool
-	hasProgress   bool
-	done, total   int64
-	notesLost     int64
-	changesMissed int64
-	alerts        *Alerts
+	at          time.Time
+	hasStats    bool
+	stats       reflector.Stats
+	hasStore    bool
+	counters    store.Counters
+	storeReady  bool
+	hasProgress bool
+	done, total int64
+	notesLost   int64
+	alerts      *Alerts
 }
 
 // notesMsg delivers notes from the NoteBuffer.
 type notesMsg struct{ notes []reflector.Note }
-
-// changesMsg delivers store changes; closed says the subscription ended.
-type changesMsg struct {
-	at      time.Time
-	results []store.Result
-	closed  bool
-}
 
 // auditMsg is the end of an audit.
 type auditMsg struct {
@@ -52,7 +44,7 @@ type forceRelistDoneMsg struct{}
 
 // takeSnapshot polls everything the feed offers. It runs on a command
 // goroutine, never on the reflector's.
-func takeSnapshot(opts Options, feed Feed, sub *store.Subscription) snapshotMsg {
+func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 	s := snapshotMsg{at: opts.Now()}
 	if feed.Stats != nil {
 		s.hasStats, s.stats = true, feed.Stats()
@@ -67,9 +59,6 @@ func takeSnapshot(opts Options, feed Feed, sub *store.Subscription) snapshotMsg 
 	if feed.Notes != nil {
 		s.notesLost = feed.Notes.Dropped()
 	}
-	if sub != nil {
-		s.changesMissed = sub.Missed()
-	}
 	if feed.Alerts != nil {
 		a := feed.Alerts()
 		s.alerts = &a
@@ -79,11 +68,11 @@ func takeSnapshot(opts Options, feed Feed, sub *store.Subscription) snapshotMsg 
 
 // pollCmd takes the next snapshot after wait.
 func (m Model) pollCmd(wait time.Duration) tea.Cmd {
-	opts, feed, sub := m.opts, m.feed, m.life.sub
+	opts, feed := m.opts, m.feed
 	if wait <= 0 {
-		return func() tea.Msg { return takeSnapshot(opts, feed, sub) }
+		return func() tea.Msg { return takeSnapshot(opts, feed) }
 	}
-	return tea.Tick(wait, func(time.Time) tea.Msg { return takeSnapshot(opts, feed, sub) })
+	return tea.Tick(wait, func(time.Time) tea.Msg { return takeSnapshot(opts, feed) })
 }
 
 // notesCmd delivers the next batch of notes, no sooner than wait from now.
@@ -98,21 +87,6 @@ func (m Model) notesCmd(wait time.Duration) tea.Cmd {
 			return nil
 		}
 		return notesMsg{notes: notes}
-	}
-}
-
-// changesCmd delivers the next batch of store changes, no sooner than wait from now.
-func (m Model) changesCmd(wait time.Duration) tea.Cmd {
-	if m.life.sub == nil {
-		return nil
-	}
-	done, ch, now := m.life.ctx.Done(), m.life.sub.Changes(), m.opts.Now
-	return func() tea.Msg {
-		results, closed, ok := readBatch(done, ch, wait)
-		if !ok {
-			return nil
-		}
-		return changesMsg{at: now(), results: results, closed: closed}
 	}
 }
 

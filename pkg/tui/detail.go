@@ -58,7 +58,7 @@ func (d detailView) content(m *Model, width int) (string, []string) {
 	var body []string
 	switch d.kind {
 	case detailObject:
-		title = "Object " + d.ref.String() + "  (" + resourceName(m.opts.Target) + ")"
+		title = "Object " + d.ref.String() + "  (" + m.opts.Target.Resource.String() + ")"
 		body = m.objectDetail(d.ref)
 	case detailRequest:
 		title = fmt.Sprintf("Request #%d  %s", d.req.ID, d.req.Verb)
@@ -169,14 +169,14 @@ func requestDetail(r *reflector.RequestInfo, now time.Time) []string {
 		out = append(out, "running for  "+age(now.Sub(r.Started)))
 	}
 	out = append(out, "received     "+requestCount(r))
-	for i, o := range strings.Split(requestOpts(r.Opts, true), " ") {
+	for i, o := range strings.Split(r.Opts.Format(false), " ") {
 		label := "             "
 		if i == 0 {
 			label = "options      "
 		}
 		out = append(out, label+o)
 	}
-	out = append(out, "ended        "+requestEnd(r.End))
+	out = append(out, "ended        "+r.End.Format(false))
 	if r.End != nil && r.End.Err != nil {
 		out = append(out, "error        "+r.End.Err.Error())
 	}

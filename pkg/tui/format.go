@@ -172,85 +172,6 @@ func sideBySide(left []string, leftWidth int, sep string, right []string) []stri
 	return out
 }
 
-// requestOpts renders a request's options compactly, exactly as sent: only
-// the options that were set, plus an explicit rv="" for a consistent read.
-func requestOpts(o reflector.RequestOptions, long bool) string {
-	var parts []string
-	rv := o.ResourceVersion
-	if rv == "" {
-		rv = `""`
-	}
-	cont := o.Continue
-	if !long && len(cont) > 10 {
-		cont = cont[:10] + ellipsis
-	}
-	if long {
-		parts = append(parts, "resourceVersion="+rv)
-		if o.ResourceVersionMatch != "" {
-			parts = append(parts, "resourceVersionMatch="+o.ResourceVersionMatch)
-		}
-		if o.Limit > 0 {
-			parts = append(parts, "limit="+strconv.FormatInt(o.Limit, 10))
-		}
-		if cont != "" {
-			parts = append(parts, "continue="+cont)
-		}
-		if o.SendInitialEvents {
-			parts = append(parts, "sendInitialEvents=true")
-		}
-		if o.AllowWatchBookmarks {
-			parts = append(parts, "allowWatchBookmarks=true")
-		}
-		if o.TimeoutSeconds > 0 {
-			parts = append(parts, "timeoutSeconds="+strconv.FormatInt(o.TimeoutSeconds, 10))
-		}
-		return strings.Join(parts, " ")
-	}
-	parts = append(parts, "rv="+rv)
-	if o.ResourceVersionMatch != "" {
-		parts = append(parts, "match="+o.ResourceVersionMatch)
-	}
-	if o.Limit > 0 {
-		parts = append(parts, "limit="+strconv.FormatInt(o.Limit, 10))
-	}
-	if cont != "" {
-		parts = append(parts, "continue="+cont)
-	}
-	if o.SendInitialEvents {
-		parts = append(parts, "sendInitialEvents")
-	}
-	if o.AllowWatchBookmarks {
-		parts = append(parts, "bookmarks")
-	}
-	if o.TimeoutSeconds > 0 {
-		parts = append(parts, "timeout="+strconv.FormatInt(o.TimeoutSeconds, 10)+"s")
-	}
-	return strings.Join(parts, " ")
-}
-
-// requestEnd says why a request ended: "closed", "canceled", or
-// "error 410 Expired: too old resource version: 211 (214)".
-func requestEnd(end *reflector.RequestEnd) string {
-	if end == nil {
-		return "running"
-	}
-	s := string(end.Reason)
-	if end.Status != nil {
-		if end.Status.Code != 0 {
-			s += " " + strconv.Itoa(int(end.Status.Code))
-		}
-		if end.Status.Reason != "" {
-			s += " " + string(end.Status.Reason)
-		}
-		if end.Status.Message != "" {
-			s += ": " + end.Status.Message
-		}
-	} else if end.Err != nil && end.Reason == reflector.EndError {
-		s += ": " + end.Err.Error()
-	}
-	return s
-}
-
 // requestCount is what a request received: "500 items" or "812 events".
 func requestCount(r *reflector.RequestInfo) string {
 	if r.Verb == reflector.VerbList {
@@ -260,28 +181,6 @@ func requestCount(r *reflector.RequestInfo) string {
 		return count(r.Items) + " items+" + count(r.Events) + " ev"
 	}
 	return count(r.Events) + " events"
-}
-
-// resourceName is how kubectl names a resource: "configmaps" or "deployments.apps".
-func resourceName(t reflector.Target) string {
-	gvr := t.Resource.GVR
-	name := gvr.Resource
-	if name == "" {
-		name = "(resource)"
-	}
-	if gvr.Group != "" {
-		name += "." + gvr.Group
-	}
-	return name
-}
-
-// groupVersion is "v1" or "apps/v1".
-func groupVersion(t reflector.Target) string {
-	gvr := t.Resource.GVR
-	if gvr.Group == "" {
-		return gvr.Version
-	}
-	return gvr.Group + "/" + gvr.Version
 }
 
 // plural is "1 delete" or "2 deletes".

@@ -165,19 +165,19 @@ func demoNotes() []reflector.Note {
 }
 
 // demoChanges are store changes: adds, an update, a delete and a recreate.
-func demoChanges() changesMsg {
+func demoChanges() notesMsg {
 	a1 := obj("default", "web-config-1", "0a1b2c3d-0001", "101")
 	a1b := obj("default", "web-config-1", "0a1b2c3d-0001", "140")
 	a1b.Labels = map[string]string{"app": "web", "tier": "frontend"}
 	a1b.Generation = 2
 	d1 := obj("default", "web-config-3", "0a1b2c3d-0003", "141")
-	r1 := obj("default", "web-config-2", "9e8d7c6b-cccc", "1220")
-	return changesMsg{at: at(110 * time.Second), results: []store.Result{
-		{Outcome: store.Added, Object: a1},
-		{Outcome: store.Modified, Object: a1b, Previous: a1},
-		{Outcome: store.Deleted, Object: d1, Previous: d1},
-		{Outcome: store.Replaced, Object: r1, Previous: obj("default", "web-config-2", "1b2c3d4e-bbbb", "150")},
-	}}
+	r1 := obj("default", "web-config-5", "77aa66bb-dddd", "1290")
+	return applied(at(110*time.Second),
+		store.Result{Outcome: store.Added, Object: a1},
+		store.Result{Outcome: store.Modified, Object: a1b, Previous: a1},
+		store.Result{Outcome: store.Deleted, Object: d1, Previous: d1},
+		store.Result{Outcome: store.Replaced, Object: r1, Previous: obj("default", "web-config-5", "3c4d5e6f-aaaa", "1260")},
+	)
 }
 
 // demoModel is a dashboard fed the demo data at w x h.
@@ -213,4 +213,15 @@ func mustNotContain(t *testing.T, s string, bad ...string) {
 			t.Errorf("screen has %q, want it gone:\n%s", b, s)
 		}
 	}
+}
+
+// applied is the notes of store changes applied at one time, as the
+// reflector hands them over (unnumbered).
+func applied(at time.Time, results ...store.Result) notesMsg {
+	msg := notesMsg{}
+	for _, res := range results {
+		res := res
+		msg.notes = append(msg.notes, reflector.Note{At: at, Kind: reflector.NoteApplied, Applied: &res})
+	}
+	return msg
 }

@@ -74,11 +74,14 @@ func typeFilter(i int, k entryKind) (name string, keep bool) {
 	return "all", true
 }
 
-// logEntry is one line of the event log: a store change or a reflector note.
-// Text is formatted only when the entry is shown.
+// logEntry is one line of the event log: a reflector note (a request, a
+// store change, a decision, an audit) or where notes were dropped. Text is
+// formatted only when the entry is shown.
 type logEntry struct {
 	at     time.Time
 	kind   entryKind
+	seq    uint64 // the note's sequence number (of the first dropped, for a drop)
+	req    int64  // the request the note is about or was caused by
 	hasRef bool
 	ref    store.Ref
 	uid    string
@@ -90,10 +93,10 @@ type logEntry struct {
 	text   string // for entries without a note: the message
 }
 
-// entryFromResult turns a store change into a log entry; ok is false for
-// outcomes the log does not show.
-func entryFromResult(at time.Time, res store.Result, firstList bool) (logEntry, bool) {
-	e := logEntry{at: at}
+// entryFromResult turns the store change an applied note carries into a log
+// entry; ok is false for outcomes the log does not show.
+func entryFromResult(n reflector.Note, res store.Result) (logEntry, bool) {
+	e := logEntry{at: n.At, seq: n.Seq, req: n.RequestID}
 	switch res.Outcome {
 	case store.Added:
 		e.kind = kindAdded
@@ -103,12 +106,6 @@ func entryFromResult(at time.Time, res store.Result, firstList bool) (logEntry, 
 		e.kind = kindReplaced
 	case store.Deleted:
 		e.kind = kindDeleted
-	case store.Relisted:
-		e.kind, e.diff = kindRelist, res.Diff
-		if firstList {
-			e.kind = kindList
-		}
-		return e, res.Diff != nil
 	default:
 		return e, false
 	}
@@ -122,7 +119,7 @@ func entryFromResult(at time.Time, res store.Result, firstList bool) (logEntry, 
 
 // entryFromNote turns a reflector note into a log entry.
 func entryFromNote(n reflector.Note) logEntry {
-	e := logEntry{at: n.At, kind: kindNote, note: &n}
+	e := logEntry{at: n.At, kind: kindNote, seq: n.Seq, req: n.RequestID, note: &n}
 	if n.Kind == reflector.NoteRequestStarted || n.Kind == reflector.NoteRequestEnded {
 		e.kind = kindRequest
 	}
@@ -139,9 +136,6 @@ func (e *logEntry) message() string {
 		}
 		return s
 	case e.diff != nil:
-		if e.kind == kindList {
-			return fmt.Sprintf("initial list installed at rv %s: %s objects", orDash(e.diff.ResourceVersion), count(e.diff.After))
-		}
 		return "at rv " + orDash(e.diff.ResourceVersion) + ": " + diffSummary(e.diff)
 	case e.note != nil:
 		return noteText(e.note)
@@ -154,9 +148,9 @@ func noteText(n *reflector.Note) string {
 	if r := n.Request; r != nil {
 		switch n.Kind {
 		case reflector.NoteRequestStarted:
-			return fmt.Sprintf("%s #%d started  %s", r.Verb, r.ID, requestOpts(r.Opts, false))
+			return fmt.Sprintf("%s #%d started  %s", r.Verb, r.ID, r.Opts.Format(true))
 		case reflector.NoteRequestEnded:
-			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, requestEnd(r.End), age(r.Duration), requestCount(r))
+			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, r.End.Format(false), age(r.Duration), requestCount(r))
 		}
 	}
 	var b strings.Builder

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -50,7 +51,6 @@ const statusFor = 10 * time.Second
 type lifecycle struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	sub    *store.Subscription
 }
 
 // Model is the dashboard, a tea.Model. Build it with New; release it with Close.
@@ -66,17 +66,17 @@ type Model struct {
 	focus         pane
 	width, height int
 
-	now           time.Time // the model's clock: opts.Now at the last message that carried time
-	stats         reflector.Stats
-	haveStats     bool
-	counters      store.Counters
-	storeReady    bool
-	done          int64 // replay progress
-	total         int64
-	notesLost     int64 // dropped by the NoteBuffer
-	changesMissed int64 // dropped by the store subscription
-	storeClosed   bool
-	lists         int64 // Relisted results seen, to tell the first list from relists
+	now        time.Time // the model's clock: opts.Now at the last message that carried time
+	stats      reflector.Stats
+	haveStats  bool
+	counters   store.Counters
+	storeReady bool
+	done       int64 // replay progress
+	total      int64
+	notesLost  int64  // dropped by the NoteBuffer
+	lastSeq    uint64 // the last note's sequence number, to show where notes were dropped
+	stopped    bool   // the reflector stopped: no more notes will come
+	lists      int64  // complete lists seen, to tell the first list from relists
 
 	rates    rateWindow
 	log      logPane
@@ -94,8 +94,7 @@ type Model struct {
 	statusAt  time.Time
 }
 
-// New builds the dashboard for opts and feed. When feed.Store is set it
-// subscribes to the store's changes at once; Close releases the subscription.
+// New builds the dashboard for opts and feed; Close stops its background reads.
 func New(opts Options, feed Feed) Model {
 	return newModel(context.Background(), opts, feed)
 }
@@ -104,9 +103,6 @@ func newModel(ctx context.Context, opts Options, feed Feed) Model {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(ctx)
 	life := &lifecycle{ctx: ctx, cancel: cancel}
-	if feed.Store != nil {
-		life.sub = feed.Store.Subscribe(opts.ChangeBuffer)
-	}
 	st := newStyles()
 	h := help.New()
 	h.Styles = st.help
@@ -124,19 +120,12 @@ func newModel(ctx context.Context, opts Options, feed Feed) Model {
 	}
 }
 
-// Close stops the model's background reads and its store subscription. It
-// is idempotent; Run calls it.
-func (m Model) Close() {
-	m.life.cancel()
-	if m.life.sub != nil {
-		m.life.sub.Close()
-	}
-}
+// Close stops the model's background reads. It is idempotent; Run calls it.
+func (m Model) Close() { m.life.cancel() }
 
-// Init starts the poller and the readers of the note buffer and the store
-// subscription.
+// Init starts the poller and the reader of the note buffer.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.pollCmd(0), m.notesCmd(0), m.changesCmd(0))
+	return tea.Batch(m.pollCmd(0), m.notesCmd(0))
 }
 
 // Update handles one message.
@@ -151,11 +140,6 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case notesMsg:
 		m.addNotes(msg.notes)
 		cmd = m.notesCmd(m.opts.Refresh)
-	case changesMsg:
-		m.addChanges(msg)
-		if !msg.closed {
-			cmd = m.changesCmd(m.opts.Refresh)
-		}
 	case auditMsg:
 		m.addAudit(msg)
 	case tea.KeyPressMsg:
@@ -184,7 +168,7 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	if s.hasProgress {
 		m.done, m.total = s.done, s.total
 	}
-	m.notesLost, m.changesMissed = s.notesLost, s.changesMissed
+	m.notesLost = s.notesLost
 	if s.alerts != nil {
 		m.alerts = *s.alerts
 	}
@@ -193,39 +177,57 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	}
 }
 
+// addNotes takes the reflector's notes, in the order it made them: the log
+// shows every one (the last LogSize of them), the object history records
+// the store changes they carry. Where the NoteBuffer dropped notes, the log
+// says how many, at the place they were lost.
 func (m *Model) addNotes(notes []reflector.Note) {
 	for _, n := range notes {
-		m.log.add(entryFromNote(n))
-	}
-}
-
-// addChanges records store changes: the last LogSize go to the log, all of
-// them to the object history.
-func (m *Model) addChanges(c changesMsg) {
-	if c.at.After(m.now) {
-		m.now = c.at
-	}
-	skip := len(c.results) - m.opts.LogSize
-	for i, res := range c.results {
-		if res.Outcome == store.Relisted {
-			m.lists++
-			if res.Diff != nil && m.lists > 1 {
-				m.history.recordDiff(c.at, res.Diff, m.opts.TrackedObjects)
-			}
-		} else {
-			m.history.recordResult(c.at, res)
+		if n.At.After(m.now) {
+			m.now = n.At
 		}
-		if i < skip {
-			continue
+		if m.lastSeq > 0 && n.Seq > m.lastSeq+1 {
+			m.log.add(logEntry{at: n.At, kind: kindNote, seq: m.lastSeq + 1,
+				text: fmt.Sprintf("%s dropped here: the screen could not keep up", plural(int(n.Seq-m.lastSeq-1), "line"))})
 		}
-		if e, ok := entryFromResult(c.at, res, res.Outcome == store.Relisted && m.lists == 1); ok {
+		if n.Seq > 0 {
+			m.lastSeq = n.Seq
+		}
+		if e, ok := m.entry(n); ok {
 			m.log.add(e)
 		}
 	}
-	if c.closed {
-		m.storeClosed = true
-		m.log.add(logEntry{at: m.now, kind: kindNote, text: "the store was closed: no more changes will come"})
+}
+
+// entry turns a note into its log entry, recording what it changed in the
+// object history; ok is false for notes the log does not show.
+func (m *Model) entry(n reflector.Note) (logEntry, bool) {
+	switch {
+	case n.Kind == reflector.NoteApplied && n.Applied != nil:
+		m.history.recordResult(n.At, *n.Applied)
+		return entryFromResult(n, *n.Applied)
+	case n.Kind == reflector.NoteAudit && n.Audit != nil:
+		return logEntry{at: n.At, kind: kindAudit, seq: n.Seq, req: n.RequestID, audit: n.Audit, text: n.Audit.String()}, true
+	case n.Kind != reflector.NoteDecision || n.Decision == nil:
+		return entryFromNote(n), true
 	}
+	d := n.Decision
+	switch d.Reason {
+	case reflector.ReasonListComplete:
+		m.lists++
+		if m.lists == 1 {
+			return logEntry{at: n.At, kind: kindList, seq: n.Seq, req: n.RequestID,
+				text: fmt.Sprintf("initial list installed at rv %s: %s objects", orDash(d.ResourceVersion), count(d.Objects))}, true
+		}
+	case reflector.ReasonRelistDiff:
+		if d.Diff != nil {
+			m.history.recordDiff(n.At, d.Diff, m.opts.TrackedObjects)
+			return logEntry{at: n.At, kind: kindRelist, seq: n.Seq, req: n.RequestID, note: &n, diff: d.Diff}, true
+		}
+	case reflector.ReasonStopped:
+		m.stopped = true
+	}
+	return entryFromNote(n), true
 }
 
 func (m *Model) addAudit(a auditMsg) {
@@ -238,8 +240,8 @@ func (m *Model) addAudit(a auditMsg) {
 	if a.report.Drift() {
 		sev = sevBad
 	}
+	// The log has the audit from the reflector's notes, in order.
 	m.setStatus(sev, a.report.String())
-	m.log.add(logEntry{at: m.now, kind: kindAudit, audit: a.report, text: a.report.String()})
 }
 
 func (m *Model) setStatus(sev severity, s string) {

@@ -50,7 +50,7 @@ func TestDashboardShowsHeaderGaugesAndRates(t *testing.T) {
 			s := screen(m)
 			mustContain(t, s,
 				"kubectl watchcache", "ctx kind-watchcache", "https://127.0.0.1:6443", "up 1m50s",
-				"configmaps v1", "all namespaces", "-l app=web", "list, page 500", "metadata-only",
+				"configmaps.v1", "all namespaces", "-l app=web", "list, page 500", "metadata-only",
 				"● Watching for 20s", "LIVE",
 				"objects        618 · 1.0 MiB",
 				"bookmark       10s ago · rv 1288",
@@ -68,13 +68,13 @@ func TestDashboardShowsHeaderGaugesAndRates(t *testing.T) {
 func TestWideScreenShowsAllPanesAndNarrowOneShowsTheFocusedOne(t *testing.T) {
 	narrow, _ := demoModel(t, 80, 24)
 	s := screen(narrow)
-	mustContain(t, s, " Log │ Requests │ Relist diff", "REPLACED default/web-config-2")
+	mustContain(t, s, " Log │ Requests │ Relist diff", "REPLACED default/web-config-5")
 	mustNotContain(t, s, "OPTIONS (as sent)", "missed delete default/")
 
 	wide := resize(narrow, 160, 48)
 	s = screen(wide)
 	mustContain(t, s, "OPTIONS (as sent)", "rv=211 bookmarks timeout=397s",
-		"missed delete default/web-config-7", "REPLACED default/web-config-2")
+		"missed delete default/web-config-7", "REPLACED default/web-config-5")
 	mustNotContain(t, s, " Log │ Requests │ Relist diff")
 }
 
@@ -167,7 +167,9 @@ func TestRelistDiffPaneNamesWhatTheWatchMissed(t *testing.T) {
 	)
 	m = update(m, keyPress("down"))
 	m = update(m, keyPress("enter"))
-	mustContain(t, screen(m), "Object default/web-config-2", "new instance: uid 1b2c3d4e → 9e8d7c6b")
+	mustContain(t, screen(m), "Object default/web-config-2", "recreated (relist)     uid 9e8d7c6b  rv 1220")
+	// A recreate the watch saw (one REPLACED event) reads as a new instance.
+	mustContain(t, strings.Join(m.objectDetail(store.Ref{Namespace: "default", Name: "web-config-5"}), "\n"), "new instance: uid 3c4d5e6f → 77aa66bb")
 }
 
 func TestNoRelistYetSaysSo(t *testing.T) {
@@ -187,7 +189,7 @@ func TestPauseFreezesTheLogWhileEventsKeepArriving(t *testing.T) {
 	if !m.log.paused {
 		t.Fatal("space did not pause the log")
 	}
-	later := changesMsg{at: at(111 * time.Second), results: []store.Result{{Outcome: store.Added, Object: obj("default", "late-arrival", "0000-late", "1300")}}}
+	later := applied(at(111*time.Second), []store.Result{{Outcome: store.Added, Object: obj("default", "late-arrival", "0000-late", "1300")}}...)
 	m = update(m, later)
 	s := screen(m)
 	mustContain(t, s, "PAUSED", "+1 new")
@@ -240,7 +242,7 @@ func TestEnterOnALogEntryShowsTheObjectsVersionsAndWhatChanged(t *testing.T) {
 	if m.state != stateDetail || m.detail.ref.Name != "web-config-1" {
 		t.Fatalf("state %v on %v, want the detail of web-config-1", m.state, m.detail.ref)
 	}
-	mustContain(t, screen(m), "Object default/web-config-1  (configmaps)",
+	mustContain(t, screen(m), "Object default/web-config-1  (configmaps.v1)",
 		"ADDED", "rv 101", "first version seen",
 		"MODIFIED", "resourceVersion 101 → 140", "generation 0 → 2", "label +tier=frontend")
 	m = update(m, keyPress("esc"))
@@ -264,11 +266,11 @@ func TestObjectDetailSaysWhetherTheObjectIsInTheCacheNow(t *testing.T) {
 	apply(store.Event{Type: store.Init})
 	apply(store.Event{Type: store.InitDone, ResourceVersion: "1"})
 	o := obj("default", "cm", "uid-1", "2")
-	m = update(resize(m, 80, 24), changesMsg{at: at(time.Second), results: []store.Result{apply(store.Event{Type: store.Apply, Object: o})}})
+	m = update(resize(m, 80, 24), applied(at(time.Second), []store.Result{apply(store.Event{Type: store.Apply, Object: o})}...))
 	m = update(m, keyPress("enter"))
 	mustContain(t, screen(m), "in cache now", "uid          uid-1", "labels       app=web")
 	m = update(m, keyPress("esc"))
-	m = update(m, changesMsg{at: at(2 * time.Second), results: []store.Result{apply(store.Event{Type: store.Delete, Object: o})}})
+	m = update(m, applied(at(2*time.Second), []store.Result{apply(store.Event{Type: store.Delete, Object: o})}...))
 	m = update(m, keyPress("enter"))
 	mustContain(t, screen(m), "not in the cache now", "DELETED")
 }
@@ -347,16 +349,16 @@ func TestScrollingStopsFollowingAndEndResumes(t *testing.T) {
 	for i := range 30 {
 		results = append(results, store.Result{Outcome: store.Added, Object: obj("ns", fmt.Sprintf("obj-%02d", i), "u", "1")})
 	}
-	m = update(m, changesMsg{at: at(time.Second), results: results})
+	m = update(m, applied(at(time.Second), results...))
 	mustContain(t, screen(m), "ns/obj-29")
 	m = update(m, keyPress("g"))
 	s := screen(m)
 	mustContain(t, s, "ns/obj-00")
 	mustNotContain(t, s, "ns/obj-29")
-	m = update(m, changesMsg{at: at(2 * time.Second), results: []store.Result{{Outcome: store.Added, Object: obj("ns", "obj-30", "u", "1")}}})
+	m = update(m, applied(at(2*time.Second), []store.Result{{Outcome: store.Added, Object: obj("ns", "obj-30", "u", "1")}}...))
 	mustContain(t, screen(m), "ns/obj-00") // not following: the view stays put
 	m = update(m, keyPress("G"))
-	m = update(m, changesMsg{at: at(3 * time.Second), results: []store.Result{{Outcome: store.Added, Object: obj("ns", "obj-31", "u", "1")}}})
+	m = update(m, applied(at(3*time.Second), []store.Result{{Outcome: store.Added, Object: obj("ns", "obj-31", "u", "1")}}...))
 	mustContain(t, screen(m), "ns/obj-31")
 	if m.log.scroll.cursor != 31 {
 		t.Errorf("cursor = %d, want 31 (following the newest)", m.log.scroll.cursor)
@@ -413,7 +415,7 @@ func TestAuditReportsDriftAndErrors(t *testing.T) {
 		err  error
 		want []string
 	}{
-		{"drift", nil, []string{report.String(), "AUDIT"}},
+		{"drift", nil, []string{report.String()}},
 		{"error", errors.New("audit needs a live cluster"), []string{"audit failed: audit needs a live cluster"}},
 	}
 	for _, tt := range tests {
@@ -447,6 +449,10 @@ func TestAuditReportsDriftAndErrors(t *testing.T) {
 			}
 		})
 	}
+	// The log has the audit from the reflector's note, in order with the rest.
+	m, _ := demoModel(t, 160, 48)
+	m = update(m, notesMsg{notes: []reflector.Note{{At: at(111 * time.Second), Kind: reflector.NoteAudit, Audit: report}}})
+	mustContain(t, screen(m), "AUDIT    audit at resourceVersion 1300: drift")
 }
 
 func TestReplayHeaderShowsPosition(t *testing.T) {
@@ -463,13 +469,13 @@ func TestReplayHeaderShowsPosition(t *testing.T) {
 	mustNotContain(t, screen(m), "LIVE")
 }
 
-func TestDroppedNotesAndChangesAreCountedOnScreen(t *testing.T) {
+func TestDroppedNotesAreCountedOnScreen(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
 	mustNotContain(t, screen(m), "dropped")
 	snap := demoSnapshot(111*time.Second, demoStats())
-	snap.notesLost, snap.changesMissed = 3, 1200
+	snap.notesLost = 1200
 	m = update(m, snap)
-	mustContain(t, screen(m), "dropped 3 notes · 1,200 changes")
+	mustContain(t, screen(m), "dropped 1,200 notes")
 }
 
 func TestResizeIsHonoured(t *testing.T) {
@@ -505,7 +511,7 @@ func TestDetailScrollsWithinItsContent(t *testing.T) {
 	for i := range versionsPerObject {
 		results = append(results, store.Result{Outcome: store.Modified, Object: obj("ns", "busy", "u", fmt.Sprint(100+i))})
 	}
-	m = update(m, changesMsg{at: at(time.Second), results: results})
+	m = update(m, applied(at(time.Second), results...))
 	m = update(m, keyPress("enter"))
 	mustContain(t, screen(m), "lines 1-19 of 33")
 	m = update(m, keyPress("G"))

@@ -6,9 +6,9 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// DefaultNoteBuffer is a NoteBuffer capacity that absorbs a relist storm
-// between two deliveries to the screen.
-const DefaultNoteBuffer = 4096
+// DefaultNoteBuffer is a NoteBuffer capacity that absorbs a burst of watch
+// events, or a relist storm, between two deliveries to the screen.
+const DefaultNoteBuffer = 16384
 
 // NoteBuffer is the bounded hand-over of reflector notes to the dashboard.
 // The reflector calls Push synchronously (as Config.OnNote); Push never
@@ -27,19 +27,11 @@ func NewNoteBuffer(capacity int) *NoteBuffer {
 	return &NoteBuffer{ch: make(chan reflector.Note, capacity)}
 }
 
-// noteApplied is the kind of the per-event notes ("applied"): the dashboard
-// learns about applied events from the store subscription and the counters,
-// so Push leaves them out rather than let them crowd out decisions.
-const noteApplied reflector.NoteKind = "applied"
-
 // Push hands a note over without blocking; a note that does not fit is
-// dropped and counted in Dropped. Per-event "applied" notes are skipped, not
-// counted: the store subscription carries those changes. Its signature fits
-// reflector.Config.OnNote.
+// dropped and counted in Dropped, and the dashboard's log says where (the
+// notes' sequence numbers have a gap there): notes are skipped, never
+// reordered. Its signature fits reflector.Config.OnNote.
 func (b *NoteBuffer) Push(n reflector.Note) {
-	if n.Kind == noteApplied {
-		return
-	}
 	select {
 	case b.ch <- n:
 	default:

@@ -35,15 +35,18 @@ func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
 	}
 }
 
-func TestNoteBufferSkipsPerEventAppliedNotesWithoutCountingThem(t *testing.T) {
-	b := NewNoteBuffer(1)
-	b.Push(reflector.Note{Kind: noteApplied})
-	b.Push(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonGone}})
-	if b.Len() != 1 || b.Dropped() != 0 {
-		t.Fatalf("Len() = %d, Dropped() = %d; want the decision kept and nothing dropped", b.Len(), b.Dropped())
+func TestNoteBufferKeepsAppliedNotesInOrderWithDecisions(t *testing.T) {
+	b := NewNoteBuffer(2)
+	b.Push(reflector.Note{Seq: 1, Kind: reflector.NoteApplied})
+	b.Push(reflector.Note{Seq: 2, Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonGone}})
+	b.Push(reflector.Note{Seq: 3, Kind: reflector.NoteApplied})
+	if b.Len() != 2 || b.Dropped() != 1 {
+		t.Fatalf("Len() = %d, Dropped() = %d; want the first two kept and the third dropped", b.Len(), b.Dropped())
 	}
-	if got := (<-b.ch).Reason(); got != reflector.ReasonGone {
-		t.Errorf("kept %q, want the gone decision", got)
+	for _, want := range []uint64{1, 2} {
+		if got := (<-b.ch).Seq; got != want {
+			t.Errorf("kept note %d, want %d", got, want)
+		}
 	}
 }
 

@@ -17,8 +17,6 @@ const (
 	DefaultLogSize = 2000
 	// DefaultTrackedObjects is how many objects keep a version history.
 	DefaultTrackedObjects = 2000
-	// DefaultChangeBuffer is the store subscription's buffer.
-	DefaultChangeBuffer = 16384
 	// DefaultAuditTimeout bounds one audit started with the a key.
 	DefaultAuditTimeout = time.Minute
 )
@@ -64,8 +62,6 @@ type Options struct {
 	// TrackedObjects bounds how many objects keep a version history (the
 	// least recently changed is forgotten first); default DefaultTrackedObjects.
 	TrackedObjects int
-	// ChangeBuffer is the store subscription's buffer; default DefaultChangeBuffer.
-	ChangeBuffer int
 	// AuditTimeout bounds one audit; default DefaultAuditTimeout.
 	AuditTimeout time.Duration
 	// NoColor forces the plain profile in Run. NO_COLOR in the environment
@@ -89,9 +85,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TrackedObjects <= 0 {
 		o.TrackedObjects = DefaultTrackedObjects
-	}
-	if o.ChangeBuffer <= 0 {
-		o.ChangeBuffer = DefaultChangeBuffer
 	}
 	if o.AuditTimeout <= 0 {
 		o.AuditTimeout = DefaultAuditTimeout

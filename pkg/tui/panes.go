@@ -47,18 +47,6 @@ type requestsPane struct {
 	scroll scroller
 }
 
-// endWord is a request end in one short word or two: "closed", "error 410".
-func endWord(end *reflector.RequestEnd) string {
-	if end == nil {
-		return "running"
-	}
-	s := string(end.Reason)
-	if end.Status != nil && end.Status.Code != 0 {
-		s += " " + strconv.Itoa(int(end.Status.Code))
-	}
-	return s
-}
-
 func endSeverity(end *reflector.RequestEnd) severity {
 	switch {
 	case end == nil:
@@ -78,7 +66,7 @@ func requestLine(r *reflector.RequestInfo, now time.Time) (head, end, opts strin
 		took = now.Sub(r.Started)
 	}
 	head = fmt.Sprintf("%5s %-5s %7s %13s ", "#"+strconv.FormatInt(r.ID, 10), r.Verb, age(took), requestCount(r))
-	return head, fmt.Sprintf("%-9s", endWord(r.End)), requestOpts(r.Opts, false)
+	return head, fmt.Sprintf("%-9s", r.End.Format(true)), r.Opts.Format(true)
 }
 
 func (p requestsPane) lines(st styles, rows []reflector.RequestInfo, now time.Time, width, h int, focused bool) []string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,43 +102,77 @@ func TestNotesEnterThroughTheChannelReadingCommand(t *testing.T) {
 	mustContain(t, screen(resize(next.(Model), 160, 48)), `gone: 410 Gone at resourceVersion "211": history is gone`)
 }
 
-func TestStoreChangesEnterThroughTheSubscription(t *testing.T) {
-	feed, w := liveFeed(t)
+func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
+	feed, _ := liveFeed(t)
 	m := New(demoOptions(newFakeClock()), feed)
 	t.Cleanup(m.Close)
-	mustApply(t, w, store.Event{Type: store.Init})
-	mustApply(t, w, store.Event{Type: store.InitDone, ResourceVersion: "1"})
-	mustApply(t, w, store.Event{Type: store.Apply, Object: obj("default", "fresh", "u-1", "2")})
-	msg := run(t, func() any { return m.changesCmd(0)() })
-	c, ok := msg.(changesMsg)
-	if !ok || len(c.results) != 2 {
-		t.Fatalf("got %T with %d results, want changesMsg with the list and the add", msg, len(c.results))
+	fresh := obj("default", "fresh", "u-1", "2")
+	for _, n := range []reflector.Note{
+		{Seq: 1, At: at(0), Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonInitialList, List: &reflector.ListMethod{}}},
+		{Seq: 2, At: at(0), Kind: reflector.NoteDecision, RequestID: 1, Decision: &reflector.Decision{Reason: reflector.ReasonListComplete, ResourceVersion: "1"}},
+		{Seq: 3, At: at(time.Second), Kind: reflector.NoteApplied, RequestID: 2, Event: reflector.EventAdded, Applied: &store.Result{Outcome: store.Added, Object: fresh}},
+	} {
+		feed.Notes.Push(n)
 	}
-	next, cmd := m.Update(c)
+	msg := run(t, func() any { return m.notesCmd(0)() })
+	notes, ok := msg.(notesMsg)
+	if !ok || len(notes.notes) != 3 {
+		t.Fatalf("got %T with %d notes, want the 3 notes", msg, len(notes.notes))
+	}
+	next, cmd := m.Update(notes)
 	if cmd == nil {
-		t.Error("the changes reader did not re-arm itself")
+		t.Error("the notes reader did not re-arm itself")
 	}
-	mustContain(t, screen(resize(next.(Model), 80, 24)), "LIST", "initial list installed at rv 1", "ADDED    default/fresh")
+	s := screen(resize(next.(Model), 80, 24))
+	mustContain(t, s, "LIST", "initial list installed at rv 1", "ADDED    default/fresh")
+	if i, j := strings.Index(s, "initial list installed"), strings.Index(s, "ADDED    default/fresh"); i > j {
+		t.Errorf("the list is shown after the event that followed it:\n%s", s)
+	}
+	if h, ok := next.(Model).history.get(fresh.Ref()); !ok || h.len() != 1 {
+		t.Errorf("object history of %s: %v, want its one version", fresh.Ref(), ok)
+	}
+}
 
-	w.Close()
-	msg = run(t, func() any { return m.changesCmd(0)() })
-	if c, ok := msg.(changesMsg); !ok || !c.closed {
-		t.Fatalf("after Writer.Close got %#v, want a closed changesMsg", msg)
+func TestDroppedNotesAreSkippedNeverReorderedAndTheLogSaysWhere(t *testing.T) {
+	feed, _ := liveFeed(t) // a NoteBuffer of 8
+	m := New(demoOptions(newFakeClock()), feed)
+	t.Cleanup(m.Close)
+	for seq := uint64(1); seq <= 20; seq++ {
+		feed.Notes.Push(reflector.Note{Seq: seq, At: at(time.Duration(seq) * time.Second), Kind: reflector.NoteApplied,
+			Applied: &store.Result{Outcome: store.Added, Object: obj("ns", fmt.Sprintf("obj-%02d", seq), "u", fmt.Sprint(seq))}})
 	}
-	next, cmd = next.Update(msg)
-	if cmd != nil {
-		t.Error("the changes reader re-armed on a closed subscription")
+	if got := feed.Notes.Dropped(); got != 12 {
+		t.Fatalf("dropped %d notes, want 12 (a buffer of 8)", got)
 	}
-	mustContain(t, screen(next.(Model)), "the store was closed")
+	m = update(m, run(t, func() any { return m.notesCmd(0)() }).(notesMsg))
+	// The screen catches up: the next notes come in order after the gap.
+	feed.Notes.Push(reflector.Note{Seq: 21, At: at(21 * time.Second), Kind: reflector.NoteApplied,
+		Applied: &store.Result{Outcome: store.Added, Object: obj("ns", "obj-21", "u", "21")}})
+	m = update(m, run(t, func() any { return m.notesCmd(0)() }).(notesMsg))
+	var got []string
+	for i := range m.log.entries.len() {
+		e := m.log.entries.at(i)
+		got = append(got, fmt.Sprintf("%d:%s", e.seq, e.message()))
+	}
+	want := []string{"1:ns/obj-01", "2:ns/obj-02", "3:ns/obj-03", "4:ns/obj-04", "5:ns/obj-05", "6:ns/obj-06", "7:ns/obj-07", "8:ns/obj-08",
+		"9:12 lines dropped here: the screen could not keep up", "21:ns/obj-21"}
+	if len(got) != len(want) {
+		t.Fatalf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("log entry %d: got %q, want %q…", i, got[i], want[i])
+		}
+	}
 }
 
 func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
 	feed, _ := liveFeed(t)
 	m := New(demoOptions(newFakeClock()), feed)
-	notes, changes := m.notesCmd(0), m.changesCmd(0)
+	notes := m.notesCmd(0)
 	var wg sync.WaitGroup
-	got := make([]any, 2)
-	for i, cmd := range []func() any{func() any { return notes() }, func() any { return changes() }} {
+	got := make([]any, 1)
+	for i, cmd := range []func() any{func() any { return notes() }} {
 		wg.Add(1)
 		go func() { defer wg.Done(); got[i] = cmd() }()
 	}
@@ -151,9 +186,6 @@ func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
 	}
 	if got[0] != nil {
 		t.Errorf("notes reader returned %#v after Close, want nil", got[0])
-	}
-	if c, ok := got[1].(changesMsg); got[1] != nil && !(ok && c.closed) {
-		t.Errorf("changes reader returned %#v after Close", got[1])
 	}
 }
 

@@ -142,7 +142,7 @@ func (m *Model) header(width int) []string {
 	line1 := spread(left, st.label.Render("up ")+age(m.now.Sub(o.Start)), width)
 
 	t := o.Target
-	parts := []string{st.value.Render(resourceName(t)) + " " + st.label.Render(groupVersion(t))}
+	parts := []string{st.value.Render(t.Resource.String())}
 	if t.Resource.Kind != "" && width >= wideWidth {
 		parts[0] += " " + st.label.Render(t.Resource.Kind)
 	}
@@ -217,7 +217,7 @@ func (m *Model) modeBadge() string {
 	case m.done > 0:
 		b += " " + count(m.done)
 	}
-	if m.storeClosed {
+	if m.stopped {
 		b += st.label.Render(" ended")
 	}
 	return b
@@ -324,9 +324,6 @@ func (m *Model) footer(width int) string {
 	var drops []string
 	if m.notesLost > 0 {
 		drops = append(drops, count(m.notesLost)+" notes")
-	}
-	if m.changesMissed > 0 {
-		drops = append(drops, count(m.changesMissed)+" changes")
 	}
 	right := ""
 	if len(drops) > 0 {
@@ -442,7 +439,11 @@ func (m *Model) gauges() []gauge {
 		restarts = c.Watches - 1
 	}
 	lat := st.faint.Render("-")
-	if l := s.ApplyLatency; l.Samples > 0 {
+	switch l := s.ApplyLatency; {
+	case m.opts.Replay:
+		// Measured on the replay's virtual clock, which does not move while an event is applied.
+		lat = st.faint.Render("- in a replay")
+	case l.Samples > 0:
 		sev := sevNone
 		switch {
 		case l.P99 >= time.Second:

@@ -1,10 +1,12 @@
-package trace
+// Package summary is the contract for scripts: what `--summary -o json`
+// prints at the end of a live run or a replay (docs/design.md, "Summary").
+package summary
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,30 +42,16 @@ type StoreEntry struct {
 	ResourceVersion string `json:"resourceVersion"`
 }
 
-// ResourceName renders a resource as "resource.version.group".
-func ResourceName(r ResourceInfo) string {
-	s := r.Resource + "." + r.Version
-	if r.Group != "" {
-		s += "." + r.Group
-	}
-	return s
-}
-
 // NewSummary computes the summary from the reflector's stats and the store; now is the end of the run.
-func NewSummary(resource ResourceInfo, st reflector.Stats, s *store.Store, now time.Time) Summary {
+func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now time.Time) Summary {
 	objs := s.List()
+	slices.SortFunc(objs, func(a, b *store.Object) int { return a.Ref().Compare(b.Ref()) })
 	entries := make([]StoreEntry, len(objs))
 	for i, o := range objs {
 		entries[i] = StoreEntry{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion}
 	}
-	sort.Slice(entries, func(i, j int) bool {
-		if entries[i].Namespace != entries[j].Namespace {
-			return entries[i].Namespace < entries[j].Namespace
-		}
-		return entries[i].Name < entries[j].Name
-	})
 	sum := Summary{
-		Resource:        ResourceName(resource),
+		Resource:        resource.String(),
 		Objects:         len(entries),
 		ResourceVersion: st.ResourceVersion,
 		Bookmark:        BookmarkSummary{ResourceVersion: st.BookmarkRV},

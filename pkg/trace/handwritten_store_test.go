@@ -32,10 +32,10 @@ func replayWithChanges(t *testing.T, path string) (*reflector.Reflector, *store.
 	return out.r, out.st, changes
 }
 
-// The seed's illustrative stream: LIST rv=10 (two objects), MODIFIED rv=11,
-// DELETED rv=12, BOOKMARK rv=12.
-func TestSeedStreamBookmarkCausesNoObjectCallback(t *testing.T) {
-	r, st, changes := replayWithChanges(t, "testdata/seed-stream.jsonl")
+// LIST rv=10 (two objects), MODIFIED rv=11, DELETED rv=12, BOOKMARK rv=12:
+// the bookmark moves the cursor and changes nothing in the store.
+func TestABookmarkCausesNoStoreChange(t *testing.T) {
+	r, st, changes := replayWithChanges(t, "testdata/handwritten/bookmark-stream.jsonl")
 	var outcomes []string
 	for _, c := range changes {
 		outcomes = append(outcomes, c.Outcome.String())
@@ -55,9 +55,9 @@ func TestSeedStreamBookmarkCausesNoObjectCallback(t *testing.T) {
 }
 
 // UID-1 delete, UID-2 create, late UID-1 delete under the same name.
-func TestSeedLateDeleteOfAnOlderUIDLeavesTheNewOne(t *testing.T) {
-	r, st, _ := replayWithChanges(t, "testdata/seed-aba.jsonl")
-	got, ok := st.Get(store.Ref{Namespace: "seed", Name: "worker-a"})
+func TestALateDeleteOfAnOlderUIDLeavesTheNewOne(t *testing.T) {
+	r, st, _ := replayWithChanges(t, "testdata/handwritten/late-delete.jsonl")
+	got, ok := st.Get(store.Ref{Namespace: "hand", Name: "worker-a"})
 	if !ok || got.UID != "uid-2" {
 		t.Fatalf("worker-a: got %+v, want uid-2", got)
 	}
@@ -70,7 +70,7 @@ func TestSeedLateDeleteOfAnOlderUIDLeavesTheNewOne(t *testing.T) {
 // they start like gzip, as in a .gz trace): the reader must never panic or
 // loop, and must end with io.EOF or an error that names a line.
 func FuzzReader(f *testing.F) {
-	for _, path := range []string{"testdata/seed-stream.jsonl", "testdata/seed-aba.jsonl"} {
+	for _, path := range []string{"testdata/handwritten/bookmark-stream.jsonl", "testdata/handwritten/late-delete.jsonl"} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

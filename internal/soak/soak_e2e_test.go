@@ -1,0 +1,48 @@
+package soak
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+)
+
+// The soak restarts kube-apiserver and compacts etcd: it has a cluster of its own.
+var soakCluster = testcluster.NewLazy(testcluster.Options{})
+
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, soakCluster)) }
+
+// TestE2ESoakThreeMinutesOfChurnRestartsAndCompactions is the CI-sized soak:
+// about 50 writes/s (creates, updates, deletes, recreates), an apiserver
+// restart every 45 s and an etcd compaction every 30 s, for three minutes.
+func TestE2ESoakThreeMinutesOfChurnRestartsAndCompactions(t *testing.T) {
+	c := soakCluster.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, c, Options{Duration: 3 * time.Minute, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", rep)
+	if !rep.OK() {
+		t.Errorf("the soak found %d problems (above)", len(rep.Problems))
+	}
+	if rep.Restarts < 3 || rep.Compacts < 5 {
+		t.Errorf("restarts/compactions: got %d/%d, want at least 3/5", rep.Restarts, rep.Compacts)
+	}
+	if rep.Counters.Gone == 0 {
+		t.Error("no 410 in three minutes of restarts and compactions: the soak did not exercise the relist")
+	}
+	if w := rep.Churn.Writes(); w < 3000 {
+		t.Errorf("writes: got %d, want at least 3000 (about 50/s for 3 minutes, less the restarts)", w)
+	}
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(string(p))
+	return len(p), nil
+}
