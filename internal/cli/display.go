@@ -23,6 +23,8 @@ type display struct {
 	useTUI  bool
 	notes   *tui.NoteBuffer
 	lines   *lines.Output
+	// afterRun, when set, is called once the session has ended, before the summary.
+	afterRun func()
 }
 
 // listener is the OnNote listener feeding the chosen display; it never blocks.
@@ -52,6 +54,9 @@ func (d *display) run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 		if dropped := d.lines.Close(); dropped > 0 {
 			fmt.Fprintf(d.streams.ErrOut, "warning: %d output lines were dropped because the output could not keep up\n", dropped)
 		}
+	}
+	if d.afterRun != nil {
+		d.afterRun()
 	}
 	if d.opts.Summary {
 		sum := sess.Summary()

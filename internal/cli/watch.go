@@ -39,6 +39,7 @@ type WatchOptions struct {
 	Duration             time.Duration
 	Once                 bool
 	GiveUpAfter          time.Duration
+	Observe              ObserveOptions
 
 	resourceArg string
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
@@ -101,6 +102,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.Once, "once", false, "Stop after the first complete list")
 	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when nothing has made progress for this long: no answer from the server and no watch open (0: retry forever)")
 	o.Display.addFlags(cmd)
+	o.Observe.addFlags(cmd, false)
 	for flag, values := range map[string][]string{
 		"initial-list":           {"auto", "list", "stream"},
 		"resource-version-match": {"Exact", "NotOlderThan"},
@@ -162,6 +164,9 @@ func (o *WatchOptions) Validate() error {
 		if err := checkTracePath(o.Trace); err != nil {
 			return err
 		}
+	}
+	if err := o.Observe.validate(); err != nil {
+		return err
 	}
 	return o.Display.validate()
 }
@@ -231,11 +236,20 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		UnsafeSecrets: o.TraceUnsafeSecrets,
 	}
 	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
-	lc.OnNote = []func(reflector.Note){d.listener()}
-	sess, err := session.NewLive(lc)
+	ob, err := o.Observe.start(o.IOStreams, useTUI)
 	if err != nil {
 		return err
 	}
+	if err := ob.add(newObservedResource(res, ns, o.LabelSelector, o.FieldSelector)); err != nil {
+		return ob.finish(err)
+	}
+	lc.OnNote = []func(reflector.Note){d.listener(), ob.listener()}
+	sess, err := session.NewLive(lc)
+	if err != nil {
+		return ob.finish(err)
+	}
+	ob.attach(sess)
+	d.afterRun = ob.end
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if o.Duration > 0 {
@@ -265,12 +279,14 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		Audit: func(ctx context.Context) (*reflector.AuditReport, error) {
 			return sess.Reflector.Audit(ctx, 5*time.Second)
 		},
+		Alerts: ob.alerts(),
 	}
-	err = d.run(runCtx, runCtx, cancel, sess, tuiOpts, feed)
+	// A tripped rule ends the session; the dashboard stays until q.
+	err = d.run(ob.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, feed)
 	if rec := sess.Recorder; rec != nil && err == nil {
 		fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
 	}
-	return err
+	return ob.finish(err)
 }
 
 func newWatchCommand(streams genericiooptions.IOStreams) (*WatchOptions, func(*cobra.Command, []string) error) {

@@ -59,6 +59,16 @@ func (p *Replay) Header() Header { return p.rd.Header() }
 // Clock is the virtual clock the reflector must use.
 func (p *Replay) Clock() reflector.Clock { return p.clock }
 
+// OnClockAdvance registers f, called with the new time whenever the replay's
+// clock moves forward: before the trace line that moved it is served, so f
+// sees the run as it stood just before that moment (an age at its largest).
+// f runs on the goroutine reading the trace, the reflector's, and must not block.
+func (p *Replay) OnClockAdvance(f func(now time.Time)) {
+	p.clock.mu.Lock()
+	p.clock.hooks = append(p.clock.hooks, f)
+	p.clock.mu.Unlock()
+}
+
 // Done is closed at the end of the trace or at a divergence.
 func (p *Replay) Done() <-chan struct{} { return p.done }
 
@@ -211,6 +221,10 @@ func (p *Replay) next(ctx context.Context) (*Line, error) {
 			return nil, err
 		}
 		p.clock.advanceTo(p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+		if err := ctx.Err(); err != nil {
+			// Stopped, possibly by a clock hook at this very line: serve nothing more.
+			return nil, err
+		}
 		if l.K == KindNote {
 			p.mu.Lock()
 			p.decisions.recorded(l, p.rd.LineNumber())
@@ -230,7 +244,9 @@ func (p *Replay) unread(l *Line) {
 // pace sleeps so lines are served at the recorded pace divided by speed.
 func (p *Replay) pace(ctx context.Context, at int64) error {
 	if p.speed <= 0 {
-		return nil
+		// As fast as possible, but a stopped replay stops at once, not at
+		// the end of the request it is in.
+		return ctx.Err()
 	}
 	if !p.paced {
 		p.paced, p.wallStart, p.firstAt = true, time.Now(), at
@@ -464,8 +480,9 @@ func (st *replayStream) Close() {}
 // fires at once, and AfterFunc timers never fire — the
 // trace already says how each request ended.
 type virtualClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu    sync.Mutex
+	now   time.Time
+	hooks []func(time.Time)
 }
 
 // NewvirtualClock starts at t.
@@ -491,10 +508,17 @@ func (c *virtualClock) AfterFunc(time.Duration, func()) reflector.Timer { return
 
 func (c *virtualClock) advanceTo(t time.Time) {
 	c.mu.Lock()
-	if t.After(c.now) {
+	moved := t.After(c.now)
+	if moved {
 		c.now = t
 	}
+	hooks := c.hooks
 	c.mu.Unlock()
+	if moved {
+		for _, f := range hooks {
+			f(t)
+		}
+	}
 }
 
 type idleTimer struct{}

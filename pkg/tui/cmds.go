@@ -27,6 +27,7 @@ type snapshotMsg struct {
 	hasProgress bool
 	done, total int64
 	notesLost   int64
+	alerts      *Alerts
 }
 
 // notesMsg delivers notes from the NoteBuffer.
@@ -57,6 +58,10 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 	}
 	if feed.Notes != nil {
 		s.notesLost = feed.Notes.Dropped()
+	}
+	if feed.Alerts != nil {
+		a := feed.Alerts()
+		s.alerts = &a
 	}
 	return s
 }

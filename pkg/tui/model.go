@@ -86,6 +86,8 @@ type Model struct {
 	history  *objectHistory
 	filter   prompt
 
+	alerts Alerts
+
 	auditing  bool
 	status    string
 	statusSev severity
@@ -167,6 +169,9 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 		m.done, m.total = s.done, s.total
 	}
 	m.notesLost = s.notesLost
+	if s.alerts != nil {
+		m.alerts = *s.alerts
+	}
 	if m.status != "" && m.now.Sub(m.statusAt) > statusFor {
 		m.status = ""
 	}

@@ -112,4 +112,6 @@ type Feed struct {
 	// Audit compares the cache with a fresh consistent list. Nil, or a
 	// function returning an error such as "audit needs a live cluster", in a replay.
 	Audit func(ctx context.Context) (*reflector.AuditReport, error)
+	// Alerts reports the alert rules and what tripped; nil when there are no rules.
+	Alerts func() Alerts
 }

@@ -64,7 +64,7 @@ func (m *Model) layout() layout {
 	l.showRates = true
 	l.wide = w >= wideWidth && h >= wideHeight
 	top := func() int {
-		n := 0
+		n := m.alertLineCount()
 		if l.gaugeRows > 0 {
 			n += 1 + l.gaugeRows
 		}
@@ -237,7 +237,7 @@ func (m *Model) section(title string, width int) string {
 
 // dashboard renders everything between the header and the footer.
 func (m *Model) dashboard(l layout) []string {
-	var out []string
+	out := m.alertLines(l.width)
 	if l.gaugeRows > 0 {
 		out = append(out, m.section("health", l.width))
 		out = append(out, m.gaugeLines(l)...)
