@@ -102,7 +102,7 @@ func replay(path string, withTUI bool) (result, error) {
 		defer inW.Close()
 		go func() {
 			uiDone <- tui.Run(ctx, tui.Options{Replay: true, Trace: path, Now: sess.Now, Progress: sess.Replay.Progress},
-				tui.Feed{Stats: sess.Reflector.Stats, Store: sess.Store, Notes: notes}, in, io.Discard)
+				[]tui.Resource{{Feed: tui.Feed{Stats: sess.Reflector.Stats, Store: sess.Store, Notes: notes}}}, in, io.Discard)
 		}()
 	}
 	cpu0, start := cpuTime(), time.Now()

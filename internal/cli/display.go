@@ -39,14 +39,14 @@ func (d *display) listener() func(reflector.Note) {
 
 // run runs the session under runCtx and shows it; the dashboard lives until
 // the user quits or uiCtx ends (in a replay it outlives the trace). cancel stops the session.
-func (d *display) run(runCtx, uiCtx context.Context, cancel context.CancelFunc, sess *session.Session, opts tui.Options, feed tui.Feed) error {
+func (d *display) run(runCtx, uiCtx context.Context, cancel context.CancelFunc, sess *session.Session, opts tui.Options, res tui.Resource) error {
 	errc := make(chan error, 1)
 	go func() { errc <- sess.Run(runCtx) }()
 	var runErr, uiErr error
 	if d.useTUI {
-		feed.Notes = d.notes
+		res.Feed.Notes = d.notes
 		opts.Now = sess.Now
-		uiErr = tui.Run(uiCtx, opts, feed, d.streams.In, d.streams.Out)
+		uiErr = tui.Run(uiCtx, opts, []tui.Resource{res}, d.streams.In, d.streams.Out)
 		cancel()
 		runErr = <-errc
 	} else {

@@ -106,11 +106,13 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	ob.attach(sess)
 	d.afterRun = ob.end
 	opts := tui.Options{
-		Server: h.Server, Strategy: h.Options.Strategy, PageSize: h.Options.PageSize, MetadataOnly: h.Options.MetadataOnly,
-		Target: reflector.Target{Resource: h.Resource, Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector},
-		Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt,
+		Server: h.Server, Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt,
 	}
-	feed := tui.Feed{
+	res := tui.Resource{
+		Strategy: h.Options.Strategy, PageSize: h.Options.PageSize, MetadataOnly: h.Options.MetadataOnly,
+		Target: reflector.Target{Resource: h.Resource, Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector},
+	}
+	res.Feed = tui.Feed{
 		Stats: sess.Reflector.Stats, Store: sess.Store,
 		Audit: func(context.Context) (*reflector.AuditReport, error) {
 			return nil, errors.New("audit needs a live cluster; this is a replay")
@@ -119,7 +121,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	runErr := d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, feed)
+	runErr := d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, res)
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}

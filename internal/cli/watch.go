@@ -270,11 +270,9 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			kubeContext = *o.ConfigFlags.Context
 		}
 	}
-	tuiOpts := tui.Options{
-		Context: kubeContext, Server: session.ServerURL(restCfg), Target: lc.Target,
-		Strategy: rc.Strategy, PageSize: rc.PageSize, MetadataOnly: o.MetadataOnly, Trace: o.Trace,
-	}
-	feed := tui.Feed{
+	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace}
+	tuiRes := tui.Resource{Target: lc.Target, Strategy: rc.Strategy, PageSize: rc.PageSize, MetadataOnly: o.MetadataOnly}
+	tuiRes.Feed = tui.Feed{
 		Stats: sess.Reflector.Stats, Store: sess.Store, ForceRelist: sess.Reflector.ForceRelist,
 		Audit: func(ctx context.Context) (*reflector.AuditReport, error) {
 			return sess.Reflector.Audit(ctx, 5*time.Second)
@@ -282,7 +280,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		Alerts: ob.alerts(),
 	}
 	// A tripped rule ends the session; the dashboard stays until q.
-	err = d.run(ob.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, feed)
+	err = d.run(ob.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, tuiRes)
 	if rec := sess.Recorder; rec != nil && err == nil {
 		fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
 	}

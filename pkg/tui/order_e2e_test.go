@@ -79,7 +79,7 @@ func (o *outputs) check(t *testing.T, run string) {
 		t.Errorf("%s: %d notes, %d text lines, %d JSON lines", run, len(o.notes), len(text), len(js))
 	}
 	// The dashboard takes the notes in batches, as its reader delivers them.
-	m := New(Options{LogSize: 1 << 20, TrackedObjects: 100}, Feed{})
+	m := New(Options{LogSize: 1 << 20, TrackedObjects: 100}, Resource{})
 	defer m.Close()
 	for rest := o.notes; len(rest) > 0; {
 		n := min(len(rest), maxBatch)
