@@ -23,7 +23,8 @@ func replayed(ctx context.Context, path string) (tui.Resource, trace.Header, fun
 	defer rd.Close()
 	replay := trace.NewReplay(rd, 0)
 	notes := tui.NewNoteBuffer(tui.DefaultNoteBuffer)
-	cfg := replay.ReflectorConfig()
+	rr := replay.Resources()[0]
+	cfg := rr.ReflectorConfig()
 	record := cfg.OnNote
 	cfg.OnNote = func(n reflector.Note) { record(n); notes.Push(n) }
 	st, w := store.New()
@@ -36,7 +37,7 @@ func replayed(ctx context.Context, path string) (tui.Resource, trace.Header, fun
 	}
 	h := rd.Header()
 	return tui.Resource{
-		Target: reflector.Target{Resource: h.Resource, Namespace: h.Namespace},
+		Target: rr.Header().Target(),
 		Feed:   tui.Feed{Stats: r.Stats, Store: st, Notes: notes},
 	}, h, replay.Clock().Now, nil
 }
