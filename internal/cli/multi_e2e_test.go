@@ -183,7 +183,12 @@ func TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction(t *testing.T) {
 	if err := c.RestartCompacted(ctx, func() { proxy.Refuse(0) }); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Second)
+	// Each resource relists once its storage is back: a CRD's comes last
+	// (503 before its paths are installed, 429 while its storage initializes,
+	// each retried after a backoff).
+	for range 3 {
+		p.waitForLine(t, `"reason":"list-complete"`)
+	}
 	for _, ch := range churns {
 		t.Logf("churn: %s", ch.Stop())
 	}
@@ -209,6 +214,11 @@ func TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction(t *testing.T) {
 		}
 		if s.Counters.Gone == 0 || s.Counters.Relists == 0 {
 			t.Errorf("%s: want its own 410 and relist, got counters %+v", w.name, s.Counters)
+			for _, line := range strings.Split(out, "\n") {
+				if strings.Contains(line, w.name) && (strings.Contains(line, `"kind":"request"`) || strings.Contains(line, `"kind":"decision"`) || strings.Contains(line, "error")) {
+					t.Log(line)
+				}
+			}
 		}
 		t.Logf("%s: %d objects, counters %+v", w.name, s.Objects, s.Counters)
 	}
