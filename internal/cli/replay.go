@@ -92,7 +92,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	h := sess.Header
 	opts := tui.Options{
-		Server: h.Server, Strategy: h.Options.Strategy, PageSize: h.Options.PageSize, MetadataOnly: h.Options.MetadataOnly,
+		Server: h.Server, Strategy: h.Options.Strategy, PageSize: h.Options.PageSize, MetadataOnly: h.Options.MetadataOnly, Wire: h.Options.Wire,
 		Target: reflector.Target{Resource: h.Resource, Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector},
 		Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt,
 	}

@@ -32,6 +32,8 @@ type LiveConfig struct {
 	// MetadataOnly asks the server for PartialObjectMetadata; KeepBodies keeps each object's JSON in the store.
 	MetadataOnly bool
 	KeepBodies   bool
+	// Wire is the encoding to ask for ("" is auto; see reflector.ResolveWire).
+	Wire reflector.Wire
 	// TracePath records the run when set; TraceObjects and UnsafeSecrets shape what it keeps.
 	TracePath     string
 	TraceObjects  trace.ObjectMode
@@ -50,6 +52,8 @@ type Session struct {
 	Replay *trace.Replay
 	// Resource is what the session lists and watches.
 	Resource reflector.Resource
+	// Wire is the encoding a live session asks for (protobuf or json; "" in a replay).
+	Wire reflector.Wire
 	// Header is the trace header of this run (recorded or replayed).
 	Header trace.Header
 	clock  reflector.Clock
@@ -69,7 +73,10 @@ func ServerURL(cfg *rest.Config) string {
 
 // NewLive wires a live run (and its recorder, when TracePath is set).
 func NewLive(cfg LiveConfig) (*Session, error) {
-	live, err := reflector.NewLiveSource(cfg.Rest, cfg.Target, cfg.MetadataOnly, cfg.KeepBodies)
+	live, err := reflector.NewLiveSourceWith(cfg.Rest, cfg.Target, reflector.LiveOptions{
+		MetadataOnly: cfg.MetadataOnly, KeepBody: cfg.KeepBodies, Wire: cfg.Wire,
+		FullObjects: cfg.TracePath != "" && cfg.TraceObjects == trace.ObjectsFull,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +88,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if rc.Clock == nil {
 		rc.Clock = reflector.RealClock{}
 	}
-	s := &Session{Resource: cfg.Target.Resource, clock: rc.Clock}
+	s := &Session{Resource: cfg.Target.Resource, Wire: live.Wire(), clock: rc.Clock}
 	listeners := append([]func(reflector.Note){}, cfg.OnNote...)
 	if cfg.TracePath != "" {
 		resolved, err := reflector.ResolveConfig(rc)
@@ -104,7 +111,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 				WatchTimeout: trace.Duration(resolved.WatchTimeout), IdleTimeout: trace.Duration(resolved.IdleTimeout),
 				InitialEventsTimeout: trace.Duration(resolved.InitialEventsTimeout),
 				MaxPermanentRetries:  resolved.MaxPermanentRetries, GiveUpAfter: trace.Duration(resolved.GiveUpAfter),
-				MetadataOnly: cfg.MetadataOnly, UnsafeSecrets: cfg.UnsafeSecrets,
+				MetadataOnly: cfg.MetadataOnly, UnsafeSecrets: cfg.UnsafeSecrets, Wire: live.Wire(),
 			},
 		}
 		rec, err := trace.Create(cfg.TracePath, s.Header)
@@ -169,7 +176,7 @@ func NewReplay(path string, speed float64, onNote ...func(reflector.Note)) (*Ses
 	listeners := append([]func(reflector.Note){rp.Note}, onNote...)
 	rc.OnNote = fanOut(listeners)
 	h := rd.Header()
-	s := &Session{Replay: rp, Resource: h.Resource, Header: h, clock: rc.Clock}
+	s := &Session{Replay: rp, Resource: h.Resource, Wire: h.Options.Wire, Header: h, clock: rc.Clock}
 	if err := s.build(rc); err != nil {
 		_ = rd.Close()
 		return nil, err

@@ -33,10 +33,12 @@ type Options struct {
 	Server  string
 	// Target is the resource, namespace ("" = all namespaces) and selectors.
 	Target reflector.Target
-	// Strategy, PageSize and MetadataOnly describe how lists are made.
+	// Strategy, PageSize and MetadataOnly describe how lists are made;
+	// Wire is the encoding asked for ("" when unknown: not shown).
 	Strategy     reflector.Strategy
 	PageSize     int64
 	MetadataOnly bool
+	Wire         reflector.Wire
 
 	// Replay marks a replayed trace. Trace names the trace file: the one
 	// replayed, or the one a live run records to. Progress, when set, reports

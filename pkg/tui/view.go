@@ -175,6 +175,9 @@ func (m *Model) header(width int) []string {
 	} else {
 		parts = append(parts, "full objects")
 	}
+	if o.Wire != "" {
+		parts = append(parts, string(o.Wire))
+	}
 	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
 
 	return []string{line1, line2, spread(m.stateLine(), m.modeBadge(), width)}
