@@ -91,6 +91,19 @@ type LiveSource struct {
 	wire     Wire
 	dropRaw  bool
 	fellBack atomic.Bool // the server refused protobuf: ask for JSON
+	// answered counts the server's answers (LIST pages, watch streams,
+	// errors) in protobuf and in JSON.
+	answeredProtobuf, answeredJSON atomic.Int64
+}
+
+// Answered is how many answers (LIST pages, watch streams and error
+// responses) the server sent in wire so far: what it spoke, whatever was
+// asked.
+func (s *LiveSource) Answered(wire Wire) int64 {
+	if wire == WireProtobuf {
+		return s.answeredProtobuf.Load()
+	}
+	return s.answeredJSON.Load()
 }
 
 // NewLiveSource builds a Source for target on the cluster of cfg, with the
@@ -216,6 +229,11 @@ func (s *LiveSource) do(ctx context.Context, verb Verb, opts RequestOptions) (*h
 		resp, err := s.client.Do(req)
 		if err != nil {
 			return nil, EndOf(err)
+		}
+		if isProtobuf(resp.Header.Get("Content-Type")) {
+			s.answeredProtobuf.Add(1)
+		} else {
+			s.answeredJSON.Add(1)
 		}
 		if resp.StatusCode == http.StatusNotAcceptable && wire == WireProtobuf {
 			// The server (or a proxy) takes no protobuf for this resource: JSON from now on.
