@@ -10,7 +10,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
@@ -20,6 +19,7 @@ type ReplayOptions struct {
 	Speed   float64
 	Strict  bool
 	Display DisplayOptions
+	Observe ObserveOptions
 
 	path       string
 	isTerminal func() bool
@@ -59,6 +59,7 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().Float64Var(&o.Speed, "speed", o.Speed, "Replay speed: 0 as fast as possible, 1 real time, N times faster")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 1 when the replayed decisions differ from the recorded ones (for regression tests)")
 	o.Display.addFlags(cmd)
+	o.Observe.addFlags(cmd, true)
 	return cmd
 }
 
@@ -76,6 +77,9 @@ func (o *ReplayOptions) Validate() error {
 	if o.Speed < 0 {
 		return usageErrorf("invalid --speed %g: must be 0 (as fast as possible) or more", o.Speed)
 	}
+	if err := o.Observe.validate(); err != nil {
+		return err
+	}
 	return o.Display.validate()
 }
 
@@ -86,30 +90,33 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
-	sess, err := session.NewReplay(o.path, o.Speed, d.listener())
+	ob, err := o.Observe.start(o.IOStreams, useTUI)
 	if err != nil {
 		return err
 	}
+	sess, err := session.NewReplay(o.path, o.Speed)
+	if err != nil {
+		return ob.finish(err)
+	}
+	d.attach(sess)
+	if err := ob.observe(sess); err != nil {
+		return ob.finish(err)
+	}
+	d.afterRun = ob.end
 	h := sess.Header
-	opts := tui.Options{
-		Server: h.Server, Strategy: h.Options.Strategy, PageSize: h.Options.PageSize, MetadataOnly: h.Options.MetadataOnly, Wire: h.Options.Wire,
-		Target: reflector.Target{Resource: h.Resource, Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector},
-		Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt,
-	}
-	feed := tui.Feed{
-		Stats: sess.Reflector.Stats, Store: sess.Store,
-		Audit: func(context.Context) (*reflector.AuditReport, error) {
-			return nil, errors.New("audit needs a live cluster; this is a replay")
-		},
-	}
+	opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	runErr := d.run(runCtx, ctx, cancel, sess, opts, feed)
+	runErr := d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, ob.alerts()))
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
-	if runErr != nil {
-		return runErr
+	if runErr != nil || ob.tripped() {
+		// A tripped rule stopped the replay early: there is nothing to compare.
+		return ob.finish(runErr)
+	}
+	if err := ob.finish(nil); err != nil {
+		return err
 	}
 	if sess.Replay.RecordedDecisions() == 0 {
 		fmt.Fprintln(o.ErrOut, "replay: the trace has no recorded decisions to compare")

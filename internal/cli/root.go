@@ -20,6 +20,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitAlert: a --fail-on rule tripped (and --fail-on-warn was not given).
+	// It wins over a failure that came with it: the rule ended the run.
+	ExitAlert = 3
 )
 
 // usageError marks errors caused by the command line, which exit with ExitUsage.
@@ -90,6 +93,10 @@ func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return ExitUsage
+	}
+	var ae *alertError
+	if errors.As(err, &ae) {
+		return ExitAlert
 	}
 	return ExitFailure
 }

@@ -45,6 +45,7 @@ type Reflector struct {
 	lastProgress time.Time // see progress
 	permanent    int       // consecutive permanent errors
 	goneInARow   int       // 410s without a watch making progress in between
+	gateHeld     bool      // holds a slot of Config.InitialLists
 }
 
 // Error is a reflector failure, named after the phase it happened in.
@@ -122,10 +123,17 @@ type phase struct {
 // error outlasts its retries or nothing makes progress for GiveUpAfter
 // (returning an *Error).
 func (r *Reflector) Run(ctx context.Context) error {
+	defer r.releaseGate()
 	r.progress()
+	r.mu.Lock()
+	r.stats.Started = r.lastProgress
+	r.mu.Unlock()
 	p := r.listPhase(false)
 	r.decide(Decision{State: r.displayState(p), Reason: ReasonInitialList, List: r.method(p)})
 	for {
+		if ctx.Err() == nil && !r.listedOnce && p.kind != phaseWatch {
+			r.holdGate(ctx)
+		}
 		if ctx.Err() != nil {
 			r.decide(Decision{State: StateStopped, Reason: ReasonStopped})
 			return nil
@@ -206,6 +214,7 @@ func (r *Reflector) stepList(ctx context.Context, p phase) (phase, error) {
 	}
 	r.mu.Lock()
 	info.Items = len(page.Items)
+	r.stats.LastReceived = r.cfg.Clock.Now()
 	r.mu.Unlock()
 	r.endRequest(rctx, info, nil)
 	r.succeeded()
@@ -273,11 +282,14 @@ func (r *Reflector) completeList(p phase, rv string) error {
 	}
 	wasRelist := r.listedOnce
 	r.listedOnce = true
+	r.releaseGate()
 	r.backoff.reset()
 	r.mu.Lock()
 	r.stats.ResourceVersion = rv
 	if wasRelist {
 		r.stats.LastRelistDiff = res.Diff
+	} else {
+		r.stats.Synced = r.cfg.Clock.Now()
 	}
 	r.mu.Unlock()
 	n := 0
@@ -336,6 +348,9 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		}
 		r.mu.Lock()
 		info.Events++
+		if ev.Type != EventError {
+			r.stats.LastReceived = arrived
+		}
 		r.mu.Unlock()
 		switch ev.Type {
 		case EventError:
@@ -454,8 +469,8 @@ func (r *Reflector) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 		return err
 	}
 	applied := r.cfg.Clock.Now().Sub(arrived)
-	r.advance(ev.Item.Object.ResourceVersion)
 	r.note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res})
+	r.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.latency.add(applied)
@@ -577,8 +592,29 @@ type failure struct {
 func (f *failure) Error() string { return f.d.String() }
 func (f *failure) Unwrap() error { return f.end }
 
+// holdGate takes a slot of Config.InitialLists for the first list, waiting
+// for one (or for ctx) when all are taken.
+func (r *Reflector) holdGate(ctx context.Context) {
+	if r.cfg.InitialLists == nil || r.gateHeld {
+		return
+	}
+	if r.cfg.InitialLists.acquire(ctx) == nil {
+		r.gateHeld = true
+	}
+}
+
+// releaseGate gives the slot back: the first list is complete, or the
+// reflector backs off or stops.
+func (r *Reflector) releaseGate() {
+	if r.gateHeld {
+		r.gateHeld = false
+		r.cfg.InitialLists.release()
+	}
+}
+
 // wait is one backoff: it notes the wait (d says why) and sleeps on the clock.
 func (r *Reflector) wait(ctx context.Context, d Decision) {
+	r.releaseGate()
 	now := r.cfg.Clock.Now()
 	d.State, d.Reason, d.Wait = StateBackoff, ReasonBackoff, r.backoff.next(now)
 	r.mu.Lock()
@@ -770,6 +806,14 @@ func (r *Reflector) takeForced() bool {
 		}
 	}
 	return f
+}
+
+// Counters returns the running totals: Stats().Counters without the cost
+// of the rest of Stats, cheap enough to call from an OnNote listener.
+func (r *Reflector) Counters() Counters {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats.Counters
 }
 
 // Stats returns a snapshot of the reflector's state and counters.

@@ -175,6 +175,13 @@ func (e *RequestEnd) Cause() string {
 	return string(e.Reason)
 }
 
+// IsGone reports a 410 Gone (Expired) answer, as the reflector classifies it.
+func (e *RequestEnd) IsGone() bool { return isGone(e.Status) }
+
+// IsTooLargeResourceVersion reports the server's "too large resource version"
+// answer, as the reflector classifies it.
+func (e *RequestEnd) IsTooLargeResourceVersion() bool { return isTooLargeRV(e.Status) }
+
 // Code is the HTTP status code of the server's answer, 0 without one.
 func (e *RequestEnd) Code() int32 {
 	if e.Status == nil {

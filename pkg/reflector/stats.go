@@ -173,6 +173,15 @@ type Stats struct {
 	LastGone time.Time
 	// BackoffUntil is set while in StateBackoff.
 	BackoffUntil time.Time
+	// Started is when Run began; Synced is when the first complete list was
+	// installed (zero before). Synced.Sub(Started) is the time to sync.
+	Started time.Time
+	Synced  time.Time
+	// LastReceived is when the reflector last received data from the server:
+	// a LIST page, or a watch event (ADDED, MODIFIED, DELETED, BOOKMARK;
+	// a streaming list's initial events included, ERROR events not). Zero
+	// before the first.
+	LastReceived time.Time
 	// LastError is the last request error, if any.
 	LastError string
 	Counters  Counters
@@ -256,3 +265,42 @@ func isPermanent(st *metav1.Status) bool {
 	}
 	return false
 }
+
+// BookmarkAge is the time at now since the last bookmark; with none yet,
+// since watching began (the first complete list); 0 before that.
+func (s Stats) BookmarkAge(now time.Time) time.Duration {
+	switch {
+	case !s.BookmarkAt.IsZero():
+		return nonNegative(now.Sub(s.BookmarkAt))
+	case !s.Synced.IsZero():
+		return nonNegative(now.Sub(s.Synced))
+	}
+	return 0
+}
+
+// NoProgress is the time at now since the reflector last received data (see
+// LastReceived), or since Run began when nothing has arrived yet; 0 before Run.
+func (s Stats) NoProgress(now time.Time) time.Duration {
+	last := s.LastReceived
+	if last.Before(s.Started) {
+		last = s.Started
+	}
+	if last.IsZero() {
+		return 0
+	}
+	return nonNegative(now.Sub(last))
+}
+
+// TimeToSync is the time from the start of Run to the first complete list;
+// while the first list is not complete, the time waited so far at now; 0 before Run.
+func (s Stats) TimeToSync(now time.Time) time.Duration {
+	switch {
+	case s.Started.IsZero():
+		return 0
+	case !s.Synced.IsZero():
+		return nonNegative(s.Synced.Sub(s.Started))
+	}
+	return nonNegative(now.Sub(s.Started))
+}
+
+func nonNegative(d time.Duration) time.Duration { return max(d, 0) }

@@ -56,11 +56,11 @@ func TestProtobufSecretsAreRecordedWithoutTheirValues(t *testing.T) {
 				t.Fatalf("wire %s, want protobuf", src.Wire())
 			}
 			path := filepath.Join(t.TempDir(), "t.jsonl")
-			rec, err := trace.Create(path, trace.Header{Resource: secrets, Objects: mode, Options: trace.Options{Wire: src.Wire()}})
+			rec, err := trace.Create(path, trace.Header{Resources: []trace.ResourceHeader{{Resource: secrets, Objects: mode, Options: trace.Options{Wire: src.Wire()}}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			recorded := rec.Source(src)
+			recorded := rec.Source(0, src)
 			if _, err := recorded.List(context.Background(), reflector.RequestOptions{}); err != nil {
 				t.Fatal(err)
 			}

@@ -144,16 +144,18 @@ func runInformer(ctx context.Context, cfg *rest.Config, kind string, rep *probe.
 // runWatchcache syncs the same session the plugin runs.
 func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.Report) error {
 	sess, err := session.NewLive(session.LiveConfig{
-		Rest: cfg,
-		Target: reflector.Target{Resource: reflector.Resource{
-			GVR: configMaps(), Kind: "ConfigMap", Namespaced: true,
+		Rest:      cfg,
+		TracePath: o.trace,
+		Resources: []session.ResourceConfig{{
+			Target: reflector.Target{Resource: reflector.Resource{
+				GVR: configMaps(), Kind: "ConfigMap", Namespaced: true,
+			}},
+			// The plugin's defaults.
+			Reflector:    reflector.Config{Strategy: reflector.Strategy(o.initialList), PageSize: 500},
+			MetadataOnly: o.metadataOnly,
+			KeepBodies:   o.keepObjects,
+			Wire:         reflector.Wire(o.wire),
 		}},
-		// The plugin's defaults.
-		Reflector:    reflector.Config{Strategy: reflector.Strategy(o.initialList), PageSize: 500},
-		MetadataOnly: o.metadataOnly,
-		KeepBodies:   o.keepObjects,
-		Wire:         reflector.Wire(o.wire),
-		TracePath:    o.trace,
 	})
 	if err != nil {
 		return fmt.Errorf("starting the session: %w", err)
@@ -165,11 +167,11 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 		cancel()
 		<-errc
 	}()
-	if err := sess.Store.WaitUntilReady(ctx); err != nil {
+	if err := sess.Resources[0].Store.WaitUntilReady(ctx); err != nil {
 		return err
 	}
 	rep.SyncedAt = time.Now().UnixNano()
-	rep.Objects = sess.Store.Len()
+	rep.Objects = sess.Resources[0].Store.Len()
 	rep.SteadyHeap = probe.LiveHeap()
 	rep.SteadyRSS = probe.SteadyRSS()
 	if !o.relist {
@@ -179,11 +181,11 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 		return err
 	}
 	// Subscribed after the first list: the next Relisted is the forced relist's.
-	sub := sess.Store.Subscribe(16)
+	sub := sess.Resources[0].Store.Subscribe(16)
 	defer sub.Close()
 	sampler := probe.StartSampler()
 	start := time.Now()
-	sess.Reflector.ForceRelist()
+	sess.Resources[0].Reflector.ForceRelist()
 	if err := waitRelisted(ctx, sub); err != nil {
 		sampler.Stop()
 		return err

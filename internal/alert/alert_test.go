@@ -1,0 +1,116 @@
+package alert
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+func TestParseReadsCountsAndDurations(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Rule
+	}{
+		{"relists>0", Rule{Text: "relists>0", Measure: Relists, Op: Greater, Threshold: 0}},
+		{" gone >= 3 ", Rule{Text: "gone >= 3", Measure: Gone, Op: GreaterOrEqual, Threshold: 3}},
+		{"bookmark-age>3m", Rule{Text: "bookmark-age>3m", Measure: BookmarkAge, Op: Greater, Threshold: int64(3 * time.Minute)}},
+		{"no-progress>1h30m", Rule{Text: "no-progress>1h30m", Measure: NoProgress, Op: Greater, Threshold: int64(90 * time.Minute)}},
+	}
+	for _, tc := range cases {
+		got, err := Parse(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("Parse(%q): got %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	if r, _ := Parse("bookmark-age > 3m"); r.Canonical() != "bookmark-age>3m0s" || r.String() != "bookmark-age > 3m" {
+		t.Errorf("canonical %q, string %q", r.Canonical(), r.String())
+	}
+}
+
+func TestParseAllKeepsARuleOnceAndNamesTheBadOne(t *testing.T) {
+	rules, err := ParseAll([]string{"relists>0", "relists > 0", "sync>30s"})
+	if err != nil || len(rules) != 2 {
+		t.Fatalf("got %v, %v; want 2 rules", rules, err)
+	}
+	_, err = ParseAll([]string{"relists>0", "sync>soon"})
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Rule != "sync>soon" || !strings.HasSuffix(err.Error(), "; measures: "+MeasureList()) {
+		t.Errorf("got %v", err)
+	}
+}
+
+// fakeStats is a settable reflector snapshot.
+type fakeStats struct{ st reflector.Stats }
+
+func (f *fakeStats) get() reflector.Stats { return f.st }
+
+func TestMonitorTripsEachRuleOncePerResourceWithTheValueThatBrokeIt(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rules, err := ParseAll([]string{"relists>0", "bookmark-age>3m", "missed-deletes>=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trips []string
+	m := NewMonitor(rules, func(tr Trip) { trips = append(trips, tr.String()) })
+	a, b := m.Add("configmaps.v1 in namespace a"), m.Add("secrets.v1 in namespace b")
+	sa, sb := &fakeStats{}, &fakeStats{}
+	m.Evaluate(t0) // nothing attached: nothing evaluated
+	a.Attach(sa.get)
+	b.Attach(sb.get)
+	sa.st = reflector.Stats{Started: t0, Synced: t0.Add(time.Second)}
+	sb.st = reflector.Stats{Started: t0, Synced: t0.Add(time.Second), BookmarkAt: t0.Add(4 * time.Minute)}
+	m.Evaluate(t0.Add(3 * time.Minute))
+	if len(trips) != 0 {
+		t.Fatalf("tripped early: %v", trips)
+	}
+	m.Evaluate(t0.Add(5 * time.Minute)) // a: no bookmark since it synced at 1s
+	sa.st.Counters.Relists = 2
+	a.Note(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonRelistDiff,
+		Diff: &store.RelistDiff{Deleted: make([]store.DiffEntry, 2)}}})
+	m.Evaluate(t0.Add(6 * time.Minute))
+	m.Evaluate(t0.Add(9 * time.Minute)) // b's bookmark is now 5m old; a trips nothing again
+	want := []string{
+		"bookmark-age>3m tripped on configmaps.v1 in namespace a: bookmark-age is 4m59s",
+		"relists>0 tripped on configmaps.v1 in namespace a: relists is 2",
+		"missed-deletes>=2 tripped on configmaps.v1 in namespace a: missed-deletes is 2",
+		"bookmark-age>3m tripped on secrets.v1 in namespace b: bookmark-age is 5m0s",
+	}
+	if strings.Join(trips, "\n") != strings.Join(want, "\n") {
+		t.Errorf("trips:\n%s\nwant:\n%s", strings.Join(trips, "\n"), strings.Join(want, "\n"))
+	}
+	if got := len(m.Trips()); got != 4 {
+		t.Errorf("Trips: %d, want 4", got)
+	}
+	st := m.Statuses()
+	if len(st) != 6 || !st[0].Tripped || st[3].Tripped || st[3].Resource != "secrets.v1 in namespace b" {
+		t.Errorf("statuses: %+v", st)
+	}
+	if f := st[4].Fraction(); f < 1.66 || f > 1.67 {
+		t.Errorf("b's bookmark-age fraction: got %v, want 5m/3m", f)
+	}
+}
+
+func TestClockAdvancedEvaluatesAtMostOncePerInterval(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rules, _ := ParseAll([]string{"no-progress>5s"})
+	var trips []Trip
+	m := NewMonitor(rules, func(tr Trip) { trips = append(trips, tr) })
+	r := m.Add("x")
+	s := &fakeStats{st: reflector.Stats{Started: t0, LastReceived: t0}}
+	r.Attach(s.get)
+	r.ClockAdvanced(t0.Add(5 * time.Second))
+	// Less than Interval after the last evaluation: skipped, even though it would trip.
+	r.ClockAdvanced(t0.Add(5*time.Second + 500*time.Millisecond))
+	r.ClockAdvanced(t0.Add(5*time.Second + 900*time.Millisecond))
+	if len(trips) != 0 {
+		t.Fatalf("evaluated within the interval: %v", trips)
+	}
+	r.ClockAdvanced(t0.Add(6 * time.Second))
+	if len(trips) != 1 || trips[0].Value != int64(6*time.Second) {
+		t.Errorf("trips: %+v, want one at 6s (no progress since the start)", trips)
+	}
+}

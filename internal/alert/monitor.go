@@ -1,0 +1,260 @@
+package alert
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// Interval is how often a Monitor evaluates its rules on the session's clock.
+const Interval = time.Second
+
+// Trip is a rule that tripped on a resource.
+type Trip struct {
+	Rule Rule
+	// Resource describes the resource the rule tripped on, as Monitor.Add was given it.
+	Resource string
+	// Value is the measure's value that broke the rule; At is when, on the session's clock.
+	Value int64
+	At    time.Time
+}
+
+// String says which rule tripped, where and with what value:
+// "relists>0 tripped on configmaps.v1 in namespace demo: relists is 1".
+func (t Trip) String() string {
+	return fmt.Sprintf("%s tripped on %s: %s is %s", t.Rule, t.Resource, t.Rule.Measure, t.Rule.format(t.Value))
+}
+
+// Status is one rule on one resource, for a display: its current value and
+// how close it is to tripping.
+type Status struct {
+	Rule     Rule
+	Resource string
+	// Value is the measure at the last evaluation (zero before the first).
+	Value int64
+	// Tripped says the rule has tripped on this resource (it stays tripped).
+	Tripped bool
+	// TrippedValue is the value it tripped with.
+	TrippedValue int64
+}
+
+// Fraction is how close the value is to the threshold: value/threshold
+// (1 or more trips with >), or for a zero threshold 0 until it trips.
+func (s Status) Fraction() float64 {
+	if s.Rule.Threshold == 0 {
+		if s.Rule.Trips(s.Value) {
+			return 1
+		}
+		return 0
+	}
+	return float64(s.Value) / float64(s.Rule.Threshold)
+}
+
+// FormatValue renders the current value; FormatThreshold the threshold.
+func (s Status) FormatValue() string { return s.Rule.format(s.Value) }
+
+// FormatThreshold renders the rule's comparison and threshold: "> 3m0s".
+func (s Status) FormatThreshold() string {
+	return string(s.Rule.Op) + " " + s.Rule.format(s.Rule.Threshold)
+}
+
+// Monitor evaluates rules on every resource added to it. Its methods are
+// safe for concurrent use.
+type Monitor struct {
+	rules  []Rule
+	onTrip func(Trip)
+
+	mu        sync.Mutex
+	resources []*Resource
+	trips     []Trip
+}
+
+// NewMonitor evaluates rules; onTrip is called once for each rule that trips
+// on each resource, from the goroutine that evaluated (a ticker, or a
+// replay's reader, the reflector's goroutine): it must not block.
+func NewMonitor(rules []Rule, onTrip func(Trip)) *Monitor {
+	if onTrip == nil {
+		onTrip = func(Trip) {}
+	}
+	return &Monitor{rules: rules, onTrip: onTrip}
+}
+
+// Rules are the monitor's rules.
+func (m *Monitor) Rules() []Rule { return append([]Rule(nil), m.rules...) }
+
+// Add registers a resource: name describes it in trips ("configmaps.v1 in
+// namespace demo"); stats reads its reflector (nil until Attach).
+func (m *Monitor) Add(name string) *Resource {
+	r := &Resource{m: m, name: name, values: make([]int64, len(m.rules)), tripped: make([]bool, len(m.rules)), trippedValue: make([]int64, len(m.rules))}
+	m.mu.Lock()
+	m.resources = append(m.resources, r)
+	m.mu.Unlock()
+	return r
+}
+
+// Trips are the trips so far, in the order they happened.
+func (m *Monitor) Trips() []Trip {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Trip(nil), m.trips...)
+}
+
+// Statuses are every rule on every resource, resources in the order they
+// were added, rules in the order given.
+func (m *Monitor) Statuses() []Status {
+	m.mu.Lock()
+	rs := append([]*Resource(nil), m.resources...)
+	m.mu.Unlock()
+	var out []Status
+	for _, r := range rs {
+		out = append(out, r.Statuses()...)
+	}
+	return out
+}
+
+// Evaluate evaluates every resource's rules at now.
+func (m *Monitor) Evaluate(now time.Time) {
+	m.mu.Lock()
+	rs := append([]*Resource(nil), m.resources...)
+	m.mu.Unlock()
+	for _, r := range rs {
+		r.Evaluate(now)
+	}
+}
+
+// Run evaluates every Interval of the wall clock, reading the time from
+// now, until ctx ends. It is for live runs; a replay evaluates on its virtual
+// clock instead (Resource.ClockAdvanced).
+func (m *Monitor) Run(ctx context.Context, now func() time.Time) {
+	t := time.NewTicker(Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.Evaluate(now())
+		}
+	}
+}
+
+func (m *Monitor) tripped(t Trip) {
+	m.mu.Lock()
+	m.trips = append(m.trips, t)
+	m.mu.Unlock()
+	m.onTrip(t)
+}
+
+// Resource is one watched resource of a Monitor.
+type Resource struct {
+	m    *Monitor
+	name string
+
+	missed, missedDeletes atomic.Int64 // from relist-diff notes
+
+	mu           sync.Mutex
+	stats        func() reflector.Stats
+	lastEval     time.Time
+	values       []int64
+	tripped      []bool
+	trippedValue []int64
+}
+
+// Name describes the resource in trips.
+func (r *Resource) Name() string { return r.name }
+
+// Attach gives the resource its reflector's Stats (e.g.
+// (*reflector.Reflector).Stats); evaluations before it see nothing.
+func (r *Resource) Attach(stats func() reflector.Stats) {
+	r.mu.Lock()
+	r.stats = stats
+	r.mu.Unlock()
+}
+
+// Note is the resource's reflector.Config.OnNote listener: it sums what
+// relist diffs found missed. It never blocks.
+func (r *Resource) Note(n reflector.Note) {
+	if n.Kind != reflector.NoteDecision || n.Decision == nil || n.Decision.Reason != reflector.ReasonRelistDiff || n.Decision.Diff == nil {
+		return
+	}
+	d := n.Decision.Diff
+	r.missed.Add(int64(d.Missed()))
+	r.missedDeletes.Add(int64(len(d.Deleted)))
+}
+
+// ClockAdvanced evaluates on a virtual clock: pass it as the replay clock's
+// advance hook. It runs before the trace line that moved the clock is
+// served, so it sees the run as it stood just before now (an age at its
+// largest); it evaluates when at least Interval has passed since the last
+// evaluation.
+func (r *Resource) ClockAdvanced(now time.Time) {
+	r.mu.Lock()
+	due := r.lastEval.IsZero() || now.Sub(r.lastEval) >= Interval
+	r.mu.Unlock()
+	if due {
+		r.Evaluate(now)
+	}
+}
+
+// Evaluate computes the measures at now and trips the rules they break.
+func (r *Resource) Evaluate(now time.Time) {
+	r.mu.Lock()
+	stats := r.stats
+	r.mu.Unlock()
+	if stats == nil {
+		return
+	}
+	v := Values(stats(), now, r.missed.Load(), r.missedDeletes.Load())
+	var trips []Trip
+	r.mu.Lock()
+	r.lastEval = now
+	for i, rule := range r.m.rules {
+		val := v[rule.Measure]
+		r.values[i] = val
+		if !r.tripped[i] && rule.Trips(val) {
+			r.tripped[i], r.trippedValue[i] = true, val
+			trips = append(trips, Trip{Rule: rule, Resource: r.name, Value: val, At: now})
+		}
+	}
+	r.mu.Unlock()
+	for _, t := range trips {
+		r.m.tripped(t)
+	}
+}
+
+// Statuses are the resource's rules as of the last evaluation.
+func (r *Resource) Statuses() []Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Status, len(r.m.rules))
+	for i, rule := range r.m.rules {
+		out[i] = Status{Rule: rule, Resource: r.name, Value: r.values[i], Tripped: r.tripped[i], TrippedValue: r.trippedValue[i]}
+	}
+	return out
+}
+
+// Values are every measure of one resource at now: counts from st's
+// counters, ages from its times, and what relist diffs found missed (which
+// only notes tell: see Resource.Note).
+func Values(st reflector.Stats, now time.Time, missed, missedDeletes int64) map[Measure]int64 {
+	c := st.Counters
+	return map[Measure]int64{
+		Relists:       c.Relists,
+		Gone:          c.Gone,
+		TooLarge:      c.TooLargeResourceVersion,
+		UIDMismatches: c.UIDMismatches,
+		Duplicates:    c.Duplicates,
+		RVBackwards:   c.ResourceVersionBackwards,
+		Backoffs:      c.Backoffs,
+		WatchErrors:   c.WatchErrors,
+		Missed:        missed,
+		MissedDeletes: missedDeletes,
+		BookmarkAge:   int64(st.BookmarkAge(now)),
+		NoProgress:    int64(st.NoProgress(now)),
+		Sync:          int64(st.TimeToSync(now)),
+	}
+}

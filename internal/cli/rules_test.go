@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const bundled = "../../testdata/traces/"
+const handWritten = "testdata/rules/"
+
+// Every measure trips on a trace that breaks it and stays quiet on one that does not.
+func TestEveryRuleTripsOnATraceThatBreaksItAndNotOnOneThatDoesNot(t *testing.T) {
+	cases := []struct {
+		rule, trips, quiet, want string
+	}{
+		{"relists>0", bundled + "gone-relist.jsonl", bundled + "steady.jsonl", "relists is 1"},
+		{"gone>=1", bundled + "gone-relist.jsonl", bundled + "steady.jsonl", "gone is 1"},
+		{"gone>1", handWritten + "anomalies.jsonl", bundled + "gone-relist.jsonl", ""},
+		{"too-large>0", handWritten + "anomalies.jsonl", bundled + "demo.jsonl", "too-large is 1"},
+		{"uid-mismatches>0", handWritten + "anomalies.jsonl", bundled + "gone-relist.jsonl", "uid-mismatches is 1"},
+		{"duplicates>0", handWritten + "anomalies.jsonl", bundled + "demo.jsonl", "duplicates is 1"},
+		{"rv-backwards>0", handWritten + "anomalies.jsonl", bundled + "demo.jsonl", "rv-backwards is 1"},
+		{"backoffs>0", handWritten + "slow-sync.jsonl", bundled + "steady.jsonl", "backoffs is 1"},
+		{"watch-errors>0", bundled + "demo.jsonl", bundled + "steady.jsonl", "watch-errors is "},
+		{"missed>5", bundled + "demo.jsonl", bundled + "gone-relist.jsonl", "missed is 6"},
+		{"missed-deletes>2", bundled + "demo.jsonl", bundled + "recreate.jsonl", "missed-deletes is 3"},
+		{"bookmark-age>3m", handWritten + "quiet-watch.jsonl", bundled + "bookmarks.jsonl", "bookmark-age is 6m0s"},
+		{"bookmark-age>7m", "", handWritten + "quiet-watch.jsonl", ""},
+		{"no-progress>5m", handWritten + "quiet-watch.jsonl", bundled + "steady.jsonl", "no-progress is 6m0s"},
+		{"no-progress>10m", "", handWritten + "quiet-watch.jsonl", ""},
+		{"sync>30s", handWritten + "slow-sync.jsonl", bundled + "streaming.jsonl", "sync is 40s"},
+		{"sync>1m", "", handWritten + "slow-sync.jsonl", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.rule, func(t *testing.T) {
+			if tc.trips != "" && tc.want != "" {
+				code, _, stderr := run(t, "replay", tc.trips, "--speed", "0", "--no-tui", "--fail-on", tc.rule)
+				if code != ExitAlert {
+					t.Errorf("%s: exit %d, want %d: %s", tc.trips, code, ExitAlert, stderr)
+				}
+				want := "error: --fail-on " + tc.rule + " tripped on configmaps.v1 in namespace "
+				if !strings.Contains(stderr, want) || !strings.Contains(stderr, ": "+tc.want) {
+					t.Errorf("%s: stderr lacks %q and %q:\n%s", tc.trips, want, tc.want, stderr)
+				}
+			}
+			code, _, stderr := run(t, "replay", tc.quiet, "--speed", "0", "--no-tui", "--fail-on", tc.rule)
+			if code != ExitOK || strings.Contains(stderr, "tripped") {
+				t.Errorf("%s: exit %d, want %d without a trip: %s", tc.quiet, code, ExitOK, stderr)
+			}
+		})
+	}
+}
+
+func TestATripPrintsTheSummaryAndStopsTheReplayThere(t *testing.T) {
+	code, out, stderr := run(t, "replay", handWritten+"quiet-watch.jsonl", "--speed", "0", "--no-tui", "--summary", "--fail-on", "bookmark-age>3m", "--fail-on", "relists>0")
+	if code != ExitAlert {
+		t.Fatalf("exit %d, want %d: %s", code, ExitAlert, stderr)
+	}
+	if want := "error: --fail-on bookmark-age>3m tripped on configmaps.v1 in namespace quiet: bookmark-age is 6m0s\n"; stderr != want {
+		t.Errorf("stderr: got %q, want %q", stderr, want)
+	}
+	// The trip came just before the bookmark at 8m: the summary is of that moment.
+	if !strings.Contains(out, "resource configmaps.v1: 1 objects at resourceVersion 12\n") || !strings.Contains(out, "bookmarks 2\n") {
+		t.Errorf("summary is not of the moment of the trip:\n%s", out)
+	}
+	if strings.Contains(out, "00:10:00") {
+		t.Errorf("the replay went on after the trip:\n%s", out)
+	}
+}
+
+func TestFailOnWarnPrintsTheAlertAndTheRunGoesOn(t *testing.T) {
+	code, out, stderr := run(t, "replay", handWritten+"quiet-watch.jsonl", "--speed", "0", "--no-tui", "--fail-on", "no-progress>5m", "--fail-on-warn")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want %d: %s", code, ExitOK, stderr)
+	}
+	if want := "warning: --fail-on no-progress>5m tripped on configmaps.v1 in namespace quiet: no-progress is 6m0s (--fail-on-warn: the run goes on)\n"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if !strings.Contains(out, "Stopped       stopped: stopped") || !strings.Contains(out, "00:10:10") {
+		t.Errorf("the replay did not run to the end of the trace:\n%s", out)
+	}
+}
+
+func TestBadRulesAreUsageErrorsThatListTheMeasures(t *testing.T) {
+	measures := "; measures: relists, gone, too-large, uid-mismatches, duplicates, rv-backwards, backoffs, watch-errors, missed, missed-deletes, bookmark-age, no-progress, sync"
+	cases := []struct{ rule, want string }{
+		{"x", `error: invalid --fail-on "x": no comparison: want MEASURE>VALUE such as relists>0 or bookmark-age>3m` + measures},
+		{"relist>0", `error: invalid --fail-on "relist>0": unknown measure "relist"` + measures},
+		{"relists<3", `error: invalid --fail-on "relists<3": unsupported comparison "<": want > or >= (a rule says when something is too much)` + measures},
+		{"relists>", `error: invalid --fail-on "relists>": no value after >` + measures},
+		{">3", `error: invalid --fail-on ">3": no measure before the comparison` + measures},
+		{"relists>1.5", `error: invalid --fail-on "relists>1.5": relists takes a count (0 or more), not "1.5"` + measures},
+		{"sync>30", `error: invalid --fail-on "sync>30": sync takes a duration such as 30s, 3m or 1h, not "30"` + measures},
+	}
+	for _, tc := range cases {
+		for _, args := range [][]string{{"pods"}, {"replay", bundled + "steady.jsonl"}} {
+			code, _, stderr := run(t, append(args, "--fail-on", tc.rule)...)
+			if code != ExitUsage || strings.TrimSpace(stderr) != tc.want {
+				t.Errorf("%v --fail-on %q: got %d %q, want %d %q", args, tc.rule, code, stderr, ExitUsage, tc.want)
+			}
+		}
+	}
+	code, _, stderr := run(t, "pods", "--fail-on-warn")
+	if want := "error: --fail-on-warn needs at least one --fail-on rule"; code != ExitUsage || strings.TrimSpace(stderr) != want {
+		t.Errorf("--fail-on-warn alone: got %d %q, want %d %q", code, stderr, ExitUsage, want)
+	}
+	code, _, stderr = run(t, "pods", "--metrics-address", "9090")
+	if want := `error: invalid --metrics-address "9090": want HOST:PORT, e.g. 127.0.0.1:9090`; code != ExitUsage || strings.TrimSpace(stderr) != want {
+		t.Errorf("--metrics-address 9090: got %d %q, want %d %q", code, stderr, ExitUsage, want)
+	}
+}
+
+func TestE2ELiveRunTripsOnNoProgressAndStopsBeforeItsDuration(t *testing.T) {
+	createConfigMaps(t, "quiet-live", 2)
+	start := time.Now()
+	// Nothing is written and bookmarks come about once a minute: two seconds without data trip the rule.
+	code, out, stderr := run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", "quiet-live", "--no-tui", "--duration", "60s", "--summary", "-o", "json",
+		"--fail-on", "relists>0", "--fail-on", "no-progress>2s")
+	took := time.Since(start)
+	if code != ExitAlert {
+		t.Fatalf("exit %d, want %d: %s", code, ExitAlert, stderr)
+	}
+	if !strings.HasPrefix(stderr, "error: --fail-on no-progress>2s tripped on configmaps.v1 in namespace quiet-live: no-progress is ") || strings.Contains(stderr, "relists>0") {
+		t.Errorf("stderr: %q", stderr)
+	}
+	if took > 30*time.Second {
+		t.Errorf("the run took %s: the trip did not stop it", took)
+	}
+	if sum := lastJSONObject(t, out); sum.Objects != 2 {
+		t.Errorf("summary: got %+v", sum)
+	}
+	code, _, stderr = run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", "quiet-live", "--no-tui", "--once", "--fail-on", "relists>0", "--fail-on", "sync>30s")
+	if code != ExitOK {
+		t.Errorf("--once with rules that hold: exit %d, want %d: %s", code, ExitOK, stderr)
+	}
+}

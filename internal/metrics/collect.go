@@ -1,0 +1,119 @@
+package metrics
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// scrapeCollector exports, at scrape time, what every attached resource's
+// Stats and store say: the totals the reflector keeps, the store's size,
+// ages and the state. Reading them when scraped costs the reflector nothing
+// per event.
+type scrapeCollector struct {
+	watches, events, bookmarks, tooLarge, uidMismatches, duplicates, rvBackwards, backoffs, watchErrors *prometheus.Desc
+	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state                                *prometheus.Desc
+
+	mu        sync.Mutex
+	resources []*Resource
+	seen      map[Labels]bool
+}
+
+func newScrapeCollector() *scrapeCollector {
+	desc := func(name, help string, extra ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, append(labelNames(), extra...), nil)
+	}
+	return &scrapeCollector{
+		watches:       desc("watches_total", "Watch requests started (streaming lists included)."),
+		events:        desc("events_total", "Watch events applied to the cache, by type (ADDED, MODIFIED, DELETED); list items and a streaming list's initial events are not events.", "type"),
+		bookmarks:     desc("bookmarks_total", "BOOKMARK events received."),
+		tooLarge:      desc("too_large_resource_version_total", "\"Too large resource version\" answers."),
+		uidMismatches: desc("uid_mismatches_total", "Applies that replaced an object of another UID under the same name, and deletes of a stale UID."),
+		duplicates:    desc("duplicates_total", "Events that carried the cached UID and resourceVersion again."),
+		rvBackwards:   desc("resource_version_backwards_total", "Events and bookmarks whose resourceVersion was older than the cursor."),
+		backoffs:      desc("backoffs_total", "Waits before retrying after an error."),
+		watchErrors:   desc("watch_errors_total", "Watches that ended in an error (an ERROR event or a transport error)."),
+		storeObjects:  desc("store_objects", "Objects in the cache."),
+		storeBytes:    desc("store_bytes", "Estimated heap held by the cached objects, in bytes."),
+		bookmarkAge:   desc("bookmark_age_seconds", "Time since the last bookmark; with none yet, since watching began (the first complete list); 0 before that."),
+		noProgress:    desc("no_progress_seconds", "Time since the reflector last received data (a LIST page or a watch event or bookmark), or since the start before anything arrived."),
+		timeToSync:    desc("time_to_sync_seconds", "Time from the start of the run to the first complete list; while the first list is not complete, the time waited so far."),
+		state:         desc("state", "The reflector's state, one series per state: 1 for the current state, 0 for the others.", "state"),
+		seen:          map[Labels]bool{},
+	}
+}
+
+func (c *scrapeCollector) add(r *Resource) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen[r.labels] {
+		return false
+	}
+	c.seen[r.labels] = true
+	c.resources = append(c.resources, r)
+	return true
+}
+
+// Describe implements prometheus.Collector.
+func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.watches, c.events, c.bookmarks, c.tooLarge, c.uidMismatches, c.duplicates, c.rvBackwards, c.backoffs, c.watchErrors,
+		c.storeObjects, c.storeBytes, c.bookmarkAge, c.noProgress, c.timeToSync, c.state} {
+		ch <- d
+	}
+}
+
+// states are every state of the state set, in order.
+func states() []reflector.State {
+	return []reflector.State{reflector.StateEmpty, reflector.StateListing, reflector.StateStreamingList, reflector.StateWatching,
+		reflector.StateRelisting, reflector.StateBackoff, reflector.StateFailed, reflector.StateStopped}
+}
+
+// Collect implements prometheus.Collector.
+func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	rs := append([]*Resource(nil), c.resources...)
+	c.mu.Unlock()
+	for _, r := range rs {
+		src := r.source()
+		if src.Stats == nil {
+			continue
+		}
+		st, now := src.Stats(), src.Now()
+		k := st.Counters
+		l := r.labels
+		counter := func(d *prometheus.Desc, v int64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), l.values(extra...)...)
+		}
+		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l.values(extra...)...)
+		}
+		counter(c.watches, k.Watches)
+		counter(c.events, k.Added, string(reflector.EventAdded))
+		counter(c.events, k.Modified, string(reflector.EventModified))
+		counter(c.events, k.Deleted, string(reflector.EventDeleted))
+		counter(c.bookmarks, k.Bookmarks)
+		counter(c.tooLarge, k.TooLargeResourceVersion)
+		counter(c.uidMismatches, k.UIDMismatches)
+		counter(c.duplicates, k.Duplicates)
+		counter(c.rvBackwards, k.ResourceVersionBackwards)
+		counter(c.backoffs, k.Backoffs)
+		counter(c.watchErrors, k.WatchErrors)
+		if src.Store != nil {
+			sc := src.Store()
+			gauge(c.storeObjects, float64(sc.Objects))
+			gauge(c.storeBytes, float64(sc.BytesHeld))
+		}
+		gauge(c.bookmarkAge, st.BookmarkAge(now).Seconds())
+		gauge(c.noProgress, st.NoProgress(now).Seconds())
+		gauge(c.timeToSync, st.TimeToSync(now).Seconds())
+		for _, s := range states() {
+			v := 0.0
+			if s == st.State {
+				v = 1
+			}
+			gauge(c.state, v, s.String())
+		}
+	}
+}

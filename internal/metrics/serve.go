@@ -1,0 +1,78 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// IsLoopback reports whether the listen address addr ("host:port") binds
+// only loopback interfaces: localhost, 127.0.0.0/8 or ::1. An empty host
+// (":9090") binds every interface.
+func IsLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("invalid address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// Server serves a Metrics registry over HTTP at /metrics.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+}
+
+// Serve listens on addr at once (so a taken port is an error here) and
+// serves m at /metrics until Close.
+func Serve(addr string, m *Metrics) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = fmt.Fprintln(w, "kubectl watchcache: metrics at /metrics")
+	})
+	s := &Server{
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		ln:   ln,
+		done: make(chan error, 1),
+	}
+	go func() { s.done <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Addr is the address the server listens on (with the port chosen when addr's was 0).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL is the metrics endpoint: "http://127.0.0.1:9090/metrics".
+func (s *Server) URL() string { return "http://" + s.Addr() + "/metrics" }
+
+// Close stops the server, letting a scrape in progress finish for up to a second.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if serveErr := <-s.done; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
+	}
+	if err != nil {
+		return fmt.Errorf("metrics: stopping the server: %w", err)
+	}
+	return nil
+}
