@@ -60,7 +60,7 @@ func views(sess *session.Session, live bool, alerts func() tui.Alerts) []tui.Res
 			feed.ForceRelist = rf.ForceRelist
 			feed.Audit = func(ctx context.Context) (*reflector.AuditReport, error) { return rf.Audit(ctx, 5*time.Second) }
 		}
-		out[i] = tui.Resource{Target: r.Target(), Strategy: o.Strategy, PageSize: o.PageSize, MetadataOnly: o.MetadataOnly, Feed: feed}
+		out[i] = tui.Resource{Target: r.Target(), Strategy: o.Strategy, PageSize: o.PageSize, MetadataOnly: o.MetadataOnly, Wire: o.Wire, Feed: feed}
 	}
 	return out
 }

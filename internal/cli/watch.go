@@ -33,6 +33,7 @@ type WatchOptions struct {
 	WatchTimeout         time.Duration
 	MetadataOnly         bool
 	KeepObjects          bool
+	Wire                 string
 	Trace                string
 	TraceObjects         string
 	TraceUnsafeSecrets   bool
@@ -79,6 +80,7 @@ func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
 		PageSize:     500,
 		WatchTimeout: 5 * time.Minute,
 		TraceObjects: string(trace.ObjectsMetadata),
+		Wire:         string(reflector.WireAuto),
 		GiveUpAfter:  30 * time.Second,
 		MaxResources: 30,
 		// MaxConcurrentLists: 4, as client-go's informers of one factory do not wait on each other,
@@ -102,6 +104,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.WatchTimeout, "watch-timeout", o.WatchTimeout, "Base of the jittered server-side watch timeout (each watch asks for a random time in [T, 2T))")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "Ask the server for metadata only (PartialObjectMetadata)")
 	f.BoolVar(&o.KeepObjects, "keep-objects", false, "Keep each object's full JSON in the cache (shown in the object detail)")
+	f.StringVar(&o.Wire, "wire", o.Wire, "Encoding to ask the server for: auto (protobuf for built-in resources and --metadata-only, JSON for custom resources and whenever full objects are kept or traced), protobuf, or json")
 	f.StringVar(&o.Trace, "trace", "", "Record everything the reflector sees to this JSONL file (gzip if it ends in .gz)")
 	f.StringVar(&o.TraceObjects, "trace-objects", o.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
 	f.BoolVar(&o.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
@@ -116,6 +119,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 		"initial-list":           {"auto", "list", "stream"},
 		"resource-version-match": {"Exact", "NotOlderThan"},
 		"trace-objects":          {"none", "metadata", "full"},
+		"wire":                   {"auto", "protobuf", "json"},
 	} {
 		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
@@ -175,6 +179,15 @@ func (o *WatchOptions) Validate() error {
 	case trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull:
 	default:
 		return usageErrorf("invalid --trace-objects %q: want none, metadata or full", o.TraceObjects)
+	}
+	switch reflector.Wire(o.Wire) {
+	case reflector.WireAuto, reflector.WireJSON:
+	case reflector.WireProtobuf:
+		if o.KeepObjects || (o.Trace != "" && trace.ObjectMode(o.TraceObjects) == trace.ObjectsFull) {
+			return usageErrorf("--wire protobuf cannot keep or record full objects (--keep-objects, --trace-objects full): they are asked for in JSON")
+		}
+	default:
+		return usageErrorf("invalid --wire %q: want auto, protobuf or json", o.Wire)
 	}
 	if o.TraceUnsafeSecrets && o.Trace == "" {
 		return usageErrorf("--trace-unsafe-secrets needs --trace")
@@ -249,7 +262,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		if res.Namespaced {
 			t.Namespace = ns
 		}
-		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects,
+		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects, Wire: reflector.Wire(o.Wire),
 			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
 	}
 	ob, err := o.Observe.start(o.IOStreams, useTUI)

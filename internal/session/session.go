@@ -33,6 +33,8 @@ type ResourceConfig struct {
 	// MetadataOnly asks the server for PartialObjectMetadata; KeepBodies keeps each object's JSON in the store.
 	MetadataOnly bool
 	KeepBodies   bool
+	// Wire is the encoding to ask for ("" is auto; see reflector.ResolveWire).
+	Wire reflector.Wire
 	// TraceObjects and UnsafeSecrets shape what a trace keeps of the resource's objects.
 	TraceObjects  trace.ObjectMode
 	UnsafeSecrets bool
@@ -133,7 +135,10 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	sources := make([]*reflector.LiveSource, len(cfg.Resources))
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
-		live, err := reflector.NewLiveSource(cfg.Rest, rc.Target, rc.MetadataOnly, rc.KeepBodies)
+		live, err := reflector.NewLiveSourceWith(cfg.Rest, rc.Target, reflector.LiveOptions{
+			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies, Wire: rc.Wire,
+			FullObjects: cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
+		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)
 		}
@@ -157,7 +162,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 				WatchTimeout: trace.Duration(resolved.WatchTimeout), IdleTimeout: trace.Duration(resolved.IdleTimeout),
 				InitialEventsTimeout: trace.Duration(resolved.InitialEventsTimeout),
 				MaxPermanentRetries:  resolved.MaxPermanentRetries, GiveUpAfter: trace.Duration(resolved.GiveUpAfter),
-				MetadataOnly: rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets,
+				MetadataOnly: rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets, Wire: live.Wire(),
 			},
 		})
 	}

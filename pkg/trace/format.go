@@ -48,6 +48,10 @@ type Options struct {
 	MetadataOnly         bool               `json:"metadataOnly"`
 	// UnsafeSecrets is true when the user asked to record Secret values unredacted.
 	UnsafeSecrets bool `json:"unsafeSecrets,omitempty"`
+	// Wire is the encoding the live run asked for: "protobuf" or "json"
+	// (absent in traces written before it was recorded: JSON). In protobuf,
+	// only what the store keeps is decoded, so objects hold only that.
+	Wire reflector.Wire `json:"wire,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("5m0s").

@@ -530,3 +530,13 @@ func TestDetailScrollsWithinItsContent(t *testing.T) {
 	m = update(m, keyPress("g"))
 	mustContain(t, screen(m), "lines 1-19 of 33")
 }
+
+func TestHeaderNamesTheWireFormat(t *testing.T) {
+	for _, wire := range []reflector.Wire{reflector.WireProtobuf, reflector.WireJSON} {
+		r := demoResource(Feed{})
+		r.MetadataOnly, r.Wire = false, wire
+		m := New(demoOptions(newFakeClock()), r)
+		t.Cleanup(m.Close)
+		mustContain(t, screen(resize(m, 160, 48)), "list, page 500 · full objects · "+string(wire))
+	}
+}

@@ -96,10 +96,12 @@ func (o Options) withDefaults() Options {
 type Resource struct {
 	// Target is the resource, namespace ("" = all namespaces) and selectors.
 	Target reflector.Target
-	// Strategy, PageSize and MetadataOnly describe how lists are made.
+	// Strategy, PageSize and MetadataOnly describe how lists are made;
+	// Wire is the encoding asked for ("" when unknown: not shown).
 	Strategy     reflector.Strategy
 	PageSize     int64
 	MetadataOnly bool
+	Wire         reflector.Wire
 	// Feed is how the resource's data and commands reach the dashboard.
 	Feed Feed
 }

@@ -284,6 +284,9 @@ func (o *Overview) header(width int) []string {
 			parts = append(parts, "full objects")
 		}
 	}
+	if wire, ok := shared(func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
+		parts = append(parts, wire)
+	}
 	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
 
 	var done, total int64

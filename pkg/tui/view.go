@@ -147,6 +147,9 @@ func (m *Model) header(width int) []string {
 	} else {
 		parts = append(parts, "full objects")
 	}
+	if r.Wire != "" {
+		parts = append(parts, string(r.Wire))
+	}
 	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
 
 	return []string{line1, line2, spread(m.stateLine(), m.modeBadge(), width)}

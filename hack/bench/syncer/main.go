@@ -3,7 +3,7 @@
 // was, then reads the memory the cache keeps (and, with -relist, the memory of
 // a forced relist) and exits:
 //
-//	syncer -kubeconfig K -client dynamic|metadata|watchcache [-initial-list list|stream] [-keep-objects] [-metadata-only] [-relist]
+//	syncer -kubeconfig K -client dynamic|metadata|watchcache [-initial-list list|stream|auto] [-wire auto|protobuf|json] [-keep-objects] [-metadata-only] [-relist]
 //
 // The informers use client-go's defaults; KUBE_FEATURE_WatchListClient=false
 // in the environment makes them page through LIST instead of streaming.
@@ -42,6 +42,7 @@ type options struct {
 	initialList  string
 	keepObjects  bool
 	metadataOnly bool
+	wire         string
 	relist       bool
 	timeout      time.Duration
 	cpuProfile   string
@@ -56,9 +57,10 @@ func main() {
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster")
 	flag.StringVar(&o.client, "client", "", "dynamic, metadata or watchcache")
-	flag.StringVar(&o.initialList, "initial-list", "list", "watchcache: list or stream")
+	flag.StringVar(&o.initialList, "initial-list", "list", "watchcache: list, stream or auto (the plugin's default)")
 	flag.BoolVar(&o.keepObjects, "keep-objects", false, "watchcache: keep each object's JSON")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watchcache: ask for PartialObjectMetadata")
+	flag.StringVar(&o.wire, "wire", "auto", "watchcache: encoding to ask for (auto, protobuf or json)")
 	flag.BoolVar(&o.relist, "relist", false, "watchcache: force a relist after the steady reading and measure it")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
 	flag.StringVar(&o.trace, "trace", "", "watchcache: record the session to this trace file")
@@ -152,6 +154,7 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 			Reflector:    reflector.Config{Strategy: reflector.Strategy(o.initialList), PageSize: 500},
 			MetadataOnly: o.metadataOnly,
 			KeepBodies:   o.keepObjects,
+			Wire:         reflector.Wire(o.wire),
 		}},
 	})
 	if err != nil {
