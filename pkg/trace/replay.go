@@ -405,13 +405,16 @@ func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) {
 				return nil, rr.p.endErr()
 			}
 			rr.p.clock.advanceTo(rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+			if l.K == KindNote {
+				// A decision taken off the channel is the recording's even if
+				// the replay is stopping: the end of the trace (read by another
+				// resource) may cancel ctx between the receive and here.
+				rr.recorded(l)
+				continue
+			}
 			if err := ctx.Err(); err != nil {
 				// Stopped, possibly by a clock hook at this very line: serve nothing more.
 				return nil, err
-			}
-			if l.K == KindNote {
-				rr.recorded(l)
-				continue
 			}
 			return l, nil
 		case <-ctx.Done():
