@@ -311,16 +311,7 @@ func TestSeveralResourcesReplayEveryRecordedDecisionEveryTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		rp := trace.NewReplay(rd, 0)
-		var reflectors []*reflector.Reflector
-		for _, rr := range rp.Resources() {
-			st, w := store.New()
-			r, err := reflector.New(rr.ReflectorConfig(), w, st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rr.SetForceRelist(r.ForceRelist)
-			reflectors = append(reflectors, r)
-		}
+		reflectors, _ := reflectorsFor(t, rp)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err = rp.Run(ctx, reflectors...)
 		cancel()
@@ -335,4 +326,21 @@ func TestSeveralResourcesReplayEveryRecordedDecisionEveryTime(t *testing.T) {
 			t.Fatalf("run %d: %d differences: %v", i, total, shown)
 		}
 	}
+}
+
+// reflectorsFor builds a reflector and store for each of rp's resources.
+func reflectorsFor(t *testing.T, rp *trace.Replay) ([]*reflector.Reflector, []*store.Store) {
+	t.Helper()
+	var reflectors []*reflector.Reflector
+	var stores []*store.Store
+	for _, rr := range rp.Resources() {
+		st, w := store.New()
+		r, err := reflector.New(rr.ReflectorConfig(), w, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr.SetForceRelist(r.ForceRelist)
+		reflectors, stores = append(reflectors, r), append(stores, st)
+	}
+	return reflectors, stores
 }
