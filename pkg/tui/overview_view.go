@@ -338,7 +338,7 @@ func (o *Overview) stateCounts() string {
 // rowName names resource i in its row: resource.group, with what sets it
 // apart from the others (namespace, selectors) when they differ.
 func (o *Overview) rowName(i int) string {
-	return o.names[i].base + o.names[i].apart
+	return o.names[i].base + o.names[i].apart + o.names[i].client
 }
 
 // rowNames names every row, once: resource.group (resource.version.group
@@ -381,6 +381,9 @@ func rowNames(resources []Resource) []rowLabel {
 			apart += " --field-selector " + t.FieldSelector
 		}
 		names[i] = rowLabel{base: base, apart: apart}
+		if c := resources[i].Client; c != "" {
+			names[i].client = "  " + c
+		}
 	}
 	return names
 }
@@ -388,7 +391,13 @@ func rowNames(resources []Resource) []rowLabel {
 // fitName fits resource i's name in width cells, cutting the resource's
 // name before what sets it apart from the others.
 func (o *Overview) fitName(i, width int) string {
-	base, apart := o.names[i].base, o.names[i].apart
+	base, apart, client := o.names[i].base, o.names[i].apart, o.names[i].client
+	if ansi.StringWidth(base+apart+client) <= width {
+		return base + apart + client
+	}
+	if avail := width - ansi.StringWidth(base+apart); client != "" && avail >= 6 {
+		return base + apart + clip(client, avail)
+	}
 	if ansi.StringWidth(base+apart) <= width || apart == "" {
 		return base + apart
 	}
