@@ -59,6 +59,9 @@ type Options struct {
 	OnStream func(*observed.Stream)
 	// Now is the clock of the streams' notes and stats; default time.Now.
 	Now func() time.Time
+	// KeepRaw keeps each observed object's JSON (Item.Raw) for a trace;
+	// without it only the compact objects are kept.
+	KeepRaw bool
 }
 
 // Proxy forwards requests to the cluster and observes its LISTs and WATCHes.
@@ -225,7 +228,7 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return t.rt.RoundTrip(req)
 	}
 	sl, prev, mine := t.p.assign(c, req)
-	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{})}
+	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), table: asksForTable(req.Header.Get("Accept"))}
 	t.p.jobs.Add(1)
 	go j.run()
 	resp, err := t.rt.RoundTrip(req)
@@ -329,6 +332,8 @@ type job struct {
 	prev chan struct{}
 	mine chan struct{}
 	ctx  context.Context
+	// table: the client asked for Tables (kubectl get)
+	table bool
 
 	ready  chan struct{} // closed once the fields below are set
 	err    error         // the round trip failed
@@ -370,8 +375,12 @@ func (j *job) run() {
 	} else {
 		s.SetWire(reflector.WireJSON)
 	}
+	if j.table && !reflector.IsProtobuf(ct) {
+		j.runTable(r, body)
+		return
+	}
 	if j.call.verb == reflector.VerbList {
-		page, err := reflector.DecodeListResponse(body, ct, true)
+		page, err := reflector.DecodeListResponse(body, ct, j.p.opts.KeepRaw)
 		if err != nil {
 			r.End(j.end(err))
 			return
@@ -380,7 +389,7 @@ func (j *job) run() {
 		r.End(j.end(nil))
 		return
 	}
-	st, err := reflector.DecodeWatchResponse(io.NopCloser(body), ct, true)
+	st, err := reflector.DecodeWatchResponse(io.NopCloser(body), ct, j.p.opts.KeepRaw)
 	if err != nil {
 		r.End(j.end(err))
 		return
@@ -391,6 +400,36 @@ func (j *job) run() {
 		if err != nil {
 			var end *reflector.RequestEnd
 			if errors.As(err, &end) && end.Reason == reflector.EndClosed {
+				err = nil
+			}
+			r.End(j.end(err))
+			return
+		}
+		r.Event(ev)
+		if ev.Type == reflector.EventError {
+			r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
+			return
+		}
+	}
+}
+
+// runTable feeds a response in Tables to the stream.
+func (j *job) runTable(r *observed.Request, body io.Reader) {
+	if j.call.verb == reflector.VerbList {
+		page, err := decodeTableList(body, j.p.opts.KeepRaw)
+		if err != nil {
+			r.End(j.end(err))
+			return
+		}
+		r.Page(page)
+		r.End(j.end(nil))
+		return
+	}
+	w := newTableWatch(body, j.p.opts.KeepRaw)
+	for {
+		ev, err := w.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
 				err = nil
 			}
 			r.End(j.end(err))
