@@ -21,7 +21,7 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	if o.state != overviewTable {
 		t.Fatalf("the overview of no resource yet is in state %d, want its table", o.state)
 	}
-	mustContain(t, ovScreen(o), "observing proxy 127.0.0.1:8001", "0 resources")
+	mustContain(t, ovScreen(o), "observing proxy 127.0.0.1:8001", "0 observed streams")
 
 	cms := ovResource("", "configmaps", "ConfigMap", Feed{})
 	cms.Client = "my-controller/v1 127.0.0.1:50000"
@@ -34,13 +34,13 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	if o.state != overviewTable || len(o.subs) != 1 {
 		t.Fatalf("one resource added: state %d with %d rows, want the table with 1", o.state, len(o.subs))
 	}
-	mustContain(t, ovScreen(o), "1 resource", "configmaps  my-controller/v1 127.0.0.1:50000")
+	mustContain(t, ovScreen(o), "1 observed stream · namespace prod", "configmaps  my-controller/v1 127.0.0.1:50000")
 
 	pods := ovResource("", "pods", "Pod", Feed{})
 	pods.Client = "kubectl/v1.37.2 127.0.0.1:50001"
 	added <- pods
 	o = ovUpdate(o, o.waitAdded()())
-	mustContain(t, ovScreen(o), "2 resources", "configmaps  my-controller/v1 127.0.0.1:…", "pods  kubectl/v1.37.2 127.0.0.1:50001")
+	mustContain(t, ovScreen(o), "2 observed streams · namespace prod\n", "configmaps  my-controller/v1 127.0.0.1:…", "pods  kubectl/v1.37.2 127.0.0.1:50001")
 	close(added)
 	if msg := o.waitAdded()(); msg != nil {
 		t.Errorf("a closed Added gave %T, want nothing", msg)

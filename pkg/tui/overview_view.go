@@ -261,6 +261,7 @@ func (o *Overview) header(width int) []string {
 		return v, true
 	}
 	switch ns, ok := shared(namespaceOf); {
+	case len(o.subs) == 0:
 	case !ok:
 		parts = append(parts, "several namespaces")
 	case ns == "":
@@ -274,14 +275,19 @@ func (o *Overview) header(width int) []string {
 	if sel, ok := shared(func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
 		parts = append(parts, "--field-selector "+sel)
 	}
-	if method, ok := shared(func(r *Resource) string { return listMethod(*r) }); ok {
-		parts = append(parts, method)
-	}
-	if meta, ok := shared(func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); ok {
-		if meta == "true" {
-			parts = append(parts, "metadata-only")
-		} else {
-			parts = append(parts, "full objects")
+	if o.opts.Observed != "" {
+		// Other programs' reflectors: how each lists is in its requests.
+		parts[0] = st.value.Render(plural(len(o.subs), "observed stream"))
+	} else {
+		if method, ok := shared(func(r *Resource) string { return listMethod(*r) }); ok {
+			parts = append(parts, method)
+		}
+		if meta, ok := shared(func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); ok {
+			if meta == "true" {
+				parts = append(parts, "metadata-only")
+			} else {
+				parts = append(parts, "full objects")
+			}
 		}
 	}
 	if wire, ok := shared(func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
