@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +80,9 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 
 	tracePath := filepath.Join(work, "proxy.jsonl")
 	proxyKC := filepath.Join(work, "proxy.kubeconfig")
-	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "--trace", tracePath, "--trace-objects", "full", "--print-kubeconfig", proxyKC, "-v=9")
+	metricsAddr := freeAddress(t)
+	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "--trace", tracePath, "--trace-objects", "full", "--print-kubeconfig", proxyKC, "-v=9",
+		"--metrics-address", metricsAddr)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if _, err := os.Stat(proxyKC); err == nil {
@@ -126,6 +131,16 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 	}
 	// The proxy saw kubectl's watch and rebuilt its cache: every pod came and went.
 	p.waitForLine(t, "DELETED  "+ns+"/p-9")
+	// Its metrics, one set per stream, name the client.
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraped, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := fmt.Sprintf(`namespace=%q,resource="pods.v1",type="DELETED"} %d`, ns, n); !strings.Contains(string(scraped), want) || !strings.Contains(string(scraped), `client="kubectl/`) {
+		t.Errorf("the metrics lack kubectl's stream (%s):\n%s", want, grepLines(string(scraped), "events_total"))
+	}
 	stdoutText, stderrText := p.interrupt(t)
 
 	traced, err := os.ReadFile(tracePath)
@@ -252,4 +267,27 @@ func (w *kubectlWatch) until(t *testing.T, last string) []string {
 			t.Fatalf("kubectl get -w printed no %q within a minute, only %q", last, got)
 		}
 	}
+}
+
+// freeAddress is a loopback address with a port free a moment ago.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// grepLines are the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -67,6 +67,9 @@ type Stream struct {
 	onNote   []func(reflector.Note)
 	rec      Recording
 	closed   bool
+	pending  []reflector.Note // notes made under mu, handed out by deliver
+
+	deliverMu sync.Mutex // serializes deliveries, so notes keep their order
 }
 
 // NewStream starts following one client reflector. now is the clock of its
@@ -83,7 +86,8 @@ func NewStream(id int, client Client, target reflector.Target, now func() time.T
 }
 
 // OnNote adds a listener of the stream's notes; call it before the stream is
-// fed. Listeners are called synchronously, in order, and must not block.
+// fed. Listeners are called in order, right after each change (not under
+// the stream's lock: they may read it), and must not block.
 func (s *Stream) OnNote(f func(reflector.Note)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -137,6 +141,7 @@ func (s *Stream) SetWire(w reflector.Wire) {
 
 // Close ends the stream: its store gets no more changes.
 func (s *Stream) Close() {
+	defer s.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -161,6 +166,7 @@ type Request struct {
 // returns it. A LIST without a continue token, or a watch with
 // sendInitialEvents, starts a complete list (a relist after the first).
 func (s *Stream) Begin(verb reflector.Verb, opts reflector.RequestOptions) *Request {
+	defer s.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stats.Current != nil {
@@ -218,6 +224,7 @@ func (r *Request) ID() int64 { return r.info.ID }
 // Page records a LIST response the client received whole.
 func (r *Request) Page(page *reflector.Page) {
 	s := r.s
+	defer s.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rec != nil {
@@ -271,6 +278,7 @@ func (s *Stream) completeListLocked(rv string) {
 // Event records one watch event the client received.
 func (r *Request) Event(ev reflector.WatchEvent) {
 	s := r.s
+	defer s.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rec != nil {
@@ -355,6 +363,7 @@ func (s *Stream) advanceLocked(rv string) {
 // Status, or the error), or canceled by the client.
 func (r *Request) End(end *reflector.RequestEnd) {
 	s := r.s
+	defer s.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stats.Current != r.info {
@@ -436,14 +445,29 @@ func (s *Stream) decideLocked(d reflector.Decision) {
 
 func (s *Stream) lastRequestLocked() int64 { return s.nextID }
 
-// noteLocked numbers and hands out a note. Caller holds mu.
+// noteLocked numbers a note and queues it for deliver. Caller holds mu.
 func (s *Stream) noteLocked(n reflector.Note) {
 	s.seq++
 	n.Seq = s.seq
 	n.At = s.now()
 	n.State = s.stats.State
-	for _, f := range s.onNote {
-		f(n)
+	s.pending = append(s.pending, n)
+}
+
+// deliver hands the queued notes to the listeners, in order, without
+// holding mu: a listener may read the stream (the metrics read its
+// Counters). Called after every change, once mu is released.
+func (s *Stream) deliver() {
+	s.deliverMu.Lock()
+	defer s.deliverMu.Unlock()
+	s.mu.Lock()
+	notes, listeners := s.pending, s.onNote
+	s.pending = nil
+	s.mu.Unlock()
+	for _, n := range notes {
+		for _, f := range listeners {
+			f(n)
+		}
 	}
 }
 

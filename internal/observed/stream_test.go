@@ -31,7 +31,10 @@ func newTestStream() (*Stream, *fixedClock, *[]reflector.Note) {
 	clock := &fixedClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s := NewStream(1, Client{UserAgent: "test"}, reflector.Target{}, clock.Now)
 	var notes []reflector.Note
-	s.OnNote(func(n reflector.Note) { notes = append(notes, n) })
+	s.OnNote(func(n reflector.Note) {
+		_ = s.Counters() // a listener may read the stream (the metrics do)
+		notes = append(notes, n)
+	})
 	return s, clock, &notes
 }
 

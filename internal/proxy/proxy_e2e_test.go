@@ -227,13 +227,20 @@ func TestE2EProxyRebuildsAnInformersCacheThroughARestartWithCompaction(t *testin
 	cmInf := factory.Core().V1().ConfigMaps().Informer()
 	dfactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(cfg), 0, ns, nil)
 	wInf := dfactory.ForResource(widgetsGVR).Informer()
+	// A second program on the same proxy, in JSON, watching ConfigMaps too.
+	const ua2 = "second-client/v0"
+	jcfg := through(addr, ua2)
+	jcfg.ContentType, jcfg.AcceptContentTypes = "application/json", "application/json"
+	second := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(jcfg), 0, informers.WithNamespace(ns))
+	cm2Inf := second.Core().V1().ConfigMaps().Informer()
 	stop := make(chan struct{})
 	defer close(stop)
 	factory.Start(stop)
 	dfactory.Start(stop)
+	second.Start(stop)
 	syncCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), podInf.HasSynced, cmInf.HasSynced, wInf.HasSynced) {
+	if !cache.WaitForCacheSync(syncCtx.Done(), podInf.HasSynced, cmInf.HasSynced, wInf.HasSynced, cm2Inf.HasSynced) {
 		t.Fatal("the informers did not sync through the proxy within a minute")
 	}
 	time.Sleep(2 * time.Second)
@@ -286,7 +293,26 @@ func TestE2EProxyRebuildsAnInformersCacheThroughARestartWithCompaction(t *testin
 		if st.LastRelistDiff == nil {
 			t.Errorf("%s: no relist diff", gvr.Resource)
 		}
+		// client-go's first list, with its options as sent: a streaming list (WatchListClient),
+		// or a LIST from resourceVersion 0 (the watch cache) when it is off.
+		if first := st.Requests[0]; !(first.Verb == reflector.VerbWatch && first.Opts.SendInitialEvents) && !(first.Verb == reflector.VerbList && first.Opts.ResourceVersion == "0") {
+			t.Errorf("%s: the first request is %s %s, want client-go's initial list", gvr.Resource, first.Verb, first.Opts.Format(false))
+		}
 	}
+	// The second program has its own stream of ConfigMaps, with its own cache.
+	waitFor(t, time.Minute, "the second client's cache", func() string {
+		ss := streamsOf(p, ua2, configMapsGVR)
+		if len(ss) != 1 {
+			return fmt.Sprintf("%d streams of the second client", len(ss))
+		}
+		if got, want := streamEntries(ss[0]), informerEntries(cm2Inf.GetStore()); !equalEntries(got, want) {
+			return fmt.Sprintf("the proxy rebuilt %d objects, its informer has %d", len(got), len(want))
+		}
+		if ss[0].Wire() != reflector.WireJSON {
+			return "its stream is not JSON"
+		}
+		return ""
+	})
 }
 
 // describe lists a stream's requests, for failure messages.
