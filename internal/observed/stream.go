@@ -166,6 +166,12 @@ type Request struct {
 // returns it. A LIST without a continue token, or a watch with
 // sendInitialEvents, starts a complete list (a relist after the first).
 func (s *Stream) Begin(verb reflector.Verb, opts reflector.RequestOptions) *Request {
+	return s.BeginAt(verb, opts, time.Time{})
+}
+
+// BeginAt is Begin for a request the client sent at started (zero: now),
+// when it is fed to the stream later (once its answer came).
+func (s *Stream) BeginAt(verb reflector.Verb, opts reflector.RequestOptions, started time.Time) *Request {
 	defer s.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -174,7 +180,10 @@ func (s *Stream) Begin(verb reflector.Verb, opts reflector.RequestOptions) *Requ
 		s.finishLocked(&reflector.RequestEnd{Reason: reflector.EndCanceled})
 	}
 	s.nextID++
-	now := s.now()
+	now := started
+	if now.IsZero() {
+		now = s.now()
+	}
 	info := &reflector.RequestInfo{ID: s.nextID, Verb: verb, Opts: opts, Started: now}
 	s.stats.Current = info
 	startsList := (verb == reflector.VerbList && opts.Continue == "") || (verb == reflector.VerbWatch && opts.SendInitialEvents)

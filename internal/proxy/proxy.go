@@ -228,7 +228,8 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return t.rt.RoundTrip(req)
 	}
 	sl, prev, mine := t.p.assign(c, req)
-	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), table: asksForTable(req.Header.Get("Accept"))}
+	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), table: asksForTable(req.Header.Get("Accept")),
+		started: t.p.opts.Now()}
 	t.p.jobs.Add(1)
 	go j.run()
 	resp, err := t.rt.RoundTrip(req)
@@ -334,6 +335,8 @@ type job struct {
 	ctx  context.Context
 	// table: the client asked for Tables (kubectl get)
 	table bool
+	// started is when the request came
+	started time.Time
 
 	ready  chan struct{} // closed once the fields below are set
 	err    error         // the round trip failed
@@ -348,7 +351,7 @@ func (j *job) run() {
 	<-j.prev
 	s := j.p.stream(j.slot, j.call)
 	<-j.ready
-	r := s.Begin(j.call.verb, j.call.opts)
+	r := s.BeginAt(j.call.verb, j.call.opts, j.started)
 	if j.err != nil {
 		r.End(endOf(j.ctx, j.err))
 		return
