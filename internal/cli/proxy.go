@@ -366,10 +366,8 @@ func describeTarget(t reflector.Target) string {
 
 // observedView is a stream as the dashboard shows it.
 func observedView(s *observed.Stream, notes *tui.NoteBuffer) tui.Resource {
-	return tui.Resource{Target: s.Target, Client: s.Client.UserAgent + " " + s.Client.RemoteAddr, Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes,
-		Audit: func(context.Context) (*reflector.AuditReport, error) {
-			return nil, errors.New("this is another program's reflector: the proxy only observes it")
-		}}}
+	// No ForceRelist and no Audit: the dashboard says they are not available for an observed reflector.
+	return tui.Resource{Target: s.Target, Client: s.Client.UserAgent + " " + s.Client.RemoteAddr, Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes}}
 }
 
 // writeObservedSummaries prints each stream's summary, as the watch command does.

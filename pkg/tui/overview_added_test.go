@@ -41,6 +41,9 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	added <- pods
 	o = ovUpdate(o, o.waitAdded()())
 	mustContain(t, ovScreen(o), "2 observed streams · namespace prod\n", "configmaps  my-controller/v1 127.0.0.1:…", "pods  kubectl/v1.37.2 127.0.0.1:50001")
+	// An observed reflector cannot be made to relist or audited from here, and says so.
+	o = ovKeys(o, "enter", "r")
+	mustContain(t, ovScreen(o), "force relist is not available: this is another program's reflector, only observed")
 	close(added)
 	if msg := o.waitAdded()(); msg != nil {
 		t.Errorf("a closed Added gave %T, want nothing", msg)
