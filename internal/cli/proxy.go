@@ -374,7 +374,10 @@ func observedView(s *observed.Stream, notes *tui.NoteBuffer) tui.Resource {
 func writeObservedSummaries(w io.Writer, streams []*observed.Stream, now func() time.Time, asJSON bool) error {
 	sums := make([]summary.Summary, 0, len(streams))
 	for _, s := range streams {
-		sums = append(sums, summary.New(s.Target.Resource, s.Stats(), s.Store(), now()))
+		sum := summary.New(s.Target.Resource, s.Stats(), s.Store(), now())
+		sum.Stream = &summary.StreamSummary{ID: s.ID, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
+			UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}
+		sums = append(sums, sum)
 	}
 	if len(sums) == 0 {
 		if asJSON {

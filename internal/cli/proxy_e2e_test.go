@@ -174,6 +174,9 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 		switch s.Resource {
 		case "pods.v1":
 			pods++
+			if s.Stream == nil || !strings.HasPrefix(s.Stream.UserAgent, "kubectl/") || s.Stream.Namespace != ns {
+				t.Errorf("the replayed pods stream is not kubectl's in %s: %+v", ns, s.Stream)
+			}
 			if s.Objects != 0 || s.Counters.Added != n || s.Counters.Deleted != n || s.Counters.Watches != 1 || s.Counters.Lists != 1 {
 				t.Errorf("the replayed pods stream: %d objects, %d added, %d deleted, %d lists, %d watches; want 0, %d, %d, 1, 1", s.Objects, s.Counters.Added, s.Counters.Deleted, s.Counters.Lists, s.Counters.Watches, n, n)
 			}
