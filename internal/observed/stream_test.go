@@ -70,6 +70,9 @@ func TestAStreamFollowsAListWatchA410AndTheRelist(t *testing.T) {
 	gone := &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 13 (20)"}
 	w.Event(reflector.WatchEvent{Type: reflector.EventError, Status: gone})
 	w.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: gone})
+	if d := (*notes)[len(*notes)-1].Decision; d == nil || d.String() != `410 Gone at resourceVersion "13": history is gone; a relist follows` {
+		t.Errorf("the 410's decision says %v", d)
+	}
 	if st := s.Stats(); st.State != reflector.StateRelisting || st.Counters.Gone != 1 || st.LastGone.IsZero() {
 		t.Fatalf("after the 410: %s, %d 410s", st.State, st.Counters.Gone)
 	}
