@@ -160,6 +160,9 @@ func (s *Stream) Close() {
 type Request struct {
 	s    *Stream
 	info *reflector.RequestInfo
+	// complete: its page was a list's last; rv is the list's resourceVersion
+	complete bool
+	rv       string
 }
 
 // Begin records the start of a request with its options as sent, and
@@ -255,7 +258,9 @@ func (r *Request) Page(page *reflector.Page) {
 		_, _ = s.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: it.Object})
 	}
 	if page.Continue == "" {
-		s.completeListLocked(page.ResourceVersion)
+		// The list is complete once its response is: End installs it, after
+		// the request's end, as a reflector does.
+		r.complete, r.rv = true, page.ResourceVersion
 	}
 }
 
@@ -379,6 +384,9 @@ func (r *Request) End(end *reflector.RequestEnd) {
 		return // already ended (the client moved on before we saw this end)
 	}
 	s.finishLocked(end)
+	if r.complete && end.Reason == reflector.EndClosed {
+		s.completeListLocked(r.rv)
+	}
 }
 
 // finishLocked ends the current request and takes the decisions its end

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/causal"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -109,6 +110,10 @@ func TestAStreamFollowsAListWatchA410AndTheRelist(t *testing.T) {
 		if n.Seq != uint64(i+1) {
 			t.Fatalf("note %d has seq %d", i, n.Seq)
 		}
+	}
+	// In causal order, as a reflector's: a request's end before the decisions it caused.
+	if err := causal.Check(causal.FromNotes(*notes)); err != nil {
+		t.Error(err)
 	}
 }
 
