@@ -17,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/causal"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -142,6 +144,15 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 		t.Errorf("the metrics lack kubectl's stream (%s):\n%s", want, grepLines(string(scraped), "events_total"))
 	}
 	stdoutText, stderrText := p.interrupt(t)
+
+	// The line output is in causal order, stream by stream, as the watch command's is.
+	if ls, err := causal.FromText([]byte(stdoutText)); err != nil {
+		t.Errorf("reading the line output: %v", err)
+	} else if err := causal.Check(ls); err != nil {
+		t.Errorf("the line output: %v", err)
+	} else if len(ls) < 4*n {
+		t.Errorf("the line output has %d lines, want at least %d", len(ls), 4*n)
+	}
 
 	traced, err := os.ReadFile(tracePath)
 	if err != nil {
