@@ -1,7 +1,7 @@
 // Command proxy measures what "kubectl watchcache proxy" costs the programs
 // behind it:
 //
-//	go run ./hack/bench/proxy -events 600 -rate 50 -synthetic 200000
+//	go run ./hack/bench/proxy -events 600 -rate 50 -synthetic 100000 -reps 3
 //
 // Latency, against a real kube-apiserver: two watches of the same
 // ConfigMaps, one direct and one through the observing proxy, while a writer
@@ -35,6 +35,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,26 +58,44 @@ func main() {
 	klog.SetOutput(io.Discard)
 	events := flag.Int("events", 600, "writes in the latency measurement")
 	rate := flag.Float64("rate", 50, "writes a second in the latency measurement")
-	synthetic := flag.Int("synthetic", 200000, "events of each synthetic watch in the throughput measurement")
+	synthetic := flag.Int("synthetic", 100000, "events of each synthetic watch in the throughput measurement")
+	reps := flag.Int("reps", 3, "runs of each throughput measurement, alternating direct and proxied (medians are reported)")
 	pace := flag.Float64("pace", 10000, "events a second of the paced synthetic watch")
 	skipCluster := flag.Bool("skip-cluster", false, "measure only the throughput (no kube-apiserver)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
-	if *events < 1 || *rate <= 0 || *synthetic < 1 || *pace <= 0 {
-		fmt.Fprintln(os.Stderr, "error: -events, -rate, -synthetic and -pace must be positive")
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "error: %v\n", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "error: %v\n", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *events < 1 || *rate <= 0 || *synthetic < 1 || *pace <= 0 || *reps < 1 {
+		fmt.Fprintln(os.Stderr, "error: -events, -rate, -synthetic, -pace and -reps must be positive")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if !*skipCluster {
-		if err := latency(ctx, *events, *rate); err != nil {
-			fmt.Fprintf(os.Stderr, "error: %v\n", err)
-			os.Exit(1)
-		}
-	}
-	if err := throughput(ctx, *synthetic, *pace); err != nil {
+	if err := run(ctx, !*skipCluster, *events, *rate, *synthetic, *pace, *reps); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+func run(ctx context.Context, cluster bool, events int, rate float64, synthetic int, pace float64, reps int) error {
+	if cluster {
+		if err := latency(ctx, events, rate); err != nil {
+			return err
+		}
+	}
+	return throughput(ctx, synthetic, pace, reps)
 }
 
 // serveProxy serves an observing proxy for cfg on a free loopback port.
@@ -127,19 +146,19 @@ func watch(ctx context.Context, client *http.Client, url string, a *arrival) err
 			return err
 		}
 		now := time.Now()
-		var ev struct {
-			Object struct {
-				Metadata struct {
-					ResourceVersion string `json:"resourceVersion"`
-				} `json:"metadata"`
-			} `json:"object"`
-		}
-		if json.Unmarshal(line, &ev) != nil {
-			continue
-		}
 		a.mu.Lock()
 		if a.at != nil {
-			a.at[ev.Object.Metadata.ResourceVersion] = now
+			// Only the latency measurement needs the resourceVersion.
+			var ev struct {
+				Object struct {
+					Metadata struct {
+						ResourceVersion string `json:"resourceVersion"`
+					} `json:"metadata"`
+				} `json:"object"`
+			}
+			if json.Unmarshal(line, &ev) == nil {
+				a.at[ev.Object.Metadata.ResourceVersion] = now
+			}
 		}
 		a.n++
 		a.mu.Unlock()
@@ -296,46 +315,71 @@ func readWatch(client *http.Client, url string, a *arrival) (float64, int, error
 	return float64(a.n) / el.Seconds(), a.n, nil
 }
 
-// throughput compares a synthetic watch read directly and through the proxy.
-func throughput(_ context.Context, n int, pace float64) error {
-	fmt.Printf("## Throughput: a synthetic watch of %d ConfigMap events (~0.8 KiB each, JSON)\n\n", n)
+// throughput compares a synthetic watch read directly and through the
+// proxy, reps times each, alternating, and reports the medians.
+func throughput(_ context.Context, n int, pace float64, reps int) error {
+	fmt.Printf("## Throughput: a synthetic watch of %d ConfigMap events (~0.8 KiB each, JSON), median of %d alternating runs\n\n", n, reps)
 	fmt.Printf("%-34s %14s %14s %8s %22s\n", "", "direct ev/s", "proxied ev/s", "ratio", "proxied cache (objects)")
 	for _, paced := range []float64{0, pace} {
-		srv := synthServer(n, paced)
-		cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
-		direct := srv.Client()
-		direct.Transport.(*http.Transport).TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the synthetic server's own certificate
-		path := "/api/v1/namespaces/bench/configmaps?watch=true"
-		dr, dn, err := readWatch(direct, srv.URL+path, &arrival{})
-		if err != nil {
-			srv.Close()
-			return err
-		}
-		px, base, stopProxy, err := serveProxy(cfg)
-		if err != nil {
-			srv.Close()
-			return err
-		}
-		pr, pn, err := readWatch(&http.Client{}, base+path, &arrival{})
-		px.Wait()
+		var direct, proxied []float64
 		objects := 0
-		for _, s := range px.Streams() {
-			objects += s.Store().Len()
-		}
-		stopProxy()
-		srv.Close()
-		if err != nil {
-			return err
+		for range reps {
+			d, _, err := synthRun(n, paced, false)
+			if err != nil {
+				return err
+			}
+			p, objs, err := synthRun(n, paced, true)
+			if err != nil {
+				return err
+			}
+			direct, proxied, objects = append(direct, d), append(proxied, p), objs
 		}
 		label := "as fast as read"
 		if paced > 0 {
 			label = fmt.Sprintf("paced at %.0f events/s", paced)
 		}
-		fmt.Printf("%-34s %14.0f %14.0f %8.2f %22d\n", label, dr, pr, pr/dr, objects)
-		if dn != n || pn != n {
-			fmt.Printf("(read %d directly and %d through the proxy, of %d)\n", dn, pn, n)
-		}
+		dm, pm := median(direct), median(proxied)
+		fmt.Printf("%-34s %14.0f %14.0f %8.2f %22d\n", label, dm, pm, pm/dm, objects)
 	}
 	fmt.Println()
 	return nil
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// synthRun reads one synthetic watch of n events, through a proxy or not,
+// and returns the events a second read and, through the proxy, the
+// objects of the cache it rebuilt.
+func synthRun(n int, paced float64, viaProxy bool) (float64, int, error) {
+	srv := synthServer(n, paced)
+	defer srv.Close()
+	path := "/api/v1/namespaces/bench/configmaps?watch=true"
+	if !viaProxy {
+		client := srv.Client()
+		client.Transport.(*http.Transport).TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the synthetic server's own certificate
+		rate, got, err := readWatch(client, srv.URL+path, &arrival{})
+		if err == nil && got != n {
+			err = fmt.Errorf("read %d of %d events directly", got, n)
+		}
+		return rate, 0, err
+	}
+	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	px, base, stopProxy, err := serveProxy(cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stopProxy()
+	rate, got, err := readWatch(&http.Client{}, base+path, &arrival{})
+	if err == nil && got != n {
+		err = fmt.Errorf("read %d of %d events through the proxy", got, n)
+	}
+	px.Wait()
+	objects := 0
+	for _, s := range px.Streams() {
+		objects += s.Store().Len()
+	}
+	return rate, objects, err
 }
