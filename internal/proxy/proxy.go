@@ -175,6 +175,7 @@ func upgradeTransport(cfg *rest.Config) (utilproxy.UpgradeRequestRoundTripper, e
 // the apiserver restarts. Any other failure is a 502, as a gateway's.
 type responder struct{}
 
+// Error implements utilproxy.ErrorResponder.
 func (responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
 	klog.V(2).Infof("Error while proxying request: %v", err)
 	code, reason := http.StatusBadGateway, metav1.StatusReasonInternalError

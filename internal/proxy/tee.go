@@ -122,6 +122,7 @@ type teeBody struct {
 	once      sync.Once
 }
 
+// Read implements io.Reader: the server's bytes, unchanged, queued for the observer on the way.
 func (t *teeBody) Read(p []byte) (int, error) {
 	n, err := t.body.Read(p)
 	if n > 0 {
@@ -154,6 +155,7 @@ func (t *teeBody) end(err error) {
 	})
 }
 
+// Close implements io.Closer; a body closed before its end was left by the client.
 func (t *teeBody) Close() error {
 	t.end(errClientGone)
 	return t.body.Close()
