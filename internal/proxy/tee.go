@@ -134,13 +134,12 @@ func (t *teeBody) Read(p []byte) (int, error) {
 			}
 		}
 	}
-	if err != nil {
-		if !errors.Is(err, io.EOF) && t.ctx.Err() != nil {
-			err2 := errClientGone
-			t.end(err2)
-		} else {
-			t.end(err)
-		}
+	switch {
+	case err == nil:
+	case !errors.Is(err, io.EOF) && t.ctx.Err() != nil:
+		t.end(errClientGone) // the read failed because the client's request ended
+	default:
+		t.end(err)
 	}
 	return n, err
 }
