@@ -222,7 +222,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(o.ErrOut, "Starting to serve on %s\n", addr)
-	kc := proxyKubeconfig("http://" + addr)
+	kc := proxyKubeconfig("http://" + clientAddress(ln.Addr(), o.Address))
 	if o.PrintKubeconfig != "" {
 		if err := writeKubeconfig(o.PrintKubeconfig, kc); err != nil {
 			_ = srv.Close()
@@ -390,6 +390,21 @@ func writeObservedSummaries(w io.Writer, streams []*observed.Stream, now func() 
 		return summary.WriteAllJSON(w, sums)
 	}
 	return writeSummaries(w, sums, false)
+}
+
+// clientAddress is the address a local client reaches the proxy at: the
+// bound one, or loopback when the proxy binds every interface (a client's
+// Host must pass --accept-hosts, which 0.0.0.0 does not by default).
+func clientAddress(a net.Addr, asked string) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	// Go binds both families for 0.0.0.0; the family asked for decides.
+	if ip := net.ParseIP(asked); ip != nil && ip.To4() == nil {
+		return net.JoinHostPort("::1", strconv.Itoa(tcp.Port))
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // proxyKubeconfig is a kubeconfig for programs that go through the proxy at server:

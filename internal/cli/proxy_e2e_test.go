@@ -49,10 +49,11 @@ func TestE2EProxyBindsOnlyLoopbackUnlessToldAndRefusesBadFlags(t *testing.T) {
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "refusing to serve on 0.0.0.0:0, which is not a loopback address, without an explicit --address") {
 		t.Errorf("a non-loopback bind without --address: %v", err)
 	}
-	// With it, the proxy serves and warns.
+	// With it, the proxy serves and warns; the kubeconfig it prints points at loopback,
+	// which --accept-hosts lets in.
 	code, _, errOut := run(t, "proxy", "--kubeconfig", kc, "--address", "0.0.0.0", "--port", "0", "--no-tui", "--duration", "1s")
 	if code != ExitOK || !strings.Contains(errOut, "warning: serving on 0.0.0.0:0, which is not a loopback address: anyone who can reach it acts on") ||
-		!strings.Contains(errOut, "Starting to serve on ") {
+		!strings.Contains(errOut, "Starting to serve on ") || !strings.Contains(errOut, "server: http://127.0.0.1:") {
 		t.Errorf("--address 0.0.0.0: exit %d, stderr:\n%s", code, errOut)
 	}
 }
