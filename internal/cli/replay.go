@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
@@ -89,6 +93,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot replay %s: %w", o.path, errors.Unwrap(err))
 	}
 	useTUI := !o.Display.NoTUI && o.isTerminal()
+	if rd, err := trace.Open(o.path); err == nil && rd.Header().Observed {
+		return o.runObserved(ctx, rd, useTUI)
+	} else if err == nil {
+		_ = rd.Close()
+	}
 	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
 	ob, err := o.Observe.start(o.IOStreams, useTUI)
 	if err != nil {
@@ -137,4 +146,56 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %d places; --strict makes this an error\n", total)
 	return nil
+}
+
+// runObserved replays a trace "kubectl watchcache proxy" recorded: as
+// recorded, each stream's cache and counters rebuilt from the recorded
+// traffic; no reflector of ours runs, so nothing is compared (--strict has
+// nothing to check) and --fail-on rules do not apply.
+func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTUI bool) error {
+	defer rd.Close()
+	if len(o.Observe.rules) > 0 {
+		return usageErrorf("--fail-on does not apply to an observed trace (recorded by kubectl watchcache proxy): it replays as recorded")
+	}
+	var met *metrics.Metrics
+	if o.Observe.MetricsAddress != "" {
+		met = metrics.NewObserved()
+		srv, err := metrics.Serve(o.Observe.MetricsAddress, met)
+		if err != nil {
+			return fmt.Errorf("--metrics-address %s: %w", o.Observe.MetricsAddress, err)
+		}
+		defer srv.Close()
+		fmt.Fprintf(o.ErrOut, "serving metrics at %s\n", srv.URL())
+	}
+	var rp *observed.Replay
+	clock := func() time.Time { return rp.Now() }
+	outs := newObservedOutputs(o.IOStreams, useTUI, o.Display.Output == "json", met, clock)
+	rp, err := observed.NewReplay(rd, o.Speed, outs.onStream)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(o.ErrOut, "replay: an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated")
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- rp.Run(runCtx) }()
+	var runErr error
+	if useTUI {
+		h := rd.Header()
+		opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Progress: rp.Progress, Start: h.StartedAt, Now: rp.Now,
+			Observed: "recorded traffic, as recorded", Added: outs.added}
+		runErr = tui.Run(ctx, opts, nil, o.In, o.Out)
+		cancel()
+		runErr = errors.Join(<-errc, runErr)
+	} else {
+		runErr = <-errc
+	}
+	outs.close()
+	for _, w := range rd.Warnings() {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	if o.Display.Summary {
+		runErr = errors.Join(runErr, writeObservedSummaries(o.Out, rp.Streams(), rp.Now, o.Display.Output == "json"))
+	}
+	return errors.Join(runErr, outs.err())
 }

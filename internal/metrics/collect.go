@@ -21,9 +21,9 @@ type scrapeCollector struct {
 	seen      map[Labels]bool
 }
 
-func newScrapeCollector() *scrapeCollector {
+func newScrapeCollector(withClient bool) *scrapeCollector {
 	desc := func(name, help string, extra ...string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, append(labelNames(), extra...), nil)
+		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, append(labelNames(withClient), extra...), nil)
 	}
 	return &scrapeCollector{
 		watches:       desc("watches_total", "Watch requests started (streaming lists included)."),

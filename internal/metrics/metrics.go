@@ -23,8 +23,12 @@ import (
 // Namespace prefixes every metric of the plugin.
 const Namespace = "watchcache"
 
-// labelNames are the labels every metric carries, in Labels' order.
-func labelNames() []string {
+// labelNames are the labels every metric carries, in Labels' order; an
+// observing proxy's metrics add "client".
+func labelNames(withClient bool) []string {
+	if withClient {
+		return []string{"resource", "namespace", "label_selector", "field_selector", "client"}
+	}
 	return []string{"resource", "namespace", "label_selector", "field_selector"}
 }
 
@@ -38,10 +42,19 @@ type Labels struct {
 	// LabelSelector and FieldSelector are the selectors, as given ("" for none).
 	LabelSelector string
 	FieldSelector string
+	// Client is the observed program (a proxy's metrics, NewObserved): its
+	// User-Agent and stream number. Unused otherwise.
+	Client string
+
+	withClient bool // set by Add: the registry has the client label
 }
 
 func (l Labels) values(extra ...string) []string {
-	return append([]string{l.Resource, l.Namespace, l.LabelSelector, l.FieldSelector}, extra...)
+	v := []string{l.Resource, l.Namespace, l.LabelSelector, l.FieldSelector}
+	if l.withClient {
+		v = append(v, l.Client)
+	}
+	return append(v, extra...)
 }
 
 // The values of the labels that break counters down; every series exists
@@ -78,7 +91,8 @@ func watchBuckets() []float64 {
 
 // Metrics is one run's registry and the metrics of every resource added to it.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg        *prometheus.Registry
+	withClient bool
 
 	listPages      *prometheus.CounterVec
 	lists          *prometheus.CounterVec
@@ -94,11 +108,19 @@ type Metrics struct {
 
 // New builds the metrics of one run on a registry of its own, with the Go
 // runtime's and the process's collectors.
-func New() *Metrics {
-	labels := labelNames()
-	with := func(extra string) []string { return append(labelNames(), extra) }
+func New() *Metrics { return newMetrics(false) }
+
+// NewObserved builds the metrics of an observing proxy: every series also
+// carries "client" (Labels.Client), as several programs, or several
+// informers of one, may watch the same resource through one proxy.
+func NewObserved() *Metrics { return newMetrics(true) }
+
+func newMetrics(withClient bool) *Metrics {
+	labels := labelNames(withClient)
+	with := func(extra string) []string { return append(labelNames(withClient), extra) }
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:        prometheus.NewRegistry(),
+		withClient: withClient,
 		listPages: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "list_pages_total",
 			Help: "LIST requests (pages) by how they ended: ok (a page received), gone (410), too-large (resourceVersion too large), error, timeout, canceled."}, with("result")),
 		lists: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "lists_total",
@@ -116,7 +138,7 @@ func New() *Metrics {
 		backoffSeconds: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "backoff_seconds_total",
 			Help: "Time spent waiting in backoffs before retrying, in seconds."}, labels),
 	}
-	m.scrape = newScrapeCollector()
+	m.scrape = newScrapeCollector(withClient)
 	m.reg.MustRegister(m.listPages, m.lists, m.listDuration, m.watchDuration, m.gone, m.relists, m.missed, m.backoffSeconds, m.scrape,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -132,13 +154,14 @@ func (m *Metrics) Handler() http.Handler {
 
 // errDuplicate is returned by Add for labels already added.
 func errDuplicate(l Labels) error {
-	return fmt.Errorf("metrics: resource %q (namespace %q, label selector %q, field selector %q) is already registered", l.Resource, l.Namespace, l.LabelSelector, l.FieldSelector)
+	return fmt.Errorf("metrics: resource %q (namespace %q, label selector %q, field selector %q, client %q) is already registered", l.Resource, l.Namespace, l.LabelSelector, l.FieldSelector, l.Client)
 }
 
 // Add registers one watched resource. Its notes go to the returned
 // Resource's Note; its Stats and store are read at scrape time once Attach
 // gives them.
 func (m *Metrics) Add(l Labels) (*Resource, error) {
+	l.withClient = m.withClient
 	r := &Resource{m: m, labels: l, relistCause: causeError}
 	if !m.scrape.add(r) {
 		return nil, errDuplicate(l)

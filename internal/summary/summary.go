@@ -25,6 +25,20 @@ type Summary struct {
 	Bookmark        BookmarkSummary    `json:"bookmark"`
 	Counters        reflector.Counters `json:"counters"`
 	Store           []StoreEntry       `json:"store"`
+	// Stream is set for a stream an observing proxy saw (kubectl watchcache
+	// proxy, or the replay of its trace): whose reflector the summary is of.
+	Stream *StreamSummary `json:"stream,omitempty"`
+}
+
+// StreamSummary names an observed stream: its number, its namespace and
+// selectors, and its client's User-Agent and address.
+type StreamSummary struct {
+	ID            int    `json:"id"`
+	Namespace     string `json:"namespace"`
+	LabelSelector string `json:"labelSelector,omitempty"`
+	FieldSelector string `json:"fieldSelector,omitempty"`
+	UserAgent     string `json:"userAgent"`
+	RemoteAddr    string `json:"remoteAddr"`
 }
 
 // BookmarkSummary is the last bookmark: its resourceVersion ("" if none) and
@@ -91,6 +105,9 @@ func WriteAllJSON(w io.Writer, sums []Summary) error {
 // WriteText writes the summary for people: the totals, then the objects.
 func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
+	if st := s.Stream; st != nil {
+		fmt.Fprintf(&b, "stream #%d of %s (%s), namespace %q\n", st.ID, st.RemoteAddr, st.UserAgent, st.Namespace)
+	}
 	fmt.Fprintf(&b, "resource %s: %d objects at resourceVersion %s\n", s.Resource, s.Objects, s.ResourceVersion)
 	if s.Bookmark.Age != nil {
 		fmt.Fprintf(&b, "last bookmark: resourceVersion %s, %.1fs before the end\n", s.Bookmark.ResourceVersion, *s.Bookmark.Age)

@@ -130,6 +130,10 @@ func (d Decision) String() string {
 		return fmt.Sprintf("relist diff: %d missed deletes, %d missed recreates, %d missed updates, %d missed adds, %d unchanged",
 			len(d.Diff.Deleted), len(d.Diff.Recreated), len(d.Diff.Updated), len(d.Diff.Added), d.Diff.Unchanged)
 	case ReasonGone:
+		if d.State == StateRelisting && d.List == nil {
+			// Another program's reflector, observed: how it will list is not known yet.
+			return fmt.Sprintf("410 Gone at resourceVersion %q: history is gone; a relist follows", d.ResourceVersion)
+		}
 		if d.State == StateRelisting {
 			return fmt.Sprintf("410 Gone at resourceVersion %q: history is gone; relisting from a consistent read (%s)", d.ResourceVersion, d.List)
 		}

@@ -20,6 +20,8 @@ const (
 	KindEvent   = "event"
 	KindEnd     = "end"
 	KindNote    = "note"
+	// KindResource adds a resource to an observed trace's header (see Header.Observed).
+	KindResource = "resource"
 )
 
 // ObjectMode says how much of each object a trace keeps.
@@ -85,6 +87,13 @@ type Header struct {
 	ServerVersion string    `json:"serverVersion"`
 	// Resources are the watched resources; a line's `r` is an index into them.
 	Resources []ResourceHeader `json:"resources"`
+	// Observed marks a trace of what other programs' reflectors did, as
+	// "kubectl watchcache proxy" saw their traffic, rather than of this
+	// tool's own reflectors: it replays as recorded (the caches and counters
+	// rebuilt from the recorded traffic), never through a reflector of ours.
+	// Its resources appear as the clients open them: the header may list
+	// none, and each `resource` line adds the next one.
+	Observed bool `json:"observed,omitempty"`
 }
 
 // ResourceHeader is one watched resource: what, where, and how.
@@ -109,6 +118,12 @@ type headerV1 struct {
 	Server        string    `json:"server"`
 	ServerVersion string    `json:"serverVersion"`
 	ResourceHeader
+}
+
+// Client is the program whose traffic an observed trace's resource holds.
+type Client struct {
+	UserAgent  string `json:"userAgent,omitempty"`
+	RemoteAddr string `json:"remoteAddr,omitempty"`
 }
 
 // Status is the compact API Status of an `end` line.
@@ -142,6 +157,13 @@ type Line struct {
 	Reason string  `json:"reason,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Error  string  `json:"error,omitempty"`
+	// resource (observed traces): the ResourceHeader that index R names
+	// from this line on (kept raw: a line of another kind may use the name;
+	// the Reader decodes it into Header().Resources)
+	Resource json.RawMessage `json:"resource,omitempty"`
+	// Client is who opened an observed resource's stream: its User-Agent
+	// and the address of its first connection (resource lines).
+	Client *Client `json:"client,omitempty"`
 	// num is the line's number in the trace (not written).
 	num int
 	// note: the decision's state, reason and sentence, and its structured

@@ -203,7 +203,7 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 		if err := json.Unmarshal(raw, &r.header); err != nil {
 			return nil, r.lineError(fmt.Errorf("bad header: %w", err))
 		}
-		if len(r.header.Resources) == 0 {
+		if len(r.header.Resources) == 0 && !r.header.Observed {
 			return nil, r.lineError(errors.New("bad header: it lists no resources"))
 		}
 		if len(r.header.Resources) > MaxResources {
@@ -216,7 +216,8 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 	return r, nil
 }
 
-// Header is the trace's header.
+// Header is the trace's header. In an observed trace, its Resources grow as
+// the resource lines are read.
 func (r *Reader) Header() Header { return r.header }
 
 // LineNumber is the number of the line last returned by Next.
@@ -334,7 +335,7 @@ func clip(s string) string {
 
 func knownKind(k string) bool {
 	switch k {
-	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote:
+	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote, KindResource:
 		return true
 	}
 	return false
@@ -416,6 +417,9 @@ func (r *Reader) check(l *Line) error {
 	if l.At > r.maxAt {
 		r.maxAt, r.maxAtLine = l.At, r.line
 	}
+	if l.K == KindResource {
+		return r.addResource(l)
+	}
 	if l.R < 0 || l.R >= len(r.streams) {
 		if r.header.V == 1 {
 			return fmt.Errorf("%s line for resource %d in a version 1 trace (its lines have no r)", l.K, l.R)
@@ -488,6 +492,28 @@ func (r *Reader) check(l *Line) error {
 		}
 		st.open = nil
 	}
+	return nil
+}
+
+// addResource takes an observed trace's resource line: the next resource
+// of the header, from then on.
+func (r *Reader) addResource(l *Line) error {
+	switch {
+	case !r.header.Observed:
+		return errors.New("resource line in a trace that is not observed (its header has no observed: true)")
+	case len(l.Resource) == 0:
+		return errors.New("resource line without its resource")
+	case l.R != len(r.streams):
+		return fmt.Errorf("resource line for resource %d, want the next one, %d", l.R, len(r.streams))
+	case len(r.streams) >= MaxResources:
+		return fmt.Errorf("resource line beyond %d resources", MaxResources)
+	}
+	var rh ResourceHeader
+	if err := json.Unmarshal(l.Resource, &rh); err != nil {
+		return fmt.Errorf("resource line: bad resource: %w", err)
+	}
+	r.header.Resources = append(r.header.Resources, rh)
+	r.streams = append(r.streams, stream{})
 	return nil
 }
 

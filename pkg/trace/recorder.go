@@ -36,6 +36,7 @@ type Recorder struct {
 	enc       *json.Encoder
 	started   time.Time
 	now       func() time.Time
+	resMu     sync.RWMutex // guards resources, which an observed trace appends to
 	resources []recordedResource
 	err       error
 	closed    bool
@@ -98,18 +99,22 @@ func newRecorder(w io.Writer, h Header, now func() time.Time) *Recorder {
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan struct{}),
 	}
 	for _, rh := range h.Resources {
-		objects := rh.Objects
-		if objects == "" {
-			objects = ObjectsMetadata
-		}
-		r.resources = append(r.resources, recordedResource{objects: objects, redact: !rh.Options.UnsafeSecrets,
-			secrets: rh.Resource.GVR.Group == "" && rh.Resource.GVR.Resource == "secrets"})
+		r.resources = append(r.resources, newRecordedResource(rh))
 	}
 	return r
 }
 
+func newRecordedResource(rh ResourceHeader) recordedResource {
+	objects := rh.Objects
+	if objects == "" {
+		objects = ObjectsMetadata
+	}
+	return recordedResource{objects: objects, redact: !rh.Options.UnsafeSecrets,
+		secrets: rh.Resource.GVR.Group == "" && rh.Resource.GVR.Resource == "secrets"}
+}
+
 func (r *Recorder) writeHeader(h Header) error {
-	if len(h.Resources) == 0 {
+	if len(h.Resources) == 0 && !h.Observed {
 		return errors.New("writing trace header: no resources")
 	}
 	h.K, h.V = KindHeader, Version
@@ -286,6 +291,91 @@ func (r *Recorder) Notes(i int) func(reflector.Note) {
 		l.R = i
 		r.write(l)
 	}
+}
+
+// AddResource adds a resource to an observed trace (Header.Observed): it
+// writes a `resource` line and returns the resource's index, which the
+// resource's lines carry from then on. client says whose traffic it is.
+func (r *Recorder) AddResource(h ResourceHeader, client Client) (int, error) {
+	if h.Objects == "" {
+		h.Objects = ObjectsMetadata
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return 0, r.err
+	}
+	if r.closed {
+		return 0, errors.New("adding a resource to the trace: the trace is closed")
+	}
+	r.resMu.Lock()
+	i := len(r.resources)
+	if i >= MaxResources {
+		r.resMu.Unlock()
+		return 0, fmt.Errorf("adding a resource to the trace: more than %d resources", MaxResources)
+	}
+	r.resources = append(r.resources, newRecordedResource(h))
+	r.resMu.Unlock()
+	raw, err := json.Marshal(h)
+	if err != nil {
+		return 0, fmt.Errorf("adding a resource to the trace: %w", err)
+	}
+	l := &Line{K: KindResource, R: i, At: r.now().Sub(r.started).Nanoseconds(), Resource: raw}
+	if client != (Client{}) {
+		l.Client = &client
+	}
+	if err := r.encode(l); err != nil {
+		r.fail(fmt.Errorf("writing trace: %w", err))
+		return 0, r.err
+	}
+	return i, nil
+}
+
+// Observed is the recording of resource i of an observed trace: what a
+// client requested and received, line by line, as an observing proxy sees
+// it (request, then the page or events, then the end). Decisions are
+// recorded by Notes(i), as for a reflector.
+func (r *Recorder) Observed(i int) *ObservedRecording {
+	return &ObservedRecording{rec: r, r: i}
+}
+
+// ObservedRecording records one observed resource's requests. Its calls
+// must not overlap (one request after another, as a reflector makes them).
+type ObservedRecording struct {
+	rec *Recorder
+	r   int
+}
+
+// Request records the start of a request with its options as sent.
+func (o *ObservedRecording) Request(id int64, verb reflector.Verb, opts reflector.RequestOptions) {
+	o.rec.write(&Line{K: KindRequest, R: o.r, ID: id, Verb: string(verb), Opts: &opts})
+}
+
+// Page records a LIST response: its items, then its page line.
+func (o *ObservedRecording) Page(id int64, page *reflector.Page) {
+	lines := make([]*Line, 0, len(page.Items)+1)
+	for _, it := range page.Items {
+		lines = append(lines, &Line{K: KindItem, R: o.r, ID: id, Object: o.rec.object(o.r, it.Raw)})
+	}
+	n := len(page.Items)
+	lines = append(lines, &Line{K: KindPage, R: o.r, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n})
+	o.rec.write(lines...)
+}
+
+// Event records one watch event.
+func (o *ObservedRecording) Event(id int64, ev reflector.WatchEvent) {
+	l := &Line{K: KindEvent, R: o.r, ID: id, Type: string(ev.Type)}
+	if ev.Type == reflector.EventError {
+		l.Object, _ = json.Marshal(ev.Status)
+	} else {
+		l.Object = o.rec.object(o.r, ev.Item.Raw)
+	}
+	o.rec.write(l)
+}
+
+// End records how the request ended.
+func (o *ObservedRecording) End(id int64, end *reflector.RequestEnd) {
+	o.rec.write(endLine(o.r, id, end))
 }
 
 // Source wraps resource i's src so every request and answer is recorded.

@@ -19,7 +19,9 @@ func (r *Recorder) object(i int, raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
+	r.resMu.RLock()
 	rr := r.resources[i]
+	r.resMu.RUnlock()
 	out, err := trimObject(raw, rr.objects, rr.redact, rr.secrets)
 	if err != nil {
 		// Never write what could not be inspected: it might be an unredacted Secret.

@@ -412,6 +412,9 @@ func (m *Model) atTopLevel() bool {
 
 // unavailable explains why an action that needs a cluster cannot run.
 func (m *Model) unavailable(what string) string {
+	if m.opts.Observed != "" {
+		return what + " is not available: this is another program's reflector, only observed"
+	}
 	if m.opts.Replay {
 		return what + " needs a live cluster: this is a replay"
 	}

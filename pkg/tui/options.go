@@ -42,6 +42,17 @@ type Options struct {
 	Trace    string
 	Progress func() (done, total int64)
 
+	// Observed, when set, says the resources are other programs'
+	// reflectors, seen from their traffic rather than run here (an
+	// observing proxy, or the replay of its trace, which shows them as
+	// recorded); the title line shows it ("proxy 127.0.0.1:8001").
+	Observed string
+	// Added, when set, brings resources that appear while the dashboard
+	// runs (the streams an observing proxy sees open): each gets its row as
+	// it arrives. The overview then shows its table whatever the number of
+	// rows, none included.
+	Added <-chan Resource
+
 	// Now is the time source for ages, uptime and the event-rate window; it
 	// is called from the dashboard's goroutines, so it must be safe for
 	// concurrent use. In a replay pass the virtual clock's Now so ages follow
@@ -102,6 +113,9 @@ type Resource struct {
 	PageSize     int64
 	MetadataOnly bool
 	Wire         reflector.Wire
+	// Client names the program whose reflector this is, for an observed
+	// one (see Options.Observed): shown on its row and in its header.
+	Client string
 	// Feed is how the resource's data and commands reach the dashboard.
 	Feed Feed
 }

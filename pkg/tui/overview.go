@@ -37,7 +37,9 @@ const (
 // NewOverview; release it with Close. Like a Model, it is used through the
 // value its Update returns.
 type Overview struct {
+	ctx       context.Context
 	opts      Options
+	resources []Resource // each row's, for its name
 	subs      []Model
 	names     []rowLabel // each row's name, set once
 	nameWidth int        // the longest name's
@@ -61,33 +63,82 @@ func newOverview(ctx context.Context, opts Options, resources []Resource) Overvi
 	st := newStyles()
 	h := help.New()
 	h.Styles = st.help
-	o := Overview{opts: opts, keys: newOverviewKeyMap(), st: st, help: h, subs: make([]Model, 0, len(resources))}
+	o := Overview{ctx: ctx, opts: opts, keys: newOverviewKeyMap(), st: st, help: h, subs: make([]Model, 0, len(resources))}
 	for _, r := range resources {
 		m := newModel(ctx, opts, r)
-		if len(resources) > 1 {
+		if len(resources) > 1 || opts.Added != nil {
 			m.multi = true
 			m.keys.setMulti()
 		}
 		o.subs = append(o.subs, m)
 	}
-	o.names = rowNames(resources)
-	for _, n := range o.names {
-		o.nameWidth = max(o.nameWidth, ansi.StringWidth(n.base+n.apart))
-	}
+	o.resources = append([]Resource(nil), resources...)
+	o.nameRows()
 	if o.single() {
 		o.state = overviewResource
 	}
 	return o
 }
 
+// nameRows names every row, as the rows now stand.
+func (o *Overview) nameRows() {
+	o.names = rowNames(o.resources)
+	o.nameWidth = 0
+	for _, n := range o.names {
+		o.nameWidth = max(o.nameWidth, ansi.StringWidth(n.base+n.apart+n.client))
+	}
+}
+
+// addedMsg is a resource that came while the dashboard runs (Options.Added).
+type addedMsg struct{ res Resource }
+
+// waitAdded waits for the next resource of Options.Added; nil when there is none.
+func (o *Overview) waitAdded() tea.Cmd {
+	ch := o.opts.Added
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			return addedMsg{r}
+		case <-o.ctx.Done():
+			return nil
+		}
+	}
+}
+
+// add gives a resource that came its row and its Model, started and sized.
+func (o *Overview) add(r Resource) tea.Cmd {
+	m := newModel(o.ctx, o.opts, r)
+	m.multi = true
+	m.keys.setMulti()
+	o.subs = append(o.subs, m)
+	o.resources = append(o.resources, r)
+	o.nameRows()
+	i := len(o.subs) - 1
+	cmds := []tea.Cmd{wrapCmd(i, o.subs[i].Init()), o.waitAdded()}
+	if o.width > 0 {
+		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.width, Height: o.height}))
+	}
+	return tea.Batch(cmds...)
+}
+
 // rowLabel is how a row names its resource: what it is, and what sets it
 // apart from the others when they watch the same in several places.
 type rowLabel struct {
 	base, apart string
+	// client names an observed resource's program (Resource.Client); it is
+	// cut first when the name does not fit.
+	client string
 }
 
-// single says there is one resource: no overview, its dashboard only.
-func (o *Overview) single() bool { return len(o.subs) == 1 }
+// single says there is one resource, and no more can come: no overview,
+// its dashboard only.
+func (o *Overview) single() bool { return len(o.subs) == 1 && o.opts.Added == nil }
 
 // Close stops every resource's background reads. It is idempotent; Run calls it.
 func (o Overview) Close() {
@@ -98,10 +149,11 @@ func (o Overview) Close() {
 
 // Init starts every resource's poller and notes reader.
 func (o Overview) Init() tea.Cmd {
-	cmds := make([]tea.Cmd, 0, len(o.subs))
+	cmds := make([]tea.Cmd, 0, len(o.subs)+1)
 	for i, m := range o.subs {
 		cmds = append(cmds, wrapCmd(i, m.Init()))
 	}
+	cmds = append(cmds, o.waitAdded())
 	return tea.Batch(cmds...)
 }
 
@@ -114,6 +166,8 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.i >= 0 && msg.i < len(o.subs) {
 			cmd = o.updateSub(msg.i, msg.msg)
 		}
+	case addedMsg:
+		cmd = o.add(msg.res)
 	case tea.WindowSizeMsg:
 		o.width, o.height = msg.Width, msg.Height
 		cmds := make([]tea.Cmd, 0, len(o.subs))

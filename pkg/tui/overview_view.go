@@ -261,6 +261,7 @@ func (o *Overview) header(width int) []string {
 		return v, true
 	}
 	switch ns, ok := shared(namespaceOf); {
+	case len(o.subs) == 0:
 	case !ok:
 		parts = append(parts, "several namespaces")
 	case ns == "":
@@ -274,14 +275,19 @@ func (o *Overview) header(width int) []string {
 	if sel, ok := shared(func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
 		parts = append(parts, "--field-selector "+sel)
 	}
-	if method, ok := shared(func(r *Resource) string { return listMethod(*r) }); ok {
-		parts = append(parts, method)
-	}
-	if meta, ok := shared(func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); ok {
-		if meta == "true" {
-			parts = append(parts, "metadata-only")
-		} else {
-			parts = append(parts, "full objects")
+	if o.opts.Observed != "" {
+		// Other programs' reflectors: how each lists is in its requests.
+		parts[0] = st.value.Render(plural(len(o.subs), "observed stream"))
+	} else {
+		if method, ok := shared(func(r *Resource) string { return listMethod(*r) }); ok {
+			parts = append(parts, method)
+		}
+		if meta, ok := shared(func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); ok {
+			if meta == "true" {
+				parts = append(parts, "metadata-only")
+			} else {
+				parts = append(parts, "full objects")
+			}
 		}
 	}
 	if wire, ok := shared(func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
@@ -338,7 +344,7 @@ func (o *Overview) stateCounts() string {
 // rowName names resource i in its row: resource.group, with what sets it
 // apart from the others (namespace, selectors) when they differ.
 func (o *Overview) rowName(i int) string {
-	return o.names[i].base + o.names[i].apart
+	return o.names[i].base + o.names[i].apart + o.names[i].client
 }
 
 // rowNames names every row, once: resource.group (resource.version.group
@@ -381,6 +387,9 @@ func rowNames(resources []Resource) []rowLabel {
 			apart += " --field-selector " + t.FieldSelector
 		}
 		names[i] = rowLabel{base: base, apart: apart}
+		if c := resources[i].Client; c != "" {
+			names[i].client = "  " + c
+		}
 	}
 	return names
 }
@@ -388,7 +397,13 @@ func rowNames(resources []Resource) []rowLabel {
 // fitName fits resource i's name in width cells, cutting the resource's
 // name before what sets it apart from the others.
 func (o *Overview) fitName(i, width int) string {
-	base, apart := o.names[i].base, o.names[i].apart
+	base, apart, client := o.names[i].base, o.names[i].apart, o.names[i].client
+	if ansi.StringWidth(base+apart+client) <= width {
+		return base + apart + client
+	}
+	if avail := width - ansi.StringWidth(base+apart); client != "" && avail >= 6 {
+		return base + apart + clip(client, avail)
+	}
 	if ansi.StringWidth(base+apart) <= width || apart == "" {
 		return base + apart
 	}

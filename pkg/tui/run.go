@@ -13,12 +13,13 @@ import (
 
 // Run shows the dashboard of resources on out, reading keys from in, until
 // the user quits (q, ctrl+c) or ctx ends; either way it returns nil. With one
-// resource it is that resource's dashboard (a Model); with several it opens
-// on their overview (an Overview). A nil in or out means the process's
+// resource it is that resource's dashboard (a Model); with several, or with
+// opts.Added (resources that come while it runs), it opens on their
+// overview (an Overview). A nil in or out means the process's
 // terminal. A non-empty NO_COLOR in the environment, or opts.NoColor, selects
 // the plain profile (no colors; bold and reverse stay).
 func Run(ctx context.Context, opts Options, resources []Resource, in io.Reader, out io.Writer) error {
-	if len(resources) == 0 {
+	if len(resources) == 0 && opts.Added == nil {
 		return errors.New("tui: no resource to show")
 	}
 	m := newOverview(ctx, opts, resources)

@@ -141,11 +141,16 @@ func (m *Model) header(width int) []string {
 	if t.FieldSelector != "" {
 		parts = append(parts, "--field-selector "+t.FieldSelector)
 	}
-	parts = append(parts, listMethod(r))
-	if r.MetadataOnly {
-		parts = append(parts, "metadata-only")
+	if r.Client != "" {
+		// Another program's reflector: how it lists is in its requests.
+		parts = append(parts, "client "+r.Client)
 	} else {
-		parts = append(parts, "full objects")
+		parts = append(parts, listMethod(r))
+		if r.MetadataOnly {
+			parts = append(parts, "metadata-only")
+		} else {
+			parts = append(parts, "full objects")
+		}
 	}
 	if r.Wire != "" {
 		parts = append(parts, string(r.Wire))
@@ -164,6 +169,9 @@ func titleLine(st styles, o Options, now time.Time, width int) string {
 		left += st.label.Render("  trace ") + o.Trace
 	case o.Trace != "":
 		left += st.label.Render("  recording ") + o.Trace
+	}
+	if o.Observed != "" {
+		left += st.label.Render("  observing ") + o.Observed
 	}
 	if o.Context != "" {
 		left += st.label.Render("  ctx ") + o.Context

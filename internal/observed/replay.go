@@ -1,0 +1,197 @@
+package observed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+// Replay plays an observed trace (trace.Header.Observed) back as recorded:
+// each resource's recorded requests, pages, events and ends are fed to a
+// Stream of its own, which rebuilds the client's cache and counters as the
+// proxy did live. No reflector of ours runs: nothing is decided again, so
+// there is nothing to compare, and nothing can diverge.
+type Replay struct {
+	rd       *trace.Reader
+	speed    float64
+	onStream func(*Stream)
+
+	mu      sync.Mutex
+	now     time.Time
+	streams []*Stream
+	open    []*openRequest
+}
+
+// openRequest is a resource's request being replayed.
+type openRequest struct {
+	req  *Request
+	page *reflector.Page // the items of a LIST so far
+}
+
+// NewReplay replays rd's lines at speed (0 as fast as possible, 1 in real
+// time, N times faster); onStream is called for each resource as its stream
+// appears, before it is fed.
+func NewReplay(rd *trace.Reader, speed float64, onStream func(*Stream)) (*Replay, error) {
+	if !rd.Header().Observed {
+		return nil, errors.New("not an observed trace: replay it through the reflector")
+	}
+	return &Replay{rd: rd, speed: speed, onStream: onStream, now: rd.Header().StartedAt}, nil
+}
+
+// Now is the replay's clock: the header's start plus the last line's at.
+func (r *Replay) Now() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.now
+}
+
+// Streams are the streams replayed so far.
+func (r *Replay) Streams() []*Stream {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Stream(nil), r.streams...)
+}
+
+// Progress is how far the replay has read the trace, in bytes.
+func (r *Replay) Progress() (done, total int64) { return r.rd.Offset(), r.rd.Size() }
+
+// Run replays the trace until its end or ctx ends; every stream is closed
+// when it returns. A malformed line is an error naming it.
+func (r *Replay) Run(ctx context.Context) error {
+	defer func() {
+		for _, s := range r.Streams() {
+			s.Close()
+		}
+	}()
+	start := r.rd.Header().StartedAt
+	wall := time.Now()
+	for _, rh := range r.rd.Header().Resources {
+		r.addStream(rh, nil)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil
+		}
+		l, err := r.rd.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		at := start.Add(time.Duration(l.At))
+		if r.speed > 0 {
+			if d := time.Duration(float64(at.Sub(start))/r.speed) - time.Since(wall); d > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(d):
+				}
+			}
+		}
+		r.mu.Lock()
+		if at.After(r.now) {
+			r.now = at
+		}
+		r.mu.Unlock()
+		if err := r.line(l); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Replay) addStream(rh trace.ResourceHeader, c *trace.Client) {
+	var client Client
+	if c != nil {
+		client = Client{UserAgent: c.UserAgent, RemoteAddr: c.RemoteAddr}
+	}
+	r.mu.Lock()
+	id := len(r.streams) + 1
+	r.mu.Unlock()
+	s := NewStream(id, client, rh.Target(), r.Now)
+	if r.onStream != nil {
+		r.onStream(s)
+	}
+	r.mu.Lock()
+	r.streams = append(r.streams, s)
+	r.open = append(r.open, nil)
+	r.mu.Unlock()
+}
+
+// line feeds one line to its stream.
+func (r *Replay) line(l *trace.Line) error {
+	if l.K == trace.KindResource {
+		// The reader has added it to the header.
+		r.addStream(r.rd.Header().Resources[l.R], l.Client)
+		return nil
+	}
+	r.mu.Lock()
+	s, o := r.streams[l.R], r.open[l.R]
+	r.mu.Unlock()
+	setOpen := func(o *openRequest) {
+		r.mu.Lock()
+		r.open[l.R] = o
+		r.mu.Unlock()
+	}
+	switch l.K {
+	case trace.KindRequest:
+		var opts reflector.RequestOptions
+		if l.Opts != nil {
+			opts = *l.Opts
+		}
+		setOpen(&openRequest{req: s.Begin(reflector.Verb(l.Verb), opts), page: &reflector.Page{}})
+	case trace.KindItem:
+		obj, err := reflector.DecodeObject(l.Object, false)
+		if err != nil {
+			return fmt.Errorf("replaying line %d: item: %w", r.rd.LineNumber(), err)
+		}
+		o.page.Items = append(o.page.Items, reflector.Item{Object: obj})
+	case trace.KindPage:
+		o.page.ResourceVersion, o.page.Continue, o.page.RemainingItemCount = l.ResourceVersion, l.Continue, l.RemainingItemCount
+		o.req.Page(o.page)
+	case trace.KindEvent:
+		if reflector.EventType(l.Type) == reflector.EventError {
+			var st metav1.Status
+			_ = json.Unmarshal(l.Object, &st)
+			o.req.Event(reflector.WatchEvent{Type: reflector.EventError, Status: &st})
+			return nil
+		}
+		ev, err := reflector.DecodeWatchEvent(l.Type, l.Object, false)
+		if err != nil {
+			return fmt.Errorf("replaying line %d: event: %w", r.rd.LineNumber(), err)
+		}
+		o.req.Event(ev)
+	case trace.KindEnd:
+		o.req.End(endOf(l))
+		setOpen(nil)
+	}
+	return nil
+}
+
+// endOf is the request end an end line records.
+func endOf(l *trace.Line) *reflector.RequestEnd {
+	end := &reflector.RequestEnd{Reason: reflector.EndReason(l.Reason)}
+	if l.Status != nil {
+		st := &metav1.Status{Code: l.Status.Code, Reason: metav1.StatusReason(l.Status.Reason), Message: l.Status.Message}
+		for _, c := range l.Status.Causes {
+			if st.Details == nil {
+				st.Details = &metav1.StatusDetails{}
+			}
+			st.Details.Causes = append(st.Details.Causes, metav1.StatusCause{Type: metav1.CauseType(c)})
+		}
+		end.Status = st
+	}
+	if l.Error != "" {
+		end.Err = errors.New(l.Error)
+	}
+	return end
+}

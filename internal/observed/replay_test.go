@@ -1,0 +1,97 @@
+package observed
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+func raw(name, uid, rv string) []byte {
+	return []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"` + name + `","uid":"` + uid + `","resourceVersion":"` + rv + `"}}`)
+}
+
+func rawItem(name, uid, rv string) reflector.Item {
+	return reflector.Item{Object: obj(name, uid, rv), Raw: raw(name, uid, rv)}
+}
+
+// What a stream observed, recorded in an observed trace, replays as
+// recorded: the same cache and counters, no reflector involved.
+func TestAnObservedTraceReplaysAsRecorded(t *testing.T) {
+	var buf bytes.Buffer
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fixedClock{now: start}
+	rec, err := trace.NewRecorder(&buf, trace.Header{StartedAt: start, Observed: true}, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "ns"}
+	live := NewStream(1, Client{UserAgent: "ctrl/1", RemoteAddr: "127.0.0.1:5000"}, target, clock.Now)
+	i, err := rec.AddResource(trace.ResourceHeader{Resource: target.Resource, Namespace: "ns"}, trace.Client{UserAgent: "ctrl/1", RemoteAddr: "127.0.0.1:5000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Record(rec.Observed(i))
+	live.OnNote(rec.Notes(i))
+
+	r := live.Begin(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "0", Limit: 500})
+	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{rawItem("a", "ua", "5"), rawItem("b", "ub", "6")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	clock.now = clock.now.Add(time.Second)
+	w := live.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"})
+	w.Event(reflector.WatchEvent{Type: reflector.EventModified, Item: rawItem("a", "ua", "11")})
+	gone := &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old"}
+	w.Event(reflector.WatchEvent{Type: reflector.EventError, Status: gone})
+	w.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: gone})
+	r = live.Begin(reflector.VerbList, reflector.RequestOptions{})
+	r.Page(&reflector.Page{ResourceVersion: "20", Items: []reflector.Item{rawItem("a", "ua", "11")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []*Stream
+	rp, err := NewReplay(rd, 0, func(s *Stream) { seen = append(seen, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0].Client.UserAgent != "ctrl/1" || seen[0].Target.Namespace != "ns" {
+		t.Fatalf("replayed streams %+v", seen)
+	}
+	got, want := seen[0].Stats(), live.Stats()
+	if got.Counters != want.Counters || got.ResourceVersion != want.ResourceVersion || seen[0].Store().Len() != live.Store().Len() {
+		t.Errorf("replayed %+v at %q with %d objects, recorded %+v at %q with %d", got.Counters, got.ResourceVersion, seen[0].Store().Len(),
+			want.Counters, want.ResourceVersion, live.Store().Len())
+	}
+	if got.Counters.Gone != 1 || got.Counters.Relists != 1 || got.LastRelistDiff == nil || len(got.LastRelistDiff.Deleted) != 1 {
+		t.Errorf("the replayed 410 and relist: %+v, diff %+v", got.Counters, got.LastRelistDiff)
+	}
+	if !rp.Now().Equal(start.Add(time.Second)) {
+		t.Errorf("the replay's clock ends at %v, want the last line's time", rp.Now())
+	}
+}
+
+// A trace of our own reflectors is not replayed as observed.
+func TestAReflectorTraceIsNotAnObservedOne(t *testing.T) {
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(`{"k":"header","v":2,"resources":[{"resource":{"version":"v1","resource":"pods"}}]}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewReplay(rd, 0, nil); err == nil {
+		t.Error("a reflector's trace was taken as an observed one")
+	}
+}

@@ -1,0 +1,180 @@
+package observed
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/causal"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+func obj(name, uid, rv string) *store.Object {
+	return &store.Object{Namespace: "ns", Name: name, UID: uid, ResourceVersion: rv}
+}
+
+func item(name, uid, rv string) reflector.Item { return reflector.Item{Object: obj(name, uid, rv)} }
+
+func event(typ reflector.EventType, name, uid, rv string) reflector.WatchEvent {
+	return reflector.WatchEvent{Type: typ, Item: item(name, uid, rv)}
+}
+
+// fixedClock is a clock the test moves.
+type fixedClock struct{ now time.Time }
+
+func (c *fixedClock) Now() time.Time { return c.now }
+
+// newTestStream is a stream on a clock the test moves, and the notes it gave.
+func newTestStream() (*Stream, *fixedClock, *[]reflector.Note) {
+	clock := &fixedClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := NewStream(1, Client{UserAgent: "test"}, reflector.Target{}, clock.Now)
+	var notes []reflector.Note
+	s.OnNote(func(n reflector.Note) {
+		_ = s.Counters() // a listener may read the stream (the metrics do)
+		notes = append(notes, n)
+	})
+	return s, clock, &notes
+}
+
+func reasons(notes []reflector.Note) []reflector.Reason {
+	var out []reflector.Reason
+	for _, n := range notes {
+		if n.Kind == reflector.NoteDecision {
+			out = append(out, n.Decision.Reason)
+		}
+	}
+	return out
+}
+
+// client-go's informer, as the proxy sees it: a LIST at resourceVersion 0,
+// a watch, a 410 on the next watch, a relist that finds what was missed.
+func TestAStreamFollowsAListWatchA410AndTheRelist(t *testing.T) {
+	s, clock, notes := newTestStream()
+	r := s.Begin(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "0", Limit: 500})
+	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{item("a", "ua", "5"), item("b", "ub", "6"), item("c", "uc", "7")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	if st := s.Stats(); st.State != reflector.StateWatching || st.ResourceVersion != "10" || s.Store().Len() != 3 || st.Synced.IsZero() {
+		t.Fatalf("after the list: %s at %q with %d objects", st.State, st.ResourceVersion, s.Store().Len())
+	}
+
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true, TimeoutSeconds: 300})
+	w.Event(event(reflector.EventModified, "a", "ua", "11"))
+	w.Event(event(reflector.EventDeleted, "b", "ub", "12"))
+	clock.now = clock.now.Add(time.Second)
+	w.Event(reflector.WatchEvent{Type: reflector.EventBookmark, Item: reflector.Item{Object: &store.Object{ResourceVersion: "13"}}})
+	w.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+
+	w = s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "13", AllowWatchBookmarks: true})
+	gone := &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 13 (20)"}
+	w.Event(reflector.WatchEvent{Type: reflector.EventError, Status: gone})
+	w.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: gone})
+	if d := (*notes)[len(*notes)-1].Decision; d == nil || d.String() != `410 Gone at resourceVersion "13": history is gone; a relist follows` {
+		t.Errorf("the 410's decision says %v", d)
+	}
+	if st := s.Stats(); st.State != reflector.StateRelisting || st.Counters.Gone != 1 || st.LastGone.IsZero() {
+		t.Fatalf("after the 410: %s, %d 410s", st.State, st.Counters.Gone)
+	}
+	// Readers keep the old cache while the relist runs.
+	r = s.Begin(reflector.VerbList, reflector.RequestOptions{Limit: 500})
+	if s.Store().Len() != 2 {
+		t.Fatalf("the cache during the relist holds %d objects, want the 2 before it", s.Store().Len())
+	}
+	r.Page(&reflector.Page{ResourceVersion: "25", Continue: "next", Items: []reflector.Item{item("a", "ua", "11")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	r = s.Begin(reflector.VerbList, reflector.RequestOptions{Limit: 500, Continue: "next"})
+	r.Page(&reflector.Page{ResourceVersion: "25", Items: []reflector.Item{item("c", "uc2", "21"), item("d", "ud", "22")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+
+	st := s.Stats()
+	want := reflector.Counters{Lists: 2, Relists: 1, ListPages: 3, Watches: 2, Gone: 1, Bookmarks: 1, Modified: 1, Deleted: 1, WatchErrors: 0}
+	if st.Counters != want {
+		t.Errorf("counters %+v, want %+v", st.Counters, want)
+	}
+	if st.ResourceVersion != "25" || st.BookmarkRV != "13" || s.Store().Len() != 3 {
+		t.Errorf("cursor %q, bookmark %q, %d objects; want 25, 13, 3", st.ResourceVersion, st.BookmarkRV, s.Store().Len())
+	}
+	d := st.LastRelistDiff
+	if d == nil || len(d.Recreated) != 1 || len(d.Added) != 1 || d.Unchanged != 1 || len(d.Deleted) != 0 {
+		t.Fatalf("relist diff %+v, want c recreated, d added, a unchanged", d)
+	}
+	if got := fmt.Sprint(reasons(*notes)); got != "[initial-list list-complete watch-closed gone list-complete relist-diff]" {
+		t.Errorf("decisions %s", got)
+	}
+	if len(st.Requests) != 5 || st.Requests[0].Items != 3 || st.Requests[1].Events != 3 || st.Requests[0].Opts.ResourceVersion != "0" {
+		t.Errorf("requests %+v", st.Requests)
+	}
+	for i, n := range *notes {
+		if n.Seq != uint64(i+1) {
+			t.Fatalf("note %d has seq %d", i, n.Seq)
+		}
+	}
+	// In causal order, as a reflector's: a request's end before the decisions it caused.
+	if err := causal.Check(causal.FromNotes(*notes)); err != nil {
+		t.Error(err)
+	}
+}
+
+// A streaming list: the initial events fill the list, the end bookmark
+// installs it, later events apply to it.
+func TestAStreamFollowsAStreamingList(t *testing.T) {
+	s, _, notes := newTestStream()
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, ResourceVersionMatch: "NotOlderThan", AllowWatchBookmarks: true})
+	if st := s.Stats(); st.State != reflector.StateStreamingList {
+		t.Fatalf("state %s, want StreamingList", st.State)
+	}
+	w.Event(event(reflector.EventAdded, "a", "ua", "5"))
+	w.Event(event(reflector.EventAdded, "b", "ub", "6"))
+	if s.Store().Ready() {
+		t.Fatal("the cache is ready before the end bookmark")
+	}
+	w.Event(reflector.WatchEvent{Type: reflector.EventBookmark, InitialEventsEnd: true, Item: reflector.Item{Object: &store.Object{ResourceVersion: "9"}}})
+	w.Event(event(reflector.EventAdded, "c", "uc", "10"))
+	st := s.Stats()
+	if !s.Store().Ready() || s.Store().Len() != 3 || st.Counters.Added != 1 || st.Counters.Lists != 1 || st.Counters.Watches != 1 || st.ResourceVersion != "10" {
+		t.Fatalf("after the streaming list: ready %v, %d objects, %+v at %q", s.Store().Ready(), s.Store().Len(), st.Counters, st.ResourceVersion)
+	}
+	s.Close()
+	if got := fmt.Sprint(reasons(*notes)); got != "[initial-list list-complete stopped]" {
+		t.Errorf("decisions %s", got)
+	}
+	if st := s.Stats(); st.State != reflector.StateStopped || st.Current != nil || st.Requests[0].End.Reason != reflector.EndCanceled {
+		t.Errorf("after Close: %s, current %v, %+v", st.State, st.Current, st.Requests)
+	}
+}
+
+// recording is a Recording that keeps what it was given.
+type recording struct{ calls []string }
+
+func (r *recording) Request(id int64, verb reflector.Verb, _ reflector.RequestOptions) {
+	r.calls = append(r.calls, fmt.Sprintf("request %d %s", id, verb))
+}
+func (r *recording) Page(id int64, p *reflector.Page) {
+	r.calls = append(r.calls, fmt.Sprintf("page %d %d", id, len(p.Items)))
+}
+func (r *recording) Event(id int64, ev reflector.WatchEvent) {
+	r.calls = append(r.calls, fmt.Sprintf("event %d %s", id, ev.Type))
+}
+func (r *recording) End(id int64, end *reflector.RequestEnd) {
+	r.calls = append(r.calls, fmt.Sprintf("end %d %s", id, end.Reason))
+}
+
+// A request that starts before the last one was seen ending ends it as
+// canceled, so the recording never has two open requests.
+func TestARecordingGetsOneRequestAtATime(t *testing.T) {
+	s, _, _ := newTestStream()
+	rec := &recording{}
+	s.Record(rec)
+	r := s.Begin(reflector.VerbList, reflector.RequestOptions{})
+	r.Page(&reflector.Page{ResourceVersion: "3", Items: []reflector.Item{item("a", "ua", "2")}})
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "3"})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed}) // too late: already ended
+	w.Event(event(reflector.EventAdded, "b", "ub", "4"))
+	w.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	want := "[request 1 list page 1 1 end 1 canceled request 2 watch event 2 ADDED end 2 closed]"
+	if got := fmt.Sprint(rec.calls); got != want {
+		t.Errorf("recorded %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,477 @@
+// Package proxy is the observing proxy of "kubectl watchcache proxy": a
+// kubectl proxy (every request forwarded to the cluster with the user's
+// credentials, Host checked against the accepted hosts) that, on the way,
+// watches every LIST and WATCH its clients make. Each response is teed as it
+// streams: the client receives the server's bytes unchanged, each chunk
+// written and flushed as it arrives, and a copy goes to a decoder (JSON or
+// protobuf, watch framing, streaming lists) that feeds an observed.Stream:
+// one per client reflector, that is per (client, resource, namespace,
+// selectors), rebuilding the cache that client holds.
+package proxy
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	utilproxy "k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/klog/v2"
+	kubectlproxy "k8s.io/kubectl/pkg/proxy"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// DefaultAcceptHosts is kubectl proxy's default --accept-hosts.
+const DefaultAcceptHosts = kubectlproxy.DefaultHostAcceptRE
+
+// maxErrorBody bounds what is read of an error response to find its Status.
+const maxErrorBody = 1 << 20
+
+// Options configure a Proxy.
+type Options struct {
+	// Config is the cluster and the user's credentials every request is sent with.
+	Config *rest.Config
+	// AcceptHosts are the Host header values accepted (the port left out);
+	// any other Host is answered 403. Default: DefaultAcceptHosts.
+	AcceptHosts []*regexp.Regexp
+	// OnStream is called once for every new stream, before its first
+	// request is fed to it: add note listeners and recordings there. It is
+	// called from the stream's own goroutine, never on the forwarding path.
+	OnStream func(*observed.Stream)
+	// Now is the clock of the streams' notes and stats; default time.Now.
+	Now func() time.Time
+	// KeepRaw keeps each observed object's JSON (Item.Raw) for a trace;
+	// without it only the compact objects are kept.
+	KeepRaw bool
+}
+
+// Proxy forwards requests to the cluster and observes its LISTs and WATCHes.
+// It is an http.Handler.
+type Proxy struct {
+	opts    Options
+	handler http.Handler
+	mapper  meta.ResettableRESTMapper
+
+	mu      sync.Mutex
+	slots   map[streamKey][]*slot
+	streams []*observed.Stream
+	nextID  int
+	jobs    sync.WaitGroup
+}
+
+// streamKey is what makes two requests part of one client reflector's stream.
+type streamKey struct {
+	userAgent string
+	host      string // the client's address without its port
+	gvr       schema.GroupVersionResource
+	namespace string
+	label     string
+	field     string
+}
+
+// slot is one stream in the making and then in use: its requests are
+// processed one after another, in the order they came.
+type slot struct {
+	key    streamKey
+	client observed.Client
+	busy   bool          // a request of it is being forwarded
+	tail   chan struct{} // closed when its last queued request is processed
+	stream *observed.Stream
+}
+
+// New builds the proxy for opts.Config.
+func New(opts Options) (*Proxy, error) {
+	if opts.Config == nil {
+		return nil, errors.New("proxy: no cluster configuration")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.AcceptHosts == nil {
+		hosts, err := kubectlproxy.MakeRegexpArray(DefaultAcceptHosts)
+		if err != nil {
+			return nil, fmt.Errorf("proxy: accepted hosts: %w", err)
+		}
+		opts.AcceptHosts = hosts
+	}
+	host := opts.Config.Host
+	if !strings.HasSuffix(host, "/") {
+		host += "/"
+	}
+	target, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: server URL %q: %w", opts.Config.Host, err)
+	}
+	rt, err := rest.TransportFor(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: transport: %w", err)
+	}
+	upgrade, err := upgradeTransport(opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: discovery: %w", err)
+	}
+	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{},
+		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+	h := utilproxy.NewUpgradeAwareHandler(target, &observingTransport{p: p, rt: rt}, false, false, responder{})
+	h.UpgradeTransport = upgrade
+	h.UseRequestLocation = true
+	h.UseLocationHost = true
+	h.AppendLocationPath = true
+	h.FlushInterval = -1 // every chunk is written and flushed as it arrives
+	filter := &kubectlproxy.FilterServer{
+		AcceptPaths:   kubectlproxy.MakeRegexpArrayOrDie(kubectlproxy.DefaultPathAcceptRE),
+		RejectPaths:   kubectlproxy.MakeRegexpArrayOrDie(kubectlproxy.DefaultPathRejectRE),
+		AcceptHosts:   opts.AcceptHosts,
+		RejectMethods: kubectlproxy.MakeRegexpArrayOrDie(kubectlproxy.DefaultMethodRejectRE),
+	}
+	p.handler = filter.HandlerFor(h)
+	return p, nil
+}
+
+// upgradeTransport is kubectl proxy's transport for upgraded connections
+// (exec, attach, port-forward): HTTP/1.1 with the user's credentials.
+func upgradeTransport(cfg *rest.Config) (utilproxy.UpgradeRequestRoundTripper, error) {
+	rt, err := rest.HTTPWrappersForConfig(cfg, utilproxy.MirrorRequest)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: transport: %w", err)
+	}
+	tlsCfg, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: TLS: %w", err)
+	}
+	base := &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext}
+	return utilproxy.NewUpgradeRequestRoundTripper(base, rt), nil
+}
+
+// responder answers a request the server could not be reached for. A
+// refused connection is answered 429 Too Many Requests with Retry-After: a
+// client-go reflector treats a refused connection and a 429 alike (it backs
+// off and retries the same watch), where any other answer would make it
+// relist, so a client behind the proxy does what it does without it while
+// the apiserver restarts. Any other failure is a 502, as a gateway's.
+type responder struct{}
+
+// Error implements utilproxy.ErrorResponder.
+func (responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
+	klog.V(2).Infof("Error while proxying request: %v", err)
+	code, reason := http.StatusBadGateway, metav1.StatusReasonInternalError
+	if utilnet.IsConnectionRefused(err) {
+		code, reason = http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests
+		w.Header().Set("Retry-After", "1")
+	}
+	st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: int32(code), Reason: reason,
+		Message: "kubectl watchcache proxy: the server could not be reached: " + err.Error()}
+	if code == http.StatusTooManyRequests {
+		st.Details = &metav1.StatusDetails{RetryAfterSeconds: 1}
+	}
+	b, _ := json.Marshal(st)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) { p.handler.ServeHTTP(w, req) }
+
+// Streams are the streams observed so far, in the order they appeared.
+func (p *Proxy) Streams() []*observed.Stream {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*observed.Stream(nil), p.streams...)
+}
+
+// Wait waits until every observed request that has ended has been
+// processed, so the streams hold all of it.
+func (p *Proxy) Wait() { p.jobs.Wait() }
+
+// Close ends every stream (after the requests in progress are processed).
+func (p *Proxy) Close() {
+	p.jobs.Wait()
+	for _, s := range p.Streams() {
+		s.Close()
+	}
+}
+
+// observingTransport forwards every request and tees the LISTs and WATCHes.
+type observingTransport struct {
+	p  *Proxy
+	rt http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c, ok := classify(req)
+	if !ok {
+		return t.rt.RoundTrip(req)
+	}
+	sl, prev, mine := t.p.assign(c, req)
+	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), table: asksForTable(req.Header.Get("Accept")),
+		started: t.p.opts.Now()}
+	t.p.jobs.Add(1)
+	go j.run()
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil {
+		j.err = err
+		t.p.release(sl)
+		close(j.ready)
+		return nil, err
+	}
+	j.code, j.header = resp.StatusCode, resp.Header.Clone()
+	j.q = newQueue()
+	resp.Body = &teeBody{ctx: req.Context(), body: resp.Body, q: j.q, remaining: resp.ContentLength, ended: func() { t.p.release(sl) }}
+	close(j.ready)
+	return resp, nil
+}
+
+// assign finds the stream a request belongs to: the client's stream of the
+// same resource, namespace and selectors that has no request in progress
+// (a reflector makes one request at a time), or a new one. It returns the
+// channel the request waits on (the stream's previous request) and the one
+// it closes once processed.
+func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan struct{}) {
+	host, _, err := net.SplitHostPort(req.RemoteAddr)
+	if err != nil {
+		host = req.RemoteAddr
+	}
+	key := streamKey{userAgent: req.UserAgent(), host: host, gvr: c.gvr, namespace: c.namespace, label: c.label, field: c.field}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slots[key] {
+		if !s.busy {
+			sl = s
+			break
+		}
+	}
+	if sl == nil {
+		closed := make(chan struct{})
+		close(closed)
+		sl = &slot{key: key, client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, tail: closed}
+		p.slots[key] = append(p.slots[key], sl)
+	}
+	sl.busy = true
+	prev, mine = sl.tail, make(chan struct{})
+	sl.tail = mine
+	return sl, prev, mine
+}
+
+// release marks the slot's request as forwarded: the client may make its next.
+func (p *Proxy) release(sl *slot) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sl.busy = false
+}
+
+// stream returns the slot's stream, creating it (and announcing it) at its
+// first request. It runs on the slot's processing goroutine.
+func (p *Proxy) stream(sl *slot, c call) *observed.Stream {
+	if sl.stream != nil {
+		return sl.stream
+	}
+	target := reflector.Target{Resource: p.resource(c), Namespace: c.namespace, LabelSelector: c.label, FieldSelector: c.field}
+	p.mu.Lock()
+	p.nextID++
+	s := observed.NewStream(p.nextID, sl.client, target, p.opts.Now)
+	p.mu.Unlock()
+	if p.opts.OnStream != nil {
+		p.opts.OnStream(s)
+	}
+	p.mu.Lock()
+	p.streams = append(p.streams, s)
+	p.mu.Unlock()
+	sl.stream = s
+	return s
+}
+
+// resource names the resource of c with its kind and scope, from discovery
+// when it knows the resource (the path alone says little of a cluster-wide list).
+func (p *Proxy) resource(c call) reflector.Resource {
+	res := reflector.Resource{GVR: c.gvr, Namespaced: c.inNS}
+	gvk, err := p.mapper.KindFor(c.gvr)
+	if err != nil {
+		p.mapper.Reset() // a CRD created since the last discovery
+		gvk, err = p.mapper.KindFor(c.gvr)
+	}
+	if err != nil {
+		return res
+	}
+	res.Kind = gvk.Kind
+	if m, err := p.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		res.Namespaced = m.Scope.Name() == meta.RESTScopeNameNamespace
+	}
+	return res
+}
+
+// job observes one request: it waits for the stream's previous request,
+// then for the response, and feeds what the client received to the stream.
+type job struct {
+	p    *Proxy
+	slot *slot
+	call call
+	prev chan struct{}
+	mine chan struct{}
+	ctx  context.Context
+	// table: the client asked for Tables (kubectl get)
+	table bool
+	// started is when the request came
+	started time.Time
+
+	ready  chan struct{} // closed once the fields below are set
+	err    error         // the round trip failed
+	code   int
+	header http.Header
+	q      *queue
+}
+
+func (j *job) run() {
+	defer j.p.jobs.Done()
+	defer close(j.mine)
+	<-j.prev
+	s := j.p.stream(j.slot, j.call)
+	<-j.ready
+	r := s.BeginAt(j.call.verb, j.call.opts, j.started)
+	if j.err != nil {
+		r.End(endOf(j.ctx, j.err))
+		return
+	}
+	defer j.q.Close()
+	var body io.Reader = j.q
+	if strings.EqualFold(j.header.Get("Content-Encoding"), "gzip") {
+		gz, err := gzip.NewReader(j.q)
+		if err != nil {
+			r.End(j.end(err))
+			return
+		}
+		body = gz
+	}
+	ct := j.header.Get("Content-Type")
+	if j.code < 200 || j.code > 299 {
+		b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
+		st := reflector.ResponseStatus(j.code, b, j.call.verb, j.call.gvr.GroupResource())
+		r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: st})
+		return
+	}
+	if reflector.IsProtobuf(ct) {
+		s.SetWire(reflector.WireProtobuf)
+	} else {
+		s.SetWire(reflector.WireJSON)
+	}
+	if j.table && !reflector.IsProtobuf(ct) {
+		j.runTable(r, body)
+		return
+	}
+	if j.call.verb == reflector.VerbList {
+		page, err := reflector.DecodeListResponse(body, ct, j.p.opts.KeepRaw)
+		if err != nil {
+			r.End(j.end(err))
+			return
+		}
+		r.Page(page)
+		r.End(j.end(nil))
+		return
+	}
+	st, err := reflector.DecodeWatchResponse(io.NopCloser(body), ct, j.p.opts.KeepRaw)
+	if err != nil {
+		r.End(j.end(err))
+		return
+	}
+	defer st.Close()
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			var end *reflector.RequestEnd
+			if errors.As(err, &end) && end.Reason == reflector.EndClosed {
+				err = nil
+			}
+			r.End(j.end(err))
+			return
+		}
+		r.Event(ev)
+		if ev.Type == reflector.EventError {
+			r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
+			return
+		}
+	}
+}
+
+// runTable feeds a response in Tables to the stream.
+func (j *job) runTable(r *observed.Request, body io.Reader) {
+	if j.call.verb == reflector.VerbList {
+		page, err := decodeTableList(body, j.p.opts.KeepRaw)
+		if err != nil {
+			r.End(j.end(err))
+			return
+		}
+		r.Page(page)
+		r.End(j.end(nil))
+		return
+	}
+	w := newTableWatch(body, j.p.opts.KeepRaw)
+	for {
+		ev, err := w.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			r.End(j.end(err))
+			return
+		}
+		r.Event(ev)
+		if ev.Type == reflector.EventError {
+			r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
+			return
+		}
+	}
+}
+
+// end is how the request ended: how the body the client received ended
+// (complete, cut by the server, or left by the client), else decodeErr, the
+// decoder's error.
+func (j *job) end(decodeErr error) *reflector.RequestEnd {
+	for j.q.result() == nil {
+		// The decoder stopped first: wait for the body's end.
+		if _, err := io.Copy(io.Discard, j.q); err != nil {
+			break
+		}
+	}
+	switch res := j.q.result(); {
+	case errors.Is(res, errClientGone):
+		return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: res}
+	case res != nil && !errors.Is(res, io.EOF):
+		return &reflector.RequestEnd{Reason: reflector.EndError, Err: res}
+	case decodeErr != nil:
+		return &reflector.RequestEnd{Reason: reflector.EndError, Err: decodeErr}
+	}
+	return &reflector.RequestEnd{Reason: reflector.EndClosed}
+}
+
+// endOf classifies a transport error; a request its client canceled is canceled.
+func endOf(ctx context.Context, err error) *reflector.RequestEnd {
+	if ctx.Err() != nil {
+		return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: err}
+	}
+	return &reflector.RequestEnd{Reason: reflector.EndError, Err: err}
+}

@@ -1,0 +1,74 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"mime"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// The decoders below read API server responses that someone else asked for:
+// an observing proxy hands them the bytes a client received, as they arrive,
+// and gets what the client's own reflector got, in the compact store form.
+// They are the LiveSource's decoders, so a response decodes the same whether
+// this package asked for it or watched it go by.
+
+// IsProtobuf reports whether a response's Content-Type is the API server's
+// protobuf encoding (a LIST's, or a watch's with ";stream=watch").
+func IsProtobuf(contentType string) bool { return isProtobuf(contentType) }
+
+// SupportedResponse reports whether DecodeListResponse and
+// DecodeWatchResponse read a body of this Content-Type: JSON or protobuf
+// (CBOR, YAML and the rest are not decoded).
+func SupportedResponse(contentType string) bool {
+	if isProtobuf(contentType) {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// DecodeListResponse decodes a LIST response body (JSON or protobuf, by its
+// Content-Type) as it is read, as LiveSource.List does. With keepRaw each
+// item's Raw holds its JSON (for protobuf, the JSON of what was decoded);
+// without it Raw is nil and nothing of the page is held but the compact
+// objects.
+func DecodeListResponse(r io.Reader, contentType string, keepRaw bool) (*Page, error) {
+	if !SupportedResponse(contentType) {
+		return nil, fmt.Errorf("decoding list: unsupported Content-Type %q", contentType)
+	}
+	if isProtobuf(contentType) {
+		return decodeProtoList(r, keepRaw)
+	}
+	return decodeListKeeping(r, false, keepRaw)
+}
+
+// DecodeWatchResponse reads a watch response body (JSON or protobuf framing,
+// by its Content-Type) as LiveSource.Watch does: Next returns each event as
+// soon as its bytes are in, and a *RequestEnd when the body ends (EndClosed
+// between events, EndError for a read or decoding error). Close closes body.
+func DecodeWatchResponse(body io.ReadCloser, contentType string, keepRaw bool) (Stream, error) {
+	if !SupportedResponse(contentType) {
+		_ = body.Close()
+		return nil, fmt.Errorf("decoding watch: unsupported Content-Type %q", contentType)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &liveStream{ctx: ctx, cancel: cancel, body: body, keepRaw: keepRaw}
+	if isProtobuf(contentType) {
+		st.proto = &protoStream{}
+		st.proto.body.reset(body)
+		return st, nil
+	}
+	st.dec.sc.ResetReader(body, MaxObjectBytes)
+	return st, nil
+}
+
+// ResponseStatus is the API Status of an error response (code is its HTTP
+// status): its body when the body is a Status in JSON or protobuf, otherwise
+// the Status client-go makes for the code.
+func ResponseStatus(code int, body []byte, verb Verb, gr schema.GroupResource) *metav1.Status {
+	return responseStatus(code, body, string(verb), gr)
+}

@@ -1,0 +1,72 @@
+package trace
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+const observedHeader = `{"k":"header","v":2,"observed":true,"resources":[]}`
+const cmResource = `{"k":"resource","r":%d,"resource":{"resource":{"version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true}},"client":{"userAgent":"x"}}`
+
+func readAll(t *testing.T, trace string) (*Reader, error) {
+	t.Helper()
+	rd, err := NewReader("t.jsonl", strings.NewReader(trace))
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if _, err := rd.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return rd, nil
+			}
+			return rd, err
+		}
+	}
+}
+
+func TestAnObservedTraceGrowsItsResourcesAsItGoes(t *testing.T) {
+	lines := []string{observedHeader,
+		strings.Replace(cmResource, "%d", "0", 1),
+		`{"k":"request","r":0,"id":1,"verb":"list"}`,
+		strings.Replace(cmResource, "%d", "1", 1),
+		`{"k":"request","r":1,"id":1,"verb":"watch"}`,
+		`{"k":"page","r":0,"id":1,"resourceVersion":"5","items":0}`,
+		`{"k":"end","r":0,"id":1,"reason":"closed"}`,
+	}
+	rd, err := readAll(t, strings.Join(lines, "\n")+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := rd.Header(); !h.Observed || len(h.Resources) != 2 || h.Resources[1].Resource.GVR.Resource != "configmaps" {
+		t.Fatalf("header %+v", h)
+	}
+}
+
+func TestResourceLinesAreChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"not observed", []string{`{"k":"header","v":2,"resources":[{"resource":{"version":"v1","resource":"pods"}}]}`, strings.Replace(cmResource, "%d", "1", 1)},
+			"t.jsonl:2: resource line in a trace that is not observed (its header has no observed: true)"},
+		{"skips an index", []string{observedHeader, strings.Replace(cmResource, "%d", "1", 1)},
+			"t.jsonl:2: resource line for resource 1, want the next one, 0"},
+		{"no resource", []string{observedHeader, `{"k":"resource","r":0}`}, "t.jsonl:2: resource line without its resource"},
+		{"a line before its resource", []string{observedHeader, `{"k":"request","r":0,"id":1,"verb":"list"}`},
+			"t.jsonl:2: request line for resource 0, but the header lists 0"},
+		{"still one request at a time", []string{observedHeader, strings.Replace(cmResource, "%d", "0", 1),
+			`{"k":"request","r":0,"id":1,"verb":"list"}`, `{"k":"request","r":0,"id":2,"verb":"watch"}`},
+			"t.jsonl:4: request 2 starts while request 1 (line 3) is still open"},
+	} {
+		_, err := readAll(t, strings.Join(tc.lines, "\n")+"\n")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := NewReader("t.jsonl", strings.NewReader(`{"k":"header","v":2,"resources":[]}`+"\n")); err == nil || !strings.Contains(err.Error(), "it lists no resources") {
+		t.Errorf("a header of no resources that is not observed: %v", err)
+	}
+}
