@@ -80,51 +80,12 @@ func newNamespace(t *testing.T, cs kubernetes.Interface) string {
 	return ns
 }
 
-// installWidgets installs the namespaced CRD widgets.example.com and waits until it is served.
-func installWidgets(t *testing.T, dyn dynamic.Interface) {
-	t.Helper()
-	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "widgets.example.com"},
-		"spec": map[string]any{
-			"group": "example.com", "scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	}}
-	ctx := context.Background()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatalf("creating the CRD: %v", err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, err := dyn.Resource(widgetsGVR).Namespace("default").List(ctx, metav1.ListOptions{Limit: 1})
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the CRD was not served within a minute: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 func pod(name string, n int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": name, "annotations": map[string]any{"n": fmt.Sprint(n)}},
 		"spec": map[string]any{"automountServiceAccountToken": false,
 			"containers": []any{map[string]any{"name": "c", "image": "example.invalid/c:1"}}},
-	}}
-}
-
-func widget(name string, n int64) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1", "kind": "Widget",
-		"metadata": map[string]any{"name": name},
-		"spec":     map[string]any{"n": n},
 	}}
 }
 
@@ -192,7 +153,9 @@ func TestE2EProxyRebuildsAnInformersCacheThroughARestartWithCompaction(t *testin
 	admin := c.Config()
 	cs := kubernetes.NewForConfigOrDie(admin)
 	dyn := dynamic.NewForConfigOrDie(admin)
-	installWidgets(t, dyn)
+	if err := testcluster.InstallWidgets(context.Background(), c.Config()); err != nil {
+		t.Fatal(err)
+	}
 	ns := newNamespace(t, cs)
 	p, addr := startProxy(t, admin)
 
@@ -200,7 +163,7 @@ func TestE2EProxyRebuildsAnInformersCacheThroughARestartWithCompaction(t *testin
 	for _, o := range []testcluster.ChurnOptions{
 		{Namespace: ns, Prefix: "cm", Names: 40, Rate: 40},
 		{Namespace: ns, Resource: podsGVR, Object: pod, Prefix: "pod", Names: 30, Rate: 20},
-		{Namespace: ns, Resource: widgetsGVR, Object: widget, Prefix: "w", Names: 30, Rate: 20},
+		{Namespace: ns, Resource: widgetsGVR, Object: testcluster.Widget, Prefix: "w", Names: 30, Rate: 20},
 	} {
 		ch, err := testcluster.StartChurn(admin, o)
 		if err != nil {
