@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -349,16 +347,7 @@ func (p *Replay) requestEnd(ctx context.Context, l *Line) error {
 		return endOfTrace(ctx)
 	}
 	end := &reflector.RequestEnd{Reason: reflector.EndError}
-	if l.Status != nil {
-		st := &metav1.Status{Status: metav1.StatusFailure, Code: l.Status.Code, Reason: metav1.StatusReason(l.Status.Reason), Message: l.Status.Message}
-		if len(l.Status.Causes) > 0 {
-			st.Details = &metav1.StatusDetails{}
-			for _, c := range l.Status.Causes {
-				st.Details.Causes = append(st.Details.Causes, metav1.StatusCause{Type: metav1.CauseType(c)})
-			}
-		}
-		end.Status = st
-	}
+	end.Status = l.Status.APIStatus()
 	if l.Error != "" {
 		end.Err = errors.New(l.Error)
 	}
