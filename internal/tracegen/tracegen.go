@@ -49,6 +49,8 @@ type Config struct {
 	Name        func(i int) string
 	Labels      func(i int) map[string]string
 	Annotations func(i int) map[string]string
+	// Header, when set, changes the header before it is written.
+	Header func(*trace.Header)
 	// ListErrors makes the first page of every relist fail once with this
 	// message (HTTP 500) before it succeeds ("": never).
 	ListErrors string
@@ -134,6 +136,9 @@ func (g *generator) header() {
 		Namespace: g.cfg.Namespace, Objects: trace.ObjectsMetadata,
 		Options: trace.Options{Strategy: reflector.StrategyList, PageSize: int64(g.cfg.PageSize), WatchTimeout: trace.Duration(5 * time.Minute),
 			IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
+	if g.cfg.Header != nil {
+		g.cfg.Header(&h)
+	}
 	if g.err == nil {
 		g.err = g.enc.Encode(h)
 	}
