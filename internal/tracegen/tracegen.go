@@ -226,28 +226,22 @@ func (g *generator) run() {
 }
 
 // event writes the watch event number k: mostly MODIFIED; every 20th a
-// DELETED, followed by an ADDED of the same name with a new UID.
+// DELETED, followed by an ADDED of the same name with a new UID. One object
+// always stays, so a watch always has events.
 func (g *generator) event(id int64, k int) {
 	g.rv++
 	g.st.Events++
 	alive := g.alive()
-	if len(alive) == 0 {
-		return
-	}
 	var typ reflector.EventType
 	var o *object
-	switch k % 20 {
-	case 10:
-		o, typ = alive[(k/20)%len(alive)], reflector.EventDeleted
-		o.alive = false
-	case 11:
+	switch {
+	case len(alive) == 0 || k%20 == 11 && g.lastDeleted() != nil:
 		o = g.lastDeleted()
-		if o == nil {
-			o, typ = alive[k%len(alive)], reflector.EventModified
-			break
-		}
 		o.gen++
 		o.uid, o.alive, typ = uid(g.index(o), o.gen), true, reflector.EventAdded
+	case k%20 == 10 && len(alive) > 1:
+		o, typ = alive[(k/20)%len(alive)], reflector.EventDeleted
+		o.alive = false
 	default:
 		o, typ = alive[k%len(alive)], reflector.EventModified
 	}
@@ -287,12 +281,13 @@ func (g *generator) gone(id int64, cursor string) {
 		seen[o.name] = *o
 	}
 	alive := g.alive()
-	for m := 0; m < g.cfg.Missed && len(alive) > 0; m++ {
+	for m := 0; m < g.cfg.Missed && len(alive) > 1; m++ {
 		o := alive[(m*7)%len(alive)]
 		g.rv++
 		switch m % 3 {
 		case 0:
 			o.alive = false
+			alive = g.alive()
 		case 1:
 			o.gen++
 			o.uid = uid(g.index(o), o.gen)

@@ -17,6 +17,7 @@ func TestAGeneratedTraceReplaysWithTheSameDecisionsAndCounts(t *testing.T) {
 		{"one watch", Config{Objects: 30, Events: 200}},
 		{"pages, bookmarks, closed watches", Config{Objects: 45, PageSize: 10, Events: 500, EventsPerWatch: 60, BookmarkEvery: 25}},
 		{"410s and relists with missed changes", Config{Objects: 40, PageSize: 15, Events: 900, EventsPerWatch: 100, BookmarkEvery: 40, GoneEvery: 3, Missed: 7}},
+		{"few objects, short watches, many relists", Config{Objects: 10, Events: 3000, EventsPerWatch: 10, GoneEvery: 4, Missed: 2}},
 		{"a relist whose first page fails", Config{Objects: 20, Events: 300, EventsPerWatch: 50, GoneEvery: 2, Missed: 3, ListErrors: "etcdserver: leader changed"}},
 	}
 	for _, tc := range cases {
