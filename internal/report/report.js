@@ -145,7 +145,7 @@
   // readout shows the bucket under the pointer when it is over a chart.
   Timeline.prototype.readout = function (e, p) {
     var target = e.target;
-    var chart = target && target.closest ? target.closest("svg.chart") : null;
+    var chart = target && target.closest ? target.closest("svg.chart, svg.m-bookmark") : null;
     if (!chart || !this.tip || !this.res || !(this.res.bucketMs > 0)) { this.hideTip(); return; }
     var t = this.timeAt(p.x);
     var i = Math.floor(t / this.res.bucketMs);

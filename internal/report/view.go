@@ -228,7 +228,7 @@ func (v *pageView) markerLanes(res *Resource) []laneView {
 		{MarkGone, laneView{Label: "410 Gone", Hint: "a request ended with 410 Gone", Class: "mark m-gone"}},
 		{MarkRelist, laneView{Label: "relists", Hint: "a relist completed (list-complete after the first)", Class: "mark m-relist"}},
 		{MarkBackoff, laneView{Label: "backoffs", Hint: "a recorded backoff, until the next request", Class: "mark m-backoff"}},
-		{"", laneView{Label: "bookmarks", Hint: "bookmarks (one tick per time bucket)", Class: "mark m-bookmark"}},
+		{"", laneView{Label: "bookmarks", Hint: "bookmarks (one tick per time bucket; hover for how many)", Class: "mark m-bookmark"}},
 		{MarkRVBackwards, laneView{Label: "RV backwards", Hint: "an event or bookmark older than the cursor", Class: "mark m-rv"}},
 	}
 	lane := map[MarkerKind]*laneView{}
@@ -251,16 +251,16 @@ func (v *pageView) markerLanes(res *Resource) []laneView {
 		}
 		l.Lines = append(l.Lines, lineView{Href: href, Title: clip(m.Detail, clipMessage) + " · " + formatOffset(m.At), X: ms(m.At)})
 	}
-	bm := lane[""]
+	// One tick per bucket with bookmarks, all in one path: the page's
+	// read-out says how many a bucket had.
+	var ticks strings.Builder
 	for _, b := range res.Buckets {
-		if b.Bookmarks == 0 {
-			continue
+		if b.Bookmarks > 0 {
+			fmt.Fprintf(&ticks, "M%s 2V14", ms(b.FirstBookmark))
 		}
-		title := fmt.Sprintf("bookmark at %s", formatOffset(b.FirstBookmark))
-		if b.Bookmarks > 1 {
-			title = fmt.Sprintf("%d bookmarks from %s to %s", b.Bookmarks, formatOffset(b.FirstBookmark), formatOffset(b.LastBookmark))
-		}
-		bm.Lines = append(bm.Lines, lineView{Title: title, X: ms(b.FirstBookmark)})
+	}
+	if ticks.Len() > 0 {
+		lane[""].Paths = append(lane[""].Paths, pathView{Class: "ticks", D: ticks.String()})
 	}
 	var out []laneView
 	for _, k := range kinds {
