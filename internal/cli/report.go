@@ -109,6 +109,9 @@ func (o *ReportOptions) Validate() error {
 		return usageErrorf("-o %s: %s is not a directory", o.out, dir)
 	}
 	if sameFile(o.out, o.path) {
+		if o.Output == "" {
+			return usageErrorf("the report's default name %s is the trace itself; name another output with -o", o.out)
+		}
 		return usageErrorf("-o %s: refusing to overwrite the trace %s; name another output with -o", o.out, o.path)
 	}
 	return nil
