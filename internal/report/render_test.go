@@ -191,8 +191,10 @@ func TestTheDemoReportShowsTheRelistDiffWithOldAndNewUIDs(t *testing.T) {
 }
 
 // networkAttributes are the attributes through which a page loads or links something.
-var networkAttributes = map[string]bool{"src": true, "href": true, "xlink:href": true, "action": true, "formaction": true,
-	"poster": true, "data": true, "srcset": true, "background": true, "ping": true, "manifest": true, "codebase": true}
+func networkAttributes() map[string]bool {
+	return map[string]bool{"src": true, "href": true, "xlink:href": true, "action": true, "formaction": true,
+		"poster": true, "data": true, "srcset": true, "background": true, "ping": true, "manifest": true, "codebase": true}
+}
 
 func TestAReportLoadsNothingFromTheNetworkAndRunsOnlyItsOwnScript(t *testing.T) {
 	for _, path := range bundledTraces(t) {
@@ -207,6 +209,7 @@ func TestAReportLoadsNothingFromTheNetworkAndRunsOnlyItsOwnScript(t *testing.T) 
 // and that the Content-Security-Policy lets only the page's script run.
 func checkSelfContained(t *testing.T, page []byte, doc *html.Node) {
 	t.Helper()
+	network := networkAttributes()
 	for _, n := range elements(doc, func(*html.Node) bool { return true }) {
 		for _, a := range n.Attr {
 			key := a.Key
@@ -216,7 +219,7 @@ func checkSelfContained(t *testing.T, page []byte, doc *html.Node) {
 			if strings.HasPrefix(key, "on") {
 				t.Errorf("<%s %s=%q>: an event handler attribute", n.Data, key, a.Val)
 			}
-			if !networkAttributes[key] && !networkAttributes[a.Key] {
+			if !network[key] && !network[a.Key] {
 				continue
 			}
 			v := strings.TrimSpace(a.Val)
@@ -272,7 +275,7 @@ const (
 )
 
 // hostileName is a 10 KB name-like string.
-var hostileName = strings.Repeat("a-very-long-name-", 10240/17) + "end"
+func hostileName() string { return strings.Repeat("a-very-long-name-", 10240/17) + "end" }
 
 // writeHostileTrace writes a trace whose every piece of user data is hostile.
 func writeHostileTrace(t testing.TB, dir string) string {
@@ -282,7 +285,7 @@ func writeHostileTrace(t testing.TB, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{hostileScript, hostileImg, hostileName, hostileAttr, hostileJSON}
+	names := []string{hostileScript, hostileImg, hostileName(), hostileAttr, hostileJSON}
 	_, err = tracegen.Write(f, tracegen.Config{
 		Namespace: hostileImg, Objects: len(names), Events: 60, EventsPerWatch: 20, BookmarkEvery: 7, GoneEvery: 2, Missed: len(names),
 		ListErrors: hostileScript + hostileJSON,
@@ -338,11 +341,11 @@ func TestHostileStringsInATraceAreInertText(t *testing.T) {
 			t.Errorf("the page's text lacks %q", want)
 		}
 	}
-	if strings.Contains(body, hostileName) {
+	if strings.Contains(body, hostileName()) {
 		t.Error("the 10 KB name is shown whole, want it clipped")
 	}
 	// The name is shown as namespace/name, clipped.
-	ref := hostileImg + "/" + hostileName
+	ref := hostileImg + "/" + hostileName()
 	if len(ref) != 10301 {
 		t.Fatalf("the hostile ref is %d bytes, want 10301", len(ref))
 	}

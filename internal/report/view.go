@@ -405,8 +405,8 @@ func (v *pageView) rateLane(res *Resource) laneView {
 }
 
 // tickSteps are the axis steps: 1, 2, 5 times powers of ten below a second,
-// clock-friendly steps above.
-var tickSteps = func() []time.Duration {
+// clock-friendly steps above (report.js has the same list).
+func tickSteps() []time.Duration {
 	var s []time.Duration
 	for p := time.Duration(1); p < time.Second; p *= 10 {
 		s = append(s, p, 2*p, 5*p)
@@ -414,13 +414,14 @@ var tickSteps = func() []time.Duration {
 	return append(s, time.Second, 2*time.Second, 5*time.Second, 10*time.Second, 15*time.Second, 30*time.Second,
 		time.Minute, 2*time.Minute, 5*time.Minute, 10*time.Minute, 15*time.Minute, 30*time.Minute,
 		time.Hour, 2*time.Hour, 3*time.Hour, 6*time.Hour, 12*time.Hour, 24*time.Hour)
-}()
+}
 
 // ticks are the axis labels for the whole span (the page's script redraws
 // them for a zoomed range with the same steps and words).
 func ticks(span time.Duration) []tickView {
-	step := tickSteps[len(tickSteps)-1]
-	for _, s := range tickSteps {
+	steps := tickSteps()
+	step := steps[len(steps)-1]
+	for _, s := range steps {
 		if span/s <= 8 {
 			step = s
 			break
