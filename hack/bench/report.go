@@ -306,7 +306,7 @@ func (res *results) sizeMarkdown(b *strings.Builder, s sizeResult, o options) {
 	p("\n")
 }
 
-// targetsMarkdown checks the targets against the medians.
+// targetsMarkdown checks the benchmark's targets against the medians.
 func (res *results) targetsMarkdown(b *strings.Builder) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("### Targets, from this run\n\n| target | N | measured | verdict |\n|---|---:|---|---|\n")
