@@ -53,6 +53,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	return nil
 }
 
+// maxOpenDiff is how many objects a relist's diff may have to be shown open.
+const maxOpenDiff = 10
+
 // pageView is everything the template shows.
 type pageView struct {
 	Title, Name string
@@ -120,6 +123,8 @@ type relistView struct {
 	More                                               int
 	// Gap is the first relist after the ones left out.
 	Gap bool
+	// Open shows a short diff's objects without a click.
+	Open bool
 }
 
 // pageData is the JSON the page's script reads: the time range and the
@@ -281,7 +286,7 @@ func requestRow(res int, q *Request) requestView {
 	o := q.Opts
 	v := requestView{Anchor: requestAnchor(res, q.ID), ID: q.ID, Kind: q.Kind.Noun(), Class: "c-" + string(q.Class),
 		Start: formatOffset(q.Start), StartV: int64(q.Start), Duration: formatDuration(q.End - q.Start), DurationV: int64(q.End - q.Start),
-		RV: clip(o.ResourceVersion, 64), RVMissing: o.ResourceVersion == "", Match: o.ResourceVersionMatch,
+		RV: clip(o.ResourceVersion, 64), RVMissing: o.ResourceVersion == "" && o.Continue == "", Match: o.ResourceVersionMatch,
 		Continue: abbreviate(o.Continue, clipToken), InitialEvents: yes(o.SendInitialEvents), Bookmarks: yes(o.AllowWatchBookmarks),
 		End: clip(describeEnd(q), clipMessage), LimitV: o.Limit, TimeoutV: o.TimeoutSeconds}
 	if len(o.Continue) > clipToken {
@@ -331,6 +336,7 @@ func relistRow(res int, l *Relist) relistView {
 		v.Before, v.AfterN, v.Deleted, v.Recreated, v.Updated, v.Added, v.Unchanged = d.Before, d.After, d.NDeleted, d.NRecreated, d.NUpdated, d.NAdded, d.Unchanged
 		v.Rows = diffRows(d)
 		v.More = d.NDeleted + d.NRecreated + d.NUpdated + d.NAdded - len(v.Rows)
+		v.Open = len(v.Rows) <= maxOpenDiff
 	}
 	return v
 }

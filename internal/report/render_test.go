@@ -177,8 +177,16 @@ func TestTheDemoReportShowsTheRelistDiffWithOldAndNewUIDs(t *testing.T) {
 		t.Errorf("after: got %q, want the 410 of watch #9", rel[0].After)
 	}
 	_, doc := render(t, path, Options{})
+	// The objects are in the detail row under the relist's row.
 	row := relistRows(doc)[0]
-	got := text(row)
+	detail := row.NextSibling
+	for detail != nil && detail.Type != html.ElementNode {
+		detail = detail.NextSibling
+	}
+	if detail == nil || !hasClass(detail, "detail") {
+		t.Fatal("the relist row has no detail row after it")
+	}
+	got := text(row) + text(detail)
 	r := d.Recreated[0]
 	for _, want := range []string{"demo-445679/api-2", r.OldUID, r.NewUID, "missed delete", "demo-445679/web-42", "app=demo"} {
 		if !strings.Contains(got, want) {

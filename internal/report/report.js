@@ -176,7 +176,8 @@
   }
 
   // Sortable tables: a click on a header sorts by its column (data-v when
-  // a cell has one, else its text); a second click reverses.
+  // a cell has one, else its text); a second click reverses. A detail row
+  // moves with the row before it.
   function sortBy(table, th) {
     var col = Array.prototype.indexOf.call(th.parentNode.children, th);
     var num = th.getAttribute("data-sort") === "num";
@@ -186,18 +187,26 @@
     th.classList.add(asc ? "asc" : "desc");
     var body = table.tBodies[0];
     var rows = [];
-    for (var r = 0; r < body.rows.length; r++) {
-      var row = body.rows[r];
+    var all = Array.prototype.slice.call(body.rows);
+    for (var r = 0; r < all.length; r++) {
+      var row = all[r];
       if (row.classList.contains("gap")) { row.hidden = true; continue; }
+      if (row.classList.contains("detail")) {
+        if (rows.length) { rows[rows.length - 1].details.push(row); }
+        continue;
+      }
       var cell = row.cells[col];
       var v = cell ? (cell.hasAttribute("data-v") ? cell.getAttribute("data-v") : cell.textContent) : "";
-      rows.push({ row: row, v: num ? parseFloat(v) || 0 : v.toLowerCase(), i: r });
+      rows.push({ row: row, v: num ? parseFloat(v) || 0 : v.toLowerCase(), i: r, details: [] });
     }
     rows.sort(function (a, b) {
       var c = a.v < b.v ? -1 : a.v > b.v ? 1 : a.i - b.i;
       return asc ? c : -c;
     });
-    for (var k = 0; k < rows.length; k++) { body.appendChild(rows[k].row); }
+    for (var k = 0; k < rows.length; k++) {
+      body.appendChild(rows[k].row);
+      for (var d = 0; d < rows[k].details.length; d++) { body.appendChild(rows[k].details[d]); }
+    }
   }
   var tables = document.querySelectorAll("table.sortable");
   for (var t = 0; t < tables.length; t++) {

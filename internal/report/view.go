@@ -190,7 +190,10 @@ func requestTitle(r *Request) string {
 
 // optionsText renders the options as sent, short.
 func optionsText(o reflector.RequestOptions) string {
-	parts := []string{"rv=" + quoteEmpty(o.ResourceVersion)}
+	var parts []string
+	if o.Continue == "" {
+		parts = append(parts, "rv="+quoteEmpty(o.ResourceVersion))
+	}
 	if o.ResourceVersionMatch != "" {
 		parts = append(parts, "match="+o.ResourceVersionMatch)
 	}
