@@ -586,27 +586,20 @@ func (k RequestKind) Noun() string {
 	return string(k)
 }
 
-// describeEnd says how a request ended, in a few words.
+// describeEnd says how a request ended, as the rest of the tool says it
+// (reflector.RequestEnd.Format): "error 410 Expired: too old resource version: 211 (214)".
 func describeEnd(r *Request) string {
 	if r.Class == EndOpen {
 		return "no end (the trace stops first)"
 	}
-	s := string(r.Reason)
-	if r.Class == EndGone {
-		s = "410 Gone"
+	e := &reflector.RequestEnd{Reason: r.Reason}
+	if r.Code != 0 || r.StatusReason != "" || r.Message != "" {
+		e.Status = &metav1.Status{Code: r.Code, Reason: metav1.StatusReason(r.StatusReason), Message: r.Message}
 	}
-	switch {
-	case r.Code != 0 || r.Message != "":
-		if r.Class != EndGone {
-			s += fmt.Sprintf(" %d %s", r.Code, r.StatusReason)
-		}
-		if r.Message != "" {
-			s += ": " + r.Message
-		}
-	case r.Error != "":
-		s += ": " + r.Error
+	if r.Error != "" {
+		e.Err = errors.New(r.Error)
 	}
-	return s
+	return e.Format(false)
 }
 
 // capped keeps the first and the last max/2 values added.

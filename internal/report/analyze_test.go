@@ -200,7 +200,7 @@ func TestTheEdgesOfTheProtocolCountAsTheReplayCountsThem(t *testing.T) {
 		t.Fatalf("relists: got %d, want 2", len(res.Relists))
 	}
 	first, second := res.Relists[0], res.Relists[1]
-	if first.Outcome != RelistFirstComplete || first.FirstRequest != 4 || first.LastRequest != 5 || !strings.Contains(first.After, "list #3: 410 Gone") {
+	if first.Outcome != RelistFirstComplete || first.FirstRequest != 4 || first.LastRequest != 5 || !strings.Contains(first.After, "list #3: error 410 Expired: The provided continue parameter is too old") {
 		t.Errorf("list #2: got %+v, want the first complete list, requests 4-5, after the 410 of list #3", first)
 	}
 	d := second.Diff

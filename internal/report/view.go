@@ -175,7 +175,7 @@ func relistAnchor(res, n int) string         { return fmt.Sprintf("l%d-%d", res,
 // requestTitle is a request's tooltip.
 func requestTitle(r *Request) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s #%d · %s → %s (%s) · %s", r.Kind.Noun(), r.ID, formatOffset(r.Start), formatOffset(r.End), formatDuration(r.End-r.Start), optionsText(r.Opts))
+	fmt.Fprintf(&b, "%s #%d · %s → %s (%s) · %s", r.Kind.Noun(), r.ID, formatOffset(r.Start), formatOffset(r.End), formatDuration(r.End-r.Start), r.Opts.Format(true))
 	if r.Verb == reflector.VerbList {
 		fmt.Fprintf(&b, " · %d items", r.Items)
 	} else {
@@ -186,33 +186,6 @@ func requestTitle(r *Request) string {
 	}
 	b.WriteString(" · " + clip(describeEnd(r), clipTitle))
 	return b.String()
-}
-
-// optionsText renders the options as sent, short.
-func optionsText(o reflector.RequestOptions) string {
-	var parts []string
-	if o.Continue == "" {
-		parts = append(parts, "rv="+quoteEmpty(o.ResourceVersion))
-	}
-	if o.ResourceVersionMatch != "" {
-		parts = append(parts, "match="+o.ResourceVersionMatch)
-	}
-	if o.Limit > 0 {
-		parts = append(parts, fmt.Sprintf("limit=%d", o.Limit))
-	}
-	if o.Continue != "" {
-		parts = append(parts, "continue="+abbreviate(o.Continue, clipToken))
-	}
-	if o.SendInitialEvents {
-		parts = append(parts, "sendInitialEvents")
-	}
-	if o.AllowWatchBookmarks {
-		parts = append(parts, "bookmarks")
-	}
-	if o.TimeoutSeconds > 0 {
-		parts = append(parts, fmt.Sprintf("timeout=%ds", o.TimeoutSeconds))
-	}
-	return strings.Join(parts, " ")
 }
 
 func quoteEmpty(s string) string {
