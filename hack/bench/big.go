@@ -41,8 +41,9 @@ func bigVariants(e *env) []variant {
 	vs := []variant{
 		{vFloor, "raw GET of the list, the plugin's LIST request (limit=500: one page here), read to EOF", rawgetRun("-limit", "500")},
 		{vFloorStream, "raw streaming list, read to its initial-events-end bookmark", rawgetRun("-watchlist")},
-		{vBigAuto, "watchcache configmaps -A --no-tui --once (default --initial-list=auto: a streaming list)", pluginRun(false)},
-		{vBigList, "watchcache … --initial-list=list", pluginRun(false, "--initial-list", "list")},
+		// JSON on the wire, as the floors and the baseline: this comparison is about the JSON decoder.
+		{vBigAuto, "watchcache configmaps -A --no-tui --once --wire json (default --initial-list=auto: a streaming list)", pluginRun(false, "--wire", "json")},
+		{vBigList, "watchcache … --initial-list=list --wire json", pluginRun(false, "--initial-list", "list", "--wire", "json")},
 		{vListFull, "watchcache … --initial-list=list --keep-objects", pluginRun(false, "--initial-list", "list", "--keep-objects")},
 	}
 	if e.bins.baseline != "" {

@@ -240,11 +240,51 @@ func measureSize(ctx context.Context, e *env, n int) (sizeResult, error) {
 	if sr.Sync, sr.ListBytes, err = measureSync(ctx, e, n, syncVariants(e)); err != nil {
 		return sr, err
 	}
+	if runs := sr.Sync[vFloorPB]; len(runs) > 0 {
+		sr.ListBytesPB = runs[0].Bytes
+	}
+	if n == e.opts.sizes[len(e.opts.sizes)-1] {
+		// Where a timing target is missed at the largest N, say where the time goes.
+		sr.Profiles = map[string]string{}
+		for _, t := range sr.targets() {
+			if t.profile == nil || t.got <= t.want {
+				continue
+			}
+			logf("N=%d: missed %q: profiling", n, t.name)
+			top, err := profileTop(ctx, e, t.profile)
+			if err != nil {
+				return sr, fmt.Errorf("profiling %q: %w", t.name, err)
+			}
+			sr.Profiles[t.name] = top
+		}
+	}
 	logf("N=%d: steady watch, %d windows of %s per client", n, e.opts.reps, e.opts.watchFor)
 	if sr.Watch, err = measureWatch(ctx, e, n); err != nil {
 		return sr, err
 	}
 	return sr, nil
+}
+
+// profileTop runs the syncer helper with args and a CPU profile, and returns
+// the profile's top entries (go tool pprof -top).
+func profileTop(ctx context.Context, e *env, args []string) (string, error) {
+	prof := filepath.Join(e.tmp, "cpu.pprof")
+	defer os.Remove(prof)
+	if _, err := syncerRun(false, append(args, "-cpuprofile", prof)...)(ctx, e, 0); err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=15", e.bins.syncer, prof).Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool pprof: %w", err)
+	}
+	// Keep the summary and the table, not pprof's header about the file.
+	lines := strings.Split(string(out), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Showing nodes") || strings.HasPrefix(l, "Duration:") {
+			return strings.Join(lines[i:], "\n"), nil
+		}
+	}
+	return string(out), nil
 }
 
 // kubectlVersion is kubectl's "Client Version: …" line.

@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/hack/bench/internal/probe"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 )
 
 // binaries are the programs the initial-sync measurements run.
@@ -96,6 +98,10 @@ type procResult struct {
 	// Helper readings: live heap and RSS once synced, and a forced relist.
 	BaselineHeap, SteadyHeap, SteadyRSS uint64
 	Relist                              *probe.Relist
+	// Server side, during the run: kube-apiserver's and etcd's CPU time, and
+	// how far kube-apiserver's resident set rose above where it was at the start.
+	ServerCPU, EtcdCPU time.Duration
+	ServerPeakRise     uint64
 }
 
 // variant is one kind of process in the initial-sync comparison.
@@ -107,56 +113,91 @@ type variant struct {
 
 // Variant keys, used to look results up for ratios.
 const (
-	vFloor          = "floor"
-	vFloorPages     = "floor-pages"
-	vFloorStream    = "floor-stream"
-	vListFull       = "wc-list-full"
-	vListMeta       = "wc-list-meta"
-	vStreamFull     = "wc-stream-full"
-	vStreamMeta     = "wc-stream-meta"
-	vList0Full      = "wc-list0-full"
-	vList0Meta      = "wc-list0-meta"
-	vListFullTrace  = "wc-list-full-trace"
-	vSessionFull    = "wc-session-full"
-	vSessionMeta    = "wc-session-meta"
-	vDynamicStream  = "dynamic-stream"
-	vDynamicList    = "dynamic-list"
-	vMetadataStream = "metadata-stream"
-	vMetadataList   = "metadata-list"
-	vKubectl        = "kubectl"
+	vFloor             = "floor"
+	vFloorPB           = "floor-pb"
+	vFloorPages        = "floor-pages"
+	vFloorPagesPB      = "floor-pages-pb"
+	vFloorPages5000    = "floor-pages5000"
+	vFloorPages5000PB  = "floor-pages5000-pb"
+	vFloorRV0          = "floor-rv0"
+	vFloorRV0PB        = "floor-rv0-pb"
+	vFloorStream       = "floor-stream"
+	vFloorStreamPB     = "floor-stream-pb"
+	vFloorStreamMeta   = "floor-stream-meta"
+	vFloorStreamMetaPB = "floor-stream-meta-pb"
+	vDefault           = "wc-default"
+	vDefaultJSON       = "wc-default-json"
+	vDefaultMeta       = "wc-default-meta"
+	vDefaultMetaJSON   = "wc-default-meta-json"
+	vDefaultTrace      = "wc-default-trace"
+	vListFull          = "wc-list-full"
+	vStreamFull        = "wc-stream-full"
+	vList500PB         = "wc-list500-pb"
+	vList5000PB        = "wc-list5000-pb"
+	vList0PB           = "wc-list0-pb"
+	vRV0PB             = "wc-rv0-pb"
+	vList500JSON       = "wc-list500-json"
+	vList5000JSON      = "wc-list5000-json"
+	vList0JSON         = "wc-list0-json"
+	vRV0JSON           = "wc-rv0-json"
+	vSessionFull       = "wc-session-full"
+	vSessionMeta       = "wc-session-meta"
+	vDynamicStream     = "dynamic-stream"
+	vDynamicList       = "dynamic-list"
+	vMetadataStream    = "metadata-stream"
+	vMetadataList      = "metadata-list"
+	vKubectl           = "kubectl"
 )
 
 // syncVariants are the processes measured for initial sync, in run order.
 func syncVariants(e *env) []variant {
-	plugin := func(initialList string, extra ...string) func(context.Context, *env, int) (procResult, error) {
-		return pluginRun(false, append([]string{"--initial-list", initialList}, extra...)...)
+	plugin := func(extra ...string) func(context.Context, *env, int) (procResult, error) {
+		return pluginRun(false, extra...)
 	}
 	syncer, rawget := syncerRun, rawgetRun
+	pb := []string{"-wire", "protobuf"}
 	vs := []variant{
-		{vFloor, "raw GET of the whole list, read to EOF (floor)", rawget()},
-		{vFloorPages, "raw GETs of every 500-item page, read to EOF (paginated floor)", rawget("-limit", "500")},
-		{vFloorStream, "raw streaming list, read to its initial-events-end bookmark (streaming floor)", rawget("-watchlist")},
-		{vListFull, "watchcache --initial-list=list --keep-objects", plugin("list", "--keep-objects")},
-		{vStreamFull, "watchcache --initial-list=stream --keep-objects", plugin("stream", "--keep-objects")},
-		{vListMeta, "watchcache --initial-list=list --metadata-only", plugin("list", "--metadata-only")},
-		{vStreamMeta, "watchcache --initial-list=stream --metadata-only", plugin("stream", "--metadata-only")},
-		{vList0Full, "watchcache --initial-list=list --page-size=0 --keep-objects", plugin("list", "--page-size=0", "--keep-objects")},
-		{vList0Meta, "watchcache --initial-list=list --page-size=0 --metadata-only", plugin("list", "--page-size=0", "--metadata-only")},
-		{vListFullTrace, "watchcache --initial-list=list --keep-objects --trace", func(ctx context.Context, e *env, rep int) (procResult, error) {
+		{vFloor, "raw GET of the whole list, JSON, read to EOF (floor)", rawget()},
+		{vFloorPB, "raw GET of the whole list, protobuf, read to EOF", rawget(pb...)},
+		{vFloorPages, "raw GETs of every 500-item page, JSON", rawget("-limit", "500")},
+		{vFloorPagesPB, "raw GETs of every 500-item page, protobuf", rawget(append(pb, "-limit", "500")...)},
+		{vFloorPages5000, "raw GETs of every 5000-item page, JSON", rawget("-limit", "5000")},
+		{vFloorPages5000PB, "raw GETs of every 5000-item page, protobuf", rawget(append(pb, "-limit", "5000")...)},
+		{vFloorRV0, "raw GETs, resourceVersion=0, limit=500, JSON", rawget("-limit", "500", "-resource-version", "0")},
+		{vFloorRV0PB, "raw GETs, resourceVersion=0, limit=500, protobuf", rawget(append(pb, "-limit", "500", "-resource-version", "0")...)},
+		{vFloorStream, "raw streaming list to its initial-events-end bookmark, JSON", rawget("-watchlist")},
+		{vFloorStreamPB, "raw streaming list to its initial-events-end bookmark, protobuf", rawget(append(pb, "-watchlist")...)},
+		{vFloorStreamMeta, "raw streaming list of PartialObjectMetadata, JSON", rawget("-watchlist", "-metadata-only")},
+		{vFloorStreamMetaPB, "raw streaming list of PartialObjectMetadata, protobuf", rawget(append(pb, "-watchlist", "-metadata-only")...)},
+		{vDefault, "watchcache (defaults: streaming list, --wire auto = protobuf)", plugin()},
+		{vDefaultJSON, "watchcache --wire json (before: JSON)", plugin("--wire", "json")},
+		{vDefaultMeta, "watchcache --metadata-only (protobuf)", plugin("--metadata-only")},
+		{vDefaultMetaJSON, "watchcache --metadata-only --wire json (before: JSON)", plugin("--metadata-only", "--wire", "json")},
+		{vStreamFull, "watchcache --keep-objects (JSON: full objects kept)", plugin("--keep-objects")},
+		{vListFull, "watchcache --initial-list=list --keep-objects (JSON)", plugin("--initial-list", "list", "--keep-objects")},
+		{vDefaultTrace, "watchcache --trace (metadata trace; protobuf)", func(ctx context.Context, e *env, rep int) (procResult, error) {
 			path := filepath.Join(e.tmp, fmt.Sprintf("sync-%d.jsonl", rep))
 			defer os.Remove(path)
-			r, err := plugin("list", "--keep-objects", "--trace", path)(ctx, e, rep)
+			r, err := plugin("--trace", path)(ctx, e, rep)
 			if fi, statErr := os.Stat(path); statErr == nil {
 				r.TraceBytes = fi.Size()
 			}
 			return r, err
 		}},
-		{vSessionFull, "watchcache session, list, full objects (helper; + forced relist)", syncer(false, "-client", "watchcache", "-initial-list", "list", "-keep-objects", "-relist")},
-		{vSessionMeta, "watchcache session, list, metadata-only (helper; + forced relist)", syncer(false, "-client", "watchcache", "-initial-list", "list", "-metadata-only", "-relist")},
-		{vDynamicStream, "client-go dynamic informer, streaming list (client-go default)", syncer(true, "-client", "dynamic")},
-		{vDynamicList, "client-go dynamic informer, LIST (WatchListClient=false)", syncer(false, "-client", "dynamic")},
-		{vMetadataStream, "client-go metadata informer, streaming list (default)", syncer(true, "-client", "metadata")},
-		{vMetadataList, "client-go metadata informer, LIST (WatchListClient=false)", syncer(false, "-client", "metadata")},
+		{vList500PB, "watchcache --initial-list=list (--page-size 500), protobuf", plugin("--initial-list", "list")},
+		{vList5000PB, "watchcache --initial-list=list --page-size 5000, protobuf", plugin("--initial-list", "list", "--page-size", "5000")},
+		{vList0PB, "watchcache --initial-list=list --page-size 0, protobuf", plugin("--initial-list", "list", "--page-size", "0")},
+		{vRV0PB, "watchcache --initial-list=list --resource-version 0, protobuf", plugin("--initial-list", "list", "--resource-version", "0")},
+		{vList500JSON, "watchcache --initial-list=list (--page-size 500), JSON", plugin("--initial-list", "list", "--wire", "json")},
+		{vList5000JSON, "watchcache --initial-list=list --page-size 5000, JSON", plugin("--initial-list", "list", "--page-size", "5000", "--wire", "json")},
+		{vList0JSON, "watchcache --initial-list=list --page-size 0, JSON", plugin("--initial-list", "list", "--page-size", "0", "--wire", "json")},
+		{vRV0JSON, "watchcache --initial-list=list --resource-version 0, JSON", plugin("--initial-list", "list", "--resource-version", "0", "--wire", "json")},
+		{vSessionFull, "watchcache session, defaults (helper; + forced relist)", syncer(false, "-client", "watchcache", "-initial-list", "auto", "-relist")},
+		{vSessionMeta, "watchcache session, --metadata-only (helper; + forced relist)", syncer(false, "-client", "watchcache", "-initial-list", "auto", "-metadata-only", "-relist")},
+		{vDynamicStream, "client-go dynamic informer, streaming list (client-go default; JSON)", syncer(true, "-client", "dynamic")},
+		{vDynamicList, "client-go dynamic informer, LIST (WatchListClient=false; JSON)", syncer(false, "-client", "dynamic")},
+		{vMetadataStream, "client-go metadata informer, streaming list (default; protobuf)", syncer(true, "-client", "metadata")},
+		{vMetadataList, "client-go metadata informer, LIST (WatchListClient=false; protobuf)", syncer(false, "-client", "metadata")},
 	}
 	if e.kubectl != "" {
 		vs = append(vs, variant{vKubectl, "kubectl get configmaps -A -o name", func(ctx context.Context, e *env, rep int) (procResult, error) {
@@ -197,7 +238,7 @@ func rawgetRun(args ...string) func(context.Context, *env, int) (procResult, err
 // spreads evenly, after one unmeasured warm-up of the floor and the plugin.
 func measureSync(ctx context.Context, e *env, n int, vs []variant) (map[string][]procResult, int64, error) {
 	for _, v := range vs {
-		if v.key != vFloor && v.key != vListFull {
+		if v.key != vFloor && v.key != vDefault {
 			continue
 		}
 		if _, err := v.run(ctx, e, -1); err != nil {
@@ -211,17 +252,19 @@ func measureSync(ctx context.Context, e *env, n int, vs []variant) (map[string][
 			if err := pause(ctx, 300*time.Millisecond); err != nil {
 				return nil, 0, err
 			}
+			server := startServerReading(e.cluster)
 			r, err := v.run(ctx, e, rep)
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", v.key, err)
 			}
+			server.finish(&r)
 			if !strings.HasPrefix(v.key, vFloor) && r.Objects < n {
 				return nil, 0, fmt.Errorf("%s: the cache holds %d objects, want at least %d", v.key, r.Objects, n)
 			}
 			if v.key == vFloor {
 				listBytes = r.Bytes
 			}
-			logf("  rep %d %-20s sync %7.3fs wall %7.3fs CPU %7.3fs peak RSS %6.1f MiB objects %d", rep+1, v.key, r.Sync.Seconds(), r.Wall.Seconds(), r.CPU.Seconds(), mib(r.PeakRSS), r.Objects)
+			logf("  rep %d %-20s sync %7.3fs wall %7.3fs CPU %7.3fs peak RSS %6.1f MiB objects %d; apiserver CPU %.2fs +%.0f MiB, etcd CPU %.2fs", rep+1, v.key, r.Sync.Seconds(), r.Wall.Seconds(), r.CPU.Seconds(), mib(r.PeakRSS), r.Objects, r.ServerCPU.Seconds(), mib(r.ServerPeakRise), r.EtcdCPU.Seconds())
 			out[v.key] = append(out[v.key], r)
 		}
 	}
@@ -401,3 +444,76 @@ func (l *lineCounter) Write(p []byte) (int, error) {
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// serverReading is the cluster's processes' state at the start of one run.
+type serverReading struct {
+	etcd, apiserver int // pids; 0 when unknown
+	etcdCPU, apiCPU time.Duration
+	apiRSS          uint64
+}
+
+// startServerReading reads etcd's and kube-apiserver's CPU time and resets
+// kube-apiserver's VmHWM to its current resident set (clear_refs 5), so the
+// peak read at the end is this run's.
+func startServerReading(c *testcluster.Cluster) serverReading {
+	var s serverReading
+	if pids := c.PIDs(); len(pids) == 2 {
+		s.etcd, s.apiserver = pids[0], pids[1]
+	}
+	if s.apiserver == 0 {
+		return s
+	}
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.apiserver), []byte("5"), 0)
+	s.etcdCPU, s.apiCPU = procCPU(s.etcd), procCPU(s.apiserver)
+	s.apiRSS = procStatus(s.apiserver, "VmRSS")
+	return s
+}
+
+// finish fills r's server-side readings.
+func (s serverReading) finish(r *procResult) {
+	if s.apiserver == 0 {
+		return
+	}
+	r.EtcdCPU, r.ServerCPU = procCPU(s.etcd)-s.etcdCPU, procCPU(s.apiserver)-s.apiCPU
+	if hwm := procStatus(s.apiserver, "VmHWM"); hwm > s.apiRSS {
+		r.ServerPeakRise = hwm - s.apiRSS
+	}
+}
+
+// procCPU is process pid's user + system CPU time (/proc/PID/stat; 0 when unreadable).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: fields count from after it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times (100 on Linux).
+const clockTicks = 100
+
+// procStatus reads one "Field: N kB" line of /proc/PID/status in bytes (0 when unreadable).
+func procStatus(pid int, field string) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == field {
+			n, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n << 10
+		}
+	}
+	return 0
+}

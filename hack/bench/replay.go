@@ -67,9 +67,9 @@ func measureReplay(ctx context.Context, e *env, n int) (*replayResult, error) {
 // `kubectl watchcache configmaps -A --trace` would (metadata objects).
 func recordLive(ctx context.Context, e *env, n int, path string) error {
 	sess, err := session.NewLive(session.LiveConfig{
-		Rest: e.cluster.Config(), Target: configMapsTarget(),
-		Reflector: reflector.Config{Strategy: reflector.StrategyList, PageSize: 500},
-		TracePath: path, TraceObjects: trace.ObjectsMetadata,
+		Rest: e.cluster.Config(), TracePath: path,
+		Resources: []session.ResourceConfig{{Target: configMapsTarget(),
+			Reflector: reflector.Config{Strategy: reflector.StrategyList, PageSize: 500}, TraceObjects: trace.ObjectsMetadata}},
 	})
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func recordLive(ctx context.Context, e *env, n int, path string) error {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- sess.Run(ctx) }()
-	if err := sess.Store.WaitUntilReady(ctx); err != nil {
+	if err := sess.Resources[0].Store.WaitUntilReady(ctx); err != nil {
 		return err
 	}
 	if _, err = e.objects.update(ctx, time.Now().Add(3*time.Second), n); err != nil {
@@ -224,7 +224,7 @@ func replayOnce(ctx context.Context, path string, events int) (time.Duration, er
 		return 0, fmt.Errorf("replaying: %w", err)
 	}
 	d := time.Since(start)
-	c := sess.Reflector.Stats().Counters
+	c := sess.Resources[0].Reflector.Stats().Counters
 	if got := int(c.Added + c.Modified + c.Deleted); got != events {
 		return d, fmt.Errorf("the replay applied %d watch events, the trace has %d", got, events)
 	}

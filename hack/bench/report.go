@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -24,10 +25,13 @@ type results struct {
 
 // sizeResult is the measurements at one N.
 type sizeResult struct {
-	N         int
-	ListBytes int64
-	Sync      map[string][]procResult
-	Watch     map[string][]watchResult
+	N           int
+	ListBytes   int64 // the JSON list body
+	ListBytesPB int64 // the protobuf list body
+	Sync        map[string][]procResult
+	Watch       map[string][]watchResult
+	// Profiles are the top entries of CPU profiles of missed targets, by target.
+	Profiles map[string]string
 }
 
 // Markers delimit the generated part of the output file; text outside them is kept.
@@ -229,32 +233,41 @@ func (res *results) sizeMarkdown(b *strings.Builder, s sizeResult, o options) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	get := func(key string, f func(procResult) float64) float64 { return med(s.Sync[key], f) }
 	floor, dyn := get(vFloor, syncSec), get(vDynamicStream, syncSec)
+	meta := bestOf(get(vMetadataStream, syncSec), get(vMetadataList, syncSec))
 	dynRSS := get(vDynamicStream, peakRSS)
-	p("### N = %d ConfigMaps (list body %.1f MB, %.0f bytes per object)\n\n", s.N, float64(s.ListBytes)/1e6, float64(s.ListBytes)/float64(s.N))
+	p("### N = %d ConfigMaps (JSON list body %.1f MB, %.0f bytes per object; protobuf %.1f MB)\n\n", s.N, float64(s.ListBytes)/1e6, float64(s.ListBytes)/float64(s.N), float64(s.ListBytesPB)/1e6)
 	p("#### Initial sync: separate processes, start to first complete cache\n\n")
-	p("| process | sync s | × floor | × same-requests floor | × dynamic informer | wall s | CPU s | peak RSS MiB | × dynamic informer |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("| process | sync s | × JSON GET | × same request | × dynamic informer | × metadata informer | CPU s | peak RSS MiB | × dynamic informer | apiserver CPU s | etcd CPU s | apiserver RSS rise MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range variantOrder(s) {
 		sync, wall, rss := get(v.key, syncSec), get(v.key, wallSec), get(v.key, peakRSS)
 		syncCell := fmt.Sprintf("%.3f", sync)
 		if v.key == vKubectl {
 			// kubectl can only be timed as a whole: compare its wall time.
-			syncCell, sync = "(wall)", wall
+			syncCell, sync = fmt.Sprintf("(wall %.3f)", wall), wall
 		}
 		same := "—"
 		if f := sameRequestsFloor(v.key); f != "" {
 			same = ratio(sync, get(f, syncSec))
 		}
-		p("| %s | %s | %s | %s | %s | %.3f | %.2f | %.0f | %s |\n", v.label, syncCell, ratio(sync, floor), same, ratio(sync, dyn), wall, get(v.key, cpuSec), rss, ratio(rss, dynRSS))
+		p("| %s | %s | %s | %s | %s | %s | %.2f | %.0f | %s | %.2f | %.2f | %.0f |\n", v.label, syncCell, ratio(sync, floor), same, ratio(sync, dyn), ratio(sync, meta),
+			get(v.key, cpuSec), rss, ratio(rss, dynRSS), get(v.key, serverCPU), get(v.key, etcdCPU), get(v.key, serverRise))
 	}
-	p("\nThe *same-requests floor* makes the requests a watchcache row makes (pages of 500, a\n" +
-		"streaming list, or one GET), of full objects, and throws the bytes away: what the server and\n" +
-		"the connection cost before any client work. Peak RSS is each process's VmHWM, polled every\n" +
-		"2 ms until it exits (rusage maxrss would also count the benchmark's own pages: Linux\n" +
-		"charges a vfork+exec child with its parent's high-water mark).\n\n")
+	p("\nThe *same request* column divides by the raw floor (`hack/bench/rawget`) that makes the\n" +
+		"requests the row makes — a streaming list, pages of 500 or 5000, one GET, or LISTs at\n" +
+		"resourceVersion 0 — in the same wire format and for the same objects (full or\n" +
+		"PartialObjectMetadata), and throws the bytes away: what the server and the connection cost\n" +
+		"before any client work. *× metadata informer* divides by the faster of client-go's\n" +
+		"metadata informer's two modes (streaming and LIST). Peak RSS is each process's VmHWM,\n" +
+		"polled every 2 ms until it exits. The apiserver and etcd columns are the CPU time\n" +
+		"kube-apiserver and etcd spent while the row ran (/proc/PID/stat), and how far\n" +
+		"kube-apiserver's resident set rose above where it was when the row started (VmHWM reset\n" +
+		"with clear_refs): the server's share of each choice.\n\n")
 	p("watchcache rows run the plugin binary (`--no-tui --once -o json`; the sync time is its\n" +
 		"`list-complete` line). The helper rows run `hack/bench/syncer`, one binary for all three\n" +
 		"clients, which after syncing forces two GCs and reads the live heap, then (watchcache)\n" +
 		"forces a relist. Its sync time includes the same session as the plugin's.\n\n")
+
+	res.pagesMarkdown(b, s)
 
 	dynHeap, metaHeap := get(vDynamicStream, steadyHeap), get(vMetadataStream, steadyHeap)
 	p("#### Steady memory and forced relist (helper processes)\n\n")
@@ -270,7 +283,7 @@ func (res *results) sizeMarkdown(b *strings.Builder, s sizeResult, o options) {
 		}
 		heap, rss := med(runs, steadyHeap), med(runs, steadyRSS)
 		label := map[string]string{
-			vSessionFull: "watchcache, full objects (--keep-objects)", vSessionMeta: "watchcache, --metadata-only",
+			vSessionFull: "watchcache, defaults (protobuf)", vSessionMeta: "watchcache, --metadata-only (protobuf)",
 			vDynamicStream: "client-go dynamic informer (streaming)", vDynamicList: "client-go dynamic informer (LIST)",
 			vMetadataStream: "client-go metadata informer (streaming)", vMetadataList: "client-go metadata informer (LIST)",
 		}[key]
@@ -288,8 +301,8 @@ func (res *results) sizeMarkdown(b *strings.Builder, s sizeResult, o options) {
 
 	p("#### Steady watch: %d writers re-applying objects for %s, in process\n\n", o.writers, o.watchFor)
 	p("Lag is from the writer reading the apiserver's acknowledgement to the cache applying the\n" +
-		"event with that resourceVersion (watchcache: a store subscriber; informer: an update\n" +
-		"handler). The event can arrive before the writer reads its response, so small lags are noisy.\n\n")
+		"event with that resourceVersion (watchcache: a store subscriber, default wire; informer: an\n" +
+		"update handler). The event can arrive before the writer reads its response, so small lags are noisy.\n\n")
 	p("| client | writes/s | applied/s | lag p50 ms | lag p99 ms | unmatched |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, client := range []string{wWatchcache, wDynamic} {
 		runs := s.Watch[client]
@@ -306,52 +319,155 @@ func (res *results) sizeMarkdown(b *strings.Builder, s sizeResult, o options) {
 	p("\n")
 }
 
-// targetsMarkdown checks the benchmark's targets against the medians.
+func serverCPU(r procResult) float64  { return r.ServerCPU.Seconds() }
+func etcdCPU(r procResult) float64    { return r.EtcdCPU.Seconds() }
+func serverRise(r procResult) float64 { return mib(r.ServerPeakRise) }
+
+// bestOf is the smaller of two measurements that were both taken (0 when neither was).
+func bestOf(a, b float64) float64 {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// pagesMarkdown compares the ways to make the initial list, in both wire formats.
+func (res *results) pagesMarkdown(b *strings.Builder, s sizeResult) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	get := func(key string, f func(procResult) float64) float64 { return med(s.Sync[key], f) }
+	p("#### How the initial list is made: page size, resourceVersion 0, streaming list\n\n")
+	p("The plugin with full objects on the wire and the compact store (no `--metadata-only`, no\n" +
+		"`--keep-objects`), each way of listing in each wire format; *× stream* divides by the\n" +
+		"streaming list in the same wire format.\n\n")
+	p("| initial list | wire | sync s | × stream | same-request floor s | client CPU s | client peak RSS MiB | apiserver CPU s | etcd CPU s | apiserver RSS rise MiB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	rows := []struct{ label, pb, js string }{
+		{"streaming list (`--initial-list auto`, the default)", vDefault, vDefaultJSON},
+		{"LIST, `--page-size 500`", vList500PB, vList500JSON},
+		{"LIST, `--page-size 5000`", vList5000PB, vList5000JSON},
+		{"LIST, `--page-size 0` (one request)", vList0PB, vList0JSON},
+		{"LIST, `--resource-version 0` (watch cache)", vRV0PB, vRV0JSON},
+	}
+	for _, wire := range []string{"protobuf", "json"} {
+		for _, r := range rows {
+			key, stream := r.pb, vDefault
+			if wire == "json" {
+				key, stream = r.js, vDefaultJSON
+			}
+			if len(s.Sync[key]) == 0 {
+				continue
+			}
+			sync := get(key, syncSec)
+			p("| %s | %s | %.3f | %s | %.3f | %.2f | %.0f | %.2f | %.2f | %.0f |\n", r.label, wire, sync, ratio(sync, get(stream, syncSec)),
+				get(sameRequestsFloor(key), syncSec), get(key, cpuSec), get(key, peakRSS), get(key, serverCPU), get(key, etcdCPU), get(key, serverRise))
+		}
+	}
+	p("\n")
+}
+
+// target is one goal checked against one run's medians.
+type target struct {
+	name     string
+	n        int
+	measured string
+	got      float64 // the ratio measured
+	want     float64 // at most (atLeast: at least)
+	atLeast  bool
+	// profile is the syncer arguments whose CPU profile explains a miss (nil: none).
+	profile []string
+}
+
+// targets are the goals at one N.
+func (s sizeResult) targets() []target {
+	get := func(key string, f func(procResult) float64) float64 { return med(s.Sync[key], f) }
+	var ts []target
+	add := func(name string, got, base, want float64, unit string, profile ...string) {
+		r := 0.0
+		if base > 0 {
+			r = got / base
+		}
+		ts = append(ts, target{name: name, n: s.N, measured: fmt.Sprintf("%.3f vs %.3f %s", got, base, unit), got: r, want: want, profile: profile})
+	}
+	wcMeta := []string{"-client", "watchcache", "-initial-list", "auto", "-metadata-only"}
+	wcFull := []string{"-client", "watchcache", "-initial-list", "auto"}
+	meta := bestOf(get(vMetadataStream, syncSec), get(vMetadataList, syncSec))
+	dyn := bestOf(get(vDynamicStream, syncSec), get(vDynamicList, syncSec))
+	add("default sync, `--metadata-only` ≤ 1.0× client-go metadata informer (faster mode)", get(vDefaultMeta, syncSec), meta, 1.0, "s", wcMeta...)
+	add("default sync, full mode ≤ 0.5× client-go dynamic informer (faster mode)", get(vDefault, syncSec), dyn, 0.5, "s", wcFull...)
+	add("default sync, `--metadata-only` ≤ 1.2× the same request raw (protobuf streaming list)", get(vDefaultMeta, syncSec), get(vFloorStreamMetaPB, syncSec), 1.2, "s", wcMeta...)
+	add("default sync, full mode ≤ 1.2× the same request raw (protobuf streaming list)", get(vDefault, syncSec), get(vFloorStreamPB, syncSec), 1.2, "s", wcFull...)
+	dynRSS := get(vDynamicStream, peakRSS)
+	add("peak RSS, `--metadata-only` ≤ 0.25× dynamic informer (streaming, its default and lower peak)", get(vDefaultMeta, peakRSS), dynRSS, 0.25, "MiB")
+	add("peak RSS, full mode ≤ 0.4× dynamic informer (streaming)", get(vDefault, peakRSS), dynRSS, 0.4, "MiB")
+	dynHeap := get(vDynamicStream, steadyHeap)
+	add("steady memory ≤ 0.5× dynamic informer, defaults (live heap)", get(vSessionFull, steadyHeap), dynHeap, 0.5, "MiB")
+	add("steady memory ≤ 0.25× dynamic informer, `--metadata-only` (live heap)", get(vSessionMeta, steadyHeap), dynHeap, 0.25, "MiB")
+	for _, key := range []string{vSessionFull, vSessionMeta} {
+		runs := s.Sync[key]
+		if len(runs) == 0 || runs[0].Relist == nil {
+			continue
+		}
+		heap, rss := med(runs, steadyHeap), med(runs, steadyRSS)
+		live := med(runs, func(r procResult) float64 { return mib(r.Relist.PeakLiveHeap) })
+		pr := med(runs, func(r procResult) float64 { return mib(r.Relist.PeakRSS) })
+		add("relist peak ≤ 2× steady, live heap: "+key, live, heap, 2, "MiB")
+		add("relist peak ≤ 2× steady, RSS: "+key, pr, rss, 2, "MiB")
+	}
+	add("recording ≤ 1.2× no recording (defaults, metadata trace)", get(vDefaultTrace, syncSec), get(vDefault, syncSec), 1.2, "s")
+	return ts
+}
+
+// targetsMarkdown checks the targets against the medians, with the CPU
+// profile's top entries where a timing target was missed.
 func (res *results) targetsMarkdown(b *strings.Builder) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("### Targets, from this run\n\n| target | N | measured | verdict |\n|---|---:|---|---|\n")
 	for _, s := range res.Sizes {
-		get := func(key string, f func(procResult) float64) float64 { return med(s.Sync[key], f) }
-		floor, dyn := get(vFloor, syncSec), get(vDynamicStream, syncSec)
-		for _, key := range []string{vListFull, vStreamFull, vListMeta, vStreamMeta, vList0Full, vList0Meta} {
-			wc := get(key, syncSec)
-			p("| initial sync ≤ 1.0× dynamic informer: %s | %d | %.3fs vs %.3fs | %s |\n", key, s.N, wc, dyn, verdict(wc/dyn, 1.0, true))
-			p("| initial sync ≤ 1.5× raw GET floor: %s | %d | %.3fs vs %.3fs | %s |\n", key, s.N, wc, floor, verdict(wc/floor, 1.5, true))
+		for _, t := range s.targets() {
+			p("| %s | %d | %s | %s |\n", t.name, t.n, t.measured, verdict(t.got, t.want, !t.atLeast))
 		}
-		dynHeap := get(vDynamicStream, steadyHeap)
-		full, meta := get(vSessionFull, steadyHeap), get(vSessionMeta, steadyHeap)
-		p("| steady memory ≤ 0.5× dynamic informer, full objects | %d | %.1f vs %.1f MiB live heap | %s |\n", s.N, full, dynHeap, verdict(full/dynHeap, 0.5, true))
-		p("| steady memory ≤ 0.25× dynamic informer, metadata-only | %d | %.1f vs %.1f MiB live heap | %s |\n", s.N, meta, dynHeap, verdict(meta/dynHeap, 0.25, true))
-		for _, key := range []string{vSessionFull, vSessionMeta} {
-			runs := s.Sync[key]
-			if len(runs) == 0 || runs[0].Relist == nil {
-				continue
-			}
-			heap, rss := med(runs, steadyHeap), med(runs, steadyRSS)
-			live := med(runs, func(r procResult) float64 { return mib(r.Relist.PeakLiveHeap) })
-			pr := med(runs, func(r procResult) float64 { return mib(r.Relist.PeakRSS) })
-			p("| relist peak ≤ 2× steady, live heap: %s | %d | %.0f vs %.0f MiB | %s |\n", key, s.N, live, heap, verdict(live/heap, 2, true))
-			p("| relist peak ≤ 2× steady, RSS: %s | %d | %.0f vs %.0f MiB | %s |\n", key, s.N, pr, rss, verdict(pr/rss, 2, true))
-		}
-		plain, traced := get(vListFull, syncSec), get(vListFullTrace, syncSec)
-		p("| recording ≤ 1.2× no recording (list, full) | %d | %.3fs vs %.3fs | %s |\n", s.N, traced, plain, verdict(traced/plain, 1.2, true))
 	}
 	if rr := res.Replay; rr != nil {
 		replaySec, floorSec := median(durations(rr.Replay)), median(durations(rr.Floor))
 		p("| replay ≥ 0.5× decode floor (throughput) | %d events | %.2fs vs %.2fs | %s |\n", rr.Items+rr.Events, replaySec, floorSec, verdict(floorSec/replaySec, 0.5, false))
 	}
 	p("\n")
+	for _, s := range res.Sizes {
+		for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
+			p("<details><summary>CPU profile, N=%d, missed: %s</summary>\n\n```\n%s```\n\n</details>\n\n", s.N, name, s.Profiles[name])
+		}
+	}
 }
 
 // sameRequestsFloor is the floor that makes the same requests as a watchcache variant ("" for the others).
 func sameRequestsFloor(key string) string {
 	switch key {
-	case vListFull, vListMeta, vListFullTrace, vSessionFull, vSessionMeta:
-		return vFloorPages
-	case vStreamFull, vStreamMeta:
+	case vDefault, vDefaultTrace, vSessionFull:
+		return vFloorStreamPB
+	case vDefaultJSON, vStreamFull:
 		return vFloorStream
-	case vList0Full, vList0Meta:
+	case vDefaultMeta, vSessionMeta:
+		return vFloorStreamMetaPB
+	case vDefaultMetaJSON:
+		return vFloorStreamMeta
+	case vList500PB:
+		return vFloorPagesPB
+	case vList500JSON, vListFull:
+		return vFloorPages
+	case vList5000PB:
+		return vFloorPages5000PB
+	case vList5000JSON:
+		return vFloorPages5000
+	case vList0PB:
+		return vFloorPB
+	case vList0JSON:
 		return vFloor
+	case vRV0PB:
+		return vFloorRV0PB
+	case vRV0JSON:
+		return vFloorRV0
 	}
 	return ""
 }

@@ -91,9 +91,9 @@ func (l *applyLog) snapshot() []sample {
 // while a store subscriber notes when each resourceVersion was applied.
 func watchWatchcache(ctx context.Context, e *env, n int) (watchResult, error) {
 	sess, err := session.NewLive(session.LiveConfig{
-		Rest: e.cluster.Config(), Target: configMapsTarget(),
-		Reflector:  reflector.Config{Strategy: reflector.StrategyList, PageSize: 500},
-		KeepBodies: true,
+		Rest: e.cluster.Config(),
+		Resources: []session.ResourceConfig{{Target: configMapsTarget(),
+			Reflector: reflector.Config{Strategy: reflector.StrategyList, PageSize: 500}, KeepBodies: true}},
 	})
 	if err != nil {
 		return watchResult{}, err
@@ -102,10 +102,10 @@ func watchWatchcache(ctx context.Context, e *env, n int) (watchResult, error) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- sess.Run(ctx) }()
-	if err := sess.Store.WaitUntilReady(ctx); err != nil {
+	if err := sess.Resources[0].Store.WaitUntilReady(ctx); err != nil {
 		return watchResult{}, err
 	}
-	sub := sess.Store.Subscribe(1 << 20)
+	sub := sess.Resources[0].Store.Subscribe(1 << 20)
 	log := &applyLog{}
 	subDone := make(chan struct{})
 	go func() {

@@ -122,9 +122,13 @@ func replay(path string, va variant) (result, error) {
 	if va.rules {
 		listeners = append(listeners, func(n reflector.Note) { ares.Note(n) })
 	}
-	sess, err := session.NewReplay(path, 0, listeners...)
+	sess, err := session.NewReplay(path, 0)
 	if err != nil {
 		return result{}, err
+	}
+	res := sess.Resources[0]
+	for _, f := range listeners {
+		res.OnNote(f)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -134,7 +138,7 @@ func replay(path string, va variant) (result, error) {
 		if mres, err = m.Add(metrics.Labels{Resource: "configmaps.v1", Namespace: "bench"}); err != nil {
 			return result{}, err
 		}
-		mres.Attach(metrics.Source{Stats: sess.Reflector.Stats, Counters: sess.Reflector.Counters, Store: sess.Store.Counters, Now: sess.Now})
+		mres.Attach(metrics.Source{Stats: res.Reflector.Stats, Counters: res.Reflector.Counters, Store: res.Store.Counters, Now: sess.Now})
 		srv, err := metrics.Serve("127.0.0.1:0", m)
 		if err != nil {
 			return result{}, err
@@ -151,7 +155,7 @@ func replay(path string, va variant) (result, error) {
 		}
 		mon := alert.NewMonitor(rules, nil)
 		ares = mon.Add("configmaps.v1 in namespace bench")
-		ares.Attach(sess.Reflector.Stats)
+		ares.Attach(res.Reflector.Stats)
 		sess.Replay.OnClockAdvance(ares.ClockAdvanced)
 	}
 	cpu0, start := cpuTime(), time.Now()
@@ -163,7 +167,7 @@ func replay(path string, va variant) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	if got := sess.Reflector.Stats().Counters.Modified; got == 0 {
+	if got := res.Reflector.Stats().Counters.Modified; got == 0 {
 		return result{}, fmt.Errorf("the replay applied no events")
 	}
 	return result{wall: wall, cpu: cpu, scrapes: n}, nil
@@ -198,7 +202,7 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// writeTrace writes a valid version-1 trace (as hack/tui-bench does): a
+// writeTrace writes a valid trace (as hack/tui-bench does): a
 // list of the objects, then one watch whose MODIFIED events cycle over them.
 func writeTrace(path string, events, objects int) (int64, error) {
 	f, err := os.Create(path)
@@ -209,8 +213,8 @@ func writeTrace(path string, events, objects int) (int64, error) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(w)
 	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Unix(1_700_000_000, 0).UTC(), Tool: "metrics-bench",
-		Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "bench", Objects: trace.ObjectsMetadata,
-		Options: trace.Options{Strategy: reflector.StrategyList, WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
+		Resources: []trace.ResourceHeader{{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "bench", Objects: trace.ObjectsMetadata,
+			Options: trace.Options{Strategy: reflector.StrategyList, WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}}}
 	if err := enc.Encode(h); err != nil {
 		return 0, err
 	}

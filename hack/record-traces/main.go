@@ -57,11 +57,13 @@ func run(names []string) error {
 			clusters[s.NeedsNoWatchCache] = c
 		}
 		path := filepath.Join(root, "testdata", "traces", s.Name+".jsonl")
-		sum, err := s.Record(ctx, c, path)
+		sums, err := s.Record(ctx, c, path, nil)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s: %d objects, %d lists, %d relists, %d gone, %d bookmarks -> %s\n", s.Name, sum.Objects, sum.Counters.Lists, sum.Counters.Relists, sum.Counters.Gone, sum.Counters.Bookmarks, path)
+		for _, sum := range sums {
+			fmt.Printf("%s: %s: %d objects, %d lists, %d relists, %d gone, %d bookmarks -> %s\n", s.Name, sum.Resource, sum.Objects, sum.Counters.Lists, sum.Counters.Relists, sum.Counters.Gone, sum.Counters.Bookmarks, path)
+		}
 	}
 	return nil
 }

@@ -126,7 +126,7 @@ func replay(path string) (time.Duration, reflector.Counters, error) {
 	if err := sess.Run(context.Background()); err != nil {
 		return 0, reflector.Counters{}, err
 	}
-	return time.Since(start), sess.Summary().Counters, nil
+	return time.Since(start), sess.Summary(sess.Resources[0]).Counters, nil
 }
 
 // writeReport is `report -o out`: read, analyze, write.

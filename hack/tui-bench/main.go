@@ -90,9 +90,13 @@ func replay(path string, withTUI bool) (result, error) {
 		notes = tui.NewNoteBuffer(8192)
 		listeners = append(listeners, notes.Push)
 	}
-	sess, err := session.NewReplay(path, 0, listeners...)
+	sess, err := session.NewReplay(path, 0)
 	if err != nil {
 		return result{}, err
+	}
+	res := sess.Resources[0]
+	for _, f := range listeners {
+		res.OnNote(f)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -102,7 +106,7 @@ func replay(path string, withTUI bool) (result, error) {
 		defer inW.Close()
 		go func() {
 			uiDone <- tui.Run(ctx, tui.Options{Replay: true, Trace: path, Now: sess.Now, Progress: sess.Replay.Progress},
-				tui.Feed{Stats: sess.Reflector.Stats, Store: sess.Store, Notes: notes}, in, io.Discard)
+				[]tui.Resource{{Target: res.Target(), Feed: tui.Feed{Stats: res.Reflector.Stats, Store: res.Store, Notes: notes}}}, in, io.Discard)
 		}()
 	}
 	cpu0, start := cpuTime(), time.Now()
@@ -115,7 +119,7 @@ func replay(path string, withTUI bool) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	if n := sess.Reflector.Stats().Counters.Modified; n == 0 {
+	if n := res.Reflector.Stats().Counters.Modified; n == 0 {
 		return result{}, fmt.Errorf("the replay applied no events")
 	}
 	return result{wall: wall, cpu: cpu}, nil
@@ -153,8 +157,8 @@ func writeTrace(path string, events, objects int) (int64, error) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(w)
 	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Unix(1_700_000_000, 0).UTC(), Tool: "tui-bench",
-		Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Objects: trace.ObjectsMetadata,
-		Options: trace.Options{Strategy: reflector.StrategyList, WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
+		Resources: []trace.ResourceHeader{{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Objects: trace.ObjectsMetadata,
+			Options: trace.Options{Strategy: reflector.StrategyList, WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}}}
 	if err := enc.Encode(h); err != nil {
 		return 0, err
 	}

@@ -32,8 +32,10 @@ const (
 
 // Line is what the check needs of one line.
 type Line struct {
-	Seq  uint64
-	Kind Kind
+	// Resource names the line's resource: each resource's lines are checked on their own.
+	Resource string
+	Seq      uint64
+	Kind     Kind
 	// Request is the request started or ended, or the one the line is about
 	// or was caused by (0: none yet).
 	Request int64
@@ -61,8 +63,29 @@ var causedByTheEnd = map[reflector.Reason]bool{
 	reflector.ReasonBackoff: true, reflector.ReasonPermanentError: true, reflector.ReasonGaveUp: true,
 }
 
-// Check returns the first line out of causal order, with why, or nil.
+// Check returns the first line out of causal order, with why, or nil. The
+// lines of each resource are checked on their own, in the order given.
 func Check(lines []Line) error {
+	byResource := map[string][]Line{}
+	var order []string
+	for _, l := range lines {
+		if _, ok := byResource[l.Resource]; !ok {
+			order = append(order, l.Resource)
+		}
+		byResource[l.Resource] = append(byResource[l.Resource], l)
+	}
+	for _, res := range order {
+		if err := check(byResource[res]); err != nil {
+			if res != "" {
+				return fmt.Errorf("%s: %w", res, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func check(lines []Line) error {
 	type req struct {
 		verb           string
 		started, ended bool
@@ -171,18 +194,19 @@ func FromJSON(data []byte) ([]Line, error) {
 			continue // the summary's lines
 		}
 		var j struct {
-			Seq     uint64 `json:"seq"`
-			Type    string `json:"type"`
-			Request int64  `json:"request"`
-			ID      int64  `json:"id"`
-			Verb    string `json:"verb"`
-			Reason  string `json:"reason"`
-			Dropped uint64 `json:"dropped"`
+			Resource string `json:"resource"`
+			Seq      uint64 `json:"seq"`
+			Type     string `json:"type"`
+			Request  int64  `json:"request"`
+			ID       int64  `json:"id"`
+			Verb     string `json:"verb"`
+			Reason   string `json:"reason"`
+			Dropped  uint64 `json:"dropped"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &j); err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		l := Line{Seq: j.Seq, Request: j.Request, Reason: reflector.Reason(j.Reason), Count: j.Dropped}
+		l := Line{Resource: j.Resource, Seq: j.Seq, Request: j.Request, Reason: reflector.Reason(j.Reason), Count: j.Dropped}
 		switch j.Type {
 		case "request-started":
 			l.Kind, l.Request, l.Verb = Started, j.ID, j.Verb
@@ -205,7 +229,7 @@ func FromJSON(data []byte) ([]Line, error) {
 }
 
 var (
-	textHead    = regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d\d\d +(\d+) (.*)$`)
+	textHead    = regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d\d\d (\S+) +(\d+) (.*)$`)
 	textRequest = regexp.MustCompile(`^request #(\d+) (LIST|WATCH) .*: (started|.+ after .+)$`)
 	textVia     = regexp.MustCompile(` \[#(\d+)\]$`)
 	textDropped = regexp.MustCompile(`^(\d+) lines dropped here`)
@@ -222,9 +246,9 @@ func FromText(data []byte) ([]Line, error) {
 		if m == nil {
 			continue // the summary's lines
 		}
-		seq, _ := strconv.ParseUint(m[1], 10, 64)
-		rest := m[2]
-		l := Line{Seq: seq}
+		seq, _ := strconv.ParseUint(m[2], 10, 64)
+		rest := m[3]
+		l := Line{Resource: m[1], Seq: seq}
 		if v := textVia.FindStringSubmatch(rest); v != nil {
 			l.Request, _ = strconv.ParseInt(v[1], 10, 64)
 		}

@@ -78,15 +78,15 @@ func TestEachOutOfOrderLineIsCaught(t *testing.T) {
 }
 
 func TestTextAndJSONLinesRead(t *testing.T) {
-	text := `12:00:00.000      1 Listing       initial-list: initial list (LIST, pages of 50)
-12:00:00.001      2 request #1 LIST resourceVersion="" limit=50: started
-12:00:00.002      3 request #1 LIST resourceVersion="" limit=50: closed after 1ms, 2 items
-12:00:00.003      4 Watching      list-complete: list complete: 2 objects at resourceVersion 10 [#1]
-12:00:00.004      5 request #2 WATCH resourceVersion=10 allowWatchBookmarks=true: started
-12:00:00.005      6 ADDED    ns/a uid=u rv=11 (added) [#2]
-12:00:00.006      7 2 lines dropped here: the output could not keep up
-12:00:00.007      9 request #2 WATCH resourceVersion=10 allowWatchBookmarks=true: error 410 Expired: too old after 3ms, 3 events
-12:00:00.008     10 Relisting     gone: 410 Gone at resourceVersion "11": history is gone [#2]
+	text := `12:00:00.000 configmaps.v1      1 Listing       initial-list: initial list (LIST, pages of 50)
+12:00:00.001 configmaps.v1      2 request #1 LIST resourceVersion="" limit=50: started
+12:00:00.002 configmaps.v1      3 request #1 LIST resourceVersion="" limit=50: closed after 1ms, 2 items
+12:00:00.003 configmaps.v1      4 Watching      list-complete: list complete: 2 objects at resourceVersion 10 [#1]
+12:00:00.004 configmaps.v1      5 request #2 WATCH resourceVersion=10 allowWatchBookmarks=true: started
+12:00:00.005 configmaps.v1      6 ADDED    ns/a uid=u rv=11 (added) [#2]
+12:00:00.006 configmaps.v1      7 2 lines dropped here: the output could not keep up
+12:00:00.007 configmaps.v1      9 request #2 WATCH resourceVersion=10 allowWatchBookmarks=true: error 410 Expired: too old after 3ms, 3 events
+12:00:00.008 configmaps.v1     10 Relisting     gone: 410 Gone at resourceVersion "11": history is gone [#2]
 `
 	lines, err := FromText([]byte(text))
 	if err != nil {
@@ -98,10 +98,10 @@ func TestTextAndJSONLinesRead(t *testing.T) {
 	if err := Check(lines); err != nil {
 		t.Errorf("text: %v", err)
 	}
-	js := `{"seq":1,"type":"decision","reason":"initial-list"}
-{"seq":2,"type":"request-started","id":1,"verb":"list","request":1}
-{"seq":3,"type":"request","id":1,"verb":"list","request":1}
-{"seq":4,"type":"decision","reason":"list-complete","request":1}
+	js := `{"seq":1,"resource":"configmaps.v1","type":"decision","reason":"initial-list"}
+{"seq":2,"resource":"configmaps.v1","type":"request-started","id":1,"verb":"list","request":1}
+{"seq":3,"resource":"configmaps.v1","type":"request","id":1,"verb":"list","request":1}
+{"seq":4,"resource":"configmaps.v1","type":"decision","reason":"list-complete","request":1}
 {
   "resource": "configmaps.v1"
 }

@@ -47,7 +47,7 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	future := filepath.Join(dir, "future.jsonl")
-	if err := os.WriteFile(future, []byte(`{"k":"header","v":2}`+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(future, []byte(`{"k":"header","v":3}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	unreachable := filepath.Join(dir, "unreachable.yaml")
@@ -64,8 +64,10 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no resource", []string{}, ExitUsage, `error: you must specify the type of resource to watch, e.g. "kubectl watchcache pods"`},
-		{"two resources", []string{"pods", "secrets"}, ExitUsage, "error: watchcache takes one resource type, got 2 arguments: [pods secrets]"},
+		{"no resource", []string{}, ExitUsage, `error: you must specify the type of resource to watch, e.g. "kubectl watchcache pods" or "kubectl watchcache pods,deployments.apps"`},
+		{"empty resource name", []string{"pods,,secrets"}, ExitUsage, `error: "pods,,secrets" has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps`},
+		{"zero max resources", []string{"pods", "--max-resources", "0"}, ExitUsage, "error: invalid --max-resources 0: must be at least 1"},
+		{"zero concurrent lists", []string{"pods", "--max-concurrent-lists", "0"}, ExitUsage, "error: invalid --max-concurrent-lists 0: must be at least 1"},
 		{"negative page size", []string{"pods", "--page-size", "-1"}, ExitUsage, "error: invalid --page-size -1: must be 0 (no pagination) or more"},
 		{"match without rv", []string{"pods", "--resource-version-match", "Exact"}, ExitUsage, "error: --resource-version-match requires --resource-version"},
 		{"bad match", []string{"pods", "--resource-version", "5", "--resource-version-match", "Newest"}, ExitUsage, `error: invalid --resource-version-match "Newest": want Exact or NotOlderThan`},
@@ -74,6 +76,9 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"bad trace objects", []string{"pods", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-objects", "some"}, ExitUsage, `error: invalid --trace-objects "some": want none, metadata or full`},
 		{"trace is a directory", []string{"pods", "--trace", dir}, ExitUsage, "error: --trace " + dir + ": is a directory"},
 		{"trace directory missing", []string{"pods", "--trace", "/nonexistent/dir/t.jsonl"}, ExitUsage, "error: --trace /nonexistent/dir/t.jsonl: directory /nonexistent/dir does not exist"},
+		{"bad wire", []string{"pods", "--wire", "xml"}, ExitUsage, `error: invalid --wire "xml": want auto, protobuf or json`},
+		{"protobuf with full objects", []string{"pods", "--wire", "protobuf", "--keep-objects"}, ExitUsage, "error: --wire protobuf cannot keep or record full objects (--keep-objects, --trace-objects full): they are asked for in JSON"},
+		{"protobuf with a full trace", []string{"pods", "--wire", "protobuf", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-objects", "full"}, ExitUsage, "error: --wire protobuf cannot keep or record full objects (--keep-objects, --trace-objects full): they are asked for in JSON"},
 		{"unsafe secrets without trace", []string{"secrets", "--trace-unsafe-secrets"}, ExitUsage, "error: --trace-unsafe-secrets needs --trace"},
 		{"unknown flag", []string{"pods", "--bogus"}, ExitUsage, "error: unknown flag: --bogus"},
 		{"unreachable", []string{"pods", "--kubeconfig", unreachable}, ExitFailure, "error: the connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},
@@ -81,7 +86,7 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"replay missing", []string{"replay", filepath.Join(dir, "missing.jsonl")}, ExitFailure, "error: cannot replay " + filepath.Join(dir, "missing.jsonl") + ": no such file or directory"},
 		{"replay empty", []string{"replay", empty}, ExitFailure, "error: " + empty + ": the trace is empty"},
 		{"replay corrupt", []string{"replay", corrupt}, ExitFailure, "error: " + corrupt + ":1: not a watchcache trace (the first line is not JSON): invalid character 'h' in literal true (expecting 'r')"},
-		{"replay future version", []string{"replay", future}, ExitFailure, "error: " + future + ":1: unsupported trace version 2 (this build reads version 1)"},
+		{"replay future version", []string{"replay", future}, ExitFailure, "error: " + future + ":1: unsupported trace version 3 (this build reads versions 1 and 2)"},
 		{"replay negative speed", []string{"replay", empty, "--speed", "-1"}, ExitUsage, "error: invalid --speed -1: must be 0 (as fast as possible) or more"},
 		{"replay without file", []string{"replay"}, ExitUsage, "error: replay takes one trace file, got 0 arguments"},
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
@@ -22,7 +23,7 @@ import (
 // an apiserver restart, a proxy cut, or a restart with etcd compacted in
 // the gap ends it. The run exits 0 and its summary equals a LIST.
 func TestE2EALongNoTUIRunSurvivesRestartsCutsAndCompaction(t *testing.T) {
-	const giveUpAfter = 10 * time.Second // see the reflector's long-watch test
+	const giveUpAfter = 25 * time.Second // see the reflector's long-watch test
 	dir := pluginPath(t)
 	c := cluster(t)
 	cs, err := kubernetes.NewForConfig(c.Config())
@@ -69,16 +70,19 @@ func TestE2EALongNoTUIRunSurvivesRestartsCutsAndCompaction(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			runLong(t, dir, kubeconfig, ns, giveUpAfter, cs, func(t *testing.T) { tc.cut(t, proxy) }, tc.wantGone)
+			runLong(t, dir, kubeconfig, ns, giveUpAfter, c.Config(), cs, func(t *testing.T) { tc.cut(t, proxy) }, tc.wantGone)
 		})
 	}
 }
 
 // runLong runs the plugin for long enough to stream past giveUpAfter, cut
 // it, recover and settle, with churn until a few seconds before the end.
-func runLong(t *testing.T, dir, kubeconfig, ns string, giveUpAfter time.Duration, cs kubernetes.Interface, cut func(*testing.T), wantGone bool) {
+func runLong(t *testing.T, dir, kubeconfig, ns string, giveUpAfter time.Duration, cfg *rest.Config, cs kubernetes.Interface, cut func(*testing.T), wantGone bool) {
 	t.Helper()
-	churn := testcluster.StartChurn(cs, testcluster.ChurnOptions{Namespace: ns, Names: 60, Rate: 40})
+	churn, err := testcluster.StartChurn(cfg, testcluster.ChurnOptions{Namespace: ns, Names: 60, Rate: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer churn.Stop()
 	// --duration only bounds a run that would hang; SIGINT ends it, as a user would.
 	p := startPlugin(t, dir, kubeconfig, "configmaps", "-n", ns, "--no-tui", "--summary", "-o", "json",

@@ -82,20 +82,20 @@ type observedResource struct {
 	name string
 }
 
-func newObservedResource(res reflector.Resource, namespace, labelSelector, fieldSelector string) observedResource {
-	r := observedResource{labels: metrics.Labels{Resource: res.String(), Namespace: namespace, LabelSelector: labelSelector, FieldSelector: fieldSelector}}
+func newObservedResource(t reflector.Target) observedResource {
+	r := observedResource{labels: metrics.Labels{Resource: t.Resource.String(), Namespace: t.Namespace, LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector}}
 	r.name = r.labels.Resource
 	switch {
-	case namespace != "":
-		r.name += " in namespace " + namespace
-	case res.Namespaced:
+	case t.Namespace != "":
+		r.name += " in namespace " + t.Namespace
+	case t.Resource.Namespaced:
 		r.name += " in all namespaces"
 	}
-	if labelSelector != "" {
-		r.name += " -l " + labelSelector
+	if t.LabelSelector != "" {
+		r.name += " -l " + t.LabelSelector
 	}
-	if fieldSelector != "" {
-		r.name += " --field-selector " + fieldSelector
+	if t.FieldSelector != "" {
+		r.name += " --field-selector " + t.FieldSelector
 	}
 	return r
 }
@@ -108,9 +108,7 @@ type observer struct {
 
 	metrics *metrics.Metrics
 	server  *metrics.Server
-	mres    *metrics.Resource
 	monitor *alert.Monitor
-	ares    *alert.Resource
 	sess    *session.Session
 	stop    context.CancelFunc // ends the session at a trip (fail mode)
 	stopMu  sync.Mutex
@@ -145,49 +143,31 @@ func (o *ObserveOptions) start(streams genericiooptions.IOStreams, useTUI bool) 
 	return ob, nil
 }
 
-// add registers the run's resource with the metrics and the rules. Call it
-// before the session runs: listener forwards notes to what add registered.
-func (ob *observer) add(res observedResource) error {
-	if ob.metrics != nil {
-		mres, err := ob.metrics.Add(res.labels)
-		if err != nil {
-			return err
+// observe registers each of the session's resources with the metrics and
+// the rules, and has them follow its notes, stats and store; a replay's
+// rules are evaluated on its virtual clock. Call it before the session runs.
+func (ob *observer) observe(sess *session.Session) error {
+	ob.sess = sess
+	for _, r := range sess.Resources {
+		res := newObservedResource(r.Target())
+		if ob.metrics != nil {
+			mres, err := ob.metrics.Add(res.labels)
+			if err != nil {
+				return err
+			}
+			r.OnNote(mres.Note)
+			mres.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now})
 		}
-		ob.mres = mres
-	}
-	if ob.monitor != nil {
-		ob.ares = ob.monitor.Add(res.name)
+		if ob.monitor != nil {
+			ares := ob.monitor.Add(res.name)
+			r.OnNote(ares.Note)
+			ares.Attach(r.Reflector.Stats)
+			if sess.Replay != nil {
+				sess.Replay.OnClockAdvance(ares.ClockAdvanced)
+			}
+		}
 	}
 	return nil
-}
-
-// listener is the OnNote listener of the metrics and the rules of the
-// resource add registers (it may be registered before add is called, as long
-// as add comes before the session runs).
-func (ob *observer) listener() func(reflector.Note) {
-	return func(n reflector.Note) {
-		if ob.mres != nil {
-			ob.mres.Note(n)
-		}
-		if ob.ares != nil {
-			ob.ares.Note(n)
-		}
-	}
-}
-
-// attach wires the session's reflector and store to the metrics and the
-// rules; a replay's rules are evaluated on its virtual clock.
-func (ob *observer) attach(sess *session.Session) {
-	ob.sess = sess
-	if ob.mres != nil {
-		ob.mres.Attach(metrics.Source{Stats: sess.Reflector.Stats, Counters: sess.Reflector.Counters, Store: sess.Store.Counters, Now: sess.Now})
-	}
-	if ob.ares != nil {
-		ob.ares.Attach(sess.Reflector.Stats)
-		if sess.Replay != nil {
-			sess.Replay.OnClockAdvance(ob.ares.ClockAdvanced)
-		}
-	}
 }
 
 // sessionContext is ctx, ended also when a rule trips (unless --fail-on-warn).

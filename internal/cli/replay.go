@@ -10,7 +10,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
@@ -95,31 +94,20 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sess, err := session.NewReplay(o.path, o.Speed, d.listener(), ob.listener())
+	sess, err := session.NewReplay(o.path, o.Speed)
 	if err != nil {
 		return ob.finish(err)
 	}
-	h := sess.Header
-	if err := ob.add(newObservedResource(h.Resource, h.Namespace, h.LabelSelector, h.FieldSelector)); err != nil {
+	d.attach(sess)
+	if err := ob.observe(sess); err != nil {
 		return ob.finish(err)
 	}
-	ob.attach(sess)
 	d.afterRun = ob.end
-	opts := tui.Options{
-		Server: h.Server, Strategy: h.Options.Strategy, PageSize: h.Options.PageSize, MetadataOnly: h.Options.MetadataOnly,
-		Target: reflector.Target{Resource: h.Resource, Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector},
-		Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt,
-	}
-	feed := tui.Feed{
-		Stats: sess.Reflector.Stats, Store: sess.Store,
-		Audit: func(context.Context) (*reflector.AuditReport, error) {
-			return nil, errors.New("audit needs a live cluster; this is a replay")
-		},
-		Alerts: ob.alerts(),
-	}
+	h := sess.Header
+	opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	runErr := d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, feed)
+	runErr := d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, ob.alerts()))
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}

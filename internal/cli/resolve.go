@@ -12,18 +12,72 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// resolveResource turns a kubectl resource argument (po, pods, deploy,
-// deployments.apps, deployments.v1.apps, a CRD plural) into the resource to
-// watch, through the RESTMapper and discovery, with kubectl's wording for errors.
-func resolveResource(flags *genericclioptions.ConfigFlags, arg string) (reflector.Resource, error) {
+// resolveResources turns kubectl resource arguments into the distinct
+// resources to watch, in argument order: several arguments, each a
+// comma-separated list of names (po, pods, deploy, deployments.apps,
+// deployments.v1.apps, a CRD plural) or categories (all, or a CRD's), as
+// kubectl get resolves them. An error names the argument that failed, and
+// nothing resolves unless everything does; more than max resources is refused.
+func resolveResources(flags *genericclioptions.ConfigFlags, args []string, max int) ([]reflector.Resource, error) {
 	mapper, err := flags.ToRESTMapper()
 	if err != nil {
-		return reflector.Resource{}, err
+		return nil, err
 	}
+	dc, err := flags.ToDiscoveryClient()
+	if err != nil {
+		return nil, err
+	}
+	categories := restmapper.NewDiscoveryCategoryExpander(dc)
+	var out []reflector.Resource
+	seen := map[schema.GroupVersionResource]bool{}
+	add := func(r reflector.Resource) {
+		if !seen[r.GVR] {
+			seen[r.GVR] = true
+			out = append(out, r)
+		}
+	}
+	for _, arg := range args {
+		for _, name := range strings.Split(arg, ",") {
+			grs, isCategory := categories.Expand(strings.ToLower(name))
+			if !isCategory || len(grs) == 0 {
+				r, err := resolveResource(mapper, dc, name)
+				if err != nil {
+					return nil, err
+				}
+				add(r)
+				continue
+			}
+			if len(grs) > max {
+				return nil, fmt.Errorf("category %q expands to %d resources, more than --max-resources=%d", name, len(grs), max)
+			}
+			for _, gr := range grs {
+				gvr, err := mapper.ResourceFor(gr.WithVersion(""))
+				if err != nil {
+					return nil, fmt.Errorf("category %q: resolving %s: %w", name, gr, err)
+				}
+				r, err := describeResource(dc, gvr, gr.String())
+				if err != nil {
+					return nil, fmt.Errorf("category %q: %w", name, err)
+				}
+				add(r)
+			}
+		}
+	}
+	if len(out) > max {
+		return nil, fmt.Errorf("%d resources to watch, more than --max-resources=%d", len(out), max)
+	}
+	return out, nil
+}
+
+// resolveResource turns one kubectl resource name (po, pods, deploy,
+// deployments.apps, deployments.v1.apps, a CRD plural) into the resource to
+// watch, through the RESTMapper and discovery, with kubectl's wording for errors.
+func resolveResource(mapper meta.RESTMapper, dc discovery.DiscoveryInterface, arg string) (reflector.Resource, error) {
 	fullySpecified, groupResource := schema.ParseResourceArg(strings.ToLower(arg))
 	var gvr schema.GroupVersionResource
 	if fullySpecified != nil {
@@ -44,10 +98,6 @@ func resolveResource(flags *genericclioptions.ConfigFlags, arg string) (reflecto
 			return reflector.Resource{}, err
 		}
 		gvr = g
-	}
-	dc, err := flags.ToDiscoveryClient()
-	if err != nil {
-		return reflector.Resource{}, err
 	}
 	return describeResource(dc, gvr, arg)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,6 +33,7 @@ type WatchOptions struct {
 	WatchTimeout         time.Duration
 	MetadataOnly         bool
 	KeepObjects          bool
+	Wire                 string
 	Trace                string
 	TraceObjects         string
 	TraceUnsafeSecrets   bool
@@ -39,9 +41,11 @@ type WatchOptions struct {
 	Duration             time.Duration
 	Once                 bool
 	GiveUpAfter          time.Duration
+	MaxResources         int
+	MaxConcurrentLists   int
 	Observe              ObserveOptions
 
-	resourceArg string
+	resourceArgs []string
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
 	isTerminal func() bool
 }
@@ -76,8 +80,13 @@ func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
 		PageSize:     500,
 		WatchTimeout: 5 * time.Minute,
 		TraceObjects: string(trace.ObjectsMetadata),
+		Wire:         string(reflector.WireAuto),
 		GiveUpAfter:  30 * time.Second,
-		isTerminal:   func() bool { return isTerminal(streams.Out) },
+		MaxResources: 30,
+		// MaxConcurrentLists: 4, as client-go's informers of one factory do not wait on each other,
+		// but a tool started on "all" should not stampede the apiserver.
+		MaxConcurrentLists: 4,
+		isTerminal:         func() bool { return isTerminal(streams.Out) },
 	}
 }
 
@@ -85,7 +94,7 @@ func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
 func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
-	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Watch the resource in all namespaces")
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Watch the resources in all namespaces")
 	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector to filter on, as in kubectl get -l")
 	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector to filter on, as in kubectl get --field-selector")
 	f.StringVar(&o.InitialList, "initial-list", o.InitialList, "How to get complete lists: auto (streaming list, falling back to LIST), list, or stream")
@@ -95,11 +104,14 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.WatchTimeout, "watch-timeout", o.WatchTimeout, "Base of the jittered server-side watch timeout (each watch asks for a random time in [T, 2T))")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "Ask the server for metadata only (PartialObjectMetadata)")
 	f.BoolVar(&o.KeepObjects, "keep-objects", false, "Keep each object's full JSON in the cache (shown in the object detail)")
+	f.StringVar(&o.Wire, "wire", o.Wire, "Encoding to ask the server for: auto (protobuf for built-in resources and --metadata-only, JSON for custom resources and whenever full objects are kept or traced), protobuf, or json")
 	f.StringVar(&o.Trace, "trace", "", "Record everything the reflector sees to this JSONL file (gzip if it ends in .gz)")
 	f.StringVar(&o.TraceObjects, "trace-objects", o.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
 	f.BoolVar(&o.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
 	f.DurationVar(&o.Duration, "duration", 0, "Stop after this long (0: until interrupted)")
 	f.BoolVar(&o.Once, "once", false, "Stop after the first complete list")
+	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "Refuse to watch more resources than this (a category such as all can name many)")
+	f.IntVar(&o.MaxConcurrentLists, "max-concurrent-lists", o.MaxConcurrentLists, "How many resources make their first list at once")
 	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when nothing has made progress for this long: no answer from the server and no watch open (0: retry forever)")
 	o.Display.addFlags(cmd)
 	o.Observe.addFlags(cmd, false)
@@ -107,21 +119,26 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 		"initial-list":           {"auto", "list", "stream"},
 		"resource-version-match": {"Exact", "NotOlderThan"},
 		"trace-objects":          {"none", "metadata", "full"},
+		"wire":                   {"auto", "protobuf", "json"},
 	} {
 		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 }
 
-// Complete takes the resource argument.
+// Complete takes the resource arguments: one or more, each a resource, a
+// comma-separated list of them, or a category.
 func (o *WatchOptions) Complete(args []string) error {
-	switch len(args) {
-	case 0:
-		return usageErrorf("you must specify the type of resource to watch, e.g. \"kubectl watchcache pods\"")
-	case 1:
-		o.resourceArg = args[0]
-	default:
-		return usageErrorf("watchcache takes one resource type, got %d arguments: %v", len(args), args)
+	if len(args) == 0 {
+		return usageErrorf("you must specify the type of resource to watch, e.g. \"kubectl watchcache pods\" or \"kubectl watchcache pods,deployments.apps\"")
 	}
+	for _, arg := range args {
+		for _, name := range strings.Split(arg, ",") {
+			if strings.TrimSpace(name) == "" {
+				return usageErrorf("%q has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps", arg)
+			}
+		}
+	}
+	o.resourceArgs = args
 	return nil
 }
 
@@ -152,10 +169,25 @@ func (o *WatchOptions) Validate() error {
 	if o.GiveUpAfter < 0 {
 		return usageErrorf("invalid --give-up-after %s: must not be negative", o.GiveUpAfter)
 	}
+	if o.MaxResources < 1 {
+		return usageErrorf("invalid --max-resources %d: must be at least 1", o.MaxResources)
+	}
+	if o.MaxConcurrentLists < 1 {
+		return usageErrorf("invalid --max-concurrent-lists %d: must be at least 1", o.MaxConcurrentLists)
+	}
 	switch trace.ObjectMode(o.TraceObjects) {
 	case trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull:
 	default:
 		return usageErrorf("invalid --trace-objects %q: want none, metadata or full", o.TraceObjects)
+	}
+	switch reflector.Wire(o.Wire) {
+	case reflector.WireAuto, reflector.WireJSON:
+	case reflector.WireProtobuf:
+		if o.KeepObjects || (o.Trace != "" && trace.ObjectMode(o.TraceObjects) == trace.ObjectsFull) {
+			return usageErrorf("--wire protobuf cannot keep or record full objects (--keep-objects, --trace-objects full): they are asked for in JSON")
+		}
+	default:
+		return usageErrorf("invalid --wire %q: want auto, protobuf or json", o.Wire)
 	}
 	if o.TraceUnsafeSecrets && o.Trace == "" {
 		return usageErrorf("--trace-unsafe-secrets needs --trace")
@@ -187,7 +219,7 @@ func checkTracePath(path string) error {
 	return nil
 }
 
-// Run resolves the resource, runs the reflector and shows it.
+// Run resolves the resources, runs one reflector for each and shows them.
 func (o *WatchOptions) Run(ctx context.Context) error {
 	if err := checkKubeconfig(o.ConfigFlags); err != nil {
 		return err
@@ -200,14 +232,13 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		// Discovery must not hang on a black-holed server; watches are not bound by this.
 		restCfg.Timeout = 15 * time.Second
 	}
-	res, err := resolveResource(o.ConfigFlags, o.resourceArg)
+	resources, err := resolveResources(o.ConfigFlags, o.resourceArgs, o.MaxResources)
 	if err != nil {
 		return connectionError(restCfg.Host, err)
 	}
 	ns := ""
-	if res.Namespaced && !o.AllNamespaces {
-		ns, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-		if err != nil {
+	if !o.AllNamespaces {
+		if ns, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
 			return err
 		}
 	}
@@ -225,30 +256,28 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		rc.GiveUpAfter = o.GiveUpAfter
 		rc.MaxPermanentRetries = 1
 	}
-	lc := session.LiveConfig{
-		Rest:          restCfg,
-		Target:        reflector.Target{Resource: res, Namespace: ns, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector},
-		Reflector:     rc,
-		MetadataOnly:  o.MetadataOnly,
-		KeepBodies:    o.KeepObjects,
-		TracePath:     o.Trace,
-		TraceObjects:  trace.ObjectMode(o.TraceObjects),
-		UnsafeSecrets: o.TraceUnsafeSecrets,
+	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, MaxConcurrentLists: o.MaxConcurrentLists}
+	for _, res := range resources {
+		t := reflector.Target{Resource: res, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector}
+		if res.Namespaced {
+			t.Namespace = ns
+		}
+		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects, Wire: reflector.Wire(o.Wire),
+			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
 	}
-	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
 	ob, err := o.Observe.start(o.IOStreams, useTUI)
 	if err != nil {
 		return err
 	}
-	if err := ob.add(newObservedResource(res, ns, o.LabelSelector, o.FieldSelector)); err != nil {
-		return ob.finish(err)
-	}
-	lc.OnNote = []func(reflector.Note){d.listener(), ob.listener()}
 	sess, err := session.NewLive(lc)
 	if err != nil {
 		return ob.finish(err)
 	}
-	ob.attach(sess)
+	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
+	d.attach(sess)
+	if err := ob.observe(sess); err != nil {
+		return ob.finish(err)
+	}
 	d.afterRun = ob.end
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -258,7 +287,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	if o.Once {
 		go func() {
-			if sess.Store.WaitUntilReady(runCtx) == nil {
+			if sess.WaitUntilReady(runCtx) == nil {
 				cancel()
 			}
 		}()
@@ -270,19 +299,9 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			kubeContext = *o.ConfigFlags.Context
 		}
 	}
-	tuiOpts := tui.Options{
-		Context: kubeContext, Server: session.ServerURL(restCfg), Target: lc.Target,
-		Strategy: rc.Strategy, PageSize: rc.PageSize, MetadataOnly: o.MetadataOnly, Trace: o.Trace,
-	}
-	feed := tui.Feed{
-		Stats: sess.Reflector.Stats, Store: sess.Store, ForceRelist: sess.Reflector.ForceRelist,
-		Audit: func(ctx context.Context) (*reflector.AuditReport, error) {
-			return sess.Reflector.Audit(ctx, 5*time.Second)
-		},
-		Alerts: ob.alerts(),
-	}
+	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace}
 	// A tripped rule ends the session; the dashboard stays until q.
-	err = d.run(ob.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, feed)
+	err = d.run(ob.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, views(sess, true, ob.alerts()))
 	if rec := sess.Recorder; rec != nil && err == nil {
 		fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
 	}

@@ -14,18 +14,25 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// Output prints notes as lines (-o text) or JSON lines (-o json), in
-// the order the reflector made them. Push never blocks the reflector: a full
+// Output prints the notes of one or more reflectors as lines (-o text) or
+// JSON lines (-o json), each naming its resource, each resource's in the
+// order its reflector made them. Pushing never blocks a reflector: a full
 // queue drops the line and counts it, and the output says how many lines
 // were dropped at the place they are missing (the notes' sequence numbers
 // have a gap there): lines are skipped, never reordered.
 type Output struct {
 	out     io.Writer
 	json    bool
-	queue   chan reflector.Note
+	queue   chan item
 	dropped atomic.Int64
 	done    chan struct{}
-	lastSeq uint64 // owned by loop
+	lastSeq map[string]uint64 // by resource; owned by loop
+}
+
+// item is one queued note and the resource it is about.
+type item struct {
+	resource string
+	n        reflector.Note
 }
 
 // lineQueue is how many notes may wait for a slow terminal or pipe.
@@ -33,17 +40,20 @@ const lineQueue = 65536
 
 // NewOutput prints to out, as JSON lines when asJSON.
 func NewOutput(out io.Writer, asJSON bool) *Output {
-	l := &Output{out: out, json: asJSON, queue: make(chan reflector.Note, lineQueue), done: make(chan struct{})}
+	l := &Output{out: out, json: asJSON, queue: make(chan item, lineQueue), done: make(chan struct{}), lastSeq: map[string]uint64{}}
 	go l.loop()
 	return l
 }
 
-// Push queues a note for printing; pass it as a reflector OnNote listener.
-func (l *Output) Push(n reflector.Note) {
-	select {
-	case l.queue <- n:
-	default:
-		l.dropped.Add(1)
+// For is the OnNote listener of the reflector of resource (its full name,
+// "configmaps.v1"): it queues each note for printing.
+func (l *Output) For(resource string) func(reflector.Note) {
+	return func(n reflector.Note) {
+		select {
+		case l.queue <- item{resource, n}:
+		default:
+			l.dropped.Add(1)
+		}
 	}
 }
 
@@ -56,21 +66,22 @@ func (l *Output) Close() int64 {
 
 func (l *Output) loop() {
 	defer close(l.done)
-	for n := range l.queue {
-		if l.lastSeq > 0 && n.Seq > l.lastSeq+1 {
-			l.write(droppedLine(l.json, n.At, l.lastSeq+1, n.Seq-l.lastSeq-1))
+	for it := range l.queue {
+		n, last := it.n, l.lastSeq[it.resource]
+		if last > 0 && n.Seq > last+1 {
+			l.write(droppedLine(l.json, it.resource, n.At, last+1, n.Seq-last-1))
 		}
 		if n.Seq > 0 {
-			l.lastSeq = n.Seq
+			l.lastSeq[it.resource] = n.Seq
 		}
 		if l.json {
-			b, err := JSON(n)
+			b, err := JSON(it.resource, n)
 			if err != nil {
 				continue
 			}
 			l.write(string(b))
 		} else {
-			l.write(Text(n))
+			l.write(Text(it.resource, n))
 		}
 	}
 }
@@ -81,19 +92,20 @@ func (l *Output) write(line string) { _, _ = io.WriteString(l.out, line+"\n") }
 
 const timeFormat = "15:04:05.000"
 
-// droppedLine says where lines are missing: count lines from seq on.
-func droppedLine(asJSON bool, at time.Time, seq, count uint64) string {
+// droppedLine says where lines of resource are missing: count lines from seq on.
+func droppedLine(asJSON bool, resource string, at time.Time, seq, count uint64) string {
 	if asJSON {
-		b, _ := json.Marshal(jsonNote{Seq: seq, Time: at, Type: "dropped", Dropped: count})
+		b, _ := json.Marshal(jsonNote{Seq: seq, Resource: resource, Time: at, Type: "dropped", Dropped: count})
 		return string(b)
 	}
-	return fmt.Sprintf("%s %6d %d lines dropped here: the output could not keep up", at.Local().Format(timeFormat), seq, count)
+	return fmt.Sprintf("%s %s %6d %d lines dropped here: the output could not keep up", at.Local().Format(timeFormat), resource, seq, count)
 }
 
-// Text is one note as a line: its time, its sequence number, and what it
-// says; lines about a request end with the request's number.
-func Text(n reflector.Note) string {
-	head := fmt.Sprintf("%s %6d ", n.At.Local().Format(timeFormat), n.Seq)
+// Text is one note of resource as a line: its time, the resource, its
+// sequence number, and what it says; lines about a request end with the
+// request's number.
+func Text(resource string, n reflector.Note) string {
+	head := fmt.Sprintf("%s %s %6d ", n.At.Local().Format(timeFormat), resource, n.Seq)
 	via := ""
 	if n.RequestID > 0 {
 		via = fmt.Sprintf(" [#%d]", n.RequestID)
@@ -120,9 +132,10 @@ func Text(n reflector.Note) string {
 
 // jsonNote is the stable JSON form of one output line.
 type jsonNote struct {
-	Seq  uint64    `json:"seq"`
-	Time time.Time `json:"time"`
-	Type string    `json:"type"` // decision, event, request-started, request (ended), audit, dropped
+	Seq      uint64    `json:"seq"`
+	Resource string    `json:"resource"`
+	Time     time.Time `json:"time"`
+	Type     string    `json:"type"` // decision, event, request-started, request (ended), audit, dropped
 	// Request is the request the line is about or was caused by.
 	Request int64 `json:"request,omitempty"`
 	// Dropped counts the lines missing from Seq on (type dropped).
@@ -159,8 +172,12 @@ type jsonEnd struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// JSON is one note as a JSON line (without its newline).
-func JSON(n reflector.Note) ([]byte, error) { return json.Marshal(jsonLine(n)) }
+// JSON is one note of resource as a JSON line (without its newline).
+func JSON(resource string, n reflector.Note) ([]byte, error) {
+	j := jsonLine(n)
+	j.Resource = resource
+	return json.Marshal(j)
+}
 
 func jsonLine(n reflector.Note) jsonNote {
 	j := jsonNote{Seq: n.Seq, Time: n.At, State: n.State.String(), Request: n.RequestID}

@@ -10,7 +10,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 const traces = "../../testdata/traces/"
@@ -18,21 +17,22 @@ const traces = "../../testdata/traces/"
 // replayWithMetrics replays a trace at full speed into m and returns the summary.
 func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string) summary.Summary {
 	t.Helper()
-	var res *metrics.Resource
-	sess, err := session.NewReplay(path, 0, func(n reflector.Note) { res.Note(n) })
+	sess, err := session.NewReplay(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := sess.Header
-	res, err = m.Add(metrics.Labels{Resource: h.Resource.String(), Namespace: h.Namespace})
+	r := sess.Resources[0]
+	h := r.Header
+	res, err := m.Add(metrics.Labels{Resource: h.Resource.String(), Namespace: h.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Attach(metrics.Source{Stats: sess.Reflector.Stats, Counters: sess.Reflector.Counters, Store: sess.Store.Counters, Now: sess.Now})
+	r.OnNote(res.Note)
+	res.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now})
 	if err := sess.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return sess.Summary()
+	return sess.Summary(r)
 }
 
 func serve(t *testing.T, m *metrics.Metrics) string {

@@ -63,9 +63,11 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
 	h := rd.Header()
 	a := &analyzer{opts: opts, rd: rd, rep: &Report{Name: opts.Name, Header: h}}
-	// A version-1 trace watches one resource; a trace of several resources
-	// adds one state per resource here and routes lines by their index.
-	a.resources = []*resourceState{a.newResource(0, h.Resource, h.Namespace, h.LabelSelector, h.FieldSelector)}
+	// One state per resource of the header (a version-1 trace has one); the
+	// reader has checked every line's index against the header.
+	for i, rh := range h.Resources {
+		a.resources = append(a.resources, a.newResource(i, rh))
+	}
 	var maxAt int64
 	for {
 		l, err := rd.Next()
@@ -112,8 +114,8 @@ func (a *analyzer) warn(format string, args ...any) {
 	a.warnings = append(a.warnings, fmt.Sprintf("line %d: ", a.rd.LineNumber())+fmt.Sprintf(format, args...))
 }
 
-// resource is the resource a line belongs to: the only one in a version-1 trace.
-func (a *analyzer) resource(*trace.Line) *resourceState { return a.resources[0] }
+// resource is the resource a line belongs to, by its index (0 in a version-1 trace).
+func (a *analyzer) resource(l *trace.Line) *resourceState { return a.resources[l.R] }
 
 func (a *analyzer) line(l *trace.Line) error {
 	rs := a.resource(l)
@@ -168,11 +170,11 @@ func (a *analyzer) note(rs *resourceState, l *trace.Line, at time.Duration) {
 	}
 }
 
-func (a *analyzer) newResource(i int, info reflector.Resource, ns, labels, fields string) *resourceState {
+func (a *analyzer) newResource(i int, h trace.ResourceHeader) *resourceState {
 	st, w := store.New()
 	return &resourceState{
 		a: a,
-		res: &Resource{Index: i, Info: info, Name: info.String(), Namespace: ns, LabelSelector: labels, FieldSelector: fields,
+		res: &Resource{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
 			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
 		st: st, w: w,
 		open:     map[int64]*openRequest{},

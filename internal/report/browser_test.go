@@ -384,7 +384,12 @@ func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
 				t.Errorf("got title %q, window.__pwned %s, %d images, %d scripts; want title %q, no __pwned, no images, 2 scripts",
 					st.Title, st.Pwned, st.Images, st.Scripts, wantTitle)
 			}
-			b.interact(t)
+			if st.Timeline != len(analyzeFile(t, tr, Options{}).Resources) {
+				t.Errorf("got %d timelines, want one per resource", st.Timeline)
+			}
+			for i := 0; i < st.Timeline; i++ {
+				b.interact(t, i)
+			}
 			b.eval(readState, &st)
 			if st.Title != "watchcache report: "+filepath.Base(tr) || st.Pwned != "undefined" {
 				t.Errorf("after hovering and zooming: title %q, window.__pwned %s", st.Title, st.Pwned)
@@ -397,13 +402,15 @@ func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
 	}
 }
 
-// interact zooms into the middle of the timeline by dragging, hovers the
-// event chart, goes back to the whole run with a double-click, sorts the
-// requests by duration both ways, and clicks a bar.
-func (b *browser) interact(t *testing.T) {
+// interact zooms into the middle of resource i's timeline by dragging,
+// hovers its event chart, goes back to the whole run with a double-click,
+// sorts its requests by duration both ways, and clicks one of its bars. The
+// other resources' timelines stay as they were.
+func (b *browser) interact(t *testing.T, i int) {
 	t.Helper()
+	sec := fmt.Sprintf(`document.querySelector("section#res-%d")`, i)
 	var box struct{ X, Y, W, H float64 }
-	b.eval(`(() => { const s = document.querySelector("svg.timeline"); s.scrollIntoView({block: "center"});
+	b.eval(`(() => { const s = `+sec+`.querySelector("svg.timeline"); s.scrollIntoView({block: "center"});
 		const r = s.getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height}; })()`, &box)
 	scale := box.W / 1200
 	left, right := box.X+(plotX+plotWidth*0.3)*scale, box.X+(plotX+plotWidth*0.6)*scale
@@ -414,19 +421,26 @@ func (b *browser) interact(t *testing.T) {
 	b.mouse("mouseMoved", right, y, 1)
 	b.mouse("mouseReleased", right, y, 1)
 	var zoom struct{ ViewBox, Range string }
-	b.eval(`({viewBox: document.querySelector("svg.plot").getAttribute("viewBox"), range: document.querySelector(".tl-range").textContent})`, &zoom)
+	b.eval(`({viewBox: `+sec+`.querySelector("svg.plot").getAttribute("viewBox"), range: `+sec+`.querySelector(".tl-range").textContent})`, &zoom)
 	if strings.HasPrefix(zoom.ViewBox, "0 0 ") || !strings.Contains(zoom.Range, " to ") {
 		t.Errorf("after a drag across the middle: viewBox %q, range %q; want a zoomed range", zoom.ViewBox, zoom.Range)
 	}
+	var others []string
+	b.eval(`Array.from(document.querySelectorAll("section.resource")).filter(s => s.id !== "res-`+fmt.Sprint(i)+`").map(s => s.querySelector("svg.plot").getAttribute("viewBox"))`, &others)
+	for _, vb := range others {
+		if !strings.HasPrefix(vb, "0 0 ") {
+			t.Errorf("zooming resource %d's timeline zoomed another to %q", i, vb)
+		}
+	}
 	// Hover the event chart: the read-out names the bucket's events.
 	var chart struct{ X, Y float64 }
-	b.eval(`(() => { const r = document.querySelector("svg.c-rate").getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &chart)
+	b.eval(`(() => { const r = `+sec+`.querySelector("svg.c-rate").getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &chart)
 	b.mouse("mouseMoved", chart.X, chart.Y, 0)
 	var tip struct {
 		Hidden bool
 		Text   string
 	}
-	b.eval(`(() => { const t = document.querySelector(".tip"); return {hidden: t.hidden, text: t.textContent}; })()`, &tip)
+	b.eval(`(() => { const t = `+sec+`.querySelector(".tip"); return {hidden: t.hidden, text: t.textContent}; })()`, &tip)
 	if tip.Hidden || !strings.Contains(tip.Text, "MODIFIED") {
 		t.Errorf("hovering the event chart: tip hidden %v, text %q; want the bucket's counts", tip.Hidden, tip.Text)
 	}
@@ -437,15 +451,15 @@ func (b *browser) interact(t *testing.T) {
 	b.mouse("mouseReleased", box.X+box.W/2, axisY, 1)
 	b.mouse("mousePressed", box.X+box.W/2, axisY, 2)
 	b.mouse("mouseReleased", box.X+box.W/2, axisY, 2)
-	b.eval(`document.querySelector("svg.plot").getAttribute("viewBox")`, &zoom.ViewBox)
+	b.eval(sec+`.querySelector("svg.plot").getAttribute("viewBox")`, &zoom.ViewBox)
 	if !strings.HasPrefix(zoom.ViewBox, "0 0 ") {
 		t.Errorf("after a double-click: viewBox %q, want the whole run", zoom.ViewBox)
 	}
 	// Sort the requests by duration: ascending, then descending.
 	var order struct{ Asc, Desc []float64 }
 	b.eval(`(() => {
-		const th = document.querySelectorAll("table.requests thead th")[3];
-		const col = () => Array.from(document.querySelectorAll("table.requests tbody tr[id]")).map(r => parseFloat(r.cells[3].getAttribute("data-v")));
+		const th = `+sec+`.querySelectorAll("table.requests thead th")[3];
+		const col = () => Array.from(`+sec+`.querySelectorAll("table.requests tbody tr[id]")).map(r => parseFloat(r.cells[3].getAttribute("data-v")));
 		th.click(); const asc = col(); th.click(); return {asc: asc, desc: col()};
 	})()`, &order)
 	for i := 1; i < len(order.Asc); i++ {
@@ -456,8 +470,8 @@ func (b *browser) interact(t *testing.T) {
 	}
 	// A bar click goes to its row.
 	var hash string
-	b.eval(`(() => { const a = document.querySelector("svg.timeline a.req"); a.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true})); return location.hash; })()`, &hash)
-	if !strings.HasPrefix(hash, "#r0-") {
+	b.eval(`(() => { const a = `+sec+`.querySelector("svg.timeline a.req"); a.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true})); return location.hash; })()`, &hash)
+	if !strings.HasPrefix(hash, fmt.Sprintf("#r%d-", i)) {
 		t.Errorf("after clicking a bar: location.hash %q, want its request row", hash)
 	}
 }

@@ -70,7 +70,10 @@ const ReasonAlert reflector.Reason = "alert"
 type Resource struct {
 	// Index is the resource's position in the trace (0 in a version-1 trace).
 	Index int
-	Info  reflector.Resource
+	// Header is the resource as the trace's header describes it: what was
+	// watched, where, how much of each object was kept, and the options.
+	Header trace.ResourceHeader
+	Info   reflector.Resource
 	// Name is "resource.version.group", as the summary names it.
 	Name                                    string
 	Namespace, LabelSelector, FieldSelector string

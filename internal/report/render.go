@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 var (
@@ -64,15 +66,23 @@ type pageView struct {
 	Script      template.JS
 	Data        pageData
 	Header      []keyValue
-	Options     []keyValue
-	Warnings    []string
-	Alerts      AlertSection
-	AlertRows   []alertRow
-	Resources   []resourceView
-	Decisions   string
+	// Index lists every resource of the trace, each linking to its section.
+	Index     []indexRow
+	Warnings  []string
+	Alerts    AlertSection
+	AlertRows []alertRow
+	Resources []resourceView
+	Decisions string
 }
 
 type keyValue struct{ Key, Value, Hint string }
+
+// indexRow is one resource in the header's list of them.
+type indexRow struct {
+	Anchor, Name, Kind, Scope, Objects, Strategy, Wire string
+	Lists, Relists, Gone, Events, End                  string
+	Alarm                                              bool
+}
 
 type alertRow struct{ At, Resource, Rule, Detail string }
 
@@ -81,6 +91,7 @@ type resourceView struct {
 	Name, Kind, Scope                       string
 	Counters                                []counterView
 	State                                   []keyValue
+	Options                                 []keyValue
 	Timeline                                timelineView
 	Requests                                []requestView
 	RequestsTotal, RequestsHidden           int
@@ -159,28 +170,16 @@ func newPageView(r *Report) *pageView {
 	span := max(r.Duration, time.Millisecond)
 	v.Data.Start = h.StartedAt
 	started := h.StartedAt.UTC().Format("2006-01-02 15:04:05.000 MST")
+	resources := "1 resource"
+	if n := len(h.Resources); n != 1 {
+		resources = formatCount(n) + " resources"
+	}
 	v.Header = []keyValue{
 		{"server", clip(h.Server, clipMessage) + versionSuffix(h.ServerVersion), ""},
 		{"started", started, "the header's startedAt"},
 		{"duration", formatDuration(r.Duration), "the last line's time"},
 		{"recorded by", clip(h.Tool, 64), ""},
-		{"trace", fmt.Sprintf("%s lines after the header, objects %s", formatCount(r.Lines), h.Objects), ""},
-	}
-	o := h.Options
-	v.Options = []keyValue{
-		{"initial list", string(o.Strategy), "--initial-list"},
-		{"page size", pageSize(o.PageSize), "--page-size"},
-		{"resourceVersion", quoteEmpty(o.ResourceVersion) + matchSuffix(o.ResourceVersionMatch), "the first list's read"},
-		{"watch timeout", formatDuration(time.Duration(o.WatchTimeout)), "base of the jittered server-side timeout"},
-		{"idle timeout", formatDuration(time.Duration(o.IdleTimeout)), ""},
-		{"initial-events timeout", formatDuration(time.Duration(o.InitialEventsTimeout)), ""},
-		{"metadata only", strconv.FormatBool(o.MetadataOnly), ""},
-	}
-	if o.GiveUpAfter > 0 {
-		v.Options = append(v.Options, keyValue{"give up after", formatDuration(time.Duration(o.GiveUpAfter)), ""})
-	}
-	if o.UnsafeSecrets {
-		v.Options = append(v.Options, keyValue{"Secret values", "recorded unredacted", "--trace-unsafe-secrets"})
+		{"trace", fmt.Sprintf("format version %d, %s lines after the header, %s", h.V, formatCount(r.Lines), resources), ""},
 	}
 	v.Decisions = formatCount(r.Decisions)
 	for _, a := range r.Alerts.Tripped {
@@ -188,9 +187,54 @@ func newPageView(r *Report) *pageView {
 	}
 	for _, res := range r.Resources {
 		v.Resources = append(v.Resources, v.resource(r, res, span))
+		v.Index = append(v.Index, indexRowOf(res))
 		v.Data.Resources = append(v.Data.Resources, resourceDataOf(res, span))
 	}
 	return v
+}
+
+// indexRowOf is a resource as the header lists it: what was watched, how,
+// and the counters that say whether its section is worth a look.
+func indexRowOf(res *Resource) indexRow {
+	c := res.Counters
+	n := func(v int64) string { return formatCount(int(v)) }
+	wire := string(res.Header.Options.Wire)
+	if wire == "" {
+		wire = "json"
+	}
+	return indexRow{Anchor: resourceAnchor(res.Index), Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
+		Objects: string(res.Header.Objects), Strategy: string(res.Header.Options.Strategy), Wire: wire,
+		Lists: n(c.Lists), Relists: n(c.Relists), Gone: n(c.Gone), Events: n(c.Added + c.Modified + c.Deleted), End: formatCount(res.Objects),
+		Alarm: c.Relists > 0 || c.Gone > 0 || c.UIDMismatches > 0 || c.WatchErrors > 0 || c.ResourceVersionBackwards > 0}
+}
+
+func resourceAnchor(i int) string { return fmt.Sprintf("res-%d", i) }
+
+// resourceOptions are the reflector options the resource was watched with.
+func resourceOptions(h trace.ResourceHeader) []keyValue {
+	o := h.Options
+	wire := string(o.Wire)
+	if wire == "" {
+		wire = "json (not recorded: a trace from before the wire was)"
+	}
+	out := []keyValue{
+		{"initial list", string(o.Strategy), "--initial-list"},
+		{"page size", pageSize(o.PageSize), "--page-size"},
+		{"resourceVersion", quoteEmpty(o.ResourceVersion) + matchSuffix(o.ResourceVersionMatch), "the first list's read"},
+		{"watch timeout", formatDuration(time.Duration(o.WatchTimeout)), "base of the jittered server-side timeout"},
+		{"idle timeout", formatDuration(time.Duration(o.IdleTimeout)), ""},
+		{"initial-events timeout", formatDuration(time.Duration(o.InitialEventsTimeout)), ""},
+		{"metadata only", strconv.FormatBool(o.MetadataOnly), ""},
+		{"wire", wire, "--wire"},
+		{"objects kept", string(h.Objects), "--trace-objects"},
+	}
+	if o.GiveUpAfter > 0 {
+		out = append(out, keyValue{"give up after", formatDuration(time.Duration(o.GiveUpAfter)), ""})
+	}
+	if o.UnsafeSecrets {
+		out = append(out, keyValue{"Secret values", "recorded unredacted", "--trace-unsafe-secrets"})
+	}
+	return out
 }
 
 func versionSuffix(v string) string {
@@ -218,6 +262,7 @@ func (v *pageView) resource(r *Report, res *Resource, span time.Duration) resour
 	rv := resourceView{Index: res.Index, Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
 		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
+	rv.Options = resourceOptions(res.Header)
 	c := res.Counters
 	backoffs := formatCount(int(c.Backoffs))
 	backoffHint := "waits after errors (recorded decisions)"

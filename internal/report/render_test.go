@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -124,9 +125,11 @@ func relistRows(doc *html.Node) []*html.Node {
 	return elements(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "relist") })
 }
 
+// requestRows are the rows whose id is a request's: "r" the resource's index, "-" the request's.
 func requestRows(doc *html.Node) []*html.Node {
+	id := regexp.MustCompile(`^r[0-9]+-[0-9]+$`)
 	return elements(doc, func(n *html.Node) bool {
-		return n.Data == "tr" && strings.HasPrefix(attr(n, "id"), "r0-")
+		return n.Data == "tr" && id.MatchString(attr(n, "id"))
 	})
 }
 
@@ -144,19 +147,25 @@ func TestEveryBundledTraceHasOneBarAndOneRowPerRequestAndOneRowPerRelist(t *test
 			if got := len(requestRows(doc)); got != requests {
 				t.Errorf("request table rows: got %d, want %d", got, requests)
 			}
-			// Every bar links to its row.
-			rows := map[string]bool{}
-			for _, r := range requestRows(doc) {
-				rows["#"+attr(r, "id")] = true
+			// Every bar links to its row, in its resource's section.
+			summaries := replaySummaries(t, path)
+			sections := elements(doc, func(n *html.Node) bool { return n.Data == "section" && hasClass(n, "resource") })
+			if len(sections) != len(summaries) {
+				t.Fatalf("resource sections: got %d, want %d", len(sections), len(summaries))
 			}
-			for _, b := range requestBars(doc) {
-				if href := attr(b, "href"); !rows[href] {
-					t.Errorf("bar links to %q, which is no request row", href)
+			for i, sec := range sections {
+				rows := map[string]bool{}
+				for _, r := range requestRows(sec) {
+					rows["#"+attr(r, "id")] = true
 				}
-			}
-			want := replaySummary(t, path).Counters.Relists
-			if got := len(relistRows(doc)); int64(got) != want {
-				t.Errorf("relist rows: got %d, want %d (the replay's relists)", got, want)
+				for _, b := range requestBars(sec) {
+					if href := attr(b, "href"); !rows[href] || !strings.HasPrefix(href, fmt.Sprintf("#r%d-", i)) {
+						t.Errorf("a bar of resource %d links to %q, which is no request row of its section", i, href)
+					}
+				}
+				if got, want := len(relistRows(sec)), summaries[i].Counters.Relists; int64(got) != want {
+					t.Errorf("relist rows of %s: got %d, want %d (the replay's relists)", summaries[i].Resource, got, want)
+				}
 			}
 		})
 	}
@@ -187,7 +196,7 @@ func TestTheDemoReportShowsTheRelistDiffWithOldAndNewUIDs(t *testing.T) {
 		t.Fatal("the relist row has no detail row after it")
 	}
 	got := text(row) + text(detail)
-	r, ns := d.Recreated[0], rep.Header.Namespace
+	r, ns := d.Recreated[0], rep.Header.Resources[0].Namespace
 	for _, want := range []string{ns + "/api-2", r.OldUID, r.NewUID, "missed delete", ns + "/web-42", "app=demo"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the relist row lacks %q:\n%s", want, got)
@@ -304,7 +313,7 @@ func writeHostileTrace(t testing.TB, dir string) string {
 		Annotations: func(i int) map[string]string { return map[string]string{"note": hostileScript + hostileImg} },
 		Header: func(h *trace.Header) {
 			h.Server, h.ServerVersion, h.Tool = "https://"+hostileImg, hostileScript, hostileJSON
-			h.LabelSelector, h.FieldSelector = hostileScript, hostileImg
+			h.Resources[0].LabelSelector, h.Resources[0].FieldSelector = hostileScript, hostileImg
 		},
 	})
 	if cerr := f.Close(); err == nil {

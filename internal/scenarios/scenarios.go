@@ -9,12 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
@@ -43,6 +46,7 @@ func All() []Scenario {
 		{Name: "bookmarks", Description: "short watch timeouts and writes elsewhere: BOOKMARK events move the cursor and never touch the store", run: bookmarks},
 		{Name: "recreate", Description: "delete and recreate under the same name, once while watching (two events) and once while the watch is cut (a relist diff with a new UID)", NeedsNoWatchCache: true, run: recreate},
 		{Name: "streaming", Description: "a streaming list (sendInitialEvents=true) ending with the initial-events-end bookmark, then watching", run: streaming},
+		{Name: "several", Description: "three resources at once (ConfigMaps, Deployments and a custom resource), each written to, then the apiserver restarts with etcd compacted while the watches are cut: each resource has its own 410 and relist", run: several},
 		{Name: "forced-relist-restart", Description: "a streaming list, a relist the user forces (the r key), then the apiserver restarts with etcd compacted while the watch is cut: 410 Gone, and a relist whose diff names what was missed", run: forcedRelistRestart},
 	}
 }
@@ -60,78 +64,86 @@ func Find(name string) (Scenario, error) {
 	return Scenario{}, fmt.Errorf("no scenario %q (have %v)", name, names)
 }
 
-// Record runs the scenario on c and records it to path; onNote listeners
-// get the live run's notes. It returns the live run's summary, for
-// comparison with a replay.
-func (s Scenario) Record(ctx context.Context, c *testcluster.Cluster, path string, onNote ...func(reflector.Note)) (summary.Summary, error) {
+// Record runs the scenario on c and records it to path; onNote, when set,
+// gets the live run's notes with the index of their resource. It returns the
+// live run's summaries, one per resource, for comparison with a replay.
+func (s Scenario) Record(ctx context.Context, c *testcluster.Cluster, path string, onNote func(resource int, n reflector.Note)) ([]summary.Summary, error) {
 	cs, err := kubernetes.NewForConfig(c.Config())
 	if err != nil {
-		return summary.Summary{}, fmt.Errorf("clientset: %w", err)
+		return nil, fmt.Errorf("clientset: %w", err)
 	}
 	proxy, err := c.NewProxy()
 	if err != nil {
-		return summary.Summary{}, err
+		return nil, err
 	}
 	defer proxy.Close()
 	e := &env{c: c, cs: cs, proxy: proxy, path: path, onNote: onNote, ns: fmt.Sprintf("%s-%d", s.Name, time.Now().UnixNano()%1e6)}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
-		return summary.Summary{}, fmt.Errorf("creating namespace: %w", err)
+		return nil, fmt.Errorf("creating namespace: %w", err)
 	}
 	if err := s.run(ctx, e); err != nil {
 		if e.sess != nil {
 			e.stop()
 		}
-		return summary.Summary{}, fmt.Errorf("scenario %s: %w", s.Name, err)
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	if e.sess == nil {
-		return summary.Summary{}, fmt.Errorf("scenario %s started no session", s.Name)
+		return nil, fmt.Errorf("scenario %s started no session", s.Name)
 	}
 	if err := e.stop(); err != nil {
-		return summary.Summary{}, fmt.Errorf("scenario %s: %w", s.Name, err)
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	return e.summary, nil
+	return e.summaries, nil
 }
 
 // env is one scenario run.
 type env struct {
-	c       *testcluster.Cluster
-	cs      *kubernetes.Clientset
-	proxy   *testcluster.Proxy
-	path    string
-	onNote  []func(reflector.Note)
-	ns      string
-	sess    *session.Session
-	cancel  context.CancelFunc
-	done    chan error
-	summary summary.Summary
+	c         *testcluster.Cluster
+	cs        *kubernetes.Clientset
+	proxy     *testcluster.Proxy
+	path      string
+	onNote    func(int, reflector.Note)
+	ns        string
+	sess      *session.Session
+	cancel    context.CancelFunc
+	done      chan error
+	summaries []summary.Summary
 }
 
 var configMaps = reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
-// start records a reflector on the scenario's namespace, through the fault proxy.
+// start records a reflector of ConfigMaps in the scenario's namespace, through the fault proxy.
 func (e *env) start(cfg reflector.Config) error {
-	if cfg.Backoff.Initial == 0 {
-		// Short waits keep recordings short; the decisions are the same.
-		cfg.Backoff = reflector.Backoff{Initial: 200 * time.Millisecond, Max: 2 * time.Second}
+	return e.startMany(session.ResourceConfig{Target: reflector.Target{Resource: configMaps, Namespace: e.ns}, Reflector: cfg})
+}
+
+// startMany records reflectors of the resources, through the fault proxy.
+func (e *env) startMany(resources ...session.ResourceConfig) error {
+	for i := range resources {
+		if resources[i].Reflector.Backoff.Initial == 0 {
+			// Short waits keep recordings short; the decisions are the same.
+			resources[i].Reflector.Backoff = reflector.Backoff{Initial: 200 * time.Millisecond, Max: 2 * time.Second}
+		}
+		if resources[i].TraceObjects == "" {
+			resources[i].TraceObjects = trace.ObjectsMetadata
+		}
 	}
-	sess, err := session.NewLive(session.LiveConfig{
-		Rest:         e.proxy.Config(e.c.Config()),
-		Target:       reflector.Target{Resource: configMaps, Namespace: e.ns},
-		Reflector:    cfg,
-		TracePath:    e.path,
-		TraceObjects: trace.ObjectsMetadata,
-		OnNote:       e.onNote,
-	})
+	sess, err := session.NewLive(session.LiveConfig{Rest: e.proxy.Config(e.c.Config()), TracePath: e.path, Resources: resources})
 	if err != nil {
 		return err
+	}
+	if e.onNote != nil {
+		for i, r := range sess.Resources {
+			r.OnNote(func(n reflector.Note) { e.onNote(i, n) })
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.sess, e.cancel, e.done = sess, cancel, make(chan error, 1)
 	go func() { e.done <- sess.Run(ctx) }()
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
-	if err := sess.Store.WaitUntilReady(wctx); err != nil {
-		return fmt.Errorf("waiting for the initial list: %w", err)
+	if err := sess.WaitUntilReady(wctx); err != nil {
+		return fmt.Errorf("waiting for the initial lists: %w", err)
 	}
 	return nil
 }
@@ -139,11 +151,11 @@ func (e *env) start(cfg reflector.Config) error {
 func (e *env) stop() error {
 	e.cancel()
 	err := <-e.done
-	e.summary = e.sess.Summary()
+	e.summaries = e.sess.Summaries()
 	return err
 }
 
-func (e *env) stats() reflector.Stats { return e.sess.Reflector.Stats() }
+func (e *env) stats() reflector.Stats { return e.sess.Resources[0].Reflector.Stats() }
 
 // waitFor polls cond for up to d.
 func (e *env) waitFor(d time.Duration, what string, cond func() bool) error {
@@ -428,7 +440,7 @@ func forcedRelistRestart(ctx context.Context, e *env) error {
 	if err := e.waitFor(10*time.Second, "5 updates", func() bool { return e.stats().Counters.Modified == 5 }); err != nil {
 		return err
 	}
-	e.sess.Reflector.ForceRelist()
+	e.sess.Resources[0].Reflector.ForceRelist()
 	if err := e.waitFor(30*time.Second, "the forced relist", func() bool { return e.stats().Counters.Relists == 1 && e.stats().State == reflector.StateWatching }); err != nil {
 		return err
 	}
@@ -451,4 +463,141 @@ func forcedRelistRestart(ctx context.Context, e *env) error {
 		return err
 	}
 	return e.waitFor(90*time.Second, "a relist after 410", func() bool { return e.stats().Counters.Relists == 2 })
+}
+
+var (
+	deployments = reflector.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+	widgets     = reflector.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true}
+)
+
+// InstallWidgets installs the custom resource widgets.example.com (in the
+// category watchcache-test) on c and waits until it is served.
+func InstallWidgets(ctx context.Context, c *testcluster.Cluster) error {
+	dyn, err := dynamic.NewForConfig(c.Config())
+	if err != nil {
+		return err
+	}
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com"},
+		"spec": map[string]any{
+			"group": "example.com", "scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList", "categories": []any{"watchcache-test"}},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	}}
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		return fmt.Errorf("creating the widgets CRD: %w", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := dyn.Resource(widgets.GVR).Namespace("default").List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the widgets CRD is not served after a minute: %w", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Deployment is a Deployment named name, its template varying with n.
+func Deployment(name string, n int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"replicas": int64(1), "selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": name}, "annotations": map[string]any{"n": fmt.Sprint(n)}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/c:1"}}},
+			},
+		},
+	}}
+}
+
+// Widget is a Widget named name, its spec varying with n.
+func Widget(name string, n int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"n": n},
+	}}
+}
+
+func several(ctx context.Context, e *env) error {
+	if err := InstallWidgets(ctx, e.c); err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(e.c.Config())
+	if err != nil {
+		return err
+	}
+	kinds := []struct {
+		res  reflector.Resource
+		make func(string, int64) *unstructured.Unstructured
+	}{
+		{configMaps, testcluster.ConfigMap},
+		{deployments, Deployment},
+		{widgets, Widget},
+	}
+	write := func(prefix string, from, to int64) error {
+		for _, k := range kinds {
+			client := dyn.Resource(k.res.GVR).Namespace(e.ns)
+			for i := from; i < to; i++ {
+				o := k.make(fmt.Sprintf("%s-%d", prefix, i), i)
+				if _, err := client.Create(ctx, o, metav1.CreateOptions{}); err != nil {
+					return fmt.Errorf("creating %s: %w", k.res, err)
+				}
+			}
+		}
+		return nil
+	}
+	if err := write("a", 0, 10); err != nil {
+		return err
+	}
+	var resources []session.ResourceConfig
+	for _, k := range kinds {
+		resources = append(resources, session.ResourceConfig{Target: reflector.Target{Resource: k.res, Namespace: e.ns}, Reflector: reflector.Config{PageSize: 5}})
+	}
+	if err := e.startMany(resources...); err != nil {
+		return err
+	}
+	if err := write("b", 0, 3); err != nil {
+		return err
+	}
+	if err := e.waitFor(30*time.Second, "3 adds of each resource", func() bool {
+		for _, r := range e.sess.Resources {
+			if r.Reflector.Stats().Counters.Added < 3 {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	// Cut off, the watches miss a delete of each kind while etcd is
+	// compacted and kube-apiserver restarts with an empty watch cache.
+	err = e.cutWhile(func() error {
+		for _, k := range kinds {
+			if err := dyn.Resource(k.res.GVR).Namespace(e.ns).Delete(ctx, "a-3", metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+		}
+		return e.c.RestartCompacted(ctx, nil)
+	})
+	if err != nil {
+		return err
+	}
+	return e.waitFor(90*time.Second, "a relist of each resource", func() bool {
+		for _, r := range e.sess.Resources {
+			if r.Reflector.Stats().Counters.Relists < 1 {
+				return false
+			}
+		}
+		return true
+	})
 }

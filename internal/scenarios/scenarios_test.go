@@ -34,7 +34,7 @@ func TestE2EEveryScenarioReplaysToTheSummaryItWasRecordedWith(t *testing.T) {
 				c = withoutCache.Get(t)
 			}
 			path := filepath.Join(t.TempDir(), sc.Name+".jsonl")
-			live, err := sc.Record(context.Background(), c, path)
+			live, err := sc.Record(context.Background(), c, path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,12 +51,17 @@ func TestE2EEveryScenarioReplaysToTheSummaryItWasRecordedWith(t *testing.T) {
 			if w := sess.Replay.Warnings(); len(w) > 0 {
 				t.Errorf("replay warnings: %v", w)
 			}
-			replayed := sess.Summary()
-			if !reflect.DeepEqual(comparable(live), comparable(replayed)) {
-				t.Errorf("summary:\nlive   %+v\nreplay %+v", comparable(live), comparable(replayed))
+			replayed := sess.Summaries()
+			if len(replayed) != len(live) {
+				t.Fatalf("%d resources replayed, %d recorded", len(replayed), len(live))
 			}
-			if live.Objects == 0 {
-				t.Error("the scenario cached no objects")
+			for i := range live {
+				if !reflect.DeepEqual(comparable(live[i]), comparable(replayed[i])) {
+					t.Errorf("summary of %s:\nlive   %+v\nreplay %+v", live[i].Resource, comparable(live[i]), comparable(replayed[i]))
+				}
+				if live[i].Objects == 0 {
+					t.Errorf("the scenario cached no %s", live[i].Resource)
+				}
 			}
 		})
 	}

@@ -1,7 +1,7 @@
-// Package session wires one run of the tool: a Source (live, recorded or
-// replayed), the store, the reflector and the note listeners. The CLI, the
-// trace recording scenarios and the benchmarks all build their runs here, so
-// there is one way to do it.
+// Package session wires one run of the tool: for each watched resource a
+// Source (live, recording or replayed), its reflector and its store, and the
+// listeners of its notes. The CLI, the trace recording scenarios and the
+// benchmarks all build their runs here, so there is one way to do it.
 package session
 
 import (
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/discovery"
@@ -23,37 +24,88 @@ import (
 // Tool names the program in trace headers.
 const Tool = "kubectl-watchcache"
 
-// LiveConfig is a run against a cluster.
-type LiveConfig struct {
-	Rest   *rest.Config
+// ResourceConfig is one resource of a live run.
+type ResourceConfig struct {
 	Target reflector.Target
-	// Reflector is the reflector's configuration; Source, AuditSource, Clock and OnNote are filled in here.
+	// Reflector is the reflector's configuration; Source, AuditSource,
+	// Clock, OnNote and InitialLists are filled in here.
 	Reflector reflector.Config
 	// MetadataOnly asks the server for PartialObjectMetadata; KeepBodies keeps each object's JSON in the store.
 	MetadataOnly bool
 	KeepBodies   bool
-	// TracePath records the run when set; TraceObjects and UnsafeSecrets shape what it keeps.
-	TracePath     string
+	// Wire is the encoding to ask for ("" is auto; see reflector.ResolveWire).
+	Wire reflector.Wire
+	// TraceObjects and UnsafeSecrets shape what a trace keeps of the resource's objects.
 	TraceObjects  trace.ObjectMode
 	UnsafeSecrets bool
-	// OnNote listeners, called from the reflector's goroutine; they must not block.
-	OnNote []func(reflector.Note)
+}
+
+// LiveConfig is a run against a cluster.
+type LiveConfig struct {
+	Rest      *rest.Config
+	Resources []ResourceConfig
+	// MaxConcurrentLists bounds how many resources make their first list at
+	// once (0: no bound).
+	MaxConcurrentLists int
+	// TracePath records the run when set.
+	TracePath string
+}
+
+// Resource is one watched resource of a session: its reflector and its cache.
+type Resource struct {
+	// Index is the resource's place in the session (and in a trace's header).
+	Index int
+	// Header says what is watched, where and how, as a trace header says it.
+	Header    trace.ResourceHeader
+	Store     *store.Store
+	Reflector *reflector.Reflector
+	// Replay is set in a replay.
+	Replay *trace.ResourceReplay
+
+	writer    *store.Writer
+	listeners []func(reflector.Note)
+	mu        sync.Mutex
+	err       error // what ended its Run, once it returned
+	done      chan struct{}
+}
+
+// Target is what the resource's reflector watches.
+func (r *Resource) Target() reflector.Target { return r.Header.Target() }
+
+// Name is the resource's full name, "configmaps.v1".
+func (r *Resource) Name() string { return r.Header.Resource.String() }
+
+// OnNote adds a listener of the resource's notes. Call it before Run; the
+// listener is called from the reflector's goroutine and must not block.
+func (r *Resource) OnNote(f func(reflector.Note)) { r.listeners = append(r.listeners, f) }
+
+func (r *Resource) note(n reflector.Note) {
+	for _, l := range r.listeners {
+		l(n)
+	}
+}
+
+// Done is closed once the resource's reflector stopped (it failed, or the run ended).
+func (r *Resource) Done() <-chan struct{} { return r.done }
+
+// Err is what ended the resource's reflector: its failure, or nil.
+func (r *Resource) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 // Session is a wired run.
 type Session struct {
-	Store     *store.Store
-	Reflector *reflector.Reflector
+	Resources []*Resource
 	// Recorder is set when recording.
 	Recorder *trace.Recorder
 	// Replay is set for a replay.
 	Replay *trace.Replay
-	// Resource is what the session lists and watches.
-	Resource reflector.Resource
-	// Header is the trace header of this run (recorded or replayed).
+	// Header is the trace header of this run (recorded or replayed; in a live
+	// run without a trace it describes the run all the same).
 	Header trace.Header
 	clock  reflector.Clock
-	writer *store.Writer
 }
 
 // ServerURL is cfg's server without any credentials in it.
@@ -67,60 +119,79 @@ func ServerURL(cfg *rest.Config) string {
 	return u.String()
 }
 
-// NewLive wires a live run (and its recorder, when TracePath is set).
+// NewLive wires a live run of cfg's resources (and its recorder, when
+// TracePath is set). The reflectors share one HTTP client, and so one
+// connection to the server, as a controller's informers do.
 func NewLive(cfg LiveConfig) (*Session, error) {
-	live, err := reflector.NewLiveSource(cfg.Rest, cfg.Target, cfg.MetadataOnly, cfg.KeepBodies)
-	if err != nil {
-		return nil, err
+	if len(cfg.Resources) == 0 {
+		return nil, errors.New("a run needs at least one resource")
 	}
-	if cfg.TracePath == "" {
-		live.DropRaw() // only a recorder reads the objects' JSON as served
+	s := &Session{clock: reflector.RealClock{}}
+	s.Header = trace.Header{StartedAt: time.Now().UTC(), Tool: Tool, Server: ServerURL(cfg.Rest)}
+	var gate *reflector.ListGate
+	if cfg.MaxConcurrentLists > 0 && len(cfg.Resources) > 1 {
+		gate = reflector.NewListGate(cfg.MaxConcurrentLists)
 	}
-	rc := cfg.Reflector
-	rc.Source, rc.AuditSource = live, live
-	if rc.Clock == nil {
-		rc.Clock = reflector.RealClock{}
-	}
-	s := &Session{Resource: cfg.Target.Resource, clock: rc.Clock}
-	listeners := append([]func(reflector.Note){}, cfg.OnNote...)
-	if cfg.TracePath != "" {
-		resolved, err := reflector.ResolveConfig(rc)
+	sources := make([]*reflector.LiveSource, len(cfg.Resources))
+	configs := make([]reflector.Config, len(cfg.Resources))
+	for i, rc := range cfg.Resources {
+		live, err := reflector.NewLiveSourceWith(cfg.Rest, rc.Target, reflector.LiveOptions{
+			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies, Wire: rc.Wire,
+			FullObjects: cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
+		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)
 		}
-		s.Header = trace.Header{
-			StartedAt:     time.Now().UTC(),
-			Tool:          Tool,
-			Server:        ServerURL(cfg.Rest),
-			ServerVersion: serverVersion(cfg.Rest),
-			Resource:      s.Resource,
-			Namespace:     cfg.Target.Namespace,
-			LabelSelector: cfg.Target.LabelSelector,
-			FieldSelector: cfg.Target.FieldSelector,
-			Objects:       cfg.TraceObjects,
+		if cfg.TracePath == "" {
+			live.DropRaw() // only a recorder reads the objects' JSON as served
+		}
+		c := rc.Reflector
+		c.Source, c.AuditSource, c.Clock, c.InitialLists = live, live, s.clock, gate
+		resolved, err := reflector.ResolveConfig(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)
+		}
+		sources[i], configs[i] = live, c
+		s.Header.Resources = append(s.Header.Resources, trace.ResourceHeader{
+			Resource: rc.Target.Resource, Namespace: rc.Target.Namespace,
+			LabelSelector: rc.Target.LabelSelector, FieldSelector: rc.Target.FieldSelector,
+			Objects: rc.TraceObjects,
 			Options: trace.Options{
 				Strategy: resolved.Strategy, PageSize: resolved.PageSize,
 				ResourceVersion: resolved.ResourceVersion, ResourceVersionMatch: resolved.ResourceVersionMatch,
 				WatchTimeout: trace.Duration(resolved.WatchTimeout), IdleTimeout: trace.Duration(resolved.IdleTimeout),
 				InitialEventsTimeout: trace.Duration(resolved.InitialEventsTimeout),
 				MaxPermanentRetries:  resolved.MaxPermanentRetries, GiveUpAfter: trace.Duration(resolved.GiveUpAfter),
-				MetadataOnly: cfg.MetadataOnly, UnsafeSecrets: cfg.UnsafeSecrets,
+				MetadataOnly: rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets, Wire: live.Wire(),
 			},
-		}
+		})
+	}
+	// Asking for the version opens the connection the reflectors then share
+	// (client-go's transports are cached by configuration): reflectors that
+	// start together would otherwise race to dial, each its own.
+	s.Header.ServerVersion = serverVersion(cfg.Rest)
+	if cfg.TracePath != "" {
 		rec, err := trace.Create(cfg.TracePath, s.Header)
 		if err != nil {
 			return nil, err
 		}
 		s.Recorder = rec
-		rc.Source = rec.Source(live)
-		listeners = append([]func(reflector.Note){rec.Note}, listeners...)
 	}
-	rc.OnNote = fanOut(listeners)
-	if err := s.build(rc); err != nil {
+	for i := range cfg.Resources {
+		res := &Resource{Index: i, Header: s.Header.Resources[i], done: make(chan struct{})}
+		c := configs[i]
 		if s.Recorder != nil {
-			_ = s.Recorder.Close()
+			c.Source = s.Recorder.Source(i, sources[i])
+			res.OnNote(s.Recorder.Notes(i))
 		}
-		return nil, err
+		c.OnNote = res.note
+		if err := res.build(c); err != nil {
+			if s.Recorder != nil {
+				_ = s.Recorder.Close()
+			}
+			return nil, fmt.Errorf("%s: %w", res.Name(), err)
+		}
+		s.Resources = append(s.Resources, res)
 	}
 	if s.Recorder != nil {
 		go s.reportTraceFailure()
@@ -131,8 +202,9 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 // ReasonTraceWriteError is the note reason when recording stops on a write error.
 const ReasonTraceWriteError reflector.Reason = "trace-write-error"
 
-// reportTraceFailure tells the display, in order with the reflector's notes, that recording stopped;
-// the reflector keeps running and Run reports the error at the end.
+// reportTraceFailure tells every resource's display, in order with the
+// reflector's notes, that recording stopped; the reflectors keep running and
+// Run reports the error at the end.
 func (s *Session) reportTraceFailure() {
 	select {
 	case <-s.Recorder.Failed():
@@ -140,8 +212,10 @@ func (s *Session) reportTraceFailure() {
 		return
 	}
 	if err := s.Recorder.Err(); err != nil {
-		s.Reflector.Report(reflector.Decision{Reason: ReasonTraceWriteError,
-			Cause: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)})
+		for _, r := range s.Resources {
+			r.Reflector.Report(reflector.Decision{Reason: ReasonTraceWriteError,
+				Cause: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)})
+		}
 	}
 }
 
@@ -158,61 +232,83 @@ func serverVersion(cfg *rest.Config) string {
 	return v.GitVersion
 }
 
-// NewReplay wires a replay of the trace at path. speed: 0 as fast as possible, 1 real time, N faster.
-func NewReplay(path string, speed float64, onNote ...func(reflector.Note)) (*Session, error) {
+// NewReplay wires a replay of the trace at path, one reflector for each of
+// its resources. speed: 0 as fast as possible, 1 real time, N faster.
+func NewReplay(path string, speed float64) (*Session, error) {
 	rd, err := trace.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	rp := trace.NewReplay(rd, speed)
-	rc := rp.ReflectorConfig()
-	listeners := append([]func(reflector.Note){rp.Note}, onNote...)
-	rc.OnNote = fanOut(listeners)
-	h := rd.Header()
-	s := &Session{Replay: rp, Resource: h.Resource, Header: h, clock: rc.Clock}
-	if err := s.build(rc); err != nil {
-		_ = rd.Close()
-		return nil, err
+	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock()}
+	for i, rr := range rp.Resources() {
+		res := &Resource{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
+		c := rr.ReflectorConfig()
+		res.OnNote(rr.Note)
+		c.OnNote = res.note
+		if err := res.build(c); err != nil {
+			_ = rd.Close()
+			return nil, fmt.Errorf("%s: %w", res.Name(), err)
+		}
+		rr.SetForceRelist(res.Reflector.ForceRelist)
+		s.Resources = append(s.Resources, res)
 	}
-	rp.SetForceRelist(s.Reflector.ForceRelist)
 	return s, nil
 }
 
-func (s *Session) build(rc reflector.Config) error {
+func (r *Resource) build(c reflector.Config) error {
 	st, w := store.New()
-	r, err := reflector.New(rc, w, st)
+	rf, err := reflector.New(c, w, st)
 	if err != nil {
 		return err
 	}
-	s.Store, s.writer, s.Reflector = st, w, r
+	r.Store, r.writer, r.Reflector = st, w, rf
 	return nil
-}
-
-func fanOut(listeners []func(reflector.Note)) func(reflector.Note) {
-	return func(n reflector.Note) {
-		for _, l := range listeners {
-			l(n)
-		}
-	}
 }
 
 // Now is the session's clock (virtual in a replay).
 func (s *Session) Now() time.Time { return s.clock.Now() }
 
-// Run runs the reflector until ctx ends (live) or the trace ends (replay),
-// then closes the store writer and the recorder. It returns the reflector's
-// failure, a replay divergence, or a trace write error, joined.
+// Run runs the reflectors until ctx ends (live) or the trace ends (replay);
+// a resource that fails stops alone, the others go on (a live run also ends
+// when every resource has stopped). Then it closes the stores' writers and
+// the recorder. It returns each failure (named after its resource when there
+// are several), a replay divergence, or a trace write error, joined.
 func (s *Session) Run(ctx context.Context) error {
 	var runErr error
 	if s.Replay != nil {
-		runErr = s.Replay.Run(ctx, s.Reflector)
+		reflectors := make([]*reflector.Reflector, len(s.Resources))
+		for i, r := range s.Resources {
+			reflectors[i] = r.Reflector
+		}
+		runErr = s.Replay.Run(ctx, reflectors...)
 		if errors.Is(runErr, context.Canceled) && ctx.Err() != nil {
 			runErr = nil
 		}
+		for _, r := range s.Resources {
+			r.finish(nil) // a replay's reflectors end when the trace does
+		}
 	} else {
-		runErr = s.Reflector.Run(ctx)
+		var wg sync.WaitGroup
+		errs := make([]error, len(s.Resources))
+		for i, r := range s.Resources {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := r.Reflector.Run(ctx)
+				r.finish(err)
+				if err != nil && len(s.Resources) > 1 {
+					err = fmt.Errorf("%s: %w", r.Name(), err)
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		runErr = errors.Join(errs...)
 	}
-	s.writer.Close()
+	for _, r := range s.Resources {
+		r.writer.Close()
+	}
 	var recErr error
 	if s.Recorder != nil {
 		if err := s.Recorder.Close(); err != nil {
@@ -222,7 +318,44 @@ func (s *Session) Run(ctx context.Context) error {
 	return errors.Join(runErr, recErr)
 }
 
-// Summary is the run's summary as of now.
-func (s *Session) Summary() summary.Summary {
-	return summary.New(s.Resource, s.Reflector.Stats(), s.Store, s.Now())
+func (r *Resource) finish(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.done:
+	default:
+		r.err = err
+		close(r.done)
+	}
+}
+
+// Summary is the resource's summary as of now.
+func (s *Session) Summary(r *Resource) summary.Summary {
+	return summary.New(r.Header.Resource, r.Reflector.Stats(), r.Store, s.Now())
+}
+
+// Summaries are every resource's summary as of now, in the session's order.
+func (s *Session) Summaries() []summary.Summary {
+	out := make([]summary.Summary, len(s.Resources))
+	for i, r := range s.Resources {
+		out[i] = s.Summary(r)
+	}
+	return out
+}
+
+// WaitUntilReady waits for every resource's first complete list, or for its
+// reflector to stop; ctx ending stops the wait.
+func (s *Session) WaitUntilReady(ctx context.Context) error {
+	for _, r := range s.Resources {
+		ready := make(chan error, 1)
+		go func() { ready <- r.Store.WaitUntilReady(ctx) }()
+		select {
+		case err := <-ready:
+			if err != nil {
+				return err
+			}
+		case <-r.done:
+		}
+	}
+	return nil
 }

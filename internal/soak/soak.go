@@ -190,7 +190,10 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 	if err := st.WaitUntilReady(ctx); err != nil {
 		return nil, fmt.Errorf("waiting for the first list: %w", err)
 	}
-	churn := testcluster.StartChurn(cs, testcluster.ChurnOptions{Namespace: ns, Names: 200, Rate: opts.Rate})
+	churn, err := testcluster.StartChurn(c.Config(), testcluster.ChurnOptions{Namespace: ns, Names: 200, Rate: opts.Rate})
+	if err != nil {
+		return nil, err
+	}
 	restart := time.NewTicker(opts.RestartEvery)
 	defer restart.Stop()
 	compact := time.NewTicker(opts.CompactEvery)

@@ -75,6 +75,19 @@ func (s Summary) WriteJSON(w io.Writer) error {
 	return nil
 }
 
+// WriteAllJSON writes several resources' summaries as one indented JSON
+// object, {"resources": [...]}, in the order given.
+func WriteAllJSON(w io.Writer, sums []Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(struct {
+		Resources []Summary `json:"resources"`
+	}{sums}); err != nil {
+		return fmt.Errorf("writing summary: %w", err)
+	}
+	return nil
+}
+
 // WriteText writes the summary for people: the totals, then the objects.
 func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder

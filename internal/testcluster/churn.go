@@ -8,17 +8,24 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
-// ChurnOptions shape a Churn: ConfigMaps named PREFIX-0 … PREFIX-(Names-1) in
+// ChurnOptions shape a Churn: objects named PREFIX-0 … PREFIX-(Names-1) in
 // Namespace are created, updated, deleted, and deleted and recreated under
 // the same name (a new UID), at about Rate writes a second in bursts.
 type ChurnOptions struct {
 	Namespace string
+	// Resource is what is written; default ConfigMaps.
+	Resource schema.GroupVersionResource
+	// Object builds the object named name, its content varying with n;
+	// default a ConfigMap. Give one for any other Resource.
+	Object func(name string, n int64) *unstructured.Unstructured
 	// Prefix of the names; default "churn".
 	Prefix string
 	// Names is how many names the churn cycles through; default 100.
@@ -46,7 +53,7 @@ func (s ChurnStats) String() string {
 
 // Churn writes to the cluster in the background until Stop.
 type Churn struct {
-	cs     kubernetes.Interface
+	client dynamic.ResourceInterface
 	opts   ChurnOptions
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -55,8 +62,23 @@ type Churn struct {
 	exists map[int]bool // what the churn believes exists
 }
 
-// StartChurn starts writing.
-func StartChurn(cs kubernetes.Interface, opts ChurnOptions) *Churn {
+// ConfigMap is the churn's default object: a ConfigMap whose data changes with n.
+func ConfigMap(name string, n int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": name, "labels": map[string]any{"churn": "true"}},
+		"data":     map[string]any{"n": fmt.Sprint(n)},
+	}}
+}
+
+// StartChurn starts writing with cfg's credentials.
+func StartChurn(cfg *rest.Config, opts ChurnOptions) (*Churn, error) {
+	if opts.Resource.Empty() {
+		opts.Resource = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	}
+	if opts.Object == nil {
+		opts.Object = ConfigMap
+	}
 	if opts.Prefix == "" {
 		opts.Prefix = "churn"
 	}
@@ -72,10 +94,14 @@ func StartChurn(cs kubernetes.Interface, opts ChurnOptions) *Churn {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("churn: dynamic client: %w", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Churn{cs: cs, opts: opts, cancel: cancel, done: make(chan struct{}), exists: map[int]bool{}}
+	c := &Churn{client: dyn.Resource(opts.Resource).Namespace(opts.Namespace), opts: opts, cancel: cancel, done: make(chan struct{}), exists: map[int]bool{}}
 	go c.loop(ctx)
-	return c
+	return c, nil
 }
 
 // Stats are the counts so far.
@@ -112,22 +138,26 @@ func (c *Churn) loop(ctx context.Context) {
 // write does one operation on name i: create when it does not exist;
 // otherwise update (6 in 10), delete (2 in 10) or delete and recreate (2 in 10).
 func (c *Churn) write(ctx context.Context, i, dice int) {
-	cms := c.cs.CoreV1().ConfigMaps(c.opts.Namespace)
 	name := fmt.Sprintf("%s-%d", c.opts.Prefix, i)
 	c.mu.Lock()
 	exists := c.exists[i]
 	c.mu.Unlock()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"churn": c.opts.Prefix}},
-		Data: map[string]string{"n": fmt.Sprint(time.Now().UnixNano())}}
+	obj := c.opts.Object(name, time.Now().UnixNano())
 	var err error
 	switch {
 	case !exists:
-		if _, err = cms.Create(ctx, cm, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
+		if _, err = c.client.Create(ctx, obj, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
 			c.count(&c.stats.creates, err, i, true)
 			return
 		}
 	case dice < 6:
-		if _, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err == nil {
+		// A merge patch of the whole object updates it whatever its resourceVersion.
+		b, merr := obj.MarshalJSON()
+		if merr != nil {
+			err = merr
+			break
+		}
+		if _, err = c.client.Patch(ctx, name, "application/merge-patch+json", b, metav1.PatchOptions{}); err == nil {
 			c.stats.updates.Add(1)
 			return
 		}
@@ -136,14 +166,14 @@ func (c *Churn) write(ctx context.Context, i, dice int) {
 			return
 		}
 	case dice < 8:
-		if err = cms.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+		if err = c.client.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
 			c.count(&c.stats.deletes, err, i, false)
 			return
 		}
 	default:
-		if err = cms.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+		if err = c.client.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
 			c.set(i, false)
-			if _, err = cms.Create(ctx, cm, metav1.CreateOptions{}); err == nil {
+			if _, err = c.client.Create(ctx, obj, metav1.CreateOptions{}); err == nil {
 				c.stats.recreates.Add(1)
 				c.set(i, true)
 				return

@@ -1,8 +1,10 @@
-// Package tracegen writes synthetic version-1 traces of any size: an initial
-// paginated list, watches of ADDED, MODIFIED and DELETED events (deletes
-// followed by a recreate under the same name), bookmarks, watches the server
-// closes, and 410 Gone followed by a relist that finds what the watch missed.
-// The decisions it writes are the ones the reflector makes, so a replay of a
+// Package tracegen writes synthetic traces (format version 2) of any size,
+// of one resource or several: for each, an initial paginated list, watches
+// of ADDED, MODIFIED and DELETED events (deletes followed by a recreate under
+// the same name), bookmarks, watches the server closes, and 410 Gone followed
+// by a relist that finds what the watch missed. The resources' lines are
+// interleaved in time, as a recording of several resources has them. The
+// decisions it writes are the ones the reflector makes, so a replay of a
 // generated trace reports no differences. Benchmarks and tests use it where
 // the bundled traces are too small.
 package tracegen
@@ -10,8 +12,10 @@ package tracegen
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"sort"
 	"strconv"
 	"time"
@@ -24,6 +28,12 @@ import (
 
 // Config describes a trace. Zero values take the defaults.
 type Config struct {
+	// Resources is how many resources the trace watches (default 1). Each
+	// is watched as the others are (the same objects, events, pages and
+	// errors), in its own namespace after the first ("gen", "gen-1", ...),
+	// and resource i is the i-th of ConfigMaps, Secrets, Deployments,
+	// Services, then ConfigMaps again.
+	Resources int
 	// Namespace holds the objects (default "gen").
 	Namespace string
 	// Objects are listed at the start (default 100).
@@ -49,14 +59,15 @@ type Config struct {
 	Name        func(i int) string
 	Labels      func(i int) map[string]string
 	Annotations func(i int) map[string]string
-	// Header, when set, changes the header before it is written.
+	// Header, when set, changes the header before it is written (a
+	// resource's namespace is changed in Header.Resources).
 	Header func(*trace.Header)
 	// ListErrors makes the first page of every relist fail once with this
 	// message (HTTP 500) before it succeeds ("": never).
 	ListErrors string
 }
 
-// Stats are what a written trace holds.
+// Stats are what a written trace holds, all resources together.
 type Stats struct {
 	Requests, Events, Bookmarks, Relists, Gone int
 	// Lines counts the lines after the header.
@@ -70,9 +81,14 @@ type object struct {
 	gen       int
 }
 
+// generator writes one resource's lines.
 type generator struct {
-	cfg     Config
-	enc     *json.Encoder
+	cfg Config
+	r   int
+	// kind and apiVersion are the resource's objects'.
+	kind, apiVersion string
+	// emit takes each line; false stops the generator.
+	emit    func(trace.Line) bool
 	at      int64
 	id      int64
 	rv      int64
@@ -83,75 +99,184 @@ type generator struct {
 	watches int
 }
 
+// errStopped is a generator told to stop by its reader.
+type errStopped struct{}
+
+func (errStopped) Error() string { return "stopped" }
+
 // Write writes a trace described by cfg to w.
 func Write(w io.Writer, cfg Config) (Stats, error) {
-	if cfg.Namespace == "" {
-		cfg.Namespace = "gen"
+	cfg = cfg.withDefaults()
+	bw := bufio.NewWriterSize(w, 1<<20)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Tool: "tracegen",
+		Server: "https://127.0.0.1:6443", ServerVersion: "v1.37.2"}
+	for i := 0; i < cfg.Resources; i++ {
+		h.Resources = append(h.Resources, cfg.resourceHeader(i))
 	}
-	if cfg.Objects <= 0 {
-		cfg.Objects = 100
+	if cfg.Header != nil {
+		cfg.Header(&h)
 	}
-	if cfg.Step <= 0 {
-		cfg.Step = time.Millisecond
+	if err := enc.Encode(h); err != nil {
+		return Stats{}, fmt.Errorf("writing a generated trace: %w", err)
 	}
-	if cfg.Name == nil {
-		cfg.Name = func(i int) string { return fmt.Sprintf("obj-%05d", i) }
+	gens := make([]*generator, cfg.Resources)
+	for i := range gens {
+		gens[i] = newGenerator(cfg, i, h.Resources[i].Namespace)
 	}
-	if cfg.Labels == nil {
-		cfg.Labels = func(i int) map[string]string {
+	var st Stats
+	err := merge(gens, func(l *trace.Line) error { return enc.Encode(l) })
+	for _, g := range gens {
+		st.add(g.st)
+		if err == nil && g.err != nil && !errors.As(g.err, new(errStopped)) {
+			err = g.err
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return st, fmt.Errorf("writing a generated trace: %w", err)
+	}
+	return st, nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Resources <= 0 {
+		c.Resources = 1
+	}
+	if c.Namespace == "" {
+		c.Namespace = "gen"
+	}
+	if c.Objects <= 0 {
+		c.Objects = 100
+	}
+	if c.Step <= 0 {
+		c.Step = time.Millisecond
+	}
+	if c.Name == nil {
+		c.Name = func(i int) string { return fmt.Sprintf("obj-%05d", i) }
+	}
+	if c.Labels == nil {
+		c.Labels = func(i int) map[string]string {
 			return map[string]string{"app": "gen", "tier": "t" + strconv.Itoa(i%3)}
 		}
 	}
-	if cfg.Annotations == nil {
-		cfg.Annotations = func(i int) map[string]string {
+	if c.Annotations == nil {
+		c.Annotations = func(i int) map[string]string {
 			return map[string]string{"example.com/owner": "team-" + strconv.Itoa(i%5)}
 		}
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	g := &generator{cfg: cfg, enc: json.NewEncoder(bw), rv: 100, byName: map[string]*object{}}
-	g.enc.SetEscapeHTML(false)
-	g.header()
+	return c
+}
+
+// kind is the resource of a trace's resource i: they cycle through four.
+func kind(i int) reflector.Resource {
+	kinds := [...]reflector.Resource{
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true},
+		{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true},
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true},
+	}
+	return kinds[i%len(kinds)]
+}
+
+// resourceHeader is resource i as the header lists it.
+func (c Config) resourceHeader(i int) trace.ResourceHeader {
+	ns := c.Namespace
+	if i > 0 {
+		ns += "-" + strconv.Itoa(i)
+	}
+	return trace.ResourceHeader{Resource: kind(i), Namespace: ns, Objects: trace.ObjectsMetadata,
+		Options: trace.Options{Strategy: reflector.StrategyList, PageSize: int64(c.PageSize), WatchTimeout: trace.Duration(5 * time.Minute),
+			IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
+}
+
+func newGenerator(cfg Config, r int, ns string) *generator {
+	cfg.Namespace = ns
+	k := kind(r)
+	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, byName: map[string]*object{}}
 	for i := 0; i < cfg.Objects; i++ {
 		g.rv++
 		o := &object{name: cfg.Name(i), uid: uid(i, 0), rv: g.rv, alive: true}
 		g.objs = append(g.objs, o)
 		g.byName[o.name] = o
 	}
-	g.run()
-	if g.err == nil {
-		g.err = bw.Flush()
+	return g
+}
+
+// lines are the generator's lines, made as they are read.
+func (g *generator) lines() iter.Seq[trace.Line] {
+	return func(yield func(trace.Line) bool) {
+		g.emit = yield
+		g.run()
 	}
-	if g.err != nil {
-		return g.st, fmt.Errorf("writing a generated trace: %w", g.err)
+}
+
+// merge writes the generators' lines in the order of their times (the
+// lower resource first at equal times), so `at` never goes back.
+func merge(gens []*generator, write func(*trace.Line) error) error {
+	if len(gens) == 1 {
+		for l := range gens[0].lines() {
+			if err := write(&l); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	return g.st, nil
+	type head struct {
+		next func() (trace.Line, bool)
+		stop func()
+		l    trace.Line
+		ok   bool
+	}
+	heads := make([]*head, len(gens))
+	for i, g := range gens {
+		next, stop := iter.Pull(g.lines())
+		defer stop()
+		h := &head{next: next, stop: stop}
+		h.l, h.ok = next()
+		heads[i] = h
+	}
+	for {
+		var first *head
+		for _, h := range heads {
+			if h.ok && (first == nil || h.l.At < first.l.At) {
+				first = h
+			}
+		}
+		if first == nil {
+			return nil
+		}
+		if err := write(&first.l); err != nil {
+			return err
+		}
+		first.l, first.ok = first.next()
+	}
+}
+
+func (s *Stats) add(o Stats) {
+	s.Requests += o.Requests
+	s.Events += o.Events
+	s.Bookmarks += o.Bookmarks
+	s.Relists += o.Relists
+	s.Gone += o.Gone
+	s.Lines += o.Lines
 }
 
 func uid(i, gen int) string { return fmt.Sprintf("%08d-0000-4000-8000-%012d", gen, i) }
-
-func (g *generator) header() {
-	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Tool: "tracegen",
-		Server: "https://127.0.0.1:6443", ServerVersion: "v1.37.2",
-		Resource:  reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
-		Namespace: g.cfg.Namespace, Objects: trace.ObjectsMetadata,
-		Options: trace.Options{Strategy: reflector.StrategyList, PageSize: int64(g.cfg.PageSize), WatchTimeout: trace.Duration(5 * time.Minute),
-			IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
-	if g.cfg.Header != nil {
-		g.cfg.Header(&h)
-	}
-	if g.err == nil {
-		g.err = g.enc.Encode(h)
-	}
-}
 
 func (g *generator) line(l trace.Line) {
 	if g.err != nil {
 		return
 	}
 	g.at += int64(g.cfg.Step)
-	l.At = g.at
+	l.At, l.R = g.at, g.r
 	g.st.Lines++
-	g.err = g.enc.Encode(&l)
+	if !g.emit(l) {
+		g.err = errStopped{}
+	}
 }
 
 func (g *generator) note(state reflector.State, reason reflector.Reason, mod func(*trace.Line)) {
@@ -166,7 +291,7 @@ func (g *generator) objectJSON(o *object) json.RawMessage {
 	i := g.index(o)
 	meta := map[string]any{"namespace": g.cfg.Namespace, "name": o.name, "uid": o.uid, "resourceVersion": strconv.FormatInt(o.rv, 10),
 		"labels": g.cfg.Labels(i), "annotations": g.cfg.Annotations(i), "creationTimestamp": "2026-01-01T00:00:00Z"}
-	b, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta})
+	b, err := json.Marshal(map[string]any{"apiVersion": g.apiVersion, "kind": g.kind, "metadata": meta})
 	if err != nil && g.err == nil {
 		g.err = err
 	}
@@ -205,7 +330,7 @@ func (g *generator) run() {
 			g.event(id, events+k)
 			if g.cfg.BookmarkEvery > 0 && (events+k+1)%g.cfg.BookmarkEvery == 0 {
 				g.line(trace.Line{K: trace.KindEvent, ID: id, Type: string(reflector.EventBookmark),
-					Object: json.RawMessage(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"` + strconv.FormatInt(g.rv, 10) + `"}}`)})
+					Object: json.RawMessage(`{"kind":"` + g.kind + `","apiVersion":"` + g.apiVersion + `","metadata":{"resourceVersion":"` + strconv.FormatInt(g.rv, 10) + `"}}`)})
 				g.st.Bookmarks++
 			}
 		}

@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -68,6 +69,9 @@ type Config struct {
 	// A watch cut by a restart, a GOAWAY, a reset or a proxy after it
 	// streamed is progress up to the cut. 0 retries forever.
 	GiveUpAfter time.Duration
+	// InitialLists, when set, is shared by reflectors that start together:
+	// at most its size of them make their first list at once.
+	InitialLists *ListGate
 	// RequestHistory is how many finished requests Stats keeps. Default 50.
 	RequestHistory int
 	// Clock drives timers; nil is the real clock. Replay passes a virtual one.
@@ -133,3 +137,28 @@ func (c Config) withDefaults() (Config, error) {
 // ResolveConfig returns cfg with every default filled in (as New would use
 // it), or the validation error. Traces record the resolved values.
 func ResolveConfig(cfg Config) (Config, error) { return cfg.withDefaults() }
+
+// ListGate bounds how many reflectors sharing it make their first list at
+// once, so that starting many of them does not stampede the apiserver. A
+// reflector takes a slot before its first list and gives it back once that
+// list is complete, or when it backs off or stops.
+type ListGate struct{ slots chan struct{} }
+
+// NewListGate returns a gate for n lists at once (n < 1 means 1).
+func NewListGate(n int) *ListGate {
+	if n < 1 {
+		n = 1
+	}
+	return &ListGate{slots: make(chan struct{}, n)}
+}
+
+func (g *ListGate) acquire(ctx context.Context) error {
+	select {
+	case g.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *ListGate) release() { <-g.slots }

@@ -32,7 +32,7 @@ func DecodeObject(raw []byte, keepBody bool) (*store.Object, error) {
 // decodeObject also reports whether the object is the initial-events-end bookmark.
 func decodeObject(raw []byte, keepBody bool) (*store.Object, bool, error) {
 	// Scratch space sized once: an object keeps a few hundred bytes of strings.
-	d := objectDecoder{text: make([]byte, 0, min(len(raw), 512)), labels: make([]span, 0, 16)}
+	d := objectDecoder{objectParts: objectParts{text: make([]byte, 0, min(len(raw), 512)), labels: make([]span, 0, 16)}}
 	return d.decode(raw, keepBody)
 }
 
@@ -55,14 +55,25 @@ func (d *objectDecoder) decode(raw []byte, keepBody bool) (*store.Object, bool, 
 // objectDecoder decodes objects one after the other, reusing its scratch space.
 type objectDecoder struct {
 	sc jsonscan.Scanner
+	objectParts
+	// err is a value the scanner read but that did not decode (a timestamp).
+	err error
+}
+
+// objectParts collects the strings one object keeps, in either wire format.
+type objectParts struct {
 	// text collects every string an object keeps; they become substrings of
 	// one string, so an object's strings cost one allocation, not twenty.
 	text   []byte
 	fields [4]span // namespace, name, uid, resourceVersion
 	labels []span  // key, value, key, value…
 	owners []ownerSpans
-	// err is a value the scanner read but that did not decode (a timestamp).
-	err error
+}
+
+// reset empties the parts for the next object, keeping their space.
+func (p *objectParts) reset() {
+	p.text, p.labels, p.owners = p.text[:0], p.labels[:0], p.owners[:0]
+	p.fields = [4]span{}
 }
 
 // span is a string's place in objectDecoder.text.
@@ -99,8 +110,8 @@ func (d *objectDecoder) setStr(dst *span) {
 // object decodes the object at the scanner and reports whether it is the
 // initial-events-end bookmark.
 func (d *objectDecoder) object() (*store.Object, bool, error) {
-	d.text, d.labels, d.owners = d.text[:0], d.labels[:0], d.owners[:0]
-	d.fields, d.err = [4]span{}, nil
+	d.reset()
+	d.err = nil
 	obj := &store.Object{}
 	labelsSet, end := false, false
 	sc := &d.sc
@@ -231,7 +242,7 @@ func (d *objectDecoder) timestamp() (time.Time, bool) {
 }
 
 // build fills obj's strings from text, with one allocation for all of them.
-func (d *objectDecoder) build(obj *store.Object, labelsSet bool) {
+func (d *objectParts) build(obj *store.Object, labelsSet bool) {
 	text := string(d.text)
 	at := func(s span) string { return text[s.start:s.end] }
 	obj.Namespace = at(d.fields[fieldNamespace])

@@ -146,23 +146,52 @@ func (l *noteLog) find(reason reflector.Reason) (reflector.Note, bool) {
 	return reflector.Note{}, false
 }
 
-// startReflector runs a reflector for target with cfg (Source filled in from restCfg).
-func startReflector(t *testing.T, restCfg *rest.Config, target reflector.Target, cfg reflector.Config) *run {
+// wires are the encodings every end-to-end test of the reflector runs in.
+func wires() []reflector.Wire { return []reflector.Wire{reflector.WireProtobuf, reflector.WireJSON} }
+
+// eachWire runs f as one subtest per wire.
+func eachWire(t *testing.T, f func(t *testing.T, wire reflector.Wire)) {
+	for _, wire := range wires() {
+		t.Run(string(wire), func(t *testing.T) { f(t, wire) })
+	}
+}
+
+// liveSource is a live source asking for wire; at the end of the test it
+// checks that the server answered in wire, and only in wire.
+func liveSource(t *testing.T, wire reflector.Wire, restCfg *rest.Config, target reflector.Target) *reflector.LiveSource {
+	t.Helper()
+	src, err := reflector.NewLiveSourceWith(restCfg, target, reflector.LiveOptions{Wire: wire})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		other := reflector.WireJSON
+		if wire == reflector.WireJSON {
+			other = reflector.WireProtobuf
+		}
+		if src.Answered(other) > 0 {
+			t.Errorf("asked for %s, the server answered %d times in %s", wire, src.Answered(other), other)
+		}
+	})
+	return src
+}
+
+// startReflector runs a reflector for target with cfg (Source filled in from
+// restCfg, asking for wire).
+func startReflector(t *testing.T, wire reflector.Wire, restCfg *rest.Config, target reflector.Target, cfg reflector.Config) *run {
 	t.Helper()
 	if cfg.Source == nil {
-		src, err := reflector.NewLiveSource(restCfg, target, false, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := liveSource(t, wire, restCfg, target)
+		t.Cleanup(func() {
+			if src.Answered(wire) == 0 {
+				t.Errorf("asked for %s, the server never answered in it", wire)
+			}
+		})
 		cfg.Source = src
 	}
 	if cfg.AuditSource == nil {
 		// Audits go straight to the server, not through a fault proxy.
-		src, err := reflector.NewLiveSource(cluster(t).Config(), target, false, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.AuditSource = src
+		cfg.AuditSource = liveSource(t, wire, cluster(t).Config(), target)
 	}
 	if cfg.Backoff.Initial == 0 {
 		cfg.Backoff = reflector.Backoff{Initial: 50 * time.Millisecond, Max: time.Second}

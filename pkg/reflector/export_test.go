@@ -1,6 +1,10 @@
 package reflector
 
-import "io"
+import (
+	"io"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
 
 // DecodeListFrom exposes the streaming LIST decoder to the external tests.
 var DecodeListFrom = decodeListFrom
@@ -19,3 +23,36 @@ func ReadWatchEvents(r io.Reader, keepBody bool) ([]WatchEvent, error) {
 		evs = append(evs, ev)
 	}
 }
+
+// DecodeProtoList exposes the streaming protobuf LIST decoder.
+var DecodeProtoList = decodeProtoList
+
+// ReadProtoWatchEvents reads a protobuf watch body as a live watch does
+// until it ends or fails.
+func ReadProtoWatchEvents(r io.Reader, keepRaw bool) ([]WatchEvent, error) {
+	var s protoStream
+	s.body.reset(r)
+	var evs []WatchEvent
+	for {
+		ev, done, err := s.dec.nextEvent(&s.body, keepRaw)
+		if done || err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+}
+
+// DecodeProtoObject decodes one top-level object's protobuf message, and
+// returns the JSON a trace would record of it.
+func DecodeProtoObject(b []byte) (*store.Object, bool, []byte, error) {
+	var d protoDecoder
+	obj, end, err := d.object(b)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	return obj, end, d.objectJSON(typeMeta{apiVersion: []byte("v1"), kind: []byte("ConfigMap")}, obj, end), nil
+}
+
+// DecodeObjectEnd decodes one object's JSON and reports whether it is the
+// initial-events-end bookmark.
+func DecodeObjectEnd(raw []byte) (*store.Object, bool, error) { return decodeObject(raw, false) }

@@ -12,6 +12,7 @@ import (
 	"path"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,21 +76,50 @@ type Target struct {
 
 // LiveSource is the Source for a real cluster. It uses client-go's transport
 // (authentication, TLS, impersonation, exec plugins from the rest.Config) and
-// decodes JSON itself, straight into the store's compact form: no
-// map[string]any trees are built. With MetadataOnly the server is asked for
+// decodes the answers itself, straight into the store's compact form: no
+// typed objects or map[string]any trees are built. It asks for protobuf or
+// JSON (see LiveOptions.Wire and ResolveWire) and decodes what the server
+// answers by its Content-Type, so a JSON answer to a protobuf request is
+// decoded as JSON; a 406 Not Acceptable to a protobuf request makes it ask
+// for JSON from then on. With MetadataOnly the server is asked for
 // PartialObjectMetadata, so only metadata crosses the wire.
 type LiveSource struct {
-	client       *http.Client
-	base         *url.URL
-	target       Target
-	metadataOnly bool
-	keepBody     bool
-	dropRaw      bool
+	client   *http.Client
+	base     *url.URL
+	target   Target
+	opts     LiveOptions
+	wire     Wire
+	dropRaw  bool
+	fellBack atomic.Bool // the server refused protobuf: ask for JSON
+	// answered counts the server's answers (LIST pages, watch streams,
+	// errors) in protobuf and in JSON.
+	answeredProtobuf, answeredJSON atomic.Int64
 }
 
-// NewLiveSource builds a Source for target on the cluster of cfg. keepBody
-// keeps each object's JSON in the store (full-object mode).
+// Answered is how many answers (LIST pages, watch streams and error
+// responses) the server sent in wire so far: what it spoke, whatever was
+// asked.
+func (s *LiveSource) Answered(wire Wire) int64 {
+	if wire == WireProtobuf {
+		return s.answeredProtobuf.Load()
+	}
+	return s.answeredJSON.Load()
+}
+
+// NewLiveSource builds a Source for target on the cluster of cfg, with the
+// wire chosen by WireAuto. keepBody keeps each object's JSON in the store
+// (full-object mode).
 func NewLiveSource(cfg *rest.Config, target Target, metadataOnly, keepBody bool) (*LiveSource, error) {
+	return NewLiveSourceWith(cfg, target, LiveOptions{MetadataOnly: metadataOnly, KeepBody: keepBody})
+}
+
+// NewLiveSourceWith builds a Source for target on the cluster of cfg with o;
+// it fails when o's wire cannot serve o (see ResolveWire).
+func NewLiveSourceWith(cfg *rest.Config, target Target, o LiveOptions) (*LiveSource, error) {
+	wire, err := ResolveWire(target.Resource, o)
+	if err != nil {
+		return nil, err
+	}
 	cfg = rest.CopyConfig(cfg)
 	// Watches are long requests bounded by timeoutSeconds and the idle
 	// timeout, and a big LIST may take minutes: a client-wide timeout would
@@ -103,7 +133,16 @@ func NewLiveSource(cfg *rest.Config, target Target, metadataOnly, keepBody bool)
 	if err != nil {
 		return nil, fmt.Errorf("parsing the server URL: %w", err)
 	}
-	return &LiveSource{client: client, base: base, target: target, metadataOnly: metadataOnly, keepBody: keepBody}, nil
+	return &LiveSource{client: client, base: base, target: target, opts: o, wire: wire}, nil
+}
+
+// Wire is the encoding the source asks for: protobuf or JSON, as resolved
+// from its options, and JSON once the server has refused protobuf.
+func (s *LiveSource) Wire() Wire {
+	if s.wire == WireProtobuf && !s.fellBack.Load() {
+		return WireProtobuf
+	}
+	return WireJSON
 }
 
 // DropRaw makes the source leave Item.Raw nil, except in full-object mode
@@ -159,38 +198,71 @@ func (s *LiveSource) url(watch bool, o RequestOptions) string {
 	return u.String()
 }
 
-func (s *LiveSource) accept(watch bool) string {
-	if !s.metadataOnly {
+// accept is the Accept header for a request in wire: the same as client-go's
+// typed (protobuf) or dynamic (JSON) and metadata clients send.
+func (s *LiveSource) accept(watch bool, wire Wire) string {
+	if !s.opts.MetadataOnly {
+		if wire == WireProtobuf {
+			return ContentTypeProtobuf + ", application/json"
+		}
 		return "application/json"
 	}
+	as := ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 	if watch {
-		return "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+		as = ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 	}
-	return "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	if wire == WireProtobuf {
+		return ContentTypeProtobuf + as + ",application/json" + as + ",application/json"
+	}
+	return "application/json" + as + ",application/json"
 }
 
 func (s *LiveSource) do(ctx context.Context, verb Verb, opts RequestOptions) (*http.Response, error) {
 	watch := verb == VerbWatch
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url(watch, opts), nil)
-	if err != nil {
-		return nil, fmt.Errorf("building %s request: %w", verb, err)
+	for {
+		wire := s.Wire()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url(watch, opts), nil)
+		if err != nil {
+			return nil, fmt.Errorf("building %s request: %w", verb, err)
+		}
+		req.Header.Set("Accept", s.accept(watch, wire))
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return nil, EndOf(err)
+		}
+		if isProtobuf(resp.Header.Get("Content-Type")) {
+			s.answeredProtobuf.Add(1)
+		} else {
+			s.answeredJSON.Add(1)
+		}
+		if resp.StatusCode == http.StatusNotAcceptable && wire == WireProtobuf {
+			// The server (or a proxy) takes no protobuf for this resource: JSON from now on.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			s.fellBack.Store(true)
+			continue
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			return nil, &RequestEnd{Reason: EndError, Status: responseStatus(resp.StatusCode, body, string(verb), s.target.Resource.GVR.GroupResource())}
+		}
+		return resp, nil
 	}
-	req.Header.Set("Accept", s.accept(watch))
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return nil, EndOf(err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return nil, &RequestEnd{Reason: EndError, Status: responseStatus(resp.StatusCode, body, string(verb), s.target.Resource.GVR.GroupResource())}
-	}
-	return resp, nil
 }
 
 // responseStatus is the Status of an error response: the body when it is a
-// Status, otherwise the one client-go would make for the HTTP code.
+// Status (in JSON or protobuf), otherwise the one client-go would make for
+// the HTTP code.
 func responseStatus(code int, body []byte, verb string, gr schema.GroupResource) *metav1.Status {
+	if bytes.HasPrefix(body, []byte(protoMagic)) {
+		if st, err := decodeProtoStatus(body); err == nil {
+			if st.Code == 0 {
+				st.Code = int32(code)
+			}
+			return st
+		}
+	}
 	var st metav1.Status
 	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
 		if st.Code == 0 {
@@ -209,7 +281,12 @@ func (s *LiveSource) List(ctx context.Context, opts RequestOptions) (*Page, erro
 		return nil, err
 	}
 	defer resp.Body.Close()
-	page, err := decodeListKeeping(resp.Body, s.keepBody, !s.dropRaw)
+	var page *Page
+	if isProtobuf(resp.Header.Get("Content-Type")) {
+		page, err = decodeProtoList(resp.Body, !s.dropRaw)
+	} else {
+		page, err = decodeListKeeping(resp.Body, s.opts.KeepBody, !s.dropRaw)
+	}
 	if err != nil {
 		var re *jsonscan.ReadError
 		if errors.As(err, &re) {
@@ -228,26 +305,46 @@ func (s *LiveSource) Watch(ctx context.Context, opts RequestOptions) (Stream, er
 		cancel()
 		return nil, err
 	}
-	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.keepBody, keepRaw: !s.dropRaw}
+	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.opts.KeepBody, keepRaw: !s.dropRaw}
+	if isProtobuf(resp.Header.Get("Content-Type")) {
+		st.proto = &protoStream{}
+		st.proto.body.reset(resp.Body)
+		return st, nil
+	}
 	st.dec.sc.ResetReader(resp.Body, MaxObjectBytes)
 	return st, nil
 }
 
-// liveStream reads a JSON watch stream: one {"type":…,"object":…} value after
-// another, each read in one pass as it arrives, its object decoded in place
-// (see decodeListFrom).
+// liveStream reads a watch stream. In JSON: one {"type":…,"object":…} value
+// after another, each read in one pass as it arrives, its object decoded in
+// place (see decodeListFrom). In protobuf: one length-prefixed frame after
+// another, each read whole (up to MaxObjectBytes) and decoded in place.
 type liveStream struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	body     io.ReadCloser
 	dec      objectDecoder // its scanner reads the body; its scratch space serves every event
+	proto    *protoStream  // set for a protobuf stream
 	keepBody bool
 	keepRaw  bool
 	once     sync.Once
 }
 
+// protoStream is a protobuf watch body and its decoder.
+type protoStream struct {
+	body protoBody
+	dec  protoDecoder
+}
+
 func (s *liveStream) Next() (WatchEvent, error) {
-	ev, done, err := s.dec.nextEvent(s.keepBody, s.keepRaw)
+	var ev WatchEvent
+	var done bool
+	var err error
+	if s.proto != nil {
+		ev, done, err = s.proto.dec.nextEvent(&s.proto.body, s.keepRaw)
+	} else {
+		ev, done, err = s.dec.nextEvent(s.keepBody, s.keepRaw)
+	}
 	if done || err != nil {
 		return s.end(err)
 	}
@@ -286,6 +383,8 @@ func (s *liveStream) end(err error) (WatchEvent, error) {
 		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: de.err}
 	case errors.Is(err, jsonscan.ErrTooLarge):
 		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("watch event larger than the %d MiB limit: %w", MaxObjectBytes>>20, err)}
+	case errors.Is(err, errTooLarge):
+		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: err}
 	}
 	return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("reading watch stream: %w", bodyError(err))}
 }

@@ -43,6 +43,7 @@ type Reflector struct {
 	lastProgress time.Time // see progress
 	permanent    int       // consecutive permanent errors
 	goneInARow   int       // 410s without a watch making progress in between
+	gateHeld     bool      // holds a slot of Config.InitialLists
 }
 
 // Error is a reflector failure, named after the phase it happened in.
@@ -120,6 +121,7 @@ type phase struct {
 // error outlasts its retries or nothing makes progress for GiveUpAfter
 // (returning an *Error).
 func (r *Reflector) Run(ctx context.Context) error {
+	defer r.releaseGate()
 	r.progress()
 	r.mu.Lock()
 	r.stats.Started = r.lastProgress
@@ -127,6 +129,9 @@ func (r *Reflector) Run(ctx context.Context) error {
 	p := r.listPhase(false)
 	r.decide(Decision{State: r.displayState(p), Reason: ReasonInitialList, List: r.method(p)})
 	for {
+		if ctx.Err() == nil && !r.listedOnce && p.kind != phaseWatch {
+			r.holdGate(ctx)
+		}
 		if ctx.Err() != nil {
 			r.decide(Decision{State: StateStopped, Reason: ReasonStopped})
 			return nil
@@ -275,6 +280,7 @@ func (r *Reflector) completeList(p phase, rv string) error {
 	}
 	wasRelist := r.listedOnce
 	r.listedOnce = true
+	r.releaseGate()
 	r.backoff.reset()
 	r.mu.Lock()
 	r.stats.ResourceVersion = rv
@@ -582,8 +588,29 @@ type failure struct {
 func (f *failure) Error() string { return f.d.String() }
 func (f *failure) Unwrap() error { return f.end }
 
+// holdGate takes a slot of Config.InitialLists for the first list, waiting
+// for one (or for ctx) when all are taken.
+func (r *Reflector) holdGate(ctx context.Context) {
+	if r.cfg.InitialLists == nil || r.gateHeld {
+		return
+	}
+	if r.cfg.InitialLists.acquire(ctx) == nil {
+		r.gateHeld = true
+	}
+}
+
+// releaseGate gives the slot back: the first list is complete, or the
+// reflector backs off or stops.
+func (r *Reflector) releaseGate() {
+	if r.gateHeld {
+		r.gateHeld = false
+		r.cfg.InitialLists.release()
+	}
+}
+
 // wait is one backoff: it notes the wait (d says why) and sleeps on the clock.
 func (r *Reflector) wait(ctx context.Context, d Decision) {
+	r.releaseGate()
 	now := r.cfg.Clock.Now()
 	d.State, d.Reason, d.Wait = StateBackoff, ReasonBackoff, r.backoff.next(now)
 	r.mu.Lock()

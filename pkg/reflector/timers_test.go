@@ -1,12 +1,15 @@
 package reflector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -203,4 +206,53 @@ func TestAServerThatAnswersWithErrorsIsReachableAndNeverGivesUp(t *testing.T) {
 	if n := len(h.src.requests()); n != 22 {
 		t.Errorf("requests: got %d, want 22", n)
 	}
+}
+
+func TestAListGateLetsOnlyItsSizeOfFirstListsRunAtOnce(t *testing.T) {
+	gate := NewListGate(2)
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	release := make(chan struct{})
+	list := func(context.Context, RequestOptions) (*Page, error) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return page("10", ""), nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stores []*store.Store
+	for i := 0; i < 5; i++ {
+		st, w := store.New()
+		r, err := New(Config{Source: listOnly(list), InitialLists: gate}, w, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, st)
+		go func() { _ = r.Run(ctx) }()
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return inFlight == 2 })
+	close(release)
+	for _, st := range stores {
+		if err := st.WaitUntilReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if most != 2 {
+		t.Errorf("first lists at once: at most %d, want 2", most)
+	}
+}
+
+// listOnly answers LISTs with list and leaves watches open until canceled.
+type listOnly func(context.Context, RequestOptions) (*Page, error)
+
+func (l listOnly) List(ctx context.Context, o RequestOptions) (*Page, error) { return l(ctx, o) }
+
+func (l listOnly) Watch(ctx context.Context, _ RequestOptions) (Stream, error) {
+	return &fakeStream{ctx: ctx, src: &fakeSource{drained: make(chan struct{})}}, nil
 }

@@ -53,12 +53,12 @@ func BenchmarkRecordListPage(b *testing.B) {
 	}
 	for _, mode := range []trace.ObjectMode{trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull} {
 		b.Run(string(mode), func(b *testing.B) {
-			rec, err := trace.NewRecorder(io.Discard, trace.Header{StartedAt: time.Now(), Objects: mode}, time.Now)
+			rec, err := trace.NewRecorder(io.Discard, trace.Header{StartedAt: time.Now(), Resources: []trace.ResourceHeader{{Objects: mode}}}, time.Now)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer rec.Close()
-			src := rec.Source(pageSource{page})
+			src := rec.Source(0, pageSource{page})
 			b.SetBytes(int64(500 * len(obj)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -75,9 +75,9 @@ func benchTrace(tb testing.TB, items, events int) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
 	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Unix(1e9, 0).UTC(), Tool: "bench",
-		Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
-		Objects:  trace.ObjectsMetadata, Options: trace.Options{Strategy: reflector.StrategyList, PageSize: 0,
-			WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(10 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute)}}
+		Resources: []trace.ResourceHeader{{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
+			Objects: trace.ObjectsMetadata, Options: trace.Options{Strategy: reflector.StrategyList, PageSize: 0,
+				WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(10 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute)}}}}
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	write := func(v any) {
@@ -146,7 +146,7 @@ func BenchmarkReplay(b *testing.B) {
 		}
 		rp := trace.NewReplay(rd, 0)
 		st, w := store.New()
-		r, err := reflector.New(rp.ReflectorConfig(), w, st)
+		r, err := reflector.New(rp.Resources()[0].ReflectorConfig(), w, st)
 		if err != nil {
 			b.Fatal(err)
 		}

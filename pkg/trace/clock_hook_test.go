@@ -7,7 +7,7 @@ import (
 
 func TestClockAdvanceHooksRunOnlyWhenTheClockMovesForward(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := newvirtualClock(t0)
+	c := newVirtualClock(t0)
 	p := &Replay{clock: c}
 	var seen []time.Duration
 	p.OnClockAdvance(func(now time.Time) {

@@ -33,7 +33,7 @@ func ExampleReplay() {
 	}
 	replay := trace.NewReplay(rd, 0) // 0: as fast as possible
 	st, w := store.New()
-	r, err := reflector.New(replay.ReflectorConfig(), w, st)
+	r, err := reflector.New(replay.Resources()[0].ReflectorConfig(), w, st)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,8 +9,9 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// Version is the trace format version this package writes and reads.
-const Version = 1
+// Version is the trace format version this package writes; it reads this
+// one and version 1 (one resource, no `r` on lines).
+const Version = 2
 
 // Line kinds.
 const (
@@ -49,6 +50,10 @@ type Options struct {
 	MetadataOnly         bool               `json:"metadataOnly"`
 	// UnsafeSecrets is true when the user asked to record Secret values unredacted.
 	UnsafeSecrets bool `json:"unsafeSecrets,omitempty"`
+	// Wire is the encoding the live run asked for: "protobuf" or "json"
+	// (absent in traces written before it was recorded: JSON). In protobuf,
+	// only what the store keeps is decoded, so objects hold only that.
+	Wire reflector.Wire `json:"wire,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("5m0s").
@@ -71,20 +76,41 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Header is the first line of a trace.
+// Header is the first line of a trace: the run, and the resources it
+// watched, which the lines after it index by `r`.
 type Header struct {
-	K             string             `json:"k"`
-	V             int                `json:"v"`
-	StartedAt     time.Time          `json:"startedAt"`
-	Tool          string             `json:"tool"`
-	Server        string             `json:"server"`
-	ServerVersion string             `json:"serverVersion"`
+	K             string    `json:"k"`
+	V             int       `json:"v"`
+	StartedAt     time.Time `json:"startedAt"`
+	Tool          string    `json:"tool"`
+	Server        string    `json:"server"`
+	ServerVersion string    `json:"serverVersion"`
+	// Resources are the watched resources; a line's `r` is an index into them.
+	Resources []ResourceHeader `json:"resources"`
+}
+
+// ResourceHeader is one watched resource: what, where, and how.
+type ResourceHeader struct {
 	Resource      reflector.Resource `json:"resource"`
 	Namespace     string             `json:"namespace"`
 	LabelSelector string             `json:"labelSelector"`
 	FieldSelector string             `json:"fieldSelector"`
 	Objects       ObjectMode         `json:"objects"`
 	Options       Options            `json:"options"`
+}
+
+// Target is what the resource's reflector watched.
+func (h ResourceHeader) Target() reflector.Target {
+	return reflector.Target{Resource: h.Resource, Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector}
+}
+
+// headerV1 is a version 1 header: one resource, at the top level.
+type headerV1 struct {
+	StartedAt     time.Time `json:"startedAt"`
+	Tool          string    `json:"tool"`
+	Server        string    `json:"server"`
+	ServerVersion string    `json:"serverVersion"`
+	ResourceHeader
 }
 
 // Status is the compact API Status of an `end` line.
@@ -115,9 +141,11 @@ func (s *Status) APIStatus() *metav1.Status {
 
 // Line is any line after the header. Fields are set according to K.
 type Line struct {
-	K  string `json:"k"`
-	At int64  `json:"at"`
-	ID int64  `json:"id,omitempty"`
+	K string `json:"k"`
+	// R is the index of the line's resource in the header's (always 0 in version 1).
+	R  int   `json:"r"`
+	At int64 `json:"at"`
+	ID int64 `json:"id,omitempty"`
 	// request
 	Verb string                    `json:"verb,omitempty"`
 	Opts *reflector.RequestOptions `json:"opts,omitempty"`
@@ -133,6 +161,8 @@ type Line struct {
 	Reason string  `json:"reason,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Error  string  `json:"error,omitempty"`
+	// num is the line's number in the trace (not written).
+	num int
 	// note: the decision's state, reason and sentence, and its structured
 	// fields (resourceVersion above, and these), which a replay compares
 	State   string      `json:"state,omitempty"`

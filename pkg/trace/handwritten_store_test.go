@@ -70,7 +70,7 @@ func TestALateDeleteOfAnOlderUIDLeavesTheNewOne(t *testing.T) {
 // they start like gzip, as in a .gz trace): the reader must never panic or
 // loop, and must end with io.EOF or an error that names a line.
 func FuzzReader(f *testing.F) {
-	for _, path := range []string{"testdata/handwritten/bookmark-stream.jsonl", "testdata/handwritten/late-delete.jsonl"} {
+	for _, path := range []string{"testdata/handwritten/bookmark-stream.jsonl", "testdata/handwritten/late-delete.jsonl", "testdata/handwritten/two-resources.jsonl"} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

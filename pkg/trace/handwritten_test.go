@@ -1,8 +1,14 @@
 package trace_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // Traces written by hand from docs/trace-format.md replay like recorded ones.
@@ -69,5 +75,62 @@ func TestATraceFromANewerWriterReplaysWithWarningsForWhatItSkips(t *testing.T) {
 	}
 	if sum.Objects != 2 {
 		t.Errorf("objects: got %d, want 2", sum.Objects)
+	}
+}
+
+func TestATraceOfTwoResourcesReplaysEachThroughItsOwnReflector(t *testing.T) {
+	rd, err := trace.Open("testdata/handwritten/two-resources.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	if n := len(rp.Resources()); n != 2 {
+		t.Fatalf("resources: got %d, want 2", n)
+	}
+	var reflectors []*reflector.Reflector
+	var stores []*store.Store
+	for _, rr := range rp.Resources() {
+		st, w := store.New()
+		r, err := reflector.New(rr.ReflectorConfig(), w, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr.SetForceRelist(r.ForceRelist)
+		reflectors, stores = append(reflectors, r), append(stores, st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rp.Run(ctx, reflectors...); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if shown, total := rp.Differences(10); total != 0 {
+		t.Errorf("differences: %v", shown)
+	}
+	if n := rp.RecordedDecisions(); n != 9 {
+		t.Errorf("recorded decisions: got %d, want 9 (6 and 3)", n)
+	}
+	cm, dep := reflectors[0].Stats(), reflectors[1].Stats()
+	if cm.Counters.Gone != 1 || cm.Counters.Relists != 1 || cm.ResourceVersion != "20" || stores[0].Len() != 1 {
+		t.Errorf("configmaps: %d objects, cursor %s, counters %+v; want 1 object at 20 after a 410 and a relist", stores[0].Len(), cm.ResourceVersion, cm.Counters)
+	}
+	if dep.Counters.Gone != 0 || dep.Counters.Modified != 1 || dep.ResourceVersion != "12" || stores[1].Len() != 1 {
+		t.Errorf("deployments: %d objects, cursor %s, counters %+v; want 1 object at 12, modified once", stores[1].Len(), dep.ResourceVersion, dep.Counters)
+	}
+}
+
+func TestAVersion2LineForAResourceTheHeaderDoesNotListIsAnError(t *testing.T) {
+	in := `{"k":"header","v":2,"resources":[{"resource":{"version":"v1","resource":"configmaps"}}]}
+{"k":"request","r":1,"at":0,"id":1,"verb":"list"}
+`
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rd.Next(); err == nil || err.Error() != "t.jsonl:2: request line for resource 1, but the header lists 1" {
+		t.Errorf("got %v", err)
+	}
+	if _, err := trace.NewReader("t.jsonl", strings.NewReader(`{"k":"header","v":2,"resources":[]}`+"\n")); err == nil || !strings.Contains(err.Error(), "lists no resources") {
+		t.Errorf("a header without resources: got %v", err)
 	}
 }

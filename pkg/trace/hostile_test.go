@@ -260,11 +260,11 @@ func replayFileQuietly(path string) (*reflector.Reflector, error) {
 func replayReader(rd *trace.Reader) (*reflector.Reflector, error) {
 	rp := trace.NewReplay(rd, 0)
 	st, w := store.New()
-	r, err := reflector.New(rp.ReflectorConfig(), w, st)
+	r, err := reflector.New(rp.Resources()[0].ReflectorConfig(), w, st)
 	if err != nil {
 		return nil, err
 	}
-	rp.SetForceRelist(r.ForceRelist)
+	rp.Resources()[0].SetForceRelist(r.ForceRelist)
 	err = rp.Run(context.Background(), r)
 	w.Close()
 	return r, err

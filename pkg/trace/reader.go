@@ -66,10 +66,18 @@ type Reader struct {
 	warnings []string
 	dropped  int // warnings beyond maxWarnings
 
-	maxAt     int64        // the largest at so far
-	maxAtLine int          // the line that had it
-	lastID    int64        // the last request's id
-	open      *openRequest // the request whose end has not come yet
+	maxAt     int64    // the largest at so far
+	maxAtLine int      // the line that had it
+	streams   []stream // each resource's requests
+}
+
+// MaxResources bounds the resources a trace header may list.
+const MaxResources = 1000
+
+// stream is what the Reader remembers of one resource's requests.
+type stream struct {
+	lastID int64        // the last request's id
+	open   *openRequest // the request whose end has not come yet
 }
 
 // openRequest is what the Reader remembers of the request being read.
@@ -184,12 +192,27 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 	if probe.K != KindHeader {
 		return nil, r.lineError(fmt.Errorf("not a watchcache trace: the first line is %q, want a header", clip(probe.K)))
 	}
-	if probe.V != Version {
-		return nil, r.lineError(fmt.Errorf("unsupported trace version %d (this build reads version %d)", probe.V, Version))
+	switch probe.V {
+	case 1:
+		var h headerV1
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return nil, r.lineError(fmt.Errorf("bad header: %w", err))
+		}
+		r.header = Header{K: KindHeader, V: 1, StartedAt: h.StartedAt, Tool: h.Tool, Server: h.Server, ServerVersion: h.ServerVersion, Resources: []ResourceHeader{h.ResourceHeader}}
+	case Version:
+		if err := json.Unmarshal(raw, &r.header); err != nil {
+			return nil, r.lineError(fmt.Errorf("bad header: %w", err))
+		}
+		if len(r.header.Resources) == 0 {
+			return nil, r.lineError(errors.New("bad header: it lists no resources"))
+		}
+		if len(r.header.Resources) > MaxResources {
+			return nil, r.lineError(fmt.Errorf("bad header: it lists %d resources, more than %d", len(r.header.Resources), MaxResources))
+		}
+	default:
+		return nil, r.lineError(fmt.Errorf("unsupported trace version %d (this build reads versions 1 and %d)", probe.V, Version))
 	}
-	if err := json.Unmarshal(raw, &r.header); err != nil {
-		return nil, r.lineError(fmt.Errorf("bad header: %w", err))
-	}
+	r.streams = make([]stream, len(r.header.Resources))
 	return r, nil
 }
 
@@ -396,10 +419,17 @@ func (r *Reader) check(l *Line) error {
 	if l.At > r.maxAt {
 		r.maxAt, r.maxAtLine = l.At, r.line
 	}
+	if l.R < 0 || l.R >= len(r.streams) {
+		if r.header.V == 1 {
+			return fmt.Errorf("%s line for resource %d in a version 1 trace (its lines have no r)", l.K, l.R)
+		}
+		return fmt.Errorf("%s line for resource %d, but the header lists %d", l.K, l.R, len(r.streams))
+	}
 	if l.K == KindNote {
 		return nil // decisions may come anywhere, also between a watch's events
 	}
-	o := r.open
+	st := &r.streams[l.R]
+	o := st.open
 	if l.K == KindRequest {
 		switch {
 		case l.ID <= 0:
@@ -408,18 +438,18 @@ func (r *Reader) check(l *Line) error {
 			return fmt.Errorf("request id %d reused while request %d (line %d) is still open", l.ID, o.id, o.line)
 		case o != nil:
 			return fmt.Errorf("request %d starts while request %d (line %d) is still open: a request ends before the next one starts", l.ID, o.id, o.line)
-		case l.ID <= r.lastID:
-			return fmt.Errorf("request id %d after request %d: request ids increase", l.ID, r.lastID)
+		case l.ID <= st.lastID:
+			return fmt.Errorf("request id %d after request %d: request ids increase", l.ID, st.lastID)
 		case reflector.Verb(l.Verb) != reflector.VerbList && reflector.Verb(l.Verb) != reflector.VerbWatch:
 			return fmt.Errorf("request %d has verb %q, want list or watch", l.ID, clip(l.Verb))
 		}
-		r.lastID = l.ID
-		r.open = &openRequest{id: l.ID, verb: reflector.Verb(l.Verb), line: r.line}
+		st.lastID = l.ID
+		st.open = &openRequest{id: l.ID, verb: reflector.Verb(l.Verb), line: r.line}
 		return nil
 	}
 	switch {
 	case o != nil && o.id == l.ID:
-	case l.ID <= 0 || l.ID > r.lastID:
+	case l.ID <= 0 || l.ID > st.lastID:
 		return fmt.Errorf("%s line for request %d, which never started", l.K, l.ID)
 	case o != nil:
 		return fmt.Errorf("%s line for request %d inside request %d (line %d)", l.K, l.ID, o.id, o.line)
@@ -459,7 +489,7 @@ func (r *Reader) check(l *Line) error {
 		if o.verb == reflector.VerbList && reflector.EndReason(l.Reason) == reflector.EndClosed && !o.page {
 			return fmt.Errorf("list request %d ended closed without its page line", o.id)
 		}
-		r.open = nil
+		st.open = nil
 	}
 	return nil
 }

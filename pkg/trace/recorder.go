@@ -23,25 +23,25 @@ import (
 // FlushInterval is how often a Recorder flushes its buffer to the file.
 const FlushInterval = time.Second
 
-// Recorder writes a trace. Wrap a Source with Source() so it sees exactly
-// what the reflector sees, and pass Note as (part of) the reflector's OnNote.
-// A write error is kept (Err) and ends recording; the reflector keeps running.
+// Recorder writes a trace of one or more resources, each watched by its own
+// reflector: wrap resource i's Source with Source(i, src) so the trace sees
+// exactly what the reflector sees, and pass Notes(i) as (part of) its
+// OnNote. A write error is kept (Err) and ends recording; the reflectors
+// keep running.
 type Recorder struct {
-	mu      sync.Mutex
-	file    io.Closer
-	gz      *gzip.Writer
-	buf     *bufio.Writer
-	enc     *json.Encoder
-	started time.Time
-	now     func() time.Time
-	objects ObjectMode
-	redact  bool
-	secrets bool // the recorded resource is core/v1 secrets
-	err     error
-	closed  bool
-	stop    chan struct{}
-	done    chan struct{}
-	failed  chan struct{}
+	mu        sync.Mutex
+	file      io.Closer
+	gz        *gzip.Writer
+	buf       *bufio.Writer
+	enc       *json.Encoder
+	started   time.Time
+	now       func() time.Time
+	resources []recordedResource
+	err       error
+	closed    bool
+	stop      chan struct{}
+	done      chan struct{}
+	failed    chan struct{}
 }
 
 // Create opens path for a new trace (mode 0600, truncating an existing file;
@@ -82,26 +82,41 @@ func NewRecorder(w io.Writer, h Header, now func() time.Time) (*Recorder, error)
 	return r, nil
 }
 
+// recordedResource is how the trace keeps one resource's objects.
+type recordedResource struct {
+	objects ObjectMode
+	redact  bool
+	secrets bool // core/v1 secrets
+}
+
 func newRecorder(w io.Writer, h Header, now func() time.Time) *Recorder {
 	buf := bufio.NewWriterSize(w, 256<<10)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
-	objects := h.Objects
-	if objects == "" {
-		objects = ObjectsMetadata
+	r := &Recorder{
+		buf: buf, enc: enc, now: now, started: h.StartedAt,
+		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan struct{}),
 	}
-	return &Recorder{
-		buf: buf, enc: enc, now: now, started: h.StartedAt, objects: objects,
-		redact:  !h.Options.UnsafeSecrets,
-		secrets: h.Resource.GVR.Group == "" && h.Resource.GVR.Resource == "secrets",
-		stop:    make(chan struct{}), done: make(chan struct{}), failed: make(chan struct{}),
+	for _, rh := range h.Resources {
+		objects := rh.Objects
+		if objects == "" {
+			objects = ObjectsMetadata
+		}
+		r.resources = append(r.resources, recordedResource{objects: objects, redact: !rh.Options.UnsafeSecrets,
+			secrets: rh.Resource.GVR.Group == "" && rh.Resource.GVR.Resource == "secrets"})
 	}
+	return r
 }
 
 func (r *Recorder) writeHeader(h Header) error {
+	if len(h.Resources) == 0 {
+		return errors.New("writing trace header: no resources")
+	}
 	h.K, h.V = KindHeader, Version
-	if h.Objects == "" {
-		h.Objects = ObjectsMetadata
+	for i := range h.Resources {
+		if h.Resources[i].Objects == "" {
+			h.Resources[i].Objects = ObjectsMetadata
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -223,8 +238,9 @@ func (r *Recorder) encode(l *Line) error {
 		return r.enc.Encode(l)
 	}
 	p := r.buf.AvailableBuffer()
-	p = append(append(append(p, `{"k":"`...), l.K...), `","at":`...)
-	p = strconv.AppendInt(p, l.At, 10)
+	p = append(append(append(p, `{"k":"`...), l.K...), `","r":`...)
+	p = strconv.AppendInt(p, int64(l.R), 10)
+	p = strconv.AppendInt(append(p, `,"at":`...), l.At, 10)
 	if l.ID != 0 {
 		p = strconv.AppendInt(append(p, `,"id":`...), l.ID, 10)
 	}
@@ -259,22 +275,28 @@ func directLine(l *Line) bool {
 	return sc.End() == nil && sc.Compact()
 }
 
-// Note records the reflector's decisions (request notes are recorded by the Source wrapper).
-func (r *Recorder) Note(n reflector.Note) {
-	if n.Kind != reflector.NoteDecision || n.Decision == nil {
-		return
+// Notes is the OnNote listener that records resource i's decisions
+// (request notes are recorded by the Source wrapper).
+func (r *Recorder) Notes(i int) func(reflector.Note) {
+	return func(n reflector.Note) {
+		if n.Kind != reflector.NoteDecision || n.Decision == nil {
+			return
+		}
+		l := noteLine(n.Decision)
+		l.R = i
+		r.write(l)
 	}
-	r.write(noteLine(n.Decision))
 }
 
-// Source wraps src so every request and answer is recorded.
-func (r *Recorder) Source(src reflector.Source) reflector.Source {
-	return &recordingSource{rec: r, src: src}
+// Source wraps resource i's src so every request and answer is recorded.
+func (r *Recorder) Source(i int, src reflector.Source) reflector.Source {
+	return &recordingSource{rec: r, src: src, r: i}
 }
 
 type recordingSource struct {
 	rec    *Recorder
 	src    reflector.Source
+	r      int
 	mu     sync.Mutex
 	nextID int64
 }
@@ -289,20 +311,20 @@ func (s *recordingSource) id() int64 {
 func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOptions) (*reflector.Page, error) {
 	id := s.id()
 	o := opts
-	s.rec.write(&Line{K: KindRequest, ID: id, Verb: string(reflector.VerbList), Opts: &o})
+	s.rec.write(&Line{K: KindRequest, R: s.r, ID: id, Verb: string(reflector.VerbList), Opts: &o})
 	page, err := s.src.List(ctx, opts)
 	if err != nil {
-		s.rec.write(endLine(id, withCause(ctx, err)))
+		s.rec.write(endLine(s.r, id, withCause(ctx, err)))
 		return nil, err
 	}
 	lines := make([]*Line, 0, len(page.Items)+2)
 	for _, it := range page.Items {
-		lines = append(lines, &Line{K: KindItem, ID: id, Object: s.rec.object(it.Raw)})
+		lines = append(lines, &Line{K: KindItem, R: s.r, ID: id, Object: s.rec.object(s.r, it.Raw)})
 	}
 	n := len(page.Items)
 	lines = append(lines,
-		&Line{K: KindPage, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n},
-		&Line{K: KindEnd, ID: id, Reason: string(reflector.EndClosed)})
+		&Line{K: KindPage, R: s.r, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n},
+		&Line{K: KindEnd, R: s.r, ID: id, Reason: string(reflector.EndClosed)})
 	s.rec.write(lines...)
 	return page, nil
 }
@@ -310,17 +332,18 @@ func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOption
 func (s *recordingSource) Watch(ctx context.Context, opts reflector.RequestOptions) (reflector.Stream, error) {
 	id := s.id()
 	o := opts
-	s.rec.write(&Line{K: KindRequest, ID: id, Verb: string(reflector.VerbWatch), Opts: &o})
+	s.rec.write(&Line{K: KindRequest, R: s.r, ID: id, Verb: string(reflector.VerbWatch), Opts: &o})
 	st, err := s.src.Watch(ctx, opts)
 	if err != nil {
-		s.rec.write(endLine(id, withCause(ctx, err)))
+		s.rec.write(endLine(s.r, id, withCause(ctx, err)))
 		return nil, err
 	}
-	return &recordingStream{rec: s.rec, id: id, ctx: ctx, st: st}, nil
+	return &recordingStream{rec: s.rec, r: s.r, id: id, ctx: ctx, st: st}, nil
 }
 
 type recordingStream struct {
 	rec   *Recorder
+	r     int
 	id    int64
 	ctx   context.Context
 	st    reflector.Stream
@@ -333,11 +356,11 @@ func (s *recordingStream) Next() (reflector.WatchEvent, error) {
 		s.end(err)
 		return ev, err
 	}
-	l := &Line{K: KindEvent, ID: s.id, Type: string(ev.Type)}
+	l := &Line{K: KindEvent, R: s.r, ID: s.id, Type: string(ev.Type)}
 	if ev.Type == reflector.EventError {
 		l.Object, _ = json.Marshal(ev.Status)
 	} else {
-		l.Object = s.rec.object(ev.Item.Raw)
+		l.Object = s.rec.object(s.r, ev.Item.Raw)
 	}
 	s.rec.write(l)
 	if ev.Type == reflector.EventError {
@@ -354,7 +377,7 @@ func (s *recordingStream) end(err error) {
 		return
 	}
 	s.ended = true
-	s.rec.write(endLine(s.id, withCause(s.ctx, err)))
+	s.rec.write(endLine(s.r, s.id, withCause(s.ctx, err)))
 }
 
 // withCause prefers the reason the reflector gave for canceling ctx (idle
@@ -378,8 +401,8 @@ func (s *recordingStream) Close() {
 }
 
 // endLine is the `end` line for a request that ended with err (nil: closed).
-func endLine(id int64, err error) *Line {
-	l := &Line{K: KindEnd, ID: id}
+func endLine(r int, id int64, err error) *Line {
+	l := &Line{K: KindEnd, R: r, ID: id}
 	switch {
 	case errors.Is(err, reflector.ErrIdleTimeout):
 		l.Reason, l.Error = string(reflector.EndTimeout), err.Error()

@@ -45,7 +45,7 @@ func recordList(t *testing.T, h trace.Header, objects ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rec.Source(oneListSource{objects}).List(context.Background(), reflector.RequestOptions{}); err != nil {
+	if _, err := rec.Source(0, oneListSource{objects}).List(context.Background(), reflector.RequestOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.Close(); err != nil {
@@ -62,7 +62,7 @@ func TestSecretValuesAreRedactedInEveryModeUnlessAskedOtherwise(t *testing.T) {
 	secrets := reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
 	for _, mode := range []trace.ObjectMode{trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull} {
 		t.Run(string(mode), func(t *testing.T) {
-			out := recordList(t, trace.Header{Resource: secrets, Objects: mode}, secretJSON)
+			out := recordList(t, trace.Header{Resources: []trace.ResourceHeader{{Resource: secrets, Objects: mode}}}, secretJSON)
 			for _, leak := range []string{"aHVudGVyMg", "hunter2"} {
 				if strings.Contains(out, leak) {
 					t.Errorf("the trace contains the secret value %q:\n%s", leak, out)
@@ -82,7 +82,7 @@ func TestSecretValuesAreRedactedInEveryModeUnlessAskedOtherwise(t *testing.T) {
 		})
 	}
 	t.Run("unsafe", func(t *testing.T) {
-		out := recordList(t, trace.Header{Resource: secrets, Objects: trace.ObjectsFull, Options: trace.Options{UnsafeSecrets: true}}, secretJSON)
+		out := recordList(t, trace.Header{Resources: []trace.ResourceHeader{{Resource: secrets, Objects: trace.ObjectsFull, Options: trace.Options{UnsafeSecrets: true}}}}, secretJSON)
 		if !strings.Contains(out, "aHVudGVyMg==") {
 			t.Errorf("with UnsafeSecrets the value must be kept:\n%s", out)
 		}
@@ -94,7 +94,7 @@ func TestTraceFilesAreCreatedPrivateEvenOverAnExistingFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := trace.Create(path, trace.Header{})
+	rec, err := trace.Create(path, oneResource)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestTraceFilesAreCreatedPrivateEvenOverAnExistingFile(t *testing.T) {
 
 func TestCreateRefusesADirectory(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := trace.Create(dir, trace.Header{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := trace.Create(dir, oneResource); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("got %v, want an error saying it is a directory", err)
 	}
 }
@@ -134,11 +134,11 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestAWriteErrorIsKeptAndReported(t *testing.T) {
-	rec, err := trace.NewRecorder(&failingWriter{n: 10}, trace.Header{}, time.Now)
+	rec, err := trace.NewRecorder(&failingWriter{n: 10}, oneResource, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rec.Source(oneListSource{[]string{secretJSON}}).List(context.Background(), reflector.RequestOptions{}); err != nil {
+	if _, err := rec.Source(0, oneListSource{[]string{secretJSON}}).List(context.Background(), reflector.RequestOptions{}); err != nil {
 		t.Fatalf("the reflector's request must not fail because the trace does: %v", err)
 	}
 	err = rec.Close()
@@ -154,12 +154,12 @@ func TestAWriteErrorIsKeptAndReported(t *testing.T) {
 
 func TestTheRecorderFlushesWithoutBeingClosed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
-	rec, err := trace.Create(path, trace.Header{})
+	rec, err := trace.Create(path, oneResource)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	rec.Note(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: "flush-me"}})
+	rec.Notes(0)(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: "flush-me"}})
 	deadline := time.Now().Add(3 * trace.FlushInterval)
 	for {
 		b, _ := os.ReadFile(path)
@@ -172,3 +172,6 @@ func TestTheRecorderFlushesWithoutBeingClosed(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// oneResource is the header of a trace of one resource, all else left out.
+var oneResource = trace.Header{Resources: []trace.ResourceHeader{{}}}

@@ -13,13 +13,14 @@ const Redacted = "REDACTED"
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-// object returns what the trace keeps of one object's JSON for the recorder's
-// mode, with Secret values redacted unless the user asked otherwise.
-func (r *Recorder) object(raw json.RawMessage) json.RawMessage {
+// object returns what the trace keeps of one of resource i's objects for
+// the resource's mode, with Secret values redacted unless the user asked otherwise.
+func (r *Recorder) object(i int, raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
-	out, err := trimObject(raw, r.objects, r.redact, r.secrets)
+	rr := r.resources[i]
+	out, err := trimObject(raw, rr.objects, rr.redact, rr.secrets)
 	if err != nil {
 		// Never write what could not be inspected: it might be an unredacted Secret.
 		b, _ := json.Marshal(map[string]string{"error": "object could not be decoded for the trace: " + err.Error()})

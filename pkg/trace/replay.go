@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -23,44 +24,73 @@ func (d *Divergence) Error() string {
 	return fmt.Sprintf("replay diverged at line %d: the trace has a %s request there, but the reflector asked for a %s", d.Line, d.Expected, d.Got)
 }
 
-// Replay serves a recorded trace to a reflector as its Source, with a virtual
-// clock that follows the recorded times. The end of the trace ends the replay:
-// Done is closed, and the request the reflector makes after the last recorded
-// one waits until the caller cancels the reflector.
+// Replay serves a recorded trace back to one reflector per resource of the
+// trace, as their Sources, with a virtual clock that follows the recorded
+// times. One goroutine reads the trace and hands each line, in the order
+// recorded, to its resource's reflector. The end of the trace ends the replay:
+// Done is closed, and the request a reflector makes after its last recorded
+// one waits until the caller cancels it.
 type Replay struct {
-	rd    *Reader
-	speed float64
-	clock *virtualClock
+	rd        *Reader
+	speed     float64
+	clock     *virtualClock
+	resources []*ResourceReplay
+	// allStopped is closed once every resource's run has stopped.
+	allStopped chan struct{}
+	running    atomic.Int64
+
+	mu        sync.Mutex
+	err       error
+	eof       error // what next returns once the trace is read: io.EOF or the read error
+	done      chan struct{}
+	started   bool
+	wallStart time.Time
+	firstAt   int64
+	paced     bool
+}
+
+// ResourceReplay is the replay of one resource of a trace: the Source, the
+// configuration and the decision comparison of that resource's reflector.
+type ResourceReplay struct {
+	p      *Replay
+	index  int
+	header ResourceHeader
+	lines  chan *Line    // from the reading goroutine, in recorded order
+	stop   chan struct{} // closed when the resource's run has stopped: its lines are dropped
+	once   sync.Once
 
 	mu        sync.Mutex
 	pending   *Line // a line read ahead
 	curID     int64
-	err       error
-	done      chan struct{}
 	onForce   func()
 	decisions decisionComparison
-	wallStart time.Time
-	firstAt   int64
-	paced     bool
 }
 
 // NewReplay replays rd. speed 0 serves as fast as possible, 1 in real time, N
 // N times faster than recorded.
 func NewReplay(rd *Reader, speed float64) *Replay {
 	h := rd.Header()
-	return &Replay{rd: rd, speed: speed, clock: newvirtualClock(h.StartedAt), done: make(chan struct{})}
+	p := &Replay{rd: rd, speed: speed, clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
+	for i, rh := range h.Resources {
+		p.resources = append(p.resources, &ResourceReplay{p: p, index: i, header: rh, lines: make(chan *Line), stop: make(chan struct{})})
+	}
+	p.running.Store(int64(len(p.resources)))
+	return p
 }
 
 // Header is the trace's header.
 func (p *Replay) Header() Header { return p.rd.Header() }
 
-// Clock is the virtual clock the reflector must use.
+// Resources are the replays of the trace's resources, in the header's order.
+func (p *Replay) Resources() []*ResourceReplay { return p.resources }
+
+// Clock is the virtual clock the reflectors must use.
 func (p *Replay) Clock() reflector.Clock { return p.clock }
 
 // OnClockAdvance registers f, called with the new time whenever the replay's
 // clock moves forward: before the trace line that moved it is served, so f
 // sees the run as it stood just before that moment (an age at its largest).
-// f runs on the goroutine reading the trace, the reflector's, and must not block.
+// f runs on the goroutine reading the trace and must not block.
 func (p *Replay) OnClockAdvance(f func(now time.Time)) {
 	p.clock.mu.Lock()
 	p.clock.hooks = append(p.clock.hooks, f)
@@ -83,160 +113,158 @@ func (p *Replay) Warnings() []string { return p.rd.Warnings() }
 // Progress is how far the replay has read, in bytes of the file, and the file's size (0 if unknown).
 func (p *Replay) Progress() (done, total int64) { return p.rd.Offset(), p.rd.Size() }
 
-// SetForceRelist gives the replay the reflector's ForceRelist, so a relist the
-// user forced while recording is forced again at the same point.
-func (p *Replay) SetForceRelist(f func()) {
-	p.mu.Lock()
-	p.onForce = f
-	p.mu.Unlock()
-}
-
-// Note collects the replayed reflector's decisions for Differences; pass it as (part of) OnNote.
-func (p *Replay) Note(n reflector.Note) {
-	if n.Kind != reflector.NoteDecision || n.Decision == nil {
-		return
-	}
-	p.mu.Lock()
-	p.decisions.replayed(noteLine(n.Decision))
-	p.mu.Unlock()
-}
-
-// RecordedDecisions is how many decisions (`note` lines) the trace held so far.
+// RecordedDecisions is how many decisions (`note` lines) the trace held so far, for all resources.
 func (p *Replay) RecordedDecisions() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.decisions.recordedCount
+	n := 0
+	for _, rr := range p.resources {
+		n += rr.RecordedDecisions()
+	}
+	return n
 }
 
 // Differences describes where the replayed decisions differ from the
-// recorded ones (at most max of them) and counts them all. Decisions are
-// compared by state, reason and the structured fields the recorded note
-// has (resourceVersion, objects, code, cursor, diff counts), never by their
-// sentences. Call it after the replay ended.
+// recorded ones, for all resources (at most max of them, each naming its
+// resource when there are several), and counts them all. Call it after the
+// replay ended.
 func (p *Replay) Differences(max int) (shown []string, total int) {
+	for _, rr := range p.resources {
+		s, n := rr.Differences(max - len(shown))
+		total += n
+		for _, d := range s {
+			if len(p.resources) > 1 {
+				d = rr.header.Resource.String() + ": " + d
+			}
+			shown = append(shown, d)
+		}
+	}
+	return shown, total
+}
+
+// Run runs the reflectors, one per resource in the header's order (each
+// built from its ResourceReplay's ReflectorConfig, with SetForceRelist
+// done), until the trace ends, then stops them. It returns the divergence or
+// read error that ended the replay, if any, and the reflectors' failures.
+func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) error {
+	if len(reflectors) != len(p.resources) {
+		return fmt.Errorf("replaying a trace of %d resources with %d reflectors", len(p.resources), len(reflectors))
+	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.decisions.finish(max)
-}
-
-// ReflectorConfig is the recorded reflector configuration wired to this
-// replay: its Source, clock, deterministic jitter and note comparison. Chain
-// OnNote if the caller needs notes too.
-func (p *Replay) ReflectorConfig() reflector.Config {
-	o := p.rd.Header().Options
-	return reflector.Config{
-		Source:               p.Source(),
-		Strategy:             o.Strategy,
-		PageSize:             o.PageSize,
-		ResourceVersion:      o.ResourceVersion,
-		ResourceVersionMatch: o.ResourceVersionMatch,
-		WatchTimeout:         time.Duration(o.WatchTimeout),
-		IdleTimeout:          time.Duration(o.IdleTimeout),
-		InitialEventsTimeout: time.Duration(o.InitialEventsTimeout),
-		MaxPermanentRetries:  o.MaxPermanentRetries,
-		GiveUpAfter:          time.Duration(o.GiveUpAfter),
-		ChooseWatchTimeout:   p.watchTimeout,
-		Clock:                p.clock,
-		// Only backoff jitter is left to chance, and backoffs pass at once on the virtual clock.
-		Rand:   func() float64 { return 0.5 },
-		OnNote: p.Note,
+	if p.started {
+		p.mu.Unlock()
+		return errors.New("the replay already ran")
 	}
-}
-
-// watchTimeout is the replayed reflector's ChooseWatchTimeout: the timeout
-// of the next recorded request when it is a watch, so the replayed requests
-// show the options actually sent; base otherwise.
-func (p *Replay) watchTimeout(base time.Duration) time.Duration {
-	l, err := p.next(context.Background())
-	if err != nil {
-		return base
-	}
-	p.unread(l)
-	if l.K != KindRequest || l.Opts == nil || l.Opts.TimeoutSeconds <= 0 {
-		return base
-	}
-	return time.Duration(l.Opts.TimeoutSeconds) * time.Second
-}
-
-// Run runs r (built from ReflectorConfig, with SetForceRelist done) until the
-// trace ends, then stops it. It returns the divergence or read error, if any.
-func (p *Replay) Run(ctx context.Context, r *reflector.Reflector) error {
-	ctx, cancel := context.WithCancel(ctx)
+	p.started = true
+	p.mu.Unlock()
+	parent := ctx
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- r.Run(ctx) }()
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		p.read(ctx)
+	}()
+	errs := make([]error, len(reflectors))
+	var wg sync.WaitGroup
+	for i, r := range reflectors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.Run(ctx)
+			// A reflector that stopped (it failed as the recorded one did)
+			// takes no more lines: they are dropped.
+			p.resources[i].stopped()
+		}()
+	}
 	select {
 	case <-p.done:
-		cancel()
-		runErr := <-errc
-		if err := p.Err(); err != nil {
-			return err
-		}
-		return runErr
-	case err := <-errc:
-		// The reflector failed (e.g. the recorded run failed the same way).
-		if perr := p.Err(); perr != nil {
-			return perr
-		}
+	case <-parent.Done():
+	}
+	cancel()
+	wg.Wait()
+	<-readDone
+	if err := p.Err(); err != nil {
 		return err
-	case <-ctx.Done():
-		<-errc
-		return ctx.Err()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		return nil
+	default:
+		return parent.Err()
 	}
 }
 
-// Source is the reflector.Source that serves the recorded requests.
-func (p *Replay) Source() reflector.Source { return &replaySource{p: p} }
+// read hands the trace's lines to the resources, in order, then closes their channels.
+func (p *Replay) read(ctx context.Context) {
+	for {
+		l, err := p.rd.Next()
+		if err != nil {
+			// The resources read the end (or the error) when they ask for
+			// their next line, so what they do with the lines before it (a
+			// divergence, say) comes first; the one that reads it ends the
+			// replay. Only when every resource's run has stopped does nobody
+			// read: then the end is here.
+			p.mu.Lock()
+			p.eof = err
+			p.mu.Unlock()
+			for _, rr := range p.resources {
+				close(rr.lines)
+			}
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			select {
+			case <-p.done:
+			case <-p.allStopped:
+				p.finish(err)
+			case <-ctx.Done():
+			}
+			return
+		}
+		l.num = p.rd.LineNumber()
+		if err := p.pace(ctx, l.At); err != nil {
+			return
+		}
+		rr := p.resources[l.R]
+		select {
+		case rr.lines <- l:
+		case <-rr.stop:
+			// Nobody replays the resource any more; its decisions are still the recording's.
+			if l.K == KindNote {
+				rr.recorded(l)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
 
+// finish ends the replay, with err when the trace is at fault; what comes
+// after the end, and the cancellation that follows it, is no error.
 func (p *Replay) finish(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.err == nil && err != nil {
-		p.err = err
-	}
 	select {
 	case <-p.done:
+		return
 	default:
-		close(p.done)
 	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		p.err = err
+	}
+	close(p.done)
 }
 
-// next returns the next line, collecting note lines on the way.
-func (p *Replay) next(ctx context.Context) (*Line, error) {
-	for {
-		p.mu.Lock()
-		l := p.pending
-		p.pending = nil
-		p.mu.Unlock()
-		if l == nil {
-			var err error
-			l, err = p.rd.Next()
-			if err != nil {
-				return nil, err
-			}
-		}
-		if err := p.pace(ctx, l.At); err != nil {
-			return nil, err
-		}
-		p.clock.advanceTo(p.rd.Header().StartedAt.Add(time.Duration(l.At)))
-		if err := ctx.Err(); err != nil {
-			// Stopped, possibly by a clock hook at this very line: serve nothing more.
-			return nil, err
-		}
-		if l.K == KindNote {
-			p.mu.Lock()
-			p.decisions.recorded(l, p.rd.LineNumber())
-			p.mu.Unlock()
-			continue
-		}
-		return l, nil
-	}
-}
-
-func (p *Replay) unread(l *Line) {
+// endErr is what a resource's next returns once the trace is read.
+func (p *Replay) endErr() error {
 	p.mu.Lock()
-	p.pending = l
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	if p.eof == nil {
+		return io.EOF
+	}
+	return p.eof
 }
 
 // pace sleeps so lines are served at the recorded pace divided by speed.
@@ -265,11 +293,150 @@ func (p *Replay) pace(ctx context.Context, at int64) error {
 	}
 }
 
+// lineError is a *LineError at line n of the trace.
+func (p *Replay) lineError(n int, err error) *LineError { return &LineError{p.rd.name, n, err} }
+
+// Header is the resource's part of the trace header.
+func (rr *ResourceReplay) Header() ResourceHeader { return rr.header }
+
+// SetForceRelist gives the replay the reflector's ForceRelist, so a relist the
+// user forced while recording is forced again at the same point.
+func (rr *ResourceReplay) SetForceRelist(f func()) {
+	rr.mu.Lock()
+	rr.onForce = f
+	rr.mu.Unlock()
+}
+
+// Note collects the replayed reflector's decisions for Differences; pass it as (part of) OnNote.
+func (rr *ResourceReplay) Note(n reflector.Note) {
+	if n.Kind != reflector.NoteDecision || n.Decision == nil {
+		return
+	}
+	rr.mu.Lock()
+	rr.decisions.replayed(noteLine(n.Decision))
+	rr.mu.Unlock()
+}
+
+// RecordedDecisions is how many decisions (`note` lines) the trace held so far for the resource.
+func (rr *ResourceReplay) RecordedDecisions() int {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return rr.decisions.recordedCount
+}
+
+// Differences describes where the replayed decisions differ from the
+// recorded ones (at most max of them) and counts them all. Decisions are
+// compared by state, reason and the structured fields the recorded note
+// has (resourceVersion, objects, code, cursor, diff counts), never by their
+// sentences. Call it after the replay ended.
+func (rr *ResourceReplay) Differences(max int) (shown []string, total int) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return rr.decisions.finish(max)
+}
+
+// ReflectorConfig is the resource's recorded reflector configuration wired
+// to this replay: its Source, the replay's clock, deterministic watch
+// timeouts and jitter, and the decision comparison. Chain OnNote if the
+// caller needs notes too.
+func (rr *ResourceReplay) ReflectorConfig() reflector.Config {
+	o := rr.header.Options
+	return reflector.Config{
+		Source:               &replaySource{rr: rr},
+		Strategy:             o.Strategy,
+		PageSize:             o.PageSize,
+		ResourceVersion:      o.ResourceVersion,
+		ResourceVersionMatch: o.ResourceVersionMatch,
+		WatchTimeout:         time.Duration(o.WatchTimeout),
+		IdleTimeout:          time.Duration(o.IdleTimeout),
+		InitialEventsTimeout: time.Duration(o.InitialEventsTimeout),
+		MaxPermanentRetries:  o.MaxPermanentRetries,
+		GiveUpAfter:          time.Duration(o.GiveUpAfter),
+		ChooseWatchTimeout:   rr.watchTimeout,
+		Clock:                rr.p.clock,
+		// Only backoff jitter is left to chance, and backoffs pass at once on the virtual clock.
+		Rand:   func() float64 { return 0.5 },
+		OnNote: rr.Note,
+	}
+}
+
+// watchTimeout is the replayed reflector's ChooseWatchTimeout: the timeout
+// of the next recorded request when it is a watch, so the replayed requests
+// show the options actually sent; base otherwise.
+func (rr *ResourceReplay) watchTimeout(base time.Duration) time.Duration {
+	l, err := rr.next(context.Background())
+	if err != nil {
+		return base
+	}
+	rr.unread(l)
+	if l.K != KindRequest || l.Opts == nil || l.Opts.TimeoutSeconds <= 0 {
+		return base
+	}
+	return time.Duration(l.Opts.TimeoutSeconds) * time.Second
+}
+
+// stopped drops the resource's lines from now on: its run has stopped.
+func (rr *ResourceReplay) stopped() {
+	rr.once.Do(func() {
+		close(rr.stop)
+		if rr.p.running.Add(-1) == 0 {
+			close(rr.p.allStopped)
+		}
+	})
+}
+
+// next returns the resource's next line. Taking a line moves the clock to
+// its time, so the replayed reflector sees each moment as the recorded one
+// did; the decisions it passes are kept for the comparison.
+func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) {
+	rr.mu.Lock()
+	l := rr.pending
+	rr.pending = nil
+	rr.mu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	for {
+		select {
+		case l, ok := <-rr.lines:
+			if !ok {
+				return nil, rr.p.endErr()
+			}
+			rr.p.clock.advanceTo(rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+			if err := ctx.Err(); err != nil {
+				// Stopped, possibly by a clock hook at this very line: serve nothing more.
+				return nil, err
+			}
+			if l.K == KindNote {
+				rr.recorded(l)
+				continue
+			}
+			return l, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// recorded keeps a recorded decision for the comparison.
+func (rr *ResourceReplay) recorded(l *Line) {
+	rr.mu.Lock()
+	rr.decisions.recorded(l, l.num)
+	rr.mu.Unlock()
+}
+
+func (rr *ResourceReplay) unread(l *Line) {
+	rr.mu.Lock()
+	rr.pending = l
+	rr.mu.Unlock()
+}
+
 // nextRequest finds the next request line, skipping the rest of the previous
 // request (e.g. the end after an ERROR event the reflector stopped at).
-func (p *Replay) nextRequest(ctx context.Context, verb reflector.Verb) (*Line, error) {
+func (rr *ResourceReplay) nextRequest(ctx context.Context, verb reflector.Verb) (*Line, error) {
+	p := rr.p
 	for {
-		l, err := p.next(ctx)
+		l, err := rr.next(ctx)
 		if errors.Is(err, io.EOF) {
 			p.finish(nil)
 			return nil, err
@@ -279,16 +446,16 @@ func (p *Replay) nextRequest(ctx context.Context, verb reflector.Verb) (*Line, e
 			return nil, err
 		}
 		if l.K != KindRequest {
-			if l.ID == p.curID {
+			if l.ID == rr.curID {
 				continue
 			}
-			err := &LineError{p.rd.name, p.rd.LineNumber(), fmt.Errorf("%s line of request %d outside its request", l.K, l.ID)}
+			err := p.lineError(l.num, fmt.Errorf("%s line of request %d outside its request", l.K, l.ID))
 			p.finish(err)
 			return nil, err
 		}
-		p.curID = l.ID
+		rr.curID = l.ID
 		if reflector.Verb(l.Verb) != verb {
-			err := &Divergence{Line: p.rd.LineNumber(), Expected: reflector.Verb(l.Verb), Got: verb}
+			err := &Divergence{Line: l.num, Expected: reflector.Verb(l.Verb), Got: verb}
 			p.finish(err)
 			return nil, err
 		}
@@ -296,10 +463,11 @@ func (p *Replay) nextRequest(ctx context.Context, verb reflector.Verb) (*Line, e
 	}
 }
 
-// drain reads the rest of a trace whose run has stopped, collecting its notes.
-func (p *Replay) drain(ctx context.Context) error {
+// drain takes the rest of a resource whose recorded run has stopped: only
+// its decisions may follow.
+func (rr *ResourceReplay) drain(ctx context.Context) error {
 	for {
-		l, err := p.next(ctx)
+		l, err := rr.next(ctx)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -307,7 +475,7 @@ func (p *Replay) drain(ctx context.Context) error {
 			return err
 		}
 		if l.K == KindRequest {
-			return &LineError{p.rd.name, p.rd.LineNumber(), errors.New("a request after the recorded run stopped")}
+			return rr.p.lineError(l.num, errors.New("a request after the recorded run stopped"))
 		}
 	}
 }
@@ -322,7 +490,7 @@ func endOfTrace(ctx context.Context) error {
 }
 
 // requestEnd turns a recorded `end` line into what the reflector saw.
-func (p *Replay) requestEnd(ctx context.Context, l *Line) error {
+func (rr *ResourceReplay) requestEnd(ctx context.Context, l *Line) error {
 	switch reflector.EndReason(l.Reason) {
 	case reflector.EndClosed:
 		return &reflector.RequestEnd{Reason: reflector.EndClosed}
@@ -331,9 +499,9 @@ func (p *Replay) requestEnd(ctx context.Context, l *Line) error {
 	case reflector.EndCanceled:
 		switch l.Error {
 		case reflector.ErrForcedRelist.Error():
-			p.mu.Lock()
-			force := p.onForce
-			p.mu.Unlock()
+			rr.mu.Lock()
+			force := rr.onForce
+			rr.mu.Unlock()
 			if force != nil {
 				force()
 			}
@@ -341,9 +509,10 @@ func (p *Replay) requestEnd(ctx context.Context, l *Line) error {
 		case reflector.ErrInitialEventsTimeout.Error():
 			return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: reflector.ErrInitialEventsTimeout}
 		}
-		// The recorded run was stopped here: this is where the replay ends,
-		// after the decisions it recorded while stopping.
-		p.finish(p.drain(ctx))
+		// The recorded run was stopped here: the resource's replay ends here,
+		// after the decisions it recorded while stopping; the trace's end
+		// ends the replay.
+		rr.p.finish(rr.drain(ctx))
 		return endOfTrace(ctx)
 	}
 	end := &reflector.RequestEnd{Reason: reflector.EndError}
@@ -354,39 +523,37 @@ func (p *Replay) requestEnd(ctx context.Context, l *Line) error {
 	return end
 }
 
-type replaySource struct{ p *Replay }
+type replaySource struct{ rr *ResourceReplay }
 
-func (s *replaySource) keepBody() bool { return s.p.rd.Header().Objects == ObjectsFull }
+func (s *replaySource) keepBody() bool { return s.rr.header.Objects == ObjectsFull }
 
 // List implements reflector.Source.
 func (s *replaySource) List(ctx context.Context, _ reflector.RequestOptions) (*reflector.Page, error) {
-	p := s.p
-	req, err := p.nextRequest(ctx, reflector.VerbList)
+	rr, p := s.rr, s.rr.p
+	req, err := rr.nextRequest(ctx, reflector.VerbList)
 	if err != nil {
 		return nil, endOfTrace(ctx)
 	}
 	page := &reflector.Page{}
 	for {
-		l, err := p.next(ctx)
+		l, err := rr.next(ctx)
 		if err != nil {
 			// The trace ended inside the request (a crash while recording): the replay ends here.
-			p.finish(nil)
-			if !errors.Is(err, io.EOF) {
-				p.finish(err)
+			if errors.Is(err, io.EOF) {
+				err = nil
 			}
+			p.finish(err)
 			return nil, endOfTrace(ctx)
 		}
 		if l.ID != req.ID {
-			err := &LineError{p.rd.name, p.rd.LineNumber(), fmt.Errorf("%s line of request %d inside request %d", l.K, l.ID, req.ID)}
-			p.finish(err)
+			p.finish(p.lineError(l.num, fmt.Errorf("%s line of request %d inside request %d", l.K, l.ID, req.ID)))
 			return nil, endOfTrace(ctx)
 		}
 		switch l.K {
 		case KindItem:
 			obj, err := reflector.DecodeObject(l.Object, s.keepBody())
 			if err != nil {
-				err = &LineError{p.rd.name, p.rd.LineNumber(), err}
-				p.finish(err)
+				p.finish(p.lineError(l.num, err))
 				return nil, endOfTrace(ctx)
 			}
 			page.Items = append(page.Items, reflector.Item{Object: obj, Raw: l.Object})
@@ -396,26 +563,26 @@ func (s *replaySource) List(ctx context.Context, _ reflector.RequestOptions) (*r
 			if l.Reason == string(reflector.EndClosed) {
 				return page, nil
 			}
-			return nil, p.requestEnd(ctx, l)
+			return nil, rr.requestEnd(ctx, l)
 		}
 	}
 }
 
 // Watch implements reflector.Source.
 func (s *replaySource) Watch(ctx context.Context, _ reflector.RequestOptions) (reflector.Stream, error) {
-	p := s.p
-	req, err := p.nextRequest(ctx, reflector.VerbWatch)
+	rr := s.rr
+	req, err := rr.nextRequest(ctx, reflector.VerbWatch)
 	if err != nil {
 		return &replayStream{ctx: ctx, s: s, over: true}, nil
 	}
 	// A watch that failed to open has its end right after the request, with a
 	// Status or a transport error.
-	l, err := p.next(ctx)
+	l, err := rr.next(ctx)
 	if err == nil && l.K == KindEnd && l.ID == req.ID && l.Reason == string(reflector.EndError) {
-		return nil, p.requestEnd(ctx, l)
+		return nil, rr.requestEnd(ctx, l)
 	}
 	if err == nil {
-		p.unread(l)
+		rr.unread(l)
 	}
 	return &replayStream{ctx: ctx, s: s, id: req.ID}, nil
 }
@@ -428,14 +595,14 @@ type replayStream struct {
 }
 
 func (st *replayStream) Next() (reflector.WatchEvent, error) {
-	p := st.s.p
+	rr, p := st.s.rr, st.s.rr.p
 	if st.over {
 		return reflector.WatchEvent{}, endOfTrace(st.ctx)
 	}
-	l, err := p.next(st.ctx)
+	l, err := rr.next(st.ctx)
 	if err != nil || l.ID != st.id {
 		if err == nil {
-			err = &LineError{p.rd.name, p.rd.LineNumber(), fmt.Errorf("%s line of request %d inside watch %d", l.K, l.ID, st.id)}
+			err = p.lineError(l.num, fmt.Errorf("%s line of request %d inside watch %d", l.K, l.ID, st.id))
 		}
 		st.over = true
 		if errors.Is(err, io.EOF) {
@@ -449,17 +616,16 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 		ev, err := reflector.DecodeWatchEvent(l.Type, l.Object, st.s.keepBody())
 		if err != nil {
 			st.over = true
-			p.finish(&LineError{p.rd.name, p.rd.LineNumber(), err})
+			p.finish(p.lineError(l.num, err))
 			return reflector.WatchEvent{}, endOfTrace(st.ctx)
 		}
 		return ev, nil
 	case KindEnd:
 		st.over = true
-		return reflector.WatchEvent{}, p.requestEnd(st.ctx, l)
+		return reflector.WatchEvent{}, rr.requestEnd(st.ctx, l)
 	}
 	st.over = true
-	err = &LineError{p.rd.name, p.rd.LineNumber(), fmt.Errorf("unexpected %s line inside watch %d", l.K, st.id)}
-	p.finish(err)
+	p.finish(p.lineError(l.num, fmt.Errorf("unexpected %s line inside watch %d", l.K, st.id)))
 	return reflector.WatchEvent{}, endOfTrace(st.ctx)
 }
 
@@ -474,8 +640,8 @@ type virtualClock struct {
 	hooks []func(time.Time)
 }
 
-// NewvirtualClock starts at t.
-func newvirtualClock(t time.Time) *virtualClock { return &virtualClock{now: t} }
+// newVirtualClock starts at t.
+func newVirtualClock(t time.Time) *virtualClock { return &virtualClock{now: t} }
 
 // Now implements reflector.Clock.
 func (c *virtualClock) Now() time.Time {

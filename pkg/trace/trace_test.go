@@ -43,15 +43,15 @@ func replayTrace(t *testing.T, path string, onStore func(*store.Store)) (replaye
 	if onStore != nil {
 		onStore(st)
 	}
-	r, err := reflector.New(rp.ReflectorConfig(), w, st)
+	r, err := reflector.New(rp.Resources()[0].ReflectorConfig(), w, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp.SetForceRelist(r.ForceRelist)
+	rp.Resources()[0].SetForceRelist(r.ForceRelist)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	runErr := rp.Run(ctx, r)
-	return replayed{rp: rp, r: r, st: st, sum: summary.New(rd.Header().Resource, r.Stats(), st, rp.Clock().Now())}, runErr
+	return replayed{rp: rp, r: r, st: st, sum: summary.New(rd.Header().Resources[0].Resource, r.Stats(), st, rp.Clock().Now())}, runErr
 }
 
 // replayFile replays path and returns the replay and summary.
@@ -205,7 +205,7 @@ func TestReaderErrorsNameTheProblemAndTheLine(t *testing.T) {
 		{"empty", "", "the trace is empty"},
 		{"not json", "hello\n", "t.jsonl:1: not a watchcache trace (the first line is not JSON)"},
 		{"no header", `{"k":"note","at":1}` + "\n", `t.jsonl:1: not a watchcache trace: the first line is "note", want a header`},
-		{"future version", `{"k":"header","v":7}` + "\n", "t.jsonl:1: unsupported trace version 7 (this build reads version 1)"},
+		{"future version", `{"k":"header","v":7}` + "\n", "t.jsonl:1: unsupported trace version 7 (this build reads versions 1 and 2)"},
 		{"malformed middle line", header + "\n" + `{"k":"note","at":1}` + "\n{bad\n" + `{"k":"note","at":2}` + "\n", "t.jsonl:3: malformed line"},
 		{"empty middle line", header + "\n\n" + `{"k":"note","at":2}` + "\n", "t.jsonl:2: empty line"},
 	}

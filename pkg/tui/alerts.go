@@ -36,11 +36,7 @@ func (m *Model) alertLines(width int) []string {
 	a := m.alerts
 	var out []string
 	if a.Banner != "" {
-		style := m.st.warn
-		if a.Fatal {
-			style = m.st.bad
-		}
-		out = append(out, clip(style.Reverse(true).Render(" ALERT ")+" "+style.Render(a.Banner), width))
+		out = append(out, alertBanner(m.st, a, width))
 	}
 	if len(a.Rows) == 0 {
 		return out
@@ -67,6 +63,15 @@ func (m *Model) alertLines(width int) []string {
 		out = append(out, clip(strings.TrimRight(line, " ")+"  "+status, width))
 	}
 	return out
+}
+
+// alertBanner announces what tripped: red when it ended the run, yellow otherwise.
+func alertBanner(st styles, a Alerts, width int) string {
+	style := st.warn
+	if a.Fatal {
+		style = st.bad
+	}
+	return clip(style.Reverse(true).Render(" ALERT ")+" "+style.Render(a.Banner), width)
 }
 
 // alertLineCount is how many lines alertLines takes.

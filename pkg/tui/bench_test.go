@@ -11,7 +11,7 @@ import (
 // fullModel is the demo dashboard with a full event log.
 func fullModel(b *testing.B, w, h int) Model {
 	clock := newFakeClock()
-	m := New(demoOptions(clock), Feed{})
+	m := New(demoOptions(clock), demoResource(Feed{}))
 	b.Cleanup(m.Close)
 	m = resize(m, w, h)
 	for _, s := range demoSnapshots() {

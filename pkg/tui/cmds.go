@@ -147,3 +147,35 @@ func (m Model) auditCmd() tea.Cmd {
 		return auditMsg{report: rep, err: err}
 	}
 }
+
+// resourceMsg is a message of resource i's Model, routed back to it by the
+// Overview: every command of a sub-model is wrapped so that what it returns
+// carries the index.
+type resourceMsg struct {
+	i   int
+	msg tea.Msg
+}
+
+// wrapCmd makes cmd's message (and those of a batch it returns) a resourceMsg for resource i.
+func wrapCmd(i int, cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() tea.Msg { return wrapMsg(i, cmd()) }
+}
+
+// wrapMsg routes the Model's own messages to resource i; a batch is wrapped
+// command by command, and anything else (tea.QuitMsg) goes to the program as it is.
+func wrapMsg(i int, msg tea.Msg) tea.Msg {
+	switch msg := msg.(type) {
+	case snapshotMsg, notesMsg, auditMsg, forceRelistDoneMsg:
+		return resourceMsg{i: i, msg: msg}
+	case tea.BatchMsg:
+		out := make(tea.BatchMsg, len(msg))
+		for j, c := range msg {
+			out[j] = wrapCmd(i, c)
+		}
+		return out
+	}
+	return msg
+}

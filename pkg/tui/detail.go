@@ -58,7 +58,7 @@ func (d detailView) content(m *Model, width int) (string, []string) {
 	var body []string
 	switch d.kind {
 	case detailObject:
-		title = "Object " + d.ref.String() + "  (" + m.opts.Target.Resource.String() + ")"
+		title = "Object " + d.ref.String() + "  (" + m.res.Target.Resource.String() + ")"
 		body = m.objectDetail(d.ref)
 	case detailRequest:
 		title = fmt.Sprintf("Request #%d  %s", d.req.ID, d.req.Verb)

@@ -2,11 +2,18 @@
 // it renders snapshots of reflector and store stats and a bounded event log,
 // and never slows the reflector down.
 //
-// Data enters in three ways only, each bounded: a poll of Feed.Stats and the
-// store's counters at most ten times a second; the reflector's notes through a
-// NoteBuffer, whose Push never blocks and counts what it drops; and a store
-// subscription, whose writer never waits either (changes it cannot hand over
-// are counted as missed). The same Model runs on a live cluster and on a
-// replayed trace: Options says which, and the Feed's functions that need a
-// cluster (ForceRelist, Audit) are simply absent or fail in a replay.
+// A run shows one or several resources, each a Resource: what is watched,
+// how its lists are made, and its Feed. Run shows them: one resource as its
+// dashboard (a Model, which New builds), several as an overview (an
+// Overview, which NewOverview builds) with one row per resource and its
+// totals, where enter opens a resource's own dashboard and esc comes back.
+// Every resource's Model runs all the time, shown or not.
+//
+// Data enters each resource's Model in two ways only, each bounded: a poll
+// of Feed.Stats and the store's counters at most ten times a second; and the
+// reflector's notes, the log's only source, through a NoteBuffer, whose Push
+// never blocks and counts what it drops. The same Model runs on a live
+// cluster and on a replayed trace: Options says which, and the Feed's
+// functions that need a cluster (ForceRelist, Audit) are simply absent or
+// fail in a replay.
 package tui

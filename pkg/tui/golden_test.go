@@ -22,7 +22,7 @@ func goldenScreen(t *testing.T, w, h int, opts func(*Options), msgs ...tea.Msg) 
 	if opts != nil {
 		opts(&o)
 	}
-	m := New(o, Feed{})
+	m := New(o, demoResource(Feed{}))
 	t.Cleanup(m.Close)
 	tm := teatest.NewTestModel(t, m,
 		teatest.WithInitialTermSize(w, h),
@@ -43,6 +43,47 @@ func goldenScreen(t *testing.T, w, h int, opts func(*Options), msgs ...tea.Msg) 
 		t.Fatal(err)
 	}
 	return append(out.Bytes(), '\n')
+}
+
+// goldenOverview runs the overview of the demo's four resources as a
+// program at w x h, like goldenScreen, sends the demo's messages and then
+// keys, quits, and returns the final screen as plain text.
+func goldenOverview(t *testing.T, w, h int, keys ...string) []byte {
+	t.Helper()
+	o := demoOptions(newFakeClock())
+	end := at(110 * time.Second)
+	o.Now = func() time.Time { return end } // read by the program's goroutines: fixed, so no race
+	m := NewOverview(o, ovDemoResources([numOvDemo]Feed{}))
+	t.Cleanup(m.Close)
+	tm := teatest.NewTestModel(t, m,
+		teatest.WithInitialTermSize(w, h),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ASCII)))
+	for _, msg := range ovDemoMessages() {
+		tm.Send(msg)
+	}
+	for _, k := range keys {
+		tm.Send(keyPress(k))
+	}
+	tm.Send(keyPress("ctrl+c"))
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Overview)
+	var out bytes.Buffer
+	plainText := &colorprofile.Writer{Forward: &out, Profile: colorprofile.NoTTY}
+	if _, err := plainText.Write([]byte(final.View().Content)); err != nil {
+		t.Fatal(err)
+	}
+	return append(out.Bytes(), '\n')
+}
+
+func TestGoldenOverview80x24(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenOverview(t, 80, 24))
+}
+
+func TestGoldenOverview160x48(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenOverview(t, 160, 48))
+}
+
+func TestGoldenOverviewHelp80x24(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenOverview(t, 80, 24, "?"))
 }
 
 func TestGoldenDashboard80x24(t *testing.T) {

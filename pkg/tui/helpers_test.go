@@ -68,6 +68,15 @@ func demoOptions(clock *fakeClock) Options {
 	return Options{
 		Context: "kind-watchcache",
 		Server:  "https://127.0.0.1:6443",
+		Now:     clock.Now,
+		Start:   t0,
+	}
+}
+
+// demoResource is the demo's resource (configmaps, -l app=web, all
+// namespaces, paged lists of metadata) with feed.
+func demoResource(feed Feed) Resource {
+	return Resource{
 		Target: reflector.Target{
 			Resource:      reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
 			LabelSelector: "app=web",
@@ -75,8 +84,7 @@ func demoOptions(clock *fakeClock) Options {
 		Strategy:     reflector.StrategyList,
 		PageSize:     500,
 		MetadataOnly: true,
-		Now:          clock.Now,
-		Start:        t0,
+		Feed:         feed,
 	}
 }
 
@@ -184,7 +192,7 @@ func demoChanges() notesMsg {
 func demoModel(t *testing.T, w, h int) (Model, *fakeClock) {
 	t.Helper()
 	clock := newFakeClock()
-	m := New(demoOptions(clock), Feed{})
+	m := New(demoOptions(clock), demoResource(Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, w, h)
 	for _, s := range demoSnapshots() {

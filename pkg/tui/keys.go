@@ -22,6 +22,9 @@ type keyMap struct {
 	Bottom     key.Binding
 	Select     key.Binding
 	Back       key.Binding
+	// ToOverview is esc seen from one resource of several: back to the
+	// overview. Disabled (and so out of the help) for a single resource.
+	ToOverview key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -43,12 +46,20 @@ func newKeyMap() keyMap {
 		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "newest, follow")),
 		Select:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back, unfilter")),
+		ToOverview: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview"), key.WithDisabled()),
 	}
+}
+
+// setMulti makes the keys of one resource among several: esc, once there is
+// nothing left to close or clear, goes back to the overview.
+func (k *keyMap) setMulti() {
+	k.Back.SetHelp("esc", "back, unfilter, overview")
+	k.ToOverview.SetEnabled(true)
 }
 
 // ShortHelp is the footer's help (help.KeyMap).
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Help, k.Quit, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
+	return []key.Binding{k.Help, k.Quit, k.ToOverview, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
 }
 
 // FullHelp is the help overlay, one column per group (help.KeyMap).
@@ -57,5 +68,46 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextPane, k.PrevPane, k.Select, k.Back, k.Help, k.Quit},
 		{k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit},
+	}
+}
+
+// overviewKeyMap is the overview's key bindings; its help and footer are
+// generated from it.
+type overviewKeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Open, Back, Relist, Audit, Help, Quit   key.Binding
+}
+
+func newOverviewKeyMap() overviewKeyMap {
+	return overviewKeyMap{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open resource")),
+		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview")),
+		Relist:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
+		Audit:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// ShortHelp is the overview's footer (help.KeyMap).
+func (k overviewKeyMap) ShortHelp() []key.Binding {
+	up, open := k.Up, k.Open
+	up.SetHelp("↑/↓", "select")
+	open.SetHelp("enter", "open")
+	return []key.Binding{k.Help, k.Quit, up, open, k.Relist, k.Audit}
+}
+
+// FullHelp is the overview's help overlay, one column per group (help.KeyMap).
+func (k overviewKeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Back, k.Help, k.Quit},
+		{k.Relist, k.Audit},
 	}
 }

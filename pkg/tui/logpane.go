@@ -326,9 +326,32 @@ func (l logPane) lines(st styles, width, h int, focused bool) []string {
 			out = append(out, cursorRow(st, focused, pad(plain, width)))
 			continue
 		}
-		out = append(out, st.faint.Render(ts)+" "+st.kind(e.kind).Render(fmt.Sprintf("%-8s", e.kind))+" "+clip(e.message(), width-18))
+		out = append(out, l.entryLine(st, e, width))
 	}
 	return out
+}
+
+// tail renders the newest h entries, unfiltered and without a cursor, for
+// the overview's glimpse of a resource: it reads h entries, whatever the log holds.
+func (l *logPane) tail(st styles, width, h int) []string {
+	n := l.entries.len()
+	if n == 0 || h <= 0 {
+		return []string{st.faint.Render("no events yet")}
+	}
+	out := make([]string, 0, h)
+	for i := max(n-h, 0); i < n; i++ {
+		out = append(out, l.entryLine(st, l.entries.at(i), width))
+	}
+	return out
+}
+
+// entryLine is one entry as the log shows it: time, kind, message.
+func (l *logPane) entryLine(st styles, e *logEntry, width int) string {
+	ts := "--:--:--"
+	if !e.at.IsZero() {
+		ts = e.at.Format("15:04:05")
+	}
+	return st.faint.Render(ts) + " " + st.kind(e.kind).Render(fmt.Sprintf("%-8s", e.kind)) + " " + clip(e.message(), width-18)
 }
 
 // cursorRow highlights the cursor row: reversed in the focused pane,

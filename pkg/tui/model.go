@@ -53,14 +53,19 @@ type lifecycle struct {
 	cancel context.CancelFunc
 }
 
-// Model is the dashboard, a tea.Model. Build it with New; release it with Close.
+// Model is the dashboard of one resource, a tea.Model. Build it with New;
+// release it with Close. An Overview holds one Model for each of its resources.
 type Model struct {
 	opts Options
-	feed Feed
+	res  Resource
+	feed Feed // res.Feed
 	life *lifecycle
-	keys keyMap
-	st   styles
-	help help.Model
+	// multi says the model is one of several behind an Overview: its help
+	// and footer say that esc goes back to the overview.
+	multi bool
+	keys  keyMap
+	st    styles
+	help  help.Model
 
 	state         viewState
 	focus         pane
@@ -94,13 +99,15 @@ type Model struct {
 	statusAt  time.Time
 }
 
-// New builds the dashboard for opts and feed; Close stops its background reads.
-func New(opts Options, feed Feed) Model {
-	return newModel(context.Background(), opts, feed)
+// New builds the dashboard of one resource; Close stops its background
+// reads. It is what Run shows for a single resource; NewOverview builds the
+// dashboard of several.
+func New(opts Options, res Resource) Model {
+	return newModel(context.Background(), opts.withDefaults(), res)
 }
 
-func newModel(ctx context.Context, opts Options, feed Feed) Model {
-	opts = opts.withDefaults()
+// newModel builds a Model under ctx; opts must have their defaults.
+func newModel(ctx context.Context, opts Options, res Resource) Model {
 	ctx, cancel := context.WithCancel(ctx)
 	life := &lifecycle{ctx: ctx, cancel: cancel}
 	st := newStyles()
@@ -108,7 +115,8 @@ func newModel(ctx context.Context, opts Options, feed Feed) Model {
 	h.Styles = st.help
 	return Model{
 		opts:     opts,
-		feed:     feed,
+		res:      res,
+		feed:     res.Feed,
 		life:     life,
 		keys:     newKeyMap(),
 		st:       st,
@@ -364,26 +372,42 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 		m.filter.value = ""
 		m.status = ""
 	case key.Matches(k, m.keys.Relist):
-		if m.feed.ForceRelist == nil {
-			m.setStatus(sevWarn, m.unavailable("force relist"))
-			return nil, false
-		}
-		m.setStatus(sevWarn, "forced relist requested: the cache keeps serving the old snapshot until the new list is in")
-		return forceRelistCmd(m.feed.ForceRelist), false
+		return m.forceRelist(), false
 	case key.Matches(k, m.keys.Audit):
-		if m.feed.Audit == nil {
-			m.setStatus(sevWarn, m.unavailable("audit"))
-			return nil, false
-		}
-		if m.auditing {
-			m.setStatus(sevWarn, "an audit is already running")
-			return nil, false
-		}
-		m.auditing = true
-		m.setStatus(sevNone, "audit running: listing afresh and comparing with the cache…")
-		return m.auditCmd(), false
+		return m.startAudit(), false
 	}
 	return nil, false
+}
+
+// forceRelist asks the reflector to relist (r), saying so in the status line.
+func (m *Model) forceRelist() tea.Cmd {
+	if m.feed.ForceRelist == nil {
+		m.setStatus(sevWarn, m.unavailable("force relist"))
+		return nil
+	}
+	m.setStatus(sevWarn, "forced relist requested: the cache keeps serving the old snapshot until the new list is in")
+	return forceRelistCmd(m.feed.ForceRelist)
+}
+
+// startAudit starts an audit (a), one at a time; its result comes back as an auditMsg.
+func (m *Model) startAudit() tea.Cmd {
+	if m.feed.Audit == nil {
+		m.setStatus(sevWarn, m.unavailable("audit"))
+		return nil
+	}
+	if m.auditing {
+		m.setStatus(sevWarn, "an audit is already running")
+		return nil
+	}
+	m.auditing = true
+	m.setStatus(sevNone, "audit running: listing afresh and comparing with the cache…")
+	return m.auditCmd()
+}
+
+// atTopLevel says esc has nothing left to close or clear here: the
+// dashboard shows, with no filter on its log.
+func (m *Model) atTopLevel() bool {
+	return m.state == stateDashboard && !m.log.filtering()
 }
 
 // unavailable explains why an action that needs a cluster cannot run.

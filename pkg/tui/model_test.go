@@ -96,7 +96,7 @@ func TestBookmarkAgeIsColoredAgainstTheOncePerMinuteCadence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
-			m := New(demoOptions(clock), Feed{})
+			m := New(demoOptions(clock), demoResource(Feed{}))
 			t.Cleanup(m.Close)
 			m = resize(m, 80, 24)
 			s := demoStats()
@@ -174,7 +174,7 @@ func TestRelistDiffPaneNamesWhatTheWatchMissed(t *testing.T) {
 
 func TestNoRelistYetSaysSo(t *testing.T) {
 	clock := newFakeClock()
-	m := New(demoOptions(clock), Feed{})
+	m := New(demoOptions(clock), demoResource(Feed{}))
 	t.Cleanup(m.Close)
 	s := demoStats()
 	s.LastRelistDiff = nil
@@ -254,7 +254,7 @@ func TestEnterOnALogEntryShowsTheObjectsVersionsAndWhatChanged(t *testing.T) {
 func TestObjectDetailSaysWhetherTheObjectIsInTheCacheNow(t *testing.T) {
 	clock := newFakeClock()
 	st, w := store.New()
-	m := New(demoOptions(clock), Feed{Store: st})
+	m := New(demoOptions(clock), demoResource(Feed{Store: st}))
 	t.Cleanup(m.Close)
 	apply := func(ev store.Event) store.Result {
 		res, err := w.ApplyEvent(ev)
@@ -342,7 +342,7 @@ func TestTabCyclesThePanes(t *testing.T) {
 func TestScrollingStopsFollowingAndEndResumes(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
-	m := New(opts, Feed{})
+	m := New(opts, demoResource(Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, 80, 24)
 	var results []store.Result
@@ -368,7 +368,7 @@ func TestScrollingStopsFollowingAndEndResumes(t *testing.T) {
 func TestForceRelistCallsTheFeedOffTheScreensGoroutine(t *testing.T) {
 	clock := newFakeClock()
 	called := make(chan struct{})
-	m := New(demoOptions(clock), Feed{ForceRelist: func() { close(called) }})
+	m := New(demoOptions(clock), demoResource(Feed{ForceRelist: func() { close(called) }}))
 	t.Cleanup(m.Close)
 	m = resize(m, 80, 24)
 	next, cmd := m.Update(keyPress("r"))
@@ -394,7 +394,7 @@ func TestActionsThatNeedAClusterExplainThemselvesInAReplay(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Replay = true
-	m := New(opts, Feed{})
+	m := New(opts, demoResource(Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, 100, 24)
 	for _, k := range []string{"r", "a"} {
@@ -429,7 +429,7 @@ func TestAuditReportsDriftAndErrors(t *testing.T) {
 				}
 				return report, nil
 			}
-			m := New(demoOptions(clock), Feed{Audit: audit})
+			m := New(demoOptions(clock), demoResource(Feed{Audit: audit}))
 			t.Cleanup(m.Close)
 			m = resize(m, 160, 48)
 			next, cmd := m.Update(keyPress("a"))
@@ -459,7 +459,7 @@ func TestReplayHeaderShowsPosition(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Replay, opts.Trace = true, "testdata/traces/demo.jsonl"
-	m := New(opts, Feed{})
+	m := New(opts, demoResource(Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, 100, 24)
 	snap := demoSnapshot(time.Second, demoStats())
@@ -504,7 +504,7 @@ func TestStateAndPaneNames(t *testing.T) {
 
 func TestDetailScrollsWithinItsContent(t *testing.T) {
 	clock := newFakeClock()
-	m := New(demoOptions(clock), Feed{})
+	m := New(demoOptions(clock), demoResource(Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, 80, 24)
 	var results []store.Result
@@ -529,4 +529,14 @@ func TestDetailScrollsWithinItsContent(t *testing.T) {
 	}
 	m = update(m, keyPress("g"))
 	mustContain(t, screen(m), "lines 1-19 of 33")
+}
+
+func TestHeaderNamesTheWireFormat(t *testing.T) {
+	for _, wire := range []reflector.Wire{reflector.WireProtobuf, reflector.WireJSON} {
+		r := demoResource(Feed{})
+		r.MetadataOnly, r.Wire = false, wire
+		m := New(demoOptions(newFakeClock()), r)
+		t.Cleanup(m.Close)
+		mustContain(t, screen(resize(m, 160, 48)), "list, page 500 · full objects · "+string(wire))
+	}
 }

@@ -24,24 +24,20 @@ const (
 // versionsPerObject is how many versions of one object the history keeps.
 const versionsPerObject = 16
 
-// Options describe the run the dashboard shows and size its bounded buffers.
-// Nothing in them changes while the dashboard runs.
+// Options describe the run the dashboard shows, whatever its resources, and
+// size each resource's bounded buffers. Nothing in them changes while the
+// dashboard runs.
 type Options struct {
 	// Context is the kubeconfig context; Server is the API server URL (never
 	// credentials). In a replay they come from the trace header.
 	Context string
 	Server  string
-	// Target is the resource, namespace ("" = all namespaces) and selectors.
-	Target reflector.Target
-	// Strategy, PageSize and MetadataOnly describe how lists are made.
-	Strategy     reflector.Strategy
-	PageSize     int64
-	MetadataOnly bool
 
 	// Replay marks a replayed trace. Trace names the trace file: the one
 	// replayed, or the one a live run records to. Progress, when set, reports
 	// the replay position in any unit (trace lines, bytes); it is called from
-	// the poller, never from the reflector.
+	// the pollers (each resource's, at most ten times a second), never from a
+	// reflector, so it must be safe for concurrent use.
 	Replay   bool
 	Trace    string
 	Progress func() (done, total int64)
@@ -55,12 +51,14 @@ type Options struct {
 	// model is built.
 	Start time.Time
 
-	// Refresh is the poll and delivery interval; default and minimum DefaultRefresh.
+	// Refresh is each resource's poll and delivery interval; default and
+	// minimum DefaultRefresh.
 	Refresh time.Duration
-	// LogSize bounds the event log; default DefaultLogSize.
+	// LogSize bounds each resource's event log; default DefaultLogSize.
 	LogSize int
-	// TrackedObjects bounds how many objects keep a version history (the
-	// least recently changed is forgotten first); default DefaultTrackedObjects.
+	// TrackedObjects bounds how many objects of each resource keep a version
+	// history (the least recently changed is forgotten first); default
+	// DefaultTrackedObjects.
 	TrackedObjects int
 	// AuditTimeout bounds one audit; default DefaultAuditTimeout.
 	AuditTimeout time.Duration
@@ -92,17 +90,33 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// Resource is one resource the dashboard shows: what is watched, how its
+// lists are made, and its feed. A run that watches several resources has one
+// Resource, with its own reflector, store and Feed, for each.
+type Resource struct {
+	// Target is the resource, namespace ("" = all namespaces) and selectors.
+	Target reflector.Target
+	// Strategy, PageSize and MetadataOnly describe how lists are made;
+	// Wire is the encoding asked for ("" when unknown: not shown).
+	Strategy     reflector.Strategy
+	PageSize     int64
+	MetadataOnly bool
+	Wire         reflector.Wire
+	// Feed is how the resource's data and commands reach the dashboard.
+	Feed Feed
+}
+
 // Feed is how data and commands cross between the run and the dashboard.
 // Every field is optional: the dashboard shows what it is given and says what
-// it cannot do. Stats and Progress are called from a poller goroutine at most
+// it cannot do. Stats is called from the resource's poller goroutine at most
 // ten times a second, ForceRelist and Audit from their own goroutines, so none
 // of them runs on the reflector's goroutine or blocks the screen.
 type Feed struct {
 	// Stats returns a snapshot of the reflector, e.g. (*reflector.Reflector).Stats.
 	Stats func() reflector.Stats
-	// Store is the cache the reflector fills: the dashboard reads its counters,
-	// looks objects up, and subscribes to its changes for the event log and
-	// the object history.
+	// Store is the cache the reflector fills: the dashboard reads its
+	// counters and looks objects up. The event log and the object history
+	// come from the notes.
 	Store *store.Store
 	// Notes carries the reflector's notes: pass its Push as reflector.Config.OnNote.
 	Notes *NoteBuffer

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // The scenarios' clusters start on the first end-to-end test that asks for them.
@@ -25,29 +26,38 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, withCache, withoutCache)) }
 
-// outputs are everything a run shows: the reflector's notes as they came,
-// the text and JSON lines, and (built from the notes afterwards) the
-// dashboard's log.
+// outputs are everything a run shows: each resource's notes as they came,
+// the text and JSON lines, and (built from the notes afterwards) each
+// resource's dashboard log.
 type outputs struct {
 	mu                 sync.Mutex
-	notes              []reflector.Note
+	names              []string
+	notes              map[int][]reflector.Note
 	textBuf, jsonBuf   bytes.Buffer
 	textOut, jsonOut   *lineout.Output
 	textLost, jsonLost int64
 }
 
 func newOutputs() *outputs {
-	o := &outputs{}
+	o := &outputs{notes: map[int][]reflector.Note{}}
 	o.textOut, o.jsonOut = lineout.NewOutput(&o.textBuf, false), lineout.NewOutput(&o.jsonBuf, true)
 	return o
 }
 
-func (o *outputs) listeners() []func(reflector.Note) {
-	return []func(reflector.Note){func(n reflector.Note) {
+// listen is the listener of resource i's notes.
+func (o *outputs) listen(names []string) func(int, reflector.Note) {
+	o.names = names
+	text, js := make([]func(reflector.Note), len(names)), make([]func(reflector.Note), len(names))
+	for i, name := range names {
+		text[i], js[i] = o.textOut.For(name), o.jsonOut.For(name)
+	}
+	return func(i int, n reflector.Note) {
 		o.mu.Lock()
-		o.notes = append(o.notes, n)
+		o.notes[i] = append(o.notes[i], n)
 		o.mu.Unlock()
-	}, o.textOut.Push, o.jsonOut.Push}
+		text[i](n)
+		js[i](n)
+	}
 }
 
 func (o *outputs) close() { o.textLost, o.jsonLost = o.textOut.Close(), o.jsonOut.Close() }
@@ -58,8 +68,28 @@ func (o *outputs) check(t *testing.T, run string) {
 	if o.textLost+o.jsonLost > 0 {
 		t.Logf("%s: %d text and %d JSON lines dropped (marked where they are missing)", run, o.textLost, o.jsonLost)
 	}
-	if err := causal.Check(causal.FromNotes(o.notes)); err != nil {
-		t.Errorf("%s, the notes: %v", run, err)
+	total := 0
+	for i, name := range o.names {
+		notes := o.notes[i]
+		total += len(notes)
+		lines := causal.FromNotes(notes)
+		for j := range lines {
+			lines[j].Resource = name
+		}
+		if err := causal.Check(lines); err != nil {
+			t.Errorf("%s, the notes: %v", run, err)
+		}
+		// The dashboard takes the notes in batches, as its reader delivers them.
+		m := New(Options{LogSize: 1 << 20, TrackedObjects: 100}, Resource{})
+		for rest := notes; len(rest) > 0; {
+			n := min(len(rest), maxBatch)
+			m = update(m, notesMsg{notes: rest[:n]})
+			rest = rest[n:]
+		}
+		if err := causal.Check(logLines(m)); err != nil {
+			t.Errorf("%s, %s's dashboard log: %v", run, name, err)
+		}
+		m.Close()
 	}
 	text, err := causal.FromText(o.textBuf.Bytes())
 	if err != nil {
@@ -75,19 +105,8 @@ func (o *outputs) check(t *testing.T, run string) {
 	if err := causal.Check(js); err != nil {
 		t.Errorf("%s, the JSON lines: %v", run, err)
 	}
-	if len(text) != len(o.notes) || len(js) != len(o.notes) {
-		t.Errorf("%s: %d notes, %d text lines, %d JSON lines", run, len(o.notes), len(text), len(js))
-	}
-	// The dashboard takes the notes in batches, as its reader delivers them.
-	m := New(Options{LogSize: 1 << 20, TrackedObjects: 100}, Feed{})
-	defer m.Close()
-	for rest := o.notes; len(rest) > 0; {
-		n := min(len(rest), maxBatch)
-		m = update(m, notesMsg{notes: rest[:n]})
-		rest = rest[n:]
-	}
-	if err := causal.Check(logLines(m)); err != nil {
-		t.Errorf("%s, the dashboard's log: %v", run, err)
+	if len(text) != total || len(js) != total {
+		t.Errorf("%s: %d notes, %d text lines, %d JSON lines", run, total, len(text), len(js))
 	}
 }
 
@@ -132,24 +151,56 @@ func TestE2EEveryLineIsInCausalOrderLiveAndReplayed(t *testing.T) {
 			defer cancel()
 			path := filepath.Join(t.TempDir(), sc.Name+".jsonl")
 			live := newOutputs()
-			if _, err := sc.Record(ctx, c, path, live.listeners()...); err != nil {
+			var onNote func(int, reflector.Note)
+			names := func(h trace.Header) []string {
+				var out []string
+				for _, r := range h.Resources {
+					out = append(out, r.Resource.String())
+				}
+				return out
+			}
+			// The live run's resources are known once it started: take them from its trace.
+			liveNotes := map[int][]reflector.Note{}
+			var mu sync.Mutex
+			onNote = func(i int, n reflector.Note) {
+				mu.Lock()
+				liveNotes[i] = append(liveNotes[i], n)
+				mu.Unlock()
+			}
+			if _, err := sc.Record(ctx, c, path, onNote); err != nil {
 				t.Fatal(err)
+			}
+			rd, err := trace.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resourceNames := names(rd.Header())
+			_ = rd.Close()
+			push := live.listen(resourceNames)
+			for i := range resourceNames {
+				for _, n := range liveNotes[i] {
+					push(i, n)
+				}
 			}
 			live.close()
 			live.check(t, "live")
 
 			replayed := newOutputs()
-			sess, err := session.NewReplay(path, 0, replayed.listeners()...)
+			sess, err := session.NewReplay(path, 0)
 			if err != nil {
 				t.Fatal(err)
+			}
+			push = replayed.listen(resourceNames)
+			for i, r := range sess.Resources {
+				r.OnNote(func(n reflector.Note) { push(i, n) })
 			}
 			if err := sess.Run(ctx); err != nil {
 				t.Fatalf("replay: %v", err)
 			}
 			replayed.close()
 			replayed.check(t, "replayed")
-			if len(live.notes) == 0 || len(replayed.notes) == 0 {
-				t.Fatalf("%d live and %d replayed notes", len(live.notes), len(replayed.notes))
+			if len(live.notes[0]) == 0 || len(replayed.notes[0]) == 0 {
+				t.Fatalf("%d live and %d replayed notes", len(live.notes[0]), len(replayed.notes[0]))
 			}
 		})
 	}

@@ -59,7 +59,7 @@ func TestPollTakesOneSnapshotOfEverythingTheFeedOffers(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Progress = func() (int64, int64) { return 7, 10 }
-	m := New(opts, feed)
+	m := New(opts, demoResource(feed))
 	t.Cleanup(m.Close)
 	msg := run(t, func() any { return m.pollCmd(0)() })
 	s, ok := msg.(snapshotMsg)
@@ -85,7 +85,7 @@ func TestPollTakesOneSnapshotOfEverythingTheFeedOffers(t *testing.T) {
 
 func TestNotesEnterThroughTheChannelReadingCommand(t *testing.T) {
 	feed, _ := liveFeed(t)
-	m := New(demoOptions(newFakeClock()), feed)
+	m := New(demoOptions(newFakeClock()), demoResource(feed))
 	t.Cleanup(m.Close)
 	for _, n := range demoNotes() {
 		feed.Notes.Push(n)
@@ -104,7 +104,7 @@ func TestNotesEnterThroughTheChannelReadingCommand(t *testing.T) {
 
 func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
 	feed, _ := liveFeed(t)
-	m := New(demoOptions(newFakeClock()), feed)
+	m := New(demoOptions(newFakeClock()), demoResource(feed))
 	t.Cleanup(m.Close)
 	fresh := obj("default", "fresh", "u-1", "2")
 	for _, n := range []reflector.Note{
@@ -135,7 +135,7 @@ func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
 
 func TestDroppedNotesAreSkippedNeverReorderedAndTheLogSaysWhere(t *testing.T) {
 	feed, _ := liveFeed(t) // a NoteBuffer of 8
-	m := New(demoOptions(newFakeClock()), feed)
+	m := New(demoOptions(newFakeClock()), demoResource(feed))
 	t.Cleanup(m.Close)
 	for seq := uint64(1); seq <= 20; seq++ {
 		feed.Notes.Push(reflector.Note{Seq: seq, At: at(time.Duration(seq) * time.Second), Kind: reflector.NoteApplied,
@@ -168,7 +168,7 @@ func TestDroppedNotesAreSkippedNeverReorderedAndTheLogSaysWhere(t *testing.T) {
 
 func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
 	feed, _ := liveFeed(t)
-	m := New(demoOptions(newFakeClock()), feed)
+	m := New(demoOptions(newFakeClock()), demoResource(feed))
 	notes := m.notesCmd(0)
 	var wg sync.WaitGroup
 	got := make([]any, 1)
@@ -229,7 +229,7 @@ func TestRunReturnsWhenTheContextEnds(t *testing.T) {
 	t.Cleanup(func() { inW.Close() })
 	out := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, demoOptions(newFakeClock()), feed, inR, out) }()
+	go func() { done <- Run(ctx, demoOptions(newFakeClock()), []Resource{demoResource(feed)}, inR, out) }()
 	waitFor(t, out, "kubectl watchcache")
 	cancel()
 	select {
@@ -250,7 +250,9 @@ func TestRunReturnsWhenTheUserQuits(t *testing.T) {
 			t.Cleanup(func() { inW.Close() })
 			out := &syncBuffer{}
 			done := make(chan error, 1)
-			go func() { done <- Run(context.Background(), demoOptions(newFakeClock()), feed, inR, out) }()
+			go func() {
+				done <- Run(context.Background(), demoOptions(newFakeClock()), []Resource{demoResource(feed)}, inR, out)
+			}()
 			waitFor(t, out, "kubectl watchcache")
 			go io.WriteString(inW, k) //nolint:errcheck // the pipe closes at cleanup
 			select {
@@ -288,7 +290,7 @@ func TestNoColorDropsColorsEvenWhenColorIsForced(t *testing.T) {
 			t.Cleanup(func() { inW.Close() })
 			out := &syncBuffer{}
 			done := make(chan error, 1)
-			go func() { done <- Run(ctx, opts, feed, inR, out) }()
+			go func() { done <- Run(ctx, opts, []Resource{demoResource(feed)}, inR, out) }()
 			waitFor(t, out, "Watching")
 			cancel()
 			<-done

@@ -11,12 +11,17 @@ import (
 	"github.com/charmbracelet/colorprofile"
 )
 
-// Run shows the dashboard on out, reading keys from in, until the user
-// quits (q, ctrl+c) or ctx ends; either way it returns nil. A nil in or out
-// means the process's terminal. A non-empty NO_COLOR in the environment, or
-// opts.NoColor, selects the plain profile (no colors; bold and reverse stay).
-func Run(ctx context.Context, opts Options, feed Feed, in io.Reader, out io.Writer) error {
-	m := newModel(ctx, opts, feed)
+// Run shows the dashboard of resources on out, reading keys from in, until
+// the user quits (q, ctrl+c) or ctx ends; either way it returns nil. With one
+// resource it is that resource's dashboard (a Model); with several it opens
+// on their overview (an Overview). A nil in or out means the process's
+// terminal. A non-empty NO_COLOR in the environment, or opts.NoColor, selects
+// the plain profile (no colors; bold and reverse stay).
+func Run(ctx context.Context, opts Options, resources []Resource, in io.Reader, out io.Writer) error {
+	if len(resources) == 0 {
+		return errors.New("tui: no resource to show")
+	}
+	m := newOverview(ctx, opts, resources)
 	defer m.Close()
 	// The size is the fallback for an output that is not a terminal; a
 	// terminal reports its own.

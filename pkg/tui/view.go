@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -123,9 +124,40 @@ func (m Model) View() tea.View {
 	return v
 }
 
-// header is the run's identity, the reflector's state, and live or replay.
+// header is the run's identity, the resource, the reflector's state, and live or replay.
 func (m *Model) header(width int) []string {
-	st, o := m.st, m.opts
+	st, r := m.st, m.res
+	line1 := titleLine(st, m.opts, m.now, width)
+
+	t := r.Target
+	parts := []string{st.value.Render(t.Resource.String())}
+	if t.Resource.Kind != "" && width >= wideWidth {
+		parts[0] += " " + st.label.Render(t.Resource.Kind)
+	}
+	parts = append(parts, scope(t))
+	if t.LabelSelector != "" {
+		parts = append(parts, "-l "+t.LabelSelector)
+	}
+	if t.FieldSelector != "" {
+		parts = append(parts, "--field-selector "+t.FieldSelector)
+	}
+	parts = append(parts, listMethod(r))
+	if r.MetadataOnly {
+		parts = append(parts, "metadata-only")
+	} else {
+		parts = append(parts, "full objects")
+	}
+	if r.Wire != "" {
+		parts = append(parts, string(r.Wire))
+	}
+	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
+
+	return []string{line1, line2, spread(m.stateLine(), m.modeBadge(), width)}
+}
+
+// titleLine is the header's first line: the tool, the trace, the context and
+// server, and the uptime.
+func titleLine(st styles, o Options, now time.Time, width int) string {
 	left := st.app.Render("kubectl watchcache")
 	switch {
 	case o.Replay && o.Trace != "":
@@ -139,45 +171,30 @@ func (m *Model) header(width int) []string {
 	if o.Server != "" {
 		left += "  " + o.Server
 	}
-	line1 := spread(left, st.label.Render("up ")+age(m.now.Sub(o.Start)), width)
+	return spread(left, st.label.Render("up ")+age(now.Sub(o.Start)), width)
+}
 
-	t := o.Target
-	parts := []string{st.value.Render(t.Resource.String())}
-	if t.Resource.Kind != "" && width >= wideWidth {
-		parts[0] += " " + st.label.Render(t.Resource.Kind)
-	}
+// scope is where a target watches: its namespace, all namespaces, or the cluster.
+func scope(t reflector.Target) string {
 	switch {
 	case t.Namespace != "":
-		parts = append(parts, "namespace "+t.Namespace)
+		return "namespace " + t.Namespace
 	case t.Resource.Namespaced || t.Resource.Kind == "":
-		parts = append(parts, "all namespaces")
-	default:
-		parts = append(parts, "cluster-scoped")
+		return "all namespaces"
 	}
-	if t.LabelSelector != "" {
-		parts = append(parts, "-l "+t.LabelSelector)
-	}
-	if t.FieldSelector != "" {
-		parts = append(parts, "--field-selector "+t.FieldSelector)
-	}
-	strategy := string(o.Strategy)
+	return "cluster-scoped"
+}
+
+// listMethod is how a resource's lists are made: "list, page 500".
+func listMethod(r Resource) string {
+	strategy := string(r.Strategy)
 	if strategy == "" {
 		strategy = string(reflector.StrategyList)
 	}
-	if o.PageSize > 0 {
-		strategy += ", page " + count(o.PageSize)
-	} else {
-		strategy += ", unpaged"
+	if r.PageSize > 0 {
+		return strategy + ", page " + count(r.PageSize)
 	}
-	parts = append(parts, strategy)
-	if o.MetadataOnly {
-		parts = append(parts, "metadata-only")
-	} else {
-		parts = append(parts, "full objects")
-	}
-	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
-
-	return []string{line1, line2, spread(m.stateLine(), m.modeBadge(), width)}
+	return strategy + ", unpaged"
 }
 
 // stateLine is the reflector's state, colored, with how long it has been in it.
@@ -205,19 +222,24 @@ func (m *Model) stateLine() string {
 
 // modeBadge says LIVE, or REPLAY with its position.
 func (m *Model) modeBadge() string {
-	st := m.st
-	if !m.opts.Replay {
+	return modeBadge(m.st, m.opts.Replay, m.done, m.total, m.stopped)
+}
+
+// modeBadge says LIVE, or REPLAY with its position (done of total) and
+// whether the replay ended.
+func modeBadge(st styles, replay bool, done, total int64, stopped bool) string {
+	if !replay {
 		return st.good.Render("LIVE")
 	}
 	b := st.badge.Render(" REPLAY ")
 	switch {
-	case m.total > 0:
-		pct := min(m.done*100/m.total, 100)
-		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(m.done, m.total, 10), pct, count(m.done), count(m.total))
-	case m.done > 0:
-		b += " " + count(m.done)
+	case total > 0:
+		pct := min(done*100/total, 100)
+		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(done, total, 10), pct, count(done), count(total))
+	case done > 0:
+		b += " " + count(done)
 	}
-	if m.stopped {
+	if stopped {
 		b += st.label.Render(" ended")
 	}
 	return b
@@ -231,8 +253,7 @@ func progressBar(done, total int64, width int) string {
 
 // section is a rule with a title: "── health ─────".
 func (m *Model) section(title string, width int) string {
-	head := "── " + title + " "
-	return m.st.section.Render(head + strings.Repeat("─", max(width-ansi.StringWidth(head), 0)))
+	return sectionRule(m.st, title, width)
 }
 
 // dashboard renders everything between the header and the footer.
@@ -507,13 +528,32 @@ func (m *Model) rateLines(width int) []string {
 // helpLines is the key help overlay with a short legend.
 func (m *Model) helpLines(width int) []string {
 	st := m.st
-	out := []string{st.tabActive.Render(" Keys "), ""}
-	groups := m.keys.FullHelp()
+	out := append([]string{st.tabActive.Render(" Keys "), ""}, keyTable(st, m.keys.FullHelp(), width)...)
+	out = append(out, "", st.tabActive.Render(" Reading the screen "), "")
+	legend := [][2]string{
+		{"bookmark", st.good.Render("green") + " under " + age(bookmarkLate) + ", " + st.warn.Render("yellow") + " under " +
+			age(bookmarkStale) + ", " + st.bad.Render("red") + " beyond: the apiserver sends about one a minute"},
+		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
+		{"log", "store changes and reflector notes; enter on an object shows the versions seen and what changed"},
+		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
+	}
+	if m.opts.Replay {
+		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
+	}
+	if m.multi {
+		legend = append(legend, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})
+	}
+	return append(out, legendLines(st, legend, width)...)
+}
+
+// keyTable lays key bindings out in columns, one per group.
+func keyTable(st styles, groups [][]key.Binding, width int) []string {
 	colW := max(width/len(groups), 24)
 	rows := 0
 	for _, g := range groups {
 		rows = max(rows, len(g))
 	}
+	out := make([]string, 0, rows)
 	for r := range rows {
 		var b strings.Builder
 		for _, g := range groups {
@@ -526,18 +566,13 @@ func (m *Model) helpLines(width int) []string {
 		}
 		out = append(out, strings.TrimRight(b.String(), " "))
 	}
-	out = append(out, "", st.tabActive.Render(" Reading the screen "), "")
-	legend := [][2]string{
-		{"bookmark", st.good.Render("green") + " under " + age(bookmarkLate) + ", " + st.warn.Render("yellow") + " under " +
-			age(bookmarkStale) + ", " + st.bad.Render("red") + " beyond: the apiserver sends about one a minute"},
-		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
-		{"log", "store changes and reflector notes; enter on an object shows the versions seen and what changed"},
-		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
-	}
-	if m.opts.Replay {
-		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
-	}
+	return out
+}
+
+// legendLines are terms and their explanations, wrapped under an indent.
+func legendLines(st styles, legend [][2]string, width int) []string {
 	const indent = 11
+	var out []string
 	for _, l := range legend {
 		wrapped := strings.Split(ansi.Wrap(l[1], max(width-indent-1, 20), " "), "\n")
 		for i, w := range wrapped {

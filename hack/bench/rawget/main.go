@@ -1,11 +1,13 @@
 // Command rawget is the floor of hack/bench's initial-sync comparison: the
 // requests a client must make, read and thrown away, by a process that links
 // nothing but the standard library. It negotiates HTTP/2 and gzip as
-// client-go does. The bearer token comes from $BENCH_TOKEN.
+// client-go does, and links protowire only to find a protobuf page's continue
+// token. The bearer token comes from $BENCH_TOKEN.
 //
 //	rawget -url https://127.0.0.1:6443/api/v1/configmaps -ca ca.crt             # one GET of the whole list
 //	rawget -url … -ca ca.crt -limit 500                                         # every page, following continue tokens
 //	rawget -url … -ca ca.crt -watchlist                                         # a streaming list, up to its initial-events-end bookmark
+//	rawget -url … -ca ca.crt -wire protobuf -metadata-only                      # the same requests in protobuf, of PartialObjectMetadata
 package main
 
 import (
@@ -26,6 +28,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/kubectl-watchcache/kubectl-watchcache/hack/bench/internal/probe"
 )
 
@@ -35,6 +39,9 @@ func main() {
 	flag.StringVar(&o.caFile, "ca", "", "PEM file of the server's CA")
 	flag.Int64Var(&o.limit, "limit", 0, "page size: follow continue tokens through pages of this many items (0: one GET)")
 	flag.BoolVar(&o.watchList, "watchlist", false, "read a streaming list (sendInitialEvents) instead of a LIST")
+	flag.StringVar(&o.wire, "wire", "json", "encoding to ask for: json or protobuf")
+	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "ask for PartialObjectMetadata, as the plugin's --metadata-only does")
+	flag.StringVar(&o.resourceVersion, "resource-version", "", "resourceVersion of the LIST (0: from the watch cache)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -52,11 +59,32 @@ type options struct {
 	url, caFile, token string
 	limit              int64
 	watchList          bool
+	wire               string
+	metadataOnly       bool
+	resourceVersion    string
+}
+
+// accept is the Accept header the plugin sends for the same request.
+func (o options) accept() string {
+	mt := "application/json"
+	if o.wire == "protobuf" {
+		mt = "application/vnd.kubernetes.protobuf"
+	}
+	if !o.metadataOnly {
+		return mt
+	}
+	if o.watchList {
+		return mt + ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+	}
+	return mt + ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 }
 
 func run(ctx context.Context, o options) error {
 	if o.url == "" || o.caFile == "" || o.token == "" {
 		return errors.New("-url, -ca and $BENCH_TOKEN are required")
+	}
+	if o.wire != "json" && o.wire != "protobuf" {
+		return fmt.Errorf("-wire %q: want json or protobuf", o.wire)
 	}
 	ca, err := os.ReadFile(o.caFile)
 	if err != nil {
@@ -94,7 +122,7 @@ func get(ctx context.Context, client *http.Client, o options, query url.Values) 
 		return nil, fmt.Errorf("building the request: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+o.token)
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", o.accept())
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", u, err)
@@ -124,6 +152,9 @@ func readPages(ctx context.Context, client *http.Client, o options) (int64, erro
 		if token != "" {
 			q.Set("continue", token)
 		}
+		if o.resourceVersion != "" {
+			q.Set("resourceVersion", o.resourceVersion)
+		}
 		resp, err := get(ctx, client, o, q)
 		if err != nil {
 			return total, err
@@ -140,16 +171,69 @@ func readPages(ctx context.Context, client *http.Client, o options) (int64, erro
 			return total, fmt.Errorf("reading the list: %w", err)
 		}
 		total += int64(k) + rest
-		m := continueRE.FindSubmatch(head[:k])
-		if o.limit == 0 || m == nil || len(m[1]) == 0 {
+		if o.wire == "protobuf" {
+			token = protobufContinue(head[:k])
+		} else if m := continueRE.FindSubmatch(head[:k]); m != nil {
+			token = string(m[1])
+		} else {
+			token = ""
+		}
+		if o.limit == 0 || token == "" {
 			return total, nil
 		}
-		token = string(m[1])
 	}
 }
 
-// initialEventsEnd is the annotation of the bookmark that ends a streaming list.
-const initialEventsEnd = `"k8s.io/initial-events-end":"true"`
+// initialEventsEnd is the annotation of the bookmark that ends a streaming
+// list, as JSON writes it; protobuf writes the map entry's key (field 1, 25
+// bytes) and value (field 2, 4 bytes).
+const (
+	initialEventsEnd         = `"k8s.io/initial-events-end":"true"`
+	initialEventsEndProtobuf = "\x0a\x19k8s.io/initial-events-end\x12\x04true"
+)
+
+// protobufContinue finds the continue token in the head of a protobuf list:
+// "k8s\x00", a runtime.Unknown whose raw field (2) is the list, whose first
+// field is its ListMeta (1), whose field 3 is the token.
+func protobufContinue(head []byte) string {
+	b, ok := bytes.CutPrefix(head, []byte("k8s\x00"))
+	if !ok {
+		return ""
+	}
+	// field returns the value of the first length-delimited field num in b, cut to what b holds.
+	field := func(b []byte, num protowire.Number, whole bool) []byte {
+		for len(b) > 0 {
+			n, typ, k := protowire.ConsumeTag(b)
+			if k < 0 {
+				return nil
+			}
+			b = b[k:]
+			if typ != protowire.BytesType {
+				if k = protowire.ConsumeFieldValue(n, typ, b); k < 0 {
+					return nil
+				}
+				b = b[k:]
+				continue
+			}
+			size, k := protowire.ConsumeVarint(b)
+			if k < 0 {
+				return nil
+			}
+			b = b[k:]
+			if n == num {
+				return b[:min(uint64(len(b)), size)]
+			}
+			if whole && size > uint64(len(b)) {
+				return nil
+			}
+			b = b[min(uint64(len(b)), size):]
+		}
+		return nil
+	}
+	list := field(b, 2, true)
+	meta := field(list, 1, true)
+	return string(field(meta, 3, true))
+}
 
 // readWatchList reads a streaming list until its initial-events-end bookmark.
 func readWatchList(ctx context.Context, client *http.Client, o options) (int64, error) {
@@ -160,19 +244,23 @@ func readWatchList(ctx context.Context, client *http.Client, o options) (int64, 
 	}
 	defer resp.Body.Close()
 	var total int64
+	marker := []byte(initialEventsEnd)
+	if o.wire == "protobuf" {
+		marker = []byte(initialEventsEndProtobuf)
+	}
 	buf := make([]byte, 64<<10)
 	carry := 0 // bytes kept from the previous read, in case the marker spans two reads
 	for {
 		k, err := resp.Body.Read(buf[carry:])
 		total += int64(k)
-		if bytes.Contains(buf[:carry+k], []byte(initialEventsEnd)) {
+		if bytes.Contains(buf[:carry+k], marker) {
 			return total, nil
 		}
 		if err != nil {
 			return total, fmt.Errorf("the stream ended before its initial-events-end bookmark: %w", err)
 		}
 		n := carry + k
-		carry = min(n, len(initialEventsEnd)-1)
+		carry = min(n, len(marker)-1)
 		copy(buf, buf[n-carry:n])
 	}
 }

@@ -3,7 +3,7 @@
 // was, then reads the memory the cache keeps (and, with -relist, the memory of
 // a forced relist) and exits:
 //
-//	syncer -kubeconfig K -client dynamic|metadata|watchcache [-initial-list list|stream] [-keep-objects] [-metadata-only] [-relist]
+//	syncer -kubeconfig K -client dynamic|metadata|watchcache [-initial-list list|stream|auto] [-wire auto|protobuf|json] [-keep-objects] [-metadata-only] [-relist]
 //
 // The informers use client-go's defaults; KUBE_FEATURE_WatchListClient=false
 // in the environment makes them page through LIST instead of streaming.
@@ -42,6 +42,7 @@ type options struct {
 	initialList  string
 	keepObjects  bool
 	metadataOnly bool
+	wire         string
 	relist       bool
 	timeout      time.Duration
 	cpuProfile   string
@@ -56,9 +57,10 @@ func main() {
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster")
 	flag.StringVar(&o.client, "client", "", "dynamic, metadata or watchcache")
-	flag.StringVar(&o.initialList, "initial-list", "list", "watchcache: list or stream")
+	flag.StringVar(&o.initialList, "initial-list", "list", "watchcache: list, stream or auto (the plugin's default)")
 	flag.BoolVar(&o.keepObjects, "keep-objects", false, "watchcache: keep each object's JSON")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watchcache: ask for PartialObjectMetadata")
+	flag.StringVar(&o.wire, "wire", "auto", "watchcache: encoding to ask for (auto, protobuf or json)")
 	flag.BoolVar(&o.relist, "relist", false, "watchcache: force a relist after the steady reading and measure it")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
 	flag.StringVar(&o.trace, "trace", "", "watchcache: record the session to this trace file")
@@ -142,15 +144,18 @@ func runInformer(ctx context.Context, cfg *rest.Config, kind string, rep *probe.
 // runWatchcache syncs the same session the plugin runs.
 func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.Report) error {
 	sess, err := session.NewLive(session.LiveConfig{
-		Rest: cfg,
-		Target: reflector.Target{Resource: reflector.Resource{
-			GVR: configMaps(), Kind: "ConfigMap", Namespaced: true,
+		Rest:      cfg,
+		TracePath: o.trace,
+		Resources: []session.ResourceConfig{{
+			Target: reflector.Target{Resource: reflector.Resource{
+				GVR: configMaps(), Kind: "ConfigMap", Namespaced: true,
+			}},
+			// The plugin's defaults.
+			Reflector:    reflector.Config{Strategy: reflector.Strategy(o.initialList), PageSize: 500},
+			MetadataOnly: o.metadataOnly,
+			KeepBodies:   o.keepObjects,
+			Wire:         reflector.Wire(o.wire),
 		}},
-		// The plugin's defaults.
-		Reflector:    reflector.Config{Strategy: reflector.Strategy(o.initialList), PageSize: 500},
-		MetadataOnly: o.metadataOnly,
-		KeepBodies:   o.keepObjects,
-		TracePath:    o.trace,
 	})
 	if err != nil {
 		return fmt.Errorf("starting the session: %w", err)
@@ -162,11 +167,11 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 		cancel()
 		<-errc
 	}()
-	if err := sess.Store.WaitUntilReady(ctx); err != nil {
+	if err := sess.Resources[0].Store.WaitUntilReady(ctx); err != nil {
 		return err
 	}
 	rep.SyncedAt = time.Now().UnixNano()
-	rep.Objects = sess.Store.Len()
+	rep.Objects = sess.Resources[0].Store.Len()
 	rep.SteadyHeap = probe.LiveHeap()
 	rep.SteadyRSS = probe.SteadyRSS()
 	if !o.relist {
@@ -176,11 +181,11 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 		return err
 	}
 	// Subscribed after the first list: the next Relisted is the forced relist's.
-	sub := sess.Store.Subscribe(16)
+	sub := sess.Resources[0].Store.Subscribe(16)
 	defer sub.Close()
 	sampler := probe.StartSampler()
 	start := time.Now()
-	sess.Reflector.ForceRelist()
+	sess.Resources[0].Reflector.ForceRelist()
 	if err := waitRelisted(ctx, sub); err != nil {
 		sampler.Stop()
 		return err

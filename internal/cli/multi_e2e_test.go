@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/causal"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+)
+
+var (
+	configMapsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	widgetsGVR     = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+)
+
+// installWidgets installs a namespaced CRD, widgets.example.com, in the
+// category watchcache-test, and waits until it is served.
+func installWidgets(t *testing.T, dyn dynamic.Interface) {
+	t.Helper()
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com"},
+		"spec": map[string]any{
+			"group": "example.com", "scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList", "categories": []any{"watchcache-test"}},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	}}
+	ctx := context.Background()
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("creating the CRD: %v", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := crds.Get(ctx, "widgets.example.com", metav1.GetOptions{})
+		if err == nil {
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, c := range conds {
+				if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+					// Discovery serves it a moment after it is established.
+					time.Sleep(2 * time.Second)
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the CRD was not established within a minute (last error %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func deployment(name string, n int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"replicas": int64(1), "selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": name}, "annotations": map[string]any{"n": fmt.Sprint(n)}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/c:1"}}},
+			},
+		},
+	}}
+}
+
+func widget(name string, n int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"n": n},
+	}}
+}
+
+// listAs lists gvr in ns as a summary's store lists it.
+func listAs(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string) []summary.StoreEntry {
+	t.Helper()
+	l, err := dyn.Resource(gvr).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]summary.StoreEntry, 0, len(l.Items))
+	for _, o := range l.Items {
+		out = append(out, summary.StoreEntry{Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID()), ResourceVersion: o.GetResourceVersion()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// allSummaries decodes the {"resources": [...]} object that ends -o json output.
+func allSummaries(t *testing.T, out string) []summary.Summary {
+	t.Helper()
+	i := strings.LastIndex(out, "\n{\n")
+	if i < 0 {
+		t.Fatalf("no summary in the output (%d bytes)", len(out))
+	}
+	var all struct {
+		Resources []summary.Summary `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(out[i+1:]), &all); err != nil {
+		t.Fatalf("decoding the summaries: %v", err)
+	}
+	return all.Resources
+}
+
+// TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction watches a
+// built-in type, an apps type and a CRD (named through its category) while
+// all three churn, through an apiserver restart with etcd compacted in the
+// gap: each resource sees its own 410 and relist, each cache equals its LIST,
+// every line is in causal order, and the version 2 trace replays to the same
+// summaries.
+func TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction(t *testing.T) {
+	c := cluster(t)
+	cs, err := kubernetes.NewForConfig(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	installWidgets(t, dyn)
+	ns := "three"
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := c.NewProxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "proxy.kubeconfig")
+	if err := testcluster.WriteKubeconfig(kubeconfig, proxy.Config(c.Config())); err != nil {
+		t.Fatal(err)
+	}
+	var churns []*testcluster.Churn
+	for _, o := range []testcluster.ChurnOptions{
+		{Resource: configMapsGVR, Prefix: "cm"},
+		{Resource: deploymentsGVR, Object: deployment, Prefix: "web"},
+		{Resource: widgetsGVR, Object: widget, Prefix: "w"},
+	} {
+		o.Namespace, o.Names, o.Rate = ns, 30, 15
+		ch, err := testcluster.StartChurn(c.Config(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ch.Stop()
+		churns = append(churns, ch)
+	}
+	dir := pluginPath(t)
+	tracePath := filepath.Join(t.TempDir(), "three.jsonl")
+	const giveUpAfter = 25 * time.Second // see the reflector's long-watch test
+	p := startPlugin(t, dir, kubeconfig, "configmaps,deployments.apps", "watchcache-test", "-n", ns, "--no-tui", "-o", "json", "--summary",
+		"--trace", tracePath, "--give-up-after", giveUpAfter.String(), "--duration", "3m")
+	for range 3 {
+		p.waitForLine(t, `"reason":"list-complete"`)
+	}
+	time.Sleep(giveUpAfter + 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	proxy.Refuse(time.Hour)
+	proxy.CutAll()
+	time.Sleep(time.Second)
+	if err := c.RestartCompacted(ctx, func() { proxy.Refuse(0) }); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	for _, ch := range churns {
+		t.Logf("churn: %s", ch.Stop())
+	}
+	time.Sleep(3 * time.Second)
+	out, _ := p.interrupt(t)
+
+	sums := allSummaries(t, out)
+	want := []struct {
+		name string
+		gvr  schema.GroupVersionResource
+	}{{"configmaps.v1", configMapsGVR}, {"deployments.v1.apps", deploymentsGVR}, {"widgets.v1.example.com", widgetsGVR}}
+	if len(sums) != len(want) {
+		t.Fatalf("summaries: got %d, want %d in argument order", len(sums), len(want))
+	}
+	for i, w := range want {
+		s := sums[i]
+		if s.Resource != w.name {
+			t.Errorf("summary %d: resource %s, want %s", i, s.Resource, w.name)
+			continue
+		}
+		if listed := listAs(t, dyn, w.gvr, ns); !reflect.DeepEqual(s.Store, listed) {
+			t.Errorf("%s: the cache differs from a LIST: %d cached, %d listed", w.name, len(s.Store), len(listed))
+		}
+		if s.Counters.Gone == 0 || s.Counters.Relists == 0 {
+			t.Errorf("%s: want its own 410 and relist, got counters %+v", w.name, s.Counters)
+		}
+		t.Logf("%s: %d objects, counters %+v", w.name, s.Objects, s.Counters)
+	}
+	lines, err := causal.FromJSON([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if l.Resource == "" {
+			t.Fatalf("a line without its resource: %+v", l)
+		}
+	}
+	if err := causal.Check(lines); err != nil {
+		t.Errorf("the JSON lines: %v", err)
+	}
+
+	replayed, stderr, err := kubectl(t, dir, "watchcache", "replay", tracePath, "--speed", "0", "--no-tui", "--summary", "-o", "json", "--strict")
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, stderr)
+	}
+	rsums := allSummaries(t, replayed)
+	for i := range sums {
+		sums[i].Bookmark.Age, rsums[i].Bookmark.Age = nil, nil
+	}
+	if !reflect.DeepEqual(sums, rsums) {
+		t.Errorf("the replay's summaries differ from the live run's")
+	}
+}
+
+// TestE2EAForbiddenResourceFailsAloneAndTheRunExitsOne: a user who may watch
+// ConfigMaps but not Secrets watches both; Secrets fail, ConfigMaps go on,
+// and the run exits 1 naming the resource that failed and why.
+func TestE2EAForbiddenResourceFailsAloneAndTheRunExitsOne(t *testing.T) {
+	c := cluster(t)
+	cs, err := kubernetes.NewForConfig(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := "forbidden-one"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "configmaps-only"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}}}}
+	if _, err := cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "configmaps-only"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps-only"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "nobody"}}}
+	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createIn(t, cs, ns, 3)
+	cfg, err := c.UserConfig("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(t.TempDir(), "nobody.yaml")
+	if err := testcluster.WriteKubeconfig(kc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Discovery is open to every authenticated user: both names resolve.
+	code, out, stderr := run(t, "configmaps,secrets", "--kubeconfig", kc, "-n", ns, "--no-tui", "--once", "--summary", "-o", "json")
+	if code != ExitFailure {
+		t.Errorf("exit code: got %d, want %d", code, ExitFailure)
+	}
+	if want := `secrets.v1: failed to perform initial object list: 403 Forbidden: secrets is forbidden: User "nobody" cannot watch resource "secrets"`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	sums := allSummaries(t, out)
+	if len(sums) != 2 || sums[0].Objects != 3 || sums[1].Objects != 0 {
+		t.Errorf("summaries: %+v, want configmaps with 3 objects and secrets with none", sums)
+	}
+}
+
+// createIn creates n ConfigMaps in ns.
+func createIn(t *testing.T, cs kubernetes.Interface, ns string, n int) {
+	t.Helper()
+	for i := range n {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package reflector
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// Wire is the encoding a LiveSource asks the API server for.
+type Wire string
+
+const (
+	// WireAuto is protobuf where the server speaks it — built-in resources
+	// (see BuiltIn) and metadata-only requests for any resource — and JSON
+	// otherwise (custom resources), unless whole objects are kept (JSON).
+	WireAuto Wire = "auto"
+	// WireProtobuf asks for protobuf, with JSON as the server's fallback.
+	WireProtobuf Wire = "protobuf"
+	// WireJSON asks for JSON only.
+	WireJSON Wire = "json"
+)
+
+// LiveOptions shape what a LiveSource asks for and keeps.
+type LiveOptions struct {
+	// MetadataOnly asks the server for PartialObjectMetadata, so only
+	// metadata crosses the wire.
+	MetadataOnly bool
+	// KeepBody keeps each object's JSON in the store (full-object mode).
+	KeepBody bool
+	// FullObjects says something records whole objects as served (a trace
+	// with --trace-objects full): like KeepBody, it needs JSON on the wire.
+	FullObjects bool
+	// Wire is the encoding to ask for; "" is WireAuto.
+	Wire Wire
+}
+
+// BuiltIn reports whether res is compiled into the API server, so that it is
+// served in protobuf: its group, version and kind are registered in
+// client-go's scheme (k8s.io/client-go/kubernetes/scheme), the types for
+// which client-go's typed clients ask for protobuf. Custom resources are not
+// (the apiextensions server encodes them in JSON only: it answers a request
+// for protobuf alone with 406 Not Acceptable), nor are aggregated APIs,
+// whatever their group's name (gateway.networking.k8s.io is a CRD), nor
+// built-in kinds newer than this client's client-go (asked in JSON: safe).
+func BuiltIn(res Resource) bool {
+	if res.Kind == "" {
+		return false
+	}
+	return scheme.Scheme.Recognizes(res.GVR.GroupVersion().WithKind(res.Kind))
+}
+
+// ResolveWire is the encoding a LiveSource with o asks for when listing and
+// watching res: JSON when whole objects are kept (KeepBody, FullObjects),
+// for they are kept as JSON; otherwise, for WireAuto, protobuf for
+// metadata-only requests (PartialObjectMetadata is served in protobuf for
+// every resource, custom ones included) and for built-in resources, JSON for
+// the rest. Asking for protobuf while keeping whole objects is an error.
+func ResolveWire(res Resource, o LiveOptions) (Wire, error) {
+	fullJSON := o.KeepBody || o.FullObjects
+	switch o.Wire {
+	case "", WireAuto:
+		if !fullJSON && (o.MetadataOnly || BuiltIn(res)) {
+			return WireProtobuf, nil
+		}
+		return WireJSON, nil
+	case WireProtobuf:
+		if fullJSON {
+			return "", fmt.Errorf("wire %s cannot keep or record full objects: they are kept as JSON, so they are asked for in JSON", o.Wire)
+		}
+		return WireProtobuf, nil
+	case WireJSON:
+		return WireJSON, nil
+	}
+	return "", fmt.Errorf("unknown wire %q (want auto, protobuf or json)", o.Wire)
+}

@@ -1,0 +1,203 @@
+package tui
+
+import (
+	"context"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// overviewState is what the Overview shows.
+type overviewState int
+
+const (
+	// overviewTable: one row per resource; keys select, open and act on a row.
+	overviewTable overviewState = iota
+	// overviewHelp: the overview's key help.
+	overviewHelp
+	// overviewResource: the selected resource's dashboard, which takes the keys.
+	overviewResource
+)
+
+// Overview is the dashboard of several resources, a tea.Model: a table with
+// one row per resource (its state, objects, memory, cursor, bookmark age,
+// 410s, relists, events per minute and last error) and their totals, and
+// behind enter each resource's own dashboard, a Model, which esc leaves.
+//
+// Every resource's Model runs all the time, shown or not: its poller, its
+// notes reader, its log, history and alerts, so opening a resource shows its
+// whole, current dashboard. Each polls its Feed at most ten times a second,
+// as a single dashboard does, and a frame of the overview reads what the
+// Models already hold: nothing in it grows with the number of objects.
+//
+// With one resource an Overview is that resource's dashboard and nothing
+// more: it opens on it, and esc keeps the dashboard's meaning. Build it with
+// NewOverview; release it with Close. Like a Model, it is used through the
+// value its Update returns.
+type Overview struct {
+	opts      Options
+	subs      []Model
+	names     []rowLabel // each row's name, set once
+	nameWidth int        // the longest name's
+	keys      overviewKeyMap
+	st        styles
+	help      help.Model
+
+	state         overviewState
+	cur, top      int // the selected row, and the first row shown
+	width, height int
+}
+
+// NewOverview builds the dashboard of resources, one row and one Model for
+// each, in their order; Close stops their background reads.
+func NewOverview(opts Options, resources []Resource) Overview {
+	return newOverview(context.Background(), opts, resources)
+}
+
+func newOverview(ctx context.Context, opts Options, resources []Resource) Overview {
+	opts = opts.withDefaults() // once, so every resource has the same start
+	st := newStyles()
+	h := help.New()
+	h.Styles = st.help
+	o := Overview{opts: opts, keys: newOverviewKeyMap(), st: st, help: h, subs: make([]Model, 0, len(resources))}
+	for _, r := range resources {
+		m := newModel(ctx, opts, r)
+		if len(resources) > 1 {
+			m.multi = true
+			m.keys.setMulti()
+		}
+		o.subs = append(o.subs, m)
+	}
+	o.names = rowNames(resources)
+	for _, n := range o.names {
+		o.nameWidth = max(o.nameWidth, ansi.StringWidth(n.base+n.apart))
+	}
+	if o.single() {
+		o.state = overviewResource
+	}
+	return o
+}
+
+// rowLabel is how a row names its resource: what it is, and what sets it
+// apart from the others when they watch the same in several places.
+type rowLabel struct {
+	base, apart string
+}
+
+// single says there is one resource: no overview, its dashboard only.
+func (o *Overview) single() bool { return len(o.subs) == 1 }
+
+// Close stops every resource's background reads. It is idempotent; Run calls it.
+func (o Overview) Close() {
+	for _, m := range o.subs {
+		m.Close()
+	}
+}
+
+// Init starts every resource's poller and notes reader.
+func (o Overview) Init() tea.Cmd {
+	cmds := make([]tea.Cmd, 0, len(o.subs))
+	for i, m := range o.subs {
+		cmds = append(cmds, wrapCmd(i, m.Init()))
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update handles one message: a resource's own goes back to it, the window
+// size to all of them, a key to the overview or to the open resource.
+func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case resourceMsg:
+		if msg.i >= 0 && msg.i < len(o.subs) {
+			cmd = o.updateSub(msg.i, msg.msg)
+		}
+	case tea.WindowSizeMsg:
+		o.width, o.height = msg.Width, msg.Height
+		cmds := make([]tea.Cmd, 0, len(o.subs))
+		for i := range o.subs {
+			cmds = append(cmds, o.updateSub(i, msg))
+		}
+		cmd = tea.Batch(cmds...)
+	case tea.KeyPressMsg:
+		cmd = o.handleKey(msg)
+	}
+	o.clampRows()
+	return o, cmd
+}
+
+// updateSub hands msg to resource i's Model and wraps the command it returns.
+func (o *Overview) updateSub(i int, msg tea.Msg) tea.Cmd {
+	next, cmd := o.subs[i].Update(msg)
+	o.subs[i] = next.(Model)
+	return wrapCmd(i, cmd)
+}
+
+// handleKey routes a key on the state: the open resource takes every key
+// but the esc that leaves it.
+func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
+	if o.state == overviewResource {
+		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[o.cur].atTopLevel() {
+			o.state = overviewTable
+			return nil
+		}
+		return o.updateSub(o.cur, k)
+	}
+	if key.Matches(k, o.keys.Quit) {
+		return tea.Quit
+	}
+	if o.state == overviewHelp {
+		if key.Matches(k, o.keys.Help, o.keys.Back) {
+			o.state = overviewTable
+		}
+		return nil
+	}
+	n := len(o.subs)
+	switch {
+	case key.Matches(k, o.keys.Help):
+		o.state = overviewHelp
+	case key.Matches(k, o.keys.Up):
+		o.cur--
+	case key.Matches(k, o.keys.Down):
+		o.cur++
+	case key.Matches(k, o.keys.PageUp):
+		o.cur -= max(o.tableLayout().rowLines-1, 1)
+	case key.Matches(k, o.keys.PageDown):
+		o.cur += max(o.tableLayout().rowLines-1, 1)
+	case key.Matches(k, o.keys.Top):
+		o.cur = 0
+	case key.Matches(k, o.keys.Bottom):
+		o.cur = n - 1
+	case n == 0:
+	case key.Matches(k, o.keys.Open):
+		o.state = overviewResource
+	case key.Matches(k, o.keys.Relist):
+		return wrapCmd(o.cur, o.subs[o.cur].forceRelist())
+	case key.Matches(k, o.keys.Audit):
+		return wrapCmd(o.cur, o.subs[o.cur].startAudit())
+	}
+	return nil
+}
+
+// clampRows keeps the selection on a row and the table's window on the
+// selection: the selected row, with its reason line, is always shown.
+func (o *Overview) clampRows() {
+	n := len(o.subs)
+	o.cur = min(max(o.cur, 0), max(n-1, 0))
+	if n == 0 {
+		o.top = 0
+		return
+	}
+	l := o.tableLayout()
+	avail := max(l.rowLines, 1)
+	o.top = min(max(o.top, 0), o.cur)
+	for o.top < o.cur && l.linesFrom(o, o.top, o.cur) > avail {
+		o.top++
+	}
+	// Scrolled, the window stays full: no blank rows under the last one.
+	for o.top > 0 && l.linesFrom(o, o.top-1, n-1) <= avail {
+		o.top--
+	}
+}

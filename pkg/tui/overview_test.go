@@ -1,0 +1,525 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			o := ovDemo(t, sz.w, sz.h, [numOvDemo]Feed{})
+			s := ovScreen(o)
+			mustContain(t, s,
+				"kubectl watchcache", "ctx kind-watchcache", "https://127.0.0.1:6443", "up 1m50s", "LIVE",
+				"4 resources · namespace prod · list, page 500 · metadata-only",
+				"● 1 Watching  ● 1 Relisting  ● 1 Backoff  ● 1 Failed",
+				"RESOURCE", "STATE", "OBJECTS", "MEMORY", "410s", "RELISTS", "EVENTS/MIN",
+				"▸ configmaps       ● Watching", "  pods             ● Relisting",
+				"  deployments.apps ● Failed", "  replicasets.apps ● Backoff",
+				"── recent · configmaps", "REPLACED default/web-config-5",
+			)
+			if sz.w >= wideWidth {
+				mustContain(t, s, "LAST RV", "BOOKMARK", "LAST ERROR", "FOR",
+					"1290       10s ago", "48213      1m30s ago",
+					"410 Expired: too old resource version", "dial tcp 10.96.0.1:443: connect")
+			} else {
+				mustNotContain(t, s, "LAST RV", "LAST ERROR")
+			}
+		})
+	}
+}
+
+func TestOverviewTotalsSumTheResources(t *testing.T) {
+	o := ovDemo(t, 160, 48, [numOvDemo]Feed{})
+	var objects, bytes int64
+	inFlight := 0
+	for i := range numOvDemo {
+		c, ready := ovDemoCounters(i)
+		if ready {
+			objects, bytes = objects+int64(c.Objects), bytes+c.BytesHeld
+		}
+		if ovDemoStats(i).Current != nil {
+			inFlight++
+		}
+	}
+	if objects != 13050 || inFlight != 2 {
+		t.Fatalf("the demo changed: %d objects, %d in flight", objects, inFlight)
+	}
+	// The events: 46 configmaps' (the dashboard demo's), 2,880 pods', 12 replicasets'.
+	want := fmt.Sprintf("  total            %d in flight           %s  %s                         4       4 ", inFlight, count(objects), bytesIEC(bytes))
+	mustContain(t, ovScreen(o), want, "2,938", "  pods ", "2,880")
+	for _, l := range lines(ovScreen(o)) {
+		if strings.HasPrefix(l, "  total ") && !strings.HasSuffix(l, " 2,938") {
+			t.Errorf("the totals row does not end with the 2,938 events of the minute: %q", l)
+		}
+	}
+}
+
+func TestAFailedResourceShowsItsReasonUnderItsRow(t *testing.T) {
+	for _, sz := range []struct{ w, h int }{{80, 24}, {160, 48}, {60, 16}} {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			o := ovDemo(t, sz.w, sz.h, [numOvDemo]Feed{})
+			got := lines(ovScreen(o))
+			for i, l := range got {
+				if strings.Contains(l, "deployments") && strings.Contains(l, "● Failed") {
+					if i+1 >= len(got) || !strings.HasPrefix(got[i+1], "    └ 403 Forbidden: deployments.apps is forbidden") {
+						t.Fatalf("the line under the failed row is not its reason:\n%s", strings.Join(got, "\n"))
+					}
+					if want := o.st.bad.Render("    └ 403 Forbidden:"); !strings.Contains(o.View().Content, want[:len(want)-4]) {
+						t.Errorf("the reason is not red and bold")
+					}
+					return
+				}
+			}
+			t.Fatalf("no failed row:\n%s", strings.Join(got, "\n"))
+		})
+	}
+	// A resource in backoff says why under its row only where the table has no last-error column.
+	mustContain(t, ovScreen(ovDemo(t, 80, 24, [numOvDemo]Feed{})), "    └ retry in 3.2s: dial tcp 10.96.0.1:443: connect: connection refused")
+	mustNotContain(t, ovScreen(ovDemo(t, 160, 48, [numOvDemo]Feed{})), "└ retry in")
+}
+
+func TestOverviewFitsTheTerminalExactly(t *testing.T) {
+	for _, sz := range []struct{ w, h int }{{80, 24}, {160, 48}, {120, 40}, {100, 30}, {60, 16}, {45, 11}, {30, 8}} {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			o := ovDemo(t, sz.w, sz.h, [numOvDemo]Feed{})
+			for _, state := range []string{"table", "help", "table again", "resource"} {
+				switch state {
+				case "help":
+					o = ovKeys(o, "?")
+				case "table again":
+					o = ovKeys(o, "esc")
+				case "resource":
+					o = ovKeys(o, "down", "enter")
+				}
+				got := lines(o.View().Content)
+				if len(got) != sz.h {
+					t.Errorf("%s: %d lines, want %d", state, len(got), sz.h)
+				}
+				for i, l := range got {
+					if w := ansi.StringWidth(l); w > sz.w {
+						t.Errorf("%s: line %d is %d cells wide, want at most %d: %q", state, i, w, sz.w, ansi.Strip(l))
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestNarrowTerminalsDropColumnsInPriorityOrder(t *testing.T) {
+	names := func(width int) string {
+		cols, _ := overviewColumns(width, 16)
+		var out []string
+		for _, c := range cols {
+			out = append(out, c.head)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tt := range []struct {
+		width int
+		want  string
+	}{
+		{158, "RESOURCE,STATE,FOR,OBJECTS,MEMORY,LAST RV,BOOKMARK,410s,RELISTS,EVENTS/MIN,LAST ERROR"},
+		{118, "RESOURCE,STATE,OBJECTS,MEMORY,LAST RV,BOOKMARK,410s,RELISTS,EVENTS/MIN,LAST ERROR"},
+		{78, "RESOURCE,STATE,OBJECTS,MEMORY,410s,RELISTS,EVENTS/MIN"},
+		{30, "RESOURCE,STATE"},
+	} {
+		if got := names(tt.width); got != tt.want {
+			t.Errorf("width %d: columns %s, want %s", tt.width, got, tt.want)
+		}
+	}
+	// What is left goes to the names, then the sparkline, then the last error.
+	cols, _ := overviewColumns(158, 16)
+	used := -1
+	for _, c := range cols {
+		used += c.width + 1
+		if c.id == colResource && c.width != 16 {
+			t.Errorf("the resource column is %d wide, want its longest name's 16", c.width)
+		}
+		if c.id == colEvents && c.width != maxEventsWidth {
+			t.Errorf("the events column is %d wide, want %d", c.width, maxEventsWidth)
+		}
+	}
+	if used != 158 {
+		t.Errorf("the columns take %d cells of 158", used)
+	}
+}
+
+func TestSelectingAndOpeningAResource(t *testing.T) {
+	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
+	o = ovKeys(o, "k") // already on the first row
+	if o.cur != 0 {
+		t.Fatalf("k on the first row: row %d", o.cur)
+	}
+	o = ovKeys(o, "j", "down", "up")
+	if o.cur != 1 {
+		t.Fatalf("j, down, up: row %d, want 1", o.cur)
+	}
+	s := ovScreen(o)
+	mustContain(t, s, "▸ pods", "── recent · pods", "no events yet")
+	o = ovKeys(o, "G")
+	if o.cur != numOvDemo-1 {
+		t.Fatalf("G: row %d, want the last", o.cur)
+	}
+	o = ovKeys(o, "down")
+	if o.cur != numOvDemo-1 {
+		t.Fatalf("down on the last row: row %d", o.cur)
+	}
+	o = ovKeys(o, "g", "j", "enter")
+	if o.state != overviewResource || o.cur != 1 {
+		t.Fatalf("enter: state %v on row %d, want the pods' dashboard", o.state, o.cur)
+	}
+	s = ovScreen(o)
+	mustContain(t, s, "pods.v1 · namespace prod", "● Relisting for 3.0s", "list #12 running",
+		"objects        12,345 · 48.0 MiB", "410 Gone       3")
+	mustNotContain(t, s, "EVENTS/MIN")
+	o = ovKeys(o, "esc")
+	if o.state != overviewTable || o.cur != 1 {
+		t.Fatalf("esc: state %v on row %d, want the overview on the pods", o.state, o.cur)
+	}
+	mustContain(t, ovScreen(o), "EVENTS/MIN", "▸ pods")
+}
+
+func TestEscInsideAResourceClosesItsOwnViewsFirst(t *testing.T) {
+	o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]Feed{}), "enter")
+	for _, tt := range []struct {
+		name  string
+		setup []string
+		state viewState
+	}{
+		{"a detail", []string{"enter"}, stateDetail},
+		{"the help", []string{"?"}, stateHelp},
+		{"the filter prompt", []string{"/"}, stateFilter},
+		{"a kept filter", []string{"/", "w", "e", "b", "enter"}, stateDashboard},
+		{"a type filter", []string{"t"}, stateDashboard},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := ovKeys(o, tt.setup...)
+			if got := in.subs[0].state; got != tt.state {
+				t.Fatalf("state %v, want %v", got, tt.state)
+			}
+			in = ovKeys(in, "esc")
+			if in.state != overviewResource || !in.subs[0].atTopLevel() {
+				t.Fatalf("esc in %s: overview state %v, dashboard %v filtering %v; want the dashboard, cleared",
+					tt.name, in.state, in.subs[0].state, in.subs[0].log.filtering())
+			}
+			in = ovKeys(in, "esc")
+			if in.state != overviewTable {
+				t.Fatalf("a second esc: state %v, want the overview", in.state)
+			}
+		})
+	}
+}
+
+func TestRelistAndAuditActOnTheSelectedResource(t *testing.T) {
+	var calls callLog
+	o := ovDemo(t, 160, 48, recordingFeeds(&calls))
+
+	// From the overview: pods is selected.
+	o = ovKeys(o, "j")
+	next, cmd := o.Update(keyPress("r"))
+	o = next.(Overview)
+	if got := calls.String(); got != "[]" {
+		t.Fatalf("r called %s inside Update; it must run in a command", got)
+	}
+	msgs := runCmd(cmd)
+	if got := calls.String(); got != "[relist 1]" {
+		t.Fatalf("r on the pods: calls %s, want [relist 1]", got)
+	}
+	if len(msgs) != 1 || msgs[0].(resourceMsg).i != ovPods {
+		t.Fatalf("the relist's message %#v is not routed back to the pods", msgs)
+	}
+	mustContain(t, ovScreen(o), "pods: forced relist requested")
+
+	next, cmd = o.Update(keyPress("a"))
+	o = next.(Overview)
+	mustContain(t, ovScreen(o), "pods: audit running")
+	msgs = runCmd(cmd)
+	if got := calls.String(); got != "[relist 1 audit 1]" {
+		t.Fatalf("a on the pods: calls %s", got)
+	}
+	for _, msg := range msgs {
+		o = ovUpdate(o, msg)
+	}
+	mustContain(t, ovScreen(o), "pods: audit at resourceVersion 901")
+	if o.subs[ovPods].auditing || o.subs[ovConfigMaps].status != "" {
+		t.Errorf("the audit's result did not reach the pods alone")
+	}
+
+	// From inside a resource: the deployments.
+	o = ovKeys(o, "j", "enter")
+	_, cmd = o.Update(keyPress("r"))
+	runCmd(cmd)
+	_, cmd = o.Update(keyPress("a"))
+	runCmd(cmd)
+	if got := calls.String(); got != "[relist 1 audit 1 relist 2 audit 2]" {
+		t.Fatalf("r and a inside the deployments: calls %s", got)
+	}
+}
+
+func TestActionsExplainThemselvesOnTheOverview(t *testing.T) {
+	clock := newFakeClock()
+	opts := demoOptions(clock)
+	opts.Replay = true
+	o := NewOverview(opts, ovDemoResources([numOvDemo]Feed{}))
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 30})
+	for _, k := range []string{"r", "a"} {
+		next, cmd := o.Update(keyPress(k))
+		o = next.(Overview)
+		if cmd != nil {
+			t.Errorf("%s returned a command in a replay without the function", k)
+		}
+		mustContain(t, ovScreen(o), "configmaps: ", "needs a live cluster: this is a replay")
+	}
+}
+
+func TestOneResourceOpensStraightIntoItsDashboard(t *testing.T) {
+	clock := newFakeClock()
+	o := NewOverview(demoOptions(clock), []Resource{demoResource(Feed{})})
+	t.Cleanup(o.Close)
+	single, _ := demoModel(t, 80, 24)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, s := range demoSnapshots() {
+		clock.now = s.at
+		o = ovUpdate(o, resourceMsg{i: 0, msg: s})
+	}
+	o = ovUpdate(o, resourceMsg{i: 0, msg: notesMsg{notes: demoNotes()}})
+	o = ovUpdate(o, resourceMsg{i: 0, msg: demoChanges()})
+	if got, want := ovScreen(o), screen(single); got != want {
+		t.Fatalf("one resource's overview:\n%s\nwant its dashboard:\n%s", got, want)
+	}
+	// esc keeps the dashboard's meaning: it clears a filter, and never leaves.
+	o = ovKeys(o, "t", "esc", "esc")
+	if o.state != overviewResource || o.subs[0].log.filtering() {
+		t.Fatalf("esc on a single resource: state %v, filtering %v", o.state, o.subs[0].log.filtering())
+	}
+	mustNotContain(t, ovScreen(o), "EVENTS/MIN", "overview")
+	o = ovKeys(o, "?")
+	mustNotContain(t, ovScreen(o), "overview")
+}
+
+func TestInsideOneOfSeveralTheHelpAndFooterNameTheOverview(t *testing.T) {
+	o := ovKeys(ovDemo(t, 160, 48, [numOvDemo]Feed{}), "enter")
+	mustContain(t, ovScreen(o), "esc overview")
+	mustContain(t, ovScreen(ovKeys(o, "?")), "back, unfilter, overview", "esc goes back to the overview")
+}
+
+func TestOverviewHelpListsItsKeys(t *testing.T) {
+	o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]Feed{}), "?")
+	if o.state != overviewHelp {
+		t.Fatalf("state %v, want help", o.state)
+	}
+	mustContain(t, ovScreen(o), "Overview keys", "↑/k", "↓/j", "enter      open resource", "esc        overview",
+		"r          force relist", "a          audit now", "q          quit", "a failure's reason shows under its row", "r and a act on the selected resource")
+	for _, k := range []string{"?", "esc"} {
+		if back := ovKeys(o, k); back.state != overviewTable {
+			t.Errorf("%s in the help: state %v, want the overview", k, back.state)
+		}
+	}
+}
+
+func TestOverviewQuitKeys(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup []string
+		key   string
+		quits bool
+	}{
+		{"q on the overview", nil, "q", true},
+		{"ctrl+c on the overview", nil, "ctrl+c", true},
+		{"q in its help", []string{"?"}, "q", true},
+		{"esc on the overview", nil, "esc", false},
+		{"q in a resource", []string{"enter"}, "q", true},
+		{"ctrl+c in a resource", []string{"enter"}, "ctrl+c", true},
+		{"q in a resource's filter is text", []string{"enter", "/"}, "q", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]Feed{}), tt.setup...)
+			_, cmd := o.Update(keyPress(tt.key))
+			quit := false
+			for _, msg := range runCmd(cmd) {
+				if _, ok := msg.(tea.QuitMsg); ok {
+					quit = true
+				}
+			}
+			if quit != tt.quits {
+				t.Errorf("quits = %v, want %v", quit, tt.quits)
+			}
+		})
+	}
+}
+
+// manyResources are n configmaps, one a namespace, the one at failed Failed.
+func manyResources(t *testing.T, n, failed, w, h int) Overview {
+	t.Helper()
+	var resources []Resource
+	for i := range n {
+		r := ovResource("", "configmaps", "ConfigMap", Feed{})
+		r.Target.Namespace = fmt.Sprintf("ns-%02d", i)
+		resources = append(resources, r)
+	}
+	o := NewOverview(demoOptions(newFakeClock()), resources)
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: w, Height: h})
+	for i := range n {
+		s := demoStats()
+		if i == failed {
+			s = ovDemoStats(ovDeployments)
+		}
+		o = ovUpdate(o, resourceMsg{i: i, msg: demoSnapshot(time.Second, s)})
+	}
+	return o
+}
+
+func TestTheTableScrollsAndTheSelectedRowStaysVisible(t *testing.T) {
+	const n = 30
+	o := manyResources(t, n, n-1, 80, 24)
+	s := ovScreen(o)
+	// At 80 columns the names are cut before the namespace that tells them apart.
+	mustContain(t, s, "▸ configma… -n ns-00", "resources · 1-", "of 30", "30 resources · several namespaces")
+	mustNotContain(t, s, "-n ns-29")
+	o = ovKeys(o, "G")
+	s = ovScreen(o)
+	mustContain(t, s, "▸ configma… -n ns-29", "    └ 403 Forbidden", "-30 of 30")
+	mustNotContain(t, s, "-n ns-00 ")
+	for i := n - 1; i >= 0; i-- {
+		o = ovKeys(o, "up")
+		if !strings.Contains(ovScreen(o), fmt.Sprintf("▸ configma… -n ns-%02d", max(i-1, 0))) {
+			t.Fatalf("row %d selected but not shown:\n%s", max(i-1, 0), ovScreen(o))
+		}
+	}
+	o = ovKeys(o, "pgdown")
+	if o.cur == 0 || !strings.Contains(ovScreen(o), fmt.Sprintf("▸ configma… -n ns-%02d", o.cur)) {
+		t.Fatalf("pgdown: row %d, not shown:\n%s", o.cur, ovScreen(o))
+	}
+	// Every row fits at 160x48 and the log glimpse takes the rest.
+	mustNotContain(t, ovScreen(manyResources(t, 8, 7, 160, 48)), " of 8")
+}
+
+func TestEachResourceGetsItsOwnMessages(t *testing.T) {
+	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
+	before := o.subs[ovConfigMaps].log.entries.len()
+	late := applied(at(111*time.Second), store.Result{Outcome: store.Added, Object: obj("prod", "late-pod", "u-late", "48300")})
+	next, cmd := o.Update(resourceMsg{i: ovPods, msg: late})
+	o = next.(Overview)
+	if got := o.subs[ovPods].log.entries.len(); got != 1 {
+		t.Errorf("the pods' log has %d entries, want the 1 sent to it", got)
+	}
+	if got := o.subs[ovConfigMaps].log.entries.len(); got != before {
+		t.Errorf("the configmaps' log went from %d to %d entries on the pods' notes", before, got)
+	}
+	if cmd != nil {
+		t.Error("a feed without notes re-armed a notes reader")
+	}
+	// A hidden resource keeps its log: opening it shows what came while it was hidden.
+	mustContain(t, ovScreen(ovKeys(o, "j")), "── recent · pods", "ADDED    prod/late-pod")
+	mustContain(t, ovScreen(ovKeys(o, "j", "enter")), "ADDED    prod/late-pod")
+	// A message for no resource is dropped.
+	if _, cmd := o.Update(resourceMsg{i: numOvDemo, msg: late}); cmd != nil {
+		t.Error("a message for no resource returned a command")
+	}
+}
+
+func TestEveryResourcesCommandsComeBackToIt(t *testing.T) {
+	feeds := [numOvDemo]Feed{}
+	for i := range feeds {
+		st, _ := store.New()
+		feeds[i] = Feed{Stats: func() reflector.Stats { return ovDemoStats(i) }, Store: st}
+	}
+	o := NewOverview(demoOptions(newFakeClock()), ovDemoResources(feeds))
+	t.Cleanup(o.Close)
+	got := map[int]bool{}
+	for _, msg := range runCmd(o.Init()) {
+		rm, ok := msg.(resourceMsg)
+		if !ok {
+			t.Fatalf("Init gave %T, want resourceMsg", msg)
+		}
+		s, ok := rm.msg.(snapshotMsg)
+		if !ok || s.stats.State != ovDemoStats(rm.i).State {
+			t.Fatalf("resource %d got %#v, want its own snapshot", rm.i, rm.msg)
+		}
+		got[rm.i] = true
+		// The snapshot re-arms that resource's poller, still routed to it.
+		next, cmd := o.Update(rm)
+		o = next.(Overview)
+		again := runCmd(cmd)
+		if len(again) != 1 || again[0].(resourceMsg).i != rm.i {
+			t.Fatalf("resource %d's next poll came back as %#v", rm.i, again)
+		}
+	}
+	if len(got) != numOvDemo {
+		t.Errorf("Init polled resources %v, want all %d", got, numOvDemo)
+	}
+	if msg := wrapMsg(3, tea.QuitMsg{}); msg != (tea.QuitMsg{}) {
+		t.Errorf("a resource's quit became %#v, want it to reach the program", msg)
+	}
+}
+
+func TestTheWindowSizeReachesEveryResource(t *testing.T) {
+	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 132, Height: 41})
+	for i, m := range o.subs {
+		if m.width != 132 || m.height != 41 {
+			t.Errorf("resource %d is %dx%d, want 132x41", i, m.width, m.height)
+		}
+	}
+}
+
+func TestOverviewShowsReplayPositionAndAlerts(t *testing.T) {
+	clock := newFakeClock()
+	opts := demoOptions(clock)
+	opts.Replay, opts.Trace = true, "testdata/traces/several.jsonl"
+	o := NewOverview(opts, ovDemoResources([numOvDemo]Feed{}))
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 100, Height: 24})
+	for i := range numOvDemo {
+		snap := demoSnapshot(time.Second, ovDemoStats(i))
+		snap.hasProgress, snap.done, snap.total = true, 450, 1000
+		if i == ovPods {
+			snap.alerts = &Alerts{Banner: "relists>2 tripped on pods", Fatal: true}
+		}
+		o = ovUpdate(o, resourceMsg{i: i, msg: snap})
+	}
+	mustContain(t, ovScreen(o), "REPLAY", "45% 450/1,000", "trace testdata/traces/several.jsonl",
+		"ALERT  relists>2 tripped on pods")
+	mustNotContain(t, ovScreen(o), "LIVE")
+}
+
+func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
+	var resources []Resource
+	for range 3 {
+		feed, _ := liveFeed(t)
+		resources = append(resources, demoResource(feed))
+	}
+	inR, inW := io.Pipe()
+	t.Cleanup(func() { inW.Close() })
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), demoOptions(newFakeClock()), resources, inR, out) }()
+	waitFor(t, out, headEvents)
+	go io.WriteString(inW, "q") //nolint:errcheck // the pipe closes at cleanup
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after q")
+	}
+	if err := Run(context.Background(), demoOptions(newFakeClock()), nil, nil, io.Discard); err == nil {
+		t.Error("Run with no resource returned nil")
+	}
+}

@@ -1,0 +1,656 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// ovCol is a column of the overview's table.
+type ovCol int
+
+const (
+	colResource ovCol = iota
+	colState
+	colFor
+	colObjects
+	colMemory
+	colLastRV
+	colBookmark
+	colGone
+	colRelists
+	colEvents
+	colError
+	numOvCols
+)
+
+// Column heads, also what hack/tui-check.sh looks for to tell the overview.
+const (
+	headResource = "RESOURCE"
+	headEvents   = "EVENTS/MIN"
+)
+
+// ovColumnSpec is a column's head, its narrowest width, whether its values
+// are right-aligned, and how far it may grow past its narrowest (-1: all
+// that is left).
+func ovColumnSpec(c ovCol) (head string, width int, right bool) {
+	switch c {
+	case colResource:
+		return headResource, 14, false
+	case colState:
+		return "STATE", 12, false
+	case colFor:
+		return "FOR", 6, false
+	case colObjects:
+		return "OBJECTS", 8, true
+	case colMemory:
+		return "MEMORY", 9, true
+	case colLastRV:
+		return "LAST RV", 10, false
+	case colBookmark:
+		return "BOOKMARK", 9, false
+	case colGone:
+		return "410s", 4, true
+	case colRelists:
+		return "RELISTS", 7, true
+	case colEvents:
+		return headEvents, 14, false
+	}
+	return "LAST ERROR", 16, false
+}
+
+// ovPriority is the order in which columns get room: what a narrow terminal
+// keeps first. The totals' columns come early so the totals row always has them.
+func ovPriority() [numOvCols]ovCol {
+	return [numOvCols]ovCol{colResource, colState, colObjects, colMemory, colGone, colRelists, colEvents,
+		colBookmark, colError, colLastRV, colFor}
+}
+
+// Growth limits of the flexible columns.
+const (
+	maxResourceWidth = 40
+	maxEventsWidth   = 26 // a sparkline of 20 cells and the count
+	markerWidth      = 2  // "▸ " before the selected row
+	minPreviewLines  = 3  // the glimpse of the selected resource's log, with its title
+)
+
+// ovColumn is a column that fits, with its width.
+type ovColumn struct {
+	id    ovCol
+	head  string
+	width int
+	right bool
+}
+
+// overviewLayout is what fits on the overview: the columns, and the lines of
+// the table's rows and of the glimpse of the log under it.
+type overviewLayout struct {
+	width, height int
+	body          int // lines between header and footer
+	cols          []ovColumn
+	has           [numOvCols]bool
+	banner        int // 1 when an alert banner shows
+	rowLines      int // lines for the rows (a row and its reason line)
+	preview       int // lines of the selected resource's log glimpse, with its title; 0 for none
+}
+
+func (o *Overview) size() (int, int) {
+	w, h := o.width, o.height
+	if w <= 0 || h <= 0 {
+		w, h = defaultWidth, defaultHeight
+	}
+	return w, h
+}
+
+// tableLayout fits the columns to the width, then the rows and the glimpse to the height.
+func (o *Overview) tableLayout() overviewLayout {
+	w, h := o.size()
+	l := overviewLayout{width: w, height: h, body: h - headerLines - 1}
+	l.cols, l.has = overviewColumns(w-markerWidth, o.nameWidth)
+	if _, ok := o.banner(); ok {
+		l.banner = 1
+	}
+	avail := max(l.body-l.banner-3, 1) // the section rule, the column heads, the totals
+	needed := max(l.linesFrom(o, 0, len(o.subs)-1), 1)
+	l.rowLines = min(needed, avail)
+	if rest := avail - l.rowLines; rest >= minPreviewLines {
+		l.preview = rest
+	}
+	return l
+}
+
+// overviewColumns picks the columns that fit in width, in priority order, and
+// gives what is left to the resource names (up to nameW), the sparkline and
+// the last error.
+func overviewColumns(width, nameW int) ([]ovColumn, [numOvCols]bool) {
+	var has [numOvCols]bool
+	var widths [numOvCols]int
+	used := 0
+	for _, c := range ovPriority() {
+		_, w, _ := ovColumnSpec(c)
+		need := w
+		if used > 0 {
+			need++ // the gap before it
+		}
+		if used+need > width {
+			break // a column that does not fit drops every one after it, so what shows is predictable
+		}
+		has[c], widths[c], used = true, w, used+need
+	}
+	extra := width - used
+	grow := func(c ovCol, limit int) {
+		if !has[c] || extra <= 0 {
+			return
+		}
+		add := min(extra, max(limit-widths[c], 0))
+		widths[c] += add
+		extra -= add
+	}
+	grow(colResource, min(nameW, maxResourceWidth))
+	grow(colEvents, maxEventsWidth)
+	grow(colError, 1<<30)
+	cols := make([]ovColumn, 0, numOvCols)
+	for c := range numOvCols {
+		if has[c] {
+			head, _, right := ovColumnSpec(c)
+			cols = append(cols, ovColumn{id: c, head: head, width: widths[c], right: right})
+		}
+	}
+	return cols, has
+}
+
+// linesFrom is how many lines rows a to b take, reason lines included.
+func (l overviewLayout) linesFrom(o *Overview, a, b int) int {
+	n := 0
+	for i := max(a, 0); i <= b && i < len(o.subs); i++ {
+		n++
+		if _, _, ok := l.reason(o, i); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// reason is the line under a row that says why a resource is in trouble: a
+// Failed resource's error always, a resource in Backoff's when the table has
+// no room for the last error.
+func (l overviewLayout) reason(o *Overview, i int) (string, severity, bool) {
+	m := &o.subs[i]
+	if !m.haveStats {
+		return "", sevNone, false
+	}
+	s := m.stats
+	switch {
+	case s.State == reflector.StateFailed:
+		if s.LastError == "" {
+			return "failed, with no error recorded", sevBad, true
+		}
+		return s.LastError, sevBad, true
+	case s.State == reflector.StateBackoff && s.LastError != "" && !l.has[colError]:
+		text := s.LastError
+		if !s.BackoffUntil.IsZero() {
+			text = "retry in " + age(s.BackoffUntil.Sub(m.now)) + ": " + text
+		}
+		return text, sevWarn, true
+	}
+	return "", sevNone, false
+}
+
+// View renders the overview, the help, or the open resource's dashboard.
+func (o Overview) View() tea.View {
+	if o.state == overviewResource && len(o.subs) > 0 {
+		return o.subs[o.cur].View()
+	}
+	l := o.tableLayout()
+	var lines []string
+	if l.width < minWidth || l.height < minHeight {
+		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", l.width, l.height, minWidth, minHeight)
+		lines = strings.Split(ansi.Wrap(msg, l.width, " "), "\n")
+	} else {
+		lines = append(lines, o.header(l.width)...)
+		var body []string
+		if o.state == overviewHelp {
+			body = o.helpLines(l.width)
+		} else {
+			body = o.table(l)
+		}
+		lines = append(lines, fitLines(body, l.width, l.body)...)
+		lines = append(lines, o.footer(l.width))
+	}
+	v := tea.NewView(strings.Join(fitLines(lines, l.width, l.height), "\n"))
+	v.AltScreen = true
+	v.WindowTitle = "kubectl watchcache"
+	return v
+}
+
+// now is the overview's clock: the latest of its resources'.
+func (o *Overview) now() time.Time {
+	var now time.Time
+	for i := range o.subs {
+		if o.subs[i].now.After(now) {
+			now = o.subs[i].now
+		}
+	}
+	if now.IsZero() {
+		now = o.opts.Start
+	}
+	return now
+}
+
+// header is the run's identity, what the resources share, their states, and live or replay.
+func (o *Overview) header(width int) []string {
+	st := o.st
+	line1 := titleLine(st, o.opts, o.now(), width)
+
+	parts := []string{st.value.Render(plural(len(o.subs), "resource"))}
+	shared := func(f func(r *Resource) string) (string, bool) {
+		if len(o.subs) == 0 {
+			return "", false
+		}
+		v := f(&o.subs[0].res)
+		for i := range o.subs[1:] {
+			if f(&o.subs[i+1].res) != v {
+				return "", false
+			}
+		}
+		return v, true
+	}
+	switch ns, ok := shared(namespaceOf); {
+	case !ok:
+		parts = append(parts, "several namespaces")
+	case ns == "":
+		parts = append(parts, "all namespaces")
+	default:
+		parts = append(parts, "namespace "+ns)
+	}
+	if sel, ok := shared(func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
+		parts = append(parts, "-l "+sel)
+	}
+	if sel, ok := shared(func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
+		parts = append(parts, "--field-selector "+sel)
+	}
+	if method, ok := shared(func(r *Resource) string { return listMethod(*r) }); ok {
+		parts = append(parts, method)
+	}
+	if meta, ok := shared(func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); ok {
+		if meta == "true" {
+			parts = append(parts, "metadata-only")
+		} else {
+			parts = append(parts, "full objects")
+		}
+	}
+	if wire, ok := shared(func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
+		parts = append(parts, wire)
+	}
+	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
+
+	var done, total int64
+	stopped := len(o.subs) > 0
+	for i := range o.subs {
+		m := &o.subs[i]
+		done, total = max(done, m.done), max(total, m.total)
+		stopped = stopped && m.stopped
+	}
+	badge := modeBadge(st, o.opts.Replay, done, total, stopped)
+	return []string{line1, line2, spread(o.stateCounts(), badge, width)}
+}
+
+// namespaceOf is the namespace a namespaced resource is watched in ("" for
+// all), or "" for a cluster-scoped one, which has none to differ in.
+func namespaceOf(r *Resource) string {
+	if r.Target.Resource.Kind != "" && !r.Target.Resource.Namespaced {
+		return ""
+	}
+	return r.Target.Namespace
+}
+
+// stateCounts is how many resources are in each state, worst colors and all.
+func (o *Overview) stateCounts() string {
+	var counts [reflector.StateStopped + 1]int
+	waiting := 0
+	for i := range o.subs {
+		m := &o.subs[i]
+		switch {
+		case !m.haveStats:
+			waiting++
+		case m.stats.State >= 0 && int(m.stats.State) < len(counts):
+			counts[m.stats.State]++
+		}
+	}
+	var parts []string
+	for s, n := range counts {
+		if n > 0 {
+			state := reflector.State(s)
+			parts = append(parts, o.st.sev(stateSeverity(state), fmt.Sprintf("● %d %s", n, state)))
+		}
+	}
+	if waiting > 0 {
+		parts = append(parts, o.st.faint.Render(fmt.Sprintf("○ %d waiting for stats", waiting)))
+	}
+	return strings.Join(parts, "  ")
+}
+
+// rowName names resource i in its row: resource.group, with what sets it
+// apart from the others (namespace, selectors) when they differ.
+func (o *Overview) rowName(i int) string {
+	return o.names[i].base + o.names[i].apart
+}
+
+// rowNames names every row, once: resource.group (resource.version.group
+// when two versions of it are shown), and what sets it apart from the others
+// (" -n prod", selectors), which a cut keeps.
+func rowNames(resources []Resource) []rowLabel {
+	names := make([]rowLabel, len(resources))
+	for i := range resources {
+		t := resources[i].Target
+		gvr := t.Resource.GVR
+		base := gvr.Resource
+		if gvr.Group != "" {
+			base += "." + gvr.Group
+		}
+		differs := func(f func(r *Resource) string) bool {
+			for j := range resources {
+				if f(&resources[j]) != f(&resources[i]) {
+					return true
+				}
+			}
+			return false
+		}
+		if differs(func(r *Resource) string {
+			u := r.Target.Resource.GVR
+			if u.Resource == gvr.Resource && u.Group == gvr.Group {
+				return u.Version
+			}
+			return gvr.Version
+		}) {
+			base = t.Resource.String()
+		}
+		var apart string
+		if differs(namespaceOf) && namespaceOf(&resources[i]) != "" {
+			apart += " -n " + t.Namespace
+		}
+		if differs(func(r *Resource) string { return r.Target.LabelSelector }) && t.LabelSelector != "" {
+			apart += " -l " + t.LabelSelector
+		}
+		if differs(func(r *Resource) string { return r.Target.FieldSelector }) && t.FieldSelector != "" {
+			apart += " --field-selector " + t.FieldSelector
+		}
+		names[i] = rowLabel{base: base, apart: apart}
+	}
+	return names
+}
+
+// fitName fits resource i's name in width cells, cutting the resource's
+// name before what sets it apart from the others.
+func (o *Overview) fitName(i, width int) string {
+	base, apart := o.names[i].base, o.names[i].apart
+	if ansi.StringWidth(base+apart) <= width || apart == "" {
+		return base + apart
+	}
+	return clip(clip(base, max(width-ansi.StringWidth(apart), 4))+apart, width)
+}
+
+// table is the overview's body: an alert banner, the rows from the window's
+// top, the totals, and a glimpse of the selected resource's log.
+func (o *Overview) table(l overviewLayout) []string {
+	var out []string
+	if a, ok := o.banner(); ok {
+		out = append(out, alertBanner(o.st, a, l.width))
+	}
+	n := len(o.subs)
+	var rows []string
+	last := o.top - 1
+	for i := o.top; i < n; i++ {
+		row := []string{o.row(l, i)}
+		if text, sev, ok := l.reason(o, i); ok {
+			row = append(row, clip(o.st.sev(sev, "    └ "+text), l.width))
+		}
+		if len(rows)+len(row) > l.rowLines {
+			break
+		}
+		rows = append(rows, row...)
+		last = i
+	}
+	title := "resources"
+	if n > 0 && (o.top > 0 || last < n-1) {
+		title += fmt.Sprintf(" · %d-%d of %d", o.top+1, last+1, n)
+	}
+	out = append(out, sectionRule(o.st, title, l.width), o.headRow(l))
+	if n == 0 {
+		rows = []string{o.st.faint.Render("  no resources")}
+	}
+	out = append(out, fitLines(rows, l.width, l.rowLines)...)
+	out = append(out, o.totalsRow(l))
+	if l.preview > 0 && n > 0 {
+		m := &o.subs[o.cur]
+		out = append(out, sectionRule(o.st, "recent · "+o.rowName(o.cur), l.width))
+		out = append(out, m.log.tail(o.st, l.width, l.preview-1)...)
+	}
+	return out
+}
+
+// banner is the first alert banner of the resources, if any.
+func (o *Overview) banner() (Alerts, bool) {
+	for i := range o.subs {
+		if a := o.subs[i].alerts; a.Banner != "" {
+			return a, true
+		}
+	}
+	return Alerts{}, false
+}
+
+// sectionRule is a rule with a title: "── resources ─────".
+func sectionRule(st styles, title string, width int) string {
+	head := "── " + title + " "
+	return st.section.Render(clip(head+strings.Repeat("─", max(width-ansi.StringWidth(head), 0)), width))
+}
+
+// joinCells lays the cells out in the columns, after the marker.
+func joinCells(marker string, cols []ovColumn, cells *[numOvCols]string) string {
+	var b strings.Builder
+	b.WriteString(marker)
+	for k, c := range cols {
+		if k > 0 {
+			b.WriteByte(' ')
+		}
+		s := clip(cells[c.id], c.width)
+		gap := strings.Repeat(" ", max(c.width-ansi.StringWidth(s), 0))
+		if c.right {
+			b.WriteString(gap + s)
+		} else {
+			b.WriteString(s + gap)
+		}
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+// headRow is the column heads.
+func (o *Overview) headRow(l overviewLayout) string {
+	var cells [numOvCols]string
+	for _, c := range l.cols {
+		cells[c.id] = c.head
+	}
+	return o.st.label.Render(joinCells(strings.Repeat(" ", markerWidth), l.cols, &cells))
+}
+
+// row is resource i's line of the table.
+func (o *Overview) row(l overviewLayout, i int) string {
+	st, m := o.st, &o.subs[i]
+	s, c := m.stats, m.stats.Counters
+	now := o.now()
+	dash := st.faint.Render("-")
+	var cells [numOvCols]string
+	for k := range cells {
+		cells[k] = dash
+	}
+	name := o.fitName(i, l.cols[0].width) // the resource's column is always the first
+	cells[colResource] = st.value.Render(name)
+	marker := "  "
+	if i == o.cur {
+		marker = st.accent.Render("▸ ")
+		cells[colResource] = st.tabActive.Render(name)
+	}
+	if m.storeReady {
+		cells[colObjects] = st.value.Render(count(m.counters.Objects))
+		cells[colMemory] = bytesIEC(m.counters.BytesHeld)
+	}
+	if m.haveStats {
+		cells[colState] = st.sev(stateSeverity(s.State), "● "+s.State.String())
+		if !s.StateSince.IsZero() {
+			cells[colFor] = age(now.Sub(s.StateSince))
+		}
+		cells[colLastRV] = st.value.Render(orDash(s.ResourceVersion))
+		cells[colBookmark] = o.bookmarkCell(m, now)
+		cells[colGone] = m.counter(c.Gone, true)
+		cells[colRelists] = m.counter(c.Relists, true)
+		switch {
+		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
+			cells[colError] = ""
+		case s.State == reflector.StateWatching: // an error it got past
+			cells[colError] = st.faint.Render(s.LastError)
+		default:
+			cells[colError] = st.warn.Render(s.LastError)
+		}
+	} else {
+		cells[colState] = st.faint.Render("○ waiting")
+	}
+	var series [rateSeconds]int64
+	m.rates.addEvents(series[:], now)
+	cells[colEvents] = o.eventsCell(l, series[:])
+	return joinCells(marker, l.cols, &cells)
+}
+
+// bookmarkCell is the age of the last bookmark, graded like the dashboard's gauge.
+func (o *Overview) bookmarkCell(m *Model, now time.Time) string {
+	st, s := o.st, m.stats
+	if s.BookmarkAt.IsZero() {
+		waited := now.Sub(o.opts.Start)
+		if sev := bookmarkSeverity(waited); sev != sevGood {
+			return st.sev(sev, "none")
+		}
+		return st.faint.Render("none yet")
+	}
+	d := now.Sub(s.BookmarkAt)
+	return st.sev(bookmarkSeverity(d), age(d)+" ago")
+}
+
+// eventsCell is a minute of watch events as a sparkline, and their count.
+func (o *Overview) eventsCell(l overviewLayout, series []int64) string {
+	var total int64
+	for _, v := range series {
+		total += v
+	}
+	width := headEventsWidth(l)
+	n := count(total)
+	sw := width - max(len(n), 5) - 1
+	return o.st.spark.Render(sparkline(series, sw)) + " " + o.st.value.Render(fmt.Sprintf("%*s", width-sw-1, n))
+}
+
+// headEventsWidth is the events column's width.
+func headEventsWidth(l overviewLayout) int {
+	for _, c := range l.cols {
+		if c.id == colEvents {
+			return c.width
+		}
+	}
+	return 0
+}
+
+// totalsRow sums the rows: objects and memory of every cache, requests in
+// flight, 410s, relists and events.
+func (o *Overview) totalsRow(l overviewLayout) string {
+	st := o.st
+	var objects, bytes, gone, relists int64
+	inFlight := 0
+	var series [rateSeconds]int64
+	now := o.now()
+	for i := range o.subs {
+		m := &o.subs[i]
+		if m.storeReady {
+			objects += int64(m.counters.Objects)
+			bytes += m.counters.BytesHeld
+		}
+		if m.haveStats {
+			gone += m.stats.Counters.Gone
+			relists += m.stats.Counters.Relists
+			if m.stats.Current != nil {
+				inFlight++
+			}
+		}
+		m.rates.addEvents(series[:], now)
+	}
+	var cells [numOvCols]string
+	cells[colResource] = st.value.Render("total")
+	cells[colState] = st.label.Render(fmt.Sprintf("%d in flight", inFlight))
+	cells[colObjects] = st.value.Render(count(objects))
+	cells[colMemory] = st.value.Render(bytesIEC(bytes))
+	cells[colGone] = o.subsCounter(gone)
+	cells[colRelists] = o.subsCounter(relists)
+	cells[colEvents] = o.eventsCell(l, series[:])
+	return joinCells("  ", l.cols, &cells)
+}
+
+// subsCounter shows a total count that is worrying when not zero.
+func (o *Overview) subsCounter(n int64) string {
+	if n == 0 {
+		return o.st.faint.Render("0")
+	}
+	return o.st.warn.Render(count(n))
+}
+
+// footer is the latest action's status, or the key help; with the count of
+// notes dropped on the way to the screen.
+func (o *Overview) footer(width int) string {
+	var lost int64
+	latest := -1
+	for i := range o.subs {
+		m := &o.subs[i]
+		lost += m.notesLost
+		if m.status != "" && (latest < 0 || m.statusAt.After(o.subs[latest].statusAt)) {
+			latest = i
+		}
+	}
+	right := ""
+	if lost > 0 {
+		right = o.st.warn.Render("dropped " + count(lost) + " notes")
+	}
+	var left string
+	switch {
+	case latest >= 0 && o.state == overviewTable:
+		m := &o.subs[latest]
+		left = o.st.value.Render(o.rowName(latest)+": ") + o.st.sev(m.statusSev, m.status)
+	case o.state == overviewHelp:
+		left = o.st.faint.Render("esc or ? closes the help · q quit")
+	default:
+		h := o.help
+		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
+		left = h.ShortHelpView(o.keys.ShortHelp())
+	}
+	return spread(left, right, width)
+}
+
+// helpLines is the overview's key help, what one resource's dashboard adds,
+// and how to read the table.
+func (o *Overview) helpLines(width int) []string {
+	st := o.st
+	out := append([]string{st.tabActive.Render(" Overview keys "), ""}, keyTable(st, o.keys.FullHelp(), width)...)
+	out = append(out, "", st.tabActive.Render(" Reading the overview "), "")
+	legend := [][2]string{
+		{"state", st.good.Render("green") + " watching, " + st.warn.Render("yellow") + " listing or relisting, " +
+			st.bad.Render("red") + " backoff or failed; a failure's reason shows under its row"},
+		{"memory", "what the resource's cache holds, estimated"},
+		{"bookmark", "since the last one: " + st.warn.Render("yellow") + " after " + age(bookmarkLate) + ", " + st.bad.Render("red") + " after " + age(bookmarkStale)},
+		{"events", "ADDED, MODIFIED and DELETED watch events in the last minute"},
+		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
+		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back; r and a act on the selected resource here too"},
+	}
+	if o.opts.Replay {
+		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
+	}
+	return append(out, legendLines(st, legend, width)...)
+}
