@@ -32,7 +32,7 @@ func (d *Divergence) Error() string {
 // one waits until the caller cancels it.
 type Replay struct {
 	rd        *Reader
-	speed     float64
+	player    *Player
 	clock     *virtualClock
 	resources []*ResourceReplay
 	// allStopped is closed once every resource's run has stopped.
@@ -44,9 +44,6 @@ type Replay struct {
 	eof       error // what next returns once the trace is read: io.EOF or the read error
 	done      chan struct{}
 	started   bool
-	wallStart time.Time
-	firstAt   int64
-	paced     bool
 }
 
 // ResourceReplay is the replay of one resource of a trace: the Source, the
@@ -67,10 +64,10 @@ type ResourceReplay struct {
 }
 
 // NewReplay replays rd. speed 0 serves as fast as possible, 1 in real time, N
-// N times faster than recorded.
+// N times faster than recorded; Player changes that while the replay runs.
 func NewReplay(rd *Reader, speed float64) *Replay {
 	h := rd.Header()
-	p := &Replay{rd: rd, speed: speed, clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
+	p := &Replay{rd: rd, player: newPlayer(speed, time.Now), clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
 	for i, rh := range h.Resources {
 		p.resources = append(p.resources, &ResourceReplay{p: p, index: i, header: rh, lines: make(chan *Line), stop: make(chan struct{})})
 	}
@@ -83,6 +80,9 @@ func (p *Replay) Header() Header { return p.rd.Header() }
 
 // Resources are the replays of the trace's resources, in the header's order.
 func (p *Replay) Resources() []*ResourceReplay { return p.resources }
+
+// Player controls the replay's pace: pause, step, speed and jumps forward.
+func (p *Replay) Player() *Player { return p.player }
 
 // Clock is the virtual clock the reflectors must use.
 func (p *Replay) Clock() reflector.Clock { return p.clock }
@@ -224,7 +224,7 @@ func (p *Replay) read(ctx context.Context) {
 			return
 		}
 		l.num = p.rd.LineNumber()
-		if err := p.pace(ctx, l.At); err != nil {
+		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
 			return
 		}
 		rr := p.resources[l.R]
@@ -238,6 +238,7 @@ func (p *Replay) read(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		p.player.servedLine(time.Duration(l.At), l.K)
 	}
 }
 
@@ -265,32 +266,6 @@ func (p *Replay) endErr() error {
 		return io.EOF
 	}
 	return p.eof
-}
-
-// pace sleeps so lines are served at the recorded pace divided by speed.
-func (p *Replay) pace(ctx context.Context, at int64) error {
-	if p.speed <= 0 {
-		// As fast as possible, but a stopped replay stops at once, not at
-		// the end of the request it is in.
-		return ctx.Err()
-	}
-	if !p.paced {
-		p.paced, p.wallStart, p.firstAt = true, time.Now(), at
-		return nil
-	}
-	due := p.wallStart.Add(time.Duration(float64(at-p.firstAt) / p.speed))
-	d := time.Until(due)
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // lineError is a *LineError at line n of the trace.
@@ -403,12 +378,16 @@ func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) {
 				return nil, rr.p.endErr()
 			}
 			rr.p.clock.advanceTo(rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+			if l.K == KindNote {
+				// Kept even when the run is stopping: the line was handed
+				// over, and the comparison must see every recorded decision.
+				rr.recorded(l)
+			}
 			if err := ctx.Err(); err != nil {
 				// Stopped, possibly by a clock hook at this very line: serve nothing more.
 				return nil, err
 			}
 			if l.K == KindNote {
-				rr.recorded(l)
 				continue
 			}
 			return l, nil
