@@ -39,11 +39,11 @@ type Replay struct {
 	allStopped chan struct{}
 	running    atomic.Int64
 
-	mu        sync.Mutex
-	err       error
-	eof       error // what next returns once the trace is read: io.EOF or the read error
-	done      chan struct{}
-	started   bool
+	mu      sync.Mutex
+	err     error
+	eof     error // what next returns once the trace is read: io.EOF or the read error
+	done    chan struct{}
+	started bool
 }
 
 // ResourceReplay is the replay of one resource of a trace: the Source, the
