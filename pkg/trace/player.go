@@ -132,6 +132,15 @@ func (pl *Player) Paused() bool {
 	return pl.paused
 }
 
+// Held reports whether the replay is held by a pause right now: paused, no
+// step in progress, and its next line waiting (a step that has ended, or a
+// pause that has caught the reading goroutine).
+func (pl *Player) Held() bool {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.waiting && pl.paused && !pl.stepping
+}
+
 // Speed is the speed: 0 as fast as possible, 1 real time, N times faster.
 func (pl *Player) Speed() float64 {
 	pl.mu.Lock()
