@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
@@ -104,9 +105,19 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	d.afterRun = ob.end
 	h := sess.Header
-	opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt}
+	player := sess.Replay.Player()
+	opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Player: player, Start: h.StartedAt}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if useTUI {
+		// The progress line and the jumps need the recorded span: the end of
+		// a plain trace is read at once, a gzip one's while the replay runs.
+		go func() {
+			if end, err := trace.RecordedEnd(runCtx, o.path); err == nil {
+				player.SetEnd(end)
+			}
+		}()
+	}
 	runErr := d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, ob.alerts()))
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
