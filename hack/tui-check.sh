@@ -2,10 +2,7 @@
 # tui-check: runs the dashboard the way a user sees it. It builds
 # ./cmd/kubectl-watchcache, replays the bundled demo trace in a detached tmux
 # pane of 120x40, captures the screen and checks that the health gauges and a
-# relist are on it. Then it replays the trace again and plays it: space
-# pauses it (the position stays put), → steps it to the next request or
-# decision (it stays paused), + doubles the speed. The tmux sessions are
-# always killed.
+# relist are on it. The tmux sessions are always killed.
 #
 #   hack/tui-check.sh          check
 #   hack/tui-check.sh --save   check, and write the capture to docs/screen.txt
@@ -13,6 +10,14 @@
 # Environment: TUI_CHECK_TRACE (default testdata/traces/demo.jsonl),
 # TUI_CHECK_WAIT seconds before the first capture (default 4),
 # TUI_CHECK_TIMEOUT seconds to wait for everything to show (default 30).
+#
+# Then it replays the bundled trace of three resources (testdata/traces/several.jsonl)
+# at 80x24 and at 160x48: the overview must show a row per resource and the
+# totals; j and enter open the second resource's dashboard, esc comes back.
+#
+# Last it replays the demo trace again and plays it: space pauses it (the
+# position in recorded time stays put), → steps it to the next request or
+# decision (it stays paused), + doubles the speed.
 set -euo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -37,9 +42,9 @@ command -v tmux >/dev/null || fail "tmux is not installed (e.g. apt-get install 
 
 tmp=$(mktemp -d)
 session="tui-check-$$"
+sessions=("$session")
 cleanup() {
-  tmux kill-session -t "$session" 2>/dev/null || true
-  tmux kill-session -t "$session-player" 2>/dev/null || true
+  for s in "${sessions[@]}"; do tmux kill-session -t "$s" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -82,15 +87,53 @@ while :; do
   sleep 0.5
 done
 
-echo "tui-check: ok: gauges and a relist are on the screen"
 if $save; then
   mkdir -p docs
   cp "$tmp/capture" docs/screen.txt
   echo "tui-check: saved the capture to docs/screen.txt"
 fi
+echo "tui-check: ok: gauges and a relist are on the screen"
+
+# wait_for PATTERN WHAT: capture until the screen matches the extended regexp.
+wait_for() {
+  local deadline=$((SECONDS + timeout))
+  while :; do
+    tmux capture-pane -p -t "$session" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"
+    if grep -qE -- "$1" "$tmp/capture"; then return 0; fi
+    if grep -q '^\[exited with status' "$tmp/capture" || (( SECONDS >= deadline )); then
+      echo "---- capture ----" >&2; cat "$tmp/capture" >&2
+      if [[ -s "$tmp/stderr" ]]; then echo "---- stderr ----" >&2; cat "$tmp/stderr" >&2; fi
+      fail "after $((SECONDS))s the screen lacks $2 (/$1/)"
+    fi
+    sleep 0.5
+  done
+}
+
+several=testdata/traces/several.jsonl
+[[ -f "$several" ]] || fail "trace $several not found"
+for size in 80x24 160x48; do
+  # A fresh session per size; the previous one stays until the cleanup (killing
+  # the server's last session races with starting the next).
+  session="tui-check-$$-$size"
+  sessions+=("$session")
+  tmux new-session -d -s "$session" -x "${size%x*}" -y "${size#*x}" \
+    "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$several' --speed 1 2>'$tmp/stderr'; echo \"[exited with status \$?]\"; sleep 3600"
+  echo "tui-check: replaying $several in tmux ($size)"
+  wait_for '3 resources' "the overview's resource count"
+  for row in '^. configmaps ' '^. deployments\.apps ' '^. widgets\.example' '^  total '; do
+    wait_for "$row" "the overview row /$row/"
+  done
+  tmux send-keys -t "$session" j Enter
+  wait_for 'deployments\.v1\.apps( Deployment)? · ' "deployments' dashboard header"
+  wait_for 'last RV' "the dashboard's gauges"
+  tmux send-keys -t "$session" Escape
+  wait_for '3 resources' "the overview again after esc"
+  echo "tui-check: ok: the overview at $size, enter and esc"
+done
 
 # The player: pause, step and speed on a second replay of the same trace.
-player="$session-player"
+player="tui-check-$$-player"
+sessions+=("$player")
 tmux new-session -d -s "$player" -x 120 -y 40 \
   "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$trace' --speed 1 2>'$tmp/stderr-player'; echo \"[exited with status \$?]\"; sleep 3600"
 echo "tui-check: replaying $trace again in tmux session $player to pause and step it"

@@ -39,7 +39,11 @@ func (d *display) attach(sess *session.Session) {
 		}
 		return
 	}
-	d.lines = lines.NewOutput(d.streams.Out, d.opts.Output == "json")
+	names := make([]string, len(sess.Resources))
+	for i, r := range sess.Resources {
+		names[i] = r.Name()
+	}
+	d.lines = lines.NewOutput(d.streams.Out, d.opts.Output == "json", names...)
 	for _, r := range sess.Resources {
 		r.OnNote(d.lines.For(r.Name()))
 	}

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -29,67 +28,6 @@ var (
 	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	widgetsGVR     = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 )
-
-// installWidgets installs a namespaced CRD, widgets.example.com, in the
-// category watchcache-test, and waits until it is served.
-func installWidgets(t *testing.T, dyn dynamic.Interface) {
-	t.Helper()
-	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "widgets.example.com"},
-		"spec": map[string]any{
-			"group": "example.com", "scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList", "categories": []any{"watchcache-test"}},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	}}
-	ctx := context.Background()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatalf("creating the CRD: %v", err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got, err := crds.Get(ctx, "widgets.example.com", metav1.GetOptions{})
-		if err == nil {
-			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-			for _, c := range conds {
-				if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-					// Discovery serves it a moment after it is established.
-					time.Sleep(2 * time.Second)
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the CRD was not established within a minute (last error %v)", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-func deployment(name string, n int64) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"replicas": int64(1), "selector": map[string]any{"matchLabels": map[string]any{"app": name}},
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{"app": name}, "annotations": map[string]any{"n": fmt.Sprint(n)}},
-				"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/c:1"}}},
-			},
-		},
-	}}
-}
-
-func widget(name string, n int64) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1", "kind": "Widget",
-		"metadata": map[string]any{"name": name},
-		"spec":     map[string]any{"n": n},
-	}}
-}
 
 // listAs lists gvr in ns as a summary's store lists it.
 func listAs(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string) []summary.StoreEntry {
@@ -138,7 +76,9 @@ func TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	installWidgets(t, dyn)
+	if err := testcluster.InstallWidgets(context.Background(), c.Config()); err != nil {
+		t.Fatal(err)
+	}
 	ns := "three"
 	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -155,8 +95,8 @@ func TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction(t *testing.T) {
 	var churns []*testcluster.Churn
 	for _, o := range []testcluster.ChurnOptions{
 		{Resource: configMapsGVR, Prefix: "cm"},
-		{Resource: deploymentsGVR, Object: deployment, Prefix: "web"},
-		{Resource: widgetsGVR, Object: widget, Prefix: "w"},
+		{Resource: deploymentsGVR, Object: testcluster.Deployment, Prefix: "web"},
+		{Resource: widgetsGVR, Object: testcluster.Widget, Prefix: "w"},
 	} {
 		o.Namespace, o.Names, o.Rate = ns, 30, 15
 		ch, err := testcluster.StartChurn(c.Config(), o)
@@ -183,7 +123,12 @@ func TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction(t *testing.T) {
 	if err := c.RestartCompacted(ctx, func() { proxy.Refuse(0) }); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Second)
+	// Each resource relists once its storage is back: a CRD's comes last
+	// (503 before its paths are installed, 429 while its storage initializes,
+	// each retried after a backoff).
+	for range 3 {
+		p.waitForLine(t, `"reason":"list-complete"`)
+	}
 	for _, ch := range churns {
 		t.Logf("churn: %s", ch.Stop())
 	}
@@ -209,6 +154,11 @@ func TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction(t *testing.T) {
 		}
 		if s.Counters.Gone == 0 || s.Counters.Relists == 0 {
 			t.Errorf("%s: want its own 410 and relist, got counters %+v", w.name, s.Counters)
+			for _, line := range strings.Split(out, "\n") {
+				if strings.Contains(line, w.name) && (strings.Contains(line, `"kind":"request"`) || strings.Contains(line, `"kind":"decision"`) || strings.Contains(line, "error")) {
+					t.Log(line)
+				}
+			}
 		}
 		t.Logf("%s: %d objects, counters %+v", w.name, s.Objects, s.Counters)
 	}

@@ -27,6 +27,7 @@ type Output struct {
 	dropped atomic.Int64
 	done    chan struct{}
 	lastSeq map[string]uint64 // by resource; owned by loop
+	width   int               // of the resource column in text
 }
 
 // item is one queued note and the resource it is about.
@@ -38,9 +39,14 @@ type item struct {
 // lineQueue is how many notes may wait for a slow terminal or pipe.
 const lineQueue = 65536
 
-// NewOutput prints to out, as JSON lines when asJSON.
-func NewOutput(out io.Writer, asJSON bool) *Output {
+// NewOutput prints to out, as JSON lines when asJSON. resources are the full
+// names of the resources whose notes it will print: text lines pad the
+// resource column to the longest, so the columns after it line up.
+func NewOutput(out io.Writer, asJSON bool, resources ...string) *Output {
 	l := &Output{out: out, json: asJSON, queue: make(chan item, lineQueue), done: make(chan struct{}), lastSeq: map[string]uint64{}}
+	for _, r := range resources {
+		l.width = max(l.width, len(r))
+	}
 	go l.loop()
 	return l
 }
@@ -69,7 +75,11 @@ func (l *Output) loop() {
 	for it := range l.queue {
 		n, last := it.n, l.lastSeq[it.resource]
 		if last > 0 && n.Seq > last+1 {
-			l.write(droppedLine(l.json, it.resource, n.At, last+1, n.Seq-last-1))
+			resource := it.resource
+			if !l.json {
+				resource = pad(resource, l.width)
+			}
+			l.write(droppedLine(l.json, resource, n.At, last+1, n.Seq-last-1))
 		}
 		if n.Seq > 0 {
 			l.lastSeq[it.resource] = n.Seq
@@ -81,7 +91,7 @@ func (l *Output) loop() {
 			}
 			l.write(string(b))
 		} else {
-			l.write(Text(it.resource, n))
+			l.write(Text(pad(it.resource, l.width), n))
 		}
 	}
 }
@@ -91,6 +101,14 @@ func (l *Output) loop() {
 func (l *Output) write(line string) { _, _ = io.WriteString(l.out, line+"\n") }
 
 const timeFormat = "15:04:05.000"
+
+// pad right-pads s with spaces to width.
+func pad(s string, width int) string {
+	if len(s) >= width {
+		return s
+	}
+	return s + strings.Repeat(" ", width-len(s))
+}
 
 // droppedLine says where lines of resource are missing: count lines from seq on.
 func droppedLine(asJSON bool, resource string, at time.Time, seq, count uint64) string {

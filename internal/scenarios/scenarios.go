@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -467,69 +466,11 @@ func forcedRelistRestart(ctx context.Context, e *env) error {
 
 var (
 	deployments = reflector.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
-	widgets     = reflector.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true}
+	widgets     = reflector.Resource{GVR: testcluster.WidgetsGVR(), Kind: "Widget", Namespaced: true}
 )
 
-// InstallWidgets installs the custom resource widgets.example.com (in the
-// category watchcache-test) on c and waits until it is served.
-func InstallWidgets(ctx context.Context, c *testcluster.Cluster) error {
-	dyn, err := dynamic.NewForConfig(c.Config())
-	if err != nil {
-		return err
-	}
-	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "widgets.example.com"},
-		"spec": map[string]any{
-			"group": "example.com", "scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList", "categories": []any{"watchcache-test"}},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	}}
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-		return fmt.Errorf("creating the widgets CRD: %w", err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, err := dyn.Resource(widgets.GVR).Namespace("default").List(ctx, metav1.ListOptions{Limit: 1})
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the widgets CRD is not served after a minute: %w", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// Deployment is a Deployment named name, its template varying with n.
-func Deployment(name string, n int64) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"replicas": int64(1), "selector": map[string]any{"matchLabels": map[string]any{"app": name}},
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{"app": name}, "annotations": map[string]any{"n": fmt.Sprint(n)}},
-				"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/c:1"}}},
-			},
-		},
-	}}
-}
-
-// Widget is a Widget named name, its spec varying with n.
-func Widget(name string, n int64) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1", "kind": "Widget",
-		"metadata": map[string]any{"name": name},
-		"spec":     map[string]any{"n": n},
-	}}
-}
-
 func several(ctx context.Context, e *env) error {
-	if err := InstallWidgets(ctx, e.c); err != nil {
+	if err := testcluster.InstallWidgets(ctx, e.c.Config()); err != nil {
 		return err
 	}
 	dyn, err := dynamic.NewForConfig(e.c.Config())
@@ -541,8 +482,8 @@ func several(ctx context.Context, e *env) error {
 		make func(string, int64) *unstructured.Unstructured
 	}{
 		{configMaps, testcluster.ConfigMap},
-		{deployments, Deployment},
-		{widgets, Widget},
+		{deployments, testcluster.Deployment},
+		{widgets, testcluster.Widget},
 	}
 	write := func(prefix string, from, to int64) error {
 		for _, k := range kinds {

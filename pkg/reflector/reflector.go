@@ -280,7 +280,6 @@ func (r *Reflector) completeList(p phase, rv string) error {
 	}
 	wasRelist := r.listedOnce
 	r.listedOnce = true
-	r.releaseGate()
 	r.backoff.reset()
 	r.mu.Lock()
 	r.stats.ResourceVersion = rv
@@ -295,6 +294,9 @@ func (r *Reflector) completeList(p phase, rv string) error {
 		n = res.Diff.After
 	}
 	r.decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n})
+	// The slot goes back after the decision is noted, so no other first list
+	// is seen to start before this one is seen to end.
+	r.releaseGate()
 	if wasRelist && res.Diff != nil {
 		r.decide(Decision{State: StateWatching, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: res.Diff})
 	}

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
@@ -88,17 +86,7 @@ func TestATraceOfTwoResourcesReplaysEachThroughItsOwnReflector(t *testing.T) {
 	if n := len(rp.Resources()); n != 2 {
 		t.Fatalf("resources: got %d, want 2", n)
 	}
-	var reflectors []*reflector.Reflector
-	var stores []*store.Store
-	for _, rr := range rp.Resources() {
-		st, w := store.New()
-		r, err := reflector.New(rr.ReflectorConfig(), w, st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rr.SetForceRelist(r.ForceRelist)
-		reflectors, stores = append(reflectors, r), append(stores, st)
-	}
+	reflectors, stores := reflectorsFor(t, rp)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := rp.Run(ctx, reflectors...); err != nil {

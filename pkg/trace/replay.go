@@ -379,16 +379,15 @@ func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) {
 			}
 			rr.p.clock.advanceTo(rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)))
 			if l.K == KindNote {
-				// Kept even when the run is stopping: the line was handed
-				// over, and the comparison must see every recorded decision.
+				// A decision taken off the channel is the recording's even if
+				// the replay is stopping: the end of the trace (read by another
+				// resource) may cancel ctx between the receive and here.
 				rr.recorded(l)
+				continue
 			}
 			if err := ctx.Err(); err != nil {
 				// Stopped, possibly by a clock hook at this very line: serve nothing more.
 				return nil, err
-			}
-			if l.K == KindNote {
-				continue
 			}
 			return l, nil
 		case <-ctx.Done():

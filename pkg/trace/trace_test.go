@@ -299,3 +299,48 @@ func TestReplayedRequestsCarryTheRecordedOptions(t *testing.T) {
 		}
 	}
 }
+
+// The bundled trace of three resources ends with each one's stop: a watch
+// canceled, then its "stopped" decision. Whichever resource reads the end of
+// the trace ends the replay, and the others must still count the decisions
+// they were handed; replayed many times, no run may lose one.
+func TestSeveralResourcesReplayEveryRecordedDecisionEveryTime(t *testing.T) {
+	for i := range 40 {
+		rd, err := trace.Open(filepath.Join(bundled, "several.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := trace.NewReplay(rd, 0)
+		reflectors, _ := reflectorsFor(t, rp)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = rp.Run(ctx, reflectors...)
+		cancel()
+		_ = rd.Close()
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if len(rp.Resources()) != 3 || rp.RecordedDecisions() == 0 {
+			t.Fatalf("run %d: %d resources, %d recorded decisions", i, len(rp.Resources()), rp.RecordedDecisions())
+		}
+		if shown, total := rp.Differences(5); total != 0 {
+			t.Fatalf("run %d: %d differences: %v", i, total, shown)
+		}
+	}
+}
+
+// reflectorsFor builds a reflector and store for each of rp's resources.
+func reflectorsFor(t *testing.T, rp *trace.Replay) ([]*reflector.Reflector, []*store.Store) {
+	t.Helper()
+	var reflectors []*reflector.Reflector
+	var stores []*store.Store
+	for _, rr := range rp.Resources() {
+		st, w := store.New()
+		r, err := reflector.New(rr.ReflectorConfig(), w, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr.SetForceRelist(r.ForceRelist)
+		reflectors, stores = append(reflectors, r), append(stores, st)
+	}
+	return reflectors, stores
+}
