@@ -294,7 +294,7 @@ const (
 // hostileName is a 10 KB name-like string.
 func hostileName() string { return strings.Repeat("a-very-long-name-", 10240/17) + "end" }
 
-// writeHostileTrace writes a trace whose every piece of user data is hostile.
+// writeHostileTrace writes a trace of two resources whose every piece of user data is hostile.
 func writeHostileTrace(t testing.TB, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "hostile.jsonl")
@@ -304,7 +304,7 @@ func writeHostileTrace(t testing.TB, dir string) string {
 	}
 	names := []string{hostileScript, hostileImg, hostileName(), hostileAttr, hostileJSON}
 	_, err = tracegen.Write(f, tracegen.Config{
-		Namespace: hostileImg, Objects: len(names), Events: 60, EventsPerWatch: 20, BookmarkEvery: 7, GoneEvery: 2, Missed: len(names),
+		Resources: 2, Namespace: hostileImg, Objects: len(names), Events: 60, EventsPerWatch: 20, BookmarkEvery: 7, GoneEvery: 2, Missed: len(names),
 		ListErrors: hostileScript + hostileJSON,
 		Name:       func(i int) string { return names[i%len(names)] },
 		Labels: func(i int) map[string]string {
@@ -313,7 +313,9 @@ func writeHostileTrace(t testing.TB, dir string) string {
 		Annotations: func(i int) map[string]string { return map[string]string{"note": hostileScript + hostileImg} },
 		Header: func(h *trace.Header) {
 			h.Server, h.ServerVersion, h.Tool = "https://"+hostileImg, hostileScript, hostileJSON
-			h.Resources[0].LabelSelector, h.Resources[0].FieldSelector = hostileScript, hostileImg
+			for i := range h.Resources {
+				h.Resources[i].LabelSelector, h.Resources[i].FieldSelector = hostileScript, hostileImg
+			}
 		},
 	})
 	if cerr := f.Close(); err == nil {
@@ -351,6 +353,13 @@ func TestHostileStringsInATraceAreInertText(t *testing.T) {
 	checkSelfContained(t, page, doc)
 	if imgs := elements(doc, func(n *html.Node) bool { return n.Data == "img" }); len(imgs) != 0 {
 		t.Errorf("got %d <img> elements, want none", len(imgs))
+	}
+	if n := len(elements(doc, func(n *html.Node) bool { return n.Data == "section" && hasClass(n, "resource") })); n != 2 {
+		t.Errorf("got %d resource sections, want one for each of the trace's 2 resources", n)
+	}
+	index := elements(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "resources-index") })
+	if len(index) != 1 || !strings.Contains(text(index[0]), hostileImg+"-1") || !strings.Contains(text(index[0]), "labels "+hostileScript) {
+		t.Error("the header's list of resources does not show the second resource's hostile namespace and labels as text")
 	}
 	body := text(doc)
 	for _, want := range []string{hostileScript, hostileImg, hostileJSON, "labels " + hostileScript, "app=" + hostileScript} {

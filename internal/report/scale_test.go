@@ -107,3 +107,19 @@ func TestPastTheCapTheFirstAndLastRequestsAndRelistsAreKeptAndTheReportSaysSo(t 
 		}
 	}
 }
+
+func TestAReportOfSeveralResourcesCountsEachAsTheReplayAndStaysSmall(t *testing.T) {
+	path := generate(t, tracegen.Config{Resources: 3, Objects: 100, PageSize: 40, Events: 20000, EventsPerWatch: 2000, BookmarkEvery: 50, GoneEvery: 3, Missed: 5})
+	rep := analyzeFile(t, path, Options{})
+	sameAsReplay(t, rep, replaySummaries(t, path))
+	for _, res := range rep.Resources {
+		if res.Counters.Relists == 0 || res.Counters.Added+res.Counters.Modified+res.Counters.Deleted != 20000 {
+			t.Errorf("%s: counters %+v, want 20,000 events and relists", res.Name, res.Counters)
+		}
+	}
+	// Each resource's charts are bounded as one resource's are: three
+	// resources of 20,000 events stay within three times one's bound.
+	if size := reportSize(t, path, Options{}); size > 3*320<<10 {
+		t.Errorf("the report of 3 resources of 20,000 events has %d bytes, want at most 960 KiB", size)
+	}
+}
