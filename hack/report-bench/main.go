@@ -6,9 +6,12 @@
 // speed 0, the replay command without its output) and a report (read,
 // analyze, write the HTML to a file), and prints the medians, the speed
 // ratio (target: the report at least 0.5x the replay's speed), the report's
-// size (target: under 5 MB) and whether both counted the same.
+// size (target: under 5 MB) and whether both counted the same, resource by
+// resource. -resources N spreads the events over N resources of one trace
+// (format version 2, their lines interleaved).
 //
 //	go run ./hack/report-bench -events 1000000 -reps 3
+//	go run ./hack/report-bench -events 1000000 -resources 3 -reps 1
 package main
 
 import (
@@ -34,14 +37,15 @@ func main() {
 	objects := flag.Int("objects", 1000, "objects listed at the start")
 	reps := flag.Int("reps", 3, "repetitions of each variant")
 	keep := flag.String("keep", "", "keep the report of the last repetition at this path")
+	resources := flag.Int("resources", 1, "resources in the trace, the events spread over them")
 	flag.Parse()
-	if err := run(*events, *objects, *reps, *keep); err != nil {
+	if err := run(*events, *objects, *resources, *reps, *keep); err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(events, objects, reps int, keep string) error {
+func run(events, objects, resources, reps int, keep string) error {
 	dir, err := os.MkdirTemp("", "report-bench-")
 	if err != nil {
 		return err
@@ -52,7 +56,9 @@ func run(events, objects, reps int, keep string) error {
 	if err != nil {
 		return err
 	}
-	st, err := tracegen.Write(f, tracegen.Config{Objects: objects, PageSize: 500, Events: events, EventsPerWatch: max(events/20, 1),
+	resources = max(resources, 1)
+	perResource := max(events/resources, 1)
+	st, err := tracegen.Write(f, tracegen.Config{Resources: resources, Objects: objects, PageSize: 500, Events: perResource, EventsPerWatch: max(perResource/20, 1),
 		BookmarkEvery: 1000, GoneEvery: 5, Missed: 20})
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -64,7 +70,7 @@ func run(events, objects, reps int, keep string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("trace: %d events, %d requests, %d relists, %d lines, %.1f MB\n", st.Events, st.Requests, st.Relists, st.Lines, float64(fi.Size())/1e6)
+	fmt.Printf("trace: %d resources, %d events, %d requests, %d relists, %d lines, %.1f MB\n", resources, st.Events, st.Requests, st.Relists, st.Lines, float64(fi.Size())/1e6)
 	out := filepath.Join(dir, "report.html")
 	var replays, reports []time.Duration
 	var size int64
@@ -81,8 +87,13 @@ func run(events, objects, reps int, keep string) error {
 			return err
 		}
 		reports = append(reports, r)
-		if got != want {
-			return fmt.Errorf("the report counted %+v, the replay %+v", got, want)
+		if len(got) != len(want) {
+			return fmt.Errorf("the report has %d resources, the replay %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				return fmt.Errorf("resource %d: the report counted %+v, the replay %+v", i, got[i], want[i])
+			}
 		}
 		fi, err := os.Stat(out)
 		if err != nil {
@@ -116,43 +127,54 @@ func verdict(ok bool) string {
 	return "MISSED"
 }
 
-// replay is `replay --speed 0` without its output: the session the command runs.
-func replay(path string) (time.Duration, reflector.Counters, error) {
+// replay is `replay --speed 0` without its output: the session the command
+// runs. It returns each resource's counters.
+func replay(path string) (time.Duration, []reflector.Counters, error) {
 	start := time.Now()
 	sess, err := session.NewReplay(path, 0)
 	if err != nil {
-		return 0, reflector.Counters{}, err
+		return 0, nil, err
 	}
 	if err := sess.Run(context.Background()); err != nil {
-		return 0, reflector.Counters{}, err
+		return 0, nil, err
 	}
-	return time.Since(start), sess.Summary(sess.Resources[0]).Counters, nil
+	d := time.Since(start)
+	var out []reflector.Counters
+	for _, s := range sess.Summaries() {
+		out = append(out, s.Counters)
+	}
+	return d, out, nil
 }
 
-// writeReport is `report -o out`: read, analyze, write.
-func writeReport(path, out string) (time.Duration, reflector.Counters, error) {
+// writeReport is `report -o out`: read, analyze, write. It returns each resource's counters.
+func writeReport(path, out string) (time.Duration, []reflector.Counters, error) {
 	start := time.Now()
 	rd, err := trace.Open(path)
 	if err != nil {
-		return 0, reflector.Counters{}, err
+		return 0, nil, err
 	}
 	defer rd.Close()
 	rep, err := report.Analyze(rd, report.Options{Name: filepath.Base(path)})
 	if err != nil {
-		return 0, reflector.Counters{}, err
+		return 0, nil, err
 	}
 	f, err := os.Create(out)
 	if err != nil {
-		return 0, reflector.Counters{}, err
+		return 0, nil, err
 	}
 	if err := rep.WriteHTML(f); err != nil {
 		_ = f.Close()
-		return 0, reflector.Counters{}, err
+		return 0, nil, err
 	}
 	if err := f.Close(); err != nil {
-		return 0, reflector.Counters{}, err
+		return 0, nil, err
 	}
-	return time.Since(start), rep.Resources[0].Counters, nil
+	d := time.Since(start)
+	var counters []reflector.Counters
+	for _, r := range rep.Resources {
+		counters = append(counters, r.Counters)
+	}
+	return d, counters, nil
 }
 
 func median(ds []time.Duration) time.Duration {
