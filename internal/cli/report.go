@@ -36,8 +36,8 @@ func newReportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report TRACE [-o report.html]",
 		Short: "Write an HTML report of a recorded trace: timeline, relists, requests",
-		Long: "Write one self-contained HTML page about a trace recorded with --trace: the run's server, resource,\n" +
-			"options and counters; a timeline of every request (colour: how it ended) with markers for 410 Gone,\n" +
+		Long: "Write one self-contained HTML page about a trace recorded with --trace: the run's server and its\n" +
+			"resources (one or several), and for each its options and counters; a timeline of every request (colour: how it ended) with markers for 410 Gone,\n" +
 			"relists, backoffs, bookmarks and resourceVersion anomalies, the object count, the bookmark age and\n" +
 			"event rates over time; every relist with what it found (missed deletes, recreates with the old and\n" +
 			"new UID, updates); every request with its options as sent. The page loads nothing from the network:\n" +
