@@ -37,11 +37,11 @@ func newReportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "report TRACE [-o report.html]",
 		Short: "Write an HTML report of a recorded trace: timeline, relists, requests",
 		Long: "Write one self-contained HTML page about a trace recorded with --trace: the run's server and its\n" +
-			"resources (one or several), and for each its options and counters; a timeline of every request (colour: how it ended) with markers for 410 Gone,\n" +
-			"relists, backoffs, bookmarks and resourceVersion anomalies, the object count, the bookmark age and\n" +
-			"event rates over time; every relist with what it found (missed deletes, recreates with the old and\n" +
-			"new UID, updates); every request with its options as sent. The page loads nothing from the network:\n" +
-			"open it from disk or attach it to a bug report.\n\n" +
+			"resources (one or several), and for each its options and counters; a timeline of every request\n" +
+			"(colour: how it ended) with markers for 410 Gone, relists, backoffs, bookmarks and resourceVersion\n" +
+			"anomalies, the object count, the bookmark age and event rates over time; every relist with what it\n" +
+			"found (missed deletes, recreates with the old and new UID, updates); every request with its options\n" +
+			"as sent. The page loads nothing from the network: open it from disk or attach it to a bug report.\n\n" +
 			"By default the report is written to the current directory, named after TRACE with .html instead of\n" +
 			"its extension (out.jsonl.gz -> out.html); -o names another file, -o - writes to standard output.",
 		Example: "  kubectl watchcache report out.jsonl\n  kubectl watchcache report out.jsonl.gz -o /tmp/watch.html\n  kubectl watchcache report out.jsonl -o - > report.html",
