@@ -2,7 +2,7 @@
 # tui-check: runs the dashboard the way a user sees it. It builds
 # ./cmd/kubectl-watchcache, replays the bundled demo trace in a detached tmux
 # pane of 120x40, captures the screen and checks that the health gauges and a
-# relist are on it. The tmux session is always killed.
+# relist are on it. The tmux sessions are always killed.
 #
 #   hack/tui-check.sh          check
 #   hack/tui-check.sh --save   check, and write the capture to docs/screen.txt
@@ -14,6 +14,10 @@
 # Then it replays the bundled trace of three resources (testdata/traces/several.jsonl)
 # at 80x24 and at 160x48: the overview must show a row per resource and the
 # totals; j and enter open the second resource's dashboard, esc comes back.
+#
+# Last it replays the demo trace again and plays it: space pauses it (the
+# position in recorded time stays put), → steps it to the next request or
+# decision (it stays paused), + doubles the speed.
 set -euo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -126,3 +130,59 @@ for size in 80x24 160x48; do
   wait_for '3 resources' "the overview again after esc"
   echo "tui-check: ok: the overview at $size, enter and esc"
 done
+
+# The player: pause, step and speed on a second replay of the same trace.
+player="tui-check-$$-player"
+sessions+=("$player")
+tmux new-session -d -s "$player" -x 120 -y 40 \
+  "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$trace' --speed 1 2>'$tmp/stderr-player'; echo \"[exited with status \$?]\"; sleep 3600"
+echo "tui-check: replaying $trace again in tmux session $player to pause and step it"
+
+capture() { tmux capture-pane -p -t "$player" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"; }
+# position is the badge's position in recorded time: "03:43:05 / 03:43:16 · 14%".
+position() { grep -oE '[0-9]{2}:[0-9]{2}:[0-9]{2} / [0-9]{2}:[0-9]{2}:[0-9]{2} · [0-9]+%' "$tmp/capture" | head -1; }
+# await PATTERN WHAT: capture until the screen matches the extended regexp.
+await() {
+  local deadline=$((SECONDS + timeout))
+  while :; do
+    capture
+    if grep -qE -- "$1" "$tmp/capture"; then return 0; fi
+    if grep -q '^\[exited with status' "$tmp/capture" || (( SECONDS >= deadline )); then
+      echo "---- capture ----" >&2; cat "$tmp/capture" >&2
+      if [[ -s "$tmp/stderr-player" ]]; then echo "---- stderr ----" >&2; cat "$tmp/stderr-player" >&2; fi
+      fail "the screen never showed $2 (/$1/)"
+    fi
+    sleep 0.2
+  done
+}
+
+await 'REPLAY +▶ ×1 ' "the replay playing at ×1"
+tmux send-keys -t "$player" Space
+await '⏸ paused ×1 ' "the replay paused after space"
+paused_at=$(position)
+[[ -n "$paused_at" ]] || fail "no position in recorded time on the paused screen"
+sleep 2
+capture
+[[ "$(position)" == "$paused_at" ]] || fail "paused at $paused_at, the position moved to $(position) within 2s"
+grep -qF "⏸ paused" "$tmp/capture" || fail "the replay is no longer paused"
+
+# Steps until the position moves: each stops at a request or a decision,
+# paused again.
+moved=""
+for _ in $(seq 1 40); do
+  tmux send-keys -t "$player" Right
+  await 'stepping to the next request or decision' "the step's status"
+  sleep 0.3
+  capture
+  grep -qF "⏸ paused" "$tmp/capture" || { cat "$tmp/capture" >&2; fail "a step left the replay playing"; }
+  if [[ "$(position)" != "$paused_at" ]]; then moved=$(position); break; fi
+done
+[[ -n "$moved" ]] || fail "40 steps did not move the replay from $paused_at"
+sleep 1
+capture
+[[ "$(position)" == "$moved" ]] || fail "after the steps, paused at $moved, the position moved on to $(position)"
+
+tmux send-keys -t "$player" +
+await '⏸ paused ×2 ' "the speed doubled by +"
+echo "tui-check: ok: space paused the replay at $paused_at, → stepped it to $moved and it stayed paused, + made it ×2"
+

@@ -45,7 +45,9 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: "Replay a trace recorded with --trace: the recorded LIST pages and watch events are served, in order,\n" +
 			"to the same reflector, with the recorded timing. Where the replayed reflector decides differently\n" +
 			"from the recorded one (compared by state, reason and fields such as resourceVersion, object\n" +
-			"count and status code), it warns; with --strict it exits 1. A malformed trace exits 1.",
+			"count and status code), it warns; with --strict it exits 1. A malformed trace exits 1.\n\n" +
+			"On the dashboard, the player's keys: space pauses and resumes, → steps to the next request or\n" +
+			"decision, + and - double and halve the speed, 0-9 jump forward to that tenth of the recorded time.",
 		Example: "  kubectl watchcache replay out.jsonl\n  kubectl watchcache replay out.jsonl.gz --speed 0 --summary -o json",
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return []string{"jsonl", "gz"}, cobra.ShellCompDirectiveFilterFileExt
@@ -113,9 +115,19 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	d.afterRun = ob.end
 	h := sess.Header
-	opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Progress: sess.Replay.Progress, Start: h.StartedAt}
+	player := sess.Replay.Player()
+	opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Player: player, Start: h.StartedAt}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if useTUI {
+		// The progress line and the jumps need the recorded span: the end of
+		// a plain trace is read at once, a gzip one's while the replay runs.
+		go func() {
+			if end, err := trace.RecordedEnd(runCtx, o.path); err == nil {
+				player.SetEnd(end)
+			}
+		}()
+	}
 	runErr := d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, ob.alerts()))
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)

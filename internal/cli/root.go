@@ -48,7 +48,8 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 		Example: "  kubectl watchcache pods -n prod\n" +
 			"  kubectl watchcache deployments.apps -A --initial-list=stream --trace out.jsonl\n" +
 			"  kubectl watchcache configmaps --no-tui --once --summary -o json\n" +
-			"  kubectl watchcache replay out.jsonl",
+			"  kubectl watchcache replay out.jsonl\n" +
+			"  kubectl watchcache report out.jsonl",
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl watchcache",
 		},
@@ -63,7 +64,7 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.AddFlags(cmd)
 	addKlogFlags(cmd)
-	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams))
+	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams), newReportCommand(streams))
 	return cmd
 }
 

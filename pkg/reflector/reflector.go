@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/resourceversion"
-
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -242,7 +240,7 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 	}
 	st := end.Status
 	switch {
-	case isGone(st):
+	case IsGone(st):
 		r.countGone()
 		restart := r.listPhase(true)
 		restart.kind = phaseList
@@ -252,7 +250,7 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 		}
 		r.decide(d)
 		return restart, r.goneBackoff(ctx, restart)
-	case isTooLargeRV(st):
+	case IsTooLargeResourceVersion(st):
 		r.bump(func(c *Counters) { c.TooLargeResourceVersion++ })
 		restart := r.listPhase(true)
 		restart.kind = phaseList
@@ -408,7 +406,7 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 	}
 	st := end.Status
 	if streaming {
-		refused := st != nil && (st.Code == 400 || st.Code == 422 || st.Code == 501)
+		refused := IsStreamRefused(st)
 		if refused || errors.Is(end.Err, ErrInitialEventsTimeout) {
 			fallback := phase{kind: phaseList, relist: p.relist}
 			if !p.relist {
@@ -426,12 +424,12 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 		}
 	}
 	switch {
-	case isGone(st):
+	case IsGone(st):
 		r.countGone()
 		relist := r.listPhase(true)
 		r.decide(Decision{State: StateRelisting, Reason: ReasonGone, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
 		return relist, r.goneBackoff(ctx, relist)
-	case isTooLargeRV(st):
+	case IsTooLargeResourceVersion(st):
 		r.bump(func(c *Counters) { c.TooLargeResourceVersion++ })
 		relist := r.listPhase(true)
 		r.decide(Decision{State: StateRelisting, Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
@@ -513,12 +511,10 @@ func (r *Reflector) advance(rv string) {
 	r.mu.Lock()
 	last := r.stats.ResourceVersion
 	r.mu.Unlock()
-	if last != "" {
-		if cmp, err := resourceversion.CompareResourceVersion(rv, last); err == nil && cmp < 0 {
-			r.bump(func(c *Counters) { c.ResourceVersionBackwards++ })
-			r.decide(Decision{State: StateWatching, Reason: ReasonRVBackwards, ResourceVersion: rv, Cursor: last})
-			return
-		}
+	if ResourceVersionBackwards(rv, last) {
+		r.bump(func(c *Counters) { c.ResourceVersionBackwards++ })
+		r.decide(Decision{State: StateWatching, Reason: ReasonRVBackwards, ResourceVersion: rv, Cursor: last})
+		return
 	}
 	r.mu.Lock()
 	r.stats.ResourceVersion = rv

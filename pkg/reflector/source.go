@@ -176,11 +176,11 @@ func (e *RequestEnd) Cause() string {
 }
 
 // IsGone reports a 410 Gone (Expired) answer, as the reflector classifies it.
-func (e *RequestEnd) IsGone() bool { return isGone(e.Status) }
+func (e *RequestEnd) IsGone() bool { return IsGone(e.Status) }
 
 // IsTooLargeResourceVersion reports the server's "too large resource version"
 // answer, as the reflector classifies it.
-func (e *RequestEnd) IsTooLargeResourceVersion() bool { return isTooLargeRV(e.Status) }
+func (e *RequestEnd) IsTooLargeResourceVersion() bool { return IsTooLargeResourceVersion(e.Status) }
 
 // Code is the HTTP status code of the server's answer, 0 without one.
 func (e *RequestEnd) Code() int32 {

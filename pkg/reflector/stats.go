@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -233,13 +234,15 @@ func (l *latencyRing) summary() Latency {
 	return Latency{Samples: n, P50: s[n/2], P99: s[(n*99)/100], Max: s[n-1]}
 }
 
-// isGone is 410 Gone / Expired, on a watch ERROR event or an HTTP answer.
-func isGone(st *metav1.Status) bool {
+// IsGone reports whether st is 410 Gone / Expired, on a watch ERROR event or
+// an HTTP answer: the answer that makes the reflector relist.
+func IsGone(st *metav1.Status) bool {
 	return st != nil && (st.Code == 410 || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone)
 }
 
-// isTooLargeRV is the apiserver's "too large resource version" answer.
-func isTooLargeRV(st *metav1.Status) bool {
+// IsTooLargeResourceVersion reports whether st is the apiserver's "too large
+// resource version" answer, which also makes the reflector relist.
+func IsTooLargeResourceVersion(st *metav1.Status) bool {
 	if st == nil {
 		return false
 	}
@@ -251,6 +254,23 @@ func isTooLargeRV(st *metav1.Status) bool {
 		}
 	}
 	return st.Reason == metav1.StatusReasonTimeout && strings.Contains(strings.ToLower(st.Message), "too large resource version")
+}
+
+// IsStreamRefused reports whether st is a server's refusal of a streaming
+// list (a watch with sendInitialEvents=true): the reflector falls back to LIST.
+func IsStreamRefused(st *metav1.Status) bool {
+	return st != nil && (st.Code == 400 || st.Code == 422 || st.Code == 501)
+}
+
+// ResourceVersionBackwards reports whether rv, carried by an event or a
+// bookmark, is older than the cursor: the reflector notes it and keeps the
+// cursor. resourceVersions that cannot be compared are never backwards.
+func ResourceVersionBackwards(rv, cursor string) bool {
+	if rv == "" || cursor == "" {
+		return false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(rv, cursor)
+	return err == nil && cmp < 0
 }
 
 // isPermanent are answers that retrying will not fix without someone acting

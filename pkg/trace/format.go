@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -133,6 +135,23 @@ type Status struct {
 	Message string `json:"message,omitempty"`
 	// Causes keeps the status causes' types, which decide "too large resource version".
 	Causes []string `json:"causes,omitempty"`
+}
+
+// APIStatus is s as the reflector saw it, nil for a nil s: what a replay
+// hands back, and what decides whether an end was a 410 Gone or a "too large
+// resource version".
+func (s *Status) APIStatus() *metav1.Status {
+	if s == nil {
+		return nil
+	}
+	st := &metav1.Status{Status: metav1.StatusFailure, Code: s.Code, Reason: metav1.StatusReason(s.Reason), Message: s.Message}
+	if len(s.Causes) > 0 {
+		st.Details = &metav1.StatusDetails{}
+		for _, c := range s.Causes {
+			st.Details.Causes = append(st.Details.Causes, metav1.StatusCause{Type: metav1.CauseType(c)})
+		}
+	}
+	return st
 }
 
 // Line is any line after the header. Fields are set according to K.

@@ -220,6 +220,9 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 // the resource lines are read.
 func (r *Reader) Header() Header { return r.header }
 
+// Name is the name the trace's messages use (its path, for Open).
+func (r *Reader) Name() string { return r.name }
+
 // LineNumber is the number of the line last returned by Next.
 func (r *Reader) LineNumber() int { return r.line }
 

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -34,21 +32,18 @@ func (d *Divergence) Error() string {
 // one waits until the caller cancels it.
 type Replay struct {
 	rd        *Reader
-	speed     float64
+	player    *Player
 	clock     *virtualClock
 	resources []*ResourceReplay
 	// allStopped is closed once every resource's run has stopped.
 	allStopped chan struct{}
 	running    atomic.Int64
 
-	mu        sync.Mutex
-	err       error
-	eof       error // what next returns once the trace is read: io.EOF or the read error
-	done      chan struct{}
-	started   bool
-	wallStart time.Time
-	firstAt   int64
-	paced     bool
+	mu      sync.Mutex
+	err     error
+	eof     error // what next returns once the trace is read: io.EOF or the read error
+	done    chan struct{}
+	started bool
 }
 
 // ResourceReplay is the replay of one resource of a trace: the Source, the
@@ -69,10 +64,10 @@ type ResourceReplay struct {
 }
 
 // NewReplay replays rd. speed 0 serves as fast as possible, 1 in real time, N
-// N times faster than recorded.
+// N times faster than recorded; Player changes that while the replay runs.
 func NewReplay(rd *Reader, speed float64) *Replay {
 	h := rd.Header()
-	p := &Replay{rd: rd, speed: speed, clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
+	p := &Replay{rd: rd, player: newPlayer(speed, time.Now), clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
 	for i, rh := range h.Resources {
 		p.resources = append(p.resources, &ResourceReplay{p: p, index: i, header: rh, lines: make(chan *Line), stop: make(chan struct{})})
 	}
@@ -85,6 +80,9 @@ func (p *Replay) Header() Header { return p.rd.Header() }
 
 // Resources are the replays of the trace's resources, in the header's order.
 func (p *Replay) Resources() []*ResourceReplay { return p.resources }
+
+// Player controls the replay's pace: pause, step, speed and jumps forward.
+func (p *Replay) Player() *Player { return p.player }
 
 // Clock is the virtual clock the reflectors must use.
 func (p *Replay) Clock() reflector.Clock { return p.clock }
@@ -226,7 +224,7 @@ func (p *Replay) read(ctx context.Context) {
 			return
 		}
 		l.num = p.rd.LineNumber()
-		if err := p.pace(ctx, l.At); err != nil {
+		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
 			return
 		}
 		rr := p.resources[l.R]
@@ -240,6 +238,7 @@ func (p *Replay) read(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		p.player.servedLine(time.Duration(l.At), l.K)
 	}
 }
 
@@ -267,32 +266,6 @@ func (p *Replay) endErr() error {
 		return io.EOF
 	}
 	return p.eof
-}
-
-// pace sleeps so lines are served at the recorded pace divided by speed.
-func (p *Replay) pace(ctx context.Context, at int64) error {
-	if p.speed <= 0 {
-		// As fast as possible, but a stopped replay stops at once, not at
-		// the end of the request it is in.
-		return ctx.Err()
-	}
-	if !p.paced {
-		p.paced, p.wallStart, p.firstAt = true, time.Now(), at
-		return nil
-	}
-	due := p.wallStart.Add(time.Duration(float64(at-p.firstAt) / p.speed))
-	d := time.Until(due)
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // lineError is a *LineError at line n of the trace.
@@ -521,16 +494,7 @@ func (rr *ResourceReplay) requestEnd(ctx context.Context, l *Line) error {
 		return endOfTrace(ctx)
 	}
 	end := &reflector.RequestEnd{Reason: reflector.EndError}
-	if l.Status != nil {
-		st := &metav1.Status{Status: metav1.StatusFailure, Code: l.Status.Code, Reason: metav1.StatusReason(l.Status.Reason), Message: l.Status.Message}
-		if len(l.Status.Causes) > 0 {
-			st.Details = &metav1.StatusDetails{}
-			for _, c := range l.Status.Causes {
-				st.Details.Causes = append(st.Details.Causes, metav1.StatusCause{Type: metav1.CauseType(c)})
-			}
-		}
-		end.Status = st
-	}
+	end.Status = l.Status.APIStatus()
 	if l.Error != "" {
 		end.Err = errors.New(l.Error)
 	}

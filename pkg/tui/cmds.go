@@ -28,6 +28,7 @@ type snapshotMsg struct {
 	done, total int64
 	notesLost   int64
 	alerts      *Alerts
+	player      *playerState
 }
 
 // notesMsg delivers notes from the NoteBuffer.
@@ -55,6 +56,10 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 	if opts.Progress != nil {
 		s.hasProgress = true
 		s.done, s.total = opts.Progress()
+	}
+	if opts.Player != nil {
+		p := readPlayer(opts.Player)
+		s.player = &p
 	}
 	if feed.Notes != nil {
 		s.notesLost = feed.Notes.Dropped()

@@ -15,5 +15,7 @@
 // never blocks and counts what it drops. The same Model runs on a live
 // cluster and on a replayed trace: Options says which, and the Feed's
 // functions that need a cluster (ForceRelist, Audit) are simply absent or
-// fail in a replay.
+// fail in a replay. A replay may also give Options.Player: its keys (space,
+// →, +, -, 0-9) pause, step, speed up, slow down and jump the replay forward,
+// and the header shows its position in recorded time.
 package tui

@@ -25,6 +25,9 @@ type keyMap struct {
 	// ToOverview is esc seen from one resource of several: back to the
 	// overview. Disabled (and so out of the help) for a single resource.
 	ToOverview key.Binding
+	// Player are the replay's keys, enabled with a Player (space then
+	// pauses the replay, not the log).
+	Player playerKeys
 }
 
 func newKeyMap() keyMap {
@@ -47,7 +50,15 @@ func newKeyMap() keyMap {
 		Select:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back, unfilter")),
 		ToOverview: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview"), key.WithDisabled()),
+		Player:     newPlayerKeys(),
 	}
+}
+
+// setPlayer makes the keys of a replay with a Player: the player's keys
+// are on, and space pauses the replay (so the log is still while it is paused).
+func (k *keyMap) setPlayer() {
+	k.Player.enable()
+	k.Pause.SetEnabled(false)
 }
 
 // setMulti makes the keys of one resource among several: esc, once there is
@@ -59,16 +70,16 @@ func (k *keyMap) setMulti() {
 
 // ShortHelp is the footer's help (help.KeyMap).
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Help, k.Quit, k.ToOverview, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
+	return []key.Binding{k.Help, k.Quit, k.ToOverview, k.Player.PlayPause, k.Player.Step, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
 }
 
 // FullHelp is the help overlay, one column per group (help.KeyMap).
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
+	return enabledOnly([][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextPane, k.PrevPane, k.Select, k.Back, k.Help, k.Quit},
-		{k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit},
-	}
+		append([]key.Binding{k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}, k.Player.group()...),
+	})
 }
 
 // overviewKeyMap is the overview's key bindings; its help and footer are
@@ -76,6 +87,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 type overviewKeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, Relist, Audit, Help, Quit   key.Binding
+	Player                                  playerKeys
 }
 
 func newOverviewKeyMap() overviewKeyMap {
@@ -92,6 +104,7 @@ func newOverviewKeyMap() overviewKeyMap {
 		Audit:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Player:   newPlayerKeys(),
 	}
 }
 
@@ -100,14 +113,14 @@ func (k overviewKeyMap) ShortHelp() []key.Binding {
 	up, open := k.Up, k.Open
 	up.SetHelp("↑/↓", "select")
 	open.SetHelp("enter", "open")
-	return []key.Binding{k.Help, k.Quit, up, open, k.Relist, k.Audit}
+	return []key.Binding{k.Help, k.Quit, up, open, k.Player.PlayPause, k.Player.Step, k.Relist, k.Audit}
 }
 
 // FullHelp is the overview's help overlay, one column per group (help.KeyMap).
 func (k overviewKeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
+	return enabledOnly([][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.Help, k.Quit},
-		{k.Relist, k.Audit},
-	}
+		append([]key.Binding{k.Relist, k.Audit}, k.Player.group()...),
+	})
 }

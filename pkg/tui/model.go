@@ -76,8 +76,10 @@ type Model struct {
 	haveStats  bool
 	counters   store.Counters
 	storeReady bool
-	done       int64 // replay progress
+	done       int64 // replay progress, from Options.Progress
 	total      int64
+	player     playerState // the replay's player, with havePlayer
+	havePlayer bool
 	notesLost  int64  // dropped by the NoteBuffer
 	lastSeq    uint64 // the last note's sequence number, to show where notes were dropped
 	stopped    bool   // the reflector stopped: no more notes will come
@@ -113,12 +115,16 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 	st := newStyles()
 	h := help.New()
 	h.Styles = st.help
+	keys := newKeyMap()
+	if opts.Player != nil {
+		keys.setPlayer()
+	}
 	return Model{
 		opts:     opts,
 		res:      res,
 		feed:     res.Feed,
 		life:     life,
-		keys:     newKeyMap(),
+		keys:     keys,
 		st:       st,
 		help:     h,
 		now:      opts.Now(),
@@ -175,6 +181,9 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	}
 	if s.hasProgress {
 		m.done, m.total = s.done, s.total
+	}
+	if s.player != nil {
+		m.player, m.havePlayer = *s.player, true
 	}
 	m.notesLost = s.notesLost
 	if s.alerts != nil {
@@ -333,6 +342,11 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
+	if a, ok := playerKey(m.opts.Player, m.keys.Player, k, m.opts.Start); ok {
+		m.setStatus(a.sev, a.status)
+		m.player, m.havePlayer = readPlayer(m.opts.Player), true
+		return nil, false
+	}
 	n := m.rowsIn(m.focus)
 	switch {
 	case key.Matches(k, m.keys.Quit):

@@ -41,6 +41,10 @@ type Options struct {
 	Replay   bool
 	Trace    string
 	Progress func() (done, total int64)
+	// Player, when set, controls the replay: the player keys (space, →, +,
+	// -, 0-9) call it, and the header shows its position in recorded time
+	// (instead of Progress), its speed and whether it is paused.
+	Player Player
 
 	// Observed, when set, says the resources are other programs'
 	// reflectors, seen from their traffic rather than run here (an

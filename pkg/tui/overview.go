@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -50,6 +51,14 @@ type Overview struct {
 	state         overviewState
 	cur, top      int // the selected row, and the first row shown
 	width, height int
+
+	// status is the last player key's, shown in the footer until a newer one.
+	status    string
+	statusSev severity
+	statusAt  time.Time
+	// player is the replay's player as read at the last player key.
+	player     playerState
+	havePlayer bool
 }
 
 // NewOverview builds the dashboard of resources, one row and one Model for
@@ -64,6 +73,9 @@ func newOverview(ctx context.Context, opts Options, resources []Resource) Overvi
 	h := help.New()
 	h.Styles = st.help
 	o := Overview{ctx: ctx, opts: opts, keys: newOverviewKeyMap(), st: st, help: h, subs: make([]Model, 0, len(resources))}
+	if opts.Player != nil {
+		o.keys.Player.enable()
+	}
 	for _, r := range resources {
 		m := newModel(ctx, opts, r)
 		if len(resources) > 1 || opts.Added != nil {
@@ -163,6 +175,7 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case resourceMsg:
+		o.havePlayer = false // a poll reads the player afresh
 		if msg.i >= 0 && msg.i < len(o.subs) {
 			cmd = o.updateSub(msg.i, msg.msg)
 		}
@@ -208,6 +221,12 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if a, ok := playerKey(o.opts.Player, o.keys.Player, k, o.opts.Start); ok {
+		o.status, o.statusSev, o.statusAt = a.status, a.sev, o.now()
+		o.player, o.havePlayer = readPlayer(o.opts.Player), true
+		return nil
+	}
+	o.status = ""
 	n := len(o.subs)
 	switch {
 	case key.Matches(k, o.keys.Help):

@@ -296,13 +296,20 @@ func (o *Overview) header(width int) []string {
 	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
 
 	var done, total int64
+	var player *playerState
 	stopped := len(o.subs) > 0
 	for i := range o.subs {
 		m := &o.subs[i]
 		done, total = max(done, m.done), max(total, m.total)
 		stopped = stopped && m.stopped
+		if m.havePlayer && (player == nil || m.player.pos > player.pos) {
+			player = &m.player
+		}
 	}
-	badge := modeBadge(st, o.opts.Replay, done, total, stopped)
+	if o.havePlayer {
+		player = &o.player // read at the last player key: newer than the polls
+	}
+	badge := modeBadge(st, o.opts.Replay, done, total, player, o.opts.Start, stopped)
 	return []string{line1, line2, spread(o.stateCounts(), badge, width)}
 }
 
@@ -636,6 +643,8 @@ func (o *Overview) footer(width int) string {
 	}
 	var left string
 	switch {
+	case o.status != "" && o.state == overviewTable && (latest < 0 || !o.subs[latest].statusAt.After(o.statusAt)):
+		left = o.st.sev(o.statusSev, o.status)
 	case latest >= 0 && o.state == overviewTable:
 		m := &o.subs[latest]
 		left = o.st.value.Render(o.rowName(latest)+": ") + o.st.sev(m.statusSev, m.status)
@@ -666,6 +675,9 @@ func (o *Overview) helpLines(width int) []string {
 	}
 	if o.opts.Replay {
 		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
+		if o.opts.Player != nil {
+			legend = append(legend, [2]string{"player", playerLegend})
+		}
 	}
 	return append(out, legendLines(st, legend, width)...)
 }

@@ -230,17 +230,24 @@ func (m *Model) stateLine() string {
 
 // modeBadge says LIVE, or REPLAY with its position.
 func (m *Model) modeBadge() string {
-	return modeBadge(m.st, m.opts.Replay, m.done, m.total, m.stopped)
+	var p *playerState
+	if m.havePlayer {
+		p = &m.player
+	}
+	return modeBadge(m.st, m.opts.Replay, m.done, m.total, p, m.opts.Start, m.stopped)
 }
 
-// modeBadge says LIVE, or REPLAY with its position (done of total) and
-// whether the replay ended.
-func modeBadge(st styles, replay bool, done, total int64, stopped bool) string {
+// modeBadge says LIVE, or REPLAY with its position: the player's in
+// recorded time when there is one (start is the trace's start), else done
+// of total; and whether the replay ended.
+func modeBadge(st styles, replay bool, done, total int64, p *playerState, start time.Time, stopped bool) string {
 	if !replay {
 		return st.good.Render("LIVE")
 	}
 	b := st.badge.Render(" REPLAY ")
 	switch {
+	case p != nil:
+		b += " " + playerBadge(st, *p, start, stopped)
 	case total > 0:
 		pct := min(done*100/total, 100)
 		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(done, total, 10), pct, count(done), count(total))
@@ -547,6 +554,9 @@ func (m *Model) helpLines(width int) []string {
 	}
 	if m.opts.Replay {
 		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
+		if m.opts.Player != nil {
+			legend = append(legend, [2]string{"player", playerLegend})
+		}
 	}
 	if m.multi {
 		legend = append(legend, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})

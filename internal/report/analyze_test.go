@@ -1,0 +1,254 @@
+package report
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+// bundledTraces are the recorded traces and the hand-written ones.
+func bundledTraces(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, glob := range []string{"../../testdata/traces/*.jsonl", "../../pkg/trace/testdata/handwritten/*.jsonl"} {
+		m, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) < 10 {
+		t.Fatalf("found %d bundled traces, want at least 10", len(paths))
+	}
+	return paths
+}
+
+func analyzeFile(t testing.TB, path string, opts Options) *Report {
+	t.Helper()
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rep, err := Analyze(rd, opts)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rep
+}
+
+// replaySummaries replays the trace at path as `replay --speed 0` does and
+// returns each resource's summary, in the trace's order.
+func replaySummaries(t testing.TB, path string) []summary.Summary {
+	t.Helper()
+	sess, err := session.NewReplay(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Run(context.Background()); err != nil {
+		t.Fatalf("replay of %s: %v", path, err)
+	}
+	return sess.Summaries()
+}
+
+// replaySummary is the summary of a trace of one resource.
+func replaySummary(t testing.TB, path string) summary.Summary {
+	t.Helper()
+	s := replaySummaries(t, path)
+	if len(s) != 1 {
+		t.Fatalf("%s: %d resources, want 1", path, len(s))
+	}
+	return s[0]
+}
+
+// sameAsReplay checks each resource's counters and end state against the replay's.
+func sameAsReplay(t *testing.T, rep *Report, want []summary.Summary) {
+	t.Helper()
+	if len(rep.Resources) != len(want) {
+		t.Fatalf("resources: the report has %d, the replay %d", len(rep.Resources), len(want))
+	}
+	for i, res := range rep.Resources {
+		w := want[i]
+		if res.Name != w.Resource {
+			t.Errorf("resource %d: the report names it %q, the replay %q", i, res.Name, w.Resource)
+		}
+		got := res.Counters
+		if !res.BackoffsKnown {
+			got.Backoffs = w.Counters.Backoffs // a trace without decisions does not say
+		}
+		if got != w.Counters {
+			t.Errorf("%s counters:\n got %+v\nwant %+v", res.Name, got, w.Counters)
+		}
+		if res.Objects != w.Objects || res.ResourceVersion != w.ResourceVersion || res.BookmarkRV != w.Bookmark.ResourceVersion {
+			t.Errorf("%s end: got %d objects at %q, bookmark %q; want %d at %q, bookmark %q",
+				res.Name, res.Objects, res.ResourceVersion, res.BookmarkRV, w.Objects, w.ResourceVersion, w.Bookmark.ResourceVersion)
+		}
+	}
+}
+
+func TestTheCountersAreTheReplaysSummaryCounters(t *testing.T) {
+	several := map[string]int{}
+	for _, path := range bundledTraces(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			rep := analyzeFile(t, path, Options{})
+			if len(rep.Resources) > 1 {
+				several[filepath.Base(path)] = len(rep.Resources)
+			}
+			sameAsReplay(t, rep, replaySummaries(t, path))
+		})
+	}
+	// The version 2 traces of several resources are among them: the
+	// recorded one and the hand-written one.
+	if several["several.jsonl"] != 3 || several["two-resources.jsonl"] != 2 {
+		t.Errorf("traces of several resources compared: %v, want several.jsonl (3) and two-resources.jsonl (2)", several)
+	}
+}
+
+// edgeTrace is a hand-written trace of the cases the bundled ones lack: a
+// refused streaming list, a 410 on a continue token that restarts the list,
+// a bookmark older than the cursor, a "too large resource version" that
+// relists with a missed update, and a watch the trace ends inside.
+const edgeTrace = `{"k":"header","v":1,"startedAt":"2026-01-01T00:00:00Z","tool":"hand","resource":{"version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"namespace":"edge","objects":"metadata","options":{"strategy":"auto","pageSize":2,"watchTimeout":"5m0s","idleTimeout":"11m0s","initialEventsTimeout":"1m0s","maxPermanentRetries":5}}
+{"k":"request","at":1000000,"id":1,"verb":"watch","opts":{"resourceVersionMatch":"NotOlderThan","sendInitialEvents":true,"allowWatchBookmarks":true,"timeoutSeconds":300}}
+{"k":"end","at":2000000,"id":1,"reason":"error","status":{"code":400,"reason":"BadRequest","message":"sendInitialEvents is forbidden"}}
+{"k":"request","at":3000000,"id":2,"verb":"list","opts":{"limit":2}}
+{"k":"item","at":4000000,"id":2,"object":{"metadata":{"namespace":"edge","name":"a","uid":"uid-a","resourceVersion":"5","labels":{"app":"a"}}}}
+{"k":"item","at":4000000,"id":2,"object":{"metadata":{"namespace":"edge","name":"b","uid":"uid-b","resourceVersion":"6"}}}
+{"k":"page","at":4000000,"id":2,"resourceVersion":"10","continue":"c1","remainingItemCount":1,"items":2}
+{"k":"end","at":4000000,"id":2,"reason":"closed"}
+{"k":"request","at":5000000,"id":3,"verb":"list","opts":{"limit":2,"continue":"c1"}}
+{"k":"end","at":6000000,"id":3,"reason":"error","status":{"code":410,"reason":"Expired","message":"The provided continue parameter is too old"}}
+{"k":"request","at":7000000,"id":4,"verb":"list","opts":{"limit":2}}
+{"k":"item","at":8000000,"id":4,"object":{"metadata":{"namespace":"edge","name":"a","uid":"uid-a","resourceVersion":"5","labels":{"app":"a"}}}}
+{"k":"item","at":8000000,"id":4,"object":{"metadata":{"namespace":"edge","name":"b","uid":"uid-b","resourceVersion":"6"}}}
+{"k":"page","at":8000000,"id":4,"resourceVersion":"12","continue":"c2","remainingItemCount":1,"items":2}
+{"k":"end","at":8000000,"id":4,"reason":"closed"}
+{"k":"request","at":9000000,"id":5,"verb":"list","opts":{"limit":2,"continue":"c2"}}
+{"k":"item","at":10000000,"id":5,"object":{"metadata":{"namespace":"edge","name":"c","uid":"uid-c","resourceVersion":"11"}}}
+{"k":"page","at":10000000,"id":5,"resourceVersion":"12","items":1}
+{"k":"end","at":10000000,"id":5,"reason":"closed"}
+{"k":"request","at":11000000,"id":6,"verb":"watch","opts":{"resourceVersion":"12","allowWatchBookmarks":true,"timeoutSeconds":300}}
+{"k":"event","at":12000000,"id":6,"type":"MODIFIED","object":{"metadata":{"namespace":"edge","name":"a","uid":"uid-a","resourceVersion":"13","labels":{"app":"a"}}}}
+{"k":"event","at":13000000,"id":6,"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"11"}}}
+{"k":"event","at":14000000,"id":6,"type":"DELETED","object":{"metadata":{"namespace":"edge","name":"c","uid":"uid-c","resourceVersion":"14"}}}
+{"k":"end","at":15000000,"id":6,"reason":"error","status":{"code":504,"reason":"Timeout","message":"Too large resource version: 20, current: 14","causes":["ResourceVersionTooLarge"]}}
+{"k":"request","at":16000000,"id":7,"verb":"list","opts":{"limit":2}}
+{"k":"item","at":17000000,"id":7,"object":{"metadata":{"namespace":"edge","name":"a","uid":"uid-a","resourceVersion":"13","labels":{"app":"a"}}}}
+{"k":"item","at":17000000,"id":7,"object":{"metadata":{"namespace":"edge","name":"b","uid":"uid-b","resourceVersion":"15","labels":{"app":"b"}}}}
+{"k":"page","at":17000000,"id":7,"resourceVersion":"15","continue":"c3","remainingItemCount":0,"items":2}
+{"k":"end","at":17000000,"id":7,"reason":"closed"}
+{"k":"request","at":18000000,"id":8,"verb":"list","opts":{"limit":2,"continue":"c3"}}
+{"k":"page","at":19000000,"id":8,"resourceVersion":"15","items":0}
+{"k":"end","at":19000000,"id":8,"reason":"closed"}
+{"k":"request","at":20000000,"id":9,"verb":"watch","opts":{"resourceVersion":"15","allowWatchBookmarks":true,"timeoutSeconds":300}}
+{"k":"event","at":21000000,"id":9,"type":"MODIFIED","object":{"metadata":{"namespace":"edge","name":"b","uid":"uid-b","resourceVersion":"16"}}}
+`
+
+// stalledStreamTrace is a streaming list that stalls before its
+// initial-events-end bookmark, a LIST fallback, and a forced relist.
+const stalledStreamTrace = `{"k":"header","v":1,"startedAt":"2026-01-01T00:00:00Z","tool":"hand","resource":{"version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"namespace":"edge","objects":"metadata","options":{"strategy":"auto","pageSize":0,"watchTimeout":"5m0s","idleTimeout":"11m0s","initialEventsTimeout":"1m0s","maxPermanentRetries":5}}
+{"k":"request","at":1000000,"id":1,"verb":"watch","opts":{"resourceVersionMatch":"NotOlderThan","sendInitialEvents":true,"allowWatchBookmarks":true,"timeoutSeconds":300}}
+{"k":"event","at":2000000,"id":1,"type":"ADDED","object":{"metadata":{"namespace":"edge","name":"a","uid":"uid-a","resourceVersion":"5"}}}
+{"k":"end","at":62000000000,"id":1,"reason":"canceled","error":"initial-events-end bookmark did not arrive in time"}
+{"k":"request","at":62001000000,"id":2,"verb":"list","opts":{}}
+{"k":"item","at":62002000000,"id":2,"object":{"metadata":{"namespace":"edge","name":"a","uid":"uid-a","resourceVersion":"5"}}}
+{"k":"page","at":62002000000,"id":2,"resourceVersion":"10","items":1}
+{"k":"end","at":62002000000,"id":2,"reason":"closed"}
+{"k":"request","at":62003000000,"id":3,"verb":"watch","opts":{"resourceVersion":"10","allowWatchBookmarks":true,"timeoutSeconds":300}}
+{"k":"event","at":62004000000,"id":3,"type":"ADDED","object":{"metadata":{"namespace":"edge","name":"b","uid":"uid-b","resourceVersion":"11"}}}
+{"k":"end","at":62005000000,"id":3,"reason":"canceled","error":"forced relist"}
+{"k":"request","at":62006000000,"id":4,"verb":"list","opts":{}}
+{"k":"item","at":62007000000,"id":4,"object":{"metadata":{"namespace":"edge","name":"b","uid":"uid-b2","resourceVersion":"12"}}}
+{"k":"page","at":62007000000,"id":4,"resourceVersion":"12","items":1}
+{"k":"end","at":62007000000,"id":4,"reason":"closed"}
+{"k":"request","at":62008000000,"id":5,"verb":"watch","opts":{"resourceVersion":"12","allowWatchBookmarks":true,"timeoutSeconds":300}}
+{"k":"end","at":62009000000,"id":5,"reason":"canceled","error":"context canceled"}
+`
+
+func TestAStalledStreamingListAndAForcedRelistCountAsTheReplayCountsThem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stalled.jsonl")
+	if err := os.WriteFile(path, []byte(stalledStreamTrace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := analyzeFile(t, path, Options{}).Resources[0]
+	want := replaySummary(t, path).Counters
+	got := res.Counters
+	got.Backoffs = want.Backoffs
+	if got != want || want.Lists != 3 || want.Relists != 2 {
+		t.Errorf("counters:\n got %+v\nwant %+v (3 lists: the stalled stream, the LIST fallback, the forced relist)", got, want)
+	}
+	stream := res.Requests[0]
+	if stream.Kind != KindStreamingList || stream.Class != EndCanceled || stream.InitialEventsEnd != 0 || stream.List != 1 {
+		t.Errorf("the streaming list: got %+v, want a canceled streaming list without its initial-events-end, list 1", stream)
+	}
+	if len(res.Relists) != 2 {
+		t.Fatalf("relists: got %d, want 2", len(res.Relists))
+	}
+	if r := res.Relists[0]; r.Outcome != RelistFirstComplete || !strings.Contains(r.After, "streaming list #1: canceled: initial-events-end bookmark did not arrive in time") {
+		t.Errorf("the fallback: got %+v, want the first complete list, after the stalled stream", r)
+	}
+	if r := res.Relists[1]; r.Outcome != RelistCompleted || r.Diff == nil || r.Diff.NRecreated != 1 || r.Diff.NDeleted != 1 || !strings.Contains(r.After, "watch #3: canceled: forced relist") {
+		t.Errorf("the forced relist: got %+v, diff %+v; want completed after the forced relist, a deleted and b recreated", r, r.Diff)
+	}
+}
+
+func TestTheEdgesOfTheProtocolCountAsTheReplayCountsThem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "edge.jsonl")
+	if err := os.WriteFile(path, []byte(edgeTrace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeFile(t, path, Options{})
+	res := rep.Resources[0]
+	want := replaySummary(t, path).Counters
+	got := res.Counters
+	if res.BackoffsKnown {
+		t.Error("backoffs known, want unknown: the trace has no decisions")
+	}
+	got.Backoffs = want.Backoffs
+	if got != want {
+		t.Errorf("counters:\n got %+v\nwant %+v", got, want)
+	}
+	if want.Lists != 3 || want.Relists != 2 || want.Gone != 1 || want.TooLargeResourceVersion != 1 || want.ResourceVersionBackwards != 1 {
+		t.Errorf("the replay counted %+v; the trace was written for 3 lists, 2 relists, one 410, one too-large and one RV backwards", want)
+	}
+	classes := map[int64]EndClass{}
+	for _, r := range res.Requests {
+		classes[r.ID] = r.Class
+	}
+	for id, c := range map[int64]EndClass{1: EndError, 2: EndClosed, 3: EndGone, 6: EndError, 9: EndOpen} {
+		if classes[id] != c {
+			t.Errorf("request %d: got class %q, want %q", id, classes[id], c)
+		}
+	}
+	if r := res.Requests[8]; r.End != 21*time.Millisecond || r.Events != 1 {
+		t.Errorf("the open watch: got end %v and %d events, want the trace's end (21ms) and 1 event", r.End, r.Events)
+	}
+	if len(res.Relists) != 2 {
+		t.Fatalf("relists: got %d, want 2", len(res.Relists))
+	}
+	first, second := res.Relists[0], res.Relists[1]
+	if first.Outcome != RelistFirstComplete || first.FirstRequest != 4 || first.LastRequest != 5 || !strings.Contains(first.After, "list #3: error 410 Expired: The provided continue parameter is too old") {
+		t.Errorf("list #2: got %+v, want the first complete list, requests 4-5, after the 410 of list #3", first)
+	}
+	d := second.Diff
+	if second.Outcome != RelistCompleted || d == nil || d.NUpdated != 1 || d.NDeleted != 0 || d.Unchanged != 1 || d.Updated[0].Ref.Name != "b" || d.Updated[0].Labels["app"] != "b" {
+		t.Errorf("list #3: got %+v with diff %+v, want completed with b updated", second, d)
+	}
+	if !strings.Contains(second.After, "watch #6: error 504 Timeout: Too large resource version") {
+		t.Errorf("list #3 came after %q, want the too-large answer to watch #6", second.After)
+	}
+	kinds := map[MarkerKind]int{}
+	for _, m := range res.Markers {
+		kinds[m.Kind]++
+	}
+	if kinds[MarkGone] != 1 || kinds[MarkRelist] != 1 || kinds[MarkRVBackwards] != 1 || kinds[MarkBackoff] != 0 {
+		t.Errorf("markers: got %v, want one 410, one relist, one RV backwards", kinds)
+	}
+}

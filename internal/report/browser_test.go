@@ -1,0 +1,493 @@
+package report
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/net/websocket"
+)
+
+// The browser test loads reports from disk in headless Chromium (Debian's
+// chromium package; .ci/run installs it) with the network off, through the
+// DevTools protocol: no console errors, no request but the file itself, one
+// bar per request, the page's script works (zoom, sort, read-out), and no
+// hostile string ran as script. A missing browser fails the test: install
+// it with `apt-get install chromium`, or point WATCHCACHE_CHROMIUM at one.
+// WATCHCACHE_REPORT_SCREENSHOTS=DIR keeps a screenshot of each report there.
+
+// browserDeadline bounds every exchange with the browser, so a browser that
+// hangs fails the test instead of blocking it; it is no assertion on speed.
+const browserDeadline = 2 * time.Minute
+
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("WATCHCACHE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no Chromium found: install Debian's chromium package (apt-get install -y chromium; .ci/run does) or set WATCHCACHE_CHROMIUM")
+	return ""
+}
+
+// browser is a headless Chromium driven through the DevTools protocol.
+type browser struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	ws     *websocket.Conn
+	next   int
+	events []cdpMessage
+}
+
+type cdpMessage struct {
+	ID     int             `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// startBrowser starts Chromium with the network off and opens its first page.
+func startBrowser(t *testing.T) *browser {
+	t.Helper()
+	cmd := exec.Command(chromiumPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+		"--disable-default-apps", "--disable-extensions", "--no-default-browser-check", "--mute-audio",
+		"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9", "--hide-scrollbars",
+		"--window-size=1280,1400", "--user-data-dir="+t.TempDir(),
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--remote-allow-origins=http://127.0.0.1",
+		"about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers are stopped with it
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", cmd.Path, err)
+	}
+	b := &browser{t: t, cmd: cmd}
+	t.Cleanup(b.stop)
+	// Chromium says where DevTools listens on stderr; the rest of stderr is drained.
+	endpoint := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		found := false
+		for sc.Scan() {
+			if line := sc.Text(); !found && strings.HasPrefix(line, "DevTools listening on ") {
+				found = true
+				endpoint <- strings.TrimPrefix(line, "DevTools listening on ")
+			}
+		}
+		if !found {
+			close(endpoint)
+		}
+	}()
+	var browserURL string
+	select {
+	case u, ok := <-endpoint:
+		if !ok {
+			t.Fatalf("%s exited without opening DevTools", cmd.Path)
+		}
+		browserURL = u
+	case <-time.After(browserDeadline):
+		t.Fatal("Chromium did not open DevTools")
+	}
+	// The page target's socket, from the browser's own HTTP endpoint on loopback.
+	host := strings.TrimPrefix(browserURL, "ws://")
+	host = host[:strings.Index(host, "/")]
+	client := http.Client{Timeout: browserDeadline}
+	resp, err := client.Get("http://" + host + "/json/list")
+	if err != nil {
+		t.Fatalf("listing DevTools targets: %v", err)
+	}
+	defer resp.Body.Close()
+	var targets []struct{ Type, WebSocketDebuggerURL string }
+	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
+		t.Fatalf("listing DevTools targets: %v", err)
+	}
+	for _, tg := range targets {
+		if tg.Type == "page" {
+			b.ws, err = websocket.Dial(tg.WebSocketDebuggerURL, "", "http://127.0.0.1")
+			if err != nil {
+				t.Fatalf("connecting to the page: %v", err)
+			}
+			b.ws.MaxPayloadBytes = 256 << 20 // screenshots
+			break
+		}
+	}
+	if b.ws == nil {
+		t.Fatalf("no page target among %+v", targets)
+	}
+	for _, m := range []string{"Runtime.enable", "Log.enable", "Network.enable", "Page.enable"} {
+		b.call(m, nil, nil)
+	}
+	b.call("Network.emulateNetworkConditions", map[string]any{"offline": true, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}, nil)
+	return b
+}
+
+func (b *browser) stop() {
+	if b.ws != nil {
+		_ = b.ws.Close()
+	}
+	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+	_ = b.cmd.Wait()
+}
+
+func (b *browser) receive() cdpMessage {
+	b.t.Helper()
+	if err := b.ws.SetReadDeadline(time.Now().Add(browserDeadline)); err != nil {
+		b.t.Fatal(err)
+	}
+	var m cdpMessage
+	if err := websocket.JSON.Receive(b.ws, &m); err != nil {
+		b.t.Fatalf("reading from the browser: %v", err)
+	}
+	return m
+}
+
+// call sends a command and waits for its answer, keeping the events that come first.
+func (b *browser) call(method string, params, result any) {
+	b.t.Helper()
+	b.next++
+	msg := map[string]any{"id": b.next, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	if err := websocket.JSON.Send(b.ws, msg); err != nil {
+		b.t.Fatalf("%s: %v", method, err)
+	}
+	for {
+		m := b.receive()
+		if m.ID != b.next {
+			if m.Method != "" {
+				b.events = append(b.events, m)
+			}
+			continue
+		}
+		if m.Error != nil {
+			b.t.Fatalf("%s: %s", method, m.Error.Message)
+		}
+		if result != nil {
+			if err := json.Unmarshal(m.Result, result); err != nil {
+				b.t.Fatalf("%s: %v", method, err)
+			}
+		}
+		return
+	}
+}
+
+// waitFor returns the first event of that method, received or to come.
+func (b *browser) waitFor(method string) cdpMessage {
+	b.t.Helper()
+	for i, e := range b.events {
+		if e.Method == method {
+			b.events = append(b.events[:i:i], b.events[i+1:]...)
+			return e
+		}
+	}
+	for {
+		m := b.receive()
+		if m.Method == method {
+			return m
+		}
+		if m.Method != "" {
+			b.events = append(b.events, m)
+		}
+	}
+}
+
+// eval evaluates a JavaScript expression and decodes its JSON value into v.
+func (b *browser) eval(expr string, v any) {
+	b.t.Helper()
+	var res struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text      string `json:"text"`
+			Exception struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	b.call("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}, &res)
+	if res.ExceptionDetails != nil {
+		b.t.Fatalf("evaluating %q: %s %s", expr, res.ExceptionDetails.Text, res.ExceptionDetails.Exception.Description)
+	}
+	if v != nil {
+		if err := json.Unmarshal(res.Result.Value, v); err != nil {
+			b.t.Fatalf("evaluating %q: %v (%s)", expr, err, res.Result.Value)
+		}
+	}
+}
+
+// problems are the console errors, exceptions, CSP reports and requests other
+// than file: and data: URLs seen since the last call.
+func (b *browser) problems() []string {
+	var out []string
+	for _, e := range b.events {
+		var p struct {
+			Type  string `json:"type"`
+			Entry struct {
+				Level, Text, URL string
+			} `json:"entry"`
+			Args             []struct{ Value any } `json:"args"`
+			ExceptionDetails struct {
+				Text      string `json:"text"`
+				Exception struct {
+					Description string `json:"description"`
+				} `json:"exception"`
+			} `json:"exceptionDetails"`
+			Request struct{ URL string } `json:"request"`
+		}
+		_ = json.Unmarshal(e.Params, &p)
+		switch e.Method {
+		case "Runtime.exceptionThrown":
+			out = append(out, "exception: "+p.ExceptionDetails.Text+" "+p.ExceptionDetails.Exception.Description)
+		case "Runtime.consoleAPICalled":
+			if p.Type == "error" || p.Type == "warning" || p.Type == "assert" {
+				out = append(out, fmt.Sprintf("console.%s: %v", p.Type, p.Args))
+			}
+		case "Log.entryAdded":
+			if p.Entry.Level == "error" || p.Entry.Level == "warning" {
+				out = append(out, fmt.Sprintf("log %s: %s %s", p.Entry.Level, p.Entry.Text, p.Entry.URL))
+			}
+		case "Network.requestWillBeSent":
+			if u := p.Request.URL; !strings.HasPrefix(u, "file:") && !strings.HasPrefix(u, "data:") {
+				out = append(out, "the page requested "+u)
+			}
+		}
+	}
+	b.events = nil
+	return out
+}
+
+// open loads a file and waits for its load event.
+func (b *browser) open(path string) {
+	b.t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.events = nil
+	b.call("Page.navigate", map[string]any{"url": "file://" + abs}, nil)
+	b.waitFor("Page.loadEventFired")
+}
+
+func (b *browser) mouse(typ string, x, y float64, clicks int) {
+	b.t.Helper()
+	p := map[string]any{"type": typ, "x": x, "y": y, "button": "left", "clickCount": clicks}
+	if typ == "mouseMoved" {
+		p["button"] = "none"
+		if clicks > 0 {
+			p["button"], p["buttons"] = "left", 1
+		}
+		p["clickCount"] = 0
+	}
+	b.call("Input.dispatchMouseEvent", p, nil)
+}
+
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	var shot struct{ Data string }
+	b.call("Page.captureScreenshot", map[string]any{"format": "png"}, &shot)
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil || len(png) < 1000 || string(png[1:4]) != "PNG" {
+		b.t.Fatalf("screenshot: got %d bytes (%v), want a PNG", len(png), err)
+	}
+	dir := os.Getenv("WATCHCACHE_REPORT_SCREENSHOTS")
+	if dir == "" {
+		dir = b.t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// pageState is what the test reads from a loaded report.
+type pageState struct {
+	Ready    string `json:"ready"`
+	Bars     int    `json:"bars"`
+	Rows     int    `json:"rows"`
+	Title    string `json:"title"`
+	Pwned    string `json:"pwned"`
+	Images   int    `json:"images"`
+	Scripts  int    `json:"scripts"`
+	Timeline int    `json:"timelines"`
+}
+
+const readState = `(() => ({
+	ready: document.documentElement.getAttribute("data-ready") || "",
+	bars: document.querySelectorAll("svg.timeline .req").length,
+	rows: document.querySelectorAll("table.requests tbody tr[id]").length,
+	title: document.title,
+	pwned: typeof window.__pwned,
+	images: document.images.length,
+	scripts: document.scripts.length,
+	timelines: document.querySelectorAll("svg.timeline").length,
+}))()`
+
+func writeReport(t *testing.T, trace, dir string) string {
+	t.Helper()
+	rep := analyzeFile(t, trace, Options{Name: filepath.Base(trace)})
+	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(trace), ".jsonl")+".html")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteHTML(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
+	b := startBrowser(t)
+	dir := t.TempDir()
+	traces := append(bundledTraces(t), writeHostileTrace(t, dir))
+	for _, tr := range traces {
+		name := strings.TrimSuffix(filepath.Base(tr), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			b.t = t
+			page := writeReport(t, tr, dir)
+			b.open(page)
+			var st pageState
+			b.eval(readState, &st)
+			want := lineKinds(t, tr)["request"]
+			if st.Ready != "true" {
+				t.Errorf("the page's script did not finish (data-ready %q)", st.Ready)
+			}
+			if st.Bars != want || st.Rows != want {
+				t.Errorf("got %d bars and %d request rows, want %d of each (the request lines)", st.Bars, st.Rows, want)
+			}
+			if wantTitle := "watchcache report: " + filepath.Base(tr); st.Title != wantTitle || st.Pwned != "undefined" || st.Images != 0 || st.Scripts != 2 {
+				t.Errorf("got title %q, window.__pwned %s, %d images, %d scripts; want title %q, no __pwned, no images, 2 scripts",
+					st.Title, st.Pwned, st.Images, st.Scripts, wantTitle)
+			}
+			if st.Timeline != len(analyzeFile(t, tr, Options{}).Resources) {
+				t.Errorf("got %d timelines, want one per resource", st.Timeline)
+			}
+			for i := 0; i < st.Timeline; i++ {
+				b.interact(t, i)
+			}
+			b.eval(readState, &st)
+			if st.Title != "watchcache report: "+filepath.Base(tr) || st.Pwned != "undefined" {
+				t.Errorf("after hovering and zooming: title %q, window.__pwned %s", st.Title, st.Pwned)
+			}
+			b.screenshot(name)
+			for _, p := range b.problems() {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// interact zooms into the middle of resource i's timeline by dragging,
+// hovers its event chart, goes back to the whole run with a double-click,
+// sorts its requests by duration both ways, and clicks one of its bars. The
+// other resources' timelines stay as they were.
+func (b *browser) interact(t *testing.T, i int) {
+	t.Helper()
+	sec := fmt.Sprintf(`document.querySelector("section#res-%d")`, i)
+	var box struct{ X, Y, W, H float64 }
+	b.eval(`(() => { const s = `+sec+`.querySelector("svg.timeline"); s.scrollIntoView({block: "center"});
+		const r = s.getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height}; })()`, &box)
+	scale := box.W / 1200
+	left, right := box.X+(plotX+plotWidth*0.3)*scale, box.X+(plotX+plotWidth*0.6)*scale
+	y := box.Y + (axisHeight+barHeight)*scale
+	b.mouse("mouseMoved", left, y, 0)
+	b.mouse("mousePressed", left, y, 1)
+	b.mouse("mouseMoved", (left+right)/2, y, 1)
+	b.mouse("mouseMoved", right, y, 1)
+	b.mouse("mouseReleased", right, y, 1)
+	var zoom struct{ ViewBox, Range string }
+	b.eval(`({viewBox: `+sec+`.querySelector("svg.plot").getAttribute("viewBox"), range: `+sec+`.querySelector(".tl-range").textContent})`, &zoom)
+	if strings.HasPrefix(zoom.ViewBox, "0 0 ") || !strings.Contains(zoom.Range, " to ") {
+		t.Errorf("after a drag across the middle: viewBox %q, range %q; want a zoomed range", zoom.ViewBox, zoom.Range)
+	}
+	var others []string
+	b.eval(`Array.from(document.querySelectorAll("section.resource")).filter(s => s.id !== "res-`+fmt.Sprint(i)+`").map(s => s.querySelector("svg.plot").getAttribute("viewBox"))`, &others)
+	for _, vb := range others {
+		if !strings.HasPrefix(vb, "0 0 ") {
+			t.Errorf("zooming resource %d's timeline zoomed another to %q", i, vb)
+		}
+	}
+	// Hover the event chart: the read-out names the bucket's events.
+	var chart struct{ X, Y float64 }
+	b.eval(`(() => { const r = `+sec+`.querySelector("svg.c-rate").getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &chart)
+	b.mouse("mouseMoved", chart.X, chart.Y, 0)
+	var tip struct {
+		Hidden bool
+		Text   string
+	}
+	b.eval(`(() => { const t = `+sec+`.querySelector(".tip"); return {hidden: t.hidden, text: t.textContent}; })()`, &tip)
+	if tip.Hidden || !strings.Contains(tip.Text, "MODIFIED") {
+		t.Errorf("hovering the event chart: tip hidden %v, text %q; want the bucket's counts", tip.Hidden, tip.Text)
+	}
+	// A double-click on the axis goes back to the whole run.
+	axisY := box.Y + 8*scale
+	b.mouse("mouseMoved", box.X+box.W/2, axisY, 0)
+	b.mouse("mousePressed", box.X+box.W/2, axisY, 1)
+	b.mouse("mouseReleased", box.X+box.W/2, axisY, 1)
+	b.mouse("mousePressed", box.X+box.W/2, axisY, 2)
+	b.mouse("mouseReleased", box.X+box.W/2, axisY, 2)
+	b.eval(sec+`.querySelector("svg.plot").getAttribute("viewBox")`, &zoom.ViewBox)
+	if !strings.HasPrefix(zoom.ViewBox, "0 0 ") {
+		t.Errorf("after a double-click: viewBox %q, want the whole run", zoom.ViewBox)
+	}
+	// Sort the requests by duration: ascending, then descending.
+	var order struct{ Asc, Desc []float64 }
+	b.eval(`(() => {
+		const th = `+sec+`.querySelectorAll("table.requests thead th")[3];
+		const col = () => Array.from(`+sec+`.querySelectorAll("table.requests tbody tr[id]")).map(r => parseFloat(r.cells[3].getAttribute("data-v")));
+		th.click(); const asc = col(); th.click(); return {asc: asc, desc: col()};
+	})()`, &order)
+	for i := 1; i < len(order.Asc); i++ {
+		if order.Asc[i] < order.Asc[i-1] || order.Desc[i] > order.Desc[i-1] {
+			t.Errorf("sorting by duration: got %v then %v, want ascending then descending", order.Asc, order.Desc)
+			break
+		}
+	}
+	// A bar click goes to its row.
+	var hash string
+	b.eval(`(() => { const a = `+sec+`.querySelector("svg.timeline a.req"); a.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true})); return location.hash; })()`, &hash)
+	if !strings.HasPrefix(hash, fmt.Sprintf("#r%d-", i)) {
+		t.Errorf("after clicking a bar: location.hash %q, want its request row", hash)
+	}
+}
+
+// TestTheBrowserTestFailsWithoutABrowser keeps the promise that a missing
+// Chromium fails the browser test rather than skipping it.
+func TestTheBrowserTestFailsWithoutABrowser(t *testing.T) {
+	if os.Getenv("WATCHCACHE_BROWSER_PROBE") == "1" {
+		chromiumPath(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTheBrowserTestFailsWithoutABrowser$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "WATCHCACHE_BROWSER_PROBE=1", "PATH="+t.TempDir(), "WATCHCACHE_CHROMIUM=")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(string(out), "no Chromium found") || strings.Contains(string(out), "SKIP") {
+		t.Errorf("without a browser: got %v:\n%s\nwant a failure that says so", err, out)
+	}
+}

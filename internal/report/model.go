@@ -1,0 +1,259 @@
+// Package report turns a trace into one self-contained HTML page: the run's
+// header and counters, a timeline per resource (every request as a bar,
+// markers for 410s, relists, backoffs, bookmarks and resourceVersion
+// anomalies, the object count, the bookmark age and event rates over time),
+// and tables of the relists and requests.
+//
+// It reads the trace once, line by line, with pkg/trace's Reader and derives
+// everything from the lines, without running the reflector: the cache is a
+// store.Writer fed from the lines (so the relist diffs, UID mismatches and
+// duplicates are the store's own), and the counters follow the reflector's
+// rules on what the wire says. That also serves traces the reflector could
+// not replay, such as a future proxy mode's (another client's requests).
+// Memory is bounded by the cache, the capped lists of requests and relists,
+// and a fixed number of time buckets, never by the number of events.
+package report
+
+import (
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+// Report is what a trace says, ready to render.
+type Report struct {
+	// Name is the trace's name as the report shows it (its file name).
+	Name   string
+	Header trace.Header
+	// Duration is the largest `at` of the trace: how long the recording ran.
+	Duration time.Duration
+	// Lines counts the lines read after the header.
+	Lines int
+	// Decisions counts the recorded decisions (`note` lines).
+	Decisions int
+	// Warnings are the reader's and the analysis's (lines it could not place).
+	Warnings []string
+	// Resources has one entry per watched resource; a version-1 trace has one.
+	Resources []*Resource
+	// Alerts are the alert rules that tripped while recording.
+	Alerts AlertSection
+}
+
+// AlertSection is where the alert rules a recording evaluated report what
+// tripped. Until a trace carries alert notes, Evaluated is false and the
+// report says that no alert rules were evaluated.
+type AlertSection struct {
+	// Evaluated is true when the trace has at least one alert note.
+	Evaluated bool
+	// Tripped are the alert notes, capped at MaxAlerts; Total counts them all.
+	Tripped []Alert
+	Total   int
+}
+
+// Alert is one alert rule that tripped, from a `note` line whose reason is ReasonAlert.
+type Alert struct {
+	At       time.Duration
+	Resource string
+	// Rule is the tripped rule's name (the note's state), Detail its sentence.
+	Rule, Detail string
+}
+
+// ReasonAlert is the `note` reason under which a recording reports a tripped
+// alert rule: the note's state names the rule and its detail says what
+// tripped it. The alert-rule feature owns this word; the report only shows
+// what such notes say.
+const ReasonAlert reflector.Reason = "alert"
+
+// Resource is one watched resource: its counters, timeline and tables.
+type Resource struct {
+	// Index is the resource's position in the trace (0 in a version-1 trace).
+	Index int
+	// Header is the resource as the trace's header describes it: what was
+	// watched, where, how much of each object was kept, and the options.
+	Header trace.ResourceHeader
+	Info   reflector.Resource
+	// Name is "resource.version.group", as the summary names it.
+	Name                                    string
+	Namespace, LabelSelector, FieldSelector string
+	// Counters are the same as a replay's summary counts. Backoffs are the
+	// recording client's decisions, not on the wire: they come from its
+	// `note` lines, and BackoffsKnown is false when the trace has none.
+	Counters      reflector.Counters
+	BackoffsKnown bool
+	// Objects and ResourceVersion are the cache and the cursor at the end.
+	Objects         int
+	ResourceVersion string
+	// BookmarkRV and BookmarkAt are the last bookmark (BookmarkAt < 0: none).
+	BookmarkRV string
+	BookmarkAt time.Duration
+	// Requests are the requests shown, in order: all of them, or the first
+	// and last MaxRequests/2 when there are more (RequestsTotal counts all).
+	Requests      []*Request
+	RequestsTotal int
+	// RequestsGap is the index in Requests of the first one after those
+	// left out (meaningful when RequestsTotal > len(Requests)).
+	RequestsGap int
+	// Relists are the full lists after the first (the `relists` counter),
+	// capped like Requests.
+	Relists      []*Relist
+	RelistsTotal int
+	RelistsGap   int
+	// Markers are the timeline's point and span markers (see MarkerKind).
+	Markers []Marker
+	// MarkersDropped counts markers beyond MaxMarkers, per kind.
+	MarkersDropped map[MarkerKind]int
+	// Buckets aggregate events, bookmarks and the object count over time;
+	// each is BucketWidth long, the first starting at 0.
+	Buckets     []Bucket
+	BucketWidth time.Duration
+}
+
+// RequestKind says how a request is drawn.
+type RequestKind string
+
+const (
+	// KindListPage is one LIST request (one page).
+	KindListPage RequestKind = "list"
+	// KindStreamingList is a watch with sendInitialEvents=true.
+	KindStreamingList RequestKind = "stream"
+	// KindWatch is any other watch.
+	KindWatch RequestKind = "watch"
+)
+
+// EndClass is what a request's colour says about its end.
+type EndClass string
+
+// End classes: the end reasons, 410 Gone (an end with status 410, or an
+// ERROR event with it), and no end at all (the trace stops first).
+const (
+	EndClosed   EndClass = "closed"
+	EndTimeout  EndClass = "timeout"
+	EndError    EndClass = "error"
+	EndGone     EndClass = "gone"
+	EndCanceled EndClass = "canceled"
+	EndOpen     EndClass = "open"
+)
+
+// Request is one LIST or WATCH request and how it ended.
+type Request struct {
+	ID   int64
+	Verb reflector.Verb
+	Kind RequestKind
+	// Opts are the options as sent.
+	Opts reflector.RequestOptions
+	// Start and End are offsets from the trace's start; End is the trace's
+	// end when the request has no end line.
+	Start, End time.Duration
+	// Class is how it ended; Reason is the end line's reason ("" if none).
+	Class  EndClass
+	Reason reflector.EndReason
+	// Code, StatusReason and Message are the server's Status (an ERROR
+	// event's, else the end line's); Error is the end line's error.
+	Code                  int32
+	StatusReason, Message string
+	Error                 string
+	// Items are a LIST's item lines; Events a watch's event lines (bookmarks
+	// and ERROR included), Bookmarks its bookmarks.
+	Items, Events, Bookmarks int
+	// PageRV, Continue and Remaining are a LIST page's collection
+	// resourceVersion, next continue token and remainingItemCount.
+	PageRV, Continue string
+	Remaining        *int64
+	// InitialEventsEnd is when a streaming list's initial-events-end
+	// bookmark came (0: it did not).
+	InitialEventsEnd time.Duration
+	// List is the number of the full list this request belongs to (1 the
+	// first), 0 for a watch after its list.
+	List int
+}
+
+// Relist is one full list after the first, and what it found.
+type Relist struct {
+	// Number is the list's number (2 for the first relist).
+	Number int
+	// After says what ended the request before the relist started.
+	After string
+	// FirstRequest and LastRequest are the list's requests.
+	FirstRequest, LastRequest int64
+	Start                     time.Duration
+	// Outcome is how the list ended; End is when (the trace's end if it did not).
+	Outcome RelistOutcome
+	End     time.Duration
+	// Diff is the store's relist diff when a complete list replaced an
+	// earlier one; entries beyond MaxDiffEntries per kind are dropped, the
+	// counts stay.
+	Diff *Diff
+}
+
+// RelistOutcome says how a relist ended.
+type RelistOutcome string
+
+const (
+	// RelistCompleted: the list completed and replaced the cache.
+	RelistCompleted RelistOutcome = "completed"
+	// RelistFirstComplete: it completed, but no list had completed before
+	// (the first list did not), so there is nothing to compare.
+	RelistFirstComplete RelistOutcome = "first-complete"
+	// RelistRestarted: a new list started before it completed.
+	RelistRestarted RelistOutcome = "restarted"
+	// RelistUnfinished: the trace ended before it completed.
+	RelistUnfinished RelistOutcome = "unfinished"
+)
+
+// Diff is a relist diff with its entries capped.
+type Diff struct {
+	ResourceVersion string
+	Before, After   int
+	// Deleted, Recreated, Updated and Added are the first entries of each
+	// kind, sorted by namespace and name; the counts are of all of them.
+	Deleted, Recreated, Updated, Added                []DiffObject
+	NDeleted, NRecreated, NUpdated, NAdded, Unchanged int
+}
+
+// DiffObject is one object of a relist diff and its labels: the listed
+// object's, or for a missed delete the cached one's.
+type DiffObject struct {
+	store.DiffEntry
+	Labels map[string]string
+}
+
+// MarkerKind names a timeline marker.
+type MarkerKind string
+
+const (
+	// MarkGone: a request ended with 410 Gone.
+	MarkGone MarkerKind = "gone"
+	// MarkRelist: a full list completed after an earlier one (list-complete after the first).
+	MarkRelist MarkerKind = "relist"
+	// MarkBackoff: a recorded backoff, from its decision to the next request.
+	MarkBackoff MarkerKind = "backoff"
+	// MarkRVBackwards: an event or bookmark carried a resourceVersion older than the cursor.
+	MarkRVBackwards MarkerKind = "rv-backwards"
+)
+
+// Marker is one point (At) or span (At to End) on the timeline.
+type Marker struct {
+	Kind    MarkerKind
+	At, End time.Duration
+	// Request is the request it belongs to (0 for none); Relist the
+	// number of the relist it completes (0 for none).
+	Request int64
+	Relist  int
+	Detail  string
+}
+
+// Bucket aggregates one stretch of time.
+type Bucket struct {
+	// Added, Modified and Deleted count the watch events applied (as the counters do).
+	Added, Modified, Deleted int
+	// Bookmarks counts bookmarks; FirstBookmark and LastBookmark are the
+	// first's and last's times (valid when Bookmarks > 0).
+	Bookmarks                   int
+	FirstBookmark, LastBookmark time.Duration
+	// HasObjects is true when the object count changed in the bucket;
+	// ObjectsMin, ObjectsMax and ObjectsLast are its values then.
+	HasObjects                          bool
+	ObjectsMin, ObjectsMax, ObjectsLast int
+}

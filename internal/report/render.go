@@ -1,0 +1,403 @@
+package report
+
+import (
+	"bufio"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+var (
+	//go:embed report.html.tmpl
+	pageTemplate string
+	//go:embed report.css
+	pageCSS string
+	//go:embed report.js
+	pageScript string
+)
+
+// parsePage parses the page template; it is static, so an error is a bug caught by every test.
+func parsePage() (*template.Template, error) {
+	return template.New("report").Funcs(template.FuncMap{"count": formatCount}).Parse(pageTemplate)
+}
+
+// scriptHash is the Content-Security-Policy hash of the page's one script:
+// the policy lets only that script run, so even markup that slipped through
+// escaping could not run any.
+func scriptHash() string {
+	sum := sha256.Sum256([]byte(pageScript))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// WriteHTML writes the report as one self-contained HTML page: inline CSS,
+// inline SVG and one inline script, nothing loaded from anywhere. Everything
+// that comes from the trace is escaped by html/template for where it stands
+// (text, attribute, or the JSON data the script reads).
+func (r *Report) WriteHTML(w io.Writer) error {
+	t, err := parsePage()
+	if err != nil {
+		return fmt.Errorf("report template: %w", err)
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := t.Execute(bw, newPageView(r)); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+// maxOpenDiff is how many objects a relist's diff may have to be shown open.
+const maxOpenDiff = 10
+
+// pageView is everything the template shows.
+type pageView struct {
+	Title, Name string
+	CSP         string
+	CSS         template.CSS
+	Script      template.JS
+	Data        pageData
+	Header      []keyValue
+	// Index lists every resource of the trace, each linking to its section.
+	Index     []indexRow
+	Warnings  []string
+	Alerts    AlertSection
+	AlertRows []alertRow
+	Resources []resourceView
+	Decisions string
+}
+
+type keyValue struct{ Key, Value, Hint string }
+
+// indexRow is one resource in the header's list of them.
+type indexRow struct {
+	Anchor, Name, Kind, Scope, Objects, Strategy, Wire string
+	Lists, Relists, Gone, Events, End                  string
+	Alarm                                              bool
+}
+
+type alertRow struct{ At, Resource, Rule, Detail string }
+
+type resourceView struct {
+	Index                                   int
+	Name, Kind, Scope                       string
+	Counters                                []counterView
+	State                                   []keyValue
+	Options                                 []keyValue
+	Timeline                                timelineView
+	Requests                                []requestView
+	RequestsTotal, RequestsHidden           int
+	Relists                                 []relistView
+	RelistsTotal, RelistsHidden, RelistRows int
+}
+
+type counterView struct {
+	Label, Value, Hint string
+	// Alarm marks a counter whose non-zero value is worth a look.
+	Alarm bool
+}
+
+type requestView struct {
+	Anchor, Kind, Class               string
+	ID                                int64
+	Start, Duration                   string
+	StartV, DurationV                 int64
+	RV, Match, Limit, Continue, Token string
+	InitialEvents, Bookmarks, Timeout string
+	Count, End                        string
+	CountV                            int
+	// Gap is the first request after the ones left out.
+	Gap              bool
+	TimeoutV, LimitV int64
+	RVMissing        bool
+}
+
+type relistView struct {
+	Anchor                                             string
+	Number                                             int
+	Start, End, Took, After, Outcome, RV               string
+	StartV, TookV                                      int64
+	Before, AfterN, Deleted, Recreated, Updated, Added int
+	Unchanged                                          int
+	HasDiff                                            bool
+	FirstRequest, LastRequest                          int64
+	FirstHref, LastHref                                string
+	Rows                                               []diffRow
+	More                                               int
+	// Gap is the first relist after the ones left out.
+	Gap bool
+	// Open shows a short diff's objects without a click.
+	Open bool
+}
+
+// pageData is the JSON the page's script reads: the time range and the
+// buckets behind the charts' hover read-outs.
+type pageData struct {
+	Start     time.Time      `json:"start"`
+	Resources []resourceData `json:"resources"`
+}
+
+type resourceData struct {
+	Name      string  `json:"name"`
+	Namespace string  `json:"namespace"`
+	SpanMS    float64 `json:"spanMs"`
+	BucketMS  float64 `json:"bucketMs"`
+	Added     []int   `json:"added"`
+	Modified  []int   `json:"modified"`
+	Deleted   []int   `json:"deleted"`
+	Bookmarks []int   `json:"bookmarks"`
+	// Objects is the object count at each bucket's end, -1 before the first list.
+	Objects []int `json:"objects"`
+}
+
+func newPageView(r *Report) *pageView {
+	h := r.Header
+	name := r.Name
+	if name == "" {
+		name = "trace"
+	}
+	v := &pageView{Title: "watchcache report: " + clip(name, 120), Name: clip(name, 240),
+		CSP: "default-src 'none'; script-src " + scriptHash() + "; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'",
+		CSS: template.CSS(pageCSS), Script: template.JS(pageScript), Warnings: r.Warnings, Alerts: r.Alerts}
+	span := max(r.Duration, time.Millisecond)
+	v.Data.Start = h.StartedAt
+	started := h.StartedAt.UTC().Format("2006-01-02 15:04:05.000 MST")
+	resources := "1 resource"
+	if n := len(h.Resources); n != 1 {
+		resources = formatCount(n) + " resources"
+	}
+	v.Header = []keyValue{
+		{"server", clip(h.Server, clipMessage) + versionSuffix(h.ServerVersion), ""},
+		{"started", started, "the header's startedAt"},
+		{"duration", formatDuration(r.Duration), "the last line's time"},
+		{"recorded by", clip(h.Tool, 64), ""},
+		{"trace", fmt.Sprintf("format version %d, %s lines after the header, %s", h.V, formatCount(r.Lines), resources), ""},
+	}
+	v.Decisions = formatCount(r.Decisions)
+	for _, a := range r.Alerts.Tripped {
+		v.AlertRows = append(v.AlertRows, alertRow{At: formatOffset(a.At), Resource: a.Resource, Rule: clip(a.Rule, clipName), Detail: clip(a.Detail, clipMessage)})
+	}
+	for _, res := range r.Resources {
+		v.Resources = append(v.Resources, v.resource(r, res, span))
+		v.Index = append(v.Index, indexRowOf(res))
+		v.Data.Resources = append(v.Data.Resources, resourceDataOf(res, span))
+	}
+	return v
+}
+
+// indexRowOf is a resource as the header lists it: what was watched, how,
+// and the counters that say whether its section is worth a look.
+func indexRowOf(res *Resource) indexRow {
+	c := res.Counters
+	n := func(v int64) string { return formatCount(int(v)) }
+	wire := string(res.Header.Options.Wire)
+	if wire == "" {
+		wire = "json"
+	}
+	return indexRow{Anchor: resourceAnchor(res.Index), Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
+		Objects: string(res.Header.Objects), Strategy: string(res.Header.Options.Strategy), Wire: wire,
+		Lists: n(c.Lists), Relists: n(c.Relists), Gone: n(c.Gone), Events: n(c.Added + c.Modified + c.Deleted), End: formatCount(res.Objects),
+		Alarm: c.Relists > 0 || c.Gone > 0 || c.UIDMismatches > 0 || c.WatchErrors > 0 || c.ResourceVersionBackwards > 0}
+}
+
+func resourceAnchor(i int) string { return fmt.Sprintf("res-%d", i) }
+
+// resourceOptions are the reflector options the resource was watched with.
+func resourceOptions(h trace.ResourceHeader) []keyValue {
+	o := h.Options
+	wire := string(o.Wire)
+	if wire == "" {
+		wire = "json (not recorded: a trace from before the wire was)"
+	}
+	out := []keyValue{
+		{"initial list", string(o.Strategy), "--initial-list"},
+		{"page size", pageSize(o.PageSize), "--page-size"},
+		{"resourceVersion", quoteEmpty(o.ResourceVersion) + matchSuffix(o.ResourceVersionMatch), "the first list's read"},
+		{"watch timeout", formatDuration(time.Duration(o.WatchTimeout)), "base of the jittered server-side timeout"},
+		{"idle timeout", formatDuration(time.Duration(o.IdleTimeout)), ""},
+		{"initial-events timeout", formatDuration(time.Duration(o.InitialEventsTimeout)), ""},
+		{"metadata only", strconv.FormatBool(o.MetadataOnly), ""},
+		{"wire", wire, "--wire"},
+		{"objects kept", string(h.Objects), "--trace-objects"},
+	}
+	if o.GiveUpAfter > 0 {
+		out = append(out, keyValue{"give up after", formatDuration(time.Duration(o.GiveUpAfter)), ""})
+	}
+	if o.UnsafeSecrets {
+		out = append(out, keyValue{"Secret values", "recorded unredacted", "--trace-unsafe-secrets"})
+	}
+	return out
+}
+
+func versionSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return " (" + clip(v, 64) + ")"
+}
+
+func matchSuffix(m string) string {
+	if m == "" {
+		return ""
+	}
+	return ", match " + m
+}
+
+func pageSize(n int64) string {
+	if n == 0 {
+		return "0 (one response)"
+	}
+	return formatCount(int(n))
+}
+
+func (v *pageView) resource(r *Report, res *Resource, span time.Duration) resourceView {
+	rv := resourceView{Index: res.Index, Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
+		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
+		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
+	rv.Options = resourceOptions(res.Header)
+	c := res.Counters
+	backoffs := formatCount(int(c.Backoffs))
+	backoffHint := "waits after errors (recorded decisions)"
+	if !res.BackoffsKnown {
+		backoffs, backoffHint = "n/a", "the trace has no recorded decisions, so its backoffs are unknown"
+	}
+	n := func(v int64) string { return formatCount(int(v)) }
+	rv.Counters = []counterView{
+		{"lists", n(c.Lists), "full lists started (paginated or streaming)", false},
+		{"relists", n(c.Relists), "full lists after the first", c.Relists > 0},
+		{"list pages", n(c.ListPages), "LIST responses", false},
+		{"watches", n(c.Watches), "WATCH requests (streaming lists included)", false},
+		{"410 Gone", n(c.Gone), "410 Gone answers", c.Gone > 0},
+		{"too large RV", n(c.TooLargeResourceVersion), "\"too large resource version\" answers", c.TooLargeResourceVersion > 0},
+		{"bookmarks", n(c.Bookmarks), "BOOKMARK events", false},
+		{"added", n(c.Added), "ADDED watch events", false},
+		{"modified", n(c.Modified), "MODIFIED watch events", false},
+		{"deleted", n(c.Deleted), "DELETED watch events", false},
+		{"UID mismatches", n(c.UIDMismatches), "applies that replaced another UID, deletes of a stale UID", c.UIDMismatches > 0},
+		{"duplicates", n(c.Duplicates), "events that carried the cached UID and resourceVersion again", c.Duplicates > 0},
+		{"watch errors", n(c.WatchErrors), "watches that ended in an error", c.WatchErrors > 0},
+		{"backoffs", backoffs, backoffHint, c.Backoffs > 0},
+		{"RV backwards", n(c.ResourceVersionBackwards), "events and bookmarks older than the cursor", c.ResourceVersionBackwards > 0},
+	}
+	bookmark := "none"
+	if res.BookmarkAt >= 0 {
+		bookmark = fmt.Sprintf("resourceVersion %s, %s before the end", clip(res.BookmarkRV, 64), formatDuration(r.Duration-res.BookmarkAt))
+	}
+	rv.State = []keyValue{
+		{"objects at the end", formatCount(res.Objects), ""},
+		{"resourceVersion at the end", quoteEmpty(clip(res.ResourceVersion, 64)), "the cursor"},
+		{"last bookmark", bookmark, ""},
+	}
+	rv.Timeline = v.timeline(res, span)
+	for i, q := range res.Requests {
+		view := requestRow(res.Index, q)
+		view.Gap = rv.RequestsHidden > 0 && i == res.RequestsGap
+		rv.Requests = append(rv.Requests, view)
+	}
+	for i, l := range res.Relists {
+		view := relistRow(res.Index, l)
+		view.Gap = rv.RelistsHidden > 0 && i == res.RelistsGap
+		rv.Relists = append(rv.Relists, view)
+	}
+	return rv
+}
+
+func scope(res *Resource) string {
+	s := "all namespaces"
+	if !res.Info.Namespaced {
+		s = "cluster-scoped"
+	}
+	if res.Namespace != "" {
+		s = "namespace " + clip(res.Namespace, clipName)
+	}
+	if res.LabelSelector != "" {
+		s += " · labels " + clip(res.LabelSelector, clipMessage)
+	}
+	if res.FieldSelector != "" {
+		s += " · fields " + clip(res.FieldSelector, clipMessage)
+	}
+	return s
+}
+
+func requestRow(res int, q *Request) requestView {
+	o := q.Opts
+	v := requestView{Anchor: requestAnchor(res, q.ID), ID: q.ID, Kind: q.Kind.Noun(), Class: "c-" + string(q.Class),
+		Start: formatOffset(q.Start), StartV: int64(q.Start), Duration: formatDuration(q.End - q.Start), DurationV: int64(q.End - q.Start),
+		RV: clip(o.ResourceVersion, 64), RVMissing: o.ResourceVersion == "" && o.Continue == "", Match: o.ResourceVersionMatch,
+		Continue: abbreviate(o.Continue, clipToken), InitialEvents: yes(o.SendInitialEvents), Bookmarks: yes(o.AllowWatchBookmarks),
+		End: clip(describeEnd(q), clipMessage), LimitV: o.Limit, TimeoutV: o.TimeoutSeconds}
+	if len(o.Continue) > clipToken {
+		v.Token = clip(o.Continue, 1024)
+	}
+	if o.Limit > 0 {
+		v.Limit = formatCount(int(o.Limit))
+	}
+	if o.TimeoutSeconds > 0 {
+		v.Timeout = strconv.FormatInt(o.TimeoutSeconds, 10) + "s"
+	}
+	if q.Verb == "list" {
+		v.Count, v.CountV = formatCount(q.Items)+" items", q.Items
+	} else {
+		v.Count, v.CountV = formatCount(q.Events)+" events", q.Events
+		if q.Bookmarks > 0 {
+			v.Count += fmt.Sprintf(" (%s bookmarks)", formatCount(q.Bookmarks))
+		}
+	}
+	return v
+}
+
+func yes(b bool) string {
+	if b {
+		return "true"
+	}
+	return ""
+}
+
+func relistRow(res int, l *Relist) relistView {
+	v := relistView{Anchor: relistAnchor(res, l.Number), Number: l.Number, Start: formatOffset(l.Start), StartV: int64(l.Start),
+		End: formatOffset(l.End), Took: formatDuration(l.End - l.Start), TookV: int64(l.End - l.Start), After: clip(l.After, clipMessage),
+		FirstRequest: l.FirstRequest, LastRequest: l.LastRequest,
+		FirstHref: "#" + requestAnchor(res, l.FirstRequest), LastHref: "#" + requestAnchor(res, l.LastRequest)}
+	switch l.Outcome {
+	case RelistCompleted:
+		v.Outcome = "completed"
+	case RelistFirstComplete:
+		v.Outcome = "completed (the first complete list: nothing to compare)"
+	case RelistRestarted:
+		v.Outcome = "restarted before it completed"
+	case RelistUnfinished:
+		v.Outcome = "not complete when the trace ends"
+	}
+	if d := l.Diff; d != nil {
+		v.HasDiff, v.RV = true, clip(d.ResourceVersion, 64)
+		v.Before, v.AfterN, v.Deleted, v.Recreated, v.Updated, v.Added, v.Unchanged = d.Before, d.After, d.NDeleted, d.NRecreated, d.NUpdated, d.NAdded, d.Unchanged
+		v.Rows = diffRows(d)
+		v.More = d.NDeleted + d.NRecreated + d.NUpdated + d.NAdded - len(v.Rows)
+		v.Open = len(v.Rows) <= maxOpenDiff
+	}
+	return v
+}
+
+func resourceDataOf(res *Resource, span time.Duration) resourceData {
+	d := resourceData{Name: res.Name, Namespace: res.Namespace, SpanMS: float64(span) / float64(time.Millisecond),
+		BucketMS: float64(res.BucketWidth) / float64(time.Millisecond)}
+	n := len(res.Buckets)
+	d.Added, d.Modified, d.Deleted, d.Bookmarks, d.Objects = make([]int, n), make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+	last := -1
+	for i, b := range res.Buckets {
+		d.Added[i], d.Modified[i], d.Deleted[i], d.Bookmarks[i] = b.Added, b.Modified, b.Deleted, b.Bookmarks
+		if b.HasObjects {
+			last = b.ObjectsLast
+		}
+		d.Objects[i] = last
+	}
+	return d
+}

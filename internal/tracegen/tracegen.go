@@ -1,0 +1,486 @@
+// Package tracegen writes synthetic traces (format version 2) of any size,
+// of one resource or several: for each, an initial paginated list, watches
+// of ADDED, MODIFIED and DELETED events (deletes followed by a recreate under
+// the same name), bookmarks, watches the server closes, and 410 Gone followed
+// by a relist that finds what the watch missed. The resources' lines are
+// interleaved in time, as a recording of several resources has them. The
+// decisions it writes are the ones the reflector makes, so a replay of a
+// generated trace reports no differences. Benchmarks and tests use it where
+// the bundled traces are too small.
+package tracegen
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"sort"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+// Config describes a trace. Zero values take the defaults.
+type Config struct {
+	// Resources is how many resources the trace watches (default 1). Each
+	// is watched as the others are (the same objects, events, pages and
+	// errors), in its own namespace after the first ("gen", "gen-1", ...),
+	// and resource i is the i-th of ConfigMaps, Secrets, Deployments,
+	// Services, then ConfigMaps again.
+	Resources int
+	// Namespace holds the objects (default "gen").
+	Namespace string
+	// Objects are listed at the start (default 100).
+	Objects int
+	// PageSize is the LIST limit (0: one page).
+	PageSize int
+	// Events is how many ADDED, MODIFIED and DELETED events the watches carry in all.
+	Events int
+	// EventsPerWatch ends a watch (closed by the server) after this many
+	// events, and the next resumes from the cursor (0: one watch).
+	EventsPerWatch int
+	// BookmarkEvery sends a bookmark after every N events (0: none).
+	BookmarkEvery int
+	// GoneEvery ends every Nth watch with a 410 Gone ERROR event instead; a
+	// relist follows, which finds Missed objects changed behind the watch's
+	// back (deleted, recreated and updated in turn). 0: never.
+	GoneEvery int
+	Missed    int
+	// Step is the time between events (default 1ms).
+	Step time.Duration
+	// Name, Labels and Annotations shape object i (defaults: "obj-00042", a
+	// few labels and one annotation).
+	Name        func(i int) string
+	Labels      func(i int) map[string]string
+	Annotations func(i int) map[string]string
+	// Header, when set, changes the header before it is written (a
+	// resource's namespace is changed in Header.Resources).
+	Header func(*trace.Header)
+	// ListErrors makes the first page of every relist fail once with this
+	// message (HTTP 500) before it succeeds ("": never).
+	ListErrors string
+}
+
+// Stats are what a written trace holds, all resources together.
+type Stats struct {
+	Requests, Events, Bookmarks, Relists, Gone int
+	// Lines counts the lines after the header.
+	Lines int
+}
+
+type object struct {
+	name, uid string
+	rv        int64
+	alive     bool
+	gen       int
+}
+
+// generator writes one resource's lines.
+type generator struct {
+	cfg Config
+	r   int
+	// kind and apiVersion are the resource's objects'.
+	kind, apiVersion string
+	// emit takes each line; false stops the generator.
+	emit    func(trace.Line) bool
+	at      int64
+	id      int64
+	rv      int64
+	objs    []*object
+	byName  map[string]*object
+	st      Stats
+	err     error
+	watches int
+}
+
+// errStopped is a generator told to stop by its reader.
+type errStopped struct{}
+
+func (errStopped) Error() string { return "stopped" }
+
+// Write writes a trace described by cfg to w.
+func Write(w io.Writer, cfg Config) (Stats, error) {
+	cfg = cfg.withDefaults()
+	bw := bufio.NewWriterSize(w, 1<<20)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Tool: "tracegen",
+		Server: "https://127.0.0.1:6443", ServerVersion: "v1.37.2"}
+	for i := 0; i < cfg.Resources; i++ {
+		h.Resources = append(h.Resources, cfg.resourceHeader(i))
+	}
+	if cfg.Header != nil {
+		cfg.Header(&h)
+	}
+	if err := enc.Encode(h); err != nil {
+		return Stats{}, fmt.Errorf("writing a generated trace: %w", err)
+	}
+	gens := make([]*generator, cfg.Resources)
+	for i := range gens {
+		gens[i] = newGenerator(cfg, i, h.Resources[i].Namespace)
+	}
+	var st Stats
+	err := merge(gens, func(l *trace.Line) error { return enc.Encode(l) })
+	for _, g := range gens {
+		st.add(g.st)
+		if err == nil && g.err != nil && !errors.As(g.err, new(errStopped)) {
+			err = g.err
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return st, fmt.Errorf("writing a generated trace: %w", err)
+	}
+	return st, nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Resources <= 0 {
+		c.Resources = 1
+	}
+	if c.Namespace == "" {
+		c.Namespace = "gen"
+	}
+	if c.Objects <= 0 {
+		c.Objects = 100
+	}
+	if c.Step <= 0 {
+		c.Step = time.Millisecond
+	}
+	if c.Name == nil {
+		c.Name = func(i int) string { return fmt.Sprintf("obj-%05d", i) }
+	}
+	if c.Labels == nil {
+		c.Labels = func(i int) map[string]string {
+			return map[string]string{"app": "gen", "tier": "t" + strconv.Itoa(i%3)}
+		}
+	}
+	if c.Annotations == nil {
+		c.Annotations = func(i int) map[string]string {
+			return map[string]string{"example.com/owner": "team-" + strconv.Itoa(i%5)}
+		}
+	}
+	return c
+}
+
+// kind is the resource of a trace's resource i: they cycle through four.
+func kind(i int) reflector.Resource {
+	kinds := [...]reflector.Resource{
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true},
+		{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true},
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true},
+	}
+	return kinds[i%len(kinds)]
+}
+
+// resourceHeader is resource i as the header lists it.
+func (c Config) resourceHeader(i int) trace.ResourceHeader {
+	ns := c.Namespace
+	if i > 0 {
+		ns += "-" + strconv.Itoa(i)
+	}
+	return trace.ResourceHeader{Resource: kind(i), Namespace: ns, Objects: trace.ObjectsMetadata,
+		Options: trace.Options{Strategy: reflector.StrategyList, PageSize: int64(c.PageSize), WatchTimeout: trace.Duration(5 * time.Minute),
+			IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
+}
+
+func newGenerator(cfg Config, r int, ns string) *generator {
+	cfg.Namespace = ns
+	k := kind(r)
+	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, byName: map[string]*object{}}
+	for i := 0; i < cfg.Objects; i++ {
+		g.rv++
+		o := &object{name: cfg.Name(i), uid: uid(i, 0), rv: g.rv, alive: true}
+		g.objs = append(g.objs, o)
+		g.byName[o.name] = o
+	}
+	return g
+}
+
+// lines are the generator's lines, made as they are read.
+func (g *generator) lines() iter.Seq[trace.Line] {
+	return func(yield func(trace.Line) bool) {
+		g.emit = yield
+		g.run()
+	}
+}
+
+// merge writes the generators' lines in the order of their times (the
+// lower resource first at equal times), so `at` never goes back.
+func merge(gens []*generator, write func(*trace.Line) error) error {
+	if len(gens) == 1 {
+		for l := range gens[0].lines() {
+			if err := write(&l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	type head struct {
+		next func() (trace.Line, bool)
+		stop func()
+		l    trace.Line
+		ok   bool
+	}
+	heads := make([]*head, len(gens))
+	for i, g := range gens {
+		next, stop := iter.Pull(g.lines())
+		defer stop()
+		h := &head{next: next, stop: stop}
+		h.l, h.ok = next()
+		heads[i] = h
+	}
+	for {
+		var first *head
+		for _, h := range heads {
+			if h.ok && (first == nil || h.l.At < first.l.At) {
+				first = h
+			}
+		}
+		if first == nil {
+			return nil
+		}
+		if err := write(&first.l); err != nil {
+			return err
+		}
+		first.l, first.ok = first.next()
+	}
+}
+
+func (s *Stats) add(o Stats) {
+	s.Requests += o.Requests
+	s.Events += o.Events
+	s.Bookmarks += o.Bookmarks
+	s.Relists += o.Relists
+	s.Gone += o.Gone
+	s.Lines += o.Lines
+}
+
+func uid(i, gen int) string { return fmt.Sprintf("%08d-0000-4000-8000-%012d", gen, i) }
+
+func (g *generator) line(l trace.Line) {
+	if g.err != nil {
+		return
+	}
+	g.at += int64(g.cfg.Step)
+	l.At, l.R = g.at, g.r
+	g.st.Lines++
+	if !g.emit(l) {
+		g.err = errStopped{}
+	}
+}
+
+func (g *generator) note(state reflector.State, reason reflector.Reason, mod func(*trace.Line)) {
+	l := trace.Line{K: trace.KindNote, State: state.String(), Reason: string(reason)}
+	if mod != nil {
+		mod(&l)
+	}
+	g.line(l)
+}
+
+func (g *generator) objectJSON(o *object) json.RawMessage {
+	i := g.index(o)
+	meta := map[string]any{"namespace": g.cfg.Namespace, "name": o.name, "uid": o.uid, "resourceVersion": strconv.FormatInt(o.rv, 10),
+		"labels": g.cfg.Labels(i), "annotations": g.cfg.Annotations(i), "creationTimestamp": "2026-01-01T00:00:00Z"}
+	b, err := json.Marshal(map[string]any{"apiVersion": g.apiVersion, "kind": g.kind, "metadata": meta})
+	if err != nil && g.err == nil {
+		g.err = err
+	}
+	return b
+}
+
+// index is the object's number, for its labels and annotations.
+func (g *generator) index(o *object) int {
+	n, err := strconv.Atoi(o.uid[len(o.uid)-12:])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func (g *generator) request(verb reflector.Verb, opts reflector.RequestOptions) int64 {
+	g.id++
+	g.st.Requests++
+	g.line(trace.Line{K: trace.KindRequest, ID: g.id, Verb: string(verb), Opts: &opts})
+	return g.id
+}
+
+func (g *generator) run() {
+	g.note(reflector.StateListing, reflector.ReasonInitialList, nil)
+	g.list(nil)
+	events := 0
+	for events < g.cfg.Events {
+		g.watches++
+		n := g.cfg.Events - events
+		if g.cfg.EventsPerWatch > 0 {
+			n = min(n, g.cfg.EventsPerWatch)
+		}
+		cursor := strconv.FormatInt(g.rv, 10)
+		id := g.request(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: cursor, AllowWatchBookmarks: true, TimeoutSeconds: 300})
+		for k := 0; k < n; k++ {
+			g.event(id, events+k)
+			if g.cfg.BookmarkEvery > 0 && (events+k+1)%g.cfg.BookmarkEvery == 0 {
+				g.line(trace.Line{K: trace.KindEvent, ID: id, Type: string(reflector.EventBookmark),
+					Object: json.RawMessage(`{"kind":"` + g.kind + `","apiVersion":"` + g.apiVersion + `","metadata":{"resourceVersion":"` + strconv.FormatInt(g.rv, 10) + `"}}`)})
+				g.st.Bookmarks++
+			}
+		}
+		events += n
+		cursor = strconv.FormatInt(g.rv, 10)
+		if events >= g.cfg.Events {
+			g.line(trace.Line{K: trace.KindEnd, ID: id, Reason: string(reflector.EndCanceled), Error: "context canceled"})
+			break
+		}
+		if g.cfg.GoneEvery > 0 && g.watches%g.cfg.GoneEvery == 0 {
+			g.gone(id, cursor)
+			continue
+		}
+		g.line(trace.Line{K: trace.KindEnd, ID: id, Reason: string(reflector.EndClosed)})
+		g.note(reflector.StateWatching, reflector.ReasonWatchClosed, func(l *trace.Line) { l.ResourceVersion = cursor })
+	}
+	g.note(reflector.StateStopped, reflector.ReasonStopped, nil)
+}
+
+// event writes the watch event number k: mostly MODIFIED; every 20th a
+// DELETED, followed by an ADDED of the same name with a new UID. One object
+// always stays, so a watch always has events.
+func (g *generator) event(id int64, k int) {
+	g.rv++
+	g.st.Events++
+	alive := g.alive()
+	var typ reflector.EventType
+	var o *object
+	switch {
+	case len(alive) == 0 || k%20 == 11 && g.lastDeleted() != nil:
+		o = g.lastDeleted()
+		o.gen++
+		o.uid, o.alive, typ = uid(g.index(o), o.gen), true, reflector.EventAdded
+	case k%20 == 10 && len(alive) > 1:
+		o, typ = alive[(k/20)%len(alive)], reflector.EventDeleted
+		o.alive = false
+	default:
+		o, typ = alive[k%len(alive)], reflector.EventModified
+	}
+	o.rv = g.rv
+	g.line(trace.Line{K: trace.KindEvent, ID: id, Type: string(typ), Object: g.objectJSON(o)})
+}
+
+func (g *generator) alive() []*object {
+	out := make([]*object, 0, len(g.objs))
+	for _, o := range g.objs {
+		if o.alive {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (g *generator) lastDeleted() *object {
+	for _, o := range g.objs {
+		if !o.alive {
+			return o
+		}
+	}
+	return nil
+}
+
+// gone ends watch id with 410 Gone, changes objects unseen, and relists.
+func (g *generator) gone(id int64, cursor string) {
+	st := trace.Status{Code: 410, Reason: "Expired", Message: fmt.Sprintf("too old resource version: %s (%d)", cursor, g.rv+1)}
+	g.line(trace.Line{K: trace.KindEvent, ID: id, Type: string(reflector.EventError),
+		Object: json.RawMessage(fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":%q,"reason":"Expired","code":410}`, st.Message))})
+	g.line(trace.Line{K: trace.KindEnd, ID: id, Reason: string(reflector.EndError), Status: &st})
+	g.st.Gone++
+	g.note(reflector.StateRelisting, reflector.ReasonGone, func(l *trace.Line) { l.ResourceVersion, l.Code = cursor, 410 })
+	seen := map[string]object{} // the cache as the watch left it
+	for _, o := range g.alive() {
+		seen[o.name] = *o
+	}
+	alive := g.alive()
+	for m := 0; m < g.cfg.Missed && len(alive) > 1; m++ {
+		o := alive[(m*7)%len(alive)]
+		g.rv++
+		switch m % 3 {
+		case 0:
+			o.alive = false
+			alive = g.alive()
+		case 1:
+			o.gen++
+			o.uid = uid(g.index(o), o.gen)
+		}
+		o.rv = g.rv
+	}
+	g.st.Relists++
+	g.list(seen)
+}
+
+// list writes a complete list of the live objects, in pages, and its
+// decisions; seen is the cache a relist replaces (nil for the first list).
+func (g *generator) list(seen map[string]object) {
+	relist := seen != nil
+	alive := g.alive()
+	sort.Slice(alive, func(i, j int) bool { return alive[i].name < alive[j].name })
+	listRV := strconv.FormatInt(g.rv, 10)
+	page := len(alive)
+	if g.cfg.PageSize > 0 {
+		page = g.cfg.PageSize
+	}
+	if relist && g.cfg.ListErrors != "" {
+		id := g.request(reflector.VerbList, reflector.RequestOptions{Limit: int64(g.cfg.PageSize)})
+		g.line(trace.Line{K: trace.KindEnd, ID: id, Reason: string(reflector.EndError),
+			Status: &trace.Status{Code: 500, Reason: "InternalError", Message: g.cfg.ListErrors}})
+		g.note(reflector.StateRelisting, reflector.ReasonRequestError, func(l *trace.Line) { l.Code = 500 })
+		g.note(reflector.StateBackoff, reflector.ReasonBackoff, nil)
+	}
+	cont := ""
+	for start := 0; start == 0 || start < len(alive); start += page {
+		end := min(start+max(page, 1), len(alive))
+		id := g.request(reflector.VerbList, reflector.RequestOptions{Limit: int64(g.cfg.PageSize), Continue: cont})
+		for _, o := range alive[start:end] {
+			g.line(trace.Line{K: trace.KindItem, ID: id, Object: g.objectJSON(o)})
+		}
+		cont = ""
+		var remaining *int64
+		if end < len(alive) {
+			cont = "c-" + listRV + "-" + strconv.Itoa(end)
+			n := int64(len(alive) - end)
+			remaining = &n
+		}
+		items := end - start
+		g.line(trace.Line{K: trace.KindPage, ID: id, ResourceVersion: listRV, Continue: cont, RemainingItemCount: remaining, Items: &items})
+		g.line(trace.Line{K: trace.KindEnd, ID: id, Reason: string(reflector.EndClosed)})
+		if end >= len(alive) {
+			break
+		}
+	}
+	n := len(alive)
+	g.note(reflector.StateWatching, reflector.ReasonListComplete, func(l *trace.Line) { l.ResourceVersion, l.Objects = listRV, &n })
+	if !relist {
+		return
+	}
+	var d trace.DiffCounts
+	for _, o := range alive {
+		old, ok := seen[o.name]
+		switch {
+		case !ok:
+			d.Added++
+		case old.uid != o.uid:
+			d.Recreated++
+		case old.rv != o.rv:
+			d.Updated++
+		default:
+			d.Unchanged++
+		}
+	}
+	d.Deleted = len(seen) - d.Recreated - d.Updated - d.Unchanged
+	g.note(reflector.StateWatching, reflector.ReasonRelistDiff, func(l *trace.Line) { l.ResourceVersion, l.Diff = listRV, &d })
+}

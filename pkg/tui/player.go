@@ -1,0 +1,195 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Player controls a replay's pace: the dashboard's player keys call it, and
+// the header's progress line reads it. *trace.Player implements it. The
+// dashboard calls it from its own goroutines, so it must be safe for
+// concurrent use, and its methods must return at once.
+type Player interface {
+	// TogglePause pauses a running replay and resumes a paused one, and
+	// reports whether it is paused now.
+	TogglePause() bool
+	// Step serves the replay until its next request or decision, then pauses.
+	Step()
+	// Faster and Slower double and halve the speed, returning the new one
+	// (0: as fast as possible).
+	Faster() float64
+	Slower() float64
+	// Seek runs the replay fast to the recorded time at (an offset from the
+	// trace's start), then on at the set speed; a time already passed is an error.
+	Seek(at time.Duration) error
+	// Paused and Speed are the player's state.
+	Paused() bool
+	Speed() float64
+	// Position is the recorded time of the last line served, and how many were.
+	Position() (time.Duration, int64)
+	// End is the recorded time of the trace's last line, once known.
+	End() (time.Duration, bool)
+}
+
+// playerState is one reading of a Player, for the screen.
+type playerState struct {
+	paused   bool
+	speed    float64
+	pos, end time.Duration
+	endKnown bool
+}
+
+// readPlayer reads p's state.
+func readPlayer(p Player) playerState {
+	s := playerState{paused: p.Paused(), speed: p.Speed()}
+	s.pos, _ = p.Position()
+	s.end, s.endKnown = p.End()
+	return s
+}
+
+// playerKeys are the replay player's bindings: enabled only when the
+// dashboard has a Player.
+type playerKeys struct {
+	PlayPause, Step, Faster, Slower, Jump key.Binding
+}
+
+func newPlayerKeys() playerKeys {
+	digits := make([]string, 10)
+	for i := range digits {
+		digits[i] = strconv.Itoa(i)
+	}
+	return playerKeys{
+		PlayPause: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "pause, resume"), key.WithDisabled()),
+		Step:      key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "step"), key.WithDisabled()),
+		Faster:    key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "faster ×2"), key.WithDisabled()),
+		Slower:    key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower ÷2"), key.WithDisabled()),
+		Jump:      key.NewBinding(key.WithKeys(digits...), key.WithHelp("0-9", "jump to 0-90%"), key.WithDisabled()),
+	}
+}
+
+// enable turns the player's keys on.
+func (k *playerKeys) enable() {
+	for _, b := range []*key.Binding{&k.PlayPause, &k.Step, &k.Faster, &k.Slower, &k.Jump} {
+		b.SetEnabled(true)
+	}
+}
+
+// group is the player's column of the help.
+func (k playerKeys) group() []key.Binding {
+	return []key.Binding{k.PlayPause, k.Step, k.Faster, k.Slower, k.Jump}
+}
+
+// enabledOnly drops the disabled bindings of each group, and groups left empty.
+func enabledOnly(groups [][]key.Binding) [][]key.Binding {
+	var out [][]key.Binding
+	for _, g := range groups {
+		var kept []key.Binding
+		for _, b := range g {
+			if b.Enabled() {
+				kept = append(kept, b)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, kept)
+		}
+	}
+	return out
+}
+
+// playerLegend explains the player's keys in the help.
+const playerLegend = "space pauses the replay and resumes it; → serves it up to the next request or decision, then pauses; " +
+	"+ and - double and halve the speed (×max: as fast as possible); 0-9 jump forward to that tenth of the recorded time " +
+	"(a replay only runs forward: run it again to see an earlier part)"
+
+// playerAction is what a player key did, for the status line.
+type playerAction struct {
+	sev    severity
+	status string
+}
+
+// playerKey acts on k when it is one of the player's keys (ok false
+// otherwise). start is the trace's start, for the times it names.
+func playerKey(p Player, keys playerKeys, k tea.KeyPressMsg, start time.Time) (playerAction, bool) {
+	if p == nil {
+		return playerAction{}, false
+	}
+	switch {
+	case key.Matches(k, keys.PlayPause):
+		if p.TogglePause() {
+			return playerAction{sevNone, "replay paused: space resumes, → steps to the next request or decision"}, true
+		}
+		return playerAction{sevNone, "replay resumed at " + speedText(p.Speed())}, true
+	case key.Matches(k, keys.Step):
+		p.Step()
+		return playerAction{sevNone, "stepping to the next request or decision, then paused"}, true
+	case key.Matches(k, keys.Faster):
+		return playerAction{sevNone, "replay speed " + speedText(p.Faster())}, true
+	case key.Matches(k, keys.Slower):
+		return playerAction{sevNone, "replay speed " + speedText(p.Slower())}, true
+	case key.Matches(k, keys.Jump):
+		return jump(p, int(k.Text[0]-'0'), start), true
+	}
+	return playerAction{}, false
+}
+
+// jump seeks to tenth tenths of the recorded span.
+func jump(p Player, tenth int, start time.Time) playerAction {
+	end, ok := p.End()
+	if !ok {
+		return playerAction{sevWarn, "the trace's length is not known yet: try again in a moment"}
+	}
+	target := end * time.Duration(tenth) / 10
+	where := fmt.Sprintf("%d%% (%s)", tenth*10, clockTime(start, target))
+	if err := p.Seek(target); err != nil {
+		if pos, _ := p.Position(); target < pos {
+			return playerAction{sevWarn, fmt.Sprintf("%s is behind the replay (%s): a replay only runs forward; run it again to see that part", where, clockTime(start, pos))}
+		}
+		return playerAction{sevBad, "jump to " + where + ": " + err.Error()}
+	}
+	return playerAction{sevNone, "jumping to " + where + ", then on at " + speedText(p.Speed())}
+}
+
+// speedText is a speed as the screen shows it: "×2", "×1/4", "×max".
+func speedText(s float64) string {
+	switch {
+	case s <= 0:
+		return "×max"
+	case s >= 1:
+		return "×" + strconv.FormatFloat(s, 'g', 4, 64)
+	}
+	return "×1/" + strconv.FormatFloat(1/s, 'g', 4, 64)
+}
+
+// clockTime is the wall time a recorded offset stands for: "12:03:04".
+func clockTime(start time.Time, at time.Duration) string {
+	return start.Add(at).Format("15:04:05")
+}
+
+// playerBadge is the replay's position in recorded time, its speed, and
+// whether it is paused: "▶ ×1 ███░░░░░░░ 12:03:04 / 12:10:00 · 29%".
+func playerBadge(st styles, p playerState, start time.Time, stopped bool) string {
+	var b strings.Builder
+	switch {
+	case stopped:
+	case p.paused:
+		b.WriteString(st.warn.Render("⏸ paused") + " ")
+	default:
+		b.WriteString("▶ ")
+	}
+	b.WriteString(speedText(p.speed))
+	if !p.endKnown {
+		fmt.Fprintf(&b, " %s / …", clockTime(start, p.pos))
+		return b.String()
+	}
+	pct := int64(100)
+	if p.end > 0 {
+		pct = min(int64(p.pos)*100/int64(p.end), 100)
+	}
+	fmt.Fprintf(&b, " %s %s / %s · %d%%", progressBar(int64(p.pos), int64(max(p.end, 1)), 10), clockTime(start, p.pos), clockTime(start, p.end), pct)
+	return b.String()
+}
