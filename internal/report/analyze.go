@@ -84,6 +84,8 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 		}
 	}
 	a.rep.Duration = time.Duration(maxAt)
+	// An observed trace's header grew with its resource lines.
+	a.rep.Header = rd.Header()
 	for _, rs := range a.resources {
 		a.rep.Resources = append(a.rep.Resources, rs.finish(time.Duration(maxAt)))
 	}
@@ -118,6 +120,14 @@ func (a *analyzer) warn(format string, args ...any) {
 func (a *analyzer) resource(l *trace.Line) *resourceState { return a.resources[l.R] }
 
 func (a *analyzer) line(l *trace.Line) error {
+	if l.K == trace.KindResource {
+		// An observed trace names each stream as a client opens it; the
+		// reader has added it to the header, in index order.
+		rs := a.newResource(l.R, a.rd.Header().Resources[l.R])
+		rs.res.Client = l.Client
+		a.resources = append(a.resources, rs)
+		return nil
+	}
 	rs := a.resource(l)
 	at := time.Duration(l.At)
 	switch l.K {

@@ -74,6 +74,9 @@ type Resource struct {
 	// watched, where, how much of each object was kept, and the options.
 	Header trace.ResourceHeader
 	Info   reflector.Resource
+	// Client is, in an observed trace (recorded by kubectl watchcache
+	// proxy), the program whose stream this is: its User-Agent and address.
+	Client *trace.Client
 	// Name is "resource.version.group", as the summary names it.
 	Name                                    string
 	Namespace, LabelSelector, FieldSelector string

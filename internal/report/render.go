@@ -181,6 +181,9 @@ func newPageView(r *Report) *pageView {
 		{"recorded by", clip(h.Tool, 64), ""},
 		{"trace", fmt.Sprintf("format version %d, %s lines after the header, %s", h.V, formatCount(r.Lines), resources), ""},
 	}
+	if h.Observed {
+		v.Header = append(v.Header, keyValue{"observed", "other programs' reflectors, as kubectl watchcache proxy saw their traffic: each resource is one client's stream, its requests as that client sent them, and its cache rebuilt from what the client received", ""})
+	}
 	v.Decisions = formatCount(r.Decisions)
 	for _, a := range r.Alerts.Tripped {
 		v.AlertRows = append(v.AlertRows, alertRow{At: formatOffset(a.At), Resource: a.Resource, Rule: clip(a.Rule, clipName), Detail: clip(a.Detail, clipMessage)})
@@ -237,6 +240,16 @@ func resourceOptions(h trace.ResourceHeader) []keyValue {
 	return out
 }
 
+// observedOptions describe an observed stream: whose it is. Its options are
+// the client's, on each of its requests.
+func observedOptions(res *Resource) []keyValue {
+	out := []keyValue{{"stream of", "another program's reflector, observed (its options are on each request below)", ""}}
+	if c := res.Client; c != nil {
+		out = append(out, keyValue{"User-Agent", clip(c.UserAgent, clipMessage), ""}, keyValue{"address", clip(c.RemoteAddr, clipName), "its first connection"})
+	}
+	return append(out, keyValue{"objects kept", string(res.Header.Objects), "--trace-objects"})
+}
+
 func versionSuffix(v string) string {
 	if v == "" {
 		return ""
@@ -263,6 +276,9 @@ func (v *pageView) resource(r *Report, res *Resource, span time.Duration) resour
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
 		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
 	rv.Options = resourceOptions(res.Header)
+	if r.Header.Observed {
+		rv.Options = observedOptions(res)
+	}
 	c := res.Counters
 	backoffs := formatCount(int(c.Backoffs))
 	backoffHint := "waits after errors (recorded decisions)"

@@ -389,3 +389,30 @@ func TestHostileStringsInATraceAreInertText(t *testing.T) {
 		t.Errorf("alerts: got %+v, want the one tripped rule", rep.Alerts)
 	}
 }
+
+// A trace recorded by kubectl watchcache proxy is observed traffic: the page
+// says so, and names each stream's client instead of options of ours.
+func TestAnObservedTraceNamesItsClients(t *testing.T) {
+	path := "../../testdata/traces/proxy.jsonl"
+	rep := analyzeFile(t, path, Options{})
+	if !rep.Header.Observed || len(rep.Resources) != 1 || len(rep.Header.Resources) != 1 {
+		t.Fatalf("observed %v, %d resources (%d in the header), want an observed trace of one stream", rep.Header.Observed, len(rep.Resources), len(rep.Header.Resources))
+	}
+	res := rep.Resources[0]
+	if res.Client == nil || !strings.HasPrefix(res.Client.UserAgent, "kubectl/") {
+		t.Fatalf("client: got %+v, want kubectl's User-Agent", res.Client)
+	}
+	if c := res.Counters; c.Lists != 1 || c.Added != 9 || c.Deleted != 1 {
+		t.Errorf("counters: got %+v, want kubectl's list, then 9 added and 1 deleted", c)
+	}
+	_, doc := render(t, path, Options{})
+	page := text(doc)
+	for _, want := range []string{"other programs' reflectors", "User-Agent", res.Client.UserAgent, "another program's reflector, observed"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "idle timeout") {
+		t.Error("the page shows our reflector's options for another program's stream")
+	}
+}
