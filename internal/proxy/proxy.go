@@ -399,11 +399,19 @@ func (j *job) run() {
 		return
 	}
 	defer st.Close()
+	j.events(r, st.Next, func(err error) bool {
+		var end *reflector.RequestEnd
+		return errors.As(err, &end) && end.Reason == reflector.EndClosed
+	})
+}
+
+// events feeds a watch's events to the stream until next fails (closed says
+// which failure is the body's normal end) or the server sends an ERROR event.
+func (j *job) events(r *observed.Request, next func() (reflector.WatchEvent, error), closed func(error) bool) {
 	for {
-		ev, err := st.Next()
+		ev, err := next()
 		if err != nil {
-			var end *reflector.RequestEnd
-			if errors.As(err, &end) && end.Reason == reflector.EndClosed {
+			if closed(err) {
 				err = nil
 			}
 			r.End(j.end(err))
@@ -430,21 +438,7 @@ func (j *job) runTable(r *observed.Request, body io.Reader) {
 		return
 	}
 	w := newTableWatch(body, j.p.opts.KeepRaw)
-	for {
-		ev, err := w.next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
-			r.End(j.end(err))
-			return
-		}
-		r.Event(ev)
-		if ev.Type == reflector.EventError {
-			r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
-			return
-		}
-	}
+	j.events(r, w.next, func(err error) bool { return errors.Is(err, io.EOF) })
 }
 
 // end is how the request ended: how the body the client received ended
