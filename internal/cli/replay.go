@@ -194,7 +194,13 @@ func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTU
 	var runErr error
 	if useTUI {
 		h := rd.Header()
-		opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Progress: rp.Progress, Start: h.StartedAt, Now: rp.Now,
+		player := rp.Player()
+		go func() {
+			if end, err := trace.RecordedEnd(runCtx, o.path); err == nil {
+				player.SetEnd(end)
+			}
+		}()
+		opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Player: player, Start: h.StartedAt, Now: rp.Now,
 			Observed: "recorded traffic, as recorded", Added: outs.added}
 		runErr = tui.Run(ctx, opts, nil, o.In, o.Out)
 		cancel()

@@ -22,7 +22,7 @@ import (
 // there is nothing to compare, and nothing can diverge.
 type Replay struct {
 	rd       *trace.Reader
-	speed    float64
+	player   *trace.Player
 	onStream func(*Stream)
 
 	mu      sync.Mutex
@@ -44,8 +44,12 @@ func NewReplay(rd *trace.Reader, speed float64, onStream func(*Stream)) (*Replay
 	if !rd.Header().Observed {
 		return nil, errors.New("not an observed trace: replay it through the reflector")
 	}
-	return &Replay{rd: rd, speed: speed, onStream: onStream, now: rd.Header().StartedAt}, nil
+	return &Replay{rd: rd, player: trace.NewPlayer(speed), onStream: onStream, now: rd.Header().StartedAt}, nil
 }
+
+// Player paces the replay: pause, step, speed and jumps forward, as a
+// reflector replay's (trace.Replay.Player) does.
+func (r *Replay) Player() *trace.Player { return r.player }
 
 // Now is the replay's clock: the header's start plus the last line's at.
 func (r *Replay) Now() time.Time {
@@ -73,7 +77,6 @@ func (r *Replay) Run(ctx context.Context) error {
 		}
 	}()
 	start := r.rd.Header().StartedAt
-	wall := time.Now()
 	for _, rh := range r.rd.Header().Resources {
 		r.addStream(rh, nil)
 	}
@@ -88,16 +91,10 @@ func (r *Replay) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		at := start.Add(time.Duration(l.At))
-		if r.speed > 0 {
-			if d := time.Duration(float64(at.Sub(start))/r.speed) - time.Since(wall); d > 0 {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(d):
-				}
-			}
+		if err := r.player.Wait(ctx, time.Duration(l.At)); err != nil {
+			return nil
 		}
+		at := start.Add(time.Duration(l.At))
 		r.mu.Lock()
 		if at.After(r.now) {
 			r.now = at
@@ -106,6 +103,7 @@ func (r *Replay) Run(ctx context.Context) error {
 		if err := r.line(l); err != nil {
 			return err
 		}
+		r.player.Served(time.Duration(l.At), l.K)
 	}
 }
 

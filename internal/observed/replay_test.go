@@ -95,3 +95,65 @@ func TestAReflectorTraceIsNotAnObservedOne(t *testing.T) {
 		t.Error("a reflector's trace was taken as an observed one")
 	}
 }
+
+// The player paces an observed replay as it paces a reflector's: paused, it
+// serves nothing; a step serves lines up to the next request or decision;
+// resumed, it runs to the end. The trace is kubectl get -w through the proxy.
+func TestThePlayerPausesAndStepsAnObservedReplay(t *testing.T) {
+	rd, err := trace.Open("../../testdata/traces/proxy.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp, err := NewReplay(rd, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := rp.Player()
+	pl.Pause()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- rp.Run(ctx) }()
+	waitHeld := func(what string) {
+		t.Helper()
+		for !pl.Held() {
+			if ctx.Err() != nil {
+				t.Fatalf("the replay was not held %s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitHeld("before its first line")
+	if n := len(rp.Streams()); n != 0 {
+		t.Fatalf("paused before the first line, the replay opened %d streams", n)
+	}
+	// The first step serves the stream's resource line and its first request.
+	pl.Step()
+	for {
+		if _, served := pl.Position(); served > 0 && pl.Held() {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the step did not end held")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	streams := rp.Streams()
+	if len(streams) != 1 {
+		t.Fatalf("after a step: %d streams, want 1", len(streams))
+	}
+	// The LIST has started (it counts), none of its items is served yet.
+	if c := streams[0].Counters(); c.Lists != 1 || c.Watches != 0 || streams[0].Store().Len() != 0 {
+		t.Fatalf("a step to the first request: counters %+v, %d objects; want the list started, nothing listed", c, streams[0].Store().Len())
+	}
+	pl.SetSpeed(0)
+	pl.Resume()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	s := streams[0]
+	if c := s.Counters(); c.Lists != 1 || c.Added != 9 || c.Deleted != 1 || s.Store().Len() != 10 {
+		t.Errorf("at the end: counters %+v, %d objects; want 1 list, 9 added, 1 deleted, 10 objects", c, s.Store().Len())
+	}
+}
