@@ -125,13 +125,13 @@ func (o *ProxyOptions) Validate() error {
 	}
 	loopback, err := metrics.IsLoopback(o.listenAddress())
 	if err != nil {
-		return usageErrorf("invalid --address %q: %v", o.Address, err)
+		return usageErrorf("invalid --address %q: %w", o.Address, err)
 	}
 	if !loopback && !o.addressGiven {
 		return usageErrorf("refusing to serve on %s, which is not a loopback address, without an explicit --address: whoever reaches the proxy acts with your credentials", o.listenAddress())
 	}
 	if _, err := kubectlproxy.MakeRegexpArray(o.AcceptHosts); err != nil {
-		return usageErrorf("invalid --accept-hosts %q: %v", o.AcceptHosts, err)
+		return usageErrorf("invalid --accept-hosts %q: %w", o.AcceptHosts, err)
 	}
 	switch trace.ObjectMode(o.TraceObjects) {
 	case trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull:
