@@ -55,12 +55,16 @@ func (l Line) String() string {
 	return s
 }
 
-// causedByTheEnd are the decisions a request's end causes: they follow it.
-var causedByTheEnd = map[reflector.Reason]bool{
-	reflector.ReasonGone: true, reflector.ReasonContinueGone: true, reflector.ReasonTooLargeRV: true,
-	reflector.ReasonWatchClosed: true, reflector.ReasonIdleTimeout: true, reflector.ReasonWatchError: true,
-	reflector.ReasonRequestError: true, reflector.ReasonStreamRefused: true, reflector.ReasonInitialEventsEnd: true,
-	reflector.ReasonBackoff: true, reflector.ReasonPermanentError: true, reflector.ReasonGaveUp: true,
+// causedByTheEnd says whether a decision is one a request's end causes: it follows it.
+func causedByTheEnd(r reflector.Reason) bool {
+	switch r {
+	case reflector.ReasonGone, reflector.ReasonContinueGone, reflector.ReasonTooLargeRV,
+		reflector.ReasonWatchClosed, reflector.ReasonIdleTimeout, reflector.ReasonWatchError,
+		reflector.ReasonRequestError, reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd,
+		reflector.ReasonBackoff, reflector.ReasonPermanentError, reflector.ReasonGaveUp:
+		return true
+	}
+	return false
 }
 
 // Check returns the first line out of causal order, with why, or nil. The
@@ -150,7 +154,7 @@ func check(lines []Line) error {
 			}
 		case Decision:
 			listDone := l.Reason == reflector.ReasonListComplete && r.verb == string(reflector.VerbList)
-			if (causedByTheEnd[l.Reason] || listDone) && !r.ended {
+			if (causedByTheEnd(l.Reason) || listDone) && !r.ended {
 				return fail("%s before the end of request %d that caused it", l.Reason, l.Request)
 			}
 			if l.Reason == reflector.ReasonRelistDiff && i > 0 && lines[i-1].Reason != reflector.ReasonListComplete {
