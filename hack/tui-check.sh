@@ -14,6 +14,9 @@
 # Then it replays the bundled trace of three resources (testdata/traces/several.jsonl)
 # at 80x24 and at 160x48: the overview must show a row per resource and the
 # totals; j and enter open the second resource's dashboard, esc comes back.
+# Then it pauses, steps and speeds up a replay of the demo trace, and replays the
+# proxy's bundled trace (testdata/traces/proxy.jsonl): its stream's row names the
+# client, and space pauses it.
 #
 # Last it replays the demo trace again and plays it: space pauses it (the
 # position in recorded time stays put), → steps it to the next request or
@@ -186,3 +189,18 @@ tmux send-keys -t "$player" +
 await '⏸ paused ×2 ' "the speed doubled by +"
 echo "tui-check: ok: space paused the replay at $paused_at, → stepped it to $moved and it stayed paused, + made it ×2"
 
+
+# The proxy's trace replays as recorded: the observed overview, a row per
+# client stream naming the client, and the player pauses it too.
+observed=testdata/traces/proxy.jsonl
+[[ -f "$observed" ]] || fail "trace $observed not found"
+player="tui-check-$$-observed"
+sessions+=("$player")
+tmux new-session -d -s "$player" -x 120 -y 40 \
+  "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$observed' --speed 1 2>'$tmp/stderr-player'; echo \"[exited with status \$?]\"; sleep 3600"
+echo "tui-check: replaying $observed (recorded by the proxy) in tmux session $player"
+await 'observing recorded traffic, as recorded' "the observed title"
+await '^. configmaps +kubectl' "the stream's row naming its client"
+tmux send-keys -t "$player" Space
+await '⏸ paused ×1 ' "the observed replay paused after space"
+echo "tui-check: ok: the proxy's trace shows its client's stream, and space pauses it"
