@@ -31,6 +31,8 @@ func (d *Divergence) Error() string {
 // Done is closed, and the request a reflector makes after its last recorded
 // one waits until the caller cancels it.
 type Replay struct {
+	// runCtx is Run's context, set before its goroutines start.
+	runCtx context.Context
 	rd        *Reader
 	player    *Player
 	clock     *virtualClock
@@ -158,6 +160,8 @@ func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) er
 	parent := ctx
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
+	// Set before the goroutines start, which read it (watchTimeout).
+	p.runCtx = ctx
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -339,7 +343,9 @@ func (rr *ResourceReplay) ReflectorConfig() reflector.Config {
 // of the next recorded request when it is a watch, so the replayed requests
 // show the options actually sent; base otherwise.
 func (rr *ResourceReplay) watchTimeout(base time.Duration) time.Duration {
-	l, err := rr.next(context.Background())
+	// The replay's own context: a replay stopped while the reflector picks
+	// its timeout must not leave it waiting for a line that never comes.
+	l, err := rr.next(rr.p.runCtx)
 	if err != nil {
 		return base
 	}

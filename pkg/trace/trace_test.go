@@ -344,3 +344,39 @@ func reflectorsFor(t *testing.T, rp *trace.Replay) ([]*reflector.Reflector, []*s
 	}
 	return reflectors, stores
 }
+
+// A replay stopped while its reflector picks the next watch's timeout (it
+// peeks at the next recorded request, which the pace holds back for an hour
+// here) returns at once instead of waiting for that line forever.
+func TestAReplayStoppedBetweenAListAndItsWatchReturns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "slow.jsonl")
+	lines := []string{
+		`{"k":"header","v":2,"startedAt":"2026-01-01T00:00:00Z","resources":[{"resource":{"version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"namespace":"hand"}]}`,
+		`{"k":"request","r":0,"at":1000000,"id":1,"verb":"list","opts":{}}`,
+		`{"k":"page","r":0,"at":2000000,"id":1,"resourceVersion":"10","items":0}`,
+		`{"k":"end","r":0,"at":2000000,"id":1,"reason":"closed"}`,
+		`{"k":"request","r":0,"at":3600000000000,"id":2,"verb":"watch","opts":{"resourceVersion":"10","allowWatchBookmarks":true,"timeoutSeconds":300}}`,
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 1)
+	reflectors, stores := reflectorsFor(t, rp)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- rp.Run(ctx, reflectors...) }()
+	if err := stores[0].WaitUntilReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case <-errc:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the replay did not return after it was stopped")
+	}
+}
