@@ -32,7 +32,7 @@ func (d *Divergence) Error() string {
 // one waits until the caller cancels it.
 type Replay struct {
 	// runCtx is Run's context, set before its goroutines start.
-	runCtx context.Context
+	runCtx    context.Context
 	rd        *Reader
 	player    *Player
 	clock     *virtualClock
