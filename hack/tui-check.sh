@@ -14,7 +14,7 @@
 # Then it replays the bundled trace of three resources (testdata/traces/several.jsonl)
 # at 80x24 and at 160x48: the overview must show a row per resource and the
 # totals; j and enter open the second resource's dashboard, esc comes back.
-# Then it pauses, steps and speeds up a replay of the demo trace, and replays the
+# Then it pauses, steps, speeds up, jumps and rewinds a replay of the demo trace, and replays the
 # proxy's bundled trace (testdata/traces/proxy.jsonl): its stream's row names the
 # client, and space pauses it.
 #
@@ -188,6 +188,14 @@ capture
 tmux send-keys -t "$player" +
 await '⏸ paused ×2 ' "the speed doubled by +"
 echo "tui-check: ok: space paused the replay at $paused_at, → stepped it to $moved and it stayed paused, + made it ×2"
+
+# 9 jumps ahead; 1 is behind it: the replay starts again and runs to 10%.
+tmux send-keys -t "$player" Space 9
+await '· (9[0-9]|100)%' "the jump to 90%"
+jumped=$(position)
+tmux send-keys -t "$player" 1
+await 'REPLAY +▶ ×2 .*· ([1-8][0-9])%' "the replay rewound behind 90% and playing at ×2"
+echo "tui-check: ok: 9 jumped to $jumped, and 1 rewound the replay to $(position)"
 
 
 # The proxy's trace replays as recorded: the observed overview, a row per

@@ -27,6 +27,9 @@ type display struct {
 	lines   *lines.Output
 	// afterRun, when set, is called once the session has ended, before the summary.
 	afterRun func()
+	// rewinding, when set and true, says the dashboard ended to start the
+	// replay again: no summary yet.
+	rewinding func() bool
 }
 
 // attach gives each resource of sess the listener of the chosen display; it never blocks.
@@ -92,7 +95,7 @@ func (d *display) run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	if d.afterRun != nil {
 		d.afterRun()
 	}
-	if d.opts.Summary {
+	if d.opts.Summary && (d.rewinding == nil || !d.rewinding()) {
 		if err := writeSummaries(d.streams.Out, sess.Summaries(), d.opts.Output == "json"); err != nil {
 			uiErr = errors.Join(uiErr, err)
 		}

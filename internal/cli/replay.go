@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,7 +48,8 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"from the recorded one (compared by state, reason and fields such as resourceVersion, object\n" +
 			"count and status code), it warns; with --strict it exits 1. A malformed trace exits 1.\n\n" +
 			"On the dashboard, the player's keys: space pauses and resumes, → steps to the next request or\n" +
-			"decision, + and - double and halve the speed, 0-9 jump forward to that tenth of the recorded time.",
+			"decision, + and - double and halve the speed, 0-9 jump to that tenth of the recorded time (back: the replay\n" +
+			"starts again and runs fast to it).",
 		Example: "  kubectl watchcache replay out.jsonl\n  kubectl watchcache replay out.jsonl.gz --speed 0 --summary -o json",
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return []string{"jsonl", "gz"}, cobra.ShellCompDirectiveFilterFileExt
@@ -105,30 +107,63 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sess, err := session.NewReplay(o.path, o.Speed)
-	if err != nil {
-		return ob.finish(err)
-	}
-	d.attach(sess)
-	if err := ob.observe(sess); err != nil {
-		return ob.finish(err)
-	}
-	d.afterRun = ob.end
-	h := sess.Header
-	player := sess.Replay.Player()
-	opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Player: player, Start: h.StartedAt}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if useTUI {
-		// The progress line and the jumps need the recorded span: the end of
-		// a plain trace is read at once, a gzip one's while the replay runs.
-		go func() {
-			if end, err := trace.RecordedEnd(runCtx, o.path); err == nil {
+	// A jump behind the replay starts it again and runs it fast to the
+	// target: on the dashboard, when nothing outlives one run (metrics and
+	// rules count the whole trace once).
+	canRewind := useTUI && ob.metrics == nil && ob.monitor == nil
+	var (
+		sess     *session.Session
+		runErr   error
+		rewindTo = time.Duration(-1)
+		last     *trace.Player
+	)
+	for {
+		var err error
+		sess, err = session.NewReplay(o.path, o.Speed)
+		if err != nil {
+			return ob.finish(err)
+		}
+		d.notes = nil
+		d.attach(sess)
+		if err := ob.observe(sess); err != nil {
+			return ob.finish(err)
+		}
+		d.afterRun = ob.end
+		player := sess.Replay.Player()
+		if last != nil {
+			player.SetSpeed(last.Speed())
+			if end, ok := last.End(); ok {
 				player.SetEnd(end)
 			}
-		}()
+			if err := player.Seek(rewindTo); err != nil {
+				return ob.finish(fmt.Errorf("rewinding: %w", err))
+			}
+		}
+		var rewind atomic.Int64
+		rewind.Store(-1)
+		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt}
+		if canRewind {
+			opts.Rewind = func(at time.Duration) { rewind.Store(int64(at)) }
+			d.rewinding = func() bool { return rewind.Load() >= 0 }
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		if useTUI {
+			// The progress line and the jumps need the recorded span: the end of
+			// a plain trace is read at once, a gzip one's while the replay runs.
+			go func() {
+				if end, err := trace.RecordedEnd(runCtx, o.path); err == nil {
+					player.SetEnd(end)
+				}
+			}()
+		}
+		runErr = d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, ob.alerts()))
+		cancel()
+		if at := rewind.Load(); at >= 0 && ctx.Err() == nil {
+			rewindTo, last = time.Duration(at), player
+			continue
+		}
+		break
 	}
-	runErr := d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, ob.alerts()))
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}

@@ -342,10 +342,10 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if a, ok := playerKey(m.opts.Player, m.keys.Player, k, m.opts.Start); ok {
+	if a, ok := playerKey(m.opts.Player, m.keys.Player, k, m.opts.Start, m.opts.Rewind); ok {
 		m.setStatus(a.sev, a.status)
 		m.player, m.havePlayer = readPlayer(m.opts.Player), true
-		return nil, false
+		return nil, a.quit
 	}
 	n := m.rowsIn(m.focus)
 	switch {

@@ -45,6 +45,13 @@ type Options struct {
 	// -, 0-9) call it, and the header shows its position in recorded time
 	// (instead of Progress), its speed and whether it is paused.
 	Player Player
+	// Rewind, when set with Player, lets a jump go behind the replay: the
+	// dashboard calls it with the jump's target (an offset from the
+	// trace's start) and quits, and the caller starts the replay again
+	// from the beginning and runs it as fast as possible to the target (a
+	// replayed reflector cannot unlearn what it was served). Without it a
+	// jump behind the replay is refused.
+	Rewind func(at time.Duration)
 
 	// Observed, when set, says the resources are other programs'
 	// reflectors, seen from their traffic rather than run here (an

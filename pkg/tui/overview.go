@@ -221,9 +221,12 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if a, ok := playerKey(o.opts.Player, o.keys.Player, k, o.opts.Start); ok {
+	if a, ok := playerKey(o.opts.Player, o.keys.Player, k, o.opts.Start, o.opts.Rewind); ok {
 		o.status, o.statusSev, o.statusAt = a.status, a.sev, o.now()
 		o.player, o.havePlayer = readPlayer(o.opts.Player), true
+		if a.quit {
+			return tea.Quit
+		}
 		return nil
 	}
 	o.status = ""

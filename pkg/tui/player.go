@@ -103,55 +103,62 @@ func enabledOnly(groups [][]key.Binding) [][]key.Binding {
 
 // playerLegend explains the player's keys in the help.
 const playerLegend = "space pauses the replay and resumes it; → serves it up to the next request or decision, then pauses; " +
-	"+ and - double and halve the speed (×max: as fast as possible); 0-9 jump forward to that tenth of the recorded time " +
-	"(a replay only runs forward: run it again to see an earlier part)"
+	"+ and - double and halve the speed (×max: as fast as possible); 0-9 jump to that tenth of the recorded time: " +
+	"forward as fast as possible, back by starting the replay again and running it fast to that point " +
+	"(with --metrics-address or --fail-on a replay only runs forward: they count the trace once)"
 
 // playerAction is what a player key did, for the status line.
 type playerAction struct {
 	sev    severity
 	status string
+	// quit ends the dashboard: a rewind starts the replay again.
+	quit bool
 }
 
 // playerKey acts on k when it is one of the player's keys (ok false
 // otherwise). start is the trace's start, for the times it names.
-func playerKey(p Player, keys playerKeys, k tea.KeyPressMsg, start time.Time) (playerAction, bool) {
+func playerKey(p Player, keys playerKeys, k tea.KeyPressMsg, start time.Time, rewind func(time.Duration)) (playerAction, bool) {
 	if p == nil {
 		return playerAction{}, false
 	}
 	switch {
 	case key.Matches(k, keys.PlayPause):
 		if p.TogglePause() {
-			return playerAction{sevNone, "replay paused: space resumes, → steps to the next request or decision"}, true
+			return playerAction{sev: sevNone, status: "replay paused: space resumes, → steps to the next request or decision"}, true
 		}
-		return playerAction{sevNone, "replay resumed at " + speedText(p.Speed())}, true
+		return playerAction{sev: sevNone, status: "replay resumed at " + speedText(p.Speed())}, true
 	case key.Matches(k, keys.Step):
 		p.Step()
-		return playerAction{sevNone, "stepping to the next request or decision, then paused"}, true
+		return playerAction{sev: sevNone, status: "stepping to the next request or decision, then paused"}, true
 	case key.Matches(k, keys.Faster):
-		return playerAction{sevNone, "replay speed " + speedText(p.Faster())}, true
+		return playerAction{sev: sevNone, status: "replay speed " + speedText(p.Faster())}, true
 	case key.Matches(k, keys.Slower):
-		return playerAction{sevNone, "replay speed " + speedText(p.Slower())}, true
+		return playerAction{sev: sevNone, status: "replay speed " + speedText(p.Slower())}, true
 	case key.Matches(k, keys.Jump):
-		return jump(p, int(k.Text[0]-'0'), start), true
+		return jump(p, int(k.Text[0]-'0'), start, rewind), true
 	}
 	return playerAction{}, false
 }
 
 // jump seeks to tenth tenths of the recorded span.
-func jump(p Player, tenth int, start time.Time) playerAction {
+func jump(p Player, tenth int, start time.Time, rewind func(time.Duration)) playerAction {
 	end, ok := p.End()
 	if !ok {
-		return playerAction{sevWarn, "the trace's length is not known yet: try again in a moment"}
+		return playerAction{sev: sevWarn, status: "the trace's length is not known yet: try again in a moment"}
 	}
 	target := end * time.Duration(tenth) / 10
 	where := fmt.Sprintf("%d%% (%s)", tenth*10, clockTime(start, target))
 	if err := p.Seek(target); err != nil {
 		if pos, _ := p.Position(); target < pos {
-			return playerAction{sevWarn, fmt.Sprintf("%s is behind the replay (%s): a replay only runs forward; run it again to see that part", where, clockTime(start, pos))}
+			if rewind != nil {
+				rewind(target)
+				return playerAction{sev: sevNone, status: "rewinding to " + where + ": the replay starts again and runs to it", quit: true}
+			}
+			return playerAction{sev: sevWarn, status: fmt.Sprintf("%s is behind the replay (%s): with metrics or rules a replay only runs forward; run it again to see that part", where, clockTime(start, pos))}
 		}
-		return playerAction{sevBad, "jump to " + where + ": " + err.Error()}
+		return playerAction{sev: sevBad, status: "jump to " + where + ": " + err.Error()}
 	}
-	return playerAction{sevNone, "jumping to " + where + ", then on at " + speedText(p.Speed())}
+	return playerAction{sev: sevNone, status: "jumping to " + where + ", then on at " + speedText(p.Speed())}
 }
 
 // speedText is a speed as the screen shows it: "×2", "×1/4", "×max".

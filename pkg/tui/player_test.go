@@ -314,3 +314,31 @@ func TestTheOverviewTakesThePlayerKeysOnAReplayOfTwoResources(t *testing.T) {
 		t.Errorf("the overview's help lacks the player keys:\n%s", view)
 	}
 }
+
+// With Options.Rewind, a jump behind the replay hands the target to the
+// caller, which starts the replay again, and ends the dashboard; a jump
+// ahead still seeks.
+func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
+	r := newPlayerRig(t, demoTrace, 0)
+	rewound := time.Duration(-1)
+	r.opts.Rewind = func(at time.Duration) { rewound = at }
+	m := New(r.opts, r.resources[0])
+	t.Cleanup(m.Close)
+	m = resize(m, 120, 40)
+	if err := <-r.run(); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := r.player.End()
+	next, cmd := m.Update(keyPress("2"))
+	m = next.(Model)
+	if rewound != end*2/10 {
+		t.Fatalf("Rewind got %v, want 20%% of %v", rewound, end)
+	}
+	if cmd == nil {
+		t.Fatal("a rewind leaves the dashboard running")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Errorf("a rewind's command: got %T, want tea.QuitMsg", cmd())
+	}
+	mustContain(t, screen(m), "rewinding to 20%")
+}
