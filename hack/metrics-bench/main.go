@@ -13,9 +13,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -27,13 +25,11 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/tracegen"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 func main() {
@@ -202,57 +198,17 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// writeTrace writes a valid trace (as hack/tui-bench does): a
-// list of the objects, then one watch whose MODIFIED events cycle over them.
+// writeTrace writes tracegen's steady-churn trace (as hack/tui-bench does):
+// a list of the objects, then one watch whose MODIFIED events cycle over
+// them, one line every 10µs of recorded time, so that a million events span
+// 10s of the replay's clock and the rules are evaluated ten times.
 func writeTrace(path string, events, objects int) (int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	w := bufio.NewWriterSize(f, 1<<20)
-	enc := json.NewEncoder(w)
-	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Unix(1_700_000_000, 0).UTC(), Tool: "metrics-bench",
-		Resources: []trace.ResourceHeader{{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "bench", Objects: trace.ObjectsMetadata,
-			Options: trace.Options{Strategy: reflector.StrategyList, WatchTimeout: trace.Duration(5 * time.Minute), IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}}}
-	if err := enc.Encode(h); err != nil {
-		return 0, err
-	}
-	obj := func(i, rv int) json.RawMessage {
-		return json.RawMessage(fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"bench","name":"cm-%05d","uid":"00000000-0000-0000-0000-%012d","resourceVersion":"%d","labels":{"app":"bench","tier":"t%d"},"annotations":{"example.com/owner":"team-%d"},"creationTimestamp":"2026-01-01T00:00:00Z"}}`, i, i, rv, i%3, i%5))
-	}
-	// One line every 10µs of recorded time: a million events span 10s of the
-	// replay's clock, so the rules are evaluated ten times.
-	at := int64(0)
-	line := func(l trace.Line) error { at += 10_000; l.At = at; return enc.Encode(l) }
-	if err := line(trace.Line{K: trace.KindRequest, ID: 1, Verb: "list", Opts: &reflector.RequestOptions{}}); err != nil {
-		return 0, err
-	}
-	for i := 0; i < objects; i++ {
-		if err := line(trace.Line{K: trace.KindItem, ID: 1, Object: obj(i, 100+i)}); err != nil {
-			return 0, err
-		}
-	}
-	listRV := 100 + objects
-	n := objects
-	if err := line(trace.Line{K: trace.KindPage, ID: 1, ResourceVersion: fmt.Sprint(listRV), Items: &n}); err != nil {
-		return 0, err
-	}
-	if err := line(trace.Line{K: trace.KindEnd, ID: 1, Reason: "closed"}); err != nil {
-		return 0, err
-	}
-	if err := line(trace.Line{K: trace.KindRequest, ID: 2, Verb: "watch", Opts: &reflector.RequestOptions{ResourceVersion: fmt.Sprint(listRV), AllowWatchBookmarks: true, TimeoutSeconds: 450}}); err != nil {
-		return 0, err
-	}
-	for e := 0; e < events; e++ {
-		if err := line(trace.Line{K: trace.KindEvent, ID: 2, Type: "MODIFIED", Object: obj(e%objects, listRV+1+e)}); err != nil {
-			return 0, err
-		}
-	}
-	if err := line(trace.Line{K: trace.KindEnd, ID: 2, Reason: "canceled", Error: "context canceled"}); err != nil {
-		return 0, err
-	}
-	if err := w.Flush(); err != nil {
+	if err := tracegen.WriteModified(f, tracegen.Modified{Tool: "metrics-bench", Namespace: "bench", Start: 10_000, Step: 10_000, Objects: objects, Events: events}); err != nil {
 		return 0, err
 	}
 	fi, err := f.Stat()
