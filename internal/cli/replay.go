@@ -51,9 +51,7 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"decision, + and - double and halve the speed, 0-9 jump to that tenth of the recorded time (back: the replay\n" +
 			"starts again and runs fast to it).",
 		Example: "  kubectl watchcache replay out.jsonl\n  kubectl watchcache replay out.jsonl.gz --speed 0 --summary -o json",
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return []string{"jsonl", "gz"}, cobra.ShellCompDirectiveFilterFileExt
-		},
+		ValidArgsFunction: completeTraceFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
@@ -69,6 +67,11 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o.Display.addFlags(cmd)
 	o.Observe.addFlags(cmd, true)
 	return cmd
+}
+
+// completeTraceFiles completes a trace argument: files ending in .jsonl or .gz.
+func completeTraceFiles(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return []string{"jsonl", "gz"}, cobra.ShellCompDirectiveFilterFileExt
 }
 
 // Complete takes the trace path.

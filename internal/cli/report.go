@@ -45,9 +45,7 @@ func newReportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"By default the report is written to the current directory, named after TRACE with .html instead of\n" +
 			"its extension (out.jsonl.gz -> out.html); -o names another file, -o - writes to standard output.",
 		Example: "  kubectl watchcache report out.jsonl\n  kubectl watchcache report out.jsonl.gz -o /tmp/watch.html\n  kubectl watchcache report out.jsonl -o - > report.html",
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return []string{"jsonl", "gz"}, cobra.ShellCompDirectiveFilterFileExt
-		},
+		ValidArgsFunction: completeTraceFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
