@@ -44,8 +44,8 @@ command -v tmux >/dev/null || fail "tmux is not installed (e.g. apt-get install 
 [[ -f "$trace" ]] || fail "trace $trace not found"
 
 tmp=$(mktemp -d)
-session="tui-check-$$"
-sessions=("$session")
+session="" errfile=""
+sessions=()
 cleanup() {
   for s in "${sessions[@]}"; do tmux kill-session -t "$s" 2>/dev/null || true; done
   rm -rf "$tmp"
@@ -55,10 +55,39 @@ trap cleanup EXIT
 echo "tui-check: building ./cmd/kubectl-watchcache"
 go build -o "$tmp/kubectl-watchcache" ./cmd/kubectl-watchcache
 
-# The pane outlives the program (sleep), so an early exit is captured, not lost.
-tmux new-session -d -s "$session" -x 120 -y 40 \
-  "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$trace' --speed 1 2>'$tmp/stderr'; echo \"[exited with status \$?]\"; sleep 3600"
-echo "tui-check: replaying $trace in tmux session $session (120x40)"
+# start NAME WIDTHxHEIGHT TRACE: replays TRACE in a new detached tmux session,
+# which becomes the one capture and await read. The pane outlives the program
+# (sleep), so an early exit is captured, not lost. Sessions stay until the
+# cleanup (killing the server's last session races with starting the next).
+start() {
+  session="tui-check-$$-$1"
+  sessions+=("$session")
+  tmux new-session -d -s "$session" -x "${2%x*}" -y "${2#*x}" \
+    "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$3' --speed 1 2>'$tmp/stderr-$1'; echo \"[exited with status \$?]\"; sleep 3600"
+  errfile="$tmp/stderr-$1"
+  echo "tui-check: replaying $3 in tmux session $session ($2)"
+}
+capture() { tmux capture-pane -p -t "$session" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"; }
+# dump shows what was on the screen and the program's stderr.
+dump() {
+  echo "---- capture ----" >&2; cat "$tmp/capture" >&2
+  if [[ -s "$errfile" ]]; then echo "---- stderr ----" >&2; cat "$errfile" >&2; fi
+}
+# await PATTERN WHAT: capture until the screen matches the extended regexp.
+await() {
+  local deadline=$((SECONDS + timeout))
+  while :; do
+    capture
+    if grep -qE -- "$1" "$tmp/capture"; then return 0; fi
+    if grep -q '^\[exited with status' "$tmp/capture" || (( SECONDS >= deadline )); then
+      dump
+      fail "after $((SECONDS))s the screen lacks $2 (/$1/)"
+    fi
+    sleep 0.2
+  done
+}
+
+start demo 120x40 "$trace"
 
 # What must be on the screen: the gauge labels the dashboard renders, the
 # replay badge, and evidence of a relist (the relists gauge above zero, a
@@ -80,11 +109,10 @@ check() {
 sleep "$wait_first"
 deadline=$((SECONDS + timeout))
 while :; do
-  tmux capture-pane -p -t "$session" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"
+  capture
   if check; then break; fi
   if grep -q '^\[exited with status' "$tmp/capture" || (( SECONDS >= deadline )); then
-    echo "---- capture ----" >&2; cat "$tmp/capture" >&2
-    if [[ -s "$tmp/stderr" ]]; then echo "---- stderr ----" >&2; cat "$tmp/stderr" >&2; fi
+    dump
     fail "after $((SECONDS))s the screen lacks: ${missing[*]}"
   fi
   sleep 0.5
@@ -97,70 +125,29 @@ if $save; then
 fi
 echo "tui-check: ok: gauges and a relist are on the screen"
 
-# wait_for PATTERN WHAT: capture until the screen matches the extended regexp.
-wait_for() {
-  local deadline=$((SECONDS + timeout))
-  while :; do
-    tmux capture-pane -p -t "$session" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"
-    if grep -qE -- "$1" "$tmp/capture"; then return 0; fi
-    if grep -q '^\[exited with status' "$tmp/capture" || (( SECONDS >= deadline )); then
-      echo "---- capture ----" >&2; cat "$tmp/capture" >&2
-      if [[ -s "$tmp/stderr" ]]; then echo "---- stderr ----" >&2; cat "$tmp/stderr" >&2; fi
-      fail "after $((SECONDS))s the screen lacks $2 (/$1/)"
-    fi
-    sleep 0.5
-  done
-}
-
 several=testdata/traces/several.jsonl
 [[ -f "$several" ]] || fail "trace $several not found"
 for size in 80x24 160x48; do
-  # A fresh session per size; the previous one stays until the cleanup (killing
-  # the server's last session races with starting the next).
-  session="tui-check-$$-$size"
-  sessions+=("$session")
-  tmux new-session -d -s "$session" -x "${size%x*}" -y "${size#*x}" \
-    "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$several' --speed 1 2>'$tmp/stderr'; echo \"[exited with status \$?]\"; sleep 3600"
-  echo "tui-check: replaying $several in tmux ($size)"
-  wait_for '3 resources' "the overview's resource count"
+  start "several-$size" "$size" "$several"
+  await '3 resources' "the overview's resource count"
   for row in '^. configmaps ' '^. deployments\.apps ' '^. widgets\.example' '^  total '; do
-    wait_for "$row" "the overview row /$row/"
+    await "$row" "the overview row /$row/"
   done
   tmux send-keys -t "$session" j Enter
-  wait_for 'deployments\.v1\.apps( Deployment)? · ' "deployments' dashboard header"
-  wait_for 'last RV' "the dashboard's gauges"
+  await 'deployments\.v1\.apps( Deployment)? · ' "deployments' dashboard header"
+  await 'last RV' "the dashboard's gauges"
   tmux send-keys -t "$session" Escape
-  wait_for '3 resources' "the overview again after esc"
+  await '3 resources' "the overview again after esc"
   echo "tui-check: ok: the overview at $size, enter and esc"
 done
 
 # The player: pause, step and speed on a second replay of the same trace.
-player="tui-check-$$-player"
-sessions+=("$player")
-tmux new-session -d -s "$player" -x 120 -y 40 \
-  "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$trace' --speed 1 2>'$tmp/stderr-player'; echo \"[exited with status \$?]\"; sleep 3600"
-echo "tui-check: replaying $trace again in tmux session $player to pause and step it"
-
-capture() { tmux capture-pane -p -t "$player" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"; }
+start player 120x40 "$trace"
 # position is the badge's position in recorded time: "03:43:05 / 03:43:16 · 14%".
 position() { grep -oE '[0-9]{2}:[0-9]{2}:[0-9]{2} / [0-9]{2}:[0-9]{2}:[0-9]{2} · [0-9]+%' "$tmp/capture" | head -1; }
-# await PATTERN WHAT: capture until the screen matches the extended regexp.
-await() {
-  local deadline=$((SECONDS + timeout))
-  while :; do
-    capture
-    if grep -qE -- "$1" "$tmp/capture"; then return 0; fi
-    if grep -q '^\[exited with status' "$tmp/capture" || (( SECONDS >= deadline )); then
-      echo "---- capture ----" >&2; cat "$tmp/capture" >&2
-      if [[ -s "$tmp/stderr-player" ]]; then echo "---- stderr ----" >&2; cat "$tmp/stderr-player" >&2; fi
-      fail "the screen never showed $2 (/$1/)"
-    fi
-    sleep 0.2
-  done
-}
 
 await 'REPLAY +▶ ×1 ' "the replay playing at ×1"
-tmux send-keys -t "$player" Space
+tmux send-keys -t "$session" Space
 await '⏸ paused ×1 ' "the replay paused after space"
 paused_at=$(position)
 [[ -n "$paused_at" ]] || fail "no position in recorded time on the paused screen"
@@ -173,7 +160,7 @@ grep -qF "⏸ paused" "$tmp/capture" || fail "the replay is no longer paused"
 # paused again.
 moved=""
 for _ in $(seq 1 40); do
-  tmux send-keys -t "$player" Right
+  tmux send-keys -t "$session" Right
   await 'stepping to the next request or decision' "the step's status"
   sleep 0.3
   capture
@@ -185,30 +172,25 @@ sleep 1
 capture
 [[ "$(position)" == "$moved" ]] || fail "after the steps, paused at $moved, the position moved on to $(position)"
 
-tmux send-keys -t "$player" +
+tmux send-keys -t "$session" +
 await '⏸ paused ×2 ' "the speed doubled by +"
 echo "tui-check: ok: space paused the replay at $paused_at, → stepped it to $moved and it stayed paused, + made it ×2"
 
 # 9 jumps ahead; 1 is behind it: the replay starts again and runs to 10%.
-tmux send-keys -t "$player" Space 9
+tmux send-keys -t "$session" Space 9
 await '· (9[0-9]|100)%' "the jump to 90%"
 jumped=$(position)
-tmux send-keys -t "$player" 1
+tmux send-keys -t "$session" 1
 await 'REPLAY +▶ ×2 .*· ([1-8][0-9])%' "the replay rewound behind 90% and playing at ×2"
 echo "tui-check: ok: 9 jumped to $jumped, and 1 rewound the replay to $(position)"
-
 
 # The proxy's trace replays as recorded: the observed overview, a row per
 # client stream naming the client, and the player pauses it too.
 observed=testdata/traces/proxy.jsonl
 [[ -f "$observed" ]] || fail "trace $observed not found"
-player="tui-check-$$-observed"
-sessions+=("$player")
-tmux new-session -d -s "$player" -x 120 -y 40 \
-  "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$observed' --speed 1 2>'$tmp/stderr-player'; echo \"[exited with status \$?]\"; sleep 3600"
-echo "tui-check: replaying $observed (recorded by the proxy) in tmux session $player"
+start observed 120x40 "$observed"
 await 'observing recorded traffic, as recorded' "the observed title"
 await '^. configmaps +kubectl' "the stream's row naming its client"
-tmux send-keys -t "$player" Space
+tmux send-keys -t "$session" Space
 await '⏸ paused ×1 ' "the observed replay paused after space"
 echo "tui-check: ok: the proxy's trace shows its client's stream, and space pauses it"
