@@ -28,6 +28,7 @@ type Output struct {
 	done    chan struct{}
 	lastSeq map[string]uint64 // by resource; owned by loop
 	width   int               // of the resource column in text
+	padded  map[string]string // each resource padded to width; owned by loop
 }
 
 // item is one queued note and the resource it is about.
@@ -43,7 +44,7 @@ const lineQueue = 65536
 // names of the resources whose notes it will print: text lines pad the
 // resource column to the longest, so the columns after it line up.
 func NewOutput(out io.Writer, asJSON bool, resources ...string) *Output {
-	l := &Output{out: out, json: asJSON, queue: make(chan item, lineQueue), done: make(chan struct{}), lastSeq: map[string]uint64{}}
+	l := &Output{out: out, json: asJSON, queue: make(chan item, lineQueue), done: make(chan struct{}), lastSeq: map[string]uint64{}, padded: map[string]string{}}
 	for _, r := range resources {
 		l.width = max(l.width, len(r))
 	}
@@ -77,7 +78,7 @@ func (l *Output) loop() {
 		if last > 0 && n.Seq > last+1 {
 			resource := it.resource
 			if !l.json {
-				resource = pad(resource, l.width)
+				resource = l.pad(resource)
 			}
 			l.write(droppedLine(l.json, resource, n.At, last+1, n.Seq-last-1))
 		}
@@ -91,7 +92,7 @@ func (l *Output) loop() {
 			}
 			l.write(string(b))
 		} else {
-			l.write(Text(pad(it.resource, l.width), n))
+			l.write(Text(l.pad(it.resource), n))
 		}
 	}
 }
@@ -102,12 +103,18 @@ func (l *Output) write(line string) { _, _ = io.WriteString(l.out, line+"\n") }
 
 const timeFormat = "15:04:05.000"
 
-// pad right-pads s with spaces to width.
-func pad(s string, width int) string {
-	if len(s) >= width {
-		return s
+// pad is resource right-padded with spaces to the column's width, made once
+// per resource rather than once per line.
+func (l *Output) pad(resource string) string {
+	p, ok := l.padded[resource]
+	if !ok {
+		p = resource
+		if n := l.width - len(resource); n > 0 {
+			p += strings.Repeat(" ", n)
+		}
+		l.padded[resource] = p
 	}
-	return s + strings.Repeat(" ", width-len(s))
+	return p
 }
 
 // droppedLine says where lines of resource are missing: count lines from seq on.
