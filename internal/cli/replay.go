@@ -50,7 +50,7 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"On the dashboard, the player's keys: space pauses and resumes, → steps to the next request or\n" +
 			"decision, + and - double and halve the speed, 0-9 jump to that tenth of the recorded time (back: the replay\n" +
 			"starts again and runs fast to it).",
-		Example: "  kubectl watchcache replay out.jsonl\n  kubectl watchcache replay out.jsonl.gz --speed 0 --summary -o json",
+		Example:           "  kubectl watchcache replay out.jsonl\n  kubectl watchcache replay out.jsonl.gz --speed 0 --summary -o json",
 		ValidArgsFunction: completeTraceFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {

@@ -44,7 +44,7 @@ func newReportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"as sent. The page loads nothing from the network: open it from disk or attach it to a bug report.\n\n" +
 			"By default the report is written to the current directory, named after TRACE with .html instead of\n" +
 			"its extension (out.jsonl.gz -> out.html); -o names another file, -o - writes to standard output.",
-		Example: "  kubectl watchcache report out.jsonl\n  kubectl watchcache report out.jsonl.gz -o /tmp/watch.html\n  kubectl watchcache report out.jsonl -o - > report.html",
+		Example:           "  kubectl watchcache report out.jsonl\n  kubectl watchcache report out.jsonl.gz -o /tmp/watch.html\n  kubectl watchcache report out.jsonl -o - > report.html",
 		ValidArgsFunction: completeTraceFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
