@@ -21,13 +21,21 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testdeps"
 )
 
 // noWatchCache serves watches from etcd, so compacting etcd under a watch
 // that is away gives it a 410 when it comes back.
 var noWatchCache = testcluster.NewLazy(testcluster.Options{DisableWatchCache: true})
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, noWatchCache)) }
+// TestMain fails the package at once when Prometheus is missing (the
+// Prometheus test needs it), and otherwise runs the tests on the package's cluster.
+func TestMain(m *testing.M) {
+	if code := testdeps.Main(testdeps.Prometheus()); code != 0 {
+		os.Exit(code)
+	}
+	os.Exit(testcluster.Main(m, noWatchCache))
+}
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
 type syncBuffer struct {

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testdeps"
 )
 
 // relistTrace writes a trace with a 410 and a relist in its first second,
@@ -66,9 +68,9 @@ func freePort(t *testing.T) int {
 // every second, with its data in a temporary directory; it is stopped when the test ends.
 func startPrometheus(t *testing.T, target string) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
+	bin, err := testdeps.Prometheus().Path()
 	if err != nil {
-		t.Fatalf("prometheus is not installed (.ci/run installs Debian's prometheus package; apt-get install prometheus): %v", err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")

@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"golang.org/x/net/websocket"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testdeps"
 )
 
 // The browser test loads reports from disk in headless Chromium (Debian's
-// chromium package; .ci/run installs it) with the network off, through the
+// chromium package; hack/test.sh installs it) with the network off, through the
 // DevTools protocol: no console errors, no request but the file itself, one
 // bar per request, the page's script works (zoom, sort, read-out), and no
 // hostile string ran as script. A missing browser fails the test: install
@@ -30,18 +32,21 @@ import (
 // hangs fails the test instead of blocking it; it is no assertion on speed.
 const browserDeadline = 2 * time.Minute
 
+// TestMain fails the package at once when no browser is installed.
+func TestMain(m *testing.M) {
+	if code := testdeps.Main(testdeps.Chromium()); code != 0 {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("WATCHCACHE_CHROMIUM"); p != "" {
-		return p
+	p, err := testdeps.Chromium().Path()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no Chromium found: install Debian's chromium package (apt-get install -y chromium; .ci/run does) or set WATCHCACHE_CHROMIUM")
-	return ""
+	return p
 }
 
 // browser is a headless Chromium driven through the DevTools protocol.
@@ -477,7 +482,8 @@ func (b *browser) interact(t *testing.T, i int) {
 }
 
 // TestTheBrowserTestFailsWithoutABrowser keeps the promise that a missing
-// Chromium fails the browser test rather than skipping it.
+// Chromium fails the package at once (in TestMain), with the line that
+// installs it, rather than skipping the browser test.
 func TestTheBrowserTestFailsWithoutABrowser(t *testing.T) {
 	if os.Getenv("WATCHCACHE_BROWSER_PROBE") == "1" {
 		chromiumPath(t)
@@ -487,7 +493,8 @@ func TestTheBrowserTestFailsWithoutABrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(), "WATCHCACHE_BROWSER_PROBE=1", "PATH="+t.TempDir(), "WATCHCACHE_CHROMIUM=")
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || !strings.Contains(string(out), "no Chromium found") || strings.Contains(string(out), "SKIP") {
+	if !errors.As(err, &exit) || !strings.Contains(string(out), "chromium is not installed") ||
+		!strings.Contains(string(out), "sudo apt-get install -y chromium") || !strings.Contains(string(out), "hack/test.sh") || strings.Contains(string(out), "SKIP") {
 		t.Errorf("without a browser: got %v:\n%s\nwant a failure that says so", err, out)
 	}
 }
