@@ -18,7 +18,7 @@ import (
 )
 
 // The package's cluster starts on the first test that needs one.
-var shared = testcluster.NewLazy(testcluster.Options{Users: []string{"nobody"}})
+var shared = testcluster.NewLazy(testcluster.Options{Users: []string{"nobody"}, AuditLog: true})
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, shared)) }
 

@@ -49,6 +49,9 @@ type ProxyOptions struct {
 
 	// addressGiven says --address was on the command line: only then may the proxy bind beyond loopback.
 	addressGiven bool
+	// identity names the proxy's own requests to the server (--user-agent);
+	// its clients' requests keep their own User-Agent.
+	identity identity
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
 	isTerminal func() bool
 	// listening, when set, is told the address the proxy serves on (tests).
@@ -68,8 +71,9 @@ func NewProxyOptions(streams genericiooptions.IOStreams) *ProxyOptions {
 	}
 }
 
-func newProxyCommand(streams genericiooptions.IOStreams) *cobra.Command {
+func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {
 	o := NewProxyOptions(streams)
+	o.identity.version = version
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Run a kubectl proxy that shows what the reflectors of the programs behind it do",
@@ -99,6 +103,7 @@ func newProxyCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
+	o.identity.addFlags(f, o.ConfigFlags)
 	f.IntVarP(&o.Port, "port", "p", o.Port, "The port to serve on; 0 picks a free one")
 	f.StringVar(&o.Address, "address", o.Address, "The IP address to serve on. Anything but a loopback address lets whoever reaches it act with your credentials")
 	f.StringVar(&o.AcceptHosts, "accept-hosts", o.AcceptHosts, "Regular expressions (comma-separated) the Host header must match; other hosts get 403")
@@ -120,6 +125,9 @@ func (o *ProxyOptions) listenAddress() string {
 
 // Validate checks the flags without contacting the server.
 func (o *ProxyOptions) Validate() error {
+	if err := o.identity.validate(); err != nil {
+		return err
+	}
 	if o.Port < 0 || o.Port > 65535 {
 		return usageErrorf("invalid --port %d: want 0 to 65535", o.Port)
 	}

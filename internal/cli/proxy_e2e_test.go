@@ -85,7 +85,7 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 	proxyKC := filepath.Join(work, "proxy.kubeconfig")
 	metricsAddr := freeAddress(t)
 	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "--trace", tracePath, "--trace-objects", "full", "--print-kubeconfig", proxyKC, "-v=9",
-		"--metrics-address", metricsAddr)
+		"--metrics-address", metricsAddr, "--user-agent", proxyUserAgent)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if _, err := os.Stat(proxyKC); err == nil {
@@ -146,6 +146,30 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 	}
 	stdoutText, stderrText := p.interrupt(t)
 
+	// At the server: the proxy forwarded kubectl's own User-Agent, and named
+	// its own requests (the server version for the trace) with --user-agent.
+	events, err := c.AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	watches, own := 0, 0
+	for _, ev := range events {
+		if ev.UserAgent == proxyUserAgent {
+			own++
+		}
+		if (ev.Verb == "watch" || ev.Verb == "list") && strings.Contains(ev.RequestURI, "/namespaces/"+ns+"/pods") {
+			if !strings.HasPrefix(ev.UserAgent, "kubectl/") {
+				t.Errorf("%s %s reached the server as %q, not as kubectl", ev.Verb, ev.RequestURI, ev.UserAgent)
+			}
+			if ev.Verb == "watch" {
+				watches++
+			}
+		}
+	}
+	if watches < 2 || own == 0 {
+		t.Errorf("the audit log has %d watches of pods in %s (want 2: through the proxy and direct) and %d requests of the proxy's own (want some)", watches, ns, own)
+	}
+
 	// The line output is in causal order, stream by stream, as the watch command's is.
 	if ls, err := causal.FromText([]byte(stdoutText)); err != nil {
 		t.Errorf("reading the line output: %v", err)
@@ -203,6 +227,9 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 		t.Errorf("the replay has %d pods and %d secrets streams, want one each:\n%s", pods, secrets, out)
 	}
 }
+
+// proxyUserAgent is what the proxy under test calls itself.
+const proxyUserAgent = "watchcache-proxy-under-test/1"
 
 // kubectlWatch is a running kubectl get -w --output-watch-events.
 type kubectlWatch struct {

@@ -37,8 +37,10 @@ func usageErrorf(format string, a ...any) error {
 }
 
 // NewCommand builds the root "kubectl watchcache" command.
+// version is the release's stamp ("dev" when none; see ResolveVersion).
 func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {
-	o, run := newWatchCommand(streams)
+	version = ResolveVersion(version)
+	o, run := newWatchCommand(streams, version)
 	cmd := &cobra.Command{
 		Use:   "kubectl-watchcache RESOURCE",
 		Short: "Run a reflector against a cluster and show how its watch behaves",
@@ -64,7 +66,7 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.AddFlags(cmd)
 	addKlogFlags(cmd)
-	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams), newReportCommand(streams))
+	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams, version), newReportCommand(streams))
 	return cmd
 }
 

@@ -44,6 +44,8 @@ type WatchOptions struct {
 	MaxResources         int
 	MaxConcurrentLists   int
 	Observe              ObserveOptions
+	// identity names the plugin to the server (--user-agent).
+	identity identity
 
 	resourceArgs []string
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
@@ -94,6 +96,7 @@ func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
 func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
+	o.identity.addFlags(f, o.ConfigFlags)
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Watch the resources in all namespaces")
 	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector to filter on, as in kubectl get -l")
 	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector to filter on, as in kubectl get --field-selector")
@@ -144,6 +147,9 @@ func (o *WatchOptions) Complete(args []string) error {
 
 // Validate checks the flags without contacting the server.
 func (o *WatchOptions) Validate() error {
+	if err := o.identity.validate(); err != nil {
+		return err
+	}
 	switch reflector.Strategy(o.InitialList) {
 	case reflector.StrategyAuto, reflector.StrategyList, reflector.StrategyStream:
 	default:
@@ -308,8 +314,9 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	return ob.finish(err)
 }
 
-func newWatchCommand(streams genericiooptions.IOStreams) (*WatchOptions, func(*cobra.Command, []string) error) {
+func newWatchCommand(streams genericiooptions.IOStreams, version string) (*WatchOptions, func(*cobra.Command, []string) error) {
 	o := NewWatchOptions(streams)
+	o.identity.version = version
 	return o, func(cmd *cobra.Command, args []string) error {
 		if err := o.Complete(args); err != nil {
 			return err

@@ -47,6 +47,10 @@ type Options struct {
 	// Users get a bearer token each (no groups beyond system:authenticated), for
 	// RBAC tests; see UserConfig.
 	Users []string
+	// AuditLog makes kube-apiserver write an audit event (level Metadata) for
+	// every request, read back with AuditEvents: what the server saw, the
+	// User-Agent of each request included.
+	AuditLog bool
 	// Log receives progress lines (binary builds, start-up); nil discards them.
 	Log io.Writer
 }
@@ -289,8 +293,55 @@ func (c *Cluster) prepareAPIServer() error {
 		sort.Strings(gates)
 		args = append(args, "--feature-gates="+strings.Join(gates, ","))
 	}
+	if c.opts.AuditLog {
+		policy := filepath.Join(c.dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+			return fmt.Errorf("writing the audit policy: %w", err)
+		}
+		// Blocking: an event is written before its request's response ends,
+		// so a test reads every request it made.
+		args = append(args, "--audit-policy-file="+policy, "--audit-log-path="+c.auditLogPath(),
+			"--audit-log-format=json", "--audit-log-mode=blocking")
+	}
 	c.apiArgs = append(args, c.opts.ExtraArgs...)
 	return nil
+}
+
+func (c *Cluster) auditLogPath() string { return filepath.Join(c.dir, "audit.log") }
+
+// AuditEvent is what the apiserver's audit log says of one request.
+type AuditEvent struct {
+	Stage      string `json:"stage"`
+	Verb       string `json:"verb"`
+	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
+	User       struct {
+		Username string `json:"username"`
+	} `json:"user"`
+}
+
+// AuditEvents reads the audit log (Options.AuditLog): one event per request
+// and stage, in the order the server wrote them.
+func (c *Cluster) AuditEvents() ([]AuditEvent, error) {
+	if !c.opts.AuditLog {
+		return nil, errors.New("reading the audit log: the cluster was started without Options.AuditLog")
+	}
+	b, err := os.ReadFile(c.auditLogPath())
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	var out []AuditEvent
+	for i, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var ev AuditEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return nil, fmt.Errorf("reading the audit log, line %d: %w", i+1, err)
+		}
+		out = append(out, ev)
+	}
+	return out, nil
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
