@@ -20,7 +20,9 @@
 #   hack/test.sh -run Proxy      extra arguments go to go test
 #
 # Environment: TEST_TIMEOUT (go test -timeout, default 30m), TEST_PACKAGES
-# (default ./...).
+# (default ./...), TEST_P (packages tested at once, default 4: most of the
+# end-to-end tests' time is spent waiting on a server, a timer or a restart,
+# so more packages than cores keeps the cores busy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -92,7 +94,7 @@ go test -race -count=1 -run '^$' ${TEST_PACKAGES:-./...} >/dev/null
 wait "$cluster_pid"
 
 step "go test -race ${TEST_PACKAGES:-./...} $*"
-go test -race -timeout "${TEST_TIMEOUT:-30m}" ${TEST_PACKAGES:-./...} "$@"
+go test -race -p "${TEST_P:-4}" -timeout "${TEST_TIMEOUT:-30m}" ${TEST_PACKAGES:-./...} "$@"
 
 if [ $# -eq 0 ]; then
   step "the dashboard in tmux (hack/tui-check.sh)"

@@ -23,22 +23,18 @@ import (
 // an apiserver restart, a proxy cut, or a restart with etcd compacted in
 // the gap ends it. The run exits 0 and its summary equals a LIST.
 func TestE2EALongNoTUIRunSurvivesRestartsCutsAndCompaction(t *testing.T) {
+	t.Parallel() // each case on a cluster of its own
 	const giveUpAfter = 25 * time.Second // see the reflector's long-watch test
 	dir := pluginPath(t)
-	c := cluster(t)
-	cs, err := kubernetes.NewForConfig(c.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct {
 		name     string
 		viaProxy bool
-		cut      func(t *testing.T, proxy *testcluster.Proxy)
+		cut      func(t *testing.T, c *testcluster.Cluster, proxy *testcluster.Proxy)
 		wantGone bool
 	}{
-		{"apiserver restart", false, func(t *testing.T, _ *testcluster.Proxy) { restartAPIServer(t, c) }, false},
-		{"proxy cut", true, func(t *testing.T, proxy *testcluster.Proxy) { proxy.CutAll() }, false},
-		{"apiserver restart with etcd compacted in the gap", true, func(t *testing.T, proxy *testcluster.Proxy) {
+		{"apiserver restart", false, func(t *testing.T, c *testcluster.Cluster, _ *testcluster.Proxy) { restartAPIServer(t, c) }, false},
+		{"proxy cut", true, func(t *testing.T, _ *testcluster.Cluster, proxy *testcluster.Proxy) { proxy.CutAll() }, false},
+		{"apiserver restart with etcd compacted in the gap", true, func(t *testing.T, c *testcluster.Cluster, proxy *testcluster.Proxy) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			// As in the reflector's test: the watcher is cut off, etcd is
@@ -52,8 +48,15 @@ func TestE2EALongNoTUIRunSurvivesRestartsCutsAndCompaction(t *testing.T) {
 			}
 		}, true},
 	}
+	// Each case restarts or cuts a cluster of its own, so they run in parallel.
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := testcluster.ForTest(t, testcluster.Options{})
+			cs, err := kubernetes.NewForConfig(c.Config())
+			if err != nil {
+				t.Fatal(err)
+			}
 			ns := "long-" + string(rune('a'+i))
 			if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
@@ -70,7 +73,7 @@ func TestE2EALongNoTUIRunSurvivesRestartsCutsAndCompaction(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			runLong(t, dir, kubeconfig, ns, giveUpAfter, c.Config(), cs, func(t *testing.T) { tc.cut(t, proxy) }, tc.wantGone)
+			runLong(t, dir, kubeconfig, ns, giveUpAfter, c.Config(), cs, func(t *testing.T) { tc.cut(t, c, proxy) }, tc.wantGone)
 		})
 	}
 }

@@ -67,7 +67,8 @@ func allSummaries(t *testing.T, out string) []summary.Summary {
 // every line is in causal order, and the version 2 trace replays to the same
 // summaries.
 func TestE2EThreeResourcesAtOnceSurviveARestartWithCompaction(t *testing.T) {
-	c := cluster(t)
+	t.Parallel() // on a cluster of its own, which it restarts
+	c := testcluster.ForTest(t, testcluster.Options{})
 	cs, err := kubernetes.NewForConfig(c.Config())
 	if err != nil {
 		t.Fatal(err)

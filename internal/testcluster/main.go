@@ -93,3 +93,26 @@ func Main(m *testing.M, clusters ...*Lazy) int {
 	stopAll()
 	return code
 }
+
+// ForTest starts a cluster of t's own, for a test that restarts or compacts
+// it while other tests run in parallel on theirs. It is stopped when t ends,
+// after printing its log tail if t failed.
+func ForTest(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	c, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("starting a test cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(c.LogTail(40))
+		}
+		c.Stop()
+	})
+	return c
+}

@@ -22,6 +22,7 @@ const giveUpAfter = 25 * time.Second
 // restart with etcd compacted in the gap (410, relist, diff). The reflector
 // recovers each time and its cache equals a fresh LIST.
 func TestE2ELongWatchesSurviveTheirCuts(t *testing.T) {
+	t.Parallel() // each case on a cluster of its own
 	cases := []struct {
 		name string
 		// viaProxy watches through the fault proxy.
@@ -47,74 +48,97 @@ func TestE2ELongWatchesSurviveTheirCuts(t *testing.T) {
 			compactedRestart(t, c, proxy)
 		}, "must"},
 	}
+	// Each case has a cluster of its own (it restarts or cuts it), so the
+	// cases run in parallel; in each, a reflector per wire watches the same
+	// churn through the same cut.
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			eachWire(t, func(t *testing.T, wire reflector.Wire) {
-				c := cluster(t)
-				cs := clientset(t, c.Config())
-				ns := newNamespace(t, cs)
-				createConfigMaps(t, cs, ns, "pre", 50)
-				restCfg := c.Config()
-				var proxy *testcluster.Proxy
-				if tc.viaProxy {
-					var err error
-					if proxy, err = c.NewProxy(); err != nil {
-						t.Fatal(err)
-					}
-					defer proxy.Close()
-					restCfg = proxy.Config(restCfg)
-				}
-				churn, err := testcluster.StartChurn(c.Config(), testcluster.ChurnOptions{Namespace: ns, Names: 60, Rate: 40})
-				if err != nil {
+			t.Parallel()
+			c := testcluster.ForTest(t, testcluster.Options{})
+			cs := clientset(t, c.Config())
+			ns := newNamespace(t, cs)
+			createConfigMaps(t, cs, ns, "pre", 50)
+			restCfg := c.Config()
+			var proxy *testcluster.Proxy
+			if tc.viaProxy {
+				var err error
+				if proxy, err = c.NewProxy(); err != nil {
 					t.Fatal(err)
 				}
-				defer churn.Stop()
-				rn := startReflector(t, wire, restCfg, reflector.Target{Resource: configMaps, Namespace: ns},
-					reflector.Config{GiveUpAfter: giveUpAfter, Backoff: reflector.Backoff{Initial: 200 * time.Millisecond, Max: 2 * time.Second}})
+				defer proxy.Close()
+				restCfg = proxy.Config(restCfg)
+			}
+			churn, err := testcluster.StartChurn(c.Config(), testcluster.ChurnOptions{Namespace: ns, Names: 60, Rate: 40})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer churn.Stop()
+			runs := map[reflector.Wire]*run{}
+			for _, wire := range wires() {
+				target := reflector.Target{Resource: configMaps, Namespace: ns}
+				runs[wire] = startReflector(t, wire, restCfg, target, reflector.Config{
+					GiveUpAfter: giveUpAfter, Backoff: reflector.Backoff{Initial: 200 * time.Millisecond, Max: 2 * time.Second},
+					// Audits go straight to this case's server, not through its fault proxy.
+					AuditSource: liveSource(t, wire, c.Config(), target),
+				})
+			}
+			before := map[reflector.Wire]reflector.Counters{}
+			for wire, rn := range runs {
 				rn.waitReady(t)
+				before[wire] = rn.r.Stats().Counters
+			}
 
-				// Stream for longer than GiveUpAfter before the cut.
-				before := rn.r.Stats().Counters
-				time.Sleep(giveUpAfter + 2*time.Second)
-				mid := rn.r.Stats()
-				if streamed := mid.Counters.Added + mid.Counters.Modified + mid.Counters.Deleted - before.Added - before.Modified - before.Deleted; streamed < 100 {
-					t.Fatalf("the watch applied %d events before the cut, want a watch that streamed", streamed)
+			// Stream for longer than GiveUpAfter before the cut.
+			time.Sleep(giveUpAfter + 2*time.Second)
+			for wire, rn := range runs {
+				mid, b := rn.r.Stats(), before[wire]
+				if streamed := mid.Counters.Added + mid.Counters.Modified + mid.Counters.Deleted - b.Added - b.Modified - b.Deleted; streamed < 100 {
+					t.Fatalf("%s: the watch applied %d events before the cut, want a watch that streamed", wire, streamed)
 				}
-				cutAt := time.Now()
-				tc.cut(t, c, proxy)
-				t.Logf("%s took %s", tc.name, time.Since(cutAt).Round(time.Millisecond))
+			}
+			cutAt := time.Now()
+			tc.cut(t, c, proxy)
+			t.Logf("%s took %s", tc.name, time.Since(cutAt).Round(time.Millisecond))
 
-				// Keep churning after the recovery, then let the watch catch up.
-				time.Sleep(3 * time.Second)
-				stats := churn.Stop()
-				t.Logf("churn: %s", stats)
-				select {
-				case err := <-rn.done:
-					rn.done <- err
-					t.Fatalf("the reflector stopped: %v (decisions %v)", err, rn.notes.reasons())
-				default:
-				}
-				rn.auditClean(t)
-				st := rn.r.Stats()
-				if rn.notes.count(reflector.ReasonGaveUp) != 0 || st.State == reflector.StateFailed {
-					t.Errorf("the reflector gave up: state %s, decisions %v", st.State, rn.notes.reasons())
-				}
-				switch tc.relist {
-				case "must":
-					if st.Counters.Gone == 0 || st.Counters.Relists == 0 || st.LastRelistDiff == nil || st.LastRelistDiff.Missed() == 0 {
-						t.Errorf("want a 410, a relist and a diff naming what was missed: counters %+v, diff %+v", st.Counters, st.LastRelistDiff)
-					}
-				case "never":
-					if st.Counters.Relists != 0 {
-						t.Errorf("relists: got %d, want none: the watch resumes from its resourceVersion", st.Counters.Relists)
-					}
-				}
-				t.Logf("counters after the cut: %+v", st.Counters)
-				if st.Counters.Gone > 0 && st.Counters.Relists < st.Counters.Gone {
-					t.Errorf("every 410 is followed by a relist: %d 410s, %d relists", st.Counters.Gone, st.Counters.Relists)
-				}
-			})
+			// Keep churning after the recovery, then let the watches catch up.
+			time.Sleep(3 * time.Second)
+			stats := churn.Stop()
+			t.Logf("churn: %s", stats)
+			for _, wire := range wires() {
+				t.Run(string(wire), func(t *testing.T) { checkRecovered(t, runs[wire], tc.relist) })
+			}
 		})
+	}
+}
+
+// checkRecovered: the reflector still runs, never gave up, its cache equals
+// a fresh LIST, and it relisted as relist says ("must", "never" or "may").
+func checkRecovered(t *testing.T, rn *run, relist string) {
+	t.Helper()
+	select {
+	case err := <-rn.done:
+		rn.done <- err
+		t.Fatalf("the reflector stopped: %v (decisions %v)", err, rn.notes.reasons())
+	default:
+	}
+	rn.auditClean(t)
+	st := rn.r.Stats()
+	if rn.notes.count(reflector.ReasonGaveUp) != 0 || st.State == reflector.StateFailed {
+		t.Errorf("the reflector gave up: state %s, decisions %v", st.State, rn.notes.reasons())
+	}
+	switch relist {
+	case "must":
+		if st.Counters.Gone == 0 || st.Counters.Relists == 0 || st.LastRelistDiff == nil || st.LastRelistDiff.Missed() == 0 {
+			t.Errorf("want a 410, a relist and a diff naming what was missed: counters %+v, diff %+v", st.Counters, st.LastRelistDiff)
+		}
+	case "never":
+		if st.Counters.Relists != 0 {
+			t.Errorf("relists: got %d, want none: the watch resumes from its resourceVersion", st.Counters.Relists)
+		}
+	}
+	t.Logf("counters after the cut: %+v", st.Counters)
+	if st.Counters.Gone > 0 && st.Counters.Relists < st.Counters.Gone {
+		t.Errorf("every 410 is followed by a relist: %d 410s, %d relists", st.Counters.Gone, st.Counters.Relists)
 	}
 }
 
