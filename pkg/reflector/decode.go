@@ -10,14 +10,14 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // InitialEventsEndAnnotation marks the bookmark that ends a streaming list.
 const InitialEventsEndAnnotation = metav1.InitialEventsAnnotationKey
 
-// Decoding reads each object's JSON once, in place (internal/jsonscan), taking
+// Decoding reads each object's JSON once, in place (pkg/internal/jsonscan), taking
 // what the store keeps from metadata and skipping the rest (spec, data,
 // managedFields) undecoded; keys match exactly, as in the API server's decoder.
 

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -44,7 +44,7 @@ func trimObject(raw json.RawMessage, mode ObjectMode, redact, secretsResource bo
 	return out, err
 }
 
-// trimInPlace trims an object in one pass over its JSON (internal/jsonscan),
+// trimInPlace trims an object in one pass over its JSON (pkg/internal/jsonscan),
 // copying the members it keeps as they are instead of decoding and
 // re-encoding them. secret reports a Secret to redact, which it leaves to
 // trimMaps (out is then nil). Members keep their order (trimMaps sorts them).
