@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Redacted replaces secret values in traces.
@@ -285,7 +285,7 @@ func trimMaps(raw json.RawMessage, mode ObjectMode, redact, secretsResource bool
 	return json.Marshal(top)
 }
 
-const initialEventsEnd = reflector.InitialEventsEndAnnotation
+const initialEventsEnd = wire.InitialEventsEndAnnotation
 
 // redactValues replaces every value of a JSON object with "REDACTED".
 func redactValues(v json.RawMessage) (json.RawMessage, error) {

@@ -181,7 +181,7 @@ func TestCompactReportsWhitespaceBetweenTokens(t *testing.T) {
 
 // BenchmarkSkip skips a 1.6 kB ConfigMap as served by kube-apiserver (the reflector's fixture).
 func BenchmarkSkip(b *testing.B) {
-	data, err := os.ReadFile("../../reflector/testdata/configmap.json")
+	data, err := os.ReadFile("../../wire/testdata/configmap.json")
 	if err != nil {
 		b.Fatal(err)
 	}
