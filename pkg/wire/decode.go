@@ -276,8 +276,9 @@ func (d *objectParts) build(obj *store.Object, labelsSet bool) {
 // for the read buffer).
 const MaxObjectBytes = 16 << 20
 
-// DecodeList decodes a LIST response body into a [reflector.Page]. Each item's Raw is
-// its own copy (and its Body, with keepBody), so nothing holds on to the page.
+// DecodeList decodes a LIST response body into a [reflector.Page]. Each
+// item's Raw is its own copy (and its Body, with keepBody), so nothing holds
+// on to the page.
 func DecodeList(body []byte, keepBody bool) (*reflector.Page, error) {
 	return decodeListFrom(bytes.NewReader(body), keepBody)
 }

@@ -24,15 +24,15 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-// LiveSource is the [reflector.Source] for a real cluster. It uses client-go's transport
-// (authentication, TLS, impersonation, exec plugins from the rest.Config) and
-// decodes the answers itself, straight into the store's compact form: no
-// typed objects or map[string]any trees are built. It asks for protobuf or
-// JSON (see LiveOptions.Wire and ResolveWire) and decodes what the server
-// answers by its Content-Type, so a JSON answer to a protobuf request is
-// decoded as JSON; a 406 Not Acceptable to a protobuf request makes it ask
-// for JSON from then on. With MetadataOnly the server is asked for
-// PartialObjectMetadata, so only metadata crosses the wire.
+// LiveSource is the [reflector.Source] for a real cluster. It uses client-go's
+// transport (authentication, TLS, impersonation, exec plugins from the
+// rest.Config) and decodes the answers itself, straight into the store's
+// compact form: no typed objects or map[string]any trees are built. It asks
+// for protobuf or JSON (see LiveOptions.Wire and ResolveWire) and decodes
+// what the server answers by its Content-Type, so a JSON answer to a
+// protobuf request is decoded as JSON; a 406 Not Acceptable to a protobuf
+// request makes it ask for JSON from then on. With MetadataOnly the server is
+// asked for PartialObjectMetadata, so only metadata crosses the wire.
 type LiveSource struct {
 	client   *http.Client
 	base     *url.URL
@@ -56,9 +56,9 @@ func (s *LiveSource) Answered(wire reflector.Wire) int64 {
 	return s.answeredJSON.Load()
 }
 
-// NewLiveSource builds a LiveSource for target on the cluster of cfg, with the
-// wire chosen by [reflector.WireAuto]. keepBody keeps each object's JSON in the store
-// (full-object mode).
+// NewLiveSource builds a LiveSource for target on the cluster of cfg, with
+// the wire chosen by [reflector.WireAuto]. keepBody keeps each object's JSON
+// in the store (full-object mode).
 func NewLiveSource(cfg *rest.Config, target reflector.Target, metadataOnly, keepBody bool) (*LiveSource, error) {
 	return NewLiveSourceWith(cfg, target, LiveOptions{MetadataOnly: metadataOnly, KeepBody: keepBody})
 }
