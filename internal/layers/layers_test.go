@@ -30,9 +30,10 @@ var layers = []struct {
 }{
 	{"commands", []string{"cmd/...", "hack/..."}},
 	{"front ends", []string{"internal/cli", "internal/scenarios", "internal/soak"}},
+	{"the report", []string{"internal/report"}},
 	{"one run", []string{"internal/session", "internal/proxy"}},
 	{"what a run shows", []string{
-		"internal/observed", "internal/report", "internal/tracegen", "internal/metrics",
+		"internal/observed", "internal/tracegen", "internal/metrics",
 		"internal/alert", "internal/lines", "internal/causal", "internal/summary",
 	}},
 	{"dashboard and traces", []string{"pkg/tui", "pkg/trace"}},
