@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Replay plays an observed trace (trace.Header.Observed) back as recorded:
@@ -148,7 +149,7 @@ func (r *Replay) line(l *trace.Line) error {
 		}
 		setOpen(&openRequest{req: s.Begin(reflector.Verb(l.Verb), opts), page: &reflector.Page{}})
 	case trace.KindItem:
-		obj, err := reflector.DecodeObject(l.Object, false)
+		obj, err := wire.DecodeObject(l.Object, false)
 		if err != nil {
 			return fmt.Errorf("replaying line %d: item: %w", r.rd.LineNumber(), err)
 		}
@@ -163,7 +164,7 @@ func (r *Replay) line(l *trace.Line) error {
 			o.req.Event(reflector.WatchEvent{Type: reflector.EventError, Status: &st})
 			return nil
 		}
-		ev, err := reflector.DecodeWatchEvent(l.Type, l.Object, false)
+		ev, err := wire.DecodeWatchEvent(l.Type, l.Object, false)
 		if err != nil {
 			return fmt.Errorf("replaying line %d: event: %w", r.rd.LineNumber(), err)
 		}

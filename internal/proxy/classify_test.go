@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 func TestOnlyListsAndWatchesOfCollectionsAreObserved(t *testing.T) {
@@ -119,7 +120,7 @@ func TestTheResponderAnswersARefusedConnection429(t *testing.T) {
 	} {
 		w := httptest.NewRecorder()
 		responder{}.Error(w, httptest.NewRequest("GET", "/api/v1/pods?watch=true", nil), tc.err)
-		st := reflector.ResponseStatus(w.Code, w.Body.Bytes(), reflector.VerbWatch, podsGR)
+		st := wire.ResponseStatus(w.Code, w.Body.Bytes(), reflector.VerbWatch, podsGR)
 		if w.Code != tc.code || st.Code != int32(tc.code) || !strings.Contains(st.Message, "could not be reached") {
 			t.Errorf("%v: %d %+v, want %d", tc.err, w.Code, st, tc.code)
 		}

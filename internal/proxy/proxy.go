@@ -38,6 +38,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // DefaultAcceptHosts is kubectl proxy's default --accept-hosts.
@@ -370,21 +371,21 @@ func (j *job) run() {
 	ct := j.header.Get("Content-Type")
 	if j.code < 200 || j.code > 299 {
 		b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
-		st := reflector.ResponseStatus(j.code, b, j.call.verb, j.call.gvr.GroupResource())
+		st := wire.ResponseStatus(j.code, b, j.call.verb, j.call.gvr.GroupResource())
 		r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: st})
 		return
 	}
-	if reflector.IsProtobuf(ct) {
+	if wire.IsProtobuf(ct) {
 		s.SetWire(reflector.WireProtobuf)
 	} else {
 		s.SetWire(reflector.WireJSON)
 	}
-	if j.table && !reflector.IsProtobuf(ct) {
+	if j.table && !wire.IsProtobuf(ct) {
 		j.runTable(r, body)
 		return
 	}
 	if j.call.verb == reflector.VerbList {
-		page, err := reflector.DecodeListResponse(body, ct, j.p.opts.KeepRaw)
+		page, err := wire.DecodeListResponse(body, ct, j.p.opts.KeepRaw)
 		if err != nil {
 			r.End(j.end(err))
 			return
@@ -393,7 +394,7 @@ func (j *job) run() {
 		r.End(j.end(nil))
 		return
 	}
-	st, err := reflector.DecodeWatchResponse(io.NopCloser(body), ct, j.p.opts.KeepRaw)
+	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, j.p.opts.KeepRaw)
 	if err != nil {
 		r.End(j.end(err))
 		return

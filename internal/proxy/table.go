@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // kubectl get asks for Tables (Accept: application/json;as=Table;…): a LIST
@@ -35,7 +36,7 @@ type table struct {
 // decodeTableList decodes a LIST answered as a Table (or, when the server
 // answered a plain list, as that list).
 func decodeTableList(r io.Reader, keepRaw bool) (*reflector.Page, error) {
-	body, err := io.ReadAll(io.LimitReader(r, reflector.MaxObjectBytes*4))
+	body, err := io.ReadAll(io.LimitReader(r, wire.MaxObjectBytes*4))
 	if err != nil {
 		return nil, fmt.Errorf("reading table: %w", err)
 	}
@@ -44,11 +45,11 @@ func decodeTableList(r io.Reader, keepRaw bool) (*reflector.Page, error) {
 		return nil, fmt.Errorf("decoding table: %w", err)
 	}
 	if t.Kind != "Table" {
-		return reflector.DecodeList(body, false)
+		return wire.DecodeList(body, false)
 	}
 	page := &reflector.Page{ResourceVersion: t.Metadata.ResourceVersion, Continue: t.Metadata.Continue, RemainingItemCount: t.Metadata.RemainingItemCount}
 	for _, row := range t.Rows {
-		obj, err := reflector.DecodeObject(row.Object, false)
+		obj, err := wire.DecodeObject(row.Object, false)
 		if err != nil {
 			return nil, fmt.Errorf("decoding a table row: %w", err)
 		}
@@ -87,7 +88,7 @@ func (w *tableWatch) next() (reflector.WatchEvent, error) {
 		}
 		var t table
 		if json.Unmarshal(ev.Object, &t) != nil || t.Kind != "Table" {
-			e, err := reflector.DecodeWatchEvent(ev.Type, ev.Object, false)
+			e, err := wire.DecodeWatchEvent(ev.Type, ev.Object, false)
 			if err != nil {
 				return e, err
 			}
@@ -102,7 +103,7 @@ func (w *tableWatch) next() (reflector.WatchEvent, error) {
 				Item: reflector.Item{Object: &store.Object{ResourceVersion: t.Metadata.ResourceVersion}}})
 		}
 		for _, row := range t.Rows {
-			e, err := reflector.DecodeWatchEvent(ev.Type, row.Object, false)
+			e, err := wire.DecodeWatchEvent(ev.Type, row.Object, false)
 			if err != nil {
 				return e, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Options bound what a report keeps; zero values take the defaults.
@@ -145,7 +146,7 @@ func (a *analyzer) line(l *trace.Line) error {
 	}
 	switch l.K {
 	case trace.KindItem:
-		obj, err := reflector.DecodeObject(l.Object, false)
+		obj, err := wire.DecodeObject(l.Object, false)
 		if err != nil {
 			return err
 		}
@@ -298,7 +299,7 @@ func (rs *resourceState) event(q *openRequest, l *trace.Line, at time.Duration) 
 	if q.status != nil {
 		return nil // the watch ended at its ERROR event
 	}
-	ev, err := reflector.DecodeWatchEvent(l.Type, l.Object, false)
+	ev, err := wire.DecodeWatchEvent(l.Type, l.Object, false)
 	if err != nil {
 		return err
 	}

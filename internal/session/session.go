@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Tool names the program in trace headers.
@@ -33,7 +34,7 @@ type ResourceConfig struct {
 	// MetadataOnly asks the server for PartialObjectMetadata; KeepBodies keeps each object's JSON in the store.
 	MetadataOnly bool
 	KeepBodies   bool
-	// Wire is the encoding to ask for ("" is auto; see reflector.ResolveWire).
+	// Wire is the encoding to ask for ("" is auto; see wire.ResolveWire).
 	Wire reflector.Wire
 	// TraceObjects and UnsafeSecrets shape what a trace keeps of the resource's objects.
 	TraceObjects  trace.ObjectMode
@@ -132,10 +133,10 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if cfg.MaxConcurrentLists > 0 && len(cfg.Resources) > 1 {
 		gate = reflector.NewListGate(cfg.MaxConcurrentLists)
 	}
-	sources := make([]*reflector.LiveSource, len(cfg.Resources))
+	sources := make([]*wire.LiveSource, len(cfg.Resources))
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
-		live, err := reflector.NewLiveSourceWith(cfg.Rest, rc.Target, reflector.LiveOptions{
+		live, err := wire.NewLiveSourceWith(cfg.Rest, rc.Target, wire.LiveOptions{
 			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies, Wire: rc.Wire,
 			FullObjects: cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
 		})

@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Options shape a soak run; zero values get the defaults in parentheses.
@@ -171,7 +172,7 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 		return nil, fmt.Errorf("creating namespace: %w", err)
 	}
 	target := reflector.Target{Resource: configMaps, Namespace: ns}
-	src, err := reflector.NewLiveSource(c.Config(), target, false, false)
+	src, err := wire.NewLiveSource(c.Config(), target, false, false)
 	if err != nil {
 		return nil, err
 	}

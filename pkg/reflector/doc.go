@@ -9,8 +9,10 @@
 // happened) and summed up in Stats; decisions are typed values
 // (Decision) with one sentence each.
 //
-// The reflector itself speaks no HTTP: LiveSource is the Source for a real
-// cluster (client-go's transport, JSON decoded straight into the store's
+// The reflector itself speaks no HTTP and decodes nothing: it sees only the
+// Source seam (Source, Stream, Page, WatchEvent, RequestEnd, RequestOptions,
+// Target, Wire). Package wire's LiveSource is the Source for a real cluster
+// (client-go's transport; protobuf or JSON decoded straight into the store's
 // compact objects), and package trace provides a Source that records
 // another and one that replays a recording. Time comes only from
 // Config.Clock, so a replay decides exactly as the recorded run did.

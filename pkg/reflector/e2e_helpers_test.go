@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // The package's clusters start on the first end-to-end test that asks for
@@ -156,21 +157,21 @@ func eachWire(t *testing.T, f func(t *testing.T, wire reflector.Wire)) {
 	}
 }
 
-// liveSource is a live source asking for wire; at the end of the test it
-// checks that the server answered in wire, and only in wire.
-func liveSource(t *testing.T, wire reflector.Wire, restCfg *rest.Config, target reflector.Target) *reflector.LiveSource {
+// liveSource is a live source asking for w; at the end of the test it
+// checks that the server answered in w, and only in w.
+func liveSource(t *testing.T, w reflector.Wire, restCfg *rest.Config, target reflector.Target) *wire.LiveSource {
 	t.Helper()
-	src, err := reflector.NewLiveSourceWith(restCfg, target, reflector.LiveOptions{Wire: wire})
+	src, err := wire.NewLiveSourceWith(restCfg, target, wire.LiveOptions{Wire: w})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		other := reflector.WireJSON
-		if wire == reflector.WireJSON {
+		if w == reflector.WireJSON {
 			other = reflector.WireProtobuf
 		}
 		if src.Answered(other) > 0 {
-			t.Errorf("asked for %s, the server answered %d times in %s", wire, src.Answered(other), other)
+			t.Errorf("asked for %s, the server answered %d times in %s", w, src.Answered(other), other)
 		}
 	})
 	return src

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // A reflector for the ConfigMaps of one namespace, from a rest.Config into a
@@ -26,7 +27,7 @@ func Example() {
 		Resource:  reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
 		Namespace: "default",
 	}
-	source, err := reflector.NewLiveSource(cfg, target, false, false)
+	source, err := wire.NewLiveSource(cfg, target, false, false)
 	if err != nil {
 		fmt.Println(err)
 		return

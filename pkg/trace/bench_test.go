@@ -14,14 +14,15 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // benchConfigMap is a ConfigMap as kube-apiserver v1.37 serves it (1.6 kB with
-// managedFields), the fixture the reflector's decode benchmarks use too.
+// managedFields), the fixture package wire's decode benchmarks use too.
 func benchConfigMap(tb testing.TB) []byte {
 	tb.Helper()
-	b, err := os.ReadFile("../reflector/testdata/configmap.json")
+	b, err := os.ReadFile("../wire/testdata/configmap.json")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func BenchmarkRecordListPage(b *testing.B) {
 	page := &reflector.Page{ResourceVersion: "215"}
 	for i := range 500 {
 		raw := bytes.ReplaceAll(obj, []byte("app-00007"), fmt.Appendf(nil, "app-%05d", i))
-		o, err := reflector.DecodeObject(raw, false)
+		o, err := wire.DecodeObject(raw, false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // TestProtobufSecretsAreRecordedWithoutTheirValues records a real protobuf
@@ -23,7 +24,7 @@ import (
 // decoded metadata, and neither the data nor the annotation.
 func TestProtobufSecretsAreRecordedWithoutTheirValues(t *testing.T) {
 	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "reflector", "testdata", "protobuf", name))
+		b, err := os.ReadFile(filepath.Join("..", "wire", "testdata", "protobuf", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,18 +38,18 @@ func TestProtobufSecretsAreRecordedWithoutTheirValues(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("watch") == "true" {
-			w.Header().Set("Content-Type", reflector.ContentTypeProtobuf+";stream=watch")
+			w.Header().Set("Content-Type", wire.ContentTypeProtobuf+";stream=watch")
 			_, _ = w.Write(watch)
 			return
 		}
-		w.Header().Set("Content-Type", reflector.ContentTypeProtobuf)
+		w.Header().Set("Content-Type", wire.ContentTypeProtobuf)
 		_, _ = w.Write(list)
 	}))
 	defer srv.Close()
 	secrets := reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
 	for _, mode := range []trace.ObjectMode{trace.ObjectsNone, trace.ObjectsMetadata} {
 		t.Run(string(mode), func(t *testing.T) {
-			src, err := reflector.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: secrets}, reflector.LiveOptions{})
+			src, err := wire.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: secrets}, wire.LiveOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // MaxLineBytes is the longest line, newline excluded, a Reader accepts:
@@ -24,8 +25,8 @@ import (
 // refused as soon as the bound is passed, without reading the rest of it, so
 // a hostile or broken trace cannot make a reader hold more than this; in a
 // gzip trace the decompressed bytes are what count. The live side bounds one
-// object the same way: this is reflector.MaxObjectBytes.
-const MaxLineBytes = reflector.MaxObjectBytes
+// object the same way: this is wire.MaxObjectBytes.
+const MaxLineBytes = wire.MaxObjectBytes
 
 // MaxBytesOutsideObject is how much of a line after the header may lie
 // outside its `object`: 64 KiB. Only an object may be large; the other fields

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -25,7 +26,7 @@ type oneListSource struct{ objects []string }
 func (s oneListSource) List(context.Context, reflector.RequestOptions) (*reflector.Page, error) {
 	p := &reflector.Page{ResourceVersion: "9"}
 	for _, o := range s.objects {
-		obj, err := reflector.DecodeObject([]byte(o), false)
+		obj, err := wire.DecodeObject([]byte(o), false)
 		if err != nil {
 			return nil, err
 		}

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Redacted replaces secret values in traces.
@@ -44,7 +44,7 @@ func trimObject(raw json.RawMessage, mode ObjectMode, redact, secretsResource bo
 	return out, err
 }
 
-// trimInPlace trims an object in one pass over its JSON (internal/jsonscan),
+// trimInPlace trims an object in one pass over its JSON (pkg/internal/jsonscan),
 // copying the members it keeps as they are instead of decoding and
 // re-encoding them. secret reports a Secret to redact, which it leaves to
 // trimMaps (out is then nil). Members keep their order (trimMaps sorts them).
@@ -285,7 +285,7 @@ func trimMaps(raw json.RawMessage, mode ObjectMode, redact, secretsResource bool
 	return json.Marshal(top)
 }
 
-const initialEventsEnd = reflector.InitialEventsEndAnnotation
+const initialEventsEnd = wire.InitialEventsEndAnnotation
 
 // redactValues replaces every value of a JSON object with "REDACTED".
 func redactValues(v json.RawMessage) (json.RawMessage, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Divergence is reported when the replayed reflector makes a request of
@@ -535,7 +536,7 @@ func (s *replaySource) List(ctx context.Context, _ reflector.RequestOptions) (*r
 		}
 		switch l.K {
 		case KindItem:
-			obj, err := reflector.DecodeObject(l.Object, s.keepBody())
+			obj, err := wire.DecodeObject(l.Object, s.keepBody())
 			if err != nil {
 				p.finish(p.lineError(l.num, err))
 				return nil, endOfTrace(ctx)
@@ -597,7 +598,7 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 	}
 	switch l.K {
 	case KindEvent:
-		ev, err := reflector.DecodeWatchEvent(l.Type, l.Object, st.s.keepBody())
+		ev, err := wire.DecodeWatchEvent(l.Type, l.Object, st.s.keepBody())
 		if err != nil {
 			st.over = true
 			p.finish(p.lineError(l.num, err))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
 )
 
 // documents are inputs whose validity encoding/json decides; the scanner must agree.
@@ -181,7 +181,7 @@ func TestCompactReportsWhitespaceBetweenTokens(t *testing.T) {
 
 // BenchmarkSkip skips a 1.6 kB ConfigMap as served by kube-apiserver (the reflector's fixture).
 func BenchmarkSkip(b *testing.B) {
-	data, err := os.ReadFile("../../pkg/reflector/testdata/configmap.json")
+	data, err := os.ReadFile("../../wire/testdata/configmap.json")
 	if err != nil {
 		b.Fatal(err)
 	}

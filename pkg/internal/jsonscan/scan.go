@@ -1,5 +1,5 @@
 // Package jsonscan reads JSON documents in place, for the tool's two hot
-// paths: decoding object metadata (pkg/reflector) and trimming objects for
+// paths: decoding object metadata (pkg/wire) and trimming objects for
 // traces (pkg/trace). A Scanner walks objects member by member and arrays
 // element by element, skips whatever the caller does not ask for without
 // decoding it, and decodes only the strings and numbers asked for, so it makes

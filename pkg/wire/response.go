@@ -1,4 +1,4 @@
-package reflector
+package wire
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 // The decoders below read API server responses that someone else asked for:
@@ -36,7 +38,7 @@ func SupportedResponse(contentType string) bool {
 // item's Raw holds its JSON (for protobuf, the JSON of what was decoded);
 // without it Raw is nil and nothing of the page is held but the compact
 // objects.
-func DecodeListResponse(r io.Reader, contentType string, keepRaw bool) (*Page, error) {
+func DecodeListResponse(r io.Reader, contentType string, keepRaw bool) (*reflector.Page, error) {
 	if !SupportedResponse(contentType) {
 		return nil, fmt.Errorf("decoding list: unsupported Content-Type %q", contentType)
 	}
@@ -48,9 +50,10 @@ func DecodeListResponse(r io.Reader, contentType string, keepRaw bool) (*Page, e
 
 // DecodeWatchResponse reads a watch response body (JSON or protobuf framing,
 // by its Content-Type) as LiveSource.Watch does: Next returns each event as
-// soon as its bytes are in, and a *RequestEnd when the body ends (EndClosed
-// between events, EndError for a read or decoding error). Close closes body.
-func DecodeWatchResponse(body io.ReadCloser, contentType string, keepRaw bool) (Stream, error) {
+// soon as its bytes are in, and a *[reflector.RequestEnd] when the body ends
+// ([reflector.EndClosed] between events, [reflector.EndError] for a read or
+// decoding error). Close closes body.
+func DecodeWatchResponse(body io.ReadCloser, contentType string, keepRaw bool) (reflector.Stream, error) {
 	if !SupportedResponse(contentType) {
 		_ = body.Close()
 		return nil, fmt.Errorf("decoding watch: unsupported Content-Type %q", contentType)
@@ -69,6 +72,6 @@ func DecodeWatchResponse(body io.ReadCloser, contentType string, keepRaw bool) (
 // ResponseStatus is the API Status of an error response (code is its HTTP
 // status): its body when the body is a Status in JSON or protobuf, otherwise
 // the Status client-go makes for the code.
-func ResponseStatus(code int, body []byte, verb Verb, gr schema.GroupResource) *metav1.Status {
+func ResponseStatus(code int, body []byte, verb reflector.Verb, gr schema.GroupResource) *metav1.Status {
 	return responseStatus(code, body, string(verb), gr)
 }

@@ -1,4 +1,4 @@
-package reflector_test
+package wire_test
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // testdata/protobuf holds real kube-apiserver v1.37.2 answers (curl with the
@@ -55,7 +56,7 @@ func objectsOf(items []reflector.Item) []store.Object {
 func TestProtobufListDecodesAsTheSameListInJSON(t *testing.T) {
 	for _, name := range []string{"list-configmaps", "list-metadata"} {
 		t.Run(name, func(t *testing.T) {
-			want, err := reflector.DecodeList(readProto(t, name+".json"), false)
+			want, err := wire.DecodeList(readProto(t, name+".json"), false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +64,7 @@ func TestProtobufListDecodesAsTheSameListInJSON(t *testing.T) {
 				"whole":         func(b []byte) io.Reader { return bytes.NewReader(b) },
 				"one byte read": func(b []byte) io.Reader { return iotest.OneByteReader(bytes.NewReader(b)) },
 			} {
-				got, err := reflector.DecodeProtoList(r(readProto(t, name+".pb")), true)
+				got, err := wire.DecodeProtoList(r(readProto(t, name+".pb")), true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -75,7 +76,7 @@ func TestProtobufListDecodesAsTheSameListInJSON(t *testing.T) {
 				}
 				// The JSON a trace records decodes to the same object.
 				for i, it := range got.Items {
-					back, err := reflector.DecodeObject(it.Raw, false)
+					back, err := wire.DecodeObject(it.Raw, false)
 					if err != nil {
 						t.Fatalf("item %d: trace JSON %s: %v", i, it.Raw, err)
 					}
@@ -89,7 +90,7 @@ func TestProtobufListDecodesAsTheSameListInJSON(t *testing.T) {
 }
 
 func TestProtobufListPageCarriesItsContinueToken(t *testing.T) {
-	page, err := reflector.DecodeProtoList(bytes.NewReader(readProto(t, "list-page.pb")), false)
+	page, err := wire.DecodeProtoList(bytes.NewReader(readProto(t, "list-page.pb")), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestProtobufWatchStreamsDecodeEveryEventAndTheEndBookmark(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			body := readProto(t, name)
-			whole, err := reflector.ReadProtoWatchEvents(bytes.NewReader(body), true)
+			whole, err := wire.ReadProtoWatchEvents(bytes.NewReader(body), true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,11 +127,11 @@ func TestProtobufWatchStreamsDecodeEveryEventAndTheEndBookmark(t *testing.T) {
 					t.Errorf("%s event: rv %q, trace JSON %s", ev.Type, ev.Item.Object.ResourceVersion, ev.Item.Raw)
 				}
 			}
-			split, err := reflector.ReadProtoWatchEvents(iotest.OneByteReader(bytes.NewReader(body)), true)
+			split, err := wire.ReadProtoWatchEvents(iotest.OneByteReader(bytes.NewReader(body)), true)
 			if err != nil || !reflect.DeepEqual(split, whole) {
 				t.Errorf("read one byte at a time: %v, events differ: %t", err, !reflect.DeepEqual(split, whole))
 			}
-			if _, err := reflector.ReadProtoWatchEvents(bytes.NewReader(body[:len(body)-3]), false); !errors.Is(err, io.ErrUnexpectedEOF) {
+			if _, err := wire.ReadProtoWatchEvents(bytes.NewReader(body[:len(body)-3]), false); !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("a cut stream: %v, want an unexpected EOF", err)
 			}
 		})
@@ -163,7 +164,7 @@ func TestProtobufErrorEventCarriesItsStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := reflector.ReadProtoWatchEvents(bytes.NewReader(frame("ERROR", unknown("v1", "Status", raw))), false)
+	evs, err := wire.ReadProtoWatchEvents(bytes.NewReader(frame("ERROR", unknown("v1", "Status", raw))), false)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("%d events, %v", len(evs), err)
 	}
@@ -173,9 +174,9 @@ func TestProtobufErrorEventCarriesItsStatus(t *testing.T) {
 }
 
 func TestProtobufWatchFrameLargerThanTheBoundIsRefusedUnread(t *testing.T) {
-	head := binary.BigEndian.AppendUint32(nil, reflector.MaxObjectBytes+1)
+	head := binary.BigEndian.AppendUint32(nil, wire.MaxObjectBytes+1)
 	r := io.MultiReader(bytes.NewReader(head), iotest.ErrReader(errors.New("the frame was read")))
-	_, err := reflector.ReadProtoWatchEvents(r, false)
+	_, err := wire.ReadProtoWatchEvents(r, false)
 	if err == nil || !strings.Contains(err.Error(), "larger than the 16 MiB limit") {
 		t.Errorf("got %v", err)
 	}
@@ -190,8 +191,8 @@ func TestLiveSourceFallsBackToJSONWhenProtobufIsRefused(t *testing.T) {
 	var accepts []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		accepts = append(accepts, r.Header.Get("Accept"))
-		if strings.HasPrefix(r.Header.Get("Accept"), reflector.ContentTypeProtobuf) && r.URL.Query().Get("limit") == "" {
-			w.Header().Set("Content-Type", reflector.ContentTypeProtobuf)
+		if strings.HasPrefix(r.Header.Get("Accept"), wire.ContentTypeProtobuf) && r.URL.Query().Get("limit") == "" {
+			w.Header().Set("Content-Type", wire.ContentTypeProtobuf)
 			w.WriteHeader(http.StatusNotAcceptable)
 			_, _ = w.Write(refused)
 			return
@@ -200,7 +201,7 @@ func TestLiveSourceFallsBackToJSONWhenProtobufIsRefused(t *testing.T) {
 		_, _ = w.Write(list)
 	}))
 	defer srv.Close()
-	src, err := reflector.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, reflector.LiveOptions{Wire: reflector.WireProtobuf})
+	src, err := wire.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, wire.LiveOptions{Wire: reflector.WireProtobuf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,12 +223,12 @@ func TestLiveSourceFallsBackToJSONWhenProtobufIsRefused(t *testing.T) {
 func TestLiveSourceReadsAProtobufErrorStatus(t *testing.T) {
 	forbidden := readProto(t, "status-403.pb")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", reflector.ContentTypeProtobuf)
+		w.Header().Set("Content-Type", wire.ContentTypeProtobuf)
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = w.Write(forbidden)
 	}))
 	defer srv.Close()
-	src, err := reflector.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, reflector.LiveOptions{})
+	src, err := wire.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, wire.LiveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,27 +248,27 @@ func TestWireAutoIsProtobufForBuiltInsAndMetadataAndJSONForFullObjectsAndCRDs(t 
 	deployments.GVR.Group, deployments.GVR.Version, deployments.GVR.Resource = "apps", "v1", "deployments"
 	for _, tc := range []struct {
 		res  reflector.Resource
-		o    reflector.LiveOptions
+		o    wire.LiveOptions
 		want reflector.Wire
 	}{
-		{configMaps, reflector.LiveOptions{}, reflector.WireProtobuf},
-		{deployments, reflector.LiveOptions{Wire: reflector.WireAuto}, reflector.WireProtobuf},
-		{widgets, reflector.LiveOptions{}, reflector.WireJSON},
-		{gateways, reflector.LiveOptions{}, reflector.WireJSON},
-		{widgets, reflector.LiveOptions{MetadataOnly: true}, reflector.WireProtobuf},
-		{configMaps, reflector.LiveOptions{KeepBody: true}, reflector.WireJSON},
-		{configMaps, reflector.LiveOptions{FullObjects: true, MetadataOnly: true}, reflector.WireJSON},
-		{configMaps, reflector.LiveOptions{Wire: reflector.WireJSON}, reflector.WireJSON},
-		{widgets, reflector.LiveOptions{Wire: reflector.WireProtobuf}, reflector.WireProtobuf},
+		{configMaps, wire.LiveOptions{}, reflector.WireProtobuf},
+		{deployments, wire.LiveOptions{Wire: reflector.WireAuto}, reflector.WireProtobuf},
+		{widgets, wire.LiveOptions{}, reflector.WireJSON},
+		{gateways, wire.LiveOptions{}, reflector.WireJSON},
+		{widgets, wire.LiveOptions{MetadataOnly: true}, reflector.WireProtobuf},
+		{configMaps, wire.LiveOptions{KeepBody: true}, reflector.WireJSON},
+		{configMaps, wire.LiveOptions{FullObjects: true, MetadataOnly: true}, reflector.WireJSON},
+		{configMaps, wire.LiveOptions{Wire: reflector.WireJSON}, reflector.WireJSON},
+		{widgets, wire.LiveOptions{Wire: reflector.WireProtobuf}, reflector.WireProtobuf},
 	} {
-		if got, err := reflector.ResolveWire(tc.res, tc.o); got != tc.want || err != nil {
+		if got, err := wire.ResolveWire(tc.res, tc.o); got != tc.want || err != nil {
 			t.Errorf("%s %+v: %s, %v; want %s", tc.res, tc.o, got, err, tc.want)
 		}
 	}
-	if _, err := reflector.ResolveWire(configMaps, reflector.LiveOptions{Wire: reflector.WireProtobuf, KeepBody: true}); err == nil {
+	if _, err := wire.ResolveWire(configMaps, wire.LiveOptions{Wire: reflector.WireProtobuf, KeepBody: true}); err == nil {
 		t.Error("protobuf with full objects kept: no error")
 	}
-	if _, err := reflector.ResolveWire(configMaps, reflector.LiveOptions{Wire: "xml"}); err == nil {
+	if _, err := wire.ResolveWire(configMaps, wire.LiveOptions{Wire: "xml"}); err == nil {
 		t.Error("an unknown wire: no error")
 	}
 }
@@ -327,7 +328,7 @@ func oracleProto(b []byte) (*store.Object, bool, error) {
 	for _, o := range m.OwnerReferences {
 		obj.OwnerReferences = append(obj.OwnerReferences, store.OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID), Controller: o.Controller != nil && *o.Controller})
 	}
-	return obj, m.Annotations[reflector.InitialEventsEndAnnotation] == "true", nil
+	return obj, m.Annotations[wire.InitialEventsEndAnnotation] == "true", nil
 }
 
 func validUTF8(o *store.Object) bool {
@@ -370,7 +371,7 @@ func FuzzProtobufDecoderReadsWhatTheGeneratedDecoderReads(f *testing.F) {
 	f.Fuzz(func(t *testing.T, mode uint8, b []byte) {
 		switch mode % 3 {
 		case 0:
-			obj, end, js, err := reflector.DecodeProtoObject(b)
+			obj, end, js, err := wire.DecodeProtoObject(b)
 			want, wantEnd, oerr := oracleProto(b)
 			if oerr != nil {
 				return
@@ -388,7 +389,7 @@ func FuzzProtobufDecoderReadsWhatTheGeneratedDecoderReads(f *testing.F) {
 			if !sameProtoObject(obj, want) || end != wantEnd {
 				t.Fatalf("got %+v end %t, want %+v end %t", obj, end, want, wantEnd)
 			}
-			back, backEnd, err := reflector.DecodeObjectEnd(js)
+			back, backEnd, err := wire.DecodeObjectEnd(js)
 			if err != nil {
 				t.Fatalf("trace JSON %s: %v", js, err)
 			}
@@ -396,14 +397,14 @@ func FuzzProtobufDecoderReadsWhatTheGeneratedDecoderReads(f *testing.F) {
 				t.Fatalf("trace JSON %s decodes to %+v, want %+v", js, back, obj)
 			}
 		case 1:
-			whole, err := reflector.DecodeProtoList(bytes.NewReader(b), true)
-			split, err2 := reflector.DecodeProtoList(iotest.OneByteReader(bytes.NewReader(b)), true)
+			whole, err := wire.DecodeProtoList(bytes.NewReader(b), true)
+			split, err2 := wire.DecodeProtoList(iotest.OneByteReader(bytes.NewReader(b)), true)
 			if (err == nil) != (err2 == nil) || !reflect.DeepEqual(whole, split) {
 				t.Fatalf("whole: %v; one byte at a time: %v", err, err2)
 			}
 		case 2:
-			whole, err := reflector.ReadProtoWatchEvents(bytes.NewReader(b), true)
-			split, err2 := reflector.ReadProtoWatchEvents(iotest.OneByteReader(bytes.NewReader(b)), true)
+			whole, err := wire.ReadProtoWatchEvents(bytes.NewReader(b), true)
+			split, err2 := wire.ReadProtoWatchEvents(iotest.OneByteReader(bytes.NewReader(b)), true)
 			if (err == nil) != (err2 == nil) || !reflect.DeepEqual(whole, split) {
 				t.Fatalf("whole: %v; one byte at a time: %v", err, err2)
 			}

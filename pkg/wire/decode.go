@@ -1,4 +1,4 @@
-package reflector
+package wire
 
 import (
 	"bytes"
@@ -10,16 +10,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // InitialEventsEndAnnotation marks the bookmark that ends a streaming list.
 const InitialEventsEndAnnotation = metav1.InitialEventsAnnotationKey
 
-// Decoding reads each object's JSON once, in place (internal/jsonscan), taking
-// what the store keeps from metadata and skipping the rest (spec, data,
-// managedFields) undecoded; keys match exactly, as in the API server's decoder.
+// Decoding reads each object's JSON once, in place (pkg/internal/jsonscan),
+// taking what the store keeps from metadata and skipping the rest (spec,
+// data, managedFields) undecoded; keys match exactly, as in the API server's
+// decoder.
 
 // DecodeObject decodes the compact store form of one object's JSON. With
 // keepBody the JSON itself is kept as the object's Body (not copied: raw must
@@ -263,9 +265,9 @@ func (d *objectParts) build(obj *store.Object, labelsSet bool) {
 	}
 }
 
-// MaxObjectBytes bounds one object as the live source reads it: a LIST item
+// MaxObjectBytes bounds one object as a LiveSource reads it: a LIST item
 // or a watch event larger than this ends its request with an error naming
-// the size, without the rest of it being read, and the reflector retries
+// the size, without the rest of it being read, and a reflector retries
 // after a backoff as for any failed request. etcd refuses requests over
 // about 1.5 MiB by default (--max-request-bytes), so the API server stores
 // nothing near this size; 16 MiB leaves ample room for any legitimate object
@@ -274,9 +276,10 @@ func (d *objectParts) build(obj *store.Object, labelsSet bool) {
 // for the read buffer).
 const MaxObjectBytes = 16 << 20
 
-// DecodeList decodes a LIST response body into a Page. Each item's Raw is
-// its own copy (and its Body, with keepBody), so nothing holds on to the page.
-func DecodeList(body []byte, keepBody bool) (*Page, error) {
+// DecodeList decodes a LIST response body into a [reflector.Page]. Each
+// item's Raw is its own copy (and its Body, with keepBody), so nothing holds
+// on to the page.
+func DecodeList(body []byte, keepBody bool) (*reflector.Page, error) {
 	return decodeListFrom(bytes.NewReader(body), keepBody)
 }
 
@@ -285,18 +288,18 @@ func DecodeList(body []byte, keepBody bool) (*Page, error) {
 // scanner reads the body as needed, each byte once, and holds only the part
 // being decoded (the list's opening, one member, one item), up to
 // MaxObjectBytes.
-func decodeListFrom(r io.Reader, keepBody bool) (*Page, error) {
+func decodeListFrom(r io.Reader, keepBody bool) (*reflector.Page, error) {
 	return decodeListKeeping(r, keepBody, true)
 }
 
 // decodeListKeeping is decodeListFrom; without keepRaw (and keepBody) the
 // items' JSON is not copied and their Raw is nil.
-func decodeListKeeping(r io.Reader, keepBody, keepRaw bool) (*Page, error) {
+func decodeListKeeping(r io.Reader, keepBody, keepRaw bool) (*reflector.Page, error) {
 	var d objectDecoder
 	sc := &d.sc
 	sc.ResetReader(r, MaxObjectBytes)
-	page := &Page{}
-	fail := func(err error) (*Page, error) {
+	page := &reflector.Page{}
+	fail := func(err error) (*reflector.Page, error) {
 		if errors.Is(err, jsonscan.ErrTooLarge) {
 			err = fmt.Errorf("a list member is larger than %d MiB: %w", MaxObjectBytes>>20, err)
 		}
@@ -353,7 +356,7 @@ func bodyError(err error) error {
 }
 
 // listMember reads one member of a list (its metadata; the rest is skipped).
-func (d *objectDecoder) listMember(key []byte, page *Page) {
+func (d *objectDecoder) listMember(key []byte, page *reflector.Page) {
 	sc := &d.sc
 	if string(key) != "metadata" {
 		sc.Skip()
@@ -382,7 +385,7 @@ func (d *objectDecoder) listMember(key []byte, page *Page) {
 // listItems reads the items of a list whose '[' was read, up to its ']'.
 // Each item is decoded in place and, when it is kept, its JSON copied once
 // (it outlives the read buffer).
-func (d *objectDecoder) listItems(page *Page, keepBody, keepRaw bool) error {
+func (d *objectDecoder) listItems(page *reflector.Page, keepBody, keepRaw bool) error {
 	sc := &d.sc
 	for n := 0; ; n++ {
 		sc.Commit()
@@ -408,7 +411,7 @@ func (d *objectDecoder) listItems(page *Page, keepBody, keepRaw bool) error {
 		if keepBody {
 			obj.Body = raw
 		}
-		page.Items = append(page.Items, Item{Object: obj, Raw: raw})
+		page.Items = append(page.Items, reflector.Item{Object: obj, Raw: raw})
 	}
 }
 
@@ -419,27 +422,28 @@ func (d *objectDecoder) listString(dst *string) {
 	}
 }
 
-// DecodeWatchEvent decodes one watch event from its type and object JSON.
-func DecodeWatchEvent(typ string, object []byte, keepBody bool) (WatchEvent, error) {
+// DecodeWatchEvent decodes one watch event from its type and object JSON,
+// as a trace records it.
+func DecodeWatchEvent(typ string, object []byte, keepBody bool) (reflector.WatchEvent, error) {
 	var d objectDecoder
 	return d.watchEvent(typ, object, keepBody)
 }
 
 // watchEvent is DecodeWatchEvent with d's scratch space (a stream reuses it).
-func (d *objectDecoder) watchEvent(typ string, object []byte, keepBody bool) (WatchEvent, error) {
-	ev := WatchEvent{Type: EventType(typ)}
+func (d *objectDecoder) watchEvent(typ string, object []byte, keepBody bool) (reflector.WatchEvent, error) {
+	ev := reflector.WatchEvent{Type: reflector.EventType(typ)}
 	switch ev.Type {
-	case EventAdded, EventModified, EventDeleted, EventBookmark:
+	case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted, reflector.EventBookmark:
 		if d.text == nil {
 			d.text, d.labels = make([]byte, 0, min(len(object), 512)), make([]span, 0, 16)
 		}
-		obj, end, err := d.decode(object, keepBody && ev.Type != EventBookmark)
+		obj, end, err := d.decode(object, keepBody && ev.Type != reflector.EventBookmark)
 		if err != nil {
 			return ev, fmt.Errorf("%s event: %w", typ, err)
 		}
-		ev.Item = Item{Object: obj, Raw: object}
-		ev.InitialEventsEnd = ev.Type == EventBookmark && end
-	case EventError:
+		ev.Item = reflector.Item{Object: obj, Raw: object}
+		ev.InitialEventsEnd = ev.Type == reflector.EventBookmark && end
+	case reflector.EventError:
 		var st metav1.Status
 		if err := json.Unmarshal(object, &st); err != nil {
 			return ev, fmt.Errorf("ERROR event: decoding status: %w", err)

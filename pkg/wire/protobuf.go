@@ -1,4 +1,4 @@
-package reflector
+package wire
 
 import (
 	"bytes"
@@ -16,7 +16,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -590,18 +591,18 @@ func (b *protoBody) skip(typ protowire.Type) error {
 // item is decoded as soon as its bytes are in, and the response is never
 // held whole. Without keepRaw the items' Raw is nil; with it, Raw is the
 // JSON of what was decoded (see protoDecoder.objectJSON).
-func decodeProtoList(r io.Reader, keepRaw bool) (*Page, error) {
+func decodeProtoList(r io.Reader, keepRaw bool) (*reflector.Page, error) {
 	var body protoBody
 	body.reset(r)
 	var d protoDecoder
-	page := &Page{}
+	page := &reflector.Page{}
 	if err := d.list(&body, page, keepRaw); err != nil {
 		return nil, fmt.Errorf("decoding list: %w", err)
 	}
 	return page, nil
 }
 
-func (d *protoDecoder) list(body *protoBody, page *Page, keepRaw bool) error {
+func (d *protoDecoder) list(body *protoBody, page *reflector.Page, keepRaw bool) error {
 	if !body.fill(len(protoMagic)) {
 		return body.short()
 	}
@@ -641,7 +642,7 @@ func (d *protoDecoder) list(body *protoBody, page *Page, keepRaw bool) error {
 }
 
 // listBody reads a list message up to offset end.
-func (d *protoDecoder) listBody(body *protoBody, end int64, page *Page, keepRaw bool) error {
+func (d *protoDecoder) listBody(body *protoBody, end int64, page *reflector.Page, keepRaw bool) error {
 	// Like the generated decoders: a later items field appends.
 	for body.off < end {
 		num, typ, err := body.tag()
@@ -662,7 +663,7 @@ func (d *protoDecoder) listBody(body *protoBody, end int64, page *Page, keepRaw 
 			if keepRaw {
 				raw = d.objectJSON(typeMeta{}, obj, false)
 			}
-			page.Items = append(page.Items, Item{Object: obj, Raw: raw})
+			page.Items = append(page.Items, reflector.Item{Object: obj, Raw: raw})
 		case num == listMetadata && typ == protowire.BytesType:
 			v, err := body.bytesField("list metadata")
 			if err != nil {
@@ -684,7 +685,7 @@ func (d *protoDecoder) listBody(body *protoBody, end int64, page *Page, keepRaw 
 }
 
 // listMeta decodes a ListMeta into page.
-func listMeta(b []byte, page *Page) error {
+func listMeta(b []byte, page *reflector.Page) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -722,7 +723,7 @@ func listMeta(b []byte, page *Page) error {
 
 // nextProtoEvent reads the next frame of a protobuf watch body; done reports
 // that the body ended between frames. Decoding errors are *eventDecodeError.
-func (d *protoDecoder) nextEvent(body *protoBody, keepRaw bool) (ev WatchEvent, done bool, err error) {
+func (d *protoDecoder) nextEvent(body *protoBody, keepRaw bool) (ev reflector.WatchEvent, done bool, err error) {
 	if body.atEOF() {
 		return ev, true, nil
 	}
@@ -745,11 +746,11 @@ func (d *protoDecoder) nextEvent(body *protoBody, keepRaw bool) (ev WatchEvent, 
 
 // watchEvent decodes one frame: a metav1.WatchEvent (also accepted wrapped
 // in protoMagic and a runtime.Unknown).
-func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (WatchEvent, error) {
+func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (reflector.WatchEvent, error) {
 	if bytes.HasPrefix(frame, []byte(protoMagic)) {
 		_, raw, err := unwrapUnknown(frame)
 		if err != nil {
-			return WatchEvent{}, err
+			return reflector.WatchEvent{}, err
 		}
 		frame = raw
 	}
@@ -759,19 +760,19 @@ func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (WatchEvent, error
 	for len(b) > 0 {
 		num, wt, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return WatchEvent{}, errProto("watch event", n)
+			return reflector.WatchEvent{}, errProto("watch event", n)
 		}
 		b = b[n:]
 		if wt != protowire.BytesType || (num != watchEventType && num != watchEventObject) {
 			if n = protowire.ConsumeFieldValue(num, wt, b); n < 0 {
-				return WatchEvent{}, errProto("watch event", n)
+				return reflector.WatchEvent{}, errProto("watch event", n)
 			}
 			b = b[n:]
 			continue
 		}
 		v, n := protowire.ConsumeBytes(b)
 		if n < 0 {
-			return WatchEvent{}, errProto("watch event", n)
+			return reflector.WatchEvent{}, errProto("watch event", n)
 		}
 		b = b[n:]
 		if num == watchEventType {
@@ -782,27 +783,27 @@ func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (WatchEvent, error
 		for len(v) > 0 {
 			num, wt, n := protowire.ConsumeTag(v)
 			if n < 0 {
-				return WatchEvent{}, errProto("watch event object", n)
+				return reflector.WatchEvent{}, errProto("watch event object", n)
 			}
 			v = v[n:]
 			if num == rawExtensionRaw && wt == protowire.BytesType {
 				raw, n := protowire.ConsumeBytes(v)
 				if n < 0 {
-					return WatchEvent{}, errProto("watch event object", n)
+					return reflector.WatchEvent{}, errProto("watch event object", n)
 				}
 				object, v = raw, v[n:]
 				continue
 			}
 			if n = protowire.ConsumeFieldValue(num, wt, v); n < 0 {
-				return WatchEvent{}, errProto("watch event object", n)
+				return reflector.WatchEvent{}, errProto("watch event object", n)
 			}
 			v = v[n:]
 		}
 	}
-	ev := WatchEvent{Type: EventType(typ)}
+	ev := reflector.WatchEvent{Type: reflector.EventType(typ)}
 	switch ev.Type {
-	case EventAdded, EventModified, EventDeleted, EventBookmark:
-	case EventError:
+	case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted, reflector.EventBookmark:
+	case reflector.EventError:
 		st, err := decodeProtoStatus(object)
 		if err != nil {
 			return ev, fmt.Errorf("ERROR event: %w", err)
@@ -829,7 +830,7 @@ func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (WatchEvent, error
 	if err != nil {
 		return ev, fmt.Errorf("%s event: %w", typ, err)
 	}
-	ev.InitialEventsEnd = ev.Type == EventBookmark && end
+	ev.InitialEventsEnd = ev.Type == reflector.EventBookmark && end
 	ev.Item.Object = obj
 	if keepRaw {
 		ev.Item.Raw = d.objectJSON(tm, obj, end)

@@ -1,4 +1,4 @@
-package reflector_test
+package wire_test
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // filler produces n bytes of 'x' without holding them.
@@ -71,32 +72,32 @@ func listWithHugeItem(before int, size int64) (io.Reader, int) {
 func TestAListItemLargerThanTheBoundEndsTheListWithoutReadingTheRest(t *testing.T) {
 	body, head := listWithHugeItem(3, 1<<30) // a 1 GiB item
 	r := &countingReader{r: body}
-	_, err := reflector.DecodeListFrom(r, true)
+	_, err := wire.DecodeListFrom(r, true)
 	if err == nil || !strings.Contains(err.Error(), "list item 3 is larger than 16 MiB") {
 		t.Fatalf("got %v, want an error naming list item 3 and the 16 MiB bound", err)
 	}
 	// What came before the item, the item up to the bound, and no more.
-	if limit := int64(head + reflector.MaxObjectBytes); r.n > limit {
+	if limit := int64(head + wire.MaxObjectBytes); r.n > limit {
 		t.Errorf("read %d bytes of the body, want at most %d", r.n, limit)
 	}
 }
 
 func TestAnItemJustUnderTheBoundIsDecoded(t *testing.T) {
 	_, head := listWithHugeItem(0, 0)
-	size := int64(reflector.MaxObjectBytes - (head - len(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"42"},"items":[`)) - len(`"}}`))
+	size := int64(wire.MaxObjectBytes - (head - len(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"42"},"items":[`)) - len(`"}}`))
 	body, _ := listWithHugeItem(0, size)
-	page, err := reflector.DecodeListFrom(body, false)
+	page, err := wire.DecodeListFrom(body, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Items) != 1 || len(page.Items[0].Raw) != reflector.MaxObjectBytes || page.Items[0].Object.Name != "huge" {
-		t.Errorf("got %d items, the first of %d bytes, want one of exactly %d bytes", len(page.Items), len(page.Items[0].Raw), reflector.MaxObjectBytes)
+	if len(page.Items) != 1 || len(page.Items[0].Raw) != wire.MaxObjectBytes || page.Items[0].Object.Name != "huge" {
+		t.Errorf("got %d items, the first of %d bytes, want one of exactly %d bytes", len(page.Items), len(page.Items[0].Raw), wire.MaxObjectBytes)
 	}
 }
 
 // hugeEventServer serves every watch with two small events and then one event
 // of size bytes, written as the client reads it; every LIST with a small list.
-func hugeEventServer(t *testing.T, size int64) *reflector.LiveSource {
+func hugeEventServer(t *testing.T, size int64) *wire.LiveSource {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -111,7 +112,7 @@ func hugeEventServer(t *testing.T, size int64) *reflector.LiveSource {
 		_, _ = io.Copy(w, &filler{size}) // ends when the client hangs up
 	}))
 	t.Cleanup(srv.Close)
-	src, err := reflector.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, true)
+	src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestTheReflectorBacksOffAfterAnOversizedListItemAndRecovers(t *testing.T) {
 		fmt.Fprintf(w, `{"metadata":{"resourceVersion":"42"},"items":[%s,%s]}`, smallItem(1), smallItem(2))
 	}))
 	t.Cleanup(srv.Close)
-	src, err := reflector.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, false)
+	src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestOversizedObjectsKeepMemoryBounded(t *testing.T) {
 		t.Logf("child:\n%s", bytes.TrimSpace(out))
 		return
 	}
-	const budget = 4 * reflector.MaxObjectBytes
+	const budget = 4 * wire.MaxObjectBytes
 	measure := func(name string, f func()) {
 		runtime.GC()
 		var before, after runtime.MemStats
@@ -240,7 +241,7 @@ func TestOversizedObjectsKeepMemoryBounded(t *testing.T) {
 	}
 	measure("list item", func() {
 		body, _ := listWithHugeItem(3, 1<<30)
-		if _, err := reflector.DecodeListFrom(body, true); err == nil {
+		if _, err := wire.DecodeListFrom(body, true); err == nil {
 			t.Error("the huge item decoded")
 		}
 	})
@@ -267,7 +268,7 @@ func BenchmarkOversizedListItem(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		body, _ := listWithHugeItem(3, 1<<30)
-		if _, err := reflector.DecodeListFrom(body, false); err == nil {
+		if _, err := wire.DecodeListFrom(body, false); err == nil {
 			b.Fatal("the huge item decoded")
 		}
 	}

@@ -1,4 +1,4 @@
-package reflector_test
+package wire_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/benchdata"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // benchConfigMap is a ConfigMap as kube-apiserver v1.37 serves it: Helm-like
@@ -134,7 +135,7 @@ func BenchmarkDecodeObject(b *testing.B) {
 				b.SetBytes(int64(len(obj)))
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := reflector.DecodeObject(obj, keep); err != nil {
+					if _, err := wire.DecodeObject(obj, keep); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -164,7 +165,7 @@ func BenchmarkDecodeList(b *testing.B) {
 				b.SetBytes(int64(len(l.body)))
 				b.ReportAllocs()
 				for b.Loop() {
-					p, err := reflector.DecodeList(l.body, keep)
+					p, err := wire.DecodeList(l.body, keep)
 					if err != nil || len(p.Items) != l.items {
 						b.Fatalf("got %d items, %v", len(p.Items), err)
 					}
@@ -182,7 +183,7 @@ func BenchmarkDecodeListIn16kReads(b *testing.B) {
 			b.SetBytes(int64(len(l.body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				p, err := reflector.DecodeListFrom(&chunkReader{l.body, 16 << 10}, false)
+				p, err := wire.DecodeListFrom(&chunkReader{l.body, 16 << 10}, false)
 				if err != nil || len(p.Items) != l.items {
 					b.Fatalf("got %d items, %v", len(p.Items), err)
 				}
@@ -201,7 +202,7 @@ func BenchmarkDecodeWatchEvent(b *testing.B) {
 			b.SetBytes(int64(len(obj)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := reflector.DecodeWatchEvent("MODIFIED", obj, false); err != nil {
+				if _, err := wire.DecodeWatchEvent("MODIFIED", obj, false); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -211,7 +212,7 @@ func BenchmarkDecodeWatchEvent(b *testing.B) {
 
 // liveBenchSource is a LiveSource against a local HTTP server that answers
 // every LIST with body and every watch with stream.
-func liveBenchSource(b *testing.B, body, stream []byte) *reflector.LiveSource {
+func liveBenchSource(b *testing.B, body, stream []byte) *wire.LiveSource {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Query().Get("watch") == "true" {
@@ -221,7 +222,7 @@ func liveBenchSource(b *testing.B, body, stream []byte) *reflector.LiveSource {
 		_, _ = w.Write(body)
 	}))
 	b.Cleanup(srv.Close)
-	src, err := reflector.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, false)
+	src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package reflector_test
+package wire_test
 
 import (
 	"bytes"
@@ -14,12 +14,17 @@ import (
 	"testing/iotest"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
+
+// configMaps is the resource the tests' sources list and watch.
+var configMaps = reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
 // oracleMeta is what the decoder keeps, decoded the way the API server decodes
 // JSON (sigs.k8s.io/json: encoding/json with case-sensitive keys). The fast
@@ -59,7 +64,7 @@ func oracleDecode(raw []byte) (*store.Object, bool, error) {
 	for _, o := range m.OwnerReferences {
 		obj.OwnerReferences = append(obj.OwnerReferences, store.OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: o.UID, Controller: o.Controller != nil && *o.Controller})
 	}
-	return obj, m.Annotations[reflector.InitialEventsEndAnnotation] == "true", nil
+	return obj, m.Annotations[wire.InitialEventsEndAnnotation] == "true", nil
 }
 
 // objectCases are objects the decoder must read as the API server would.
@@ -120,7 +125,7 @@ func TestDecodeObjectReadsWhatTheAPIServersDecoderReads(t *testing.T) {
 func checkAgainstOracle(t *testing.T, raw []byte) {
 	t.Helper()
 	want, wantEnd, wantErr := oracleDecode(raw)
-	ev, err := reflector.DecodeWatchEvent("BOOKMARK", raw, false)
+	ev, err := wire.DecodeWatchEvent("BOOKMARK", raw, false)
 	if (err != nil) != (wantErr != nil) {
 		t.Fatalf("%q: error: got %v, want %v", raw, err, wantErr)
 	}
@@ -133,13 +138,13 @@ func checkAgainstOracle(t *testing.T, raw []byte) {
 	if ev.InitialEventsEnd != wantEnd {
 		t.Errorf("%q: initial-events-end: got %t, want %t", raw, ev.InitialEventsEnd, wantEnd)
 	}
-	obj, err := reflector.DecodeObject(raw, true)
+	obj, err := wire.DecodeObject(raw, true)
 	if err != nil || !bytes.Equal(obj.Body, raw) {
 		t.Errorf("%q: keepBody: got body %q, %v", raw, obj.Body, err)
 	}
 	// A live watch decodes the object in place, in the event, as the body is read.
 	stream := append(append([]byte(`{"type":"BOOKMARK","object":`), raw...), "}\n"...)
-	evs, err := reflector.ReadWatchEvents(iotest.OneByteReader(bytes.NewReader(stream)), true)
+	evs, err := wire.ReadWatchEvents(iotest.OneByteReader(bytes.NewReader(stream)), true)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("%q in a watch stream: got %d events, %v", raw, len(evs), err)
 	}
@@ -161,7 +166,7 @@ func TestDecodeListReadsItemsAndTheCollectionMetadata(t *testing.T) {
 	body := benchList(t, 3)
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keepBody=%t", keep), func(t *testing.T) {
-			page, err := reflector.DecodeList(body, keep)
+			page, err := wire.DecodeList(body, keep)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +195,7 @@ func TestDecodeListReadsItemsAndTheCollectionMetadata(t *testing.T) {
 
 func TestDecodeListKeptBodiesDoNotHoldOnToThePage(t *testing.T) {
 	body := benchList(t, 2)
-	page, err := reflector.DecodeList(body, true)
+	page, err := wire.DecodeList(body, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +218,7 @@ func TestDecodeListErrorsNameTheItem(t *testing.T) {
 		`{"items":{}}`:       "want an array",
 		`{"metadata":{"remainingItemCount":"x"}}`: "want a number",
 	} {
-		if _, err := reflector.DecodeList([]byte(body), false); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := wire.DecodeList([]byte(body), false); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want an error containing %q", body, err, want)
 		}
 	}
@@ -221,7 +226,7 @@ func TestDecodeListErrorsNameTheItem(t *testing.T) {
 
 func TestDecodeListReadsTheSameWhateverTheReadsAre(t *testing.T) {
 	body := benchList(t, 40)
-	want, err := reflector.DecodeList(body, true)
+	want, err := wire.DecodeList(body, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +236,7 @@ func TestDecodeListReadsTheSameWhateverTheReadsAre(t *testing.T) {
 		"data with EOF":      iotest.DataErrReader(bytes.NewReader(body)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := reflector.DecodeListFrom(r, true)
+			got, err := wire.DecodeListFrom(r, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,7 +259,7 @@ func TestDecodeListSpecialShapes(t *testing.T) {
 		`{"items":[{"metadata":{"name":"a"}}],"metadata":{"resourceVersion":"7"}}`: "1 items, rv \"7\"",
 		`{"items":[{"metadata":{"name":"a"}}],"items":[]}`:                         "0 items, rv \"\"",
 	} {
-		page, err := reflector.DecodeListFrom(iotest.OneByteReader(strings.NewReader(body)), false)
+		page, err := wire.DecodeListFrom(iotest.OneByteReader(strings.NewReader(body)), false)
 		if err != nil {
 			t.Errorf("%s: %v", body, err)
 			continue
@@ -267,14 +272,14 @@ func TestDecodeListSpecialShapes(t *testing.T) {
 
 func TestAReadErrorIsNotReportedAsMalformedJSON(t *testing.T) {
 	r := io.MultiReader(strings.NewReader(`{"items":[{"metadata":{}}`), iotest.ErrReader(errors.New("connection reset")))
-	_, err := reflector.DecodeListFrom(r, false)
+	_, err := wire.DecodeListFrom(r, false)
 	if err == nil || !strings.Contains(err.Error(), "connection reset") {
 		t.Errorf("got %v, want the read error", err)
 	}
 }
 
 // chunkedServer serves every request with body, written a few bytes at a time.
-func chunkedServer(t *testing.T, body []byte, chunk int) *reflector.LiveSource {
+func chunkedServer(t *testing.T, body []byte, chunk int) *wire.LiveSource {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -284,7 +289,7 @@ func chunkedServer(t *testing.T, body []byte, chunk int) *reflector.LiveSource {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	src, err := reflector.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, true)
+	src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +348,7 @@ func TestDropRawCopiesNoJSONUnlessBodiesAreKept(t *testing.T) {
 				_, _ = w.Write(list)
 			}))
 			t.Cleanup(srv.Close)
-			src, err := reflector.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, keepBody)
+			src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, keepBody)
 			if err != nil {
 				t.Fatal(err)
 			}

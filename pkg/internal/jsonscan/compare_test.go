@@ -10,13 +10,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/benchdata"
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
 )
 
 // This file compares the scanner with github.com/go-json-experiment/json's
 // jsontext.Decoder on the same inputs and the same work, side by side:
 //
-//	go test -run XXX -bench Scanners -count 5 ./internal/jsonscan/
+//	go test -run XXX -bench Scanners -count 5 ./pkg/internal/jsonscan/
 //
 // jsontext is set up to accept what encoding/json and the API server accept
 // (duplicate names, invalid UTF-8), as the scanner does.
@@ -27,7 +27,7 @@ func jsontextOptions() []jsontext.Options {
 // compareInputs are a 1.6 kB ConfigMap as served by kube-apiserver and the
 // same ConfigMap holding ~900 kB of YAML-like text (escapes, non-ASCII).
 func compareInputs(tb testing.TB) map[string][]byte {
-	small, err := os.ReadFile("../../pkg/reflector/testdata/configmap.json")
+	small, err := os.ReadFile("../../wire/testdata/configmap.json")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func compareInputs(tb testing.TB) map[string][]byte {
 	return map[string][]byte{"small": small, "big": big}
 }
 
-// scanMetadata is the reflector's work on one object: find metadata, decode
+// scanMetadata is package wire's work on one object: find metadata, decode
 // its identity strings and labels, skip (and validate) everything else.
 func scanMetadata(s *jsonscan.Scanner, out []byte) []byte {
 	if s.Object() {

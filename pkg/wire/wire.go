@@ -1,23 +1,11 @@
-package reflector
+package wire
 
 import (
 	"fmt"
 
 	"k8s.io/client-go/kubernetes/scheme"
-)
 
-// Wire is the encoding a LiveSource asks the API server for.
-type Wire string
-
-const (
-	// WireAuto is protobuf where the server speaks it — built-in resources
-	// (see BuiltIn) and metadata-only requests for any resource — and JSON
-	// otherwise (custom resources), unless whole objects are kept (JSON).
-	WireAuto Wire = "auto"
-	// WireProtobuf asks for protobuf, with JSON as the server's fallback.
-	WireProtobuf Wire = "protobuf"
-	// WireJSON asks for JSON only.
-	WireJSON Wire = "json"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 // LiveOptions shape what a LiveSource asks for and keeps.
@@ -30,8 +18,8 @@ type LiveOptions struct {
 	// FullObjects says something records whole objects as served (a trace
 	// with --trace-objects full): like KeepBody, it needs JSON on the wire.
 	FullObjects bool
-	// Wire is the encoding to ask for; "" is WireAuto.
-	Wire Wire
+	// Wire is the encoding to ask for; "" is [reflector.WireAuto].
+	Wire reflector.Wire
 }
 
 // BuiltIn reports whether res is compiled into the API server, so that it is
@@ -42,7 +30,7 @@ type LiveOptions struct {
 // for protobuf alone with 406 Not Acceptable), nor are aggregated APIs,
 // whatever their group's name (gateway.networking.k8s.io is a CRD), nor
 // built-in kinds newer than this client's client-go (asked in JSON: safe).
-func BuiltIn(res Resource) bool {
+func BuiltIn(res reflector.Resource) bool {
 	if res.Kind == "" {
 		return false
 	}
@@ -51,25 +39,25 @@ func BuiltIn(res Resource) bool {
 
 // ResolveWire is the encoding a LiveSource with o asks for when listing and
 // watching res: JSON when whole objects are kept (KeepBody, FullObjects),
-// for they are kept as JSON; otherwise, for WireAuto, protobuf for
+// for they are kept as JSON; otherwise, for [reflector.WireAuto], protobuf for
 // metadata-only requests (PartialObjectMetadata is served in protobuf for
 // every resource, custom ones included) and for built-in resources, JSON for
 // the rest. Asking for protobuf while keeping whole objects is an error.
-func ResolveWire(res Resource, o LiveOptions) (Wire, error) {
+func ResolveWire(res reflector.Resource, o LiveOptions) (reflector.Wire, error) {
 	fullJSON := o.KeepBody || o.FullObjects
 	switch o.Wire {
-	case "", WireAuto:
+	case "", reflector.WireAuto:
 		if !fullJSON && (o.MetadataOnly || BuiltIn(res)) {
-			return WireProtobuf, nil
+			return reflector.WireProtobuf, nil
 		}
-		return WireJSON, nil
-	case WireProtobuf:
+		return reflector.WireJSON, nil
+	case reflector.WireProtobuf:
 		if fullJSON {
 			return "", fmt.Errorf("wire %s cannot keep or record full objects: they are kept as JSON, so they are asked for in JSON", o.Wire)
 		}
-		return WireProtobuf, nil
-	case WireJSON:
-		return WireJSON, nil
+		return reflector.WireProtobuf, nil
+	case reflector.WireJSON:
+		return reflector.WireJSON, nil
 	}
 	return "", fmt.Errorf("unknown wire %q (want auto, protobuf or json)", o.Wire)
 }

@@ -1,8 +1,9 @@
-package reflector
+package wire
 
 import (
 	"io"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -11,10 +12,10 @@ var DecodeListFrom = decodeListFrom
 
 // ReadWatchEvents reads a watch stream body as a live watch does (each
 // event's object decoded in place as r is read) until it ends or fails.
-func ReadWatchEvents(r io.Reader, keepBody bool) ([]WatchEvent, error) {
+func ReadWatchEvents(r io.Reader, keepBody bool) ([]reflector.WatchEvent, error) {
 	var d objectDecoder
 	d.sc.ResetReader(r, MaxObjectBytes)
-	var evs []WatchEvent
+	var evs []reflector.WatchEvent
 	for {
 		ev, done, err := d.nextEvent(keepBody, true)
 		if done || err != nil {
@@ -29,10 +30,10 @@ var DecodeProtoList = decodeProtoList
 
 // ReadProtoWatchEvents reads a protobuf watch body as a live watch does
 // until it ends or fails.
-func ReadProtoWatchEvents(r io.Reader, keepRaw bool) ([]WatchEvent, error) {
+func ReadProtoWatchEvents(r io.Reader, keepRaw bool) ([]reflector.WatchEvent, error) {
 	var s protoStream
 	s.body.reset(r)
-	var evs []WatchEvent
+	var evs []reflector.WatchEvent
 	for {
 		ev, done, err := s.dec.nextEvent(&s.body, keepRaw)
 		if done || err != nil {

@@ -1,4 +1,4 @@
-package reflector
+package wire
 
 import (
 	"bytes"
@@ -19,76 +19,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-// Resource names what the reflector lists and watches. In JSON (a trace
-// header's `resource`) it is {"group", "version", "resource", "kind", "namespaced"}.
-type Resource struct {
-	GVR        schema.GroupVersionResource
-	Kind       string
-	Namespaced bool
-}
-
-// String is the resource's full name, "resource.version.group":
-// "configmaps.v1", "deployments.v1.apps".
-func (r Resource) String() string {
-	s := r.GVR.Resource + "." + r.GVR.Version
-	if r.GVR.Group != "" {
-		s += "." + r.GVR.Group
-	}
-	return s
-}
-
-// resourceJSON is Resource's JSON form.
-type resourceJSON struct {
-	Group      string `json:"group"`
-	Version    string `json:"version"`
-	Resource   string `json:"resource"`
-	Kind       string `json:"kind"`
-	Namespaced bool   `json:"namespaced"`
-}
-
-// MarshalJSON implements json.Marshaler.
-func (r Resource) MarshalJSON() ([]byte, error) {
-	return json.Marshal(resourceJSON{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced})
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (r *Resource) UnmarshalJSON(b []byte) error {
-	var j resourceJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*r = Resource{GVR: schema.GroupVersionResource{Group: j.Group, Version: j.Version, Resource: j.Resource}, Kind: j.Kind, Namespaced: j.Namespaced}
-	return nil
-}
-
-// Target is one resource in one scope with its selectors.
-type Target struct {
-	Resource Resource
-	// Namespace is "" for all namespaces (or for a cluster-scoped resource).
-	Namespace     string
-	LabelSelector string
-	FieldSelector string
-}
-
-// LiveSource is the Source for a real cluster. It uses client-go's transport
-// (authentication, TLS, impersonation, exec plugins from the rest.Config) and
-// decodes the answers itself, straight into the store's compact form: no
-// typed objects or map[string]any trees are built. It asks for protobuf or
-// JSON (see LiveOptions.Wire and ResolveWire) and decodes what the server
-// answers by its Content-Type, so a JSON answer to a protobuf request is
-// decoded as JSON; a 406 Not Acceptable to a protobuf request makes it ask
-// for JSON from then on. With MetadataOnly the server is asked for
-// PartialObjectMetadata, so only metadata crosses the wire.
+// LiveSource is the [reflector.Source] for a real cluster. It uses client-go's
+// transport (authentication, TLS, impersonation, exec plugins from the
+// rest.Config) and decodes the answers itself, straight into the store's
+// compact form: no typed objects or map[string]any trees are built. It asks
+// for protobuf or JSON (see LiveOptions.Wire and ResolveWire) and decodes
+// what the server answers by its Content-Type, so a JSON answer to a
+// protobuf request is decoded as JSON; a 406 Not Acceptable to a protobuf
+// request makes it ask for JSON from then on. With MetadataOnly the server is
+// asked for PartialObjectMetadata, so only metadata crosses the wire.
 type LiveSource struct {
 	client   *http.Client
 	base     *url.URL
-	target   Target
+	target   reflector.Target
 	opts     LiveOptions
-	wire     Wire
+	wire     reflector.Wire
 	dropRaw  bool
 	fellBack atomic.Bool // the server refused protobuf: ask for JSON
 	// answered counts the server's answers (LIST pages, watch streams,
@@ -99,23 +49,23 @@ type LiveSource struct {
 // Answered is how many answers (LIST pages, watch streams and error
 // responses) the server sent in wire so far: what it spoke, whatever was
 // asked.
-func (s *LiveSource) Answered(wire Wire) int64 {
-	if wire == WireProtobuf {
+func (s *LiveSource) Answered(wire reflector.Wire) int64 {
+	if wire == reflector.WireProtobuf {
 		return s.answeredProtobuf.Load()
 	}
 	return s.answeredJSON.Load()
 }
 
-// NewLiveSource builds a Source for target on the cluster of cfg, with the
-// wire chosen by WireAuto. keepBody keeps each object's JSON in the store
-// (full-object mode).
-func NewLiveSource(cfg *rest.Config, target Target, metadataOnly, keepBody bool) (*LiveSource, error) {
+// NewLiveSource builds a LiveSource for target on the cluster of cfg, with
+// the wire chosen by [reflector.WireAuto]. keepBody keeps each object's JSON
+// in the store (full-object mode).
+func NewLiveSource(cfg *rest.Config, target reflector.Target, metadataOnly, keepBody bool) (*LiveSource, error) {
 	return NewLiveSourceWith(cfg, target, LiveOptions{MetadataOnly: metadataOnly, KeepBody: keepBody})
 }
 
-// NewLiveSourceWith builds a Source for target on the cluster of cfg with o;
+// NewLiveSourceWith builds a LiveSource for target on the cluster of cfg with o;
 // it fails when o's wire cannot serve o (see ResolveWire).
-func NewLiveSourceWith(cfg *rest.Config, target Target, o LiveOptions) (*LiveSource, error) {
+func NewLiveSourceWith(cfg *rest.Config, target reflector.Target, o LiveOptions) (*LiveSource, error) {
 	wire, err := ResolveWire(target.Resource, o)
 	if err != nil {
 		return nil, err
@@ -138,16 +88,16 @@ func NewLiveSourceWith(cfg *rest.Config, target Target, o LiveOptions) (*LiveSou
 
 // Wire is the encoding the source asks for: protobuf or JSON, as resolved
 // from its options, and JSON once the server has refused protobuf.
-func (s *LiveSource) Wire() Wire {
-	if s.wire == WireProtobuf && !s.fellBack.Load() {
-		return WireProtobuf
+func (s *LiveSource) Wire() reflector.Wire {
+	if s.wire == reflector.WireProtobuf && !s.fellBack.Load() {
+		return reflector.WireProtobuf
 	}
-	return WireJSON
+	return reflector.WireJSON
 }
 
-// DropRaw makes the source leave Item.Raw nil, except in full-object mode
-// (keepBody), where it is the object's Body: nothing but a trace recorder
-// reads Raw, and without one each object's JSON need not be copied (a LIST
+// DropRaw makes the source leave [reflector.Item].Raw nil, except in
+// full-object mode (keepBody), where it is the object's Body: nothing but a
+// trace recorder reads Raw, and without one each object's JSON need not be copied (a LIST
 // page would otherwise be held whole, as copies, until it is applied). Call
 // it before the first request.
 func (s *LiveSource) DropRaw() { s.dropRaw = true }
@@ -165,7 +115,7 @@ func (s *LiveSource) collectionPath() string {
 	return path.Join(s.base.Path, p, gvr.Resource)
 }
 
-func (s *LiveSource) url(watch bool, o RequestOptions) string {
+func (s *LiveSource) url(watch bool, o reflector.RequestOptions) string {
 	q := url.Values{}
 	if watch {
 		q.Set("watch", "true")
@@ -200,9 +150,9 @@ func (s *LiveSource) url(watch bool, o RequestOptions) string {
 
 // accept is the Accept header for a request in wire: the same as client-go's
 // typed (protobuf) or dynamic (JSON) and metadata clients send.
-func (s *LiveSource) accept(watch bool, wire Wire) string {
+func (s *LiveSource) accept(watch bool, wire reflector.Wire) string {
 	if !s.opts.MetadataOnly {
-		if wire == WireProtobuf {
+		if wire == reflector.WireProtobuf {
 			return ContentTypeProtobuf + ", application/json"
 		}
 		return "application/json"
@@ -211,14 +161,14 @@ func (s *LiveSource) accept(watch bool, wire Wire) string {
 	if watch {
 		as = ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 	}
-	if wire == WireProtobuf {
+	if wire == reflector.WireProtobuf {
 		return ContentTypeProtobuf + as + ",application/json" + as + ",application/json"
 	}
 	return "application/json" + as + ",application/json"
 }
 
-func (s *LiveSource) do(ctx context.Context, verb Verb, opts RequestOptions) (*http.Response, error) {
-	watch := verb == VerbWatch
+func (s *LiveSource) do(ctx context.Context, verb reflector.Verb, opts reflector.RequestOptions) (*http.Response, error) {
+	watch := verb == reflector.VerbWatch
 	for {
 		wire := s.Wire()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url(watch, opts), nil)
@@ -228,14 +178,14 @@ func (s *LiveSource) do(ctx context.Context, verb Verb, opts RequestOptions) (*h
 		req.Header.Set("Accept", s.accept(watch, wire))
 		resp, err := s.client.Do(req)
 		if err != nil {
-			return nil, EndOf(err)
+			return nil, reflector.EndOf(err)
 		}
 		if isProtobuf(resp.Header.Get("Content-Type")) {
 			s.answeredProtobuf.Add(1)
 		} else {
 			s.answeredJSON.Add(1)
 		}
-		if resp.StatusCode == http.StatusNotAcceptable && wire == WireProtobuf {
+		if resp.StatusCode == http.StatusNotAcceptable && wire == reflector.WireProtobuf {
 			// The server (or a proxy) takes no protobuf for this resource: JSON from now on.
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
@@ -245,7 +195,7 @@ func (s *LiveSource) do(ctx context.Context, verb Verb, opts RequestOptions) (*h
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			return nil, &RequestEnd{Reason: EndError, Status: responseStatus(resp.StatusCode, body, string(verb), s.target.Resource.GVR.GroupResource())}
+			return nil, &reflector.RequestEnd{Reason: reflector.EndError, Status: responseStatus(resp.StatusCode, body, string(verb), s.target.Resource.GVR.GroupResource())}
 		}
 		return resp, nil
 	}
@@ -274,14 +224,14 @@ func responseStatus(code int, body []byte, verb string, gr schema.GroupResource)
 	return &se.ErrStatus
 }
 
-// List implements Source. The page is decoded while it is read.
-func (s *LiveSource) List(ctx context.Context, opts RequestOptions) (*Page, error) {
-	resp, err := s.do(ctx, VerbList, opts)
+// List implements [reflector.Source]. The page is decoded while it is read.
+func (s *LiveSource) List(ctx context.Context, opts reflector.RequestOptions) (*reflector.Page, error) {
+	resp, err := s.do(ctx, reflector.VerbList, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var page *Page
+	var page *reflector.Page
 	if isProtobuf(resp.Header.Get("Content-Type")) {
 		page, err = decodeProtoList(resp.Body, !s.dropRaw)
 	} else {
@@ -290,17 +240,17 @@ func (s *LiveSource) List(ctx context.Context, opts RequestOptions) (*Page, erro
 	if err != nil {
 		var re *jsonscan.ReadError
 		if errors.As(err, &re) {
-			return nil, EndOf(fmt.Errorf("reading list response: %w", re.Err))
+			return nil, reflector.EndOf(fmt.Errorf("reading list response: %w", re.Err))
 		}
-		return nil, &RequestEnd{Reason: EndError, Err: err}
+		return nil, &reflector.RequestEnd{Reason: reflector.EndError, Err: err}
 	}
 	return page, nil
 }
 
-// Watch implements Source.
-func (s *LiveSource) Watch(ctx context.Context, opts RequestOptions) (Stream, error) {
+// Watch implements [reflector.Source].
+func (s *LiveSource) Watch(ctx context.Context, opts reflector.RequestOptions) (reflector.Stream, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	resp, err := s.do(ctx, VerbWatch, opts)
+	resp, err := s.do(ctx, reflector.VerbWatch, opts)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -336,8 +286,8 @@ type protoStream struct {
 	dec  protoDecoder
 }
 
-func (s *liveStream) Next() (WatchEvent, error) {
-	var ev WatchEvent
+func (s *liveStream) Next() (reflector.WatchEvent, error) {
+	var ev reflector.WatchEvent
 	var done bool
 	var err error
 	if s.proto != nil {
@@ -353,7 +303,7 @@ func (s *liveStream) Next() (WatchEvent, error) {
 
 // nextEvent reads the next event of a watch body at d's scanner; done
 // reports that the body ended between events.
-func (d *objectDecoder) nextEvent(keepBody, keepRaw bool) (ev WatchEvent, done bool, err error) {
+func (d *objectDecoder) nextEvent(keepBody, keepRaw bool) (ev reflector.WatchEvent, done bool, err error) {
 	sc := &d.sc
 	sc.Commit() // the previous event is done with
 	if sc.AtEOF() {
@@ -369,24 +319,24 @@ func (d *objectDecoder) nextEvent(keepBody, keepRaw bool) (ev WatchEvent, done b
 
 // end closes the stream and says how it ended; err is nil when the body
 // ended between events.
-func (s *liveStream) end(err error) (WatchEvent, error) {
+func (s *liveStream) end(err error) (reflector.WatchEvent, error) {
 	// Read our context before Close cancels it: only our own cancellation is "canceled".
 	ctxErr := s.ctx.Err()
 	s.Close()
 	var de *eventDecodeError
 	switch {
 	case ctxErr != nil:
-		return WatchEvent{}, EndOf(ctxErr)
+		return reflector.WatchEvent{}, reflector.EndOf(ctxErr)
 	case err == nil:
-		return WatchEvent{}, &RequestEnd{Reason: EndClosed}
+		return reflector.WatchEvent{}, &reflector.RequestEnd{Reason: reflector.EndClosed}
 	case errors.As(err, &de):
-		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: de.err}
+		return reflector.WatchEvent{}, &reflector.RequestEnd{Reason: reflector.EndError, Err: de.err}
 	case errors.Is(err, jsonscan.ErrTooLarge):
-		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("watch event larger than the %d MiB limit: %w", MaxObjectBytes>>20, err)}
+		return reflector.WatchEvent{}, &reflector.RequestEnd{Reason: reflector.EndError, Err: fmt.Errorf("watch event larger than the %d MiB limit: %w", MaxObjectBytes>>20, err)}
 	case errors.Is(err, errTooLarge):
-		return WatchEvent{}, &RequestEnd{Reason: EndError, Err: err}
+		return reflector.WatchEvent{}, &reflector.RequestEnd{Reason: reflector.EndError, Err: err}
 	}
-	return WatchEvent{}, &RequestEnd{Reason: EndError, Err: fmt.Errorf("reading watch stream: %w", bodyError(err))}
+	return reflector.WatchEvent{}, &reflector.RequestEnd{Reason: reflector.EndError, Err: fmt.Errorf("reading watch stream: %w", bodyError(err))}
 }
 
 // eventDecodeError is an event that was read whole but did not decode.
@@ -401,7 +351,7 @@ func (e *eventDecodeError) Unwrap() error { return e.err }
 // the type is known. Reading errors stay in the scanner; an object that does
 // not decode is an *eventDecodeError. Without keepBody and keepRaw, the
 // object's JSON is not copied (Item.Raw is nil).
-func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (WatchEvent, error) {
+func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (reflector.WatchEvent, error) {
 	sc := &d.sc
 	var typ, decodedAs string
 	var raw []byte
@@ -418,14 +368,14 @@ func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (WatchEvent, error) {
 				sc.Peek()
 				start := sc.InputOffset()
 				decodedAs = ""
-				switch EventType(typ) {
-				case EventAdded, EventModified, EventDeleted, EventBookmark:
+				switch reflector.EventType(typ) {
+				case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted, reflector.EventBookmark:
 					var err error
 					if obj, end, err = d.object(); err != nil {
 						if sc.Err() == nil || isSyntaxError(sc.Err()) {
-							return WatchEvent{}, &eventDecodeError{fmt.Errorf("%s event: decoding object: %w", typ, err)}
+							return reflector.WatchEvent{}, &eventDecodeError{fmt.Errorf("%s event: decoding object: %w", typ, err)}
 						}
-						return WatchEvent{}, err // reading failed
+						return reflector.WatchEvent{}, err // reading failed
 					}
 					decodedAs = typ
 				default:
@@ -438,7 +388,7 @@ func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (WatchEvent, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return WatchEvent{}, err
+		return reflector.WatchEvent{}, err
 	}
 	if decodedAs == "" || decodedAs != typ {
 		// The type came after the object (or changed): decode it now, as DecodeWatchEvent does.
@@ -457,10 +407,10 @@ func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (WatchEvent, error) {
 	if keepBody || keepRaw {
 		object = bytes.Clone(raw)
 	}
-	if keepBody && EventType(typ) != EventBookmark {
+	if keepBody && reflector.EventType(typ) != reflector.EventBookmark {
 		obj.Body = object
 	}
-	return WatchEvent{Type: EventType(typ), Item: Item{Object: obj, Raw: object}, InitialEventsEnd: EventType(typ) == EventBookmark && end}, nil
+	return reflector.WatchEvent{Type: reflector.EventType(typ), Item: reflector.Item{Object: obj, Raw: object}, InitialEventsEnd: reflector.EventType(typ) == reflector.EventBookmark && end}, nil
 }
 
 // isSyntaxError reports whether err is malformed JSON or a value of the wrong type.
@@ -471,7 +421,7 @@ func isSyntaxError(err error) bool {
 
 // eventTypeName returns the event type as a string without allocating for the known ones.
 func eventTypeName(t []byte) string {
-	for _, known := range []EventType{EventAdded, EventModified, EventDeleted, EventBookmark, EventError} {
+	for _, known := range []reflector.EventType{reflector.EventAdded, reflector.EventModified, reflector.EventDeleted, reflector.EventBookmark, reflector.EventError} {
 		if string(t) == string(known) {
 			return string(known)
 		}

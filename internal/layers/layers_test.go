@@ -1,0 +1,247 @@
+// Package layers_test holds the module's layering rules as a test, built on
+// `go list -json ./...`: the layer table below is the one docs/design.md
+// draws ("Layers"), and the test fails when the code, the table and the
+// drawing disagree.
+package layers_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// layers is the module's layer table, top to bottom: a package may import
+// only packages of the layers below its own (never one of its own layer, nor
+// one above). Paths are from the module's root; "dir/..." places dir and
+// everything under it, and a longer entry wins over a shorter one.
+// docs/design.md ("Layers") draws the same table: every entry must be named
+// in its drawing, in this order from top to bottom.
+var layers = []struct {
+	name     string
+	packages []string
+}{
+	{"commands", []string{"cmd/...", "hack/..."}},
+	{"front ends", []string{"internal/cli", "internal/scenarios", "internal/soak"}},
+	{"the report", []string{"internal/report"}},
+	{"one run", []string{"internal/session", "internal/proxy"}},
+	{"what a run shows", []string{
+		"internal/observed", "internal/tracegen", "internal/metrics",
+		"internal/alert", "internal/lines", "internal/causal", "internal/summary",
+	}},
+	{"dashboard and traces", []string{"pkg/tui", "pkg/trace"}},
+	{"the wire", []string{"pkg/wire"}},
+	{"the reflector", []string{"pkg/reflector"}},
+	{"the ground", []string{
+		"pkg/store", "pkg/internal/jsonscan",
+		"internal/testcluster", "internal/benchdata", "internal/release", "hack/bench/internal/probe",
+	}},
+}
+
+// pkg is what `go list -json` says of a package that the rules read.
+type pkg struct {
+	ImportPath string
+	GoFiles    []string
+	CgoFiles   []string
+	Imports    []string
+}
+
+// listModule is the module's path and every package of the module
+// (hack/tools, a module of its own, is not one).
+func listModule(t *testing.T) (module string, pkgs []pkg) {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	run := func(args ...string) []byte {
+		cmd := exec.Command(goCmd, args...)
+		cmd.Dir = filepath.Join("..", "..")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+		}
+		return out
+	}
+	noteInputs(t, filepath.Join("..", ".."))
+	module = strings.TrimSpace(string(run("list", "-m")))
+	dec := json.NewDecoder(bytes.NewReader(run("list", "-json=ImportPath,GoFiles,CgoFiles,Imports", "./...")))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no packages")
+	}
+	return module, pkgs
+}
+
+// noteInputs stats every directory and Go file that `go list ./...` reads
+// under root, so that go test's cache, which knows only what the test
+// itself opens, runs the test again when an import or a package changes.
+func noteInputs(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+		} else if !strings.HasSuffix(path, ".go") && d.Name() != "go.mod" {
+			return nil
+		}
+		_, err = os.Stat(path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// place is the layer of path (from the module's root; 0 is the top) and the
+// table's entry that places it, or -1.
+func place(path string) (layer int, entry string) {
+	layer, best := -1, -1
+	for i, l := range layers {
+		for _, e := range l.packages {
+			dir, tree := strings.CutSuffix(e, "/...")
+			if path == dir || tree && strings.HasPrefix(path, dir+"/") {
+				if len(dir) > best {
+					layer, entry, best = i, e, len(dir)
+				}
+			}
+		}
+	}
+	return layer, entry
+}
+
+func TestImportsRunDownTheLayers(t *testing.T) {
+	module, pkgs := listModule(t)
+	used := map[string]bool{}
+	for _, p := range pkgs {
+		rel, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		if !ok {
+			t.Errorf("%s: not under the module's root, which the table cannot place", p.ImportPath)
+			continue
+		}
+		if len(p.GoFiles)+len(p.CgoFiles) == 0 {
+			continue // tests alone (this package): nothing imports it, and its imports build no program
+		}
+		layer, entry := place(rel)
+		if layer < 0 {
+			t.Errorf("%s: no layer places it: add it to the table in internal/layers/layers_test.go and to the drawing in docs/design.md (\"Layers\")", rel)
+			continue
+		}
+		used[entry] = true
+		for _, imp := range p.Imports {
+			irel, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue // the standard library or another module
+			}
+			if strings.HasPrefix(rel, "pkg/") && strings.HasPrefix(irel, "internal/") {
+				t.Errorf("%s imports %s: nothing under pkg/ imports internal/ (pkg/internal/... is for that)", rel, irel)
+			}
+			ilayer, _ := place(irel)
+			switch {
+			case ilayer < 0:
+				// reported as unplaced where it is listed itself
+			case ilayer == layer:
+				t.Errorf("%s imports %s: both are in the layer %q; a package imports only the layers below its own", rel, irel, layers[layer].name)
+			case ilayer < layer:
+				t.Errorf("%s (layer %q) imports %s from the layer above it, %q", rel, layers[layer].name, irel, layers[ilayer].name)
+			}
+		}
+	}
+	for _, l := range layers {
+		for _, e := range l.packages {
+			if !used[e] {
+				t.Errorf("the table places %s (layer %q), but no package is there: take it out of the table and out of docs/design.md", e, l.name)
+			}
+		}
+	}
+}
+
+// TestTheDesignDrawsTheTable holds docs/design.md's drawing to the table:
+// every entry is named in the drawing of "## Layers", each layer's entries
+// below every entry of the layers above it.
+func TestTheDesignDrawsTheTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "design.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Layers\n")
+	if !ok {
+		t.Fatal(`docs/design.md has no "## Layers" section`)
+	}
+	_, drawing, ok := strings.Cut(section, "```\n")
+	if ok {
+		drawing, _, ok = strings.Cut(drawing, "```")
+	}
+	if !ok {
+		t.Fatal(`docs/design.md's "Layers" section has no drawing (a fenced block)`)
+	}
+	lines := strings.Split(drawing, "\n")
+	// lineOf is the first line of the drawing that names entry, or -1.
+	lineOf := func(entry string) int {
+		dir, tree := strings.CutSuffix(entry, "/...")
+		if tree {
+			dir += "/"
+		}
+		re := regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(dir) + `($|[^\w/.-])`)
+		if tree {
+			re = regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(dir))
+		}
+		for i, l := range lines {
+			if re.MatchString(l) {
+				return i
+			}
+		}
+		return -1
+	}
+	lowestAbove, lowestName := -1, ""
+	for _, l := range layers {
+		highest, highestName, lowest, name := len(lines), "", -1, ""
+		for _, e := range l.packages {
+			i := lineOf(e)
+			if i < 0 {
+				t.Errorf("docs/design.md's drawing of the layers does not name %s (layer %q)", e, l.name)
+				continue
+			}
+			if i < highest {
+				highest, highestName = i, e
+			}
+			if i > lowest {
+				lowest, name = i, e
+			}
+		}
+		if highestName != "" && highest <= lowestAbove {
+			t.Errorf("docs/design.md draws %s (layer %q) at or above %s, from a layer above it", highestName, l.name, lowestName)
+		}
+		if name != "" {
+			lowestAbove, lowestName = lowest, name
+		}
+	}
+	if t.Failed() {
+		var table strings.Builder
+		for _, l := range layers {
+			fmt.Fprintf(&table, "\n  %-22s %s", l.name, strings.Join(l.packages, " "))
+		}
+		t.Logf("the table in internal/layers/layers_test.go, top to bottom:%s", table.String())
+	}
+}
