@@ -41,7 +41,7 @@ var layers = []struct {
 	{"the reflector", []string{"pkg/reflector"}},
 	{"the ground", []string{
 		"pkg/store", "pkg/internal/jsonscan",
-		"internal/testcluster", "internal/benchdata", "internal/release", "hack/bench/internal/probe",
+		"internal/testcluster", "internal/testdeps", "internal/benchdata", "internal/release", "hack/bench/internal/probe",
 	}},
 }
 
