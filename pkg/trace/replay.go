@@ -346,6 +346,12 @@ func (rr *ResourceReplay) watchTimeout(base time.Duration) time.Duration {
 	// The replay's own context: a replay stopped while the reflector picks
 	// its timeout must not leave it waiting for a line that never comes.
 	l, err := rr.next(rr.p.runCtx)
+	// The rest of the request the reflector left (the end after an ERROR
+	// event it stopped at) stands before the request: nextRequest would skip
+	// it, and so does the peek, or the watch is sent with base.
+	for err == nil && l.K != KindRequest && l.ID == rr.curID {
+		l, err = rr.next(rr.p.runCtx)
+	}
 	if err != nil {
 		return base
 	}

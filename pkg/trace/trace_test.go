@@ -272,8 +272,15 @@ func TestGzipTracesRoundTripAndATruncatedGzipStillReplays(t *testing.T) {
 	}
 }
 
+// forced-relist-restart.jsonl has a watch sent after one that ended at its
+// ERROR event: the end line left of that one stands before its request.
 func TestReplayedRequestsCarryTheRecordedOptions(t *testing.T) {
-	path := filepath.Join(bundled, "demo.jsonl")
+	for _, name := range []string{"demo.jsonl", "forced-relist-restart.jsonl"} {
+		t.Run(name, func(t *testing.T) { replayedRequestsCarryTheRecordedOptions(t, filepath.Join(bundled, name)) })
+	}
+}
+
+func replayedRequestsCarryTheRecordedOptions(t *testing.T, path string) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
