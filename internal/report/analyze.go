@@ -399,7 +399,9 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 		r.End = c.at
 	}
 	r.Reason = end.Reason
-	if end.Err != nil && (end.Reason != reflector.EndCanceled || c.observed) {
+	// The recorded error, when the end line has one: the replay's own
+	// cancel of a stopped run says "end of trace".
+	if r.Error == "" && end.Err != nil && (end.Reason != reflector.EndCanceled || c.observed) {
 		r.Error = end.Err.Error()
 	}
 	st := end.Status
