@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
@@ -288,5 +290,65 @@ func TestTheEdgesOfTheProtocolCountAsTheReplayCountsThem(t *testing.T) {
 	}
 	if kinds[MarkGone] != 1 || kinds[MarkRelist] != 1 || kinds[MarkRVBackwards] != 1 || kinds[MarkBackoff] != 0 {
 		t.Errorf("markers: got %v, want one 410, one relist, one RV backwards", kinds)
+	}
+}
+
+// The replay's clock stands at the last line taken (a request's start
+// precedes its line) and the resources share it: the report lays the notes
+// out at the recorded times all the same. Each request starts at its
+// request line and ends at its end line (the trace's end without one), and
+// each bookmark is in the bucket of its line.
+func TestRequestsAndBookmarksAreWhereTheTraceRecordedThem(t *testing.T) {
+	for _, path := range bundledTraces(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			rep := analyzeFile(t, path, Options{})
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type span struct{ start, end time.Duration }
+			spans := map[[2]int64]*span{}   // resource, request id
+			bookmarks := map[[2]int64]int{} // resource, bucket
+			for _, line := range strings.Split(string(b), "\n") {
+				var l trace.Line
+				if json.Unmarshal([]byte(line), &l) != nil {
+					continue
+				}
+				at, key := time.Duration(l.At), [2]int64{int64(l.R), l.ID}
+				switch {
+				case l.K == trace.KindRequest:
+					spans[key] = &span{start: at, end: -1}
+				case l.K == trace.KindEnd && spans[key] != nil:
+					spans[key].end = at
+				case l.K == trace.KindEvent && l.Type == string(reflector.EventBookmark):
+					bookmarks[[2]int64{int64(l.R), int64(at / rep.Resources[l.R].BucketWidth)}]++
+				}
+			}
+			n := 0
+			for _, res := range rep.Resources {
+				for _, r := range res.Requests {
+					n++
+					s := spans[[2]int64{int64(res.Index), r.ID}]
+					if s == nil {
+						t.Errorf("%s request #%d: not in the trace", res.Name, r.ID)
+						continue
+					}
+					if s.end < 0 {
+						s.end = rep.Duration
+					}
+					if r.Start != s.start || r.End != s.end {
+						t.Errorf("%s request #%d: %v to %v, the trace has %v to %v", res.Name, r.ID, r.Start, r.End, s.start, s.end)
+					}
+				}
+				for i, bk := range res.Buckets {
+					if want := bookmarks[[2]int64{int64(res.Index), int64(i)}]; bk.Bookmarks != want {
+						t.Errorf("%s bucket %d: %d bookmarks, the trace has %d", res.Name, i, bk.Bookmarks, want)
+					}
+				}
+			}
+			if n != len(spans) {
+				t.Errorf("the report has %d requests, the trace %d", n, len(spans))
+			}
+		})
 	}
 }
