@@ -214,6 +214,10 @@ type collector struct {
 	// replaced is the cache a relist in progress replaces: the labels of its missed deletes.
 	replaced []*store.Object
 	backoff  *Marker
+	// cut is an observed request the stream ended with a bare cancel, until
+	// the next note says whether the client's next request cut it (it ended
+	// there) or the trace ended (it has no end).
+	cut *Request
 	// backoffRecorded is set once the backoff has the recorded decision's time.
 	backoffRecorded bool
 	markers         map[MarkerKind]int
@@ -328,6 +332,12 @@ func (c *collector) bookmarks(at time.Duration, n int) {
 func (c *collector) note(n reflector.Note) {
 	if c.observed {
 		c.setAt(c.clock())
+		if r := c.cut; r != nil && n.Kind != reflector.NoteRequestEnded {
+			c.cut = nil
+			if n.Kind == reflector.NoteRequestStarted {
+				r.ended, r.Reason, r.Class = true, reflector.EndCanceled, EndCanceled
+			}
+		}
 	}
 	if !(c.observed && n.Kind == reflector.NoteRequestStarted) {
 		c.sync()
@@ -385,12 +395,17 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 	}
 	c.last = r
 	end := info.End
-	if c.observed && !(end.Reason == reflector.EndCanceled && end.Err == nil && end.Status == nil) {
-		// The observed replay ends a request left open at the trace's end
-		// with a bare cancel; a recorded end carries its cause.
+	r.Items, r.Events = info.Items, info.Events
+	if c.observed {
+		if end.Reason == reflector.EndCanceled && end.Err == nil && end.Status == nil {
+			// A bare cancel: the stream follows one request at a time, and
+			// cuts one when the client starts the next, or when the trace
+			// ends. The next note says which.
+			r.End, c.cut = c.at, r
+			return
+		}
 		r.End, r.ended = c.at, true
 	}
-	r.Items, r.Events = info.Items, info.Events
 	if !r.ended && end.Status == nil {
 		return // the trace stops inside it: it has no end
 	}

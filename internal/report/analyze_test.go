@@ -352,3 +352,39 @@ func TestRequestsAndBookmarksAreWhereTheTraceRecordedThem(t *testing.T) {
 		})
 	}
 }
+
+// cutTrace is an observed stream whose client canceled a watch without a
+// cause (an end the stream makes too when the trace ends inside a request),
+// then a watch the trace ends inside.
+const cutTrace = `{"k":"header","v":2,"startedAt":"2026-01-01T00:00:00Z","tool":"hand","resources":null,"observed":true}
+{"k":"resource","r":0,"at":0,"resource":{"resource":{"group":"","version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"namespace":"","objects":"metadata","options":{"strategy":""}},"client":{"userAgent":"hand/1","remoteAddr":"127.0.0.1:1"}}
+{"k":"request","r":0,"at":1000000,"id":1,"verb":"list","opts":{"limit":500}}
+{"k":"page","r":0,"at":2000000,"id":1,"resourceVersion":"10","items":0}
+{"k":"end","r":0,"at":2000000,"id":1,"reason":"closed"}
+{"k":"request","r":0,"at":3000000,"id":2,"verb":"watch","opts":{"resourceVersion":"10","allowWatchBookmarks":true}}
+{"k":"end","r":0,"at":3500000,"id":2,"reason":"canceled"}
+{"k":"request","r":0,"at":4000000,"id":3,"verb":"list","opts":{"limit":500}}
+{"k":"page","r":0,"at":5000000,"id":3,"resourceVersion":"12","items":0}
+{"k":"end","r":0,"at":5000000,"id":3,"reason":"closed"}
+{"k":"request","r":0,"at":6000000,"id":4,"verb":"watch","opts":{"resourceVersion":"12","allowWatchBookmarks":true}}
+{"k":"event","r":0,"at":7000000,"id":4,"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"13"}}}
+`
+
+func TestAnObservedRequestCanceledWithoutCauseEndsAndTheLastHasNoEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(path, []byte(cutTrace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeFile(t, path, Options{})
+	sameAsReplay(t, rep, replaySummaries(t, path))
+	reqs := rep.Resources[0].Requests
+	if len(reqs) != 4 {
+		t.Fatalf("requests: got %d, want 4", len(reqs))
+	}
+	if w := reqs[1]; w.Class != EndCanceled || w.End != 3500*time.Microsecond {
+		t.Errorf("the canceled watch: got class %q ending at %v, want canceled at its end line (3.5ms)", w.Class, w.End)
+	}
+	if w := reqs[3]; w.Class != EndOpen || w.End != 7*time.Millisecond || w.Bookmarks != 1 {
+		t.Errorf("the last watch: got class %q ending at %v with %d bookmarks, want no end (the trace's, 7ms) and 1 bookmark", w.Class, w.End, w.Bookmarks)
+	}
+}
