@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,6 +118,7 @@ func replayReflectors(rd *trace.Reader, opts Options, rep *Report) error {
 	if runErr != nil {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the replayed reflector stopped: %v", runErr))
 	}
+	mergeAlerts(rep, cs, opts.MaxAlerts)
 	for i, r := range sess.Resources {
 		c := cs[i]
 		c.stop(r.Reflector.Stats())
@@ -221,6 +223,7 @@ type collector struct {
 	// backoffRecorded is set once the backoff has the recorded decision's time.
 	backoffRecorded bool
 	markers         map[MarkerKind]int
+	alerts          AlertSection
 }
 
 func newCollector(rep *Report, opts Options, i int, h trace.ResourceHeader, st *store.Store, counters func() reflector.Counters) *collector {
@@ -284,13 +287,27 @@ func (c *collector) setAt(at time.Duration) {
 	c.res.lastAt = max(c.res.lastAt, at)
 }
 
+// alert keeps a recorded alert in the resource's own section: the
+// resources' collectors run on their reflectors' goroutines.
 func (c *collector) alert(rule, detail string) {
-	al := &c.rep.Alerts
+	al := &c.alerts
 	al.Evaluated = true
 	al.Total++
 	if len(al.Tripped) < c.opts.MaxAlerts {
 		al.Tripped = append(al.Tripped, Alert{At: c.at, Resource: c.res.Name, Rule: rule, Detail: detail})
 	}
+}
+
+// mergeAlerts gathers the resources' alerts in time order, the first MaxAlerts of them.
+func mergeAlerts(rep *Report, cs []*collector, maxAlerts int) {
+	al := &rep.Alerts
+	for _, c := range cs {
+		al.Evaluated = al.Evaluated || c.alerts.Evaluated
+		al.Total += c.alerts.Total
+		al.Tripped = append(al.Tripped, c.alerts.Tripped...)
+	}
+	sort.SliceStable(al.Tripped, func(i, j int) bool { return al.Tripped[i].At < al.Tripped[j].At })
+	al.Tripped = al.Tripped[:min(len(al.Tripped), maxAlerts)]
 }
 
 // attach gives r its recorded number and start: from here it is one of the trace's requests.

@@ -388,3 +388,23 @@ func TestAnObservedRequestCanceledWithoutCauseEndsAndTheLastHasNoEnd(t *testing.
 		t.Errorf("the last watch: got class %q ending at %v with %d bookmarks, want no end (the trace's, 7ms) and 1 bookmark", w.Class, w.End, w.Bookmarks)
 	}
 }
+
+// Alerts of several resources come from their replays' goroutines: the
+// report gathers them in time order.
+func TestAlertsOfSeveralResourcesAreGatheredInTimeOrder(t *testing.T) {
+	b, err := os.ReadFile("../../pkg/trace/testdata/handwritten/two-resources.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "alerts.jsonl")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, path,
+		`{"k":"note","r":1,"at":999999998,"state":"rule-b","reason":"alert","detail":"b tripped"}`,
+		`{"k":"note","r":0,"at":999999999,"state":"rule-a","reason":"alert","detail":"a tripped"}`)
+	al := analyzeFile(t, path, Options{}).Alerts
+	if !al.Evaluated || al.Total != 2 || len(al.Tripped) != 2 || al.Tripped[0].Rule != "rule-b" || al.Tripped[1].Rule != "rule-a" {
+		t.Errorf("alerts: got %+v, want rule-b then rule-a", al)
+	}
+}
