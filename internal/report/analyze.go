@@ -383,8 +383,10 @@ func (c *collector) started(info *reflector.RequestInfo) {
 		r.Kind = KindWatch
 		if r.Opts.SendInitialEvents {
 			r.Kind = KindStreamingList
-			c.keepReplaced()
 		}
+	}
+	if r.Kind == KindStreamingList || (r.Verb == reflector.VerbList && r.Opts.Continue == "") {
+		c.keepReplaced()
 	}
 	c.cur = r
 	switch {
@@ -396,8 +398,10 @@ func (c *collector) started(info *reflector.RequestInfo) {
 	c.reqLine = nil
 }
 
-// keepReplaced keeps the cache a list that starts now may replace: the
-// replay installs a one-page relist before its next note.
+// keepReplaced keeps the cache a list that starts now may replace, for the
+// labels of its missed deletes: the store serves it until the list is
+// installed, and a one-page relist is installed before its next note (an
+// observed one before its request's end is noted).
 func (c *collector) keepReplaced() {
 	if c.listed {
 		c.replaced = c.st.List()
@@ -453,14 +457,10 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 	if r.Kind == KindStreamingList && c.listing != nil && c.listing.FirstRequest <= r.ID {
 		c.listing.LastRequest, c.listing.End = r.ID, c.at
 	}
-	if r.Verb == reflector.VerbList && end.Reason == reflector.EndClosed {
-		if r.Opts.Continue == "" {
-			c.keepReplaced()
-		} else {
-			r.List = c.lists
-			if c.listing != nil {
-				c.listing.LastRequest, c.listing.End = r.ID, c.at
-			}
+	if r.Verb == reflector.VerbList && end.Reason == reflector.EndClosed && r.Opts.Continue != "" {
+		r.List = c.lists
+		if c.listing != nil {
+			c.listing.LastRequest, c.listing.End = r.ID, c.at
 		}
 	}
 }

@@ -408,3 +408,38 @@ func TestAlertsOfSeveralResourcesAreGatheredInTimeOrder(t *testing.T) {
 		t.Errorf("alerts: got %+v, want rule-b then rule-a", al)
 	}
 }
+
+// relistedTrace is an observed stream that relists after a 410 and misses
+// the delete of b.
+const relistedTrace = `{"k":"header","v":2,"startedAt":"2026-01-01T00:00:00Z","tool":"hand","resources":null,"observed":true}
+{"k":"resource","r":0,"at":0,"resource":{"resource":{"group":"","version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"namespace":"","objects":"metadata","options":{"strategy":""}},"client":{"userAgent":"hand/1","remoteAddr":"127.0.0.1:1"}}
+{"k":"request","r":0,"at":1000000,"id":1,"verb":"list","opts":{"limit":500}}
+{"k":"item","r":0,"at":2000000,"id":1,"object":{"metadata":{"namespace":"n","name":"a","uid":"uid-a","resourceVersion":"5","labels":{"app":"a"}}}}
+{"k":"item","r":0,"at":2000000,"id":1,"object":{"metadata":{"namespace":"n","name":"b","uid":"uid-b","resourceVersion":"6","labels":{"app":"b"}}}}
+{"k":"page","r":0,"at":2000000,"id":1,"resourceVersion":"10","items":2}
+{"k":"end","r":0,"at":2000000,"id":1,"reason":"closed"}
+{"k":"request","r":0,"at":3000000,"id":2,"verb":"watch","opts":{"resourceVersion":"10","allowWatchBookmarks":true}}
+{"k":"end","r":0,"at":4000000,"id":2,"reason":"error","status":{"code":410,"reason":"Expired","message":"too old resource version: 10 (15)"}}
+{"k":"request","r":0,"at":5000000,"id":3,"verb":"list","opts":{"limit":500}}
+{"k":"item","r":0,"at":6000000,"id":3,"object":{"metadata":{"namespace":"n","name":"a","uid":"uid-a","resourceVersion":"5","labels":{"app":"a"}}}}
+{"k":"page","r":0,"at":6000000,"id":3,"resourceVersion":"16","items":1}
+{"k":"end","r":0,"at":6000000,"id":3,"reason":"closed"}
+`
+
+func TestAnObservedRelistNamesTheMissedDeleteWithItsLabels(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "relisted.jsonl")
+	if err := os.WriteFile(path, []byte(relistedTrace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeFile(t, path, Options{})
+	sameAsReplay(t, rep, replaySummaries(t, path))
+	res := rep.Resources[0]
+	if len(res.Relists) != 1 {
+		t.Fatalf("relists: got %d, want 1", len(res.Relists))
+	}
+	rl := res.Relists[0]
+	d := rl.Diff
+	if rl.Outcome != RelistCompleted || d == nil || d.NDeleted != 1 || d.Deleted[0].Ref.Name != "b" || d.Deleted[0].Labels["app"] != "b" || !strings.Contains(rl.After, "watch #2: error 410") {
+		t.Errorf("the relist: got %+v with diff %+v, want completed after watch #2's 410, b deleted with its labels", rl, d)
+	}
+}
