@@ -1,17 +1,19 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
+	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Options bound what a report keeps; zero values take the defaults.
@@ -56,395 +58,583 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Analyze reads the rest of rd (its header already read) and returns the
-// report. A line the reader refuses, or an object that cannot be decoded, is
-// an error naming its line; lines that do not fit what came before (an end
-// for a request that is not open) are skipped with a warning.
+// Analyze replays the rest of rd (its header read) as `kubectl watchcache
+// replay --speed 0` does, and returns the report: a trace of our reflector
+// through a reflector and its store on the replay's virtual clock, an
+// observed trace (recorded by kubectl watchcache proxy) through
+// internal/observed's replay. The report counts nothing itself: its counters
+// are the replay's, and its timeline and tables are laid out from the
+// replay's notes. A line the reader refuses, or a replay that diverges from
+// the trace, is an error; a recorded reflector that stopped on an error
+// stops the same way in the replay, which the report says in a warning.
 func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
-	h := rd.Header()
-	a := &analyzer{opts: opts, rd: rd, rep: &Report{Name: opts.Name, Header: h}}
-	// One state per resource of the header (a version-1 trace has one); the
-	// reader has checked every line's index against the header.
-	for i, rh := range h.Resources {
-		a.resources = append(a.resources, a.newResource(i, rh))
+	rep := &Report{Name: opts.Name}
+	var err error
+	if rd.Header().Observed {
+		err = replayObserved(rd, opts, rep)
+	} else {
+		err = replayReflectors(rd, opts, rep)
 	}
-	var maxAt int64
-	for {
-		l, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		a.rep.Lines++
-		maxAt = max(maxAt, l.At)
-		if err := a.line(l); err != nil {
-			return nil, &trace.LineError{Name: rd.Name(), Line: rd.LineNumber(), Err: err}
-		}
+	if err != nil {
+		return nil, err
 	}
-	a.rep.Duration = time.Duration(maxAt)
 	// An observed trace's header grew with its resource lines.
-	a.rep.Header = rd.Header()
-	for _, rs := range a.resources {
-		a.rep.Resources = append(a.rep.Resources, rs.finish(time.Duration(maxAt)))
+	rep.Header = rd.Header()
+	// The reader has counted the header and its attempt past the last line.
+	rep.Lines = max(rd.LineNumber()-2, 0)
+	rep.Warnings = append(rd.Warnings(), rep.Warnings...)
+	for _, res := range rep.Resources {
+		rep.Duration = max(rep.Duration, res.lastAt)
 	}
-	a.rep.Warnings = append(rd.Warnings(), a.warnings...)
-	if a.dropped > 0 {
-		a.rep.Warnings = append(a.rep.Warnings, fmt.Sprintf("%d more lines were skipped", a.dropped))
+	for _, res := range rep.Resources {
+		res.finish(rep.Duration)
 	}
-	return a.rep, nil
+	return rep, nil
 }
 
-// maxWarnings is how many of its own warnings the analysis keeps.
-const maxWarnings = 100
-
-type analyzer struct {
-	opts      Options
-	rd        *trace.Reader
-	rep       *Report
-	resources []*resourceState
-	warnings  []string
-	dropped   int
-}
-
-func (a *analyzer) warn(format string, args ...any) {
-	if len(a.warnings) >= maxWarnings {
-		a.dropped++
-		return
+// replayReflectors replays a trace of our reflector through the session the
+// replay command runs, one reflector and store per resource. Each resource's
+// notes and the recorded times of the lines its replay takes reach its
+// collector on the reflector's goroutine, in order.
+func replayReflectors(rd *trace.Reader, opts Options, rep *Report) error {
+	sess, err := session.NewReplayOf(rd, 0)
+	if err != nil {
+		return fmt.Errorf("replaying the trace: %w", err)
 	}
-	a.warnings = append(a.warnings, fmt.Sprintf("line %d: ", a.rd.LineNumber())+fmt.Sprintf(format, args...))
-}
-
-// resource is the resource a line belongs to, by its index (0 in a version-1 trace).
-func (a *analyzer) resource(l *trace.Line) *resourceState { return a.resources[l.R] }
-
-func (a *analyzer) line(l *trace.Line) error {
-	if l.K == trace.KindResource {
-		// An observed trace names each stream as a client opens it; the
-		// reader has added it to the header, in index order.
-		rs := a.newResource(l.R, a.rd.Header().Resources[l.R])
-		rs.res.Client = l.Client
-		a.resources = append(a.resources, rs)
-		return nil
+	cs := make([]*collector, len(sess.Resources))
+	for i, r := range sess.Resources {
+		c := newCollector(rep, opts, i, r.Header, r.Store, r.Reflector.Counters)
+		r.Replay.OnLine(c.line)
+		r.OnNote(c.note)
+		cs[i] = c
 	}
-	rs := a.resource(l)
-	at := time.Duration(l.At)
-	switch l.K {
-	case trace.KindNote:
-		a.note(rs, l, at)
-		return nil
-	case trace.KindRequest:
-		rs.request(l, at)
-		return nil
+	runErr := sess.Run(context.Background())
+	var lineErr *trace.LineError
+	var div *trace.Divergence
+	if errors.As(runErr, &lineErr) || errors.As(runErr, &div) {
+		return runErr
 	}
-	q := rs.open[l.ID]
-	if q == nil {
-		a.warn("%s line of request %d, which is not open: skipped", l.K, l.ID)
-		return nil
+	if runErr != nil {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the replayed reflector stopped: %v", runErr))
 	}
-	switch l.K {
-	case trace.KindItem:
-		obj, err := wire.DecodeObject(l.Object, false)
-		if err != nil {
-			return err
-		}
-		q.items = append(q.items, obj)
-	case trace.KindPage:
-		q.r.PageRV, q.r.Continue, q.r.Remaining = l.ResourceVersion, l.Continue, l.RemainingItemCount
-	case trace.KindEvent:
-		return rs.event(q, l, at)
-	case trace.KindEnd:
-		rs.end(q, l, at)
+	mergeAlerts(rep, cs, opts.MaxAlerts)
+	for i, r := range sess.Resources {
+		c := cs[i]
+		c.stop(r.Reflector.Stats())
+		c.res.BackoffsKnown = r.Replay.RecordedDecisions() > 0
+		rep.Decisions += r.Replay.RecordedDecisions()
+		rep.Resources = append(rep.Resources, c.res)
 	}
 	return nil
 }
 
-// note takes what the report shows from a recorded decision: backoffs (the
-// client's own choice, not on the wire) and alerts.
-func (a *analyzer) note(rs *resourceState, l *trace.Line, at time.Duration) {
-	a.rep.Decisions++
-	rs.res.BackoffsKnown = true
-	switch reflector.Reason(l.Reason) {
-	case reflector.ReasonBackoff:
-		rs.res.Counters.Backoffs++
-		rs.closeBackoff(at)
-		rs.backoff = &Marker{Kind: MarkBackoff, At: at, End: at, Detail: l.Detail}
-	case ReasonAlert:
-		al := &a.rep.Alerts
-		al.Evaluated = true
-		al.Total++
-		if len(al.Tripped) < a.opts.MaxAlerts {
-			al.Tripped = append(al.Tripped, Alert{At: at, Resource: rs.res.Name, Rule: l.State, Detail: l.Detail})
+// replayObserved replays an observed trace as `replay` does: each stream
+// rebuilt from its client's recorded traffic. Its notes carry the recorded
+// times (the observed replay's clock is the line's), so no line is read
+// here; only its bookmarks, which make no note, come from the stream's
+// recording hook.
+func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
+	var cs []*collector
+	var rp *observed.Replay
+	start := rd.Header().StartedAt
+	rp, err := observed.NewReplay(rd, 0, func(s *observed.Stream) {
+		i := len(cs)
+		c := newCollector(rep, opts, i, rd.Header().Resources[i], s.Store(), s.Counters)
+		c.observed = true
+		c.res.Client = &trace.Client{UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}
+		if s.Client == (observed.Client{}) {
+			c.res.Client = nil
 		}
+		c.clock = func() time.Duration { return rp.Now().Sub(start) }
+		s.OnNote(c.note)
+		s.Record(bookmarkTap{c})
+		cs = append(cs, c)
+	})
+	if err != nil {
+		return fmt.Errorf("replaying the trace: %w", err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		return err
+	}
+	for i, s := range rp.Streams() {
+		cs[i].stop(s.Stats())
+		rep.Resources = append(rep.Resources, cs[i].res)
+	}
+	return nil
+}
+
+// bookmarkTap takes an observed stream's bookmarks as they come: they make no
+// note. It is called under the stream's lock, so it only stamps them.
+type bookmarkTap struct{ c *collector }
+
+func (bookmarkTap) Request(int64, reflector.Verb, reflector.RequestOptions) {}
+func (bookmarkTap) Page(int64, *reflector.Page)                             {}
+func (bookmarkTap) End(int64, *reflector.RequestEnd)                        {}
+
+// Event stamps a bookmark the stream counts (one with an object).
+func (t bookmarkTap) Event(_ int64, ev reflector.WatchEvent) {
+	if ev.Type == reflector.EventBookmark && ev.Item.Object != nil {
+		t.c.bookmarks(t.c.clock(), 1)
 	}
 }
 
-func (a *analyzer) newResource(i int, h trace.ResourceHeader) *resourceState {
-	st, w := store.New()
-	return &resourceState{
-		a: a,
-		res: &Resource{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
-			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
-		st: st, w: w,
-		open:     map[int64]*openRequest{},
-		markers:  map[MarkerKind]int{},
-		requests: newCapped[*Request](a.opts.MaxRequests),
-		relists:  newCapped[*Relist](a.opts.MaxRelists),
-		buckets:  newBuckets(a.opts.MaxBuckets),
-	}
-}
-
-// resourceState follows one resource through the trace: the cache, the
-// cursor, the requests in flight and the list being made.
-type resourceState struct {
-	a   *analyzer
-	res *Resource
-	st  *store.Store
-	w   *store.Writer
-	// open are the requests whose end has not come yet, by id. A trace of
-	// our own reflector has one at a time; another client's may have several.
-	open     map[int64]*openRequest
-	requests *capped[*Request]
-	relists  *capped[*Relist]
-	buckets  *buckets
-	// lists counts the full lists started; listing is the one in progress
-	// (nil between a complete list and the next).
-	lists      int
-	listing    *Relist // nil for the first list, which is not a relist
-	inList     bool
-	listedOnce bool
-	cursor     string
+// collector lays one resource's replay out for the page: requests, relists,
+// markers and buckets, from the notes in order and the recorded time of what
+// they are about.
+type collector struct {
+	rep  *Report
+	opts Options
+	res  *Resource
+	st   *store.Store
+	// counters are the replay's running totals; a difference since the last
+	// look says a list began or bookmarks came, which make no note.
+	counters func() reflector.Counters
+	seen     reflector.Counters
+	// observed is set for an observed stream: its notes carry the recorded
+	// times (clock), it counts a list at the request that starts it, and its
+	// bookmarks come from bookmarkTap.
+	observed bool
+	clock    func() time.Duration
+	// at is the recorded time of the last line the replay took: the time of
+	// whatever the next note is about. lastAt is the largest.
+	at time.Duration
+	// cur is the request in flight, last the one that ended last; reqLine is
+	// a request line the replay took before the reflector noted the request
+	// (it reads a watch's line ahead for its timeout).
+	cur, last *Request
+	reqLine   *trace.Line
+	requests  *capped[*Request]
+	relists   *capped[*Relist]
+	buckets   *buckets
+	lists     int
+	listed    bool
+	listing   *Relist // the relist in progress, nil for the first list
 	// trigger is the last request whose end can lead to a relist (a watch's
 	// end, or a 410 or too-large answer to a LIST): a relist says it came after it.
 	trigger *Request
-	// backoff is the recorded backoff waiting for the next request to end its span.
-	backoff *Marker
-	markers map[MarkerKind]int // drawn so far, by kind
+	// replaced is the cache a relist in progress replaces: the labels of its missed deletes.
+	replaced []*store.Object
+	backoff  *Marker
+	// cut is an observed request the stream ended with a bare cancel, until
+	// the next note says whether the client's next request cut it (it ended
+	// there) or the trace ended (it has no end).
+	cut *Request
+	// backoffRecorded is set once the backoff has the recorded decision's time.
+	backoffRecorded bool
+	markers         map[MarkerKind]int
+	alerts          AlertSection
 }
 
-// openRequest is a request in flight.
-type openRequest struct {
-	r *Request
-	// opened is true once a line other than the request came for it.
-	opened bool
-	// streaming is true during a streaming list's initial events.
-	streaming bool
-	items     []*store.Object
-	// status is an ERROR event's Status; the watch is over after it.
-	status *metav1.Status
-}
-
-func (rs *resourceState) request(l *trace.Line, at time.Duration) {
-	rs.closeBackoff(at)
-	r := &Request{ID: l.ID, Verb: reflector.Verb(l.Verb), Kind: KindListPage, Start: at, End: at, Class: EndOpen}
-	if l.Opts != nil {
-		r.Opts = *l.Opts
+func newCollector(rep *Report, opts Options, i int, h trace.ResourceHeader, st *store.Store, counters func() reflector.Counters) *collector {
+	return &collector{rep: rep, opts: opts, st: st, counters: counters,
+		res: &Resource{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
+			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
+		markers:  map[MarkerKind]int{},
+		requests: newCapped[*Request](opts.MaxRequests),
+		relists:  newCapped[*Relist](opts.MaxRelists),
+		buckets:  newBuckets(opts.MaxBuckets),
 	}
-	q := &openRequest{r: r}
+}
+
+// line takes the recorded time of the next line the replay serves the
+// reflector, the recorded number of a request, and the recording's alerts.
+// What the reflector did with the line before (a bookmark, a list begun) is
+// in its counters now.
+func (c *collector) line(l *trace.Line) {
+	c.sync()
+	c.setAt(time.Duration(l.At))
+	switch l.K {
+	case trace.KindRequest:
+		if c.cur != nil && !c.cur.recorded {
+			c.attach(c.cur, l)
+		} else {
+			c.reqLine = l
+		}
+	case trace.KindEnd:
+		// The end line of a watch the reflector ended at its ERROR event
+		// comes after: the request ends where the trace says.
+		for _, r := range []*Request{c.cur, c.last} {
+			if r != nil && r.recorded && r.ID == l.ID && !r.ended {
+				r.End, r.ended, r.Error = c.at, true, l.Error
+				c.markGone(r)
+			}
+		}
+	case trace.KindNote:
+		switch reflector.Reason(l.Reason) {
+		case ReasonAlert:
+			c.alert(l.State, l.Detail)
+		case reflector.ReasonBackoff:
+			// The replay takes the recorded backoff after deciding its own:
+			// the span starts when the recording decided it.
+			if b := c.backoff; b != nil && !c.backoffRecorded {
+				b.At, b.End, c.backoffRecorded = c.at, c.at, true
+			}
+		}
+	}
+}
+
+// markGone marks a 410 at the request's end, once its end is where the trace puts it.
+func (c *collector) markGone(r *Request) {
+	if r.goneMark {
+		r.goneMark = false
+		c.mark(Marker{Kind: MarkGone, At: r.End, End: r.End, Request: r.ID, Detail: fmt.Sprintf("%s #%d: %s", r.Kind.Noun(), r.ID, describeEnd(r))})
+	}
+}
+
+func (c *collector) setAt(at time.Duration) {
+	c.at = at
+	c.res.lastAt = max(c.res.lastAt, at)
+}
+
+// alert keeps a recorded alert in the resource's own section: the
+// resources' collectors run on their reflectors' goroutines.
+func (c *collector) alert(rule, detail string) {
+	al := &c.alerts
+	al.Evaluated = true
+	al.Total++
+	if len(al.Tripped) < c.opts.MaxAlerts {
+		al.Tripped = append(al.Tripped, Alert{At: c.at, Resource: c.res.Name, Rule: rule, Detail: detail})
+	}
+}
+
+// mergeAlerts gathers the resources' alerts in time order, the first MaxAlerts of them.
+func mergeAlerts(rep *Report, cs []*collector, maxAlerts int) {
+	al := &rep.Alerts
+	for _, c := range cs {
+		al.Evaluated = al.Evaluated || c.alerts.Evaluated
+		al.Total += c.alerts.Total
+		al.Tripped = append(al.Tripped, c.alerts.Tripped...)
+	}
+	sort.SliceStable(al.Tripped, func(i, j int) bool { return al.Tripped[i].At < al.Tripped[j].At })
+	al.Tripped = al.Tripped[:min(len(al.Tripped), maxAlerts)]
+}
+
+// attach gives r its recorded number and start: from here it is one of the trace's requests.
+func (c *collector) attach(r *Request, l *trace.Line) {
+	r.ID, r.Start, r.End, r.recorded = l.ID, time.Duration(l.At), time.Duration(l.At), true
+	c.closeBackoff(r.Start)
+	c.res.RequestsTotal++
+	c.requests.add(r)
+}
+
+// sync takes what changed in the counters without a note: bookmarks, and a list begun.
+func (c *collector) sync() {
+	now := c.counters()
+	if d := now.Bookmarks - c.seen.Bookmarks; d > 0 && !c.observed {
+		c.bookmarks(c.at, int(d))
+	}
+	if now.Lists > c.seen.Lists {
+		r := c.cur
+		if r == nil {
+			r = c.last
+		}
+		c.seen.Lists = now.Lists
+		c.beginList(r, int(now.Lists))
+	}
+	c.seen = now
+}
+
+func (c *collector) bookmarks(at time.Duration, n int) {
+	c.res.BookmarkAt = at
+	for range n {
+		c.buckets.at(at).bookmark(at)
+	}
+	if r := c.cur; r != nil {
+		r.Bookmarks += n
+	}
+}
+
+// note lays out one note of the replay.
+func (c *collector) note(n reflector.Note) {
+	if c.observed {
+		c.setAt(c.clock())
+		if r := c.cut; r != nil && n.Kind != reflector.NoteRequestEnded {
+			c.cut = nil
+			if n.Kind == reflector.NoteRequestStarted {
+				r.ended, r.Reason, r.Class = true, reflector.EndCanceled, EndCanceled
+			}
+		}
+	}
+	if !(c.observed && n.Kind == reflector.NoteRequestStarted) {
+		c.sync()
+	}
+	switch n.Kind {
+	case reflector.NoteRequestStarted:
+		c.started(n.Request)
+		if c.observed {
+			c.sync()
+		}
+	case reflector.NoteRequestEnded:
+		c.ended(n.Request)
+	case reflector.NoteApplied:
+		c.applied(n.Event, n.Applied)
+	case reflector.NoteDecision:
+		if c.observed {
+			c.rep.Decisions++
+		}
+		c.decision(n.Decision)
+	}
+}
+
+func (c *collector) started(info *reflector.RequestInfo) {
+	r := &Request{Verb: info.Verb, Kind: KindListPage, Opts: info.Opts, Class: EndOpen}
 	if r.Verb == reflector.VerbWatch {
-		rs.res.Counters.Watches++
 		r.Kind = KindWatch
 		if r.Opts.SendInitialEvents {
-			r.Kind, q.streaming = KindStreamingList, true
+			r.Kind = KindStreamingList
 		}
 	}
-	rs.open[l.ID] = q
-	rs.res.RequestsTotal++
-	rs.requests.add(r)
+	if r.Kind == KindStreamingList || (r.Verb == reflector.VerbList && r.Opts.Continue == "") {
+		c.keepReplaced()
+	}
+	c.cur = r
+	switch {
+	case c.observed:
+		c.attach(r, &trace.Line{ID: info.ID, At: int64(c.at)})
+	case c.reqLine != nil:
+		c.attach(r, c.reqLine)
+	}
+	c.reqLine = nil
 }
 
-func (rs *resourceState) closeBackoff(at time.Duration) {
-	if rs.backoff == nil {
+// keepReplaced keeps the cache a list that starts now may replace, for the
+// labels of its missed deletes: the store serves it until the list is
+// installed, and a one-page relist is installed before its next note (an
+// observed one before its request's end is noted).
+func (c *collector) keepReplaced() {
+	if c.listed {
+		c.replaced = c.st.List()
+	}
+}
+
+func (c *collector) ended(info *reflector.RequestInfo) {
+	r := c.cur
+	c.cur = nil
+	if r == nil || !r.recorded {
+		return // the request the replay's reflector makes after the trace's last
+	}
+	c.last = r
+	end := info.End
+	r.Items, r.Events = info.Items, info.Events
+	if c.observed {
+		if end.Reason == reflector.EndCanceled && end.Err == nil && end.Status == nil {
+			// A bare cancel: the stream follows one request at a time, and
+			// cuts one when the client starts the next, or when the trace
+			// ends. The next note says which.
+			r.End, c.cut = c.at, r
+			return
+		}
+		r.End, r.ended = c.at, true
+	}
+	if !r.ended && end.Status == nil {
+		return // the trace stops inside it: it has no end
+	}
+	if !r.ended {
+		// Ended at an ERROR event: its end line, if any, comes later.
+		r.End = c.at
+	}
+	r.Reason = end.Reason
+	// The recorded error, when the end line has one: the replay's own
+	// cancel of a stopped run says "end of trace".
+	if r.Error == "" && end.Err != nil && (end.Reason != reflector.EndCanceled || c.observed) {
+		r.Error = end.Err.Error()
+	}
+	st := end.Status
+	if st != nil {
+		r.Code, r.StatusReason, r.Message = st.Code, string(st.Reason), st.Message
+	}
+	r.Class = classify(r.Reason, st)
+	if r.Class == EndGone {
+		r.goneMark = true
+		if r.ended {
+			c.markGone(r)
+		}
+	}
+	if r.Verb == reflector.VerbWatch || reflector.IsGone(st) || reflector.IsTooLargeResourceVersion(st) {
+		c.trigger = r
+	}
+	if r.Kind == KindStreamingList && c.listing != nil && c.listing.FirstRequest <= r.ID {
+		c.listing.LastRequest, c.listing.End = r.ID, c.at
+	}
+	if r.Verb == reflector.VerbList && end.Reason == reflector.EndClosed && r.Opts.Continue != "" {
+		r.List = c.lists
+		if c.listing != nil {
+			c.listing.LastRequest, c.listing.End = r.ID, c.at
+		}
+	}
+}
+
+func (c *collector) applied(ev reflector.EventType, res *store.Result) {
+	b := c.buckets.at(c.at)
+	switch ev {
+	case reflector.EventAdded:
+		b.Added++
+	case reflector.EventModified:
+		b.Modified++
+	case reflector.EventDeleted:
+		b.Deleted++
+	}
+	if res != nil && (res.Outcome == store.Added || res.Outcome == store.Deleted) {
+		c.sampleObjects()
+	}
+}
+
+func (c *collector) sampleObjects() { c.buckets.at(c.at).objects(c.st.Len()) }
+
+func (c *collector) decision(d *reflector.Decision) {
+	switch d.Reason {
+	case reflector.ReasonBackoff:
+		c.closeBackoff(c.at)
+		c.backoff, c.backoffRecorded = &Marker{Kind: MarkBackoff, At: c.at, End: c.at, Detail: d.String()}, c.observed
+	case reflector.ReasonRVBackwards:
+		var id int64
+		if c.cur != nil {
+			id = c.cur.ID
+		}
+		c.mark(Marker{Kind: MarkRVBackwards, At: c.at, End: c.at, Request: id,
+			Detail: fmt.Sprintf("resourceVersion went backwards from %s to %s in watch #%d", d.Cursor, d.ResourceVersion, id)})
+	case reflector.ReasonListComplete:
+		c.completeList()
+	case reflector.ReasonRelistDiff:
+		c.relistDiff(d)
+	}
+}
+
+// beginList starts the n-th full list at request r.
+func (c *collector) beginList(r *Request, n int) {
+	if c.listing != nil && c.listing.Outcome == RelistUnfinished {
+		c.listing.Outcome = RelistRestarted
+		if r != nil {
+			c.listing.End = r.Start
+		}
+	}
+	c.lists = n
+	c.listing = nil
+	if r == nil {
 		return
 	}
-	rs.backoff.End = max(at, rs.backoff.At)
-	rs.mark(*rs.backoff)
-	rs.backoff = nil
-}
-
-func (rs *resourceState) mark(m Marker) {
-	if rs.countMarker(m.Kind) {
-		rs.res.Markers = append(rs.res.Markers, m)
-	}
-}
-
-// countMarker reports whether one more marker of kind k is drawn, counting those that are not.
-func (rs *resourceState) countMarker(k MarkerKind) bool {
-	if rs.markers[k] >= rs.a.opts.MaxMarkers {
-		rs.res.MarkersDropped[k]++
-		return false
-	}
-	rs.markers[k]++
-	return true
-}
-
-// open marks a watch as opened: a streaming list starts its full list then,
-// as the reflector does once the server answered.
-func (rs *resourceState) opened(q *openRequest, at time.Duration) {
-	if q.opened {
-		return
-	}
-	q.opened = true
-	if q.streaming {
-		rs.beginList(q.r, at)
-	}
-}
-
-func (rs *resourceState) event(q *openRequest, l *trace.Line, at time.Duration) error {
-	rs.opened(q, at)
-	r := q.r
-	r.Events++
-	if q.status != nil {
-		return nil // the watch ended at its ERROR event
-	}
-	ev, err := wire.DecodeWatchEvent(l.Type, l.Object, false)
-	if err != nil {
-		return err
-	}
-	c := &rs.res.Counters
-	switch ev.Type {
-	case reflector.EventError:
-		q.status = ev.Status
-	case reflector.EventBookmark:
-		rv := ev.Item.Object.ResourceVersion
-		c.Bookmarks++
-		r.Bookmarks++
-		rs.res.BookmarkRV, rs.res.BookmarkAt = rv, at
-		rs.buckets.at(at).bookmark(at)
-		rs.advance(rv, r, at)
-		if q.streaming && ev.InitialEventsEnd {
-			q.streaming = false
-			r.InitialEventsEnd = at
-			rs.completeList(rv, at)
+	r.List = n
+	if n > 1 {
+		rl := &Relist{Number: n, FirstRequest: r.ID, LastRequest: r.ID, Start: r.Start, Outcome: RelistUnfinished, End: c.at}
+		if t := c.trigger; t != nil {
+			rl.After = fmt.Sprintf("%s #%d: %s", t.Kind.Noun(), t.ID, describeEnd(t))
 		}
-	case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted:
-		obj := ev.Item.Object
-		if q.streaming {
-			if ev.Type != reflector.EventDeleted {
-				rs.apply(store.Event{Type: store.InitApply, Object: obj})
-			}
-			return nil
-		}
-		typ := store.Apply
-		if ev.Type == reflector.EventDeleted {
-			typ = store.Delete
-		}
-		res := rs.apply(store.Event{Type: typ, Object: obj})
-		rs.advance(obj.ResourceVersion, r, at)
-		b := rs.buckets.at(at)
-		switch ev.Type {
-		case reflector.EventAdded:
-			c.Added++
-			b.Added++
-		case reflector.EventModified:
-			c.Modified++
-			b.Modified++
-		default:
-			c.Deleted++
-			b.Deleted++
-		}
-		if res.Outcome.UIDMismatch() {
-			c.UIDMismatches++
-		}
-		if res.Outcome == store.Duplicate {
-			c.Duplicates++
-		}
-		if res.Outcome == store.Added || res.Outcome == store.Deleted {
-			rs.sampleObjects(at)
-		}
-	}
-	return nil
-}
-
-// apply applies ev to the cache; an event the store refuses is skipped with a warning.
-func (rs *resourceState) apply(ev store.Event) store.Result {
-	res, err := rs.w.ApplyEvent(ev)
-	if err != nil {
-		rs.a.warn("%v", err)
-	}
-	return res
-}
-
-// advance moves the cursor to rv, refusing (and marking) a move backwards, as the reflector does.
-func (rs *resourceState) advance(rv string, r *Request, at time.Duration) {
-	if rv == "" {
-		return
-	}
-	if reflector.ResourceVersionBackwards(rv, rs.cursor) {
-		rs.res.Counters.ResourceVersionBackwards++
-		rs.mark(Marker{Kind: MarkRVBackwards, At: at, End: at, Request: r.ID,
-			Detail: fmt.Sprintf("resourceVersion went backwards from %s to %s in watch #%d", rs.cursor, rv, r.ID)})
-		return
-	}
-	rs.cursor = rv
-}
-
-func (rs *resourceState) sampleObjects(at time.Duration) {
-	rs.buckets.at(at).objects(rs.st.Len())
-}
-
-// beginList starts a full list at request r, counting it as the reflector does.
-func (rs *resourceState) beginList(r *Request, at time.Duration) {
-	if rs.listing != nil && rs.listing.Outcome == RelistUnfinished {
-		rs.listing.Outcome, rs.listing.End = RelistRestarted, r.Start
-	}
-	rs.apply(store.Event{Type: store.Init})
-	rs.lists++
-	r.List = rs.lists
-	rs.inList = true
-	rs.listing = nil
-	c := &rs.res.Counters
-	c.Lists++
-	if rs.lists > 1 {
-		c.Relists++
-		rs.res.RelistsTotal++
-		rl := &Relist{Number: rs.lists, FirstRequest: r.ID, LastRequest: r.ID, Start: r.Start, Outcome: RelistUnfinished, End: at}
-		if rs.trigger != nil {
-			rl.After = fmt.Sprintf("%s #%d: %s", rs.trigger.Kind.Noun(), rs.trigger.ID, describeEnd(rs.trigger))
-		}
-		rs.listing = rl
-		rs.relists.add(rl)
+		c.listing = rl
+		c.res.RelistsTotal++
+		c.relists.add(rl)
 	}
 }
 
-// completeList installs the list at rv, as InitDone does, and notes the relist's diff.
-func (rs *resourceState) completeList(rv string, at time.Duration) {
-	var replaced []*store.Object // the cache the relist replaces, for the labels of missed deletes
-	if rs.listedOnce && rs.listing != nil {
-		replaced = rs.st.List()
+func (c *collector) completeList() {
+	wasRelist := c.listed
+	c.listed = true
+	c.sampleObjects()
+	if r := c.cur; r != nil && r.Kind == KindStreamingList {
+		r.InitialEventsEnd = c.at
 	}
-	res := rs.apply(store.Event{Type: store.InitDone, ResourceVersion: rv})
-	wasRelist := rs.listedOnce
-	rs.listedOnce, rs.inList = true, false
-	rs.cursor = rv
-	rs.sampleObjects(at)
-	if rl := rs.listing; rl != nil {
-		rl.End = at
+	if rl := c.listing; rl != nil {
+		rl.End = c.at
 		rl.Outcome = RelistFirstComplete
-		if wasRelist && res.Diff != nil {
+		if wasRelist {
 			rl.Outcome = RelistCompleted
-			rl.Diff = rs.capDiff(res.Diff, replaced)
 		}
 	}
-	if wasRelist && res.Diff != nil {
-		d := res.Diff
-		rs.mark(Marker{Kind: MarkRelist, At: at, End: at, Relist: rs.lists, Detail: fmt.Sprintf("relist complete: %d objects at resourceVersion %s (was %d); missed %d deletes, %d recreates, %d updates, %d adds",
-			d.After, rv, d.Before, len(d.Deleted), len(d.Recreated), len(d.Updated), len(d.Added))})
+	if !wasRelist {
+		c.listing, c.replaced = nil, nil
 	}
-	rs.listing = nil
+}
+
+func (c *collector) relistDiff(dec *reflector.Decision) {
+	d := dec.Diff
+	if rl := c.listing; rl != nil && d != nil {
+		rl.Diff = c.capDiff(d, c.replaced)
+	}
+	if d != nil {
+		c.mark(Marker{Kind: MarkRelist, At: c.at, End: c.at, Relist: c.lists, Detail: fmt.Sprintf("relist complete: %d objects at resourceVersion %s (was %d); missed %d deletes, %d recreates, %d updates, %d adds",
+			d.After, d.ResourceVersion, d.Before, len(d.Deleted), len(d.Recreated), len(d.Updated), len(d.Added))})
+	}
+	c.listing, c.replaced = nil, nil
+}
+
+func (c *collector) closeBackoff(at time.Duration) {
+	if c.backoff == nil {
+		return
+	}
+	c.backoff.End = max(at, c.backoff.At)
+	c.mark(*c.backoff)
+	c.backoff = nil
+}
+
+func (c *collector) mark(m Marker) {
+	if c.markers[m.Kind] >= c.opts.MaxMarkers {
+		c.res.MarkersDropped[m.Kind]++
+		return
+	}
+	c.markers[m.Kind]++
+	c.res.Markers = append(c.res.Markers, m)
+}
+
+// stop takes the replay's end state: its counters, cursor and last bookmark.
+func (c *collector) stop(s reflector.Stats) {
+	c.sync()
+	if c.last != nil {
+		c.markGone(c.last) // ended at a 410 ERROR event, without an end line
+	}
+	res := c.res
+	res.Counters = s.Counters
+	res.ResourceVersion = s.ResourceVersion
+	res.BookmarkRV = s.BookmarkRV
+	if s.BookmarkRV == "" {
+		res.BookmarkAt = -1
+	}
+	res.Objects = c.st.Len()
+	res.Requests, res.RequestsGap = c.requests.all()
+	res.Relists, res.RelistsGap = c.relists.all()
+	res.Buckets, res.BucketWidth = c.buckets.b, c.buckets.width
+	res.pendingBackoff = c.backoff
+	if c.listing != nil && c.listing.Outcome == RelistUnfinished {
+		res.openRelist = c.listing
+	}
+}
+
+// finish closes what the trace left open at its end.
+func (res *Resource) finish(end time.Duration) {
+	for _, r := range res.Requests {
+		if !r.ended {
+			r.End, r.Class = end, EndOpen
+		}
+	}
+	if b := res.pendingBackoff; b != nil {
+		b.End = max(end, b.At)
+		res.Markers = append(res.Markers, *b)
+	}
+	if !res.BackoffsKnown {
+		// Without recorded decisions the page says backoffs are unknown, and draws none.
+		kept := res.Markers[:0]
+		for _, m := range res.Markers {
+			if m.Kind != MarkBackoff {
+				kept = append(kept, m)
+			}
+		}
+		res.Markers = kept
+		delete(res.MarkersDropped, MarkBackoff)
+	}
+	if rl := res.openRelist; rl != nil {
+		rl.End = end
+	}
+	res.pendingBackoff, res.openRelist = nil, nil
 }
 
 // capDiff keeps the first entries of each kind of d, with the objects'
 // labels: the listed object's from the cache, a missed delete's from replaced.
-func (rs *resourceState) capDiff(d *store.RelistDiff, replaced []*store.Object) *Diff {
-	n := rs.a.opts.MaxDiffEntries
+func (c *collector) capDiff(d *store.RelistDiff, replaced []*store.Object) *Diff {
+	n := c.opts.MaxDiffEntries
 	listed := func(es []store.DiffEntry) []DiffObject {
 		out := make([]DiffObject, 0, min(len(es), n))
 		for _, e := range es[:min(len(es), n)] {
 			o := DiffObject{DiffEntry: e}
-			if obj, ok := rs.st.Get(e.Ref); ok {
+			if obj, ok := c.st.Get(e.Ref); ok {
 				o.Labels = obj.Labels
 			}
 			out = append(out, o)
@@ -469,108 +659,6 @@ func (rs *resourceState) capDiff(d *store.RelistDiff, replaced []*store.Object) 
 	return &Diff{ResourceVersion: d.ResourceVersion, Before: d.Before, After: d.After,
 		Deleted: deleted, Recreated: listed(d.Recreated), Updated: listed(d.Updated), Added: listed(d.Added),
 		NDeleted: len(d.Deleted), NRecreated: len(d.Recreated), NUpdated: len(d.Updated), NAdded: len(d.Added), Unchanged: d.Unchanged}
-}
-
-func (rs *resourceState) end(q *openRequest, l *trace.Line, at time.Duration) {
-	r := q.r
-	delete(rs.open, r.ID)
-	first := !q.opened
-	r.End, r.Reason, r.Error = at, reflector.EndReason(l.Reason), l.Error
-	st := q.status
-	if st == nil {
-		st = l.Status.APIStatus()
-	} else {
-		r.Reason = reflector.EndError // the reflector ends a watch at its ERROR event
-	}
-	if st != nil {
-		r.Code, r.StatusReason, r.Message = st.Code, string(st.Reason), st.Message
-	}
-	r.Class = classify(r.Reason, st)
-	c := &rs.res.Counters
-	if r.Verb == reflector.VerbList {
-		rs.endList(q, at, st)
-		return
-	}
-	// A watch that failed to open ends right after its request; any other
-	// end means it was open (a streaming list's full list started then).
-	if !(first && r.Reason == reflector.EndError) {
-		rs.opened(q, at)
-	}
-	rs.trigger = r
-	if r.Class == EndGone {
-		rs.mark(Marker{Kind: MarkGone, At: at, End: at, Request: r.ID, Detail: fmt.Sprintf("%s #%d: %s", r.Kind.Noun(), r.ID, describeEnd(r))})
-	}
-	switch {
-	case r.Reason == reflector.EndCanceled:
-		// Stopped, forced to relist, or a stalled streaming list: nothing is counted.
-	case q.streaming && reflector.IsStreamRefused(st):
-	case reflector.IsGone(st):
-		c.Gone++
-	case reflector.IsTooLargeResourceVersion(st):
-		c.TooLargeResourceVersion++
-	case q.streaming, r.Reason == reflector.EndTimeout, r.Reason == reflector.EndClosed:
-	default:
-		c.WatchErrors++
-	}
-	if q.streaming && rs.listing != nil {
-		rs.listing.LastRequest, rs.listing.End = r.ID, at
-	}
-}
-
-func (rs *resourceState) endList(q *openRequest, at time.Duration, st *metav1.Status) {
-	r := q.r
-	c := &rs.res.Counters
-	r.Items = len(q.items)
-	if r.Reason != reflector.EndClosed {
-		switch {
-		case r.Reason == reflector.EndCanceled:
-		case reflector.IsGone(st):
-			c.Gone++
-			rs.trigger = r
-			rs.mark(Marker{Kind: MarkGone, At: at, End: at, Request: r.ID, Detail: fmt.Sprintf("list #%d: %s", r.ID, describeEnd(r))})
-		case reflector.IsTooLargeResourceVersion(st):
-			c.TooLargeResourceVersion++
-			rs.trigger = r
-		}
-		return
-	}
-	c.ListPages++
-	if r.Opts.Continue == "" || !rs.inList {
-		if r.Opts.Continue != "" {
-			rs.a.warn("list #%d continues a list that did not start in this trace", r.ID)
-		}
-		rs.beginList(r, at)
-	}
-	r.List = rs.lists
-	if rs.listing != nil {
-		rs.listing.LastRequest, rs.listing.End = r.ID, at
-	}
-	for _, obj := range q.items {
-		rs.apply(store.Event{Type: store.InitApply, Object: obj})
-	}
-	q.items = nil
-	if r.Continue == "" {
-		rs.completeList(r.PageRV, at)
-	}
-}
-
-// finish closes what the trace left open and returns the resource's report.
-func (rs *resourceState) finish(end time.Duration) *Resource {
-	for _, q := range rs.open {
-		q.r.End = end
-	}
-	rs.closeBackoff(end)
-	if rs.listing != nil {
-		rs.listing.End = end
-	}
-	res := rs.res
-	res.Requests, res.RequestsGap = rs.requests.all()
-	res.Relists, res.RelistsGap = rs.relists.all()
-	res.Objects = rs.st.Len()
-	res.ResourceVersion = rs.cursor
-	res.Buckets, res.BucketWidth = rs.buckets.b, rs.buckets.width
-	rs.w.Close()
-	return res
 }
 
 // classify is the colour of an end: its reason, or 410 Gone.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
@@ -288,5 +290,156 @@ func TestTheEdgesOfTheProtocolCountAsTheReplayCountsThem(t *testing.T) {
 	}
 	if kinds[MarkGone] != 1 || kinds[MarkRelist] != 1 || kinds[MarkRVBackwards] != 1 || kinds[MarkBackoff] != 0 {
 		t.Errorf("markers: got %v, want one 410, one relist, one RV backwards", kinds)
+	}
+}
+
+// The replay's clock stands at the last line taken (a request's start
+// precedes its line) and the resources share it: the report lays the notes
+// out at the recorded times all the same. Each request starts at its
+// request line and ends at its end line (the trace's end without one), and
+// each bookmark is in the bucket of its line.
+func TestRequestsAndBookmarksAreWhereTheTraceRecordedThem(t *testing.T) {
+	for _, path := range bundledTraces(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			rep := analyzeFile(t, path, Options{})
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type span struct{ start, end time.Duration }
+			spans := map[[2]int64]*span{}   // resource, request id
+			bookmarks := map[[2]int64]int{} // resource, bucket
+			for _, line := range strings.Split(string(b), "\n") {
+				var l trace.Line
+				if json.Unmarshal([]byte(line), &l) != nil {
+					continue
+				}
+				at, key := time.Duration(l.At), [2]int64{int64(l.R), l.ID}
+				switch {
+				case l.K == trace.KindRequest:
+					spans[key] = &span{start: at, end: -1}
+				case l.K == trace.KindEnd && spans[key] != nil:
+					spans[key].end = at
+				case l.K == trace.KindEvent && l.Type == string(reflector.EventBookmark):
+					bookmarks[[2]int64{int64(l.R), int64(at / rep.Resources[l.R].BucketWidth)}]++
+				}
+			}
+			n := 0
+			for _, res := range rep.Resources {
+				for _, r := range res.Requests {
+					n++
+					s := spans[[2]int64{int64(res.Index), r.ID}]
+					if s == nil {
+						t.Errorf("%s request #%d: not in the trace", res.Name, r.ID)
+						continue
+					}
+					if s.end < 0 {
+						s.end = rep.Duration
+					}
+					if r.Start != s.start || r.End != s.end {
+						t.Errorf("%s request #%d: %v to %v, the trace has %v to %v", res.Name, r.ID, r.Start, r.End, s.start, s.end)
+					}
+				}
+				for i, bk := range res.Buckets {
+					if want := bookmarks[[2]int64{int64(res.Index), int64(i)}]; bk.Bookmarks != want {
+						t.Errorf("%s bucket %d: %d bookmarks, the trace has %d", res.Name, i, bk.Bookmarks, want)
+					}
+				}
+			}
+			if n != len(spans) {
+				t.Errorf("the report has %d requests, the trace %d", n, len(spans))
+			}
+		})
+	}
+}
+
+// cutTrace is an observed stream whose client canceled a watch without a
+// cause (an end the stream makes too when the trace ends inside a request),
+// then a watch the trace ends inside.
+const cutTrace = `{"k":"header","v":2,"startedAt":"2026-01-01T00:00:00Z","tool":"hand","resources":null,"observed":true}
+{"k":"resource","r":0,"at":0,"resource":{"resource":{"group":"","version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"namespace":"","objects":"metadata","options":{"strategy":""}},"client":{"userAgent":"hand/1","remoteAddr":"127.0.0.1:1"}}
+{"k":"request","r":0,"at":1000000,"id":1,"verb":"list","opts":{"limit":500}}
+{"k":"page","r":0,"at":2000000,"id":1,"resourceVersion":"10","items":0}
+{"k":"end","r":0,"at":2000000,"id":1,"reason":"closed"}
+{"k":"request","r":0,"at":3000000,"id":2,"verb":"watch","opts":{"resourceVersion":"10","allowWatchBookmarks":true}}
+{"k":"end","r":0,"at":3500000,"id":2,"reason":"canceled"}
+{"k":"request","r":0,"at":4000000,"id":3,"verb":"list","opts":{"limit":500}}
+{"k":"page","r":0,"at":5000000,"id":3,"resourceVersion":"12","items":0}
+{"k":"end","r":0,"at":5000000,"id":3,"reason":"closed"}
+{"k":"request","r":0,"at":6000000,"id":4,"verb":"watch","opts":{"resourceVersion":"12","allowWatchBookmarks":true}}
+{"k":"event","r":0,"at":7000000,"id":4,"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"13"}}}
+`
+
+func TestAnObservedRequestCanceledWithoutCauseEndsAndTheLastHasNoEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(path, []byte(cutTrace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeFile(t, path, Options{})
+	sameAsReplay(t, rep, replaySummaries(t, path))
+	reqs := rep.Resources[0].Requests
+	if len(reqs) != 4 {
+		t.Fatalf("requests: got %d, want 4", len(reqs))
+	}
+	if w := reqs[1]; w.Class != EndCanceled || w.End != 3500*time.Microsecond {
+		t.Errorf("the canceled watch: got class %q ending at %v, want canceled at its end line (3.5ms)", w.Class, w.End)
+	}
+	if w := reqs[3]; w.Class != EndOpen || w.End != 7*time.Millisecond || w.Bookmarks != 1 {
+		t.Errorf("the last watch: got class %q ending at %v with %d bookmarks, want no end (the trace's, 7ms) and 1 bookmark", w.Class, w.End, w.Bookmarks)
+	}
+}
+
+// Alerts of several resources come from their replays' goroutines: the
+// report gathers them in time order.
+func TestAlertsOfSeveralResourcesAreGatheredInTimeOrder(t *testing.T) {
+	b, err := os.ReadFile("../../pkg/trace/testdata/handwritten/two-resources.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "alerts.jsonl")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, path,
+		`{"k":"note","r":1,"at":999999998,"state":"rule-b","reason":"alert","detail":"b tripped"}`,
+		`{"k":"note","r":0,"at":999999999,"state":"rule-a","reason":"alert","detail":"a tripped"}`)
+	al := analyzeFile(t, path, Options{}).Alerts
+	if !al.Evaluated || al.Total != 2 || len(al.Tripped) != 2 || al.Tripped[0].Rule != "rule-b" || al.Tripped[1].Rule != "rule-a" {
+		t.Errorf("alerts: got %+v, want rule-b then rule-a", al)
+	}
+}
+
+// relistedTrace is an observed stream that relists after a 410 and misses
+// the delete of b.
+const relistedTrace = `{"k":"header","v":2,"startedAt":"2026-01-01T00:00:00Z","tool":"hand","resources":null,"observed":true}
+{"k":"resource","r":0,"at":0,"resource":{"resource":{"group":"","version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"namespace":"","objects":"metadata","options":{"strategy":""}},"client":{"userAgent":"hand/1","remoteAddr":"127.0.0.1:1"}}
+{"k":"request","r":0,"at":1000000,"id":1,"verb":"list","opts":{"limit":500}}
+{"k":"item","r":0,"at":2000000,"id":1,"object":{"metadata":{"namespace":"n","name":"a","uid":"uid-a","resourceVersion":"5","labels":{"app":"a"}}}}
+{"k":"item","r":0,"at":2000000,"id":1,"object":{"metadata":{"namespace":"n","name":"b","uid":"uid-b","resourceVersion":"6","labels":{"app":"b"}}}}
+{"k":"page","r":0,"at":2000000,"id":1,"resourceVersion":"10","items":2}
+{"k":"end","r":0,"at":2000000,"id":1,"reason":"closed"}
+{"k":"request","r":0,"at":3000000,"id":2,"verb":"watch","opts":{"resourceVersion":"10","allowWatchBookmarks":true}}
+{"k":"end","r":0,"at":4000000,"id":2,"reason":"error","status":{"code":410,"reason":"Expired","message":"too old resource version: 10 (15)"}}
+{"k":"request","r":0,"at":5000000,"id":3,"verb":"list","opts":{"limit":500}}
+{"k":"item","r":0,"at":6000000,"id":3,"object":{"metadata":{"namespace":"n","name":"a","uid":"uid-a","resourceVersion":"5","labels":{"app":"a"}}}}
+{"k":"page","r":0,"at":6000000,"id":3,"resourceVersion":"16","items":1}
+{"k":"end","r":0,"at":6000000,"id":3,"reason":"closed"}
+`
+
+func TestAnObservedRelistNamesTheMissedDeleteWithItsLabels(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "relisted.jsonl")
+	if err := os.WriteFile(path, []byte(relistedTrace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeFile(t, path, Options{})
+	sameAsReplay(t, rep, replaySummaries(t, path))
+	res := rep.Resources[0]
+	if len(res.Relists) != 1 {
+		t.Fatalf("relists: got %d, want 1", len(res.Relists))
+	}
+	rl := res.Relists[0]
+	d := rl.Diff
+	if rl.Outcome != RelistCompleted || d == nil || d.NDeleted != 1 || d.Deleted[0].Ref.Name != "b" || d.Deleted[0].Labels["app"] != "b" || !strings.Contains(rl.After, "watch #2: error 410") {
+		t.Errorf("the relist: got %+v with diff %+v, want completed after watch #2's 410, b deleted with its labels", rl, d)
 	}
 }

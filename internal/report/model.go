@@ -4,14 +4,15 @@
 // anomalies, the object count, the bookmark age and event rates over time),
 // and tables of the relists and requests.
 //
-// It reads the trace once, line by line, with pkg/trace's Reader and derives
-// everything from the lines, without running the reflector: the cache is a
-// store.Writer fed from the lines (so the relist diffs, UID mismatches and
-// duplicates are the store's own), and the counters follow the reflector's
-// rules on what the wire says. That also serves traces the reflector could
-// not replay, such as a future proxy mode's (another client's requests).
-// Memory is bounded by the cache, the capped lists of requests and relists,
-// and a fixed number of time buckets, never by the number of events.
+// It reads the trace through the replay the replay command runs (a
+// reflector and its store per resource on the replay's virtual clock, or
+// for a trace of kubectl watchcache proxy, internal/observed's replay of
+// each client's stream) and counts nothing itself: the counters, the cache
+// and the relist diffs are the replay's, and the timeline and tables are
+// laid out from the replay's notes, at the recorded times of the lines they
+// are about (trace.ResourceReplay.OnLine). Memory is bounded by the cache,
+// the capped lists of requests and relists, and a fixed number of time
+// buckets, never by the number of events.
 package report
 
 import (
@@ -29,11 +30,12 @@ type Report struct {
 	Header trace.Header
 	// Duration is the largest `at` of the trace: how long the recording ran.
 	Duration time.Duration
-	// Lines counts the lines read after the header.
+	// Lines counts the lines after the header, those the reader skipped included.
 	Lines int
-	// Decisions counts the recorded decisions (`note` lines).
+	// Decisions counts the recorded decisions (`note` lines); in an observed
+	// trace, the decisions its streams' replay makes (the ones the proxy records).
 	Decisions int
-	// Warnings are the reader's and the analysis's (lines it could not place).
+	// Warnings are the reader's, and the replay's when a reflector stopped on an error.
 	Warnings []string
 	// Resources has one entry per watched resource; a version-1 trace has one.
 	Resources []*Resource
@@ -80,9 +82,10 @@ type Resource struct {
 	// Name is "resource.version.group", as the summary names it.
 	Name                                    string
 	Namespace, LabelSelector, FieldSelector string
-	// Counters are the same as a replay's summary counts. Backoffs are the
-	// recording client's decisions, not on the wire: they come from its
-	// `note` lines, and BackoffsKnown is false when the trace has none.
+	// Counters are the replay's. Backoffs are the replayed reflector's
+	// decisions, which stand for the recording's when the trace recorded
+	// its decisions: BackoffsKnown is false when it has none (and for an
+	// observed stream, whose waits are not on the wire).
 	Counters      reflector.Counters
 	BackoffsKnown bool
 	// Objects and ResourceVersion are the cache and the cursor at the end.
@@ -111,6 +114,12 @@ type Resource struct {
 	// each is BucketWidth long, the first starting at 0.
 	Buckets     []Bucket
 	BucketWidth time.Duration
+
+	// lastAt is the time of the resource's last line; pendingBackoff and
+	// openRelist are what the trace's end closes.
+	lastAt         time.Duration
+	pendingBackoff *Marker
+	openRelist     *Relist
 }
 
 // RequestKind says how a request is drawn.
@@ -160,16 +169,17 @@ type Request struct {
 	// Items are a LIST's item lines; Events a watch's event lines (bookmarks
 	// and ERROR included), Bookmarks its bookmarks.
 	Items, Events, Bookmarks int
-	// PageRV, Continue and Remaining are a LIST page's collection
-	// resourceVersion, next continue token and remainingItemCount.
-	PageRV, Continue string
-	Remaining        *int64
 	// InitialEventsEnd is when a streaming list's initial-events-end
 	// bookmark came (0: it did not).
 	InitialEventsEnd time.Duration
 	// List is the number of the full list this request belongs to (1 the
 	// first), 0 for a watch after its list.
 	List int
+
+	// recorded is set once the request has its line in the trace (the
+	// replay's reflector makes one more request after the trace's last);
+	// ended once it has its end; goneMark while its 410 waits for its end line.
+	recorded, ended, goneMark bool
 }
 
 // Relist is one full list after the first, and what it found.

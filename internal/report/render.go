@@ -282,7 +282,10 @@ func (v *pageView) resource(r *Report, res *Resource, span time.Duration) resour
 	c := res.Counters
 	backoffs := formatCount(int(c.Backoffs))
 	backoffHint := "waits after errors (recorded decisions)"
-	if !res.BackoffsKnown {
+	switch {
+	case r.Header.Observed:
+		backoffs, backoffHint = "n/a", "another program's waits are not on the wire: its backoffs are unknown"
+	case !res.BackoffsKnown:
 		backoffs, backoffHint = "n/a", "the trace has no recorded decisions, so its backoffs are unknown"
 	}
 	n := func(v int64) string { return formatCount(int(v)) }

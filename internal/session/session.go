@@ -240,6 +240,17 @@ func NewReplay(path string, speed float64) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := NewReplayOf(rd, speed)
+	if err != nil {
+		_ = rd.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewReplayOf wires a replay of rd (its header read), as NewReplay does for
+// a path: the report replays a trace its caller opened. The caller closes rd.
+func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock()}
 	for i, rr := range rp.Resources() {
@@ -248,7 +259,6 @@ func NewReplay(path string, speed float64) (*Session, error) {
 		res.OnNote(rr.Note)
 		c.OnNote = res.note
 		if err := res.build(c); err != nil {
-			_ = rd.Close()
 			return nil, fmt.Errorf("%s: %w", res.Name(), err)
 		}
 		rr.SetForceRelist(res.Reflector.ForceRelist)

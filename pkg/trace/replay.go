@@ -63,6 +63,7 @@ type ResourceReplay struct {
 	pending   *Line // a line read ahead
 	curID     int64
 	onForce   func()
+	onLine    func(*Line)
 	decisions decisionComparison
 }
 
@@ -297,6 +298,21 @@ func (rr *ResourceReplay) Note(n reflector.Note) {
 	rr.mu.Unlock()
 }
 
+// OnLine registers f, called with each of the resource's lines as the
+// replay takes it off the trace (its decisions included, a line read ahead
+// once): on the goroutine of the resource's reflector, after the clock moved
+// to the line's time and before the reflector sees it, so in order with that
+// reflector's notes. A caller that lays the notes out in time (the report)
+// takes the recorded times from here: a note's At is the replay's clock, which
+// stands at the last line taken (a request's start precedes its line) and is
+// shared by the resources. Call it before Run; f must not block nor change
+// the line.
+func (rr *ResourceReplay) OnLine(f func(*Line)) {
+	rr.mu.Lock()
+	rr.onLine = f
+	rr.mu.Unlock()
+}
+
 // RecordedDecisions is how many decisions (`note` lines) the trace held so far for the resource.
 func (rr *ResourceReplay) RecordedDecisions() int {
 	rr.mu.Lock()
@@ -347,6 +363,12 @@ func (rr *ResourceReplay) watchTimeout(base time.Duration) time.Duration {
 	// The replay's own context: a replay stopped while the reflector picks
 	// its timeout must not leave it waiting for a line that never comes.
 	l, err := rr.next(rr.p.runCtx)
+	// The rest of the request the reflector left (the end after an ERROR
+	// event it stopped at) stands before the request: nextRequest would skip
+	// it, and so does the peek, or the watch is sent with base.
+	for err == nil && l.K != KindRequest && l.ID == rr.curID {
+		l, err = rr.next(rr.p.runCtx)
+	}
 	if err != nil {
 		return base
 	}
@@ -372,7 +394,7 @@ func (rr *ResourceReplay) stopped() {
 // did; the decisions it passes are kept for the comparison.
 func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) {
 	rr.mu.Lock()
-	l := rr.pending
+	l, onLine := rr.pending, rr.onLine
 	rr.pending = nil
 	rr.mu.Unlock()
 	if l != nil {
@@ -385,6 +407,9 @@ func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) {
 				return nil, rr.p.endErr()
 			}
 			rr.p.clock.advanceTo(rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+			if onLine != nil {
+				onLine(l)
+			}
 			if l.K == KindNote {
 				// A decision taken off the channel is the recording's even if
 				// the replay is stopping: the end of the trace (read by another

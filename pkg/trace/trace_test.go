@@ -272,8 +272,15 @@ func TestGzipTracesRoundTripAndATruncatedGzipStillReplays(t *testing.T) {
 	}
 }
 
+// forced-relist-restart.jsonl has a watch sent after one that ended at its
+// ERROR event: the end line left of that one stands before its request.
 func TestReplayedRequestsCarryTheRecordedOptions(t *testing.T) {
-	path := filepath.Join(bundled, "demo.jsonl")
+	for _, name := range []string{"demo.jsonl", "forced-relist-restart.jsonl"} {
+		t.Run(name, func(t *testing.T) { replayedRequestsCarryTheRecordedOptions(t, filepath.Join(bundled, name)) })
+	}
+}
+
+func replayedRequestsCarryTheRecordedOptions(t *testing.T, path string) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -378,5 +385,65 @@ func TestAReplayStoppedBetweenAListAndItsWatchReturns(t *testing.T) {
 	case <-errc:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the replay did not return after it was stopped")
+	}
+}
+
+// OnLine hands over every line of the resource, in the trace's order, and
+// before the reflector notes what it did with it: a request's end line
+// comes before its request-ended note, whose clock then reads the line's time.
+func TestOnLineSeesEveryLineBeforeTheNotesAboutIt(t *testing.T) {
+	path := filepath.Join(bundled, "steady.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Count(strings.TrimSpace(string(b)), "\n") // the lines after the header
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	rr := rp.Resources()[0]
+	var seen []*trace.Line
+	ends := map[int64]int64{} // request id: its end line's at
+	rr.OnLine(func(l *trace.Line) {
+		seen = append(seen, l)
+		if l.K == trace.KindEnd {
+			ends[l.ID] = l.At
+		}
+	})
+	cfg := rr.ReflectorConfig()
+	start := rd.Header().StartedAt
+	var late []string
+	cfg.OnNote = func(n reflector.Note) {
+		rr.Note(n)
+		if n.Kind != reflector.NoteRequestEnded || n.Request.End.Reason == reflector.EndCanceled {
+			return
+		}
+		if at, ok := ends[n.Request.ID]; !ok || n.At.Sub(start) != time.Duration(at) {
+			late = append(late, strconv.FormatInt(n.Request.ID, 10))
+		}
+	}
+	st, w := store.New()
+	r, err := reflector.New(cfg, w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rp.Run(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != want {
+		t.Errorf("OnLine saw %d lines, want the trace's %d", len(seen), want)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i].At < seen[i-1].At {
+			t.Errorf("line %d came before line %d: out of order", i+1, i)
+		}
+	}
+	if len(late) > 0 {
+		t.Errorf("requests %s ended without OnLine having handed their end line first", strings.Join(late, ", "))
 	}
 }
