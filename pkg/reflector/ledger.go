@@ -440,13 +440,6 @@ func (l *Ledger) Cursor() string {
 	return l.stats.ResourceVersion
 }
 
-// Current is the request in flight, nil when none.
-func (l *Ledger) Current() *RequestInfo {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.current
-}
-
 // Counters returns the running totals: Stats().Counters without the cost
 // of the rest of Stats, cheap enough to call from a note listener.
 func (l *Ledger) Counters() Counters {
