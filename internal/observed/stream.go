@@ -7,16 +7,15 @@
 //
 // The observing proxy (internal/proxy) feeds a Stream from responses it
 // forwards; the replay of an observed trace feeds one from the trace's
-// lines. Either way the Stream speaks the reflector's vocabulary (Notes,
-// Stats, Counters), so the dashboard, the line output, the metrics and the
-// trace recorder take it as they take a reflector.
+// lines. Either way the Stream records through a reflector.Ledger, the
+// one a reflector records through, so its Notes, Stats and Counters mean
+// what a reflector's mean, and the dashboard, the line output, the metrics
+// and the trace recorder take it as they take a reflector.
 package observed
 
 import (
 	"sync"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -42,10 +41,13 @@ type Recording interface {
 }
 
 // Stream is one client reflector's view of one resource (in one namespace,
-// with one pair of selectors), rebuilt from its traffic. It is safe for
-// concurrent use; the requests of one Stream must be fed one after another
-// (Begin, then the request's Page or Events, then End), as a reflector makes
-// them.
+// with one pair of selectors), rebuilt from its traffic: a reflector.Ledger
+// fed with what the client sent and received, and the client's identity.
+// What the ledger records is the client's; the decisions noted (a 410, a
+// relist, a watch closed) are read from its traffic, never made. It is safe
+// for concurrent use; the requests of one Stream must be fed one after
+// another (Begin, then the request's Page or Events, then End), as a
+// reflector makes them.
 type Stream struct {
 	// ID numbers the streams of a proxy (or a replay) from 1.
 	ID     int
@@ -54,22 +56,18 @@ type Stream struct {
 
 	now    func() time.Time
 	st     *store.Store
-	writer *store.Writer
+	ledger *reflector.Ledger
 
-	mu       sync.Mutex
-	stats    reflector.Stats
-	seq      uint64
-	nextID   int64
-	listing  bool // a complete list is being received (pages or a streaming list)
-	listed   bool // a complete list was installed
-	streamed bool // the list in progress is a streaming list
-	wire     reflector.Wire
-	onNote   []func(reflector.Note)
-	rec      Recording
-	closed   bool
-	pending  []reflector.Note // notes made under mu, handed out by deliver
+	// feedMu serializes what feeds the ledger (the requests, Close), so a
+	// Close from another goroutine never lands inside a request's record.
+	feedMu    sync.Mutex
+	current   *Request
+	announced bool // the initial-list decision was noted
+	closed    bool
 
-	deliverMu sync.Mutex // serializes deliveries, so notes keep their order
+	mu   sync.Mutex // guards wire and rec, read by listeners
+	wire reflector.Wire
+	rec  Recording
 }
 
 // NewStream starts following one client reflector. now is the clock of its
@@ -79,20 +77,15 @@ func NewStream(id int, client Client, target reflector.Target, now func() time.T
 		now = time.Now
 	}
 	st, w := store.New()
-	s := &Stream{ID: id, Client: client, Target: target, now: now, st: st, writer: w}
-	s.stats.Started = now()
-	s.stats.StateSince = s.stats.Started
+	s := &Stream{ID: id, Client: client, Target: target, now: now, st: st, ledger: reflector.NewLedger(w, now, maxRequests)}
+	s.ledger.Start(now())
 	return s
 }
 
 // OnNote adds a listener of the stream's notes; call it before the stream is
 // fed. Listeners are called in order, right after each change (not under
-// the stream's lock: they may read it), and must not block.
-func (s *Stream) OnNote(f func(reflector.Note)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.onNote = append(s.onNote, f)
-}
+// the ledger's lock: they may read the stream), and must not block.
+func (s *Stream) OnNote(f func(reflector.Note)) { s.ledger.OnNote(f) }
 
 // Record sends everything observed from now on to rec; call it before the
 // stream is fed.
@@ -102,28 +95,20 @@ func (s *Stream) Record(rec Recording) {
 	s.rec = rec
 }
 
+func (s *Stream) recording() Recording {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec
+}
+
 // Store is the cache the client holds, as rebuilt from what it received.
 func (s *Stream) Store() *store.Store { return s.st }
 
 // Stats is a snapshot in the reflector's terms.
-func (s *Stream) Stats() reflector.Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.stats
-	if out.Current != nil {
-		c := *out.Current
-		out.Current = &c
-	}
-	out.Requests = append([]reflector.RequestInfo(nil), s.stats.Requests...)
-	return out
-}
+func (s *Stream) Stats() reflector.Stats { return s.ledger.Stats() }
 
 // Counters are the stream's running totals.
-func (s *Stream) Counters() reflector.Counters {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats.Counters
-}
+func (s *Stream) Counters() reflector.Counters { return s.ledger.Counters() }
 
 // Wire is the encoding of the last response the client received ("" before one).
 func (s *Stream) Wire() reflector.Wire {
@@ -141,33 +126,34 @@ func (s *Stream) SetWire(w reflector.Wire) {
 
 // Close ends the stream: its store gets no more changes.
 func (s *Stream) Close() {
-	defer s.deliver()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
 	if s.closed {
 		return
 	}
 	s.closed = true
-	if s.stats.Current != nil {
-		s.finishLocked(&reflector.RequestEnd{Reason: reflector.EndCanceled})
+	if s.current != nil {
+		s.finish(s.current, &reflector.RequestEnd{Reason: reflector.EndCanceled})
 	}
-	s.setStateLocked(reflector.StateStopped)
-	s.decideLocked(reflector.Decision{State: reflector.StateStopped, Reason: reflector.ReasonStopped})
-	s.writer.Close()
+	s.ledger.Decide(reflector.Decision{State: reflector.StateStopped, Reason: reflector.ReasonStopped})
+	s.ledger.Close()
 }
 
 // Request is one observed LIST or WATCH of a Stream.
 type Request struct {
 	s    *Stream
 	info *reflector.RequestInfo
-	// complete: its page was a list's last; rv is the list's resourceVersion
-	complete bool
-	rv       string
+	// page is the LIST response received, applied once the request's end is
+	// recorded (as a reflector applies a page after its request ended).
+	page *reflector.Page
+	// streamingList: a watch with sendInitialEvents whose end bookmark has not come
+	streamingList bool
 }
 
 // Begin records the start of a request with its options as sent, and
 // returns it. A LIST without a continue token, or a watch with
-// sendInitialEvents, starts a complete list (a relist after the first).
+// sendInitialEvents, starts a complete list (a relist after the first),
+// counted when its first page or first event arrives, as a reflector counts it.
 func (s *Stream) Begin(verb reflector.Verb, opts reflector.RequestOptions) *Request {
 	return s.BeginAt(verb, opts, time.Time{})
 }
@@ -175,59 +161,39 @@ func (s *Stream) Begin(verb reflector.Verb, opts reflector.RequestOptions) *Requ
 // BeginAt is Begin for a request the client sent at started (zero: now),
 // when it is fed to the stream later (once its answer came).
 func (s *Stream) BeginAt(verb reflector.Verb, opts reflector.RequestOptions, started time.Time) *Request {
-	defer s.deliver()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stats.Current != nil {
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	if s.current != nil {
 		// The client started another request before we saw the last one end.
-		s.finishLocked(&reflector.RequestEnd{Reason: reflector.EndCanceled})
+		s.finish(s.current, &reflector.RequestEnd{Reason: reflector.EndCanceled})
 	}
-	s.nextID++
-	now := started
-	if now.IsZero() {
-		now = s.now()
-	}
-	info := &reflector.RequestInfo{ID: s.nextID, Verb: verb, Opts: opts, Started: now}
-	s.stats.Current = info
-	startsList := (verb == reflector.VerbList && opts.Continue == "") || (verb == reflector.VerbWatch && opts.SendInitialEvents)
-	if verb == reflector.VerbList && opts.Continue != "" && !s.listing {
-		startsList = true // we missed its first page: count it from here
-	}
-	if verb == reflector.VerbWatch {
-		s.stats.Counters.Watches++
-	}
-	if s.rec != nil {
-		s.rec.Request(info.ID, verb, opts)
-	}
+	streamed := verb == reflector.VerbWatch && opts.SendInitialEvents
+	listing := s.ledger.Listing()
+	startsList := (verb == reflector.VerbList && (opts.Continue == "" || !listing)) || streamed
 	state := reflector.StateWatching
-	if startsList {
-		s.stats.Counters.Lists++
-		relist := s.listed || s.stats.Counters.Lists > 1
-		if relist {
-			s.stats.Counters.Relists++
-		}
-		s.listing, s.streamed = true, verb == reflector.VerbWatch
+	switch {
+	case streamed:
+		state = reflector.StateStreamingList
+	case startsList && (s.ledger.Listed() || s.ledger.Counters().Lists > 0):
+		state = reflector.StateRelisting
+	case startsList:
 		state = reflector.StateListing
-		switch {
-		case s.streamed:
-			state = reflector.StateStreamingList
-		case relist:
-			state = reflector.StateRelisting
-		}
-	} else if s.listing {
-		state = s.stats.State
+	case listing:
+		state = s.ledger.State()
 	}
-	s.setStateLocked(state)
-	s.noteLocked(reflector.Note{Kind: reflector.NoteRequestStarted, RequestID: info.ID, Request: copyInfo(info)})
-	if startsList && s.stats.Counters.Lists == 1 {
-		m := reflector.ListMethod{Stream: s.streamed, PageSize: opts.Limit}
-		s.decideLocked(reflector.Decision{State: state, Reason: reflector.ReasonInitialList, List: &m})
+	s.ledger.SetState(state)
+	r := &Request{s: s, streamingList: streamed}
+	r.info = s.ledger.StartRequest(verb, opts, started)
+	s.current = r
+	if rec := s.recording(); rec != nil {
+		rec.Request(r.info.ID, verb, opts)
 	}
-	if startsList {
-		// Readers keep the old snapshot until the list completes.
-		_, _ = s.writer.ApplyEvent(store.Event{Type: store.Init})
+	if startsList && !s.announced {
+		s.announced = true
+		m := reflector.ListMethod{Stream: streamed, PageSize: opts.Limit}
+		s.ledger.Decide(reflector.Decision{State: state, Reason: reflector.ReasonInitialList, List: &m})
 	}
-	return &Request{s: s, info: info}
+	return r
 }
 
 // ID is the request's number in its stream, from 1.
@@ -236,259 +202,88 @@ func (r *Request) ID() int64 { return r.info.ID }
 // Page records a LIST response the client received whole.
 func (r *Request) Page(page *reflector.Page) {
 	s := r.s
-	defer s.deliver()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rec != nil {
-		s.rec.Page(r.info.ID, page)
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	if rec := s.recording(); rec != nil {
+		rec.Page(r.info.ID, page)
 	}
-	now := s.now()
-	s.stats.LastReceived = now
-	s.stats.Counters.ListPages++
-	r.info.Items += len(page.Items)
-	if !s.listing {
-		// A continue page whose list we did not see start: take it as a list.
-		s.listing = true
-		_, _ = s.writer.ApplyEvent(store.Event{Type: store.Init})
-	}
-	for _, it := range page.Items {
-		if it.Object == nil {
-			continue
-		}
-		_, _ = s.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: it.Object})
-	}
-	if page.Continue == "" {
-		// The list is complete once its response is: End installs it, after
-		// the request's end, as a reflector does.
-		r.complete, r.rv = true, page.ResourceVersion
-	}
-}
-
-// completeListLocked installs the list received so far. Caller holds mu.
-func (s *Stream) completeListLocked(rv string) {
-	res, err := s.writer.ApplyEvent(store.Event{Type: store.InitDone, ResourceVersion: rv})
-	if err != nil {
-		return
-	}
-	wasRelist := s.listed
-	s.listed, s.listing, s.streamed = true, false, false
-	s.stats.ResourceVersion = rv
-	if wasRelist {
-		s.stats.LastRelistDiff = res.Diff
-	} else {
-		s.stats.Synced = s.now()
-	}
-	n := 0
-	if res.Diff != nil {
-		n = res.Diff.After
-	}
-	s.setStateLocked(reflector.StateWatching)
-	s.decideLocked(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: rv, Objects: n})
-	if wasRelist && res.Diff != nil {
-		s.decideLocked(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, ResourceVersion: rv, Diff: res.Diff})
-	}
+	s.ledger.ReceivedPage(r.info, page)
+	r.page = page
 }
 
 // Event records one watch event the client received.
 func (r *Request) Event(ev reflector.WatchEvent) {
 	s := r.s
-	defer s.deliver()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rec != nil {
-		s.rec.Event(r.info.ID, ev)
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	if rec := s.recording(); rec != nil {
+		rec.Event(r.info.ID, ev)
 	}
-	now := s.now()
-	if ev.Type != reflector.EventError {
-		s.stats.LastReceived = now
-	}
-	r.info.Events++
-	switch ev.Type {
-	case reflector.EventError:
-		// The watch ends with it; End says how.
-		return
-	case reflector.EventBookmark:
-		if ev.Item.Object == nil {
-			return
-		}
+	// The store's errors are those of a closed stream: nothing to record.
+	complete, _ := s.ledger.Event(r.info, ev, s.now())
+	if complete {
+		r.streamingList = false
 		rv := ev.Item.Object.ResourceVersion
-		s.stats.Counters.Bookmarks++
-		s.stats.BookmarkRV, s.stats.BookmarkAt = rv, now
-		if s.listing && s.streamed && ev.InitialEventsEnd {
-			s.completeListLocked(rv)
-			return
-		}
-		_, _ = s.writer.ApplyEvent(store.Event{Type: store.Bookmark, ResourceVersion: rv})
-		s.advanceLocked(rv)
-		return
-	}
-	if ev.Item.Object == nil {
-		return
-	}
-	if s.listing && s.streamed && ev.Type == reflector.EventAdded {
-		// A streaming list's initial events fill the list, not the live cache.
-		_, _ = s.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: ev.Item.Object})
-		return
-	}
-	typ := store.Apply
-	if ev.Type == reflector.EventDeleted {
-		typ = store.Delete
-	}
-	res, err := s.writer.ApplyEvent(store.Event{Type: typ, Object: ev.Item.Object})
-	if err != nil {
-		return
-	}
-	c := &s.stats.Counters
-	switch ev.Type {
-	case reflector.EventAdded:
-		c.Added++
-	case reflector.EventModified:
-		c.Modified++
-	case reflector.EventDeleted:
-		c.Deleted++
-	}
-	if res.Outcome.UIDMismatch() {
-		c.UIDMismatches++
-	}
-	if res.Outcome == store.Duplicate {
-		c.Duplicates++
-	}
-	s.noteLocked(reflector.Note{Kind: reflector.NoteApplied, RequestID: r.info.ID, Event: ev.Type, Applied: &res})
-	s.advanceLocked(ev.Item.Object.ResourceVersion)
-}
-
-// advanceLocked moves the cursor, noting a move backwards. Caller holds mu.
-func (s *Stream) advanceLocked(rv string) {
-	if rv == "" {
-		return
-	}
-	last := s.stats.ResourceVersion
-	if last != "" {
-		if cmp, err := resourceversion.CompareResourceVersion(rv, last); err == nil && cmp < 0 {
-			s.stats.Counters.ResourceVersionBackwards++
-			s.decideLocked(reflector.Decision{State: s.stats.State, Reason: reflector.ReasonRVBackwards, ResourceVersion: rv, Cursor: last})
-			return
+		if diff, relist, err := s.ledger.CompleteList(rv); err == nil {
+			s.ledger.NoteRelistDiff(rv, diff, relist)
 		}
 	}
-	s.stats.ResourceVersion = rv
 }
 
 // End records how the request ended: closed, error (with the server's
 // Status, or the error), or canceled by the client.
 func (r *Request) End(end *reflector.RequestEnd) {
 	s := r.s
-	defer s.deliver()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stats.Current != r.info {
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	if s.current != r {
 		return // already ended (the client moved on before we saw this end)
 	}
-	s.finishLocked(end)
-	if r.complete && end.Reason == reflector.EndClosed {
-		s.completeListLocked(r.rv)
-	}
+	s.finish(r, end)
 }
 
-// finishLocked ends the current request and takes the decisions its end
-// implies. Caller holds mu.
-func (s *Stream) finishLocked(end *reflector.RequestEnd) {
-	info := s.stats.Current
-	s.stats.Current = nil
-	now := s.now()
-	info.Duration = now.Sub(info.Started)
-	info.End = end
-	if s.rec != nil {
-		s.rec.End(info.ID, end)
+// finish records the end of r, the current request, and notes the
+// decisions its end shows the client made. Caller holds feedMu.
+func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
+	s.current = nil
+	info := r.info
+	if rec := s.recording(); rec != nil {
+		rec.End(info.ID, end)
 	}
-	s.stats.Requests = append(s.stats.Requests, *info)
-	if len(s.stats.Requests) > maxRequests {
-		s.stats.Requests = append(s.stats.Requests[:0], s.stats.Requests[len(s.stats.Requests)-maxRequests:]...)
+	s.ledger.EndRequest(info, end)
+	if r.page != nil {
+		_ = s.ledger.ApplyPage(info, r.page)
 	}
-	s.noteLocked(reflector.Note{Kind: reflector.NoteRequestEnded, RequestID: info.ID, Request: copyInfo(info)})
 	if end.Reason == reflector.EndError && end.Status == nil && end.Err != nil {
-		s.stats.LastError = end.Err.Error()
+		s.ledger.RecordError(end.Err.Error())
 	}
 	if end.Status != nil {
-		s.stats.LastError = end.Cause()
+		s.ledger.RecordError(end.Cause())
 	}
 	watch := info.Verb == reflector.VerbWatch
 	switch {
 	case end.IsGone():
-		s.stats.Counters.Gone++
-		s.stats.LastGone = now
-		s.listing = false
 		reason, state := reflector.ReasonGone, reflector.StateRelisting
 		if info.Verb == reflector.VerbList && info.Opts.Continue != "" {
 			reason, state = reflector.ReasonContinueGone, reflector.StateListing
 		}
-		s.setStateLocked(state)
-		s.decideLocked(reflector.Decision{State: state, Reason: reason, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code(), Cause: end.Cause()})
+		s.ledger.Decide(reflector.Decision{State: state, Reason: reason, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code(), Cause: end.Cause()})
 	case end.IsTooLargeResourceVersion():
-		s.stats.Counters.TooLargeResourceVersion++
-		s.listing = false
-		s.setStateLocked(reflector.StateRelisting)
-		s.decideLocked(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonTooLargeRV, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code()})
+		s.ledger.Decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonTooLargeRV, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code()})
 	case end.Reason == reflector.EndError && watch:
-		s.stats.Counters.WatchErrors++
-		streaming := s.listing && s.streamed
-		if streaming {
-			s.listing = false
-		}
-		s.decideLocked(reflector.Decision{State: s.stats.State, Reason: reflector.ReasonWatchError, ResourceVersion: s.stats.ResourceVersion, Code: end.Code(), Cause: end.Cause(), Streaming: streaming})
+		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonWatchError, ResourceVersion: s.ledger.Cursor(), Code: end.Code(), Cause: end.Cause(), Streaming: r.streamingList})
 	case end.Reason == reflector.EndError:
-		s.listing = false
-		s.decideLocked(reflector.Decision{State: s.stats.State, Reason: reflector.ReasonRequestError, Code: end.Code(), Cause: end.Cause()})
-	case watch && end.Reason == reflector.EndClosed && !s.listing:
-		s.decideLocked(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonWatchClosed, ResourceVersion: s.stats.ResourceVersion,
+		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonRequestError, Code: end.Code(), Cause: end.Cause()})
+	case watch && end.Reason == reflector.EndClosed && !r.streamingList:
+		s.ledger.Decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonWatchClosed, ResourceVersion: s.ledger.Cursor(),
 			AtOnce: info.Events == 0 && info.Duration < time.Second})
-	case watch && s.listing && s.streamed:
-		s.listing = false // a streaming list that ended before its end bookmark
 	}
-}
-
-// setStateLocked changes the state. Caller holds mu.
-func (s *Stream) setStateLocked(st reflector.State) {
-	if s.stats.State != st {
-		s.stats.State = st
-		s.stats.StateSince = s.now()
-	}
-}
-
-// decideLocked notes a decision the client's reflector made (as its traffic
-// shows it). Caller holds mu.
-func (s *Stream) decideLocked(d reflector.Decision) {
-	s.noteLocked(reflector.Note{Kind: reflector.NoteDecision, RequestID: s.lastRequestLocked(), Decision: &d})
-}
-
-func (s *Stream) lastRequestLocked() int64 { return s.nextID }
-
-// noteLocked numbers a note and queues it for deliver. Caller holds mu.
-func (s *Stream) noteLocked(n reflector.Note) {
-	s.seq++
-	n.Seq = s.seq
-	n.At = s.now()
-	n.State = s.stats.State
-	s.pending = append(s.pending, n)
-}
-
-// deliver hands the queued notes to the listeners, in order, without
-// holding mu: a listener may read the stream (the metrics read its
-// Counters). Called after every change, once mu is released.
-func (s *Stream) deliver() {
-	s.deliverMu.Lock()
-	defer s.deliverMu.Unlock()
-	s.mu.Lock()
-	notes, listeners := s.pending, s.onNote
-	s.pending = nil
-	s.mu.Unlock()
-	for _, n := range notes {
-		for _, f := range listeners {
-			f(n)
+	if r.page != nil && r.page.Continue == "" && end.Reason == reflector.EndClosed {
+		// The list is complete once its last page's response is: installed
+		// after the request's end, as a reflector does.
+		rv := r.page.ResourceVersion
+		if diff, relist, err := s.ledger.CompleteList(rv); err == nil {
+			s.ledger.NoteRelistDiff(rv, diff, relist)
 		}
 	}
-}
-
-func copyInfo(info *reflector.RequestInfo) *reflector.RequestInfo {
-	c := *info
-	return &c
 }

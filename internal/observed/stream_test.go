@@ -178,3 +178,49 @@ func TestARecordingGetsOneRequestAtATime(t *testing.T) {
 		t.Errorf("recorded %s\nwant %s", got, want)
 	}
 }
+
+// A LIST answered 503 (or 429) before its first page is a failed request,
+// not a list: a reflector counts a list when its first page arrives, and a
+// stream counts what the client's reflector counts.
+func TestAListThatFailsBeforeItsFirstPageIsNotCounted(t *testing.T) {
+	s, _, notes := newTestStream()
+	r := s.Begin(reflector.VerbList, reflector.RequestOptions{Limit: 10})
+	unavailable := &metav1.Status{Code: 503, Reason: metav1.StatusReasonServiceUnavailable, Message: "try later"}
+	r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: unavailable})
+	if c := s.Counters(); c.Lists != 0 || c.Relists != 0 {
+		t.Fatalf("after a 503 before the first page: %+v, want no list", c)
+	}
+	r = s.Begin(reflector.VerbList, reflector.RequestOptions{Limit: 10})
+	if st := s.Stats(); st.State != reflector.StateListing {
+		t.Errorf("the retry is in state %s, want Listing (it is the first list, not a relist)", st.State)
+	}
+	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{item("a", "ua", "5")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	if c := s.Counters(); c.Lists != 1 || c.Relists != 0 || c.ListPages != 1 {
+		t.Errorf("after the retried list: %+v, want 1 list, no relist, 1 page", c)
+	}
+	if got := fmt.Sprint(reasons(*notes)); got != "[initial-list request-error list-complete]" {
+		t.Errorf("decisions %s", got)
+	}
+}
+
+// A streaming list's initial events are the list, whatever their type: a
+// MODIFIED one fills it as an ADDED one does, and neither is a watch event
+// of the live cache.
+func TestAStreamingListsModifiedInitialEventsFillTheList(t *testing.T) {
+	s, _, _ := newTestStream()
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, ResourceVersionMatch: "NotOlderThan", AllowWatchBookmarks: true})
+	if c := s.Counters(); c.Lists != 0 || c.Watches != 1 {
+		t.Fatalf("before its first event: %+v, want the watch counted and no list yet", c)
+	}
+	w.Event(event(reflector.EventAdded, "a", "ua", "5"))
+	w.Event(event(reflector.EventModified, "b", "ub", "6"))
+	if s.Store().Ready() || s.Store().Len() != 0 {
+		t.Fatal("an initial event reached the cache before the end bookmark")
+	}
+	w.Event(reflector.WatchEvent{Type: reflector.EventBookmark, InitialEventsEnd: true, Item: reflector.Item{Object: &store.Object{ResourceVersion: "9"}}})
+	c := s.Counters()
+	if s.Store().Len() != 2 || c.Lists != 1 || c.Added != 0 || c.Modified != 0 {
+		t.Errorf("after the streaming list: %d objects, %+v; want both listed, 1 list, no watch events", s.Store().Len(), c)
+	}
+}

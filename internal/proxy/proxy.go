@@ -47,6 +47,11 @@ const DefaultAcceptHosts = kubectlproxy.DefaultHostAcceptRE
 // maxErrorBody bounds what is read of an error response to find its Status.
 const maxErrorBody = 1 << 20
 
+// sameClientGrace is how long a request waits for one of its client's busy
+// streams to be released before it is taken for another reflector's (see
+// assign).
+const sameClientGrace = 500 * time.Millisecond
+
 // Options configure a Proxy.
 type Options struct {
 	// Config is the cluster and the user's credentials every request is sent with.
@@ -72,11 +77,12 @@ type Proxy struct {
 	handler http.Handler
 	mapper  meta.ResettableRESTMapper
 
-	mu      sync.Mutex
-	slots   map[streamKey][]*slot
-	streams []*observed.Stream
-	nextID  int
-	jobs    sync.WaitGroup
+	mu       sync.Mutex
+	slots    map[streamKey][]*slot
+	released chan struct{} // closed (and replaced) when a slot is released
+	streams  []*observed.Stream
+	nextID   int
+	jobs     sync.WaitGroup
 }
 
 // streamKey is what makes two requests part of one client reflector's stream.
@@ -134,7 +140,7 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: discovery: %w", err)
 	}
-	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{},
+	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{}, released: make(chan struct{}),
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 	h := utilproxy.NewUpgradeAwareHandler(target, &observingTransport{p: p, rt: rt}, false, false, responder{})
 	h.UpgradeTransport = upgrade
@@ -259,12 +265,42 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 		host = req.RemoteAddr
 	}
 	key := streamKey{userAgent: req.UserAgent(), host: host, gvr: c.gvr, namespace: c.namespace, label: c.label, field: c.field}
+	free := func() *slot {
+		for _, s := range p.slots[key] {
+			if !s.busy {
+				return s
+			}
+		}
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, s := range p.slots[key] {
-		if !s.busy {
-			sl = s
-			break
+	sl = free()
+	if sl == nil && len(p.slots[key]) > 0 {
+		// Every stream of this client is forwarding a request. A reflector
+		// makes one at a time, but the one it just left may not be seen
+		// ending yet: a watch it closed on a 410 ERROR event is released
+		// when the server's end of the body is read, which races with the
+		// client's next request (its relist). Wait a moment for a release
+		// before taking this request for another reflector's.
+		grace := time.NewTimer(sameClientGrace)
+		defer grace.Stop()
+		for sl == nil {
+			released := p.released
+			p.mu.Unlock()
+			waiting := true
+			select {
+			case <-released:
+			case <-grace.C:
+				waiting = false
+			case <-req.Context().Done():
+				waiting = false
+			}
+			p.mu.Lock()
+			sl = free()
+			if !waiting {
+				break
+			}
 		}
 	}
 	if sl == nil {
@@ -284,6 +320,8 @@ func (p *Proxy) release(sl *slot) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl.busy = false
+	close(p.released)
+	p.released = make(chan struct{})
 }
 
 // stream returns the slot's stream, creating it (and announcing it) at its

@@ -75,7 +75,7 @@ func (r *Reflector) Audit(ctx context.Context, catchUp time.Duration) (*AuditRep
 			}
 		}
 		if done {
-			r.note(Note{Kind: NoteAudit, Audit: rep})
+			r.ledger.Note(Note{Kind: NoteAudit, Audit: rep})
 			return rep, nil
 		}
 	}
@@ -114,6 +114,6 @@ func (r *Reflector) compare(rv string, listed map[store.Ref]*store.Object) *Audi
 
 // cursorReached reports whether the cursor is at or past rv.
 func (r *Reflector) cursorReached(rv string) bool {
-	cmp, err := resourceversion.CompareResourceVersion(r.cursor(), rv)
+	cmp, err := resourceversion.CompareResourceVersion(r.ledger.Cursor(), rv)
 	return err == nil && cmp >= 0
 }

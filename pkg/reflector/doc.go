@@ -7,7 +7,10 @@
 // store.Writer, whose Store the rest of a program reads. Every request and
 // every decision is reported as a Note (to Config.OnNote, in the order it
 // happened) and summed up in Stats; decisions are typed values
-// (Decision) with one sentence each.
+// (Decision) with one sentence each. What it records (store writes,
+// counters, cursor, request history, notes) goes through a Ledger, which
+// the observing proxy feeds from other clients' traffic as well, so a
+// counter means the same thing for both.
 //
 // The reflector itself speaks no HTTP and decodes nothing: it sees only the
 // Source seam (Source, Stream, Page, WatchEvent, RequestEnd, RequestOptions,

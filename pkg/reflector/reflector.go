@@ -13,30 +13,22 @@ import (
 // Reflector lists and watches one resource through a Source and applies what
 // it sees to a store.Writer. Run drives it; Stats, ForceRelist and Audit may be
 // called from other goroutines.
+//
+// The Reflector decides (what to request next, timers, backoff, the list
+// gate, giving up); everything it records (store writes, counters, cursor,
+// request history, notes) goes through its Ledger, the one the observing
+// proxy's streams use too.
 type Reflector struct {
 	cfg    Config
-	writer *store.Writer
 	store  *store.Store
+	ledger *Ledger
 
-	mu       sync.Mutex
-	stats    Stats
-	history  []RequestInfo // ring of finished requests
-	histNext int
-	histFull bool
-	current  *RequestInfo
-	latency  *latencyRing
-	cancel   context.CancelCauseFunc // cancels the request in flight
-	forced   bool
-	wake     chan struct{} // cuts a backoff wait short for a forced relist
-	lastReq  int64         // the request in flight or last ended, for notes
-
-	// noteMu keeps notes in Seq order through OnNote when Audit or Report
-	// note from other goroutines than Run's.
-	noteMu sync.Mutex
-	seq    uint64 // the last note's sequence number
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc // cancels the request in flight
+	forced bool
+	wake   chan struct{} // cuts a backoff wait short for a forced relist
 
 	// Owned by Run's goroutine.
-	nextID       int64
 	backoff      backoffState
 	preferList   bool // StrategyAuto fell back once
 	listedOnce   bool
@@ -87,15 +79,13 @@ func New(cfg Config, w *store.Writer, st *store.Store) (*Reflector, error) {
 		return nil, errors.New("reflector: a store writer and its read handle are required")
 	}
 	r := &Reflector{
-		cfg:     cfg,
-		writer:  w,
-		store:   st,
-		history: make([]RequestInfo, cfg.RequestHistory),
-		latency: newLatencyRing(1024),
-		wake:    make(chan struct{}, 1),
+		cfg:    cfg,
+		store:  st,
+		ledger: NewLedger(w, cfg.Clock.Now, cfg.RequestHistory),
+		wake:   make(chan struct{}, 1),
 	}
+	r.ledger.OnNote(cfg.OnNote)
 	r.backoff = backoffState{cfg: cfg.Backoff, rand: cfg.Rand}
-	r.stats.StateSince = cfg.Clock.Now()
 	return r, nil
 }
 
@@ -123,9 +113,7 @@ type phase struct {
 func (r *Reflector) Run(ctx context.Context) error {
 	defer r.releaseGate()
 	r.progress()
-	r.mu.Lock()
-	r.stats.Started = r.lastProgress
-	r.mu.Unlock()
+	r.ledger.Start(r.lastProgress)
 	p := r.listPhase(false)
 	r.decide(Decision{State: r.displayState(p), Reason: ReasonInitialList, List: r.method(p)})
 	for {
@@ -197,7 +185,7 @@ func (r *Reflector) errPhase(p phase) string {
 
 // stepList fetches one LIST page and applies it.
 func (r *Reflector) stepList(ctx context.Context, p phase) (phase, error) {
-	r.setState(r.displayState(p))
+	r.ledger.SetState(r.displayState(p))
 	opts := RequestOptions{Limit: r.cfg.PageSize}
 	if p.cont != "" {
 		opts.Continue = p.cont
@@ -210,20 +198,11 @@ func (r *Reflector) stepList(ctx context.Context, p phase) (phase, error) {
 		end := r.endRequest(rctx, info, err)
 		return r.afterFailedList(ctx, p, end)
 	}
-	r.mu.Lock()
-	info.Items = len(page.Items)
-	r.stats.LastReceived = r.cfg.Clock.Now()
-	r.mu.Unlock()
+	r.ledger.ReceivedPage(info, page)
 	r.endRequest(rctx, info, nil)
 	r.succeeded()
-	r.bump(func(c *Counters) { c.ListPages++ })
-	if p.cont == "" {
-		r.beginList(p)
-	}
-	for _, it := range page.Items {
-		if _, err := r.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: it.Object}); err != nil {
-			return p, &Error{Phase: r.errPhase(p), Err: err}
-		}
+	if err := r.ledger.ApplyPage(info, page); err != nil {
+		return p, &Error{Phase: r.errPhase(p), Err: err}
 	}
 	if page.Continue != "" {
 		return phase{kind: phaseList, relist: p.relist, cont: page.Continue}, nil
@@ -241,7 +220,7 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 	st := end.Status
 	switch {
 	case IsGone(st):
-		r.countGone()
+		r.goneInARow++
 		restart := r.listPhase(true)
 		restart.kind = phaseList
 		d := Decision{State: r.displayState(restart), Reason: ReasonGone, ResourceVersion: p.rv, List: r.method(restart), Code: st.Code, Cause: end.Cause()}
@@ -251,7 +230,6 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 		r.decide(d)
 		return restart, r.goneBackoff(ctx, restart)
 	case IsTooLargeResourceVersion(st):
-		r.bump(func(c *Counters) { c.TooLargeResourceVersion++ })
 		restart := r.listPhase(true)
 		restart.kind = phaseList
 		r.decide(Decision{State: r.displayState(restart), Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(restart), Code: st.Code, Cause: end.Cause()})
@@ -261,59 +239,31 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 	return p, r.failed(ctx, p, end)
 }
 
-// beginList emits Init for a new full list and counts it.
-func (r *Reflector) beginList(p phase) {
-	_, _ = r.writer.ApplyEvent(store.Event{Type: store.Init})
-	r.bump(func(c *Counters) {
-		c.Lists++
-		if c.Lists > 1 {
-			c.Relists++
-		}
-	})
-}
-
 // completeList swaps the listed snapshot in and moves the cursor to the list's resourceVersion.
 func (r *Reflector) completeList(p phase, rv string) error {
-	res, err := r.writer.ApplyEvent(store.Event{Type: store.InitDone, ResourceVersion: rv})
+	diff, relist, err := r.ledger.CompleteList(rv)
 	if err != nil {
 		return &Error{Phase: r.errPhase(p), Err: err}
 	}
-	wasRelist := r.listedOnce
 	r.listedOnce = true
 	r.backoff.reset()
-	r.mu.Lock()
-	r.stats.ResourceVersion = rv
-	if wasRelist {
-		r.stats.LastRelistDiff = res.Diff
-	} else {
-		r.stats.Synced = r.cfg.Clock.Now()
-	}
-	r.mu.Unlock()
-	n := 0
-	if res.Diff != nil {
-		n = res.Diff.After
-	}
-	r.decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n})
-	// The slot goes back after the decision is noted, so no other first list
-	// is seen to start before this one is seen to end.
+	// The slot goes back after the list-complete decision is noted, so no
+	// other first list is seen to start before this one is seen to end.
 	r.releaseGate()
-	if wasRelist && res.Diff != nil {
-		r.decide(Decision{State: StateWatching, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: res.Diff})
-	}
+	r.ledger.NoteRelistDiff(rv, diff, relist)
 	return nil
 }
 
 // stepWatch runs one watch (a streaming list first, when p.kind is phaseStream) until it ends.
 func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	streaming := p.kind == phaseStream
-	r.setState(r.displayState(p))
+	r.ledger.SetState(r.displayState(p))
 	opts := RequestOptions{ResourceVersion: p.rv, AllowWatchBookmarks: true, TimeoutSeconds: int64(r.watchTimeout() / time.Second)}
 	if streaming {
 		opts.SendInitialEvents = true
 		opts.ResourceVersionMatch = "NotOlderThan"
 	}
 	rctx, info := r.startRequest(ctx, VerbWatch, opts)
-	r.bump(func(c *Counters) { c.Watches++ })
 	stream, err := r.cfg.Source.Watch(rctx, opts)
 	if err != nil {
 		end := r.endRequest(rctx, info, err)
@@ -329,7 +279,6 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	defer idleTimer.Stop()
 	var stallTimer Timer
 	if streaming {
-		r.beginList(p)
 		stallTimer = r.cfg.Clock.AfterFunc(r.cfg.InitialEventsTimeout, func() { cancel(ErrInitialEventsTimeout) })
 		defer stallTimer.Stop()
 	}
@@ -346,12 +295,14 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		if streaming {
 			stallTimer.Reset(r.cfg.InitialEventsTimeout)
 		}
-		r.mu.Lock()
-		info.Events++
-		if ev.Type != EventError {
-			r.stats.LastReceived = arrived
+		complete, err := r.ledger.Event(info, ev, arrived)
+		if err != nil {
+			stream.Close()
+			if streaming {
+				return p, &Error{Phase: r.errPhase(p), Err: err}
+			}
+			return p, &Error{Phase: "watch", Err: err}
 		}
-		r.mu.Unlock()
 		switch ev.Type {
 		case EventError:
 			end = &RequestEnd{Reason: EndError, Status: ev.Status}
@@ -359,8 +310,7 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 			if !streaming {
 				r.goneInARow = 0
 			}
-			r.bookmark(ev)
-			if streaming && ev.InitialEventsEnd {
+			if complete {
 				stallTimer.Stop()
 				streaming = false
 				if err := r.completeList(p, ev.Item.Object.ResourceVersion); err != nil {
@@ -370,19 +320,8 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 				p = phase{kind: phaseWatch, rv: ev.Item.Object.ResourceVersion}
 			}
 		case EventAdded, EventModified, EventDeleted:
-			if streaming {
-				if ev.Type != EventDeleted {
-					if _, err := r.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: ev.Item.Object}); err != nil {
-						stream.Close()
-						return p, &Error{Phase: r.errPhase(p), Err: err}
-					}
-				}
-				continue
-			}
-			r.goneInARow = 0
-			if err := r.applyWatchEvent(ev, arrived); err != nil {
-				stream.Close()
-				return p, &Error{Phase: "watch", Err: err}
+			if !streaming {
+				r.goneInARow = 0
 			}
 		default:
 			end = &RequestEnd{Reason: EndError, Err: fmt.Errorf("unexpected watch event type %q", ev.Type)}
@@ -394,7 +333,7 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	r.progress()
 	if !streaming {
 		// The cursor has moved past the list (or was already past it).
-		p = phase{kind: phaseWatch, rv: r.cursor()}
+		p = phase{kind: phaseWatch, rv: r.ledger.Cursor()}
 	}
 	return r.afterWatch(ctx, p, streaming, end, info)
 }
@@ -425,12 +364,11 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 	}
 	switch {
 	case IsGone(st):
-		r.countGone()
+		r.goneInARow++
 		relist := r.listPhase(true)
 		r.decide(Decision{State: StateRelisting, Reason: ReasonGone, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
 		return relist, r.goneBackoff(ctx, relist)
 	case IsTooLargeResourceVersion(st):
-		r.bump(func(c *Counters) { c.TooLargeResourceVersion++ })
 		relist := r.listPhase(true)
 		r.decide(Decision{State: StateRelisting, Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
 		return relist, r.failed(ctx, relist, end)
@@ -453,86 +391,8 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 		r.decide(Decision{State: StateWatching, Reason: ReasonWatchClosed, ResourceVersion: p.rv})
 		return p, nil
 	}
-	r.bump(func(c *Counters) { c.WatchErrors++ })
 	r.decide(Decision{State: StateWatching, Reason: ReasonWatchError, ResourceVersion: p.rv, Code: end.Code(), Cause: end.Cause()})
 	return p, r.failed(ctx, p, end)
-}
-
-// applyWatchEvent applies one ADDED/MODIFIED/DELETED event and moves the cursor.
-func (r *Reflector) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
-	typ := store.Apply
-	if ev.Type == EventDeleted {
-		typ = store.Delete
-	}
-	res, err := r.writer.ApplyEvent(store.Event{Type: typ, Object: ev.Item.Object})
-	if err != nil {
-		return err
-	}
-	applied := r.cfg.Clock.Now().Sub(arrived)
-	r.note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res})
-	r.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.latency.add(applied)
-	c := &r.stats.Counters
-	switch ev.Type {
-	case EventAdded:
-		c.Added++
-	case EventModified:
-		c.Modified++
-	case EventDeleted:
-		c.Deleted++
-	}
-	if res.Outcome.UIDMismatch() {
-		c.UIDMismatches++
-	}
-	if res.Outcome == store.Duplicate {
-		c.Duplicates++
-	}
-	return nil
-}
-
-func (r *Reflector) bookmark(ev WatchEvent) {
-	rv := ev.Item.Object.ResourceVersion
-	_, _ = r.writer.ApplyEvent(store.Event{Type: store.Bookmark, ResourceVersion: rv})
-	r.advance(rv)
-	r.mu.Lock()
-	r.stats.Counters.Bookmarks++
-	r.stats.BookmarkRV = rv
-	r.stats.BookmarkAt = r.cfg.Clock.Now()
-	r.mu.Unlock()
-}
-
-// advance moves the cursor to rv, noting (and refusing) a move backwards.
-func (r *Reflector) advance(rv string) {
-	if rv == "" {
-		return
-	}
-	r.mu.Lock()
-	last := r.stats.ResourceVersion
-	r.mu.Unlock()
-	if ResourceVersionBackwards(rv, last) {
-		r.bump(func(c *Counters) { c.ResourceVersionBackwards++ })
-		r.decide(Decision{State: StateWatching, Reason: ReasonRVBackwards, ResourceVersion: rv, Cursor: last})
-		return
-	}
-	r.mu.Lock()
-	r.stats.ResourceVersion = rv
-	r.mu.Unlock()
-}
-
-func (r *Reflector) cursor() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stats.ResourceVersion
-}
-
-func (r *Reflector) countGone() {
-	r.goneInARow++
-	r.mu.Lock()
-	r.stats.Counters.Gone++
-	r.stats.LastGone = r.cfg.Clock.Now()
-	r.mu.Unlock()
 }
 
 // goneBackoff relists at once after a 410, but backs off when 410s repeat
@@ -551,9 +411,7 @@ func (r *Reflector) goneBackoff(ctx context.Context, next phase) error {
 // error outlasted its retries or when nothing made progress for
 // GiveUpAfter; otherwise it backs off before next.
 func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) error {
-	r.mu.Lock()
-	r.stats.LastError = end.Cause()
-	r.mu.Unlock()
+	r.ledger.RecordError(end.Cause())
 	if end.Status != nil {
 		r.progress() // the server answered, if only with an error
 	}
@@ -615,19 +473,14 @@ func (r *Reflector) wait(ctx context.Context, d Decision) {
 	r.releaseGate()
 	now := r.cfg.Clock.Now()
 	d.State, d.Reason, d.Wait = StateBackoff, ReasonBackoff, r.backoff.next(now)
-	r.mu.Lock()
-	r.stats.Counters.Backoffs++
-	r.stats.BackoffUntil = now.Add(d.Wait)
-	r.mu.Unlock()
+	r.ledger.BackingOff(now.Add(d.Wait))
 	r.decide(d)
 	select {
 	case <-ctx.Done():
 	case <-r.cfg.Clock.After(d.Wait):
 	case <-r.wake:
 	}
-	r.mu.Lock()
-	r.stats.BackoffUntil = time.Time{}
-	r.mu.Unlock()
+	r.ledger.BackoffOver()
 }
 
 func (r *Reflector) verb(p phase) Verb {
@@ -666,20 +519,14 @@ func (r *Reflector) watchTimeout() time.Duration {
 // startRequest registers a request in flight and gives it a cancelable context.
 func (r *Reflector) startRequest(ctx context.Context, verb Verb, opts RequestOptions) (context.Context, *RequestInfo) {
 	rctx, cancel := context.WithCancelCause(ctx)
-	r.nextID++
-	info := &RequestInfo{ID: r.nextID, Verb: verb, Opts: opts, Started: r.cfg.Clock.Now()}
 	r.mu.Lock()
-	r.lastReq = info.ID
-	r.current = info
 	r.cancel = cancel
 	forced := r.forced
 	r.mu.Unlock()
 	if forced {
 		cancel(ErrForcedRelist)
 	}
-	snapshot := *info
-	r.note(Note{Kind: NoteRequestStarted, Request: &snapshot})
-	return rctx, info
+	return rctx, r.ledger.StartRequest(verb, opts, time.Time{})
 }
 
 // endRequest records how a request ended; causes of our own cancellations
@@ -699,21 +546,12 @@ func (r *Reflector) endRequest(rctx context.Context, info *RequestInfo, err erro
 	}
 	r.mu.Lock()
 	cancel := r.cancel
-	info.Duration = r.cfg.Clock.Now().Sub(info.Started)
-	info.End = end
-	r.history[r.histNext] = *info
-	r.histNext = (r.histNext + 1) % len(r.history)
-	if r.histNext == 0 {
-		r.histFull = true
-	}
-	r.current = nil
 	r.cancel = nil
 	r.mu.Unlock()
 	if cancel != nil {
 		cancel(context.Canceled)
 	}
-	snapshot := *info
-	r.note(Note{Kind: NoteRequestEnded, Request: &snapshot})
+	r.ledger.EndRequest(info, end)
 	return end
 }
 
@@ -726,55 +564,19 @@ func (r *Reflector) currentCancel() context.CancelCauseFunc {
 	return r.cancel
 }
 
-func (r *Reflector) bump(f func(*Counters)) {
-	r.mu.Lock()
-	f(&r.stats.Counters)
-	r.mu.Unlock()
-}
-
-func (r *Reflector) setState(s State) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stats.State != s {
-		r.stats.State = s
-		r.stats.StateSince = r.cfg.Clock.Now()
-	}
-}
-
 // decide moves to d.State and notes the decision.
-func (r *Reflector) decide(d Decision) {
-	r.setState(d.State)
-	r.note(Note{Kind: NoteDecision, Decision: &d})
-}
-
-// note stamps n with its sequence number, time, state and request, and
-// hands it to OnNote; notes reach OnNote in Seq order.
-func (r *Reflector) note(n Note) {
-	r.noteMu.Lock()
-	defer r.noteMu.Unlock()
-	n.At = r.cfg.Clock.Now()
-	r.mu.Lock()
-	n.State, n.RequestID = r.stats.State, r.lastReq
-	r.mu.Unlock()
-	r.seq++
-	n.Seq = r.seq
-	r.cfg.OnNote(n)
-}
+func (r *Reflector) decide(d Decision) { r.ledger.Decide(d) }
 
 // Report notes a decision made outside the reflector about its run (a
 // trace that stopped recording, say), in order with its own notes. It may
 // be called from any goroutine; d.State is replaced by the current state.
 func (r *Reflector) Report(d Decision) {
 	d.State = r.State()
-	r.note(Note{Kind: NoteDecision, Decision: &d})
+	r.ledger.Note(Note{Kind: NoteDecision, Decision: &d})
 }
 
 // State is the current state.
-func (r *Reflector) State() State {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stats.State
-}
+func (r *Reflector) State() State { return r.ledger.State() }
 
 // ForceRelist makes the reflector drop its current request and relist, as
 // after a 410; the store keeps serving the old snapshot until the list completes.
@@ -808,30 +610,7 @@ func (r *Reflector) takeForced() bool {
 
 // Counters returns the running totals: Stats().Counters without the cost
 // of the rest of Stats, cheap enough to call from an OnNote listener.
-func (r *Reflector) Counters() Counters {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stats.Counters
-}
+func (r *Reflector) Counters() Counters { return r.ledger.Counters() }
 
 // Stats returns a snapshot of the reflector's state and counters.
-func (r *Reflector) Stats() Stats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stats
-	if r.current != nil {
-		c := *r.current
-		s.Current = &c
-	}
-	n := r.histNext
-	if r.histFull {
-		n = len(r.history)
-		s.Requests = make([]RequestInfo, 0, n)
-		s.Requests = append(s.Requests, r.history[r.histNext:]...)
-		s.Requests = append(s.Requests, r.history[:r.histNext]...)
-	} else {
-		s.Requests = append([]RequestInfo(nil), r.history[:n]...)
-	}
-	s.ApplyLatency = r.latency.summary()
-	return s
-}
+func (r *Reflector) Stats() Stats { return r.ledger.Stats() }

@@ -376,3 +376,22 @@ func TestForceRelistCutsABackoffShort(t *testing.T) {
 	r.ForceRelist()
 	waitFor(t, func() bool { return st.Ready() })
 }
+
+// A list counts when it begins: a LIST's first page, a streaming list's
+// first event. A streaming list answered 503, or cut before any event,
+// is a failed request and not a list; the proxy counts a client's lists
+// the same way (docs/design.md, Counters).
+func TestAListCountsWhenItsFirstPageOrEventArrives(t *testing.T) {
+	h := runFake(t, Config{Strategy: StrategyStream},
+		call{verb: VerbWatch, err: httpErr(503, metav1.StatusReasonServiceUnavailable, "try later")},
+		call{verb: VerbWatch, end: &RequestEnd{Reason: EndError, Err: errors.New("connection reset")}},
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventModified, obj("a", "u-a", "3")), bookmark("10", true)}},
+	)
+	c := h.r.Counters()
+	if c.Lists != 1 || c.Relists != 0 || c.Watches != 3 || c.Modified != 0 || c.WatchErrors != 0 {
+		t.Errorf("counters %+v, want 1 list, no relist, 3 watches, no watch event nor watch error", c)
+	}
+	if got, want := h.storeState(), "a:u-a@3"; got != want {
+		t.Errorf("store: got %q, want %q (a MODIFIED initial event is listed)", got, want)
+	}
+}

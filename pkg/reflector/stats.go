@@ -130,22 +130,28 @@ type RequestInfo struct {
 // Ended reports whether the request is over.
 func (r *RequestInfo) Ended() bool { return r.End != nil }
 
-// Counters are the reflector's running totals (the summary contract's `counters`).
+// Counters are the reflector's running totals (the summary contract's
+// `counters`), kept by a Ledger: each has one meaning for a reflector, its
+// replay and an observed stream (docs/design.md, "Counters").
 type Counters struct {
-	// Lists counts every full list started (paginated or streaming); Relists those after the first.
+	// Lists counts the full lists that began: a LIST's first page arrived,
+	// or a streaming list's first event (an initial event or its end
+	// bookmark). A list that failed before that is not one. Relists are
+	// those after the first.
 	Lists   int64 `json:"lists"`
 	Relists int64 `json:"relists"`
-	// ListPages counts LIST responses received.
+	// ListPages counts LIST responses received whole.
 	ListPages int64 `json:"listPages"`
-	// Watches counts WATCH requests sent (streaming lists included).
+	// Watches counts WATCH requests sent (streaming lists included), whatever their answer.
 	Watches int64 `json:"watches"`
 	// Gone counts 410 Gone answers (watch ERROR events, HTTP 410, expired continue tokens).
 	Gone int64 `json:"gone"`
 	// TooLargeResourceVersion counts "too large resource version" answers.
 	TooLargeResourceVersion int64 `json:"tooLargeResourceVersion"`
-	// Bookmarks counts BOOKMARK events.
+	// Bookmarks counts BOOKMARK events (a streaming list's end bookmark included).
 	Bookmarks int64 `json:"bookmarks"`
-	// Added, Modified, Deleted count watch events by type (not list items).
+	// Added, Modified, Deleted count watch events by type (not list items,
+	// nor a streaming list's initial events).
 	Added    int64 `json:"added"`
 	Modified int64 `json:"modified"`
 	Deleted  int64 `json:"deleted"`
@@ -153,9 +159,13 @@ type Counters struct {
 	UIDMismatches int64 `json:"uidMismatches"`
 	// Duplicates counts events that carried the cached (UID, resourceVersion) again.
 	Duplicates int64 `json:"duplicates"`
-	// WatchErrors counts watches that ended in an error (ERROR event or transport error).
+	// WatchErrors counts watches past their list (not a streaming list
+	// before its end bookmark) that ended in an error other than 410 Gone or
+	// a too-large resourceVersion: an error status, an ERROR event, a
+	// transport error.
 	WatchErrors int64 `json:"watchErrors"`
-	// Backoffs counts waits after errors.
+	// Backoffs counts waits after errors (a reflector's own; an observed
+	// stream cannot see a client's waits).
 	Backoffs int64 `json:"backoffs"`
 	// ResourceVersionBackwards counts events and bookmarks whose resourceVersion was older than the cursor.
 	ResourceVersionBackwards int64 `json:"resourceVersionBackwards"`

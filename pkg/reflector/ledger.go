@@ -1,0 +1,469 @@
+package reflector
+
+import (
+	"sync"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// Ledger is what a reflector records, apart from what it decides: it turns
+// requests, LIST pages, watch events and request ends into store writes
+// (Init, InitApply, InitDone, Apply, Delete, Bookmark), the counters, the
+// cursor, the last bookmark, the relist diff, the request history (all of
+// Stats), and numbers the notes and hands them to their listeners in order.
+//
+// A Reflector records through one, deciding the rest (what to request next,
+// timers, backoff, giving up); the observing proxy's streams
+// (internal/observed) feed one from another client's traffic. Both make the
+// same calls, so a counter means the same thing wherever it is shown: see
+// "Counters" in docs/design.md.
+//
+// The requests of a Ledger are recorded one after another, as a reflector
+// makes them: StartRequest, then ReceivedPage or Event…, then EndRequest,
+// then ApplyPage or CompleteList. Stats, Counters, Note, Decide and Close
+// may be called from other goroutines.
+type Ledger struct {
+	now    func() time.Time
+	writer *store.Writer
+
+	// wmu serializes the writer, which is not safe for concurrent use:
+	// Close may come from another goroutine than the requests'.
+	wmu sync.Mutex
+
+	mu        sync.Mutex
+	stats     Stats
+	history   []RequestInfo // ring of finished requests
+	histNext  int
+	histFull  bool
+	current   *RequestInfo
+	latency   *latencyRing
+	nextID    int64
+	lastReq   int64 // the request in flight or last ended, for notes
+	listing   bool  // a list has begun (Init) and is not complete
+	listed    bool  // a complete list was installed
+	streaming bool  // the request in flight is a streaming list not yet complete
+
+	// noteMu keeps notes in Seq order through the listeners when notes
+	// come from several goroutines; listeners are called without mu, so
+	// they may read the ledger.
+	noteMu    sync.Mutex
+	seq       uint64
+	listeners []func(Note)
+}
+
+// NewLedger records into w, stamping notes and times with now; it keeps the
+// last history finished requests.
+func NewLedger(w *store.Writer, now func() time.Time, history int) *Ledger {
+	if now == nil {
+		now = time.Now
+	}
+	if history < 1 {
+		history = 1
+	}
+	l := &Ledger{now: now, writer: w, history: make([]RequestInfo, history), latency: newLatencyRing(1024)}
+	l.stats.StateSince = now()
+	return l
+}
+
+// OnNote adds a listener of the notes. Listeners are called in Seq order,
+// synchronously and without the ledger's lock (they may read it), and must
+// not block. Add them before anything is recorded.
+func (l *Ledger) OnNote(f func(Note)) {
+	l.noteMu.Lock()
+	defer l.noteMu.Unlock()
+	l.listeners = append(l.listeners, f)
+}
+
+// Start records when the run began (Stats.Started).
+func (l *Ledger) Start(at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stats.Started = at
+}
+
+// StartRequest records a request sent at started (zero: now) with its
+// options, notes it, and returns it. The returned RequestInfo is the
+// ledger's: read it, but change it only through the ledger. A watch with
+// sendInitialEvents is a streaming list: its list begins with its first event.
+func (l *Ledger) StartRequest(verb Verb, opts RequestOptions, started time.Time) *RequestInfo {
+	if started.IsZero() {
+		started = l.now()
+	}
+	l.mu.Lock()
+	l.nextID++
+	info := &RequestInfo{ID: l.nextID, Verb: verb, Opts: opts, Started: started}
+	l.lastReq = info.ID
+	l.current = info
+	l.streaming = verb == VerbWatch && opts.SendInitialEvents
+	if verb == VerbWatch {
+		l.stats.Counters.Watches++
+	}
+	snapshot := *info
+	l.mu.Unlock()
+	l.Note(Note{Kind: NoteRequestStarted, Request: &snapshot})
+	return info
+}
+
+// ReceivedPage records that a LIST page arrived whole for info (its items
+// are applied by ApplyPage, once the request's end is recorded).
+func (l *Ledger) ReceivedPage(info *RequestInfo, page *Page) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	info.Items += len(page.Items)
+	l.stats.LastReceived = l.now()
+}
+
+// ApplyPage applies a received page of info to the list: a page of a LIST
+// without a continue token begins a list (and counts it; a relist after the
+// first), as does any page when no list is in progress (its first page was
+// not seen). The caller completes the list (CompleteList) after its last
+// page, the one without a continue token.
+func (l *Ledger) ApplyPage(info *RequestInfo, page *Page) error {
+	l.mu.Lock()
+	l.stats.Counters.ListPages++
+	begin := info.Opts.Continue == "" || !l.listing
+	l.mu.Unlock()
+	if begin {
+		l.beginList()
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	for _, it := range page.Items {
+		if it.Object == nil {
+			continue
+		}
+		if _, err := l.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: it.Object}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// beginList starts buffering a new full list (readers keep the old snapshot
+// until CompleteList) and counts it.
+func (l *Ledger) beginList() {
+	l.wmu.Lock()
+	_, _ = l.writer.ApplyEvent(store.Event{Type: store.Init})
+	l.wmu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.listing = true
+	c := &l.stats.Counters
+	c.Lists++
+	if c.Lists > 1 {
+		c.Relists++
+	}
+}
+
+// Event records one watch event of info that arrived at arrived. During a
+// streaming list the first event (an initial event or the end bookmark)
+// begins the list, ADDED and MODIFIED fill it and DELETED is ignored; after
+// it, ADDED, MODIFIED and DELETED are applied to the store (noted, counted,
+// and the cursor moved). Bookmarks move the cursor and are timed; ERROR
+// changes nothing (the request's end says it). complete is true for the
+// bookmark that ends a streaming list: the caller completes it
+// (CompleteList) at that bookmark's resourceVersion. err is the store's.
+func (l *Ledger) Event(info *RequestInfo, ev WatchEvent, arrived time.Time) (complete bool, err error) {
+	l.mu.Lock()
+	info.Events++
+	if ev.Type != EventError {
+		l.stats.LastReceived = arrived
+	}
+	streaming := l.streaming
+	begin := streaming && !l.listing && ev.Type != EventError
+	l.mu.Unlock()
+	if begin {
+		l.beginList()
+	}
+	switch ev.Type {
+	case EventError:
+		return false, nil
+	case EventBookmark:
+		if ev.Item.Object == nil {
+			return false, nil
+		}
+		l.bookmark(ev.Item.Object.ResourceVersion)
+		return streaming && ev.InitialEventsEnd, nil
+	case EventAdded, EventModified, EventDeleted:
+		if ev.Item.Object == nil {
+			return false, nil
+		}
+		if streaming {
+			if ev.Type == EventDeleted {
+				return false, nil
+			}
+			l.wmu.Lock()
+			defer l.wmu.Unlock()
+			_, err := l.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: ev.Item.Object})
+			return false, err
+		}
+		return false, l.applyWatchEvent(ev, arrived)
+	}
+	return false, nil
+}
+
+// applyWatchEvent applies one ADDED/MODIFIED/DELETED event and moves the cursor.
+func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
+	typ := store.Apply
+	if ev.Type == EventDeleted {
+		typ = store.Delete
+	}
+	l.wmu.Lock()
+	res, err := l.writer.ApplyEvent(store.Event{Type: typ, Object: ev.Item.Object})
+	l.wmu.Unlock()
+	if err != nil {
+		return err
+	}
+	applied := l.now().Sub(arrived)
+	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res})
+	l.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.latency.add(applied)
+	c := &l.stats.Counters
+	switch ev.Type {
+	case EventAdded:
+		c.Added++
+	case EventModified:
+		c.Modified++
+	case EventDeleted:
+		c.Deleted++
+	}
+	if res.Outcome.UIDMismatch() {
+		c.UIDMismatches++
+	}
+	if res.Outcome == store.Duplicate {
+		c.Duplicates++
+	}
+	return nil
+}
+
+// bookmark moves the cursor to a bookmark's resourceVersion, counts and times it.
+func (l *Ledger) bookmark(rv string) {
+	l.wmu.Lock()
+	_, _ = l.writer.ApplyEvent(store.Event{Type: store.Bookmark, ResourceVersion: rv})
+	l.wmu.Unlock()
+	l.advance(rv)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stats.Counters.Bookmarks++
+	l.stats.BookmarkRV = rv
+	l.stats.BookmarkAt = l.now()
+}
+
+// advance moves the cursor to rv, noting (and refusing) a move backwards.
+func (l *Ledger) advance(rv string) {
+	if rv == "" {
+		return
+	}
+	l.mu.Lock()
+	last := l.stats.ResourceVersion
+	backwards := ResourceVersionBackwards(rv, last)
+	if backwards {
+		l.stats.Counters.ResourceVersionBackwards++
+	} else {
+		l.stats.ResourceVersion = rv
+	}
+	l.mu.Unlock()
+	if backwards {
+		l.Decide(Decision{State: StateWatching, Reason: ReasonRVBackwards, ResourceVersion: rv, Cursor: last})
+	}
+}
+
+// EndRequest records how info ended, adds it to the history and notes it,
+// then counts what the end says: a 410 Gone (Gone, LastGone), a too-large
+// resourceVersion, or a watch past its list ended in another error
+// (WatchErrors). A 410 or a too-large resourceVersion ends the list in
+// progress, as does the end of a streaming list before its end bookmark.
+func (l *Ledger) EndRequest(info *RequestInfo, end *RequestEnd) {
+	now := l.now()
+	l.mu.Lock()
+	info.Duration = now.Sub(info.Started)
+	info.End = end
+	l.history[l.histNext] = *info
+	l.histNext = (l.histNext + 1) % len(l.history)
+	if l.histNext == 0 {
+		l.histFull = true
+	}
+	if l.current == info {
+		l.current = nil
+	}
+	snapshot := *info
+	l.mu.Unlock()
+	l.Note(Note{Kind: NoteRequestEnded, Request: &snapshot})
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	streamingList := info.Verb == VerbWatch && l.streaming
+	l.streaming = false
+	if streamingList {
+		l.listing = false
+	}
+	c := &l.stats.Counters
+	switch {
+	case end.IsGone():
+		c.Gone++
+		l.stats.LastGone = now
+		l.listing = false
+	case end.IsTooLargeResourceVersion():
+		c.TooLargeResourceVersion++
+		l.listing = false
+	case info.Verb == VerbWatch && end.Reason == EndError && !streamingList:
+		c.WatchErrors++
+	}
+}
+
+// CompleteList installs the list received so far (InitDone: readers get
+// the new snapshot at once), moves the cursor to the list's
+// resourceVersion and notes the list-complete decision. relist says
+// whether a list was installed before; diff is what this one changed.
+func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, err error) {
+	l.wmu.Lock()
+	res, err := l.writer.ApplyEvent(store.Event{Type: store.InitDone, ResourceVersion: rv})
+	l.wmu.Unlock()
+	if err != nil {
+		return nil, false, err
+	}
+	l.mu.Lock()
+	relist = l.listed
+	l.listed, l.listing, l.streaming = true, false, false
+	l.stats.ResourceVersion = rv
+	if relist {
+		l.stats.LastRelistDiff = res.Diff
+	} else {
+		l.stats.Synced = l.now()
+	}
+	l.mu.Unlock()
+	n := 0
+	if res.Diff != nil {
+		n = res.Diff.After
+	}
+	l.Decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n})
+	return res.Diff, relist, nil
+}
+
+// NoteRelistDiff notes what a completed relist changed (missed deletes,
+// recreates and updates); nothing for a first list.
+func (l *Ledger) NoteRelistDiff(rv string, diff *store.RelistDiff, relist bool) {
+	if relist && diff != nil {
+		l.Decide(Decision{State: StateWatching, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: diff})
+	}
+}
+
+// Listing reports whether a list has begun and is not complete.
+func (l *Ledger) Listing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.listing
+}
+
+// Listed reports whether a complete list was installed.
+func (l *Ledger) Listed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.listed
+}
+
+// RecordError records the last request error's cause (Stats.LastError).
+func (l *Ledger) RecordError(cause string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stats.LastError = cause
+}
+
+// BackingOff records a wait after an error, until until.
+func (l *Ledger) BackingOff(until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stats.Counters.Backoffs++
+	l.stats.BackoffUntil = until
+}
+
+// BackoffOver records the end of a wait.
+func (l *Ledger) BackoffOver() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stats.BackoffUntil = time.Time{}
+}
+
+// SetState moves to s; StateSince changes only when the state does.
+func (l *Ledger) SetState(s State) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stats.State != s {
+		l.stats.State = s
+		l.stats.StateSince = l.now()
+	}
+}
+
+// Decide moves to d.State and notes the decision.
+func (l *Ledger) Decide(d Decision) {
+	l.SetState(d.State)
+	l.Note(Note{Kind: NoteDecision, Decision: &d})
+}
+
+// Note stamps n with its sequence number, time, state and request, and
+// hands it to the listeners; notes reach them in Seq order.
+func (l *Ledger) Note(n Note) {
+	l.noteMu.Lock()
+	defer l.noteMu.Unlock()
+	n.At = l.now()
+	l.mu.Lock()
+	n.State, n.RequestID = l.stats.State, l.lastReq
+	l.mu.Unlock()
+	l.seq++
+	n.Seq = l.seq
+	for _, f := range l.listeners {
+		f(n)
+	}
+}
+
+// Close closes the store's writer: nothing more is written.
+func (l *Ledger) Close() {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.writer.Close()
+}
+
+// State is the current state.
+func (l *Ledger) State() State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats.State
+}
+
+// Cursor is the last resourceVersion seen.
+func (l *Ledger) Cursor() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats.ResourceVersion
+}
+
+// Counters returns the running totals: Stats().Counters without the cost
+// of the rest of Stats, cheap enough to call from a note listener.
+func (l *Ledger) Counters() Counters {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats.Counters
+}
+
+// Stats returns a snapshot of everything recorded.
+func (l *Ledger) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.stats
+	if l.current != nil {
+		c := *l.current
+		s.Current = &c
+	}
+	if l.histFull {
+		s.Requests = make([]RequestInfo, 0, len(l.history))
+		s.Requests = append(s.Requests, l.history[l.histNext:]...)
+		s.Requests = append(s.Requests, l.history[:l.histNext]...)
+	} else {
+		s.Requests = append([]RequestInfo(nil), l.history[:l.histNext]...)
+	}
+	s.ApplyLatency = l.latency.summary()
+	return s
+}
