@@ -23,7 +23,8 @@ import (
 // an apiserver restart, a proxy cut, or a restart with etcd compacted in
 // the gap ends it. The run exits 0 and its summary equals a LIST.
 func TestE2EALongNoTUIRunSurvivesRestartsCutsAndCompaction(t *testing.T) {
-	t.Parallel()                         // each case on a cluster of its own
+	// Each case on a cluster of its own.
+	t.Parallel()
 	const giveUpAfter = 25 * time.Second // see the reflector's long-watch test
 	dir := pluginPath(t)
 	cases := []struct {
