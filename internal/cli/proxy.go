@@ -316,9 +316,9 @@ func (x *observedOutputs) onStream(s *observed.Stream) {
 		s.OnNote(notes.Push)
 	}
 	if x.rec != nil {
-		rh := trace.ResourceHeader{Resource: s.Target.Resource, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
-			Objects: x.objects, Options: trace.Options{UnsafeSecrets: x.unsafeSecrets}}
-		if i, err := x.rec.AddResource(rh, trace.Client{UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}); err == nil {
+		rh, client := s.TraceResource()
+		rh.Objects, rh.Options.UnsafeSecrets = x.objects, x.unsafeSecrets
+		if i, err := x.rec.AddStream(rh, client, s.ID); err == nil {
 			s.Record(x.rec.Observed(i))
 			s.OnNote(x.rec.Notes(i))
 		}
@@ -384,7 +384,8 @@ func writeObservedSummaries(w io.Writer, streams []*observed.Stream, now func() 
 	for _, s := range streams {
 		sum := summary.New(s.Target.Resource, s.Stats(), s.Store(), now())
 		sum.Stream = &summary.StreamSummary{ID: s.ID, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
-			UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}
+			UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
+			MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
 		sums = append(sums, sum)
 	}
 	if len(sums) == 0 {

@@ -168,9 +168,9 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 // note. It is called under the stream's lock, so it only stamps them.
 type bookmarkTap struct{ c *collector }
 
-func (bookmarkTap) Request(int64, reflector.Verb, reflector.RequestOptions) {}
-func (bookmarkTap) Page(int64, *reflector.Page)                             {}
-func (bookmarkTap) End(int64, *reflector.RequestEnd)                        {}
+func (bookmarkTap) Request(int64, reflector.Verb, reflector.RequestOptions, string) {}
+func (bookmarkTap) Page(int64, *reflector.Page)                                     {}
+func (bookmarkTap) End(int64, *reflector.RequestEnd)                                {}
 
 // Event stamps a bookmark the stream counts (one with an object).
 func (t bookmarkTap) Event(_ int64, ev reflector.WatchEvent) {
