@@ -109,8 +109,8 @@ type slot struct {
 	key    streamKey
 	client observed.Client
 	asked  observed.Asked // with the first request's Accept
-	busy   bool          // a request of it is being forwarded
-	tail   chan struct{} // closed when its last queued request is processed
+	busy   bool           // a request of it is being forwarded
+	tail   chan struct{}  // closed when its last queued request is processed
 	stream *observed.Stream
 }
 
