@@ -159,6 +159,8 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 	}
 	for i, s := range rp.Streams() {
 		cs[i].stop(s.Stats())
+		cs[i].res.Stream = &StreamInfo{ID: s.ID, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly,
+			Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
 		rep.Resources = append(rep.Resources, cs[i].res)
 	}
 	return nil
