@@ -375,7 +375,8 @@ func describeTarget(t reflector.Target) string {
 // observedView is a stream as the dashboard shows it.
 func observedView(s *observed.Stream, notes *tui.NoteBuffer) tui.Resource {
 	// No ForceRelist and no Audit: the dashboard says they are not available for an observed reflector.
-	return tui.Resource{Target: s.Target, Client: s.Client.UserAgent + " " + s.Client.RemoteAddr, Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes}}
+	return tui.Resource{Target: s.Target, Client: s.Client.UserAgent, ClientAddr: s.Client.RemoteAddr, Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table,
+		Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes}}
 }
 
 // writeObservedSummaries prints each stream's summary, as the watch command does.

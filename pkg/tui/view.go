@@ -143,7 +143,15 @@ func (m *Model) header(width int) []string {
 	}
 	if r.Client != "" {
 		// Another program's reflector: how it lists is in its requests.
-		parts = append(parts, "client "+r.Client)
+		parts = append(parts, strings.TrimSpace("client "+r.Client+" "+r.ClientAddr))
+		switch {
+		case r.Table:
+			parts = append(parts, "tables")
+		case r.MetadataOnly:
+			parts = append(parts, "metadata-only")
+		case r.Wire != "":
+			parts = append(parts, "full objects")
+		}
 	} else {
 		parts = append(parts, listMethod(r))
 		if r.MetadataOnly {

@@ -1,0 +1,145 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+)
+
+// TestE2EProxyTellsATypedAndAMetadataInformerOfOneResourceApart runs one
+// client-go program with two informers of ConfigMaps under one User-Agent,
+// as controller-runtime runs them: a typed one over protobuf
+// (SharedInformerFactory) and a metadata one (metadatainformer, which asks
+// for as=PartialObjectMetadataList and as=PartialObjectMetadata). Through
+// churn and an apiserver restart with etcd compacted, each gets its 410 and
+// relists; the proxy keeps them apart: exactly two streams, each asking for
+// what its informer asks, each ending with its informer's store.
+func TestE2EProxyTellsATypedAndAMetadataInformerOfOneResourceApart(t *testing.T) {
+	c := shared.Get(t)
+	admin := c.Config()
+	cs := kubernetes.NewForConfigOrDie(admin)
+	dyn := dynamic.NewForConfigOrDie(admin)
+	ns := newNamespace(t, cs)
+	p, addr := startProxy(t, admin)
+
+	churn, err := testcluster.StartChurn(admin, testcluster.ChurnOptions{Namespace: ns, Prefix: "cm", Names: 40, Rate: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer churn.Stop()
+	time.Sleep(time.Second)
+
+	const ua = "manager/v0.0.0 (linux/amd64) kubernetes/$Format"
+	cfg := through(addr, ua)
+	pcfg := rest.CopyConfig(cfg)
+	pcfg.ContentType = wire.ContentTypeProtobuf
+	pcfg.AcceptContentTypes = wire.ContentTypeProtobuf + ",application/json"
+	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(pcfg), 0, informers.WithNamespace(ns))
+	typedInf := factory.Core().V1().ConfigMaps().Informer()
+	mfactory := metadatainformer.NewFilteredSharedInformerFactory(metadata.NewForConfigOrDie(cfg), 0, ns, nil)
+	metaInf := mfactory.ForResource(configMapsGVR).Informer()
+	stop := make(chan struct{})
+	defer close(stop)
+	factory.Start(stop)
+	mfactory.Start(stop)
+	syncCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), typedInf.HasSynced, metaInf.HasSynced) {
+		t.Fatal("the informers did not sync through the proxy within a minute")
+	}
+	time.Sleep(2 * time.Second)
+
+	// which is the stream of the typed (false) or the metadata (true) informer.
+	which := func() (map[bool]*observed.Stream, string) {
+		ss := streamsOf(p, ua, configMapsGVR)
+		if len(ss) != 2 {
+			var b strings.Builder
+			for _, s := range ss {
+				fmt.Fprintf(&b, "#%d %+v:\n%s", s.ID, s.Asked, describe(s.Stats()))
+			}
+			return nil, fmt.Sprintf("%d streams of the program's ConfigMaps, want 2:\n%s", len(ss), b.String())
+		}
+		out := map[bool]*observed.Stream{}
+		for _, s := range ss {
+			out[s.Asked.MetadataOnly] = s
+		}
+		if len(out) != 2 {
+			return nil, fmt.Sprintf("the two streams ask for the same: %+v and %+v", ss[0].Asked, ss[1].Asked)
+		}
+		return out, ""
+	}
+	if _, missing := which(); missing != "" {
+		t.Fatalf("after the first lists: %s", missing)
+	}
+
+	if err := c.RestartCompacted(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 40*time.Second, "both streams' 410 and relist", func() string {
+		ss, missing := which()
+		if missing != "" {
+			return missing
+		}
+		for meta, s := range ss {
+			if cn := s.Counters(); cn.Gone < 1 || cn.Relists < 1 || s.Stats().State != reflector.StateWatching {
+				return fmt.Sprintf("metadata only %v: %d 410s, %d relists, %s; requests:\n%s", meta, cn.Gone, cn.Relists, s.Stats().State, describe(s.Stats()))
+			}
+		}
+		return ""
+	})
+	time.Sleep(time.Second)
+	churn.Stop()
+
+	want := listAll(t, dyn, configMapsGVR, ns)
+	for meta, inf := range map[bool]cache.SharedIndexInformer{false: typedInf, true: metaInf} {
+		waitFor(t, time.Minute, fmt.Sprintf("the caches of the informer (metadata only %v) and its stream equal to the server's", meta), func() string {
+			got := informerEntries(inf.GetStore())
+			if !equalEntries(got, want) {
+				return fmt.Sprintf("the informer has %d objects, the server %d", len(got), len(want))
+			}
+			ss, missing := which()
+			if missing != "" {
+				return missing
+			}
+			if rebuilt := streamEntries(ss[meta]); !equalEntries(rebuilt, got) {
+				return fmt.Sprintf("the proxy rebuilt %d objects, the informer has %d (%s)", len(rebuilt), len(got), firstDifference(rebuilt, got))
+			}
+			return ""
+		})
+	}
+	ss, missing := which()
+	if missing != "" {
+		t.Fatal(missing)
+	}
+	typed, md := ss[false], ss[true]
+	t.Logf("typed #%d %+v %q: %+v", typed.ID, typed.Asked, typed.ContentType(), typed.Counters())
+	t.Logf("metadata #%d %+v %q: %+v", md.ID, md.Asked, md.ContentType(), md.Counters())
+	if typed.Asked.Wire != reflector.WireProtobuf || typed.Asked.Table || typed.Wire() != reflector.WireProtobuf ||
+		!strings.HasPrefix(typed.Asked.Accept, wire.ContentTypeProtobuf) || strings.Contains(typed.ContentType(), "as=") {
+		t.Errorf("the typed informer's stream asked %+v and got %q (%s), want protobuf, full objects", typed.Asked, typed.ContentType(), typed.Wire())
+	}
+	if md.Asked.Wire != reflector.WireProtobuf || md.Asked.Table || md.Wire() != reflector.WireProtobuf ||
+		!strings.Contains(md.Asked.Accept, "as=PartialObjectMetadata") || !strings.Contains(md.ContentType(), "as=PartialObjectMetadata") {
+		t.Errorf("the metadata informer's stream asked %+v and got %q (%s), want protobuf, metadata only", md.Asked, md.ContentType(), md.Wire())
+	}
+	for meta, s := range ss {
+		if cn := s.Counters(); cn.Lists < 2 || cn.Watches < 2 {
+			t.Errorf("metadata only %v: %d lists and %d watches, want the initial ones and those after the 410", meta, cn.Lists, cn.Watches)
+		}
+	}
+}
