@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -28,8 +29,27 @@ import (
 // for as=PartialObjectMetadataList and as=PartialObjectMetadata). Through
 // churn and an apiserver restart with etcd compacted, each gets its 410 and
 // relists; the proxy keeps them apart: exactly two streams, each asking for
-// what its informer asks, each ending with its informer's store.
+// what its informer asks, each ending with its informer's store. Both with
+// client-go's streaming lists (WatchListClient, its default) and with LISTs.
 func TestE2EProxyTellsATypedAndAMetadataInformerOfOneResourceApart(t *testing.T) {
+	t.Run("streaming-lists", func(t *testing.T) { typedAndMetadataInformers(t, true) })
+	t.Run("lists", func(t *testing.T) {
+		was := clientfeatures.FeatureGates()
+		clientfeatures.ReplaceFeatureGates(withoutWatchList{was})
+		defer clientfeatures.ReplaceFeatureGates(was)
+		typedAndMetadataInformers(t, false)
+	})
+}
+
+// withoutWatchList are client-go's feature gates with WatchListClient off:
+// its informers list with LIST.
+type withoutWatchList struct{ clientfeatures.Gates }
+
+func (g withoutWatchList) Enabled(f clientfeatures.Feature) bool {
+	return f != clientfeatures.WatchListClient && g.Gates.Enabled(f)
+}
+
+func typedAndMetadataInformers(t *testing.T, streaming bool) {
 	c := shared.Get(t)
 	admin := c.Config()
 	cs := kubernetes.NewForConfigOrDie(admin)
@@ -129,17 +149,27 @@ func TestE2EProxyTellsATypedAndAMetadataInformerOfOneResourceApart(t *testing.T)
 	typed, md := ss[false], ss[true]
 	t.Logf("typed #%d %+v %q: %+v", typed.ID, typed.Asked, typed.ContentType(), typed.Counters())
 	t.Logf("metadata #%d %+v %q: %+v", md.ID, md.Asked, md.ContentType(), md.Counters())
+	// A watch's answer is "application/vnd.kubernetes.protobuf;stream=watch"
+	// whatever was asked (its objects are what as= asked for): only the
+	// Accept tells a metadata informer.
 	if typed.Asked.Wire != reflector.WireProtobuf || typed.Asked.Table || typed.Wire() != reflector.WireProtobuf ||
-		!strings.HasPrefix(typed.Asked.Accept, wire.ContentTypeProtobuf) || strings.Contains(typed.ContentType(), "as=") {
+		!strings.HasPrefix(typed.Asked.Accept, wire.ContentTypeProtobuf) || strings.Contains(typed.Asked.Accept, "as=") || !strings.HasPrefix(typed.ContentType(), wire.ContentTypeProtobuf) {
 		t.Errorf("the typed informer's stream asked %+v and got %q (%s), want protobuf, full objects", typed.Asked, typed.ContentType(), typed.Wire())
 	}
 	if md.Asked.Wire != reflector.WireProtobuf || md.Asked.Table || md.Wire() != reflector.WireProtobuf ||
-		!strings.Contains(md.Asked.Accept, "as=PartialObjectMetadata") || !strings.Contains(md.ContentType(), "as=PartialObjectMetadata") {
+		!strings.Contains(md.Asked.Accept, "as=PartialObjectMetadata") || !strings.HasPrefix(md.ContentType(), wire.ContentTypeProtobuf) {
 		t.Errorf("the metadata informer's stream asked %+v and got %q (%s), want protobuf, metadata only", md.Asked, md.ContentType(), md.Wire())
 	}
 	for meta, s := range ss {
 		if cn := s.Counters(); cn.Lists < 2 || cn.Watches < 2 {
 			t.Errorf("metadata only %v: %d lists and %d watches, want the initial ones and those after the 410", meta, cn.Lists, cn.Watches)
+		}
+		want := reflector.StrategyList
+		if streaming {
+			want = reflector.StrategyStream
+		}
+		if s.Options.Strategy != want {
+			t.Errorf("metadata only %v: the first request seen lists by %q, want %q:\n%s", meta, s.Options.Strategy, want, describe(s.Stats()))
 		}
 	}
 }
