@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
@@ -55,7 +57,22 @@ func typedAndMetadataInformers(t *testing.T, streaming bool) {
 	cs := kubernetes.NewForConfigOrDie(admin)
 	dyn := dynamic.NewForConfigOrDie(admin)
 	ns := newNamespace(t, cs)
-	p, addr := startProxy(t, admin)
+	// The streams are recorded as kubectl watchcache proxy --trace records them.
+	var traced bytes.Buffer
+	rec, err := trace.NewRecorder(&traced, trace.Header{StartedAt: time.Now(), Observed: true}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, addr := startProxyWith(t, Options{Config: admin, KeepRaw: true, OnStream: func(s *observed.Stream) {
+		rh, client := s.TraceResource()
+		i, err := rec.AddStream(rh, client, s.ID)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		s.Record(rec.Observed(i))
+		s.OnNote(rec.Notes(i))
+	}})
 
 	churn, err := testcluster.StartChurn(admin, testcluster.ChurnOptions{Namespace: ns, Prefix: "cm", Names: 40, Rate: 40})
 	if err != nil {
@@ -74,7 +91,11 @@ func typedAndMetadataInformers(t *testing.T, streaming bool) {
 	mfactory := metadatainformer.NewFilteredSharedInformerFactory(metadata.NewForConfigOrDie(cfg), 0, ns, nil)
 	metaInf := mfactory.ForResource(configMapsGVR).Informer()
 	stop := make(chan struct{})
-	defer close(stop)
+	defer func() {
+		if stop != nil {
+			close(stop)
+		}
+	}()
 	factory.Start(stop)
 	mfactory.Start(stop)
 	syncCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -159,6 +180,38 @@ func typedAndMetadataInformers(t *testing.T, streaming bool) {
 	if md.Asked.Wire != reflector.WireProtobuf || md.Asked.Table || md.Wire() != reflector.WireProtobuf ||
 		!strings.Contains(md.Asked.Accept, "as=PartialObjectMetadata") || !strings.HasPrefix(md.ContentType(), wire.ContentTypeProtobuf) {
 		t.Errorf("the metadata informer's stream asked %+v and got %q (%s), want protobuf, metadata only", md.Asked, md.ContentType(), md.Wire())
+	}
+	// The trace replays as the proxy saw it: each stream with its number,
+	// what it asked for, its counters and its cache.
+	close(stop)
+	stop = nil
+	p.Close()
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.NewReader("proxy.jsonl", &traced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := observed.NewReplay(rd, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	live := p.Streams()
+	replayed := rp.Streams()
+	if len(replayed) != len(live) {
+		t.Fatalf("%d streams replayed, %d live", len(replayed), len(live))
+	}
+	for i, l := range live {
+		r := replayed[i]
+		if r.ID != l.ID || r.Client != l.Client || r.Asked != l.Asked || r.Options != l.Options || r.ContentType() != l.ContentType() || r.Counters() != l.Counters() ||
+			!equalEntries(streamEntries(r), streamEntries(l)) {
+			t.Errorf("stream %d replayed as #%d %+v %+v %q %+v, live #%d %+v %+v %q %+v", i, r.ID, r.Asked, r.Options, r.ContentType(), r.Counters(),
+				l.ID, l.Asked, l.Options, l.ContentType(), l.Counters())
+		}
 	}
 	for meta, s := range ss {
 		if cn := s.Counters(); cn.Lists < 2 || cn.Watches < 2 {
