@@ -136,3 +136,34 @@ func TestStreamsAreNumberedInTheOrderTheyAreAnnounced(t *testing.T) {
 		}
 	}
 }
+
+// Two informers of one resource in one program that ask in two encodings
+// at once (a typed one over protobuf, a dynamic one in JSON) are two
+// streams; one client that asks in another encoding for its next request
+// (one request at a time) stays on its stream.
+func TestAnotherEncodingIsAnotherStreamOnlyWhenBothAreInUse(t *testing.T) {
+	list := call{verb: reflector.VerbList, gvr: configMapsGVR}
+	req := func(accept string) *http.Request {
+		r := httptest.NewRequest("GET", "/api/v1/configmaps", nil)
+		r.Header.Set("Accept", accept)
+		return r
+	}
+	p := newAssignProxy()
+	a, _, _ := p.assign(list, req("application/vnd.kubernetes.protobuf, */*"))
+	b, _, _ := p.assign(list, req("application/json, */*"))
+	if a == b {
+		t.Fatal("a JSON request while the protobuf one is in flight was taken into its stream")
+	}
+	p.release(a)
+	p.release(b)
+	if c, _, _ := p.assign(list, req("application/json")); c != b {
+		t.Error("the JSON reflector's next request left its stream for the protobuf one's")
+	}
+
+	p = newAssignProxy()
+	a, _, _ = p.assign(list, req("application/json"))
+	p.release(a)
+	if b, _, _ := p.assign(list, req("application/vnd.kubernetes.protobuf")); b != a {
+		t.Error("one client's next request, in protobuf, opened a stream of its own")
+	}
+}

@@ -265,7 +265,8 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 
 // assign finds the stream a request belongs to: the client's stream of the
 // same resource, namespace and selectors, asking for the same (encoding,
-// metadata only, Tables), that has no request in progress
+// metadata only, Tables; another encoding only when none asks for this one
+// and that stream is free), that has no request in progress
 // (a reflector makes one request at a time), or a new one. It returns the
 // channel the request waits on (the stream's previous request) and the one
 // it closes once processed.
@@ -277,17 +278,33 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	accept := req.Header.Get("Accept")
 	asked := observed.ParseAccept(accept)
 	key := streamKey{userAgent: req.UserAgent(), host: host, gvr: c.gvr, namespace: c.namespace, label: c.label, field: c.field, asked: asked}
-	free := func() *slot {
-		for _, s := range p.slots[key] {
+	freeOf := func(k streamKey) *slot {
+		for _, s := range p.slots[k] {
 			if !s.busy {
 				return s
 			}
 		}
 		return nil
 	}
+	free := func() *slot { return freeOf(key) }
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl = free()
+	if sl == nil && len(p.slots[key]) == 0 {
+		// No stream asks for this encoding: a free stream of the client
+		// that asks for another, and otherwise the same, takes the request
+		// (a client that changed its mind between two requests, as a
+		// reflector does not; two reflectors that ask in two encodings at
+		// once are kept apart, since the other's is busy).
+		for _, w := range []reflector.Wire{reflector.WireJSON, reflector.WireProtobuf} {
+			if other := key; w != key.asked.Wire {
+				other.asked.Wire = w
+				if sl = freeOf(other); sl != nil {
+					break
+				}
+			}
+		}
+	}
 	if sl == nil && len(p.slots[key]) > 0 {
 		// Every stream of this client is forwarding a request. A reflector
 		// makes one at a time, but the one it just left may not be seen
