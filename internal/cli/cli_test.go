@@ -147,6 +147,36 @@ func TestE2EForbiddenNamesTheVerbResourceAndNamespace(t *testing.T) {
 	}
 }
 
+// TestE2EABadSelectorExitsOneAtOnceWithTheServersMessage: a mistyped field
+// selector (400) or label selector (422 on a real apiserver) is the
+// request's fault, as kubectl get says: exit 1 with the server's message
+// after one request, whatever the list method, never a streaming-list
+// refusal, and no retries until --give-up-after.
+func TestE2EABadSelectorExitsOneAtOnceWithTheServersMessage(t *testing.T) {
+	kc := kubeconfig(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--field-selector", "foo=bar"}, `"foo" is not a known field selector`},
+		{[]string{"--field-selector", "foo=bar", "--initial-list", "list"}, `"foo" is not a known field selector`},
+		{[]string{"--field-selector", "foo=bar", "--initial-list", "stream"}, `"foo" is not a known field selector`},
+		{[]string{"-l", "app in (a"}, `unable to parse requirement`},
+	} {
+		args := append([]string{"configmaps", "-A", "--kubeconfig", kc, "--no-tui", "--give-up-after", "2m"}, tc.args...)
+		code, out, stderr := run(t, args...)
+		if code != ExitFailure || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "the same request would be refused again") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and the server's %q", tc.args, code, stderr, tc.want)
+		}
+		if strings.Contains(out, "refused the streaming list") || strings.Contains(out, "falling back to LIST") {
+			t.Errorf("%v: a bad selector was taken for a streaming-list refusal:\n%s", tc.args, out)
+		}
+		if n := strings.Count(out, ": started"); n != 1 {
+			t.Errorf("%v: %d requests started, want the one refused:\n%s", tc.args, n, out)
+		}
+	}
+}
+
 func createConfigMaps(t *testing.T, ns string, n int) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster(t).Config())

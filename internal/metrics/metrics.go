@@ -383,7 +383,7 @@ func (r *Resource) decision(at time.Time, d *reflector.Decision, c reflector.Cou
 		}
 	case reflector.ReasonBackoff:
 		r.backoffSeconds.Add(d.Wait.Seconds())
-	case reflector.ReasonPermanentError, reflector.ReasonGaveUp:
+	case reflector.ReasonPermanentError, reflector.ReasonBadRequest, reflector.ReasonGaveUp:
 		endList("failed")
 	case reflector.ReasonStopped:
 		endList("canceled")

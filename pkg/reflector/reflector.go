@@ -235,6 +235,9 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 		r.decide(Decision{State: r.displayState(restart), Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(restart), Code: st.Code, Cause: end.Cause()})
 		return restart, r.failed(ctx, restart, end)
 	}
+	if IsBadRequest(st) {
+		return p, r.badRequest(p, end)
+	}
 	r.decide(Decision{State: r.displayState(p), Reason: ReasonRequestError, Code: end.Code(), Cause: end.Cause()})
 	return p, r.failed(ctx, p, end)
 }
@@ -373,6 +376,9 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 		r.decide(Decision{State: StateRelisting, Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
 		return relist, r.failed(ctx, relist, end)
 	}
+	if IsBadRequest(st) {
+		return p, r.badRequest(p, end)
+	}
 	if streaming {
 		// The streaming list broke before it completed: start it again.
 		r.decide(Decision{State: r.displayState(p), Reason: ReasonWatchError, Streaming: true, Code: end.Code(), Cause: end.Cause()})
@@ -430,6 +436,13 @@ func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) err
 	}
 	r.wait(ctx, Decision{Next: r.verb(next), Cause: end.Cause()})
 	return nil
+}
+
+// badRequest fails at once: the server refused the request's own options,
+// and retrying the same request would only be refused again.
+func (r *Reflector) badRequest(p phase, end *RequestEnd) error {
+	r.ledger.RecordError(end.Cause())
+	return r.fail(p, Decision{Reason: ReasonBadRequest, Code: end.Code(), Cause: end.Cause()}, end)
 }
 
 // fail records the decision that ends Run and returns its error.
