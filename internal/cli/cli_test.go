@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -174,6 +175,49 @@ func TestE2EABadSelectorExitsOneAtOnceWithTheServersMessage(t *testing.T) {
 		if n := strings.Count(out, ": started"); n != 1 {
 			t.Errorf("%v: %d requests started, want the one refused:\n%s", tc.args, n, out)
 		}
+	}
+}
+
+// TestE2EARunTheUserEndsEndsItsRequestAsStopped: --duration and --once end
+// the open request as "stopped", never "timeout" (nor "canceled"), and the
+// trace, its replay and its report say the same.
+func TestE2EARunTheUserEndsEndsItsRequestAsStopped(t *testing.T) {
+	createConfigMaps(t, "stopped", 3)
+	dir := t.TempDir()
+	tracePath := filepath.Join(dir, "stopped.jsonl")
+	for _, args := range [][]string{
+		{"--duration", "3s", "--trace", tracePath},
+		{"--once"},
+	} {
+		code, out, stderr := run(t, append([]string{"configmaps", "-n", "stopped", "--kubeconfig", kubeconfig(t), "--no-tui", "-o", "json"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		if !strings.Contains(out, `"reason":"stopped"`) || strings.Contains(out, `"reason":"timeout"`) || strings.Contains(out, `"reason":"canceled"`) {
+			t.Errorf("%v: want the open request to end stopped, and nothing timed out or canceled:\n%s", args, out)
+		}
+	}
+	traced, err := os.ReadFile(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(traced), `"reason":"stopped"`) || strings.Contains(string(traced), `"reason":"timeout"`) {
+		t.Errorf("the trace does not record the stop as stopped:\n%s", traced)
+	}
+	code, out, stderr := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "-o", "json", "--strict")
+	if code != ExitOK || !strings.Contains(out, `"reason":"stopped"`) || strings.Contains(out, `"reason":"timeout"`) {
+		t.Errorf("the replay: exit %d, want the request stopped\n%s\n%s", code, out, stderr)
+	}
+	page := filepath.Join(dir, "stopped.html")
+	if code, _, stderr := run(t, "report", tracePath, "-o", page); code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`<a href="#r0-\d+" class="req [^"]*c-stopped">`).Match(html) || !strings.Contains(string(html), `class="c-stopped"><td`) {
+		t.Errorf("the report draws and lists no request as stopped")
 	}
 }
 

@@ -60,7 +60,7 @@ func (l Labels) values(extra ...string) []string {
 // The values of the labels that break counters down; every series exists
 // from the start, at 0.
 func pageResults() []string {
-	return []string{"ok", "gone", "too-large", "error", "timeout", "canceled"}
+	return []string{"ok", "gone", "too-large", "error", "timeout", "canceled", "stopped"}
 }
 func listResults() []string { return []string{"complete", "restarted", "failed", "canceled"} }
 func goneOn() []string      { return []string{"watch", "list", "continue"} }
@@ -69,7 +69,7 @@ func relistCauses() []string {
 	return []string{causeGone, causeForced, causeTooLarge, causeFallback, causeError}
 }
 func endReasons() []reflector.EndReason {
-	return []reflector.EndReason{reflector.EndClosed, reflector.EndTimeout, reflector.EndError, reflector.EndCanceled}
+	return []reflector.EndReason{reflector.EndClosed, reflector.EndTimeout, reflector.EndError, reflector.EndCanceled, reflector.EndStopped}
 }
 
 // Relist causes.
@@ -315,6 +315,8 @@ func pageResult(e *reflector.RequestEnd) string {
 		return "timeout"
 	case reflector.EndCanceled:
 		return "canceled"
+	case reflector.EndStopped:
+		return "stopped"
 	}
 	switch {
 	case e.IsGone():

@@ -437,7 +437,7 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 	r.Reason = end.Reason
 	// The recorded error, when the end line has one: the replay's own
 	// cancel of a stopped run says "end of trace".
-	if r.Error == "" && end.Err != nil && (end.Reason != reflector.EndCanceled || c.observed) {
+	if r.Error == "" && end.Err != nil && end.Reason != reflector.EndStopped && (end.Reason != reflector.EndCanceled || c.observed) {
 		r.Error = end.Err.Error()
 	}
 	st := end.Status
@@ -673,6 +673,8 @@ func classify(reason reflector.EndReason, st *metav1.Status) EndClass {
 		return EndTimeout
 	case reflector.EndCanceled:
 		return EndCanceled
+	case reflector.EndStopped:
+		return EndStopped
 	case reflector.EndError:
 		return EndError
 	}

@@ -145,6 +145,7 @@ const (
 	EndError    EndClass = "error"
 	EndGone     EndClass = "gone"
 	EndCanceled EndClass = "canceled"
+	EndStopped  EndClass = "stopped"
 	EndOpen     EndClass = "open"
 )
 

@@ -519,6 +519,10 @@ func (rr *ResourceReplay) requestEnd(ctx context.Context, l *Line) error {
 		case reflector.ErrInitialEventsTimeout.Error():
 			return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: reflector.ErrInitialEventsTimeout}
 		}
+		// A trace recorded before "stopped" existed says "canceled" where
+		// its run was stopped.
+		fallthrough
+	case reflector.EndStopped:
 		// The recorded run was stopped here: the resource's replay ends here,
 		// after the decisions it recorded while stopping; the trace's end
 		// ends the replay.
