@@ -1,0 +1,264 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// statusFor is how long an action's status line stays before the footer
+// shows the key help again.
+const statusFor = 10 * time.Second
+
+// chrome is what frames every screen of the dashboard, the overview's and
+// each resource's alike: the header (the title line, a line saying what is
+// watched, the state line and the LIVE or REPLAY badge), the footer (an
+// action's status, or the key help, and what was dropped), the ? help
+// screen, and the replay's player (its keys and its last reading). A root
+// model holds one and hands it what only the root knows: the lines of its
+// header, its own keys, its legend.
+type chrome struct {
+	opts   Options
+	st     styles
+	help   help.Model
+	keys   chromeKeys
+	status status
+	replay replayPos
+}
+
+// status is an action's one-line report, shown in the footer until a newer one.
+type status struct {
+	text string
+	sev  severity
+	at   time.Time
+}
+
+// replayPos is where a replay stands, for the header's badge.
+type replayPos struct {
+	done, total int64 // Options.Progress's
+	player      playerState
+	havePlayer  bool
+	stopped     bool // the reflector stopped: the replay ended
+}
+
+// screenKeys are a root model's own keys, which the chrome lays out around
+// its own in the footer and the help screen.
+type screenKeys interface {
+	// footerKeys are the footer's: first after help and quit, rest after the player's.
+	footerKeys() (first, rest []key.Binding)
+	// helpGroups are the help screen's columns: help and quit join the
+	// second, the player's keys the third.
+	helpGroups() (nav, moves, actions []key.Binding)
+}
+
+func newChrome(opts Options, st styles) chrome {
+	h := help.New()
+	h.Styles = st.help
+	keys := newChromeKeys()
+	if opts.Player != nil {
+		keys.Player.enable()
+	}
+	return chrome{opts: opts, st: st, help: h, keys: keys}
+}
+
+// view frames a screen of width x height: draw's header, its body fitted to
+// the lines between header and footer, and its footer; on a terminal too
+// small, a notice instead.
+func (c *chrome) view(width, height int, draw func() (header, body []string, footer string)) tea.View {
+	var lines []string
+	if width < minWidth || height < minHeight {
+		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", width, height, minWidth, minHeight)
+		lines = strings.Split(ansi.Wrap(msg, width, " "), "\n")
+	} else {
+		header, body, footer := draw()
+		lines = append(header, fitLines(body, width, height-headerLines-1)...)
+		lines = append(lines, footer)
+	}
+	v := tea.NewView(strings.Join(fitLines(lines, width, height), "\n"))
+	v.AltScreen = true
+	v.WindowTitle = "kubectl watchcache"
+	return v
+}
+
+// header is the title line, what is watched (parts, joined), and the state
+// line with the badge of r on its right.
+func (c *chrome) header(width int, now time.Time, parts []string, state string, r replayPos) []string {
+	what := clip(strings.Join(parts, c.st.faint.Render(" · ")), width)
+	return []string{c.titleLine(now, width), what, spread(state, c.badge(r), width)}
+}
+
+// titleLine is the header's first line: the tool, the trace, the context and
+// server, and the uptime.
+func (c *chrome) titleLine(now time.Time, width int) string {
+	st, o := c.st, c.opts
+	left := st.app.Render("kubectl watchcache")
+	switch {
+	case o.Replay && o.Trace != "":
+		left += st.label.Render("  trace ") + o.Trace
+	case o.Trace != "":
+		left += st.label.Render("  recording ") + o.Trace
+	}
+	if o.Observed != "" {
+		left += st.label.Render("  observing ") + o.Observed
+	}
+	if o.Context != "" {
+		left += st.label.Render("  ctx ") + o.Context
+	}
+	if o.Server != "" {
+		left += "  " + o.Server
+	}
+	return spread(left, st.label.Render("up ")+age(now.Sub(o.Start)), width)
+}
+
+// badge says LIVE, or REPLAY with its position: the player's in recorded
+// time when there is one, else done of total; and whether the replay ended.
+func (c *chrome) badge(r replayPos) string {
+	st := c.st
+	if !c.opts.Replay {
+		return st.good.Render("LIVE")
+	}
+	b := st.badge.Render(" REPLAY ")
+	switch {
+	case r.havePlayer:
+		b += " " + playerBadge(st, r.player, c.opts.Start, r.stopped)
+	case r.total > 0:
+		pct := min(r.done*100/r.total, 100)
+		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(r.done, r.total, 10), pct, count(r.done), count(r.total))
+	case r.done > 0:
+		b += " " + count(r.done)
+	}
+	if r.stopped {
+		b += st.label.Render(" ended")
+	}
+	return b
+}
+
+// progressBar draws done/total in width cells.
+func progressBar(done, total int64, width int) string {
+	filled := int(min(max(done*int64(width)/max(total, 1), 0), int64(width)))
+	return strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
+}
+
+// setStatus makes text, at now, the footer's status.
+func (c *chrome) setStatus(sev severity, text string, now time.Time) {
+	c.status = status{text: text, sev: sev, at: now}
+}
+
+// expireStatus drops a status older than statusFor at now.
+func (c *chrome) expireStatus(now time.Time) {
+	if c.status.text != "" && now.Sub(c.status.at) > statusFor {
+		c.status.text = ""
+	}
+}
+
+// footer is the bottom line: over when the root has something that goes
+// before everything (a prompt), else the status, else hint, else the key
+// help; on the right, how many notes were dropped on the way to the screen.
+func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int64) string {
+	right := ""
+	if lost > 0 {
+		right = c.st.warn.Render("dropped " + count(lost) + " notes")
+	}
+	left := over
+	switch {
+	case left != "":
+	case c.status.text != "":
+		left = c.st.sev(c.status.sev, c.status.text)
+	case hint != "":
+		left = hint
+	default:
+		first, rest := keys.footerKeys()
+		short := append([]key.Binding{c.keys.Help, c.keys.Quit}, first...)
+		short = append(append(short, c.keys.Player.PlayPause, c.keys.Player.Step), rest...)
+		h := c.help
+		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
+		left = h.ShortHelpView(short)
+	}
+	return spread(left, right, width)
+}
+
+// helpHint is the footer under the help screen.
+func (c *chrome) helpHint() string {
+	return c.st.faint.Render("esc or ? closes the help · q quit")
+}
+
+// helpKey handles a key on the help screen: q quits, ? and esc close it.
+func (c *chrome) helpKey(k tea.KeyPressMsg) (quit, closed bool) {
+	return key.Matches(k, c.keys.Quit), key.Matches(k, c.keys.Help, c.keys.Close)
+}
+
+// helpLines is the help screen: the keys under keysTitle, in columns, then
+// the legend under legendTitle; a replay's legend says what it cannot do
+// and explains the player, before after.
+func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screenKeys, legend [][2]string, after ...[2]string) []string {
+	st := c.st
+	nav, moves, actions := keys.helpGroups()
+	groups := enabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.group()...)})
+	out := append([]string{st.tabActive.Render(" " + keysTitle + " "), ""}, keyTable(st, groups, width)...)
+	out = append(out, "", st.tabActive.Render(" "+legendTitle+" "), "")
+	if c.opts.Replay {
+		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
+		if c.opts.Player != nil {
+			legend = append(legend, [2]string{"player", playerLegend})
+		}
+	}
+	return append(out, legendLines(st, append(legend, after...), width)...)
+}
+
+// playerKey acts on k when it is one of the player's keys (ok false
+// otherwise): the status says what it did, the player is read afresh, and
+// quit says a rewind ends the dashboard.
+func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (quit, ok bool) {
+	a, ok := playerKey(c.opts.Player, c.keys.Player, k, c.opts.Start, c.opts.Rewind)
+	if !ok {
+		return false, false
+	}
+	c.setStatus(a.sev, a.status, now)
+	c.replay.player, c.replay.havePlayer = readPlayer(c.opts.Player), true
+	return a.quit, true
+}
+
+// keyTable lays key bindings out in columns, one per group.
+func keyTable(st styles, groups [][]key.Binding, width int) []string {
+	colW := max(width/len(groups), 24)
+	rows := 0
+	for _, g := range groups {
+		rows = max(rows, len(g))
+	}
+	out := make([]string, 0, rows)
+	for r := range rows {
+		var b strings.Builder
+		for _, g := range groups {
+			cell := ""
+			if r < len(g) {
+				h := g[r].Help()
+				cell = " " + st.value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.label.Render(h.Desc)
+			}
+			b.WriteString(pad(cell, colW))
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+	}
+	return out
+}
+
+// legendLines are terms and their explanations, wrapped under an indent.
+func legendLines(st styles, legend [][2]string, width int) []string {
+	const indent = 11
+	var out []string
+	for _, l := range legend {
+		wrapped := strings.Split(ansi.Wrap(l[1], max(width-indent-1, 20), " "), "\n")
+		for i, w := range wrapped {
+			head := strings.Repeat(" ", indent)
+			if i == 0 {
+				head = " " + st.value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
+			}
+			out = append(out, head+w)
+		}
+	}
+	return out
+}
