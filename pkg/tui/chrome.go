@@ -29,6 +29,8 @@ type chrome struct {
 	keys   chromeKeys
 	status status
 	replay replayPos
+	// width and height are the terminal's, 0 until it says.
+	width, height int
 }
 
 // status is an action's one-line report, shown in the footer until a newer one.
@@ -64,6 +66,16 @@ func newChrome(opts Options, st styles) chrome {
 		keys.Player.enable()
 	}
 	return chrome{opts: opts, st: st, help: h, keys: keys}
+}
+
+// size is the screen's width and height, and how many lines are between
+// header and footer.
+func (c *chrome) size() (w, h, body int) {
+	w, h = c.width, c.height
+	if w <= 0 || h <= 0 {
+		w, h = defaultWidth, defaultHeight
+	}
+	return w, h, h - headerLines - 1
 }
 
 // view frames a screen of width x height: draw's header, its body fitted to

@@ -62,9 +62,8 @@ type Model struct {
 	st     styles
 	chrome chrome // the header, footer, help screen and player
 
-	state         viewState
-	focus         pane
-	width, height int
+	state viewState
+	focus pane
 
 	now        time.Time // the model's clock: opts.Now at the last message that carried time
 	stats      reflector.Stats
@@ -132,7 +131,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		m.chrome.width, m.chrome.height = msg.Width, msg.Height
 	case snapshotMsg:
 		m.applySnapshot(msg)
 		cmd = m.pollCmd(m.opts.Refresh)

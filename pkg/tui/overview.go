@@ -48,9 +48,8 @@ type Overview struct {
 	// the last player key's, its player the reading at that key.
 	chrome chrome
 
-	state         overviewState
-	cur, top      int // the selected row, and the first row shown
-	width, height int
+	state    overviewState
+	cur, top int // the selected row, and the first row shown
 }
 
 // NewOverview builds the dashboard of resources, one row and one Model for
@@ -120,8 +119,8 @@ func (o *Overview) add(r Resource) tea.Cmd {
 	o.nameRows()
 	i := len(o.subs) - 1
 	cmds := []tea.Cmd{wrapCmd(i, o.subs[i].Init()), o.waitAdded()}
-	if o.width > 0 {
-		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.width, Height: o.height}))
+	if o.chrome.width > 0 {
+		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.chrome.width, Height: o.chrome.height}))
 	}
 	return tea.Batch(cmds...)
 }
@@ -169,7 +168,7 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case addedMsg:
 		cmd = o.add(msg.res)
 	case tea.WindowSizeMsg:
-		o.width, o.height = msg.Width, msg.Height
+		o.chrome.width, o.chrome.height = msg.Width, msg.Height
 		cmds := make([]tea.Cmd, 0, len(o.subs))
 		for i := range o.subs {
 			cmds = append(cmds, o.updateSub(i, msg))

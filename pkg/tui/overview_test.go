@@ -472,8 +472,8 @@ func TestTheWindowSizeReachesEveryResource(t *testing.T) {
 	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 132, Height: 41})
 	for i, m := range o.subs {
-		if m.width != 132 || m.height != 41 {
-			t.Errorf("resource %d is %dx%d, want 132x41", i, m.width, m.height)
+		if m.chrome.width != 132 || m.chrome.height != 41 {
+			t.Errorf("resource %d is %dx%d, want 132x41", i, m.chrome.width, m.chrome.height)
 		}
 	}
 }

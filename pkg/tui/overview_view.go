@@ -99,18 +99,10 @@ type overviewLayout struct {
 	preview       int // lines of the selected resource's log glimpse, with its title; 0 for none
 }
 
-func (o *Overview) size() (int, int) {
-	w, h := o.width, o.height
-	if w <= 0 || h <= 0 {
-		w, h = defaultWidth, defaultHeight
-	}
-	return w, h
-}
-
 // tableLayout fits the columns to the width, then the rows and the glimpse to the height.
 func (o *Overview) tableLayout() overviewLayout {
-	w, h := o.size()
-	l := overviewLayout{width: w, height: h, body: h - headerLines - 1}
+	w, h, body := o.chrome.size()
+	l := overviewLayout{width: w, height: h, body: body}
 	l.cols, l.has = overviewColumns(w-markerWidth, o.nameWidth)
 	if _, ok := o.banner(); ok {
 		l.banner = 1

@@ -48,17 +48,9 @@ func (l layout) selectable(p pane) int {
 	return l.paneRows[p]
 }
 
-func (m *Model) size() (int, int) {
-	w, h := m.width, m.height
-	if w <= 0 || h <= 0 {
-		w, h = defaultWidth, defaultHeight
-	}
-	return w, h
-}
-
 func (m *Model) layout() layout {
-	w, h := m.size()
-	l := layout{width: w, height: h, body: h - headerLines - 1}
+	w, h, body := m.chrome.size()
+	l := layout{width: w, height: h, body: body}
 	l.gaugeCols = min(max(w/gaugeColumnWidth, 1), 4)
 	l.gaugeRows = (numGauges + l.gaugeCols - 1) / l.gaugeCols
 	l.showRates = true
