@@ -510,8 +510,8 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		}
 		cells[colLastRV] = st.value.Render(orDash(s.ResourceVersion))
 		cells[colBookmark] = o.bookmarkCell(m, now)
-		cells[colGone] = m.counter(c.Gone, true)
-		cells[colRelists] = m.counter(c.Relists, true)
+		cells[colGone] = st.counter(c.Gone, true)
+		cells[colRelists] = st.counter(c.Relists, true)
 		switch {
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
 			cells[colError] = ""
@@ -593,18 +593,10 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 	cells[colState] = st.label.Render(fmt.Sprintf("%d in flight", inFlight))
 	cells[colObjects] = st.value.Render(count(objects))
 	cells[colMemory] = st.value.Render(bytesIEC(bytes))
-	cells[colGone] = o.subsCounter(gone)
-	cells[colRelists] = o.subsCounter(relists)
+	cells[colGone] = st.counter(gone, true)
+	cells[colRelists] = st.counter(relists, true)
 	cells[colEvents] = o.eventsCell(l, series[:])
 	return joinCells("  ", l.cols, &cells)
-}
-
-// subsCounter shows a total count that is worrying when not zero.
-func (o *Overview) subsCounter(n int64) string {
-	if n == 0 {
-		return o.st.faint.Render("0")
-	}
-	return o.st.warn.Render(count(n))
 }
 
 // footer is the latest action's status (a resource's, named, or the

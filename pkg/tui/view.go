@@ -324,17 +324,6 @@ func bookmarkSeverity(d time.Duration) severity {
 	return sevBad
 }
 
-// counter shows a count that is worrying when not zero.
-func (m *Model) counter(n int64, worrying bool) string {
-	if n == 0 {
-		return m.st.faint.Render("0")
-	}
-	if worrying {
-		return m.st.warn.Render(count(n))
-	}
-	return m.st.value.Render(count(n))
-}
-
 func (m *Model) gauges() []gauge {
 	st, s, c := m.st, m.stats, m.stats.Counters
 	objects := st.faint.Render("-")
@@ -369,7 +358,7 @@ func (m *Model) gauges() []gauge {
 		}
 		bookmark = st.sev(sev, text) + st.label.Render(" · rv "+orDash(s.BookmarkRV))
 	}
-	gone := m.counter(c.Gone, true)
+	gone := st.counter(c.Gone, true)
 	if !s.LastGone.IsZero() {
 		gone += st.label.Render(" · last " + age(m.now.Sub(s.LastGone)) + " ago")
 	}
@@ -397,11 +386,11 @@ func (m *Model) gauges() []gauge {
 		{labelBookmark, bookmark},
 		{labelLastRV, st.value.Render(orDash(s.ResourceVersion))},
 		{labelGone, gone},
-		{labelRelists, m.counter(c.Relists, true)},
-		{labelUID, m.counter(c.UIDMismatches, true)},
-		{labelRestarts, m.counter(restarts, false)},
-		{labelDups, m.counter(c.Duplicates, false)},
-		{labelBackoffs, m.counter(c.Backoffs, true)},
+		{labelRelists, st.counter(c.Relists, true)},
+		{labelUID, st.counter(c.UIDMismatches, true)},
+		{labelRestarts, st.counter(restarts, false)},
+		{labelDups, st.counter(c.Duplicates, false)},
+		{labelBackoffs, st.counter(c.Backoffs, true)},
 		{labelLatency, lat},
 	}
 }
