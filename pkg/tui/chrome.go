@@ -222,19 +222,6 @@ func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screen
 	return append(out, legendLines(st, append(legend, after...), width)...)
 }
 
-// playerKey acts on k when it is one of the player's keys (ok false
-// otherwise): the status says what it did, the player is read afresh, and
-// quit says a rewind ends the dashboard.
-func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (quit, ok bool) {
-	a, ok := playerKey(c.opts.Player, c.keys.Player, k, c.opts.Start, c.opts.Rewind)
-	if !ok {
-		return false, false
-	}
-	c.setStatus(a.sev, a.status, now)
-	c.replay.player, c.replay.havePlayer = readPlayer(c.opts.Player), true
-	return a.quit, true
-}
-
 // keyTable lays key bindings out in columns, one per group.
 func keyTable(st styles, groups [][]key.Binding, width int) []string {
 	colW := max(width/len(groups), 24)
