@@ -104,6 +104,52 @@ func (c *chrome) header(width int, now time.Time, parts []string, state string, 
 	return []string{c.titleLine(now, width), what, spread(state, c.badge(r), width)}
 }
 
+// watchedParts say how resources are watched, as far as they all watch
+// alike: the selectors; how lists are made, with lists, or whose
+// reflector it is, for another program's (client): how that one lists is
+// in its requests; and the wire.
+func watchedParts(rs []Resource, lists bool, client string) []string {
+	var parts []string
+	if sel, ok := shared(rs, func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
+		parts = append(parts, "-l "+sel)
+	}
+	if sel, ok := shared(rs, func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
+		parts = append(parts, "--field-selector "+sel)
+	}
+	switch {
+	case client != "":
+		parts = append(parts, "client "+client)
+	case lists:
+		if method, ok := shared(rs, func(r *Resource) string { return listMethod(*r) }); ok {
+			parts = append(parts, method)
+		}
+		switch meta, _ := shared(rs, func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); meta {
+		case "true":
+			parts = append(parts, "metadata-only")
+		case "false":
+			parts = append(parts, "full objects")
+		}
+	}
+	if wire, ok := shared(rs, func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
+		parts = append(parts, wire)
+	}
+	return parts
+}
+
+// shared is f's value for every one of rs; ok is false when they differ, or there are none.
+func shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
+	if len(rs) == 0 {
+		return "", false
+	}
+	v = f(&rs[0])
+	for i := range rs[1:] {
+		if f(&rs[i+1]) != v {
+			return "", false
+		}
+	}
+	return v, true
+}
+
 // titleLine is the header's first line: the tool, the trace, the context and
 // server, and the uptime.
 func (c *chrome) titleLine(now time.Time, width int) string {

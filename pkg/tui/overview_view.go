@@ -226,21 +226,12 @@ func (o *Overview) now() time.Time {
 
 // header is the run's identity, what the resources share, their states, and live or replay.
 func (o *Overview) header(width int) []string {
-	st := o.st
-	parts := []string{st.value.Render(plural(len(o.subs), "resource"))}
-	shared := func(f func(r *Resource) string) (string, bool) {
-		if len(o.subs) == 0 {
-			return "", false
-		}
-		v := f(&o.subs[0].res)
-		for i := range o.subs[1:] {
-			if f(&o.subs[i+1].res) != v {
-				return "", false
-			}
-		}
-		return v, true
+	parts := []string{o.st.value.Render(plural(len(o.subs), "resource"))}
+	if o.opts.Observed != "" {
+		// Other programs' reflectors: how each lists is in its requests.
+		parts[0] = o.st.value.Render(plural(len(o.subs), "observed stream"))
 	}
-	switch ns, ok := shared(namespaceOf); {
+	switch ns, ok := shared(o.resources, namespaceOf); {
 	case len(o.subs) == 0:
 	case !ok:
 		parts = append(parts, "several namespaces")
@@ -249,30 +240,7 @@ func (o *Overview) header(width int) []string {
 	default:
 		parts = append(parts, "namespace "+ns)
 	}
-	if sel, ok := shared(func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
-		parts = append(parts, "-l "+sel)
-	}
-	if sel, ok := shared(func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
-		parts = append(parts, "--field-selector "+sel)
-	}
-	if o.opts.Observed != "" {
-		// Other programs' reflectors: how each lists is in its requests.
-		parts[0] = st.value.Render(plural(len(o.subs), "observed stream"))
-	} else {
-		if method, ok := shared(func(r *Resource) string { return listMethod(*r) }); ok {
-			parts = append(parts, method)
-		}
-		if meta, ok := shared(func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); ok {
-			if meta == "true" {
-				parts = append(parts, "metadata-only")
-			} else {
-				parts = append(parts, "full objects")
-			}
-		}
-	}
-	if wire, ok := shared(func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
-		parts = append(parts, wire)
-	}
+	parts = append(parts, watchedParts(o.resources, o.opts.Observed == "", "")...)
 	return o.chrome.header(width, o.now(), parts, o.stateCounts(), o.replayPos())
 }
 
@@ -348,14 +316,7 @@ func rowNames(resources []Resource) []rowLabel {
 		if gvr.Group != "" {
 			base += "." + gvr.Group
 		}
-		differs := func(f func(r *Resource) string) bool {
-			for j := range resources {
-				if f(&resources[j]) != f(&resources[i]) {
-					return true
-				}
-			}
-			return false
-		}
+		differs := func(f func(r *Resource) string) bool { _, same := shared(resources, f); return !same }
 		if differs(func(r *Resource) string {
 			u := r.Target.Resource.GVR
 			if u.Resource == gvr.Resource && u.Group == gvr.Group {

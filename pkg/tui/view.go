@@ -107,33 +107,12 @@ func (m Model) View() tea.View {
 
 // header is the run's identity, the resource, the reflector's state, and live or replay.
 func (m *Model) header(width int) []string {
-	st, r := m.st, m.res
-	t := r.Target
-	parts := []string{st.value.Render(t.Resource.String())}
+	t := m.res.Target
+	name := m.st.value.Render(t.Resource.String())
 	if t.Resource.Kind != "" && width >= wideWidth {
-		parts[0] += " " + st.label.Render(t.Resource.Kind)
+		name += " " + m.st.label.Render(t.Resource.Kind)
 	}
-	parts = append(parts, scope(t))
-	if t.LabelSelector != "" {
-		parts = append(parts, "-l "+t.LabelSelector)
-	}
-	if t.FieldSelector != "" {
-		parts = append(parts, "--field-selector "+t.FieldSelector)
-	}
-	if r.Client != "" {
-		// Another program's reflector: how it lists is in its requests.
-		parts = append(parts, "client "+r.Client)
-	} else {
-		parts = append(parts, listMethod(r))
-		if r.MetadataOnly {
-			parts = append(parts, "metadata-only")
-		} else {
-			parts = append(parts, "full objects")
-		}
-	}
-	if r.Wire != "" {
-		parts = append(parts, string(r.Wire))
-	}
+	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", m.res.Client)...)
 	return m.chrome.header(width, m.now, parts, m.stateLine(), m.chrome.replay)
 }
 
