@@ -15,22 +15,19 @@ import (
 // shows the key help again.
 const statusFor = 10 * time.Second
 
-// chrome is what frames every screen of the dashboard, the overview's and
-// each resource's alike: the header (the title line, a line saying what is
-// watched, the state line and the LIVE or REPLAY badge), the footer (an
-// action's status, or the key help, and what was dropped), the ? help
-// screen, and the replay's player (its keys and its last reading). A root
-// model holds one and hands it what only the root knows: the lines of its
-// header, its own keys, its legend.
+// chrome frames every screen, the overview's and a resource's alike: the
+// header (title, what is watched, state line, LIVE or REPLAY badge), the
+// footer (an action's status or the key help, and the notes dropped), the ?
+// help screen and the replay's player (its keys and last reading). Each
+// root model holds one and hands it what only the root knows.
 type chrome struct {
-	opts   Options
-	st     styles
-	help   help.Model
-	keys   chromeKeys
-	status status
-	replay replayPos
-	// width and height are the terminal's, 0 until it says.
-	width, height int
+	opts          Options
+	st            styles
+	help          help.Model
+	keys          chromeKeys
+	status        status
+	replay        replayPos
+	width, height int // the terminal's, 0 until it says
 }
 
 // status is an action's one-line report, shown in the footer until a newer one.
@@ -49,12 +46,10 @@ type replayPos struct {
 }
 
 // screenKeys are a root model's own keys, which the chrome lays out around
-// its own in the footer and the help screen.
+// its own: in the footer, first after help and quit, rest after the
+// player's; on the help screen, help and quit join moves, the player's actions.
 type screenKeys interface {
-	// footerKeys are the footer's: first after help and quit, rest after the player's.
 	footerKeys() (first, rest []key.Binding)
-	// helpGroups are the help screen's columns: help and quit join the
-	// second, the player's keys the third.
 	helpGroups() (nav, moves, actions []key.Binding)
 }
 
@@ -78,17 +73,17 @@ func (c *chrome) size() (w, h, body int) {
 	return w, h, h - headerLines - 1
 }
 
-// view frames a screen of width x height: draw's header, its body fitted to
-// the lines between header and footer, and its footer; on a terminal too
-// small, a notice instead.
-func (c *chrome) view(width, height int, draw func() (header, body []string, footer string)) tea.View {
+// view frames the screen: draw's header, body (fitted between header and
+// footer) and footer; on a terminal too small, a notice instead.
+func (c *chrome) view(draw func() (header, body []string, footer string)) tea.View {
+	width, height, bodyLines := c.size()
 	var lines []string
 	if width < minWidth || height < minHeight {
 		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", width, height, minWidth, minHeight)
 		lines = strings.Split(ansi.Wrap(msg, width, " "), "\n")
 	} else {
 		header, body, footer := draw()
-		lines = append(header, fitLines(body, width, height-headerLines-1)...)
+		lines = append(header, fitLines(body, width, bodyLines)...)
 		lines = append(lines, footer)
 	}
 	v := tea.NewView(strings.Join(fitLines(lines, width, height), "\n"))
@@ -97,17 +92,33 @@ func (c *chrome) view(width, height int, draw func() (header, body []string, foo
 	return v
 }
 
-// header is the title line, what is watched (parts, joined), and the state
-// line with the badge of r on its right.
+// header is the title line (the tool, the trace, the context and server,
+// the uptime), what is watched (parts), and the state line with r's badge.
 func (c *chrome) header(width int, now time.Time, parts []string, state string, r replayPos) []string {
-	what := clip(strings.Join(parts, c.st.faint.Render(" · ")), width)
-	return []string{c.titleLine(now, width), what, spread(state, c.badge(r), width)}
+	st, o := c.st, c.opts
+	left := st.app.Render("kubectl watchcache")
+	switch {
+	case o.Replay && o.Trace != "":
+		left += st.label.Render("  trace ") + o.Trace
+	case o.Trace != "":
+		left += st.label.Render("  recording ") + o.Trace
+	}
+	if o.Observed != "" {
+		left += st.label.Render("  observing ") + o.Observed
+	}
+	if o.Context != "" {
+		left += st.label.Render("  ctx ") + o.Context
+	}
+	if o.Server != "" {
+		left += "  " + o.Server
+	}
+	return []string{spread(left, st.label.Render("up ")+age(now.Sub(o.Start)), width),
+		clip(strings.Join(parts, st.faint.Render(" · ")), width), spread(state, c.badge(r), width)}
 }
 
 // watchedParts say how resources are watched, as far as they all watch
-// alike: the selectors; how lists are made, with lists, or whose
-// reflector it is, for another program's (client): how that one lists is
-// in its requests; and the wire.
+// alike: the selectors, how lists are made (with lists) or, for another
+// program's reflector, whose it is (client), and the wire.
 func watchedParts(rs []Resource, lists bool, client string) []string {
 	var parts []string
 	if sel, ok := shared(rs, func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
@@ -148,29 +159,6 @@ func shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
 		}
 	}
 	return v, true
-}
-
-// titleLine is the header's first line: the tool, the trace, the context and
-// server, and the uptime.
-func (c *chrome) titleLine(now time.Time, width int) string {
-	st, o := c.st, c.opts
-	left := st.app.Render("kubectl watchcache")
-	switch {
-	case o.Replay && o.Trace != "":
-		left += st.label.Render("  trace ") + o.Trace
-	case o.Trace != "":
-		left += st.label.Render("  recording ") + o.Trace
-	}
-	if o.Observed != "" {
-		left += st.label.Render("  observing ") + o.Observed
-	}
-	if o.Context != "" {
-		left += st.label.Render("  ctx ") + o.Context
-	}
-	if o.Server != "" {
-		left += "  " + o.Server
-	}
-	return spread(left, st.label.Render("up ")+age(now.Sub(o.Start)), width)
 }
 
 // badge says LIVE, or REPLAY with its position: the player's in recorded
@@ -214,9 +202,8 @@ func (c *chrome) expireStatus(now time.Time) {
 	}
 }
 
-// footer is the bottom line: over when the root has something that goes
-// before everything (a prompt), else the status, else hint, else the key
-// help; on the right, how many notes were dropped on the way to the screen.
+// footer is over (a prompt), else the status, else hint, else the key help;
+// on the right, how many notes were dropped on the way to the screen.
 func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int64) string {
 	right := ""
 	if lost > 0 {
@@ -250,9 +237,8 @@ func (c *chrome) helpKey(k tea.KeyPressMsg) (quit, closed bool) {
 	return key.Matches(k, c.keys.Quit), key.Matches(k, c.keys.Help, c.keys.Close)
 }
 
-// helpLines is the help screen: the keys under keysTitle, in columns, then
-// the legend under legendTitle; a replay's legend says what it cannot do
-// and explains the player, before after.
+// helpLines is the help screen: the keys in columns, then the legend, to
+// which a replay adds what it cannot do and the player, before after.
 func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screenKeys, legend [][2]string, after ...[2]string) []string {
 	st := c.st
 	nav, moves, actions := keys.helpGroups()

@@ -199,7 +199,7 @@ func (o Overview) View() tea.View {
 		return o.subs[o.cur].View()
 	}
 	l := o.tableLayout()
-	return o.chrome.view(l.width, l.height, func() (header, body []string, footer string) {
+	return o.chrome.view(func() (header, body []string, footer string) {
 		header = o.header(l.width)
 		if o.state == overviewHelp {
 			body = o.helpLines(l.width)

@@ -91,7 +91,7 @@ func (m *Model) layout() layout {
 // View renders the screen.
 func (m Model) View() tea.View {
 	l := m.layout()
-	return m.chrome.view(l.width, l.height, func() (header, body []string, footer string) {
+	return m.chrome.view(func() (header, body []string, footer string) {
 		header = m.header(l.width)
 		switch m.state {
 		case stateHelp:
