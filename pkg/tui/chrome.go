@@ -202,8 +202,8 @@ func (c *chrome) expireStatus(now time.Time) {
 	}
 }
 
-// footer is over (a prompt), else the status, else hint, else the key help;
-// on the right, how many notes were dropped on the way to the screen.
+// footer is over (a prompt), else the status, else hint (faint), else the
+// key help; on the right, how many notes were dropped on the way to the screen.
 func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int64) string {
 	right := ""
 	if lost > 0 {
@@ -215,7 +215,7 @@ func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int6
 	case c.status.text != "":
 		left = c.st.sev(c.status.sev, c.status.text)
 	case hint != "":
-		left = hint
+		left = c.st.faint.Render(hint)
 	default:
 		first, rest := keys.footerKeys()
 		short := append([]key.Binding{c.keys.Help, c.keys.Quit}, first...)
@@ -227,14 +227,15 @@ func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int6
 	return spread(left, right, width)
 }
 
-// helpHint is the footer under the help screen.
-func (c *chrome) helpHint() string {
-	return c.st.faint.Render("esc or ? closes the help · q quit")
-}
+// helpHint is the footer's hint under the help screen.
+const helpHint = "esc or ? closes the help · q quit"
 
 // helpKey handles a key on the help screen: q quits, ? and esc close it.
-func (c *chrome) helpKey(k tea.KeyPressMsg) (quit, closed bool) {
-	return key.Matches(k, c.keys.Quit), key.Matches(k, c.keys.Help, c.keys.Close)
+func (c *chrome) helpKey(k tea.KeyPressMsg) (cmd tea.Cmd, closed bool) {
+	if key.Matches(k, c.keys.Quit) {
+		return tea.Quit, false
+	}
+	return nil, key.Matches(k, c.keys.Help, c.keys.Close)
 }
 
 // helpLines is the help screen: the keys in columns, then the legend, to

@@ -55,9 +55,8 @@ type Model struct {
 	res  Resource
 	feed Feed // res.Feed
 	life *lifecycle
-	// multi says the model is one of several behind an Overview: its help
-	// and footer say that esc goes back to the overview.
-	multi  bool
+	// keys.ToOverview is on when the model is one of several behind an
+	// Overview: its help and footer say that esc goes back to the overview.
 	keys   keyMap
 	st     styles
 	chrome chrome // the header, footer, help screen and player
@@ -264,11 +263,8 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case stateFilter:
 		cmd = m.filterKey(k)
 	case stateHelp:
-		quit, closed := m.chrome.helpKey(k)
-		if quit {
-			return m, tea.Quit
-		}
-		if closed {
+		var closed bool
+		if cmd, closed = m.chrome.helpKey(k); closed {
 			m.state = stateDashboard
 		}
 	case stateDetail:
@@ -331,8 +327,8 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if quit, ok := m.chrome.playerKey(k, m.now); ok {
-		return nil, quit
+	if cmd, ok := m.chrome.playerKey(k, m.now); ok {
+		return cmd, false
 	}
 	n := m.rowsIn(m.focus)
 	switch {

@@ -44,9 +44,7 @@ type Overview struct {
 	nameWidth int        // the longest name's
 	keys      overviewKeyMap
 	st        styles
-	// chrome is the header, footer, help screen and player; its status is
-	// the last player key's, its player the reading at that key.
-	chrome chrome
+	chrome    chrome // its status and player are the last player key's
 
 	state    overviewState
 	cur, top int // the selected row, and the first row shown
@@ -65,7 +63,6 @@ func newOverview(ctx context.Context, opts Options, resources []Resource) Overvi
 	for _, r := range resources {
 		m := newModel(ctx, opts, r)
 		if len(resources) > 1 || opts.Added != nil {
-			m.multi = true
 			m.keys.setMulti()
 		}
 		o.subs = append(o.subs, m)
@@ -112,7 +109,6 @@ func (o *Overview) waitAdded() tea.Cmd {
 // add gives a resource that came its row and its Model, started and sized.
 func (o *Overview) add(r Resource) tea.Cmd {
 	m := newModel(o.ctx, o.opts, r)
-	m.multi = true
 	m.keys.setMulti()
 	o.subs = append(o.subs, m)
 	o.resources = append(o.resources, r)
@@ -207,11 +203,8 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if quit, ok := o.chrome.playerKey(k, o.now()); ok {
-		if quit {
-			return tea.Quit
-		}
-		return nil
+	if cmd, ok := o.chrome.playerKey(k, o.now()); ok {
+		return cmd
 	}
 	o.chrome.status.text = ""
 	n := len(o.subs)

@@ -576,7 +576,7 @@ func (o *Overview) footer(width int) string {
 	var over, hint string
 	switch {
 	case o.state == overviewHelp:
-		hint = o.chrome.helpHint()
+		hint = helpHint
 	case from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)):
 		over = o.st.value.Render(o.rowName(from)+": ") + o.st.sev(latest.sev, latest.text)
 	}

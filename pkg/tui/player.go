@@ -109,13 +109,13 @@ const playerLegend = "space pauses the replay and resumes it; → serves it up t
 
 // playerKey acts on k when it is one of the player's keys (ok false
 // otherwise): the status says what it did, and the player is read afresh.
-// quit ends the dashboard: a rewind starts the replay again.
-func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (quit, ok bool) {
+// A rewind quits (cmd): the replay starts again.
+func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bool) {
 	p, keys := c.opts.Player, c.keys.Player
 	if p == nil {
-		return false, false
+		return nil, false
 	}
-	sev, text := sevNone, ""
+	sev, text, quit := sevNone, "", false
 	switch {
 	case key.Matches(k, keys.PlayPause):
 		text = "replay paused: space resumes, → steps to the next request or decision"
@@ -132,11 +132,14 @@ func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (quit, ok bool) {
 	case key.Matches(k, keys.Jump):
 		sev, text, quit = c.jump(int(k.Text[0] - '0'))
 	default:
-		return false, false
+		return nil, false
 	}
 	c.setStatus(sev, text, now)
 	c.replay.player, c.replay.havePlayer = readPlayer(p), true
-	return quit, true
+	if quit {
+		return tea.Quit, true
+	}
+	return nil, true
 }
 
 // jump seeks to tenth tenths of the recorded span; quit says it rewinds.

@@ -258,9 +258,9 @@ func (m *Model) footer(width int) string {
 	case stateFilter:
 		over = m.filter.view(m.st) + m.st.faint.Render("  enter keep · esc clear")
 	case stateHelp:
-		hint = m.chrome.helpHint()
+		hint = helpHint
 	case stateDetail:
-		hint = m.st.faint.Render("esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit")
+		hint = "esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit"
 	}
 	return m.chrome.footer(width, over, hint, m.keys, m.notesLost)
 }
@@ -422,7 +422,7 @@ func (m *Model) helpLines(width int) []string {
 		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
 	}
 	var after [][2]string
-	if m.multi {
+	if m.keys.ToOverview.Enabled() {
 		after = append(after, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})
 	}
 	return m.chrome.helpLines(width, "Keys", "Reading the screen", m.keys, legend, after...)
