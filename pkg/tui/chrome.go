@@ -63,8 +63,7 @@ func newChrome(opts Options, st styles) chrome {
 	return chrome{opts: opts, st: st, help: h, keys: keys}
 }
 
-// size is the screen's width and height, and how many lines are between
-// header and footer.
+// size is the screen's width and height, and the lines between header and footer.
 func (c *chrome) size() (w, h, body int) {
 	w, h = c.width, c.height
 	if w <= 0 || h <= 0 {
@@ -188,11 +187,6 @@ func (c *chrome) badge(r replayPos) string {
 func progressBar(done, total int64, width int) string {
 	filled := int(min(max(done*int64(width)/max(total, 1), 0), int64(width)))
 	return strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
-}
-
-// setStatus makes text, at now, the footer's status.
-func (c *chrome) setStatus(sev severity, text string, now time.Time) {
-	c.status = status{text: text, sev: sev, at: now}
 }
 
 // expireStatus drops a status older than statusFor at now.

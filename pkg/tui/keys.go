@@ -5,11 +5,8 @@ import "charm.land/bubbles/v2/key"
 // chromeKeys are the keys of every screen, which the chrome handles: help,
 // quit, and the replay's player.
 type chromeKeys struct {
-	Help, Quit key.Binding
-	// Close (esc) closes the help screen, as ? does; the help does not list it.
-	Close key.Binding
-	// Player are the replay's keys, enabled with a Player.
-	Player playerKeys
+	Help, Quit, Close key.Binding // Close: esc closes the help screen too, unlisted
+	Player            playerKeys  // enabled with a Player
 }
 
 func newChromeKeys() chromeKeys {

@@ -244,7 +244,7 @@ func (m *Model) addAudit(a auditMsg) {
 }
 
 func (m *Model) setStatus(sev severity, s string) {
-	m.chrome.setStatus(sev, s, m.now)
+	m.chrome.status = status{text: s, sev: sev, at: m.now}
 }
 
 // lastStatus is the status line of the model's last action.

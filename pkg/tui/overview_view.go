@@ -564,9 +564,7 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 // player's), or the key help; with the count of notes dropped on the way
 // to the screen.
 func (o *Overview) footer(width int) string {
-	var lost int64
-	var latest status
-	from := -1
+	lost, latest, from := int64(0), status{}, -1
 	for i := range o.subs {
 		lost += o.subs[i].notesLost
 		if s := o.subs[i].lastStatus(); s.text != "" && (from < 0 || s.at.After(latest.at)) {

@@ -134,7 +134,7 @@ func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bo
 	default:
 		return nil, false
 	}
-	c.setStatus(sev, text, now)
+	c.status = status{text: text, sev: sev, at: now}
 	c.replay.player, c.replay.havePlayer = readPlayer(p), true
 	if quit {
 		return tea.Quit, true
