@@ -143,7 +143,7 @@ func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bo
 }
 
 // jump seeks to tenth tenths of the recorded span; quit says it rewinds.
-func (c *chrome) jump(tenth int) (sev severity, status string, quit bool) {
+func (c *chrome) jump(tenth int) (sev severity, text string, quit bool) {
 	p, start := c.opts.Player, c.opts.Start
 	end, ok := p.End()
 	if !ok {
