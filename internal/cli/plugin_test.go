@@ -230,3 +230,51 @@ func (p *plugin) interrupt(t *testing.T) (stdout, stderr string) {
 	defer p.mu.Unlock()
 	return p.out.String(), p.errOut.String()
 }
+
+// TestE2EARunKilledMidWatchReplaysStrictlyAndSaysItEndsEarly: a run killed
+// with SIGKILL while it watches leaves a trace without its stop (perhaps with
+// a last line cut in two). Its replay with --strict is no divergence: it
+// exits 0 and says the recording ends early.
+func TestE2EARunKilledMidWatchReplaysStrictlyAndSaysItEndsEarly(t *testing.T) {
+	createConfigMaps(t, "killed", 5)
+	dir := pluginPath(t)
+	tracePath := filepath.Join(t.TempDir(), "killed.jsonl")
+	p := startPlugin(t, dir, cluster(t).Kubeconfig(), "configmaps", "-n", "killed", "--no-tui", "-o", "json", "--trace", tracePath)
+	p.waitForLine(t, `"reason":"list-complete"`)
+	cs, err := kubernetes.NewForConfig(cluster(t).Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("late-%d", i)}}
+		if _, err := cs.CoreV1().ConfigMaps("killed").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.waitForLine(t, "late-4")
+	// The recorder flushes every second: kill the run once the trace holds
+	// its last event, as a run killed after a while would have.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := os.ReadFile(tracePath)
+		if strings.Contains(string(b), "late-4") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the trace never held the last event")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range p.lines {
+		}
+	}()
+	<-p.exited
+	code, _, stderr := run(t, "replay", tracePath, "--speed", "0", "--strict", "--no-tui")
+	if code != ExitOK || !strings.Contains(stderr, "the recording ends early") || strings.Contains(stderr, "decided differently") {
+		t.Errorf("replaying the killed run's trace with --strict: exit %d, stderr:\n%s\nwant exit 0 and that the recording ends early", code, stderr)
+	}
+}

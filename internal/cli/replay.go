@@ -182,6 +182,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return nil
 	}
 	shown, total := sess.Replay.Differences(maxReplayDifferences)
+	if sess.Replay.EndedEarly() {
+		fmt.Fprintln(o.ErrOut, "replay: the recording ends early (its run was killed, or the file cut, before it recorded its stop); it was replayed up to there")
+	}
 	if total == 0 {
 		return nil
 	}
@@ -192,9 +195,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "warning: … and %d more differences\n", total-len(shown))
 	}
 	if o.Strict {
-		return fmt.Errorf("the replayed reflector decided differently from the recorded one in %d places (--strict)", total)
+		return fmt.Errorf("the replayed reflector decided differently from the recorded one in %s (--strict)", places(total))
 	}
-	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %d places; --strict makes this an error\n", total)
+	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %s; --strict makes this an error\n", places(total))
 	return nil
 }
 
@@ -254,4 +257,12 @@ func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTU
 		runErr = errors.Join(runErr, writeObservedSummaries(o.Out, rp.Streams(), rp.Now, o.Display.Output == "json"))
 	}
 	return errors.Join(runErr, outs.err())
+}
+
+// places is "1 place" or "n places".
+func places(n int) string {
+	if n == 1 {
+		return "1 place"
+	}
+	return fmt.Sprintf("%d places", n)
 }
