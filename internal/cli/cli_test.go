@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -268,15 +267,11 @@ func TestE2EOnceWithJSONSummaryListsTheNamespaceAndRecordsATraceThatReplaysToThe
 // lastJSONObject decodes the summary printed after the JSON lines.
 func lastJSONObject(t *testing.T, out string) summary.Summary {
 	t.Helper()
-	i := strings.LastIndex(out, "\n{\n")
-	if i < 0 {
-		t.Fatalf("no summary in output:\n%s", out)
+	sums, err := summary.Decode([]byte(out))
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("want one summary as the last line: %v (%d summaries)\n%s", err, len(sums), out[max(0, len(out)-2000):])
 	}
-	var s summary.Summary
-	if err := json.Unmarshal([]byte(out[i+1:]), &s); err != nil {
-		t.Fatalf("decoding summary: %v\n%s", err, out[i+1:])
-	}
-	return s
+	return sums[0]
 }
 
 func TestReplayOfTheBundledDemoPrintsTheRelistAndItsDiff(t *testing.T) {

@@ -94,12 +94,8 @@ func TestE2EThePluginThroughKubectlMatchesAList(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl watchcache: %v\n%s", err, stderr)
 	}
-	// -o json prints JSON lines, then the summary object.
-	i := strings.LastIndex(out, "\n{\n")
-	if i < 0 {
-		t.Fatalf("no summary in:\n%s", out)
-	}
-	sum := decodeSummary(t, out[i+1:])
+	// -o json prints JSON lines, then the summary object as the last line.
+	sum := lastJSONObject(t, out)
 	after := listConfigMaps(t)
 	if !reflect.DeepEqual(sum.Store, before) && !reflect.DeepEqual(sum.Store, after) {
 		t.Errorf("summary store differs from a LIST:\n got %v\nwant %v", sum.Store, after)
@@ -138,7 +134,8 @@ func TestE2EATracedRunReplaysToTheSameSummary(t *testing.T) {
 		t.Fatalf("kubectl watchcache replay: %v\n%s\n(live: %s)", err, stderr2, stderr)
 	}
 	replaySum := lastSummary(t, replayed)
-	liveSum.Bookmark.Age, replaySum.Bookmark.Age = nil, nil
+	checkSyncTimes(t, liveSum, replaySum)
+	liveSum, replaySum = liveSum.WithoutClockReadings(), replaySum.WithoutClockReadings()
 	if !reflect.DeepEqual(liveSum, replaySum) {
 		t.Errorf("summaries differ:\nlive   %+v\nreplay %+v", liveSum, replaySum)
 	}
@@ -276,5 +273,19 @@ func TestE2EARunKilledMidWatchReplaysStrictlyAndSaysItEndsEarly(t *testing.T) {
 	code, _, stderr := run(t, "replay", tracePath, "--speed", "0", "--strict", "--no-tui")
 	if code != ExitOK || !strings.Contains(stderr, "the recording ends early") || strings.Contains(stderr, "decided differently") {
 		t.Errorf("replaying the killed run's trace with --strict: exit %d, stderr:\n%s\nwant exit 0 and that the recording ends early", code, stderr)
+	}
+}
+
+// checkSyncTimes: a replay syncs as long after its start as the recorded run
+// did, give or take what passes between the trace's header and the first
+// request (a live run's clock and a replay's are not the same clock).
+func checkSyncTimes(t *testing.T, live, replayed summary.Summary) {
+	t.Helper()
+	if live.SyncSeconds == nil || replayed.SyncSeconds == nil {
+		t.Errorf("%s: time to sync live %v, replayed %v: want both", live.Resource, live.SyncSeconds, replayed.SyncSeconds)
+		return
+	}
+	if d := *live.SyncSeconds - *replayed.SyncSeconds; d > 0.5 || d < -0.5 {
+		t.Errorf("%s: synced %.3fs after the start live, %.3fs in the replay", live.Resource, *live.SyncSeconds, *replayed.SyncSeconds)
 	}
 }
