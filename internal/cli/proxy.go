@@ -369,7 +369,7 @@ func clientLabel(s *observed.Stream) string {
 
 // describeTarget says what a stream watches, for people.
 func describeTarget(t reflector.Target) string {
-	return newObservedResource(t).name
+	return newMonitored(t).name
 }
 
 // observedView is a stream as the dashboard shows it.

@@ -24,7 +24,7 @@ type ReplayOptions struct {
 	Speed   float64
 	Strict  bool
 	Display DisplayOptions
-	Observe ObserveOptions
+	Monitor MonitorOptions
 
 	path       string
 	isTerminal func() bool
@@ -65,7 +65,7 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().Float64Var(&o.Speed, "speed", o.Speed, "Replay speed: 0 as fast as possible, 1 real time, N times faster")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 1 when the replayed decisions differ from the recorded ones (for regression tests)")
 	o.Display.addFlags(cmd)
-	o.Observe.addFlags(cmd, true)
+	o.Monitor.addFlags(cmd, true)
 	return cmd
 }
 
@@ -88,7 +88,7 @@ func (o *ReplayOptions) Validate() error {
 	if o.Speed < 0 {
 		return usageErrorf("invalid --speed %g: must be 0 (as fast as possible) or more", o.Speed)
 	}
-	if err := o.Observe.validate(); err != nil {
+	if err := o.Monitor.validate(); err != nil {
 		return err
 	}
 	return o.Display.validate()
@@ -106,14 +106,14 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		_ = rd.Close()
 	}
 	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
-	ob, err := o.Observe.start(o.IOStreams, useTUI)
+	mon, err := o.Monitor.start(o.IOStreams, useTUI)
 	if err != nil {
 		return err
 	}
 	// A jump behind the replay starts it again and runs it fast to the
 	// target: on the dashboard, when nothing outlives one run (metrics and
 	// rules count the whole trace once).
-	canRewind := useTUI && ob.metrics == nil && ob.monitor == nil
+	canRewind := useTUI && mon.metrics == nil && mon.rules == nil
 	var (
 		sess     *session.Session
 		runErr   error
@@ -124,14 +124,14 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		var err error
 		sess, err = session.NewReplay(o.path, o.Speed)
 		if err != nil {
-			return ob.finish(err)
+			return mon.finish(err)
 		}
 		d.notes = nil
 		d.attach(sess)
-		if err := ob.observe(sess); err != nil {
-			return ob.finish(err)
+		if err := mon.attach(sess); err != nil {
+			return mon.finish(err)
 		}
-		d.afterRun = ob.end
+		d.afterRun = mon.end
 		player := sess.Replay.Player()
 		if last != nil {
 			player.SetSpeed(last.Speed())
@@ -139,7 +139,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 				player.SetEnd(end)
 			}
 			if err := player.Seek(rewindTo); err != nil {
-				return ob.finish(fmt.Errorf("rewinding: %w", err))
+				return mon.finish(fmt.Errorf("rewinding: %w", err))
 			}
 		}
 		var rewind atomic.Int64
@@ -159,7 +159,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 				}
 			}()
 		}
-		runErr = d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, ob.alerts()))
+		runErr = d.run(mon.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, mon.alerts()))
 		cancel()
 		if at := rewind.Load(); at >= 0 && ctx.Err() == nil {
 			rewindTo, last = time.Duration(at), player
@@ -170,11 +170,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
-	if runErr != nil || ob.tripped() {
+	if runErr != nil || mon.tripped() {
 		// A tripped rule stopped the replay early: there is nothing to compare.
-		return ob.finish(runErr)
+		return mon.finish(runErr)
 	}
-	if err := ob.finish(nil); err != nil {
+	if err := mon.finish(nil); err != nil {
 		return err
 	}
 	if sess.Replay.RecordedDecisions() == 0 {
@@ -204,15 +204,15 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 // nothing to check) and --fail-on rules do not apply.
 func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTUI bool) error {
 	defer rd.Close()
-	if len(o.Observe.rules) > 0 {
+	if len(o.Monitor.rules) > 0 {
 		return usageErrorf("--fail-on does not apply to an observed trace (recorded by kubectl watchcache proxy): it replays as recorded")
 	}
 	var met *metrics.Metrics
-	if o.Observe.MetricsAddress != "" {
+	if o.Monitor.MetricsAddress != "" {
 		met = metrics.NewObserved()
-		srv, err := metrics.Serve(o.Observe.MetricsAddress, met)
+		srv, err := metrics.Serve(o.Monitor.MetricsAddress, met)
 		if err != nil {
-			return fmt.Errorf("--metrics-address %s: %w", o.Observe.MetricsAddress, err)
+			return fmt.Errorf("--metrics-address %s: %w", o.Monitor.MetricsAddress, err)
 		}
 		defer srv.Close()
 		fmt.Fprintf(o.ErrOut, "serving metrics at %s\n", srv.URL())

@@ -43,7 +43,7 @@ type WatchOptions struct {
 	GiveUpAfter          time.Duration
 	MaxResources         int
 	MaxConcurrentLists   int
-	Observe              ObserveOptions
+	Monitor              MonitorOptions
 	// identity names the plugin to the server (--user-agent).
 	identity identity
 
@@ -117,7 +117,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.MaxConcurrentLists, "max-concurrent-lists", o.MaxConcurrentLists, "How many resources make their first list at once")
 	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when nothing has made progress for this long: no answer from the server and no watch open (0: retry forever)")
 	o.Display.addFlags(cmd)
-	o.Observe.addFlags(cmd, false)
+	o.Monitor.addFlags(cmd, false)
 	for flag, values := range map[string][]string{
 		"initial-list":           {"auto", "list", "stream"},
 		"resource-version-match": {"Exact", "NotOlderThan"},
@@ -203,7 +203,7 @@ func (o *WatchOptions) Validate() error {
 			return err
 		}
 	}
-	if err := o.Observe.validate(); err != nil {
+	if err := o.Monitor.validate(); err != nil {
 		return err
 	}
 	return o.Display.validate()
@@ -271,20 +271,20 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects, Wire: reflector.Wire(o.Wire),
 			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
 	}
-	ob, err := o.Observe.start(o.IOStreams, useTUI)
+	mon, err := o.Monitor.start(o.IOStreams, useTUI)
 	if err != nil {
 		return err
 	}
 	sess, err := session.NewLive(lc)
 	if err != nil {
-		return ob.finish(err)
+		return mon.finish(err)
 	}
 	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
 	d.attach(sess)
-	if err := ob.observe(sess); err != nil {
-		return ob.finish(err)
+	if err := mon.attach(sess); err != nil {
+		return mon.finish(err)
 	}
-	d.afterRun = ob.end
+	d.afterRun = mon.end
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if o.Duration > 0 {
@@ -307,11 +307,11 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace}
 	// A tripped rule ends the session; the dashboard stays until q.
-	err = d.run(ob.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, views(sess, true, ob.alerts()))
+	err = d.run(mon.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, views(sess, true, mon.alerts()))
 	if rec := sess.Recorder; rec != nil && err == nil {
 		fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
 	}
-	return ob.finish(err)
+	return mon.finish(err)
 }
 
 func newWatchCommand(streams genericiooptions.IOStreams, version string) (*WatchOptions, func(*cobra.Command, []string) error) {

@@ -52,8 +52,9 @@ type LiveConfig struct {
 	TracePath string
 }
 
-// Resource is one watched resource of a session: its reflector and its cache.
-type Resource struct {
+// Watched is one resource a session watches: its reflector and its cache
+// (reflector.Resource is the Kubernetes resource it watches).
+type Watched struct {
 	// Index is the resource's place in the session (and in a trace's header).
 	Index int
 	// Header says what is watched, where and how, as a trace header says it.
@@ -71,26 +72,26 @@ type Resource struct {
 }
 
 // Target is what the resource's reflector watches.
-func (r *Resource) Target() reflector.Target { return r.Header.Target() }
+func (r *Watched) Target() reflector.Target { return r.Header.Target() }
 
 // Name is the resource's full name, "configmaps.v1".
-func (r *Resource) Name() string { return r.Header.Resource.String() }
+func (r *Watched) Name() string { return r.Header.Resource.String() }
 
 // OnNote adds a listener of the resource's notes. Call it before Run; the
 // listener is called from the reflector's goroutine and must not block.
-func (r *Resource) OnNote(f func(reflector.Note)) { r.listeners = append(r.listeners, f) }
+func (r *Watched) OnNote(f func(reflector.Note)) { r.listeners = append(r.listeners, f) }
 
-func (r *Resource) note(n reflector.Note) {
+func (r *Watched) note(n reflector.Note) {
 	for _, l := range r.listeners {
 		l(n)
 	}
 }
 
 // Done is closed once the resource's reflector stopped (it failed, or the run ended).
-func (r *Resource) Done() <-chan struct{} { return r.done }
+func (r *Watched) Done() <-chan struct{} { return r.done }
 
 // Err is what ended the resource's reflector: its failure, or nil.
-func (r *Resource) Err() error {
+func (r *Watched) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.err
@@ -98,7 +99,7 @@ func (r *Resource) Err() error {
 
 // Session is a wired run.
 type Session struct {
-	Resources []*Resource
+	Resources []*Watched
 	// Recorder is set when recording.
 	Recorder *trace.Recorder
 	// Replay is set for a replay.
@@ -179,7 +180,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		s.Recorder = rec
 	}
 	for i := range cfg.Resources {
-		res := &Resource{Index: i, Header: s.Header.Resources[i], done: make(chan struct{})}
+		res := &Watched{Index: i, Header: s.Header.Resources[i], done: make(chan struct{})}
 		c := configs[i]
 		if s.Recorder != nil {
 			c.Source = s.Recorder.Source(i, sources[i])
@@ -254,7 +255,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock()}
 	for i, rr := range rp.Resources() {
-		res := &Resource{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
+		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
 		res.OnNote(rr.Note)
 		c.OnNote = res.note
@@ -267,7 +268,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	return s, nil
 }
 
-func (r *Resource) build(c reflector.Config) error {
+func (r *Watched) build(c reflector.Config) error {
 	st, w := store.New()
 	rf, err := reflector.New(c, w, st)
 	if err != nil {
@@ -329,7 +330,7 @@ func (s *Session) Run(ctx context.Context) error {
 	return errors.Join(runErr, recErr)
 }
 
-func (r *Resource) finish(err error) {
+func (r *Watched) finish(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	select {
@@ -341,7 +342,7 @@ func (r *Resource) finish(err error) {
 }
 
 // Summary is the resource's summary as of now.
-func (s *Session) Summary(r *Resource) summary.Summary {
+func (s *Session) Summary(r *Watched) summary.Summary {
 	return summary.New(r.Header.Resource, r.Reflector.Stats(), r.Store, s.Now())
 }
 

@@ -17,9 +17,9 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
-// ObserveOptions are the metrics and alert-rule flags, shared by the live
+// MonitorOptions are the metrics and alert-rule flags, shared by the live
 // and replay commands.
-type ObserveOptions struct {
+type MonitorOptions struct {
 	MetricsAddress string
 	FailOn         []string
 	FailOnWarn     bool
@@ -27,7 +27,7 @@ type ObserveOptions struct {
 	rules []alert.Rule
 }
 
-func (o *ObserveOptions) addFlags(cmd *cobra.Command, replay bool) {
+func (o *MonitorOptions) addFlags(cmd *cobra.Command, replay bool) {
 	metricsHelp := "Serve Prometheus metrics at http://ADDRESS/metrics, e.g. 127.0.0.1:9090 (off when empty; any other than a loopback address makes them reachable from other hosts)"
 	if replay {
 		metricsHelp += "; at a --speed other than 1 the metrics' rates are meaningless"
@@ -46,7 +46,7 @@ func (o *ObserveOptions) addFlags(cmd *cobra.Command, replay bool) {
 	})
 }
 
-func (o *ObserveOptions) validate() error {
+func (o *MonitorOptions) validate() error {
 	rules, err := alert.ParseAll(o.FailOn)
 	if err != nil {
 		return usageError{err}
@@ -75,15 +75,15 @@ func (e *alertError) Error() string {
 	return strings.Join(lines, "\nerror: ")
 }
 
-// observedResource is what the metrics and the rules call the resource of a run.
-type observedResource struct {
+// monitored is what the metrics and the rules call the resource of a run.
+type monitored struct {
 	labels metrics.Labels
 	// name describes it in alerts: "configmaps.v1 in namespace demo -l app=web".
 	name string
 }
 
-func newObservedResource(t reflector.Target) observedResource {
-	r := observedResource{labels: metrics.Labels{Resource: t.Resource.String(), Namespace: t.Namespace, LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector}}
+func newMonitored(t reflector.Target) monitored {
+	r := monitored{labels: metrics.Labels{Resource: t.Resource.String(), Namespace: t.Namespace, LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector}}
 	r.name = r.labels.Resource
 	switch {
 	case t.Namespace != "":
@@ -100,15 +100,15 @@ func newObservedResource(t reflector.Target) observedResource {
 	return r
 }
 
-// observer runs the metrics endpoint and the alert rules of one run.
-type observer struct {
-	opts    *ObserveOptions
+// monitor runs the metrics endpoint and the alert rules of one run.
+type monitor struct {
+	opts    *MonitorOptions
 	streams genericiooptions.IOStreams
 	useTUI  bool
 
 	metrics *metrics.Metrics
 	server  *metrics.Server
-	monitor *alert.Monitor
+	rules   *alert.Monitor
 	sess    *session.Session
 	stop    context.CancelFunc // ends the session at a trip (fail mode)
 	stopMu  sync.Mutex
@@ -119,47 +119,47 @@ type observer struct {
 
 // start starts the metrics endpoint (listening at once, so a taken port fails
 // here) and the rule monitor. Add the resource next; call finish after.
-func (o *ObserveOptions) start(streams genericiooptions.IOStreams, useTUI bool) (*observer, error) {
-	ob := &observer{opts: o, streams: streams, useTUI: useTUI}
+func (o *MonitorOptions) start(streams genericiooptions.IOStreams, useTUI bool) (*monitor, error) {
+	mon := &monitor{opts: o, streams: streams, useTUI: useTUI}
 	if o.MetricsAddress != "" {
 		if loopback, _ := metrics.IsLoopback(o.MetricsAddress); !loopback {
 			fmt.Fprintf(streams.ErrOut, "warning: --metrics-address %s is not a loopback address: the metrics are reachable from other hosts\n", o.MetricsAddress)
 		}
-		ob.metrics = metrics.New()
-		srv, err := metrics.Serve(o.MetricsAddress, ob.metrics)
+		mon.metrics = metrics.New()
+		srv, err := metrics.Serve(o.MetricsAddress, mon.metrics)
 		if err != nil {
 			return nil, fmt.Errorf("--metrics-address %s: %w", o.MetricsAddress, err)
 		}
-		ob.server = srv
+		mon.server = srv
 		fmt.Fprintf(streams.ErrOut, "serving metrics at %s\n", srv.URL())
 	}
 	if len(o.rules) > 0 {
-		ob.monitor = alert.NewMonitor(o.rules, ob.onTrip)
+		mon.rules = alert.NewMonitor(o.rules, mon.onTrip)
 		if o.FailOnWarn && !useTUI {
-			ob.warnings, ob.printed = make(chan alert.Trip, 1024), make(chan struct{})
-			go ob.printWarnings()
+			mon.warnings, mon.printed = make(chan alert.Trip, 1024), make(chan struct{})
+			go mon.printWarnings()
 		}
 	}
-	return ob, nil
+	return mon, nil
 }
 
-// observe registers each of the session's resources with the metrics and
+// attach registers each of the session's resources with the metrics and
 // the rules, and has them follow its notes, stats and store; a replay's
 // rules are evaluated on its virtual clock. Call it before the session runs.
-func (ob *observer) observe(sess *session.Session) error {
-	ob.sess = sess
+func (mon *monitor) attach(sess *session.Session) error {
+	mon.sess = sess
 	for _, r := range sess.Resources {
-		res := newObservedResource(r.Target())
-		if ob.metrics != nil {
-			mres, err := ob.metrics.Add(res.labels)
+		res := newMonitored(r.Target())
+		if mon.metrics != nil {
+			mres, err := mon.metrics.Add(res.labels)
 			if err != nil {
 				return err
 			}
 			r.OnNote(mres.Note)
 			mres.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now})
 		}
-		if ob.monitor != nil {
-			ares := ob.monitor.Add(res.name)
+		if mon.rules != nil {
+			ares := mon.rules.Add(res.name)
 			r.OnNote(ares.Note)
 			ares.Attach(r.Reflector.Stats)
 			if sess.Replay != nil {
@@ -172,71 +172,71 @@ func (ob *observer) observe(sess *session.Session) error {
 
 // sessionContext is ctx, ended also when a rule trips (unless --fail-on-warn).
 // A live run's rules are evaluated every second until it ends.
-func (ob *observer) sessionContext(ctx context.Context) context.Context {
-	if ob.monitor == nil {
+func (mon *monitor) sessionContext(ctx context.Context) context.Context {
+	if mon.rules == nil {
 		return ctx
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	ob.stopMu.Lock()
-	ob.stop = cancel
-	ob.stopMu.Unlock()
-	if ob.sess != nil && ob.sess.Replay == nil {
-		go ob.monitor.Run(ctx, ob.sess.Now)
+	mon.stopMu.Lock()
+	mon.stop = cancel
+	mon.stopMu.Unlock()
+	if mon.sess != nil && mon.sess.Replay == nil {
+		go mon.rules.Run(ctx, mon.sess.Now)
 	}
 	return ctx
 }
 
 // onTrip is the monitor's trip callback; it never blocks.
-func (ob *observer) onTrip(t alert.Trip) {
-	if ob.opts.FailOnWarn {
-		if ob.warnings != nil {
+func (mon *monitor) onTrip(t alert.Trip) {
+	if mon.opts.FailOnWarn {
+		if mon.warnings != nil {
 			select {
-			case ob.warnings <- t:
+			case mon.warnings <- t:
 			default:
 			}
 		}
 		return
 	}
-	ob.stopMu.Lock()
-	stop := ob.stop
-	ob.stopMu.Unlock()
+	mon.stopMu.Lock()
+	stop := mon.stop
+	mon.stopMu.Unlock()
 	if stop != nil {
 		stop()
 	}
 }
 
-func (ob *observer) printWarnings() {
-	defer close(ob.printed)
-	for t := range ob.warnings {
-		fmt.Fprintf(ob.streams.ErrOut, "warning: --fail-on %s (--fail-on-warn: the run goes on)\n", t)
+func (mon *monitor) printWarnings() {
+	defer close(mon.printed)
+	for t := range mon.warnings {
+		fmt.Fprintf(mon.streams.ErrOut, "warning: --fail-on %s (--fail-on-warn: the run goes on)\n", t)
 	}
 }
 
 // tripped reports whether a rule ended the run.
-func (ob *observer) tripped() bool {
-	return ob.monitor != nil && !ob.opts.FailOnWarn && len(ob.monitor.Trips()) > 0
+func (mon *monitor) tripped() bool {
+	return mon.rules != nil && !mon.opts.FailOnWarn && len(mon.rules.Trips()) > 0
 }
 
 // end evaluates the rules once more at the end of the run (unless one already ended it).
-func (ob *observer) end() {
-	if ob.monitor == nil || ob.sess == nil || ob.tripped() {
+func (mon *monitor) end() {
+	if mon.rules == nil || mon.sess == nil || mon.tripped() {
 		return
 	}
-	ob.monitor.Evaluate(ob.sess.Now())
+	mon.rules.Evaluate(mon.sess.Now())
 }
 
 // alerts is the dashboard's view of the rules (nil without rules).
-func (ob *observer) alerts() func() tui.Alerts {
-	if ob.monitor == nil {
+func (mon *monitor) alerts() func() tui.Alerts {
+	if mon.rules == nil {
 		return nil
 	}
 	return func() tui.Alerts {
 		var a tui.Alerts
-		for _, s := range ob.monitor.Statuses() {
+		for _, s := range mon.rules.Statuses() {
 			a.Rows = append(a.Rows, tui.AlertRow{Rule: s.Rule.String(), Resource: s.Resource, Value: s.FormatValue(),
 				Threshold: s.FormatThreshold(), Fraction: s.Fraction(), Tripped: s.Tripped})
 		}
-		trips := ob.monitor.Trips()
+		trips := mon.rules.Trips()
 		if len(trips) == 0 {
 			return a
 		}
@@ -244,7 +244,7 @@ func (ob *observer) alerts() func() tui.Alerts {
 		for i, t := range trips {
 			words[i] = t.String()
 		}
-		if ob.opts.FailOnWarn {
+		if mon.opts.FailOnWarn {
 			a.Banner = strings.Join(words, "; ") + " (--fail-on-warn: the run goes on)"
 		} else {
 			a.Fatal = true
@@ -256,27 +256,27 @@ func (ob *observer) alerts() func() tui.Alerts {
 
 // finish stops the metrics endpoint, prints the warnings a dashboard held
 // back, and turns a trip into the run's error.
-func (ob *observer) finish(err error) error {
-	if ob.server != nil {
-		if cerr := ob.server.Close(); cerr != nil {
+func (mon *monitor) finish(err error) error {
+	if mon.server != nil {
+		if cerr := mon.server.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}
-	if ob.monitor == nil {
+	if mon.rules == nil {
 		return err
 	}
-	if ob.warnings != nil {
-		close(ob.warnings)
-		<-ob.printed
+	if mon.warnings != nil {
+		close(mon.warnings)
+		<-mon.printed
 	}
-	trips := ob.monitor.Trips()
+	trips := mon.rules.Trips()
 	if len(trips) == 0 {
 		return err
 	}
-	if ob.opts.FailOnWarn {
-		if ob.useTUI {
+	if mon.opts.FailOnWarn {
+		if mon.useTUI {
 			for _, t := range trips {
-				fmt.Fprintf(ob.streams.ErrOut, "warning: --fail-on %s (--fail-on-warn: the run went on)\n", t)
+				fmt.Fprintf(mon.streams.ErrOut, "warning: --fail-on %s (--fail-on-warn: the run went on)\n", t)
 			}
 		}
 		return err
