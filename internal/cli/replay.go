@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -105,15 +104,16 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	} else if err == nil {
 		_ = rd.Close()
 	}
-	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
-	mon, err := o.Monitor.start(o.IOStreams, useTUI)
+	oo := o.Display.outputs(o.IOStreams, useTUI)
+	oo.Monitor = o.Monitor.options()
+	outs, err := session.NewOutputs(oo)
 	if err != nil {
 		return err
 	}
 	// A jump behind the replay starts it again and runs it fast to the
 	// target: on the dashboard, when nothing outlives one run (metrics and
 	// rules count the whole trace once).
-	canRewind := useTUI && mon.metrics == nil && mon.rules == nil
+	canRewind := useTUI && outs.Rewindable()
 	var (
 		sess     *session.Session
 		runErr   error
@@ -124,14 +124,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		var err error
 		sess, err = session.NewReplay(o.path, o.Speed)
 		if err != nil {
-			return mon.finish(err)
+			return outs.Finish(err)
 		}
-		d.notes = nil
-		d.attach(sess)
-		if err := mon.attach(sess); err != nil {
-			return mon.finish(err)
+		if err := outs.Attach(sess); err != nil {
+			return outs.Finish(err)
 		}
-		d.afterRun = mon.end
 		player := sess.Replay.Player()
 		if last != nil {
 			player.SetSpeed(last.Speed())
@@ -139,7 +136,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 				player.SetEnd(end)
 			}
 			if err := player.Seek(rewindTo); err != nil {
-				return mon.finish(fmt.Errorf("rewinding: %w", err))
+				return outs.Finish(fmt.Errorf("rewinding: %w", err))
 			}
 		}
 		var rewind atomic.Int64
@@ -147,7 +144,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt}
 		if canRewind {
 			opts.Rewind = func(at time.Duration) { rewind.Store(int64(at)) }
-			d.rewinding = func() bool { return rewind.Load() >= 0 }
+			outs.Rewinding = func() bool { return rewind.Load() >= 0 }
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		if useTUI {
@@ -159,7 +156,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 				}
 			}()
 		}
-		runErr = d.run(mon.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, mon.alerts()))
+		runErr = outs.Run(runCtx, ctx, cancel, opts)
 		cancel()
 		if at := rewind.Load(); at >= 0 && ctx.Err() == nil {
 			rewindTo, last = time.Duration(at), player
@@ -170,11 +167,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
-	if runErr != nil || mon.tripped() {
+	if runErr != nil || outs.Tripped() {
 		// A tripped rule stopped the replay early: there is nothing to compare.
-		return mon.finish(runErr)
+		return outs.Finish(runErr)
 	}
-	if err := mon.finish(nil); err != nil {
+	if err := outs.Finish(nil); err != nil {
 		return err
 	}
 	if sess.Replay.RecordedDecisions() == 0 {
@@ -207,22 +204,16 @@ func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTU
 	if len(o.Monitor.rules) > 0 {
 		return usageErrorf("--fail-on does not apply to an observed trace (recorded by kubectl watchcache proxy): it replays as recorded")
 	}
-	var met *metrics.Metrics
-	if o.Monitor.MetricsAddress != "" {
-		met = metrics.NewObserved()
-		srv, err := metrics.Serve(o.Monitor.MetricsAddress, met)
-		if err != nil {
-			return fmt.Errorf("--metrics-address %s: %w", o.Monitor.MetricsAddress, err)
-		}
-		defer srv.Close()
-		fmt.Fprintf(o.ErrOut, "serving metrics at %s\n", srv.URL())
-	}
 	var rp *observed.Replay
-	clock := func() time.Time { return rp.Now() }
-	outs := newObservedOutputs(o.IOStreams, useTUI, o.Display.Output == "json", met, clock)
-	rp, err := observed.NewReplay(rd, o.Speed, outs.onStream)
+	oo := o.Display.outputs(o.IOStreams, useTUI)
+	oo.Monitor = o.Monitor.options()
+	oo.Observed, oo.Now = true, func() time.Time { return rp.Now() }
+	outs, err := session.NewOutputs(oo)
 	if err != nil {
 		return err
+	}
+	if rp, err = observed.NewReplay(rd, o.Speed, outs.OnStream); err != nil {
+		return outs.Finish(err)
 	}
 	fmt.Fprintln(o.ErrOut, "replay: an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated")
 	runCtx, cancel := context.WithCancel(ctx)
@@ -239,19 +230,17 @@ func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTU
 			}
 		}()
 		opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Player: player, Start: h.StartedAt, Now: rp.Now,
-			Observed: "recorded traffic, as recorded", Added: outs.added}
+			Observed: "recorded traffic, as recorded", Added: outs.Added()}
 		runErr = tui.Run(ctx, opts, nil, o.In, o.Out)
 		cancel()
 		runErr = errors.Join(<-errc, runErr)
 	} else {
 		runErr = <-errc
 	}
-	outs.close()
+	outs.CloseLines()
 	for _, w := range rd.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
-	if o.Display.Summary {
-		runErr = errors.Join(runErr, writeObservedSummaries(o.Out, rp.Streams(), rp.Now, o.Display.Output == "json"))
-	}
-	return errors.Join(runErr, outs.err())
+	runErr = errors.Join(runErr, outs.WriteStreamSummaries(rp.Streams(), rp.Now))
+	return outs.Finish(runErr)
 }

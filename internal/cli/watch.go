@@ -271,20 +271,19 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects, Wire: reflector.Wire(o.Wire),
 			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
 	}
-	mon, err := o.Monitor.start(o.IOStreams, useTUI)
+	oo := o.Display.outputs(o.IOStreams, useTUI)
+	oo.Monitor = o.Monitor.options()
+	outs, err := session.NewOutputs(oo)
 	if err != nil {
 		return err
 	}
 	sess, err := session.NewLive(lc)
 	if err != nil {
-		return mon.finish(err)
+		return outs.Finish(err)
 	}
-	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
-	d.attach(sess)
-	if err := mon.attach(sess); err != nil {
-		return mon.finish(err)
+	if err := outs.Attach(sess); err != nil {
+		return outs.Finish(err)
 	}
-	d.afterRun = mon.end
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if o.Duration > 0 {
@@ -307,11 +306,11 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace}
 	// A tripped rule ends the session; the dashboard stays until q.
-	err = d.run(mon.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, views(sess, true, mon.alerts()))
+	err = outs.Run(runCtx, runCtx, cancel, tuiOpts)
 	if rec := sess.Recorder; rec != nil && err == nil {
 		fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
 	}
-	return mon.finish(err)
+	return outs.Finish(err)
 }
 
 func newWatchCommand(streams genericiooptions.IOStreams, version string) (*WatchOptions, func(*cobra.Command, []string) error) {

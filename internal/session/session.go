@@ -2,6 +2,11 @@
 // Source (live, recording or replayed), its reflector and its store, and the
 // listeners of its notes. The CLI, the trace recording scenarios and the
 // benchmarks all build their runs here, so there is one way to do it.
+//
+// Outputs attach what a run shows, in one place for a live watch, a replay
+// and the proxy's observed streams: the line output (text or JSON lines) or
+// the dashboard, the Prometheus metrics, the --fail-on rules, and the proxy's
+// trace.
 package session
 
 import (
