@@ -5,14 +5,36 @@ import (
 	"os"
 
 	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 )
 
+// DisplayOptions are the output flags shared by the live and replay commands.
+type DisplayOptions struct {
+	NoTUI   bool
+	Output  string
+	Summary bool
+}
+
+func (d *DisplayOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&d.NoTUI, "no-tui", false, "Print one line per event and decision instead of the dashboard (automatic when stdout is not a terminal)")
+	cmd.Flags().StringVarP(&d.Output, "output", "o", "text", "Line output format: text or json")
+	cmd.Flags().BoolVar(&d.Summary, "summary", false, "Print the summary at exit (JSON with -o json)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func (d *DisplayOptions) validate() error {
+	if d.Output != "text" && d.Output != "json" {
+		return usageErrorf("invalid output format %q: want text or json", d.Output)
+	}
+	return nil
+}
+
 // outputs are the options of a run's outputs: where its notes go.
-func (d *DisplayOptions) outputs(streams genericiooptions.IOStreams, useTUI bool) session.OutputOptions {
-	return session.OutputOptions{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Dashboard: useTUI, JSON: d.Output == "json", Summary: d.Summary}
+func (d *DisplayOptions) outputs(streams genericiooptions.IOStreams, useTUI bool) outputs.Options {
+	return outputs.Options{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Dashboard: useTUI, JSON: d.Output == "json", Summary: d.Summary}
 }
 
 // isTerminal reports whether w is a terminal.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 )
 
 // MonitorOptions are the metrics and alert-rule flags, shared by the live
@@ -55,6 +55,6 @@ func (o *MonitorOptions) validate() error {
 }
 
 // options are the monitor's options for the run (after validate).
-func (o *MonitorOptions) options() session.MonitorOptions {
-	return session.MonitorOptions{MetricsAddress: o.MetricsAddress, Rules: o.rules, WarnOnly: o.FailOnWarn}
+func (o *MonitorOptions) options() outputs.MonitorOptions {
+	return outputs.MonitorOptions{MetricsAddress: o.MetricsAddress, Rules: o.rules, WarnOnly: o.FailOnWarn}
 }

@@ -18,6 +18,7 @@ import (
 	kubectlproxy "k8s.io/kubectl/pkg/proxy"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/proxy"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -175,7 +176,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	oo.Monitor.MetricsAddress = o.MetricsAddress
 	oo.Observed, oo.Now = true, time.Now
 	oo.TracePath, oo.TraceObjects, oo.TraceUnsafeSecrets, oo.Rest = o.Trace, trace.ObjectMode(o.TraceObjects), o.TraceUnsafeSecrets, restCfg
-	outs, err := session.NewOutputs(oo)
+	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
@@ -106,7 +107,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()
-	outs, err := session.NewOutputs(oo)
+	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTU
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()
 	oo.Observed, oo.Now = true, func() time.Time { return rp.Now() }
-	outs, err := session.NewOutputs(oo)
+	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
 	}

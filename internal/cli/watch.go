@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -50,27 +50,6 @@ type WatchOptions struct {
 	resourceArgs []string
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
 	isTerminal func() bool
-}
-
-// DisplayOptions are the output flags shared by the live and replay commands.
-type DisplayOptions struct {
-	NoTUI   bool
-	Output  string
-	Summary bool
-}
-
-func (d *DisplayOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&d.NoTUI, "no-tui", false, "Print one line per event and decision instead of the dashboard (automatic when stdout is not a terminal)")
-	cmd.Flags().StringVarP(&d.Output, "output", "o", "text", "Line output format: text or json")
-	cmd.Flags().BoolVar(&d.Summary, "summary", false, "Print the summary at exit (JSON with -o json)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
-}
-
-func (d *DisplayOptions) validate() error {
-	if d.Output != "text" && d.Output != "json" {
-		return usageErrorf("invalid output format %q: want text or json", d.Output)
-	}
-	return nil
 }
 
 // NewWatchOptions returns the defaults.
@@ -273,7 +252,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()
-	outs, err := session.NewOutputs(oo)
+	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
 	}
@@ -306,11 +285,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace}
 	// A tripped rule ends the session; the dashboard stays until q.
-	err = outs.Run(runCtx, runCtx, cancel, tuiOpts)
-	if rec := sess.Recorder; rec != nil && err == nil {
-		fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
-	}
-	return outs.Finish(err)
+	return outs.Finish(outs.Run(runCtx, runCtx, cancel, tuiOpts))
 }
 
 func newWatchCommand(streams genericiooptions.IOStreams, version string) (*WatchOptions, func(*cobra.Command, []string) error) {

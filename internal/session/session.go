@@ -3,10 +3,7 @@
 // listeners of its notes. The CLI, the trace recording scenarios and the
 // benchmarks all build their runs here, so there is one way to do it.
 //
-// Outputs attach what a run shows, in one place for a live watch, a replay
-// and the proxy's observed streams: the line output (text or JSON lines) or
-// the dashboard, the Prometheus metrics, the --fail-on rules, and the proxy's
-// trace.
+// What a run shows attaches to its resources' notes in internal/outputs.
 package session
 
 import (
@@ -105,8 +102,9 @@ func (r *Watched) Err() error {
 // Session is a wired run.
 type Session struct {
 	Resources []*Watched
-	// Recorder is set when recording.
-	Recorder *trace.Recorder
+	// Recorder is set when recording, to TracePath.
+	Recorder  *trace.Recorder
+	TracePath string
 	// Replay is set for a replay.
 	Replay *trace.Replay
 	// Header is the trace header of this run (recorded or replayed; in a live
@@ -176,13 +174,13 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	// Asking for the version opens the connection the reflectors then share
 	// (client-go's transports are cached by configuration): reflectors that
 	// start together would otherwise race to dial, each its own.
-	s.Header.ServerVersion = serverVersion(cfg.Rest)
+	s.Header.ServerVersion = ServerVersion(cfg.Rest)
 	if cfg.TracePath != "" {
 		rec, err := trace.Create(cfg.TracePath, s.Header)
 		if err != nil {
 			return nil, err
 		}
-		s.Recorder = rec
+		s.Recorder, s.TracePath = rec, cfg.TracePath
 	}
 	for i := range cfg.Resources {
 		res := &Watched{Index: i, Header: s.Header.Resources[i], done: make(chan struct{})}
@@ -226,8 +224,8 @@ func (s *Session) reportTraceFailure() {
 	}
 }
 
-// serverVersion is the server's gitVersion for the trace header ("" when discovery fails).
-func serverVersion(cfg *rest.Config) string {
+// ServerVersion is the server's gitVersion for a trace header ("" when discovery fails).
+func ServerVersion(cfg *rest.Config) string {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return ""

@@ -1,4 +1,8 @@
-package session
+// Package outputs attaches what a run shows, in one place for a live watch,
+// a replay and the proxy's observed streams: the line output (text or JSON
+// lines) or the dashboard, the Prometheus metrics, the --fail-on rules, and
+// the proxy's trace. The commands turn their flags into Options and call it.
+package outputs
 
 import (
 	"context"
@@ -15,15 +19,16 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/lines"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
-// OutputOptions say where a run's notes go: the same for a live watch, a
+// Options say where a run's notes go: the same for a live watch, a
 // replay and the proxy's observed streams.
-type OutputOptions struct {
+type Options struct {
 	// In, Out and ErrOut are the terminal's: the dashboard reads In and
 	// draws on Out; lines, summaries go to Out, warnings to ErrOut.
 	In          io.Reader
@@ -64,11 +69,11 @@ type MonitorOptions struct {
 // Outputs are a run's outputs, attached in one place: the line output or
 // the dashboard, the metrics, the rules, and an observed run's trace.
 type Outputs struct {
-	opts OutputOptions
+	opts Options
 
 	lines *lines.Output
 	notes []*tui.NoteBuffer // one per watched resource, for the dashboard
-	sess  *Session
+	sess  *session.Session
 
 	metrics *metrics.Metrics
 	server  *metrics.Server
@@ -89,13 +94,13 @@ type Outputs struct {
 	Rewinding func() bool
 }
 
-// NewOutputs starts the metrics endpoint (listening at once, so a taken port
+// New starts the metrics endpoint (listening at once, so a taken port
 // fails here) and the rules. Attach a session, or hand OnStream the observed
 // streams, next; call Finish at the end.
-func NewOutputs(o OutputOptions) (*Outputs, error) {
+func New(o Options) (*Outputs, error) {
 	x := &Outputs{opts: o}
 	if o.Observed && o.TracePath != "" {
-		h := trace.Header{StartedAt: time.Now(), Tool: Tool + " proxy", Server: ServerURL(o.Rest), Observed: true, ServerVersion: serverVersion(o.Rest)}
+		h := trace.Header{StartedAt: time.Now(), Tool: session.Tool + " proxy", Server: session.ServerURL(o.Rest), Observed: true, ServerVersion: session.ServerVersion(o.Rest)}
 		rec, err := trace.Create(o.TracePath, h)
 		if err != nil {
 			return nil, err
@@ -146,7 +151,7 @@ func (x *Outputs) Rewindable() bool { return x.metrics == nil && x.rules == nil 
 // dashboard note buffer, its metrics and its rules (a replay's rules are
 // evaluated on its virtual clock). Call it before the session runs; a
 // replay that starts again attaches its new session.
-func (x *Outputs) Attach(sess *Session) error {
+func (x *Outputs) Attach(sess *session.Session) error {
 	x.sess = sess
 	x.notes = nil
 	if x.opts.Dashboard {
@@ -214,7 +219,8 @@ func Describe(t reflector.Target) string {
 // Run runs the attached session under runCtx (ended also when a rule trips,
 // unless WarnOnly) and shows it; the dashboard lives until the user quits or
 // uiCtx ends (in a replay it outlives the trace). cancel stops the session.
-// Then it evaluates the rules once more and prints the summaries.
+// Then it evaluates the rules once more, prints the summaries, and says
+// where a recorded trace was written.
 func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, opts tui.Options) error {
 	sess := x.sess
 	runCtx = x.context(runCtx)
@@ -238,6 +244,9 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	}
 	if uiErr != nil && !errors.Is(uiErr, context.Canceled) {
 		return errors.Join(runErr, fmt.Errorf("dashboard: %w", uiErr))
+	}
+	if sess.Recorder != nil && runErr == nil {
+		fmt.Fprintf(x.opts.ErrOut, "trace written to %s\n", sess.TracePath)
 	}
 	return runErr
 }
