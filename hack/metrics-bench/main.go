@@ -109,8 +109,8 @@ type result struct {
 
 // replay runs the trace through a fresh session, as the CLI wires it.
 func replay(path string, va variant) (result, error) {
-	var mres *metrics.Resource
-	var ares *alert.Resource
+	var mres *metrics.Set
+	var ares *alert.Subject
 	var listeners []func(reflector.Note)
 	if va.metrics {
 		listeners = append(listeners, func(n reflector.Note) { mres.Note(n) })

@@ -69,7 +69,7 @@ type Monitor struct {
 	onTrip func(Trip)
 
 	mu        sync.Mutex
-	resources []*Resource
+	resources []*Subject
 	trips     []Trip
 }
 
@@ -88,8 +88,8 @@ func (m *Monitor) Rules() []Rule { return append([]Rule(nil), m.rules...) }
 
 // Add registers a resource: name describes it in trips ("configmaps.v1 in
 // namespace demo"); stats reads its reflector (nil until Attach).
-func (m *Monitor) Add(name string) *Resource {
-	r := &Resource{m: m, name: name, values: make([]int64, len(m.rules)), tripped: make([]bool, len(m.rules)), trippedValue: make([]int64, len(m.rules))}
+func (m *Monitor) Add(name string) *Subject {
+	r := &Subject{m: m, name: name, values: make([]int64, len(m.rules)), tripped: make([]bool, len(m.rules)), trippedValue: make([]int64, len(m.rules))}
 	m.mu.Lock()
 	m.resources = append(m.resources, r)
 	m.mu.Unlock()
@@ -107,7 +107,7 @@ func (m *Monitor) Trips() []Trip {
 // were added, rules in the order given.
 func (m *Monitor) Statuses() []Status {
 	m.mu.Lock()
-	rs := append([]*Resource(nil), m.resources...)
+	rs := append([]*Subject(nil), m.resources...)
 	m.mu.Unlock()
 	var out []Status
 	for _, r := range rs {
@@ -119,7 +119,7 @@ func (m *Monitor) Statuses() []Status {
 // Evaluate evaluates every resource's rules at now.
 func (m *Monitor) Evaluate(now time.Time) {
 	m.mu.Lock()
-	rs := append([]*Resource(nil), m.resources...)
+	rs := append([]*Subject(nil), m.resources...)
 	m.mu.Unlock()
 	for _, r := range rs {
 		r.Evaluate(now)
@@ -149,8 +149,9 @@ func (m *Monitor) tripped(t Trip) {
 	m.onTrip(t)
 }
 
-// Resource is one watched resource of a Monitor.
-type Resource struct {
+// Subject is what a Monitor evaluates the rules on: one watched resource
+// (its notes and its reflector's Stats).
+type Subject struct {
 	m    *Monitor
 	name string
 
@@ -165,11 +166,11 @@ type Resource struct {
 }
 
 // Name describes the resource in trips.
-func (r *Resource) Name() string { return r.name }
+func (r *Subject) Name() string { return r.name }
 
 // Attach gives the resource its reflector's Stats (e.g.
 // (*reflector.Reflector).Stats); evaluations before it see nothing.
-func (r *Resource) Attach(stats func() reflector.Stats) {
+func (r *Subject) Attach(stats func() reflector.Stats) {
 	r.mu.Lock()
 	r.stats = stats
 	r.mu.Unlock()
@@ -177,7 +178,7 @@ func (r *Resource) Attach(stats func() reflector.Stats) {
 
 // Note is the resource's reflector.Config.OnNote listener: it sums what
 // relist diffs found missed. It never blocks.
-func (r *Resource) Note(n reflector.Note) {
+func (r *Subject) Note(n reflector.Note) {
 	if n.Kind != reflector.NoteDecision || n.Decision == nil || n.Decision.Reason != reflector.ReasonRelistDiff || n.Decision.Diff == nil {
 		return
 	}
@@ -191,7 +192,7 @@ func (r *Resource) Note(n reflector.Note) {
 // served, so it sees the run as it stood just before now (an age at its
 // largest); it evaluates when at least Interval has passed since the last
 // evaluation.
-func (r *Resource) ClockAdvanced(now time.Time) {
+func (r *Subject) ClockAdvanced(now time.Time) {
 	r.mu.Lock()
 	due := r.lastEval.IsZero() || now.Sub(r.lastEval) >= Interval
 	r.mu.Unlock()
@@ -201,7 +202,7 @@ func (r *Resource) ClockAdvanced(now time.Time) {
 }
 
 // Evaluate computes the measures at now and trips the rules they break.
-func (r *Resource) Evaluate(now time.Time) {
+func (r *Subject) Evaluate(now time.Time) {
 	r.mu.Lock()
 	stats := r.stats
 	r.mu.Unlock()
@@ -227,7 +228,7 @@ func (r *Resource) Evaluate(now time.Time) {
 }
 
 // Statuses are the resource's rules as of the last evaluation.
-func (r *Resource) Statuses() []Status {
+func (r *Subject) Statuses() []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]Status, len(r.m.rules))

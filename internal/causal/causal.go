@@ -61,7 +61,7 @@ func causedByTheEnd(r reflector.Reason) bool {
 	case reflector.ReasonGone, reflector.ReasonContinueGone, reflector.ReasonTooLargeRV,
 		reflector.ReasonWatchClosed, reflector.ReasonIdleTimeout, reflector.ReasonWatchError,
 		reflector.ReasonRequestError, reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd,
-		reflector.ReasonBackoff, reflector.ReasonPermanentError, reflector.ReasonGaveUp:
+		reflector.ReasonBackoff, reflector.ReasonPermanentError, reflector.ReasonBadRequest, reflector.ReasonGaveUp:
 		return true
 	}
 	return false

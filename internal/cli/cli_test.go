@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -147,6 +147,79 @@ func TestE2EForbiddenNamesTheVerbResourceAndNamespace(t *testing.T) {
 	}
 }
 
+// TestE2EABadSelectorExitsOneAtOnceWithTheServersMessage: a mistyped field
+// selector (400) or label selector (422 on a real apiserver) is the
+// request's fault, as kubectl get says: exit 1 with the server's message
+// after one request, whatever the list method, never a streaming-list
+// refusal, and no retries until --give-up-after.
+func TestE2EABadSelectorExitsOneAtOnceWithTheServersMessage(t *testing.T) {
+	kc := kubeconfig(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--field-selector", "foo=bar"}, `"foo" is not a known field selector`},
+		{[]string{"--field-selector", "foo=bar", "--initial-list", "list"}, `"foo" is not a known field selector`},
+		{[]string{"--field-selector", "foo=bar", "--initial-list", "stream"}, `"foo" is not a known field selector`},
+		{[]string{"-l", "app in (a"}, `unable to parse requirement`},
+	} {
+		args := append([]string{"configmaps", "-A", "--kubeconfig", kc, "--no-tui", "--give-up-after", "2m"}, tc.args...)
+		code, out, stderr := run(t, args...)
+		if code != ExitFailure || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "the same request would be refused again") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and the server's %q", tc.args, code, stderr, tc.want)
+		}
+		if strings.Contains(out, "refused the streaming list") || strings.Contains(out, "falling back to LIST") {
+			t.Errorf("%v: a bad selector was taken for a streaming-list refusal:\n%s", tc.args, out)
+		}
+		if n := strings.Count(out, ": started"); n != 1 {
+			t.Errorf("%v: %d requests started, want the one refused:\n%s", tc.args, n, out)
+		}
+	}
+}
+
+// TestE2EARunTheUserEndsEndsItsRequestAsStopped: --duration and --once end
+// the open request as "stopped", never "timeout" (nor "canceled"), and the
+// trace, its replay and its report say the same.
+func TestE2EARunTheUserEndsEndsItsRequestAsStopped(t *testing.T) {
+	createConfigMaps(t, "stopped", 3)
+	dir := t.TempDir()
+	tracePath := filepath.Join(dir, "stopped.jsonl")
+	for _, args := range [][]string{
+		{"--duration", "3s", "--trace", tracePath},
+		{"--once"},
+	} {
+		code, out, stderr := run(t, append([]string{"configmaps", "-n", "stopped", "--kubeconfig", kubeconfig(t), "--no-tui", "-o", "json"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		if !strings.Contains(out, `"reason":"stopped"`) || strings.Contains(out, `"reason":"timeout"`) || strings.Contains(out, `"reason":"canceled"`) {
+			t.Errorf("%v: want the open request to end stopped, and nothing timed out or canceled:\n%s", args, out)
+		}
+	}
+	traced, err := os.ReadFile(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(traced), `"reason":"stopped"`) || strings.Contains(string(traced), `"reason":"timeout"`) {
+		t.Errorf("the trace does not record the stop as stopped:\n%s", traced)
+	}
+	code, out, stderr := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "-o", "json", "--strict")
+	if code != ExitOK || !strings.Contains(out, `"reason":"stopped"`) || strings.Contains(out, `"reason":"timeout"`) {
+		t.Errorf("the replay: exit %d, want the request stopped\n%s\n%s", code, out, stderr)
+	}
+	page := filepath.Join(dir, "stopped.html")
+	if code, _, stderr := run(t, "report", tracePath, "-o", page); code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`<a href="#r0-\d+" class="req [^"]*c-stopped">`).Match(html) || !strings.Contains(string(html), `class="c-stopped"><td`) {
+		t.Errorf("the report draws and lists no request as stopped")
+	}
+}
+
 func createConfigMaps(t *testing.T, ns string, n int) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster(t).Config())
@@ -194,15 +267,11 @@ func TestE2EOnceWithJSONSummaryListsTheNamespaceAndRecordsATraceThatReplaysToThe
 // lastJSONObject decodes the summary printed after the JSON lines.
 func lastJSONObject(t *testing.T, out string) summary.Summary {
 	t.Helper()
-	i := strings.LastIndex(out, "\n{\n")
-	if i < 0 {
-		t.Fatalf("no summary in output:\n%s", out)
+	sums, err := summary.Decode([]byte(out))
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("want one summary as the last line: %v (%d summaries)\n%s", err, len(sums), out[max(0, len(out)-2000):])
 	}
-	var s summary.Summary
-	if err := json.Unmarshal([]byte(out[i+1:]), &s); err != nil {
-		t.Fatalf("decoding summary: %v\n%s", err, out[i+1:])
-	}
-	return s
+	return sums[0]
 }
 
 func TestReplayOfTheBundledDemoPrintsTheRelistAndItsDiff(t *testing.T) {

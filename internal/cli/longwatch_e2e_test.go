@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -121,11 +120,7 @@ func runLong(t *testing.T, dir, kubeconfig, ns string, giveUpAfter time.Duration
 // lastSummary decodes the summary object that ends -o json output.
 func lastSummary(t *testing.T, out string) summary.Summary {
 	t.Helper()
-	i := strings.LastIndex(out, "\n{\n")
-	if i < 0 {
-		t.Fatalf("no summary in the output (%d bytes)", len(out))
-	}
-	return decodeSummary(t, out[i+1:])
+	return lastJSONObject(t, out)
 }
 
 // listNamespace is the ConfigMaps of ns as the summary lists them.

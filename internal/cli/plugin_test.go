@@ -94,12 +94,8 @@ func TestE2EThePluginThroughKubectlMatchesAList(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl watchcache: %v\n%s", err, stderr)
 	}
-	// -o json prints JSON lines, then the summary object.
-	i := strings.LastIndex(out, "\n{\n")
-	if i < 0 {
-		t.Fatalf("no summary in:\n%s", out)
-	}
-	sum := decodeSummary(t, out[i+1:])
+	// -o json prints JSON lines, then the summary object as the last line.
+	sum := lastJSONObject(t, out)
 	after := listConfigMaps(t)
 	if !reflect.DeepEqual(sum.Store, before) && !reflect.DeepEqual(sum.Store, after) {
 		t.Errorf("summary store differs from a LIST:\n got %v\nwant %v", sum.Store, after)
@@ -138,7 +134,8 @@ func TestE2EATracedRunReplaysToTheSameSummary(t *testing.T) {
 		t.Fatalf("kubectl watchcache replay: %v\n%s\n(live: %s)", err, stderr2, stderr)
 	}
 	replaySum := lastSummary(t, replayed)
-	liveSum.Bookmark.Age, replaySum.Bookmark.Age = nil, nil
+	checkSyncTimes(t, liveSum, replaySum)
+	liveSum, replaySum = liveSum.WithoutClockReadings(), replaySum.WithoutClockReadings()
 	if !reflect.DeepEqual(liveSum, replaySum) {
 		t.Errorf("summaries differ:\nlive   %+v\nreplay %+v", liveSum, replaySum)
 	}
@@ -229,4 +226,66 @@ func (p *plugin) interrupt(t *testing.T) (stdout, stderr string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.out.String(), p.errOut.String()
+}
+
+// TestE2EARunKilledMidWatchReplaysStrictlyAndSaysItEndsEarly: a run killed
+// with SIGKILL while it watches leaves a trace without its stop (perhaps with
+// a last line cut in two). Its replay with --strict is no divergence: it
+// exits 0 and says the recording ends early.
+func TestE2EARunKilledMidWatchReplaysStrictlyAndSaysItEndsEarly(t *testing.T) {
+	createConfigMaps(t, "killed", 5)
+	dir := pluginPath(t)
+	tracePath := filepath.Join(t.TempDir(), "killed.jsonl")
+	p := startPlugin(t, dir, cluster(t).Kubeconfig(), "configmaps", "-n", "killed", "--no-tui", "-o", "json", "--trace", tracePath)
+	p.waitForLine(t, `"reason":"list-complete"`)
+	cs, err := kubernetes.NewForConfig(cluster(t).Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("late-%d", i)}}
+		if _, err := cs.CoreV1().ConfigMaps("killed").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.waitForLine(t, "late-4")
+	// The recorder flushes every second: kill the run once the trace holds
+	// its last event, as a run killed after a while would have.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := os.ReadFile(tracePath)
+		if strings.Contains(string(b), "late-4") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the trace never held the last event")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range p.lines {
+		}
+	}()
+	<-p.exited
+	code, _, stderr := run(t, "replay", tracePath, "--speed", "0", "--strict", "--no-tui")
+	if code != ExitOK || !strings.Contains(stderr, "the recording ends early") || strings.Contains(stderr, "decided differently") {
+		t.Errorf("replaying the killed run's trace with --strict: exit %d, stderr:\n%s\nwant exit 0 and that the recording ends early", code, stderr)
+	}
+}
+
+// checkSyncTimes: a replay syncs as long after its start as the recorded run
+// did, give or take what passes between the trace's header and the first
+// request (a live run's clock and a replay's are not the same clock).
+func checkSyncTimes(t *testing.T, live, replayed summary.Summary) {
+	t.Helper()
+	if live.SyncSeconds == nil || replayed.SyncSeconds == nil {
+		t.Errorf("%s: time to sync live %v, replayed %v: want both", live.Resource, live.SyncSeconds, replayed.SyncSeconds)
+		return
+	}
+	if d := *live.SyncSeconds - *replayed.SyncSeconds; d > 0.5 || d < -0.5 {
+		t.Errorf("%s: synced %.3fs after the start live, %.3fs in the replay", live.Resource, *live.SyncSeconds, *replayed.SyncSeconds)
+	}
 }

@@ -4,29 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	kubectlproxy "k8s.io/kubectl/pkg/proxy"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/lines"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/proxy"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
@@ -163,16 +157,6 @@ func (o *ProxyOptions) Validate() error {
 	return o.Display.validate()
 }
 
-// streamName names a stream on every line and row: its resource, namespace,
-// selectors and number.
-func streamName(s *observed.Stream) string {
-	n := s.Target.Resource.String()
-	if s.Target.Namespace != "" {
-		n += "@" + s.Target.Namespace
-	}
-	return fmt.Sprintf("%s#%d", n, s.ID)
-}
-
 // Run serves the proxy until ctx ends (or --duration).
 func (o *ProxyOptions) Run(ctx context.Context) error {
 	if err := checkKubeconfig(o.ConfigFlags); err != nil {
@@ -188,42 +172,22 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "warning: serving on %s, which is not a loopback address: anyone who can reach it acts on %s with your credentials\n", o.listenAddress(), restCfg.Host)
 	}
 
-	var rec *trace.Recorder
-	if o.Trace != "" {
-		h := trace.Header{StartedAt: time.Now(), Tool: "kubectl-watchcache proxy", Server: session.ServerURL(restCfg), Observed: true}
-		if dc, err := discovery.NewDiscoveryClientForConfig(restCfg); err == nil {
-			if v, err := dc.ServerVersion(); err == nil {
-				h.ServerVersion = v.GitVersion
-			}
-		}
-		if rec, err = trace.Create(o.Trace, h); err != nil {
-			return err
-		}
-	}
-	var met *metrics.Metrics
-	var metSrv *metrics.Server
-	if o.MetricsAddress != "" {
-		if loopback, _ := metrics.IsLoopback(o.MetricsAddress); !loopback {
-			fmt.Fprintf(o.ErrOut, "warning: --metrics-address %s is not a loopback address: the metrics are reachable from other hosts\n", o.MetricsAddress)
-		}
-		met = metrics.NewObserved()
-		if metSrv, err = metrics.Serve(o.MetricsAddress, met); err != nil {
-			return fmt.Errorf("--metrics-address %s: %w", o.MetricsAddress, err)
-		}
-		defer metSrv.Close()
-		fmt.Fprintf(o.ErrOut, "serving metrics at %s\n", metSrv.URL())
-	}
-
-	outs := newObservedOutputs(o.IOStreams, useTUI, o.Display.Output == "json", met, time.Now)
-	outs.rec, outs.objects, outs.unsafeSecrets = rec, trace.ObjectMode(o.TraceObjects), o.TraceUnsafeSecrets
-	onStream := outs.onStream
-	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: onStream, KeepRaw: rec != nil})
+	oo := o.Display.outputs(o.IOStreams, useTUI)
+	oo.Monitor.MetricsAddress = o.MetricsAddress
+	oo.Observed, oo.Now = true, time.Now
+	oo.TracePath, oo.TraceObjects, oo.TraceUnsafeSecrets, oo.Rest = o.Trace, trace.ObjectMode(o.TraceObjects), o.TraceUnsafeSecrets, restCfg
+	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
 	}
+	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: outs.OnStream, KeepRaw: outs.Recording()})
+	if err != nil {
+		return outs.Finish(err)
+	}
 	ln, err := net.Listen("tcp", o.listenAddress())
 	if err != nil {
-		return fmt.Errorf("--address %s --port %d: %w", o.Address, o.Port, err)
+		p.Close()
+		return outs.Finish(fmt.Errorf("--address %s --port %d: %w", o.Address, o.Port, err))
 	}
 	addr := ln.Addr().String()
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
@@ -234,7 +198,8 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if o.PrintKubeconfig != "" {
 		if err := writeKubeconfig(o.PrintKubeconfig, kc); err != nil {
 			_ = srv.Close()
-			return err
+			p.Close()
+			return outs.Finish(err)
 		}
 		fmt.Fprintf(o.ErrOut, "kubeconfig written to %s: KUBECONFIG=%s ./my-controller\n", o.PrintKubeconfig, o.PrintKubeconfig)
 	} else if !useTUI {
@@ -253,7 +218,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	}
 	var runErr error
 	if useTUI {
-		opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Added: outs.added}
+		opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Added: outs.Added()}
 		runErr = tui.Run(runCtx, opts, nil, o.In, o.Out)
 	} else {
 		select {
@@ -264,142 +229,9 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	}
 	_ = srv.Close()
 	p.Close()
-	outs.close()
-	if o.Display.Summary {
-		runErr = errors.Join(runErr, writeObservedSummaries(o.Out, p.Streams(), time.Now, o.Display.Output == "json"))
-	}
-	if rec != nil {
-		if err := rec.Close(); err != nil {
-			runErr = errors.Join(runErr, err)
-		} else {
-			fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
-		}
-	}
-	return errors.Join(runErr, outs.err())
-}
-
-// observedOutputs are where observed streams go: the line output or the
-// dashboard, the trace, the metrics. The proxy and the replay of its
-// traces share them.
-type observedOutputs struct {
-	streams       genericiooptions.IOStreams
-	useTUI        bool
-	out           *lines.Output
-	added         chan tui.Resource
-	rec           *trace.Recorder
-	objects       trace.ObjectMode
-	unsafeSecrets bool
-	met           *metrics.Metrics
-	now           func() time.Time
-
-	mu   sync.Mutex
-	errs error
-}
-
-func newObservedOutputs(streams genericiooptions.IOStreams, useTUI, asJSON bool, met *metrics.Metrics, now func() time.Time) *observedOutputs {
-	x := &observedOutputs{streams: streams, useTUI: useTUI, met: met, now: now, added: make(chan tui.Resource, 1024)}
-	if !useTUI {
-		x.out = lines.NewOutput(streams.Out, asJSON)
-	}
-	return x
-}
-
-// onStream hands a new stream to every output; it runs before the stream is fed.
-func (x *observedOutputs) onStream(s *observed.Stream) {
-	name := streamName(s)
-	var notes *tui.NoteBuffer
-	if x.out != nil {
-		s.OnNote(x.out.For(name))
-		fmt.Fprintf(x.streams.ErrOut, "stream %s: %s from %s (%s)\n", name, describeTarget(s.Target), s.Client.RemoteAddr, s.Client.UserAgent)
-	} else {
-		notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
-		s.OnNote(notes.Push)
-	}
-	if x.rec != nil {
-		rh, client := s.TraceResource()
-		rh.Objects, rh.Options.UnsafeSecrets = x.objects, x.unsafeSecrets
-		if i, err := x.rec.AddStream(rh, client, s.ID); err == nil {
-			s.Record(x.rec.Observed(i))
-			s.OnNote(x.rec.Notes(i))
-		}
-	}
-	if x.met != nil {
-		mres, err := x.met.Add(metrics.Labels{Resource: s.Target.Resource.String(), Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
-			Client: clientLabel(s)})
-		if err != nil {
-			x.mu.Lock()
-			x.errs = errors.Join(x.errs, err)
-			x.mu.Unlock()
-		} else {
-			s.OnNote(mres.Note)
-			mres.Attach(metrics.Source{Stats: s.Stats, Counters: s.Counters, Store: s.Store().Counters, Now: x.now})
-		}
-	}
-	if notes != nil {
-		select {
-		case x.added <- observedView(s, notes):
-		default:
-			x.mu.Lock()
-			x.errs = errors.Join(x.errs, fmt.Errorf("the dashboard could not take stream %s: more than %d streams at once", name, cap(x.added)))
-			x.mu.Unlock()
-		}
-	}
-}
-
-// close flushes the line output.
-func (x *observedOutputs) close() {
-	if x.out != nil {
-		if dropped := x.out.Close(); dropped > 0 {
-			fmt.Fprintf(x.streams.ErrOut, "warning: %d output lines were dropped because the output could not keep up\n", dropped)
-		}
-	}
-}
-
-// err is what went wrong giving streams their outputs.
-func (x *observedOutputs) err() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.errs
-}
-
-// clientLabel is a stream's client in the metrics: its User-Agent and stream number.
-func clientLabel(s *observed.Stream) string {
-	return fmt.Sprintf("%s #%d", s.Client.UserAgent, s.ID)
-}
-
-// describeTarget says what a stream watches, for people.
-func describeTarget(t reflector.Target) string {
-	return newObservedResource(t).name
-}
-
-// observedView is a stream as the dashboard shows it.
-func observedView(s *observed.Stream, notes *tui.NoteBuffer) tui.Resource {
-	// No ForceRelist and no Audit: the dashboard says they are not available for an observed reflector.
-	return tui.Resource{Target: s.Target, Client: s.Client.UserAgent, ClientAddr: s.Client.RemoteAddr, Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table,
-		Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes}}
-}
-
-// writeObservedSummaries prints each stream's summary, as the watch command does.
-func writeObservedSummaries(w io.Writer, streams []*observed.Stream, now func() time.Time, asJSON bool) error {
-	sums := make([]summary.Summary, 0, len(streams))
-	for _, s := range streams {
-		sum := summary.New(s.Target.Resource, s.Stats(), s.Store(), now())
-		sum.Stream = &summary.StreamSummary{ID: s.ID, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
-			UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
-			MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
-		sums = append(sums, sum)
-	}
-	if len(sums) == 0 {
-		if asJSON {
-			return summary.WriteAllJSON(w, sums)
-		}
-		_, err := io.WriteString(w, "no LIST or WATCH was observed\n")
-		return err
-	}
-	if asJSON {
-		return summary.WriteAllJSON(w, sums)
-	}
-	return writeSummaries(w, sums, false)
+	outs.CloseLines()
+	runErr = errors.Join(runErr, outs.WriteStreamSummaries(p.Streams(), time.Now))
+	return outs.Finish(runErr)
 }
 
 // clientAddress is the address a local client reaches the proxy at: the

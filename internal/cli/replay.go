@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
@@ -24,7 +24,7 @@ type ReplayOptions struct {
 	Speed   float64
 	Strict  bool
 	Display DisplayOptions
-	Observe ObserveOptions
+	Monitor MonitorOptions
 
 	path       string
 	isTerminal func() bool
@@ -65,7 +65,7 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().Float64Var(&o.Speed, "speed", o.Speed, "Replay speed: 0 as fast as possible, 1 real time, N times faster")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 1 when the replayed decisions differ from the recorded ones (for regression tests)")
 	o.Display.addFlags(cmd)
-	o.Observe.addFlags(cmd, true)
+	o.Monitor.addFlags(cmd, true)
 	return cmd
 }
 
@@ -88,7 +88,7 @@ func (o *ReplayOptions) Validate() error {
 	if o.Speed < 0 {
 		return usageErrorf("invalid --speed %g: must be 0 (as fast as possible) or more", o.Speed)
 	}
-	if err := o.Observe.validate(); err != nil {
+	if err := o.Monitor.validate(); err != nil {
 		return err
 	}
 	return o.Display.validate()
@@ -105,15 +105,16 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	} else if err == nil {
 		_ = rd.Close()
 	}
-	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
-	ob, err := o.Observe.start(o.IOStreams, useTUI)
+	oo := o.Display.outputs(o.IOStreams, useTUI)
+	oo.Monitor = o.Monitor.options()
+	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
 	}
 	// A jump behind the replay starts it again and runs it fast to the
 	// target: on the dashboard, when nothing outlives one run (metrics and
 	// rules count the whole trace once).
-	canRewind := useTUI && ob.metrics == nil && ob.monitor == nil
+	canRewind := useTUI && outs.Rewindable()
 	var (
 		sess     *session.Session
 		runErr   error
@@ -124,14 +125,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		var err error
 		sess, err = session.NewReplay(o.path, o.Speed)
 		if err != nil {
-			return ob.finish(err)
+			return outs.Finish(err)
 		}
-		d.notes = nil
-		d.attach(sess)
-		if err := ob.observe(sess); err != nil {
-			return ob.finish(err)
+		if err := outs.Attach(sess); err != nil {
+			return outs.Finish(err)
 		}
-		d.afterRun = ob.end
 		player := sess.Replay.Player()
 		if last != nil {
 			player.SetSpeed(last.Speed())
@@ -139,7 +137,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 				player.SetEnd(end)
 			}
 			if err := player.Seek(rewindTo); err != nil {
-				return ob.finish(fmt.Errorf("rewinding: %w", err))
+				return outs.Finish(fmt.Errorf("rewinding: %w", err))
 			}
 		}
 		var rewind atomic.Int64
@@ -147,7 +145,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt}
 		if canRewind {
 			opts.Rewind = func(at time.Duration) { rewind.Store(int64(at)) }
-			d.rewinding = func() bool { return rewind.Load() >= 0 }
+			outs.Rewinding = func() bool { return rewind.Load() >= 0 }
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		if useTUI {
@@ -159,7 +157,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 				}
 			}()
 		}
-		runErr = d.run(ob.sessionContext(runCtx), ctx, cancel, sess, opts, views(sess, false, ob.alerts()))
+		runErr = outs.Run(runCtx, ctx, cancel, opts)
 		cancel()
 		if at := rewind.Load(); at >= 0 && ctx.Err() == nil {
 			rewindTo, last = time.Duration(at), player
@@ -170,11 +168,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	for _, w := range sess.Replay.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
-	if runErr != nil || ob.tripped() {
+	if runErr != nil || outs.Tripped() {
 		// A tripped rule stopped the replay early: there is nothing to compare.
-		return ob.finish(runErr)
+		return outs.Finish(runErr)
 	}
-	if err := ob.finish(nil); err != nil {
+	if err := outs.Finish(nil); err != nil {
 		return err
 	}
 	if sess.Replay.RecordedDecisions() == 0 {
@@ -182,6 +180,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return nil
 	}
 	shown, total := sess.Replay.Differences(maxReplayDifferences)
+	if sess.Replay.EndedEarly() {
+		fmt.Fprintln(o.ErrOut, "replay: the recording ends early (its run was killed, or the file cut, before it recorded its stop); it was replayed up to there")
+	}
 	if total == 0 {
 		return nil
 	}
@@ -192,9 +193,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "warning: … and %d more differences\n", total-len(shown))
 	}
 	if o.Strict {
-		return fmt.Errorf("the replayed reflector decided differently from the recorded one in %d places (--strict)", total)
+		return fmt.Errorf("the replayed reflector decided differently from the recorded one in %s (--strict)", places(total))
 	}
-	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %d places; --strict makes this an error\n", total)
+	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %s; --strict makes this an error\n", places(total))
 	return nil
 }
 
@@ -204,25 +205,19 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 // nothing to check) and --fail-on rules do not apply.
 func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTUI bool) error {
 	defer rd.Close()
-	if len(o.Observe.rules) > 0 {
+	if len(o.Monitor.rules) > 0 {
 		return usageErrorf("--fail-on does not apply to an observed trace (recorded by kubectl watchcache proxy): it replays as recorded")
 	}
-	var met *metrics.Metrics
-	if o.Observe.MetricsAddress != "" {
-		met = metrics.NewObserved()
-		srv, err := metrics.Serve(o.Observe.MetricsAddress, met)
-		if err != nil {
-			return fmt.Errorf("--metrics-address %s: %w", o.Observe.MetricsAddress, err)
-		}
-		defer srv.Close()
-		fmt.Fprintf(o.ErrOut, "serving metrics at %s\n", srv.URL())
-	}
 	var rp *observed.Replay
-	clock := func() time.Time { return rp.Now() }
-	outs := newObservedOutputs(o.IOStreams, useTUI, o.Display.Output == "json", met, clock)
-	rp, err := observed.NewReplay(rd, o.Speed, outs.onStream)
+	oo := o.Display.outputs(o.IOStreams, useTUI)
+	oo.Monitor = o.Monitor.options()
+	oo.Observed, oo.Now = true, func() time.Time { return rp.Now() }
+	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
+	}
+	if rp, err = observed.NewReplay(rd, o.Speed, outs.OnStream); err != nil {
+		return outs.Finish(err)
 	}
 	fmt.Fprintln(o.ErrOut, "replay: an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated")
 	runCtx, cancel := context.WithCancel(ctx)
@@ -239,19 +234,25 @@ func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTU
 			}
 		}()
 		opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Player: player, Start: h.StartedAt, Now: rp.Now,
-			Observed: "recorded traffic, as recorded", Added: outs.added}
+			Observed: "recorded traffic, as recorded", Added: outs.Added()}
 		runErr = tui.Run(ctx, opts, nil, o.In, o.Out)
 		cancel()
 		runErr = errors.Join(<-errc, runErr)
 	} else {
 		runErr = <-errc
 	}
-	outs.close()
+	outs.CloseLines()
 	for _, w := range rd.Warnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
-	if o.Display.Summary {
-		runErr = errors.Join(runErr, writeObservedSummaries(o.Out, rp.Streams(), rp.Now, o.Display.Output == "json"))
+	runErr = errors.Join(runErr, outs.WriteStreamSummaries(rp.Streams(), rp.Now))
+	return outs.Finish(runErr)
+}
+
+// places is "1 place" or "n places".
+func places(n int) string {
+	if n == 1 {
+		return "1 place"
 	}
-	return errors.Join(runErr, outs.err())
+	return fmt.Sprintf("%d places", n)
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 )
 
 // Exit codes of the plugin.
@@ -97,7 +99,7 @@ func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 	if errors.As(err, &ue) {
 		return ExitUsage
 	}
-	var ae *alertError
+	var ae *outputs.AlertError
 	if errors.As(err, &ae) {
 		return ExitAlert
 	}

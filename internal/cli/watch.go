@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -43,34 +43,13 @@ type WatchOptions struct {
 	GiveUpAfter          time.Duration
 	MaxResources         int
 	MaxConcurrentLists   int
-	Observe              ObserveOptions
+	Monitor              MonitorOptions
 	// identity names the plugin to the server (--user-agent).
 	identity identity
 
 	resourceArgs []string
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
 	isTerminal func() bool
-}
-
-// DisplayOptions are the output flags shared by the live and replay commands.
-type DisplayOptions struct {
-	NoTUI   bool
-	Output  string
-	Summary bool
-}
-
-func (d *DisplayOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&d.NoTUI, "no-tui", false, "Print one line per event and decision instead of the dashboard (automatic when stdout is not a terminal)")
-	cmd.Flags().StringVarP(&d.Output, "output", "o", "text", "Line output format: text or json")
-	cmd.Flags().BoolVar(&d.Summary, "summary", false, "Print the summary at exit (JSON with -o json)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
-}
-
-func (d *DisplayOptions) validate() error {
-	if d.Output != "text" && d.Output != "json" {
-		return usageErrorf("invalid output format %q: want text or json", d.Output)
-	}
-	return nil
 }
 
 // NewWatchOptions returns the defaults.
@@ -117,7 +96,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.MaxConcurrentLists, "max-concurrent-lists", o.MaxConcurrentLists, "How many resources make their first list at once")
 	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when nothing has made progress for this long: no answer from the server and no watch open (0: retry forever)")
 	o.Display.addFlags(cmd)
-	o.Observe.addFlags(cmd, false)
+	o.Monitor.addFlags(cmd, false)
 	for flag, values := range map[string][]string{
 		"initial-list":           {"auto", "list", "stream"},
 		"resource-version-match": {"Exact", "NotOlderThan"},
@@ -203,7 +182,7 @@ func (o *WatchOptions) Validate() error {
 			return err
 		}
 	}
-	if err := o.Observe.validate(); err != nil {
+	if err := o.Monitor.validate(); err != nil {
 		return err
 	}
 	return o.Display.validate()
@@ -271,20 +250,19 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects, Wire: reflector.Wire(o.Wire),
 			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
 	}
-	ob, err := o.Observe.start(o.IOStreams, useTUI)
+	oo := o.Display.outputs(o.IOStreams, useTUI)
+	oo.Monitor = o.Monitor.options()
+	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
 	}
 	sess, err := session.NewLive(lc)
 	if err != nil {
-		return ob.finish(err)
+		return outs.Finish(err)
 	}
-	d := display{opts: o.Display, streams: o.IOStreams, useTUI: useTUI}
-	d.attach(sess)
-	if err := ob.observe(sess); err != nil {
-		return ob.finish(err)
+	if err := outs.Attach(sess); err != nil {
+		return outs.Finish(err)
 	}
-	d.afterRun = ob.end
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if o.Duration > 0 {
@@ -307,11 +285,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace}
 	// A tripped rule ends the session; the dashboard stays until q.
-	err = d.run(ob.sessionContext(runCtx), runCtx, cancel, sess, tuiOpts, views(sess, true, ob.alerts()))
-	if rec := sess.Recorder; rec != nil && err == nil {
-		fmt.Fprintf(o.ErrOut, "trace written to %s\n", o.Trace)
-	}
-	return ob.finish(err)
+	return outs.Finish(outs.Run(runCtx, runCtx, cancel, tuiOpts))
 }
 
 func newWatchCommand(streams genericiooptions.IOStreams, version string) (*WatchOptions, func(*cobra.Command, []string) error) {

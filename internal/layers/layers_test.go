@@ -31,6 +31,7 @@ var layers = []struct {
 	{"commands", []string{"cmd/...", "hack/..."}},
 	{"front ends", []string{"internal/cli", "internal/scenarios", "internal/soak"}},
 	{"the report", []string{"internal/report"}},
+	{"what a run shows, attached", []string{"internal/outputs"}},
 	{"one run", []string{"internal/session", "internal/proxy"}},
 	{"what a run shows", []string{
 		"internal/observed", "internal/tracegen", "internal/metrics",

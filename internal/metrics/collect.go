@@ -17,7 +17,7 @@ type scrapeCollector struct {
 	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state                                *prometheus.Desc
 
 	mu        sync.Mutex
-	resources []*Resource
+	resources []*Set
 	seen      map[Labels]bool
 }
 
@@ -45,7 +45,7 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 	}
 }
 
-func (c *scrapeCollector) add(r *Resource) bool {
+func (c *scrapeCollector) add(r *Set) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen[r.labels] {
@@ -73,7 +73,7 @@ func states() []reflector.State {
 // Collect implements prometheus.Collector.
 func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	rs := append([]*Resource(nil), c.resources...)
+	rs := append([]*Set(nil), c.resources...)
 	c.mu.Unlock()
 	for _, r := range rs {
 		src := r.source()

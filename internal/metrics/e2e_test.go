@@ -3,7 +3,6 @@ package metrics_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,15 +134,11 @@ func createConfigMaps(t *testing.T, cs kubernetes.Interface, ns string, n int) {
 // summaryOf decodes the JSON summary printed after the JSON lines.
 func summaryOf(t *testing.T, out string) summary.Summary {
 	t.Helper()
-	i := strings.LastIndex(out, "\n{\n")
-	if i < 0 {
-		t.Fatalf("no summary in output:\n%s", out)
+	sums, err := summary.Decode([]byte(out))
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("want one summary as the last line: %v (%d summaries)\n%s", err, len(sums), out[max(0, len(out)-2000):])
 	}
-	var s summary.Summary
-	if err := json.Unmarshal([]byte(out[i+1:]), &s); err != nil {
-		t.Fatalf("decoding the summary: %v", err)
-	}
-	return s
+	return sums[0]
 }
 
 func TestE2EMetricsScrapedDuringA410AndARelistEqualTheSummary(t *testing.T) {

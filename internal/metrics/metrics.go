@@ -60,7 +60,7 @@ func (l Labels) values(extra ...string) []string {
 // The values of the labels that break counters down; every series exists
 // from the start, at 0.
 func pageResults() []string {
-	return []string{"ok", "gone", "too-large", "error", "timeout", "canceled"}
+	return []string{"ok", "gone", "too-large", "error", "timeout", "canceled", "stopped"}
 }
 func listResults() []string { return []string{"complete", "restarted", "failed", "canceled"} }
 func goneOn() []string      { return []string{"watch", "list", "continue"} }
@@ -69,7 +69,7 @@ func relistCauses() []string {
 	return []string{causeGone, causeForced, causeTooLarge, causeFallback, causeError}
 }
 func endReasons() []reflector.EndReason {
-	return []reflector.EndReason{reflector.EndClosed, reflector.EndTimeout, reflector.EndError, reflector.EndCanceled}
+	return []reflector.EndReason{reflector.EndClosed, reflector.EndTimeout, reflector.EndError, reflector.EndCanceled, reflector.EndStopped}
 }
 
 // Relist causes.
@@ -158,11 +158,11 @@ func errDuplicate(l Labels) error {
 }
 
 // Add registers one watched resource. Its notes go to the returned
-// Resource's Note; its Stats and store are read at scrape time once Attach
+// Set's Note; its Stats and store are read at scrape time once Attach
 // gives them.
-func (m *Metrics) Add(l Labels) (*Resource, error) {
+func (m *Metrics) Add(l Labels) (*Set, error) {
 	l.withClient = m.withClient
-	r := &Resource{m: m, labels: l, relistCause: causeError}
+	r := &Set{m: m, labels: l, relistCause: causeError}
 	if !m.scrape.add(r) {
 		return nil, errDuplicate(l)
 	}
@@ -210,8 +210,9 @@ type Source struct {
 	Now func() time.Time
 }
 
-// Resource is one watched resource's metrics.
-type Resource struct {
+// Set is the metrics of one watched resource (or, behind the proxy, one
+// observed stream): every series under its labels.
+type Set struct {
 	m      *Metrics
 	labels Labels
 
@@ -236,11 +237,11 @@ type Resource struct {
 }
 
 // Labels are the resource's label values.
-func (r *Resource) Labels() Labels { return r.labels }
+func (r *Set) Labels() Labels { return r.labels }
 
 // Attach gives the resource its sources; until then only note-fed metrics
 // are exported for it.
-func (r *Resource) Attach(src Source) {
+func (r *Set) Attach(src Source) {
 	if src.Counters == nil && src.Stats != nil {
 		stats := src.Stats
 		src.Counters = func() reflector.Counters { return stats().Counters }
@@ -253,7 +254,7 @@ func (r *Resource) Attach(src Source) {
 	r.mu.Unlock()
 }
 
-func (r *Resource) source() Source {
+func (r *Set) source() Source {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.src
@@ -263,7 +264,7 @@ func (r *Resource) source() Source {
 // (the frequent notes) cost nothing here: their counts are read from Stats
 // at scrape time. Request and decision notes update counters and
 // histograms; Note never blocks on a scrape.
-func (r *Resource) Note(n reflector.Note) {
+func (r *Set) Note(n reflector.Note) {
 	if n.Kind == reflector.NoteApplied {
 		return
 	}
@@ -293,7 +294,7 @@ func (r *Resource) Note(n reflector.Note) {
 	}
 }
 
-func (r *Resource) requestEnded(q *reflector.RequestInfo) {
+func (r *Set) requestEnded(q *reflector.RequestInfo) {
 	if q == nil || q.End == nil {
 		return
 	}
@@ -315,6 +316,8 @@ func pageResult(e *reflector.RequestEnd) string {
 		return "timeout"
 	case reflector.EndCanceled:
 		return "canceled"
+	case reflector.EndStopped:
+		return "stopped"
 	}
 	switch {
 	case e.IsGone():
@@ -328,7 +331,7 @@ func pageResult(e *reflector.RequestEnd) string {
 // decision updates the decision-fed metrics. A full list opens at a
 // decision to list and closes at list-complete (complete), at the next
 // decision to list (restarted), at a failure (failed) or at the stop (canceled).
-func (r *Resource) decision(at time.Time, d *reflector.Decision, c reflector.Counters) {
+func (r *Set) decision(at time.Time, d *reflector.Decision, c reflector.Counters) {
 	startList := func(cause string) {
 		if r.listOpen {
 			r.lists["restarted"].Inc()
@@ -383,7 +386,7 @@ func (r *Resource) decision(at time.Time, d *reflector.Decision, c reflector.Cou
 		}
 	case reflector.ReasonBackoff:
 		r.backoffSeconds.Add(d.Wait.Seconds())
-	case reflector.ReasonPermanentError, reflector.ReasonGaveUp:
+	case reflector.ReasonPermanentError, reflector.ReasonBadRequest, reflector.ReasonGaveUp:
 		endList("failed")
 	case reflector.ReasonStopped:
 		endList("canceled")

@@ -187,7 +187,7 @@ func (t bookmarkTap) Event(_ int64, ev reflector.WatchEvent) {
 type collector struct {
 	rep  *Report
 	opts Options
-	res  *Resource
+	res  *Section
 	st   *store.Store
 	// counters are the replay's running totals; a difference since the last
 	// look says a list began or bookmarks came, which make no note.
@@ -230,7 +230,7 @@ type collector struct {
 
 func newCollector(rep *Report, opts Options, i int, h trace.ResourceHeader, st *store.Store, counters func() reflector.Counters) *collector {
 	return &collector{rep: rep, opts: opts, st: st, counters: counters,
-		res: &Resource{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
+		res: &Section{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
 			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
 		markers:  map[MarkerKind]int{},
 		requests: newCapped[*Request](opts.MaxRequests),
@@ -439,7 +439,7 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 	r.Reason = end.Reason
 	// The recorded error, when the end line has one: the replay's own
 	// cancel of a stopped run says "end of trace".
-	if r.Error == "" && end.Err != nil && (end.Reason != reflector.EndCanceled || c.observed) {
+	if r.Error == "" && end.Err != nil && end.Reason != reflector.EndStopped && (end.Reason != reflector.EndCanceled || c.observed) {
 		r.Error = end.Err.Error()
 	}
 	st := end.Status
@@ -601,7 +601,7 @@ func (c *collector) stop(s reflector.Stats) {
 }
 
 // finish closes what the trace left open at its end.
-func (res *Resource) finish(end time.Duration) {
+func (res *Section) finish(end time.Duration) {
 	for _, r := range res.Requests {
 		if !r.ended {
 			r.End, r.Class = end, EndOpen
@@ -675,6 +675,8 @@ func classify(reason reflector.EndReason, st *metav1.Status) EndClass {
 		return EndTimeout
 	case reflector.EndCanceled:
 		return EndCanceled
+	case reflector.EndStopped:
+		return EndStopped
 	case reflector.EndError:
 		return EndError
 	}

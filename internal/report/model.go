@@ -38,7 +38,7 @@ type Report struct {
 	// Warnings are the reader's, and the replay's when a reflector stopped on an error.
 	Warnings []string
 	// Resources has one entry per watched resource; a version-1 trace has one.
-	Resources []*Resource
+	Resources []*Section
 	// Alerts are the alert rules that tripped while recording.
 	Alerts AlertSection
 }
@@ -68,8 +68,9 @@ type Alert struct {
 // what such notes say.
 const ReasonAlert reflector.Reason = "alert"
 
-// Resource is one watched resource: its counters, timeline and tables.
-type Resource struct {
+// Section is the part of the report about one watched resource: its
+// counters, timeline and tables.
+type Section struct {
 	// Index is the resource's position in the trace (0 in a version-1 trace).
 	Index int
 	// Header is the resource as the trace's header describes it: what was
@@ -148,6 +149,7 @@ const (
 	EndError    EndClass = "error"
 	EndGone     EndClass = "gone"
 	EndCanceled EndClass = "canceled"
+	EndStopped  EndClass = "stopped"
 	EndOpen     EndClass = "open"
 )
 

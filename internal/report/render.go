@@ -198,7 +198,7 @@ func newPageView(r *Report) *pageView {
 
 // indexRowOf is a resource as the header lists it: what was watched, how,
 // and the counters that say whether its section is worth a look.
-func indexRowOf(res *Resource) indexRow {
+func indexRowOf(res *Section) indexRow {
 	c := res.Counters
 	n := func(v int64) string { return formatCount(int(v)) }
 	wire, strategy := string(res.Header.Options.Wire), string(res.Header.Options.Strategy)
@@ -257,7 +257,7 @@ func resourceOptions(h trace.ResourceHeader) []keyValue {
 
 // observedOptions describe an observed stream: whose it is, and what it
 // asked for. Its request options are the client's, on each of its requests.
-func observedOptions(res *Resource) []keyValue {
+func observedOptions(res *Section) []keyValue {
 	out := []keyValue{{"stream of", "another program's reflector, observed (its options are on each request below)", ""}}
 	if s := res.Stream; s != nil {
 		out = append(out, keyValue{"stream", fmt.Sprintf("#%d", s.ID), "as the proxy's --summary numbers it"})
@@ -308,7 +308,7 @@ func pageSize(n int64) string {
 	return formatCount(int(n))
 }
 
-func (v *pageView) resource(r *Report, res *Resource, span time.Duration) resourceView {
+func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourceView {
 	rv := resourceView{Index: res.Index, Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
 		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
@@ -366,7 +366,7 @@ func (v *pageView) resource(r *Report, res *Resource, span time.Duration) resour
 	return rv
 }
 
-func scope(res *Resource) string {
+func scope(res *Section) string {
 	s := "all namespaces"
 	if !res.Info.Namespaced {
 		s = "cluster-scoped"
@@ -442,7 +442,7 @@ func relistRow(res int, l *Relist) relistView {
 	return v
 }
 
-func resourceDataOf(res *Resource, span time.Duration) resourceData {
+func resourceDataOf(res *Section, span time.Duration) resourceData {
 	d := resourceData{Name: res.Name, Namespace: res.Namespace, SpanMS: float64(span) / float64(time.Millisecond),
 		BucketMS: float64(res.BucketWidth) / float64(time.Millisecond)}
 	n := len(res.Buckets)

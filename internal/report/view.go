@@ -91,7 +91,7 @@ func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
 }
 
-func (v *pageView) timeline(res *Resource, span time.Duration) timelineView {
+func (v *pageView) timeline(res *Section, span time.Duration) timelineView {
 	tv := timelineView{Index: res.Index, PlotX: plotX, PlotW: plotWidth, LabelX: plotX - 8, ViewBox: "0 0 " + ms(span), Span: ms(span),
 		Requests: len(res.Requests), AllRequests: res.RequestsTotal, HiddenRequests: res.RequestsTotal - len(res.Requests),
 		BucketWidth: formatDuration(res.BucketWidth), Duration: formatDuration(span)}
@@ -129,7 +129,7 @@ func (v *pageView) timeline(res *Resource, span time.Duration) timelineView {
 
 // requestLanes draws LIST pages in one lane and watches (streaming lists
 // included) in another, each request in the first row where it overlaps nothing.
-func (v *pageView) requestLanes(res *Resource) (laneView, laneView) {
+func (v *pageView) requestLanes(res *Section) (laneView, laneView) {
 	lists := laneView{Label: "LIST pages", Hint: "one bar per LIST request (page)", Class: "lane-list"}
 	watches := laneView{Label: "WATCH", Hint: "watches; a streaming list has a band over its initial events", Class: "lane-watch"}
 	var listEnds, watchEnds []time.Duration
@@ -196,7 +196,7 @@ func quoteEmpty(s string) string {
 }
 
 // markerLanes are one row per marker kind; bookmarks come from the buckets.
-func (v *pageView) markerLanes(res *Resource) []laneView {
+func (v *pageView) markerLanes(res *Section) []laneView {
 	kinds := []struct {
 		kind MarkerKind
 		lane laneView
@@ -254,7 +254,7 @@ func (v *pageView) markerLanes(res *Resource) []laneView {
 // bucket as a step line, and a band where it moved within a bucket. The
 // scale fits the counts seen, so a relist that changes a few objects of
 // thousands still shows.
-func (v *pageView) objectsLane(res *Resource, span time.Duration) laneView {
+func (v *pageView) objectsLane(res *Section, span time.Duration) laneView {
 	l := laneView{Label: "objects", Hint: "objects in the cache (the band: lowest to highest within a bucket)", Class: "chart c-objects", H: objHeight}
 	lo, hi, seen := 0, 0, false
 	for _, b := range res.Buckets {
@@ -305,7 +305,7 @@ func (v *pageView) objectsLane(res *Resource, span time.Duration) laneView {
 // bookmarkAges are the bookmark age's corners: it grows from each bookmark
 // until the next. Bookmarks within one bucket after its first are drawn as
 // one (their teeth are shorter than the bucket).
-func bookmarkAges(res *Resource, span time.Duration) (pts [][2]time.Duration, top time.Duration) {
+func bookmarkAges(res *Section, span time.Duration) (pts [][2]time.Duration, top time.Duration) {
 	last := time.Duration(-1)
 	for _, b := range res.Buckets {
 		if b.Bookmarks == 0 {
@@ -328,7 +328,7 @@ func bookmarkAges(res *Resource, span time.Duration) (pts [][2]time.Duration, to
 	return pts, top
 }
 
-func (v *pageView) ageLane(res *Resource, span time.Duration) laneView {
+func (v *pageView) ageLane(res *Section, span time.Duration) laneView {
 	l := laneView{Label: "bookmark age", Hint: "time since the last bookmark", Class: "chart c-age", H: ageHeight}
 	pts, top := bookmarkAges(res, span)
 	if len(pts) == 0 {
@@ -346,7 +346,7 @@ func (v *pageView) ageLane(res *Resource, span time.Duration) laneView {
 }
 
 // rateLane stacks ADDED, MODIFIED and DELETED per bucket: one path per type.
-func (v *pageView) rateLane(res *Resource) laneView {
+func (v *pageView) rateLane(res *Section) laneView {
 	l := laneView{Label: "events", Hint: "watch events applied per bucket: ADDED, MODIFIED, DELETED (not list items, nor a streaming list's initial events)", Class: "chart c-rate", H: rateHeight}
 	top := 0
 	for _, b := range res.Buckets {

@@ -2,6 +2,8 @@
 // Source (live, recording or replayed), its reflector and its store, and the
 // listeners of its notes. The CLI, the trace recording scenarios and the
 // benchmarks all build their runs here, so there is one way to do it.
+//
+// What a run shows attaches to its resources' notes in internal/outputs.
 package session
 
 import (
@@ -52,8 +54,9 @@ type LiveConfig struct {
 	TracePath string
 }
 
-// Resource is one watched resource of a session: its reflector and its cache.
-type Resource struct {
+// Watched is one resource a session watches: its reflector and its cache
+// (reflector.Resource is the Kubernetes resource it watches).
+type Watched struct {
 	// Index is the resource's place in the session (and in a trace's header).
 	Index int
 	// Header says what is watched, where and how, as a trace header says it.
@@ -71,26 +74,26 @@ type Resource struct {
 }
 
 // Target is what the resource's reflector watches.
-func (r *Resource) Target() reflector.Target { return r.Header.Target() }
+func (r *Watched) Target() reflector.Target { return r.Header.Target() }
 
 // Name is the resource's full name, "configmaps.v1".
-func (r *Resource) Name() string { return r.Header.Resource.String() }
+func (r *Watched) Name() string { return r.Header.Resource.String() }
 
 // OnNote adds a listener of the resource's notes. Call it before Run; the
 // listener is called from the reflector's goroutine and must not block.
-func (r *Resource) OnNote(f func(reflector.Note)) { r.listeners = append(r.listeners, f) }
+func (r *Watched) OnNote(f func(reflector.Note)) { r.listeners = append(r.listeners, f) }
 
-func (r *Resource) note(n reflector.Note) {
+func (r *Watched) note(n reflector.Note) {
 	for _, l := range r.listeners {
 		l(n)
 	}
 }
 
 // Done is closed once the resource's reflector stopped (it failed, or the run ended).
-func (r *Resource) Done() <-chan struct{} { return r.done }
+func (r *Watched) Done() <-chan struct{} { return r.done }
 
 // Err is what ended the resource's reflector: its failure, or nil.
-func (r *Resource) Err() error {
+func (r *Watched) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.err
@@ -98,9 +101,10 @@ func (r *Resource) Err() error {
 
 // Session is a wired run.
 type Session struct {
-	Resources []*Resource
-	// Recorder is set when recording.
-	Recorder *trace.Recorder
+	Resources []*Watched
+	// Recorder is set when recording, to TracePath.
+	Recorder  *trace.Recorder
+	TracePath string
 	// Replay is set for a replay.
 	Replay *trace.Replay
 	// Header is the trace header of this run (recorded or replayed; in a live
@@ -170,16 +174,16 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	// Asking for the version opens the connection the reflectors then share
 	// (client-go's transports are cached by configuration): reflectors that
 	// start together would otherwise race to dial, each its own.
-	s.Header.ServerVersion = serverVersion(cfg.Rest)
+	s.Header.ServerVersion = ServerVersion(cfg.Rest)
 	if cfg.TracePath != "" {
 		rec, err := trace.Create(cfg.TracePath, s.Header)
 		if err != nil {
 			return nil, err
 		}
-		s.Recorder = rec
+		s.Recorder, s.TracePath = rec, cfg.TracePath
 	}
 	for i := range cfg.Resources {
-		res := &Resource{Index: i, Header: s.Header.Resources[i], done: make(chan struct{})}
+		res := &Watched{Index: i, Header: s.Header.Resources[i], done: make(chan struct{})}
 		c := configs[i]
 		if s.Recorder != nil {
 			c.Source = s.Recorder.Source(i, sources[i])
@@ -220,8 +224,8 @@ func (s *Session) reportTraceFailure() {
 	}
 }
 
-// serverVersion is the server's gitVersion for the trace header ("" when discovery fails).
-func serverVersion(cfg *rest.Config) string {
+// ServerVersion is the server's gitVersion for a trace header ("" when discovery fails).
+func ServerVersion(cfg *rest.Config) string {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return ""
@@ -254,7 +258,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock()}
 	for i, rr := range rp.Resources() {
-		res := &Resource{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
+		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
 		res.OnNote(rr.Note)
 		c.OnNote = res.note
@@ -267,7 +271,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	return s, nil
 }
 
-func (r *Resource) build(c reflector.Config) error {
+func (r *Watched) build(c reflector.Config) error {
 	st, w := store.New()
 	rf, err := reflector.New(c, w, st)
 	if err != nil {
@@ -329,7 +333,7 @@ func (s *Session) Run(ctx context.Context) error {
 	return errors.Join(runErr, recErr)
 }
 
-func (r *Resource) finish(err error) {
+func (r *Watched) finish(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	select {
@@ -341,7 +345,7 @@ func (r *Resource) finish(err error) {
 }
 
 // Summary is the resource's summary as of now.
-func (s *Session) Summary(r *Resource) summary.Summary {
+func (s *Session) Summary(r *Watched) summary.Summary {
 	return summary.New(r.Header.Resource, r.Reflector.Stats(), r.Store, s.Now())
 }
 

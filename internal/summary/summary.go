@@ -19,7 +19,12 @@ import (
 // live run and a replay.
 type Summary struct {
 	// Resource is "resource.version.group" ("configmaps.v1", "deployments.v1.apps").
-	Resource        string             `json:"resource"`
+	Resource string `json:"resource"`
+	// State is the reflector's state at the end ("Stopped", "Failed"…).
+	State string `json:"state"`
+	// SyncSeconds is the time from the start of the run to its first
+	// complete list (null if it never completed one).
+	SyncSeconds     *float64           `json:"syncSeconds"`
 	Objects         int                `json:"objects"`
 	ResourceVersion string             `json:"resourceVersion"`
 	Bookmark        BookmarkSummary    `json:"bookmark"`
@@ -75,7 +80,11 @@ func (st *StreamSummary) Asks() string {
 // its age in seconds at the end of the run (null if none).
 type BookmarkSummary struct {
 	ResourceVersion string   `json:"resourceVersion"`
-	Age             *float64 `json:"age"`
+	AgeSeconds      *float64 `json:"ageSeconds"`
+	// Age is AgeSeconds under its first name, kept for one release.
+	//
+	// Deprecated: read ageSeconds.
+	Age *float64 `json:"age"`
 }
 
 // StoreEntry is one cached object's identity.
@@ -96,6 +105,7 @@ func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now ti
 	}
 	sum := Summary{
 		Resource:        resource.String(),
+		State:           st.State.String(),
 		Objects:         len(entries),
 		ResourceVersion: st.ResourceVersion,
 		Bookmark:        BookmarkSummary{ResourceVersion: st.BookmarkRV},
@@ -104,26 +114,29 @@ func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now ti
 	}
 	if !st.BookmarkAt.IsZero() {
 		age := now.Sub(st.BookmarkAt).Seconds()
-		sum.Bookmark.Age = &age
+		sum.Bookmark.AgeSeconds, sum.Bookmark.Age = &age, &age
+	}
+	if !st.Synced.IsZero() && !st.Started.IsZero() {
+		sync := st.Synced.Sub(st.Started).Seconds()
+		sum.SyncSeconds = &sync
 	}
 	return sum
 }
 
-// WriteJSON writes the summary as one indented JSON object.
+// WriteJSON writes the summary as one JSON object on one line, so that
+// after JSON lines it is the last line on stdout (tail -1 reads it).
 func (s Summary) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(s); err != nil {
 		return fmt.Errorf("writing summary: %w", err)
 	}
 	return nil
 }
 
-// WriteAllJSON writes several resources' summaries as one indented JSON
-// object, {"resources": [...]}, in the order given.
+// WriteAllJSON writes several resources' summaries as one JSON object on
+// one line, {"resources": [...]}, in the order given.
 func WriteAllJSON(w io.Writer, sums []Summary) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(struct {
 		Resources []Summary `json:"resources"`
 	}{sums}); err != nil {
@@ -143,6 +156,11 @@ func (s Summary) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "resource %s: %d objects at resourceVersion %s\n", s.Resource, s.Objects, s.ResourceVersion)
+	if s.SyncSeconds != nil {
+		fmt.Fprintf(&b, "state at the end: %s; synced %.3fs after the start\n", s.State, *s.SyncSeconds)
+	} else {
+		fmt.Fprintf(&b, "state at the end: %s; never synced\n", s.State)
+	}
 	if s.Bookmark.Age != nil {
 		fmt.Fprintf(&b, "last bookmark: resourceVersion %s, %.1fs before the end\n", s.Bookmark.ResourceVersion, *s.Bookmark.Age)
 	} else {
@@ -168,4 +186,31 @@ func (s Summary) WriteText(w io.Writer) error {
 		return fmt.Errorf("writing summary: %w", err)
 	}
 	return nil
+}
+
+// Decode reads what `--summary -o json` printed: the last line of out, one
+// resource's summary or {"resources": [...]}. It returns the summaries in
+// their order.
+func Decode(out []byte) ([]Summary, error) {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	last := []byte(lines[len(lines)-1])
+	var all struct {
+		Resources []Summary `json:"resources"`
+	}
+	if err := json.Unmarshal(last, &all); err == nil && all.Resources != nil {
+		return all.Resources, nil
+	}
+	var one Summary
+	if err := json.Unmarshal(last, &one); err != nil || one.Resource == "" {
+		return nil, fmt.Errorf("reading the summary: the last line is not one: %.200q", last)
+	}
+	return []Summary{one}, nil
+}
+
+// WithoutClockReadings drops what a live run and its replay measure on
+// different clocks (the bookmark's age, the time to sync), to compare the
+// rest.
+func (s Summary) WithoutClockReadings() Summary {
+	s.Bookmark.Age, s.Bookmark.AgeSeconds, s.SyncSeconds = nil, nil, nil
+	return s
 }

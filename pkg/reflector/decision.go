@@ -43,6 +43,9 @@ const (
 	ReasonStreamRefused Reason = "stream-refused"
 	// ReasonInitialEventsEnd: a streaming list stalled before its initial-events-end bookmark: fall back to LIST.
 	ReasonInitialEventsEnd Reason = "initial-events-end-missing"
+	// ReasonBadRequest: the server refused the request's own options (400,
+	// 422: a mistyped selector, say): the reflector failed at once.
+	ReasonBadRequest Reason = "bad-request"
 	// ReasonPermanentError: a permanent error (401, 403, 404, 405) outlasted its retries: the reflector failed.
 	ReasonPermanentError Reason = "permanent-error"
 	// ReasonGaveUp: nothing made progress for Config.GiveUpAfter: the reflector failed.
@@ -168,6 +171,8 @@ func (d Decision) String() string {
 		return fmt.Sprintf("backing off before the next %s: %s", strings.ToUpper(string(d.Next)), why)
 	case ReasonRVBackwards:
 		return fmt.Sprintf("resourceVersion went backwards from %s to %s; keeping %s as the cursor", d.Cursor, d.ResourceVersion, d.Cursor)
+	case ReasonBadRequest:
+		return fmt.Sprintf("%s (the request's options are wrong: the same request would be refused again)", d.Cause)
 	case ReasonPermanentError:
 		return fmt.Sprintf("%s (gave up after %d attempts)", d.Cause, d.Attempts)
 	case ReasonGaveUp:

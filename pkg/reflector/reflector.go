@@ -67,6 +67,9 @@ var (
 	// ErrInitialEventsTimeout: a streaming list delivered nothing for the
 	// initial-events timeout before its initial-events-end bookmark.
 	ErrInitialEventsTimeout = errors.New("initial-events-end bookmark did not arrive in time")
+	// ErrStopped: the run ended while the request was open (the user asked,
+	// or a --fail-on rule stopped it): the request ends as EndStopped.
+	ErrStopped = errors.New("the run was stopped")
 )
 
 // New builds a reflector that writes to w; st is w's read handle (Audit compares against it).
@@ -214,7 +217,7 @@ func (r *Reflector) stepList(ctx context.Context, p phase) (phase, error) {
 }
 
 func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEnd) (phase, error) {
-	if ctx.Err() != nil || end.Reason == EndCanceled {
+	if ctx.Err() != nil || end.Reason == EndCanceled || end.Reason == EndStopped {
 		return p, nil
 	}
 	st := end.Status
@@ -234,6 +237,9 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 		restart.kind = phaseList
 		r.decide(Decision{State: r.displayState(restart), Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(restart), Code: st.Code, Cause: end.Cause()})
 		return restart, r.failed(ctx, restart, end)
+	}
+	if IsBadRequest(st) {
+		return p, r.badRequest(p, end)
 	}
 	r.decide(Decision{State: r.displayState(p), Reason: ReasonRequestError, Code: end.Code(), Cause: end.Cause()})
 	return p, r.failed(ctx, p, end)
@@ -373,6 +379,9 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 		r.decide(Decision{State: StateRelisting, Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
 		return relist, r.failed(ctx, relist, end)
 	}
+	if IsBadRequest(st) {
+		return p, r.badRequest(p, end)
+	}
 	if streaming {
 		// The streaming list broke before it completed: start it again.
 		r.decide(Decision{State: r.displayState(p), Reason: ReasonWatchError, Streaming: true, Code: end.Code(), Cause: end.Cause()})
@@ -430,6 +439,20 @@ func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) err
 	}
 	r.wait(ctx, Decision{Next: r.verb(next), Cause: end.Cause()})
 	return nil
+}
+
+// StoppedBy says whether cause, a request context's cause, is the end of the
+// run itself (canceled or past its deadline from outside) rather than one of
+// the reflector's own reasons to cut a request.
+func StoppedBy(cause error) bool {
+	return errors.Is(cause, ErrStopped) || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded)
+}
+
+// badRequest fails at once: the server refused the request's own options,
+// and retrying the same request would only be refused again.
+func (r *Reflector) badRequest(p phase, end *RequestEnd) error {
+	r.ledger.RecordError(end.Cause())
+	return r.fail(p, Decision{Reason: ReasonBadRequest, Code: end.Code(), Cause: end.Cause()}, end)
 }
 
 // fail records the decision that ends Run and returns its error.
@@ -543,6 +566,10 @@ func (r *Reflector) endRequest(rctx context.Context, info *RequestInfo, err erro
 		end = &RequestEnd{Reason: EndTimeout, Err: cause}
 	case errors.Is(cause, ErrForcedRelist), errors.Is(cause, ErrInitialEventsTimeout):
 		end = &RequestEnd{Reason: EndCanceled, Err: cause}
+	case StoppedBy(cause):
+		// Run's context ended (--duration's deadline included): the run
+		// stopped, whatever the transport made of it.
+		end = &RequestEnd{Reason: EndStopped, Err: ErrStopped}
 	}
 	r.mu.Lock()
 	cancel := r.cancel

@@ -285,6 +285,61 @@ func TestStreamingListRefusedFallsBackToList(t *testing.T) {
 	}
 }
 
+// A 400 or 422 about the request's own options (a mistyped field selector)
+// is no refusal of the streaming list: the run fails at once with the
+// server's message, whatever the list method, and nothing is retried.
+func TestABadSelectorFailsAtOnceAndIsNotCalledAStreamingRefusal(t *testing.T) {
+	badField := httpErr(400, metav1.StatusReasonBadRequest, `"foo" is not a known field selector: only "metadata.name", "metadata.namespace"`)
+	badLabel := httpErr(422, metav1.StatusReasonInvalid, "unable to parse requirement: found '=', expected: identifier")
+	for _, tc := range []struct {
+		name     string
+		strategy Strategy
+		verb     Verb
+		err      error
+		want     string
+	}{
+		{"stream, 400", StrategyAuto, VerbWatch, badField, `is not a known field selector`},
+		{"list, 400", StrategyList, VerbList, badField, `is not a known field selector`},
+		{"stream, 422", StrategyStream, VerbWatch, badLabel, `unable to parse requirement`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := runFake(t, Config{Strategy: tc.strategy}, call{verb: tc.verb, err: tc.err})
+			if h.err == nil || !strings.Contains(h.err.Error(), tc.want) || !strings.Contains(h.err.Error(), "the same request would be refused again") {
+				t.Fatalf("Run: got %v, want a failure with the server's message", h.err)
+			}
+			if got := len(h.src.requests()); got != 1 {
+				t.Errorf("requests: got %d (%v), want the one refused", got, h.askedSummary())
+			}
+			reasons := join(h.reasons())
+			if strings.Contains(reasons, string(ReasonStreamRefused)) || !strings.Contains(reasons, string(ReasonBadRequest)) {
+				t.Errorf("notes: got %v, want %s and no %s", reasons, ReasonBadRequest, ReasonStreamRefused)
+			}
+		})
+	}
+}
+
+func TestOnlyARefusalThatNamesSendInitialEventsIsAStreamingRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		st           *metav1.Status
+		refused, bad bool
+	}{
+		{&metav1.Status{Code: 422, Message: `ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled`}, true, false},
+		{&metav1.Status{Code: 422, Message: "invalid", Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Field: "sendInitialEvents"}}}}, true, false},
+		{&metav1.Status{Code: 501, Message: "not implemented"}, true, false},
+		{&metav1.Status{Code: 400, Message: `"foo" is not a known field selector`}, false, true},
+		{&metav1.Status{Code: 422, Message: "unable to parse requirement"}, false, true},
+		{&metav1.Status{Code: 403, Message: "forbidden"}, false, false},
+		{nil, false, false},
+	} {
+		if got := IsStreamRefused(tc.st); got != tc.refused {
+			t.Errorf("IsStreamRefused(%v): got %v, want %v", tc.st, got, tc.refused)
+		}
+		if got := IsBadRequest(tc.st); got != tc.bad {
+			t.Errorf("IsBadRequest(%v): got %v, want %v", tc.st, got, tc.bad)
+		}
+	}
+}
+
 func TestStreamingListWithoutTheEndBookmarkFallsBackAfterTheTimeout(t *testing.T) {
 	h := runFake(t, Config{Strategy: StrategyStream, InitialEventsTimeout: 30 * time.Millisecond},
 		call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "3"))}}, // no end bookmark, then silence

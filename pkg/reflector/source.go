@@ -105,8 +105,13 @@ const (
 	EndTimeout EndReason = "timeout"
 	// EndError: an HTTP error status, an ERROR watch event, or a transport error.
 	EndError EndReason = "error"
-	// EndCanceled: the reflector stopped it (shutdown, forced relist, streaming-list fallback).
+	// EndCanceled: the reflector cut it short to act (a forced relist, a
+	// streaming-list fallback), or, in a proxy's view, its client left.
 	EndCanceled EndReason = "canceled"
+	// EndStopped: the run ended while it was open, because the user asked
+	// (--duration, --once, ctrl+c, q) or a --fail-on rule stopped the run. It is
+	// neither a timeout nor an error.
+	EndStopped EndReason = "stopped"
 )
 
 // RequestEnd is how a Stream reports its end, and how Sources report a failed
@@ -270,7 +275,7 @@ func (e *RequestEnd) Format(short bool) string {
 		if e.Status.Message != "" {
 			s += ": " + e.Status.Message
 		}
-	case e.Err != nil && e.Reason != EndClosed:
+	case e.Err != nil && e.Reason != EndClosed && e.Reason != EndStopped: // "stopped" says it all
 		s += ": " + e.Err.Error()
 	}
 	return s

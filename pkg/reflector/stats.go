@@ -267,9 +267,48 @@ func IsTooLargeResourceVersion(st *metav1.Status) bool {
 }
 
 // IsStreamRefused reports whether st is a server's refusal of a streaming
-// list (a watch with sendInitialEvents=true): the reflector falls back to LIST.
+// list itself (a watch with sendInitialEvents=true), which the reflector
+// answers by falling back to LIST: 501 Not Implemented, or a 400 or 422 that
+// names sendInitialEvents (an apiserver with WatchList off answers 422
+// "sendInitialEvents is forbidden for watch unless the WatchList feature gate
+// is enabled"). Any other 400 or 422 is about the request's own options (a
+// selector, say) and is a bad request, whatever the list method.
 func IsStreamRefused(st *metav1.Status) bool {
-	return st != nil && (st.Code == 400 || st.Code == 422 || st.Code == 501)
+	if st == nil {
+		return false
+	}
+	switch st.Code {
+	case 501:
+		return true
+	case 400, 422:
+		return namesStreamingOption(st)
+	}
+	return false
+}
+
+// IsBadRequest reports whether st refuses the request's own options (400
+// Bad Request or 422 Invalid, other than a refusal of the streaming list):
+// the same request will be refused again, so the reflector fails at once, as
+// kubectl get does, with the server's message.
+func IsBadRequest(st *metav1.Status) bool {
+	return st != nil && (st.Code == 400 || st.Code == 422) && !namesStreamingOption(st)
+}
+
+// namesStreamingOption says whether a refusal names the streaming list's
+// own option.
+func namesStreamingOption(st *metav1.Status) bool {
+	const option = "sendInitialEvents"
+	if strings.Contains(st.Message, option) {
+		return true
+	}
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			if strings.Contains(c.Field, option) || strings.Contains(c.Message, option) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ResourceVersionBackwards reports whether rv, carried by an event or a

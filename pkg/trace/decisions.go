@@ -3,6 +3,8 @@ package trace
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 const (
@@ -21,9 +23,13 @@ type decisionComparison struct {
 	rec, rep      []*Line // waiting for their counterpart
 	recLines      []int   // line numbers of rec
 	recordedCount int
-	index         int // decisions compared so far
-	total         int
-	kept          []string
+	// endedEarly: the recording ended before its run recorded its stop
+	// (killed, or its file cut), and the replay's own stop at the trace's
+	// end was all that was left unmatched.
+	endedEarly bool
+	index      int // decisions compared so far
+	total      int
+	kept       []string
 }
 
 func (c *decisionComparison) recorded(l *Line, line int) {
@@ -71,8 +77,13 @@ func (c *decisionComparison) differ(s string) {
 	}
 }
 
-// finish counts the decisions left without a counterpart and returns the differences.
+// finish counts the decisions left without a counterpart and returns the
+// differences. A replay that stops at the end of a recording which never
+// recorded its own stop is no difference: the recording ended early.
 func (c *decisionComparison) finish(max int) ([]string, int) {
+	if len(c.rec) == 0 && len(c.rep) > 0 && c.recordedCount > 0 && allStops(c.rep) {
+		c.endedEarly, c.rep = true, nil
+	}
 	for i, rec := range c.rec {
 		c.index++
 		c.differ(fmt.Sprintf("decision %d (line %d): the trace decided %s, the replay did not", c.index, c.recLines[i], describeDecision(rec)))
@@ -87,6 +98,16 @@ func (c *decisionComparison) finish(max int) ([]string, int) {
 		shown = shown[:max]
 	}
 	return shown, c.total
+}
+
+// allStops says whether every decision is the reflector stopping.
+func allStops(ds []*Line) bool {
+	for _, d := range ds {
+		if d.Reason != string(reflector.ReasonStopped) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameDecision compares a recorded decision with a replayed one by state,

@@ -480,14 +480,14 @@ func (s *recordingStream) end(err error) {
 
 // withCause prefers the reason the reflector gave for canceling ctx (idle
 // timeout, forced relist…) over the transport's view of the same end. A
-// context ended from outside (shutdown, --duration's deadline) is a stop:
-// "canceled", never the reflector's own "timeout".
+// context ended from outside (ctrl+c, --once, --duration's deadline) is the
+// run stopping: "stopped", never the reflector's own "timeout".
 func withCause(ctx context.Context, err error) error {
 	switch cause := context.Cause(ctx); {
 	case cause == nil:
 		return err
-	case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
-		return context.Canceled
+	case reflector.StoppedBy(cause):
+		return reflector.ErrStopped
 	default:
 		return cause
 	}
@@ -507,6 +507,9 @@ func endLine(r int, id int64, err error) *Line {
 		return l
 	case errors.Is(err, reflector.ErrForcedRelist), errors.Is(err, reflector.ErrInitialEventsTimeout):
 		l.Reason, l.Error = string(reflector.EndCanceled), err.Error()
+		return l
+	case errors.Is(err, reflector.ErrStopped):
+		l.Reason = string(reflector.EndStopped)
 		return l
 	}
 	end := reflector.EndOf(err)

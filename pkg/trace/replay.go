@@ -126,6 +126,21 @@ func (p *Replay) RecordedDecisions() int {
 	return n
 }
 
+// EndedEarly says whether the recording of any resource ended before its
+// run recorded its stop (a run killed, a file cut short): the replay stopped
+// there, and that is no difference. Call it after Differences.
+func (p *Replay) EndedEarly() bool {
+	for _, rr := range p.resources {
+		rr.mu.Lock()
+		early := rr.decisions.endedEarly
+		rr.mu.Unlock()
+		if early {
+			return true
+		}
+	}
+	return false
+}
+
 // Differences describes where the replayed decisions differ from the
 // recorded ones, for all resources (at most max of them, each naming its
 // resource when there are several), and counts them all. Call it after the
@@ -519,6 +534,10 @@ func (rr *ResourceReplay) requestEnd(ctx context.Context, l *Line) error {
 		case reflector.ErrInitialEventsTimeout.Error():
 			return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: reflector.ErrInitialEventsTimeout}
 		}
+		// A trace recorded before "stopped" existed says "canceled" where
+		// its run was stopped.
+		fallthrough
+	case reflector.EndStopped:
 		// The recorded run was stopped here: the resource's replay ends here,
 		// after the decisions it recorded while stopping; the trace's end
 		// ends the replay.

@@ -418,7 +418,7 @@ func TestOnLineSeesEveryLineBeforeTheNotesAboutIt(t *testing.T) {
 	var late []string
 	cfg.OnNote = func(n reflector.Note) {
 		rr.Note(n)
-		if n.Kind != reflector.NoteRequestEnded || n.Request.End.Reason == reflector.EndCanceled {
+		if n.Kind != reflector.NoteRequestEnded || n.Request.End.Reason == reflector.EndCanceled || n.Request.End.Reason == reflector.EndStopped {
 			return
 		}
 		if at, ok := ends[n.Request.ID]; !ok || n.At.Sub(start) != time.Duration(at) {

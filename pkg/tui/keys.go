@@ -2,11 +2,27 @@ package tui
 
 import "charm.land/bubbles/v2/key"
 
-// keyMap is every key binding of the dashboard, in one place; the help
-// overlay and the footer are generated from it.
+// chromeKeys are the keys of every screen, which the chrome handles: help,
+// quit, and the replay's player.
+type chromeKeys struct {
+	Help, Quit, Close key.Binding // Close: esc closes the help screen too, unlisted
+	Player            playerKeys  // enabled with a Player
+}
+
+func newChromeKeys() chromeKeys {
+	return chromeKeys{
+		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Close:  key.NewBinding(key.WithKeys("esc")),
+		Player: newPlayerKeys(),
+	}
+}
+
+// keyMap is the key bindings of one resource's dashboard besides the
+// chrome's; the help screen and the footer are generated from them.
 type keyMap struct {
-	Quit       key.Binding
-	Help       key.Binding
+	// Pause pauses the log; disabled with a Player, whose space pauses the
+	// replay (so the log is still while it is paused).
 	Pause      key.Binding
 	Filter     key.Binding
 	TypeFilter key.Binding
@@ -25,15 +41,10 @@ type keyMap struct {
 	// ToOverview is esc seen from one resource of several: back to the
 	// overview. Disabled (and so out of the help) for a single resource.
 	ToOverview key.Binding
-	// Player are the replay's keys, enabled with a Player (space then
-	// pauses the replay, not the log).
-	Player playerKeys
 }
 
 func newKeyMap() keyMap {
 	return keyMap{
-		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Pause:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "pause log")),
 		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		TypeFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "filter by type")),
@@ -50,15 +61,7 @@ func newKeyMap() keyMap {
 		Select:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back, unfilter")),
 		ToOverview: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview"), key.WithDisabled()),
-		Player:     newPlayerKeys(),
 	}
-}
-
-// setPlayer makes the keys of a replay with a Player: the player's keys
-// are on, and space pauses the replay (so the log is still while it is paused).
-func (k *keyMap) setPlayer() {
-	k.Player.enable()
-	k.Pause.SetEnabled(false)
 }
 
 // setMulti makes the keys of one resource among several: esc, once there is
@@ -68,26 +71,23 @@ func (k *keyMap) setMulti() {
 	k.ToOverview.SetEnabled(true)
 }
 
-// ShortHelp is the footer's help (help.KeyMap).
-func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Help, k.Quit, k.ToOverview, k.Player.PlayPause, k.Player.Step, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
+// footerKeys are the footer's (screenKeys).
+func (k keyMap) footerKeys() (first, rest []key.Binding) {
+	return []key.Binding{k.ToOverview}, []key.Binding{k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
 }
 
-// FullHelp is the help overlay, one column per group (help.KeyMap).
-func (k keyMap) FullHelp() [][]key.Binding {
-	return enabledOnly([][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextPane, k.PrevPane, k.Select, k.Back, k.Help, k.Quit},
-		append([]key.Binding{k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}, k.Player.group()...),
-	})
+// helpGroups are the help screen's columns (screenKeys).
+func (k keyMap) helpGroups() (nav, moves, actions []key.Binding) {
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		[]key.Binding{k.NextPane, k.PrevPane, k.Select, k.Back},
+		[]key.Binding{k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}
 }
 
-// overviewKeyMap is the overview's key bindings; its help and footer are
-// generated from it.
+// overviewKeyMap is the overview's key bindings besides the chrome's; its
+// help screen and footer are generated from them.
 type overviewKeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
-	Open, Back, Relist, Audit, Help, Quit   key.Binding
-	Player                                  playerKeys
+	Open, Back, Relist, Audit               key.Binding
 }
 
 func newOverviewKeyMap() overviewKeyMap {
@@ -102,25 +102,20 @@ func newOverviewKeyMap() overviewKeyMap {
 		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview")),
 		Relist:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
 		Audit:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
-		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Player:   newPlayerKeys(),
 	}
 }
 
-// ShortHelp is the overview's footer (help.KeyMap).
-func (k overviewKeyMap) ShortHelp() []key.Binding {
+// footerKeys are the overview's footer (screenKeys).
+func (k overviewKeyMap) footerKeys() (first, rest []key.Binding) {
 	up, open := k.Up, k.Open
 	up.SetHelp("↑/↓", "select")
 	open.SetHelp("enter", "open")
-	return []key.Binding{k.Help, k.Quit, up, open, k.Player.PlayPause, k.Player.Step, k.Relist, k.Audit}
+	return []key.Binding{up, open}, []key.Binding{k.Relist, k.Audit}
 }
 
-// FullHelp is the overview's help overlay, one column per group (help.KeyMap).
-func (k overviewKeyMap) FullHelp() [][]key.Binding {
-	return enabledOnly([][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.Help, k.Quit},
-		append([]key.Binding{k.Relist, k.Audit}, k.Player.group()...),
-	})
+// helpGroups are the overview's help screen's columns (screenKeys).
+func (k overviewKeyMap) helpGroups() (nav, moves, actions []key.Binding) {
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		[]key.Binding{k.Open, k.Back},
+		[]key.Binding{k.Relist, k.Audit}
 }

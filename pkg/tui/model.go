@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -43,10 +42,6 @@ func (s viewState) String() string {
 	return "unknown"
 }
 
-// statusFor is how long an action's status line stays before the footer
-// shows the key help again.
-const statusFor = 10 * time.Second
-
 // lifecycle is what a model shares with its copies and must release.
 type lifecycle struct {
 	ctx    context.Context
@@ -60,29 +55,22 @@ type Model struct {
 	res  Resource
 	feed Feed // res.Feed
 	life *lifecycle
-	// multi says the model is one of several behind an Overview: its help
-	// and footer say that esc goes back to the overview.
-	multi bool
-	keys  keyMap
-	st    styles
-	help  help.Model
+	// keys.ToOverview is on when the model is one of several behind an
+	// Overview: its help and footer say that esc goes back to the overview.
+	keys   keyMap
+	st     styles
+	chrome chrome // the header, footer, help screen and player
 
-	state         viewState
-	focus         pane
-	width, height int
+	state viewState
+	focus pane
 
 	now        time.Time // the model's clock: opts.Now at the last message that carried time
 	stats      reflector.Stats
 	haveStats  bool
 	counters   store.Counters
 	storeReady bool
-	done       int64 // replay progress, from Options.Progress
-	total      int64
-	player     playerState // the replay's player, with havePlayer
-	havePlayer bool
 	notesLost  int64  // dropped by the NoteBuffer
 	lastSeq    uint64 // the last note's sequence number, to show where notes were dropped
-	stopped    bool   // the reflector stopped: no more notes will come
 	lists      int64  // complete lists seen, to tell the first list from relists
 
 	rates    rateWindow
@@ -95,10 +83,7 @@ type Model struct {
 
 	alerts Alerts
 
-	auditing  bool
-	status    string
-	statusSev severity
-	statusAt  time.Time
+	auditing bool
 }
 
 // New builds the dashboard of one resource; Close stops its background
@@ -113,11 +98,9 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 	ctx, cancel := context.WithCancel(ctx)
 	life := &lifecycle{ctx: ctx, cancel: cancel}
 	st := newStyles()
-	h := help.New()
-	h.Styles = st.help
 	keys := newKeyMap()
 	if opts.Player != nil {
-		keys.setPlayer()
+		keys.Pause.SetEnabled(false) // space pauses the replay
 	}
 	return Model{
 		opts:     opts,
@@ -126,7 +109,7 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 		life:     life,
 		keys:     keys,
 		st:       st,
-		help:     h,
+		chrome:   newChrome(opts, st),
 		now:      opts.Now(),
 		log:      newLogPane(opts.LogSize),
 		requests: requestsPane{scroll: newScroller()},
@@ -147,7 +130,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		m.chrome.width, m.chrome.height = msg.Width, msg.Height
 	case snapshotMsg:
 		m.applySnapshot(msg)
 		cmd = m.pollCmd(m.opts.Refresh)
@@ -180,18 +163,16 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 		}
 	}
 	if s.hasProgress {
-		m.done, m.total = s.done, s.total
+		m.chrome.replay.done, m.chrome.replay.total = s.done, s.total
 	}
 	if s.player != nil {
-		m.player, m.havePlayer = *s.player, true
+		m.chrome.replay.player, m.chrome.replay.havePlayer = *s.player, true
 	}
 	m.notesLost = s.notesLost
 	if s.alerts != nil {
 		m.alerts = *s.alerts
 	}
-	if m.status != "" && m.now.Sub(m.statusAt) > statusFor {
-		m.status = ""
-	}
+	m.chrome.expireStatus(m.now)
 }
 
 // addNotes takes the reflector's notes, in the order it made them: the log
@@ -243,7 +224,7 @@ func (m *Model) entry(n reflector.Note) (logEntry, bool) {
 			return logEntry{at: n.At, kind: kindRelist, seq: n.Seq, req: n.RequestID, note: &n, diff: d.Diff}, true
 		}
 	case reflector.ReasonStopped:
-		m.stopped = true
+		m.chrome.replay.stopped = true
 	}
 	return entryFromNote(n), true
 }
@@ -263,8 +244,14 @@ func (m *Model) addAudit(a auditMsg) {
 }
 
 func (m *Model) setStatus(sev severity, s string) {
-	m.status, m.statusSev, m.statusAt = s, sev, m.now
+	m.chrome.status = status{text: s, sev: sev, at: m.now}
 }
+
+// lastStatus is the status line of the model's last action.
+func (m *Model) lastStatus() status { return m.chrome.status }
+
+// replayPos is where the replay stands, as this resource last read it.
+func (m *Model) replayPos() replayPos { return m.chrome.replay }
 
 // handleKey routes a key on the view state.
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -276,19 +263,17 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case stateFilter:
 		cmd = m.filterKey(k)
 	case stateHelp:
-		switch {
-		case key.Matches(k, m.keys.Quit):
-			return m, tea.Quit
-		case key.Matches(k, m.keys.Help, m.keys.Back):
+		var closed bool
+		if cmd, closed = m.chrome.helpKey(k); closed {
 			m.state = stateDashboard
 		}
 	case stateDetail:
 		switch {
-		case key.Matches(k, m.keys.Quit):
+		case key.Matches(k, m.chrome.keys.Quit):
 			return m, tea.Quit
 		case key.Matches(k, m.keys.Back):
 			m.state = stateDashboard
-		case key.Matches(k, m.keys.Help):
+		case key.Matches(k, m.chrome.keys.Help):
 			m.state = stateHelp
 		case key.Matches(k, m.keys.Up):
 			m.scrollDetail(-1)
@@ -342,16 +327,14 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if a, ok := playerKey(m.opts.Player, m.keys.Player, k, m.opts.Start, m.opts.Rewind); ok {
-		m.setStatus(a.sev, a.status)
-		m.player, m.havePlayer = readPlayer(m.opts.Player), true
-		return nil, a.quit
+	if cmd, ok := m.chrome.playerKey(k, m.now); ok {
+		return cmd, false
 	}
 	n := m.rowsIn(m.focus)
 	switch {
-	case key.Matches(k, m.keys.Quit):
+	case key.Matches(k, m.chrome.keys.Quit):
 		return nil, true
-	case key.Matches(k, m.keys.Help):
+	case key.Matches(k, m.chrome.keys.Help):
 		m.state = stateHelp
 	case key.Matches(k, m.keys.NextPane):
 		m.focus = (m.focus + 1) % numPanes
@@ -384,7 +367,7 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.keys.Back):
 		m.log.text, m.log.typeIdx = "", 0
 		m.filter.value = ""
-		m.status = ""
+		m.chrome.status.text = ""
 	case key.Matches(k, m.keys.Relist):
 		return m.forceRelist(), false
 	case key.Matches(k, m.keys.Audit):

@@ -2,9 +2,7 @@ package tui
 
 import (
 	"context"
-	"time"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -48,19 +46,10 @@ type Overview struct {
 	clientWidth int
 	keys        overviewKeyMap
 	st          styles
-	help        help.Model
+	chrome      chrome // its status and player are the last player key's
 
-	state         overviewState
-	cur, top      int // the selected row, and the first row shown
-	width, height int
-
-	// status is the last player key's, shown in the footer until a newer one.
-	status    string
-	statusSev severity
-	statusAt  time.Time
-	// player is the replay's player as read at the last player key.
-	player     playerState
-	havePlayer bool
+	state    overviewState
+	cur, top int // the selected row, and the first row shown
 }
 
 // NewOverview builds the dashboard of resources, one row and one Model for
@@ -72,16 +61,10 @@ func NewOverview(opts Options, resources []Resource) Overview {
 func newOverview(ctx context.Context, opts Options, resources []Resource) Overview {
 	opts = opts.withDefaults() // once, so every resource has the same start
 	st := newStyles()
-	h := help.New()
-	h.Styles = st.help
-	o := Overview{ctx: ctx, opts: opts, keys: newOverviewKeyMap(), st: st, help: h, subs: make([]Model, 0, len(resources))}
-	if opts.Player != nil {
-		o.keys.Player.enable()
-	}
+	o := Overview{ctx: ctx, opts: opts, keys: newOverviewKeyMap(), st: st, chrome: newChrome(opts, st), subs: make([]Model, 0, len(resources))}
 	for _, r := range resources {
 		m := newModel(ctx, opts, r)
 		if len(resources) > 1 || opts.Added != nil {
-			m.multi = true
 			m.keys.setMulti()
 		}
 		o.subs = append(o.subs, m)
@@ -129,15 +112,14 @@ func (o *Overview) waitAdded() tea.Cmd {
 // add gives a resource that came its row and its Model, started and sized.
 func (o *Overview) add(r Resource) tea.Cmd {
 	m := newModel(o.ctx, o.opts, r)
-	m.multi = true
 	m.keys.setMulti()
 	o.subs = append(o.subs, m)
 	o.resources = append(o.resources, r)
 	o.nameRows()
 	i := len(o.subs) - 1
 	cmds := []tea.Cmd{wrapCmd(i, o.subs[i].Init()), o.waitAdded()}
-	if o.width > 0 {
-		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.width, Height: o.height}))
+	if o.chrome.width > 0 {
+		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.chrome.width, Height: o.chrome.height}))
 	}
 	return tea.Batch(cmds...)
 }
@@ -178,14 +160,14 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case resourceMsg:
-		o.havePlayer = false // a poll reads the player afresh
+		o.chrome.replay.havePlayer = false // a poll reads the player afresh
 		if msg.i >= 0 && msg.i < len(o.subs) {
 			cmd = o.updateSub(msg.i, msg.msg)
 		}
 	case addedMsg:
 		cmd = o.add(msg.res)
 	case tea.WindowSizeMsg:
-		o.width, o.height = msg.Width, msg.Height
+		o.chrome.width, o.chrome.height = msg.Width, msg.Height
 		cmds := make([]tea.Cmd, 0, len(o.subs))
 		for i := range o.subs {
 			cmds = append(cmds, o.updateSub(i, msg))
@@ -215,27 +197,22 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return o.updateSub(o.cur, k)
 	}
-	if key.Matches(k, o.keys.Quit) {
+	if key.Matches(k, o.chrome.keys.Quit) {
 		return tea.Quit
 	}
 	if o.state == overviewHelp {
-		if key.Matches(k, o.keys.Help, o.keys.Back) {
+		if _, closed := o.chrome.helpKey(k); closed {
 			o.state = overviewTable
 		}
 		return nil
 	}
-	if a, ok := playerKey(o.opts.Player, o.keys.Player, k, o.opts.Start, o.opts.Rewind); ok {
-		o.status, o.statusSev, o.statusAt = a.status, a.sev, o.now()
-		o.player, o.havePlayer = readPlayer(o.opts.Player), true
-		if a.quit {
-			return tea.Quit
-		}
-		return nil
+	if cmd, ok := o.chrome.playerKey(k, o.now()); ok {
+		return cmd
 	}
-	o.status = ""
+	o.chrome.status.text = ""
 	n := len(o.subs)
 	switch {
-	case key.Matches(k, o.keys.Help):
+	case key.Matches(k, o.chrome.keys.Help):
 		o.state = overviewHelp
 	case key.Matches(k, o.keys.Up):
 		o.cur--

@@ -253,7 +253,7 @@ func TestRelistAndAuditActOnTheSelectedResource(t *testing.T) {
 		o = ovUpdate(o, msg)
 	}
 	mustContain(t, ovScreen(o), "pods: audit at resourceVersion 901")
-	if o.subs[ovPods].auditing || o.subs[ovConfigMaps].status != "" {
+	if o.subs[ovPods].auditing || o.subs[ovConfigMaps].chrome.status.text != "" {
 		t.Errorf("the audit's result did not reach the pods alone")
 	}
 
@@ -472,8 +472,8 @@ func TestTheWindowSizeReachesEveryResource(t *testing.T) {
 	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 132, Height: 41})
 	for i, m := range o.subs {
-		if m.width != 132 || m.height != 41 {
-			t.Errorf("resource %d is %dx%d, want 132x41", i, m.width, m.height)
+		if m.chrome.width != 132 || m.chrome.height != 41 {
+			t.Errorf("resource %d is %dx%d, want 132x41", i, m.chrome.width, m.chrome.height)
 		}
 	}
 }

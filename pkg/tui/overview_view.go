@@ -104,18 +104,10 @@ type overviewLayout struct {
 	preview       int // lines of the selected resource's log glimpse, with its title; 0 for none
 }
 
-func (o *Overview) size() (int, int) {
-	w, h := o.width, o.height
-	if w <= 0 || h <= 0 {
-		w, h = defaultWidth, defaultHeight
-	}
-	return w, h
-}
-
 // tableLayout fits the columns to the width, then the rows and the glimpse to the height.
 func (o *Overview) tableLayout() overviewLayout {
-	w, h := o.size()
-	l := overviewLayout{width: w, height: h, body: h - headerLines - 1}
+	w, h, body := o.chrome.size()
+	l := overviewLayout{width: w, height: h, body: body}
 	l.cols, l.has = overviewColumnsFor(w-markerWidth, o.nameWidth, o.clientWidth)
 	if _, ok := o.banner(); ok {
 		l.banner = 1
@@ -226,25 +218,15 @@ func (o Overview) View() tea.View {
 		return o.subs[o.cur].View()
 	}
 	l := o.tableLayout()
-	var lines []string
-	if l.width < minWidth || l.height < minHeight {
-		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", l.width, l.height, minWidth, minHeight)
-		lines = strings.Split(ansi.Wrap(msg, l.width, " "), "\n")
-	} else {
-		lines = append(lines, o.header(l.width)...)
-		var body []string
+	return o.chrome.view(func() (header, body []string, footer string) {
+		header = o.header(l.width)
 		if o.state == overviewHelp {
 			body = o.helpLines(l.width)
 		} else {
 			body = o.table(l)
 		}
-		lines = append(lines, fitLines(body, l.width, l.body)...)
-		lines = append(lines, o.footer(l.width))
-	}
-	v := tea.NewView(strings.Join(fitLines(lines, l.width, l.height), "\n"))
-	v.AltScreen = true
-	v.WindowTitle = "kubectl watchcache"
-	return v
+		return header, body, o.footer(l.width)
+	})
 }
 
 // now is the overview's clock: the latest of its resources'.
@@ -263,23 +245,12 @@ func (o *Overview) now() time.Time {
 
 // header is the run's identity, what the resources share, their states, and live or replay.
 func (o *Overview) header(width int) []string {
-	st := o.st
-	line1 := titleLine(st, o.opts, o.now(), width)
-
-	parts := []string{st.value.Render(plural(len(o.subs), "resource"))}
-	shared := func(f func(r *Resource) string) (string, bool) {
-		if len(o.subs) == 0 {
-			return "", false
-		}
-		v := f(&o.subs[0].res)
-		for i := range o.subs[1:] {
-			if f(&o.subs[i+1].res) != v {
-				return "", false
-			}
-		}
-		return v, true
+	parts := []string{o.st.value.Render(plural(len(o.subs), "resource"))}
+	if o.opts.Observed != "" {
+		// Other programs' reflectors: how each lists is in its requests.
+		parts[0] = o.st.value.Render(plural(len(o.subs), "observed stream"))
 	}
-	switch ns, ok := shared(namespaceOf); {
+	switch ns, ok := shared(o.resources, namespaceOf); {
 	case len(o.subs) == 0:
 	case !ok:
 		parts = append(parts, "several namespaces")
@@ -288,48 +259,27 @@ func (o *Overview) header(width int) []string {
 	default:
 		parts = append(parts, "namespace "+ns)
 	}
-	if sel, ok := shared(func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
-		parts = append(parts, "-l "+sel)
-	}
-	if sel, ok := shared(func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
-		parts = append(parts, "--field-selector "+sel)
-	}
-	if o.opts.Observed != "" {
-		// Other programs' reflectors: how each lists is in its requests.
-		parts[0] = st.value.Render(plural(len(o.subs), "observed stream"))
-	} else {
-		if method, ok := shared(func(r *Resource) string { return listMethod(*r) }); ok {
-			parts = append(parts, method)
-		}
-		if meta, ok := shared(func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); ok {
-			if meta == "true" {
-				parts = append(parts, "metadata-only")
-			} else {
-				parts = append(parts, "full objects")
-			}
-		}
-	}
-	if wire, ok := shared(func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
-		parts = append(parts, wire)
-	}
-	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
+	parts = append(parts, watchedParts(o.resources, o.opts.Observed == "", "")...)
+	return o.chrome.header(width, o.now(), parts, o.stateCounts(), o.replayPos())
+}
 
-	var done, total int64
-	var player *playerState
-	stopped := len(o.subs) > 0
+// replayPos is where the replay stands across the resources: the furthest
+// progress and player, ended once every resource's is; or the player as
+// read at the last player key, newer than the polls.
+func (o *Overview) replayPos() replayPos {
+	r := replayPos{stopped: len(o.subs) > 0}
 	for i := range o.subs {
-		m := &o.subs[i]
-		done, total = max(done, m.done), max(total, m.total)
-		stopped = stopped && m.stopped
-		if m.havePlayer && (player == nil || m.player.pos > player.pos) {
-			player = &m.player
+		p := o.subs[i].replayPos()
+		r.done, r.total = max(r.done, p.done), max(r.total, p.total)
+		r.stopped = r.stopped && p.stopped
+		if p.havePlayer && (!r.havePlayer || p.player.pos > r.player.pos) {
+			r.player, r.havePlayer = p.player, true
 		}
 	}
-	if o.havePlayer {
-		player = &o.player // read at the last player key: newer than the polls
+	if own := o.chrome.replay; own.havePlayer {
+		r.player, r.havePlayer = own.player, true
 	}
-	badge := modeBadge(st, o.opts.Replay, done, total, player, o.opts.Start, stopped)
-	return []string{line1, line2, spread(o.stateCounts(), badge, width)}
+	return r
 }
 
 // namespaceOf is the namespace a namespaced resource is watched in ("" for
@@ -449,14 +399,7 @@ func rowNames(resources []Resource) []rowLabel {
 		if gvr.Group != "" {
 			base += "." + gvr.Group
 		}
-		differs := func(f func(r *Resource) string) bool {
-			for j := range resources {
-				if f(&resources[j]) != f(&resources[i]) {
-					return true
-				}
-			}
-			return false
-		}
+		differs := func(f func(r *Resource) string) bool { _, same := shared(resources, f); return !same }
 		if differs(func(r *Resource) string {
 			u := r.Target.Resource.GVR
 			if u.Resource == gvr.Resource && u.Group == gvr.Group {
@@ -611,8 +554,8 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		}
 		cells[colLastRV] = st.value.Render(orDash(s.ResourceVersion))
 		cells[colBookmark] = o.bookmarkCell(m, now)
-		cells[colGone] = m.counter(c.Gone, true)
-		cells[colRelists] = m.counter(c.Relists, true)
+		cells[colGone] = st.counter(c.Gone, true)
+		cells[colRelists] = st.counter(c.Relists, true)
 		switch {
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
 			cells[colError] = ""
@@ -694,59 +637,37 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 	cells[colState] = st.label.Render(fmt.Sprintf("%d in flight", inFlight))
 	cells[colObjects] = st.value.Render(count(objects))
 	cells[colMemory] = st.value.Render(bytesIEC(bytes))
-	cells[colGone] = o.subsCounter(gone)
-	cells[colRelists] = o.subsCounter(relists)
+	cells[colGone] = st.counter(gone, true)
+	cells[colRelists] = st.counter(relists, true)
 	cells[colEvents] = o.eventsCell(l, series[:])
 	return joinCells("  ", l.cols, &cells)
 }
 
-// subsCounter shows a total count that is worrying when not zero.
-func (o *Overview) subsCounter(n int64) string {
-	if n == 0 {
-		return o.st.faint.Render("0")
-	}
-	return o.st.warn.Render(count(n))
-}
-
-// footer is the latest action's status, or the key help; with the count of
-// notes dropped on the way to the screen.
+// footer is the latest action's status (a resource's, named, or the
+// player's), or the key help; with the count of notes dropped on the way
+// to the screen.
 func (o *Overview) footer(width int) string {
-	var lost int64
-	latest := -1
+	lost, latest, from := int64(0), status{}, -1
 	for i := range o.subs {
-		m := &o.subs[i]
-		lost += m.notesLost
-		if m.status != "" && (latest < 0 || m.statusAt.After(o.subs[latest].statusAt)) {
-			latest = i
+		lost += o.subs[i].notesLost
+		if s := o.subs[i].lastStatus(); s.text != "" && (from < 0 || s.at.After(latest.at)) {
+			latest, from = s, i
 		}
 	}
-	right := ""
-	if lost > 0 {
-		right = o.st.warn.Render("dropped " + count(lost) + " notes")
-	}
-	var left string
+	var over, hint string
 	switch {
-	case o.status != "" && o.state == overviewTable && (latest < 0 || !o.subs[latest].statusAt.After(o.statusAt)):
-		left = o.st.sev(o.statusSev, o.status)
-	case latest >= 0 && o.state == overviewTable:
-		m := &o.subs[latest]
-		left = o.st.value.Render(o.rowName(latest)+": ") + o.st.sev(m.statusSev, m.status)
 	case o.state == overviewHelp:
-		left = o.st.faint.Render("esc or ? closes the help · q quit")
-	default:
-		h := o.help
-		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
-		left = h.ShortHelpView(o.keys.ShortHelp())
+		hint = helpHint
+	case from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)):
+		over = o.st.value.Render(o.rowName(from)+": ") + o.st.sev(latest.sev, latest.text)
 	}
-	return spread(left, right, width)
+	return o.chrome.footer(width, over, hint, o.keys, lost)
 }
 
 // helpLines is the overview's key help, what one resource's dashboard adds,
 // and how to read the table.
 func (o *Overview) helpLines(width int) []string {
 	st := o.st
-	out := append([]string{st.tabActive.Render(" Overview keys "), ""}, keyTable(st, o.keys.FullHelp(), width)...)
-	out = append(out, "", st.tabActive.Render(" Reading the overview "), "")
 	legend := [][2]string{
 		{"state", st.good.Render("green") + " watching, " + st.warn.Render("yellow") + " listing or relisting, " +
 			st.bad.Render("red") + " backoff or failed; a failure's reason shows under its row"},
@@ -756,11 +677,5 @@ func (o *Overview) helpLines(width int) []string {
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back; r and a act on the selected resource here too"},
 	}
-	if o.opts.Replay {
-		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
-		if o.opts.Player != nil {
-			legend = append(legend, [2]string{"player", playerLegend})
-		}
-	}
-	return append(out, legendLines(st, legend, width)...)
+	return o.chrome.helpLines(width, "Overview keys", "Reading the overview", o.keys, legend)
 }

@@ -56,6 +56,7 @@ func endSeverity(end *reflector.RequestEnd) severity {
 	case end.Reason == reflector.EndCanceled:
 		return sevWarn
 	}
+	// EndStopped, EndClosed: nothing went wrong.
 	return sevNone
 }
 

@@ -107,58 +107,61 @@ const playerLegend = "space pauses the replay and resumes it; → serves it up t
 	"forward as fast as possible, back by starting the replay again and running it fast to that point " +
 	"(with --metrics-address or --fail-on a replay only runs forward: they count the trace once)"
 
-// playerAction is what a player key did, for the status line.
-type playerAction struct {
-	sev    severity
-	status string
-	// quit ends the dashboard: a rewind starts the replay again.
-	quit bool
-}
-
 // playerKey acts on k when it is one of the player's keys (ok false
-// otherwise). start is the trace's start, for the times it names.
-func playerKey(p Player, keys playerKeys, k tea.KeyPressMsg, start time.Time, rewind func(time.Duration)) (playerAction, bool) {
+// otherwise): the status says what it did, and the player is read afresh.
+// A rewind quits (cmd): the replay starts again.
+func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bool) {
+	p, keys := c.opts.Player, c.keys.Player
 	if p == nil {
-		return playerAction{}, false
+		return nil, false
 	}
+	sev, text, quit := sevNone, "", false
 	switch {
 	case key.Matches(k, keys.PlayPause):
-		if p.TogglePause() {
-			return playerAction{sev: sevNone, status: "replay paused: space resumes, → steps to the next request or decision"}, true
+		text = "replay paused: space resumes, → steps to the next request or decision"
+		if !p.TogglePause() {
+			text = "replay resumed at " + speedText(p.Speed())
 		}
-		return playerAction{sev: sevNone, status: "replay resumed at " + speedText(p.Speed())}, true
 	case key.Matches(k, keys.Step):
 		p.Step()
-		return playerAction{sev: sevNone, status: "stepping to the next request or decision, then paused"}, true
+		text = "stepping to the next request or decision, then paused"
 	case key.Matches(k, keys.Faster):
-		return playerAction{sev: sevNone, status: "replay speed " + speedText(p.Faster())}, true
+		text = "replay speed " + speedText(p.Faster())
 	case key.Matches(k, keys.Slower):
-		return playerAction{sev: sevNone, status: "replay speed " + speedText(p.Slower())}, true
+		text = "replay speed " + speedText(p.Slower())
 	case key.Matches(k, keys.Jump):
-		return jump(p, int(k.Text[0]-'0'), start, rewind), true
+		sev, text, quit = c.jump(int(k.Text[0] - '0'))
+	default:
+		return nil, false
 	}
-	return playerAction{}, false
+	c.status = status{text: text, sev: sev, at: now}
+	c.replay.player, c.replay.havePlayer = readPlayer(p), true
+	if quit {
+		return tea.Quit, true
+	}
+	return nil, true
 }
 
-// jump seeks to tenth tenths of the recorded span.
-func jump(p Player, tenth int, start time.Time, rewind func(time.Duration)) playerAction {
+// jump seeks to tenth tenths of the recorded span; quit says it rewinds.
+func (c *chrome) jump(tenth int) (sev severity, text string, quit bool) {
+	p, start := c.opts.Player, c.opts.Start
 	end, ok := p.End()
 	if !ok {
-		return playerAction{sev: sevWarn, status: "the trace's length is not known yet: try again in a moment"}
+		return sevWarn, "the trace's length is not known yet: try again in a moment", false
 	}
 	target := end * time.Duration(tenth) / 10
 	where := fmt.Sprintf("%d%% (%s)", tenth*10, clockTime(start, target))
 	if err := p.Seek(target); err != nil {
 		if pos, _ := p.Position(); target < pos {
-			if rewind != nil {
-				rewind(target)
-				return playerAction{sev: sevNone, status: "rewinding to " + where + ": the replay starts again and runs to it", quit: true}
+			if c.opts.Rewind != nil {
+				c.opts.Rewind(target)
+				return sevNone, "rewinding to " + where + ": the replay starts again and runs to it", true
 			}
-			return playerAction{sev: sevWarn, status: fmt.Sprintf("%s is behind the replay (%s): with metrics or rules a replay only runs forward; run it again to see that part", where, clockTime(start, pos))}
+			return sevWarn, fmt.Sprintf("%s is behind the replay (%s): with metrics or rules a replay only runs forward; run it again to see that part", where, clockTime(start, pos)), false
 		}
-		return playerAction{sev: sevBad, status: "jump to " + where + ": " + err.Error()}
+		return sevBad, "jump to " + where + ": " + err.Error(), false
 	}
-	return playerAction{sev: sevNone, status: "jumping to " + where + ", then on at " + speedText(p.Speed())}
+	return sevNone, "jumping to " + where + ", then on at " + speedText(p.Speed()), false
 }
 
 // speedText is a speed as the screen shows it: "×2", "×1/4", "×max".

@@ -97,6 +97,17 @@ func (s styles) sev(v severity, text string) string {
 	return s.value.Render(text)
 }
 
+// counter shows a count, which is worrying when not zero if worrying says so.
+func (s styles) counter(n int64, worrying bool) string {
+	switch {
+	case n == 0:
+		return s.faint.Render("0")
+	case worrying:
+		return s.warn.Render(count(n))
+	}
+	return s.value.Render(count(n))
+}
+
 // stateSeverity colors the reflector's state: watching is healthy, listing is
 // work in progress, backoff and failure are trouble.
 func stateSeverity(st reflector.State) severity {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -49,17 +48,9 @@ func (l layout) selectable(p pane) int {
 	return l.paneRows[p]
 }
 
-func (m *Model) size() (int, int) {
-	w, h := m.width, m.height
-	if w <= 0 || h <= 0 {
-		w, h = defaultWidth, defaultHeight
-	}
-	return w, h
-}
-
 func (m *Model) layout() layout {
-	w, h := m.size()
-	l := layout{width: w, height: h, body: h - headerLines - 1}
+	w, h, body := m.chrome.size()
+	l := layout{width: w, height: h, body: body}
 	l.gaugeCols = min(max(w/gaugeColumnWidth, 1), 4)
 	l.gaugeRows = (numGauges + l.gaugeCols - 1) / l.gaugeCols
 	l.showRates = true
@@ -100,13 +91,8 @@ func (m *Model) layout() layout {
 // View renders the screen.
 func (m Model) View() tea.View {
 	l := m.layout()
-	var lines []string
-	if l.width < minWidth || l.height < minHeight {
-		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", l.width, l.height, minWidth, minHeight)
-		lines = strings.Split(ansi.Wrap(msg, l.width, " "), "\n")
-	} else {
-		lines = append(lines, m.header(l.width)...)
-		var body []string
+	return m.chrome.view(func() (header, body []string, footer string) {
+		header = m.header(l.width)
 		switch m.state {
 		case stateHelp:
 			body = m.helpLines(l.width)
@@ -115,79 +101,20 @@ func (m Model) View() tea.View {
 		default:
 			body = m.dashboard(l)
 		}
-		lines = append(lines, fitLines(body, l.width, l.body)...)
-		lines = append(lines, m.footer(l.width))
-	}
-	v := tea.NewView(strings.Join(fitLines(lines, l.width, l.height), "\n"))
-	v.AltScreen = true
-	v.WindowTitle = "kubectl watchcache"
-	return v
+		return header, body, m.footer(l.width)
+	})
 }
 
 // header is the run's identity, the resource, the reflector's state, and live or replay.
 func (m *Model) header(width int) []string {
-	st, r := m.st, m.res
-	line1 := titleLine(st, m.opts, m.now, width)
-
-	t := r.Target
-	parts := []string{st.value.Render(t.Resource.String())}
+	t := m.res.Target
+	name := m.st.value.Render(t.Resource.String())
 	if t.Resource.Kind != "" && width >= wideWidth {
-		parts[0] += " " + st.label.Render(t.Resource.Kind)
+		name += " " + m.st.label.Render(t.Resource.Kind)
 	}
-	parts = append(parts, scope(t))
-	if t.LabelSelector != "" {
-		parts = append(parts, "-l "+t.LabelSelector)
-	}
-	if t.FieldSelector != "" {
-		parts = append(parts, "--field-selector "+t.FieldSelector)
-	}
-	if r.Client != "" {
-		// Another program's reflector: how it lists is in its requests.
-		parts = append(parts, strings.TrimSpace("client "+r.Client+" "+r.ClientAddr))
-		switch {
-		case r.Table:
-			parts = append(parts, "tables")
-		case r.MetadataOnly:
-			parts = append(parts, "metadata-only")
-		case r.Wire != "":
-			parts = append(parts, "full objects")
-		}
-	} else {
-		parts = append(parts, listMethod(r))
-		if r.MetadataOnly {
-			parts = append(parts, "metadata-only")
-		} else {
-			parts = append(parts, "full objects")
-		}
-	}
-	if r.Wire != "" {
-		parts = append(parts, string(r.Wire))
-	}
-	line2 := clip(strings.Join(parts, st.faint.Render(" · ")), width)
-
-	return []string{line1, line2, spread(m.stateLine(), m.modeBadge(), width)}
-}
-
-// titleLine is the header's first line: the tool, the trace, the context and
-// server, and the uptime.
-func titleLine(st styles, o Options, now time.Time, width int) string {
-	left := st.app.Render("kubectl watchcache")
-	switch {
-	case o.Replay && o.Trace != "":
-		left += st.label.Render("  trace ") + o.Trace
-	case o.Trace != "":
-		left += st.label.Render("  recording ") + o.Trace
-	}
-	if o.Observed != "" {
-		left += st.label.Render("  observing ") + o.Observed
-	}
-	if o.Context != "" {
-		left += st.label.Render("  ctx ") + o.Context
-	}
-	if o.Server != "" {
-		left += "  " + o.Server
-	}
-	return spread(left, st.label.Render("up ")+age(now.Sub(o.Start)), width)
+	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
+	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", client)...)
+	return m.chrome.header(width, m.now, parts, m.stateLine(), m.chrome.replay)
 }
 
 // scope is where a target watches: its namespace, all namespaces, or the cluster.
@@ -234,44 +161,6 @@ func (m *Model) stateLine() string {
 		line += st.bad.Render(" · last error: ") + s.LastError
 	}
 	return line
-}
-
-// modeBadge says LIVE, or REPLAY with its position.
-func (m *Model) modeBadge() string {
-	var p *playerState
-	if m.havePlayer {
-		p = &m.player
-	}
-	return modeBadge(m.st, m.opts.Replay, m.done, m.total, p, m.opts.Start, m.stopped)
-}
-
-// modeBadge says LIVE, or REPLAY with its position: the player's in
-// recorded time when there is one (start is the trace's start), else done
-// of total; and whether the replay ended.
-func modeBadge(st styles, replay bool, done, total int64, p *playerState, start time.Time, stopped bool) string {
-	if !replay {
-		return st.good.Render("LIVE")
-	}
-	b := st.badge.Render(" REPLAY ")
-	switch {
-	case p != nil:
-		b += " " + playerBadge(st, *p, start, stopped)
-	case total > 0:
-		pct := min(done*100/total, 100)
-		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(done, total, 10), pct, count(done), count(total))
-	case done > 0:
-		b += " " + count(done)
-	}
-	if stopped {
-		b += st.label.Render(" ended")
-	}
-	return b
-}
-
-// progressBar draws done/total in width cells.
-func progressBar(done, total int64, width int) string {
-	filled := int(min(max(done*int64(width)/max(total, 1), 0), int64(width)))
-	return strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
 }
 
 // section is a rule with a title: "── health ─────".
@@ -365,30 +254,16 @@ func (m *Model) tabBar(width int) string {
 // footer is the filter prompt, an action's status, or the key help; with
 // the count of anything dropped on the way to the screen.
 func (m *Model) footer(width int) string {
-	var drops []string
-	if m.notesLost > 0 {
-		drops = append(drops, count(m.notesLost)+" notes")
+	var over, hint string
+	switch m.state {
+	case stateFilter:
+		over = m.filter.view(m.st) + m.st.faint.Render("  enter keep · esc clear")
+	case stateHelp:
+		hint = helpHint
+	case stateDetail:
+		hint = "esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit"
 	}
-	right := ""
-	if len(drops) > 0 {
-		right = m.st.warn.Render("dropped " + strings.Join(drops, " · "))
-	}
-	var left string
-	switch {
-	case m.state == stateFilter:
-		left = m.filter.view(m.st) + m.st.faint.Render("  enter keep · esc clear")
-	case m.status != "":
-		left = m.st.sev(m.statusSev, m.status)
-	case m.state == stateHelp:
-		left = m.st.faint.Render("esc or ? closes the help · q quit")
-	case m.state == stateDetail:
-		left = m.st.faint.Render("esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit")
-	default:
-		h := m.help
-		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
-		left = h.ShortHelpView(m.keys.ShortHelp())
-	}
-	return spread(left, right, width)
+	return m.chrome.footer(width, over, hint, m.keys, m.notesLost)
 }
 
 // gauge is one labelled health value.
@@ -429,17 +304,6 @@ func bookmarkSeverity(d time.Duration) severity {
 	return sevBad
 }
 
-// counter shows a count that is worrying when not zero.
-func (m *Model) counter(n int64, worrying bool) string {
-	if n == 0 {
-		return m.st.faint.Render("0")
-	}
-	if worrying {
-		return m.st.warn.Render(count(n))
-	}
-	return m.st.value.Render(count(n))
-}
-
 func (m *Model) gauges() []gauge {
 	st, s, c := m.st, m.stats, m.stats.Counters
 	objects := st.faint.Render("-")
@@ -474,7 +338,7 @@ func (m *Model) gauges() []gauge {
 		}
 		bookmark = st.sev(sev, text) + st.label.Render(" · rv "+orDash(s.BookmarkRV))
 	}
-	gone := m.counter(c.Gone, true)
+	gone := st.counter(c.Gone, true)
 	if !s.LastGone.IsZero() {
 		gone += st.label.Render(" · last " + age(m.now.Sub(s.LastGone)) + " ago")
 	}
@@ -502,11 +366,11 @@ func (m *Model) gauges() []gauge {
 		{labelBookmark, bookmark},
 		{labelLastRV, st.value.Render(orDash(s.ResourceVersion))},
 		{labelGone, gone},
-		{labelRelists, m.counter(c.Relists, true)},
-		{labelUID, m.counter(c.UIDMismatches, true)},
-		{labelRestarts, m.counter(restarts, false)},
-		{labelDups, m.counter(c.Duplicates, false)},
-		{labelBackoffs, m.counter(c.Backoffs, true)},
+		{labelRelists, st.counter(c.Relists, true)},
+		{labelUID, st.counter(c.UIDMismatches, true)},
+		{labelRestarts, st.counter(restarts, false)},
+		{labelDups, st.counter(c.Duplicates, false)},
+		{labelBackoffs, st.counter(c.Backoffs, true)},
 		{labelLatency, lat},
 	}
 }
@@ -548,11 +412,9 @@ func (m *Model) rateLines(width int) []string {
 	return out
 }
 
-// helpLines is the key help overlay with a short legend.
+// helpLines is the help screen: the dashboard's keys and how to read it.
 func (m *Model) helpLines(width int) []string {
 	st := m.st
-	out := append([]string{st.tabActive.Render(" Keys "), ""}, keyTable(st, m.keys.FullHelp(), width)...)
-	out = append(out, "", st.tabActive.Render(" Reading the screen "), "")
 	legend := [][2]string{
 		{"bookmark", st.good.Render("green") + " under " + age(bookmarkLate) + ", " + st.warn.Render("yellow") + " under " +
 			age(bookmarkStale) + ", " + st.bad.Render("red") + " beyond: the apiserver sends about one a minute"},
@@ -560,54 +422,9 @@ func (m *Model) helpLines(width int) []string {
 		{"log", "store changes and reflector notes; enter on an object shows the versions seen and what changed"},
 		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
 	}
-	if m.opts.Replay {
-		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
-		if m.opts.Player != nil {
-			legend = append(legend, [2]string{"player", playerLegend})
-		}
+	var after [][2]string
+	if m.keys.ToOverview.Enabled() {
+		after = append(after, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})
 	}
-	if m.multi {
-		legend = append(legend, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})
-	}
-	return append(out, legendLines(st, legend, width)...)
-}
-
-// keyTable lays key bindings out in columns, one per group.
-func keyTable(st styles, groups [][]key.Binding, width int) []string {
-	colW := max(width/len(groups), 24)
-	rows := 0
-	for _, g := range groups {
-		rows = max(rows, len(g))
-	}
-	out := make([]string, 0, rows)
-	for r := range rows {
-		var b strings.Builder
-		for _, g := range groups {
-			cell := ""
-			if r < len(g) {
-				h := g[r].Help()
-				cell = " " + st.value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.label.Render(h.Desc)
-			}
-			b.WriteString(pad(cell, colW))
-		}
-		out = append(out, strings.TrimRight(b.String(), " "))
-	}
-	return out
-}
-
-// legendLines are terms and their explanations, wrapped under an indent.
-func legendLines(st styles, legend [][2]string, width int) []string {
-	const indent = 11
-	var out []string
-	for _, l := range legend {
-		wrapped := strings.Split(ansi.Wrap(l[1], max(width-indent-1, 20), " "), "\n")
-		for i, w := range wrapped {
-			head := strings.Repeat(" ", indent)
-			if i == 0 {
-				head = " " + st.value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
-			}
-			out = append(out, head+w)
-		}
-	}
-	return out
+	return m.chrome.helpLines(width, "Keys", "Reading the screen", m.keys, legend, after...)
 }

@@ -1,0 +1,96 @@
+package outputs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
+)
+
+// A replayed session's notes reach the lines, and a rule that trips ends
+// the run with an *AlertError, through the one place that attaches them.
+func TestSessionLinesAndRules(t *testing.T) {
+	rules, err := alert.ParseAll([]string{"relists>0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true, Monitor: outputs.MonitorOptions{Rules: rules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs.Rewindable() {
+		t.Error("a run with rules must not rewind")
+	}
+	sess, err := session.NewReplay("../../testdata/traces/gone-relist.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outs.Attach(sess); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err = outs.Finish(outs.Run(ctx, ctx, cancel, tui.Options{}))
+	var ae *outputs.AlertError
+	if !errors.As(err, &ae) || len(ae.Trips) != 1 {
+		t.Fatalf("Finish = %v, want one trip of relists>0", err)
+	}
+	if !outs.Tripped() {
+		t.Error("Tripped = false after a trip")
+	}
+	if !strings.HasPrefix(out.String(), `{"seq":1,"resource":"configmaps.v1"`) || !strings.Contains(out.String(), `"reason":"relist-diff"`) {
+		t.Errorf("the notes are not JSON lines:\n%s", out.String())
+	}
+}
+
+// Each observed stream of a proxy's trace gets its line output, named after
+// the stream, and its summary.
+func TestObservedStreams(t *testing.T) {
+	rd, err := trace.Open("../../testdata/traces/proxy.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var out, errOut bytes.Buffer
+	var rp *observed.Replay
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, Observed: true, Now: func() time.Time { return rp.Now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp, err = observed.NewReplay(rd, 0, outs.OnStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	outs.CloseLines()
+	if err := outs.WriteStreamSummaries(rp.Streams(), rp.Now); err != nil {
+		t.Fatal(err)
+	}
+	if err := outs.Finish(nil); err != nil {
+		t.Fatal(err)
+	}
+	streams := rp.Streams()
+	if len(streams) == 0 {
+		t.Fatal("no streams")
+	}
+	for _, s := range streams {
+		name := outputs.StreamName(s)
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("no line names stream %s", name)
+		}
+		if !strings.Contains(errOut.String(), "stream "+name+": "+outputs.Describe(s.Target)) {
+			t.Errorf("stream %s not announced:\n%s", name, errOut.String())
+		}
+	}
+}

@@ -1,0 +1,300 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// statusFor is how long an action's status line stays before the footer
+// shows the key help again.
+const statusFor = 10 * time.Second
+
+// chrome frames every screen, the overview's and a resource's alike: the
+// header (title, what is watched, state line, LIVE or REPLAY badge), the
+// footer (an action's status or the key help, and the notes dropped), the ?
+// help screen and the replay's player (its keys and last reading). Each
+// root model holds one and hands it what only the root knows.
+type chrome struct {
+	opts          Options
+	st            styles
+	help          help.Model
+	keys          chromeKeys
+	status        status
+	replay        replayPos
+	width, height int // the terminal's, 0 until it says
+}
+
+// status is an action's one-line report, shown in the footer until a newer one.
+type status struct {
+	text string
+	sev  severity
+	at   time.Time
+}
+
+// replayPos is where a replay stands, for the header's badge.
+type replayPos struct {
+	done, total int64 // Options.Progress's
+	player      playerState
+	havePlayer  bool
+	stopped     bool // the reflector stopped: the replay ended
+}
+
+// screenKeys are a root model's own keys, which the chrome lays out around
+// its own: in the footer, first after help and quit, rest after the
+// player's; on the help screen, help and quit join moves, the player's actions.
+type screenKeys interface {
+	footerKeys() (first, rest []key.Binding)
+	helpGroups() (nav, moves, actions []key.Binding)
+}
+
+func newChrome(opts Options, st styles) chrome {
+	h := help.New()
+	h.Styles = st.help
+	keys := newChromeKeys()
+	if opts.Player != nil {
+		keys.Player.enable()
+	}
+	return chrome{opts: opts, st: st, help: h, keys: keys}
+}
+
+// size is the screen's width and height, and the lines between header and footer.
+func (c *chrome) size() (w, h, body int) {
+	w, h = c.width, c.height
+	if w <= 0 || h <= 0 {
+		w, h = defaultWidth, defaultHeight
+	}
+	return w, h, h - headerLines - 1
+}
+
+// view frames the screen: draw's header, body (fitted between header and
+// footer) and footer; on a terminal too small, a notice instead.
+func (c *chrome) view(draw func() (header, body []string, footer string)) tea.View {
+	width, height, bodyLines := c.size()
+	var lines []string
+	if width < minWidth || height < minHeight {
+		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", width, height, minWidth, minHeight)
+		lines = strings.Split(ansi.Wrap(msg, width, " "), "\n")
+	} else {
+		header, body, footer := draw()
+		lines = append(header, fitLines(body, width, bodyLines)...)
+		lines = append(lines, footer)
+	}
+	v := tea.NewView(strings.Join(fitLines(lines, width, height), "\n"))
+	v.AltScreen = true
+	v.WindowTitle = "kubectl watchcache"
+	return v
+}
+
+// header is the title line (the tool, the trace, the context and server,
+// the uptime), what is watched (parts), and the state line with r's badge.
+func (c *chrome) header(width int, now time.Time, parts []string, state string, r replayPos) []string {
+	st, o := c.st, c.opts
+	left := st.app.Render("kubectl watchcache")
+	switch {
+	case o.Replay && o.Trace != "":
+		left += st.label.Render("  trace ") + o.Trace
+	case o.Trace != "":
+		left += st.label.Render("  recording ") + o.Trace
+	}
+	if o.Observed != "" {
+		left += st.label.Render("  observing ") + o.Observed
+	}
+	if o.Context != "" {
+		left += st.label.Render("  ctx ") + o.Context
+	}
+	if o.Server != "" {
+		left += "  " + o.Server
+	}
+	return []string{spread(left, st.label.Render("up ")+age(now.Sub(o.Start)), width),
+		clip(strings.Join(parts, st.faint.Render(" · ")), width), spread(state, c.badge(r), width)}
+}
+
+// watchedParts say how resources are watched, as far as they all watch
+// alike: the selectors, how lists are made (with lists) or, for another
+// program's reflector, whose it is (client), and the wire.
+func watchedParts(rs []Resource, lists bool, client string) []string {
+	var parts []string
+	if sel, ok := shared(rs, func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
+		parts = append(parts, "-l "+sel)
+	}
+	if sel, ok := shared(rs, func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
+		parts = append(parts, "--field-selector "+sel)
+	}
+	switch {
+	case client != "":
+		// Another program's reflector: what it asked for (how it lists is in its requests).
+		parts = append(parts, "client "+client)
+		switch {
+		case len(rs) != 1:
+		case rs[0].Table:
+			parts = append(parts, "tables")
+		case rs[0].MetadataOnly:
+			parts = append(parts, "metadata-only")
+		case rs[0].Wire != "":
+			parts = append(parts, "full objects")
+		}
+	case lists:
+		if method, ok := shared(rs, func(r *Resource) string { return listMethod(*r) }); ok {
+			parts = append(parts, method)
+		}
+		switch meta, _ := shared(rs, func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); meta {
+		case "true":
+			parts = append(parts, "metadata-only")
+		case "false":
+			parts = append(parts, "full objects")
+		}
+	}
+	if wire, ok := shared(rs, func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
+		parts = append(parts, wire)
+	}
+	return parts
+}
+
+// shared is f's value for every one of rs; ok is false when they differ, or there are none.
+func shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
+	if len(rs) == 0 {
+		return "", false
+	}
+	v = f(&rs[0])
+	for i := range rs[1:] {
+		if f(&rs[i+1]) != v {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// badge says LIVE, or REPLAY with its position: the player's in recorded
+// time when there is one, else done of total; and whether the replay ended.
+func (c *chrome) badge(r replayPos) string {
+	st := c.st
+	if !c.opts.Replay {
+		return st.good.Render("LIVE")
+	}
+	b := st.badge.Render(" REPLAY ")
+	switch {
+	case r.havePlayer:
+		b += " " + playerBadge(st, r.player, c.opts.Start, r.stopped)
+	case r.total > 0:
+		pct := min(r.done*100/r.total, 100)
+		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(r.done, r.total, 10), pct, count(r.done), count(r.total))
+	case r.done > 0:
+		b += " " + count(r.done)
+	}
+	if r.stopped {
+		b += st.label.Render(" ended")
+	}
+	return b
+}
+
+// progressBar draws done/total in width cells.
+func progressBar(done, total int64, width int) string {
+	filled := int(min(max(done*int64(width)/max(total, 1), 0), int64(width)))
+	return strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
+}
+
+// expireStatus drops a status older than statusFor at now.
+func (c *chrome) expireStatus(now time.Time) {
+	if c.status.text != "" && now.Sub(c.status.at) > statusFor {
+		c.status.text = ""
+	}
+}
+
+// footer is over (a prompt), else the status, else hint (faint), else the
+// key help; on the right, how many notes were dropped on the way to the screen.
+func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int64) string {
+	right := ""
+	if lost > 0 {
+		right = c.st.warn.Render("dropped " + count(lost) + " notes")
+	}
+	left := over
+	switch {
+	case left != "":
+	case c.status.text != "":
+		left = c.st.sev(c.status.sev, c.status.text)
+	case hint != "":
+		left = c.st.faint.Render(hint)
+	default:
+		first, rest := keys.footerKeys()
+		short := append([]key.Binding{c.keys.Help, c.keys.Quit}, first...)
+		short = append(append(short, c.keys.Player.PlayPause, c.keys.Player.Step), rest...)
+		h := c.help
+		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
+		left = h.ShortHelpView(short)
+	}
+	return spread(left, right, width)
+}
+
+// helpHint is the footer's hint under the help screen.
+const helpHint = "esc or ? closes the help · q quit"
+
+// helpKey handles a key on the help screen: q quits, ? and esc close it.
+func (c *chrome) helpKey(k tea.KeyPressMsg) (cmd tea.Cmd, closed bool) {
+	if key.Matches(k, c.keys.Quit) {
+		return tea.Quit, false
+	}
+	return nil, key.Matches(k, c.keys.Help, c.keys.Close)
+}
+
+// helpLines is the help screen: the keys in columns, then the legend, to
+// which a replay adds what it cannot do and the player, before after.
+func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screenKeys, legend [][2]string, after ...[2]string) []string {
+	st := c.st
+	nav, moves, actions := keys.helpGroups()
+	groups := enabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.group()...)})
+	out := append([]string{st.tabActive.Render(" " + keysTitle + " "), ""}, keyTable(st, groups, width)...)
+	out = append(out, "", st.tabActive.Render(" "+legendTitle+" "), "")
+	if c.opts.Replay {
+		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
+		if c.opts.Player != nil {
+			legend = append(legend, [2]string{"player", playerLegend})
+		}
+	}
+	return append(out, legendLines(st, append(legend, after...), width)...)
+}
+
+// keyTable lays key bindings out in columns, one per group.
+func keyTable(st styles, groups [][]key.Binding, width int) []string {
+	colW := max(width/len(groups), 24)
+	rows := 0
+	for _, g := range groups {
+		rows = max(rows, len(g))
+	}
+	out := make([]string, 0, rows)
+	for r := range rows {
+		var b strings.Builder
+		for _, g := range groups {
+			cell := ""
+			if r < len(g) {
+				h := g[r].Help()
+				cell = " " + st.value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.label.Render(h.Desc)
+			}
+			b.WriteString(pad(cell, colW))
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+	}
+	return out
+}
+
+// legendLines are terms and their explanations, wrapped under an indent.
+func legendLines(st styles, legend [][2]string, width int) []string {
+	const indent = 11
+	var out []string
+	for _, l := range legend {
+		wrapped := strings.Split(ansi.Wrap(l[1], max(width-indent-1, 20), " "), "\n")
+		for i, w := range wrapped {
+			head := strings.Repeat(" ", indent)
+			if i == 0 {
+				head = " " + st.value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
+			}
+			out = append(out, head+w)
+		}
+	}
+	return out
+}
