@@ -94,7 +94,8 @@ go test -race -count=1 -run '^$' ${TEST_PACKAGES:-./...} >/dev/null
 wait "$cluster_pid"
 
 step "go test -race ${TEST_PACKAGES:-./...} $*"
-go test -race -p "${TEST_P:-4}" -timeout "${TEST_TIMEOUT:-30m}" ${TEST_PACKAGES:-./...} "$@"
+# -count=1: every test runs; a cached result would make a second run's time a lie.
+go test -race -count=1 -p "${TEST_P:-4}" -timeout "${TEST_TIMEOUT:-30m}" ${TEST_PACKAGES:-./...} "$@"
 
 if [ $# -eq 0 ]; then
   step "the dashboard in tmux (hack/tui-check.sh)"
