@@ -61,7 +61,6 @@ need prometheus prometheus
 need tmux tmux
 
 if [ ${#missing[@]} -gt 0 ]; then
-  step "installing ${missing[*]} (Debian packages)"
   if [ "$(id -u)" -eq 0 ]; then
     sudo=()
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
@@ -79,6 +78,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "test: missing: ${missing[*]}, and there is no apt-get here: install them with this system's package manager" >&2
     exit 1
   fi
+  step "installing ${missing[*]} (Debian packages)"
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -94,7 +94,8 @@ go test -race -count=1 -run '^$' ${TEST_PACKAGES:-./...} >/dev/null
 wait "$cluster_pid"
 
 step "go test -race ${TEST_PACKAGES:-./...} $*"
-go test -race -p "${TEST_P:-4}" -timeout "${TEST_TIMEOUT:-30m}" ${TEST_PACKAGES:-./...} "$@"
+# -count=1: every test runs; a cached result would make a second run's time a lie.
+go test -race -count=1 -p "${TEST_P:-4}" -timeout "${TEST_TIMEOUT:-30m}" ${TEST_PACKAGES:-./...} "$@"
 
 if [ $# -eq 0 ]; then
   step "the dashboard in tmux (hack/tui-check.sh)"

@@ -29,3 +29,13 @@ func TestUnknownFlagIsAUsageError(t *testing.T) {
 		t.Errorf("stderr: got %q, want %q", got, want)
 	}
 }
+
+// A forbidden request fails after the same retries on the dashboard as in
+// the line output (it took six attempts and half a minute on the dashboard).
+func TestAForbiddenRequestIsRetriedAsOftenOnTheDashboardAsPiped(t *testing.T) {
+	o := NewWatchOptions(genericiooptions.NewTestIOStreamsDiscard())
+	dashboard, piped := o.reflectorConfig(true), o.reflectorConfig(false)
+	if dashboard.MaxPermanentRetries != piped.MaxPermanentRetries || piped.MaxPermanentRetries != 1 {
+		t.Errorf("permanent retries: dashboard %d, piped %d; want 1 in both", dashboard.MaxPermanentRetries, piped.MaxPermanentRetries)
+	}
+}

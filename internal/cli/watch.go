@@ -228,19 +228,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		}
 	}
 	useTUI := !o.Display.NoTUI && o.isTerminal()
-	rc := reflector.Config{
-		Strategy:             reflector.Strategy(o.InitialList),
-		PageSize:             o.PageSize,
-		ResourceVersion:      o.ResourceVersion,
-		ResourceVersionMatch: o.ResourceVersionMatch,
-		WatchTimeout:         o.WatchTimeout,
-	}
-	if !useTUI {
-		// Without a screen to show the backoff, an unreachable server must end in an
-		// error, and a forbidden request is retried once (RBAC may be propagating), not five times.
-		rc.GiveUpAfter = o.GiveUpAfter
-		rc.MaxPermanentRetries = 1
-	}
+	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, MaxConcurrentLists: o.MaxConcurrentLists}
 	for _, res := range resources {
 		t := reflector.Target{Resource: res, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector}
@@ -300,4 +288,23 @@ func newWatchCommand(streams genericiooptions.IOStreams, version string) (*Watch
 		}
 		return o.Run(cmd.Context())
 	}
+}
+
+// reflectorConfig is each resource's reflector configuration.
+func (o *WatchOptions) reflectorConfig(useTUI bool) reflector.Config {
+	rc := reflector.Config{
+		Strategy:             reflector.Strategy(o.InitialList),
+		PageSize:             o.PageSize,
+		ResourceVersion:      o.ResourceVersion,
+		ResourceVersionMatch: o.ResourceVersionMatch,
+		WatchTimeout:         o.WatchTimeout,
+		// A forbidden request is retried once (RBAC may be propagating), on the
+		// dashboard as in the line output: the same rule, the same second.
+		MaxPermanentRetries: 1,
+	}
+	if !useTUI {
+		// Without a screen to show the backoff, an unreachable server must end in an error.
+		rc.GiveUpAfter = o.GiveUpAfter
+	}
+	return rc
 }

@@ -365,7 +365,8 @@ func (l *Ledger) Listed() bool {
 	return l.listed
 }
 
-// RecordError records the last request error's cause (Stats.LastError).
+// RecordError records the last request error's cause (Stats.LastError);
+// "" once a request succeeded, so that an error shows only while it stands.
 func (l *Ledger) RecordError(cause string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

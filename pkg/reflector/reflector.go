@@ -527,6 +527,7 @@ func (r *Reflector) progressAt(t time.Time) { r.lastProgress = t }
 func (r *Reflector) succeeded() {
 	r.progress()
 	r.permanent = 0
+	r.ledger.RecordError("") // the last error no longer stands
 }
 
 // watchTimeout is the next watch's server-side timeout.

@@ -3,6 +3,8 @@ package reflector
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -448,5 +450,34 @@ func TestAListCountsWhenItsFirstPageOrEventArrives(t *testing.T) {
 	}
 	if got, want := h.storeState(), "a:u-a@3"; got != want {
 		t.Errorf("store: got %q, want %q (a MODIFIED initial event is listed)", got, want)
+	}
+}
+
+// A transport error names its cause first, then its request, shortened: a
+// clipped header line still says "connection refused".
+func TestATransportErrorSaysItsCauseFirst(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, err = http.Get("http://" + addr + "/api/v1/namespaces/shop/configmaps?allowWatchBookmarks=true&resourceVersion=391&timeoutSeconds=300&watch=true")
+	if err == nil {
+		t.Fatal("a GET to a closed port succeeded")
+	}
+	got := EndOf(err).Cause()
+	want := "connection refused (GET /api/v1/namespaces/shop/configmaps?allowWatchBookmarks=true&resourceVersion…)"
+	if got != want {
+		t.Errorf("Cause():\n got %q\nwant %q", got, want)
+	}
+	// The replay has only the recorded message, and says the same.
+	if got := EndOf(errors.New(err.Error())).Cause(); got != want {
+		t.Errorf("Cause() of the recorded message:\n got %q\nwant %q", got, want)
+	}
+	for _, msg := range []string{"unexpected EOF", "idle timeout", "http2: server sent GOAWAY and closed the connection"} {
+		if got := EndOf(errors.New(msg)).Cause(); got != msg {
+			t.Errorf("Cause() of %q: got %q, want it unchanged", msg, got)
+		}
 	}
 }

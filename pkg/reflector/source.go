@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -175,9 +176,59 @@ func (e *RequestEnd) Cause() string {
 	case e.Status != nil:
 		return fmt.Sprintf("%d %s: %s", e.Status.Code, e.Status.Reason, e.Status.Message)
 	case e.Err != nil:
-		return e.Err.Error()
+		return causeFirst(e.Err.Error())
 	}
 	return string(e.Reason)
+}
+
+// causeFirst puts a transport error's cause before its request, so that a
+// clipped line still says what went wrong: Go's
+//
+//	Get "https://10.0.0.1:6443/api/v1/namespaces/shop/configmaps?allowWatchBookmarks=true&…": dial tcp 10.0.0.1:6443: connect: connection refused
+//
+// becomes
+//
+//	connection refused (GET /api/v1/namespaces/shop/configmaps?allowWatchBookmarks=true&…)
+//
+// It works on the message, not the error's type, so a replay, which has only
+// the recorded message, says what the live run said.
+func causeFirst(msg string) string {
+	op, rest, ok := strings.Cut(msg, " \"")
+	if !ok || op == "" || strings.ToUpper(op[:1]) != op[:1] || strings.ContainsAny(op, " :") {
+		return msg
+	}
+	rawURL, cause, ok := strings.Cut(rest, "\": ")
+	if !ok {
+		return msg
+	}
+	// A socket error's own words are its last part: "dial tcp 10.0.0.1:6443:
+	// connect: connection refused", "read tcp …: read: connection reset by peer".
+	for _, p := range []string{"dial ", "read ", "write "} {
+		if strings.HasPrefix(cause, p) {
+			if i := strings.LastIndex(cause, ": "); i >= 0 {
+				cause = cause[i+2:]
+			}
+			break
+		}
+	}
+	return fmt.Sprintf("%s (%s %s)", cause, strings.ToUpper(op), shortRequest(rawURL))
+}
+
+// shortRequest is a request's path and the start of its query.
+func shortRequest(rawURL string) string {
+	const maxQuery = 40
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	s := u.EscapedPath()
+	if q := u.RawQuery; q != "" {
+		if len(q) > maxQuery {
+			q = q[:maxQuery] + "…"
+		}
+		s += "?" + q
+	}
+	return s
 }
 
 // IsGone reports a 410 Gone (Expired) answer, as the reflector classifies it.
