@@ -480,7 +480,11 @@ func (x *Outputs) OnStream(s *observed.Stream) {
 	var notes *tui.NoteBuffer
 	if x.lines != nil {
 		s.OnNote(x.lines.For(name))
-		fmt.Fprintf(x.opts.ErrOut, "stream %s: %s from %s (%s)\n", name, Describe(s.Target), s.Client.RemoteAddr, s.Client.UserAgent)
+		asks := (&summary.StreamSummary{Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table}).Asks()
+		if asks != "" {
+			asks = ", asking for " + asks
+		}
+		fmt.Fprintf(x.opts.ErrOut, "stream %s: %s from %s (%s)%s\n", name, Describe(s.Target), s.Client.RemoteAddr, s.Client.UserAgent, asks)
 	} else {
 		notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
 		s.OnNote(notes.Push)
