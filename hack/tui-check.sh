@@ -21,6 +21,12 @@
 # Last it replays the demo trace again and plays it: space pauses it (the
 # position in recorded time stays put), → steps it to the next request or
 # decision (it stays paused), + doubles the speed.
+#
+# And a live run: it starts a test cluster (hack/testcluster up, from the
+# binaries in .cache/testcluster or $WATCHCACHE_TESTCLUSTER_BIN; stopped in the
+# cleanup, always) and runs `kubectl watchcache configmaps -A --once`, then
+# `--duration 3s`: each ends by itself and must keep its last screen, saying
+# so in the footer, until a key is pressed.
 set -euo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -46,8 +52,14 @@ command -v tmux >/dev/null || fail "tmux is not installed (e.g. apt-get install 
 tmp=$(mktemp -d)
 session="" errfile=""
 sessions=()
+cluster_pid=""
 cleanup() {
   for s in "${sessions[@]}"; do tmux kill-session -t "$s" 2>/dev/null || true; done
+  if [[ -n "$cluster_pid" ]]; then
+    # SIGTERM: the test cluster stops its etcd and kube-apiserver, then exits.
+    kill "$cluster_pid" 2>/dev/null || true
+    wait "$cluster_pid" 2>/dev/null || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -66,6 +78,18 @@ start() {
     "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$3' --speed 1 2>'$tmp/stderr-$1'; echo \"[exited with status \$?]\"; sleep 3600"
   errfile="$tmp/stderr-$1"
   echo "tui-check: replaying $3 in tmux session $session ($2)"
+}
+# start_live NAME WIDTHxHEIGHT ARGS...: runs kubectl watchcache ARGS against
+# the test cluster ($kubeconfig) in a new detached tmux session, as start does.
+start_live() {
+  local name=$1 size=$2
+  shift 2
+  session="tui-check-$$-$name"
+  sessions+=("$session")
+  tmux new-session -d -s "$session" -x "${size%x*}" -y "${size#*x}" \
+    "TERM=xterm-256color KUBECONFIG='$kubeconfig' '$tmp/kubectl-watchcache' $* 2>'$tmp/stderr-$name'; echo \"[exited with status \$?]\"; sleep 3600"
+  errfile="$tmp/stderr-$name"
+  echo "tui-check: running kubectl watchcache $* live in tmux session $session ($size)"
 }
 capture() { tmux capture-pane -p -t "$session" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"; }
 # dump shows what was on the screen and the program's stderr.
@@ -194,3 +218,35 @@ await '^. configmaps +kubectl' "the stream's row naming its client"
 tmux send-keys -t "$session" Space
 await '⏸ paused ×1 ' "the observed replay paused after space"
 echo "tui-check: ok: the proxy's trace shows its client's stream, and space pauses it"
+
+# A live run that ends by itself (--once, --duration) keeps its last screen
+# until a key: against a test cluster of its own.
+echo "tui-check: starting a test cluster (hack/testcluster up)"
+go build -o "$tmp/testcluster" ./hack/testcluster
+"$tmp/testcluster" up >"$tmp/cluster.out" 2>"$tmp/cluster.err" &
+cluster_pid=$!
+kubeconfig=""
+deadline=$((SECONDS + 120))
+until kubeconfig=$(sed -n 's/^export KUBECONFIG=//p' "$tmp/cluster.out") && [[ -n "$kubeconfig" ]]; do
+  if ! kill -0 "$cluster_pid" 2>/dev/null || (( SECONDS >= deadline )); then
+    cat "$tmp/cluster.err" >&2
+    fail "the test cluster did not start (hack/testcluster up)"
+  fi
+  sleep 0.5
+done
+for run in "once:--once" "duration:--duration 3s"; do
+  name=${run%%:*} flags=${run#*:}
+  start_live "$name" 120x40 configmaps -A $flags
+  await 'ended: press any key to quit' "the footer of the ended run ($flags)"
+  await 'LIVE ended' "the LIVE ended badge ($flags)"
+  await 'objects +[1-9]' "the objects gauge of the final screen ($flags)"
+  sleep 2
+  capture
+  if grep -q '^\[exited with status' "$tmp/capture" || ! grep -qF 'ended: press any key to quit' "$tmp/capture"; then
+    dump
+    fail "the ended run's screen ($flags) did not stay"
+  fi
+  tmux send-keys -t "$session" x
+  await '^\[exited with status 0\]' "the exit after a key ($flags)"
+  echo "tui-check: ok: the live run with $flags kept its final screen until a key, then exited 0"
+done

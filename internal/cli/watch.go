@@ -272,8 +272,9 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		}
 	}
 	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace}
-	// A tripped rule ends the session; the dashboard stays until q.
-	return outs.Finish(outs.Run(runCtx, runCtx, cancel, tuiOpts))
+	// --once, --duration and a tripped rule end the session, not the
+	// dashboard: it keeps the last screen until a key (or ctx ends).
+	return outs.Finish(outs.Run(runCtx, ctx, cancel, tuiOpts))
 }
 
 func newWatchCommand(streams genericiooptions.IOStreams, version string) (*WatchOptions, func(*cobra.Command, []string) error) {

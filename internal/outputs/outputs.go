@@ -218,17 +218,30 @@ func Describe(t reflector.Target) string {
 
 // Run runs the attached session under runCtx (ended also when a rule trips,
 // unless WarnOnly) and shows it; the dashboard lives until the user quits or
-// uiCtx ends (in a replay it outlives the trace). cancel stops the session.
+// uiCtx ends: it outlives a replay's trace, and a live session that ended by
+// itself keeps its last screen until a key (tui.Options.Ended). cancel stops
+// the session.
 // Then it evaluates the rules once more, prints the summaries, and says
 // where a recorded trace was written.
 func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, opts tui.Options) error {
 	sess := x.sess
 	runCtx = x.context(runCtx)
 	errc := make(chan error, 1)
-	go func() { errc <- sess.Run(runCtx) }()
+	ended := make(chan struct{})
+	go func() {
+		err := sess.Run(runCtx)
+		close(ended)
+		errc <- err
+	}()
 	var runErr, uiErr error
 	if x.opts.Dashboard {
 		opts.Now = sess.Now
+		if sess.Replay == nil {
+			// A live run that ends by itself (--once, --duration, a tripped
+			// rule, every resource stopped) keeps its last screen until a
+			// key; a replay's end is its badge's "ended".
+			opts.Ended = ended
+		}
 		uiErr = tui.Run(uiCtx, opts, x.views(), x.opts.In, x.opts.Out)
 		cancel()
 		runErr = <-errc

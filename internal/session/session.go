@@ -168,6 +168,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 				InitialEventsTimeout: trace.Duration(resolved.InitialEventsTimeout),
 				MaxPermanentRetries:  resolved.MaxPermanentRetries, GiveUpAfter: trace.Duration(resolved.GiveUpAfter),
 				MetadataOnly: rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets, Wire: live.Wire(),
+				Backoff: trace.BackoffOptionsOf(resolved.Backoff),
 			},
 		})
 	}

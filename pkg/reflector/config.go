@@ -60,6 +60,11 @@ type Config struct {
 	InitialEventsTimeout time.Duration
 	// Backoff after errors; zero fields get DefaultBackoff's.
 	Backoff Backoff
+	// ChooseBackoff, when set, chooses each backoff's wait instead of the
+	// one computed from Backoff, which it is given (a replay answers with
+	// the recorded wait). The reflector still decides when to back off and
+	// counts each failure as Backoff says.
+	ChooseBackoff func(computed time.Duration) time.Duration
 	// MaxPermanentRetries is how many times in a row a permanent error (401,
 	// 403, 404, 405) is retried before the reflector fails. Default 5.
 	MaxPermanentRetries int

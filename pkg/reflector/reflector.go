@@ -496,6 +496,9 @@ func (r *Reflector) wait(ctx context.Context, d Decision) {
 	r.releaseGate()
 	now := r.cfg.Clock.Now()
 	d.State, d.Reason, d.Wait = StateBackoff, ReasonBackoff, r.backoff.next(now)
+	if r.cfg.ChooseBackoff != nil {
+		d.Wait = r.cfg.ChooseBackoff(d.Wait)
+	}
 	r.ledger.BackingOff(now.Add(d.Wait))
 	r.decide(d)
 	select {

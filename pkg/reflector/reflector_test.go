@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -479,5 +480,35 @@ func TestATransportErrorSaysItsCauseFirst(t *testing.T) {
 		if got := EndOf(errors.New(msg)).Cause(); got != msg {
 			t.Errorf("Cause() of %q: got %q, want it unchanged", msg, got)
 		}
+	}
+}
+
+// A replay gives each backoff the recorded wait: the reflector still
+// decides to back off (and counts the failure), taking the wait it is given.
+func TestChooseBackoffSetsTheWaitOfEachBackoff(t *testing.T) {
+	var computed []time.Duration
+	chosen := []time.Duration{2 * time.Millisecond, 3 * time.Millisecond}
+	h := runFake(t, Config{Backoff: Backoff{Initial: time.Millisecond, Max: time.Second}, Rand: func() float64 { return 0 },
+		ChooseBackoff: func(d time.Duration) time.Duration {
+			computed = append(computed, d)
+			return chosen[len(computed)-1]
+		}},
+		call{verb: VerbList, page: page("10", "")},
+		call{verb: VerbWatch, err: httpErr(500, metav1.StatusReasonInternalError, "boom")},
+		call{verb: VerbWatch, err: httpErr(503, metav1.StatusReasonServiceUnavailable, "unavailable")},
+	)
+	var waits []time.Duration
+	h.mu.Lock()
+	for _, n := range h.notes {
+		if d := n.Decision; d != nil && d.Reason == ReasonBackoff {
+			waits = append(waits, d.Wait)
+		}
+	}
+	h.mu.Unlock()
+	if fmt.Sprint(waits) != fmt.Sprint(chosen) {
+		t.Errorf("backoff waits: got %v, want the chosen %v", waits, chosen)
+	}
+	if want := []time.Duration{time.Millisecond, 2 * time.Millisecond}; fmt.Sprint(computed) != fmt.Sprint(want) {
+		t.Errorf("computed waits handed to ChooseBackoff: got %v, want %v (the reflector keeps counting)", computed, want)
 	}
 }

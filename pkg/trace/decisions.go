@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
@@ -56,7 +57,7 @@ func (c *decisionComparison) replayed(l *Line) {
 
 // compared is what a comparison keeps of a note line: the fields it compares.
 func compared(l *Line) *Line {
-	return &Line{State: l.State, Reason: l.Reason, ResourceVersion: l.ResourceVersion, Objects: l.Objects, Code: l.Code, Cursor: l.Cursor, Diff: l.Diff}
+	return &Line{State: l.State, Reason: l.Reason, ResourceVersion: l.ResourceVersion, Objects: l.Objects, Code: l.Code, Cursor: l.Cursor, Diff: l.Diff, Wait: l.Wait}
 }
 
 func (c *decisionComparison) compare() {
@@ -110,10 +111,16 @@ func allStops(ds []*Line) bool {
 	return true
 }
 
+// waitTolerance is how far a replayed backoff's wait may be from the
+// recorded one: a trace records waits to the millisecond.
+const waitTolerance = time.Millisecond
+
 // sameDecision compares a recorded decision with a replayed one by state,
 // reason and each structured field the recorded one has.
 func sameDecision(rec, rep *Line) bool {
 	switch {
+	case rec.Wait != 0 && (rep.Wait-rec.Wait > Duration(waitTolerance) || rec.Wait-rep.Wait > Duration(waitTolerance)):
+		return false
 	case rec.State != rep.State, rec.Reason != rep.Reason,
 		rec.ResourceVersion != "" && rec.ResourceVersion != rep.ResourceVersion,
 		rec.Objects != nil && (rep.Objects == nil || *rec.Objects != *rep.Objects),
@@ -142,6 +149,9 @@ func describeDecision(l *Line) string {
 	}
 	if d := l.Diff; d != nil {
 		f = append(f, fmt.Sprintf("missed %d deletes, %d recreates, %d updates, %d adds", d.Deleted, d.Recreated, d.Updated, d.Added))
+	}
+	if l.Wait != 0 {
+		f = append(f, "wait "+time.Duration(l.Wait).String())
 	}
 	s := l.Reason + " → " + l.State
 	if len(f) > 0 {

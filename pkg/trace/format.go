@@ -56,6 +56,34 @@ type Options struct {
 	// (absent in traces written before it was recorded: JSON). In protobuf,
 	// only what the store keeps is decoded, so objects hold only that.
 	Wire reflector.Wire `json:"wire,omitempty"`
+	// Backoff is the reflector's backoff after errors (absent in traces
+	// written before it was recorded: the default). A replay waits each
+	// backoff's recorded wait; this is what it computes when the trace has
+	// none to give.
+	Backoff *BackoffOptions `json:"backoff,omitempty"`
+}
+
+// BackoffOptions is the header's `options.backoff`: reflector.Backoff.
+type BackoffOptions struct {
+	Initial    Duration `json:"initial"`
+	Max        Duration `json:"max"`
+	Factor     float64  `json:"factor"`
+	Jitter     float64  `json:"jitter"`
+	ResetAfter Duration `json:"resetAfter"`
+}
+
+// BackoffOptionsOf is b as a header records it.
+func BackoffOptionsOf(b reflector.Backoff) *BackoffOptions {
+	return &BackoffOptions{Initial: Duration(b.Initial), Max: Duration(b.Max), Factor: b.Factor, Jitter: b.Jitter, ResetAfter: Duration(b.ResetAfter)}
+}
+
+// Backoff is the reflector.Backoff o records (the zero Backoff, so the
+// default, for a nil o).
+func (o *BackoffOptions) Backoff() reflector.Backoff {
+	if o == nil {
+		return reflector.Backoff{}
+	}
+	return reflector.Backoff{Initial: time.Duration(o.Initial), Max: time.Duration(o.Max), Factor: o.Factor, Jitter: o.Jitter, ResetAfter: time.Duration(o.ResetAfter)}
 }
 
 // Duration is a time.Duration written as a Go duration string ("5m0s").
@@ -200,6 +228,21 @@ type Line struct {
 	Code    int32       `json:"code,omitempty"`
 	Cursor  string      `json:"cursor,omitempty"`
 	Diff    *DiffCounts `json:"diff,omitempty"`
+	// Wait is a backoff's wait, to the millisecond (absent in traces
+	// written before it was recorded).
+	Wait Duration `json:"wait,omitempty"`
+	// gap is, for a backoff note without Wait, the time from the note to
+	// its resource's next request: what the recorded run waited (not written).
+	gap time.Duration
+}
+
+// recordedWait is what the recorded run waited at a backoff note: its
+// recorded wait, else the time to its next request; 0 when unknown.
+func (l *Line) recordedWait() time.Duration {
+	if l.Wait > 0 {
+		return time.Duration(l.Wait)
+	}
+	return l.gap
 }
 
 // DiffCounts is a relist-diff note's `diff`: how many objects the relist
@@ -221,8 +264,20 @@ func noteLine(d *reflector.Decision) *Line {
 		n := d.Objects
 		l.Objects = &n
 	}
+	if d.Reason == reflector.ReasonBackoff {
+		l.Wait = Duration(roundWait(d.Wait))
+	}
 	if d.Diff != nil {
 		l.Diff = &DiffCounts{Deleted: len(d.Diff.Deleted), Recreated: len(d.Diff.Recreated), Updated: len(d.Diff.Updated), Added: len(d.Diff.Added), Unchanged: d.Diff.Unchanged}
 	}
 	return l
+}
+
+// roundWait rounds a backoff's wait to the millisecond, as a trace records
+// it (a wait under a millisecond is kept as it is).
+func roundWait(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d
+	}
+	return d.Round(time.Millisecond)
 }

@@ -47,7 +47,16 @@ type Replay struct {
 	eof     error // what next returns once the trace is read: io.EOF or the read error
 	done    chan struct{}
 	started bool
+
+	// Owned by the reading goroutine: the lines read ahead of the one
+	// being served (see lookAhead), and the read error met while reading
+	// them, returned after them.
+	ahead    []*Line
+	aheadErr error
 }
+
+// maxLookAhead bounds the lines read ahead to find what a backoff waited.
+const maxLookAhead = 1024
 
 // ResourceReplay is the replay of one resource of a trace: the Source, the
 // configuration and the decision comparison of that resource's reflector.
@@ -60,7 +69,8 @@ type ResourceReplay struct {
 	once   sync.Once
 
 	mu        sync.Mutex
-	pending   *Line // a line read ahead
+	pending   *Line         // a line read ahead
+	peek      chan struct{} // while a backoff waits for the next line: closed once it came
 	curID     int64
 	onForce   func()
 	onLine    func(*Line)
@@ -220,7 +230,7 @@ func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) er
 // read hands the trace's lines to the resources, in order, then closes their channels.
 func (p *Replay) read(ctx context.Context) {
 	for {
-		l, err := p.rd.Next()
+		l, err := p.nextLine()
 		if err != nil {
 			// The resources read the end (or the error) when they ask for
 			// their next line, so what they do with the lines before it (a
@@ -244,7 +254,9 @@ func (p *Replay) read(ctx context.Context) {
 			}
 			return
 		}
-		l.num = p.rd.LineNumber()
+		if l.K == KindNote && l.Reason == string(reflector.ReasonBackoff) && l.Wait <= 0 {
+			p.lookAhead(l)
+		}
 		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
 			return
 		}
@@ -260,6 +272,63 @@ func (p *Replay) read(ctx context.Context) {
 			return
 		}
 		p.player.servedLine(time.Duration(l.At), l.K)
+	}
+}
+
+// nextLine is the trace's next line, read ahead or not.
+func (p *Replay) nextLine() (*Line, error) {
+	if len(p.ahead) > 0 {
+		l := p.ahead[0]
+		p.ahead[0] = nil
+		p.ahead = p.ahead[1:]
+		return l, nil
+	}
+	if p.aheadErr != nil {
+		return nil, p.aheadErr
+	}
+	return p.readLine()
+}
+
+func (p *Replay) readLine() (*Line, error) {
+	l, err := p.rd.Next()
+	if err != nil {
+		return nil, err
+	}
+	l.num = p.rd.LineNumber()
+	return l, nil
+}
+
+// lookAhead finds what the recorded run waited at a backoff note written
+// before notes recorded their wait: the time to its resource's next
+// request, which it reads ahead for (at most maxLookAhead lines: the other
+// resources' lines in between). A run stopped during its backoff has no
+// next request, and the wait stays unknown.
+func (p *Replay) lookAhead(note *Line) {
+	for i := 0; ; i++ {
+		if i == len(p.ahead) {
+			if p.aheadErr != nil || i >= maxLookAhead {
+				return
+			}
+			l, err := p.readLine()
+			if err != nil {
+				p.aheadErr = err
+				return
+			}
+			p.ahead = append(p.ahead, l)
+		}
+		l := p.ahead[i]
+		if l.R != note.R {
+			continue
+		}
+		switch {
+		case l.K == KindRequest:
+			if l.At > note.At {
+				note.gap = roundWait(time.Duration(l.At - note.At))
+			}
+			return
+		case l.K == KindNote && l.Reason == string(reflector.ReasonStopped):
+			return
+		}
 	}
 }
 
@@ -363,12 +432,85 @@ func (rr *ResourceReplay) ReflectorConfig() reflector.Config {
 		InitialEventsTimeout: time.Duration(o.InitialEventsTimeout),
 		MaxPermanentRetries:  o.MaxPermanentRetries,
 		GiveUpAfter:          time.Duration(o.GiveUpAfter),
+		Backoff:              o.Backoff.Backoff(),
 		ChooseWatchTimeout:   rr.watchTimeout,
-		Clock:                rr.p.clock,
-		// Only backoff jitter is left to chance, and backoffs pass at once on the virtual clock.
+		ChooseBackoff:        rr.backoffWait,
+		Clock:                &resourceClock{virtualClock: rr.p.clock, rr: rr},
+		// Only backoff jitter is left to chance, and a backoff waits what the
+		// recording waited when the trace says it.
 		Rand:   func() float64 { return 0.5 },
 		OnNote: rr.Note,
 	}
+}
+
+// backoffWait is the replayed reflector's ChooseBackoff: the wait of the
+// recorded backoff decision, which comes next among the resource's lines
+// (its recorded wait, or in an older trace the time to the next request);
+// computed when the trace says none: it has no decisions, or the recorded
+// run did not back off there (a difference the comparison reports).
+func (rr *ResourceReplay) backoffWait(computed time.Duration) time.Duration {
+	rr.mu.Lock()
+	decisions := rr.decisions.recordedCount > 0
+	rr.mu.Unlock()
+	if !decisions {
+		// A trace without decisions: the next line is the request after the
+		// wait, and taking it now would wait it out before backing off.
+		return computed
+	}
+	for {
+		l, err := rr.nextOf(rr.p.runCtx, true)
+		if err != nil {
+			return computed
+		}
+		switch {
+		case l.K == KindNote && l.Reason == string(reflector.ReasonBackoff):
+			if w := l.recordedWait(); w > 0 {
+				return w
+			}
+			return computed
+		case l.K == KindNote:
+		case l.K != KindRequest && l.ID == rr.curID:
+			// The rest of the request the reflector left (the end after an
+			// ERROR event), which nextRequest skips too.
+		default:
+			rr.unread(l)
+			return computed
+		}
+	}
+}
+
+// resourceClock is a resource's reflector's clock in a replay: the
+// replay's virtual clock, except that a backoff lasts until the resource's
+// next line is due (its next request, at the recorded pace), so that while
+// the recorded run waited the replayed one is in Backoff too.
+type resourceClock struct {
+	*virtualClock
+	rr *ResourceReplay
+}
+
+// After implements reflector.Clock: it fires when the resource's next line
+// has come (it is read ahead, and moves the clock to its time), or the
+// replay ends.
+func (c *resourceClock) After(time.Duration) <-chan time.Time {
+	rr := c.rr
+	ch := make(chan time.Time, 1)
+	came := make(chan struct{})
+	rr.mu.Lock()
+	rr.peek = came
+	rr.mu.Unlock()
+	go func() {
+		if l, err := rr.take(rr.p.runCtx, false); err == nil {
+			rr.unread(l)
+		}
+		rr.mu.Lock()
+		if rr.peek == came {
+			rr.peek = nil
+		}
+		rr.mu.Unlock()
+		close(came)
+		ch <- c.Now()
+	}()
+	return ch
 }
 
 // watchTimeout is the replayed reflector's ChooseWatchTimeout: the timeout
@@ -407,7 +549,27 @@ func (rr *ResourceReplay) stopped() {
 // next returns the resource's next line. Taking a line moves the clock to
 // its time, so the replayed reflector sees each moment as the recorded one
 // did; the decisions it passes are kept for the comparison.
-func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) {
+func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) { return rr.nextOf(ctx, false) }
+
+// nextOf is next, returning the decisions it passes too when notes is set.
+// It waits for a backoff's look at the next line (resourceClock.After) to
+// end first, so the lines are taken in order.
+func (rr *ResourceReplay) nextOf(ctx context.Context, notes bool) (*Line, error) {
+	rr.mu.Lock()
+	peek := rr.peek
+	rr.mu.Unlock()
+	if peek != nil {
+		select {
+		case <-peek:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return rr.take(ctx, notes)
+}
+
+// take is nextOf without waiting for a look ahead (it is the look).
+func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 	rr.mu.Lock()
 	l, onLine := rr.pending, rr.onLine
 	rr.pending = nil
@@ -430,6 +592,9 @@ func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) {
 				// the replay is stopping: the end of the trace (read by another
 				// resource) may cancel ctx between the receive and here.
 				rr.recorded(l)
+				if notes {
+					return l, nil
+				}
 				continue
 			}
 			if err := ctx.Err(); err != nil {

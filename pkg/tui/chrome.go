@@ -27,7 +27,8 @@ type chrome struct {
 	keys          chromeKeys
 	status        status
 	replay        replayPos
-	width, height int // the terminal's, 0 until it says
+	width, height int  // the terminal's, 0 until it says
+	ended         bool // the run ended by itself (Options.Ended): any key quits
 }
 
 // status is an action's one-line report, shown in the footer until a newer one.
@@ -175,6 +176,9 @@ func shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
 func (c *chrome) badge(r replayPos) string {
 	st := c.st
 	if !c.opts.Replay {
+		if c.ended {
+			return st.good.Render("LIVE") + st.label.Render(" ended")
+		}
 		return st.good.Render("LIVE")
 	}
 	b := st.badge.Render(" REPLAY ")
@@ -215,6 +219,8 @@ func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int6
 	}
 	left := over
 	switch {
+	case c.ended:
+		left = c.st.warn.Render(endedHint)
 	case left != "":
 	case c.status.text != "":
 		left = c.st.sev(c.status.sev, c.status.text)
@@ -230,6 +236,9 @@ func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int6
 	}
 	return spread(left, right, width)
 }
+
+// endedHint is the footer of a run that ended by itself (Options.Ended).
+const endedHint = "ended: press any key to quit"
 
 // helpHint is the footer's hint under the help screen.
 const helpHint = "esc or ? closes the help · q quit"

@@ -43,6 +43,24 @@ type auditMsg struct {
 // forceRelistDoneMsg says ForceRelist returned.
 type forceRelistDoneMsg struct{}
 
+// endedMsg says the run ended by itself (Options.Ended).
+type endedMsg struct{}
+
+// waitEnded waits for Options.Ended; nil when there is none.
+func waitEnded(ctx context.Context, ended <-chan struct{}) tea.Cmd {
+	if ended == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		select {
+		case <-ended:
+			return endedMsg{}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
 // takeSnapshot polls everything the feed offers. It runs on a command
 // goroutine, never on the reflector's.
 func takeSnapshot(opts Options, feed Feed) snapshotMsg {
@@ -173,7 +191,7 @@ func wrapCmd(i int, cmd tea.Cmd) tea.Cmd {
 // command by command, and anything else (tea.QuitMsg) goes to the program as it is.
 func wrapMsg(i int, msg tea.Msg) tea.Msg {
 	switch msg := msg.(type) {
-	case snapshotMsg, notesMsg, auditMsg, forceRelistDoneMsg:
+	case snapshotMsg, notesMsg, auditMsg, forceRelistDoneMsg, endedMsg:
 		return resourceMsg{i: i, msg: msg}
 	case tea.BatchMsg:
 		out := make(tea.BatchMsg, len(msg))

@@ -122,7 +122,7 @@ func (m Model) Close() { m.life.cancel() }
 
 // Init starts the poller and the reader of the note buffer.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.pollCmd(0), m.notesCmd(0))
+	return tea.Batch(m.pollCmd(0), m.notesCmd(0), waitEnded(m.life.ctx, m.opts.Ended))
 }
 
 // Update handles one message.
@@ -139,6 +139,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.notesCmd(m.opts.Refresh)
 	case auditMsg:
 		m.addAudit(msg)
+	case endedMsg:
+		m.chrome.ended = true
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	}
@@ -255,7 +257,8 @@ func (m *Model) replayPos() replayPos { return m.chrome.replay }
 
 // handleKey routes a key on the view state.
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if k.String() == "ctrl+c" {
+	if k.String() == "ctrl+c" || m.chrome.ended {
+		// The run ended by itself: its last screen stays until any key.
 		return m, tea.Quit
 	}
 	var cmd tea.Cmd

@@ -53,6 +53,13 @@ type Options struct {
 	// jump behind the replay is refused.
 	Rewind func(at time.Duration)
 
+	// Ended, when set, is closed when the run ended by itself (a live
+	// --once or --duration, a tripped rule, every resource stopped): the
+	// dashboard keeps its last screen, its footer says the run ended, and
+	// any key quits. (A replay's end is its reflectors' stop: the REPLAY
+	// badge says "ended", and the player keys still work.)
+	Ended <-chan struct{}
+
 	// Observed, when set, says the resources are other programs'
 	// reflectors, seen from their traffic rather than run here (an
 	// observing proxy, or the replay of its trace, which shows them as

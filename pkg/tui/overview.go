@@ -161,6 +161,9 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case resourceMsg:
 		o.chrome.replay.havePlayer = false // a poll reads the player afresh
+		if _, ok := msg.msg.(endedMsg); ok {
+			o.endRun()
+		}
 		if msg.i >= 0 && msg.i < len(o.subs) {
 			cmd = o.updateSub(msg.i, msg.msg)
 		}
@@ -180,6 +183,15 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return o, cmd
 }
 
+// endRun marks the run ended by itself (Options.Ended) on the overview and
+// on every resource's dashboard, whichever's endedMsg came first.
+func (o *Overview) endRun() {
+	o.chrome.ended = true
+	for i := range o.subs {
+		o.subs[i].chrome.ended = true
+	}
+}
+
 // updateSub hands msg to resource i's Model and wraps the command it returns.
 func (o *Overview) updateSub(i int, msg tea.Msg) tea.Cmd {
 	next, cmd := o.subs[i].Update(msg)
@@ -190,6 +202,9 @@ func (o *Overview) updateSub(i int, msg tea.Msg) tea.Cmd {
 // handleKey routes a key on the state: the open resource takes every key
 // but the esc that leaves it.
 func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
+	if o.chrome.ended {
+		return tea.Quit // the run ended by itself: its last screen stays until any key
+	}
 	if o.state == overviewResource {
 		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[o.cur].atTopLevel() {
 			o.state = overviewTable
