@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -168,10 +169,13 @@ func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T)
 		mustContain(t, screen(m), "⏸ paused")
 		if last := r.kinds[served-1]; last == trace.KindRequest {
 			sawRequest = true
-			// The request the step stopped at is the one running now.
-			if c := m.stats.Current; c == nil {
-				t.Fatalf("step %d stopped at a request, but the reflector has none running", step)
-			}
+			// The request the step stopped at is the one running now: the
+			// reflector takes the served line on its own goroutine, so wait
+			// for it (and fail if it never comes).
+			waitUntil(t, fmt.Sprintf("step %d's request to be running", step), func() bool {
+				m = refresh(m)
+				return m.stats.Current != nil
+			})
 		}
 	}
 	if !sawRequest {
