@@ -21,6 +21,12 @@
 # Last it replays the demo trace again and plays it: space pauses it (the
 # position in recorded time stays put), → steps it to the next request or
 # decision (it stays paused), + doubles the speed.
+#
+# And it runs the proxy live (proxy --port 0) against a test cluster it
+# starts (go run ./hack/testcluster up; its binaries are those of
+# WATCHCACHE_TESTCLUSTER_BIN, built by the tests when missing): the empty
+# dashboard says where it serves and the KUBECONFIG= to use, its uptime
+# ticks, and its footer offers no r or a. The cluster is always stopped.
 set -euo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -44,10 +50,14 @@ command -v tmux >/dev/null || fail "tmux is not installed (e.g. apt-get install 
 [[ -f "$trace" ]] || fail "trace $trace not found"
 
 tmp=$(mktemp -d)
-session="" errfile=""
+session="" errfile="" cluster_pid=""
 sessions=()
 cleanup() {
   for s in "${sessions[@]}"; do tmux kill-session -t "$s" 2>/dev/null || true; done
+  if [[ -n "$cluster_pid" ]]; then
+    kill -TERM "$cluster_pid" 2>/dev/null || true
+    wait "$cluster_pid" 2>/dev/null || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -60,12 +70,16 @@ go build -o "$tmp/kubectl-watchcache" ./cmd/kubectl-watchcache
 # (sleep), so an early exit is captured, not lost. Sessions stay until the
 # cleanup (killing the server's last session races with starting the next).
 start() {
+  run "$1" "$2" "replay '$3' --speed 1"
+  echo "tui-check: replaying $3 in tmux session $session ($2)"
+}
+# run NAME WIDTHxHEIGHT ARGS: runs the plugin with ARGS (shell words) as start does.
+run() {
   session="tui-check-$$-$1"
   sessions+=("$session")
   tmux new-session -d -s "$session" -x "${2%x*}" -y "${2#*x}" \
-    "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$3' --speed 1 2>'$tmp/stderr-$1'; echo \"[exited with status \$?]\"; sleep 3600"
+    "TERM=xterm-256color '$tmp/kubectl-watchcache' $3 2>'$tmp/stderr-$1'; echo \"[exited with status \$?]\"; sleep 3600"
   errfile="$tmp/stderr-$1"
-  echo "tui-check: replaying $3 in tmux session $session ($2)"
 }
 capture() { tmux capture-pane -p -t "$session" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"; }
 # dump shows what was on the screen and the program's stderr.
@@ -194,3 +208,39 @@ await '^. configmaps +kubectl' "the stream's row naming its client"
 tmux send-keys -t "$session" Space
 await '⏸ paused ×1 ' "the observed replay paused after space"
 echo "tui-check: ok: the proxy's trace shows its client's stream, and space pauses it"
+
+# The proxy, live: a test cluster, and the proxy in front of it with no
+# client yet.
+echo "tui-check: starting a test cluster (go run ./hack/testcluster up)"
+go build -o "$tmp/testcluster" ./hack/testcluster
+: >"$tmp/cluster.out"
+"$tmp/testcluster" up >"$tmp/cluster.out" 2>"$tmp/cluster.err" &
+cluster_pid=$!
+deadline=$((SECONDS + 120))
+until grep -q '^export KUBECONFIG=' "$tmp/cluster.out"; do
+  if ! kill -0 "$cluster_pid" 2>/dev/null || (( SECONDS >= deadline )); then
+    tail -20 "$tmp/cluster.err" >&2
+    fail "the test cluster did not start"
+  fi
+  sleep 0.5
+done
+kubeconfig=$(sed -n 's/^export KUBECONFIG=//p' "$tmp/cluster.out")
+run proxy 120x40 "proxy --port 0 --kubeconfig '$kubeconfig'"
+echo "tui-check: running the proxy live in tmux session $session (120x40)"
+await '0 observed streams' "the proxy's empty overview"
+await 'serves on http://127\.0\.0\.1:[0-9]+' "the address the proxy serves on (127.0.0.1:)"
+await 'KUBECONFIG=' "the KUBECONFIG= to point a program at the proxy"
+uptime() { grep -oE 'up [0-9][0-9.hms]*' "$tmp/capture" | head -1; }
+first_up=$(uptime)
+[[ -n "$first_up" ]] || { dump; fail "no uptime on the proxy's screen"; }
+deadline=$((SECONDS + 10))
+until [[ "$(uptime)" != "$first_up" ]]; do
+  (( SECONDS < deadline )) || { dump; fail "the uptime stayed at '$first_up' for 10s"; }
+  sleep 0.5
+  capture
+done
+if grep -qE 'force relist|audit now' "$tmp/capture"; then
+  dump
+  fail "the proxy's footer offers r or a, which cannot act on another program's reflector"
+fi
+echo "tui-check: ok: the proxy's empty dashboard says how to connect, its uptime ticks ($first_up, then $(uptime)), and it offers no r or a"

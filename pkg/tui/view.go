@@ -262,7 +262,7 @@ func (m *Model) footer(width int) string {
 	case stateDetail:
 		hint = "esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit"
 	}
-	return m.chrome.footer(width, over, hint, m.keys, m.notesLost)
+	return m.chrome.footer(width, over, hint, m.shownKeys(), m.notesLost)
 }
 
 // gauge is one labelled health value.
@@ -425,5 +425,5 @@ func (m *Model) helpLines(width int) []string {
 	if m.keys.ToOverview.Enabled() {
 		after = append(after, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})
 	}
-	return m.chrome.helpLines(width, "Keys", "Reading the screen", m.keys, legend, after...)
+	return m.chrome.helpLines(width, "Keys", "Reading the screen", m.shownKeys(), legend, after...)
 }
