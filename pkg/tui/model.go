@@ -264,7 +264,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		cmd = m.filterKey(k)
 	case stateHelp:
 		var closed bool
-		if cmd, closed = m.chrome.helpKey(k); closed {
+		if cmd, closed = m.chrome.helpKey(k, len(m.helpLines(m.layout().width))); closed {
 			m.state = stateDashboard
 		}
 	case stateDetail:

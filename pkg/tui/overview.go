@@ -220,7 +220,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	}
 	if o.state == overviewHelp {
-		if _, closed := o.chrome.helpKey(k); closed {
+		if _, closed := o.chrome.helpKey(k, len(o.helpLines(o.tableLayout().width))); closed {
 			o.state = overviewTable
 		}
 		return nil

@@ -205,7 +205,7 @@ func (o Overview) View() tea.View {
 	return o.chrome.view(func() (header, body []string, footer string) {
 		header = o.header(l.width)
 		if o.state == overviewHelp {
-			body = o.helpLines(l.width)
+			body = o.chrome.helpWindow(o.helpLines(l.width))
 		} else {
 			body = o.table(l)
 		}
@@ -590,7 +590,7 @@ func (o *Overview) footer(width int) string {
 	var over, hint string
 	switch {
 	case o.state == overviewHelp:
-		hint = helpHint
+		hint = o.chrome.helpHintFor(len(o.helpLines(width)))
 	case from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)):
 		over = o.st.value.Render(o.rowName(from)+": ") + o.st.sev(latest.sev, latest.text)
 	}
