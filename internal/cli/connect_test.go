@@ -16,7 +16,11 @@ func TestConnectLinesSayWhereAndWithWhichKubeconfig(t *testing.T) {
 			t.Errorf("with --print-kubeconfig the lines lack %q:\n%s", want, withFile)
 		}
 	}
-	inline := strings.Join(connectLines(server, "", kc), "\n")
+	lines := connectLines(server, "", kc)
+	if len(lines) > 17 {
+		t.Errorf("%d lines: the empty table of an 80x24 screen has 17", len(lines))
+	}
+	inline := strings.Join(lines, "\n")
 	for _, want := range []string{server, "KUBECONFIG=FILE ./my-controller", "--print-kubeconfig FILE", "server: " + server, "current-context: watchcache-proxy"} {
 		if !strings.Contains(inline, want) {
 			t.Errorf("without --print-kubeconfig the lines lack %q:\n%s", want, inline)

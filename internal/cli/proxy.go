@@ -256,15 +256,17 @@ func clientAddress(a net.Addr, asked string) string {
 // reaches the proxy at server: the kubeconfig file written (file), or one
 // to write, inline.
 func connectLines(server, file string, kc *clientcmdapi.Config) []string {
-	head := "no stream yet: the proxy serves on " + server + "; point a program at it"
+	// The most useful first on each line: a narrow screen cuts the end.
+	head := "no stream yet · the proxy serves on " + server
 	if file != "" {
-		return []string{head + " with the kubeconfig written to " + file + ":", "", "  KUBECONFIG=" + file + " ./my-controller"}
+		return []string{head, "KUBECONFIG=" + file + " ./my-controller  (the kubeconfig --print-kubeconfig wrote)"}
 	}
-	out := []string{head + " with this kubeconfig (or --print-kubeconfig FILE):",
-		"save it as FILE, then  KUBECONFIG=FILE ./my-controller", ""}
+	out := []string{head, "KUBECONFIG=FILE ./my-controller  with this kubeconfig as FILE (or --print-kubeconfig FILE):"}
 	b, _ := clientcmd.Write(*kc)
 	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		out = append(out, "  "+l)
+		if l != "preferences: {}" { // empty: a line less, so that it fits 80x24
+			out = append(out, "    "+l)
+		}
 	}
 	return out
 }
