@@ -23,7 +23,7 @@
 # decision (it stays paused), + doubles the speed.
 #
 # And it runs the proxy live (proxy --port 0) against a test cluster it
-# starts (go run ./hack/testcluster up; its binaries are those of
+# starts (./hack/testcluster, built and run as "up"; its binaries are those of
 # WATCHCACHE_TESTCLUSTER_BIN, built by the tests when missing): the empty
 # dashboard says where it serves and the KUBECONFIG= to use, its uptime
 # ticks, and its footer offers no r or a. The cluster is always stopped.
@@ -211,7 +211,7 @@ echo "tui-check: ok: the proxy's trace shows its client's stream, and space paus
 
 # The proxy, live: a test cluster, and the proxy in front of it with no
 # client yet.
-echo "tui-check: starting a test cluster (go run ./hack/testcluster up)"
+echo "tui-check: starting a test cluster (./hack/testcluster up)"
 go build -o "$tmp/testcluster" ./hack/testcluster
 : >"$tmp/cluster.out"
 "$tmp/testcluster" up >"$tmp/cluster.out" 2>"$tmp/cluster.err" &
