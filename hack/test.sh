@@ -61,7 +61,6 @@ need prometheus prometheus
 need tmux tmux
 
 if [ ${#missing[@]} -gt 0 ]; then
-  step "installing ${missing[*]} (Debian packages)"
   if [ "$(id -u)" -eq 0 ]; then
     sudo=()
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
@@ -79,6 +78,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "test: missing: ${missing[*]}, and there is no apt-get here: install them with this system's package manager" >&2
     exit 1
   fi
+  step "installing ${missing[*]} (Debian packages)"
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

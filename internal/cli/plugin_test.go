@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,15 +74,6 @@ func listConfigMaps(t *testing.T) []summary.StoreEntry {
 		return out[i].Name < out[j].Name
 	})
 	return out
-}
-
-func decodeSummary(t *testing.T, out string) summary.Summary {
-	t.Helper()
-	var s summary.Summary
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatalf("decoding the summary: %v\n%s", err, out)
-	}
-	return s
 }
 
 func TestE2EThePluginThroughKubectlMatchesAList(t *testing.T) {

@@ -79,7 +79,7 @@ func (r *Replay) Run(ctx context.Context) error {
 	}()
 	start := r.rd.Header().StartedAt
 	for _, rh := range r.rd.Header().Resources {
-		r.addStream(rh, nil)
+		r.addStream(rh, nil, 0)
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -108,15 +108,28 @@ func (r *Replay) Run(ctx context.Context) error {
 	}
 }
 
-func (r *Replay) addStream(rh trace.ResourceHeader, c *trace.Client) {
+// addStream adds the stream of a resource: numbered id as the proxy numbered
+// it (0, in a trace that does not record it: its place), asking for what its
+// client's Accept says (or, without one, what the resource's options say).
+func (r *Replay) addStream(rh trace.ResourceHeader, c *trace.Client, id int64) {
 	var client Client
+	asked := Asked{Wire: rh.Options.Wire, MetadataOnly: rh.Options.MetadataOnly}
 	if c != nil {
 		client = Client{UserAgent: c.UserAgent, RemoteAddr: c.RemoteAddr}
+		if c.Accept != "" {
+			asked = ParseAccept(c.Accept)
+			asked.Accept = c.Accept
+		}
 	}
 	r.mu.Lock()
-	id := len(r.streams) + 1
+	n := len(r.streams) + 1
 	r.mu.Unlock()
-	s := NewStream(id, client, rh.Target(), r.Now)
+	if id > 0 {
+		n = int(id)
+	}
+	s := NewStream(n, client, rh.Target(), r.Now)
+	s.Asked = asked
+	s.Options = Options{Strategy: rh.Options.Strategy, PageSize: rh.Options.PageSize}
 	if r.onStream != nil {
 		r.onStream(s)
 	}
@@ -130,7 +143,7 @@ func (r *Replay) addStream(rh trace.ResourceHeader, c *trace.Client) {
 func (r *Replay) line(l *trace.Line) error {
 	if l.K == trace.KindResource {
 		// The reader has added it to the header.
-		r.addStream(r.rd.Header().Resources[l.R], l.Client)
+		r.addStream(r.rd.Header().Resources[l.R], l.Client, l.ID)
 		return nil
 	}
 	r.mu.Lock()
@@ -147,7 +160,7 @@ func (r *Replay) line(l *trace.Line) error {
 		if l.Opts != nil {
 			opts = *l.Opts
 		}
-		setOpen(&openRequest{req: s.Begin(reflector.Verb(l.Verb), opts), page: &reflector.Page{}})
+		setOpen(&openRequest{req: s.BeginAnswered(reflector.Verb(l.Verb), opts, time.Time{}, l.ContentType), page: &reflector.Page{}})
 	case trace.KindItem:
 		obj, err := wire.DecodeObject(l.Object, false)
 		if err != nil {

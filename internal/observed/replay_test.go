@@ -160,3 +160,92 @@ func TestThePlayerPausesAndStepsAnObservedReplay(t *testing.T) {
 		t.Errorf("at the end: counters %+v, %d objects; want 1 list, 9 added, 1 deleted, 10 objects", c, s.Store().Len())
 	}
 }
+
+// A stream's number and what its client asked for are recorded on its
+// resource line: the replay numbers the streams as the proxy did, whatever
+// order their resource lines came in, and asks for the same.
+func TestAReplayKeepsTheStreamsNumbersAndWhatTheirClientsAskedFor(t *testing.T) {
+	var buf bytes.Buffer
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fixedClock{now: start}
+	rec, err := trace.NewRecorder(&buf, trace.Header{StartedAt: start, Observed: true}, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}}
+	const typed = "application/vnd.kubernetes.protobuf, */*"
+	const meta = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	var live []*Stream
+	for _, tc := range []struct {
+		id     int
+		accept string
+		ct     string
+	}{{7, meta, "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"}, {3, typed, "application/vnd.kubernetes.protobuf"}} {
+		s := NewStream(tc.id, Client{UserAgent: "ctrl/v1 (linux/amd64) kubernetes/abc/shared-informers", RemoteAddr: "127.0.0.1:5000"}, target, clock.Now)
+		s.Asked = ParseAccept(tc.accept)
+		s.Asked.Accept = tc.accept
+		s.Options = OptionsOf(reflector.VerbList, reflector.RequestOptions{Limit: 500})
+		rh, client := s.TraceResource()
+		i, err := rec.AddStream(rh, client, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Record(rec.Observed(i))
+		r := s.BeginAnswered(reflector.VerbList, reflector.RequestOptions{Limit: 500}, time.Time{}, tc.ct)
+		r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{rawItem("a", "ua", "5")}})
+		r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+		live = append(live, s)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := NewReplay(rd, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := rp.Streams()
+	if len(got) != 2 {
+		t.Fatalf("%d streams replayed, want 2", len(got))
+	}
+	for i, s := range got {
+		l := live[i]
+		if s.ID != l.ID || s.Asked != l.Asked || s.Options != l.Options || s.ContentType() != l.ContentType() || s.Wire() != l.Wire() {
+			t.Errorf("stream %d replayed as #%d %+v %+v %q %s, recorded as #%d %+v %+v %q %s", i, s.ID, s.Asked, s.Options, s.ContentType(), s.Wire(),
+				l.ID, l.Asked, l.Options, l.ContentType(), l.Wire())
+		}
+	}
+	if !got[0].Asked.MetadataOnly || got[0].Asked.Wire != reflector.WireProtobuf || got[1].Asked.MetadataOnly || got[0].Options.Strategy != reflector.StrategyList {
+		t.Errorf("replayed %+v and %+v", got[0].Asked, got[1].Asked)
+	}
+}
+
+// A trace written before stream numbers were recorded numbers its streams
+// in the order of their resource lines, and asks for what its options say.
+func TestAnOlderObservedTraceNumbersItsStreamsInOrder(t *testing.T) {
+	const tr = `{"k":"header","v":2,"observed":true,"resources":[]}
+{"k":"resource","r":0,"resource":{"resource":{"version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"options":{"strategy":"","wire":"protobuf"}},"client":{"userAgent":"a"}}
+{"k":"resource","r":1,"resource":{"resource":{"version":"v1","resource":"pods","kind":"Pod","namespaced":true}},"client":{"userAgent":"b"}}
+`
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := NewReplay(rd, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := rp.Streams()
+	if len(got) != 2 || got[0].ID != 1 || got[1].ID != 2 || got[0].Asked.Wire != reflector.WireProtobuf || got[1].Asked.Wire != "" {
+		t.Errorf("streams %v", got)
+	}
+}

@@ -14,11 +14,15 @@
 package observed
 
 import (
+	"mime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // maxRequests is how many finished requests Stats keeps, as a reflector does.
@@ -31,10 +35,57 @@ type Client struct {
 	RemoteAddr string
 }
 
+// Asked is what a client asks for on a stream's requests, read from their
+// Accept header: the encoding it prefers, and whether it asks for metadata
+// only (as=PartialObjectMetadata or PartialObjectMetadataList, a metadata
+// informer) or for Tables (as=Table, kubectl get). Two reflectors of one
+// program that ask differently (a typed informer over protobuf and a
+// metadata informer of the same resource) are two streams.
+type Asked struct {
+	// Accept is the header as the stream's first request sent it ("" if none).
+	Accept       string
+	Wire         reflector.Wire
+	MetadataOnly bool
+	Table        bool
+}
+
+// ParseAccept reads what an Accept header asks for. The encoding is that of
+// its first media type the server offers: protobuf
+// (application/vnd.kubernetes.protobuf), else JSON (also for no header or
+// */*, as the server answers). The accept itself is not kept: a metadata
+// informer's LIST asks as=PartialObjectMetadataList and its WATCH
+// as=PartialObjectMetadata, and both are one stream's.
+func ParseAccept(accept string) Asked {
+	a := Asked{Wire: reflector.WireJSON}
+	first := true
+	for _, r := range strings.Split(accept, ",") {
+		typ, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+		if err != nil {
+			continue
+		}
+		if first && typ == "application/vnd.kubernetes.protobuf" {
+			a.Wire = reflector.WireProtobuf
+		}
+		first = false
+		switch params["as"] {
+		case "PartialObjectMetadata", "PartialObjectMetadataList":
+			a.MetadataOnly = true
+		case "Table":
+			a.Table = true
+		}
+	}
+	return a
+}
+
+// Key is what of Asked tells two streams apart: Accept itself left out.
+func (a Asked) Key() Asked { a.Accept = ""; return a }
+
 // Recording receives everything a Stream observes, in order, for a trace.
 // Calls for one Stream never overlap.
 type Recording interface {
-	Request(id int64, verb reflector.Verb, opts reflector.RequestOptions)
+	// Request records a request's start; contentType is the response's
+	// Content-Type when the request was answered with success ("" otherwise).
+	Request(id int64, verb reflector.Verb, opts reflector.RequestOptions, contentType string)
 	Page(id int64, page *reflector.Page)
 	Event(id int64, ev reflector.WatchEvent)
 	End(id int64, end *reflector.RequestEnd)
@@ -49,10 +100,17 @@ type Recording interface {
 // another (Begin, then the request's Page or Events, then End), as a
 // reflector makes them.
 type Stream struct {
-	// ID numbers the streams of a proxy (or a replay) from 1.
+	// ID numbers the streams of a proxy from 1, in the order they are
+	// announced (and recorded); a replay takes the recorded one.
 	ID     int
 	Client Client
 	Target reflector.Target
+	// Asked is what the client asked for (see Asked), and Options how its
+	// first request lists (Strategy list or stream, PageSize; empty when the
+	// first request seen was a watch). Both are set before the stream is
+	// announced, and never change.
+	Asked   Asked
+	Options Options
 
 	now    func() time.Time
 	st     *store.Store
@@ -65,9 +123,29 @@ type Stream struct {
 	announced bool // the initial-list decision was noted
 	closed    bool
 
-	mu   sync.Mutex // guards wire and rec, read by listeners
-	wire reflector.Wire
-	rec  Recording
+	mu          sync.Mutex // guards wire, contentType and rec, read by listeners
+	wire        reflector.Wire
+	contentType string
+	rec         Recording
+}
+
+// Options are how a client lists, as its stream's first request shows.
+type Options struct {
+	Strategy reflector.Strategy // list or stream ("" unknown)
+	PageSize int64
+}
+
+// OptionsOf are the options a stream's first request shows: a LIST
+// without a continue token lists (with its limit as the page size), a watch
+// with sendInitialEvents streams; anything else shows nothing.
+func OptionsOf(verb reflector.Verb, opts reflector.RequestOptions) Options {
+	switch {
+	case verb == reflector.VerbList && opts.Continue == "":
+		return Options{Strategy: reflector.StrategyList, PageSize: opts.Limit}
+	case verb == reflector.VerbWatch && opts.SendInitialEvents:
+		return Options{Strategy: reflector.StrategyStream}
+	}
+	return Options{}
 }
 
 // NewStream starts following one client reflector. now is the clock of its
@@ -117,11 +195,27 @@ func (s *Stream) Wire() reflector.Wire {
 	return s.wire
 }
 
-// SetWire records the encoding of a response the client received.
-func (s *Stream) SetWire(w reflector.Wire) {
+// ContentType is the Content-Type of the last successful response the
+// client received ("" before one).
+func (s *Stream) ContentType() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.wire = w
+	return s.contentType
+}
+
+// setContentType records the Content-Type of a successful response.
+func (s *Stream) setContentType(ct string) {
+	if ct == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.contentType = ct
+	if wire.IsProtobuf(ct) {
+		s.wire = reflector.WireProtobuf
+	} else {
+		s.wire = reflector.WireJSON
+	}
 }
 
 // Close ends the stream: its store gets no more changes.
@@ -161,6 +255,12 @@ func (s *Stream) Begin(verb reflector.Verb, opts reflector.RequestOptions) *Requ
 // BeginAt is Begin for a request the client sent at started (zero: now),
 // when it is fed to the stream later (once its answer came).
 func (s *Stream) BeginAt(verb reflector.Verb, opts reflector.RequestOptions, started time.Time) *Request {
+	return s.BeginAnswered(verb, opts, started, "")
+}
+
+// BeginAnswered is BeginAt for a request answered with success with a body
+// of contentType ("" for a request that failed or was not answered).
+func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOptions, started time.Time, contentType string) *Request {
 	s.feedMu.Lock()
 	defer s.feedMu.Unlock()
 	if s.current != nil {
@@ -185,8 +285,9 @@ func (s *Stream) BeginAt(verb reflector.Verb, opts reflector.RequestOptions, sta
 	r := &Request{s: s, streamingList: streamed}
 	r.info = s.ledger.StartRequest(verb, opts, started)
 	s.current = r
+	s.setContentType(contentType)
 	if rec := s.recording(); rec != nil {
-		rec.Request(r.info.ID, verb, opts)
+		rec.Request(r.info.ID, verb, opts, contentType)
 	}
 	if startsList && !s.announced {
 		s.announced = true
@@ -286,4 +387,15 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 			s.ledger.NoteRelistDiff(rv, diff, relist)
 		}
 	}
+}
+
+// TraceResource is how a trace's resource line records the stream: its
+// target, with what its client asked for and how it lists in the options
+// (Wire, MetadataOnly, Strategy, PageSize), and its client with its Accept.
+// The caller adds what the recording decides (Objects, UnsafeSecrets).
+func (s *Stream) TraceResource() (trace.ResourceHeader, trace.Client) {
+	t := s.Target
+	rh := trace.ResourceHeader{Resource: t.Resource, Namespace: t.Namespace, LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector,
+		Options: trace.Options{Strategy: s.Options.Strategy, PageSize: s.Options.PageSize, MetadataOnly: s.Asked.MetadataOnly, Wire: s.Asked.Wire}}
+	return rh, trace.Client{UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept}
 }

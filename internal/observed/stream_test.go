@@ -148,7 +148,7 @@ func TestAStreamFollowsAStreamingList(t *testing.T) {
 // recording is a Recording that keeps what it was given.
 type recording struct{ calls []string }
 
-func (r *recording) Request(id int64, verb reflector.Verb, _ reflector.RequestOptions) {
+func (r *recording) Request(id int64, verb reflector.Verb, _ reflector.RequestOptions, _ string) {
 	r.calls = append(r.calls, fmt.Sprintf("request %d %s", id, verb))
 }
 func (r *recording) Page(id int64, p *reflector.Page) {
@@ -222,5 +222,28 @@ func TestAStreamingListsModifiedInitialEventsFillTheList(t *testing.T) {
 	c := s.Counters()
 	if s.Store().Len() != 2 || c.Lists != 1 || c.Added != 0 || c.Modified != 0 {
 		t.Errorf("after the streaming list: %d objects, %+v; want both listed, 1 list, no watch events", s.Store().Len(), c)
+	}
+}
+
+// What a client asks for is read from its Accept header, as client-go's
+// clients send it.
+func TestParseAccept(t *testing.T) {
+	for _, tc := range []struct {
+		accept string
+		want   Asked
+	}{
+		{"", Asked{Wire: reflector.WireJSON}},
+		{"application/json, */*", Asked{Wire: reflector.WireJSON}},
+		{"application/vnd.kubernetes.protobuf, */*", Asked{Wire: reflector.WireProtobuf}},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+			Asked{Wire: reflector.WireProtobuf, MetadataOnly: true}},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+			Asked{Wire: reflector.WireProtobuf, MetadataOnly: true}},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", Asked{Wire: reflector.WireJSON, Table: true}},
+		{"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", Asked{Wire: reflector.WireJSON, MetadataOnly: true}},
+	} {
+		if got := ParseAccept(tc.accept); got != tc.want {
+			t.Errorf("ParseAccept(%q) = %+v, want %+v", tc.accept, got, tc.want)
+		}
 	}
 }

@@ -480,15 +480,20 @@ func (x *Outputs) OnStream(s *observed.Stream) {
 	var notes *tui.NoteBuffer
 	if x.lines != nil {
 		s.OnNote(x.lines.For(name))
-		fmt.Fprintf(x.opts.ErrOut, "stream %s: %s from %s (%s)\n", name, Describe(s.Target), s.Client.RemoteAddr, s.Client.UserAgent)
+		asks := (&summary.StreamSummary{Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table}).Asks()
+		if asks != "" {
+			asks = ", asking for " + asks
+		}
+		fmt.Fprintf(x.opts.ErrOut, "stream %s: %s from %s (%s)%s\n", name, Describe(s.Target), s.Client.RemoteAddr, s.Client.UserAgent, asks)
 	} else {
 		notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
 		s.OnNote(notes.Push)
 	}
 	if rec := x.rec; rec != nil {
-		rh := trace.ResourceHeader{Resource: s.Target.Resource, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
-			Objects: x.opts.TraceObjects, Options: trace.Options{UnsafeSecrets: x.opts.TraceUnsafeSecrets}}
-		if i, err := rec.AddResource(rh, trace.Client{UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}); err == nil {
+		// Its resource line records its number, its client and what it asked for.
+		rh, client := s.TraceResource()
+		rh.Objects, rh.Options.UnsafeSecrets = x.opts.TraceObjects, x.opts.TraceUnsafeSecrets
+		if i, err := rec.AddStream(rh, client, s.ID); err == nil {
 			s.Record(rec.Observed(i))
 			s.OnNote(rec.Notes(i))
 		}
@@ -509,7 +514,8 @@ func (x *Outputs) OnStream(s *observed.Stream) {
 	}
 	if notes != nil {
 		// No ForceRelist and no Audit: the dashboard says they are not available for an observed reflector.
-		view := tui.Resource{Target: s.Target, Client: s.Client.UserAgent + " " + s.Client.RemoteAddr, Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes}}
+		view := tui.Resource{Target: s.Target, Client: s.Client.UserAgent, ClientAddr: s.Client.RemoteAddr, Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table,
+			Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes}}
 		select {
 		case x.added <- view:
 		default:
@@ -534,7 +540,8 @@ func (x *Outputs) WriteStreamSummaries(streams []*observed.Stream, now func() ti
 	for _, s := range streams {
 		sum := summary.New(s.Target.Resource, s.Stats(), s.Store(), now())
 		sum.Stream = &summary.StreamSummary{ID: s.ID, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
-			UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}
+			UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
+			MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
 		sums = append(sums, sum)
 	}
 	if len(sums) == 0 {

@@ -6,7 +6,8 @@
 // written and flushed as it arrives, and a copy goes to a decoder (JSON or
 // protobuf, watch framing, streaming lists) that feeds an observed.Stream:
 // one per client reflector, that is per (client, resource, namespace,
-// selectors), rebuilding the cache that client holds.
+// selectors, what it asks for: encoding, metadata only, Tables), rebuilding
+// the cache that client holds.
 package proxy
 
 import (
@@ -77,6 +78,10 @@ type Proxy struct {
 	handler http.Handler
 	mapper  meta.ResettableRESTMapper
 
+	// creating serializes the creation of streams: a stream's number, its
+	// announcement (OnStream, which records its resource line) and its place
+	// in streams come in one order.
+	creating sync.Mutex
 	mu       sync.Mutex
 	slots    map[streamKey][]*slot
 	released chan struct{} // closed (and replaced) when a slot is released
@@ -93,6 +98,9 @@ type streamKey struct {
 	namespace string
 	label     string
 	field     string
+	// asked is what the client asks for (encoding, metadata only, Tables):
+	// a typed and a metadata informer of one resource are two reflectors.
+	asked observed.Asked
 }
 
 // slot is one stream in the making and then in use: its requests are
@@ -100,8 +108,9 @@ type streamKey struct {
 type slot struct {
 	key    streamKey
 	client observed.Client
-	busy   bool          // a request of it is being forwarded
-	tail   chan struct{} // closed when its last queued request is processed
+	asked  observed.Asked // with the first request's Accept
+	busy   bool           // a request of it is being forwarded
+	tail   chan struct{}  // closed when its last queued request is processed
 	stream *observed.Stream
 }
 
@@ -236,7 +245,7 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return t.rt.RoundTrip(req)
 	}
 	sl, prev, mine := t.p.assign(c, req)
-	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), table: asksForTable(req.Header.Get("Accept")),
+	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), table: sl.asked.Table,
 		started: t.p.opts.Now()}
 	t.p.jobs.Add(1)
 	go j.run()
@@ -255,7 +264,9 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 }
 
 // assign finds the stream a request belongs to: the client's stream of the
-// same resource, namespace and selectors that has no request in progress
+// same resource, namespace and selectors, asking for the same (encoding,
+// metadata only, Tables; another encoding only when none asks for this one
+// and that stream is free), that has no request in progress
 // (a reflector makes one request at a time), or a new one. It returns the
 // channel the request waits on (the stream's previous request) and the one
 // it closes once processed.
@@ -264,18 +275,36 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	if err != nil {
 		host = req.RemoteAddr
 	}
-	key := streamKey{userAgent: req.UserAgent(), host: host, gvr: c.gvr, namespace: c.namespace, label: c.label, field: c.field}
-	free := func() *slot {
-		for _, s := range p.slots[key] {
+	accept := req.Header.Get("Accept")
+	asked := observed.ParseAccept(accept)
+	key := streamKey{userAgent: req.UserAgent(), host: host, gvr: c.gvr, namespace: c.namespace, label: c.label, field: c.field, asked: asked}
+	freeOf := func(k streamKey) *slot {
+		for _, s := range p.slots[k] {
 			if !s.busy {
 				return s
 			}
 		}
 		return nil
 	}
+	free := func() *slot { return freeOf(key) }
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl = free()
+	if sl == nil && len(p.slots[key]) == 0 {
+		// No stream asks for this encoding: a free stream of the client
+		// that asks for another, and otherwise the same, takes the request
+		// (a client that changed its mind between two requests, as a
+		// reflector does not; two reflectors that ask in two encodings at
+		// once are kept apart, since the other's is busy).
+		for _, w := range []reflector.Wire{reflector.WireJSON, reflector.WireProtobuf} {
+			if other := key; w != key.asked.Wire {
+				other.asked.Wire = w
+				if sl = freeOf(other); sl != nil {
+					break
+				}
+			}
+		}
+	}
 	if sl == nil && len(p.slots[key]) > 0 {
 		// Every stream of this client is forwarding a request. A reflector
 		// makes one at a time, but the one it just left may not be seen
@@ -306,7 +335,8 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	if sl == nil {
 		closed := make(chan struct{})
 		close(closed)
-		sl = &slot{key: key, client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, tail: closed}
+		asked.Accept = accept
+		sl = &slot{key: key, client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, asked: asked, tail: closed}
 		p.slots[key] = append(p.slots[key], sl)
 	}
 	sl.busy = true
@@ -325,16 +355,21 @@ func (p *Proxy) release(sl *slot) {
 }
 
 // stream returns the slot's stream, creating it (and announcing it) at its
-// first request. It runs on the slot's processing goroutine.
+// first request. It runs on the slot's processing goroutine. Streams are
+// numbered in the order they are announced, so a stream's number is also
+// its place among the resource lines of a trace OnStream records, and in
+// Streams.
 func (p *Proxy) stream(sl *slot, c call) *observed.Stream {
 	if sl.stream != nil {
 		return sl.stream
 	}
 	target := reflector.Target{Resource: p.resource(c), Namespace: c.namespace, LabelSelector: c.label, FieldSelector: c.field}
-	p.mu.Lock()
+	p.creating.Lock()
+	defer p.creating.Unlock()
 	p.nextID++
 	s := observed.NewStream(p.nextID, sl.client, target, p.opts.Now)
-	p.mu.Unlock()
+	s.Asked = sl.asked
+	s.Options = observed.OptionsOf(c.verb, c.opts)
 	if p.opts.OnStream != nil {
 		p.opts.OnStream(s)
 	}
@@ -391,7 +426,11 @@ func (j *job) run() {
 	<-j.prev
 	s := j.p.stream(j.slot, j.call)
 	<-j.ready
-	r := s.BeginAt(j.call.verb, j.call.opts, j.started)
+	var ct string
+	if j.err == nil && j.code >= 200 && j.code <= 299 {
+		ct = j.header.Get("Content-Type")
+	}
+	r := s.BeginAnswered(j.call.verb, j.call.opts, j.started, ct)
 	if j.err != nil {
 		r.End(endOf(j.ctx, j.err))
 		return
@@ -406,17 +445,11 @@ func (j *job) run() {
 		}
 		body = gz
 	}
-	ct := j.header.Get("Content-Type")
 	if j.code < 200 || j.code > 299 {
 		b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
 		st := wire.ResponseStatus(j.code, b, j.call.verb, j.call.gvr.GroupResource())
 		r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: st})
 		return
-	}
-	if wire.IsProtobuf(ct) {
-		s.SetWire(reflector.WireProtobuf)
-	} else {
-		s.SetWire(reflector.WireJSON)
 	}
 	if j.table && !wire.IsProtobuf(ct) {
 		j.runTable(r, body)

@@ -44,7 +44,13 @@ var (
 // with the address clients use.
 func startProxy(t *testing.T, cfg *rest.Config) (*Proxy, string) {
 	t.Helper()
-	p, err := New(Options{Config: cfg})
+	return startProxyWith(t, Options{Config: cfg})
+}
+
+// startProxyWith is startProxy with opts.
+func startProxyWith(t *testing.T, opts Options) (*Proxy, string) {
+	t.Helper()
+	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -20,9 +19,6 @@ import (
 // row. The decoders below take the objects out of them, so the stream of a
 // kubectl get -w holds the same cache as any other client's. Tables are
 // small (kubectl's), so they are decoded with encoding/json.
-
-// asksForTable reports whether a request's Accept header asks for a Table.
-func asksForTable(accept string) bool { return strings.Contains(accept, "as=Table") }
 
 // table is the part of a metav1.Table the stream needs.
 type table struct {

@@ -159,6 +159,8 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 	}
 	for i, s := range rp.Streams() {
 		cs[i].stop(s.Stats())
+		cs[i].res.Stream = &StreamInfo{ID: s.ID, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly,
+			Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
 		rep.Resources = append(rep.Resources, cs[i].res)
 	}
 	return nil
@@ -168,9 +170,9 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 // note. It is called under the stream's lock, so it only stamps them.
 type bookmarkTap struct{ c *collector }
 
-func (bookmarkTap) Request(int64, reflector.Verb, reflector.RequestOptions) {}
-func (bookmarkTap) Page(int64, *reflector.Page)                             {}
-func (bookmarkTap) End(int64, *reflector.RequestEnd)                        {}
+func (bookmarkTap) Request(int64, reflector.Verb, reflector.RequestOptions, string) {}
+func (bookmarkTap) Page(int64, *reflector.Page)                                     {}
+func (bookmarkTap) End(int64, *reflector.RequestEnd)                                {}
 
 // Event stamps a bookmark the stream counts (one with an object).
 func (t bookmarkTap) Event(_ int64, ev reflector.WatchEvent) {

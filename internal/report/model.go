@@ -80,6 +80,9 @@ type Section struct {
 	// Client is, in an observed trace (recorded by kubectl watchcache
 	// proxy), the program whose stream this is: its User-Agent and address.
 	Client *trace.Client
+	// Stream is, in an observed trace, the stream as its replay ends: its
+	// number and what its client asked for.
+	Stream *StreamInfo
 	// Name is "resource.version.group", as the summary names it.
 	Name                                    string
 	Namespace, LabelSelector, FieldSelector string
@@ -271,4 +274,19 @@ type Bucket struct {
 	// ObjectsMin, ObjectsMax and ObjectsLast are its values then.
 	HasObjects                          bool
 	ObjectsMin, ObjectsMax, ObjectsLast int
+}
+
+// StreamInfo is an observed stream: its number (as the proxy's summary
+// names it), what its client asked for (its Accept, the encoding it
+// prefers, metadata only, Tables), the Content-Type of the last successful
+// response, and how its first request listed ("" when it was a watch).
+type StreamInfo struct {
+	ID           int
+	Accept       string
+	ContentType  string
+	Wire         reflector.Wire
+	MetadataOnly bool
+	Table        bool
+	Strategy     reflector.Strategy
+	PageSize     int64
 }

@@ -201,12 +201,27 @@ func newPageView(r *Report) *pageView {
 func indexRowOf(res *Section) indexRow {
 	c := res.Counters
 	n := func(v int64) string { return formatCount(int(v)) }
-	wire := string(res.Header.Options.Wire)
+	wire, strategy := string(res.Header.Options.Wire), string(res.Header.Options.Strategy)
 	if wire == "" {
 		wire = "json"
 	}
+	if s := res.Stream; s != nil {
+		// Another program's: what it asked for, "?" where its trace did not say.
+		wire, strategy = string(s.Wire), string(s.Strategy)
+		switch {
+		case wire == "":
+			wire = "?"
+		case s.Table:
+			wire += " (tables)"
+		case s.MetadataOnly:
+			wire += " (metadata)"
+		}
+		if strategy == "" {
+			strategy = "?"
+		}
+	}
 	return indexRow{Anchor: resourceAnchor(res.Index), Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
-		Objects: string(res.Header.Objects), Strategy: string(res.Header.Options.Strategy), Wire: wire,
+		Objects: string(res.Header.Objects), Strategy: strategy, Wire: wire,
 		Lists: n(c.Lists), Relists: n(c.Relists), Gone: n(c.Gone), Events: n(c.Added + c.Modified + c.Deleted), End: formatCount(res.Objects),
 		Alarm: c.Relists > 0 || c.Gone > 0 || c.UIDMismatches > 0 || c.WatchErrors > 0 || c.ResourceVersionBackwards > 0}
 }
@@ -240,12 +255,34 @@ func resourceOptions(h trace.ResourceHeader) []keyValue {
 	return out
 }
 
-// observedOptions describe an observed stream: whose it is. Its options are
-// the client's, on each of its requests.
+// observedOptions describe an observed stream: whose it is, and what it
+// asked for. Its request options are the client's, on each of its requests.
 func observedOptions(res *Section) []keyValue {
 	out := []keyValue{{"stream of", "another program's reflector, observed (its options are on each request below)", ""}}
+	if s := res.Stream; s != nil {
+		out = append(out, keyValue{"stream", fmt.Sprintf("#%d", s.ID), "as the proxy's --summary numbers it"})
+	}
 	if c := res.Client; c != nil {
 		out = append(out, keyValue{"User-Agent", clip(c.UserAgent, clipMessage), ""}, keyValue{"address", clip(c.RemoteAddr, clipName), "its first connection"})
+	}
+	if s := res.Stream; s != nil && s.Wire != "" {
+		objects := asksFor(s.MetadataOnly)
+		switch {
+		case s.Table:
+			objects = "tables (kubectl get)"
+		case s.MetadataOnly:
+			objects += " (PartialObjectMetadata)"
+		}
+		out = append(out, keyValue{"wire", string(s.Wire), "the encoding its Accept prefers"}, keyValue{"asks for", objects, "as=… in its Accept"})
+		if s.Accept != "" {
+			out = append(out, keyValue{"Accept", clip(s.Accept, clipMessage), "its first request's"})
+		}
+		if s.ContentType != "" {
+			out = append(out, keyValue{"Content-Type", clip(s.ContentType, clipMessage), "of the last successful response"})
+		}
+		if s.Strategy != "" {
+			out = append(out, keyValue{"initial list", string(s.Strategy), "its first request seen"}, keyValue{"page size", pageSize(s.PageSize), "that request's limit"})
+		}
 	}
 	return append(out, keyValue{"trace keeps", string(res.Header.Objects), "--trace-objects"})
 }

@@ -35,8 +35,11 @@ type Summary struct {
 	Stream *StreamSummary `json:"stream,omitempty"`
 }
 
-// StreamSummary names an observed stream: its number, its namespace and
-// selectors, and its client's User-Agent and address.
+// StreamSummary names an observed stream: its number (the same live, in
+// the trace and in its replay), its namespace and selectors, its client's
+// User-Agent and address, and what the client asked for: its Accept, the
+// encoding it prefers (Wire) and got (ContentType of the last successful
+// response), metadata only or Tables, and how its first request listed.
 type StreamSummary struct {
 	ID            int    `json:"id"`
 	Namespace     string `json:"namespace"`
@@ -44,6 +47,33 @@ type StreamSummary struct {
 	FieldSelector string `json:"fieldSelector,omitempty"`
 	UserAgent     string `json:"userAgent"`
 	RemoteAddr    string `json:"remoteAddr"`
+	Accept        string `json:"accept,omitempty"`
+	ContentType   string `json:"contentType,omitempty"`
+	// Wire is the encoding the Accept prefers ("" when a trace did not record it).
+	Wire         reflector.Wire `json:"wire,omitempty"`
+	MetadataOnly bool           `json:"metadataOnly"`
+	Table        bool           `json:"table"`
+	// Strategy and PageSize: how the first request seen lists ("" when it was a watch).
+	Strategy reflector.Strategy `json:"strategy,omitempty"`
+	PageSize int64              `json:"pageSize,omitempty"`
+}
+
+// Asks says for people what the stream's client asked for: "protobuf,
+// metadata only", "json, tables", "json, full objects".
+func (st *StreamSummary) Asks() string {
+	var parts []string
+	if st.Wire != "" {
+		parts = append(parts, string(st.Wire))
+	}
+	switch {
+	case st.Table:
+		parts = append(parts, "tables")
+	case st.MetadataOnly:
+		parts = append(parts, "metadata only")
+	case st.Wire != "":
+		parts = append(parts, "full objects")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // BookmarkSummary is the last bookmark: its resourceVersion ("" if none) and
@@ -119,7 +149,11 @@ func WriteAllJSON(w io.Writer, sums []Summary) error {
 func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if st := s.Stream; st != nil {
-		fmt.Fprintf(&b, "stream #%d of %s (%s), namespace %q\n", st.ID, st.RemoteAddr, st.UserAgent, st.Namespace)
+		fmt.Fprintf(&b, "stream #%d of %s (%s), namespace %q", st.ID, st.RemoteAddr, st.UserAgent, st.Namespace)
+		if asks := st.Asks(); asks != "" {
+			fmt.Fprintf(&b, ", asks %s", asks)
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "resource %s: %d objects at resourceVersion %s\n", s.Resource, s.Objects, s.ResourceVersion)
 	if s.SyncSeconds != nil {

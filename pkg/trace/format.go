@@ -126,6 +126,9 @@ type headerV1 struct {
 type Client struct {
 	UserAgent  string `json:"userAgent,omitempty"`
 	RemoteAddr string `json:"remoteAddr,omitempty"`
+	// Accept is the Accept header of the stream's first request: what the
+	// client asked for (encoding, as=PartialObjectMetadata, as=Table).
+	Accept string `json:"accept,omitempty"`
 }
 
 // Status is the compact API Status of an `end` line.
@@ -164,6 +167,9 @@ type Line struct {
 	// request
 	Verb string                    `json:"verb,omitempty"`
 	Opts *reflector.RequestOptions `json:"opts,omitempty"`
+	// ContentType (request lines of observed traces) is the Content-Type
+	// of the response when the server answered with success.
+	ContentType string `json:"contentType,omitempty"`
 	// item, event
 	Type   string          `json:"type,omitempty"`
 	Object json.RawMessage `json:"object,omitempty"`
@@ -180,8 +186,9 @@ type Line struct {
 	// from this line on (kept raw: a line of another kind may use the name;
 	// the Reader decodes it into Header().Resources)
 	Resource json.RawMessage `json:"resource,omitempty"`
-	// Client is who opened an observed resource's stream: its User-Agent
-	// and the address of its first connection (resource lines).
+	// Client is who opened an observed resource's stream: its User-Agent,
+	// the address of its first connection and its Accept (resource lines;
+	// there ID is the stream's number, 0 when not recorded).
 	Client *Client `json:"client,omitempty"`
 	// num is the line's number in the trace (not written).
 	num int

@@ -60,6 +60,11 @@ func TestResourceLinesAreChecked(t *testing.T) {
 		{"still one request at a time", []string{observedHeader, strings.Replace(cmResource, "%d", "0", 1),
 			`{"k":"request","r":0,"id":1,"verb":"list"}`, `{"k":"request","r":0,"id":2,"verb":"watch"}`},
 			"t.jsonl:4: request 2 starts while request 1 (line 3) is still open"},
+		{"a negative stream id", []string{observedHeader, strings.Replace(strings.Replace(cmResource, "%d", "0", 1), `"r":0`, `"r":0,"id":-1`, 1)},
+			"t.jsonl:2: resource line with stream id -1, want a positive one (or none)"},
+		{"a stream id twice", []string{observedHeader, strings.Replace(strings.Replace(cmResource, "%d", "0", 1), `"r":0`, `"r":0,"id":4`, 1),
+			strings.Replace(strings.Replace(cmResource, "%d", "1", 1), `"r":1`, `"r":1,"id":4`, 1)},
+			"t.jsonl:3: resource line with stream id 4, which resource 0 has"},
 	} {
 		_, err := readAll(t, strings.Join(tc.lines, "\n")+"\n")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -77,8 +77,9 @@ const MaxResources = 1000
 
 // stream is what the Reader remembers of one resource's requests.
 type stream struct {
-	lastID int64        // the last request's id
-	open   *openRequest // the request whose end has not come yet
+	streamID int64        // an observed resource's stream id (its resource line's id)
+	lastID   int64        // the last request's id
+	open     *openRequest // the request whose end has not come yet
 }
 
 // openRequest is what the Reader remembers of the request being read.
@@ -511,13 +512,20 @@ func (r *Reader) addResource(l *Line) error {
 		return fmt.Errorf("resource line for resource %d, want the next one, %d", l.R, len(r.streams))
 	case len(r.streams) >= MaxResources:
 		return fmt.Errorf("resource line beyond %d resources", MaxResources)
+	case l.ID < 0:
+		return fmt.Errorf("resource line with stream id %d, want a positive one (or none)", l.ID)
+	}
+	for i, st := range r.streams {
+		if l.ID > 0 && st.streamID == l.ID {
+			return fmt.Errorf("resource line with stream id %d, which resource %d has", l.ID, i)
+		}
 	}
 	var rh ResourceHeader
 	if err := json.Unmarshal(l.Resource, &rh); err != nil {
 		return fmt.Errorf("resource line: bad resource: %w", err)
 	}
 	r.header.Resources = append(r.header.Resources, rh)
-	r.streams = append(r.streams, stream{})
+	r.streams = append(r.streams, stream{streamID: l.ID})
 	return nil
 }
 

@@ -297,6 +297,13 @@ func (r *Recorder) Notes(i int) func(reflector.Note) {
 // writes a `resource` line and returns the resource's index, which the
 // resource's lines carry from then on. client says whose traffic it is.
 func (r *Recorder) AddResource(h ResourceHeader, client Client) (int, error) {
+	return r.AddStream(h, client, 0)
+}
+
+// AddStream is AddResource for the stream numbered id (from 1; 0 records
+// no number): the resource line carries it as its `id`, so a replay numbers
+// the stream as the proxy did.
+func (r *Recorder) AddStream(h ResourceHeader, client Client, id int) (int, error) {
 	if h.Objects == "" {
 		h.Objects = ObjectsMetadata
 	}
@@ -320,7 +327,7 @@ func (r *Recorder) AddResource(h ResourceHeader, client Client) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("adding a resource to the trace: %w", err)
 	}
-	l := &Line{K: KindResource, R: i, At: r.now().Sub(r.started).Nanoseconds(), Resource: raw}
+	l := &Line{K: KindResource, R: i, ID: int64(id), At: r.now().Sub(r.started).Nanoseconds(), Resource: raw}
 	if client != (Client{}) {
 		l.Client = &client
 	}
@@ -346,9 +353,10 @@ type ObservedRecording struct {
 	r   int
 }
 
-// Request records the start of a request with its options as sent.
-func (o *ObservedRecording) Request(id int64, verb reflector.Verb, opts reflector.RequestOptions) {
-	o.rec.write(&Line{K: KindRequest, R: o.r, ID: id, Verb: string(verb), Opts: &opts})
+// Request records the start of a request with its options as sent, and the
+// Content-Type of its successful response.
+func (o *ObservedRecording) Request(id int64, verb reflector.Verb, opts reflector.RequestOptions, contentType string) {
+	o.rec.write(&Line{K: KindRequest, R: o.r, ID: id, Verb: string(verb), Opts: &opts, ContentType: contentType})
 }
 
 // Page records a LIST response: its items, then its page line.

@@ -129,7 +129,17 @@ func watchedParts(rs []Resource, lists bool, client string) []string {
 	}
 	switch {
 	case client != "":
+		// Another program's reflector: what it asked for (how it lists is in its requests).
 		parts = append(parts, "client "+client)
+		switch {
+		case len(rs) != 1:
+		case rs[0].Table:
+			parts = append(parts, "tables")
+		case rs[0].MetadataOnly:
+			parts = append(parts, "metadata-only")
+		case rs[0].Wire != "":
+			parts = append(parts, "full objects")
+		}
 	case lists:
 		if method, ok := shared(rs, func(r *Resource) string { return listMethod(*r) }); ok {
 			parts = append(parts, method)

@@ -2,12 +2,15 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 // goldenScreen runs the dashboard as a program at w x h with the plain
@@ -50,10 +53,24 @@ func goldenScreen(t *testing.T, w, h int, opts func(*Options), msgs ...tea.Msg) 
 // keys, quits, and returns the final screen as plain text.
 func goldenOverview(t *testing.T, w, h int, keys ...string) []byte {
 	t.Helper()
+	return goldenOverviewOf(t, w, h, nil, nil, keys...)
+}
+
+// goldenOverviewOf is goldenOverview with the options and the resources
+// changed by opts and res (either may be nil).
+func goldenOverviewOf(t *testing.T, w, h int, opts func(*Options), res func([]Resource), keys ...string) []byte {
+	t.Helper()
 	o := demoOptions(newFakeClock())
 	end := at(110 * time.Second)
 	o.Now = func() time.Time { return end } // read by the program's goroutines: fixed, so no race
-	m := NewOverview(o, ovDemoResources([numOvDemo]Feed{}))
+	if opts != nil {
+		opts(&o)
+	}
+	resources := ovDemoResources([numOvDemo]Feed{})
+	if res != nil {
+		res(resources)
+	}
+	m := NewOverview(o, resources)
 	t.Cleanup(m.Close)
 	// A program renders a frame after every message, and under -race a frame
 	// of the overview costs a tenth of a second: the demo's first minute of
@@ -90,6 +107,38 @@ func TestGoldenOverview80x24(t *testing.T) {
 
 func TestGoldenOverview160x48(t *testing.T) {
 	teatest.RequireEqualOutput(t, goldenOverview(t, 160, 48))
+}
+
+// proxyClients make the demo's resources a proxy's streams: two informers
+// of kube-controller-manager, kubectl get, and a controller-runtime manager.
+func proxyClients(rs []Resource) {
+	for i, c := range []struct {
+		ua         string
+		meta, tabl bool
+	}{
+		{ua: "kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0123abc/shared-informers"},
+		{ua: "kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0123abc/metadata-informers", meta: true},
+		{ua: "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", tabl: true},
+		{ua: "manager/v0.0.0 (linux/amd64) kubernetes/$Format", meta: true},
+	} {
+		rs[i].Client, rs[i].ClientAddr = c.ua, fmt.Sprintf("127.0.0.1:%d", 50000+i)
+		rs[i].MetadataOnly, rs[i].Table, rs[i].Wire = c.meta, c.tabl, reflector.WireProtobuf
+		if c.tabl {
+			rs[i].Wire = reflector.WireJSON
+		}
+	}
+}
+
+func observing(o *Options) { o.Observed = "proxy 127.0.0.1:8001" }
+
+// The overview of a proxy's streams has a client column: what tells the
+// programs, and two reflectors of one program, apart.
+func TestGoldenProxyOverview120x30(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenOverviewOf(t, 120, 30, observing, proxyClients))
+}
+
+func TestGoldenProxyOverview80x24(t *testing.T) {
+	teatest.RequireEqualOutput(t, goldenOverviewOf(t, 80, 24, observing, proxyClients))
 }
 
 func TestGoldenOverviewHelp80x24(t *testing.T) {

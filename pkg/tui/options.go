@@ -129,8 +129,14 @@ type Resource struct {
 	MetadataOnly bool
 	Wire         reflector.Wire
 	// Client names the program whose reflector this is, for an observed
-	// one (see Options.Observed): shown on its row and in its header.
-	Client string
+	// one (see Options.Observed): its User-Agent, shown on its row (cut to
+	// what tells programs apart) and in its header, with ClientAddr, the
+	// address of its first connection. For an observed one, Wire and
+	// MetadataOnly are what the client asked for, and Table says it asked
+	// for Tables (kubectl get).
+	Client     string
+	ClientAddr string
+	Table      bool
 	// Feed is how the resource's data and commands reach the dashboard.
 	Feed Feed
 }

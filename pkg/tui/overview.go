@@ -43,9 +43,11 @@ type Overview struct {
 	subs      []Model
 	names     []rowLabel // each row's name, set once
 	nameWidth int        // the longest name's
-	keys      overviewKeyMap
-	st        styles
-	chrome    chrome // its status and player are the last player key's
+	// clientWidth is the longest client's (0: no row has one, no client column)
+	clientWidth int
+	keys        overviewKeyMap
+	st          styles
+	chrome      chrome // its status and player are the last player key's
 
 	state    overviewState
 	cur, top int       // the selected row, and the first row shown
@@ -95,9 +97,10 @@ func newOverview(ctx context.Context, opts Options, resources []Resource) Overvi
 // nameRows names every row, as the rows now stand.
 func (o *Overview) nameRows() {
 	o.names = rowNames(o.resources)
-	o.nameWidth = 0
+	o.nameWidth, o.clientWidth = 0, 0
 	for _, n := range o.names {
-		o.nameWidth = max(o.nameWidth, ansi.StringWidth(n.base+n.apart+n.client))
+		o.nameWidth = max(o.nameWidth, ansi.StringWidth(n.base+n.apart))
+		o.clientWidth = max(o.clientWidth, ansi.StringWidth(n.client))
 	}
 }
 
@@ -142,9 +145,9 @@ func (o *Overview) add(r Resource) tea.Cmd {
 // apart from the others when they watch the same in several places.
 type rowLabel struct {
 	base, apart string
-	// client names an observed resource's program (Resource.Client); it is
-	// cut first when the name does not fit.
-	client string
+	// client names an observed resource's program (clientLabel: program,
+	// then tail, which a cut keeps), in a column of its own.
+	client, program, tail string
 }
 
 // single says there is one resource, and no more can come: no overview,

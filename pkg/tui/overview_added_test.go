@@ -24,7 +24,7 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	mustContain(t, ovScreen(o), "observing proxy 127.0.0.1:8001", "0 observed streams")
 
 	cms := ovResource("", "configmaps", "ConfigMap", Feed{})
-	cms.Client = "my-controller/v1 127.0.0.1:50000"
+	cms.Client, cms.ClientAddr, cms.MetadataOnly = "my-controller/v1", "127.0.0.1:50000", false
 	added <- cms
 	msg := o.waitAdded()()
 	if _, ok := msg.(addedMsg); !ok {
@@ -34,18 +34,40 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	if o.state != overviewTable || len(o.subs) != 1 {
 		t.Fatalf("one resource added: state %d with %d rows, want the table with 1", o.state, len(o.subs))
 	}
-	mustContain(t, ovScreen(o), "1 observed stream · namespace prod", "configmaps  my-controller/v1 127.0.0.1:50000")
+	mustContain(t, ovScreen(o), "1 observed stream · namespace prod", "RESOURCE       CLIENT", "configmaps     my-controller/v1")
 
 	pods := ovResource("", "pods", "Pod", Feed{})
-	pods.Client = "kubectl/v1.37.2 127.0.0.1:50001"
+	pods.Client, pods.ClientAddr, pods.MetadataOnly = "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", "127.0.0.1:50001", false
 	added <- pods
 	o = ovUpdate(o, o.waitAdded()())
-	mustContain(t, ovScreen(o), "2 observed streams · namespace prod\n", "configmaps  my-controller/v1 127.0.0.1:…", "pods  kubectl/v1.37.2 127.0.0.1:50001")
+	// The client has a column of its own: the program, and what tells it apart.
+	mustContain(t, ovScreen(o), "2 observed streams · namespace prod\n", "configmaps     my-controller/v1 ", "pods           kubectl          ")
+	o = ovKeys(o, "enter")
+	mustContain(t, ovScreen(o), "client my-controller/v1 127.0.0.1:50000")
+	o = ovKeys(o, "esc")
 	// An observed reflector cannot be made to relist or audited from here, and says so.
 	o = ovKeys(o, "enter", "r")
 	mustContain(t, ovScreen(o), "force relist is not available: this is another program's reflector, only observed")
 	close(added)
 	if msg := o.waitAdded()(); msg != nil {
 		t.Errorf("a closed Added gave %T, want nothing", msg)
+	}
+}
+
+// A client's User-Agent is cut to what tells programs, and two reflectors
+// of one program, apart.
+func TestShortClientKeepsTheProgramAndWhatSetsItApart(t *testing.T) {
+	for ua, want := range map[string]string{
+		"kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0123abc/shared-informers":   "kube-controller-manager …/shared-informers",
+		"kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0123abc/metadata-informers": "kube-controller-manager …/metadata-informers",
+		"kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc":                                    "kubectl",
+		"manager/v0.0.0 (linux/amd64) kubernetes/$Format":                                     "manager",
+		"my-controller/v1": "my-controller/v1",
+		"curl":             "curl",
+		"":                 "",
+	} {
+		if p, tail := shortClient(ua); p+tail != want {
+			t.Errorf("shortClient(%q) = %q, want %q", ua, p+tail, want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ type ovCol int
 
 const (
 	colResource ovCol = iota
+	colClient         // an observed stream's program: only on the overview of a proxy's streams
 	colState
 	colFor
 	colObjects
@@ -42,6 +43,8 @@ func ovColumnSpec(c ovCol) (head string, width int, right bool) {
 	switch c {
 	case colResource:
 		return headResource, 14, false
+	case colClient:
+		return "CLIENT", 12, false
 	case colState:
 		return "STATE", 12, false
 	case colFor:
@@ -67,13 +70,15 @@ func ovColumnSpec(c ovCol) (head string, width int, right bool) {
 // ovPriority is the order in which columns get room: what a narrow terminal
 // keeps first. The totals' columns come early so the totals row always has them.
 func ovPriority() [numOvCols]ovCol {
-	return [numOvCols]ovCol{colResource, colState, colObjects, colMemory, colGone, colRelists, colEvents,
+	return [numOvCols]ovCol{colResource, colClient, colState, colObjects, colMemory, colGone, colRelists, colEvents,
 		colBookmark, colError, colLastRV, colFor}
 }
 
 // Growth limits of the flexible columns.
 const (
 	maxResourceWidth = 40
+	maxClientWidth   = 48
+	minClientWidth   = 24 // room for "kube-co…/shared-informers"
 	maxEventsWidth   = 26 // a sparkline of 20 cells and the count
 	markerWidth      = 2  // "▸ " before the selected row
 	minPreviewLines  = 3  // the glimpse of the selected resource's log, with its title
@@ -103,7 +108,7 @@ type overviewLayout struct {
 func (o *Overview) tableLayout() overviewLayout {
 	w, h, body := o.chrome.size()
 	l := overviewLayout{width: w, height: h, body: body}
-	l.cols, l.has = overviewColumns(w-markerWidth, o.nameWidth)
+	l.cols, l.has = overviewColumnsFor(w-markerWidth, o.nameWidth, o.clientWidth)
 	if _, ok := o.banner(); ok {
 		l.banner = 1
 	}
@@ -123,11 +128,24 @@ func (o *Overview) tableLayout() overviewLayout {
 // gives what is left to the resource names (up to nameW), the sparkline and
 // the last error.
 func overviewColumns(width, nameW int) ([]ovColumn, [numOvCols]bool) {
+	return overviewColumnsFor(width, nameW, 0)
+}
+
+// overviewColumnsFor is overviewColumns with a client column as wide as
+// clientW (up to maxClientWidth) when the rows have clients (clientW > 0):
+// it comes right after the resources, and before their growth.
+func overviewColumnsFor(width, nameW, clientW int) ([]ovColumn, [numOvCols]bool) {
 	var has [numOvCols]bool
 	var widths [numOvCols]int
 	used := 0
 	for _, c := range ovPriority() {
+		if c == colClient && clientW == 0 {
+			continue
+		}
 		_, w, _ := ovColumnSpec(c)
+		if c == colClient {
+			w = max(w, min(clientW, minClientWidth))
+		}
 		need := w
 		if used > 0 {
 			need++ // the gap before it
@@ -147,6 +165,7 @@ func overviewColumns(width, nameW int) ([]ovColumn, [numOvCols]bool) {
 		extra -= add
 	}
 	grow(colResource, min(nameW, maxResourceWidth))
+	grow(colClient, min(clientW, maxClientWidth))
 	grow(colEvents, maxEventsWidth)
 	grow(colError, 1<<30)
 	cols := make([]ovColumn, 0, numOvCols)
@@ -304,7 +323,71 @@ func (o *Overview) stateCounts() string {
 // rowName names resource i in its row: resource.group, with what sets it
 // apart from the others (namespace, selectors) when they differ.
 func (o *Overview) rowName(i int) string {
-	return o.names[i].base + o.names[i].apart + o.names[i].client
+	n := o.names[i]
+	if n.client != "" {
+		return n.base + n.apart + "  " + n.client
+	}
+	return n.base + n.apart
+}
+
+// clientLabel is an observed stream's client as its row shows it, in two
+// parts: the program, and what follows it (the rest of the User-Agent that
+// tells two reflectors of one program apart, as shortClient keeps it, and
+// what it asked for when it is not full objects), which a cut keeps.
+func clientLabel(r *Resource) (program, tail string) {
+	program, tail = shortClient(r.Client)
+	switch {
+	case r.Table:
+		tail += " (tables)"
+	case r.MetadataOnly:
+		tail += " (metadata)"
+	}
+	return program, tail
+}
+
+// shortClient keeps of a User-Agent what tells clients apart: the
+// program's name, and the last /-segment when something was added to
+// client-go's own "NAME/VERSION (OS/ARCH) kubernetes/COMMIT" (as
+// kube-controller-manager adds "/shared-informers" and "/metadata-informers"):
+// "kube-controller-manager" and " …/shared-informers". A User-Agent of one
+// "/" at most is short already and kept whole; of client-go's own form, the
+// program is kept.
+func shortClient(ua string) (program, tail string) {
+	ua = strings.TrimSpace(ua)
+	if strings.Count(ua, "/") <= 1 {
+		return ua, ""
+	}
+	program = ua[:strings.IndexAny(ua, "/ ")]
+	fields := strings.Fields(ua)
+	if last := fields[len(fields)-1]; len(fields) > 1 && strings.HasPrefix(last, "kubernetes/") && strings.Count(last, "/") == 1 {
+		return program, ""
+	}
+	last := strings.TrimSpace(ua[strings.LastIndex(ua, "/")+1:])
+	if last == "" {
+		return program, ""
+	}
+	return program, " …/" + last
+}
+
+// fitClient fits resource i's client in width cells, cutting the program's
+// name before what follows it ("kube-con…/shared-informers"), then the start
+// of what follows ("…-informers (metadata)").
+func (o *Overview) fitClient(i, width int) string {
+	n := o.names[i]
+	if ansi.StringWidth(n.client) <= width {
+		return n.client
+	}
+	if n.tail == "" || width < 2 {
+		return clip(n.client, width)
+	}
+	rest := strings.TrimPrefix(n.tail, " …")
+	switch avail := width - ansi.StringWidth(rest); {
+	case avail >= 2:
+		return clip(n.program, avail) + rest
+	case avail == 1:
+		return ellipsis + rest
+	}
+	return ansi.TruncateLeft(rest, ansi.StringWidth(rest)-(width-1), ellipsis)
 }
 
 // rowNames names every row, once: resource.group (resource.version.group
@@ -340,8 +423,9 @@ func rowNames(resources []Resource) []rowLabel {
 			apart += " --field-selector " + t.FieldSelector
 		}
 		names[i] = rowLabel{base: base, apart: apart}
-		if c := resources[i].Client; c != "" {
-			names[i].client = "  " + c
+		if r := &resources[i]; r.Client != "" {
+			names[i].program, names[i].tail = clientLabel(r)
+			names[i].client = names[i].program + names[i].tail
 		}
 	}
 	return names
@@ -350,13 +434,7 @@ func rowNames(resources []Resource) []rowLabel {
 // fitName fits resource i's name in width cells, cutting the resource's
 // name before what sets it apart from the others.
 func (o *Overview) fitName(i, width int) string {
-	base, apart, client := o.names[i].base, o.names[i].apart, o.names[i].client
-	if ansi.StringWidth(base+apart+client) <= width {
-		return base + apart + client
-	}
-	if avail := width - ansi.StringWidth(base+apart); client != "" && avail >= 6 {
-		return base + apart + clip(client, avail)
-	}
+	base, apart := o.names[i].base, o.names[i].apart
 	if ansi.StringWidth(base+apart) <= width || apart == "" {
 		return base + apart
 	}
@@ -471,6 +549,11 @@ func (o *Overview) row(l overviewLayout, i int) string {
 	}
 	name := o.fitName(i, l.cols[0].width) // the resource's column is always the first
 	cells[colResource] = st.value.Render(name)
+	for _, c := range l.cols {
+		if c.id == colClient {
+			cells[colClient] = st.label.Render(o.fitClient(i, c.width))
+		}
+	}
 	marker := "  "
 	if i == o.cur {
 		marker = st.accent.Render("▸ ")

@@ -112,7 +112,8 @@ func (m *Model) header(width int) []string {
 	if t.Resource.Kind != "" && width >= wideWidth {
 		name += " " + m.st.label.Render(t.Resource.Kind)
 	}
-	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", m.res.Client)...)
+	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
+	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", client)...)
 	return m.chrome.header(width, m.now, parts, m.stateLine(), m.chrome.replay)
 }
 
