@@ -22,11 +22,14 @@
 # position in recorded time stays put), → steps it to the next request or
 # decision (it stays paused), + doubles the speed.
 #
-# And a live run: it starts a test cluster (hack/testcluster up, from the
-# binaries in .cache/testcluster or $WATCHCACHE_TESTCLUSTER_BIN; stopped in the
-# cleanup, always) and runs `kubectl watchcache configmaps -A --once`, then
-# `--duration 3s`: each ends by itself and must keep its last screen, saying
-# so in the footer, until a key is pressed.
+# And it runs the proxy live (proxy --port 0) against a test cluster it
+# starts (./hack/testcluster, built and run as "up"; its binaries are those of
+# WATCHCACHE_TESTCLUSTER_BIN, built by the tests when missing): the empty
+# dashboard says where it serves and the KUBECONFIG= to use, its uptime
+# ticks, and its footer offers no r or a. Then, against the same cluster,
+# `kubectl watchcache configmaps -A --once`, then `--duration 3s`: each ends
+# by itself and must keep its last screen, saying so in the footer, until a
+# key is pressed. The cluster is always stopped.
 set -euo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -50,14 +53,12 @@ command -v tmux >/dev/null || fail "tmux is not installed (e.g. apt-get install 
 [[ -f "$trace" ]] || fail "trace $trace not found"
 
 tmp=$(mktemp -d)
-session="" errfile=""
+session="" errfile="" cluster_pid=""
 sessions=()
-cluster_pid=""
 cleanup() {
   for s in "${sessions[@]}"; do tmux kill-session -t "$s" 2>/dev/null || true; done
   if [[ -n "$cluster_pid" ]]; then
-    # SIGTERM: the test cluster stops its etcd and kube-apiserver, then exits.
-    kill "$cluster_pid" 2>/dev/null || true
+    kill -TERM "$cluster_pid" 2>/dev/null || true
     wait "$cluster_pid" 2>/dev/null || true
   fi
   rm -rf "$tmp"
@@ -72,24 +73,16 @@ go build -o "$tmp/kubectl-watchcache" ./cmd/kubectl-watchcache
 # (sleep), so an early exit is captured, not lost. Sessions stay until the
 # cleanup (killing the server's last session races with starting the next).
 start() {
+  run "$1" "$2" "replay '$3' --speed 1"
+  echo "tui-check: replaying $3 in tmux session $session ($2)"
+}
+# run NAME WIDTHxHEIGHT ARGS: runs the plugin with ARGS (shell words) as start does.
+run() {
   session="tui-check-$$-$1"
   sessions+=("$session")
   tmux new-session -d -s "$session" -x "${2%x*}" -y "${2#*x}" \
-    "TERM=xterm-256color '$tmp/kubectl-watchcache' replay '$3' --speed 1 2>'$tmp/stderr-$1'; echo \"[exited with status \$?]\"; sleep 3600"
+    "TERM=xterm-256color '$tmp/kubectl-watchcache' $3 2>'$tmp/stderr-$1'; echo \"[exited with status \$?]\"; sleep 3600"
   errfile="$tmp/stderr-$1"
-  echo "tui-check: replaying $3 in tmux session $session ($2)"
-}
-# start_live NAME WIDTHxHEIGHT ARGS...: runs kubectl watchcache ARGS against
-# the test cluster ($kubeconfig) in a new detached tmux session, as start does.
-start_live() {
-  local name=$1 size=$2
-  shift 2
-  session="tui-check-$$-$name"
-  sessions+=("$session")
-  tmux new-session -d -s "$session" -x "${size%x*}" -y "${size#*x}" \
-    "TERM=xterm-256color KUBECONFIG='$kubeconfig' '$tmp/kubectl-watchcache' $* 2>'$tmp/stderr-$name'; echo \"[exited with status \$?]\"; sleep 3600"
-  errfile="$tmp/stderr-$name"
-  echo "tui-check: running kubectl watchcache $* live in tmux session $session ($size)"
 }
 capture() { tmux capture-pane -p -t "$session" >"$tmp/capture" || fail "capture-pane failed: is the session gone?"; }
 # dump shows what was on the screen and the program's stderr.
@@ -219,24 +212,48 @@ tmux send-keys -t "$session" Space
 await '⏸ paused ×1 ' "the observed replay paused after space"
 echo "tui-check: ok: the proxy's trace shows its client's stream, and space pauses it"
 
-# A live run that ends by itself (--once, --duration) keeps its last screen
-# until a key: against a test cluster of its own.
-echo "tui-check: starting a test cluster (hack/testcluster up)"
+# The proxy, live: a test cluster, and the proxy in front of it with no
+# client yet.
+echo "tui-check: starting a test cluster (./hack/testcluster up)"
 go build -o "$tmp/testcluster" ./hack/testcluster
+: >"$tmp/cluster.out"
 "$tmp/testcluster" up >"$tmp/cluster.out" 2>"$tmp/cluster.err" &
 cluster_pid=$!
-kubeconfig=""
 deadline=$((SECONDS + 120))
-until kubeconfig=$(sed -n 's/^export KUBECONFIG=//p' "$tmp/cluster.out") && [[ -n "$kubeconfig" ]]; do
+until grep -q '^export KUBECONFIG=' "$tmp/cluster.out"; do
   if ! kill -0 "$cluster_pid" 2>/dev/null || (( SECONDS >= deadline )); then
-    cat "$tmp/cluster.err" >&2
-    fail "the test cluster did not start (hack/testcluster up)"
+    tail -20 "$tmp/cluster.err" >&2
+    fail "the test cluster did not start"
   fi
   sleep 0.5
 done
-for run in "once:--once" "duration:--duration 3s"; do
-  name=${run%%:*} flags=${run#*:}
-  start_live "$name" 120x40 configmaps -A $flags
+kubeconfig=$(sed -n 's/^export KUBECONFIG=//p' "$tmp/cluster.out")
+run proxy 120x40 "proxy --port 0 --kubeconfig '$kubeconfig'"
+echo "tui-check: running the proxy live in tmux session $session (120x40)"
+await '0 observed streams' "the proxy's empty overview"
+await 'serves on http://127\.0\.0\.1:[0-9]+' "the address the proxy serves on (127.0.0.1:)"
+await 'KUBECONFIG=' "the KUBECONFIG= to point a program at the proxy"
+uptime() { grep -oE 'up [0-9][0-9.hms]*' "$tmp/capture" | head -1; }
+first_up=$(uptime)
+[[ -n "$first_up" ]] || { dump; fail "no uptime on the proxy's screen"; }
+deadline=$((SECONDS + 10))
+until [[ "$(uptime)" != "$first_up" ]]; do
+  (( SECONDS < deadline )) || { dump; fail "the uptime stayed at '$first_up' for 10s"; }
+  sleep 0.5
+  capture
+done
+if grep -qE 'force relist|audit now' "$tmp/capture"; then
+  dump
+  fail "the proxy's footer offers r or a, which cannot act on another program's reflector"
+fi
+echo "tui-check: ok: the proxy's empty dashboard says how to connect, its uptime ticks ($first_up, then $(uptime)), and it offers no r or a"
+
+# A live run that ends by itself (--once, --duration) keeps its last screen
+# until a key.
+for live in "once:--once" "duration:--duration 3s"; do
+  name=${live%%:*} flags=${live#*:}
+  run "$name" 120x40 "configmaps -A $flags --kubeconfig '$kubeconfig'"
+  echo "tui-check: running kubectl watchcache configmaps -A $flags live in tmux session $session (120x40)"
   await 'ended: press any key to quit' "the footer of the ended run ($flags)"
   await 'LIVE ended' "the LIVE ended badge ($flags)"
   await 'objects +[1-9]' "the objects gauge of the final screen ($flags)"

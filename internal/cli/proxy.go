@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -194,7 +195,8 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(o.ErrOut, "Starting to serve on %s\n", addr)
-	kc := proxyKubeconfig("http://" + clientAddress(ln.Addr(), o.Address))
+	server := "http://" + clientAddress(ln.Addr(), o.Address)
+	kc := proxyKubeconfig(server)
 	if o.PrintKubeconfig != "" {
 		if err := writeKubeconfig(o.PrintKubeconfig, kc); err != nil {
 			_ = srv.Close()
@@ -218,7 +220,8 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	}
 	var runErr error
 	if useTUI {
-		opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Added: outs.Added()}
+		opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Added: outs.Added(),
+			Connect: connectLines(server, o.PrintKubeconfig, kc)}
 		runErr = tui.Run(runCtx, opts, nil, o.In, o.Out)
 	} else {
 		select {
@@ -247,6 +250,25 @@ func clientAddress(a net.Addr, asked string) string {
 		return net.JoinHostPort("::1", strconv.Itoa(tcp.Port))
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+}
+
+// connectLines tell, on the dashboard with no stream yet, how a program
+// reaches the proxy at server: the kubeconfig file written (file), or one
+// to write, inline.
+func connectLines(server, file string, kc *clientcmdapi.Config) []string {
+	// The most useful first on each line: a narrow screen cuts the end.
+	head := "no stream yet · the proxy serves on " + server
+	if file != "" {
+		return []string{head, "KUBECONFIG=" + file + " ./my-controller  (the kubeconfig --print-kubeconfig wrote)"}
+	}
+	out := []string{head, "KUBECONFIG=FILE ./my-controller  with this kubeconfig as FILE (or --print-kubeconfig FILE):"}
+	b, _ := clientcmd.Write(*kc)
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if l != "preferences: {}" { // empty: a line less, so that it fits 80x24
+			out = append(out, "    "+l)
+		}
+	}
+	return out
 }
 
 // proxyKubeconfig is a kubeconfig for programs that go through the proxy at server:

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -40,7 +41,7 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 		bookmarkAge:   desc("bookmark_age_seconds", "Time since the last bookmark; with none yet, since watching began (the first complete list); 0 before that."),
 		noProgress:    desc("no_progress_seconds", "Time since the reflector last received data (a LIST page or a watch event or bookmark), or since the start before anything arrived."),
 		timeToSync:    desc("time_to_sync_seconds", "Time from the start of the run to the first complete list; while the first list is not complete, the time waited so far."),
-		state:         desc("state", "The reflector's state, one series per state: 1 for the current state, 0 for the others.", "state"),
+		state:         desc("state", "The reflector's state, one series per state: 1 for the current state, 0 for the others (behind a proxy, the number of the client's streams in each state).", "state"),
 		seen:          map[Labels]bool{},
 	}
 }
@@ -48,8 +49,8 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 func (c *scrapeCollector) add(r *Set) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.seen[r.labels] {
-		return false
+	if c.seen[r.labels] && !r.labels.withClient {
+		return false // a proxy's streams of one client share their series; a run's resources never do
 	}
 	c.seen[r.labels] = true
 	c.resources = append(c.resources, r)
@@ -70,25 +71,39 @@ func states() []reflector.State {
 		reflector.StateRelisting, reflector.StateBackoff, reflector.StateFailed, reflector.StateStopped}
 }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector. Sets with the same labels (two
+// streams of one client of a proxy: its User-Agent, resource, namespace and
+// selectors) make one series: counters and store sizes are summed, ages
+// are the worst among the streams still open (among all when none is), and
+// the state counts the streams in each state.
 func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	rs := append([]*Set(nil), c.resources...)
 	c.mu.Unlock()
+	var order []Labels
+	groups := map[Labels]*scraped{}
 	for _, r := range rs {
 		src := r.source()
 		if src.Stats == nil {
 			continue
 		}
-		st, now := src.Stats(), src.Now()
-		k := st.Counters
-		l := r.labels
+		g := groups[r.labels]
+		if g == nil {
+			g = &scraped{}
+			groups[r.labels] = g
+			order = append(order, r.labels)
+		}
+		g.add(src)
+	}
+	for _, l := range order {
+		g := groups[l]
 		counter := func(d *prometheus.Desc, v int64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), l.values(extra...)...)
 		}
 		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l.values(extra...)...)
 		}
+		k := g.counters
 		counter(c.watches, k.Watches)
 		counter(c.events, k.Added, string(reflector.EventAdded))
 		counter(c.events, k.Modified, string(reflector.EventModified))
@@ -100,20 +115,66 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.rvBackwards, k.ResourceVersionBackwards)
 		counter(c.backoffs, k.Backoffs)
 		counter(c.watchErrors, k.WatchErrors)
-		if src.Store != nil {
-			sc := src.Store()
-			gauge(c.storeObjects, float64(sc.Objects))
-			gauge(c.storeBytes, float64(sc.BytesHeld))
+		if g.hasStore {
+			gauge(c.storeObjects, float64(g.objects))
+			gauge(c.storeBytes, float64(g.bytes))
 		}
-		gauge(c.bookmarkAge, st.BookmarkAge(now).Seconds())
-		gauge(c.noProgress, st.NoProgress(now).Seconds())
-		gauge(c.timeToSync, st.TimeToSync(now).Seconds())
+		ages := g.all
+		if g.open > 0 {
+			ages = g.openAges
+		}
+		gauge(c.bookmarkAge, ages[0].Seconds())
+		gauge(c.noProgress, ages[1].Seconds())
+		gauge(c.timeToSync, ages[2].Seconds())
 		for _, s := range states() {
-			v := 0.0
-			if s == st.State {
-				v = 1
-			}
-			gauge(c.state, v, s.String())
+			gauge(c.state, float64(g.states[s]), s.String())
 		}
 	}
+}
+
+// scraped is what the Sets of one series say together.
+type scraped struct {
+	counters       reflector.Counters
+	hasStore       bool
+	objects, bytes int64
+	open           int              // streams not stopped
+	all, openAges  [3]time.Duration // bookmark age, no progress, time to sync: the largest
+	states         map[reflector.State]int
+}
+
+func (g *scraped) add(src Source) {
+	st, now := src.Stats(), src.Now()
+	k := &g.counters
+	c := st.Counters
+	k.Watches += c.Watches
+	k.Added += c.Added
+	k.Modified += c.Modified
+	k.Deleted += c.Deleted
+	k.Bookmarks += c.Bookmarks
+	k.TooLargeResourceVersion += c.TooLargeResourceVersion
+	k.UIDMismatches += c.UIDMismatches
+	k.Duplicates += c.Duplicates
+	k.ResourceVersionBackwards += c.ResourceVersionBackwards
+	k.Backoffs += c.Backoffs
+	k.WatchErrors += c.WatchErrors
+	if src.Store != nil {
+		sc := src.Store()
+		g.hasStore = true
+		g.objects += int64(sc.Objects)
+		g.bytes += sc.BytesHeld
+	}
+	ages := [3]time.Duration{st.BookmarkAge(now), st.NoProgress(now), st.TimeToSync(now)}
+	for i, a := range ages {
+		g.all[i] = max(g.all[i], a)
+	}
+	if st.State != reflector.StateStopped {
+		g.open++
+		for i, a := range ages {
+			g.openAges[i] = max(g.openAges[i], a)
+		}
+	}
+	if g.states == nil {
+		g.states = map[reflector.State]int{}
+	}
+	g.states[st.State]++
 }

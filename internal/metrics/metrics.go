@@ -43,7 +43,8 @@ type Labels struct {
 	LabelSelector string
 	FieldSelector string
 	// Client is the observed program (a proxy's metrics, NewObserved): its
-	// User-Agent and stream number. Unused otherwise.
+	// User-Agent, no stream number, so that clients that come and go do not
+	// add series. Unused otherwise.
 	Client string
 
 	withClient bool // set by Add: the registry has the client label
@@ -111,8 +112,9 @@ type Metrics struct {
 func New() *Metrics { return newMetrics(false) }
 
 // NewObserved builds the metrics of an observing proxy: every series also
-// carries "client" (Labels.Client), as several programs, or several
-// informers of one, may watch the same resource through one proxy.
+// carries "client" (Labels.Client), as several programs may watch the same
+// resource through one proxy; several streams of one client (informers of
+// one program, or a client that comes again) share their series.
 func NewObserved() *Metrics { return newMetrics(true) }
 
 func newMetrics(withClient bool) *Metrics {
@@ -159,7 +161,10 @@ func errDuplicate(l Labels) error {
 
 // Add registers one watched resource. Its notes go to the returned
 // Set's Note; its Stats and store are read at scrape time once Attach
-// gives them.
+// gives them. A run's resources have labels of their own (the same twice is
+// an error); a proxy's streams with the same labels (NewObserved: one
+// client's, of the same resource, namespace and selectors) share their
+// series, which add them up.
 func (m *Metrics) Add(l Labels) (*Set, error) {
 	l.withClient = m.withClient
 	r := &Set{m: m, labels: l, relistCause: causeError}

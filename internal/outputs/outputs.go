@@ -513,7 +513,10 @@ func (x *Outputs) OnStream(s *observed.Stream) {
 	}
 	if x.metrics != nil {
 		l := metricLabels(s.Target)
-		l.Client = fmt.Sprintf("%s #%d", s.Client.UserAgent, s.ID) // its User-Agent and stream number
+		// Its User-Agent, never the stream's number: a short-lived client
+		// must not add series each time; the streams of one client that
+		// share every label share their series (metrics sums them).
+		l.Client = s.Client.UserAgent
 		set, err := x.metrics.Add(l)
 		if err != nil {
 			x.fail(err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +14,10 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // A replayed session's notes reach the lines, and a rule that trips ends
@@ -92,5 +96,55 @@ func TestObservedStreams(t *testing.T) {
 		if !strings.Contains(errOut.String(), "stream "+name+": "+outputs.Describe(s.Target)) {
 			t.Errorf("stream %s not announced:\n%s", name, errOut.String())
 		}
+	}
+}
+
+// A proxy's metrics name a client by its User-Agent, never by its stream's
+// number: two streams of one client watching the same thing (a client that
+// comes again, two informers) share one series, and the scrape works.
+func TestObservedMetricsKeepTheStreamNumberOutOfTheLabels(t *testing.T) {
+	var out, errOut bytes.Buffer
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Observed: true, Now: time.Now,
+		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = outs.Finish(nil) }()
+	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}, Namespace: "prod"}
+	for i, addr := range []string{"127.0.0.1:50000", "127.0.0.1:50001"} {
+		outs.OnStream(observed.NewStream(i+1, observed.Client{UserAgent: "my-controller/v1", RemoteAddr: addr}, target, time.Now))
+	}
+	url := ""
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		if u, ok := strings.CutPrefix(l, "serving metrics at "); ok {
+			url = u
+		}
+	}
+	if url == "" {
+		t.Fatalf("no metrics address in %q", errOut.String())
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: %s\n%s", resp.Status, body)
+	}
+	series := 0
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "watchcache_watches_total{") {
+			series++
+			if want := `client="my-controller/v1"`; !strings.Contains(l, want) {
+				t.Errorf("the series %s lacks %s", l, want)
+			}
+		}
+		if strings.Contains(l, "#1") || strings.Contains(l, "#2") {
+			t.Errorf("a label carries the stream's number: %s", l)
+		}
+	}
+	if series != 1 {
+		t.Errorf("two streams of one client watching pods in prod make %d watches_total series, want 1", series)
 	}
 }

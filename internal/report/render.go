@@ -242,9 +242,9 @@ func resourceOptions(h trace.ResourceHeader) []keyValue {
 		{"watch timeout", formatDuration(time.Duration(o.WatchTimeout)), "base of the jittered server-side timeout"},
 		{"idle timeout", formatDuration(time.Duration(o.IdleTimeout)), ""},
 		{"initial-events timeout", formatDuration(time.Duration(o.InitialEventsTimeout)), ""},
-		{"metadata only", strconv.FormatBool(o.MetadataOnly), ""},
+		{"asks for", asksFor(o.MetadataOnly), "--metadata-only"},
 		{"wire", wire, "--wire"},
-		{"objects kept", string(h.Objects), "--trace-objects"},
+		{"trace keeps", string(h.Objects), "--trace-objects"},
 	}
 	if o.GiveUpAfter > 0 {
 		out = append(out, keyValue{"give up after", formatDuration(time.Duration(o.GiveUpAfter)), ""})
@@ -266,14 +266,14 @@ func observedOptions(res *Section) []keyValue {
 		out = append(out, keyValue{"User-Agent", clip(c.UserAgent, clipMessage), ""}, keyValue{"address", clip(c.RemoteAddr, clipName), "its first connection"})
 	}
 	if s := res.Stream; s != nil && s.Wire != "" {
-		objects := "full objects"
+		objects := asksFor(s.MetadataOnly)
 		switch {
 		case s.Table:
 			objects = "tables (kubectl get)"
 		case s.MetadataOnly:
-			objects = "metadata only (PartialObjectMetadata)"
+			objects += " (PartialObjectMetadata)"
 		}
-		out = append(out, keyValue{"wire", string(s.Wire), "the encoding its Accept prefers"}, keyValue{"objects asked", objects, "as=… in its Accept"})
+		out = append(out, keyValue{"wire", string(s.Wire), "the encoding its Accept prefers"}, keyValue{"asks for", objects, "as=… in its Accept"})
 		if s.Accept != "" {
 			out = append(out, keyValue{"Accept", clip(s.Accept, clipMessage), "its first request's"})
 		}
@@ -284,7 +284,17 @@ func observedOptions(res *Section) []keyValue {
 			out = append(out, keyValue{"initial list", string(s.Strategy), "its first request seen"}, keyValue{"page size", pageSize(s.PageSize), "that request's limit"})
 		}
 	}
-	return append(out, keyValue{"objects kept", string(res.Header.Objects), "--trace-objects"})
+	return append(out, keyValue{"trace keeps", string(res.Header.Objects), "--trace-objects"})
+}
+
+// asksFor is what the server is asked for, in the dashboard's words:
+// "metadata-only" or "full objects". What the trace keeps of each object is
+// another thing ("trace keeps").
+func asksFor(metadataOnly bool) string {
+	if metadataOnly {
+		return "metadata-only"
+	}
+	return "full objects"
 }
 
 func versionSuffix(v string) string {

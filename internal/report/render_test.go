@@ -416,3 +416,22 @@ func TestAnObservedTraceNamesItsClients(t *testing.T) {
 		t.Error("the page shows our reflector's options for another program's stream")
 	}
 }
+
+// The demo asked for full objects and its trace keeps their metadata: the
+// report says what the server was asked for in the dashboard's words
+// (metadata-only, full objects), and what the trace keeps of each object
+// apart: never "objects kept" beside a dashboard's "full objects".
+func TestTheReportNamesWhatWasAskedForAsTheDashboardDoes(t *testing.T) {
+	_, doc := render(t, "../../testdata/traces/demo.jsonl", Options{})
+	got := text(doc)
+	for _, want := range []string{"asks for", "full objects", "trace keeps"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"objects kept", "metadata only"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the report says %q", bad)
+		}
+	}
+}

@@ -71,7 +71,7 @@ func TestAnObservedStreamShowsWhatItsClientAskedFor(t *testing.T) {
 	}
 	_, doc := render(t, path, Options{})
 	page := text(doc)
-	for _, want := range []string{"#1", "#2", "metadata only (PartialObjectMetadata)", "full objects", "protobuf (metadata)", "as=PartialObjectMetadataList"} {
+	for _, want := range []string{"#1", "#2", "metadata-only (PartialObjectMetadata)", "full objects", "protobuf (metadata)", "as=PartialObjectMetadataList"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

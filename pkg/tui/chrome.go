@@ -29,6 +29,7 @@ type chrome struct {
 	replay        replayPos
 	width, height int  // the terminal's, 0 until it says
 	ended         bool // the run ended by itself (Options.Ended): any key quits
+	helpTop       int  // the help screen's first line shown
 }
 
 // status is an action's one-line report, shown in the footer until a newer one.
@@ -243,12 +244,47 @@ const endedHint = "ended: press any key to quit"
 // helpHint is the footer's hint under the help screen.
 const helpHint = "esc or ? closes the help · q quit"
 
-// helpKey handles a key on the help screen: q quits, ? and esc close it.
-func (c *chrome) helpKey(k tea.KeyPressMsg) (cmd tea.Cmd, closed bool) {
+// helpHintFor is the hint under a help screen of total lines: how to
+// scroll it when it does not fit.
+func (c *chrome) helpHintFor(total int) string {
+	if _, _, body := c.size(); total > body {
+		return "↑/↓ pgup/pgdn scroll · " + helpHint
+	}
+	return helpHint
+}
+
+// helpKey handles a key on the help screen of total lines: q quits, ? and
+// esc close it, ↑/↓ (k/j), pgup/pgdn, g/G scroll it when it does not fit.
+func (c *chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool) {
 	if key.Matches(k, c.keys.Quit) {
 		return tea.Quit, false
 	}
-	return nil, key.Matches(k, c.keys.Help, c.keys.Close)
+	if key.Matches(k, c.keys.Help, c.keys.Close) {
+		c.helpTop = 0
+		return nil, true
+	}
+	_, _, body := c.size()
+	switch k.String() {
+	case "up", "k":
+		c.helpTop--
+	case "down", "j":
+		c.helpTop++
+	case "pgup", "ctrl+b":
+		c.helpTop -= max(body-1, 1)
+	case "pgdown", "ctrl+f", "space":
+		c.helpTop += max(body-1, 1)
+	case "home", "g":
+		c.helpTop = 0
+	case "end", "G":
+		c.helpTop = total
+	}
+	c.helpTop = min(max(c.helpTop, 0), max(total-body, 0))
+	return nil, false
+}
+
+// helpWindow is the part of the help screen's lines shown from helpTop.
+func (c *chrome) helpWindow(lines []string) []string {
+	return lines[min(c.helpTop, len(lines)):]
 }
 
 // helpLines is the help screen: the keys in columns, then the legend, to

@@ -71,6 +71,13 @@ func (k *keyMap) setMulti() {
 	k.ToOverview.SetEnabled(true)
 }
 
+// withoutActions is k without r and a, for where they do not act.
+func (k keyMap) withoutActions() keyMap {
+	k.Relist.SetEnabled(false)
+	k.Audit.SetEnabled(false)
+	return k
+}
+
 // footerKeys are the footer's (screenKeys).
 func (k keyMap) footerKeys() (first, rest []key.Binding) {
 	return []key.Binding{k.ToOverview}, []key.Binding{k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
@@ -103,6 +110,13 @@ func newOverviewKeyMap() overviewKeyMap {
 		Relist:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
 		Audit:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
 	}
+}
+
+// withoutActions is k without r and a, for where they do not act.
+func (k overviewKeyMap) withoutActions() overviewKeyMap {
+	k.Relist.SetEnabled(false)
+	k.Audit.SetEnabled(false)
+	return k
 }
 
 // footerKeys are the overview's footer (screenKeys).

@@ -289,7 +289,12 @@ func (l *logPane) selected() (*logEntry, bool) {
 // title is the pane's name with its counters and filter state.
 func (l *logPane) title(st styles) string {
 	var parts []string
-	parts = append(parts, count(l.entries.len())+" entries")
+	if l.filtering() {
+		n, _ := l.rows()
+		parts = append(parts, count(n)+" of "+count(l.sourceLen())+" entries match")
+	} else {
+		parts = append(parts, count(l.entries.len())+" entries")
+	}
 	if l.paused {
 		parts = append(parts, st.badge.Render(" PAUSED ")+" "+st.warn.Render("+"+count(l.newWhilePaused())+" new"))
 	}

@@ -267,7 +267,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		cmd = m.filterKey(k)
 	case stateHelp:
 		var closed bool
-		if cmd, closed = m.chrome.helpKey(k); closed {
+		if cmd, closed = m.chrome.helpKey(k, len(m.helpLines(m.layout().width))); closed {
 			m.state = stateDashboard
 		}
 	case stateDetail:
@@ -381,7 +381,7 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 
 // forceRelist asks the reflector to relist (r), saying so in the status line.
 func (m *Model) forceRelist() tea.Cmd {
-	if m.feed.ForceRelist == nil {
+	if m.feed.ForceRelist == nil || m.alerts.Fatal {
 		m.setStatus(sevWarn, m.unavailable("force relist"))
 		return nil
 	}
@@ -391,7 +391,7 @@ func (m *Model) forceRelist() tea.Cmd {
 
 // startAudit starts an audit (a), one at a time; its result comes back as an auditMsg.
 func (m *Model) startAudit() tea.Cmd {
-	if m.feed.Audit == nil {
+	if m.feed.Audit == nil || m.alerts.Fatal {
 		m.setStatus(sevWarn, m.unavailable("audit"))
 		return nil
 	}
@@ -410,6 +410,19 @@ func (m *Model) atTopLevel() bool {
 	return m.state == stateDashboard && !m.log.filtering()
 }
 
+// acts says r and a act here: a live run's own reflector, which no alert
+// stopped. Elsewhere they only say why not, and the footer and help leave
+// them out.
+func (m *Model) acts() bool { return actsOn(m.opts) && !m.alerts.Fatal }
+
+// shownKeys are the keys the footer and the help offer: without r and a where they do not act.
+func (m *Model) shownKeys() keyMap {
+	if m.acts() {
+		return m.keys
+	}
+	return m.keys.withoutActions()
+}
+
 // unavailable explains why an action that needs a cluster cannot run.
 func (m *Model) unavailable(what string) string {
 	if m.opts.Observed != "" {
@@ -417,6 +430,9 @@ func (m *Model) unavailable(what string) string {
 	}
 	if m.opts.Replay {
 		return what + " needs a live cluster: this is a replay"
+	}
+	if m.alerts.Fatal {
+		return what + " is not available: an alert stopped the run"
 	}
 	return what + " is not available here"
 }

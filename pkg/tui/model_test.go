@@ -540,3 +540,20 @@ func TestHeaderNamesTheWireFormat(t *testing.T) {
 		mustContain(t, screen(resize(m, 160, 48)), "list, page 500 · full objects · "+string(wire))
 	}
 }
+
+// The log's title says how many entries the filter matches, of how many.
+func TestFilteredLogTitleCountsTheMatches(t *testing.T) {
+	m, _ := demoModel(t, 80, 24)
+	total := m.log.entries.len()
+	m = update(m, keyPress("/"))
+	m = typeText(m, "config-3")
+	n, _ := m.log.rows()
+	if n == 0 || n == total {
+		t.Fatalf("the filter matches %d of %d entries: the demo needs some, not all", n, total)
+	}
+	mustContain(t, screen(m), fmt.Sprintf("%d of %d entries match", n, total))
+	m = update(m, keyPress("esc"))
+	s := screen(m)
+	mustContain(t, s, fmt.Sprintf("%d entries", total))
+	mustNotContain(t, s, "entries match")
+}

@@ -70,6 +70,10 @@ type Options struct {
 	// it arrives. The overview then shows its table whatever the number of
 	// rows, none included.
 	Added <-chan Resource
+	// Connect, when set, is what the overview shows while it has no row:
+	// how a program reaches the run (an observing proxy's address and the
+	// kubeconfig to use), one line each.
+	Connect []string
 
 	// Now is the time source for ages, uptime and the event-rate window; it
 	// is called from the dashboard's goroutines, so it must be safe for

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -49,7 +50,23 @@ type Overview struct {
 	chrome      chrome // its status and player are the last player key's
 
 	state    overviewState
-	cur, top int // the selected row, and the first row shown
+	cur, top int       // the selected row, and the first row shown
+	clock    time.Time // opts.Now at the last tick: the uptime moves with no row to poll
+}
+
+// tickEvery is how often the overview reads the clock when resources can
+// come (Options.Added): with no row, nothing else moves its uptime.
+const tickEvery = time.Second
+
+// tickMsg tells the overview to read the clock.
+type tickMsg struct{}
+
+// tickCmd reads the clock again after tickEvery; nil when no resource can come.
+func (o *Overview) tickCmd() tea.Cmd {
+	if o.opts.Added == nil {
+		return nil
+	}
+	return tea.Tick(tickEvery, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
 // NewOverview builds the dashboard of resources, one row and one Model for
@@ -150,7 +167,7 @@ func (o Overview) Init() tea.Cmd {
 	for i, m := range o.subs {
 		cmds = append(cmds, wrapCmd(i, m.Init()))
 	}
-	cmds = append(cmds, o.waitAdded())
+	cmds = append(cmds, o.waitAdded(), o.tickCmd())
 	return tea.Batch(cmds...)
 }
 
@@ -169,6 +186,11 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case addedMsg:
 		cmd = o.add(msg.res)
+	case tickMsg:
+		if now := o.opts.Now(); now.After(o.clock) {
+			o.clock = now
+		}
+		cmd = o.tickCmd()
 	case tea.WindowSizeMsg:
 		o.chrome.width, o.chrome.height = msg.Width, msg.Height
 		cmds := make([]tea.Cmd, 0, len(o.subs))
@@ -216,7 +238,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	}
 	if o.state == overviewHelp {
-		if _, closed := o.chrome.helpKey(k); closed {
+		if _, closed := o.chrome.helpKey(k, len(o.helpLines(o.tableLayout().width))); closed {
 			o.state = overviewTable
 		}
 		return nil
@@ -251,6 +273,21 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	return nil
 }
+
+// acts says r and a act here: a live run's own reflectors, which no alert
+// stopped. Elsewhere they only say why not, and the footer and help leave
+// them out.
+func (o *Overview) acts() bool {
+	if !actsOn(o.opts) {
+		return false
+	}
+	a, ok := o.banner()
+	return !ok || !a.Fatal
+}
+
+// actsOn says r and a can act in a run of opts: not in a replay, not on
+// another program's reflectors.
+func actsOn(opts Options) bool { return !opts.Replay && opts.Observed == "" }
 
 // clampRows keeps the selection on a row and the table's window on the
 // selection: the selected row, with its reason line, is always shown.

@@ -114,6 +114,9 @@ func (o *Overview) tableLayout() overviewLayout {
 	}
 	avail := max(l.body-l.banner-3, 1) // the section rule, the column heads, the totals
 	needed := max(l.linesFrom(o, 0, len(o.subs)-1), 1)
+	if len(o.subs) == 0 {
+		needed = len(o.emptyRows())
+	}
 	l.rowLines = min(needed, avail)
 	if rest := avail - l.rowLines; rest >= minPreviewLines {
 		l.preview = rest
@@ -221,7 +224,7 @@ func (o Overview) View() tea.View {
 	return o.chrome.view(func() (header, body []string, footer string) {
 		header = o.header(l.width)
 		if o.state == overviewHelp {
-			body = o.helpLines(l.width)
+			body = o.chrome.helpWindow(o.helpLines(l.width))
 		} else {
 			body = o.table(l)
 		}
@@ -231,7 +234,7 @@ func (o Overview) View() tea.View {
 
 // now is the overview's clock: the latest of its resources'.
 func (o *Overview) now() time.Time {
-	var now time.Time
+	now := o.clock
 	for i := range o.subs {
 		if o.subs[i].now.After(now) {
 			now = o.subs[i].now
@@ -465,7 +468,7 @@ func (o *Overview) table(l overviewLayout) []string {
 	}
 	out = append(out, sectionRule(o.st, title, l.width), o.headRow(l))
 	if n == 0 {
-		rows = []string{o.st.faint.Render("  no resources")}
+		rows = o.emptyRows()
 	}
 	out = append(out, fitLines(rows, l.width, l.rowLines)...)
 	out = append(out, o.totalsRow(l))
@@ -475,6 +478,19 @@ func (o *Overview) table(l overviewLayout) []string {
 		out = append(out, m.log.tail(o.st, l.width, l.preview-1)...)
 	}
 	return out
+}
+
+// emptyRows is the table with no row: how to connect (Options.Connect), or
+// that there is nothing.
+func (o *Overview) emptyRows() []string {
+	if len(o.opts.Connect) == 0 {
+		return []string{o.st.faint.Render("  no resources")}
+	}
+	rows := make([]string, 0, len(o.opts.Connect))
+	for _, c := range o.opts.Connect {
+		rows = append(rows, "  "+c)
+	}
+	return rows
 }
 
 // banner is the first alert banner of the resources, if any.
@@ -657,11 +673,15 @@ func (o *Overview) footer(width int) string {
 	var over, hint string
 	switch {
 	case o.state == overviewHelp:
-		hint = helpHint
+		hint = o.chrome.helpHintFor(len(o.helpLines(width)))
 	case from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)):
 		over = o.st.value.Render(o.rowName(from)+": ") + o.st.sev(latest.sev, latest.text)
 	}
-	return o.chrome.footer(width, over, hint, o.keys, lost)
+	keys := o.keys
+	if !o.acts() {
+		keys = keys.withoutActions()
+	}
+	return o.chrome.footer(width, over, hint, keys, lost)
 }
 
 // helpLines is the overview's key help, what one resource's dashboard adds,
@@ -675,7 +695,13 @@ func (o *Overview) helpLines(width int) []string {
 		{"bookmark", "since the last one: " + st.warn.Render("yellow") + " after " + age(bookmarkLate) + ", " + st.bad.Render("red") + " after " + age(bookmarkStale)},
 		{"events", "ADDED, MODIFIED and DELETED watch events in the last minute"},
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
-		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back; r and a act on the selected resource here too"},
+		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
 	}
-	return o.chrome.helpLines(width, "Overview keys", "Reading the overview", o.keys, legend)
+	keys := o.keys
+	if o.acts() {
+		legend[len(legend)-1][1] += "; r and a act on the selected resource here too"
+	} else {
+		keys = keys.withoutActions()
+	}
+	return o.chrome.helpLines(width, "Overview keys", "Reading the overview", keys, legend)
 }

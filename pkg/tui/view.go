@@ -95,7 +95,7 @@ func (m Model) View() tea.View {
 		header = m.header(l.width)
 		switch m.state {
 		case stateHelp:
-			body = m.helpLines(l.width)
+			body = m.chrome.helpWindow(m.helpLines(l.width))
 		case stateDetail:
 			body = m.detail.lines(&m, l.width, l.body)
 		default:
@@ -259,11 +259,11 @@ func (m *Model) footer(width int) string {
 	case stateFilter:
 		over = m.filter.view(m.st) + m.st.faint.Render("  enter keep · esc clear")
 	case stateHelp:
-		hint = helpHint
+		hint = m.chrome.helpHintFor(len(m.helpLines(width)))
 	case stateDetail:
 		hint = "esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit"
 	}
-	return m.chrome.footer(width, over, hint, m.keys, m.notesLost)
+	return m.chrome.footer(width, over, hint, m.shownKeys(), m.notesLost)
 }
 
 // gauge is one labelled health value.
@@ -419,6 +419,15 @@ func (m *Model) helpLines(width int) []string {
 		{"bookmark", st.good.Render("green") + " under " + age(bookmarkLate) + ", " + st.warn.Render("yellow") + " under " +
 			age(bookmarkStale) + ", " + st.bad.Render("red") + " beyond: the apiserver sends about one a minute"},
 		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
+		{"last RV", "the cursor: where the next watch resumes, moved by every event and bookmark; the bookmark's rv is the one the last bookmark carried, behind the last RV when events came after it"},
+		{"restarts", "watch restarts: watches after the first, each resuming from the last RV (a server-side timeout, a cut connection, a relist)"},
+		{"duplicate", "duplicates: events that carried an object's cached UID and resourceVersion again: a watch that resumed behind what the cache holds"},
+		{"UID", "UID mismatch: an object replaced under the same namespace/name by another UID (deleted and recreated, the delete missed), or a delete of a UID the cache no longer holds"},
+		{"latency", "apply latency: from a watch event's arrival to its change in the cache, p50 and p99 of the last samples; " +
+			st.warn.Render("yellow") + " from 100ms, " + st.bad.Render("red") + " from 1s; not measured in a replay"},
+		{"END", "how a request ended: closed by the server (a LIST answered, a watch's timeout, EOF); timeout: we gave up on a silent connection; " +
+			"error: an error status, an ERROR event or a transport error; canceled: cut short to act (a forced relist, a fallback) or, observed, its client left; " +
+			"stopped: the run ended it (q, --duration, --once, an alert)"},
 		{"log", "store changes and reflector notes; enter on an object shows the versions seen and what changed"},
 		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
 	}
@@ -426,5 +435,5 @@ func (m *Model) helpLines(width int) []string {
 	if m.keys.ToOverview.Enabled() {
 		after = append(after, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})
 	}
-	return m.chrome.helpLines(width, "Keys", "Reading the screen", m.keys, legend, after...)
+	return m.chrome.helpLines(width, "Keys", "Reading the screen", m.shownKeys(), legend, after...)
 }

@@ -1,0 +1,78 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// The proxy's overview with no stream yet says how to connect to it
+// (Options.Connect), its uptime ticks with no row to poll, and its footer
+// and help offer no r and a: they cannot act on another program's reflector.
+func TestEmptyProxyOverviewSaysHowToConnectAndTicks(t *testing.T) {
+	clock := newFakeClock()
+	opts := demoOptions(clock)
+	opts.Added = make(chan Resource)
+	opts.Observed = "proxy 127.0.0.1:34567"
+	opts.Connect = []string{"no stream yet: the proxy serves on http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller"}
+	o := NewOverview(opts, nil)
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 24})
+	s := ovScreen(o)
+	mustContain(t, s, "http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller", "up 0s")
+	mustNotContain(t, s, "no resources", "force relist", "audit now")
+	if o.tickCmd() == nil {
+		t.Fatal("an overview to which resources come has no tick: its uptime stands still with no row")
+	}
+	clock.now = at(7 * time.Second)
+	o = ovUpdate(o, tickMsg{})
+	mustContain(t, ovScreen(o), "up 7.0s")
+	help := ovScreen(ovKeys(o, "?"))
+	mustNotContain(t, help, "force relist", "audit now", "r and a act")
+}
+
+// A replay's dashboard and overview offer no r and a (they need a live
+// reflector), but say why when pressed; a live one offers them.
+func TestReplayOffersNoRelistOrAudit(t *testing.T) {
+	for _, replay := range []bool{false, true} {
+		clock := newFakeClock()
+		opts := demoOptions(clock)
+		opts.Replay = replay
+		m := resize(New(opts, demoResource(Feed{})), 160, 40)
+		t.Cleanup(m.Close)
+		o := NewOverview(opts, ovDemoResources([numOvDemo]Feed{}))
+		t.Cleanup(o.Close)
+		o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
+		screens := map[string]string{"dashboard": screen(m), "dashboard help": screen(update(m, keyPress("?"))),
+			"overview": ovScreen(o), "overview help": ovScreen(ovKeys(o, "?"))}
+		for name, s := range screens {
+			if replay {
+				mustNotContain(t, s, "r force relist", "a audit now", "force relist  ", "audit now")
+			} else if name != "overview help" {
+				mustContain(t, s, "force relist", "audit now")
+			}
+		}
+		if replay {
+			mustContain(t, screen(update(m, keyPress("r"))), "force relist needs a live cluster: this is a replay")
+		}
+	}
+}
+
+// After an alert stopped the run, the frozen screen offers no r and a, and
+// says why when they are pressed.
+func TestFatalAlertOffersNoRelistOrAudit(t *testing.T) {
+	m, _ := demoModel(t, 160, 40)
+	mustContain(t, screen(m), "r force relist", "a audit now")
+	s := demoSnapshots()[len(demoSnapshots())-1]
+	s.alerts = &Alerts{Banner: "the run stopped, q exits with status 3: relists>0", Fatal: true}
+	m = update(m, s)
+	mustNotContain(t, screen(m), "r force relist", "a audit now")
+	mustNotContain(t, screen(update(m, keyPress("?"))), "force relist", "audit now")
+	mustContain(t, screen(update(m, keyPress("r"))), "force relist is not available: an alert stopped the run")
+
+	o := ovDemo(t, 160, 40, [numOvDemo]Feed{})
+	mustContain(t, ovScreen(o), "r force relist")
+	o = ovUpdate(o, resourceMsg{i: 0, msg: s})
+	mustNotContain(t, ovScreen(o), "r force relist", "a audit now")
+}
