@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +241,24 @@ func createIn(t *testing.T, cs kubernetes.Interface, ns string, n int) {
 		if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestE2EACategoryOverMaxResourcesIsAUsageErrorThatCountsWhatItWouldWatch:
+// `all` over --max-resources exits 2, as other bad flags do, and the count it
+// gives is the number of resources the same run watches with room for them.
+func TestE2EACategoryOverMaxResourcesIsAUsageErrorThatCountsWhatItWouldWatch(t *testing.T) {
+	kc := kubeconfig(t)
+	code, _, stderr := run(t, "all", "-n", "default", "--kubeconfig", kc, "--no-tui", "--once", "--max-resources", "3")
+	m := regexp.MustCompile(`category "all" expands to (\d+) resources, more than --max-resources=3`).FindStringSubmatch(stderr)
+	if code != ExitUsage || m == nil {
+		t.Fatalf("all --max-resources 3: exit %d, stderr %q; want exit %d and the count", code, stderr, ExitUsage)
+	}
+	code, out, stderr := run(t, "all", "-n", "default", "--kubeconfig", kc, "--no-tui", "--once", "--summary", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("all: exit %d\n%s", code, stderr)
+	}
+	if got := strconv.Itoa(len(allSummaries(t, out))); got != m[1] {
+		t.Errorf("all watched %s resources; --max-resources 3 said it expands to %s", got, m[1])
 	}
 }

@@ -52,9 +52,7 @@ func resolveResources(flags *genericclioptions.ConfigFlags, args []string, max i
 				add(r)
 				continue
 			}
-			if len(grs) > max {
-				return nil, fmt.Errorf("category %q expands to %d resources, more than --max-resources=%d", name, len(grs), max)
-			}
+			before := len(out)
 			for _, gr := range grs {
 				gvr, err := mapper.ResourceFor(gr.WithVersion(""))
 				if err != nil {
@@ -66,10 +64,15 @@ func resolveResources(flags *genericclioptions.ConfigFlags, args []string, max i
 				}
 				add(r)
 			}
+			// Counted as watched: several group-resources of a category can
+			// be served as one resource.
+			if n := len(out) - before; n > max {
+				return nil, usageErrorf("category %q expands to %d resources, more than --max-resources=%d", name, n, max)
+			}
 		}
 	}
 	if len(out) > max {
-		return nil, fmt.Errorf("%d resources to watch, more than --max-resources=%d", len(out), max)
+		return nil, usageErrorf("%d resources to watch, more than --max-resources=%d", len(out), max)
 	}
 	return out, nil
 }
