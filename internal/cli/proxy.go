@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -169,6 +171,9 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	}
 	hosts, _ := kubectlproxy.MakeRegexpArray(o.AcceptHosts)
 	useTUI := !o.Display.NoTUI && o.isTerminal()
+	// The streams announce themselves on the clients' goroutines while this
+	// one says where it serves: one writer at a time.
+	o.ErrOut = &lockedWriter{w: o.ErrOut}
 	if loopback, _ := metrics.IsLoopback(o.listenAddress()); !loopback {
 		fmt.Fprintf(o.ErrOut, "warning: serving on %s, which is not a loopback address: anyone who can reach it acts on %s with your credentials\n", o.listenAddress(), restCfg.Host)
 	}
@@ -296,4 +301,16 @@ func writeKubeconfig(path string, kc *clientcmdapi.Config) error {
 		return fmt.Errorf("--print-kubeconfig %s: %w", path, err)
 	}
 	return nil
+}
+
+// lockedWriter serializes writes from several goroutines to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
