@@ -44,9 +44,14 @@ func TestE2EResourcesShareOneConnection(t *testing.T) {
 	if err := sess.WaitUntilReady(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A store is ready when its list is installed; the reflector says
+	// Watching right after, on its own goroutine.
 	for _, r := range sess.Resources {
-		if st := r.Reflector.Stats(); st.State != reflector.StateWatching {
-			t.Errorf("%s: %s, want Watching", r.Name(), st.State)
+		for st := r.Reflector.Stats(); st.State != reflector.StateWatching; st = r.Reflector.Stats() {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: %s, want Watching", r.Name(), st.State)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if n := proxy.Accepted(); n != 1 {
