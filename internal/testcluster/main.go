@@ -32,21 +32,10 @@ func NewLazy(opts Options) *Lazy { return &Lazy{opts: opts} }
 func (l *Lazy) Get(t testing.TB) *Cluster {
 	t.Helper()
 	l.once.Do(func() {
-		opts := l.opts
-		if opts.Log == nil {
-			opts.Log = os.Stderr
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
-		defer cancel()
-		start := time.Now()
-		c, err := Start(ctx, opts)
+		c, err := startForTests(l.opts)
 		l.mu.Lock()
 		l.c, l.err = c, err
 		l.mu.Unlock()
-		if err == nil {
-			fmt.Fprintf(os.Stderr, "testcluster: kube-apiserver %s at %s and etcd at %s ready in %s\n",
-				Version, c.URL(), c.EtcdEndpoint(), time.Since(start).Round(time.Millisecond))
-		}
 	})
 	if l.err != nil {
 		t.Fatalf("starting a test cluster: %v", l.err)
@@ -99,12 +88,7 @@ func Main(m *testing.M, clusters ...*Lazy) int {
 // after printing its log tail if t failed.
 func ForTest(t testing.TB, opts Options) *Cluster {
 	t.Helper()
-	if opts.Log == nil {
-		opts.Log = os.Stderr
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
-	defer cancel()
-	c, err := Start(ctx, opts)
+	c, err := startForTests(opts)
 	if err != nil {
 		t.Fatalf("starting a test cluster: %v", err)
 	}
@@ -115,4 +99,21 @@ func ForTest(t testing.TB, opts Options) *Cluster {
 		c.Stop()
 	})
 	return c
+}
+
+// startForTests starts a cluster for a test package, its progress on stderr,
+// and says when it is ready.
+func startForTests(opts Options) (*Cluster, error) {
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	start := time.Now()
+	c, err := Start(ctx, opts)
+	if err == nil {
+		fmt.Fprintf(os.Stderr, "testcluster: kube-apiserver %s at %s and etcd at %s ready in %s\n",
+			Version, c.URL(), c.EtcdEndpoint(), time.Since(start).Round(time.Millisecond))
+	}
+	return c, err
 }
