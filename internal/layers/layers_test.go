@@ -38,7 +38,7 @@ var layers = []struct {
 		"internal/alert", "internal/lines", "internal/causal", "internal/summary",
 	}},
 	{"dashboard and traces", []string{"pkg/tui", "pkg/trace"}},
-	{"the wire", []string{"pkg/wire"}},
+	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},
 	{"the reflector", []string{"pkg/reflector"}},
 	{"the ground", []string{
 		"pkg/store", "pkg/internal/jsonscan",

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -35,6 +36,7 @@ type Output struct {
 type item struct {
 	resource string
 	n        reflector.Note
+	finding  *findings.Finding // a FINDING line instead of a note's
 }
 
 // lineQueue is how many notes may wait for a slow terminal or pipe.
@@ -57,7 +59,19 @@ func NewOutput(out io.Writer, asJSON bool, resources ...string) *Output {
 func (l *Output) For(resource string) func(reflector.Note) {
 	return func(n reflector.Note) {
 		select {
-		case l.queue <- item{resource, n}:
+		case l.queue <- item{resource: resource, n: n}:
+		default:
+			l.dropped.Add(1)
+		}
+	}
+}
+
+// Finding is the findings engine's OnRaise listener for resource: it
+// queues a FINDING line, printed after the line of the note that raised it.
+func (l *Output) Finding(resource string) func(findings.Finding) {
+	return func(f findings.Finding) {
+		select {
+		case l.queue <- item{resource: resource, finding: &f}:
 		default:
 			l.dropped.Add(1)
 		}
@@ -74,6 +88,10 @@ func (l *Output) Close() int64 {
 func (l *Output) loop() {
 	defer close(l.done)
 	for it := range l.queue {
+		if it.finding != nil {
+			l.writeFinding(it)
+			continue
+		}
 		n, last := it.n, l.lastSeq[it.resource]
 		if last > 0 && n.Seq > last+1 {
 			resource := it.resource
@@ -95,6 +113,30 @@ func (l *Output) loop() {
 			l.write(Text(l.pad(it.resource), n))
 		}
 	}
+}
+
+// writeFinding prints a FINDING line: its time is the finding's, its
+// sequence number that of the note that raised it (the one before it).
+func (l *Output) writeFinding(it item) {
+	f, seq := it.finding, l.lastSeq[it.resource]
+	if l.json {
+		b, err := json.Marshal(jsonNote{Seq: seq, Resource: it.resource, Time: f.FirstAt, Type: "finding", Finding: f})
+		if err == nil {
+			l.write(string(b))
+		}
+		return
+	}
+	l.write(FindingText(l.pad(it.resource), seq, *f))
+}
+
+// FindingText is a finding as a text line: "TIME RESOURCE SEQ FINDING
+// severity id: title: evidence".
+func FindingText(resource string, seq uint64, f findings.Finding) string {
+	line := fmt.Sprintf("%s %s %6d FINDING %s: %s", f.FirstAt.Local().Format(timeFormat), resource, seq, f, f.Evidence.Text)
+	if f.Client != "" {
+		line += " (client " + f.Client + ")"
+	}
+	return line
 }
 
 // write prints one line; a closed pipe (| head) is ignored, so the queue
@@ -160,7 +202,7 @@ type jsonNote struct {
 	Seq      uint64    `json:"seq"`
 	Resource string    `json:"resource"`
 	Time     time.Time `json:"time"`
-	Type     string    `json:"type"` // decision, event, request-started, request (ended), audit, dropped
+	Type     string    `json:"type"` // decision, event, request-started, request (ended), audit, dropped, finding
 	// Request is the request the line is about or was caused by.
 	Request int64 `json:"request,omitempty"`
 	// Dropped counts the lines missing from Seq on (type dropped).
@@ -187,6 +229,8 @@ type jsonNote struct {
 	Items      *int                      `json:"items,omitempty"`
 	Events     *int                      `json:"events,omitempty"`
 	End        *jsonEnd                  `json:"end,omitempty"`
+	// finding (type finding): as in the summary's findings
+	Finding *findings.Finding `json:"finding,omitempty"`
 }
 
 type jsonEnd struct {

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -33,6 +34,18 @@ const maxRequests = 50
 type Client struct {
 	UserAgent  string
 	RemoteAddr string
+}
+
+// String is "USER-AGENT at ADDRESS".
+func (c Client) String() string {
+	ua := c.UserAgent
+	if ua == "" {
+		ua = "(no User-Agent)"
+	}
+	if c.RemoteAddr == "" {
+		return ua
+	}
+	return ua + " at " + c.RemoteAddr
 }
 
 // Asked is what a client asks for on a stream's requests, read from their
@@ -115,6 +128,10 @@ type Stream struct {
 	now    func() time.Time
 	st     *store.Store
 	ledger *reflector.Ledger
+	// listeners get each note first, then findings reads it (so a
+	// finding's line follows the note that raised it).
+	listeners []func(reflector.Note)
+	findings  *findings.Engine
 
 	// feedMu serializes what feeds the ledger (the requests, Close), so a
 	// Close from another goroutine never lands inside a request's record.
@@ -156,14 +173,27 @@ func NewStream(id int, client Client, target reflector.Target, now func() time.T
 	}
 	st, w := store.New()
 	s := &Stream{ID: id, Client: client, Target: target, now: now, st: st, ledger: reflector.NewLedger(w, now, maxRequests)}
+	s.findings = findings.New(findings.Options{Resource: target.Resource.String(), Client: client.String()}, s.ledger.Counters)
+	s.ledger.OnNote(s.note)
 	s.ledger.Start(now())
 	return s
+}
+
+func (s *Stream) note(n reflector.Note) {
+	for _, f := range s.listeners {
+		f(n)
+	}
+	s.findings.Observe(n)
 }
 
 // OnNote adds a listener of the stream's notes; call it before the stream is
 // fed. Listeners are called in order, right after each change (not under
 // the ledger's lock: they may read the stream), and must not block.
-func (s *Stream) OnNote(f func(reflector.Note)) { s.ledger.OnNote(f) }
+func (s *Stream) OnNote(f func(reflector.Note)) { s.listeners = append(s.listeners, f) }
+
+// Findings is the stream's findings engine: it reads every note after the
+// listeners (Configure it before the stream is fed).
+func (s *Stream) Findings() *findings.Engine { return s.findings }
 
 // Record sends everything observed from now on to rec; call it before the
 // stream is fed.

@@ -168,6 +168,7 @@ func (x *Outputs) Attach(sess *session.Session) error {
 		x.lines = lines.NewOutput(x.opts.Out, x.opts.JSON, names...)
 		for _, r := range sess.Resources {
 			r.OnNote(x.lines.For(r.Name()))
+			r.Findings.OnRaise(x.lines.Finding(r.Name()))
 		}
 	}
 	for _, r := range sess.Resources {
@@ -493,6 +494,7 @@ func (x *Outputs) OnStream(s *observed.Stream) {
 	var notes *tui.NoteBuffer
 	if x.lines != nil {
 		s.OnNote(x.lines.For(name))
+		s.Findings().OnRaise(x.lines.Finding(name))
 		asks := (&summary.StreamSummary{Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table}).Asks()
 		if asks != "" {
 			asks = ", asking for " + asks
@@ -552,6 +554,7 @@ func (x *Outputs) WriteStreamSummaries(streams []*observed.Stream, now func() ti
 	sums := make([]summary.Summary, 0, len(streams))
 	for _, s := range streams {
 		sum := summary.New(s.Target.Resource, s.Stats(), s.Store(), now())
+		sum.Findings = s.Findings().List()
 		sum.Stream = &summary.StreamSummary{ID: s.ID, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
 			UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
 			MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -66,6 +67,9 @@ type Watched struct {
 	// Replay is set in a replay.
 	Replay *trace.ResourceReplay
 
+	// Findings reads the resource's notes, after its listeners.
+	Findings *findings.Engine
+
 	writer    *store.Writer
 	listeners []func(reflector.Note)
 	mu        sync.Mutex
@@ -87,6 +91,7 @@ func (r *Watched) note(n reflector.Note) {
 	for _, l := range r.listeners {
 		l(n)
 	}
+	r.Findings.Observe(n)
 }
 
 // Done is closed once the resource's reflector stopped (it failed, or the run ended).
@@ -279,6 +284,7 @@ func (r *Watched) build(c reflector.Config) error {
 		return err
 	}
 	r.Store, r.writer, r.Reflector = st, w, rf
+	r.Findings = findings.New(findings.Options{Resource: r.Name(), StreamAsked: c.Strategy == reflector.StrategyStream}, rf.Counters)
 	return nil
 }
 
@@ -347,7 +353,9 @@ func (r *Watched) finish(err error) {
 
 // Summary is the resource's summary as of now.
 func (s *Session) Summary(r *Watched) summary.Summary {
-	return summary.New(r.Header.Resource, r.Reflector.Stats(), r.Store, s.Now())
+	sum := summary.New(r.Header.Resource, r.Reflector.Stats(), r.Store, s.Now())
+	sum.Findings = r.Findings.List()
+	return sum
 }
 
 // Summaries are every resource's summary as of now, in the session's order.

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -30,6 +31,9 @@ type Summary struct {
 	Bookmark        BookmarkSummary    `json:"bookmark"`
 	Counters        reflector.Counters `json:"counters"`
 	Store           []StoreEntry       `json:"store"`
+	// Findings are what the findings engine raised, in the order raised
+	// (ignored ones included, marked); [] when none.
+	Findings []findings.Finding `json:"findings"`
 	// Stream is set for a stream an observing proxy saw (kubectl watchcache
 	// proxy, or the replay of its trace): whose reflector the summary is of.
 	Stream *StreamSummary `json:"stream,omitempty"`
@@ -111,6 +115,7 @@ func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now ti
 		Bookmark:        BookmarkSummary{ResourceVersion: st.BookmarkRV},
 		Counters:        st.Counters,
 		Store:           entries,
+		Findings:        []findings.Finding{},
 	}
 	if !st.BookmarkAt.IsZero() {
 		age := now.Sub(st.BookmarkAt).Seconds()
@@ -171,6 +176,12 @@ func (s Summary) WriteText(w io.Writer) error {
 		c.Lists, c.Relists, c.ListPages, c.Watches, c.Gone, c.TooLargeResourceVersion, c.Bookmarks)
 	fmt.Fprintf(&b, "events: added %d, modified %d, deleted %d; UID mismatches %d, duplicates %d; watch errors %d, backoffs %d\n",
 		c.Added, c.Modified, c.Deleted, c.UIDMismatches, c.Duplicates, c.WatchErrors, c.Backoffs)
+	if len(s.Findings) == 0 {
+		b.WriteString("findings: none\n")
+	}
+	for _, f := range s.Findings {
+		b.WriteString("FINDING " + f.Detail())
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing summary: %w", err)
 	}
@@ -212,5 +223,11 @@ func Decode(out []byte) ([]Summary, error) {
 // rest.
 func (s Summary) WithoutClockReadings() Summary {
 	s.Bookmark.Age, s.Bookmark.AgeSeconds, s.SyncSeconds = nil, nil, nil
+	fs := make([]findings.Finding, len(s.Findings))
+	for i, f := range s.Findings {
+		f.FirstAt, f.LastAt, f.Evidence.Window = time.Time{}, time.Time{}, nil
+		fs[i] = f
+	}
+	s.Findings = fs
 	return s
 }

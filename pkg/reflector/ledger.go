@@ -111,6 +111,7 @@ func (l *Ledger) ReceivedPage(info *RequestInfo, page *Page) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	info.Items += len(page.Items)
+	info.Bytes += page.Bytes
 	l.stats.LastReceived = l.now()
 }
 

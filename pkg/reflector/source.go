@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +54,8 @@ type Page struct {
 	Continue string
 	// RemainingItemCount is the server's estimate of items after this page, when it sends one.
 	RemainingItemCount *int64
+	// Bytes is the size of the response's body as received (0 when not known).
+	Bytes int64
 }
 
 // EventType is a watch event's wire type.
@@ -122,6 +125,19 @@ type RequestEnd struct {
 	Reason EndReason
 	Status *metav1.Status
 	Err    error
+	// Throttle is what the server said with a 429 Too Many Requests: its
+	// Retry-After and how API Priority and Fairness classified the
+	// request (nil for other answers, and when not recorded).
+	Throttle *Throttle
+}
+
+// Throttle is a 429's response headers: Retry-After, and the UIDs of the
+// FlowSchema and PriorityLevelConfiguration that API Priority and Fairness
+// chose (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID).
+type Throttle struct {
+	RetryAfter       time.Duration `json:"retryAfter,omitempty"`
+	FlowSchemaUID    string        `json:"flowSchemaUID,omitempty"`
+	PriorityLevelUID string        `json:"priorityLevelUID,omitempty"`
 }
 
 func (e *RequestEnd) Error() string {

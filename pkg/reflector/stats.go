@@ -123,6 +123,9 @@ type RequestInfo struct {
 	// Items (LIST) or Events (WATCH) received so far.
 	Items  int
 	Events int
+	// Bytes is the size of the LIST response bodies received so far, when
+	// the Source says (Page.Bytes).
+	Bytes int64
 	// End is set once the request ended.
 	End *RequestEnd
 }

@@ -1,0 +1,881 @@
+package findings
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// Options tune an Engine. The zero value is the catalogue's defaults.
+type Options struct {
+	// Resource and Client name whose findings they are (Finding.Resource, Finding.Client).
+	Resource string
+	Client   string
+	// StreamAsked says the user asked for the streaming list explicitly
+	// (--initial-list=stream): its refusal is then a warning, not info.
+	StreamAsked bool
+	// StormRelists relists within StormWindow are a relist storm (3 in 10 minutes).
+	StormRelists int
+	StormWindow  time.Duration
+	// FlapWatches watches that end in an error or within FlapLifetime of
+	// starting, within FlapWindow, are flapping (5 in 5 minutes, 10 s).
+	FlapWatches  int
+	FlapWindow   time.Duration
+	FlapLifetime time.Duration
+	// BookmarkInterval is how long a watch that asked for bookmarks may stay
+	// open without one (75 s: past the API server's minute).
+	BookmarkInterval time.Duration
+	// LargeListBytes, LargeListObjects and LargeListTime make an initial
+	// list large (100 MiB, 50,000 objects, 30 s).
+	LargeListBytes   int64
+	LargeListObjects int
+	LargeListTime    time.Duration
+	// Ignore are the ids the user silenced (--ignore-finding).
+	Ignore []ID
+	// Names resolves API Priority and Fairness UIDs to names
+	// ("flowschema global-default"), when the user may read them; nil or ""
+	// keeps the UID.
+	Names func(kind, uid string) string
+}
+
+func (o Options) withDefaults() Options {
+	if o.StormRelists <= 0 {
+		o.StormRelists = 3
+	}
+	if o.StormWindow <= 0 {
+		o.StormWindow = 10 * time.Minute
+	}
+	if o.FlapWatches <= 0 {
+		o.FlapWatches = 5
+	}
+	if o.FlapWindow <= 0 {
+		o.FlapWindow = 5 * time.Minute
+	}
+	if o.FlapLifetime <= 0 {
+		o.FlapLifetime = 10 * time.Second
+	}
+	if o.BookmarkInterval <= 0 {
+		o.BookmarkInterval = 75 * time.Second
+	}
+	if o.LargeListBytes <= 0 {
+		o.LargeListBytes = 100 << 20
+	}
+	if o.LargeListObjects <= 0 {
+		o.LargeListObjects = 50000
+	}
+	if o.LargeListTime <= 0 {
+		o.LargeListTime = 30 * time.Second
+	}
+	return o
+}
+
+// Engine raises the findings of one reflector from its notes. Observe is
+// called with each note in order (from the reflector's goroutine); the
+// other methods may be called from any goroutine.
+type Engine struct {
+	counters func() reflector.Counters
+
+	mu       sync.Mutex
+	opts     Options
+	ignore   map[ID]bool
+	found    map[ID]*Finding
+	order    []ID // raise order
+	onRaise  []func(Finding)
+	pending  []Finding // raised during the note being observed, handed to onRaise after mu
+	observed int64
+
+	// what the notes told so far
+	watch     *openWatch // the watch in flight
+	lastAlive time.Time  // the last applied event, or the end of a watch that delivered an event or bookmark
+	// the last watch that ended: how long it lived and whether it delivered anything
+	lastWatchLife  time.Duration
+	lastWatchQuiet bool
+	lastWatchEnd   time.Time
+	relists        []time.Time // when relists were seen to begin (counters moved)
+	relistSeen     int64
+	listStart      time.Time // the first list's initial-list decision
+	listReqs       []int64   // the requests of the list in progress
+	listBytes      int64
+	firstListed    bool
+	gones          []goneAt
+	flaps          []flap
+	refused        *refusal
+	throttles      []int64
+	storms         []int64 // request ids that evidence the storm
+	uidObjects     []Object
+	backwards      []int64
+	noBookmarks    []int64
+	missed         []Object
+	missedTotal    int
+	missedWindow   *Window
+	missedReqs     []int64
+}
+
+type openWatch struct {
+	id        int64
+	started   time.Time
+	bookmarks int64 // Counters.Bookmarks when it started
+	asked     bool  // allowWatchBookmarks
+	timeout   time.Duration
+	streaming bool
+	checked   bool // the open-watch check raised or found a bookmark
+	applied   int  // events it applied
+}
+
+type goneAt struct {
+	at         time.Time
+	id         int64
+	afterStart time.Duration // the life of the quiet watch that got the 410 (-1: not a watch's)
+	downFor    time.Duration // from the last sign of life to the 410
+}
+
+type flap struct {
+	at       time.Time
+	id       int64
+	lifetime time.Duration
+	cause    string
+}
+
+type refusal struct {
+	at      time.Time
+	id      int64
+	cause   string
+	stalled bool
+}
+
+// New returns an engine with opts; counters reads the reflector's counters
+// (Reflector.Counters, Stream.Counters) when a note moved them.
+func New(opts Options, counters func() reflector.Counters) *Engine {
+	e := &Engine{counters: counters, found: map[ID]*Finding{}}
+	e.Configure(opts)
+	return e
+}
+
+// Configure replaces the options; call it before the first note.
+func (e *Engine) Configure(opts Options) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	keep := e.opts
+	e.opts = opts.withDefaults()
+	if e.opts.Resource == "" {
+		e.opts.Resource = keep.Resource
+	}
+	if e.opts.Client == "" {
+		e.opts.Client = keep.Client
+	}
+	e.ignore = map[ID]bool{}
+	for _, id := range opts.Ignore {
+		e.ignore[id] = true
+	}
+}
+
+// Name sets whose findings they are (Finding.Resource and Finding.Client).
+func (e *Engine) Name(resource, client string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.opts.Resource, e.opts.Client = resource, client
+}
+
+// OnRaise adds a listener of new findings: it is called once per finding,
+// when it is first raised, on the goroutine of the note that raised it,
+// after every listener of that note. It must not block.
+func (e *Engine) OnRaise(f func(Finding)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.onRaise = append(e.onRaise, f)
+}
+
+// List returns the findings raised so far, in the order they were raised.
+func (e *Engine) List() []Finding {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Finding, 0, len(e.order))
+	for _, id := range e.order {
+		out = append(out, e.clone(e.found[id]))
+	}
+	return out
+}
+
+// Get returns the finding id, if raised.
+func (e *Engine) Get(id ID) (Finding, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f, ok := e.found[id]
+	if !ok {
+		return Finding{}, false
+	}
+	return e.clone(f), true
+}
+
+func (e *Engine) clone(f *Finding) Finding {
+	c := *f
+	c.Evidence.Requests = slices.Clone(f.Evidence.Requests)
+	c.Evidence.Objects = slices.Clone(f.Evidence.Objects)
+	if f.Evidence.Window != nil {
+		w := *f.Evidence.Window
+		c.Evidence.Window = &w
+	}
+	if f.Evidence.Facts != nil {
+		c.Evidence.Facts = make(map[string]string, len(f.Evidence.Facts))
+		for k, v := range f.Evidence.Facts {
+			c.Evidence.Facts[k] = v
+		}
+	}
+	return c
+}
+
+// Observe reads one note. Notes must come in Seq order.
+func (e *Engine) Observe(n reflector.Note) {
+	e.mu.Lock()
+	e.observed++
+	switch n.Kind {
+	case reflector.NoteRequestStarted:
+		e.requestStarted(n)
+	case reflector.NoteRequestEnded:
+		e.requestEnded(n)
+	case reflector.NoteApplied:
+		e.applied(n)
+	case reflector.NoteDecision:
+		e.decision(n)
+	case reflector.NoteAudit:
+		e.audit(n)
+	}
+	e.checkOpenWatch(n.At)
+	pending, listeners := e.pending, e.onRaise
+	e.pending = nil
+	e.mu.Unlock()
+	for _, f := range pending {
+		for _, l := range listeners {
+			l(f)
+		}
+	}
+}
+
+// raise creates or updates finding id; update fills it in.
+func (e *Engine) raise(id ID, sev Severity, at time.Time, update func(f *Finding)) {
+	f, ok := e.found[id]
+	if !ok {
+		f = &Finding{ID: id, Severity: sev, Resource: e.opts.Resource, Client: e.opts.Client, FirstAt: at, Ignored: e.ignore[id]}
+		e.found[id] = f
+		e.order = append(e.order, id)
+	}
+	f.LastAt = at
+	update(f)
+	if !ok {
+		e.pending = append(e.pending, e.clone(f))
+	}
+}
+
+func appendLast(ids []int64, id int64, keep int) []int64 {
+	if id == 0 || (len(ids) > 0 && ids[len(ids)-1] == id) {
+		return ids
+	}
+	ids = append(ids, id)
+	if len(ids) > keep {
+		ids = ids[len(ids)-keep:]
+	}
+	return ids
+}
+
+const keepRequests = 20
+const keepObjects = 50
+
+func (e *Engine) requestStarted(n reflector.Note) {
+	r := n.Request
+	if r == nil {
+		return
+	}
+	if r.Verb == reflector.VerbWatch {
+		w := &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks, streaming: r.Opts.SendInitialEvents,
+			timeout: time.Duration(r.Opts.TimeoutSeconds) * time.Second}
+		if e.counters != nil {
+			w.bookmarks = e.counters().Bookmarks
+		}
+		e.watch = w
+	} else {
+		e.watch = nil
+	}
+	if !e.firstListed && (r.Verb == reflector.VerbList || r.Opts.SendInitialEvents) {
+		e.listReqs = appendLast(e.listReqs, r.ID, keepRequests)
+	}
+}
+
+func (e *Engine) requestEnded(n reflector.Note) {
+	r := n.Request
+	if r == nil || r.End == nil {
+		return
+	}
+	end := r.End
+	if !e.firstListed && r.Verb == reflector.VerbList {
+		e.listBytes += r.Bytes
+	}
+	e.checkRelists(n.At, r.ID)
+	if isThrottle(end) {
+		e.throttled(n.At, r, end)
+	}
+	if r.Verb == reflector.VerbWatch {
+		e.watchEnded(n.At, r, end)
+	}
+}
+
+// watchEnded checks a watch's end for missing bookmarks and flapping.
+func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflector.RequestEnd) {
+	w := e.watch
+	e.watch = nil
+	alive := false
+	if w != nil && w.id == r.ID {
+		alive = w.applied > 0 || (e.counters != nil && e.counters().Bookmarks != w.bookmarks)
+	}
+	if alive {
+		e.lastAlive = at
+	}
+	e.lastWatchEnd, e.lastWatchLife, e.lastWatchQuiet = at, r.Duration, !alive
+	if w != nil && w.id == r.ID && w.asked && !w.checked && e.counters != nil && !end.IsGone() {
+		open := r.Duration
+		// A watch that ran to a timeout too short for the server's
+		// bookmark timer is no evidence.
+		atTimeout := end.Reason == reflector.EndClosed && w.timeout >= minBookmarkTimeout && open >= w.timeout-time.Second
+		if (open > e.opts.BookmarkInterval || atTimeout) && e.counters().Bookmarks == w.bookmarks {
+			e.noBookmark(at, r.ID, open, atTimeout)
+		}
+	}
+	if end.IsGone() || end.IsTooLargeResourceVersion() {
+		return
+	}
+	switch end.Reason {
+	case reflector.EndStopped, reflector.EndCanceled:
+		return
+	}
+	if !established(r, end) {
+		return // a refused connection or an error answer: no watch was open to be cut
+	}
+	if w != nil && w.id == r.ID && end.Reason == reflector.EndClosed && w.timeout > 0 && r.Duration >= w.timeout-time.Second {
+		return // it ran to the timeout it asked for, however short
+	}
+	failed := end.Reason == reflector.EndError
+	short := r.Duration < e.opts.FlapLifetime
+	if !failed && !short {
+		return
+	}
+	e.flaps = append(e.flaps, flap{at: at, id: r.ID, lifetime: r.Duration, cause: end.Cause()})
+	e.flaps = slices.DeleteFunc(e.flaps, func(f flap) bool { return at.Sub(f.at) > e.opts.FlapWindow })
+	if len(e.flaps) < e.opts.FlapWatches {
+		return
+	}
+	// A 410 in the window makes it a relist matter, not flapping.
+	for _, g := range e.gones {
+		if at.Sub(g.at) <= e.opts.FlapWindow {
+			return
+		}
+	}
+	e.flapping(at)
+}
+
+// minBookmarkTimeout is the shortest watch timeout after which a watch
+// that asked for bookmarks should have had one (the API server sends one
+// shortly before the timeout, on a timer of its own).
+const minBookmarkTimeout = 10 * time.Second
+
+// established says whether a watch's stream was open: it received an event
+// (an ERROR event included), or it ended without an error answer and its
+// error, if any, came from reading the stream. A request that failed before
+// any response (Go's client says `Get "URL": …`: a refused or reset
+// connection) or got an error status instead of a stream is a failed
+// request, not a cut watch.
+func established(r *reflector.RequestInfo, end *reflector.RequestEnd) bool {
+	if r.Events > 0 {
+		return true
+	}
+	if end.Status != nil {
+		return false
+	}
+	return end.Err == nil || !requestFailed.MatchString(end.Err.Error())
+}
+
+// requestFailed matches the error of a Go HTTP request that got no response.
+var requestFailed = regexp.MustCompile(`^[A-Z][a-z]+ "https?://`)
+
+// checkOpenWatch raises no-bookmarks for a watch still open past the
+// bookmark interval with none: checked on each note while it is open.
+func (e *Engine) checkOpenWatch(now time.Time) {
+	w := e.watch
+	if w == nil || !w.asked || w.checked || e.counters == nil || now.Sub(w.started) <= e.opts.BookmarkInterval {
+		return
+	}
+	w.checked = true
+	if e.counters().Bookmarks == w.bookmarks {
+		e.noBookmark(now, w.id, now.Sub(w.started), false)
+	}
+}
+
+func (e *Engine) noBookmark(at time.Time, id int64, open time.Duration, atTimeout bool) {
+	e.noBookmarks = appendLast(e.noBookmarks, id, keepRequests)
+	e.raise(NoBookmarks, Warning, at, func(f *Finding) {
+		f.Count++
+		how := fmt.Sprintf("stayed open %s", roundDur(open))
+		if atTimeout {
+			how = fmt.Sprintf("ran to its timeout (%s)", roundDur(open))
+		}
+		f.Title = fmt.Sprintf("no bookmark arrived on %d watch(es) that asked for them", f.Count)
+		f.Evidence = Evidence{
+			Text:     fmt.Sprintf("watch #%d asked for bookmarks (allowWatchBookmarks=true) and %s without one; the API server sends one about every minute", id, how),
+			Requests: slices.Clone(e.noBookmarks),
+		}
+		f.Cause = "without bookmarks the cursor moves only when an object changes; after a restart or a compaction a quiet resource's resourceVersion is too old, and every reconnect relists (410 Gone). The API server sends bookmarks from its watch cache: it is disabled (--watch-cache=false, or for this resource), or the server is old"
+		f.Action = "enable the API server's watch cache (--watch-cache, --watch-cache-sizes); until then expect a relist after each compaction"
+		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#watch-bookmarks"
+	})
+}
+
+func (e *Engine) flapping(at time.Time) {
+	lifetimes := make([]time.Duration, len(e.flaps))
+	var ids []int64
+	causes := map[string]int{}
+	errors := 0
+	for i, f := range e.flaps {
+		lifetimes[i] = f.lifetime
+		ids = appendLast(ids, f.id, keepRequests)
+		causes[f.cause]++
+	}
+	for _, f := range e.flaps {
+		if f.cause != string(reflector.EndClosed) {
+			errors++
+		}
+	}
+	sort.Slice(lifetimes, func(i, j int) bool { return lifetimes[i] < lifetimes[j] })
+	typical := lifetimes[len(lifetimes)/2]
+	common, commonN := "", 0
+	for c, k := range causes {
+		if k > commonN || (k == commonN && c < common) {
+			common, commonN = c, k
+		}
+	}
+	e.raise(WatchFlapping, Warning, at, func(f *Finding) {
+		f.Count = int64(len(e.flaps))
+		f.Title = fmt.Sprintf("%d watches ended early in %s (typically after %s)", len(e.flaps), roundDur(e.opts.FlapWindow), roundDur(typical))
+		f.Evidence = Evidence{
+			Text:     fmt.Sprintf("%d watches in the last %s ended in an error or within %s of starting, with no 410 Gone; typical lifetime %s; most common end: %s (%d)", len(e.flaps), roundDur(e.opts.FlapWindow), roundDur(e.opts.FlapLifetime), roundDur(typical), common, commonN),
+			Requests: ids,
+			Window:   window(e.flaps[0].at, at),
+			Facts:    map[string]string{"typicalLifetime": roundDur(typical), "errors": fmt.Sprint(errors)},
+		}
+		f.Cause = flapCause(typical, lifetimes, common)
+		f.Action = "find what cuts long-lived connections between this client and the API server: raise the idle timeout of the proxy or load balancer above the watch timeout (5-10 minutes), or check the API server's restarts and the network"
+		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes"
+	})
+}
+
+// flapCause reads the lifetimes and the common end: alike lifetimes are a
+// timer in between; GOAWAY and refused connections a server going away.
+func flapCause(typical time.Duration, lifetimes []time.Duration, common string) string {
+	lc := strings.ToLower(common)
+	switch {
+	case strings.Contains(lc, "goaway") || strings.Contains(lc, "connection refused") || strings.Contains(lc, "503"):
+		return "the API server went away under the watches (GOAWAY, refused connections, 503): restarts or a rolling update"
+	case alike(lifetimes):
+		return fmt.Sprintf("the watches live about %s each: something in between (a proxy, a load balancer, a NAT) cuts connections on an idle or maximum-lifetime timer", roundDur(typical))
+	}
+	return "watches are cut early: connection resets, a proxy or load balancer in between, or the network"
+}
+
+// alike says whether most lifetimes are within 25 % of the median.
+func alike(ls []time.Duration) bool {
+	if len(ls) == 0 {
+		return false
+	}
+	m := ls[len(ls)/2]
+	n := 0
+	for _, l := range ls {
+		if l >= m*3/4 && l <= m*5/4 {
+			n++
+		}
+	}
+	return n*4 >= len(ls)*3
+}
+
+// isThrottle says whether end is a 429 of the server's flow control (API
+// Priority and Fairness, or max-in-flight), not one of the 429s that say
+// something else: a watch cache still initializing after a restart, or the
+// observing proxy's answer for a server it could not reach.
+func isThrottle(end *reflector.RequestEnd) bool {
+	st := end.Status
+	if st == nil || st.Code != 429 {
+		return false
+	}
+	m := strings.ToLower(st.Message)
+	return !strings.Contains(m, "storage is (re)initializing") && !strings.Contains(m, "the server could not be reached")
+}
+
+func (e *Engine) throttled(at time.Time, r *reflector.RequestInfo, end *reflector.RequestEnd) {
+	e.throttles = appendLast(e.throttles, r.ID, keepRequests)
+	e.raise(Throttled, Warning, at, func(f *Finding) {
+		f.Count++
+		f.Title = fmt.Sprintf("the API server throttled %d request(s) (429 Too Many Requests)", f.Count)
+		facts := f.Evidence.Facts
+		if facts == nil {
+			facts = map[string]string{}
+		}
+		if d := end.Status.Details; d != nil && d.RetryAfterSeconds > 0 {
+			facts["retryAfter"] = roundDur(time.Duration(d.RetryAfterSeconds) * time.Second)
+		}
+		if t := end.Throttle; t != nil {
+			if t.RetryAfter > 0 {
+				facts["retryAfter"] = roundDur(t.RetryAfter)
+			}
+			if t.FlowSchemaUID != "" {
+				facts["flowSchema"] = e.name("flowschema", t.FlowSchemaUID)
+			}
+			if t.PriorityLevelUID != "" {
+				facts["priorityLevel"] = e.name("prioritylevelconfiguration", t.PriorityLevelUID)
+			}
+		}
+		text := fmt.Sprintf("%d request(s) answered 429; the last, #%d (%s), said: %s", f.Count, r.ID, strings.ToUpper(string(r.Verb)), end.Cause())
+		if fs, pl := facts["flowSchema"], facts["priorityLevel"]; fs != "" || pl != "" {
+			text += fmt.Sprintf("; API Priority and Fairness classified it as FlowSchema %s, PriorityLevel %s", orDash(fs), orDash(pl))
+		}
+		f.Evidence = Evidence{Text: text, Requests: slices.Clone(e.throttles), Facts: facts}
+		f.Cause = "API Priority and Fairness had no seat for the request in its priority level and its queues were full (or the level rejects): the client's requests, or others in the same level, exceed its share"
+		f.Action = "see which FlowSchema matches this client (kubectl get flowschemas) and give its PriorityLevel more shares (nominalConcurrencyShares) or queues; make fewer or lighter requests (metadata-only informers, selectors, a shared informer instead of many)"
+		f.Docs = "https://kubernetes.io/docs/concepts/cluster-administration/flow-control/"
+	})
+}
+
+func (e *Engine) name(kind, uid string) string {
+	if e.opts.Names != nil {
+		if n := e.opts.Names(kind, uid); n != "" {
+			return n + " (uid " + uid + ")"
+		}
+	}
+	return "uid " + uid
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// checkRelists reads the relist counter as notes move it: a relist begins
+// with its first page or event, which makes no note of its own.
+func (e *Engine) checkRelists(at time.Time, id int64) {
+	if e.counters == nil {
+		return
+	}
+	c := e.counters().Relists
+	for ; e.relistSeen < c; e.relistSeen++ {
+		e.relists = append(e.relists, at)
+		e.storms = appendLast(e.storms, id, keepRequests)
+	}
+	e.relists = slices.DeleteFunc(e.relists, func(t time.Time) bool { return at.Sub(t) > e.opts.StormWindow })
+	if len(e.relists) >= e.opts.StormRelists {
+		e.relistStorm(at)
+	}
+}
+
+func (e *Engine) relistStorm(at time.Time) {
+	n := len(e.relists)
+	var cause []string
+	atOnce, longDown := 0, 0
+	for _, g := range e.gones {
+		if at.Sub(g.at) > e.opts.StormWindow {
+			continue
+		}
+		if g.afterStart >= 0 && g.afterStart < 2*time.Second {
+			atOnce++
+		}
+		if g.downFor > 5*time.Minute {
+			longDown++
+		}
+	}
+	if atOnce > 0 {
+		cause = append(cause, fmt.Sprintf("%d 410 Gone came right after a reconnect: the resourceVersion the watch resumed from had been compacted away while it was down", atOnce))
+	}
+	if longDown > 0 {
+		cause = append(cause, fmt.Sprintf("%d time(s) the watch was down longer than the server keeps history (etcd compacts every 5 minutes by default)", longDown))
+	}
+	if e.counters != nil && e.counters().Bookmarks == 0 {
+		cause = append(cause, "no bookmark ever arrived, so a quiet resource's cursor falls behind compaction")
+	}
+	if len(cause) == 0 {
+		cause = append(cause, "each relist follows a 410 Gone, a too-large resourceVersion or a forced relist; see the requests")
+	}
+	e.raise(RelistStorm, Error, at, func(f *Finding) {
+		f.Count = int64(n)
+		f.Title = fmt.Sprintf("%d relists within %s", n, roundDur(e.opts.StormWindow))
+		f.Evidence = Evidence{
+			Text:     fmt.Sprintf("%d complete lists after the first within %s (the threshold is %d); each one lists every object again", n, roundDur(e.opts.StormWindow), e.opts.StormRelists),
+			Requests: slices.Clone(e.storms),
+			Window:   window(e.relists[0], at),
+		}
+		f.Cause = strings.Join(cause, "; ")
+		f.Action = "keep the watch's cursor fresh: ask for bookmarks (allowWatchBookmarks) and keep the API server's watch cache on; reconnect quickly after a cut; use the streaming list (WatchListClient) so a relist is served from the watch cache; check what restarts the API server or compacts etcd so often"
+		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#410-gone-responses"
+	})
+}
+
+func (e *Engine) applied(n reflector.Note) {
+	e.lastAlive = n.At
+	if e.watch != nil {
+		e.watch.applied++
+	}
+	res := n.Applied
+	if res == nil || !res.Outcome.UIDMismatch() {
+		return
+	}
+	o := Object{What: "replaced"}
+	if res.Outcome == store.StaleDelete {
+		o.What = "stale delete"
+	}
+	if res.Object != nil {
+		o.Namespace, o.Name, o.NewUID = res.Object.Namespace, res.Object.Name, res.Object.UID
+	}
+	if res.Previous != nil {
+		o.OldUID = res.Previous.UID
+	}
+	if len(e.uidObjects) < keepObjects {
+		e.uidObjects = append(e.uidObjects, o)
+	}
+	e.raise(UIDMismatch, Warning, n.At, func(f *Finding) {
+		f.Count++
+		f.Title = fmt.Sprintf("%d object(s) replaced under the same name between events", f.Count)
+		f.Evidence = Evidence{
+			Text:         fmt.Sprintf("%d watch event(s) carried another UID than the cached object of the same name; the last: %s (%s) in request #%d", f.Count, o, o.What, n.RequestID),
+			Requests:     appendLast(f.Evidence.Requests, n.RequestID, keepRequests),
+			Objects:      slices.Clone(e.uidObjects),
+			ObjectsTotal: int(f.Count),
+		}
+		f.Cause = "an object was deleted and recreated with the same name and the watch did not deliver the delete in between (or delivered an old instance's delete late): handlers keyed by name see one object where there were two"
+		f.Action = "key per-object state by UID as well as name, and treat an update whose UID changed as a delete and a create"
+		f.Docs = "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids"
+	})
+}
+
+func (e *Engine) decision(n reflector.Note) {
+	d := n.Decision
+	switch d.Reason {
+	case reflector.ReasonInitialList:
+		if !e.firstListed && e.listStart.IsZero() {
+			e.listStart = n.At
+		}
+	case reflector.ReasonListComplete:
+		e.checkRelists(n.At, n.RequestID)
+		if !e.firstListed {
+			e.firstListed = true
+			e.initialList(n, d)
+		}
+	case reflector.ReasonGone:
+		g := goneAt{at: n.At, id: n.RequestID, afterStart: -1}
+		if !e.lastAlive.IsZero() {
+			g.downFor = n.At.Sub(e.lastAlive)
+		}
+		if !e.lastWatchEnd.IsZero() && e.lastWatchQuiet {
+			g.afterStart = e.lastWatchLife
+		}
+		e.gones = append(e.gones, g)
+		if len(e.gones) > 100 {
+			e.gones = e.gones[1:]
+		}
+	case reflector.ReasonRelistDiff:
+		e.relistDiff(n, d)
+	case reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd:
+		e.refused = &refusal{at: n.At, id: n.RequestID, cause: d.Cause, stalled: d.Reason == reflector.ReasonInitialEventsEnd}
+		if d.Reason == reflector.ReasonInitialEventsEnd {
+			e.refused.cause = fmt.Sprintf("nothing for %s before the initial-events-end bookmark", roundDur(d.Wait))
+		}
+		e.watchListRefused(n.At, 0, 0, 0)
+	case reflector.ReasonRVBackwards:
+		e.backwards = appendLast(e.backwards, n.RequestID, keepRequests)
+		e.raise(RVBackwards, Error, n.At, func(f *Finding) {
+			f.Count++
+			f.Title = fmt.Sprintf("the resourceVersion went backwards %d time(s)", f.Count)
+			f.Evidence = Evidence{
+				Text:     fmt.Sprintf("request #%d delivered resourceVersion %s after the cursor had reached %s (the cursor was kept)", n.RequestID, d.ResourceVersion, d.Cursor),
+				Requests: slices.Clone(e.backwards),
+				Facts:    map[string]string{"resourceVersion": d.ResourceVersion, "cursor": d.Cursor},
+			}
+			f.Cause = "the events came from a source behind the one the cursor came from: an HA API server whose watch cache lags the others (the watch reconnected to another replica), or something in between (a caching proxy) serving old data"
+			f.Action = "check which API server replica served the request (its audit log, or a load balancer's session affinity); keep the client on one replica, or upgrade to a version with consistent reads from the watch cache"
+			f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions"
+		})
+	case reflector.ReasonGaveUp:
+		e.raise(GaveUp, Error, n.At, func(f *Finding) {
+			f.Count++
+			f.Title = fmt.Sprintf("gave up after %s without progress", roundDur(d.Wait))
+			f.Evidence = Evidence{Text: fmt.Sprintf("nothing arrived from the server for %s (--give-up-after); the last error: %s", roundDur(d.Wait), d.Cause),
+				Requests: []int64{n.RequestID}}
+			f.Cause = "the API server could not be reached or answered nothing useful for the whole time: it is down, the network or a proxy drops the requests, or credentials expired"
+			f.Action = "check the API server's health (kubectl get --raw /readyz) and the connection to it; raise --give-up-after to wait longer"
+		})
+	}
+}
+
+// initialList checks the first list's size and time, and completes a
+// streaming-list refusal's evidence with what the LIST cost.
+func (e *Engine) initialList(n reflector.Note, d *reflector.Decision) {
+	took := time.Duration(0)
+	if !e.listStart.IsZero() {
+		took = n.At.Sub(e.listStart)
+	}
+	bytes := e.listBytes
+	if e.refused != nil {
+		e.watchListRefused(n.At, d.Objects, bytes, took)
+	}
+	var over []string
+	if bytes > e.opts.LargeListBytes {
+		over = append(over, fmt.Sprintf("%s over %s", mib(bytes), mib(e.opts.LargeListBytes)))
+	}
+	if d.Objects > e.opts.LargeListObjects {
+		over = append(over, fmt.Sprintf("%d objects over %d", d.Objects, e.opts.LargeListObjects))
+	}
+	if took > e.opts.LargeListTime {
+		over = append(over, fmt.Sprintf("%s over %s", roundDur(took), roundDur(e.opts.LargeListTime)))
+	}
+	if len(over) == 0 {
+		return
+	}
+	e.raise(LargeInitialList, Warning, n.At, func(f *Finding) {
+		f.Count = 1
+		f.Title = fmt.Sprintf("the initial list is large: %d objects, %s, %s", d.Objects, mibOrUnknown(bytes), roundDur(took))
+		f.Evidence = Evidence{
+			Text:     "the first complete list was " + strings.Join(over, ", "),
+			Requests: slices.Clone(e.listReqs),
+			Window:   window(e.listStart, n.At),
+			Facts:    map[string]string{"objects": fmt.Sprint(d.Objects), "bytes": fmt.Sprint(bytes), "seconds": fmt.Sprintf("%.1f", took.Seconds())},
+		}
+		f.Cause = "every informer of this resource starts with this list, holds it all in memory while it syncs, and lists it again after each 410 Gone"
+		f.Action = "cut what is listed: a metadata-only informer (--metadata-only) when the spec is not needed, protobuf (--wire protobuf), label or field selectors, or a namespace; `kubectl watchcache cost` measures what each would save"
+		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks"
+	})
+}
+
+func (e *Engine) watchListRefused(at time.Time, objects int, bytes int64, took time.Duration) {
+	r := e.refused
+	sev := Info
+	if e.opts.StreamAsked {
+		sev = Warning
+	}
+	e.raise(WatchListUnsupported, sev, at, func(f *Finding) {
+		f.Count = 1
+		f.Title = "the streaming list was refused: the list fell back to LIST"
+		text := fmt.Sprintf("request #%d asked for a streaming list (sendInitialEvents=true) and the server answered: %s", r.id, r.cause)
+		if r.stalled {
+			text = fmt.Sprintf("request #%d, a streaming list, stalled: %s", r.id, r.cause)
+		}
+		facts := map[string]string{"answer": r.cause}
+		if objects > 0 || bytes > 0 || took > 0 {
+			text += fmt.Sprintf("; the LIST that replaced it brought %d objects", objects)
+			if bytes > 0 {
+				text += ", " + mib(bytes)
+				facts["listBytes"] = fmt.Sprint(bytes)
+			}
+			text += " in " + roundDur(took)
+			facts["listSeconds"] = fmt.Sprintf("%.1f", took.Seconds())
+			facts["listObjects"] = fmt.Sprint(objects)
+		}
+		f.Evidence = Evidence{Text: text, Requests: slices.Clone(e.listReqs), Facts: facts}
+		f.Cause = "the API server does not serve the streaming list here: its WatchList feature is off, the server is older than 1.32, or its watch cache is off for this resource. client-go's WatchListClient falls back to LIST the same way, silently (one V(4) log line), so every (re)list costs a full LIST from etcd"
+		f.Action = "enable the WatchList feature on the API server (on by default since 1.34 with the watch cache), or list with --initial-list=list and accept the LIST's memory peak"
+		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists"
+	})
+}
+
+func (e *Engine) relistDiff(n reflector.Note, d *reflector.Decision) {
+	diff := d.Diff
+	if diff == nil || len(diff.Deleted)+len(diff.Recreated) == 0 {
+		return
+	}
+	for _, de := range diff.Deleted {
+		e.addMissed(Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "deleted", OldUID: de.OldUID})
+	}
+	for _, de := range diff.Recreated {
+		e.addMissed(Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "recreated", OldUID: de.OldUID, NewUID: de.NewUID})
+	}
+	if w := window(e.lastAlive, n.At); w != nil {
+		e.missedWindow = w
+	}
+	e.missedReqs = appendLast(e.missedReqs, n.RequestID, keepRequests)
+	deleted, recreated := len(diff.Deleted), len(diff.Recreated)
+	e.raise(MissedDeletes, Warning, n.At, func(f *Finding) {
+		f.Count += int64(deleted + recreated)
+		f.Title = fmt.Sprintf("%d delete(s) never reached the watch", f.Count)
+		text := fmt.Sprintf("the relist at resourceVersion %s found %d object(s) deleted and %d recreated under the same name with another UID that the watch never reported", diff.ResourceVersion, deleted, recreated)
+		if w := e.missedWindow; w != nil {
+			text += fmt.Sprintf("; the watch was down for %s, from its last event to the relist", roundSeconds(w.Seconds))
+		}
+		if f.Count > int64(deleted+recreated) {
+			text += fmt.Sprintf(" (%d in all, over every relist)", f.Count)
+		}
+		f.Evidence = Evidence{Text: text, Requests: slices.Clone(e.missedReqs), Objects: slices.Clone(e.missed), ObjectsTotal: e.missedTotal, Window: e.missedWindow}
+		f.Cause = "history was gone when the watch came back (410 Gone after a compaction, a restart, a long disconnect), so the deletes were never sent; the relist found them by comparing lists. A client-go informer hands such objects to OnDelete as cache.DeletedFinalStateUnknown, with the last state it knew, and a handler that expects the object itself misses them"
+		f.Action = "handle cache.DeletedFinalStateUnknown in every OnDelete handler; make cleanup level-based (reconcile what exists) rather than edge-triggered on delete events; use finalizers for cleanup that must run"
+		f.Docs = "https://pkg.go.dev/k8s.io/client-go/tools/cache#DeletedFinalStateUnknown"
+	})
+}
+
+func (e *Engine) addMissed(o Object) {
+	e.missedTotal++
+	if len(e.missed) < keepObjects {
+		e.missed = append(e.missed, o)
+	}
+}
+
+func (e *Engine) audit(n reflector.Note) {
+	a := n.Audit
+	if a == nil || !a.Drift() {
+		return
+	}
+	var objs []Object
+	add := func(list []store.DiffEntry, what string) {
+		for _, d := range list {
+			if len(objs) < keepObjects {
+				objs = append(objs, Object{Namespace: d.Ref.Namespace, Name: d.Ref.Name, What: what, OldUID: d.OldUID, NewUID: d.NewUID})
+			}
+		}
+	}
+	add(a.Missing, "missing")
+	add(a.Extra, "extra")
+	add(a.Different, "different")
+	total := len(a.Missing) + len(a.Extra) + len(a.Different)
+	e.raise(CacheDrift, Error, n.At, func(f *Finding) {
+		f.Count++
+		f.Title = fmt.Sprintf("the cache differs from a fresh list: %d missing, %d extra, %d different", len(a.Missing), len(a.Extra), len(a.Different))
+		f.Evidence = Evidence{Text: a.String(), Objects: objs, ObjectsTotal: total, Requests: []int64{n.RequestID},
+			Facts: map[string]string{"listed": fmt.Sprint(a.Listed), "cached": fmt.Sprint(a.Cached), "resourceVersion": a.ResourceVersion}}
+		f.Cause = "the watch's view and the server's disagree: events were lost or applied out of order, or objects changed between the list and the watch; a cache that drifts serves wrong answers until the next relist"
+		f.Action = "relist (r on the dashboard) and audit again; if it drifts again, record a trace (--trace) and look at the events of the objects named here"
+	})
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func mib(b int64) string {
+	if b < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(b)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}
+
+func mibOrUnknown(b int64) string {
+	if b <= 0 {
+		return "size unknown"
+	}
+	return mib(b)
+}
