@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -159,6 +160,7 @@ type Subject struct {
 
 	mu           sync.Mutex
 	stats        func() reflector.Stats
+	findings     func() []findings.Finding
 	lastEval     time.Time
 	values       []int64
 	tripped      []bool
@@ -173,6 +175,14 @@ func (r *Subject) Name() string { return r.name }
 func (r *Subject) Attach(stats func() reflector.Stats) {
 	r.mu.Lock()
 	r.stats = stats
+	r.mu.Unlock()
+}
+
+// AttachFindings gives the resource its findings (Engine.List), for the
+// measures findings and finding:ID.
+func (r *Subject) AttachFindings(list func() []findings.Finding) {
+	r.mu.Lock()
+	r.findings = list
 	r.mu.Unlock()
 }
 
@@ -204,12 +214,22 @@ func (r *Subject) ClockAdvanced(now time.Time) {
 // Evaluate computes the measures at now and trips the rules they break.
 func (r *Subject) Evaluate(now time.Time) {
 	r.mu.Lock()
-	stats := r.stats
+	stats, list := r.stats, r.findings
 	r.mu.Unlock()
 	if stats == nil {
 		return
 	}
 	v := Values(stats(), now, r.missed.Load(), r.missedDeletes.Load())
+	var fs []findings.Finding
+	if list != nil {
+		fs = list()
+	}
+	v[Findings] = int64(findings.CountAtLeast(fs, findings.Warning))
+	for _, f := range fs {
+		if !f.Ignored {
+			v[FindingMeasure(f.ID)] = f.Count
+		}
+	}
 	var trips []Trip
 	r.mu.Lock()
 	r.lastEval = now
@@ -238,7 +258,7 @@ func (r *Subject) Statuses() []Status {
 	return out
 }
 
-// Values are every measure of one resource at now: counts from st's
+// Values are every measure of one resource at now but the findings': counts from st's
 // counters, ages from its times, and what relist diffs found missed (which
 // only notes tell: see Resource.Note).
 func Values(st reflector.Stats, now time.Time, missed, missedDeletes int64) map[Measure]int64 {

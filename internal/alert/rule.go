@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 )
 
 // Measure names a value a rule compares.
@@ -54,17 +56,36 @@ const (
 	// Sync is the time to the first complete list; while the first list is
 	// not complete, the time waited so far, so sync>30s trips while it waits.
 	Sync Measure = "sync"
+	// Findings counts the findings of severity warning or worse that are
+	// not ignored (--ignore-finding).
+	Findings Measure = "findings"
 )
+
+// FindingPrefix starts a measure of one finding, "finding:ID": its count
+// (Finding.Count) once raised, 0 before and while ignored.
+const FindingPrefix = "finding:"
+
+// FindingMeasure is the measure of the finding id: "finding:missed-deletes".
+func FindingMeasure(id findings.ID) Measure { return Measure(FindingPrefix + string(id)) }
+
+// Finding is the finding a "finding:ID" measure counts, and whether m is one.
+func (m Measure) Finding() (findings.ID, bool) {
+	id, ok := strings.CutPrefix(string(m), FindingPrefix)
+	return findings.ID(id), ok
+}
 
 // Measures returns every measure, in the order help and errors show them.
 func Measures() []Measure {
-	return []Measure{Relists, Gone, TooLarge, UIDMismatches, Duplicates, RVBackwards, Backoffs, WatchErrors, Missed, MissedDeletes, BookmarkAge, NoProgress, Sync}
+	return []Measure{Relists, Gone, TooLarge, UIDMismatches, Duplicates, RVBackwards, Backoffs, WatchErrors, Missed, MissedDeletes, BookmarkAge, NoProgress, Sync, Findings}
 }
 
 // IsDuration reports whether m is an age (compared with a duration) rather than a count.
 func (m Measure) IsDuration() bool { return m == BookmarkAge || m == NoProgress || m == Sync }
 
 func (m Measure) known() bool {
+	if id, ok := m.Finding(); ok {
+		return findings.Known(id)
+	}
 	for _, k := range Measures() {
 		if k == m {
 			return true
@@ -134,7 +155,7 @@ func MeasureList() string {
 	for i, m := range ms {
 		names[i] = string(m)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(names, ", ") + ", finding:ID (IDs: " + findings.IDList() + ")"
 }
 
 // Parse reads one rule, "<measure><op><value>": a measure from Measures, >
@@ -162,6 +183,9 @@ func Parse(s string) (Rule, error) {
 	}
 	if r.Measure == "" {
 		return Rule{}, errors.New("no measure before the comparison")
+	}
+	if id, ok := r.Measure.Finding(); ok && !findings.Known(id) {
+		return Rule{}, fmt.Errorf("unknown finding %q", id)
 	}
 	if !r.Measure.known() {
 		return Rule{}, fmt.Errorf("unknown measure %q", r.Measure)

@@ -16,6 +16,8 @@ type DisplayOptions struct {
 	NoTUI   bool
 	Output  string
 	Summary bool
+	// Findings are the findings flags, which every such command takes.
+	Findings FindingOptions
 }
 
 func (d *DisplayOptions) addFlags(cmd *cobra.Command) {
@@ -23,18 +25,20 @@ func (d *DisplayOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&d.Output, "output", "o", "text", "Line output format: text or json")
 	cmd.Flags().BoolVar(&d.Summary, "summary", false, "Print the summary at exit (JSON with -o json)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	d.Findings.addFlags(cmd)
 }
 
 func (d *DisplayOptions) validate() error {
 	if d.Output != "text" && d.Output != "json" {
 		return usageErrorf("invalid output format %q: want text or json", d.Output)
 	}
-	return nil
+	return d.Findings.validate()
 }
 
 // outputs are the options of a run's outputs: where its notes go.
 func (d *DisplayOptions) outputs(streams genericiooptions.IOStreams, useTUI bool) outputs.Options {
-	return outputs.Options{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Dashboard: useTUI, JSON: d.Output == "json", Summary: d.Summary}
+	return outputs.Options{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Dashboard: useTUI, JSON: d.Output == "json", Summary: d.Summary,
+		Findings: d.Findings.options()}
 }
 
 // isTerminal reports whether w is a terminal.

@@ -83,7 +83,8 @@ func TestFailOnWarnPrintsTheAlertAndTheRunGoesOn(t *testing.T) {
 }
 
 func TestBadRulesAreUsageErrorsThatListTheMeasures(t *testing.T) {
-	measures := "; measures: relists, gone, too-large, uid-mismatches, duplicates, rv-backwards, backoffs, watch-errors, missed, missed-deletes, bookmark-age, no-progress, sync"
+	measures := "; measures: relists, gone, too-large, uid-mismatches, duplicates, rv-backwards, backoffs, watch-errors, missed, missed-deletes, bookmark-age, no-progress, sync, findings, finding:ID (IDs: " +
+		"missed-deletes, relist-storm, no-bookmarks, watch-list-unsupported, large-initial-list, throttled, resource-version-backwards, cache-drift, watch-flapping, uid-mismatch, gave-up)"
 	cases := []struct{ rule, want string }{
 		{"x", `error: invalid --fail-on "x": no comparison: want MEASURE>VALUE such as relists>0 or bookmark-age>3m` + measures},
 		{"relist>0", `error: invalid --fail-on "relist>0": unknown measure "relist"` + measures},
@@ -92,6 +93,7 @@ func TestBadRulesAreUsageErrorsThatListTheMeasures(t *testing.T) {
 		{">3", `error: invalid --fail-on ">3": no measure before the comparison` + measures},
 		{"relists>1.5", `error: invalid --fail-on "relists>1.5": relists takes a count (0 or more), not "1.5"` + measures},
 		{"sync>30", `error: invalid --fail-on "sync>30": sync takes a duration such as 30s, 3m or 1h, not "30"` + measures},
+		{"finding:missed-delete>0", `error: invalid --fail-on "finding:missed-delete>0": unknown finding "missed-delete"` + measures},
 	}
 	for _, tc := range cases {
 		for _, args := range [][]string{{"pods"}, {"replay", bundled + "steady.jsonl"}} {

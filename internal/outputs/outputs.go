@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
@@ -54,6 +55,8 @@ type Options struct {
 	Rest               *rest.Config
 	// Now is the observed streams' clock (the replay's, in a replay).
 	Now func() time.Time
+	// Findings tune every findings engine of the run (thresholds, ignored ids).
+	Findings findings.Options
 }
 
 // MonitorOptions are the Prometheus metrics and the --fail-on rules of a run.
@@ -154,6 +157,9 @@ func (x *Outputs) Rewindable() bool { return x.metrics == nil && x.rules == nil 
 func (x *Outputs) Attach(sess *session.Session) error {
 	x.sess = sess
 	x.notes = nil
+	for _, r := range sess.Resources {
+		r.Findings.Configure(x.opts.Findings)
+	}
 	if x.opts.Dashboard {
 		for _, r := range sess.Resources {
 			b := tui.NewNoteBuffer(tui.DefaultNoteBuffer)
@@ -185,6 +191,7 @@ func (x *Outputs) Attach(sess *session.Session) error {
 			sub := x.rules.Add(Describe(t))
 			r.OnNote(sub.Note)
 			sub.Attach(r.Reflector.Stats)
+			sub.AttachFindings(r.Findings.List)
 			if sess.Replay != nil {
 				sess.Replay.OnClockAdvance(sub.ClockAdvanced)
 			}
@@ -491,6 +498,7 @@ func StreamName(s *observed.Stream) string {
 // observed.NewReplay's onStream); it runs before the stream is fed.
 func (x *Outputs) OnStream(s *observed.Stream) {
 	name := StreamName(s)
+	s.Findings().Configure(x.opts.Findings)
 	var notes *tui.NoteBuffer
 	if x.lines != nil {
 		s.OnNote(x.lines.For(name))
@@ -545,6 +553,14 @@ func (x *Outputs) fail(err error) {
 	x.mu.Unlock()
 }
 
+// StreamSummary says whose reflector an observed stream is and what it
+// asked for (the summary's `stream`).
+func StreamSummary(s *observed.Stream) *summary.StreamSummary {
+	return &summary.StreamSummary{ID: s.ID, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
+		UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
+		MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
+}
+
 // WriteStreamSummaries prints each observed stream's summary at now (when
 // asked), as the watch command does.
 func (x *Outputs) WriteStreamSummaries(streams []*observed.Stream, now func() time.Time) error {
@@ -555,9 +571,7 @@ func (x *Outputs) WriteStreamSummaries(streams []*observed.Stream, now func() ti
 	for _, s := range streams {
 		sum := summary.New(s.Target.Resource, s.Stats(), s.Store(), now())
 		sum.Findings = s.Findings().List()
-		sum.Stream = &summary.StreamSummary{ID: s.ID, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
-			UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
-			MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
+		sum.Stream = StreamSummary(s)
 		sums = append(sums, sum)
 	}
 	if len(sums) == 0 {

@@ -153,23 +153,20 @@ type refusal struct {
 // New returns an engine with opts; counters reads the reflector's counters
 // (Reflector.Counters, Stream.Counters) when a note moved them.
 func New(opts Options, counters func() reflector.Counters) *Engine {
-	e := &Engine{counters: counters, found: map[ID]*Finding{}}
+	e := &Engine{counters: counters, found: map[ID]*Finding{}, opts: opts}
 	e.Configure(opts)
 	return e
 }
 
-// Configure replaces the options; call it before the first note.
+// Configure sets the user's tuning (thresholds, Ignore, Names); call it
+// before the first note. The engine keeps the Resource, Client and
+// StreamAsked it was made with.
 func (e *Engine) Configure(opts Options) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	keep := e.opts
 	e.opts = opts.withDefaults()
-	if e.opts.Resource == "" {
-		e.opts.Resource = keep.Resource
-	}
-	if e.opts.Client == "" {
-		e.opts.Client = keep.Client
-	}
+	e.opts.Resource, e.opts.Client, e.opts.StreamAsked = keep.Resource, keep.Client, keep.StreamAsked
 	e.ignore = map[ID]bool{}
 	for _, id := range opts.Ignore {
 		e.ignore[id] = true

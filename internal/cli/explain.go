@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+// ExplainOptions are the flags of "kubectl watchcache explain TRACE".
+type ExplainOptions struct {
+	genericiooptions.IOStreams
+	Output   string
+	Findings FindingOptions
+
+	path string
+}
+
+// NewExplainOptions returns the defaults.
+func NewExplainOptions(streams genericiooptions.IOStreams) *ExplainOptions {
+	return &ExplainOptions{IOStreams: streams, Output: "text"}
+}
+
+func newExplainCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewExplainOptions(streams)
+	cmd := &cobra.Command{
+		Use:   "explain TRACE [-o json]",
+		Short: "Say what went wrong in a recorded trace: its findings, with evidence, cause and what to do",
+		Long: "Replay a trace recorded with --trace (or by kubectl watchcache proxy) as fast as it goes, through the\n" +
+			"same reflector, and print the findings it raises: missed deletes, relist storms, missing bookmarks,\n" +
+			"a refused streaming list, a large initial list, throttling, a resourceVersion going backwards, cache\n" +
+			"drift, flapping watches, UID mismatches, giving up. Each with its evidence (request ids, objects,\n" +
+			"times), its cause, and what to do.\n\n" +
+			"With -o json it prints one object, {\"resources\": [{\"resource\", \"stream\" (observed traces only),\n" +
+			"\"findings\": [...]}]}, the findings in the form of --summary's. To fail a CI job on findings, replay\n" +
+			"with a rule: kubectl watchcache replay TRACE --speed 0 --no-tui --fail-on 'findings>0' (exit 3).",
+		Example:           "  kubectl watchcache explain out.jsonl\n  kubectl watchcache explain out.jsonl.gz -o json | jq '.resources[].findings[].id'",
+		ValidArgsFunction: completeTraceFiles,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	o.Findings.addFlags(cmd)
+	return cmd
+}
+
+// Complete takes the trace path.
+func (o *ExplainOptions) Complete(args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("explain takes one trace file, got %d arguments", len(args))
+	}
+	o.path = args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *ExplainOptions) Validate() error {
+	if o.Output != "text" && o.Output != "json" {
+		return usageErrorf("invalid output format %q: want text or json", o.Output)
+	}
+	return o.Findings.validate()
+}
+
+// Explained is one resource's (or observed stream's) findings, as
+// `explain -o json` prints them.
+type Explained struct {
+	Resource string                 `json:"resource"`
+	Stream   *summary.StreamSummary `json:"stream,omitempty"`
+	Findings []findings.Finding     `json:"findings"`
+}
+
+// Run replays the trace and prints its findings.
+func (o *ExplainOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if _, err := os.Stat(o.path); err != nil {
+		return fmt.Errorf("cannot read %s: %w", o.path, errors.Unwrap(err))
+	}
+	rd, err := trace.Open(o.path)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	var out []Explained
+	if rd.Header().Observed {
+		out, err = explainObserved(ctx, rd, o.Findings.options())
+	} else {
+		out, err = explainReflectors(ctx, rd, o.Findings.options(), func(w string) { fmt.Fprintf(o.ErrOut, "warning: %s\n", w) })
+	}
+	if err != nil {
+		return err
+	}
+	if o.Output == "json" {
+		if err := json.NewEncoder(o.Out).Encode(struct {
+			Resources []Explained `json:"resources"`
+		}{out}); err != nil {
+			return fmt.Errorf("writing the findings: %w", err)
+		}
+		return nil
+	}
+	return writeExplained(o.Out, out)
+}
+
+// explainReflectors replays a trace of our reflector as `replay --speed 0` does.
+func explainReflectors(ctx context.Context, rd *trace.Reader, opts findings.Options, warn func(string)) ([]Explained, error) {
+	sess, err := session.NewReplayOf(rd, 0)
+	if err != nil {
+		return nil, fmt.Errorf("replaying the trace: %w", err)
+	}
+	for _, r := range sess.Resources {
+		r.Findings.Configure(opts)
+	}
+	if err := sess.Run(ctx); err != nil {
+		var lineErr *trace.LineError
+		var div *trace.Divergence
+		if errors.As(err, &lineErr) || errors.As(err, &div) {
+			return nil, err
+		}
+		// A reflector that stopped on an error stops so in the replay too;
+		// its findings (gave-up, say) are what explain is for.
+	}
+	for _, w := range sess.Replay.Warnings() {
+		warn(w)
+	}
+	if _, total := sess.Replay.Differences(0); total > 0 {
+		warn(fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where): its findings are the replay's", places(total)))
+	}
+	if sess.Replay.EndedEarly() {
+		warn("the recording ends early (its run was killed, or the file cut, before it recorded its stop); its findings are those up to there")
+	}
+	out := make([]Explained, len(sess.Resources))
+	for i, r := range sess.Resources {
+		out[i] = Explained{Resource: r.Name(), Findings: r.Findings.List()}
+	}
+	return out, nil
+}
+
+// explainObserved replays a proxy's trace: each stream rebuilt from its client's traffic.
+func explainObserved(ctx context.Context, rd *trace.Reader, opts findings.Options) ([]Explained, error) {
+	rp, err := observed.NewReplay(rd, 0, func(s *observed.Stream) { s.Findings().Configure(opts) })
+	if err != nil {
+		return nil, fmt.Errorf("replaying the trace: %w", err)
+	}
+	if err := rp.Run(ctx); err != nil {
+		return nil, err
+	}
+	var out []Explained
+	for _, s := range rp.Streams() {
+		out = append(out, Explained{Resource: s.Target.Resource.String(), Stream: outputs.StreamSummary(s), Findings: s.Findings().List()})
+	}
+	return out, nil
+}
+
+// writeExplained prints the findings for people.
+func writeExplained(w io.Writer, all []Explained) error {
+	var b strings.Builder
+	for i, e := range all {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		name := e.Resource
+		if st := e.Stream; st != nil {
+			name = fmt.Sprintf("%s, stream #%d of %s (%s)", name, st.ID, st.RemoteAddr, st.UserAgent)
+		}
+		if len(e.Findings) == 0 {
+			fmt.Fprintf(&b, "%s: no findings\n", name)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %d finding(s)\n", name, len(e.Findings))
+		for _, f := range e.Findings {
+			b.WriteString(f.Detail())
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing the findings: %w", err)
+	}
+	return nil
+}

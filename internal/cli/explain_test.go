@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+)
+
+// The demo trace's relist found 3 deletes and 1 recreate that its watch
+// missed while the API server restarted (see testdata/traces).
+func TestExplainSaysWhatTheDemoMissedAndReplayAgrees(t *testing.T) {
+	code, out, stderr := run(t, "explain", bundled+"demo.jsonl", "-o", "json")
+	if code != 0 {
+		t.Fatalf("explain: exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Resources []Explained `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("explain -o json is not one object: %v\n%s", err, out)
+	}
+	if len(got.Resources) != 1 || len(got.Resources[0].Findings) != 1 {
+		t.Fatalf("want one resource with one finding, got %+v", got)
+	}
+	f := got.Resources[0].Findings[0]
+	if f.ID != findings.MissedDeletes || f.Severity != findings.Warning || f.Count != 4 || f.Evidence.ObjectsTotal != 4 || f.Cause == "" || f.Action == "" {
+		t.Fatalf("want missed-deletes counting 4 objects with cause and action, got %+v", f)
+	}
+	// The summary of a replay carries the same finding, and a rule on it exits 3.
+	code, out, stderr = run(t, "replay", bundled+"demo.jsonl", "--speed", "0", "--no-tui", "--summary", "-o", "json", "--fail-on", "finding:missed-deletes>0")
+	if code != ExitAlert {
+		t.Fatalf("replay --fail-on finding:missed-deletes>0: exit %d, want %d: %s", code, ExitAlert, stderr)
+	}
+	sums, err := summary.Decode([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums[0].Findings) != 1 || sums[0].Findings[0].ID != f.ID || sums[0].Findings[0].Count != f.Count {
+		t.Fatalf("the replay's summary disagrees with explain: %+v", sums[0].Findings)
+	}
+	// The FINDING line comes right after the relist diff that raised it.
+	if i, j := strings.Index(out, `"reason":"relist-diff"`), strings.Index(out, `"type":"finding"`); i < 0 || j < i {
+		t.Fatalf("the finding line should follow the relist diff:\n%s", out)
+	}
+}
+
+func TestIgnoredFindingsStayInTheSummaryAndTripNoRule(t *testing.T) {
+	code, out, stderr := run(t, "replay", bundled+"demo.jsonl", "--speed", "0", "--no-tui", "--summary", "-o", "json",
+		"--ignore-finding", "missed-deletes", "--fail-on", "findings>0")
+	if code != 0 {
+		t.Fatalf("an ignored finding tripped findings>0: exit %d: %s", code, stderr)
+	}
+	sums, err := summary.Decode([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := sums[0].Findings; len(fs) != 1 || !fs[0].Ignored {
+		t.Fatalf("want the ignored finding kept and marked, got %+v", fs)
+	}
+}
+
+func TestExplainBadInput(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"explain"}, ExitUsage, "error: explain takes one trace file, got 0 arguments"},
+		{[]string{"explain", "/nonexistent.jsonl"}, 1, "error: cannot read /nonexistent.jsonl: no such file or directory"},
+		{[]string{"explain", bundled + "demo.jsonl", "-o", "yaml"}, ExitUsage, `error: invalid output format "yaml": want text or json`},
+		{[]string{"explain", bundled + "demo.jsonl", "--ignore-finding", "missed"}, ExitUsage, `error: unknown finding "missed" in --ignore-finding`},
+		{[]string{"explain", bundled + "demo.jsonl", "--relist-storm", "3"}, ExitUsage, `error: invalid --relist-storm "3": want COUNT/DURATION`},
+		{[]string{"explain", empty}, 1, "error: "},
+	}
+	for _, tc := range cases {
+		code, _, stderr := run(t, tc.args...)
+		if code != tc.code || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("%v: got %d %q, want %d %q…", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package findings
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// feed builds notes as a reflector's ledger would, on a clock the test moves.
+type feed struct {
+	t        *testing.T
+	e        *Engine
+	now      time.Time
+	seq      uint64
+	id       int64
+	counters reflector.Counters
+	raised   []Finding
+}
+
+func newFeed(t *testing.T, opts Options) *feed {
+	f := &feed{t: t, now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	f.e = New(opts, func() reflector.Counters { return f.counters })
+	f.e.OnRaise(func(x Finding) { f.raised = append(f.raised, x) })
+	return f
+}
+
+func (f *feed) note(n reflector.Note) {
+	f.seq++
+	n.Seq, n.At = f.seq, f.now
+	if n.RequestID == 0 {
+		n.RequestID = f.id
+	}
+	f.e.Observe(n)
+}
+
+func (f *feed) advance(d time.Duration) { f.now = f.now.Add(d) }
+
+// request runs one request of d with events, ended by end (nil: closed).
+func (f *feed) request(verb reflector.Verb, opts reflector.RequestOptions, d time.Duration, events int, end *reflector.RequestEnd, during func()) {
+	f.id++
+	info := reflector.RequestInfo{ID: f.id, Verb: verb, Opts: opts, Started: f.now}
+	started := info
+	f.note(reflector.Note{Kind: reflector.NoteRequestStarted, Request: &started})
+	if during != nil {
+		during()
+	}
+	f.advance(d)
+	if end == nil {
+		end = &reflector.RequestEnd{Reason: reflector.EndClosed}
+	}
+	info.Duration, info.Events, info.End = d, events, end
+	f.note(reflector.Note{Kind: reflector.NoteRequestEnded, Request: &info})
+}
+
+func (f *feed) decide(d reflector.Decision) {
+	f.note(reflector.Note{Kind: reflector.NoteDecision, Decision: &d})
+}
+
+func (f *feed) has(id ID) bool {
+	_, ok := f.e.Get(id)
+	return ok
+}
+
+var bookmarked = reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true, TimeoutSeconds: 600}
+
+func TestNoBookmarksNeedsAWatchOpenPastTheInterval(t *testing.T) {
+	f := newFeed(t, Options{})
+	// 70 s without a bookmark, then a bookmark on the next watch: quiet.
+	f.request(reflector.VerbWatch, bookmarked, 70*time.Second, 0, &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("unexpected EOF")}, nil)
+	f.request(reflector.VerbWatch, bookmarked, 5*time.Minute, 5, nil, func() {
+		f.advance(60 * time.Second)
+		f.counters.Bookmarks++
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+	})
+	if f.has(NoBookmarks) {
+		t.Fatalf("no-bookmarks raised on watches that got a bookmark or ended before 75s: %+v", f.e.List())
+	}
+	// A watch that did not ask for bookmarks is no evidence.
+	f.request(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10", TimeoutSeconds: 600}, 9*time.Minute, 0, nil, nil)
+	if f.has(NoBookmarks) {
+		t.Fatal("no-bookmarks raised on a watch that did not ask for them")
+	}
+	// Open 80 s with one: raised while it is open, at the first note past 75 s.
+	f.request(reflector.VerbWatch, bookmarked, 5*time.Minute, 1, nil, func() {
+		f.advance(80 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		if !f.has(NoBookmarks) {
+			t.Fatal("no-bookmarks not raised on a watch open 80s without one")
+		}
+	})
+	got, _ := f.e.Get(NoBookmarks)
+	if got.Count != 1 || got.Severity != Warning || len(f.raised) != 1 {
+		t.Fatalf("want one raise counting one watch, got count %d, raised %d: %+v", got.Count, len(f.raised), got)
+	}
+}
+
+func TestRelistStormNeedsThreeRelistsInTheWindow(t *testing.T) {
+	f := newFeed(t, Options{})
+	relist := func() {
+		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
+		f.counters.Lists++
+		f.counters.Relists++
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	}
+	relist()
+	f.advance(6 * time.Minute)
+	relist()
+	f.advance(6 * time.Minute) // the first is out of the window now
+	relist()
+	if f.has(RelistStorm) {
+		t.Fatal("relist-storm raised on 2 relists within 10 minutes")
+	}
+	f.advance(time.Minute)
+	relist()
+	got, ok := f.e.Get(RelistStorm)
+	if !ok || got.Count != 3 || got.Severity != Error {
+		t.Fatalf("want relist-storm with 3 relists, got %v %+v", ok, got)
+	}
+	if got.Evidence.Window == nil || got.Evidence.Window.Seconds < 7*60 {
+		t.Fatalf("the window should span the three relists: %+v", got.Evidence.Window)
+	}
+}
+
+func TestFlappingCountsOnlyWatchesThatWereOpen(t *testing.T) {
+	f := newFeed(t, Options{})
+	refused := &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New(`Get "https://127.0.0.1:6443/api/v1/configmaps?watch=true": dial tcp 127.0.0.1:6443: connect: connection refused`)}
+	unavailable := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 503, Message: "unavailable"}}
+	short := reflector.RequestOptions{ResourceVersion: "10", TimeoutSeconds: 2}
+	for range 6 {
+		f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, refused, nil)
+		f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, unavailable, nil)
+		f.request(reflector.VerbWatch, short, 2*time.Second, 0, nil, nil) // ran to the timeout it asked for
+		f.advance(10 * time.Second)
+	}
+	if f.has(WatchFlapping) {
+		t.Fatalf("watch-flapping raised on refused connections, error answers and short timeouts: %+v", f.e.List())
+	}
+	cut := &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("reading watch stream: unexpected EOF")}
+	for i := range 5 {
+		f.request(reflector.VerbWatch, bookmarked, 2*time.Second, 0, cut, nil)
+		if i < 4 && f.has(WatchFlapping) {
+			t.Fatalf("watch-flapping raised after %d cuts", i+1)
+		}
+	}
+	got, ok := f.e.Get(WatchFlapping)
+	if !ok || got.Count != 5 || got.Evidence.Facts["typicalLifetime"] != "2s" {
+		t.Fatalf("want watch-flapping over 5 watches of 2s, got %v %+v", ok, got)
+	}
+}
+
+func TestIgnoredFindingsAreKeptAndMarked(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.e.Configure(Options{Ignore: []ID{MissedDeletes}})
+	diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u1"}},
+		Recreated: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "y"}, OldUID: "u2", NewUID: "u3"}}}
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+	got, ok := f.e.Get(MissedDeletes)
+	if !ok || !got.Ignored || got.Count != 2 || len(got.Evidence.Objects) != 2 || got.Evidence.Objects[1].NewUID != "u3" {
+		t.Fatalf("want an ignored missed-deletes naming both objects, got %v %+v", ok, got)
+	}
+	if n := CountAtLeast(f.e.List(), Warning); n != 0 {
+		t.Fatalf("an ignored finding is counted: %d", n)
+	}
+}
+
+func TestStreamRefusalIsInfoUnlessAskedFor(t *testing.T) {
+	for _, asked := range []bool{false, true} {
+		f := newFeed(t, Options{StreamAsked: asked})
+		f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList})
+		f.request(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}, 5*time.Millisecond, 0,
+			&reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 422}}, nil)
+		f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonStreamRefused, Cause: "422 Invalid: sendInitialEvents is forbidden"})
+		f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, 2*time.Second, 0, nil, nil)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, Objects: 1200})
+		got, ok := f.e.Get(WatchListUnsupported)
+		want := Info
+		if asked {
+			want = Warning
+		}
+		if !ok || got.Severity != want || got.Evidence.Facts["listObjects"] != "1200" {
+			t.Fatalf("asked=%v: want %s with the LIST's cost, got %v %+v", asked, want, ok, got)
+		}
+	}
+}
+
+func TestThrottledSkipsTheCacheInitializing429(t *testing.T) {
+	f := newFeed(t, Options{Names: func(kind, uid string) string {
+		if kind == "flowschema" {
+			return "tight"
+		}
+		return ""
+	}})
+	f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError,
+		Status: &metav1.Status{Code: 429, Message: "storage is (re)initializing"}}, nil)
+	if f.has(Throttled) {
+		t.Fatal("a watch cache initializing after a restart is not throttling")
+	}
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError,
+		Status:   &metav1.Status{Code: 429, Message: "Too many requests, please try again later."},
+		Throttle: &reflector.Throttle{RetryAfter: time.Second, FlowSchemaUID: "fs-1", PriorityLevelUID: "pl-1"}}, nil)
+	got, ok := f.e.Get(Throttled)
+	if !ok || got.Evidence.Facts["flowSchema"] != "tight (uid fs-1)" || got.Evidence.Facts["priorityLevel"] != "uid pl-1" || got.Evidence.Facts["retryAfter"] != "1s" {
+		t.Fatalf("want throttled naming the flow schema, got %v %+v", ok, got)
+	}
+}
