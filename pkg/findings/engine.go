@@ -189,8 +189,12 @@ func (e *Engine) OnRaise(f func(Finding)) {
 	e.onRaise = append(e.onRaise, f)
 }
 
-// List returns the findings raised so far, in the order they were raised.
+// List returns the findings raised so far, in the order they were raised
+// (none for a nil Engine).
 func (e *Engine) List() []Finding {
+	if e == nil {
+		return nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]Finding, 0, len(e.order))
@@ -228,8 +232,12 @@ func (e *Engine) clone(f *Finding) Finding {
 	return c
 }
 
-// Observe reads one note. Notes must come in Seq order.
+// Observe reads one note. Notes must come in Seq order. A nil Engine
+// observes nothing (a run measured without findings).
 func (e *Engine) Observe(n reflector.Note) {
+	if e == nil {
+		return
+	}
 	e.mu.Lock()
 	e.observed++
 	switch n.Kind {
