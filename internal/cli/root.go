@@ -68,7 +68,7 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.AddFlags(cmd)
 	addKlogFlags(cmd)
-	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams, version), newReportCommand(streams))
+	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams, version), newReportCommand(streams), newCostCommand(streams))
 	return cmd
 }
 
