@@ -221,3 +221,67 @@ func checkContract(t *testing.T, out []byte) {
 		t.Errorf("totals.objects %d (%v), want %d", total, err, sum)
 	}
 }
+
+// TestE2ECostBadInputAndAnEmptyCollection: a bad --sample is a usage error
+// (exit 2), an unknown or forbidden resource fails (exit 1) in kubectl's
+// words, and an empty collection gives zeros.
+func TestE2ECostBadInputAndAnEmptyCollection(t *testing.T) {
+	c := shared.Get(t)
+	kc := c.Kubeconfig()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"cost", "configmaps", "--sample", "0", "--kubeconfig", kc}, 2, "error: invalid --sample 0: must be between 1 and 5000"},
+		{[]string{"cost", "configmaps", "--sample", "5001", "--kubeconfig", kc}, 2, "error: invalid --sample 5001"},
+		{[]string{"cost", "--kubeconfig", kc}, 2, "error: you must specify the type of resource to measure"},
+		{[]string{"cost", "configmaps", "--need", "spec", "--kubeconfig", kc}, 2, `error: invalid --need "spec"`},
+		{[]string{"cost", "configmaps", "-o", "yaml", "--kubeconfig", kc}, 2, `error: unable to match a printer suitable for the output format "yaml"`},
+		{[]string{"cost", "nosuchthings", "--kubeconfig", kc}, 1, `error: the server doesn't have a resource type "nosuchthings"`},
+	} {
+		code, _, errOut := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+
+	// Forbidden: a user without RBAC.
+	dir := t.TempDir()
+	ucfg, err := c.UserConfig("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ukc := dir + "/nobody.kubeconfig"
+	if err := testcluster.WriteKubeconfig(ukc, ucfg); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run(t, "cost", "configmaps", "-A", "--kubeconfig", ukc)
+	if code != 1 || !strings.Contains(errOut, `error: configmaps is forbidden: User "nobody" cannot list resource "configmaps"`) ||
+		!strings.Contains(errOut, "asked: GET /api/v1/configmaps?limit=1 (metadata, protobuf) -> 403") {
+		t.Errorf("forbidden: exit %d, stderr %q", code, errOut)
+	}
+
+	// An empty collection: zeros, no division by zero.
+	empty := informerheap.Population{Prefix: "cost-nothing", Namespaces: 1}
+	if err := empty.Create(context.Background(), c.Config()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "cost", "deployments.apps", "-n", empty.Namespace(0), "-o", "json", "--kubeconfig", kc)
+	if code != 0 {
+		t.Fatalf("empty: exit %d: %s", code, errOut)
+	}
+	var rep cost.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Resources[0]
+	if r.Objects != 0 || r.Sampled != 0 || r.BytesPerObject.JSON != 0 || r.Heap.Typed == nil || *r.Heap.Typed != (cost.Heap{}) || r.Namespace != empty.Namespace(0) {
+		t.Errorf("empty collection: %s", out)
+	}
+	// And for people.
+	code, out, errOut = run(t, "cost", "deployments.apps", "-n", empty.Namespace(0), "--kubeconfig", kc)
+	if code != 0 || !strings.Contains(out, "deployments.v1.apps (namespace cost-nothing-00): 0 objects") || !strings.Contains(out, "asked of the server:") {
+		t.Errorf("empty collection, text: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
