@@ -38,7 +38,9 @@ type Population struct {
 var Managers = [2]string{"helm", "argocd-controller"}
 
 // Namespace is the name of namespace i.
-func (p Population) Namespace(i int) string { return fmt.Sprintf("%s-%02d", p.Prefix, i%max(p.Namespaces, 1)) }
+func (p Population) Namespace(i int) string {
+	return fmt.Sprintf("%s-%02d", p.Prefix, i%max(p.Namespaces, 1))
+}
 
 // Create creates the namespaces and objects: each object applied by the
 // first manager (its content), then by the second (a label and an annotation).
