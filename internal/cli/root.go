@@ -68,7 +68,8 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.AddFlags(cmd)
 	addKlogFlags(cmd)
-	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams, version), newReportCommand(streams), newExplainCommand(streams))
+	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams, version), newReportCommand(streams),
+		newExplainCommand(streams), newCostCommand(streams, version))
 	return cmd
 }
 

@@ -35,14 +35,14 @@ var layers = []struct {
 	{"one run", []string{"internal/session", "internal/proxy"}},
 	{"what a run shows", []string{
 		"internal/observed", "internal/tracegen", "internal/metrics",
-		"internal/alert", "internal/lines", "internal/causal", "internal/summary",
+		"internal/alert", "internal/lines", "internal/causal", "internal/summary", "internal/cost",
 	}},
 	{"dashboard and traces", []string{"pkg/tui", "pkg/trace"}},
 	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},
 	{"the reflector", []string{"pkg/reflector"}},
 	{"the ground", []string{
 		"pkg/store", "pkg/internal/jsonscan",
-		"internal/testcluster", "internal/testdeps", "internal/benchdata", "internal/release", "hack/bench/internal/probe",
+		"internal/testcluster", "internal/informerheap", "internal/testdeps", "internal/benchdata", "internal/release", "hack/bench/internal/probe",
 	}},
 }
 

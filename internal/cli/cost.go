@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cost"
+)
+
+// CostOptions are the flags of "kubectl watchcache cost RESOURCE".
+type CostOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	AllNamespaces bool
+	LabelSelector string
+	FieldSelector string
+	Sample        int
+	Exact         bool
+	Need          string
+	Output        string
+	MaxResources  int
+
+	// identity names the plugin to the server (--user-agent).
+	identity     identity
+	resourceArgs []string
+}
+
+// NewCostOptions returns the defaults.
+func NewCostOptions(streams genericiooptions.IOStreams) *CostOptions {
+	return &CostOptions{
+		ConfigFlags:  genericclioptions.NewConfigFlags(true),
+		IOStreams:    streams,
+		Sample:       cost.DefaultSample,
+		Need:         cost.NeedFull,
+		MaxResources: 30,
+	}
+}
+
+func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {
+	o := NewCostOptions(streams)
+	o.identity.version = version
+	cmd := &cobra.Command{
+		Use:   "cost RESOURCE[,RESOURCE…]",
+		Short: "Measure what an informer of a resource would cost, before you run one",
+		Long: "Count the objects (one LIST with limit=1), sample some of them in JSON and protobuf, build the\n" +
+			"sample in each form an informer holds (typed, dynamic, metadata, typed without managedFields,\n" +
+			"this tool's store) in a real client-go indexer, measure the heap after GC, and extrapolate to\n" +
+			"the whole collection: per object, steady cache, peak during the initial sync (paged LIST and\n" +
+			"streaming list), the initial list's bytes and time on each wire, and the cheapest form that\n" +
+			"serves --need. Never lists the whole collection unless --exact is given.",
+		Example: "  kubectl watchcache cost pods -A\n" +
+			"  kubectl watchcache cost configmaps,secrets -n prod --sample 1000 -o json\n" +
+			"  kubectl watchcache cost widgets.example.com -A -l team=a --need metadata",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	f := cmd.Flags()
+	o.ConfigFlags.AddFlags(f)
+	o.identity.addFlags(f, o.ConfigFlags)
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Measure the resources in all namespaces")
+	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector, as in kubectl get -l (the count then pages through metadata only)")
+	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector, as in kubectl get --field-selector (the count then pages through metadata only)")
+	f.IntVar(&o.Sample, "sample", o.Sample, fmt.Sprintf("Objects to sample (at most %d)", cost.MaxSample))
+	f.BoolVar(&o.Exact, "exact", false, "Count by listing every object once, metadata only in protobuf, instead of a limit=1 LIST's remainingItemCount")
+	f.StringVar(&o.Need, "need", o.Need, "What the informer's handlers read, for the cheapest form that serves it: full (spec, status) or metadata (names, labels, owners)")
+	f.StringVarP(&o.Output, "output", "o", "", "Output format: json, or empty for text")
+	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "Refuse to measure more resources than this (a category such as all can name many)")
+	_ = cmd.RegisterFlagCompletionFunc("need", cobra.FixedCompletions([]string{cost.NeedFull, cost.NeedMetadata}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// Complete takes the resource arguments, as "kubectl watchcache RESOURCE" does.
+func (o *CostOptions) Complete(args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("you must specify the type of resource to measure, e.g. \"kubectl watchcache cost pods\" or \"kubectl watchcache cost pods,deployments.apps\"")
+	}
+	for _, arg := range args {
+		for _, name := range strings.Split(arg, ",") {
+			if strings.TrimSpace(name) == "" {
+				return usageErrorf("%q has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps", arg)
+			}
+		}
+	}
+	o.resourceArgs = args
+	return nil
+}
+
+// Validate checks the flags without contacting the server.
+func (o *CostOptions) Validate() error {
+	if err := o.identity.validate(); err != nil {
+		return err
+	}
+	if o.Sample < 1 || o.Sample > cost.MaxSample {
+		return usageErrorf("invalid --sample %d: must be between 1 and %d", o.Sample, cost.MaxSample)
+	}
+	switch o.Need {
+	case cost.NeedFull, cost.NeedMetadata:
+	default:
+		return usageErrorf("invalid --need %q: want full or metadata", o.Need)
+	}
+	switch o.Output {
+	case "", "json":
+	default:
+		return usageErrorf("unable to match a printer suitable for the output format %q, allowed formats are: json", o.Output)
+	}
+	if o.MaxResources < 1 {
+		return usageErrorf("invalid --max-resources %d: must be at least 1", o.MaxResources)
+	}
+	return nil
+}
+
+// Run resolves the resources, measures them and prints the report.
+func (o *CostOptions) Run(ctx context.Context) error {
+	if err := checkKubeconfig(o.ConfigFlags); err != nil {
+		return err
+	}
+	restCfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	if restCfg.Timeout == 0 {
+		restCfg.Timeout = 2 * time.Minute
+	}
+	resources, err := resolveResources(o.ConfigFlags, o.resourceArgs, o.MaxResources)
+	if err != nil {
+		return connectionError(restCfg.Host, err)
+	}
+	ns := ""
+	if !o.AllNamespaces {
+		if ns, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
+			return err
+		}
+	}
+	rep, err := cost.Measure(ctx, cost.Options{
+		Rest: restCfg, Resources: resources, Namespace: ns,
+		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
+		Sample: o.Sample, Exact: o.Exact, Need: o.Need,
+	})
+	if err != nil {
+		if rep != nil {
+			// What was asked before the failure, so the user sees what the server refused.
+			for _, r := range rep.Requests {
+				fmt.Fprintf(o.ErrOut, "asked: %s\n", r)
+			}
+		}
+		return connectionError(restCfg.Host, err)
+	}
+	if o.Output == "json" {
+		for _, r := range rep.Requests {
+			fmt.Fprintf(o.ErrOut, "asked: %s\n", r)
+		}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return fmt.Errorf("encoding the report: %w", err)
+		}
+		_, err = fmt.Fprintf(o.Out, "%s\n", b)
+		return err
+	}
+	return cost.WriteText(o.Out, rep)
+}

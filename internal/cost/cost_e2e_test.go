@@ -1,0 +1,287 @@
+package cost_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cost"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/informerheap"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+)
+
+// The package's cluster starts on the first test that needs one.
+var shared = testcluster.NewLazy(testcluster.Options{Users: []string{"nobody"}})
+
+// childEnv, when set, makes the test binary a child that runs one informer
+// (its JSON is a childConfig), prints its informerheap.Result and exits.
+const childEnv = "WATCHCACHE_COST_INFORMER_CHILD"
+
+type childConfig struct {
+	Kubeconfig string                      `json:"kubeconfig"`
+	GVR        schema.GroupVersionResource `json:"gvr"`
+	Namespace  string                      `json:"namespace"`
+	Kind       informerheap.Kind           `json:"kind"`
+}
+
+func TestMain(m *testing.M) {
+	if c := os.Getenv(childEnv); c != "" {
+		os.Exit(runChild(c))
+	}
+	os.Exit(testcluster.Main(m, shared))
+}
+
+func runChild(config string) int {
+	var c childConfig
+	if err := json.Unmarshal([]byte(config), &c); err != nil {
+		fmt.Fprintf(os.Stderr, "child: %v\n", err)
+		return 1
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "child: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := informerheap.Run(ctx, informerheap.Config{Rest: cfg, GVR: c.GVR, Namespace: c.Namespace, Kind: c.Kind})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "child: %v\n", err)
+		return 1
+	}
+	b, _ := json.Marshal(r)
+	fmt.Printf("%s\n", b)
+	return 0
+}
+
+// measureInformer runs one informer in a child process of its own.
+func measureInformer(t *testing.T, c childConfig) informerheap.Result {
+	t.Helper()
+	b, _ := json.Marshal(c)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("informer child %+v: %v\n%s", c, err, stderr.String())
+	}
+	var r informerheap.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("informer child %+v printed %q: %v", c, out, err)
+	}
+	return r
+}
+
+// run executes the plugin with args and returns its exit code and output.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd := cli.NewCommand(streams, "test")
+	cmd.SetArgs(args)
+	code := cli.Execute(cmd, streams)
+	return code, out.String(), errOut.String()
+}
+
+// TestE2ECostIsWithin25PercentOfRealInformers creates 2,000 ConfigMaps and
+// 300 Deployments (realistic specs, managedFields of two managers), runs
+// "kubectl watchcache cost -o json" on them, checks its JSON contract, and
+// compares each steady-cache estimate with a real client-go informer's heap
+// (after sync, after GC, minus the same informer's on an empty namespace),
+// each informer in a process of its own.
+func TestE2ECostIsWithin25PercentOfRealInformers(t *testing.T) {
+	c := shared.Get(t)
+	pop := informerheap.Population{ConfigMaps: 2000, Deployments: 300, Namespaces: 4, Prefix: "cost", Writers: 8}
+	start := time.Now()
+	if err := pop.Create(context.Background(), c.Config()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("created %d ConfigMaps and %d Deployments in %s", pop.ConfigMaps, pop.Deployments, time.Since(start).Round(time.Millisecond))
+	empty := informerheap.Population{Prefix: "cost-empty", Namespaces: 1}
+	if err := empty.Create(context.Background(), c.Config()); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := run(t, "cost", "configmaps,deploy", "-A", "-o", "json", "--kubeconfig", c.Kubeconfig())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "asked: GET /api/v1/configmaps?limit=1 (metadata, protobuf)") {
+		t.Errorf("stderr does not say what was asked of the server:\n%s", errOut)
+	}
+	checkContract(t, []byte(out))
+	var rep cost.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	gvrs := map[string]schema.GroupVersionResource{
+		"configmaps.v1":       {Version: "v1", Resource: "configmaps"},
+		"deployments.v1.apps": {Group: "apps", Version: "v1", Resource: "deployments"},
+	}
+	for _, r := range rep.Resources {
+		gvr := gvrs[r.Resource]
+		for _, kind := range informerheap.Kinds {
+			full := measureInformer(t, childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Kind: kind})
+			base := measureInformer(t, childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Namespace: empty.Namespace(0), Kind: kind})
+			if int64(full.Objects) != r.Objects {
+				t.Errorf("%s: the informer holds %d objects, cost counted %d", r.Resource, full.Objects, r.Objects)
+			}
+			measured := float64(full.Heap) - float64(base.Heap)
+			est := r.Heap.Get(string(kind))
+			if est == nil {
+				t.Fatalf("%s: no %s estimate", r.Resource, kind)
+			}
+			e := float64(est.Total)/measured - 1
+			t.Logf("%s %-20s estimate %8.0f KiB, informer %8.0f KiB (peak heap %8.0f KiB), error %+5.1f%%",
+				r.Resource, kind, float64(est.Total)/1024, measured/1024, float64(full.PeakHeap-base.Heap)/1024, 100*e)
+			if math.Abs(e) > 0.25 {
+				t.Errorf("%s %s: estimate %d bytes, a real informer holds %.0f: %+.1f%%, more than ±25%%", r.Resource, kind, est.Total, measured, 100*e)
+			}
+		}
+	}
+}
+
+// checkContract checks the issue's JSON names and what they must hold.
+func checkContract(t *testing.T, out []byte) {
+	t.Helper()
+	var doc struct {
+		Resources []map[string]json.RawMessage `json:"resources"`
+		Totals    map[string]json.RawMessage   `json:"totals"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(doc.Resources) != 2 || doc.Totals == nil {
+		t.Fatalf("want 2 resources and totals: %s", out)
+	}
+	var sum int64
+	for i, want := range []string{"configmaps.v1", "deployments.v1.apps"} {
+		r := doc.Resources[i]
+		var name string
+		var objects int64
+		var sampled int
+		var bpo, lb map[string]int64
+		var heap map[string]map[string]int64
+		for k, dst := range map[string]any{"resource": &name, "objects": &objects, "sampled": &sampled, "bytesPerObject": &bpo, "listBytes": &lb, "heap": &heap} {
+			raw, ok := r[k]
+			if !ok {
+				t.Fatalf("resource %d has no %q: %s", i, k, out)
+			}
+			if err := json.Unmarshal(raw, dst); err != nil {
+				t.Fatalf("resource %d %q: %v", i, k, err)
+			}
+		}
+		if name != want {
+			t.Errorf("resource %d is %q, want %q", i, name, want)
+		}
+		if objects <= 0 || sampled != int(min(objects, 500)) {
+			t.Errorf("%s: objects %d, sampled %d", name, objects, sampled)
+		}
+		sum += objects
+		for _, w := range []string{"json", "protobuf"} {
+			if bpo[w] <= 0 || math.Abs(float64(lb[w])-float64(bpo[w]*objects)) > float64(objects) {
+				t.Errorf("%s %s: %d bytes per object, list %d bytes for %d objects", name, w, bpo[w], lb[w], objects)
+			}
+		}
+		for _, form := range []string{"typed", "dynamic", "metadata", "typedNoManagedFields", "watchcache"} {
+			h, ok := heap[form]
+			if !ok {
+				t.Errorf("%s: heap has no %q", name, form)
+				continue
+			}
+			for _, k := range []string{"perObject", "total", "peakList", "peakStream"} {
+				if h[k] <= 0 {
+					t.Errorf("%s %s: %s = %d", name, form, k, h[k])
+				}
+			}
+			if math.Abs(float64(h["total"])-float64(h["perObject"]*objects)) > float64(objects) {
+				t.Errorf("%s %s: total %d is not perObject %d × %d objects", name, form, h["total"], h["perObject"], objects)
+			}
+			if h["peakList"] < h["total"] || h["peakStream"] < h["total"] {
+				t.Errorf("%s %s: a peak below the steady cache: %v", name, form, h)
+			}
+		}
+		if heap["metadata"]["perObject"] >= heap["typed"]["perObject"] || heap["typedNoManagedFields"]["perObject"] >= heap["typed"]["perObject"] {
+			t.Errorf("%s: metadata or stripped managedFields cost as much as typed: %v", name, heap)
+		}
+	}
+	var total int64
+	if err := json.Unmarshal(doc.Totals["objects"], &total); err != nil || total != sum {
+		t.Errorf("totals.objects %d (%v), want %d", total, err, sum)
+	}
+}
+
+// TestE2ECostBadInputAndAnEmptyCollection: a bad --sample is a usage error
+// (exit 2), an unknown or forbidden resource fails (exit 1) in kubectl's
+// words, and an empty collection gives zeros.
+func TestE2ECostBadInputAndAnEmptyCollection(t *testing.T) {
+	c := shared.Get(t)
+	kc := c.Kubeconfig()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"cost", "configmaps", "--sample", "0", "--kubeconfig", kc}, 2, "error: invalid --sample 0: must be between 1 and 5000"},
+		{[]string{"cost", "configmaps", "--sample", "5001", "--kubeconfig", kc}, 2, "error: invalid --sample 5001"},
+		{[]string{"cost", "--kubeconfig", kc}, 2, "error: you must specify the type of resource to measure"},
+		{[]string{"cost", "configmaps", "--need", "spec", "--kubeconfig", kc}, 2, `error: invalid --need "spec"`},
+		{[]string{"cost", "configmaps", "-o", "yaml", "--kubeconfig", kc}, 2, `error: unable to match a printer suitable for the output format "yaml"`},
+		{[]string{"cost", "nosuchthings", "--kubeconfig", kc}, 1, `error: the server doesn't have a resource type "nosuchthings"`},
+	} {
+		code, _, errOut := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+
+	// Forbidden: a user without RBAC.
+	dir := t.TempDir()
+	ucfg, err := c.UserConfig("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ukc := dir + "/nobody.kubeconfig"
+	if err := testcluster.WriteKubeconfig(ukc, ucfg); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run(t, "cost", "configmaps", "-A", "--kubeconfig", ukc)
+	if code != 1 || !strings.Contains(errOut, `error: configmaps is forbidden: User "nobody" cannot list resource "configmaps"`) ||
+		!strings.Contains(errOut, "asked: GET /api/v1/configmaps?limit=1 (metadata, protobuf) -> 403") {
+		t.Errorf("forbidden: exit %d, stderr %q", code, errOut)
+	}
+
+	// An empty collection: zeros, no division by zero.
+	empty := informerheap.Population{Prefix: "cost-nothing", Namespaces: 1}
+	if err := empty.Create(context.Background(), c.Config()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "cost", "deployments.apps", "-n", empty.Namespace(0), "-o", "json", "--kubeconfig", kc)
+	if code != 0 {
+		t.Fatalf("empty: exit %d: %s", code, errOut)
+	}
+	var rep cost.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Resources[0]
+	if r.Objects != 0 || r.Sampled != 0 || r.BytesPerObject.JSON != 0 || r.Heap.Typed == nil || *r.Heap.Typed != (cost.Heap{}) || r.Namespace != empty.Namespace(0) {
+		t.Errorf("empty collection: %s", out)
+	}
+	// And for people.
+	code, out, errOut = run(t, "cost", "deployments.apps", "-n", empty.Namespace(0), "--kubeconfig", kc)
+	if code != 0 || !strings.Contains(out, "deployments.v1.apps (namespace cost-nothing-00): 0 objects") || !strings.Contains(out, "asked of the server:") {
+		t.Errorf("empty collection, text: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -1,0 +1,87 @@
+package cost
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// formLabels are the forms as the text output names them.
+var formLabels = map[string]string{
+	FormTyped:                  "typed (client-go informer)",
+	FormDynamic:                "dynamic (unstructured)",
+	FormMetadata:               "metadata (PartialObjectMetadata)",
+	FormTypedNoManagedFields:   "typed, managedFields stripped",
+	FormDynamicNoManagedFields: "dynamic, managedFields stripped",
+	FormWatchcache:             "kubectl-watchcache's store",
+}
+
+var countedLabels = map[string]string{
+	"remainingItemCount": "the remainingItemCount of one LIST with limit=1",
+	"pages":              "paging through metadata only, in protobuf: the server gives no count with a selector",
+	"exact":              "listing every object once, metadata only, in protobuf (--exact)",
+}
+
+// WriteText prints the report for people.
+func WriteText(w io.Writer, rep *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
+	for i, r := range rep.Resources {
+		if i > 0 {
+			p("\n")
+		}
+		where := "all namespaces"
+		if r.Namespace != "" {
+			where = "namespace " + r.Namespace
+		}
+		fmt.Fprintf(w, "%s (%s): %d objects, counted by %s; %d sampled\n", r.Resource, where, r.Objects, countedLabels[r.Counted], r.Sampled)
+		p("\twire\tbytes/object\tinitial list\tlist time\t\n")
+		p("\tjson\t%s\t%s\t%.2fs\t\n", formatBytes(r.BytesPerObject.JSON), formatBytes(r.ListBytes.JSON), r.ListSeconds.JSON)
+		if r.BytesPerObject.Protobuf != nil {
+			p("\tprotobuf\t%s\t%s\t%.2fs\t\n", formatBytes(*r.BytesPerObject.Protobuf), formatBytes(*r.ListBytes.Protobuf), *r.ListSeconds.Protobuf)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		writeHeaps(tw, &r.Heap)
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if c := r.Cheapest; c != nil {
+			if c.Form == c.Against {
+				fmt.Fprintf(w, "cheapest that serves --need %s: %s, %s (no saving)\n", c.Need, formLabels[c.Form], formatBytes(c.Total))
+			} else {
+				fmt.Fprintf(w, "cheapest that serves --need %s: %s, %s, saving %s (%.1f%%) against the %s informer\n",
+					c.Need, formLabels[c.Form], formatBytes(c.Total), formatBytes(c.Saving), c.SavingPercent, c.Against)
+			}
+		}
+	}
+	if t := rep.Totals; t != nil {
+		fmt.Fprintf(w, "\nall %d resources: %d objects, initial lists %s in JSON", len(rep.Resources), t.Objects, formatBytes(t.ListBytes.JSON))
+		if t.ListBytes.Protobuf != nil {
+			fmt.Fprintf(w, ", %s in protobuf", formatBytes(*t.ListBytes.Protobuf))
+		}
+		fmt.Fprintln(w)
+		writeHeaps(tw, &t.Heap)
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\nasked of the server:")
+	for _, r := range rep.Requests {
+		fmt.Fprintf(w, "  %s\n", r)
+	}
+	return nil
+}
+
+func writeHeaps(tw *tabwriter.Writer, h *Heaps) {
+	fmt.Fprintf(tw, "\tform\tper object\tsteady cache\tpeak, paged LIST\tpeak, streaming list\t\n")
+	for _, f := range h.forms() {
+		x := *f.p
+		if x == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t\n", formLabels[f.name], formatBytes(x.PerObject), formatBytes(x.Total), formatBytes(x.PeakList), formatBytes(x.PeakStream))
+	}
+}
