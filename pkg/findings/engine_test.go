@@ -209,3 +209,18 @@ func TestThrottledSkipsTheCacheInitializing429(t *testing.T) {
 		t.Fatalf("want throttled naming the flow schema, got %v %+v", ok, got)
 	}
 }
+
+// BenchmarkObserveApplied is the engine's cost per applied watch event, the
+// note a busy watch makes most.
+func BenchmarkObserveApplied(b *testing.B) {
+	var c reflector.Counters
+	e := New(Options{}, func() reflector.Counters { return c })
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	started := reflector.RequestInfo{ID: 1, Verb: reflector.VerbWatch, Opts: bookmarked, Started: at}
+	e.Observe(reflector.Note{Seq: 1, At: at, Kind: reflector.NoteRequestStarted, Request: &started})
+	res := &store.Result{Outcome: store.Modified}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		e.Observe(reflector.Note{Seq: uint64(i + 2), At: at.Add(time.Duration(i) * time.Millisecond), Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: res})
+	}
+}
