@@ -144,19 +144,7 @@ type scraped struct {
 
 func (g *scraped) add(src Source) {
 	st, now := src.Stats(), src.Now()
-	k := &g.counters
-	c := st.Counters
-	k.Watches += c.Watches
-	k.Added += c.Added
-	k.Modified += c.Modified
-	k.Deleted += c.Deleted
-	k.Bookmarks += c.Bookmarks
-	k.TooLargeResourceVersion += c.TooLargeResourceVersion
-	k.UIDMismatches += c.UIDMismatches
-	k.Duplicates += c.Duplicates
-	k.ResourceVersionBackwards += c.ResourceVersionBackwards
-	k.Backoffs += c.Backoffs
-	k.WatchErrors += c.WatchErrors
+	g.counters.Add(st.Counters)
 	if src.Store != nil {
 		sc := src.Store()
 		g.hasStore = true

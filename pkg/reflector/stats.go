@@ -174,6 +174,26 @@ type Counters struct {
 	ResourceVersionBackwards int64 `json:"resourceVersionBackwards"`
 }
 
+// Add adds o's counts to c, field by field: the totals of several
+// reflectors (the metrics sum one client's like streams).
+func (c *Counters) Add(o Counters) {
+	c.Lists += o.Lists
+	c.Relists += o.Relists
+	c.ListPages += o.ListPages
+	c.Watches += o.Watches
+	c.Gone += o.Gone
+	c.TooLargeResourceVersion += o.TooLargeResourceVersion
+	c.Bookmarks += o.Bookmarks
+	c.Added += o.Added
+	c.Modified += o.Modified
+	c.Deleted += o.Deleted
+	c.UIDMismatches += o.UIDMismatches
+	c.Duplicates += o.Duplicates
+	c.WatchErrors += o.WatchErrors
+	c.Backoffs += o.Backoffs
+	c.ResourceVersionBackwards += o.ResourceVersionBackwards
+}
+
 // Stats is a snapshot of the reflector for the UI, cheap to take often.
 type Stats struct {
 	State      State

@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -77,6 +78,23 @@ func TestAgesFollowTheirDefinitions(t *testing.T) {
 		}
 		if got := tc.st.TimeToSync(tc.now); got != tc.toSync {
 			t.Errorf("%s: TimeToSync: got %s, want %s", tc.name, got, tc.toSync)
+		}
+	}
+}
+
+// TestCountersAddSumsEveryField fills every field with a distinct count
+// (through reflection, so a field added later is covered) and checks Add.
+func TestCountersAddSumsEveryField(t *testing.T) {
+	var a, b Counters
+	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
+	for i := range va.NumField() {
+		va.Field(i).SetInt(int64(i + 1))
+		vb.Field(i).SetInt(int64(100 * (i + 1)))
+	}
+	a.Add(b)
+	for i := range va.NumField() {
+		if got, want := va.Field(i).Int(), int64(101*(i+1)); got != want {
+			t.Errorf("%s: got %d, want %d", va.Type().Field(i).Name, got, want)
 		}
 	}
 }
