@@ -457,8 +457,10 @@ func (j *job) run() {
 		b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
 		st := wire.ResponseStatus(j.code, b, j.call.verb, j.call.gvr.GroupResource())
 		end := &reflector.RequestEnd{Reason: reflector.EndError, Status: st, Throttle: wire.ThrottleOf(j.code, j.header, j.answered)}
-		// On the stream's own goroutine, never the forwarding path.
-		j.p.names.Fill(j.ctx, end.Throttle)
+		// On the stream's own goroutine, never the forwarding path; the
+		// client's request is over by now (its context done), so the
+		// lookup's wait is bounded by the names' own.
+		j.p.names.Fill(context.Background(), end.Throttle)
 		r.End(end)
 		return
 	}
