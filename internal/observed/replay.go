@@ -168,7 +168,7 @@ func (r *Replay) line(l *trace.Line) error {
 		}
 		o.page.Items = append(o.page.Items, reflector.Item{Object: obj})
 	case trace.KindPage:
-		o.page.ResourceVersion, o.page.Continue, o.page.RemainingItemCount = l.ResourceVersion, l.Continue, l.RemainingItemCount
+		o.page.ResourceVersion, o.page.Continue, o.page.RemainingItemCount, o.page.Bytes = l.ResourceVersion, l.Continue, l.RemainingItemCount, l.Bytes
 		o.req.Page(o.page)
 	case trace.KindEvent:
 		if reflector.EventType(l.Type) == reflector.EventError {
@@ -205,5 +205,6 @@ func endOf(l *trace.Line) *reflector.RequestEnd {
 	if l.Error != "" {
 		end.Err = errors.New(l.Error)
 	}
+	end.Throttle = l.Throttle.Reflector()
 	return end
 }

@@ -77,6 +77,9 @@ type Proxy struct {
 	opts    Options
 	handler http.Handler
 	mapper  meta.ResettableRESTMapper
+	// names names the FlowSchema and PriorityLevel of the 429s the proxy
+	// forwards, read with the user's credentials (as the requests are sent).
+	names *wire.FlowControlNames
 
 	// creating serializes the creation of streams: a stream's number, its
 	// announcement (OnStream, which records its resource line) and its place
@@ -149,7 +152,11 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: discovery: %w", err)
 	}
-	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{}, released: make(chan struct{}),
+	names, err := wire.NewFlowControlNames(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: flow control names: %w", err)
+	}
+	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{}, released: make(chan struct{}), names: names,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 	h := utilproxy.NewUpgradeAwareHandler(target, &observingTransport{p: p, rt: rt}, false, false, responder{})
 	h.UpgradeTransport = upgrade
@@ -256,7 +263,7 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		close(j.ready)
 		return nil, err
 	}
-	j.code, j.header = resp.StatusCode, resp.Header.Clone()
+	j.code, j.header, j.answered = resp.StatusCode, resp.Header.Clone(), time.Now()
 	j.q = newQueue()
 	resp.Body = &teeBody{ctx: req.Context(), body: resp.Body, q: j.q, remaining: resp.ContentLength, ended: func() { t.p.release(sl) }}
 	close(j.ready)
@@ -413,11 +420,12 @@ type job struct {
 	// started is when the request came
 	started time.Time
 
-	ready  chan struct{} // closed once the fields below are set
-	err    error         // the round trip failed
-	code   int
-	header http.Header
-	q      *queue
+	ready    chan struct{} // closed once the fields below are set
+	err      error         // the round trip failed
+	code     int
+	header   http.Header
+	answered time.Time // when the response headers came (wall clock: Retry-After's dates)
+	q        *queue
 }
 
 func (j *job) run() {
@@ -448,7 +456,12 @@ func (j *job) run() {
 	if j.code < 200 || j.code > 299 {
 		b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
 		st := wire.ResponseStatus(j.code, b, j.call.verb, j.call.gvr.GroupResource())
-		r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: st})
+		end := &reflector.RequestEnd{Reason: reflector.EndError, Status: st, Throttle: wire.ThrottleOf(j.code, j.header, j.answered)}
+		// On the stream's own goroutine, never the forwarding path; the
+		// client's request is over by now (its context done), so the
+		// lookup's wait is bounded by the names' own.
+		j.p.names.Fill(context.Background(), end.Throttle)
+		r.End(end)
 		return
 	}
 	if j.table && !wire.IsProtobuf(ct) {
@@ -500,11 +513,13 @@ func (j *job) events(r *observed.Request, next func() (reflector.WatchEvent, err
 // runTable feeds a response in Tables to the stream.
 func (j *job) runTable(r *observed.Request, body io.Reader) {
 	if j.call.verb == reflector.VerbList {
-		page, err := decodeTableList(body, j.p.opts.KeepRaw)
+		counted := &wire.CountingReader{R: body}
+		page, err := decodeTableList(counted, j.p.opts.KeepRaw)
 		if err != nil {
 			r.End(j.end(err))
 			return
 		}
+		page.Bytes = counted.N
 		r.Page(page)
 		r.End(j.end(nil))
 		return

@@ -142,12 +142,19 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if cfg.MaxConcurrentLists > 0 && len(cfg.Resources) > 1 {
 		gate = reflector.NewListGate(cfg.MaxConcurrentLists)
 	}
+	// The FlowSchemas and PriorityLevels that a 429 names by UID are named
+	// once, for all the resources (read lazily, at the first 429).
+	names, err := wire.NewFlowControlNames(cfg.Rest)
+	if err != nil {
+		return nil, fmt.Errorf("flow control names: %w", err)
+	}
 	sources := make([]*wire.LiveSource, len(cfg.Resources))
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
 		live, err := wire.NewLiveSourceWith(cfg.Rest, rc.Target, wire.LiveOptions{
 			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies, Wire: rc.Wire,
 			FullObjects: cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
+			Names:       names,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)

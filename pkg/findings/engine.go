@@ -41,7 +41,9 @@ type Options struct {
 	Ignore []ID
 	// Names resolves API Priority and Fairness UIDs to names
 	// ("flowschema global-default"), when the user may read them; nil or ""
-	// keeps the UID.
+	// keeps the UID. A name the 429 carried (reflector.Throttle's, filled
+	// by the Source and recorded in a trace) comes first, so a replay
+	// names what its recording named.
 	Names func(kind, uid string) string
 }
 
@@ -108,7 +110,8 @@ type Engine struct {
 	flaps          []flap
 	refused        *refusal
 	throttles      []int64
-	storms         []int64 // request ids that evidence the storm
+	apfNames       map[string]string // "kind/uid" → the name a 429 carried
+	storms         []int64           // request ids that evidence the storm
 	uidObjects     []Object
 	backwards      []int64
 	noBookmarks    []int64
@@ -535,10 +538,10 @@ func (e *Engine) throttled(at time.Time, r *reflector.RequestInfo, end *reflecto
 				facts["retryAfter"] = roundDur(t.RetryAfter)
 			}
 			if t.FlowSchemaUID != "" {
-				facts["flowSchema"] = e.name("flowschema", t.FlowSchemaUID)
+				facts["flowSchema"] = e.name("flowschema", t.FlowSchemaUID, t.FlowSchema)
 			}
 			if t.PriorityLevelUID != "" {
-				facts["priorityLevel"] = e.name("prioritylevelconfiguration", t.PriorityLevelUID)
+				facts["priorityLevel"] = e.name("prioritylevelconfiguration", t.PriorityLevelUID, t.PriorityLevel)
 			}
 		}
 		text := fmt.Sprintf("%d request(s) answered 429; the last, #%d (%s), said: %s", f.Count, r.ID, strings.ToUpper(string(r.Verb)), end.Cause())
@@ -552,11 +555,27 @@ func (e *Engine) throttled(at time.Time, r *reflector.RequestInfo, end *reflecto
 	})
 }
 
-func (e *Engine) name(kind, uid string) string {
-	if e.opts.Names != nil {
-		if n := e.opts.Names(kind, uid); n != "" {
-			return n + " (uid " + uid + ")"
+// name is "NAME (uid UID)", or "uid UID" when no name is known: named is
+// the name the answer carried (the Source names what it can read, and a
+// trace records it, so a replay names the same), else one an earlier
+// answer carried for uid, else Options.Names'.
+func (e *Engine) name(kind, uid, named string) string {
+	key := kind + "/" + uid
+	switch {
+	case named != "":
+		if e.apfNames == nil {
+			e.apfNames = map[string]string{}
 		}
+		if len(e.apfNames) < keepObjects {
+			e.apfNames[key] = named
+		}
+	case e.apfNames[key] != "":
+		named = e.apfNames[key]
+	case e.opts.Names != nil:
+		named = e.opts.Names(kind, uid)
+	}
+	if named != "" {
+		return named + " (uid " + uid + ")"
 	}
 	return "uid " + uid
 }

@@ -133,11 +133,17 @@ type RequestEnd struct {
 
 // Throttle is a 429's response headers: Retry-After, and the UIDs of the
 // FlowSchema and PriorityLevelConfiguration that API Priority and Fairness
-// chose (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID).
+// chose (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID),
+// with their names when the Source could read them
+// (flowcontrol.apiserver.k8s.io; "" otherwise). The names travel with the
+// answer, so a trace records them and its replay names what the live run
+// named.
 type Throttle struct {
 	RetryAfter       time.Duration `json:"retryAfter,omitempty"`
 	FlowSchemaUID    string        `json:"flowSchemaUID,omitempty"`
 	PriorityLevelUID string        `json:"priorityLevelUID,omitempty"`
+	FlowSchema       string        `json:"flowSchema,omitempty"`
+	PriorityLevel    string        `json:"priorityLevel,omitempty"`
 }
 
 func (e *RequestEnd) Error() string {

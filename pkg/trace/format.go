@@ -185,6 +185,36 @@ func (s *Status) APIStatus() *metav1.Status {
 	return st
 }
 
+// Throttle is the `throttle` of an `end` line: a 429's Retry-After, and the
+// FlowSchema and PriorityLevel of API Priority and Fairness, by UID (from
+// the response headers) and by name (when the recording run could read
+// them).
+type Throttle struct {
+	RetryAfter       Duration `json:"retryAfter,omitempty"`
+	FlowSchemaUID    string   `json:"flowSchemaUID,omitempty"`
+	PriorityLevelUID string   `json:"priorityLevelUID,omitempty"`
+	FlowSchema       string   `json:"flowSchema,omitempty"`
+	PriorityLevel    string   `json:"priorityLevel,omitempty"`
+}
+
+// ThrottleOf is t as an end line records it (nil for a nil t).
+func ThrottleOf(t *reflector.Throttle) *Throttle {
+	if t == nil {
+		return nil
+	}
+	return &Throttle{RetryAfter: Duration(t.RetryAfter), FlowSchemaUID: t.FlowSchemaUID, PriorityLevelUID: t.PriorityLevelUID,
+		FlowSchema: t.FlowSchema, PriorityLevel: t.PriorityLevel}
+}
+
+// Reflector is t as the reflector saw it (nil for a nil t).
+func (t *Throttle) Reflector() *reflector.Throttle {
+	if t == nil {
+		return nil
+	}
+	return &reflector.Throttle{RetryAfter: time.Duration(t.RetryAfter), FlowSchemaUID: t.FlowSchemaUID, PriorityLevelUID: t.PriorityLevelUID,
+		FlowSchema: t.FlowSchema, PriorityLevel: t.PriorityLevel}
+}
+
 // Line is any line after the header. Fields are set according to K.
 type Line struct {
 	K string `json:"k"`
@@ -206,10 +236,16 @@ type Line struct {
 	Continue           string `json:"continue,omitempty"`
 	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
 	Items              *int   `json:"items,omitempty"`
+	// Bytes (page) is the size of the LIST response's body as decoded
+	// (uncompressed; absent when not known, and in older traces).
+	Bytes int64 `json:"bytes,omitempty"`
 	// end
 	Reason string  `json:"reason,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Error  string  `json:"error,omitempty"`
+	// Throttle is what a 429's headers said (absent for other ends, and in
+	// older traces).
+	Throttle *Throttle `json:"throttle,omitempty"`
 	// resource (observed traces): the ResourceHeader that index R names
 	// from this line on (kept raw: a line of another kind may use the name;
 	// the Reader decodes it into Header().Resources)

@@ -265,7 +265,7 @@ func directLine(l *Line) bool {
 	switch {
 	case l.K != KindItem && l.K != KindEvent, len(l.Object) == 0,
 		l.Verb != "", l.Opts != nil, l.ResourceVersion != "", l.Continue != "", l.RemainingItemCount != nil, l.Items != nil,
-		l.Reason != "", l.Status != nil, l.Error != "", l.State != "", l.Detail != "",
+		l.Reason != "", l.Status != nil, l.Error != "", l.Throttle != nil, l.Bytes != 0, l.State != "", l.Detail != "",
 		l.Objects != nil, l.Code != 0, l.Cursor != "", l.Diff != nil:
 		return false
 	}
@@ -366,7 +366,7 @@ func (o *ObservedRecording) Page(id int64, page *reflector.Page) {
 		lines = append(lines, &Line{K: KindItem, R: o.r, ID: id, Object: o.rec.object(o.r, it.Raw)})
 	}
 	n := len(page.Items)
-	lines = append(lines, &Line{K: KindPage, R: o.r, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n})
+	lines = append(lines, &Line{K: KindPage, R: o.r, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n, Bytes: page.Bytes})
 	o.rec.write(lines...)
 }
 
@@ -421,7 +421,7 @@ func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOption
 	}
 	n := len(page.Items)
 	lines = append(lines,
-		&Line{K: KindPage, R: s.r, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n},
+		&Line{K: KindPage, R: s.r, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n, Bytes: page.Bytes},
 		&Line{K: KindEnd, R: s.r, ID: id, Reason: string(reflector.EndClosed)})
 	s.rec.write(lines...)
 	return page, nil
@@ -520,6 +520,7 @@ func endLine(r int, id int64, err error) *Line {
 	if end.Err != nil {
 		l.Error = end.Err.Error()
 	}
+	l.Throttle = ThrottleOf(end.Throttle)
 	return l
 }
 

@@ -711,6 +711,7 @@ func (rr *ResourceReplay) requestEnd(ctx context.Context, l *Line) error {
 	}
 	end := &reflector.RequestEnd{Reason: reflector.EndError}
 	end.Status = l.Status.APIStatus()
+	end.Throttle = l.Throttle.Reflector()
 	if l.Error != "" {
 		end.Err = errors.New(l.Error)
 	}
@@ -752,7 +753,7 @@ func (s *replaySource) List(ctx context.Context, _ reflector.RequestOptions) (*r
 			}
 			page.Items = append(page.Items, reflector.Item{Object: obj, Raw: l.Object})
 		case KindPage:
-			page.ResourceVersion, page.Continue, page.RemainingItemCount = l.ResourceVersion, l.Continue, l.RemainingItemCount
+			page.ResourceVersion, page.Continue, page.RemainingItemCount, page.Bytes = l.ResourceVersion, l.Continue, l.RemainingItemCount, l.Bytes
 		case KindEnd:
 			if l.Reason == string(reflector.EndClosed) {
 				return page, nil

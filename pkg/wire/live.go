@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -195,7 +196,10 @@ func (s *LiveSource) do(ctx context.Context, verb reflector.Verb, opts reflector
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			return nil, &reflector.RequestEnd{Reason: reflector.EndError, Status: responseStatus(resp.StatusCode, body, string(verb), s.target.Resource.GVR.GroupResource())}
+			end := &reflector.RequestEnd{Reason: reflector.EndError, Status: responseStatus(resp.StatusCode, body, string(verb), s.target.Resource.GVR.GroupResource()),
+				Throttle: ThrottleOf(resp.StatusCode, resp.Header, time.Now())}
+			s.opts.Names.Fill(ctx, end.Throttle)
+			return nil, end
 		}
 		return resp, nil
 	}
@@ -232,10 +236,11 @@ func (s *LiveSource) List(ctx context.Context, opts reflector.RequestOptions) (*
 	}
 	defer resp.Body.Close()
 	var page *reflector.Page
+	body := &CountingReader{R: resp.Body}
 	if isProtobuf(resp.Header.Get("Content-Type")) {
-		page, err = decodeProtoList(resp.Body, !s.dropRaw)
+		page, err = decodeProtoList(body, !s.dropRaw)
 	} else {
-		page, err = decodeListKeeping(resp.Body, s.opts.KeepBody, !s.dropRaw)
+		page, err = decodeListKeeping(body, s.opts.KeepBody, !s.dropRaw)
 	}
 	if err != nil {
 		var re *jsonscan.ReadError
@@ -244,7 +249,24 @@ func (s *LiveSource) List(ctx context.Context, opts reflector.RequestOptions) (*
 		}
 		return nil, &reflector.RequestEnd{Reason: reflector.EndError, Err: err}
 	}
+	// The body as decoded: Go's transport takes off a gzip Content-Encoding
+	// it asked for, so this is the uncompressed size, compressed or not on
+	// the wire.
+	page.Bytes = body.N
 	return page, nil
+}
+
+// CountingReader counts the bytes read through it.
+type CountingReader struct {
+	R io.Reader
+	N int64
+}
+
+// Read implements io.Reader.
+func (c *CountingReader) Read(p []byte) (int, error) {
+	n, err := c.R.Read(p)
+	c.N += int64(n)
+	return n, err
 }
 
 // Watch implements [reflector.Source].

@@ -37,15 +37,24 @@ func SupportedResponse(contentType string) bool {
 // Content-Type) as it is read, as LiveSource.List does. With keepRaw each
 // item's Raw holds its JSON (for protobuf, the JSON of what was decoded);
 // without it Raw is nil and nothing of the page is held but the compact
-// objects.
+// objects. The page's Bytes is the size of the body read from r.
 func DecodeListResponse(r io.Reader, contentType string, keepRaw bool) (*reflector.Page, error) {
 	if !SupportedResponse(contentType) {
 		return nil, fmt.Errorf("decoding list: unsupported Content-Type %q", contentType)
 	}
+	body := &CountingReader{R: r}
+	var page *reflector.Page
+	var err error
 	if isProtobuf(contentType) {
-		return decodeProtoList(r, keepRaw)
+		page, err = decodeProtoList(body, keepRaw)
+	} else {
+		page, err = decodeListKeeping(body, false, keepRaw)
 	}
-	return decodeListKeeping(r, false, keepRaw)
+	if err != nil {
+		return nil, err
+	}
+	page.Bytes = body.N
+	return page, nil
 }
 
 // DecodeWatchResponse reads a watch response body (JSON or protobuf framing,

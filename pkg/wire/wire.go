@@ -20,6 +20,9 @@ type LiveOptions struct {
 	FullObjects bool
 	// Wire is the encoding to ask for; "" is [reflector.WireAuto].
 	Wire reflector.Wire
+	// Names names the FlowSchema and PriorityLevel of a 429's
+	// [reflector.Throttle] (nil: UIDs only). One is shared by a run's Sources.
+	Names *FlowControlNames
 }
 
 // BuiltIn reports whether res is compiled into the API server, so that it is
