@@ -39,12 +39,6 @@ type Options struct {
 	LargeListTime    time.Duration
 	// Ignore are the ids the user silenced (--ignore-finding).
 	Ignore []ID
-	// Names resolves API Priority and Fairness UIDs to names
-	// ("flowschema global-default"), when the user may read them; nil or ""
-	// keeps the UID. A name the 429 carried (reflector.Throttle's, filled
-	// by the Source and recorded in a trace) comes first, so a replay
-	// names what its recording named.
-	Names func(kind, uid string) string
 }
 
 func (o Options) withDefaults() Options {
@@ -161,7 +155,7 @@ func New(opts Options, counters func() reflector.Counters) *Engine {
 	return e
 }
 
-// Configure sets the user's tuning (thresholds, Ignore, Names); call it
+// Configure sets the user's tuning (thresholds, Ignore); call it
 // before the first note. The engine keeps the Resource, Client and
 // StreamAsked it was made with.
 func (e *Engine) Configure(opts Options) {
@@ -558,7 +552,7 @@ func (e *Engine) throttled(at time.Time, r *reflector.RequestInfo, end *reflecto
 // name is "NAME (uid UID)", or "uid UID" when no name is known: named is
 // the name the answer carried (the Source names what it can read, and a
 // trace records it, so a replay names the same), else one an earlier
-// answer carried for uid, else Options.Names'.
+// answer carried for uid.
 func (e *Engine) name(kind, uid, named string) string {
 	key := kind + "/" + uid
 	switch {
@@ -571,8 +565,6 @@ func (e *Engine) name(kind, uid, named string) string {
 		}
 	case e.apfNames[key] != "":
 		named = e.apfNames[key]
-	case e.opts.Names != nil:
-		named = e.opts.Names(kind, uid)
 	}
 	if named != "" {
 		return named + " (uid " + uid + ")"
