@@ -44,7 +44,7 @@ func demoFindings() []findings.Finding {
 			FirstAt: at(90 * time.Second), LastAt: at(90 * time.Second), Count: 1},
 		{ID: findings.RelistStorm, Severity: findings.Error, Resource: "configmaps.v1", Title: "3 relists within 10m",
 			Evidence: findings.Evidence{Text: "relists after 410s", Requests: []int64{4}, Facts: map[string]string{"relists": "3"}},
-			Cause: "410 right after reconnect", Action: "raise --watch-cache-sizes", FirstAt: at(100 * time.Second), LastAt: at(105 * time.Second), Count: 3},
+			Cause:    "410 right after reconnect", Action: "raise --watch-cache-sizes", FirstAt: at(100 * time.Second), LastAt: at(105 * time.Second), Count: 3},
 	}
 }
 
