@@ -11,6 +11,10 @@
 # TUI_CHECK_WAIT seconds before the first capture (default 4),
 # TUI_CHECK_TIMEOUT seconds to wait for everything to show (default 30).
 #
+# Once the relist is on the screen, the header counts the missed-deletes
+# finding it raised; f opens the findings pane, which lists it, enter shows
+# its evidence and esc and f go back.
+#
 # Then it replays the bundled trace of three resources (testdata/traces/several.jsonl)
 # at 80x24 and at 160x48: the overview must show a row per resource and the
 # totals; j and enter open the second resource's dashboard, esc comes back.
@@ -141,6 +145,21 @@ if $save; then
   echo "tui-check: saved the capture to docs/screen.txt"
 fi
 echo "tui-check: ok: gauges and a relist are on the screen"
+
+# The findings: the demo's relist raises missed-deletes; the header counts
+# it, f opens the pane, enter shows its evidence, esc and f go back.
+await '1 finding \(warning\)' "the header's count of findings"
+tmux send-keys -t "$session" f
+await 'findings · 1 finding · newest first' "the findings pane after f"
+await 'warning +missed-deletes' "the missed-deletes finding in the pane"
+tmux send-keys -t "$session" Enter
+await 'Finding missed-deletes +warning' "the finding's evidence after enter"
+await 'what to do' "what to do about it"
+tmux send-keys -t "$session" Escape
+await 'findings · 1 finding · newest first' "the findings pane again after esc"
+tmux send-keys -t "$session" f
+await 'last RV' "the dashboard again after f"
+echo "tui-check: ok: f lists the demo's missed-deletes finding, enter shows its evidence, esc and f go back"
 
 several=testdata/traces/several.jsonl
 [[ -f "$several" ]] || fail "trace $several not found"

@@ -37,7 +37,8 @@ func newReportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "report TRACE [-o report.html]",
 		Short: "Write an HTML report of a recorded trace: timeline, relists, requests",
 		Long: "Write one self-contained HTML page about a trace recorded with --trace: the run's server and its\n" +
-			"resources (one or several), and for each its options and counters; a timeline of every request\n" +
+			"resources (one or several); first the findings (what is wrong, the evidence with each request\n" +
+			"linked to its row, the cause and what to do); for each resource its options and counters; a timeline of every request\n" +
 			"(colour: how it ended) with markers for 410 Gone, relists, backoffs, bookmarks and resourceVersion\n" +
 			"anomalies, the object count, the bookmark age and event rates over time; every relist with what it\n" +
 			"found (missed deletes, recreates with the old and new UID, updates); every request with its options\n" +

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -15,7 +16,7 @@ import (
 // per event.
 type scrapeCollector struct {
 	watches, events, bookmarks, tooLarge, uidMismatches, duplicates, rvBackwards, backoffs, watchErrors *prometheus.Desc
-	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state                                *prometheus.Desc
+	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state, findings                      *prometheus.Desc
 
 	mu        sync.Mutex
 	resources []*Set
@@ -42,7 +43,9 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 		noProgress:    desc("no_progress_seconds", "Time since the reflector last received data (a LIST page or a watch event or bookmark), or since the start before anything arrived."),
 		timeToSync:    desc("time_to_sync_seconds", "Time from the start of the run to the first complete list; while the first list is not complete, the time waited so far."),
 		state:         desc("state", "The reflector's state, one series per state: 1 for the current state, 0 for the others (behind a proxy, the number of the client's streams in each state).", "state"),
-		seen:          map[Labels]bool{},
+		findings: desc("findings", "Findings raised, by id and severity: 1 while raised, 0 when the user ignores it (--ignore-finding); "+
+			"no series for a finding not raised (behind a proxy, the number of the client's streams that raised it and do not ignore it).", "id", "severity"),
+		seen: map[Labels]bool{},
 	}
 }
 
@@ -60,7 +63,7 @@ func (c *scrapeCollector) add(r *Set) bool {
 // Describe implements prometheus.Collector.
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.watches, c.events, c.bookmarks, c.tooLarge, c.uidMismatches, c.duplicates, c.rvBackwards, c.backoffs, c.watchErrors,
-		c.storeObjects, c.storeBytes, c.bookmarkAge, c.noProgress, c.timeToSync, c.state} {
+		c.storeObjects, c.storeBytes, c.bookmarkAge, c.noProgress, c.timeToSync, c.state, c.findings} {
 		ch <- d
 	}
 }
@@ -129,7 +132,16 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, s := range states() {
 			gauge(c.state, float64(g.states[s]), s.String())
 		}
+		for _, k := range g.findingOrder {
+			gauge(c.findings, g.findings[k], string(k.id), string(k.severity))
+		}
 	}
+}
+
+// findingKey is a watchcache_findings series' own labels.
+type findingKey struct {
+	id       findings.ID
+	severity findings.Severity
 }
 
 // scraped is what the Sets of one series say together.
@@ -140,6 +152,10 @@ type scraped struct {
 	open           int              // streams not stopped
 	all, openAges  [3]time.Duration // bookmark age, no progress, time to sync: the largest
 	states         map[reflector.State]int
+	// findings are the findings raised, 1 each unless ignored, summed
+	// over the Sets, in the order they were first seen.
+	findings     map[findingKey]float64
+	findingOrder []findingKey
 }
 
 func (g *scraped) add(src Source) {
@@ -165,4 +181,19 @@ func (g *scraped) add(src Source) {
 		g.states = map[reflector.State]int{}
 	}
 	g.states[st.State]++
+	if src.Findings != nil {
+		for _, f := range src.Findings() {
+			k := findingKey{f.ID, f.Severity}
+			if g.findings == nil {
+				g.findings = map[findingKey]float64{}
+			}
+			if _, ok := g.findings[k]; !ok {
+				g.findingOrder = append(g.findingOrder, k)
+				g.findings[k] = 0
+			}
+			if !f.Ignored {
+				g.findings[k]++
+			}
+		}
+	}
 }

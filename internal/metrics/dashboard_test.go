@@ -24,7 +24,7 @@ func promQLWords() map[string]bool {
 		min_over_time sum_over_time count_over_time last_over_time
 		by without on ignoring group_left group_right and or unless bool offset
 		label_values query_result
-		le resource namespace label_selector field_selector type cause result end on kind state job instance`) {
+		le resource namespace label_selector field_selector type cause result end on kind state job instance id severity`) {
 		words[w] = true
 	}
 	return words

@@ -203,6 +203,10 @@ func TestE2EMetricsScrapedDuringA410AndARelistEqualTheSummary(t *testing.T) {
 	eventually(t, 60*time.Second, "a relist after the 410", func() bool {
 		return scraped("watchcache_lists_total", with("result", "complete")) == 2
 	})
+	// The relist's diff raises missed-deletes just after the metrics counted it.
+	eventually(t, 30*time.Second, "the missed-deletes finding", func() bool {
+		return scraped("watchcache_findings", with("id", "missed-deletes", "severity", "warning")) == 1
+	})
 	f := scrape(t, url)
 	if err := p.stop(); err != nil {
 		t.Fatalf("the plugin failed: %v\n%s", err, p.errOut.String())

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -213,6 +214,9 @@ type Source struct {
 	Store func() store.Counters
 	// Now is the session's clock (virtual in a replay); default time.Now.
 	Now func() time.Time
+	// Findings is the findings raised so far, e.g. (*findings.Engine).List;
+	// without it watchcache_findings is not exported.
+	Findings func() []findings.Finding
 }
 
 // Set is the metrics of one watched resource (or, behind the proxy, one

@@ -10,25 +10,30 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 )
 
 const traces = "../../testdata/traces/"
 
-// replayWithMetrics replays a trace at full speed into m and returns the summary.
-func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string) summary.Summary {
+// replayWithMetrics replays a trace at full speed into m and returns the
+// summary; the findings engine ignores the ids of ignore.
+func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string, ignore ...findings.ID) summary.Summary {
 	t.Helper()
 	sess, err := session.NewReplay(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := sess.Resources[0]
+	if len(ignore) > 0 {
+		r.Findings.Configure(findings.Options{Ignore: ignore})
+	}
 	h := r.Header
 	res, err := m.Add(metrics.Labels{Resource: h.Resource.String(), Namespace: h.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.OnNote(res.Note)
-	res.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now})
+	res.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now, Findings: r.Findings.List})
 	if err := sess.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +90,23 @@ func countersEqualTheSummary(t *testing.T, f families, sum summary.Summary, labe
 			t.Errorf("%s%v: got %v, want the summary's %d", tc.name, tc.labels, got, tc.want)
 		}
 	}
+	// A series per finding of the summary: 1, or 0 when ignored; no other.
+	for _, fd := range sum.Findings {
+		want := 1.0
+		if fd.Ignored {
+			want = 0
+		}
+		if got := f.get(t, "watchcache_findings", with("id", string(fd.ID), "severity", string(fd.Severity))); got != want {
+			t.Errorf("watchcache_findings{id=%q}: got %v, want %v (ignored %v)", fd.ID, got, want, fd.Ignored)
+		}
+	}
+	series := 0
+	if mf := f["watchcache_findings"]; mf != nil {
+		series = len(mf.GetMetric())
+	}
+	if series != len(sum.Findings) {
+		t.Errorf("watchcache_findings has %d series, want one per finding of the summary (%d)", series, len(sum.Findings))
+	}
 }
 
 func TestAReplayedRelistIsCountedByCauseAndMatchesTheSummary(t *testing.T) {
@@ -118,6 +140,7 @@ func TestAReplayedRelistIsCountedByCauseAndMatchesTheSummary(t *testing.T) {
 		{"watchcache_state", with("state", "Stopped"), 1},
 		{"watchcache_state", with("state", "Watching"), 0},
 		{"watchcache_watch_duration_seconds", with(), float64(sum.Counters.Watches)},
+		{"watchcache_findings", with("id", "missed-deletes", "severity", "warning"), 1},
 	} {
 		if got := f.get(t, tc.name, tc.labels); got != tc.want {
 			t.Errorf("%s%v: got %v, want %v", tc.name, tc.labels, got, tc.want)
@@ -128,6 +151,22 @@ func TestAReplayedRelistIsCountedByCauseAndMatchesTheSummary(t *testing.T) {
 	}
 	if s := f.get(t, "watchcache_time_to_sync_seconds", ns); s <= 0 || s > 1 {
 		t.Errorf("time to sync: got %v s", s)
+	}
+}
+
+// An ignored finding keeps its series, at 0: a rule or a dashboard sees it
+// is known, and alerts on watchcache_findings > 0 stay quiet.
+func TestAnIgnoredFindingIsZero(t *testing.T) {
+	m := metrics.New()
+	url := serve(t, m)
+	sum := replayWithMetrics(t, m, traces+"demo.jsonl", findings.MissedDeletes)
+	if len(sum.Findings) == 0 || !sum.Findings[0].Ignored {
+		t.Fatalf("the demo's findings %+v: want missed-deletes, ignored", sum.Findings)
+	}
+	f := scrape(t, url)
+	countersEqualTheSummary(t, f, sum, l("resource", "configmaps.v1"))
+	if got := f.get(t, "watchcache_findings", l("id", "missed-deletes", "severity", "warning")); got != 0 {
+		t.Errorf("the ignored missed-deletes: got %v, want 0", got)
 	}
 }
 

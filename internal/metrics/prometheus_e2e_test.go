@@ -198,6 +198,17 @@ func TestE2EPrometheusScrapesThePluginAndShowsTheRelist(t *testing.T) {
 	if err != nil || len(all) != 1 || all[0].Value[1] != "1" {
 		t.Errorf("sum of relists over every cause: %+v, %v; want 1", all, err)
 	}
+	// The relist found b deleted behind the watch's back: missed-deletes, raised once.
+	eventually(t, 30*time.Second, "prometheus to show the missed-deletes finding", func() bool {
+		got, err = query(base, `watchcache_findings{job="watchcache",id="missed-deletes"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got) == 1
+	})
+	if m := got[0].Metric; m["severity"] != "warning" || m["resource"] != "configmaps.v1" || got[0].Value[1] != "1" {
+		t.Errorf("the missed-deletes finding: %+v, want 1 with severity warning on configmaps.v1", got[0])
+	}
 	if err := p.stop(); err != nil {
 		t.Errorf("the replay failed: %v\n%s", err, p.errOut.String())
 	}

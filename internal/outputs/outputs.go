@@ -185,7 +185,7 @@ func (x *Outputs) Attach(sess *session.Session) error {
 				return err
 			}
 			r.OnNote(set.Note)
-			set.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now})
+			set.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now, Findings: r.Findings.List})
 		}
 		if x.rules != nil {
 			sub := x.rules.Add(Describe(t))
@@ -280,7 +280,7 @@ func (x *Outputs) views() []tui.Resource {
 	out := make([]tui.Resource, len(sess.Resources))
 	for i, r := range sess.Resources {
 		o := r.Header.Options
-		feed := tui.Feed{Stats: r.Reflector.Stats, Store: r.Store, Alerts: alerts, Notes: x.notes[i],
+		feed := tui.Feed{Stats: r.Reflector.Stats, Store: r.Store, Alerts: alerts, Notes: x.notes[i], Findings: r.Findings.List,
 			Audit: func(context.Context) (*reflector.AuditReport, error) {
 				return nil, errors.New("audit needs a live cluster; this is a replay")
 			}}
@@ -532,13 +532,13 @@ func (x *Outputs) OnStream(s *observed.Stream) {
 			x.fail(err)
 		} else {
 			s.OnNote(set.Note)
-			set.Attach(metrics.Source{Stats: s.Stats, Counters: s.Counters, Store: s.Store().Counters, Now: x.opts.Now})
+			set.Attach(metrics.Source{Stats: s.Stats, Counters: s.Counters, Store: s.Store().Counters, Now: x.opts.Now, Findings: s.Findings().List})
 		}
 	}
 	if notes != nil {
 		// No ForceRelist and no Audit: the dashboard says they are not available for an observed reflector.
 		view := tui.Resource{Target: s.Target, Client: s.Client.UserAgent, ClientAddr: s.Client.RemoteAddr, Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table,
-			Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes}}
+			Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes, Findings: s.Findings().List}}
 		select {
 		case x.added <- view:
 		default:

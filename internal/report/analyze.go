@@ -122,6 +122,7 @@ func replayReflectors(rd *trace.Reader, opts Options, rep *Report) error {
 	for i, r := range sess.Resources {
 		c := cs[i]
 		c.stop(r.Reflector.Stats())
+		c.res.Findings = r.Findings.List()
 		c.res.BackoffsKnown = r.Replay.RecordedDecisions() > 0
 		rep.Decisions += r.Replay.RecordedDecisions()
 		rep.Resources = append(rep.Resources, c.res)
@@ -159,6 +160,7 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 	}
 	for i, s := range rp.Streams() {
 		cs[i].stop(s.Stats())
+		cs[i].res.Findings = s.Findings().List()
 		cs[i].res.Stream = &StreamInfo{ID: s.ID, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly,
 			Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
 		rep.Resources = append(rep.Resources, cs[i].res)

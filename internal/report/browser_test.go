@@ -392,6 +392,7 @@ func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
 			if st.Timeline != len(analyzeFile(t, tr, Options{}).Resources) {
 				t.Errorf("got %d timelines, want one per resource", st.Timeline)
 			}
+			b.checkFindings(t, analyzeFile(t, tr, Options{}))
 			for i := 0; i < st.Timeline; i++ {
 				b.interact(t, i)
 			}
@@ -404,6 +405,47 @@ func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
 				t.Error(p)
 			}
 		})
+	}
+}
+
+// checkFindings checks the Findings section as the browser lays it out:
+// above the first resource, an article per finding of rep, every in-page
+// link of it resolving to an element, and a click on a request of the
+// evidence going to that request's row.
+func (b *browser) checkFindings(t *testing.T, rep *Report) {
+	t.Helper()
+	want := 0
+	for _, res := range rep.Resources {
+		want += len(res.Findings)
+	}
+	var got struct {
+		Articles, Links, Broken int
+		Above                   bool
+		Href, Hash, Target      string
+	}
+	b.eval(`(() => {
+		const sec = document.querySelector("section#findings");
+		const links = Array.from(sec.querySelectorAll('a[href^="#"]'));
+		const broken = links.filter(a => !document.getElementById(decodeURIComponent(a.getAttribute("href").slice(1)))).length;
+		const first = document.querySelector("section.resource");
+		const out = {articles: sec.querySelectorAll("article.finding").length, links: links.length, broken: broken,
+			above: !!first && sec.getBoundingClientRect().bottom <= first.getBoundingClientRect().top, href: "", hash: "", target: ""};
+		const req = sec.querySelector("a.req-link");
+		if (req) {
+			req.click();
+			const tg = document.querySelector(":target");
+			out.href = req.getAttribute("href"); out.hash = location.hash; out.target = tg ? tg.tagName + "#" + tg.id : "";
+		}
+		return out;
+	})()`, &got)
+	if got.Articles != want || got.Broken != 0 || !got.Above {
+		t.Errorf("findings section: %d articles (want %d), %d of %d links broken, above the resources %v", got.Articles, want, got.Broken, got.Links, got.Above)
+	}
+	if got.Href != "" && (got.Hash != got.Href || got.Target != "TR"+got.Href) {
+		t.Errorf("clicking the evidence's request %s: location.hash %q, :target %q; want its row", got.Href, got.Hash, got.Target)
+	}
+	if want > 0 && got.Href == "" && len(rep.Resources[0].Findings) > 0 && len(rep.Resources[0].Findings[0].Evidence.Requests) > 0 {
+		t.Error("the first finding names requests, but the section has no request link")
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package report turns a trace into one self-contained HTML page: the run's
-// header and counters, a timeline per resource (every request as a bar,
+// header, its findings (what is wrong, the evidence linked to the requests
+// it rests on, the cause and what to do), counters, a timeline per resource (every request as a bar,
 // markers for 410s, relists, backoffs, bookmarks and resourceVersion
 // anomalies, the object count, the bookmark age and event rates over time),
 // and tables of the relists and requests.
@@ -18,6 +19,7 @@ package report
 import (
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -118,6 +120,9 @@ type Section struct {
 	// each is BucketWidth long, the first starting at 0.
 	Buckets     []Bucket
 	BucketWidth time.Duration
+	// Findings are what the replay's findings engine raised, in the order
+	// it raised them: the same as the recorded run's (and the summary's).
+	Findings []findings.Finding
 
 	// lastAt is the time of the resource's last line; pendingBackoff and
 	// openRelist are what the trace's end closes.

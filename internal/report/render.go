@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
@@ -67,12 +68,15 @@ type pageView struct {
 	Data        pageData
 	Header      []keyValue
 	// Index lists every resource of the trace, each linking to its section.
-	Index     []indexRow
-	Warnings  []string
-	Alerts    AlertSection
-	AlertRows []alertRow
-	Resources []resourceView
-	Decisions string
+	Index    []indexRow
+	Warnings []string
+	// Findings are every resource's findings, FindingsSum their count by severity.
+	Findings    []findingView
+	FindingsSum findingsSummary
+	Alerts      AlertSection
+	AlertRows   []alertRow
+	Resources   []resourceView
+	Decisions   string
 }
 
 type keyValue struct{ Key, Value, Hint string }
@@ -82,6 +86,9 @@ type indexRow struct {
 	Anchor, Name, Kind, Scope, Objects, Strategy, Wire string
 	Lists, Relists, Gone, Events, End                  string
 	Alarm                                              bool
+	// Findings counts the resource's findings that are not ignored, with
+	// the worst severity; FindingsHref is the first one's.
+	Findings, FindingsHref string
 }
 
 type alertRow struct{ At, Resource, Rule, Detail string }
@@ -185,6 +192,7 @@ func newPageView(r *Report) *pageView {
 		v.Header = append(v.Header, keyValue{"observed", "other programs' reflectors, as kubectl watchcache proxy saw their traffic: each resource is one client's stream, its requests as that client sent them, and its cache rebuilt from what the client received", ""})
 	}
 	v.Decisions = formatCount(r.Decisions)
+	v.Findings, v.FindingsSum = findingViews(r)
 	for _, a := range r.Alerts.Tripped {
 		v.AlertRows = append(v.AlertRows, alertRow{At: formatOffset(a.At), Resource: a.Resource, Rule: clip(a.Rule, clipName), Detail: clip(a.Detail, clipMessage)})
 	}
@@ -220,10 +228,22 @@ func indexRowOf(res *Section) indexRow {
 			strategy = "?"
 		}
 	}
-	return indexRow{Anchor: resourceAnchor(res.Index), Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
+	row := indexRow{Anchor: resourceAnchor(res.Index), Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
 		Objects: string(res.Header.Objects), Strategy: strategy, Wire: wire,
 		Lists: n(c.Lists), Relists: n(c.Relists), Gone: n(c.Gone), Events: n(c.Added + c.Modified + c.Deleted), End: formatCount(res.Objects),
-		Alarm: c.Relists > 0 || c.Gone > 0 || c.UIDMismatches > 0 || c.WatchErrors > 0 || c.ResourceVersionBackwards > 0}
+		Alarm:    c.Relists > 0 || c.Gone > 0 || c.UIDMismatches > 0 || c.WatchErrors > 0 || c.ResourceVersionBackwards > 0,
+		Findings: "0"}
+	if worst, ok := findings.Worst(res.Findings); ok {
+		row.Findings = formatCount(findings.CountAtLeast(res.Findings, findings.Info)) + " (" + string(worst) + ")"
+		row.Alarm = row.Alarm || worst.AtLeast(findings.Warning)
+	}
+	for _, f := range res.Findings {
+		if !f.Ignored {
+			row.FindingsHref = "#" + findingAnchor(res.Index, f.ID)
+			break
+		}
+	}
+	return row
 }
 
 func resourceAnchor(i int) string { return fmt.Sprintf("res-%d", i) }

@@ -94,8 +94,9 @@ func (c *chrome) view(draw func() (header, body []string, footer string)) tea.Vi
 }
 
 // header is the title line (the tool, the trace, the context and server,
-// the uptime), what is watched (parts), and the state line with r's badge.
-func (c *chrome) header(width int, now time.Time, parts []string, state string, r replayPos) []string {
+// the uptime), what is watched (parts), and the state line with the
+// findings' count (findings, "" for none) and r's badge.
+func (c *chrome) header(width int, now time.Time, parts []string, state, findings string, r replayPos) []string {
 	st, o := c.st, c.opts
 	left := st.app.Render("kubectl watchcache")
 	switch {
@@ -114,7 +115,15 @@ func (c *chrome) header(width int, now time.Time, parts []string, state string, 
 		left += "  " + o.Server
 	}
 	return []string{spread(left, st.label.Render("up ")+age(now.Sub(o.Start)), width),
-		clip(strings.Join(parts, st.faint.Render(" · ")), width), spread(state, c.badge(r), width)}
+		clip(strings.Join(parts, st.faint.Render(" · ")), width), spread(state, joinRight(findings, c.badge(r)), width)}
+}
+
+// joinRight puts a before b, two spaces apart, when there is an a.
+func joinRight(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "  " + b
 }
 
 // watchedParts say how resources are watched, as far as they all watch

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -29,6 +30,9 @@ type snapshotMsg struct {
 	notesLost   int64
 	alerts      *Alerts
 	player      *playerState
+	// findings are Feed.Findings' (hasFindings: the feed has an engine).
+	hasFindings bool
+	findings    []findings.Finding
 }
 
 // notesMsg delivers notes from the NoteBuffer.
@@ -85,6 +89,9 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 	if feed.Alerts != nil {
 		a := feed.Alerts()
 		s.alerts = &a
+	}
+	if feed.Findings != nil {
+		s.hasFindings, s.findings = true, feed.Findings()
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -20,6 +21,7 @@ const (
 	detailObject  detailKind = iota // one object's identity and history, live
 	detailRequest                   // one request with all its options
 	detailText                      // a note, a relist or an audit, fixed text
+	detailFinding                   // one finding's evidence, as the engine updates it
 )
 
 // maxDetailEntries bounds the object lists of a relist or audit detail.
@@ -33,6 +35,10 @@ type detailView struct {
 	title  string
 	text   []string
 	offset int
+	// finding is the finding shown (detailFinding), as when it was opened.
+	finding findings.Finding
+	// back is where esc goes: the dashboard, or the findings pane.
+	back viewState
 }
 
 // detailFor builds the detail of a log entry.
@@ -63,6 +69,14 @@ func (d detailView) content(m *Model, width int) (string, []string) {
 	case detailRequest:
 		title = fmt.Sprintf("Request #%d  %s", d.req.ID, d.req.Verb)
 		body = requestDetail(&d.req, m.now)
+	case detailFinding:
+		f := d.finding
+		for _, g := range m.findings {
+			if g.ID == f.ID {
+				f = g // its evidence as it stands now
+			}
+		}
+		title, body = findingTitle(f), findingDetail(m.st, f, m.now, width)
 	default:
 		title, body = d.title, d.text
 	}
@@ -76,13 +90,19 @@ func (d detailView) content(m *Model, width int) (string, []string) {
 // lines renders the detail body: a title line, then the scrolled content.
 func (d detailView) lines(m *Model, width, h int) []string {
 	title, wrapped := d.content(m, width)
+	return detailFrame(m.st, title, wrapped, d.offset, width, h)
+}
+
+// detailFrame is a detail screen of h lines: its title line, then the
+// wrapped lines from offset.
+func detailFrame(st styles, title string, wrapped []string, offset, width, h int) []string {
 	h--
-	off := min(max(d.offset, 0), max(len(wrapped)-h, 0))
+	off := min(max(offset, 0), max(len(wrapped)-h, 0))
 	more := ""
 	if len(wrapped) > h {
 		more = fmt.Sprintf("  lines %d-%d of %d", off+1, min(off+h, len(wrapped)), len(wrapped))
 	}
-	out := []string{spread(m.st.tabActive.Render(" "+title+" "), m.st.faint.Render("esc back"+more), width)}
+	out := []string{spread(st.tabActive.Render(" "+title+" "), st.faint.Render("esc back"+more), width)}
 	for i := off; i < len(wrapped) && len(out) <= h; i++ {
 		out = append(out, " "+wrapped[i])
 	}

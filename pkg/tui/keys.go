@@ -28,16 +28,18 @@ type keyMap struct {
 	TypeFilter key.Binding
 	Relist     key.Binding
 	Audit      key.Binding
-	NextPane   key.Binding
-	PrevPane   key.Binding
-	Up         key.Binding
-	Down       key.Binding
-	PageUp     key.Binding
-	PageDown   key.Binding
-	Top        key.Binding
-	Bottom     key.Binding
-	Select     key.Binding
-	Back       key.Binding
+	// Findings opens the findings pane; disabled where the feed has none.
+	Findings key.Binding
+	NextPane key.Binding
+	PrevPane key.Binding
+	Up       key.Binding
+	Down     key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+	Select   key.Binding
+	Back     key.Binding
 	// ToOverview is esc seen from one resource of several: back to the
 	// overview. Disabled (and so out of the help) for a single resource.
 	ToOverview key.Binding
@@ -50,6 +52,7 @@ func newKeyMap() keyMap {
 		TypeFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "filter by type")),
 		Relist:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
 		Audit:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
+		Findings:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
 		NextPane:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
@@ -80,14 +83,14 @@ func (k keyMap) withoutActions() keyMap {
 
 // footerKeys are the footer's (screenKeys).
 func (k keyMap) footerKeys() (first, rest []key.Binding) {
-	return []key.Binding{k.ToOverview}, []key.Binding{k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
+	return []key.Binding{k.ToOverview}, []key.Binding{k.Findings, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
 }
 
 // helpGroups are the help screen's columns (screenKeys).
 func (k keyMap) helpGroups() (nav, moves, actions []key.Binding) {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		[]key.Binding{k.NextPane, k.PrevPane, k.Select, k.Back},
-		[]key.Binding{k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}
+		[]key.Binding{k.Findings, k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}
 }
 
 // overviewKeyMap is the overview's key bindings besides the chrome's; its
@@ -95,6 +98,8 @@ func (k keyMap) helpGroups() (nav, moves, actions []key.Binding) {
 type overviewKeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, Relist, Audit               key.Binding
+	// Findings opens every resource's findings; shown where one has them.
+	Findings key.Binding
 }
 
 func newOverviewKeyMap() overviewKeyMap {
@@ -109,6 +114,7 @@ func newOverviewKeyMap() overviewKeyMap {
 		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview")),
 		Relist:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
 		Audit:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
+		Findings: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
 	}
 }
 
@@ -124,12 +130,12 @@ func (k overviewKeyMap) footerKeys() (first, rest []key.Binding) {
 	up, open := k.Up, k.Open
 	up.SetHelp("↑/↓", "select")
 	open.SetHelp("enter", "open")
-	return []key.Binding{up, open}, []key.Binding{k.Relist, k.Audit}
+	return []key.Binding{up, open}, []key.Binding{k.Findings, k.Relist, k.Audit}
 }
 
 // helpGroups are the overview's help screen's columns (screenKeys).
 func (k overviewKeyMap) helpGroups() (nav, moves, actions []key.Binding) {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		[]key.Binding{k.Open, k.Back},
-		[]key.Binding{k.Relist, k.Audit}
+		[]key.Binding{k.Findings, k.Relist, k.Audit}
 }

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -25,6 +26,8 @@ const (
 	stateDetail
 	// stateHelp: the key help overlay.
 	stateHelp
+	// stateFindings: the findings pane (f), newest first.
+	stateFindings
 )
 
 // String names the state.
@@ -38,6 +41,8 @@ func (s viewState) String() string {
 		return "detail"
 	case stateHelp:
 		return "help"
+	case stateFindings:
+		return "findings"
 	}
 	return "unknown"
 }
@@ -83,6 +88,12 @@ type Model struct {
 
 	alerts Alerts
 
+	// findings are the feed's, as last polled (haveFindings: it has an
+	// engine); fpane is their pane.
+	findings     []findings.Finding
+	haveFindings bool
+	fpane        findingsPane
+
 	auditing bool
 }
 
@@ -102,6 +113,7 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 	if opts.Player != nil {
 		keys.Pause.SetEnabled(false) // space pauses the replay
 	}
+	keys.Findings.SetEnabled(res.Feed.Findings != nil) // f only where there are findings to show
 	return Model{
 		opts:     opts,
 		res:      res,
@@ -173,6 +185,9 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	m.notesLost = s.notesLost
 	if s.alerts != nil {
 		m.alerts = *s.alerts
+	}
+	if s.hasFindings {
+		m.findings, m.haveFindings = s.findings, true
 	}
 	m.chrome.expireStatus(m.now)
 }
@@ -270,12 +285,29 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if cmd, closed = m.chrome.helpKey(k, len(m.helpLines(m.layout().width))); closed {
 			m.state = stateDashboard
 		}
+	case stateFindings:
+		switch {
+		case key.Matches(k, m.chrome.keys.Quit):
+			return m, tea.Quit
+		case key.Matches(k, m.chrome.keys.Help):
+			m.state = stateHelp
+		default:
+			rows := m.findingRows()
+			switch m.fpane.key(k, len(rows), m.findingsPage()) {
+			case paneClose:
+				m.state = stateDashboard
+			case paneOpen:
+				r, _ := m.fpane.selected(rows)
+				m.detail = detailView{kind: detailFinding, finding: r.f, back: stateFindings}
+				m.state = stateDetail
+			}
+		}
 	case stateDetail:
 		switch {
 		case key.Matches(k, m.chrome.keys.Quit):
 			return m, tea.Quit
 		case key.Matches(k, m.keys.Back):
-			m.state = stateDashboard
+			m.state = m.detail.back
 		case key.Matches(k, m.chrome.keys.Help):
 			m.state = stateHelp
 		case key.Matches(k, m.keys.Up):
@@ -371,6 +403,8 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 		m.log.text, m.log.typeIdx = "", 0
 		m.filter.value = ""
 		m.chrome.status.text = ""
+	case key.Matches(k, m.keys.Findings):
+		m.state = stateFindings
 	case key.Matches(k, m.keys.Relist):
 		return m.forceRelist(), false
 	case key.Matches(k, m.keys.Audit):
@@ -487,6 +521,18 @@ func (m *Model) clampPanes() {
 		m.scrollOf(p).clamp(m.rowsIn(p), l.selectable(p))
 	}
 }
+
+// findingRows are the findings as the pane lists them, newest first.
+func (m *Model) findingRows() []findingRow {
+	rows := make([]findingRow, len(m.findings))
+	for i, f := range m.findings {
+		rows[i] = findingRow{f: f}
+	}
+	return newestFirst(rows)
+}
+
+// findingsPage is how many findings the pane shows at once.
+func (m *Model) findingsPage() int { return max(m.layout().body-2, 1) }
 
 // paneHeight is the focused pane's page size.
 func (m *Model) paneHeight() int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -170,4 +171,8 @@ type Feed struct {
 	Audit func(ctx context.Context) (*reflector.AuditReport, error)
 	// Alerts reports the alert rules and what tripped; nil when there are no rules.
 	Alerts func() Alerts
+	// Findings returns what the findings engine raised so far, in the order
+	// it raised them, ignored ones included, e.g. (*findings.Engine).List.
+	// Nil where there is no engine: no findings pane, count or column then.
+	Findings func() []findings.Finding
 }

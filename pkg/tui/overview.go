@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -19,6 +20,10 @@ const (
 	overviewHelp
 	// overviewResource: the selected resource's dashboard, which takes the keys.
 	overviewResource
+	// overviewFindings: every resource's findings (f), newest first.
+	overviewFindings
+	// overviewFindingDetail: one finding's evidence, from overviewFindings.
+	overviewFindingDetail
 )
 
 // Overview is the dashboard of several resources, a tea.Model: a table with
@@ -50,8 +55,10 @@ type Overview struct {
 	chrome      chrome // its status and player are the last player key's
 
 	state    overviewState
-	cur, top int       // the selected row, and the first row shown
-	clock    time.Time // opts.Now at the last tick: the uptime moves with no row to poll
+	cur, top int // the selected row, and the first row shown
+	fpane    findingsPane
+	fdetail  findingDetailView // the finding overviewFindingDetail shows
+	clock    time.Time         // opts.Now at the last tick: the uptime moves with no row to poll
 }
 
 // tickEvery is how often the overview reads the clock when resources can
@@ -243,6 +250,10 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if o.state == overviewFindings || o.state == overviewFindingDetail {
+		o.findingsKey(k)
+		return nil
+	}
 	if cmd, ok := o.chrome.playerKey(k, o.now()); ok {
 		return cmd
 	}
@@ -263,6 +274,8 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		o.cur = 0
 	case key.Matches(k, o.keys.Bottom):
 		o.cur = n - 1
+	case key.Matches(k, o.shownKeys().Findings):
+		o.state = overviewFindings
 	case n == 0:
 	case key.Matches(k, o.keys.Open):
 		o.state = overviewResource
@@ -283,6 +296,115 @@ func (o *Overview) acts() bool {
 	}
 	a, ok := o.banner()
 	return !ok || !a.Fatal
+}
+
+// shownKeys are the keys the footer and the help offer: r and a where
+// they act, f where a resource has findings.
+func (o *Overview) shownKeys() overviewKeyMap {
+	keys := o.keys
+	if !o.acts() {
+		keys = keys.withoutActions()
+	}
+	keys.Findings.SetEnabled(o.hasFindings())
+	return keys
+}
+
+// hasFindings says a resource has a findings engine (Feed.Findings).
+func (o *Overview) hasFindings() bool {
+	for i := range o.resources {
+		if o.resources[i].Feed.Findings != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// findingsTally counts every resource's findings.
+func (o *Overview) findingsTally() findingTally {
+	t := findingTally{}
+	for i := range o.subs {
+		t.add(tallyFindings(o.subs[i].findings))
+	}
+	return t
+}
+
+// findingsBadge is the header's count of every resource's findings, "" without engines.
+func (o *Overview) findingsBadge() string {
+	if !o.hasFindings() {
+		return ""
+	}
+	return o.findingsTally().badge(o.st)
+}
+
+// findingRows are every resource's findings, newest first.
+func (o *Overview) findingRows() []findingRow {
+	var rows []findingRow
+	for i := range o.subs {
+		for _, f := range o.subs[i].findings {
+			rows = append(rows, findingRow{f: f, res: i})
+		}
+	}
+	return newestFirst(rows)
+}
+
+// findingDetailView is the finding the overview shows: its resource's row
+// and id (to show its evidence as it grows), and the scroll.
+type findingDetailView struct {
+	row    findingRow
+	offset int
+}
+
+// findingDetail is the shown finding's title and lines, as its resource's engine has it now.
+func (o *Overview) findingDetail(width int) (string, []string) {
+	f := o.fdetail.row.f
+	if i := o.fdetail.row.res; i < len(o.subs) {
+		for _, g := range o.subs[i].findings {
+			if g.ID == f.ID {
+				f = g
+			}
+		}
+	}
+	var wrapped []string
+	for _, l := range findingDetail(o.st, f, o.now(), width) {
+		wrapped = append(wrapped, strings.Split(ansi.Wrap(l, max(width-2, 10), " ,"), "\n")...)
+	}
+	return findingTitle(f), wrapped
+}
+
+// findingsKey handles a key on the findings pane or a finding's evidence.
+func (o *Overview) findingsKey(k tea.KeyPressMsg) {
+	l := o.tableLayout()
+	if o.state == overviewFindingDetail {
+		_, text := o.findingDetail(l.width)
+		page := max(l.body-2, 1)
+		switch k.String() {
+		case "esc":
+			o.state = overviewFindings
+		case "up", "k":
+			o.fdetail.offset--
+		case "down", "j":
+			o.fdetail.offset++
+		case "pgup", "ctrl+b":
+			o.fdetail.offset -= page
+		case "pgdown", "ctrl+f", "space":
+			o.fdetail.offset += page
+		case "home", "g":
+			o.fdetail.offset = 0
+		case "end", "G":
+			o.fdetail.offset = len(text)
+		}
+		o.fdetail.offset = min(max(o.fdetail.offset, 0), max(len(text)-(l.body-1), 0))
+		return
+	}
+	rows := o.findingRows()
+	switch o.fpane.key(k, len(rows), max(l.body-2, 1)) {
+	case paneClose:
+		o.state = overviewTable
+	case paneOpen:
+		r, _ := o.fpane.selected(rows)
+		o.fdetail = findingDetailView{row: r}
+		o.state = overviewFindingDetail
+	}
 }
 
 // actsOn says r and a can act in a run of opts: not in a replay, not on

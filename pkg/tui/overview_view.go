@@ -25,6 +25,7 @@ const (
 	colBookmark
 	colGone
 	colRelists
+	colFindings // only when the resources have findings engines
 	colEvents
 	colError
 	numOvCols
@@ -61,6 +62,8 @@ func ovColumnSpec(c ovCol) (head string, width int, right bool) {
 		return "410s", 4, true
 	case colRelists:
 		return "RELISTS", 7, true
+	case colFindings:
+		return "FINDINGS", 9, false
 	case colEvents:
 		return headEvents, 14, false
 	}
@@ -70,7 +73,7 @@ func ovColumnSpec(c ovCol) (head string, width int, right bool) {
 // ovPriority is the order in which columns get room: what a narrow terminal
 // keeps first. The totals' columns come early so the totals row always has them.
 func ovPriority() [numOvCols]ovCol {
-	return [numOvCols]ovCol{colResource, colClient, colState, colObjects, colMemory, colGone, colRelists, colEvents,
+	return [numOvCols]ovCol{colResource, colClient, colState, colObjects, colMemory, colGone, colRelists, colFindings, colEvents,
 		colBookmark, colError, colLastRV, colFor}
 }
 
@@ -108,7 +111,7 @@ type overviewLayout struct {
 func (o *Overview) tableLayout() overviewLayout {
 	w, h, body := o.chrome.size()
 	l := overviewLayout{width: w, height: h, body: body}
-	l.cols, l.has = overviewColumnsFor(w-markerWidth, o.nameWidth, o.clientWidth)
+	l.cols, l.has = overviewColumnsFor(w-markerWidth, o.nameWidth, o.clientWidth, o.hasFindings())
 	if _, ok := o.banner(); ok {
 		l.banner = 1
 	}
@@ -128,18 +131,19 @@ func (o *Overview) tableLayout() overviewLayout {
 // gives what is left to the resource names (up to nameW), the sparkline and
 // the last error.
 func overviewColumns(width, nameW int) ([]ovColumn, [numOvCols]bool) {
-	return overviewColumnsFor(width, nameW, 0)
+	return overviewColumnsFor(width, nameW, 0, false)
 }
 
 // overviewColumnsFor is overviewColumns with a client column as wide as
 // clientW (up to maxClientWidth) when the rows have clients (clientW > 0):
-// it comes right after the resources, and before their growth.
-func overviewColumnsFor(width, nameW, clientW int) ([]ovColumn, [numOvCols]bool) {
+// it comes right after the resources, and before their growth; and with a
+// findings column when the rows have findings engines (withFindings).
+func overviewColumnsFor(width, nameW, clientW int, withFindings bool) ([]ovColumn, [numOvCols]bool) {
 	var has [numOvCols]bool
 	var widths [numOvCols]int
 	used := 0
 	for _, c := range ovPriority() {
-		if c == colClient && clientW == 0 {
+		if c == colClient && clientW == 0 || c == colFindings && !withFindings {
 			continue
 		}
 		_, w, _ := ovColumnSpec(c)
@@ -223,9 +227,15 @@ func (o Overview) View() tea.View {
 	l := o.tableLayout()
 	return o.chrome.view(func() (header, body []string, footer string) {
 		header = o.header(l.width)
-		if o.state == overviewHelp {
+		switch o.state {
+		case overviewHelp:
 			body = o.chrome.helpWindow(o.helpLines(l.width))
-		} else {
+		case overviewFindings:
+			body = o.fpane.lines(o.st, o.findingRows(), o.rowName, o.now(), l.width, l.body)
+		case overviewFindingDetail:
+			title, text := o.findingDetail(l.width)
+			body = detailFrame(o.st, title, text, o.fdetail.offset, l.width, l.body)
+		default:
 			body = o.table(l)
 		}
 		return header, body, o.footer(l.width)
@@ -263,7 +273,7 @@ func (o *Overview) header(width int) []string {
 		parts = append(parts, "namespace "+ns)
 	}
 	parts = append(parts, watchedParts(o.resources, o.opts.Observed == "", "")...)
-	return o.chrome.header(width, o.now(), parts, o.stateCounts(), o.replayPos())
+	return o.chrome.header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.replayPos())
 }
 
 // replayPos is where the replay stands across the resources: the furthest
@@ -572,6 +582,9 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		cells[colBookmark] = o.bookmarkCell(m, now)
 		cells[colGone] = st.counter(c.Gone, true)
 		cells[colRelists] = st.counter(c.Relists, true)
+		if m.haveFindings {
+			cells[colFindings] = tallyFindings(m.findings).cell(st)
+		}
 		switch {
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
 			cells[colError] = ""
@@ -655,6 +668,7 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 	cells[colMemory] = st.value.Render(bytesIEC(bytes))
 	cells[colGone] = st.counter(gone, true)
 	cells[colRelists] = st.counter(relists, true)
+	cells[colFindings] = o.findingsTally().cell(st)
 	cells[colEvents] = o.eventsCell(l, series[:])
 	return joinCells("  ", l.cols, &cells)
 }
@@ -674,14 +688,14 @@ func (o *Overview) footer(width int) string {
 	switch {
 	case o.state == overviewHelp:
 		hint = o.chrome.helpHintFor(len(o.helpLines(width)))
+	case o.state == overviewFindings:
+		hint = findingsHint
+	case o.state == overviewFindingDetail:
+		hint = findingDetailHint
 	case from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)):
 		over = o.st.value.Render(o.rowName(from)+": ") + o.st.sev(latest.sev, latest.text)
 	}
-	keys := o.keys
-	if !o.acts() {
-		keys = keys.withoutActions()
-	}
-	return o.chrome.footer(width, over, hint, keys, lost)
+	return o.chrome.footer(width, over, hint, o.shownKeys(), lost)
 }
 
 // helpLines is the overview's key help, what one resource's dashboard adds,
@@ -697,11 +711,13 @@ func (o *Overview) helpLines(width int) []string {
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
 	}
-	keys := o.keys
 	if o.acts() {
 		legend[len(legend)-1][1] += "; r and a act on the selected resource here too"
-	} else {
-		keys = keys.withoutActions()
+	}
+	keys := o.shownKeys()
+	if keys.Findings.Enabled() {
+		legend = append(legend, [2]string{"findings", "the column counts each resource's findings, those not ignored, with the worst severity; f lists every resource's, newest first, " +
+			"and enter shows one's evidence, cause and what to do"})
 	}
 	return o.chrome.helpLines(width, "Overview keys", "Reading the overview", keys, legend)
 }

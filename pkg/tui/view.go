@@ -98,6 +98,8 @@ func (m Model) View() tea.View {
 			body = m.chrome.helpWindow(m.helpLines(l.width))
 		case stateDetail:
 			body = m.detail.lines(&m, l.width, l.body)
+		case stateFindings:
+			body = m.fpane.lines(m.st, m.findingRows(), nil, m.now, l.width, l.body)
 		default:
 			body = m.dashboard(l)
 		}
@@ -114,7 +116,15 @@ func (m *Model) header(width int) []string {
 	}
 	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
 	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", client)...)
-	return m.chrome.header(width, m.now, parts, m.stateLine(), m.chrome.replay)
+	return m.chrome.header(width, m.now, parts, m.stateLine(), m.findingsBadge(), m.chrome.replay)
+}
+
+// findingsBadge is the header's count of findings, "" without an engine.
+func (m *Model) findingsBadge() string {
+	if !m.haveFindings {
+		return ""
+	}
+	return tallyFindings(m.findings).badge(m.st)
 }
 
 // scope is where a target watches: its namespace, all namespaces, or the cluster.
@@ -262,6 +272,11 @@ func (m *Model) footer(width int) string {
 		hint = m.chrome.helpHintFor(len(m.helpLines(width)))
 	case stateDetail:
 		hint = "esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit"
+		if m.detail.back == stateFindings {
+			hint = findingDetailHint
+		}
+	case stateFindings:
+		hint = findingsHint
 	}
 	return m.chrome.footer(width, over, hint, m.shownKeys(), m.notesLost)
 }
@@ -430,6 +445,9 @@ func (m *Model) helpLines(width int) []string {
 			"stopped: the run ended it (q, --duration, --once, an alert)"},
 		{"log", "store changes and reflector notes; enter on an object shows the versions seen and what changed"},
 		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
+	}
+	if m.keys.Findings.Enabled() {
+		legend = append(legend, [2]string{"findings", findingsLegend})
 	}
 	var after [][2]string
 	if m.keys.ToOverview.Enabled() {

@@ -1,0 +1,325 @@
+package tui
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+)
+
+// findingSeverity is the dashboard's color of a finding's severity.
+func findingSeverity(s findings.Severity) severity {
+	switch s {
+	case findings.Error:
+		return sevBad
+	case findings.Warning:
+		return sevWarn
+	}
+	return sevNone
+}
+
+// findingTally is what the header and the overview say of a list of
+// findings: how many are not ignored, the worst of them, and how many are
+// ignored (shown in the pane, never counted).
+type findingTally struct {
+	n, ignored int
+	worst      findings.Severity
+}
+
+func tallyFindings(fs []findings.Finding) findingTally {
+	t := findingTally{}
+	t.worst, _ = findings.Worst(fs)
+	for _, f := range fs {
+		if f.Ignored {
+			t.ignored++
+		} else {
+			t.n++
+		}
+	}
+	return t
+}
+
+func (t *findingTally) add(o findingTally) {
+	if o.n > 0 && (t.n == 0 || o.worst.AtLeast(t.worst)) {
+		t.worst = o.worst
+	}
+	t.n += o.n
+	t.ignored += o.ignored
+}
+
+// badge is the header's count: "2 findings (warning)", colored by the
+// worst (the word says it without color), and the ignored ones apart.
+func (t findingTally) badge(st styles) string {
+	ignored := ""
+	if t.ignored > 0 {
+		ignored = st.faint.Render(fmt.Sprintf(" +%d ignored", t.ignored))
+	}
+	if t.n == 0 {
+		return st.faint.Render("no findings") + ignored
+	}
+	return st.sev(findingSeverity(t.worst), plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
+}
+
+// cell is the overview's findings column: "2 warning", "0".
+func (t findingTally) cell(st styles) string {
+	if t.n == 0 {
+		if t.ignored > 0 {
+			return st.faint.Render(fmt.Sprintf("0 +%d ign", t.ignored))
+		}
+		return st.faint.Render("0")
+	}
+	return st.sev(findingSeverity(t.worst), fmt.Sprintf("%d %s", t.n, t.worst))
+}
+
+// findingRow is one finding as the pane lists it; res is its resource's
+// row on the overview (0 on one resource's dashboard).
+type findingRow struct {
+	f   findings.Finding
+	res int
+}
+
+// newestFirst orders rows by when each finding was first raised, newest
+// first; among findings raised at the same time, the later raised first.
+// rows are in raise order per resource.
+func newestFirst(rows []findingRow) []findingRow {
+	slices.Reverse(rows)
+	slices.SortStableFunc(rows, func(a, b findingRow) int { return b.f.FirstAt.Compare(a.f.FirstAt) })
+	return rows
+}
+
+// findingsPane is the list of findings, newest first, over the dashboard
+// (f): a row per finding with its severity, id, count, age and title;
+// enter shows the selected one's evidence.
+type findingsPane struct {
+	scroll scroller
+}
+
+// findingsKeys are the pane's keys: the list moves, enter, and esc or f to close.
+type findingsKeys struct {
+	Up, Down, PageUp, PageDown, Top, Bottom, Select, Close key.Binding
+}
+
+func newFindingsKeys() findingsKeys {
+	return findingsKeys{
+		Up:       key.NewBinding(key.WithKeys("up", "k")),
+		Down:     key.NewBinding(key.WithKeys("down", "j")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f")),
+		Top:      key.NewBinding(key.WithKeys("home", "g")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G")),
+		Select:   key.NewBinding(key.WithKeys("enter")),
+		Close:    key.NewBinding(key.WithKeys("esc", "f")),
+	}
+}
+
+// findingsLegend explains the findings on the help screens.
+const findingsLegend = "what the notes mean: each finding is raised once, on enough evidence, and updated as it grows; " +
+	"the header counts those not ignored, colored by the worst (error, warning, info); f lists them newest first, " +
+	"enter shows one's evidence, cause and what to do; --ignore-finding ID keeps one listed as ignored, uncounted"
+
+// findingsHint is the footer under the findings pane.
+const findingsHint = "↑/↓ select · enter evidence · esc or f close · ? help · q quit"
+
+// findingDetailHint is the footer under a finding's evidence.
+const findingDetailHint = "esc back to the findings · ↑/↓ pgup/pgdn scroll · q quit"
+
+// paneAction is what a key on the findings pane asks for.
+type paneAction int
+
+const (
+	paneNone paneAction = iota
+	paneClose
+	paneOpen
+)
+
+// key moves the pane's cursor among n rows with a page of page rows, or says to close or open.
+func (p *findingsPane) key(k tea.KeyPressMsg, n, page int) paneAction {
+	fk := newFindingsKeys()
+	page = max(page, 1)
+	switch {
+	case key.Matches(k, fk.Close):
+		return paneClose
+	case key.Matches(k, fk.Select):
+		if n > 0 {
+			return paneOpen
+		}
+	case key.Matches(k, fk.Up):
+		p.scroll.cursor--
+	case key.Matches(k, fk.Down):
+		p.scroll.cursor++
+	case key.Matches(k, fk.PageUp):
+		p.scroll.cursor -= page
+	case key.Matches(k, fk.PageDown):
+		p.scroll.cursor += page
+	case key.Matches(k, fk.Top):
+		p.scroll.cursor = 0
+	case key.Matches(k, fk.Bottom):
+		p.scroll.cursor = n - 1
+	}
+	p.scroll.follow = false // the newest is at the top: nothing to follow
+	p.scroll.clamp(n, page)
+	return paneNone
+}
+
+// selected is the row under the cursor.
+func (p *findingsPane) selected(rows []findingRow) (findingRow, bool) {
+	if len(rows) == 0 {
+		return findingRow{}, false
+	}
+	return rows[min(max(p.scroll.cursor, 0), len(rows)-1)], true
+}
+
+// lines renders the pane in h lines: a title, the column heads and the
+// rows; where names each row's resource (the overview's), nil for none.
+func (p *findingsPane) lines(st styles, rows []findingRow, where func(i int) string, now time.Time, width, h int) []string {
+	t := findingTally{}
+	for _, r := range rows {
+		t.add(tallyFindings([]findings.Finding{r.f}))
+	}
+	title := sectionRule(st, "findings · "+plural(t.n, "finding")+ignoredSuffix(t.ignored)+" · newest first", width)
+	if len(rows) == 0 {
+		return []string{title, "", st.faint.Render("  no findings: nothing in the notes so far says something is wrong"),
+			st.faint.Render("  (a finding is raised once, on enough evidence, and updated as the evidence grows)")}
+	}
+	const sevW, idW, countW, ageW = 8, 26, 6, 9
+	whereW := 0
+	if where != nil {
+		for i := range rows {
+			whereW = max(whereW, ansi.StringWidth(where(rows[i].res)))
+		}
+		whereW = min(whereW, max(width/4, 12))
+	}
+	// On a narrow screen the title keeps the room: no count and age columns.
+	wide := width >= wideWidth
+	cols := func(sev, id, wh, n, ago, title string) string {
+		s := " " + sev + " " + id + " "
+		if whereW > 0 {
+			s += wh + " "
+		}
+		if wide {
+			s += n + " " + ago + "  "
+		}
+		return s + title
+	}
+	out := []string{title, st.label.Render(clip(cols(pad("SEVERITY", sevW), pad("ID", idW), pad("RESOURCE", whereW),
+		fmt.Sprintf("%*s", countW, "COUNT"), fmt.Sprintf("%*s", ageW, "LAST"), "TITLE"), width))}
+	h -= len(out)
+	p.scroll.clamp(len(rows), h)
+	for i := p.scroll.top; i < len(rows) && h > 0; i++ {
+		f := rows[i].f
+		wh := ""
+		if where != nil {
+			wh = pad(where(rows[i].res), whereW)
+		}
+		n, ago := fmt.Sprintf("%*s", countW, count(f.Count)), fmt.Sprintf("%*s", ageW, age(now.Sub(f.LastAt))+" ago")
+		text := f.Title
+		if f.Ignored {
+			text = "(ignored) " + text
+		}
+		switch {
+		case i == p.scroll.cursor:
+			out = append(out, st.selected.Render(pad(cols(pad(string(f.Severity), sevW), pad(string(f.ID), idW), wh, n, ago, text), width)))
+		case f.Ignored:
+			out = append(out, st.faint.Render(clip(cols(pad(string(f.Severity), sevW), pad(string(f.ID), idW), wh, n, ago, text), width)))
+		default:
+			out = append(out, clip(cols(st.sev(findingSeverity(f.Severity), pad(string(f.Severity), sevW)), st.value.Render(pad(string(f.ID), idW)),
+				wh, n, st.label.Render(ago), text), width))
+		}
+		h--
+	}
+	return out
+}
+
+func ignoredSuffix(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (+%d ignored)", n)
+}
+
+// findingTitle is a finding's detail title: severity, id and whose.
+func findingTitle(f findings.Finding) string {
+	title := "Finding " + string(f.ID) + "  " + string(f.Severity)
+	if w := f.Where(); w != "" {
+		title += "  " + w
+	}
+	if f.Ignored {
+		title += "  (ignored)"
+	}
+	return title
+}
+
+// findingDetail is a finding's evidence for people, a labelled fact a
+// line (continuations indented under the facts), at width.
+func findingDetail(st styles, f findings.Finding, now time.Time, width int) []string {
+	const labelW = 12
+	textW := max(width-2-labelW, 20)
+	var out []string
+	fact := func(label, text string) {
+		if text == "" {
+			return
+		}
+		for i, l := range strings.Split(ansi.Wrap(text, textW, " ,"), "\n") {
+			head := strings.Repeat(" ", labelW)
+			if i == 0 {
+				head = st.label.Render(fmt.Sprintf("%-*s", labelW, label))
+			}
+			out = append(out, head+l)
+		}
+	}
+	out = append(out, st.sev(findingSeverity(f.Severity), string(f.Severity))+"  "+st.value.Render(f.Title))
+	if f.Ignored {
+		out = append(out, st.faint.Render("ignored (--ignore-finding "+string(f.ID)+"): kept here and in the summary, counted by no rule"))
+	}
+	out = append(out, "")
+	when := f.FirstAt.Format("15:04:05.000") + " (" + age(now.Sub(f.FirstAt)) + " ago)"
+	if !f.LastAt.Equal(f.FirstAt) {
+		when += ", updated " + f.LastAt.Format("15:04:05.000") + " (" + age(now.Sub(f.LastAt)) + " ago)"
+	}
+	fact("raised", when)
+	fact("count", count(f.Count))
+	fact("evidence", f.Evidence.Text)
+	if rs := f.Evidence.Requests; len(rs) > 0 {
+		ids := make([]string, len(rs))
+		for i, id := range rs {
+			ids[i] = fmt.Sprintf("#%d", id)
+		}
+		fact("requests", strings.Join(ids, " ")+"  (the Requests pane's ids)")
+	}
+	if w := f.Evidence.Window; w != nil {
+		fact("window", w.From.Format("15:04:05.000")+" → "+w.To.Format("15:04:05.000")+" ("+age(time.Duration(w.Seconds*float64(time.Second)))+")")
+	}
+	facts := f.Evidence.Facts
+	for _, k := range slices.Sorted(maps.Keys(facts)) {
+		fact(k, facts[k])
+	}
+	if os := f.Evidence.Objects; len(os) > 0 {
+		total := max(f.Evidence.ObjectsTotal, len(os))
+		out = append(out, st.label.Render(fmt.Sprintf("%-*s", labelW, "objects"))+count(total))
+		for _, o := range os {
+			line := fmt.Sprintf("%-10s %s", o.What, o.String())
+			switch {
+			case o.OldUID != "" && o.NewUID != "" && o.OldUID != o.NewUID:
+				line += "  uid " + shortUID(o.OldUID) + " → " + shortUID(o.NewUID)
+			case o.OldUID != "" || o.NewUID != "":
+				line += "  uid " + shortUID(o.OldUID+o.NewUID)
+			}
+			out = append(out, strings.Repeat(" ", labelW)+line)
+		}
+		if total > len(os) {
+			out = append(out, strings.Repeat(" ", labelW)+st.faint.Render(fmt.Sprintf("… and %s more", count(total-len(os)))))
+		}
+	}
+	out = append(out, "")
+	fact("cause", f.Cause)
+	fact("what to do", f.Action)
+	fact("docs", f.Docs)
+	return out
+}
