@@ -88,3 +88,20 @@ func TestExplainBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestReportMarksAnIgnoredFinding(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	if code, _, stderr := run(t, "report", bundled+"demo.jsonl", "-o", out, "--ignore-finding", "missed-deletes"); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `id="f0-missed-deletes"`) || !strings.Contains(string(b), "--ignore-finding") {
+		t.Fatal("the report does not show the ignored finding as ignored")
+	}
+	if code, _, _ := run(t, "report", bundled+"demo.jsonl", "-o", out, "--ignore-finding", "nope"); code != ExitUsage {
+		t.Fatalf("an unknown finding: exit %d, want %d", code, ExitUsage)
+	}
+}

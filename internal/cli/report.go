@@ -21,6 +21,8 @@ type ReportOptions struct {
 	// Output is the HTML file to write; "" for TRACE's base name with .html in
 	// the current directory, "-" for standard output.
 	Output string
+	// Findings are --ignore-finding and --relist-storm.
+	Findings FindingOptions
 
 	path string
 	out  string // the resolved output path; "" for standard output
@@ -58,6 +60,7 @@ func newReportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "HTML file to write (default: TRACE's base name with .html, in the current directory; - for standard output)")
+	o.Findings.addFlags(cmd)
 	return cmd
 }
 
@@ -93,6 +96,9 @@ func DefaultReportName(tracePath string) string {
 
 // Validate refuses an output that cannot be written, or that is the trace itself.
 func (o *ReportOptions) Validate() error {
+	if err := o.Findings.validate(); err != nil {
+		return err
+	}
 	if o.out == "" {
 		return nil
 	}
@@ -138,7 +144,7 @@ func (o *ReportOptions) Run() error {
 		return err
 	}
 	defer rd.Close()
-	rep, err := report.Analyze(rd, report.Options{Name: filepath.Base(o.path)})
+	rep, err := report.Analyze(rd, report.Options{Name: filepath.Base(o.path), Findings: o.Findings.options()})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -37,6 +38,8 @@ type Options struct {
 	MaxBuckets int
 	// MaxAlerts is how many tripped alert rules are listed (default 1,000).
 	MaxAlerts int
+	// Findings tune the replay's findings engines (--ignore-finding, --relist-storm).
+	Findings findings.Options
 }
 
 func (o Options) withDefaults() Options {
@@ -104,6 +107,7 @@ func replayReflectors(rd *trace.Reader, opts Options, rep *Report) error {
 	}
 	cs := make([]*collector, len(sess.Resources))
 	for i, r := range sess.Resources {
+		r.Findings.Configure(opts.Findings)
 		c := newCollector(rep, opts, i, r.Header, r.Store, r.Reflector.Counters)
 		r.Replay.OnLine(c.line)
 		r.OnNote(c.note)
@@ -141,6 +145,7 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 	start := rd.Header().StartedAt
 	rp, err := observed.NewReplay(rd, 0, func(s *observed.Stream) {
 		i := len(cs)
+		s.Findings().Configure(opts.Findings)
 		c := newCollector(rep, opts, i, rd.Header().Resources[i], s.Store(), s.Counters)
 		c.observed = true
 		c.res.Client = &trace.Client{UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}
