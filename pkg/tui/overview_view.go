@@ -192,7 +192,8 @@ func (l overviewLayout) linesFrom(o *Overview, a, b int) int {
 
 // reason is the line under a row that says why a resource is in trouble: a
 // Failed resource's error always, a resource in Backoff's when the table has
-// no room for the last error.
+// no room for the last error; or that an observed stream's client left, when
+// the table has no room for it.
 func (l overviewLayout) reason(o *Overview, i int) (string, severity, bool) {
 	m := &o.subs[i]
 	if !m.haveStats {
@@ -200,6 +201,8 @@ func (l overviewLayout) reason(o *Overview, i int) (string, severity, bool) {
 	}
 	s := m.stats
 	switch {
+	case !s.ClientLeft.IsZero() && !l.has[colError]:
+		return clientLeftText(s, m.now), sevNone, true
 	case s.State == reflector.StateFailed:
 		if s.LastError == "" {
 			return "failed, with no error recorded", sevBad, true
@@ -294,15 +297,18 @@ func namespaceOf(r *Resource) string {
 	return r.Target.Namespace
 }
 
-// stateCounts is how many resources are in each state, worst colors and all.
+// stateCounts is how many resources are in each state, worst colors and all;
+// the observed streams whose client left are counted apart, in none.
 func (o *Overview) stateCounts() string {
 	var counts [reflector.StateStopped + 1]int
-	waiting := 0
+	waiting, left := 0, 0
 	for i := range o.subs {
 		m := &o.subs[i]
 		switch {
 		case !m.haveStats:
 			waiting++
+		case !m.stats.ClientLeft.IsZero():
+			left++
 		case m.stats.State >= 0 && int(m.stats.State) < len(counts):
 			counts[m.stats.State]++
 		}
@@ -313,6 +319,9 @@ func (o *Overview) stateCounts() string {
 			state := reflector.State(s)
 			parts = append(parts, o.st.sev(stateSeverity(state), fmt.Sprintf("● %d %s", n, state)))
 		}
+	}
+	if left > 0 {
+		parts = append(parts, o.st.faint.Render("○ "+plural(left, "client")+" left"))
 	}
 	if waiting > 0 {
 		parts = append(parts, o.st.faint.Render(fmt.Sprintf("○ %d waiting for stats", waiting)))
@@ -568,11 +577,17 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		if !s.StateSince.IsZero() {
 			cells[colFor] = age(now.Sub(s.StateSince))
 		}
+		if !s.ClientLeft.IsZero() {
+			cells[colState] = st.faint.Render("○ left")
+			cells[colFor] = age(now.Sub(s.ClientLeft))
+		}
 		cells[colLastRV] = st.value.Render(orDash(s.ResourceVersion))
 		cells[colBookmark] = o.bookmarkCell(m, now)
 		cells[colGone] = st.counter(c.Gone, true)
 		cells[colRelists] = st.counter(c.Relists, true)
 		switch {
+		case !s.ClientLeft.IsZero():
+			cells[colError] = st.faint.Render(clientLeftText(s, now))
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
 			cells[colError] = ""
 		case s.State == reflector.StateWatching: // an error it got past
