@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -434,6 +435,24 @@ func rowNames(resources []Resource) []rowLabel {
 		names[i] = rowLabel{base: base, apart: apart}
 		if r := &resources[i]; r.Client != "" {
 			names[i].program, names[i].tail = clientLabel(r)
+		}
+	}
+	// Two processes of one program (one User-Agent) watching the same are
+	// told apart by their connection's port.
+	same := append([]rowLabel(nil), names...)
+	for i := range names {
+		r := &resources[i]
+		for j := range same {
+			if j != i && r.Client != "" && same[j] == same[i] && resources[j].ClientAddr != r.ClientAddr {
+				if _, port, err := net.SplitHostPort(r.ClientAddr); err == nil {
+					names[i].tail += " :" + port
+				}
+				break
+			}
+		}
+	}
+	for i := range names {
+		if resources[i].Client != "" {
 			names[i].client = names[i].program + names[i].tail
 		}
 	}
@@ -586,8 +605,8 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		cells[colGone] = st.counter(c.Gone, true)
 		cells[colRelists] = st.counter(c.Relists, true)
 		switch {
-		case !s.ClientLeft.IsZero():
-			cells[colError] = st.faint.Render(clientLeftText(s, now))
+		case !s.ClientLeft.IsZero(): // since when is in FOR
+			cells[colError] = st.faint.Render("was " + s.ClientLeftState.String())
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
 			cells[colError] = ""
 		case s.State == reflector.StateWatching: // an error it got past
@@ -711,6 +730,10 @@ func (o *Overview) helpLines(width int) []string {
 		{"events", "ADDED, MODIFIED and DELETED watch events in the last minute"},
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
+	}
+	if o.opts.Observed != "" {
+		left := [2]string{"○ left", "the stream's client left (every connection it used closed, nothing open): FOR says since when, and what state it was in; it goes on if the client comes back"}
+		legend = append(legend[:len(legend)-1], left, legend[len(legend)-1])
 	}
 	keys := o.keys
 	if o.acts() {
