@@ -60,7 +60,7 @@ func TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft(t *testing.T) {
 	w := startWatch(t, dir, proxyKC, ns)
 	w.waitStarted(t)
 	p.waitForLine(t, `"resource":"pods.v1@`+ns) // the proxy has seen kubectl's watch
-	time.Sleep(time.Second)                         // kubectl's watch is open
+	time.Sleep(time.Second)                     // kubectl's watch is open
 	killed := time.Now()
 	if err := w.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)

@@ -215,6 +215,9 @@ func (s *Stream) Store() *store.Store { return s.st }
 // Stats is a snapshot in the reflector's terms.
 func (s *Stream) Stats() reflector.Stats { return s.ledger.Stats() }
 
+// State is the state the client's reflector is in, as its traffic shows it.
+func (s *Stream) State() reflector.State { return s.ledger.State() }
+
 // Counters are the stream's running totals.
 func (s *Stream) Counters() reflector.Counters { return s.ledger.Counters() }
 

@@ -183,7 +183,7 @@ func onConn(p *Proxy, c net.Conn) *http.Request {
 func served(p *Proxy, sl *slot, mine chan struct{}) {
 	p.release(sl)
 	close(mine)
-	p.processed(sl)
+	p.processed(sl, false)
 }
 
 func newConn(t *testing.T) net.Conn {
@@ -316,5 +316,22 @@ func TestAStreamWhoseClientLeftIsTold(t *testing.T) {
 	p.clientLeft(sl, stale, closedAt)
 	if sl.left {
 		t.Error("a check canceled by a request still said the client left")
+	}
+}
+
+// A reflector answered 410 relists, from "" (ours, or client-go's once its
+// resourceVersion is refused again), and may drop its connection on the
+// way (it closes the watch's body): its relist on a new connection is its
+// own, not a new client's.
+func TestARelistFromNothingAfterA410StaysOnItsStream(t *testing.T) {
+	p := newAssignProxy()
+	c1 := newConn(t)
+	sl, _, mine := p.assign(call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "120"}}, onConn(p, c1))
+	p.release(sl)
+	close(mine)
+	p.processed(sl, true) // answered 410: its stream is Relisting
+	p.connState(c1, http.StateClosed)
+	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
+		t.Error("the relist from \"\" after a 410, on a new connection, opened another stream")
 	}
 }

@@ -161,7 +161,16 @@ type slot struct {
 	pending int
 	leftGen int
 	left    bool
+	// relisting: its last request processed was answered 410 (or a too
+	// large resourceVersion): the client's next is a relist, perhaps from "".
+	relisting bool
 }
+
+// takesAfresh says whether a request that starts afresh may be the slot's
+// client's: one still connected, or one whose last answer was a 410 (a
+// reflector relists from "" after it, and may have dropped its connection
+// on the way), or not processed yet.
+func (sl *slot) takesAfresh() bool { return !sl.gone() || sl.relisting || sl.pending > 0 }
 
 // gone says every connection the slot's requests came on has closed.
 func (sl *slot) gone() bool { return len(sl.conns) > 0 && sl.open == 0 }
@@ -404,8 +413,8 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 // and that stream is free), that has no request in progress
 // (a reflector makes one at a time), or a new one. A stream whose client
 // has gone (every connection it used has closed) takes no request that
-// starts afresh (observed.StartsAfresh): that is another process's first
-// request, not a relist; it takes a request that resumes it (a watch from
+// starts afresh (observed.StartsAfresh), unless its last answer was a 410:
+// that is another process's first request, not a relist; it takes a request that resumes it (a watch from
 // its cursor, a relist from its resourceVersion: the same client back on a
 // new connection). It returns the channel the request waits on (the
 // stream's previous request) and the one it closes once processed.
@@ -432,7 +441,7 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 				if live == nil {
 					live = s
 				}
-			case !fresh:
+			case !fresh || s.takesAfresh():
 				gone = s // the latest
 			}
 		}
@@ -519,11 +528,14 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 }
 
 // processed marks one of the slot's requests as processed (its stream has
-// all of it): with every connection it used closed, its client may have left.
-func (p *Proxy) processed(sl *slot) {
+// all of it; relisting: it was answered 410, or a too large resourceVersion,
+// so the client's next request is a relist): with every connection it used
+// closed, its client may have left.
+func (p *Proxy) processed(sl *slot, relisting bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl.pending--
+	sl.relisting = relisting
 	p.checkLeft(sl, p.opts.Now())
 }
 
@@ -606,9 +618,10 @@ type job struct {
 func (j *job) run() {
 	defer j.p.jobs.Done()
 	defer close(j.mine)
-	defer j.p.processed(j.slot)
 	<-j.prev
 	s := j.p.stream(j.slot, j.call)
+	// Once processed: a stream left Relisting (a 410) awaits its client's relist.
+	defer func() { j.p.processed(j.slot, s.State() == reflector.StateRelisting) }()
 	<-j.ready
 	var ct string
 	if j.err == nil && j.code >= 200 && j.code <= 299 {
