@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -196,7 +195,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		return outs.Finish(fmt.Errorf("--address %s --port %d: %w", o.Address, o.Port, err))
 	}
 	addr := ln.Addr().String()
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	srv := p.NewServer() // it follows its clients' connections
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(o.ErrOut, "Starting to serve on %s\n", addr)

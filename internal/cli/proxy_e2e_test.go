@@ -233,6 +233,7 @@ const proxyUserAgent = "watchcache-proxy-under-test/1"
 
 // kubectlWatch is a running kubectl get -w --output-watch-events.
 type kubectlWatch struct {
+	cmd     *exec.Cmd
 	lines   chan string
 	started chan struct{}
 }
@@ -253,7 +254,7 @@ func startWatch(t *testing.T, dir, kubeconfig, ns string) *kubectlWatch {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	w := &kubectlWatch{lines: make(chan string, 1024)}
+	w := &kubectlWatch{cmd: cmd, lines: make(chan string, 1024)}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {

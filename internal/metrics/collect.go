@@ -171,7 +171,13 @@ func (g *scraped) add(src Source) {
 	for i, a := range ages {
 		g.all[i] = max(g.all[i], a)
 	}
-	if st.State != reflector.StateStopped {
+	state := st.State
+	if !st.ClientLeft.IsZero() {
+		// An observed stream whose client left runs no more: it counts as
+		// Stopped, and its ages stop counting among the open streams'.
+		state = reflector.StateStopped
+	}
+	if state != reflector.StateStopped {
 		g.open++
 		for i, a := range ages {
 			g.openAges[i] = max(g.openAges[i], a)
@@ -180,7 +186,7 @@ func (g *scraped) add(src Source) {
 	if g.states == nil {
 		g.states = map[reflector.State]int{}
 	}
-	g.states[st.State]++
+	g.states[state]++
 	if src.Findings != nil {
 		for _, f := range src.Findings() {
 			k := findingKey{f.ID, f.Severity}

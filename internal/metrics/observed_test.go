@@ -35,6 +35,10 @@ func TestObservedMetricsTellClientsApart(t *testing.T) {
 	add("kubectl/1.37", watching(15, time.Second), 1)
 	add("ctrl/1", watching(4, 30*time.Second), 5)
 	add("ctrl/1", reflector.Stats{State: reflector.StateStopped, BookmarkAt: now.Add(-time.Hour), Counters: reflector.Counters{Watches: 1}}, 0)
+	// A stream whose client left counts as Stopped, its age not among the open streams'.
+	left := watching(2, 2*time.Hour)
+	left.ClientLeft, left.ClientLeftState = now.Add(-time.Minute), reflector.StateWatching
+	add("ctrl/1", left, 0)
 	w := httptest.NewRecorder()
 	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(w.Body)
@@ -42,11 +46,11 @@ func TestObservedMetricsTellClientsApart(t *testing.T) {
 		t.Fatalf("scrape: %d\n%s", w.Code, body)
 	}
 	for _, want := range []string{
-		`watchcache_watches_total{client="ctrl/1",field_selector="",label_selector="",namespace="ns",resource="pods.v1"} 14`,
+		`watchcache_watches_total{client="ctrl/1",field_selector="",label_selector="",namespace="ns",resource="pods.v1"} 16`,
 		`watchcache_watches_total{client="kubectl/1.37",field_selector="",label_selector="",namespace="ns",resource="pods.v1"} 15`,
 		`watchcache_store_objects{client="ctrl/1",field_selector="",label_selector="",namespace="ns",resource="pods.v1"} 8`,
 		`watchcache_state{client="ctrl/1",field_selector="",label_selector="",namespace="ns",resource="pods.v1",state="Watching"} 2`,
-		`watchcache_state{client="ctrl/1",field_selector="",label_selector="",namespace="ns",resource="pods.v1",state="Stopped"} 1`,
+		`watchcache_state{client="ctrl/1",field_selector="",label_selector="",namespace="ns",resource="pods.v1",state="Stopped"} 2`,
 		`watchcache_bookmark_age_seconds{client="ctrl/1",field_selector="",label_selector="",namespace="ns",resource="pods.v1"} 30`,
 		`watchcache_gone_total{client="ctrl/1",field_selector="",label_selector="",namespace="ns",on="watch",resource="pods.v1"} 0`,
 	} {

@@ -185,6 +185,12 @@ func (r *Replay) line(l *trace.Line) error {
 	case trace.KindEnd:
 		o.req.End(endOf(l))
 		setOpen(nil)
+	case trace.KindNote:
+		// The other notes are the stream's own, noted again as it is fed;
+		// that its client left is only in the note.
+		if reflector.Reason(l.Reason) == reflector.ReasonClientLeft {
+			s.ClientLeft(r.Now().Add(-time.Duration(l.Wait)))
+		}
 	}
 	return nil
 }

@@ -53,6 +53,9 @@ func TestAnObservedTraceReplaysAsRecorded(t *testing.T) {
 	r = live.Begin(reflector.VerbList, reflector.RequestOptions{})
 	r.Page(&reflector.Page{ResourceVersion: "20", Items: []reflector.Item{rawItem("a", "ua", "11")}})
 	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	left := clock.now.Add(time.Second)
+	clock.now = left.Add(5 * time.Second)
+	live.ClientLeft(left) // its connections closed, with nothing open
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,11 @@ func TestAnObservedTraceReplaysAsRecorded(t *testing.T) {
 	if got.Counters.Gone != 1 || got.Counters.Relists != 1 || got.LastRelistDiff == nil || len(got.LastRelistDiff.Deleted) != 1 {
 		t.Errorf("the replayed 410 and relist: %+v, diff %+v", got.Counters, got.LastRelistDiff)
 	}
-	if !rp.Now().Equal(start.Add(time.Second)) {
+	// That the client left is in the trace: the replay says it, since when and in what state.
+	if !got.ClientLeft.Equal(left) || got.ClientLeftState != reflector.StateWatching {
+		t.Errorf("the replayed client left at %v in %s, want at %v in Watching", got.ClientLeft, got.ClientLeftState, left)
+	}
+	if !rp.Now().Equal(start.Add(7 * time.Second)) {
 		t.Errorf("the replay's clock ends at %v, want the last line's time", rp.Now())
 	}
 }

@@ -215,6 +215,9 @@ func (s *Stream) Store() *store.Store { return s.st }
 // Stats is a snapshot in the reflector's terms.
 func (s *Stream) Stats() reflector.Stats { return s.ledger.Stats() }
 
+// State is the state the client's reflector is in, as its traffic shows it.
+func (s *Stream) State() reflector.State { return s.ledger.State() }
+
 // Counters are the stream's running totals.
 func (s *Stream) Counters() reflector.Counters { return s.ledger.Counters() }
 
@@ -263,6 +266,36 @@ func (s *Stream) Close() {
 	s.ledger.Close()
 }
 
+// ClientLeft records that the stream's client left at since: every
+// connection its requests came on had closed then, with no request open.
+// The stream keeps the state it was in (Stats.ClientLeft and
+// ClientLeftState say it left, and when); the client's next request, if it
+// comes back, ends that. Nothing is recorded on a closed stream, or while a
+// request is open.
+func (s *Stream) ClientLeft(since time.Time) {
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	if s.closed || s.current != nil {
+		return
+	}
+	s.ledger.ClientLeft(since)
+}
+
+// StartsAfresh says whether a request is one a client makes only when it
+// starts with nothing: a LIST (without a continue token) or a WATCH from
+// resourceVersion "" or "0". A client-go reflector starts so (a LIST from
+// "0", or a streaming list from ""), as kubectl get does (a LIST from "");
+// once it has listed, it resumes from the resourceVersion it holds (a watch
+// from its cursor, a relist from its last list's), and lists from "" again
+// only after that resourceVersion was refused (410), on the connection the
+// refusal came on.
+func StartsAfresh(verb reflector.Verb, opts reflector.RequestOptions) bool {
+	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		return false
+	}
+	return verb == reflector.VerbWatch || (verb == reflector.VerbList && opts.Continue == "")
+}
+
 // Request is one observed LIST or WATCH of a Stream.
 type Request struct {
 	s    *Stream
@@ -297,6 +330,8 @@ func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOption
 		// The client started another request before we saw the last one end.
 		s.finish(s.current, &reflector.RequestEnd{Reason: reflector.EndCanceled})
 	}
+	// A client that had left is back (it resumed, on a new connection).
+	s.ledger.ClientBack()
 	streamed := verb == reflector.VerbWatch && opts.SendInitialEvents
 	listing := s.ledger.Listing()
 	startsList := (verb == reflector.VerbList && (opts.Continue == "" || !listing)) || streamed

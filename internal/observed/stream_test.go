@@ -247,3 +247,43 @@ func TestParseAccept(t *testing.T) {
 		}
 	}
 }
+
+// A stream whose client left keeps its state and says since when; the
+// client's next request (it resumed) brings it back, and both are noted.
+func TestAStreamSaysItsClientLeftAndCameBack(t *testing.T) {
+	s, clock, notes := newTestStream()
+	r := s.Begin(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "0"})
+	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{item("a", "ua", "5")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"})
+	left := clock.now.Add(time.Second)
+	clock.now = left
+	s.ClientLeft(left) // a request is open: the client has not left
+	if st := s.Stats(); !st.ClientLeft.IsZero() {
+		t.Fatalf("a client with a request open was said to have left at %v", st.ClientLeft)
+	}
+	w.End(&reflector.RequestEnd{Reason: reflector.EndCanceled})
+	clock.now = left.Add(5 * time.Second)
+	s.ClientLeft(left)
+	st := s.Stats()
+	if !st.ClientLeft.Equal(left) || st.ClientLeftState != reflector.StateWatching || st.State != reflector.StateWatching {
+		t.Fatalf("client left at %v in %s (state %s), want at %v in Watching", st.ClientLeft, st.ClientLeftState, st.State, left)
+	}
+	last := (*notes)[len(*notes)-1]
+	if last.Reason() != reflector.ReasonClientLeft || last.Decision.Wait != 5*time.Second ||
+		last.Decision.String() != "client left 5s ago (every connection it used closed, no request open); it was Watching" {
+		t.Errorf("the last note: %s %q", last.Reason(), last.Decision)
+	}
+	clock.now = left.Add(8 * time.Second)
+	s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"})
+	if st := s.Stats(); !st.ClientLeft.IsZero() {
+		t.Errorf("the client that resumed is still said to have left at %v", st.ClientLeft)
+	}
+	got := reasons(*notes)
+	if want := []reflector.Reason{reflector.ReasonInitialList, reflector.ReasonListComplete, reflector.ReasonClientLeft, reflector.ReasonClientBack}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("decisions %v, want %v", got, want)
+	}
+	if s.Counters().Relists != 0 {
+		t.Errorf("%d relists", s.Counters().Relists)
+	}
+}

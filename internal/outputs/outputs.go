@@ -569,9 +569,11 @@ func (x *Outputs) WriteStreamSummaries(streams []*observed.Stream, now func() ti
 	}
 	sums := make([]summary.Summary, 0, len(streams))
 	for _, s := range streams {
-		sum := summary.New(s.Target.Resource, s.Stats(), s.Store(), now())
+		at, stats := now(), s.Stats()
+		sum := summary.New(s.Target.Resource, stats, s.Store(), at)
 		sum.Findings = s.Findings().List()
 		sum.Stream = StreamSummary(s)
+		sum.Stream.ClientLeft = summary.ClientLeftOf(stats, at)
 		sums = append(sums, sum)
 	}
 	if len(sums) == 0 {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -15,7 +16,8 @@ import (
 )
 
 func newAssignProxy() *Proxy {
-	return &Proxy{slots: map[streamKey][]*slot{}, released: make(chan struct{})}
+	return &Proxy{slots: map[streamKey][]*slot{}, released: make(chan struct{}), conns: map[net.Conn]*conn{},
+		opts: Options{Now: time.Now, ClientLeftAfter: time.Hour}}
 }
 
 // A reflector's relist can reach the proxy before the watch it left (on a
@@ -165,5 +167,171 @@ func TestAnotherEncodingIsAnotherStreamOnlyWhenBothAreInUse(t *testing.T) {
 	p.release(a)
 	if b, _, _ := p.assign(list, req("application/vnd.kubernetes.protobuf")); b != a {
 		t.Error("one client's next request, in protobuf, opened a stream of its own")
+	}
+}
+
+// onConn is a request of kubectl (one User-Agent for every kubectl process)
+// for configmaps in every namespace, arriving on the connection c.
+func onConn(p *Proxy, c net.Conn) *http.Request {
+	r := httptest.NewRequest("GET", "/api/v1/configmaps", nil)
+	r.Header.Set("User-Agent", "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc")
+	return r.WithContext(p.connContext(r.Context(), c))
+}
+
+// served has the proxy forward and process the request sl was given (its
+// job closing mine), as RoundTrip and its job do.
+func served(p *Proxy, sl *slot, mine chan struct{}) {
+	p.release(sl)
+	close(mine)
+	p.processed(sl, false)
+}
+
+func newConn(t *testing.T) net.Conn {
+	t.Helper()
+	a, b := net.Pipe()
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	return a
+}
+
+// Two kubectl get runs one after the other are two processes: the second's
+// first LIST, on a connection of its own once the first's have closed, is a
+// new client's, not a relist of the first's stream.
+func TestASecondProcessFirstListIsANewClient(t *testing.T) {
+	p := newAssignProxy()
+	list := call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500}}
+	c1 := newConn(t)
+	first, _, mine := p.assign(list, onConn(p, c1))
+	served(p, first, mine)
+	p.connState(c1, http.StateClosed) // the first kubectl exited
+
+	c2 := newConn(t)
+	start := time.Now()
+	second, _, mine := p.assign(list, onConn(p, c2))
+	if second == first {
+		t.Fatal("the second kubectl's LIST was taken into the first one's stream (a relist)")
+	}
+	if waited := time.Since(start); waited >= sameClientGrace {
+		t.Errorf("the second kubectl's LIST waited %s", waited)
+	}
+	served(p, second, mine)
+	// Its watch from the list's resourceVersion, on the same connection, is its own.
+	watch := call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "120"}}
+	if w, _, _ := p.assign(watch, onConn(p, c2)); w != second {
+		t.Error("the second kubectl's watch left its list's stream for the first kubectl's")
+	}
+}
+
+// A client that was cut off (every connection it used closed) and comes
+// back on a new connection resuming where it was (a watch from its cursor,
+// a relist from its resourceVersion) is the same client: its stream goes on.
+func TestAClientThatResumesOnANewConnectionKeepsItsStream(t *testing.T) {
+	for _, next := range []call{
+		{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "120"}},
+		{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "120"}},
+	} {
+		p := newAssignProxy()
+		c1 := newConn(t)
+		sl, _, mine := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "0"}}, onConn(p, c1))
+		served(p, sl, mine)
+		p.connState(c1, http.StateClosed)
+		if again, _, _ := p.assign(next, onConn(p, newConn(t))); again != sl {
+			t.Errorf("a %s from resourceVersion 120 on a new connection opened another stream", next.verb)
+		}
+	}
+	// A LIST from "" while the client is still connected (a relist after
+	// its resourceVersion expired) is its own, on whatever connection.
+	p := newAssignProxy()
+	c1 := newConn(t)
+	sl, _, mine := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "0"}}, onConn(p, c1))
+	served(p, sl, mine)
+	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
+		t.Error("a relist from \"\" of a client still connected opened another stream")
+	}
+}
+
+// A new process's stream never takes the requests of a process that is
+// still there, and the other way round: each request goes to the stream of
+// its own connection first.
+func TestAStreamOfTheRequestsOwnConnectionComesFirst(t *testing.T) {
+	p := newAssignProxy()
+	list := call{verb: reflector.VerbList, gvr: configMapsGVR}
+	old := newConn(t)
+	a, _, mine := p.assign(list, onConn(p, old))
+	served(p, a, mine)
+	p.connState(old, http.StateClosed)
+	c := newConn(t)
+	b, _, mine := p.assign(list, onConn(p, c))
+	served(p, b, mine)
+	watch := call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "7"}}
+	if w, _, _ := p.assign(watch, onConn(p, c)); w != b {
+		t.Error("the second process's watch went to the first process's stream")
+	}
+}
+
+// A stream whose connections have all closed, with nothing pending, tells
+// its stream that the client left, since the last connection closed; a
+// request that comes first cancels that.
+func TestAStreamWhoseClientLeftIsTold(t *testing.T) {
+	p := newAssignProxy()
+	p.mapper = resettable{meta.NewDefaultRESTMapper(nil)}
+	list := call{verb: reflector.VerbList, gvr: configMapsGVR}
+	c := newConn(t)
+	sl, _, mine := p.assign(list, onConn(p, c))
+	s := p.stream(sl, list)
+	r := s.BeginAnswered(reflector.VerbList, reflector.RequestOptions{}, time.Time{}, "")
+	r.Page(&reflector.Page{ResourceVersion: "5"})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	served(p, sl, mine)
+	if sl.leftGen != 1 || sl.left {
+		t.Fatalf("a check began before the connection closed (gen %d, left %v)", sl.leftGen, sl.left)
+	}
+	closedAt := time.Now()
+	p.opts.Now = func() time.Time { return closedAt }
+	p.connState(c, http.StateClosed)
+	gen := sl.leftGen
+	if gen != 2 {
+		t.Fatalf("no check began when the client's last connection closed (gen %d)", gen)
+	}
+	p.clientLeft(sl, gen, closedAt) // what the check's timer does
+	p.Wait()
+	st := s.Stats()
+	if !st.ClientLeft.Equal(closedAt) || st.ClientLeftState != reflector.StateWatching || st.State != reflector.StateWatching {
+		t.Errorf("client left at %v in %s (state %s), want at %v in Watching", st.ClientLeft, st.ClientLeftState, st.State, closedAt)
+	}
+
+	// The client back before a check ends: that check does nothing.
+	c2 := newConn(t)
+	back, _, mine := p.assign(call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "5"}}, onConn(p, c2))
+	if back != sl {
+		t.Fatal("the client that resumed got another stream")
+	}
+	served(p, sl, mine)
+	p.connState(c2, http.StateClosed)
+	stale := sl.leftGen
+	if _, _, _ = p.assign(call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "5"}}, onConn(p, newConn(t))); sl.leftGen == stale {
+		t.Fatal("a request did not cancel the check")
+	}
+	sl.busy = false
+	sl.pending--
+	p.clientLeft(sl, stale, closedAt)
+	if sl.left {
+		t.Error("a check canceled by a request still said the client left")
+	}
+}
+
+// A reflector answered 410 relists, from "" (ours, or client-go's once its
+// resourceVersion is refused again), and may drop its connection on the
+// way (it closes the watch's body): its relist on a new connection is its
+// own, not a new client's.
+func TestARelistFromNothingAfterA410StaysOnItsStream(t *testing.T) {
+	p := newAssignProxy()
+	c1 := newConn(t)
+	sl, _, mine := p.assign(call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "120"}}, onConn(p, c1))
+	p.release(sl)
+	close(mine)
+	p.processed(sl, true) // answered 410: its stream is Relisting
+	p.connState(c1, http.StateClosed)
+	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
+		t.Error("the relist from \"\" after a 410, on a new connection, opened another stream")
 	}
 }

@@ -8,6 +8,10 @@
 // one per client reflector, that is per (client, resource, namespace,
 // selectors, what it asks for: encoding, metadata only, Tables), rebuilding
 // the cache that client holds.
+//
+// Serve it with the http.Server NewServer returns: the proxy follows its
+// clients' TCP connections, so that two processes with one User-Agent are
+// two clients, and a stream whose client has gone says so.
 package proxy
 
 import (
@@ -53,6 +57,13 @@ const maxErrorBody = 1 << 20
 // assign).
 const sameClientGrace = 500 * time.Millisecond
 
+// DefaultClientLeftAfter is how long a stream's client must have been gone
+// (every connection it used closed, no request open) before its stream says
+// it left: a client-go reflector cut off (an apiserver restart, a GOAWAY)
+// reconnects at once or after a backoff of 0.8 s, 1.6 s, 3.2 s…, so a
+// shorter wait would see it leave and come back.
+const DefaultClientLeftAfter = 5 * time.Second
+
 // Options configure a Proxy.
 type Options struct {
 	// Config is the cluster and the user's credentials every request is sent with.
@@ -69,6 +80,9 @@ type Options struct {
 	// KeepRaw keeps each observed object's JSON (Item.Raw) for a trace;
 	// without it only the compact objects are kept.
 	KeepRaw bool
+	// ClientLeftAfter is how long a stream's client must have been gone
+	// before its stream says it left; default DefaultClientLeftAfter.
+	ClientLeftAfter time.Duration
 }
 
 // Proxy forwards requests to the cluster and observes its LISTs and WATCHes.
@@ -91,6 +105,27 @@ type Proxy struct {
 	streams  []*observed.Stream
 	nextID   int
 	jobs     sync.WaitGroup
+	// conns are the clients' open connections (NewServer's ConnContext
+	// adds each, its ConnState removes it when it closes).
+	conns    map[net.Conn]*conn
+	nextConn int64
+	closing  bool // Close has begun: no more client-left checks
+}
+
+// conn is one TCP connection of a client to the proxy.
+type conn struct {
+	id     int64
+	closed bool
+	slots  map[*slot]bool // the streams whose requests came on it
+}
+
+// connKey is the context key of a request's *conn.
+type connKey struct{}
+
+// connOf is the connection req came on (nil when the server is not NewServer's).
+func connOf(req *http.Request) *conn {
+	c, _ := req.Context().Value(connKey{}).(*conn)
+	return c
 }
 
 // streamKey is what makes two requests part of one client reflector's stream.
@@ -115,7 +150,30 @@ type slot struct {
 	busy   bool           // a request of it is being forwarded
 	tail   chan struct{}  // closed when its last queued request is processed
 	stream *observed.Stream
+
+	// conns are the connections its requests came on, open of them still
+	// open; pending counts its requests not processed yet. When every
+	// connection has closed and nothing is pending, its client may have
+	// left: leftGen numbers that check (a later request or check cancels
+	// it), left says the stream was told.
+	conns   map[*conn]bool
+	open    int
+	pending int
+	leftGen int
+	left    bool
+	// relisting: its last request processed was answered 410 (or a too
+	// large resourceVersion): the client's next is a relist, perhaps from "".
+	relisting bool
 }
+
+// takesAfresh says whether a request that starts afresh may be the slot's
+// client's: one still connected, or one whose last answer was a 410 (a
+// reflector relists from "" after it, and may have dropped its connection
+// on the way), or not processed yet.
+func (sl *slot) takesAfresh() bool { return !sl.gone() || sl.relisting || sl.pending > 0 }
+
+// gone says every connection the slot's requests came on has closed.
+func (sl *slot) gone() bool { return len(sl.conns) > 0 && sl.open == 0 }
 
 // New builds the proxy for opts.Config.
 func New(opts Options) (*Proxy, error) {
@@ -156,7 +214,10 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: flow control names: %w", err)
 	}
-	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{}, released: make(chan struct{}), names: names,
+	if opts.ClientLeftAfter <= 0 {
+		opts.ClientLeftAfter = DefaultClientLeftAfter
+	}
+	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{}, released: make(chan struct{}), names: names, conns: map[net.Conn]*conn{},
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 	h := utilproxy.NewUpgradeAwareHandler(target, &observingTransport{p: p, rt: rt}, false, false, responder{})
 	h.UpgradeTransport = upgrade
@@ -220,6 +281,79 @@ func (responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) { p.handler.ServeHTTP(w, req) }
 
+// NewServer is an http.Server for the proxy that tells it about its
+// clients' connections (ConnContext and ConnState): which connection each
+// request came on, and when each closes.
+func (p *Proxy) NewServer() *http.Server {
+	return &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ConnContext: p.connContext, ConnState: p.connState}
+}
+
+// connContext numbers a new connection and puts it in its requests' context.
+func (p *Proxy) connContext(ctx context.Context, c net.Conn) context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nextConn++
+	cn := &conn{id: p.nextConn, slots: map[*slot]bool{}}
+	p.conns[c] = cn
+	return context.WithValue(ctx, connKey{}, cn)
+}
+
+// connState follows a connection to its end: closed (or hijacked for an
+// upgrade, after which no LIST or WATCH comes on it), it is one less open
+// connection for each stream that used it.
+func (p *Proxy) connState(c net.Conn, state http.ConnState) {
+	if state != http.StateClosed && state != http.StateHijacked {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cn := p.conns[c]
+	if cn == nil || cn.closed {
+		return
+	}
+	delete(p.conns, c)
+	cn.closed = true
+	at := p.opts.Now()
+	for sl := range cn.slots {
+		sl.open--
+		p.checkLeft(sl, at)
+	}
+}
+
+// checkLeft starts the wait after which the slot's stream says its client
+// left, when every connection it used has closed and nothing is pending:
+// at is when that became true. Caller holds p.mu.
+func (p *Proxy) checkLeft(sl *slot, at time.Time) {
+	if sl.left || sl.pending > 0 || !sl.gone() || p.closing {
+		return
+	}
+	sl.leftGen++
+	gen := sl.leftGen
+	time.AfterFunc(p.opts.ClientLeftAfter, func() { p.clientLeft(sl, gen, at) })
+}
+
+// clientLeft tells the slot's stream that its client left at since, unless
+// a request came since the check gen began (after its stream's last request).
+func (p *Proxy) clientLeft(sl *slot, gen int, since time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing || sl.leftGen != gen || sl.left || sl.pending > 0 || !sl.gone() {
+		return
+	}
+	sl.left = true
+	prev, mine := sl.tail, make(chan struct{})
+	sl.tail = mine
+	p.jobs.Add(1)
+	go func() {
+		defer p.jobs.Done()
+		defer close(mine)
+		<-prev
+		if sl.stream != nil {
+			sl.stream.ClientLeft(since)
+		}
+	}()
+}
+
 // Streams are the streams observed so far, in the order they appeared.
 func (p *Proxy) Streams() []*observed.Stream {
 	p.mu.Lock()
@@ -233,6 +367,9 @@ func (p *Proxy) Wait() { p.jobs.Wait() }
 
 // Close ends every stream (after the requests in progress are processed).
 func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
 	p.jobs.Wait()
 	for _, s := range p.Streams() {
 		s.Close()
@@ -274,9 +411,13 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 // same resource, namespace and selectors, asking for the same (encoding,
 // metadata only, Tables; another encoding only when none asks for this one
 // and that stream is free), that has no request in progress
-// (a reflector makes one request at a time), or a new one. It returns the
-// channel the request waits on (the stream's previous request) and the one
-// it closes once processed.
+// (a reflector makes one at a time), or a new one. A stream whose client
+// has gone (every connection it used has closed) takes no request that
+// starts afresh (observed.StartsAfresh), unless its last answer was a 410:
+// that is another process's first request, not a relist; it takes a request that resumes it (a watch from
+// its cursor, a relist from its resourceVersion: the same client back on a
+// new connection). It returns the channel the request waits on (the
+// stream's previous request) and the one it closes once processed.
 func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan struct{}) {
 	host, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {
@@ -285,15 +426,39 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	accept := req.Header.Get("Accept")
 	asked := observed.ParseAccept(accept)
 	key := streamKey{userAgent: req.UserAgent(), host: host, gvr: c.gvr, namespace: c.namespace, label: c.label, field: c.field, asked: asked}
+	cn := connOf(req)
+	fresh := cn != nil && observed.StartsAfresh(c.verb, c.opts)
 	freeOf := func(k streamKey) *slot {
+		// The client's own first: a stream that used this connection, then
+		// one whose client is still connected, then one whose client has gone.
+		var live, gone *slot
 		for _, s := range p.slots[k] {
-			if !s.busy {
+			switch {
+			case s.busy:
+			case cn != nil && s.conns[cn]:
 				return s
+			case !s.gone():
+				if live == nil {
+					live = s
+				}
+			case !fresh || s.takesAfresh():
+				gone = s // the latest
 			}
 		}
-		return nil
+		if live != nil {
+			return live
+		}
+		return gone
 	}
 	free := func() *slot { return freeOf(key) }
+	anyBusy := func() bool {
+		for _, s := range p.slots[key] {
+			if s.busy {
+				return true
+			}
+		}
+		return false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl = free()
@@ -312,8 +477,8 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 			}
 		}
 	}
-	if sl == nil && len(p.slots[key]) > 0 {
-		// Every stream of this client is forwarding a request. A reflector
+	if sl == nil && anyBusy() {
+		// A stream of this client is forwarding a request. A reflector
 		// makes one at a time, but the one it just left may not be seen
 		// ending yet: a watch it closed on a 410 ERROR event is released
 		// when the server's end of the body is read, which races with the
@@ -343,13 +508,35 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 		closed := make(chan struct{})
 		close(closed)
 		asked.Accept = accept
-		sl = &slot{key: key, client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, asked: asked, tail: closed}
+		sl = &slot{key: key, client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, asked: asked, tail: closed, conns: map[*conn]bool{}}
 		p.slots[key] = append(p.slots[key], sl)
 	}
 	sl.busy = true
+	sl.pending++
+	sl.leftGen++ // cancels a wait for its client to have left
+	sl.left = false
+	if cn != nil && !sl.conns[cn] {
+		sl.conns[cn] = true
+		if !cn.closed {
+			cn.slots[sl] = true
+			sl.open++
+		}
+	}
 	prev, mine = sl.tail, make(chan struct{})
 	sl.tail = mine
 	return sl, prev, mine
+}
+
+// processed marks one of the slot's requests as processed (its stream has
+// all of it; relisting: it was answered 410, or a too large resourceVersion,
+// so the client's next request is a relist): with every connection it used
+// closed, its client may have left.
+func (p *Proxy) processed(sl *slot, relisting bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sl.pending--
+	sl.relisting = relisting
+	p.checkLeft(sl, p.opts.Now())
 }
 
 // release marks the slot's request as forwarded: the client may make its next.
@@ -433,6 +620,8 @@ func (j *job) run() {
 	defer close(j.mine)
 	<-j.prev
 	s := j.p.stream(j.slot, j.call)
+	// Once processed: a stream left Relisting (a 410) awaits its client's relist.
+	defer func() { j.p.processed(j.slot, s.State() == reflector.StateRelisting) }()
 	<-j.ready
 	var ct string
 	if j.err == nil && j.code >= 200 && j.code <= 299 {

@@ -60,6 +60,24 @@ type StreamSummary struct {
 	// Strategy and PageSize: how the first request seen lists ("" when it was a watch).
 	Strategy reflector.Strategy `json:"strategy,omitempty"`
 	PageSize int64              `json:"pageSize,omitempty"`
+	// ClientLeft is set when the stream's client had left by the end (every
+	// connection it used closed, no request open; absent otherwise).
+	ClientLeft *ClientLeftSummary `json:"clientLeft,omitempty"`
+}
+
+// ClientLeftSummary is when a stream's client left, in seconds before the
+// end of the run, and the state its stream was in then ("Watching"…).
+type ClientLeftSummary struct {
+	AgeSeconds float64 `json:"ageSeconds"`
+	State      string  `json:"state"`
+}
+
+// ClientLeftOf is what st says of a client that left, at now; nil when it has not.
+func ClientLeftOf(st reflector.Stats, now time.Time) *ClientLeftSummary {
+	if st.ClientLeft.IsZero() {
+		return nil
+	}
+	return &ClientLeftSummary{AgeSeconds: now.Sub(st.ClientLeft).Seconds(), State: st.ClientLeftState.String()}
 }
 
 // Asks says for people what the stream's client asked for: "protobuf,
@@ -159,6 +177,9 @@ func (s Summary) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, ", asks %s", asks)
 		}
 		b.WriteString("\n")
+		if l := st.ClientLeft; l != nil {
+			fmt.Fprintf(&b, "client left %.1fs before the end; it was %s\n", l.AgeSeconds, l.State)
+		}
 	}
 	fmt.Fprintf(&b, "resource %s: %d objects at resourceVersion %s\n", s.Resource, s.Objects, s.ResourceVersion)
 	if s.SyncSeconds != nil {

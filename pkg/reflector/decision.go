@@ -52,6 +52,12 @@ const (
 	ReasonGaveUp Reason = "gave-up"
 	// ReasonStopped: Run's context ended.
 	ReasonStopped Reason = "stopped"
+	// ReasonClientLeft: an observed stream's client left (every connection
+	// it used closed, no request open); the stream keeps the state it was in.
+	ReasonClientLeft Reason = "client-left"
+	// ReasonClientBack: an observed stream's client that had left sent its
+	// next request (it resumed, on a new connection): the stream goes on.
+	ReasonClientBack Reason = "client-back"
 )
 
 // ListMethod is how a complete list is made.
@@ -101,7 +107,9 @@ type Decision struct {
 	// error, as RequestEnd.String says it), or why a backoff waits.
 	Cause string
 	// Wait is the backoff's duration (backoff), the time without progress
-	// (gave-up) or the stall that ended a streaming list (initial-events-end-missing).
+	// (gave-up), the stall that ended a streaming list
+	// (initial-events-end-missing), how long before the decision the client
+	// left (client-left) or how long it was away (client-back).
 	Wait time.Duration
 	// Next is the request a backoff waits to send.
 	Next Verb
@@ -179,6 +187,10 @@ func (d Decision) String() string {
 		return fmt.Sprintf("%s (no progress for %s)", d.Cause, roundDuration(d.Wait))
 	case ReasonStopped:
 		return "stopped"
+	case ReasonClientLeft:
+		return fmt.Sprintf("client left %s ago (every connection it used closed, no request open); it was %s", roundDuration(d.Wait), d.State)
+	case ReasonClientBack:
+		return fmt.Sprintf("client came back after %s away: its stream goes on", roundDuration(d.Wait))
 	}
 	if d.Cause != "" {
 		return string(d.Reason) + ": " + d.Cause

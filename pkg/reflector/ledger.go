@@ -389,6 +389,34 @@ func (l *Ledger) BackoffOver() {
 	l.stats.BackoffUntil = time.Time{}
 }
 
+// ClientLeft records that an observed stream's client left at since (see
+// Stats.ClientLeft) and notes it; the state stays what it was. Nothing is
+// noted again while the client is away.
+func (l *Ledger) ClientLeft(since time.Time) {
+	l.mu.Lock()
+	if !l.stats.ClientLeft.IsZero() {
+		l.mu.Unlock()
+		return
+	}
+	l.stats.ClientLeft, l.stats.ClientLeftState = since, l.stats.State
+	state := l.stats.State
+	l.mu.Unlock()
+	l.Decide(Decision{State: state, Reason: ReasonClientLeft, Wait: max(l.now().Sub(since), 0)})
+}
+
+// ClientBack records that the client of a stream it had left sent a
+// request again, and notes it; nothing when it had not left.
+func (l *Ledger) ClientBack() {
+	l.mu.Lock()
+	since := l.stats.ClientLeft
+	l.stats.ClientLeft, l.stats.ClientLeftState = time.Time{}, StateEmpty
+	state := l.stats.State
+	l.mu.Unlock()
+	if !since.IsZero() {
+		l.Decide(Decision{State: state, Reason: ReasonClientBack, Wait: max(l.now().Sub(since), 0)})
+	}
+}
+
 // SetState moves to s; StateSince changes only when the state does.
 func (l *Ledger) SetState(s State) {
 	l.mu.Lock()

@@ -228,6 +228,13 @@ type Stats struct {
 	// ApplyLatency summarises the time from a watch event's arrival to its
 	// application in the store, over the last samples.
 	ApplyLatency Latency
+	// ClientLeft is set on an observed stream (internal/observed) whose
+	// client has left: when every connection its requests came on had
+	// closed, with no request open. ClientLeftState is the state it was
+	// in then. Both are zero while the client is there (a reflector of our
+	// own never sets them), and again once it comes back.
+	ClientLeft      time.Time
+	ClientLeftState State
 }
 
 // Latency is a summary of recent durations.

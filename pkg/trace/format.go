@@ -265,7 +265,9 @@ type Line struct {
 	Cursor  string      `json:"cursor,omitempty"`
 	Diff    *DiffCounts `json:"diff,omitempty"`
 	// Wait is a backoff's wait, to the millisecond (absent in traces
-	// written before it was recorded).
+	// written before it was recorded); in an observed trace, how long
+	// before a client-left note its client left, or how long a client-back
+	// note's client was away.
 	Wait Duration `json:"wait,omitempty"`
 	// gap is, for a backoff note without Wait, the time from the note to
 	// its resource's next request: what the recorded run waited (not written).
@@ -300,7 +302,8 @@ func noteLine(d *reflector.Decision) *Line {
 		n := d.Objects
 		l.Objects = &n
 	}
-	if d.Reason == reflector.ReasonBackoff {
+	switch d.Reason {
+	case reflector.ReasonBackoff, reflector.ReasonClientLeft, reflector.ReasonClientBack:
 		l.Wait = Duration(roundWait(d.Wait))
 	}
 	if d.Diff != nil {

@@ -1,9 +1,13 @@
 package tui
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 // An overview with Options.Added starts with no row, shows its table, and
@@ -70,4 +74,40 @@ func TestShortClientKeepsTheProgramAndWhatSetsItApart(t *testing.T) {
 			t.Errorf("shortClient(%q) = %q, want %q", ua, p+tail, want)
 		}
 	}
+}
+
+// An observed stream whose client left says so on its row (since when, and
+// the state it was in), in its dashboard, and in the header, which counts
+// it apart from the streams Watching.
+func TestAStreamWhoseClientLeftSaysSoAndIsNotCountedWatching(t *testing.T) {
+	clock := newFakeClock()
+	opts := demoOptions(clock)
+	opts.Observed = "proxy 127.0.0.1:8001"
+	first := ovResource("", "pods", "Pod", Feed{})
+	first.Client, first.ClientAddr = "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", "127.0.0.1:50000"
+	second := first
+	second.ClientAddr = "127.0.0.1:50001"
+	o := NewOverview(opts, []Resource{first, second})
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 30})
+	clock.now = at(60 * time.Second)
+	watching := reflector.Stats{State: reflector.StateWatching, StateSince: at(10 * time.Second), ResourceVersion: "120"}
+	left := watching
+	left.ClientLeft, left.ClientLeftState = at(48*time.Second), reflector.StateWatching
+	o = ovUpdate(o, resourceMsg{i: 0, msg: snapshotMsg{at: clock.now, hasStats: true, stats: left}})
+	o = ovUpdate(o, resourceMsg{i: 1, msg: snapshotMsg{at: clock.now, hasStats: true, stats: watching}})
+	screen := ovScreen(o)
+	// Two kubectl processes: told apart by their connections' ports.
+	mustContain(t, screen, "● 1 Watching  ○ 1 client left", "kubectl (metadata) :50000 ○ left       12s", "was Watching",
+		"kubectl (metadata) :50001 ● Watching   50s")
+	if strings.Contains(screen, "● 2 Watching") {
+		t.Errorf("the header counts the stream whose client left as Watching:\n%s", screen)
+	}
+	o = ovKeys(o, "enter")
+	mustContain(t, ovScreen(o), "○ client left 12s ago, was Watching")
+
+	// On a narrow screen, without the last error's column, a line under the row says it.
+	o = ovKeys(o, "esc")
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 90, Height: 30})
+	mustContain(t, ovScreen(o), "client left 12s ago, was Watching")
 }

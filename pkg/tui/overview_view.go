@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -196,7 +197,8 @@ func (l overviewLayout) linesFrom(o *Overview, a, b int) int {
 
 // reason is the line under a row that says why a resource is in trouble: a
 // Failed resource's error always, a resource in Backoff's when the table has
-// no room for the last error.
+// no room for the last error; or that an observed stream's client left, when
+// the table has no room for it.
 func (l overviewLayout) reason(o *Overview, i int) (string, severity, bool) {
 	m := &o.subs[i]
 	if !m.haveStats {
@@ -204,6 +206,8 @@ func (l overviewLayout) reason(o *Overview, i int) (string, severity, bool) {
 	}
 	s := m.stats
 	switch {
+	case !s.ClientLeft.IsZero() && !l.has[colError]:
+		return clientLeftText(s, m.now), sevNone, true
 	case s.State == reflector.StateFailed:
 		if s.LastError == "" {
 			return "failed, with no error recorded", sevBad, true
@@ -304,15 +308,18 @@ func namespaceOf(r *Resource) string {
 	return r.Target.Namespace
 }
 
-// stateCounts is how many resources are in each state, worst colors and all.
+// stateCounts is how many resources are in each state, worst colors and all;
+// the observed streams whose client left are counted apart, in none.
 func (o *Overview) stateCounts() string {
 	var counts [reflector.StateStopped + 1]int
-	waiting := 0
+	waiting, left := 0, 0
 	for i := range o.subs {
 		m := &o.subs[i]
 		switch {
 		case !m.haveStats:
 			waiting++
+		case !m.stats.ClientLeft.IsZero():
+			left++
 		case m.stats.State >= 0 && int(m.stats.State) < len(counts):
 			counts[m.stats.State]++
 		}
@@ -323,6 +330,9 @@ func (o *Overview) stateCounts() string {
 			state := reflector.State(s)
 			parts = append(parts, o.st.sev(stateSeverity(state), fmt.Sprintf("● %d %s", n, state)))
 		}
+	}
+	if left > 0 {
+		parts = append(parts, o.st.faint.Render("○ "+plural(left, "client")+" left"))
 	}
 	if waiting > 0 {
 		parts = append(parts, o.st.faint.Render(fmt.Sprintf("○ %d waiting for stats", waiting)))
@@ -435,6 +445,24 @@ func rowNames(resources []Resource) []rowLabel {
 		names[i] = rowLabel{base: base, apart: apart}
 		if r := &resources[i]; r.Client != "" {
 			names[i].program, names[i].tail = clientLabel(r)
+		}
+	}
+	// Two processes of one program (one User-Agent) watching the same are
+	// told apart by their connection's port.
+	same := append([]rowLabel(nil), names...)
+	for i := range names {
+		r := &resources[i]
+		for j := range same {
+			if j != i && r.Client != "" && same[j] == same[i] && resources[j].ClientAddr != r.ClientAddr {
+				if _, port, err := net.SplitHostPort(r.ClientAddr); err == nil {
+					names[i].tail += " :" + port
+				}
+				break
+			}
+		}
+	}
+	for i := range names {
+		if resources[i].Client != "" {
 			names[i].client = names[i].program + names[i].tail
 		}
 	}
@@ -578,6 +606,10 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		if !s.StateSince.IsZero() {
 			cells[colFor] = age(now.Sub(s.StateSince))
 		}
+		if !s.ClientLeft.IsZero() {
+			cells[colState] = st.faint.Render("○ left")
+			cells[colFor] = age(now.Sub(s.ClientLeft))
+		}
 		cells[colLastRV] = st.value.Render(orDash(s.ResourceVersion))
 		cells[colBookmark] = o.bookmarkCell(m, now)
 		cells[colGone] = st.counter(c.Gone, true)
@@ -586,6 +618,8 @@ func (o *Overview) row(l overviewLayout, i int) string {
 			cells[colFindings] = tallyFindings(m.findings).cell(st)
 		}
 		switch {
+		case !s.ClientLeft.IsZero(): // since when is in FOR
+			cells[colError] = st.faint.Render("was " + s.ClientLeftState.String())
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
 			cells[colError] = ""
 		case s.State == reflector.StateWatching: // an error it got past
@@ -710,6 +744,10 @@ func (o *Overview) helpLines(width int) []string {
 		{"events", "ADDED, MODIFIED and DELETED watch events in the last minute"},
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
+	}
+	if o.opts.Observed != "" {
+		left := [2]string{"○ left", "the stream's client left (every connection it used closed, nothing open): FOR says since when, and what state it was in; it goes on if the client comes back"}
+		legend = append(legend[:len(legend)-1], left, legend[len(legend)-1])
 	}
 	if o.acts() {
 		legend[len(legend)-1][1] += "; r and a act on the selected resource here too"

@@ -157,6 +157,9 @@ func (m *Model) stateLine() string {
 		return st.faint.Render("○ waiting for the reflector's first stats")
 	}
 	s := m.stats
+	if !s.ClientLeft.IsZero() {
+		return st.faint.Render("○ " + clientLeftText(s, m.now))
+	}
 	line := st.sev(stateSeverity(s.State), "● "+s.State.String())
 	if !s.StateSince.IsZero() {
 		line += " for " + age(m.now.Sub(s.StateSince))
@@ -171,6 +174,12 @@ func (m *Model) stateLine() string {
 		line += st.bad.Render(" · last error: ") + s.LastError
 	}
 	return line
+}
+
+// clientLeftText says that an observed stream's client left, since when,
+// and the state its stream was in then.
+func clientLeftText(s reflector.Stats, now time.Time) string {
+	return "client left " + age(now.Sub(s.ClientLeft)) + " ago, was " + s.ClientLeftState.String()
 }
 
 // section is a rule with a title: "── health ─────".

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+)
+
+// TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft runs the real
+// kubectl through kubectl watchcache proxy, as a user does: kubectl get cm
+// -A twice, one after the other, is two clients (two streams, no relist),
+// told apart by their connections though their User-Agent is one; a
+// kubectl get pods -w that is killed leaves its stream saying its client
+// left, in the line output and the summary, which no longer counts it
+// Watching. The trace replays to the same streams, the client's leaving
+// included.
+func TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft(t *testing.T) {
+	c := cluster(t)
+	dir := pluginPath(t)
+	work := t.TempDir()
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	ns := fmt.Sprintf("proxy-clients-%d", time.Now().UnixNano()%1_000_000)
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-of-" + ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tracePath, proxyKC := filepath.Join(work, "proxy.jsonl"), filepath.Join(work, "proxy.kubeconfig")
+	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "-o", "json", "--summary", "--trace", tracePath, "--print-kubeconfig", proxyKC)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(proxyKC); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy wrote no kubeconfig within a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	for range 2 {
+		get := exec.Command(filepath.Join(dir, "kubectl"), "--kubeconfig", proxyKC, "get", "cm", "-A")
+		get.Env = []string{"HOME=" + t.TempDir()}
+		if out, err := get.CombinedOutput(); err != nil || !strings.Contains(string(out), "cm-of-"+ns) {
+			t.Fatalf("kubectl get cm -A through the proxy: %v\n%s", err, out)
+		}
+	}
+	w := startWatch(t, dir, proxyKC, ns)
+	w.waitStarted(t)
+	p.waitForLine(t, `"resource":"pods.v1@`+ns) // the proxy has seen kubectl's watch
+	time.Sleep(time.Second)                     // kubectl's watch is open
+	killed := time.Now()
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Each of the three streams says its client left: the pods' last.
+	for left := 0; left < 3; {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatal("the proxy exited")
+			}
+			if strings.Contains(l, `"reason":"client-left"`) {
+				left++
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%d streams said their client left within a minute, want 3", left)
+		}
+	}
+	noted := time.Since(killed)
+	stdout, _ := p.interrupt(t)
+
+	if strings.Contains(stdout, `"reason":"relist-diff"`) || strings.Contains(stdout, "Relisting") {
+		t.Errorf("the proxy saw a relist:\n%s", grepLines(stdout, "elist"))
+	}
+	check := func(what string, sums []summary.Summary) {
+		t.Helper()
+		var cms []summary.Summary
+		var pods *summary.Summary
+		for i, s := range sums {
+			switch {
+			case s.Resource == "configmaps.v1" && s.Stream != nil && s.Stream.Namespace == "":
+				cms = append(cms, s)
+			case s.Resource == "pods.v1" && s.Stream != nil && s.Stream.Namespace == ns:
+				pods = &sums[i]
+			}
+		}
+		if len(cms) != 2 || cms[0].Stream.UserAgent != cms[1].Stream.UserAgent || cms[0].Stream.RemoteAddr == cms[1].Stream.RemoteAddr {
+			t.Fatalf("%s: %d streams of configmaps in every namespace, want 2 of one User-Agent from two connections: %+v", what, len(cms), cms)
+		}
+		for _, s := range cms {
+			if s.Counters.Lists != 1 || s.Counters.Relists != 0 || !strings.HasPrefix(s.Stream.UserAgent, "kubectl/") {
+				t.Errorf("%s: stream #%d of %s (%s): %d lists, %d relists; want 1 and 0", what, s.Stream.ID, s.Stream.RemoteAddr, s.Stream.UserAgent, s.Counters.Lists, s.Counters.Relists)
+			}
+			if s.Stream.ClientLeft == nil || s.Stream.ClientLeft.State != "Watching" {
+				t.Errorf("%s: kubectl get's stream #%d does not say its client left: %+v", what, s.Stream.ID, s.Stream.ClientLeft)
+			}
+		}
+		if pods == nil {
+			t.Fatalf("%s: no stream of kubectl get pods -w in %s", what, ns)
+		}
+		if l := pods.Stream.ClientLeft; l == nil || l.State != "Watching" || l.AgeSeconds <= 0 {
+			t.Errorf("%s: the killed kubectl get -w's stream: client left %+v, want it left while Watching", what, l)
+		}
+	}
+	check("live", allSummaries(t, stdout))
+	if noted > 30*time.Second {
+		t.Errorf("the proxy said the killed client left %s after it was killed", noted)
+	}
+
+	code, out, errOut := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "--summary", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("replaying the proxy's trace: exit %d\n%s", code, errOut)
+	}
+	check("replayed", allSummaries(t, out))
+}
