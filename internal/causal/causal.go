@@ -224,6 +224,8 @@ func FromJSON(data []byte) ([]Line, error) {
 			l.Kind = Dropped
 		case "decision":
 			l.Kind = Decision
+		case "finding":
+			continue // not a note: a finding follows the note that raised it, with its number
 		default:
 			return nil, fmt.Errorf("line %d: unknown type %q", n, j.Type)
 		}
@@ -252,6 +254,9 @@ func FromText(data []byte) ([]Line, error) {
 		}
 		seq, _ := strconv.ParseUint(m[2], 10, 64)
 		rest := m[3]
+		if strings.HasPrefix(rest, "FINDING ") {
+			continue // not a note: a finding follows the note that raised it, with its number
+		}
 		l := Line{Resource: m[1], Seq: seq}
 		if v := textVia.FindStringSubmatch(rest); v != nil {
 			l.Request, _ = strconv.ParseInt(v[1], 10, 64)
