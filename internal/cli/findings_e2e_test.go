@@ -64,7 +64,7 @@ func startRun(t *testing.T, args ...string) *liveRun {
 	t.Helper()
 	r := &liveRun{out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: r.out, ErrOut: r.errOut}
-	cmd := NewCommand(streams, "test")
+	cmd := testCommand(streams)
 	cmd.SetArgs(args)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -263,6 +263,46 @@ func comparableFindings(fs []findings.Finding) []comparableFinding {
 	return out
 }
 
+// longestWithoutBookmark reads a trace: the longest time a watch that asked
+// for bookmarks was open without one (from its start or its last bookmark
+// to its next bookmark or its end).
+func longestWithoutBookmark(t *testing.T, path string) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ r, id int64 }
+	since := map[key]int64{} // open watches that asked: the last bookmark (or the start)
+	var longest int64
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var l struct {
+			K, Verb, Type string
+			R, ID, At     int64
+			Opts          struct {
+				AllowWatchBookmarks bool `json:"allowWatchBookmarks"`
+			}
+		}
+		if len(line) == 0 || json.Unmarshal(line, &l) != nil {
+			continue
+		}
+		k := key{l.R, l.ID}
+		switch {
+		case l.K == "request" && l.Verb == "watch" && l.Opts.AllowWatchBookmarks:
+			since[k] = l.At
+		case l.K == "event" && l.Type == "BOOKMARK" || l.K == "end":
+			if from, ok := since[k]; ok {
+				longest = max(longest, l.At-from)
+				since[k] = l.At
+				if l.K == "end" {
+					delete(since, k)
+				}
+			}
+		}
+	}
+	return time.Duration(longest)
+}
+
 // newNamespaceIn creates namespace ns on c with n ConfigMaps cm-0 … and returns them.
 func newNamespaceIn(t *testing.T, cs kubernetes.Interface, ns string, n int) []*corev1.ConfigMap {
 	t.Helper()
@@ -459,8 +499,9 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 				"--initial-list", tc.strategy, "--trace", tracePath, "--once")
 			s := only(t, r.wait(t, time.Minute))
 			f := findingOf(t, s, findings.WatchListUnsupported)
-			if f.Severity != tc.want || f.Evidence.Facts["answer"] == "" || !strings.Contains(f.Evidence.Facts["answer"], "422") || f.Evidence.Facts["listObjects"] != "7" {
-				t.Errorf("--initial-list %s: want a%s with the server's answer (422) and what the LIST cost (7 objects): %s", tc.strategy, " "+string(tc.want), f.Detail())
+			if f.Severity != tc.want || f.Evidence.Facts["answer"] == "" || !strings.Contains(f.Evidence.Facts["answer"], "422") || f.Evidence.Facts["listObjects"] != "7" ||
+				f.Evidence.Facts["listBytes"] == "" || !strings.Contains(f.Evidence.Text, " KiB in ") {
+				t.Errorf("--initial-list %s: want a%s with the server's answer (422) and what the LIST cost (7 objects, its KiB): %s", tc.strategy, " "+string(tc.want), f.Detail())
 			}
 			onlyFindings(t, s, findings.WatchListUnsupported)
 			checkLinesAndReplay(t, r.out.String(), tracePath, []summary.Summary{s})
@@ -546,6 +587,11 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 		if ws.Counters.Bookmarks < 2 || ws.Counters.Relists != 0 || ws.Counters.Added+ws.Counters.Modified+ws.Counters.Deleted < 100 {
 			t.Errorf("want a run of 3 minutes with churn, bookmarks and no relist: %+v", ws.Counters)
 		}
+		longest := longestWithoutBookmark(t, watchTrace)
+		t.Logf("our watch: %d bookmarks; the longest a watch went without one: %s", ws.Counters.Bookmarks, longest.Round(time.Millisecond))
+		if longest > 75*time.Second {
+			t.Errorf("a watch went %s without a bookmark, on an API server with its watch cache", longest)
+		}
 		checkLinesAndReplay(t, w.out.String(), watchTrace, []summary.Summary{ws})
 		var informer *summary.Summary
 		for i, s := range ps {
@@ -556,6 +602,7 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 		if informer == nil {
 			t.Fatalf("no stream of the informer among the proxy's %d", len(ps))
 		}
+		t.Logf("the informer's stream: %d bookmarks; longest without one: %s", informer.Counters.Bookmarks, longestWithoutBookmark(t, proxyTrace).Round(time.Millisecond))
 		if len(informer.Findings) > 0 || informer.Counters.Bookmarks < 2 || informer.Counters.Relists != 0 {
 			t.Errorf("the informer's stream: want no finding, bookmarks and no relist: %s\ncounters %+v", describeFindings(informer.Findings), informer.Counters)
 		}
