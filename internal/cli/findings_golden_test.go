@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -31,9 +32,9 @@ type goldenFinding struct {
 }
 
 // TestEveryBundledTraceRaisesItsGoldenFindings replays each trace of
-// testdata/traces with the command (replay --summary -o json) and compares
-// each resource's findings (id, severity, count, objects) with the trace's
-// golden file, NAME.findings.json. go test -run ThisTest -update rewrites
+// testdata/traces with the command (replay --summary -o json, and explain
+// -o json, which must agree) and compares each resource's findings (id,
+// severity, count, objects) with the trace's golden file, NAME.findings.json. go test -run ThisTest -update rewrites
 // them; a change is then read in the diff.
 func TestEveryBundledTraceRaisesItsGoldenFindings(t *testing.T) {
 	traces, err := filepath.Glob("../../testdata/traces/*.jsonl")
@@ -49,18 +50,39 @@ func TestEveryBundledTraceRaisesItsGoldenFindings(t *testing.T) {
 			}
 			got := []goldenResource{}
 			for _, s := range allSummaries(t, out) {
-				r := goldenResource{Resource: s.Resource, Findings: []goldenFinding{}}
+				id := 0
 				if s.Stream != nil {
-					r.Stream = s.Stream.ID
+					id = s.Stream.ID
 				}
-				for _, f := range s.Findings {
-					g := goldenFinding{ID: f.ID, Severity: f.Severity, Count: f.Count}
-					for _, o := range f.Evidence.Objects {
-						g.Objects = append(g.Objects, o.String()+" "+o.What)
-					}
-					r.Findings = append(r.Findings, g)
+				got = append(got, golden(s.Resource, id, s.Findings))
+			}
+			// explain -o json, the command for CI, says the same.
+			code, out, errOut = run(t, "explain", path, "-o", "json")
+			if code != ExitOK {
+				t.Fatalf("explain: exit %d\n%s", code, errOut)
+			}
+			var explained struct {
+				Resources []struct {
+					Resource string `json:"resource"`
+					Stream   *struct {
+						ID int `json:"id"`
+					} `json:"stream"`
+					Findings []findings.Finding `json:"findings"`
+				} `json:"resources"`
+			}
+			if err := json.Unmarshal([]byte(out), &explained); err != nil {
+				t.Fatalf("explain -o json: %v\n%s", err, out)
+			}
+			fromExplain := []goldenResource{}
+			for _, r := range explained.Resources {
+				id := 0
+				if r.Stream != nil {
+					id = r.Stream.ID
 				}
-				got = append(got, r)
+				fromExplain = append(fromExplain, golden(r.Resource, id, r.Findings))
+			}
+			if !reflect.DeepEqual(fromExplain, got) {
+				t.Errorf("explain -o json says %+v, the replay's summary %+v", fromExplain, got)
 			}
 			b, err := json.MarshalIndent(got, "", "  ")
 			if err != nil {
@@ -83,4 +105,17 @@ func TestEveryBundledTraceRaisesItsGoldenFindings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// golden is one resource's findings as its golden file keeps them.
+func golden(resource string, stream int, fs []findings.Finding) goldenResource {
+	r := goldenResource{Resource: resource, Stream: stream, Findings: []goldenFinding{}}
+	for _, f := range fs {
+		g := goldenFinding{ID: f.ID, Severity: f.Severity, Count: f.Count}
+		for _, o := range f.Evidence.Objects {
+			g.Objects = append(g.Objects, o.String()+" "+o.What)
+		}
+		r.Findings = append(r.Findings, g)
+	}
+	return r
 }
