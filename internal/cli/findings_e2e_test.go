@@ -357,8 +357,8 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 	t.Parallel()
 
 	// kube-apiserver --watch-cache=false sends no bookmarks: a watch that
-	// asked for them and stayed open past 75 s raises no-bookmarks, not
-	// before 75 s.
+	// asked for them and stayed open past 75 s after its first event raises
+	// no-bookmarks, not before.
 	t.Run("no-bookmarks", func(t *testing.T) {
 		t.Parallel()
 		c := testcluster.ForTest(t, testcluster.Options{DisableWatchCache: true})
@@ -366,18 +366,20 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 		newNamespaceIn(t, cs, "quiet", 3)
 		tracePath := filepath.Join(t.TempDir(), "no-bookmarks.jsonl")
 		r := startRun(t, "configmaps", "-n", "quiet", "--kubeconfig", c.Kubeconfig(), "--no-tui", "-o", "json", "--summary",
-			"--initial-list", "list", "--trace", tracePath, "--duration", "85s")
+			"--initial-list", "list", "--trace", tracePath, "--duration", "90s")
 		r.waitFor(t, `"reason":"list-complete"`, 1, time.Minute)
 		watchingAt := time.Now()
-		// An object written now and then: the watch is alive, only bookmarks are missing.
+		// An object written at once, then now and then: the resource moves
+		// on (a server with a watch cache would have a resourceVersion to
+		// bookmark), only bookmarks are missing.
 		for time.Since(watchingAt) < 60*time.Second {
-			time.Sleep(15 * time.Second)
 			if _, err := cs.CoreV1().ConfigMaps("quiet").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "later-"}}, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if fs := findingLines(t, r.out.String()); len(fs) > 0 {
 				t.Fatalf("%s after %s, before the watch was open 75 s", fs[0].ID, time.Since(watchingAt).Round(time.Second))
 			}
+			time.Sleep(15 * time.Second)
 		}
 		s := only(t, r.wait(t, 2*time.Minute))
 		f := findingOf(t, s, findings.NoBookmarks)
@@ -532,6 +534,34 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 			t.Errorf("the cuts should resume from the cursor, without 410 or relist: %+v", s.Counters)
 		}
 		onlyFindings(t, s, findings.WatchFlapping)
+		checkLinesAndReplay(t, r.out.String(), tracePath, []summary.Summary{s})
+	})
+
+	// Watches of a resource nothing changes, on a default API server, with
+	// short timeouts (10-20 s): the server has no newer resourceVersion to
+	// bookmark, so they get none, and that is no evidence of missing
+	// bookmarks; nor is a watch that ran to the timeout it asked for flapping.
+	t.Run("short-watch-timeouts", func(t *testing.T) {
+		t.Parallel()
+		// A cluster of its own: a write elsewhere would give the server something to bookmark.
+		c := testcluster.ForTest(t, testcluster.Options{})
+		cs := kubernetes.NewForConfigOrDie(c.Config())
+		newNamespaceIn(t, cs, "short", 3)
+		tracePath := filepath.Join(t.TempDir(), "short.jsonl")
+		r := startRun(t, "configmaps", "-n", "short", "--kubeconfig", c.Kubeconfig(), "--no-tui", "-o", "json", "--summary",
+			"--initial-list", "list", "--watch-timeout", "10s", "--trace", tracePath, "--duration", "60s")
+		r.waitFor(t, `"reason":"list-complete"`, 1, time.Minute)
+		// Then one write, 25 s in: the watch that sees it gets the bookmark
+		// sent 2 s before its timeout (if the event came before that).
+		time.Sleep(25 * time.Second)
+		if _, err := cs.CoreV1().ConfigMaps("short").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one-write"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s := only(t, r.wait(t, 2*time.Minute))
+		if s.Counters.Watches < 3 || s.Counters.Added != 1 || s.Counters.Bookmarks == 0 {
+			t.Errorf("want 3 or more watches ended at their timeouts, one event and its bookmark: %+v", s.Counters)
+		}
+		onlyFindings(t, s)
 		checkLinesAndReplay(t, r.out.String(), tracePath, []summary.Summary{s})
 	})
 
