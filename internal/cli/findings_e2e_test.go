@@ -355,12 +355,24 @@ func restartCompactedBehind(t *testing.T, c *testcluster.Cluster, proxy *testclu
 
 func TestE2EFindingsFromRealScenarios(t *testing.T) {
 	t.Parallel()
+	// The scenarios are waits: they run at once, each from its own
+	// goroutine (t.Run allows it), not as parallel subtests, which would
+	// wait for -parallel's slots (2 on 2 cores) and take them from the
+	// other tests.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	scenario := func(name string, f func(t *testing.T)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(name, f)
+		}()
+	}
 
 	// kube-apiserver --watch-cache=false sends no bookmarks: a watch that
 	// asked for them and stayed open past 75 s after its first event raises
 	// no-bookmarks, not before.
-	t.Run("no-bookmarks", func(t *testing.T) {
-		t.Parallel()
+	scenario("no-bookmarks", func(t *testing.T) {
 		c := testcluster.ForTest(t, testcluster.Options{DisableWatchCache: true})
 		cs := kubernetes.NewForConfigOrDie(c.Config())
 		newNamespaceIn(t, cs, "quiet", 3)
@@ -392,8 +404,7 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 
 	// A restart with etcd compacted while objects are deleted and
 	// recreated in the gap: missed-deletes names exactly those, with their UIDs.
-	t.Run("missed-deletes", func(t *testing.T) {
-		t.Parallel()
+	scenario("missed-deletes", func(t *testing.T) {
 		c := testcluster.ForTest(t, testcluster.Options{})
 		cs := kubernetes.NewForConfigOrDie(c.Config())
 		cms := newNamespaceIn(t, cs, "gap", 10)
@@ -443,8 +454,7 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 	})
 
 	// Three restarts with compaction within a few minutes: relist-storm.
-	t.Run("relist-storm", func(t *testing.T) {
-		t.Parallel()
+	scenario("relist-storm", func(t *testing.T) {
 		c := testcluster.ForTest(t, testcluster.Options{})
 		cs := kubernetes.NewForConfigOrDie(c.Config())
 		newNamespaceIn(t, cs, "storm", 5)
@@ -487,8 +497,7 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 	// --initial-list=stream against an API server whose WatchList is off:
 	// watch-list-unsupported, a warning; info when the streaming list was
 	// not asked for (auto).
-	t.Run("watch-list-unsupported", func(t *testing.T) {
-		t.Parallel()
+	scenario("watch-list-unsupported", func(t *testing.T) {
 		c := testcluster.ForTest(t, testcluster.Options{FeatureGates: map[string]bool{"WatchList": false}})
 		cs := kubernetes.NewForConfigOrDie(c.Config())
 		newNamespaceIn(t, cs, "nostream", 7)
@@ -512,8 +521,7 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 
 	// A proxy that cuts every connection 2 s after it opens: watch-flapping,
 	// with the watches' typical lifetime.
-	t.Run("watch-flapping", func(t *testing.T) {
-		t.Parallel()
+	scenario("watch-flapping", func(t *testing.T) {
 		c := cluster(t)
 		cs := kubernetes.NewForConfigOrDie(c.Config())
 		newNamespaceIn(t, cs, "flapping", 3)
@@ -541,8 +549,7 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 	// short timeouts (10-20 s): the server has no newer resourceVersion to
 	// bookmark, so they get none, and that is no evidence of missing
 	// bookmarks; nor is a watch that ran to the timeout it asked for flapping.
-	t.Run("short-watch-timeouts", func(t *testing.T) {
-		t.Parallel()
+	scenario("short-watch-timeouts", func(t *testing.T) {
 		// A cluster of its own: a write elsewhere would give the server something to bookmark.
 		c := testcluster.ForTest(t, testcluster.Options{})
 		cs := kubernetes.NewForConfigOrDie(c.Config())
@@ -568,8 +575,7 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 	// A healthy 3-minute run with churn on a default API server raises no
 	// finding above info; nor does a client-go informer's stream through the
 	// observing proxy at the same time. Both get bookmarks within 75 s.
-	t.Run("healthy", func(t *testing.T) {
-		t.Parallel()
+	scenario("healthy", func(t *testing.T) {
 		c := cluster(t)
 		cs := kubernetes.NewForConfigOrDie(c.Config())
 		newNamespaceIn(t, cs, "healthy", 10)
