@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -28,10 +30,29 @@ func cluster(t testing.TB) *testcluster.Cluster { return shared.Get(t) }
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	cmd := NewCommand(streams, "test")
+	cmd := testCommand(streams)
 	cmd.SetArgs(args)
 	code := Execute(cmd, streams)
 	return code, out.String(), errOut.String()
+}
+
+// klogSetup serializes the commands' set-up of klog, which is the
+// process's: a process runs one command, a test may run several at once.
+var klogSetup sync.Mutex
+
+// testCommand is NewCommand for a test, safe to run beside another.
+func testCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	klogSetup.Lock()
+	cmd := NewCommand(streams, "test") // it reads klog's flags
+	klogSetup.Unlock()
+	if pre := cmd.PersistentPreRun; pre != nil {
+		cmd.PersistentPreRun = func(c *cobra.Command, args []string) {
+			klogSetup.Lock()
+			defer klogSetup.Unlock()
+			pre(c, args)
+		}
+	}
+	return cmd
 }
 
 func kubeconfig(t *testing.T) string { return cluster(t).Kubeconfig() }

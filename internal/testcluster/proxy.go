@@ -13,7 +13,9 @@ import (
 
 // Proxy is a TCP proxy on 127.0.0.1 in front of the apiserver, for connection
 // faults: CutAll resets every open connection at once; Refuse makes new
-// connections fail (reset right after accept) until the given time has passed.
+// connections fail (reset right after accept) until the given time has passed;
+// CutAfter resets each new connection a fixed time after it was accepted, as a
+// load balancer with a short connection lifetime does.
 type Proxy struct {
 	target string
 	ln     net.Listener
@@ -21,6 +23,7 @@ type Proxy struct {
 	mu          sync.Mutex
 	conns       map[net.Conn]struct{}
 	refuseUntil time.Time
+	lifetime    time.Duration
 	accepted    int
 	closed      bool
 	wg          sync.WaitGroup
@@ -64,6 +67,7 @@ func (p *Proxy) serve() {
 		p.mu.Lock()
 		refusing := time.Now().Before(p.refuseUntil)
 		closed := p.closed
+		lifetime := p.lifetime
 		if !refusing && !closed {
 			p.accepted++
 		}
@@ -73,11 +77,11 @@ func (p *Proxy) serve() {
 			continue
 		}
 		p.wg.Add(1)
-		go p.pipe(c)
+		go p.pipe(c, lifetime)
 	}
 }
 
-func (p *Proxy) pipe(client net.Conn) {
+func (p *Proxy) pipe(client net.Conn, lifetime time.Duration) {
 	defer p.wg.Done()
 	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 	if err != nil {
@@ -88,6 +92,13 @@ func (p *Proxy) pipe(client net.Conn) {
 		reset(client)
 		reset(server)
 		return
+	}
+	if lifetime > 0 {
+		cut := time.AfterFunc(lifetime, func() {
+			reset(client)
+			reset(server)
+		})
+		defer cut.Stop()
 	}
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
@@ -152,6 +163,15 @@ func (p *Proxy) CutAll() int {
 func (p *Proxy) Refuse(d time.Duration) {
 	p.mu.Lock()
 	p.refuseUntil = time.Now().Add(d)
+	p.mu.Unlock()
+}
+
+// CutAfter resets every connection accepted from now on d after it was
+// accepted (0: no limit; connections already open keep theirs). Every
+// request on such a connection, a watch included, ends there.
+func (p *Proxy) CutAfter(d time.Duration) {
+	p.mu.Lock()
+	p.lifetime = d
 	p.mu.Unlock()
 }
 

@@ -124,6 +124,9 @@ type openWatch struct {
 	streaming bool
 	checked   bool // the open-watch check raised or found a bookmark
 	applied   int  // events it applied
+	// firstEvent is when it applied its first event: from then on the
+	// server has a resourceVersion newer than the watch's to bookmark.
+	firstEvent time.Time
 }
 
 type goneAt struct {
@@ -339,13 +342,15 @@ func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflect
 		e.lastAlive = at
 	}
 	e.lastWatchEnd, e.lastWatchLife, e.lastWatchQuiet = at, r.Duration, !alive
-	if w != nil && w.id == r.ID && w.asked && !w.checked && e.counters != nil && !end.IsGone() {
+	if w != nil && w.id == r.ID && w.asked && !w.checked && !w.firstEvent.IsZero() && e.counters != nil && !end.IsGone() {
 		open := r.Duration
 		// A watch that ran to a timeout too short for the server's
-		// bookmark timer is no evidence.
-		atTimeout := end.Reason == reflector.EndClosed && w.timeout >= minBookmarkTimeout && open >= w.timeout-time.Second
-		if (open > e.opts.BookmarkInterval || atTimeout) && e.counters().Bookmarks == w.bookmarks {
-			e.noBookmark(at, r.ID, open, atTimeout)
+		// bookmark timer is no evidence; nor is one whose first event came
+		// too late for the bookmark the server sends 2 s before the timeout.
+		atTimeout := end.Reason == reflector.EndClosed && w.timeout >= minBookmarkTimeout && open >= w.timeout-time.Second &&
+			at.Sub(w.firstEvent) >= preTimeoutBookmark+time.Second
+		if (at.Sub(w.firstEvent) > e.opts.BookmarkInterval || atTimeout) && e.counters().Bookmarks == w.bookmarks {
+			e.noBookmark(at, r.ID, open, at.Sub(w.firstEvent), atTimeout)
 		}
 	}
 	if end.IsGone() || end.IsTooLargeResourceVersion() {
@@ -385,6 +390,10 @@ func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflect
 // shortly before the timeout, on a timer of its own).
 const minBookmarkTimeout = 10 * time.Second
 
+// preTimeoutBookmark is how long before a watch's timeout the API server's
+// watch cache sends it a bookmark.
+const preTimeoutBookmark = 2 * time.Second
+
 // established says whether a watch's stream was open: it received an event
 // (an ERROR event included), or it ended without an error answer and its
 // error, if any, came from reading the stream. A request that failed before
@@ -404,20 +413,28 @@ func established(r *reflector.RequestInfo, end *reflector.RequestEnd) bool {
 // requestFailed matches the error of a Go HTTP request that got no response.
 var requestFailed = regexp.MustCompile(`^[A-Z][a-z]+ "https?://`)
 
-// checkOpenWatch raises no-bookmarks for a watch still open past the
-// bookmark interval with none: checked on each note while it is open.
+// checkOpenWatch raises no-bookmarks for a watch still open, with none,
+// past the bookmark interval after its first event: checked on each note
+// while it is open.
+//
+// The interval counts from the first event, not from the watch's start:
+// the API server's watch cache sends a watch a bookmark only when it has a
+// resourceVersion newer than the one the watch started from (a bookmark at
+// the watch's own resourceVersion is dropped), so a watch of a resource
+// that nothing changed is quiet on a healthy server. An event is the proof
+// that there was something to bookmark.
 func (e *Engine) checkOpenWatch(now time.Time) {
 	w := e.watch
-	if w == nil || !w.asked || w.checked || e.counters == nil || now.Sub(w.started) <= e.opts.BookmarkInterval {
+	if w == nil || !w.asked || w.checked || w.firstEvent.IsZero() || e.counters == nil || now.Sub(w.firstEvent) <= e.opts.BookmarkInterval {
 		return
 	}
 	w.checked = true
 	if e.counters().Bookmarks == w.bookmarks {
-		e.noBookmark(now, w.id, now.Sub(w.started), false)
+		e.noBookmark(now, w.id, now.Sub(w.started), now.Sub(w.firstEvent), false)
 	}
 }
 
-func (e *Engine) noBookmark(at time.Time, id int64, open time.Duration, atTimeout bool) {
+func (e *Engine) noBookmark(at time.Time, id int64, open, sinceEvent time.Duration, atTimeout bool) {
 	e.noBookmarks = appendLast(e.noBookmarks, id, keepRequests)
 	e.raise(NoBookmarks, Warning, at, func(f *Finding) {
 		f.Count++
@@ -427,7 +444,7 @@ func (e *Engine) noBookmark(at time.Time, id int64, open time.Duration, atTimeou
 		}
 		f.Title = fmt.Sprintf("no bookmark arrived on %d watch(es) that asked for them", f.Count)
 		f.Evidence = Evidence{
-			Text:     fmt.Sprintf("watch #%d asked for bookmarks (allowWatchBookmarks=true) and %s without one; the API server sends one about every minute", id, how),
+			Text:     fmt.Sprintf("watch #%d asked for bookmarks (allowWatchBookmarks=true) and %s without one, %s after its first event showed the resource had moved on; the API server sends one about every minute, and 2s before a watch's timeout, whenever it has a newer resourceVersion than the watch's", id, how, roundDur(sinceEvent)),
 			Requests: slices.Clone(e.noBookmarks),
 		}
 		f.Cause = "without bookmarks the cursor moves only when an object changes; after a restart or a compaction a quiet resource's resourceVersion is too old, and every reconnect relists (410 Gone). The API server sends bookmarks from its watch cache: it is disabled (--watch-cache=false, or for this resource), or the server is old"
@@ -641,6 +658,9 @@ func (e *Engine) applied(n reflector.Note) {
 	e.lastAlive = n.At
 	if e.watch != nil {
 		e.watch.applied++
+		if e.watch.firstEvent.IsZero() {
+			e.watch.firstEvent = n.At
+		}
 	}
 	res := n.Applied
 	if res == nil || !res.Outcome.UIDMismatch() {

@@ -2,6 +2,7 @@ package findings
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,17 +86,64 @@ func TestNoBookmarksNeedsAWatchOpenPastTheInterval(t *testing.T) {
 	if f.has(NoBookmarks) {
 		t.Fatal("no-bookmarks raised on a watch that did not ask for them")
 	}
-	// Open 80 s with one: raised while it is open, at the first note past 75 s.
-	f.request(reflector.VerbWatch, bookmarked, 5*time.Minute, 1, nil, func() {
-		f.advance(80 * time.Second)
+	// A watch of a resource nothing changed: the server has no newer
+	// resourceVersion to bookmark, open 9 minutes or to a timeout.
+	f.request(reflector.VerbWatch, bookmarked, 9*time.Minute, 0, nil, nil)
+	f.request(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true, TimeoutSeconds: 15}, 15*time.Second, 0, nil, nil)
+	// An event 1 s before a 15 s timeout: too late for the bookmark sent 2 s before it.
+	f.request(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true, TimeoutSeconds: 15}, 15*time.Second, 1, nil, func() {
+		f.advance(14 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		f.advance(-14 * time.Second)
+	})
+	if f.has(NoBookmarks) {
+		t.Fatalf("no-bookmarks raised on watches that had nothing to bookmark: %+v", f.e.List())
+	}
+	// An event at 5 s, then open past 80 s with no bookmark: raised while it
+	// is open, at the first note past 75 s after the event.
+	f.request(reflector.VerbWatch, bookmarked, 5*time.Minute, 2, nil, func() {
+		f.advance(5 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		f.advance(70 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		if f.has(NoBookmarks) {
+			t.Fatal("no-bookmarks raised 70s after the first event")
+		}
+		f.advance(10 * time.Second)
 		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
 		if !f.has(NoBookmarks) {
-			t.Fatal("no-bookmarks not raised on a watch open 80s without one")
+			t.Fatal("no-bookmarks not raised on a watch open 80s after its first event without a bookmark")
 		}
+		f.advance(-85 * time.Second)
 	})
 	got, _ := f.e.Get(NoBookmarks)
 	if got.Count != 1 || got.Severity != Warning || len(f.raised) != 1 {
 		t.Fatalf("want one raise counting one watch, got count %d, raised %d: %+v", got.Count, len(f.raised), got)
+	}
+}
+
+func TestNoBookmarksAtATimeoutNeedsAnEventBeforeThePreTimeoutBookmark(t *testing.T) {
+	f := newFeed(t, Options{})
+	short := reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true, TimeoutSeconds: 15}
+	// An event at 5 s of a 15 s watch: the bookmark due 2 s before the timeout never came.
+	f.request(reflector.VerbWatch, short, 15*time.Second, 1, nil, func() {
+		f.advance(5 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		f.advance(-5 * time.Second)
+	})
+	got, ok := f.e.Get(NoBookmarks)
+	if !ok || got.Count != 1 || !strings.Contains(got.Evidence.Text, "ran to its timeout (15s)") {
+		t.Fatalf("want no-bookmarks on a watch that ran to its timeout 10s after an event: %+v", got)
+	}
+	// The same with the bookmark: nothing more.
+	f.request(reflector.VerbWatch, short, 15*time.Second, 1, nil, func() {
+		f.advance(5 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		f.counters.Bookmarks++
+		f.advance(-5 * time.Second)
+	})
+	if got, _ := f.e.Get(NoBookmarks); got.Count != 1 {
+		t.Fatalf("a watch that got its bookmark counted: %+v", got)
 	}
 }
 

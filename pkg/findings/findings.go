@@ -72,7 +72,7 @@ func Catalogue() []Entry {
 	return []Entry{
 		{MissedDeletes, Warning, "a relist found objects the watch never said were deleted, or recreated under the same name"},
 		{RelistStorm, Error, "3 or more relists within 10 minutes (--relist-storm)"},
-		{NoBookmarks, Warning, "bookmarks were asked for and a watch stayed open past 75s, or ended at its timeout, without one"},
+		{NoBookmarks, Warning, "bookmarks were asked for and a watch stayed open past 75s after its first event, or ended at its timeout, without one"},
 		{WatchListUnsupported, Info, "the streaming list was refused and the run fell back to LIST (a warning with --initial-list=stream)"},
 		{LargeInitialList, Warning, "an initial list over 100 MiB, 50,000 objects or 30s"},
 		{Throttled, Warning, "the server answered 429 Too Many Requests"},
