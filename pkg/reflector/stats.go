@@ -235,6 +235,10 @@ type Stats struct {
 	// own never sets them), and again once it comes back.
 	ClientLeft      time.Time
 	ClientLeftState State
+	// Lag is the passive delivery estimate: how late the watch events
+	// applied past their list arrived after their object's last write
+	// (events whose object carries no write time are not counted).
+	Lag LagStats
 }
 
 // Latency is a summary of recent durations.

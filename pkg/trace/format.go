@@ -231,6 +231,11 @@ type Line struct {
 	// item, event
 	Type   string          `json:"type,omitempty"`
 	Object json.RawMessage `json:"object,omitempty"`
+	// Written and Lag are an event's reflector.Delivery, when known
+	// (absent in traces written before they were recorded): its object's
+	// latest write time and how late it arrived, to the millisecond.
+	Written *time.Time `json:"written,omitempty"`
+	Lag     *Duration  `json:"lag,omitempty"`
 	// page
 	ResourceVersion    string `json:"resourceVersion,omitempty"`
 	Continue           string `json:"continue,omitempty"`
@@ -272,6 +277,24 @@ type Line struct {
 	// gap is, for a backoff note without Wait, the time from the note to
 	// its resource's next request: what the recorded run waited (not written).
 	gap time.Duration
+}
+
+// Delivery is an event line's reflector.Delivery: what the recording knew of
+// how late the event arrived (zero when it did not record it).
+func (l *Line) Delivery() reflector.Delivery {
+	if l.Written == nil || l.Lag == nil {
+		return reflector.Delivery{}
+	}
+	return reflector.Delivery{Written: *l.Written, Lag: time.Duration(*l.Lag)}
+}
+
+// setDelivery records an event's Delivery on its line.
+func (l *Line) setDelivery(d reflector.Delivery) {
+	if !d.Known() {
+		return
+	}
+	w, lag := d.Written.UTC(), Duration(d.Lag)
+	l.Written, l.Lag = &w, &lag
 }
 
 // recordedWait is what the recorded run waited at a backoff note: its

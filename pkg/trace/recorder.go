@@ -378,6 +378,7 @@ func (o *ObservedRecording) Event(id int64, ev reflector.WatchEvent) {
 	} else {
 		l.Object = o.rec.object(o.r, ev.Item.Raw)
 	}
+	l.setDelivery(ev.Delivery)
 	o.rec.write(l)
 }
 
@@ -460,6 +461,7 @@ func (s *recordingStream) Next() (reflector.WatchEvent, error) {
 	} else {
 		l.Object = s.rec.object(s.r, ev.Item.Raw)
 	}
+	l.setDelivery(ev.Delivery)
 	s.rec.write(l)
 	if ev.Type == reflector.EventError {
 		// The reflector ends the watch at an ERROR event; record the end with its Status now.

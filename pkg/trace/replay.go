@@ -814,6 +814,9 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 			p.finish(p.lineError(l.num, err))
 			return reflector.WatchEvent{}, endOfTrace(st.ctx)
 		}
+		// The recorded estimate, not one from the recorded object (which
+		// lost its managedFields): a trace without it has none.
+		ev.Delivery = l.Delivery()
 		return ev, nil
 	case KindEnd:
 		st.over = true

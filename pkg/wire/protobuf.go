@@ -76,6 +76,9 @@ const (
 	metaLabels            = 11
 	metaAnnotations       = 12
 	metaOwnerReferences   = 13
+	metaManagedFields     = 17
+	// metav1.ManagedFieldsEntry
+	managedFieldsTime = 4
 	// map entries
 	mapKey   = 1
 	mapValue = 2
@@ -266,6 +269,14 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 			want = protowire.VarintType
 		case metaName, metaNamespace, metaUID, metaResourceVersion, metaCreationTimestamp, metaDeletionTimestamp,
 			metaLabels, metaAnnotations, metaOwnerReferences:
+		case metaManagedFields:
+			if d.noWritten {
+				if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+					return false, false, errProto("metadata", n)
+				}
+				b = b[n:]
+				continue
+			}
 		default:
 			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
 				return false, false, errProto("metadata", n)
@@ -330,9 +341,38 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 				return false, false, err
 			}
 			d.owners = append(d.owners, o)
+		case metaManagedFields:
+			d.managedFieldsEntry(v)
 		}
 	}
 	return labelsSet, end, nil
+}
+
+// managedFieldsEntry keeps a ManagedFieldsEntry's time in d.written when
+// it is the newest so far. An entry that does not decode is left out: it
+// only estimates delivery.
+func (d *protoDecoder) managedFieldsEntry(b []byte) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return
+		}
+		b = b[n:]
+		if num == managedFieldsTime && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return
+			}
+			if t, err := protoTime(v); err == nil && t.After(d.written) {
+				d.written = t
+			}
+			return // one time per entry
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return
+		}
+		b = b[n:]
+	}
 }
 
 // protoTime decodes a metav1.Time as its generated Unmarshal does: an empty
@@ -832,6 +872,7 @@ func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (reflector.WatchEv
 	}
 	ev.InitialEventsEnd = ev.Type == reflector.EventBookmark && end
 	ev.Item.Object = obj
+	ev.Delivery = d.delivery(ev.Type, obj)
 	if keepRaw {
 		ev.Item.Raw = d.objectJSON(tm, obj, end)
 	}
