@@ -24,6 +24,9 @@ const (
 	KindNote    = "note"
 	// KindResource adds a resource to an observed trace's header (see Header.Observed).
 	KindResource = "resource"
+	// KindProbe is one measure (or note) of the delivery probe (--probe),
+	// under the resource of its Lease's watch.
+	KindProbe = "probe"
 )
 
 // ObjectMode says how much of each object a trace keeps.
@@ -236,6 +239,12 @@ type Line struct {
 	// latest write time and how late it arrived, to the millisecond.
 	Written *time.Time `json:"written,omitempty"`
 	Lag     *Duration  `json:"lag,omitempty"`
+	// probe: one renewal of the probe's Lease, answered at resourceVersion
+	// (above): Write is from sending the update to its answer, Event from
+	// sending it to its watch event (the line is written then). A probe
+	// line without them is a note of the probe's, its Detail (below).
+	Write *Duration `json:"write,omitempty"`
+	Event *Duration `json:"event,omitempty"`
 	// page
 	ResourceVersion    string `json:"resourceVersion,omitempty"`
 	Continue           string `json:"continue,omitempty"`
