@@ -197,6 +197,7 @@ func (x *Outputs) Attach(sess *session.Session) error {
 			}
 		}
 	}
+	x.attachProbe(sess)
 	return nil
 }
 
