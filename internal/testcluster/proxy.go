@@ -13,7 +13,9 @@ import (
 
 // Proxy is a TCP proxy on 127.0.0.1 in front of the apiserver, for connection
 // faults: CutAll resets every open connection at once; Refuse makes new
-// connections fail (reset right after accept) until the given time has passed.
+// connections fail (reset right after accept) until the given time has
+// passed; Delay holds the server's bytes for a while before the client gets
+// them (the client's bytes go through at once).
 type Proxy struct {
 	target string
 	ln     net.Listener
@@ -21,6 +23,7 @@ type Proxy struct {
 	mu          sync.Mutex
 	conns       map[net.Conn]struct{}
 	refuseUntil time.Time
+	delay       time.Duration
 	accepted    int
 	closed      bool
 	wg          sync.WaitGroup
@@ -95,7 +98,10 @@ func (p *Proxy) pipe(client net.Conn) {
 		done <- struct{}{}
 	}
 	go cp(server, client)
-	go cp(client, server)
+	go func() {
+		p.delayedCopy(client, server)
+		done <- struct{}{}
+	}()
 	<-done
 	// One direction ended: end both, so neither side hangs half-open.
 	_ = client.Close()
@@ -145,6 +151,52 @@ func (p *Proxy) CutAll() int {
 		reset(c)
 	}
 	return len(conns) / 2
+}
+
+// Delay holds every byte the server sends, on every connection, for d
+// before the client gets it (0: at once), in order; the bytes the client
+// sends are not delayed. A change applies to the bytes read from then on.
+func (p *Proxy) Delay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.mu.Unlock()
+}
+
+// delayedCopy copies src to dst as io.Copy does, each chunk held for the
+// delay in force when it was read.
+func (p *Proxy) delayedCopy(dst, src net.Conn) {
+	type chunk struct {
+		b   []byte
+		due time.Time
+	}
+	q := make(chan chunk, 1024)
+	go func() {
+		defer close(q)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := src.Read(buf)
+			if n > 0 {
+				p.mu.Lock()
+				d := p.delay
+				p.mu.Unlock()
+				q <- chunk{buf[:n], time.Now().Add(d)}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range q {
+		if wait := time.Until(c.due); wait > 0 {
+			time.Sleep(wait)
+		}
+		if _, err := dst.Write(c.b); err != nil {
+			_ = src.Close() // the reader ends, and q with it
+			for range q {
+			}
+			return
+		}
+	}
 }
 
 // Refuse resets every new connection for d (existing ones are untouched; use
