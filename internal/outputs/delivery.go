@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
 // attachProbe gives the metrics and the rules the session's delivery probe
@@ -26,5 +27,20 @@ func (x *Outputs) attachProbe(sess *session.Session) {
 	}
 	if x.rules != nil {
 		x.rules.SetProbe(func() time.Duration { return st.Figures(time.Time{}).P99 })
+	}
+}
+
+// probeView is the dashboard's view of the session's probe; nil without one.
+func probeView(sess *session.Session) func() tui.ProbeView {
+	st := sess.Probe
+	if st == nil {
+		return nil
+	}
+	return func() tui.ProbeView {
+		minute, run := st.LastMinute(sess.Now()), st.Figures(time.Time{})
+		if minute.Count == 0 {
+			minute = run // nothing in the last minute (a replay jumped, the watch is down): the run's
+		}
+		return tui.ProbeView{On: st.On(), Count: run.Count, MinuteP50: minute.P50, MinuteP99: minute.P99, P50: run.P50, P99: run.P99, Recent: st.Recent(20)}
 	}
 }
