@@ -154,7 +154,8 @@ func TestE2EPassiveLagWithFourSecondsOfDelayLandsInItsBuckets(t *testing.T) {
 	for _, wire := range []string{"protobuf", "json"} {
 		t.Run(wire, func(t *testing.T) {
 			p.Delay(0)
-			args := []string{"configmaps", "-n", ns, "--no-tui", "-o", "json", "--summary", "--wire", wire}
+			tracePath := filepath.Join(t.TempDir(), "lag.jsonl")
+			args := []string{"configmaps", "-n", ns, "--no-tui", "-o", "json", "--summary", "--wire", wire, "--trace", tracePath}
 			if wire == "protobuf" {
 				args = append(args, "--metadata-only")
 			}
@@ -180,6 +181,13 @@ func TestE2EPassiveLagWithFourSecondsOfDelayLandsInItsBuckets(t *testing.T) {
 			lag := sums[0].Delivery.Lag
 			if lag.To5+lag.To15 != 3 || lag.Under2 != 0 || lag.To60 != 0 || lag.Over60 != 0 {
 				t.Errorf("lag buckets %+v, want the 3 updates in 2-5s or 5-15s", lag)
+			}
+			code, out, stderr := run(t, "replay", tracePath, "--speed", "0", "--summary", "-o", "json")
+			if code != ExitOK {
+				t.Fatalf("replay: exit %d: %s", code, stderr)
+			}
+			if got := lastJSONObject(t, out).Delivery.Lag; got != lag {
+				t.Errorf("replayed lag buckets %+v, want the recorded run's %+v", got, lag)
 			}
 		})
 	}

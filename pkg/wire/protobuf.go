@@ -206,6 +206,9 @@ func decodeProtoStatus(b []byte) (*metav1.Status, error) {
 type protoDecoder struct {
 	objectParts
 	json []byte // scratch for the JSON a trace records
+	// newest is the newest managedFields time of the object being decoded,
+	// in Unix seconds (0: none).
+	newest int64
 }
 
 // object decodes the compact store form of one top-level object's message
@@ -214,6 +217,7 @@ type protoDecoder struct {
 // metadata field merges into the first.
 func (d *protoDecoder) object(b []byte) (*store.Object, bool, error) {
 	d.reset()
+	d.newest = 0
 	obj := &store.Object{}
 	labelsSet, end := false, false
 	for len(b) > 0 {
@@ -245,6 +249,9 @@ func (d *protoDecoder) object(b []byte) (*store.Object, bool, error) {
 		end = end || e
 	}
 	d.build(obj, labelsSet)
+	if d.newest > 0 {
+		d.written = time.Unix(d.newest, 0).UTC()
+	}
 	return obj, end, nil
 }
 
@@ -348,9 +355,9 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 	return labelsSet, end, nil
 }
 
-// managedFieldsEntry keeps a ManagedFieldsEntry's time in d.written when
-// it is the newest so far. An entry that does not decode is left out: it
-// only estimates delivery.
+// managedFieldsEntry keeps a ManagedFieldsEntry's time, in seconds, in
+// d.newest when it is the newest so far (object turns it into d.written).
+// An entry that does not decode is left out: it only estimates delivery.
 func (d *protoDecoder) managedFieldsEntry(b []byte) {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -363,10 +370,29 @@ func (d *protoDecoder) managedFieldsEntry(b []byte) {
 			if n < 0 {
 				return
 			}
-			if t, err := protoTime(v); err == nil && t.After(d.written) {
-				d.written = t
+			// A metav1.Time: its seconds, field 1 (the API server writes no nanoseconds).
+			for len(v) > 0 {
+				num, typ, n := protowire.ConsumeTag(v)
+				if n < 0 {
+					return
+				}
+				v = v[n:]
+				if num == timeSeconds && typ == protowire.VarintType {
+					secs, n := protowire.ConsumeVarint(v)
+					if n < 0 {
+						return
+					}
+					if s := int64(secs); s > d.newest {
+						d.newest = s
+					}
+					return
+				}
+				if n = protowire.ConsumeFieldValue(num, typ, v); n < 0 {
+					return
+				}
+				v = v[n:]
 			}
-			return // one time per entry
+			return
 		}
 		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
 			return
