@@ -30,7 +30,7 @@ func writeTimeCases() []struct {
 	base := metav1.ObjectMeta{Name: "cm", Namespace: "ns", UID: "u1", ResourceVersion: "7", CreationTimestamp: metav1.NewTime(created)}
 	withFields := base
 	withFields.ManagedFields = []metav1.ManagedFieldsEntry{
-		{Manager: "helm", Operation: metav1.ManagedFieldsOperationApply, Time: at(time.Minute), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}},
+		{Manager: "helm", Operation: metav1.ManagedFieldsOperationApply, Time: at(time.Minute), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)},
 		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(3 * time.Minute)},
 		{Manager: "ctrl", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(2 * time.Minute)},
 		{Manager: "no-time", Operation: metav1.ManagedFieldsOperationUpdate},
