@@ -217,7 +217,7 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 		return err
 	}
 	applied := l.now().Sub(arrived)
-	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res})
+	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res, Delivery: ev.Delivery})
 	l.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
 	l.mu.Lock()
 	defer l.mu.Unlock()

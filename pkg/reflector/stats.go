@@ -100,6 +100,9 @@ type Note struct {
 	// Event and Applied are set for applied notes.
 	Event   EventType
 	Applied *store.Result
+	// Delivery is, for an applied note, how late the event arrived after
+	// its object's last write, when known (see Delivery).
+	Delivery Delivery
 	// Audit is set for audit notes.
 	Audit *AuditReport
 }
