@@ -114,3 +114,40 @@ func TestClockAdvancedEvaluatesAtMostOncePerInterval(t *testing.T) {
 		t.Errorf("trips: %+v, want one at 6s (no progress since the start)", trips)
 	}
 }
+
+func TestLagP99IsTheUpperBoundOfItsBucketAndProbeP99TheRunsProbe(t *testing.T) {
+	var st reflector.Stats
+	if v := Values(st, time.Time{}, 0, 0)[LagP99]; v != 0 {
+		t.Errorf("no events: lag-p99 %v", time.Duration(v))
+	}
+	st.Lag.Counts = reflector.LagCounts{90, 5, 5, 0, 0}
+	if v := Values(st, time.Time{}, 0, 0)[LagP99]; v != int64(15*time.Second) {
+		t.Errorf("p99 in 5-15s: lag-p99 %v, want 15s", time.Duration(v))
+	}
+	st.Lag.Counts = reflector.LagCounts{0, 0, 0, 0, 1}
+	v := Values(st, time.Time{}, 0, 0)[LagP99]
+	if FormatValue(LagP99, v) != ">1m0s" {
+		t.Errorf("p99 over a minute shows as %s", FormatValue(LagP99, v))
+	}
+	var trips []Trip
+	m := NewMonitor([]Rule{MustParse(t, "lag-p99>15s"), MustParse(t, "probe-p99>100ms")}, func(tr Trip) { trips = append(trips, tr) })
+	m.SetProbe(func() time.Duration { return 250 * time.Millisecond })
+	s := m.Add("configmaps.v1")
+	s.Attach(func() reflector.Stats { return st })
+	s.Evaluate(time.Now())
+	if len(trips) != 2 {
+		t.Fatalf("trips %v, want both rules", trips)
+	}
+	if got := trips[1].String(); got != "probe-p99>100ms tripped on configmaps.v1: probe-p99 is 250ms" {
+		t.Errorf("trip says %q", got)
+	}
+}
+
+func MustParse(t *testing.T, s string) Rule {
+	t.Helper()
+	r, err := Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -3,6 +3,7 @@ package alert
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,26 @@ type Monitor struct {
 	mu        sync.Mutex
 	resources []*Subject
 	trips     []Trip
+	probeP99  func() time.Duration
+}
+
+// SetProbe gives the monitor the run's delivery probe: p99 is its write to
+// event 99th percentile so far (the measure probe-p99 of every resource).
+func (m *Monitor) SetProbe(p99 func() time.Duration) {
+	m.mu.Lock()
+	m.probeP99 = p99
+	m.mu.Unlock()
+}
+
+// probe is probe-p99 now, 0 without a probe.
+func (m *Monitor) probe() int64 {
+	m.mu.Lock()
+	f := m.probeP99
+	m.mu.Unlock()
+	if f == nil {
+		return 0
+	}
+	return int64(f())
 }
 
 // NewMonitor evaluates rules; onTrip is called once for each rule that trips
@@ -230,6 +251,7 @@ func (r *Subject) Evaluate(now time.Time) {
 			v[FindingMeasure(f.ID)] = f.Count
 		}
 	}
+	v[ProbeP99] = r.m.probe()
 	var trips []Trip
 	r.mu.Lock()
 	r.lastEval = now
@@ -277,5 +299,15 @@ func Values(st reflector.Stats, now time.Time, missed, missedDeletes int64) map[
 		BookmarkAge:   int64(st.BookmarkAge(now)),
 		NoProgress:    int64(st.NoProgress(now)),
 		Sync:          int64(st.TimeToSync(now)),
+		LagP99:        lagP99(st.Lag.Counts),
 	}
+}
+
+// lagP99 is LagP99 of c.
+func lagP99(c reflector.LagCounts) int64 {
+	upper := c.P99Seconds()
+	if math.IsInf(upper, 1) {
+		return LagOverAMinute
+	}
+	return int64(upper * float64(time.Second))
 }

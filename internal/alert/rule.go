@@ -8,6 +8,7 @@ package alert
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -56,10 +57,22 @@ const (
 	// Sync is the time to the first complete list; while the first list is
 	// not complete, the time waited so far, so sync>30s trips while it waits.
 	Sync Measure = "sync"
+	// LagP99 is the passive delivery estimate's 99th percentile, as the
+	// upper bound of its bucket (2s, 5s, 15s, 60s; over a minute is
+	// LagOverAMinute): lag-p99>15s trips when the p99 is in 15-60s or >60s.
+	// 0 before an event was counted.
+	LagP99 Measure = "lag-p99"
+	// ProbeP99 is the delivery probe's (--probe) 99th percentile of write
+	// to event over the whole run; 0 without a probe or before its first
+	// sample. The probe is the run's, so every resource has the same.
+	ProbeP99 Measure = "probe-p99"
 	// Findings counts the findings of severity warning or worse that are
 	// not ignored (--ignore-finding).
 	Findings Measure = "findings"
 )
+
+// LagOverAMinute is LagP99's value when the p99 is in the >60s bucket.
+const LagOverAMinute = math.MaxInt64
 
 // FindingPrefix starts a measure of one finding, "finding:ID": its count
 // (Finding.Count) once raised, 0 before and while ignored.
@@ -76,11 +89,13 @@ func (m Measure) Finding() (findings.ID, bool) {
 
 // Measures returns every measure, in the order help and errors show them.
 func Measures() []Measure {
-	return []Measure{Relists, Gone, TooLarge, UIDMismatches, Duplicates, RVBackwards, Backoffs, WatchErrors, Missed, MissedDeletes, BookmarkAge, NoProgress, Sync, Findings}
+	return []Measure{Relists, Gone, TooLarge, UIDMismatches, Duplicates, RVBackwards, Backoffs, WatchErrors, Missed, MissedDeletes, BookmarkAge, NoProgress, Sync, LagP99, ProbeP99, Findings}
 }
 
 // IsDuration reports whether m is an age (compared with a duration) rather than a count.
-func (m Measure) IsDuration() bool { return m == BookmarkAge || m == NoProgress || m == Sync }
+func (m Measure) IsDuration() bool {
+	return m == BookmarkAge || m == NoProgress || m == Sync || m == LagP99 || m == ProbeP99
+}
 
 func (m Measure) known() bool {
 	if id, ok := m.Finding(); ok {
@@ -132,6 +147,9 @@ func (r Rule) format(v int64) string { return FormatValue(r.Measure, v) }
 func FormatValue(m Measure, v int64) string {
 	if !m.IsDuration() {
 		return strconv.FormatInt(v, 10)
+	}
+	if m == LagP99 && v == LagOverAMinute {
+		return ">1m0s"
 	}
 	d := time.Duration(v)
 	if d < time.Second {

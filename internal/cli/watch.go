@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -44,6 +45,10 @@ type WatchOptions struct {
 	MaxResources         int
 	MaxConcurrentLists   int
 	Monitor              MonitorOptions
+	// Probe is the namespace of the delivery probe's Lease ("" : no probe).
+	Probe         string
+	ProbeInterval time.Duration
+	ProbeCleanup  bool
 	// identity names the plugin to the server (--user-agent).
 	identity identity
 
@@ -67,6 +72,7 @@ func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
 		// MaxConcurrentLists: 4, as client-go's informers of one factory do not wait on each other,
 		// but a tool started on "all" should not stampede the apiserver.
 		MaxConcurrentLists: 4,
+		ProbeInterval:      5 * time.Second,
 		isTerminal:         func() bool { return isTerminal(streams.Out) },
 	}
 }
@@ -95,6 +101,9 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "Refuse to watch more resources than this (a category such as all can name many)")
 	f.IntVar(&o.MaxConcurrentLists, "max-concurrent-lists", o.MaxConcurrentLists, "How many resources make their first list at once")
 	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when nothing has made progress for this long: no answer from the server and no watch open (0: retry forever)")
+	f.StringVar(&o.Probe, "probe", "", "Measure delivery latency with a Lease of our own in this namespace: created, renewed every --probe-interval, watched, deleted at the end (needs create, update, delete, list and watch on Leases there)")
+	f.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "Time between the probe's renewals of its Lease")
+	f.BoolVar(&o.ProbeCleanup, "probe-cleanup", false, "With --probe, first delete the probe Leases that killed runs left in its namespace")
 	o.Display.addFlags(cmd)
 	o.Monitor.addFlags(cmd, false)
 	for flag, values := range map[string][]string{
@@ -182,6 +191,9 @@ func (o *WatchOptions) Validate() error {
 			return err
 		}
 	}
+	if err := o.validateProbe(); err != nil {
+		return err
+	}
 	if err := o.Monitor.validate(); err != nil {
 		return err
 	}
@@ -230,10 +242,22 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, MaxConcurrentLists: o.MaxConcurrentLists}
+	var pr *startedProbe
+	if o.Probe != "" {
+		// Before anything else: a probe that cannot run is an error before the run starts.
+		if pr, err = o.startProbe(ctx, restCfg); err != nil {
+			return err
+		}
+		defer pr.delete(o.ErrOut)
+		resources = append(resources, probe.Leases())
+	}
 	for _, res := range resources {
 		t := reflector.Target{Resource: res, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector}
 		if res.Namespaced {
 			t.Namespace = ns
+		}
+		if pr != nil && len(lc.Resources) == len(resources)-1 {
+			t = probe.Target(pr.Namespace(), pr.Name()) // the probe's Lease, and no other object
 		}
 		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects, Wire: reflector.Wire(o.Wire),
 			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
@@ -248,11 +272,17 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return outs.Finish(err)
 	}
+	if pr != nil {
+		pr.attach(sess, len(lc.Resources)-1)
+	}
 	if err := outs.Attach(sess); err != nil {
 		return outs.Finish(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if pr != nil {
+		go pr.run(runCtx)
+	}
 	if o.Duration > 0 {
 		runCtx, cancel = context.WithTimeout(runCtx, o.Duration)
 		defer cancel()

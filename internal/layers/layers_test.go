@@ -35,7 +35,7 @@ var layers = []struct {
 	{"one run", []string{"internal/session", "internal/proxy"}},
 	{"what a run shows", []string{
 		"internal/observed", "internal/tracegen", "internal/metrics",
-		"internal/alert", "internal/lines", "internal/causal", "internal/summary", "internal/cost",
+		"internal/alert", "internal/lines", "internal/causal", "internal/summary", "internal/cost", "internal/probe",
 	}},
 	{"dashboard and traces", []string{"pkg/tui", "pkg/trace"}},
 	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},

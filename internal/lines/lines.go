@@ -139,6 +139,15 @@ func FindingText(resource string, seq uint64, f findings.Finding) string {
 	return line
 }
 
+// lagText is an event line's " lag 2-5s": the passive delivery estimate's
+// bucket (it is good to about ±2 s, so never milliseconds); "" when unknown.
+func lagText(d reflector.Delivery) string {
+	if !d.Known() {
+		return ""
+	}
+	return " lag " + reflector.LagBucketName(reflector.LagBucketOf(d.Lag))
+}
+
 // write prints one line; a closed pipe (| head) is ignored, so the queue
 // keeps draining and the reflector never waits.
 func (l *Output) write(line string) { _, _ = io.WriteString(l.out, line+"\n") }
@@ -180,7 +189,7 @@ func Text(resource string, n reflector.Note) string {
 	switch n.Kind {
 	case reflector.NoteApplied:
 		res := n.Applied
-		return head + fmt.Sprintf("%-8s %s uid=%s rv=%s (%s)", n.Event, res.Object.Ref(), res.Object.UID, res.Object.ResourceVersion, strings.ToLower(res.Outcome.String())) + via
+		return head + fmt.Sprintf("%-8s %s uid=%s rv=%s (%s)", n.Event, res.Object.Ref(), res.Object.UID, res.Object.ResourceVersion, strings.ToLower(res.Outcome.String())) + lagText(n.Delivery) + via
 	case reflector.NoteRequestStarted:
 		r := n.Request
 		return head + fmt.Sprintf("request #%d %s %s: started", r.ID, strings.ToUpper(string(r.Verb)), r.Opts.Format(false))
@@ -221,6 +230,9 @@ type jsonNote struct {
 	Name            string `json:"name,omitempty"`
 	UID             string `json:"uid,omitempty"`
 	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Lag is the passive delivery estimate's bucket ("<2s", "2-5s", …),
+	// when the event's object carried a write time.
+	Lag string `json:"lag,omitempty"`
 	// request
 	ID         int64                     `json:"id,omitempty"`
 	Verb       string                    `json:"verb,omitempty"`
@@ -255,6 +267,9 @@ func jsonLine(n reflector.Note) jsonNote {
 		o := n.Applied.Object
 		j.Type, j.Event, j.Outcome = "event", string(n.Event), n.Applied.Outcome.String()
 		j.Namespace, j.Name, j.UID, j.ResourceVersion = o.Namespace, o.Name, o.UID, o.ResourceVersion
+		if n.Delivery.Known() {
+			j.Lag = reflector.LagBucketName(reflector.LagBucketOf(n.Delivery.Lag))
+		}
 	case reflector.NoteRequestStarted:
 		r := n.Request
 		opts := r.Opts

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // Text lines of several resources pad the resource column to the longest
@@ -45,5 +46,22 @@ func TestTheResourceColumnLinesUp(t *testing.T) {
 		if a, b := strings.Index(lines[0], " 1 "), strings.Index(lines[1], " 1 "); a != b || a < 0 {
 			t.Errorf("the sequence numbers are at columns %d and %d:\n%s", a, b, buf.String())
 		}
+	}
+}
+
+func TestAnEventLineSaysItsLagBucketWhenKnown(t *testing.T) {
+	res := &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: "a", UID: "u", ResourceVersion: "7"}}
+	n := reflector.Note{Seq: 1, Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: res,
+		Delivery: reflector.Delivery{Written: time.Unix(1, 0), Lag: 4200 * time.Millisecond}}
+	if got := Text("configmaps.v1", n); !strings.Contains(got, "(modified) lag 2-5s") {
+		t.Errorf("text line %q, want the lag's bucket", got)
+	}
+	b, err := JSON("configmaps.v1", n)
+	if err != nil || !strings.Contains(string(b), `"lag":"2-5s"`) {
+		t.Errorf("JSON line %s (%v), want the lag's bucket", b, err)
+	}
+	n.Delivery = reflector.Delivery{}
+	if got := Text("configmaps.v1", n); strings.Contains(got, "lag") {
+		t.Errorf("an event without a write time: %q", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 type scrapeCollector struct {
 	watches, events, bookmarks, tooLarge, uidMismatches, duplicates, rvBackwards, backoffs, watchErrors *prometheus.Desc
 	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state, findings                      *prometheus.Desc
+	lag                                                                                                 *prometheus.Desc
 
 	mu        sync.Mutex
 	resources []*Set
@@ -45,6 +46,7 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 		state:         desc("state", "The reflector's state, one series per state: 1 for the current state, 0 for the others (behind a proxy, the number of the client's streams in each state).", "state"),
 		findings: desc("findings", "Findings raised, by id and severity: 1 while raised, 0 when the user ignores it (--ignore-finding); "+
 			"no series for a finding not raised (behind a proxy, the number of the client's streams that raised it and do not ignore it).", "id", "severity"),
+		lag:  desc("event_lag_seconds", "Passive delivery estimate: how late watch events arrived after their object's latest write (newest managedFields time, deletionTimestamp or creationTimestamp), corrected for the server's clock by its Date header; good to about ±2 s, so in coarse buckets. Events whose object carries no write time are not counted."),
 		seen: map[Labels]bool{},
 	}
 }
@@ -63,7 +65,7 @@ func (c *scrapeCollector) add(r *Set) bool {
 // Describe implements prometheus.Collector.
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.watches, c.events, c.bookmarks, c.tooLarge, c.uidMismatches, c.duplicates, c.rvBackwards, c.backoffs, c.watchErrors,
-		c.storeObjects, c.storeBytes, c.bookmarkAge, c.noProgress, c.timeToSync, c.state, c.findings} {
+		c.storeObjects, c.storeBytes, c.bookmarkAge, c.noProgress, c.timeToSync, c.state, c.findings, c.lag} {
 		ch <- d
 	}
 }
@@ -135,6 +137,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, k := range g.findingOrder {
 			gauge(c.findings, g.findings[k], string(k.id), string(k.severity))
 		}
+		ch <- lagHistogram(c.lag, g.lag, l.values())
 	}
 }
 
@@ -156,11 +159,13 @@ type scraped struct {
 	// over the Sets, in the order they were first seen.
 	findings     map[findingKey]float64
 	findingOrder []findingKey
+	lag          reflector.LagStats
 }
 
 func (g *scraped) add(src Source) {
 	st, now := src.Stats(), src.Now()
 	g.counters.Add(st.Counters)
+	g.addLag(st.Lag)
 	if src.Store != nil {
 		sc := src.Store()
 		g.hasStore = true

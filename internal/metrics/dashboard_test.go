@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -35,6 +36,7 @@ func promQLWords() map[string]bool {
 func exported(t *testing.T) map[string]bool {
 	t.Helper()
 	m := metrics.New()
+	m.SetProbe(func() (bool, []time.Duration) { return true, []time.Duration{time.Millisecond} }) // a run with --probe
 	replayWithMetrics(t, m, traces+"demo.jsonl")
 	mfs, err := m.Registry().Gather()
 	if err != nil {

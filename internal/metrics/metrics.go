@@ -106,6 +106,7 @@ type Metrics struct {
 	backoffSeconds *prometheus.CounterVec
 
 	scrape *scrapeCollector
+	probe  *probeCollector
 }
 
 // New builds the metrics of one run on a registry of its own, with the Go
@@ -142,7 +143,8 @@ func newMetrics(withClient bool) *Metrics {
 			Help: "Time spent waiting in backoffs before retrying, in seconds."}, labels),
 	}
 	m.scrape = newScrapeCollector(withClient)
-	m.reg.MustRegister(m.listPages, m.lists, m.listDuration, m.watchDuration, m.gone, m.relists, m.missed, m.backoffSeconds, m.scrape,
+	m.probe = newProbeCollector()
+	m.reg.MustRegister(m.listPages, m.lists, m.listDuration, m.watchDuration, m.gone, m.relists, m.missed, m.backoffSeconds, m.scrape, m.probe,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -181,6 +181,7 @@ func (r *Replay) line(l *trace.Line) error {
 		if err != nil {
 			return fmt.Errorf("replaying line %d: event: %w", r.rd.LineNumber(), err)
 		}
+		ev.Delivery = l.Delivery() // the recorded estimate
 		o.req.Event(ev)
 	case trace.KindEnd:
 		o.req.End(endOf(l))

@@ -197,6 +197,7 @@ func (x *Outputs) Attach(sess *session.Session) error {
 			}
 		}
 	}
+	x.attachProbe(sess)
 	return nil
 }
 
@@ -244,6 +245,7 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	var runErr, uiErr error
 	if x.opts.Dashboard {
 		opts.Now = sess.Now
+		opts.Probe = probeView(sess)
 		if sess.Replay == nil {
 			// A live run that ends by itself (--once, --duration, a tripped
 			// rule, every resource stopped) keeps its last screen until a

@@ -667,7 +667,7 @@ func (j *job) run() {
 		r.End(j.end(nil))
 		return
 	}
-	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, j.p.opts.KeepRaw)
+	st, err := wire.DecodeWatchResponseDated(io.NopCloser(body), ct, j.p.opts.KeepRaw, wire.ServerClockOf(j.header, j.started), j.p.opts.Now)
 	if err != nil {
 		r.End(j.end(err))
 		return

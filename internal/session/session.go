@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -115,7 +116,12 @@ type Session struct {
 	// Header is the trace header of this run (recorded or replayed; in a live
 	// run without a trace it describes the run all the same).
 	Header trace.Header
-	clock  reflector.Clock
+	// Probe is the delivery probe's measures: set by the CLI for a live
+	// run with --probe (ProbeIndex is its Lease's watch); in a replay,
+	// filled from the trace's probe lines (On once one came).
+	Probe      *probe.Stats
+	ProbeIndex int
+	clock      reflector.Clock
 }
 
 // ServerURL is cfg's server without any credentials in it.
@@ -269,7 +275,15 @@ func NewReplay(path string, speed float64) (*Session, error) {
 // a path: the report replays a trace its caller opened. The caller closes rd.
 func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
-	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock()}
+	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: probe.NewRecordedStats()}
+	rp.OnProbe(func(at time.Time, l *trace.Line) {
+		if l.Write == nil || l.Event == nil {
+			s.Probe.Note(l.Detail)
+			return
+		}
+		event := time.Duration(*l.Event)
+		s.Probe.Add(probe.Sample{At: at.Add(-event), Write: time.Duration(*l.Write), Event: event})
+	})
 	for i, rr := range rp.Resources() {
 		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
@@ -362,7 +376,33 @@ func (r *Watched) finish(err error) {
 func (s *Session) Summary(r *Watched) summary.Summary {
 	sum := summary.New(r.Header.Resource, r.Reflector.Stats(), r.Store, s.Now())
 	sum.Findings = r.Findings.List()
+	if s.Probe != nil && s.Probe.On() {
+		sum.Delivery.Probe = ProbeSummary(s.Probe)
+	}
 	return sum
+}
+
+// ProbeSummary is the summary's `delivery.probe`: the figures of the whole run, in seconds.
+func ProbeSummary(st *probe.Stats) *summary.ProbeSummary {
+	f := st.Figures(time.Time{})
+	return &summary.ProbeSummary{Count: f.Count, P50: f.P50.Seconds(), P90: f.P90.Seconds(), P99: f.P99.Seconds(), Max: f.Max.Seconds(), WriteP50: f.WriteP50.Seconds()}
+}
+
+// RecordProbe records the probe's sample (answered at resourceVersion rv)
+// into Probe and, when recording, the trace.
+func (s *Session) RecordProbe(x probe.Sample, rv string) {
+	s.Probe.Add(x)
+	if s.Recorder != nil {
+		s.Recorder.Probe(s.ProbeIndex, rv, x.Write, x.Event)
+	}
+}
+
+// NoteProbe records a note of the probe's into Probe and, when recording, the trace.
+func (s *Session) NoteProbe(detail string) {
+	s.Probe.Note(detail)
+	if s.Recorder != nil {
+		s.Recorder.ProbeNote(s.ProbeIndex, detail)
+	}
 }
 
 // Summaries are every resource's summary as of now, in the session's order.

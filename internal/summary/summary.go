@@ -37,6 +37,10 @@ type Summary struct {
 	// Stream is set for a stream an observing proxy saw (kubectl watchcache
 	// proxy, or the replay of its trace): whose reflector the summary is of.
 	Stream *StreamSummary `json:"stream,omitempty"`
+	// Delivery is how late the watch told what happened (see
+	// DeliverySummary): the passive estimate's buckets, and the probe's
+	// figures with --probe.
+	Delivery DeliverySummary `json:"delivery"`
 }
 
 // StreamSummary names an observed stream: its number (the same live, in
@@ -134,6 +138,7 @@ func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now ti
 		Counters:        st.Counters,
 		Store:           entries,
 		Findings:        []findings.Finding{},
+		Delivery:        DeliverySummary{Lag: LagSummaryOf(st.Lag.Counts)},
 	}
 	if !st.BookmarkAt.IsZero() {
 		age := now.Sub(st.BookmarkAt).Seconds()
@@ -150,6 +155,7 @@ func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now ti
 // after JSON lines it is the last line on stdout (tail -1 reads it).
 func (s Summary) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // the delivery buckets' names, "<2s" and ">60s", as they are
 	if err := enc.Encode(s); err != nil {
 		return fmt.Errorf("writing summary: %w", err)
 	}
@@ -160,6 +166,7 @@ func (s Summary) WriteJSON(w io.Writer) error {
 // one line, {"resources": [...]}, in the order given.
 func WriteAllJSON(w io.Writer, sums []Summary) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(struct {
 		Resources []Summary `json:"resources"`
 	}{sums}); err != nil {
@@ -205,6 +212,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing summary: %w", err)
+	}
+	if err := s.writeDeliveryText(w); err != nil {
+		return err
 	}
 	if len(s.Store) == 0 {
 		return nil

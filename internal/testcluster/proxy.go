@@ -15,7 +15,9 @@ import (
 // faults: CutAll resets every open connection at once; Refuse makes new
 // connections fail (reset right after accept) until the given time has passed;
 // CutAfter resets each new connection a fixed time after it was accepted, as a
-// load balancer with a short connection lifetime does.
+// load balancer with a short connection lifetime does; Delay holds the
+// server's bytes for a while before the client gets them (the client's bytes
+// go through at once).
 type Proxy struct {
 	target string
 	ln     net.Listener
@@ -24,6 +26,7 @@ type Proxy struct {
 	conns       map[net.Conn]struct{}
 	refuseUntil time.Time
 	lifetime    time.Duration
+	delay       time.Duration
 	accepted    int
 	closed      bool
 	wg          sync.WaitGroup
@@ -106,7 +109,10 @@ func (p *Proxy) pipe(client net.Conn, lifetime time.Duration) {
 		done <- struct{}{}
 	}
 	go cp(server, client)
-	go cp(client, server)
+	go func() {
+		p.delayedCopy(client, server)
+		done <- struct{}{}
+	}()
 	<-done
 	// One direction ended: end both, so neither side hangs half-open.
 	_ = client.Close()
@@ -156,6 +162,52 @@ func (p *Proxy) CutAll() int {
 		reset(c)
 	}
 	return len(conns) / 2
+}
+
+// Delay holds every byte the server sends, on every connection, for d
+// before the client gets it (0: at once), in order; the bytes the client
+// sends are not delayed. A change applies to the bytes read from then on.
+func (p *Proxy) Delay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.mu.Unlock()
+}
+
+// delayedCopy copies src to dst as io.Copy does, each chunk held for the
+// delay in force when it was read.
+func (p *Proxy) delayedCopy(dst, src net.Conn) {
+	type chunk struct {
+		b   []byte
+		due time.Time
+	}
+	q := make(chan chunk, 1024)
+	go func() {
+		defer close(q)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := src.Read(buf)
+			if n > 0 {
+				p.mu.Lock()
+				d := p.delay
+				p.mu.Unlock()
+				q <- chunk{buf[:n], time.Now().Add(d)}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range q {
+		if wait := time.Until(c.due); wait > 0 {
+			time.Sleep(wait)
+		}
+		if _, err := dst.Write(c.b); err != nil {
+			_ = src.Close() // the reader ends, and q with it
+			for range q {
+			}
+			return
+		}
+	}
 }
 
 // Refuse resets every new connection for d (existing ones are untouched; use

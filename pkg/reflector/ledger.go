@@ -217,11 +217,14 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 		return err
 	}
 	applied := l.now().Sub(arrived)
-	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res})
+	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res, Delivery: ev.Delivery})
 	l.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.latency.add(applied)
+	if ev.Delivery.Known() {
+		l.stats.Lag.add(ev.Delivery.Lag)
+	}
 	c := &l.stats.Counters
 	switch ev.Type {
 	case EventAdded:
@@ -476,6 +479,14 @@ func (l *Ledger) Counters() Counters {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.stats.Counters
+}
+
+// Lag is the passive delivery estimate so far (Stats().Lag without the
+// cost of the rest of Stats): the figures a findings rule reads.
+func (l *Ledger) Lag() LagStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats.Lag
 }
 
 // Stats returns a snapshot of everything recorded.

@@ -80,6 +80,9 @@ type WatchEvent struct {
 	// InitialEventsEnd is true on the bookmark that ends a streaming list
 	// (annotation k8s.io/initial-events-end: "true").
 	InitialEventsEnd bool
+	// Delivery is when the object was last written and how late the event
+	// arrived, when the Source knows (ADDED, MODIFIED, DELETED).
+	Delivery Delivery
 }
 
 // Stream is one open watch. Next blocks until the next event or the end of

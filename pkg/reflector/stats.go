@@ -100,6 +100,9 @@ type Note struct {
 	// Event and Applied are set for applied notes.
 	Event   EventType
 	Applied *store.Result
+	// Delivery is, for an applied note, how late the event arrived after
+	// its object's last write, when known (see Delivery).
+	Delivery Delivery
 	// Audit is set for audit notes.
 	Audit *AuditReport
 }
@@ -235,6 +238,10 @@ type Stats struct {
 	// own never sets them), and again once it comes back.
 	ClientLeft      time.Time
 	ClientLeftState State
+	// Lag is the passive delivery estimate: how late the watch events
+	// applied past their list arrived after their object's last write
+	// (events whose object carries no write time are not counted).
+	Lag LagStats
 }
 
 // Latency is a summary of recent durations.

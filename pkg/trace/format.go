@@ -24,6 +24,9 @@ const (
 	KindNote    = "note"
 	// KindResource adds a resource to an observed trace's header (see Header.Observed).
 	KindResource = "resource"
+	// KindProbe is one measure (or note) of the delivery probe (--probe),
+	// under the resource of its Lease's watch.
+	KindProbe = "probe"
 )
 
 // ObjectMode says how much of each object a trace keeps.
@@ -231,6 +234,17 @@ type Line struct {
 	// item, event
 	Type   string          `json:"type,omitempty"`
 	Object json.RawMessage `json:"object,omitempty"`
+	// Written and Lag are an event's reflector.Delivery, when known
+	// (absent in traces written before they were recorded): its object's
+	// latest write time and how late it arrived, to the millisecond.
+	Written *time.Time `json:"written,omitempty"`
+	Lag     *Duration  `json:"lag,omitempty"`
+	// probe: one renewal of the probe's Lease, answered at resourceVersion
+	// (above): Write is from sending the update to its answer, Event from
+	// sending it to its watch event (the line is written then). A probe
+	// line without them is a note of the probe's, its Detail (below).
+	Write *Duration `json:"write,omitempty"`
+	Event *Duration `json:"event,omitempty"`
 	// page
 	ResourceVersion    string `json:"resourceVersion,omitempty"`
 	Continue           string `json:"continue,omitempty"`
@@ -272,6 +286,24 @@ type Line struct {
 	// gap is, for a backoff note without Wait, the time from the note to
 	// its resource's next request: what the recorded run waited (not written).
 	gap time.Duration
+}
+
+// Delivery is an event line's reflector.Delivery: what the recording knew of
+// how late the event arrived (zero when it did not record it).
+func (l *Line) Delivery() reflector.Delivery {
+	if l.Written == nil || l.Lag == nil {
+		return reflector.Delivery{}
+	}
+	return reflector.Delivery{Written: *l.Written, Lag: time.Duration(*l.Lag)}
+}
+
+// setDelivery records an event's Delivery on its line.
+func (l *Line) setDelivery(d reflector.Delivery) {
+	if !d.Known() {
+		return
+	}
+	w, lag := d.Written.UTC(), Duration(d.Lag)
+	l.Written, l.Lag = &w, &lag
 }
 
 // recordedWait is what the recorded run waited at a backoff note: its

@@ -122,3 +122,19 @@ func TestAVersion2LineForAResourceTheHeaderDoesNotListIsAnError(t *testing.T) {
 		t.Errorf("a header without resources: got %v", err)
 	}
 }
+
+func TestATraceReplaysTheRecordedDeliveryLagNotOneFromItsObjects(t *testing.T) {
+	// The third event has a creationTimestamp a year old but no recorded
+	// lag (as in a trace written before lags were recorded): not counted.
+	_, sum, err := replayFile(t, "testdata/handwritten/delivery.jsonl")
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	got := sum.Delivery.Lag
+	if got.Under2 != 1 || got.To5 != 1 || got.To15 != 0 || got.To60 != 1 || got.Over60 != 0 {
+		t.Errorf("lag buckets %+v, want one <2s, one 2-5s, one 15-60s", got)
+	}
+	if sum.Delivery.Probe != nil {
+		t.Errorf("a trace without a probe has probe figures: %+v", sum.Delivery.Probe)
+	}
+}

@@ -340,7 +340,7 @@ func clip(s string) string {
 
 func knownKind(k string) bool {
 	switch k {
-	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote, KindResource:
+	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote, KindResource, KindProbe:
 		return true
 	}
 	return false
@@ -431,8 +431,8 @@ func (r *Reader) check(l *Line) error {
 		}
 		return fmt.Errorf("%s line for resource %d, but the header lists %d", l.K, l.R, len(r.streams))
 	}
-	if l.K == KindNote {
-		return nil // decisions may come anywhere, also between a watch's events
+	if l.K == KindNote || l.K == KindProbe {
+		return nil // decisions and the probe's measures may come anywhere, also between a watch's events
 	}
 	st := &r.streams[l.R]
 	o := st.open

@@ -255,6 +255,12 @@ func (r *Recorder) encode(l *Line) error {
 	p = append(p, `,"object":`...)
 	_, _ = r.buf.Write(p)
 	_, _ = r.buf.Write(l.Object)
+	if l.Written != nil && l.Lag != nil {
+		p = r.buf.AvailableBuffer()
+		p = l.Written.UTC().AppendFormat(append(p, `,"written":"`...), time.RFC3339Nano)
+		p = append(append(append(p, `","lag":"`...), time.Duration(*l.Lag).String()...), '"')
+		_, _ = r.buf.Write(p)
+	}
 	_, err := r.buf.WriteString("}\n")
 	return err
 }
@@ -266,7 +272,7 @@ func directLine(l *Line) bool {
 	case l.K != KindItem && l.K != KindEvent, len(l.Object) == 0,
 		l.Verb != "", l.Opts != nil, l.ResourceVersion != "", l.Continue != "", l.RemainingItemCount != nil, l.Items != nil,
 		l.Reason != "", l.Status != nil, l.Error != "", l.Throttle != nil, l.Bytes != 0, l.State != "", l.Detail != "",
-		l.Objects != nil, l.Code != 0, l.Cursor != "", l.Diff != nil:
+		l.Objects != nil, l.Code != 0, l.Cursor != "", l.Diff != nil, l.Write != nil, l.Event != nil:
 		return false
 	}
 	switch reflector.EventType(l.Type) {
@@ -378,12 +384,27 @@ func (o *ObservedRecording) Event(id int64, ev reflector.WatchEvent) {
 	} else {
 		l.Object = o.rec.object(o.r, ev.Item.Raw)
 	}
+	l.setDelivery(ev.Delivery)
 	o.rec.write(l)
 }
 
 // End records how the request ended.
 func (o *ObservedRecording) End(id int64, end *reflector.RequestEnd) {
 	o.rec.write(endLine(o.r, id, end))
+}
+
+// Probe records one renewal of the delivery probe's Lease, watched as
+// resource i: answered at resourceVersion rv, write from sending to the
+// answer, event from sending to the watch event (now).
+func (r *Recorder) Probe(i int, rv string, write, event time.Duration) {
+	w, e := Duration(write), Duration(event)
+	r.write(&Line{K: KindProbe, R: i, ResourceVersion: rv, Write: &w, Event: &e})
+}
+
+// ProbeNote records a note of the delivery probe's (its Lease created,
+// deleted, an update that failed) under resource i.
+func (r *Recorder) ProbeNote(i int, detail string) {
+	r.write(&Line{K: KindProbe, R: i, Detail: detail})
 }
 
 // Source wraps resource i's src so every request and answer is recorded.
@@ -460,6 +481,7 @@ func (s *recordingStream) Next() (reflector.WatchEvent, error) {
 	} else {
 		l.Object = s.rec.object(s.r, ev.Item.Raw)
 	}
+	l.setDelivery(ev.Delivery)
 	s.rec.write(l)
 	if ev.Type == reflector.EventError {
 		// The reflector ends the watch at an ERROR event; record the end with its Status now.

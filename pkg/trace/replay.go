@@ -53,6 +53,9 @@ type Replay struct {
 	// them, returned after them.
 	ahead    []*Line
 	aheadErr error
+
+	// onProbe is called with each probe line (see OnProbe).
+	onProbe func(at time.Time, l *Line)
 }
 
 // maxLookAhead bounds the lines read ahead to find what a backoff waited.
@@ -110,6 +113,12 @@ func (p *Replay) OnClockAdvance(f func(now time.Time)) {
 	p.clock.hooks = append(p.clock.hooks, f)
 	p.clock.mu.Unlock()
 }
+
+// OnProbe registers f, called with each `probe` line of the trace and its
+// recorded time, on the goroutine reading the trace, when the replay
+// reaches it (a probe line goes to no reflector). Call it before Run; f
+// must not block nor change the line.
+func (p *Replay) OnProbe(f func(at time.Time, l *Line)) { p.onProbe = f }
 
 // Done is closed at the end of the trace or at a divergence.
 func (p *Replay) Done() <-chan struct{} { return p.done }
@@ -259,6 +268,13 @@ func (p *Replay) read(ctx context.Context) {
 		}
 		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
 			return
+		}
+		if l.K == KindProbe {
+			if p.onProbe != nil {
+				p.onProbe(p.rd.Header().StartedAt.Add(time.Duration(l.At)), l)
+			}
+			p.player.servedLine(time.Duration(l.At), l.K)
+			continue
 		}
 		rr := p.resources[l.R]
 		select {
@@ -814,6 +830,9 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 			p.finish(p.lineError(l.num, err))
 			return reflector.WatchEvent{}, endOfTrace(st.ctx)
 		}
+		// The recorded estimate, not one from the recorded object (which
+		// lost its managedFields): a trace without it has none.
+		ev.Delivery = l.Delivery()
 		return ev, nil
 	case KindEnd:
 		st.over = true

@@ -96,6 +96,10 @@ type Options struct {
 	TrackedObjects int
 	// AuditTimeout bounds one audit; default DefaultAuditTimeout.
 	AuditTimeout time.Duration
+	// Probe, when set, is the run's delivery probe (--probe), shown on the
+	// delivery line of every resource's health section; called from the
+	// dashboard's goroutines, so it must be safe for concurrent use.
+	Probe func() ProbeView
 	// NoColor forces the plain profile in Run. NO_COLOR in the environment
 	// has the same effect without it.
 	NoColor bool

@@ -27,6 +27,7 @@ const (
 	colGone
 	colRelists
 	colFindings // only when the resources have findings engines
+	colLag      // the passive delivery estimate's p99 bucket: only once a row has one
 	colEvents
 	colError
 	numOvCols
@@ -67,6 +68,8 @@ func ovColumnSpec(c ovCol) (head string, width int, right bool) {
 		return "FINDINGS", 9, false
 	case colEvents:
 		return headEvents, 14, false
+	case colLag:
+		return "LAG P99", 7, false
 	}
 	return "LAST ERROR", 16, false
 }
@@ -75,7 +78,7 @@ func ovColumnSpec(c ovCol) (head string, width int, right bool) {
 // keeps first. The totals' columns come early so the totals row always has them.
 func ovPriority() [numOvCols]ovCol {
 	return [numOvCols]ovCol{colResource, colClient, colState, colObjects, colMemory, colGone, colRelists, colFindings, colEvents,
-		colBookmark, colError, colLastRV, colFor}
+		colLag, colBookmark, colError, colLastRV, colFor}
 }
 
 // Growth limits of the flexible columns.
@@ -112,7 +115,7 @@ type overviewLayout struct {
 func (o *Overview) tableLayout() overviewLayout {
 	w, h, body := o.chrome.size()
 	l := overviewLayout{width: w, height: h, body: body}
-	l.cols, l.has = overviewColumnsFor(w-markerWidth, o.nameWidth, o.clientWidth, o.hasFindings())
+	l.cols, l.has = overviewColumnsWith(w-markerWidth, o.nameWidth, o.clientWidth, o.hasFindings(), o.hasLag())
 	if _, ok := o.banner(); ok {
 		l.banner = 1
 	}
@@ -140,11 +143,17 @@ func overviewColumns(width, nameW int) ([]ovColumn, [numOvCols]bool) {
 // it comes right after the resources, and before their growth; and with a
 // findings column when the rows have findings engines (withFindings).
 func overviewColumnsFor(width, nameW, clientW int, withFindings bool) ([]ovColumn, [numOvCols]bool) {
+	return overviewColumnsWith(width, nameW, clientW, withFindings, false)
+}
+
+// overviewColumnsWith is overviewColumnsFor with the LAG P99 column when lag
+// (a row's passive delivery estimate counted an event).
+func overviewColumnsWith(width, nameW, clientW int, withFindings, lag bool) ([]ovColumn, [numOvCols]bool) {
 	var has [numOvCols]bool
 	var widths [numOvCols]int
 	used := 0
 	for _, c := range ovPriority() {
-		if c == colClient && clientW == 0 || c == colFindings && !withFindings {
+		if c == colClient && clientW == 0 || c == colFindings && !withFindings || c == colLag && !lag {
 			continue
 		}
 		_, w, _ := ovColumnSpec(c)
@@ -617,6 +626,7 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		if m.haveFindings {
 			cells[colFindings] = tallyFindings(m.findings).cell(st)
 		}
+		cells[colLag] = lagCell(st, s.Lag.Counts)
 		switch {
 		case !s.ClientLeft.IsZero(): // since when is in FOR
 			cells[colError] = st.faint.Render("was " + s.ClientLeftState.String())
@@ -635,6 +645,23 @@ func (o *Overview) row(l overviewLayout, i int) string {
 	cells[colEvents] = o.eventsCell(l, series[:])
 	return joinCells(marker, l.cols, &cells)
 }
+
+// lagTotal is the passive delivery estimate's buckets over every row.
+func (o *Overview) lagTotal() reflector.LagCounts {
+	var total reflector.LagCounts
+	for i := range o.subs {
+		if m := &o.subs[i]; m.haveStats {
+			for b, n := range m.stats.Lag.Counts {
+				total[b] += n
+			}
+		}
+	}
+	return total
+}
+
+// hasLag says whether a row's passive delivery estimate counted an event:
+// the LAG P99 column shows from then on.
+func (o *Overview) hasLag() bool { return o.lagTotal().Total() > 0 }
 
 // bookmarkCell is the age of the last bookmark, graded like the dashboard's gauge.
 func (o *Overview) bookmarkCell(m *Model, now time.Time) string {
@@ -703,6 +730,7 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 	cells[colGone] = st.counter(gone, true)
 	cells[colRelists] = st.counter(relists, true)
 	cells[colFindings] = o.findingsTally().cell(st)
+	cells[colLag] = lagCell(st, o.lagTotal())
 	cells[colEvents] = o.eventsCell(l, series[:])
 	return joinCells("  ", l.cols, &cells)
 }

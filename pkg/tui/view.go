@@ -59,6 +59,9 @@ func (m *Model) layout() layout {
 		n := m.alertLineCount()
 		if l.gaugeRows > 0 {
 			n += 1 + l.gaugeRows
+			if m.showsDelivery() {
+				n++
+			}
 		}
 		if l.showRates {
 			n += 1 + numSeries
@@ -193,6 +196,9 @@ func (m *Model) dashboard(l layout) []string {
 	if l.gaugeRows > 0 {
 		out = append(out, m.section("health", l.width))
 		out = append(out, m.gaugeLines(l)...)
+		if m.showsDelivery() {
+			out = append(out, m.deliveryLine(l.width))
+		}
 	}
 	if l.showRates {
 		out = append(out, m.section("event rates · last 60s", l.width))

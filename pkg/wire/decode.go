@@ -64,6 +64,11 @@ type objectDecoder struct {
 
 // objectParts collects the strings one object keeps, in either wire format.
 type objectParts struct {
+	// written is the newest managedFields[].time of the object (zero
+	// without one); see writeTime. noWritten skips managedFields unread
+	// (the benchmark of the passive estimate's cost).
+	written   time.Time
+	noWritten bool
 	// text collects every string an object keeps; they become substrings of
 	// one string, so an object's strings cost one allocation, not twenty.
 	text   []byte
@@ -76,6 +81,33 @@ type objectParts struct {
 func (p *objectParts) reset() {
 	p.text, p.labels, p.owners = p.text[:0], p.labels[:0], p.owners[:0]
 	p.fields = [4]span{}
+	p.written = time.Time{}
+}
+
+// writeTime is the latest write time obj's metadata tells (see
+// reflector.Delivery): the newest of its managedFields' times (collected
+// while decoding; the store keeps none of them), its deletionTimestamp and
+// its creationTimestamp; zero when it has none.
+func (p *objectParts) writeTime(obj *store.Object) time.Time {
+	t := p.written
+	if obj.DeletionTimestamp != nil && obj.DeletionTimestamp.After(t) {
+		t = *obj.DeletionTimestamp
+	}
+	if obj.CreationTimestamp.After(t) {
+		t = obj.CreationTimestamp
+	}
+	return t
+}
+
+// delivery is the write time of an event's object, for the event types that carry one.
+func (p *objectParts) delivery(typ reflector.EventType, obj *store.Object) reflector.Delivery {
+	switch typ {
+	case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted:
+		if obj != nil {
+			return reflector.Delivery{Written: p.writeTime(obj)}
+		}
+	}
+	return reflector.Delivery{}
 }
 
 // span is a string's place in objectDecoder.text.
@@ -177,6 +209,12 @@ func (d *objectDecoder) object() (*store.Object, bool, error) {
 						v, _ := sc.String()
 						end = string(v) == "true"
 					}
+				case "managedFields":
+					if d.noWritten {
+						sc.Skip()
+						continue
+					}
+					d.managedFields()
 				case "ownerReferences":
 					d.owners = d.owners[:0]
 					if !sc.Array() {
@@ -199,6 +237,48 @@ func (d *objectDecoder) object() (*store.Object, bool, error) {
 	}
 	d.build(obj, labelsSet)
 	return obj, end, nil
+}
+
+// managedFields reads the managedFields at the scanner, keeping only the
+// newest entry's time (d.written). Entries are compared in their
+// canonical RFC 3339 form ("2026-11-29T13:46:10Z", what the API server
+// writes) as text, and parsed once; any other form is parsed as it comes.
+// A time that does not parse is left out: it only estimates delivery.
+func (d *objectDecoder) managedFields() {
+	sc := &d.sc
+	var newest [20]byte
+	haveNewest := false
+	if !sc.Array() {
+		return
+	}
+	for sc.Next() {
+		if !sc.Object() {
+			continue
+		}
+		for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+			if string(key) != "time" {
+				sc.Skip()
+				continue
+			}
+			raw := sc.Raw()
+			if len(raw) == 22 && raw[0] == '"' && raw[20] == 'Z' && raw[21] == '"' {
+				if v := raw[1:21]; !haveNewest || string(v) > string(newest[:]) {
+					copy(newest[:], v)
+					haveNewest = true
+				}
+				continue
+			}
+			var t time.Time
+			if string(raw) != "null" && t.UnmarshalJSON(raw) == nil && t.After(d.written) {
+				d.written = t
+			}
+		}
+	}
+	if haveNewest {
+		if t, err := time.Parse(time.RFC3339, string(newest[:])); err == nil && t.After(d.written) {
+			d.written = t
+		}
+	}
 }
 
 // owner decodes one owner reference.
@@ -443,6 +523,7 @@ func (d *objectDecoder) watchEvent(typ string, object []byte, keepBody bool) (re
 		}
 		ev.Item = reflector.Item{Object: obj, Raw: object}
 		ev.InitialEventsEnd = ev.Type == reflector.EventBookmark && end
+		ev.Delivery = d.delivery(ev.Type, obj)
 	case reflector.EventError:
 		var st metav1.Status
 		if err := json.Unmarshal(object, &st); err != nil {

@@ -57,3 +57,31 @@ func DecodeProtoObject(b []byte) (*store.Object, bool, []byte, error) {
 // DecodeObjectEnd decodes one object's JSON and reports whether it is the
 // initial-events-end bookmark.
 func DecodeObjectEnd(raw []byte) (*store.Object, bool, error) { return decodeObject(raw, false) }
+
+// ReadWatchEventsWriteTime is ReadWatchEvents without keeping Raw, taking
+// each object's write time or (off) skipping managedFields unread: the
+// passive estimate's cost.
+func ReadWatchEventsWriteTime(r io.Reader, on bool) (int, error) {
+	var d objectDecoder
+	d.noWritten = !on
+	d.sc.ResetReader(r, MaxObjectBytes)
+	for n := 0; ; n++ {
+		_, done, err := d.nextEvent(false, false)
+		if done || err != nil {
+			return n, err
+		}
+	}
+}
+
+// ReadProtoWatchEventsWriteTime is ReadWatchEventsWriteTime in protobuf.
+func ReadProtoWatchEventsWriteTime(r io.Reader, on bool) (int, error) {
+	var s protoStream
+	s.dec.noWritten = !on
+	s.body.reset(r)
+	for n := 0; ; n++ {
+		_, done, err := s.dec.nextEvent(&s.body, false)
+		if done || err != nil {
+			return n, err
+		}
+	}
+}

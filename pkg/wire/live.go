@@ -45,6 +45,9 @@ type LiveSource struct {
 	// answered counts the server's answers (LIST pages, watch streams,
 	// errors) in protobuf and in JSON.
 	answeredProtobuf, answeredJSON atomic.Int64
+	// sent is when the last request was sent (Unix nanoseconds): its
+	// response's Date tells the server's clock (ServerClockOf).
+	sent atomic.Int64
 }
 
 // Answered is how many answers (LIST pages, watch streams and error
@@ -177,6 +180,7 @@ func (s *LiveSource) do(ctx context.Context, verb reflector.Verb, opts reflector
 			return nil, fmt.Errorf("building %s request: %w", verb, err)
 		}
 		req.Header.Set("Accept", s.accept(watch, wire))
+		s.sent.Store(time.Now().UnixNano())
 		resp, err := s.client.Do(req)
 		if err != nil {
 			return nil, reflector.EndOf(err)
@@ -277,7 +281,8 @@ func (s *LiveSource) Watch(ctx context.Context, opts reflector.RequestOptions) (
 		cancel()
 		return nil, err
 	}
-	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.opts.KeepBody, keepRaw: !s.dropRaw}
+	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.opts.KeepBody, keepRaw: !s.dropRaw,
+		clock: ServerClockOf(resp.Header, time.Unix(0, s.sent.Load())), now: time.Now}
 	if isProtobuf(resp.Header.Get("Content-Type")) {
 		st.proto = &protoStream{}
 		st.proto.body.reset(resp.Body)
@@ -300,6 +305,10 @@ type liveStream struct {
 	keepBody bool
 	keepRaw  bool
 	once     sync.Once
+	// clock is the server's clock by the response's Date, now the arrival
+	// clock: together they give each event's Delivery.Lag.
+	clock ServerClock
+	now   func() time.Time
 }
 
 // protoStream is a protobuf watch body and its decoder.
@@ -319,6 +328,9 @@ func (s *liveStream) Next() (reflector.WatchEvent, error) {
 	}
 	if done || err != nil {
 		return s.end(err)
+	}
+	if ev.Delivery.Known() && s.now != nil {
+		ev.Delivery.Lag = s.clock.Lag(s.now(), ev.Delivery.Written)
 	}
 	return ev, nil
 }
@@ -432,7 +444,8 @@ func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (reflector.WatchEvent,
 	if keepBody && reflector.EventType(typ) != reflector.EventBookmark {
 		obj.Body = object
 	}
-	return reflector.WatchEvent{Type: reflector.EventType(typ), Item: reflector.Item{Object: obj, Raw: object}, InitialEventsEnd: reflector.EventType(typ) == reflector.EventBookmark && end}, nil
+	return reflector.WatchEvent{Type: reflector.EventType(typ), Item: reflector.Item{Object: obj, Raw: object}, InitialEventsEnd: reflector.EventType(typ) == reflector.EventBookmark && end,
+		Delivery: d.delivery(reflector.EventType(typ), obj)}, nil
 }
 
 // isSyntaxError reports whether err is malformed JSON or a value of the wrong type.

@@ -76,6 +76,9 @@ const (
 	metaLabels            = 11
 	metaAnnotations       = 12
 	metaOwnerReferences   = 13
+	metaManagedFields     = 17
+	// metav1.ManagedFieldsEntry
+	managedFieldsTime = 4
 	// map entries
 	mapKey   = 1
 	mapValue = 2
@@ -203,6 +206,9 @@ func decodeProtoStatus(b []byte) (*metav1.Status, error) {
 type protoDecoder struct {
 	objectParts
 	json []byte // scratch for the JSON a trace records
+	// newest is the newest managedFields time of the object being decoded,
+	// in Unix seconds (0: none).
+	newest int64
 }
 
 // object decodes the compact store form of one top-level object's message
@@ -211,6 +217,7 @@ type protoDecoder struct {
 // metadata field merges into the first.
 func (d *protoDecoder) object(b []byte) (*store.Object, bool, error) {
 	d.reset()
+	d.newest = 0
 	obj := &store.Object{}
 	labelsSet, end := false, false
 	for len(b) > 0 {
@@ -242,6 +249,9 @@ func (d *protoDecoder) object(b []byte) (*store.Object, bool, error) {
 		end = end || e
 	}
 	d.build(obj, labelsSet)
+	if d.newest > 0 {
+		d.written = time.Unix(d.newest, 0).UTC()
+	}
 	return obj, end, nil
 }
 
@@ -266,6 +276,14 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 			want = protowire.VarintType
 		case metaName, metaNamespace, metaUID, metaResourceVersion, metaCreationTimestamp, metaDeletionTimestamp,
 			metaLabels, metaAnnotations, metaOwnerReferences:
+		case metaManagedFields:
+			if d.noWritten {
+				if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+					return false, false, errProto("metadata", n)
+				}
+				b = b[n:]
+				continue
+			}
 		default:
 			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
 				return false, false, errProto("metadata", n)
@@ -330,9 +348,57 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 				return false, false, err
 			}
 			d.owners = append(d.owners, o)
+		case metaManagedFields:
+			d.managedFieldsEntry(v)
 		}
 	}
 	return labelsSet, end, nil
+}
+
+// managedFieldsEntry keeps a ManagedFieldsEntry's time, in seconds, in
+// d.newest when it is the newest so far (object turns it into d.written).
+// An entry that does not decode is left out: it only estimates delivery.
+func (d *protoDecoder) managedFieldsEntry(b []byte) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return
+		}
+		b = b[n:]
+		if num == managedFieldsTime && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return
+			}
+			// A metav1.Time: its seconds, field 1 (the API server writes no nanoseconds).
+			for len(v) > 0 {
+				num, typ, n := protowire.ConsumeTag(v)
+				if n < 0 {
+					return
+				}
+				v = v[n:]
+				if num == timeSeconds && typ == protowire.VarintType {
+					secs, n := protowire.ConsumeVarint(v)
+					if n < 0 {
+						return
+					}
+					if s := int64(secs); s > d.newest {
+						d.newest = s
+					}
+					return
+				}
+				if n = protowire.ConsumeFieldValue(num, typ, v); n < 0 {
+					return
+				}
+				v = v[n:]
+			}
+			return
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return
+		}
+		b = b[n:]
+	}
 }
 
 // protoTime decodes a metav1.Time as its generated Unmarshal does: an empty
@@ -832,6 +898,7 @@ func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (reflector.WatchEv
 	}
 	ev.InitialEventsEnd = ev.Type == reflector.EventBookmark && end
 	ev.Item.Object = obj
+	ev.Delivery = d.delivery(ev.Type, obj)
 	if keepRaw {
 		ev.Item.Raw = d.objectJSON(tm, obj, end)
 	}

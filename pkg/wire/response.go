@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net/http"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -63,12 +65,20 @@ func DecodeListResponse(r io.Reader, contentType string, keepRaw bool) (*reflect
 // ([reflector.EndClosed] between events, [reflector.EndError] for a read or
 // decoding error). Close closes body.
 func DecodeWatchResponse(body io.ReadCloser, contentType string, keepRaw bool) (reflector.Stream, error) {
+	return DecodeWatchResponseDated(body, contentType, keepRaw, ServerClock{}, nil)
+}
+
+// DecodeWatchResponseDated is DecodeWatchResponse that also gives each
+// event its Delivery.Lag: the time at now (the event's arrival) minus its
+// object's write time, on the server's clock as clock tells it (see
+// ServerClockOf). A nil now leaves Lag unset.
+func DecodeWatchResponseDated(body io.ReadCloser, contentType string, keepRaw bool, clock ServerClock, now func() time.Time) (reflector.Stream, error) {
 	if !SupportedResponse(contentType) {
 		_ = body.Close()
 		return nil, fmt.Errorf("decoding watch: unsupported Content-Type %q", contentType)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &liveStream{ctx: ctx, cancel: cancel, body: body, keepRaw: keepRaw}
+	st := &liveStream{ctx: ctx, cancel: cancel, body: body, keepRaw: keepRaw, clock: clock, now: now}
 	if isProtobuf(contentType) {
 		st.proto = &protoStream{}
 		st.proto.body.reset(body)
@@ -76,6 +86,36 @@ func DecodeWatchResponse(body io.ReadCloser, contentType string, keepRaw bool) (
 	}
 	st.dec.sc.ResetReader(body, MaxObjectBytes)
 	return st, nil
+}
+
+// ServerClock is the server's clock as a response's Date header tells it:
+// Offset is the server's time minus ours. The zero ServerClock (no Date)
+// takes the two clocks as equal.
+type ServerClock struct {
+	Offset time.Duration
+	Known  bool
+}
+
+// ServerClockOf reads h's Date header (to the second) for a request sent
+// at sent. The Date is compared with the request's sending, not the
+// response's arrival: the server stamps it on receiving the request, so a
+// slow path from the server to the client, the delay this measures, does
+// not hide itself in the offset. The Date is truncated to the second and so
+// are the write times it is compared with: the two truncations cancel out
+// on average, and leave the estimate within about ±2 s.
+func ServerClockOf(h http.Header, sent time.Time) ServerClock {
+	date, err := http.ParseTime(h.Get("Date"))
+	if err != nil || sent.IsZero() {
+		return ServerClock{}
+	}
+	return ServerClock{Offset: date.Sub(sent), Known: true}
+}
+
+// Lag is how late something that arrived at arrived (our clock) was, when
+// it was written at written (the server's clock), to the millisecond (as a
+// trace records it, so a replay counts it in the same bucket).
+func (c ServerClock) Lag(arrived, written time.Time) time.Duration {
+	return arrived.Add(c.Offset).Sub(written).Round(time.Millisecond)
 }
 
 // ResponseStatus is the API Status of an error response (code is its HTTP

@@ -1,0 +1,357 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+)
+
+// adminClient is a clientset of the shared cluster's admin.
+func adminClient(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cluster(t).Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// newNamespace creates namespace ns on the shared cluster.
+func newNamespace(t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// delayProxy is a proxy in front of the shared cluster and a kubeconfig that goes through it.
+func delayProxy(t *testing.T) (*testcluster.Proxy, string) {
+	t.Helper()
+	p, err := cluster(t).NewProxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	kc := filepath.Join(t.TempDir(), "through-proxy.yaml")
+	if err := testcluster.WriteKubeconfig(kc, p.Config(cluster(t).Config())); err != nil {
+		t.Fatal(err)
+	}
+	return p, kc
+}
+
+// probeLeases are the probe Leases in ns.
+func probeLeases(t *testing.T, cs kubernetes.Interface, ns string) []string {
+	t.Helper()
+	names, err := probe.Leftovers(context.Background(), cs, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// probeSummary runs a probed watch of ns through kc for d and returns the
+// probe's figures, after checking that the Lease is gone.
+func probeRun(t *testing.T, cs kubernetes.Interface, kc, ns string, d time.Duration, tracePath string) *summary.ProbeSummary {
+	t.Helper()
+	args := []string{"configmaps", "--kubeconfig", kc, "-n", ns, "--no-tui", "--probe", ns, "--probe-interval", "1s",
+		"--duration", d.String(), "--summary", "-o", "json"}
+	if tracePath != "" {
+		args = append(args, "--trace", tracePath)
+	}
+	code, out, stderr := run(t, args...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	sums := allSummaries(t, out)
+	if len(sums) != 2 || sums[1].Resource != "leases.v1.coordination.k8s.io" {
+		t.Fatalf("summaries of %d resources, want configmaps and the probe's Lease: %+v", len(sums), sums)
+	}
+	p := sums[0].Delivery.Probe
+	if p == nil || sums[1].Delivery.Probe == nil || *p != *sums[1].Delivery.Probe {
+		t.Fatalf("probe figures: %+v and %+v, want the same in every resource's summary", p, sums[1].Delivery.Probe)
+	}
+	if left := probeLeases(t, cs, ns); len(left) != 0 {
+		t.Errorf("probe Leases left after the run: %v", left)
+	}
+	return p
+}
+
+func TestE2EProbeMeasuresTheDelayAddedToTheServersBytesAndItsReplayShowsTheSame(t *testing.T) {
+	cs := adminClient(t)
+	ns := "probe-delay"
+	newNamespace(t, cs, ns)
+	p, kc := delayProxy(t)
+
+	base := probeRun(t, cs, kc, ns, 8*time.Second, "")
+	if base.Count < 4 {
+		t.Fatalf("%d probe samples in 8s at 1s, want at least 4: %+v", base.Count, base)
+	}
+	if base.P99 >= 0.1 {
+		t.Errorf("without delay the probe's p99 is %.3fs, want under 100ms on the test cluster", base.P99)
+	}
+
+	const delay = 300 * time.Millisecond
+	p.Delay(delay)
+	tracePath := filepath.Join(t.TempDir(), "probe.jsonl")
+	delayed := probeRun(t, cs, kc, ns, 10*time.Second, tracePath)
+	if delayed.Count < 4 {
+		t.Fatalf("%d probe samples with the delay: %+v", delayed.Count, delayed)
+	}
+	if delayed.P50 < delay.Seconds() || delayed.P50 > base.P50+delay.Seconds()+0.1 {
+		t.Errorf("with %v of delay the probe's p50 is %.3fs, want at least %.3fs and at most %.3fs (the p50 without it, %.3fs, + the delay + 100ms)",
+			delay, delayed.P50, delay.Seconds(), base.P50+delay.Seconds()+0.1, base.P50)
+	}
+	if delayed.WriteP50 < delay.Seconds() {
+		t.Errorf("the update's own p50 %.3fs, want at least the delay (its answer is the server's bytes too)", delayed.WriteP50)
+	}
+
+	code, out, stderr := run(t, "replay", tracePath, "--speed", "0", "--summary", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	replayed := allSummaries(t, out)
+	for i, s := range replayed {
+		if s.Delivery.Probe == nil || *s.Delivery.Probe != *delayed {
+			t.Errorf("replayed resource %d: probe %+v, want the recorded run's %+v", i, s.Delivery.Probe, delayed)
+		}
+	}
+}
+
+// TestE2EPassiveLagWithFourSecondsOfDelayLandsInItsBuckets starts a watch
+// through the proxy, then holds the server's bytes for 4 s and modifies
+// objects: each event's lag is the delay, within the estimate's ±2 s (the
+// watch's Date was read before the delay, so the clock correction does not
+// absorb it).
+func TestE2EPassiveLagWithFourSecondsOfDelayLandsInItsBuckets(t *testing.T) {
+	cs := adminClient(t)
+	ns := "lag-delay"
+	newNamespace(t, cs, ns)
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}, Data: map[string]string{"n": "0"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, kc := delayProxy(t)
+	for _, wire := range []string{"protobuf", "json"} {
+		t.Run(wire, func(t *testing.T) {
+			p.Delay(0)
+			tracePath := filepath.Join(t.TempDir(), "lag.jsonl")
+			args := []string{"configmaps", "-n", ns, "--no-tui", "-o", "json", "--summary", "--wire", wire, "--trace", tracePath}
+			if wire == "protobuf" {
+				args = append(args, "--metadata-only")
+			}
+			cmd, lines, finish := startProbedPlugin(t, kc, args...)
+			waitForLine(t, lines, `"reason":"list-complete"`)
+			p.Delay(4 * time.Second)
+			for i := range 3 {
+				cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, fmt.Sprintf("cm-%d", i), metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cm.Data["n"] = wire
+				if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{FieldManager: "lag-test-" + wire}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 3 {
+				waitForLine(t, lines, `"type":"event"`)
+			}
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			out := finish()
+			sums := allSummaries(t, out)
+			lag := sums[0].Delivery.Lag
+			if lag.To5+lag.To15 != 3 || lag.Under2 != 0 || lag.To60 != 0 || lag.Over60 != 0 {
+				t.Errorf("lag buckets %+v, want the 3 updates in 2-5s or 5-15s", lag)
+			}
+			code, out, stderr := run(t, "replay", tracePath, "--speed", "0", "--summary", "-o", "json")
+			if code != ExitOK {
+				t.Fatalf("replay: exit %d: %s", code, stderr)
+			}
+			if got := lastJSONObject(t, out).Delivery.Lag; got != lag {
+				t.Errorf("replayed lag buckets %+v, want the recorded run's %+v", got, lag)
+			}
+		})
+	}
+}
+
+// startProbedPlugin runs the built plugin with args against kubeconfig kc; lines
+// are its stdout lines as they come; finish waits for it and returns its
+// whole stdout.
+func startProbedPlugin(t *testing.T, kc string, args ...string) (*exec.Cmd, <-chan string, func() string) {
+	t.Helper()
+	dir := builtPlugin(t)
+	cmd := exec.Command(filepath.Join(dir, "kubectl-watchcache"), append([]string{"--kubeconfig", kc}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 4096)
+	var all strings.Builder
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			all.WriteString(sc.Text() + "\n")
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+	}()
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, lines, func() string {
+		<-read
+		err := cmd.Wait()
+		exited = true
+		if err != nil {
+			t.Fatalf("the plugin: %v\n%s", err, stderr.String())
+		}
+		return all.String()
+	}
+}
+
+// waitForLine waits (up to a minute) for a line containing want.
+func waitForLine(t *testing.T, lines <-chan string, want string) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case l := <-lines:
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no line with %s within a minute", want)
+		}
+	}
+}
+
+func TestE2EProbeLeaseIsGoneAfterSIGINTAndSIGTERM(t *testing.T) {
+	cs := adminClient(t)
+	ns := "probe-signals"
+	newNamespace(t, cs, ns)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, lines, finish := startProbedPlugin(t, cluster(t).Kubeconfig(), "configmaps", "-n", ns, "--no-tui", "-o", "json", "--probe", ns, "--probe-interval", "1s")
+			waitForLine(t, lines, `"reason":"list-complete"`)
+			if got := probeLeases(t, cs, ns); len(got) != 1 {
+				t.Fatalf("probe Leases while running: %v, want one", got)
+			}
+			_ = cmd.Process.Signal(sig)
+			finish()
+			if got := probeLeases(t, cs, ns); len(got) != 0 {
+				t.Errorf("probe Leases after %s: %v, want none", sig, got)
+			}
+		})
+	}
+}
+
+func TestE2EProbeRefusesAForbiddenOrMissingNamespaceBeforeTheRun(t *testing.T) {
+	cfg, err := cluster(t).UserConfig("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(t.TempDir(), "nobody.yaml")
+	if err := testcluster.WriteKubeconfig(kc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "configmaps", "--kubeconfig", kc, "-n", "default", "--no-tui", "--probe", "default", "--summary", "-o", "json")
+	want := `error: --probe default: forbidden: cannot create leases.coordination.k8s.io in namespace "default"`
+	if code != ExitFailure || !strings.HasPrefix(strings.TrimSpace(stderr), want) || out != "" {
+		t.Errorf("forbidden: exit %d, stdout %q, stderr %q; want %d and %q", code, out, stderr, ExitFailure, want)
+	}
+	code, out, stderr = run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", "default", "--no-tui", "--probe", "no-such-namespace", "--summary", "-o", "json")
+	want = `error: --probe no-such-namespace: namespace "no-such-namespace" not found`
+	if code != ExitFailure || strings.TrimSpace(stderr) != want || out != "" {
+		t.Errorf("missing namespace: exit %d, stdout %q, stderr %q; want %d and %q", code, out, stderr, ExitFailure, want)
+	}
+}
+
+func TestE2EAProbeLeaseLeftBehindIsReportedAndCleanupRemovesIt(t *testing.T) {
+	cs := adminClient(t)
+	ns := "probe-leftover"
+	newNamespace(t, cs, ns)
+	left := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: probe.NamePrefix + "killed", Labels: map[string]string{probe.LabelKey: probe.LabelValue}}}
+	if _, err := cs.CoordinationV1().Leases(ns).Create(context.Background(), left, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses"}}
+	if _, err := cs.CoordinationV1().Leases(ns).Create(context.Background(), other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--no-tui", "--once", "--probe", ns)
+	if code != ExitOK || !strings.Contains(stderr, "warning: probe Lease(s) left by earlier runs in "+ns) || !strings.Contains(stderr, probe.NamePrefix+"killed") {
+		t.Errorf("exit %d, stderr %q: want a warning naming the Lease left behind", code, stderr)
+	}
+	code, _, stderr = run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--no-tui", "--once", "--probe", ns, "--probe-cleanup")
+	if code != ExitOK || !strings.Contains(stderr, "probe: deleted 1 Lease(s) left by earlier runs in "+ns+": "+probe.NamePrefix+"killed") {
+		t.Errorf("cleanup: exit %d, stderr %q", code, stderr)
+	}
+	if got := probeLeases(t, cs, ns); len(got) != 0 {
+		t.Errorf("probe Leases after the cleanup run: %v", got)
+	}
+	if _, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), "someone-elses", metav1.GetOptions{}); err != nil {
+		t.Errorf("the cleanup touched a Lease not its own: %v", err)
+	}
+}
+
+// pluginBuild builds the plugin once for the package's tests that run it
+// as a child process (to send it signals).
+var pluginBuild = sync.OnceValues(func() (string, error) {
+	root, err := testcluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "watchcache-plugin-")
+	if err != nil {
+		return "", err
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-watchcache"), "./cmd/kubectl-watchcache")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the plugin: %w\n%s", err, out)
+	}
+	return dir, nil
+})
+
+// builtPlugin is the directory of the plugin built for this package's tests.
+func builtPlugin(t *testing.T) string {
+	t.Helper()
+	dir, err := pluginBuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -1,0 +1,46 @@
+package outputs
+
+import (
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
+)
+
+// attachProbe gives the metrics and the rules the session's delivery probe
+// (a live run's with --probe; a replay's, which is on once its trace had a
+// probe line).
+func (x *Outputs) attachProbe(sess *session.Session) {
+	st := sess.Probe
+	if st == nil {
+		return
+	}
+	if x.metrics != nil {
+		x.metrics.SetProbe(func() (bool, []time.Duration) {
+			samples := st.Samples()
+			events := make([]time.Duration, len(samples))
+			for i, s := range samples {
+				events[i] = s.Event
+			}
+			return st.On(), events
+		})
+	}
+	if x.rules != nil {
+		x.rules.SetProbe(func() time.Duration { return st.Figures(time.Time{}).P99 })
+	}
+}
+
+// probeView is the dashboard's view of the session's probe; nil without one.
+func probeView(sess *session.Session) func() tui.ProbeView {
+	st := sess.Probe
+	if st == nil {
+		return nil
+	}
+	return func() tui.ProbeView {
+		minute, run := st.LastMinute(sess.Now()), st.Figures(time.Time{})
+		if minute.Count == 0 {
+			minute = run // nothing in the last minute (a replay jumped, the watch is down): the run's
+		}
+		return tui.ProbeView{On: st.On(), Count: run.Count, MinuteP50: minute.P50, MinuteP99: minute.P99, P50: run.P50, P99: run.P99, Recent: st.Recent(20)}
+	}
+}

@@ -1,0 +1,149 @@
+// Package probe is the active delivery probe of --probe NAMESPACE: one
+// Lease of its own, renewed every interval, whose watch events (through the
+// run's own reflector machinery) time the apiserver's watch path on the
+// run's connection; and Stats, the probe's measures, which a live run and
+// the replay of its trace fill alike.
+package probe
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Sample is one renewal of the probe's Lease: when it was sent (the run's
+// clock), how long the update took to be answered (Write), and how long
+// from sending it to receiving its watch event (Event).
+type Sample struct {
+	At    time.Time
+	Write time.Duration
+	Event time.Duration
+}
+
+// Figures are percentiles of samples: write to event p50, p90, p99 and
+// max, and the write's own p50.
+type Figures struct {
+	Count              int
+	P50, P90, P99, Max time.Duration
+	WriteP50           time.Duration
+}
+
+// MaxSamples bounds the samples Stats keeps (about 91 hours at one every
+// 5 s); past it the oldest go, and "the whole run" is the last MaxSamples.
+const MaxSamples = 1 << 16
+
+// Stats keeps the probe's samples, in the order they were taken. It is
+// safe for concurrent use.
+type Stats struct {
+	mu      sync.Mutex
+	samples []Sample
+	on      bool
+	notes   []string
+}
+
+// NewStats returns empty Stats of a probe that runs.
+func NewStats() *Stats { return &Stats{on: true} }
+
+// NewRecordedStats returns empty Stats for the replay of a trace, which
+// may or may not hold a probe's lines: On once one came.
+func NewRecordedStats() *Stats { return &Stats{} }
+
+// On reports whether the run has a probe (a replay: whether its trace had
+// a probe line so far).
+func (s *Stats) On() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.on
+}
+
+// Note records a note of the probe's (its Lease created or deleted, an
+// update that failed); the last few are kept.
+func (s *Stats) Note(detail string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.on = true
+	if len(s.notes) == 16 {
+		s.notes = slices.Delete(s.notes, 0, 1)
+	}
+	s.notes = append(s.notes, detail)
+}
+
+// Notes are the last notes, oldest first.
+func (s *Stats) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.notes)
+}
+
+// Add records one sample.
+func (s *Stats) Add(x Sample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.on = true
+	if len(s.samples) == MaxSamples {
+		s.samples = slices.Delete(s.samples, 0, MaxSamples/8)
+	}
+	s.samples = append(s.samples, x)
+}
+
+// Samples is a copy of the samples, oldest first.
+func (s *Stats) Samples() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.samples)
+}
+
+// Count is how many samples were taken.
+func (s *Stats) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.samples)
+}
+
+// Figures are the percentiles of the samples sent at or after since (the
+// zero time: all of them, the whole run).
+func (s *Stats) Figures(since time.Time) Figures {
+	s.mu.Lock()
+	var events, writes []time.Duration
+	for _, x := range s.samples {
+		if x.At.Before(since) {
+			continue
+		}
+		events = append(events, x.Event)
+		writes = append(writes, x.Write)
+	}
+	s.mu.Unlock()
+	if len(events) == 0 {
+		return Figures{}
+	}
+	slices.Sort(events)
+	slices.Sort(writes)
+	return Figures{
+		Count: len(events),
+		P50:   quantile(events, 0.50), P90: quantile(events, 0.90), P99: quantile(events, 0.99),
+		Max:      events[len(events)-1],
+		WriteP50: quantile(writes, 0.50),
+	}
+}
+
+// LastMinute are the figures of the samples sent in the minute before now.
+func (s *Stats) LastMinute(now time.Time) Figures { return s.Figures(now.Add(-time.Minute)) }
+
+// Recent is the write-to-event times of the last n samples, oldest first
+// (the dashboard's sparkline).
+func (s *Stats) Recent(n int) []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from := max(0, len(s.samples)-n)
+	out := make([]time.Duration, 0, len(s.samples)-from)
+	for _, x := range s.samples[from:] {
+		out = append(out, x.Event)
+	}
+	return out
+}
+
+// quantile is the nearest-rank q quantile of sorted, which is not empty.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	rank := int(q*float64(len(sorted))+0.999999999) - 1
+	return sorted[min(max(rank, 0), len(sorted)-1)]
+}

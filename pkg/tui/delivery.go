@@ -1,0 +1,112 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// ProbeView is what the dashboard shows of a run's delivery probe (one per
+// run): its write-to-event p50 and p99 over the last minute and the run,
+// and the last samples, oldest first, for a sparkline.
+type ProbeView struct {
+	// On says the run has a probe (a replay: its trace had one so far).
+	On                   bool
+	Count                int
+	MinuteP50, MinuteP99 time.Duration
+	P50, P99             time.Duration
+	Recent               []time.Duration
+}
+
+// labelDelivery is the delivery line's label in the health section.
+const labelDelivery = "delivery"
+
+// probeSparkWidth is how many of the probe's last samples the sparkline shows.
+const probeSparkWidth = 20
+
+// showsDelivery says whether the health section has a delivery line: with
+// a probe, or once the passive estimate counted an event.
+func (m *Model) showsDelivery() bool {
+	return m.probeView().On || m.stats.Lag.Counts.Total() > 0
+}
+
+// probeView is the run's probe, if any.
+func (m *Model) probeView() ProbeView {
+	if m.opts.Probe == nil {
+		return ProbeView{}
+	}
+	return m.opts.Probe()
+}
+
+// deliveryLine is the health section's delivery line: the probe's p50 and
+// p99 over the last minute with a sparkline of its last samples, and the
+// passive estimate's buckets (good to about ±2 s).
+func (m *Model) deliveryLine(width int) string {
+	st := m.st
+	var parts []string
+	if p := m.probeView(); p.On {
+		if p.Count == 0 {
+			parts = append(parts, st.faint.Render("probe: no sample yet"))
+		} else {
+			sev := sevNone
+			switch {
+			case p.MinuteP99 >= 2*time.Second:
+				sev = sevBad
+			case p.MinuteP99 >= 500*time.Millisecond:
+				sev = sevWarn
+			}
+			vals := make([]int64, len(p.Recent))
+			for i, d := range p.Recent {
+				vals[i] = int64(d)
+			}
+			parts = append(parts, st.label.Render("probe ")+st.sev(sev, "p50 "+latency(p.MinuteP50)+" · p99 "+latency(p.MinuteP99))+
+				" "+st.spark.Render(sparkline(vals, probeSparkWidth)))
+		}
+	}
+	if c := m.stats.Lag.Counts; c.Total() > 0 {
+		parts = append(parts, st.label.Render("lag ")+lagBuckets(m.st, c)+st.faint.Render(" (±2s)"))
+	}
+	return clip(" "+st.label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelDelivery))+strings.Join(parts, st.label.Render(" · ")), width)
+}
+
+// lagBuckets are the passive estimate's buckets, "<2s 12 2-5s 1 …", the
+// late ones graded.
+func lagBuckets(st styles, c reflector.LagCounts) string {
+	var b strings.Builder
+	for i, n := range c {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		text := reflector.LagBucketName(i) + " " + count(n)
+		switch {
+		case n == 0:
+			b.WriteString(st.faint.Render(text))
+		case i >= 3:
+			b.WriteString(st.bad.Render(text))
+		case i == 2:
+			b.WriteString(st.warn.Render(text))
+		default:
+			b.WriteString(st.value.Render(text))
+		}
+	}
+	return b.String()
+}
+
+// lagCell is the overview's LAG P99 cell: the bucket of the passive
+// estimate's 99th percentile, graded; "-" before an event was counted.
+func lagCell(st styles, c reflector.LagCounts) string {
+	b := c.P99Bucket()
+	if b < 0 {
+		return st.faint.Render("-")
+	}
+	sev := sevGood
+	switch {
+	case b >= 3:
+		sev = sevBad
+	case b == 2:
+		sev = sevWarn
+	}
+	return st.sev(sev, reflector.LagBucketName(b))
+}

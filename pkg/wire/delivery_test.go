@@ -1,0 +1,158 @@
+package wire_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+)
+
+// writeTimeCases are objects and the write time the passive estimate takes
+// from each: the newest managedFields time, else deletionTimestamp, else
+// creationTimestamp (whichever is newest).
+func writeTimeCases() []struct {
+	name string
+	meta metav1.ObjectMeta
+	want time.Time
+} {
+	created := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(created.Add(d)); return &t }
+	base := metav1.ObjectMeta{Name: "cm", Namespace: "ns", UID: "u1", ResourceVersion: "7", CreationTimestamp: metav1.NewTime(created)}
+	withFields := base
+	withFields.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "helm", Operation: metav1.ManagedFieldsOperationApply, Time: at(time.Minute), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)},
+		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(3 * time.Minute)},
+		{Manager: "ctrl", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(2 * time.Minute)},
+		{Manager: "no-time", Operation: metav1.ManagedFieldsOperationUpdate},
+	}
+	deleting := withFields
+	deleting.DeletionTimestamp = at(5 * time.Minute)
+	return []struct {
+		name string
+		meta metav1.ObjectMeta
+		want time.Time
+	}{
+		{"created only", base, created},
+		{"newest managedFields entry", withFields, created.Add(3 * time.Minute)},
+		{"deletionTimestamp newer than managedFields", deleting, created.Add(5 * time.Minute)},
+		{"no timestamps at all", metav1.ObjectMeta{Name: "x", UID: "u", ResourceVersion: "1"}, time.Time{}},
+	}
+}
+
+func TestWatchEventsCarryTheirObjectsLatestWriteTimeInJSONAndProtobuf(t *testing.T) {
+	for _, c := range writeTimeCases() {
+		t.Run(c.name, func(t *testing.T) {
+			cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: c.meta, Data: map[string]string{"k": "v"}}
+			js, err := json.Marshal(cm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb, err := cm.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			jsonBody := fmt.Sprintf(`{"type":"MODIFIED","object":%s}`, js)
+			fromJSON, err := wire.ReadWatchEvents(bytes.NewReader([]byte(jsonBody)), false)
+			if err != nil || len(fromJSON) != 1 {
+				t.Fatalf("JSON: %v, %d events", err, len(fromJSON))
+			}
+			fromProto, err := wire.ReadProtoWatchEvents(bytes.NewReader(frame("MODIFIED", unknown("v1", "ConfigMap", pb))), true)
+			if err != nil || len(fromProto) != 1 {
+				t.Fatalf("protobuf: %v, %d events", err, len(fromProto))
+			}
+			decoded, err := wire.DecodeWatchEvent("MODIFIED", js, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, ev := range map[string]reflector.WatchEvent{"JSON": fromJSON[0], "protobuf": fromProto[0], "DecodeWatchEvent": decoded} {
+				if got := ev.Delivery.Written; !got.Equal(c.want) {
+					t.Errorf("%s: written %v, want %v", name, got, c.want)
+				}
+				if ev.Delivery.Known() == c.want.IsZero() {
+					t.Errorf("%s: known %t for write time %v", name, ev.Delivery.Known(), c.want)
+				}
+			}
+			// The trace's JSON of a protobuf object keeps no managedFields.
+			if bytes.Contains(fromProto[0].Item.Raw, []byte("managedFields")) {
+				t.Errorf("protobuf event's trace JSON has managedFields: %s", fromProto[0].Item.Raw)
+			}
+		})
+	}
+}
+
+func TestBookmarksAndErrorsCarryNoWriteTime(t *testing.T) {
+	evs, err := wire.ReadWatchEvents(bytes.NewReader([]byte(
+		`{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"9","creationTimestamp":"2026-11-29T13:00:00Z"}}}`+
+			`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","code":410}}`)), false)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("%v, %d events", err, len(evs))
+	}
+	for _, ev := range evs {
+		if ev.Delivery.Known() {
+			t.Errorf("%s event: delivery %+v, want none", ev.Type, ev.Delivery)
+		}
+	}
+}
+
+// TestLiveWatchLagIsCorrectedByTheServersDate serves a watch from a server
+// whose clock is an hour ahead (its Date header and its objects' times):
+// the lag is the event's delay, not the hour.
+func TestLiveWatchLagIsCorrectedByTheServersDate(t *testing.T) {
+	const skew = time.Hour
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serverNow := time.Now().Add(skew)
+		w.Header().Set("Date", serverNow.UTC().Format(http.TimeFormat))
+		w.Header().Set("Content-Type", "application/json")
+		written := serverNow.Add(-10 * time.Second).UTC().Format(time.RFC3339)
+		fmt.Fprintf(w, `{"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"ns","uid":"u","resourceVersion":"2","creationTimestamp":"2020-01-01T00:00:00Z","managedFields":[{"manager":"m","time":%q}]}}}`, written)
+	}))
+	defer srv.Close()
+	src, err := wire.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: reflector.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespaced: true}}, wire.LiveOptions{Wire: reflector.WireJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := src.Watch(t.Context(), reflector.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ev, err := st.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 s, within the estimate's ±2 s: the hour of skew is gone.
+	if lag := ev.Delivery.Lag; lag < 8*time.Second || lag > 12*time.Second {
+		t.Errorf("lag %v, want about 10s (the server's clock is %v ahead)", lag, skew)
+	}
+	if b := reflector.LagBucketOf(ev.Delivery.Lag); reflector.LagBucketName(b) != "5-15s" {
+		t.Errorf("bucket %s, want 5-15s", reflector.LagBucketName(b))
+	}
+	if _, err := st.Next(); err == nil {
+		t.Error("the stream did not end")
+	}
+}
+
+func TestServerClockOfWithoutADateTakesTheClocksAsEqual(t *testing.T) {
+	c := wire.ServerClockOf(http.Header{}, time.Now())
+	if c.Known || c.Offset != 0 {
+		t.Errorf("no Date: %+v", c)
+	}
+	sent := time.Date(2026, 1, 1, 0, 0, 0, 400e6, time.UTC)
+	h := http.Header{"Date": {"Thu, 01 Jan 2026 00:00:03 GMT"}}
+	if c := wire.ServerClockOf(h, sent); !c.Known || c.Offset != 2600*time.Millisecond {
+		t.Errorf("Date 3 s after sending (to the second): %+v, want an offset of 2.6s", c)
+	}
+	if got := (wire.ServerClock{Offset: time.Second}).Lag(sent, sent.Add(-time.Second)); got != 2*time.Second {
+		t.Errorf("lag %v, want 2s", got)
+	}
+}
