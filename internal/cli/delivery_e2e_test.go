@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 )
 
 // adminClient is a clientset of the shared cluster's admin.
@@ -71,6 +72,13 @@ func probeLeases(t *testing.T, cs kubernetes.Interface, ns string) []string {
 // probe's figures, after checking that the Lease is gone.
 func probeRun(t *testing.T, cs kubernetes.Interface, kc, ns string, d time.Duration, tracePath string) *summary.ProbeSummary {
 	t.Helper()
+	p, _ := probeRunSummaries(t, cs, kc, ns, d, tracePath)
+	return p
+}
+
+// probeRunSummaries is probeRun, with the summaries (configmaps', the Lease's).
+func probeRunSummaries(t *testing.T, cs kubernetes.Interface, kc, ns string, d time.Duration, tracePath string) (*summary.ProbeSummary, []summary.Summary) {
+	t.Helper()
 	args := []string{"configmaps", "--kubeconfig", kc, "-n", ns, "--no-tui", "--probe", ns, "--probe-interval", "1s",
 		"--duration", d.String(), "--summary", "-o", "json"}
 	if tracePath != "" {
@@ -91,7 +99,7 @@ func probeRun(t *testing.T, cs kubernetes.Interface, kc, ns string, d time.Durat
 	if left := probeLeases(t, cs, ns); len(left) != 0 {
 		t.Errorf("probe Leases left after the run: %v", left)
 	}
-	return p
+	return p, sums
 }
 
 func TestE2EProbeMeasuresTheDelayAddedToTheServersBytesAndItsReplayShowsTheSame(t *testing.T) {
@@ -100,7 +108,12 @@ func TestE2EProbeMeasuresTheDelayAddedToTheServersBytesAndItsReplayShowsTheSame(
 	newNamespace(t, cs, ns)
 	p, kc := delayProxy(t)
 
-	base := probeRun(t, cs, kc, ns, 8*time.Second, "")
+	base, sums := probeRunSummaries(t, cs, kc, ns, 8*time.Second, "")
+	for _, s := range sums {
+		if len(s.Findings) > 0 {
+			t.Errorf("%s: a healthy probed run raised findings: %+v", s.Resource, s.Findings)
+		}
+	}
 	if base.Count < 4 {
 		t.Fatalf("%d probe samples in 8s at 1s, want at least 4: %+v", base.Count, base)
 	}
@@ -132,6 +145,43 @@ func TestE2EProbeMeasuresTheDelayAddedToTheServersBytesAndItsReplayShowsTheSame(
 		if s.Delivery.Probe == nil || *s.Delivery.Probe != *delayed {
 			t.Errorf("replayed resource %d: probe %+v, want the recorded run's %+v", i, s.Delivery.Probe, delayed)
 		}
+	}
+}
+
+// TestE2EAProbeSlowerThanTwoSecondsRaisesSlowDelivery holds the server's
+// bytes for 2.5 s: every probe update reaches its watch after more than
+// 2 s, so the Lease's watch raises slow-delivery once it has 5 samples,
+// and the replay of its trace raises the same.
+func TestE2EAProbeSlowerThanTwoSecondsRaisesSlowDelivery(t *testing.T) {
+	cs := adminClient(t)
+	ns := "probe-slow"
+	newNamespace(t, cs, ns)
+	p, kc := delayProxy(t)
+	p.Delay(2500 * time.Millisecond)
+	tracePath := filepath.Join(t.TempDir(), "slow.jsonl")
+	probe, sums := probeRunSummaries(t, cs, kc, ns, 30*time.Second, tracePath)
+	if probe.Count < 5 || probe.P99 <= 2 {
+		t.Fatalf("want 5 samples or more over 2s, got %+v", probe)
+	}
+	find := func(s summary.Summary) *findings.Finding {
+		for i, f := range s.Findings {
+			if f.ID == findings.SlowDelivery {
+				return &s.Findings[i]
+			}
+		}
+		return nil
+	}
+	live := find(sums[1])
+	if live == nil || live.Severity != findings.Warning || live.Evidence.Facts["probe p99"] == "" {
+		t.Fatalf("the Lease's watch: want slow-delivery naming the probe's p99, got %+v", sums[1].Findings)
+	}
+	code, out, stderr := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "--summary", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	replayed := find(allSummaries(t, out)[1])
+	if replayed == nil || replayed.Count != live.Count || replayed.Evidence.Facts["probe p99"] != live.Evidence.Facts["probe p99"] {
+		t.Fatalf("the replay's slow-delivery %+v, want the live run's %+v", replayed, live)
 	}
 }
 

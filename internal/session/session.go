@@ -283,6 +283,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 		}
 		event := time.Duration(*l.Event)
 		s.Probe.Add(probe.Sample{At: at.Add(-event), Write: time.Duration(*l.Write), Event: event})
+		s.probeFindings(l.R, at)
 	})
 	for i, rr := range rp.Resources() {
 		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
@@ -392,9 +393,21 @@ func ProbeSummary(st *probe.Stats) *summary.ProbeSummary {
 // into Probe and, when recording, the trace.
 func (s *Session) RecordProbe(x probe.Sample, rv string) {
 	s.Probe.Add(x)
+	s.probeFindings(s.ProbeIndex, x.At.Add(x.Event))
 	if s.Recorder != nil {
 		s.Recorder.Probe(s.ProbeIndex, rv, x.Write, x.Event)
 	}
+}
+
+// probeFindings hands the probe's figures over the whole run, after a
+// sample that arrived at at, to the findings of the resource that watches
+// its Lease (slow-delivery).
+func (s *Session) probeFindings(i int, at time.Time) {
+	if i < 0 || i >= len(s.Resources) {
+		return
+	}
+	f := s.Probe.Figures(time.Time{})
+	s.Resources[i].Findings.Probe(at, f.Count, f.P50, f.P99, f.WriteP50)
 }
 
 // NoteProbe records a note of the probe's into Probe and, when recording, the trace.

@@ -113,6 +113,8 @@ type Engine struct {
 	missedTotal    int
 	missedWindow   *Window
 	missedReqs     []int64
+	lag            reflector.LagCounts // the passive estimate's buckets, from applied notes
+	lagReqs        []int64
 }
 
 type openWatch struct {
@@ -662,6 +664,9 @@ func (e *Engine) applied(n reflector.Note) {
 			e.watch.firstEvent = n.At
 		}
 	}
+	if n.Delivery.Known() {
+		e.lagged(n)
+	}
 	res := n.Applied
 	if res == nil || !res.Outcome.UIDMismatch() {
 		return
@@ -854,6 +859,95 @@ func (e *Engine) relistDiff(n reflector.Note, d *reflector.Decision) {
 		f.Action = "handle cache.DeletedFinalStateUnknown in every OnDelete handler; make cleanup level-based (reconcile what exists) rather than edge-triggered on delete events; use finalizers for cleanup that must run"
 		f.Docs = "https://pkg.go.dev/k8s.io/client-go/tools/cache#DeletedFinalStateUnknown"
 	})
+}
+
+// Thresholds of slow-delivery: enough evidence, and how late is late.
+const (
+	minLagEvents    = 20
+	slowLagBucket   = 3 // 15-60s
+	minProbeSamples = 5
+	slowProbeP99    = 2 * time.Second
+)
+
+// lagged counts an applied event's estimated lag, and raises slow-delivery
+// when the p99's bucket is 15-60s or later over enough events.
+func (e *Engine) lagged(n reflector.Note) {
+	b := reflector.LagBucketOf(n.Delivery.Lag)
+	e.lag[b]++
+	if b >= slowLagBucket {
+		e.lagReqs = appendLast(e.lagReqs, n.RequestID, keepRequests)
+	}
+	total := e.lag.Total()
+	if total < minLagEvents || e.lag.P99Bucket() < slowLagBucket {
+		return
+	}
+	late := int64(0)
+	for i := slowLagBucket; i < reflector.LagBucketCount; i++ {
+		late += e.lag[i]
+	}
+	e.raise(SlowDelivery, Warning, n.At, func(f *Finding) {
+		f.Count = late
+		f.Title = fmt.Sprintf("events arrive late: %d of %d over 15s after their write", late, total)
+		facts := map[string]string{}
+		for i := range reflector.LagBucketCount {
+			facts["lag "+reflector.LagBucketName(i)] = fmt.Sprint(e.lag[i])
+		}
+		if p := f.Evidence.Facts; p != nil {
+			for k, v := range p {
+				if strings.HasPrefix(k, "probe") {
+					facts[k] = v
+				}
+			}
+		}
+		f.Evidence = Evidence{
+			Text:     fmt.Sprintf("the events' estimated lag (arrival minus the object's last write, corrected by the server's Date; ±2s) has its p99 in %s over %d events", reflector.LagBucketName(e.lag.P99Bucket()), total),
+			Requests: slices.Clone(e.lagReqs),
+			Facts:    facts,
+		}
+		e.slowDeliveryWords(f)
+	})
+}
+
+// Probe reads the delivery probe's figures over the whole run, after each
+// sample: slow-delivery when its write-to-event p99 is over 2 s over enough
+// samples. at is the sample's time on the session's clock.
+func (e *Engine) Probe(at time.Time, samples int, p50, p99, writeP50 time.Duration) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	if samples >= minProbeSamples && p99 > slowProbeP99 {
+		e.raise(SlowDelivery, Warning, at, func(f *Finding) {
+			f.Count = int64(samples)
+			f.Title = fmt.Sprintf("the probe's updates reach the watch late: p99 %s", roundDur(p99))
+			facts := map[string]string{}
+			for k, v := range f.Evidence.Facts {
+				facts[k] = v
+			}
+			facts["probe p50"], facts["probe p99"], facts["probe write p50"], facts["probe samples"] = roundDur(p50), roundDur(p99), roundDur(writeP50), fmt.Sprint(samples)
+			f.Evidence = Evidence{
+				Text: fmt.Sprintf("%d updates of the probe's Lease: from sending each to its watch event p50 %s, p99 %s (the write itself: p50 %s); over %s is slow",
+					samples, roundDur(p50), roundDur(p99), roundDur(writeP50), roundDur(slowProbeP99)),
+				Requests: f.Evidence.Requests,
+				Facts:    facts,
+			}
+			e.slowDeliveryWords(f)
+		})
+	}
+	pending, listeners := e.pending, e.onRaise
+	e.pending = nil
+	e.mu.Unlock()
+	for _, f := range pending {
+		for _, l := range listeners {
+			l(f)
+		}
+	}
+}
+
+func (e *Engine) slowDeliveryWords(f *Finding) {
+	f.Cause = "the API server's watch path is slow to tell this client: an overloaded API server (its watch cache lagging etcd, slow dispatch to many watchers), API Priority and Fairness queuing, or a slow network or proxy in between; a controller acting on these events reacts as late"
+	f.Action = "compare with the API server's apiserver_watch_events_* and apiserver_flowcontrol_* metrics; run the probe (--probe NAMESPACE) from another place to tell the network from the server; reduce watchers of busy resources"
+	f.Docs = "https://kubernetes.io/docs/concepts/cluster-administration/flow-control/"
 }
 
 func (e *Engine) addMissed(o Object) {

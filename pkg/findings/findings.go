@@ -56,6 +56,7 @@ const (
 	WatchFlapping        ID = "watch-flapping"
 	UIDMismatch          ID = "uid-mismatch"
 	GaveUp               ID = "gave-up"
+	SlowDelivery         ID = "slow-delivery"
 )
 
 // Entry is one finding of the catalogue: its id, its usual severity and what
@@ -81,6 +82,7 @@ func Catalogue() []Entry {
 		{WatchFlapping, Warning, "watches ended in errors, or within seconds of starting, 5 or more times in 5 minutes, without a 410"},
 		{UIDMismatch, Warning, "objects were replaced under the same name between events"},
 		{GaveUp, Error, "the run stopped because the server gave no progress"},
+		{SlowDelivery, Warning, "the probe's write-to-event p99 is over 2s (5 samples or more), or the events' estimated lag has its p99 in 15-60s or over (20 events or more)"},
 	}
 }
 
