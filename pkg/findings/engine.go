@@ -113,6 +113,7 @@ type Engine struct {
 	missedTotal    int
 	missedWindow   *Window
 	missedReqs     []int64
+	forced         int                 // forced relists (r) whose list has not begun: not counted as a storm
 	lag            reflector.LagCounts // the passive estimate's buckets, from applied notes
 	lagReqs        []int64
 }
@@ -606,6 +607,10 @@ func (e *Engine) checkRelists(at time.Time, id int64) {
 	}
 	c := e.counters().Relists
 	for ; e.relistSeen < c; e.relistSeen++ {
+		if e.forced > 0 {
+			e.forced-- // the user asked for it (r): no storm of the server's
+			continue
+		}
 		e.relists = append(e.relists, at)
 		e.storms = appendLast(e.storms, id, keepRequests)
 	}
@@ -702,6 +707,8 @@ func (e *Engine) applied(n reflector.Note) {
 func (e *Engine) decision(n reflector.Note) {
 	d := n.Decision
 	switch d.Reason {
+	case reflector.ReasonForcedRelist:
+		e.forced++
 	case reflector.ReasonInitialList:
 		if !e.firstListed && e.listStart.IsZero() {
 			e.listStart = n.At

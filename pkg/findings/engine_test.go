@@ -308,3 +308,18 @@ func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 		t.Fatalf("want slow-delivery from the probe, raised once, got %v %+v", ok, got)
 	}
 }
+
+func TestRelistsTheUserForcedAreNoStorm(t *testing.T) {
+	f := newFeed(t, Options{})
+	for range 4 {
+		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonForcedRelist})
+		f.counters.Lists++
+		f.counters.Relists++
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+		f.advance(time.Minute)
+	}
+	if f.has(RelistStorm) {
+		t.Fatalf("4 relists the user forced raised relist-storm: %+v", f.e.List())
+	}
+}
