@@ -131,26 +131,11 @@ func (o *CostOptions) Validate() error {
 
 // Run resolves the resources, measures them and prints the report.
 func (o *CostOptions) Run(ctx context.Context) error {
-	if err := checkKubeconfig(o.ConfigFlags); err != nil {
-		return err
-	}
-	restCfg, err := o.ConfigFlags.ToRESTConfig()
+	c, err := connect(o.ConfigFlags, o.resourceArgs, o.MaxResources, o.AllNamespaces, 2*time.Minute)
 	if err != nil {
 		return err
 	}
-	if restCfg.Timeout == 0 {
-		restCfg.Timeout = 2 * time.Minute
-	}
-	resources, err := resolveResources(o.ConfigFlags, o.resourceArgs, o.MaxResources)
-	if err != nil {
-		return connectionError(restCfg.Host, err)
-	}
-	ns := ""
-	if !o.AllNamespaces {
-		if ns, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
-			return err
-		}
-	}
+	restCfg, resources, ns := c.rest, c.resources, c.namespace
 	rep, err := cost.Measure(ctx, cost.Options{
 		Rest: restCfg, Resources: resources, Namespace: ns,
 		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,

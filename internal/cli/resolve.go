@@ -6,12 +6,14 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -149,6 +151,43 @@ func hasVerb(verbs []string, v string) bool {
 
 // checkKubeconfig refuses to run without a cluster to talk to, instead of
 // falling back to localhost:8080 as client-go does.
+// connected is what a command that talks to a cluster starts from: its
+// REST config, the resources its arguments name, and the namespace (""
+// for all namespaces).
+type connected struct {
+	rest      *rest.Config
+	resources []reflector.Resource
+	namespace string
+}
+
+// connect checks the kubeconfig, builds the REST config (with timeout, a
+// bound on discovery, when the kubeconfig sets none), resolves the
+// resource arguments (at most max) and takes the namespace from the flags
+// unless allNamespaces.
+func connect(flags *genericclioptions.ConfigFlags, args []string, max int, allNamespaces bool, timeout time.Duration) (connected, error) {
+	if err := checkKubeconfig(flags); err != nil {
+		return connected{}, err
+	}
+	restCfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return connected{}, err
+	}
+	if restCfg.Timeout == 0 {
+		restCfg.Timeout = timeout
+	}
+	resources, err := resolveResources(flags, args, max)
+	if err != nil {
+		return connected{}, connectionError(restCfg.Host, err)
+	}
+	c := connected{rest: restCfg, resources: resources}
+	if !allNamespaces {
+		if c.namespace, _, err = flags.ToRawKubeConfigLoader().Namespace(); err != nil {
+			return connected{}, err
+		}
+	}
+	return c, nil
+}
+
 func checkKubeconfig(flags *genericclioptions.ConfigFlags) error {
 	if flags.APIServer != nil && *flags.APIServer != "" {
 		return nil

@@ -218,27 +218,12 @@ func checkTracePath(path string) error {
 
 // Run resolves the resources, runs one reflector for each and shows them.
 func (o *WatchOptions) Run(ctx context.Context) error {
-	if err := checkKubeconfig(o.ConfigFlags); err != nil {
-		return err
-	}
-	restCfg, err := o.ConfigFlags.ToRESTConfig()
+	// Discovery must not hang on a black-holed server; watches are not bound by its timeout.
+	c, err := connect(o.ConfigFlags, o.resourceArgs, o.MaxResources, o.AllNamespaces, 15*time.Second)
 	if err != nil {
 		return err
 	}
-	if restCfg.Timeout == 0 {
-		// Discovery must not hang on a black-holed server; watches are not bound by this.
-		restCfg.Timeout = 15 * time.Second
-	}
-	resources, err := resolveResources(o.ConfigFlags, o.resourceArgs, o.MaxResources)
-	if err != nil {
-		return connectionError(restCfg.Host, err)
-	}
-	ns := ""
-	if !o.AllNamespaces {
-		if ns, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
-			return err
-		}
-	}
+	restCfg, resources, ns := c.rest, c.resources, c.namespace
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, MaxConcurrentLists: o.MaxConcurrentLists}

@@ -111,13 +111,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	default:
 		return Result{}, fmt.Errorf("unknown informer kind %q", c.Kind)
 	}
-	s := startSampler()
+	s := StartSampler()
 	start := time.Now()
 	done := make(chan struct{})
 	go func() { defer close(done); inf.RunWithContext(ctx) }()
 	synced := cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
 	took := time.Since(start)
-	peakHeap, peakLive := s.stop()
+	peakHeap, peakLive := s.Stop()
 	if !synced {
 		cancel()
 		<-done
@@ -153,15 +153,17 @@ func LiveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// sampler reads the heap every millisecond and keeps the largest readings.
-type sampler struct {
+// Sampler records the peak heap objects (garbage included) and the peak
+// marked-live heap, read from runtime/metrics every millisecond, until Stop.
+type Sampler struct {
 	stopc, done chan struct{}
 	mu          sync.Mutex
 	heap, live  uint64
 }
 
-func startSampler() *sampler {
-	s := &sampler{stopc: make(chan struct{}), done: make(chan struct{})}
+// StartSampler starts sampling.
+func StartSampler() *Sampler {
+	s := &Sampler{stopc: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
@@ -183,7 +185,8 @@ func startSampler() *sampler {
 	return s
 }
 
-func (s *sampler) stop() (heap, live uint64) {
+// Stop ends sampling and returns the peaks: heap objects and marked-live heap.
+func (s *Sampler) Stop() (heap, live uint64) {
 	close(s.stopc)
 	<-s.done
 	s.mu.Lock()

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/hack/bench/internal/probe"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/informerheap"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -183,7 +184,7 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 	// Subscribed after the first list: the next Relisted is the forced relist's.
 	sub := sess.Resources[0].Store.Subscribe(16)
 	defer sub.Close()
-	sampler := probe.StartSampler()
+	sampler := informerheap.StartSampler()
 	start := time.Now()
 	sess.Resources[0].Reflector.ForceRelist()
 	if err := waitRelisted(ctx, sub); err != nil {

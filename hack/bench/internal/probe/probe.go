@@ -13,10 +13,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
-	"sync"
-	"time"
 )
 
 // Report is the one JSON line a helper prints on stdout.
@@ -152,48 +149,4 @@ func ResetPeakRSS() error {
 		return fmt.Errorf("resetting the peak RSS: %w", err)
 	}
 	return nil
-}
-
-// Sampler records the peak heap and peak marked-live heap every millisecond until Stop.
-type Sampler struct {
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	heap uint64
-	live uint64
-}
-
-// StartSampler starts sampling runtime/metrics.
-func StartSampler() *Sampler {
-	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go s.loop()
-	return s
-}
-
-func (s *Sampler) loop() {
-	defer close(s.done)
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
-	t := time.NewTicker(time.Millisecond)
-	defer t.Stop()
-	for {
-		metrics.Read(samples)
-		s.mu.Lock()
-		s.heap = max(s.heap, samples[0].Value.Uint64())
-		s.live = max(s.live, samples[1].Value.Uint64())
-		s.mu.Unlock()
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// Stop ends sampling and returns the peaks: heap objects (garbage included) and marked-live heap.
-func (s *Sampler) Stop() (heap, live uint64) {
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.heap, s.live
 }
