@@ -24,7 +24,9 @@ func TestAGeneratedTraceReplaysWithTheSameDecisionsAndCounts(t *testing.T) {
 		{"three resources, interleaved", Config{Resources: 3, Objects: 25, PageSize: 10, Events: 400, EventsPerWatch: 70, BookmarkEvery: 30, GoneEvery: 2, Missed: 4}},
 		{"lag and probe", Config{Resources: 2, Objects: 20, Events: 500, EventsPerWatch: 100, GoneEvery: 3, Missed: 2, Step: 50 * time.Millisecond,
 			Lag: func(k int) time.Duration { return time.Duration(k%7) * 3 * time.Second }, ProbeEvery: 10,
-			Probe: func(n int) (time.Duration, time.Duration) { return 5 * time.Millisecond, time.Duration(20+n%9) * time.Millisecond }}},
+			Probe: func(n int) (time.Duration, time.Duration) {
+				return 5 * time.Millisecond, time.Duration(20+n%9) * time.Millisecond
+			}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
