@@ -20,9 +20,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/report"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // adminClient is a clientset of the shared cluster's admin.
@@ -145,6 +147,50 @@ func TestE2EProbeMeasuresTheDelayAddedToTheServersBytesAndItsReplayShowsTheSame(
 		if s.Delivery.Probe == nil || *s.Delivery.Probe != *delayed {
 			t.Errorf("replayed resource %d: probe %+v, want the recorded run's %+v", i, s.Delivery.Probe, delayed)
 		}
+	}
+	checkProbeReport(t, tracePath, delayed)
+}
+
+// checkProbeReport checks the report of a probed run's trace: the probe's
+// chart is on the Lease's timeline only, with every sample of the run in
+// its buckets and the run's figures, and the Lease's events (whose
+// managedFields move with each renewal) have their lag chart.
+func checkProbeReport(t *testing.T, tracePath string, want *summary.ProbeSummary) {
+	t.Helper()
+	htmlPath := filepath.Join(t.TempDir(), "probe.html")
+	if code, _, stderr := run(t, "report", tracePath, "-o", htmlPath); code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(page), `class="plot chart c-probe"`); n != 1 {
+		t.Errorf("the report has %d probe charts, want 1 (on the Lease's timeline)", n)
+	}
+	rd, err := trace.Open(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rep, err := report.Analyze(rd, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := rep.Resources[1]
+	if rep.Resources[0].Probe != nil || lease.Probe == nil {
+		t.Fatalf("probe figures on configmaps %+v and on the Lease %+v, want them on the Lease only", rep.Resources[0].Probe, lease.Probe)
+	}
+	samples := 0
+	for _, b := range lease.Buckets {
+		samples += b.ProbeN
+	}
+	p := lease.Probe
+	if samples != want.Count || p.Count != want.Count || p.P50.Seconds() != want.P50 || p.P99.Seconds() != want.P99 || p.Max.Seconds() != want.Max {
+		t.Errorf("the report's probe: %+v with %d samples in its buckets, want the run's %+v", p.Figures, samples, *want)
+	}
+	if lease.Lag.Total() < int64(want.Count) || !strings.Contains(string(page), `class="plot chart c-lag"`) {
+		t.Errorf("the Lease's lag buckets %v, want at least one event per sample (each renewal's), and a lag chart", lease.Lag)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -123,6 +124,9 @@ func replayReflectors(rd *trace.Reader, opts Options, rep *Report) error {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the replayed reflector stopped: %v", runErr))
 	}
 	mergeAlerts(rep, cs, opts.MaxAlerts)
+	if sess.Probe.On() && sess.ProbeIndex >= 0 && sess.ProbeIndex < len(cs) {
+		cs[sess.ProbeIndex].probe(rd.Header().StartedAt, sess.Probe)
+	}
 	for i, r := range sess.Resources {
 		c := cs[i]
 		c.stop(r.Reflector.Stats())
@@ -377,7 +381,7 @@ func (c *collector) note(n reflector.Note) {
 	case reflector.NoteRequestEnded:
 		c.ended(n.Request)
 	case reflector.NoteApplied:
-		c.applied(n.Event, n.Applied)
+		c.applied(n.Event, n.Applied, n.Delivery)
 	case reflector.NoteDecision:
 		if c.observed {
 			c.rep.Decisions++
@@ -474,8 +478,12 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 	}
 }
 
-func (c *collector) applied(ev reflector.EventType, res *store.Result) {
+func (c *collector) applied(ev reflector.EventType, res *store.Result, d reflector.Delivery) {
 	b := c.buckets.at(c.at)
+	if d.Known() {
+		// As the replay's Ledger counts it (reflector.Stats Lag).
+		b.Lag[reflector.LagBucketOf(d.Lag)]++
+	}
 	switch ev {
 	case reflector.EventAdded:
 		b.Added++
@@ -487,6 +495,21 @@ func (c *collector) applied(ev reflector.EventType, res *store.Result) {
 	if res != nil && (res.Outcome == store.Added || res.Outcome == store.Deleted) {
 		c.sampleObjects()
 	}
+}
+
+// probe puts the delivery probe's samples (those the replay kept) in the
+// buckets of the resource that watches its Lease, each at the time its
+// update was sent, and takes its figures over the whole run. It runs after
+// the replay: the samples come from the goroutine reading the trace.
+func (c *collector) probe(start time.Time, st *probe.Stats) {
+	for _, x := range st.Samples() {
+		at := max(x.At.Sub(start), 0)
+		c.buckets.at(at).probe(at, x.Event)
+		// The probe line is written when its event came; it goes to no
+		// reflector, so the resource's last line may come before it.
+		c.res.lastAt = max(c.res.lastAt, at+x.Event)
+	}
+	c.res.Probe = &ProbeFigures{Figures: st.Figures(time.Time{})}
 }
 
 func (c *collector) sampleObjects() { c.buckets.at(c.at).objects(c.st.Len()) }
@@ -592,6 +615,7 @@ func (c *collector) stop(s reflector.Stats) {
 	}
 	res := c.res
 	res.Counters = s.Counters
+	res.Lag = s.Lag.Counts
 	res.ResourceVersion = s.ResourceVersion
 	res.BookmarkRV = s.BookmarkRV
 	if s.BookmarkRV == "" {
@@ -803,6 +827,17 @@ func (b *Bucket) objects(n int) {
 	b.ObjectsMin, b.ObjectsMax, b.ObjectsLast = min(b.ObjectsMin, n), max(b.ObjectsMax, n), n
 }
 
+// probe counts a probe sample sent at at, its write-to-event time event.
+func (b *Bucket) probe(at, event time.Duration) {
+	if b.ProbeN == 0 || event < b.ProbeMin {
+		b.ProbeMin = event
+	}
+	if b.ProbeN == 0 || event > b.ProbeMax {
+		b.ProbeMax, b.ProbeAt = event, at
+	}
+	b.ProbeN++
+}
+
 // merge adds the later bucket n to b.
 func (b *Bucket) merge(n *Bucket) {
 	b.Added += n.Added
@@ -814,6 +849,19 @@ func (b *Bucket) merge(n *Bucket) {
 		}
 		b.LastBookmark = n.LastBookmark
 		b.Bookmarks += n.Bookmarks
+	}
+	for i, v := range n.Lag {
+		b.Lag[i] += v
+	}
+	if n.ProbeN > 0 {
+		if b.ProbeN == 0 {
+			b.ProbeMin, b.ProbeMax, b.ProbeAt = n.ProbeMin, n.ProbeMax, n.ProbeAt
+		}
+		b.ProbeMin = min(b.ProbeMin, n.ProbeMin)
+		if n.ProbeMax > b.ProbeMax {
+			b.ProbeMax, b.ProbeAt = n.ProbeMax, n.ProbeAt
+		}
+		b.ProbeN += n.ProbeN
 	}
 	if n.HasObjects {
 		if !b.HasObjects {

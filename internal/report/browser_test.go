@@ -369,7 +369,11 @@ func writeReport(t *testing.T, trace, dir string) string {
 func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
 	b := startBrowser(t)
 	dir := t.TempDir()
-	traces := append(bundledTraces(t), writeHostileTrace(t, dir))
+	delivery := filepath.Join(dir, "generated-delivery.jsonl")
+	if err := os.Rename(generate(t, deliveryConfig(3000)), delivery); err != nil {
+		t.Fatal(err)
+	}
+	traces := append(bundledTraces(t), writeHostileTrace(t, dir), delivery)
 	for _, tr := range traces {
 		name := strings.TrimSuffix(filepath.Base(tr), ".jsonl")
 		t.Run(name, func(t *testing.T) {
@@ -393,8 +397,10 @@ func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
 				t.Errorf("got %d timelines, want one per resource", st.Timeline)
 			}
 			b.checkFindings(t, analyzeFile(t, tr, Options{}))
+			rep := analyzeFile(t, tr, Options{})
 			for i := 0; i < st.Timeline; i++ {
 				b.interact(t, i)
+				b.checkDelivery(t, i, rep.Resources[i])
 			}
 			b.eval(readState, &st)
 			if st.Title != "watchcache report: "+filepath.Base(tr) || st.Pwned != "undefined" {
@@ -520,6 +526,96 @@ func (b *browser) interact(t *testing.T, i int) {
 	b.eval(`(() => { const a = `+sec+`.querySelector("svg.timeline a.req"); a.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true})); return location.hash; })()`, &hash)
 	if !strings.HasPrefix(hash, fmt.Sprintf("#r%d-", i)) {
 		t.Errorf("after clicking a bar: location.hash %q, want its request row", hash)
+	}
+}
+
+// checkDelivery checks resource i's latency plot as the browser draws it
+// (after interact, on the whole run): a lag chart whose cells have a size
+// when its events carry the passive estimate, a probe chart whose points
+// spread over the run when it watches the probe's Lease (its dots, line and
+// p50 and p99 lines), and neither otherwise; hovering a bucket with events
+// or samples reads out their lag buckets or probe times.
+func (b *browser) checkDelivery(t *testing.T, i int, res *Section) {
+	t.Helper()
+	sec := fmt.Sprintf(`document.querySelector("section#res-%d")`, i)
+	var got struct {
+		Lag, Probe                  bool
+		LagCells, LagW, LagH, P99W  float64
+		Dots, DotsW, Line, P50, P99 float64
+		Legend                      string
+	}
+	b.eval(`(() => {
+		const sec = `+sec+`;
+		const box = (el) => { if (!el) { return {width: 0, height: 0}; } const r = el.getBBox(); return {width: r.width, height: r.height}; };
+		const lag = sec.querySelector("svg.plot.c-lag"), probe = sec.querySelector("svg.plot.c-probe");
+		const out = {lag: !!lag, probe: !!probe, lagCells: 0, lagW: 0, lagH: 0, p99W: 0, dots: 0, dotsW: 0, line: 0, p50: 0, p99: 0,
+			legend: (sec.querySelector(".legend") || {}).textContent || ""};
+		if (lag) {
+			const cells = lag.querySelectorAll("path.lag");
+			out.lagCells = cells.length;
+			for (const c of cells) { const r = c.getBoundingClientRect(); out.lagW = Math.max(out.lagW, r.width); out.lagH = Math.max(out.lagH, r.height); }
+			out.p99W = box(lag.querySelector("path.lag-p99")).width;
+		}
+		if (probe) {
+			const dots = probe.querySelector("path.p-dots");
+			out.dots = dots ? (dots.getAttribute("d").match(/M/g) || []).length : 0;
+			out.dotsW = box(dots).width;
+			out.line = box(probe.querySelector("polyline")).width;
+			out.p50 = box(probe.querySelector("path.p-p50")).width;
+			out.p99 = box(probe.querySelector("path.p-p99")).width;
+		}
+		return out;
+	})()`, &got)
+	lag, probe := res.Lag.Total() > 0, res.Probe != nil
+	if got.Lag != lag || got.Probe != probe {
+		t.Errorf("resource %d: lag chart %v, probe chart %v; want %v and %v", i, got.Lag, got.Probe, lag, probe)
+	}
+	if lag && (got.LagCells == 0 || got.LagW <= 0 || got.LagH <= 0 || got.P99W <= 0 || !strings.Contains(got.Legend, "±2 s")) {
+		t.Errorf("resource %d: the lag chart has %v cells, the widest %vx%v px, a p99 line %v wide, legend %q; want cells and a line that show, and the ±2 s in the legend",
+			i, got.LagCells, got.LagW, got.LagH, got.P99W, got.Legend)
+	}
+	if probe {
+		points := 0
+		for _, bk := range res.Buckets {
+			if bk.ProbeN > 0 {
+				points++
+			}
+		}
+		p := res.Probe
+		if int(got.Dots) != points || (points > 1 && (got.DotsW <= 0 || got.Line <= 0)) || got.P50 <= 0 || got.P99 <= 0 ||
+			!strings.Contains(got.Legend, fmt.Sprintf("p50 %s, p99 %s", formatDuration(p.P50), formatDuration(p.P99))) {
+			t.Errorf("resource %d: the probe chart has %v points (want %d) spread over %v, a line %v wide, p50 and p99 lines %v and %v wide, legend %q",
+				i, got.Dots, points, got.DotsW, got.Line, got.P50, got.P99, got.Legend)
+		}
+	}
+	// Hover the middle of a bucket with samples, else with lag, and read it out.
+	want, chart, bucket := "", "", -1
+	for k, bk := range res.Buckets {
+		if probe && bk.ProbeN > 0 && k >= len(res.Buckets)/2 {
+			want, chart, bucket = "probe ", "c-probe", k
+			break
+		}
+	}
+	if bucket < 0 && lag {
+		for k, bk := range res.Buckets {
+			if bk.Lag.Total() > 0 {
+				want, chart, bucket = "lag (±2 s) ", "c-lag", k
+				break
+			}
+		}
+	}
+	if bucket < 0 {
+		return
+	}
+	var pt struct{ X, Y float64 }
+	b.eval(fmt.Sprintf(`(() => { const p = %s.querySelector("svg.plot.%s"); p.scrollIntoView({block: "center"}); const r = p.getBoundingClientRect();
+		const res = JSON.parse(document.getElementById("wc-data").textContent).resources[%d];
+		return {x: r.left + (%d + 0.5) * res.bucketMs / res.spanMs * r.width, y: r.top + r.height / 2}; })()`, sec, chart, i, bucket), &pt)
+	b.mouse("mouseMoved", pt.X, pt.Y, 0)
+	var tip string
+	b.eval(sec+`.querySelector(".tip").textContent`, &tip)
+	if !strings.Contains(tip, want) {
+		t.Errorf("resource %d: hovering bucket %d of its %s chart reads %q, want a line %q", i, bucket, chart, tip, want)
 	}
 }
 

@@ -2,8 +2,9 @@
 // header, its findings (what is wrong, the evidence linked to the requests
 // it rests on, the cause and what to do), counters, a timeline per resource (every request as a bar,
 // markers for 410s, relists, backoffs, bookmarks and resourceVersion
-// anomalies, the object count, the bookmark age and event rates over time),
-// and tables of the relists and requests.
+// anomalies, the object count, the bookmark age and event rates over time,
+// the delivery latency: the events' passive lag estimate and the probe's
+// samples), and tables of the relists and requests.
 //
 // It reads the trace through the replay the replay command runs (a
 // reflector and its store per resource on the replay's virtual clock, or
@@ -19,6 +20,7 @@ package report
 import (
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -123,6 +125,14 @@ type Section struct {
 	// Findings are what the replay's findings engine raised, in the order
 	// it raised them: the same as the recorded run's (and the summary's).
 	Findings []findings.Finding
+	// Lag is the passive delivery estimate of the resource's watch events
+	// (the replay's, reflector.Stats Lag): each bucket's count holds the
+	// events of that lag bucket, Bucket.Lag the same per time bucket.
+	Lag reflector.LagCounts
+	// Probe is the delivery probe's figures over the whole run when this
+	// resource watches the probe's Lease (nil otherwise); its samples are in
+	// the buckets (Bucket.ProbeN…).
+	Probe *ProbeFigures
 
 	// lastAt is the time of the resource's last line; pendingBackoff and
 	// openRelist are what the trace's end closes.
@@ -279,6 +289,22 @@ type Bucket struct {
 	// ObjectsMin, ObjectsMax and ObjectsLast are its values then.
 	HasObjects                          bool
 	ObjectsMin, ObjectsMax, ObjectsLast int
+	// Lag counts the applied watch events whose object carried a write
+	// time, by lag bucket (<2s, 2-5s, 5-15s, 15-60s, >60s).
+	Lag reflector.LagCounts
+	// ProbeN counts the probe's samples sent in the bucket; ProbeMin and
+	// ProbeMax are their least and greatest write-to-event times, ProbeAt
+	// when the greatest was sent (valid when ProbeN > 0).
+	ProbeN             int
+	ProbeMin, ProbeMax time.Duration
+	ProbeAt            time.Duration
+}
+
+// ProbeFigures are the delivery probe's figures over the whole run: the
+// replay's, as `replay --summary` reports them (of the last
+// probe.MaxSamples samples, as a live run's).
+type ProbeFigures struct {
+	probe.Figures
 }
 
 // StreamInfo is an observed stream: its number (as the proxy's summary

@@ -9,9 +9,11 @@ import (
 	"html/template"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
@@ -163,6 +165,15 @@ type resourceData struct {
 	Bookmarks []int   `json:"bookmarks"`
 	// Objects is the object count at each bucket's end, -1 before the first list.
 	Objects []int `json:"objects"`
+	// Lag is each bucket's events by lag bucket (<2s … >60s), when the
+	// resource's events carry the passive estimate.
+	Lag [][reflector.LagBucketCount]int64 `json:"lag,omitempty"`
+	// ProbeN, ProbeMinMS and ProbeMaxMS are each bucket's probe samples
+	// and their fastest and slowest write-to-event times, on the resource
+	// that watches the probe's Lease.
+	ProbeN     []int     `json:"probeN,omitempty"`
+	ProbeMinMS []float64 `json:"probeMinMs,omitempty"`
+	ProbeMaxMS []float64 `json:"probeMaxMs,omitempty"`
 }
 
 func newPageView(r *Report) *pageView {
@@ -382,6 +393,12 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 		{"resourceVersion at the end", quoteEmpty(clip(res.ResourceVersion, 64)), "the cursor"},
 		{"last bookmark", bookmark, ""},
 	}
+	if res.Lag.Total() > 0 {
+		rv.State = append(rv.State, keyValue{"event lag", lagText(res.Lag), "the passive delivery estimate of the watch events whose object carried a write time (precision about ±2 s), as the summary's delivery.lag"})
+	}
+	if p := res.Probe; p != nil {
+		rv.State = append(rv.State, keyValue{"probe", probeText(p), "the delivery probe watches its Lease through this resource: the apiserver's watch path for a Lease on this connection, not every resource's"})
+	}
 	rv.Timeline = v.timeline(res, span)
 	for i, q := range res.Requests {
 		view := requestRow(res.Index, q)
@@ -394,6 +411,30 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 		rv.Relists = append(rv.Relists, view)
 	}
 	return rv
+}
+
+// lagText is the lag buckets in words: "<2s 1,200 · 2-5s 3 … (p99 in 2-5s)".
+func lagText(c reflector.LagCounts) string {
+	var b strings.Builder
+	for i, n := range c {
+		if i > 0 {
+			b.WriteString(" · ")
+		}
+		b.WriteString(reflector.LagBucketName(i) + " " + formatCount(int(n)))
+	}
+	if q := c.P99Bucket(); q >= 0 {
+		b.WriteString(" (p99 in " + reflector.LagBucketName(q) + ")")
+	}
+	return b.String()
+}
+
+// probeText is the probe's figures in words.
+func probeText(p *ProbeFigures) string {
+	if p.Count == 0 {
+		return "no samples"
+	}
+	return fmt.Sprintf("write to event p50 %s, p90 %s, p99 %s, max %s over %s samples; the write itself p50 %s",
+		formatDuration(p.P50), formatDuration(p.P90), formatDuration(p.P99), formatDuration(p.Max), formatCount(p.Count), formatDuration(p.WriteP50))
 }
 
 func scope(res *Section) string {
@@ -484,6 +525,19 @@ func resourceDataOf(res *Section, span time.Duration) resourceData {
 			last = b.ObjectsLast
 		}
 		d.Objects[i] = last
+	}
+	if res.Lag.Total() > 0 {
+		d.Lag = make([][reflector.LagBucketCount]int64, n)
+		for i, b := range res.Buckets {
+			d.Lag[i] = b.Lag
+		}
+	}
+	if res.Probe != nil {
+		d.ProbeN, d.ProbeMinMS, d.ProbeMaxMS = make([]int, n), make([]float64, n), make([]float64, n)
+		for i, b := range res.Buckets {
+			d.ProbeN[i] = b.ProbeN
+			d.ProbeMinMS[i], d.ProbeMaxMS[i] = float64(b.ProbeMin)/float64(time.Millisecond), float64(b.ProbeMax)/float64(time.Millisecond)
+		}
 	}
 	return d
 }

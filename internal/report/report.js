@@ -160,6 +160,24 @@
       "ADDED " + at(this.res.added) + "  MODIFIED " + at(this.res.modified) + "  DELETED " + at(this.res.deleted),
       "objects " + (objects < 0 ? "none listed yet" : objects) + "  bookmarks " + at(this.res.bookmarks)
     ];
+    if (this.res.lag && i < n) {
+      var lag = this.res.lag[i], names = ["<2s", "2-5s", "5-15s", "15-60s", ">60s"], parts = [], total = 0;
+      for (var k = 0; k < lag.length; k++) { total += lag[k]; }
+      if (total > 0) {
+        var rank = Math.ceil(0.99 * total), seen = 0, p99 = -1;
+        for (var q = 0; q < lag.length; q++) {
+          parts.push(names[q] + " " + lag[q]);
+          seen += lag[q];
+          if (p99 < 0 && seen >= rank) { p99 = q; }
+        }
+        lines.push("lag (±2 s) " + parts.join("  ") + "  p99 in " + names[p99]);
+      }
+    }
+    if (this.res.probeN && i < n && this.res.probeN[i] > 0) {
+      var pn = this.res.probeN[i];
+      lines.push("probe " + pn + (pn === 1 ? " sample " + fmtDur(this.res.probeMaxMs[i]) :
+        " samples " + fmtDur(this.res.probeMinMs[i]) + " to " + fmtDur(this.res.probeMaxMs[i])));
+    }
     this.tip.textContent = lines.join("\n");
     this.tip.hidden = false;
     var box = this.wrap.getBoundingClientRect();

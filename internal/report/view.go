@@ -23,6 +23,9 @@ const (
 	objHeight  = 56
 	ageHeight  = 40
 	rateHeight = 56
+	// lagBand is the height of one lag bucket's band in the lag chart.
+	lagBand     = 11
+	probeHeight = 56
 	// maxSubLanes bounds the rows of overlapping requests (another client's
 	// concurrent requests); more overlap on the last row.
 	maxSubLanes = 6
@@ -48,21 +51,30 @@ type timelineView struct {
 	Requests, AllRequests int
 	HiddenRequests        int
 	BucketWidth, Duration string
+	// Lag is set when the resource's events carry the passive lag
+	// estimate (its chart is drawn); Probe is the probe's legend when the
+	// resource watches the probe's Lease.
+	Lag   bool
+	Probe string
 }
 
 // laneView is one horizontal band: a label and a plot in time units.
 type laneView struct {
 	Label, Hint string
 	Y, H        int
-	// LabelY and ScaleY are the baselines of the label and the scale, in the outer SVG.
-	LabelY, ScaleY int
-	Class          string
-	Bars           []barView
-	Lines          []lineView
-	Spans          []barView
-	Polylines      []string
-	Paths          []pathView
-	Scale          string // the top of a chart's scale
+	// LabelY and ScaleY are the baselines of the label and the scale, in
+	// the outer SVG; LabelX is where they end (the lag chart's stand left
+	// of its bands' names).
+	LabelY, ScaleY, LabelX int
+	// Bands name a chart's rows (the lag buckets), right of the label.
+	Bands     []bandView
+	Class     string
+	Bars      []barView
+	Lines     []lineView
+	Spans     []barView
+	Polylines []string
+	Paths     []pathView
+	Scale     string // the top of a chart's scale
 }
 
 type barView struct {
@@ -80,6 +92,12 @@ type lineView struct {
 }
 
 type pathView struct{ Class, D string }
+
+// bandView is one row's name, at its baseline in the outer SVG.
+type bandView struct {
+	Label string
+	Y     int
+}
 
 type tickView struct {
 	X     string // in the outer SVG
@@ -109,7 +127,16 @@ func (v *pageView) timeline(res *Section, span time.Duration) timelineView {
 		y += l.H
 	}
 	y += chartGap
-	for _, l := range []laneView{v.objectsLane(res, span), v.ageLane(res, span), v.rateLane(res)} {
+	charts := []laneView{v.objectsLane(res, span), v.ageLane(res, span), v.rateLane(res)}
+	if res.Lag.Total() > 0 {
+		charts = append(charts, v.lagLane(res))
+		tv.Lag = true
+	}
+	if res.Probe != nil {
+		charts = append(charts, v.probeLane(res, span))
+		tv.Probe = probeLegend(res.Probe)
+	}
+	for _, l := range charts {
 		l.Y = y
 		tv.Lanes = append(tv.Lanes, l)
 		y += l.H + chartGap
@@ -118,6 +145,12 @@ func (v *pageView) timeline(res *Section, span time.Duration) timelineView {
 	tv.Ticks = ticks(span)
 	for i := range tv.Lanes {
 		l := &tv.Lanes[i]
+		if l.LabelX == 0 {
+			l.LabelX = tv.LabelX
+		}
+		for j := range l.Bands {
+			l.Bands[j].Y += l.Y
+		}
 		if l.Scale != "" {
 			l.LabelY, l.ScaleY = l.Y+12, l.Y+25
 		} else {
@@ -378,6 +411,155 @@ func (v *pageView) rateLane(res *Section) laneView {
 		}
 	}
 	return l
+}
+
+// lagShares are the lag chart's shades: a cell's opacity says what share
+// of its time bucket's events fell in its lag bucket, in four steps (one
+// path per lag bucket and step, so at most 20 paths whatever the trace).
+var lagShares = [...]float64{0.1, 0.35, 0.7}
+
+func lagShade(share float64) int {
+	for i, s := range lagShares {
+		if share < s {
+			return i
+		}
+	}
+	return len(lagShares)
+}
+
+// lagLane is the passive delivery estimate over time: one band per lag
+// bucket (<2s at the bottom, >60s at the top), each time bucket's cell
+// shaded by the share of its events in that lag bucket (neighbours of the
+// same shade drawn as one), and a step line
+// at the bucket that holds each time bucket's 99th percentile. The
+// estimate's precision is about ±2 s: it is never drawn finer than its
+// buckets.
+func (v *pageView) lagLane(res *Section) laneView {
+	n := reflector.LagBucketCount
+	l := laneView{Label: "event lag", Hint: "the passive delivery estimate: each watch event's arrival minus its object's last write (managedFields, deletion or creation time), corrected for the server's clock; precision about ±2 s, so only its buckets. A cell's shade is the share of the time bucket's events in that lag bucket; the line is the bucket of each time bucket's p99",
+		Class: "chart c-lag", H: n * lagBand, Scale: "±2 s", LabelX: plotX - 46}
+	for i := range n {
+		l.Bands = append(l.Bands, bandView{Label: reflector.LagBucketName(i), Y: (n-i)*lagBand - 2})
+	}
+	bandTop := func(i int) string { return strconv.Itoa((n - 1 - i) * lagBand) }
+	var cells [reflector.LagBucketCount][len(lagShares) + 1]strings.Builder
+	// A run of time buckets with the same shade in a band is one cell.
+	type run struct {
+		shade  int
+		t0, t1 int
+	}
+	runs := [reflector.LagBucketCount]run{}
+	for i := range runs {
+		runs[i].shade = -1
+	}
+	w := res.BucketWidth
+	flush := func(i int) {
+		if r := runs[i]; r.shade >= 0 {
+			fmt.Fprintf(&cells[i][r.shade], "M%s %sH%sv%dH%sZ", ms(time.Duration(r.t0)*w), bandTop(i), ms(time.Duration(r.t1)*w), lagBand, ms(time.Duration(r.t0)*w))
+		}
+		runs[i].shade = -1
+	}
+	var p99 strings.Builder
+	prevEnd := -1
+	for t, b := range res.Buckets {
+		total := b.Lag.Total()
+		for i, c := range b.Lag {
+			shade := -1
+			if c > 0 {
+				shade = lagShade(float64(c) / float64(total))
+			}
+			if r := &runs[i]; shade >= 0 && r.shade == shade && r.t1 == t {
+				r.t1 = t + 1
+				continue
+			}
+			flush(i)
+			if shade >= 0 {
+				runs[i] = run{shade: shade, t0: t, t1: t + 1}
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		x0, x1 := ms(time.Duration(t)*w), ms(time.Duration(t+1)*w)
+		y := strconv.FormatFloat(float64(n-1-b.Lag.P99Bucket())*lagBand+lagBand/2.0, 'f', 1, 64)
+		if prevEnd == t {
+			fmt.Fprintf(&p99, "V%sH%s", y, x1)
+		} else {
+			fmt.Fprintf(&p99, "M%s %sH%s", x0, y, x1)
+		}
+		prevEnd = t + 1
+	}
+	for i := range runs {
+		flush(i)
+	}
+	for i := range cells {
+		for k := range cells[i] {
+			if cells[i][k].Len() > 0 {
+				l.Paths = append(l.Paths, pathView{Class: fmt.Sprintf("lag lag-%d s-%d", i, k), D: cells[i][k].String()})
+			}
+		}
+	}
+	if p99.Len() > 0 {
+		l.Paths = append(l.Paths, pathView{Class: "lag-p99", D: p99.String()})
+	}
+	return l
+}
+
+// probeLane is the delivery probe's write-to-event time of each sample,
+// in milliseconds, on the resource that watches its Lease: a dot per time
+// bucket with samples at the slowest one (when it was sent), a line
+// through them, a whisker from the fastest when the bucket has several,
+// and the whole run's p50 and p99 as dashed lines. The points are the
+// buckets', so they are bounded as the other charts are.
+func (v *pageView) probeLane(res *Section, span time.Duration) laneView {
+	p := res.Probe
+	l := laneView{Label: "probe", Hint: "the delivery probe: from sending each renewal of its Lease to receiving its watch event (the apiserver's watch path for a Lease on this connection, not every resource's)",
+		Class: "chart c-probe", H: probeHeight}
+	top := p.Max
+	for _, b := range res.Buckets {
+		if b.ProbeN > 0 {
+			top = max(top, b.ProbeMax)
+		}
+	}
+	if p.Count == 0 {
+		l.Scale = "no samples"
+		return l
+	}
+	top = max(top, time.Millisecond)
+	l.Scale = "0–" + formatDuration(top)
+	y := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(probeHeight-3)-float64(d)/float64(top)*float64(probeHeight-6), 'f', 1, 64)
+	}
+	var pts, dots, ranges strings.Builder
+	for _, b := range res.Buckets {
+		if b.ProbeN == 0 {
+			continue
+		}
+		x := ms(b.ProbeAt)
+		fmt.Fprintf(&pts, "%s,%s ", x, y(b.ProbeMax))
+		fmt.Fprintf(&dots, "M%s %sh0", x, y(b.ProbeMax))
+		if b.ProbeN > 1 && b.ProbeMin < b.ProbeMax {
+			fmt.Fprintf(&ranges, "M%s %sV%s", x, y(b.ProbeMin), y(b.ProbeMax))
+		}
+	}
+	l.Paths = append(l.Paths,
+		pathView{Class: "p-p50", D: fmt.Sprintf("M0 %sH%s", y(p.P50), ms(span))},
+		pathView{Class: "p-p99", D: fmt.Sprintf("M0 %sH%s", y(p.P99), ms(span))})
+	if ranges.Len() > 0 {
+		l.Paths = append(l.Paths, pathView{Class: "p-range", D: ranges.String()})
+	}
+	l.Polylines = append(l.Polylines, strings.TrimSpace(pts.String()))
+	l.Paths = append(l.Paths, pathView{Class: "p-dots", D: dots.String()})
+	return l
+}
+
+// probeLegend says what the probe's chart shows, with the whole run's figures.
+func probeLegend(p *ProbeFigures) string {
+	if p.Count == 0 {
+		return "probe: no samples in the trace"
+	}
+	return fmt.Sprintf("probe: write to watch event of each renewal of its Lease, whole run p50 %s, p99 %s, max %s (%s samples; the write itself p50 %s)",
+		formatDuration(p.P50), formatDuration(p.P99), formatDuration(p.Max), formatCount(p.Count), formatDuration(p.WriteP50))
 }
 
 // tickSteps are the axis steps: 1, 2, 5 times powers of ten below a second,

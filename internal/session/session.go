@@ -118,7 +118,8 @@ type Session struct {
 	Header trace.Header
 	// Probe is the delivery probe's measures: set by the CLI for a live
 	// run with --probe (ProbeIndex is its Lease's watch); in a replay,
-	// filled from the trace's probe lines (On once one came).
+	// filled from the trace's probe lines (On once one came), and
+	// ProbeIndex is the resource the last probe line named (read it after Run).
 	Probe      *probe.Stats
 	ProbeIndex int
 	clock      reflector.Clock
@@ -277,6 +278,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: probe.NewRecordedStats()}
 	rp.OnProbe(func(at time.Time, l *trace.Line) {
+		s.ProbeIndex = l.R
 		if l.Write == nil || l.Event == nil {
 			s.Probe.Note(l.Detail)
 			return

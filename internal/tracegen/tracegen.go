@@ -65,11 +65,23 @@ type Config struct {
 	// ListErrors makes the first page of every relist fail once with this
 	// message (HTTP 500) before it succeeds ("": never).
 	ListErrors string
+	// Lag, when set, gives watch event number k (of each resource) the
+	// passive delivery estimate of docs/design.md, "Delivery latency":
+	// `written` Lag(k) before its arrival, and `lag` Lag(k).
+	Lag func(k int) time.Duration
+	// ProbeEvery writes a `probe` line of the delivery probe after every
+	// N-th watch event of the first resource (0: none), its measures
+	// Probe(n) for the n-th (from 0): the write's own latency and the time
+	// from sending it to its watch event.
+	ProbeEvery int
+	Probe      func(n int) (write, event time.Duration)
 }
 
 // Stats are what a written trace holds, all resources together.
 type Stats struct {
 	Requests, Events, Bookmarks, Relists, Gone int
+	// Probes counts the probe lines (samples).
+	Probes int
 	// Lines counts the lines after the header.
 	Lines int
 }
@@ -97,6 +109,8 @@ type generator struct {
 	st      Stats
 	err     error
 	watches int
+	// start is the header's startedAt: written times are on its clock.
+	start time.Time
 }
 
 // errStopped is a generator told to stop by its reader.
@@ -123,7 +137,7 @@ func Write(w io.Writer, cfg Config) (Stats, error) {
 	}
 	gens := make([]*generator, cfg.Resources)
 	for i := range gens {
-		gens[i] = newGenerator(cfg, i, h.Resources[i].Namespace)
+		gens[i] = newGenerator(cfg, i, h.Resources[i].Namespace, h.StartedAt)
 	}
 	var st Stats
 	err := merge(gens, func(l *trace.Line) error { return enc.Encode(l) })
@@ -193,10 +207,10 @@ func (c Config) resourceHeader(i int) trace.ResourceHeader {
 			IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
 }
 
-func newGenerator(cfg Config, r int, ns string) *generator {
+func newGenerator(cfg Config, r int, ns string, start time.Time) *generator {
 	cfg.Namespace = ns
 	k := kind(r)
-	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, byName: map[string]*object{}}
+	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, byName: map[string]*object{}, start: start}
 	for i := 0; i < cfg.Objects; i++ {
 		g.rv++
 		o := &object{name: cfg.Name(i), uid: uid(i, 0), rv: g.rv, alive: true}
@@ -262,6 +276,7 @@ func (s *Stats) add(o Stats) {
 	s.Bookmarks += o.Bookmarks
 	s.Relists += o.Relists
 	s.Gone += o.Gone
+	s.Probes += o.Probes
 	s.Lines += o.Lines
 }
 
@@ -328,6 +343,12 @@ func (g *generator) run() {
 		id := g.request(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: cursor, AllowWatchBookmarks: true, TimeoutSeconds: 300})
 		for k := 0; k < n; k++ {
 			g.event(id, events+k)
+			if g.cfg.ProbeEvery > 0 && g.cfg.Probe != nil && g.r == 0 && (events+k+1)%g.cfg.ProbeEvery == 0 {
+				write, event := g.cfg.Probe(g.st.Probes)
+				w, e := trace.Duration(write), trace.Duration(event)
+				g.st.Probes++
+				g.line(trace.Line{K: trace.KindProbe, ResourceVersion: strconv.FormatInt(g.rv, 10), Write: &w, Event: &e})
+			}
 			if g.cfg.BookmarkEvery > 0 && (events+k+1)%g.cfg.BookmarkEvery == 0 {
 				g.line(trace.Line{K: trace.KindEvent, ID: id, Type: string(reflector.EventBookmark),
 					Object: json.RawMessage(`{"kind":"` + g.kind + `","apiVersion":"` + g.apiVersion + `","metadata":{"resourceVersion":"` + strconv.FormatInt(g.rv, 10) + `"}}`)})
@@ -371,7 +392,14 @@ func (g *generator) event(id int64, k int) {
 		o, typ = alive[k%len(alive)], reflector.EventModified
 	}
 	o.rv = g.rv
-	g.line(trace.Line{K: trace.KindEvent, ID: id, Type: string(typ), Object: g.objectJSON(o)})
+	l := trace.Line{K: trace.KindEvent, ID: id, Type: string(typ), Object: g.objectJSON(o)}
+	if g.cfg.Lag != nil {
+		// line() moves the clock one step on: the event arrives then.
+		lag := g.cfg.Lag(k)
+		written, d := g.start.Add(time.Duration(g.at)+g.cfg.Step-lag).UTC(), trace.Duration(lag)
+		l.Written, l.Lag = &written, &d
+	}
+	g.line(l)
 }
 
 func (g *generator) alive() []*object {

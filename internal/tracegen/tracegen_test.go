@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -21,6 +22,11 @@ func TestAGeneratedTraceReplaysWithTheSameDecisionsAndCounts(t *testing.T) {
 		{"few objects, short watches, many relists", Config{Objects: 10, Events: 3000, EventsPerWatch: 10, GoneEvery: 4, Missed: 2}},
 		{"a relist whose first page fails", Config{Objects: 20, Events: 300, EventsPerWatch: 50, GoneEvery: 2, Missed: 3, ListErrors: "etcdserver: leader changed"}},
 		{"three resources, interleaved", Config{Resources: 3, Objects: 25, PageSize: 10, Events: 400, EventsPerWatch: 70, BookmarkEvery: 30, GoneEvery: 2, Missed: 4}},
+		{"lag and probe", Config{Resources: 2, Objects: 20, Events: 500, EventsPerWatch: 100, GoneEvery: 3, Missed: 2, Step: 50 * time.Millisecond,
+			Lag: func(k int) time.Duration { return time.Duration(k%7) * 3 * time.Second }, ProbeEvery: 10,
+			Probe: func(n int) (time.Duration, time.Duration) {
+				return 5 * time.Millisecond, time.Duration(20+n%9) * time.Millisecond
+			}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,6 +66,20 @@ func TestAGeneratedTraceReplaysWithTheSameDecisionsAndCounts(t *testing.T) {
 			}
 			if got, want := int(c.Added+c.Modified+c.Deleted), st.Events; got != want {
 				t.Errorf("events: the replay applied %d, the generator wrote %d", got, want)
+			}
+			if tc.cfg.Lag != nil {
+				for _, r := range sess.Resources {
+					var want reflector.LagCounts
+					for k := range tc.cfg.Events {
+						want[reflector.LagBucketOf(tc.cfg.Lag(k))]++
+					}
+					if got := r.Reflector.Stats().Lag.Counts; got != want {
+						t.Errorf("%s: lag buckets %v, want %v", r.Name(), got, want)
+					}
+				}
+			}
+			if got, want := sess.Probe.Count(), st.Probes; got != want || (tc.cfg.ProbeEvery > 0) != (want > 0) {
+				t.Errorf("the replay took %d probe samples, the generator wrote %d", got, want)
 			}
 			if tc.cfg.GoneEvery > 0 && st.Relists == 0 {
 				t.Errorf("the generator wrote no relist, want one every %d watches", tc.cfg.GoneEvery)
