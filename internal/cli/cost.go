@@ -4,14 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cost"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 // CostOptions are the flags of "kubectl watchcache cost RESOURCE".
@@ -136,6 +142,7 @@ func (o *CostOptions) Run(ctx context.Context) error {
 		return err
 	}
 	restCfg, resources, ns := c.rest, c.resources, c.namespace
+	warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns)
 	rep, err := cost.Measure(ctx, cost.Options{
 		Rest: restCfg, Resources: resources, Namespace: ns,
 		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
@@ -162,4 +169,25 @@ func (o *CostOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return cost.WriteText(o.Out, rep)
+}
+
+// warnMissingNamespace says when the namespace to measure does not exist
+// (kubectl get says nothing there; a cost of zero would look like a
+// measurement). It says nothing when it cannot tell (no permission to read
+// namespaces, say).
+func warnMissingNamespace(ctx context.Context, errOut io.Writer, cfg *rest.Config, resources []reflector.Resource, ns string) {
+	namespaced := false
+	for _, r := range resources {
+		namespaced = namespaced || r.Namespaced
+	}
+	if ns == "" || !namespaced {
+		return
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		fmt.Fprintf(errOut, "warning: namespace %q not found: there is nothing to measure in it\n", ns)
+	}
 }

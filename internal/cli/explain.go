@@ -42,11 +42,12 @@ func newExplainCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: "Replay a trace recorded with --trace (or by kubectl watchcache proxy) as fast as it goes, through the\n" +
 			"same reflector, and print the findings it raises: missed deletes, relist storms, missing bookmarks,\n" +
 			"a refused streaming list, a large initial list, throttling, a resourceVersion going backwards, cache\n" +
-			"drift, flapping watches, UID mismatches, giving up. Each with its evidence (request ids, objects,\n" +
-			"times), its cause, and what to do.\n\n" +
+			"drift, flapping watches, UID mismatches, giving up, slow delivery. Each with its evidence (request\n" +
+			"ids, objects, times), its cause, and what to do.\n\n" +
 			"With -o json it prints one object, {\"resources\": [{\"resource\", \"stream\" (observed traces only),\n" +
-			"\"findings\": [...]}]}, the findings in the form of --summary's. To fail a CI job on findings, replay\n" +
-			"with a rule: kubectl watchcache replay TRACE --speed 0 --no-tui --fail-on 'findings>0' (exit 3).",
+			"\"findings\": [...]}]}, the findings in the form of --summary's. To fail a CI job on the findings of\n" +
+			"a watch's trace, replay it with a rule: kubectl watchcache replay TRACE --speed 0 --no-tui --fail-on\n" +
+			"'findings>0' (exit 3); a proxy's trace replays as recorded, without rules: read explain -o json.",
 		Example:           "  kubectl watchcache explain out.jsonl\n  kubectl watchcache explain out.jsonl.gz -o json | jq '.resources[].findings[].id'",
 		ValidArgsFunction: completeTraceFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,9 +93,6 @@ type Explained struct {
 
 // Run replays the trace and prints its findings.
 func (o *ExplainOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if _, err := os.Stat(o.path); err != nil {
 		return fmt.Errorf("cannot read %s: %w", o.path, errors.Unwrap(err))
 	}
@@ -103,14 +101,18 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer rd.Close()
+	warn := func(w string) { fmt.Fprintf(o.ErrOut, "warning: %s\n", w) }
 	var out []Explained
 	if rd.Header().Observed {
-		out, err = explainObserved(ctx, rd, o.Findings.options())
+		out, err = explainObserved(ctx, rd, o.Findings.options(), warn)
 	} else {
-		out, err = explainReflectors(ctx, rd, o.Findings.options(), func(w string) { fmt.Fprintf(o.ErrOut, "warning: %s\n", w) })
+		out, err = explainReflectors(ctx, rd, o.Findings.options(), warn)
 	}
 	if err != nil {
 		return err
+	}
+	if out == nil {
+		out = []Explained{}
 	}
 	if o.Output == "json" {
 		if err := json.NewEncoder(o.Out).Encode(struct {
@@ -135,16 +137,19 @@ func explainReflectors(ctx context.Context, rd *trace.Reader, opts findings.Opti
 	if err := sess.Run(ctx); err != nil {
 		var lineErr *trace.LineError
 		var div *trace.Divergence
-		if errors.As(err, &lineErr) || errors.As(err, &div) {
+		if errors.As(err, &lineErr) || errors.As(err, &div) || ctx.Err() != nil {
 			return nil, err
 		}
 		// A reflector that stopped on an error stops so in the replay too;
 		// its findings (gave-up, say) are what explain is for.
+		warn(fmt.Sprintf("the replayed run stopped as the recorded one did: %v", err))
 	}
 	for _, w := range sess.Replay.Warnings() {
 		warn(w)
 	}
-	if _, total := sess.Replay.Differences(0); total > 0 {
+	if sess.Replay.RecordedDecisions() == 0 {
+		warn("the trace holds no recorded decision (a header alone, or a run cut before it decided anything): there is little to explain")
+	} else if _, total := sess.Replay.Differences(0); total > 0 && !sess.Replay.EndedEarly() {
 		warn(fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where): its findings are the replay's", places(total)))
 	}
 	if sess.Replay.EndedEarly() {
@@ -158,13 +163,19 @@ func explainReflectors(ctx context.Context, rd *trace.Reader, opts findings.Opti
 }
 
 // explainObserved replays a proxy's trace: each stream rebuilt from its client's traffic.
-func explainObserved(ctx context.Context, rd *trace.Reader, opts findings.Options) ([]Explained, error) {
+func explainObserved(ctx context.Context, rd *trace.Reader, opts findings.Options, warn func(string)) ([]Explained, error) {
 	rp, err := observed.NewReplay(rd, 0, func(s *observed.Stream) { s.Findings().Configure(opts) })
 	if err != nil {
 		return nil, fmt.Errorf("replaying the trace: %w", err)
 	}
 	if err := rp.Run(ctx); err != nil {
 		return nil, err
+	}
+	for _, w := range rd.Warnings() {
+		warn(w)
+	}
+	if len(rp.Streams()) == 0 {
+		warn("the trace holds no observed stream: the proxy saw no LIST or WATCH")
 	}
 	var out []Explained
 	for _, s := range rp.Streams() {

@@ -105,3 +105,15 @@ func TestReportMarksAnIgnoredFinding(t *testing.T) {
 		t.Fatalf("an unknown finding: exit %d, want %d", code, ExitUsage)
 	}
 }
+
+func TestProbeNamespaceIsCheckedBeforeAnyRequest(t *testing.T) {
+	for _, tc := range []struct{ probe, want string }{
+		{"", "error: --probe needs a namespace: --probe NAMESPACE"},
+		{"Bad_NS", `error: invalid --probe "Bad_NS": a namespace name`},
+	} {
+		code, _, stderr := run(t, "configmaps", "--kubeconfig", "/nonexistent", "--probe", tc.probe)
+		if code != ExitUsage || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("--probe %q: got %d %q, want %d %q…", tc.probe, code, stderr, ExitUsage, tc.want)
+		}
+	}
+}

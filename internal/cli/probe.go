@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -18,6 +19,14 @@ import (
 
 // validateProbe checks the probe's flags.
 func (o *WatchOptions) validateProbe() error {
+	if o.probeFlag != nil && o.probeFlag.Changed && o.Probe == "" {
+		return usageErrorf("--probe needs a namespace: --probe NAMESPACE")
+	}
+	if o.Probe != "" {
+		if errs := validation.IsDNS1123Label(o.Probe); len(errs) > 0 {
+			return usageErrorf("invalid --probe %q: a namespace name %s", o.Probe, strings.Join(errs, "; "))
+		}
+	}
 	if o.ProbeInterval < time.Second {
 		return usageErrorf("invalid --probe-interval %s: must be at least 1s", o.ProbeInterval)
 	}

@@ -281,7 +281,13 @@ func TestE2ECostBadInputAndAnEmptyCollection(t *testing.T) {
 	}
 	// And for people.
 	code, out, errOut = run(t, "cost", "deployments.apps", "-n", empty.Namespace(0), "--kubeconfig", kc)
-	if code != 0 || !strings.Contains(out, "deployments.v1.apps (namespace cost-nothing-00): 0 objects") || !strings.Contains(out, "asked of the server:") {
+	if code != 0 || !strings.Contains(out, "deployments.v1.apps (namespace cost-nothing-00): 0 objects") || !strings.Contains(out, "asked of the server:") ||
+		strings.Contains(errOut, "not found") {
 		t.Errorf("empty collection, text: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// A namespace that does not exist: zeros too, and a warning that says so.
+	code, out, errOut = run(t, "cost", "configmaps", "-n", "no-such-namespace", "--kubeconfig", kc)
+	if code != 0 || !strings.Contains(out, "0 objects") || !strings.Contains(errOut, `warning: namespace "no-such-namespace" not found`) {
+		t.Errorf("missing namespace: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

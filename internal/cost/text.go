@@ -34,7 +34,7 @@ func WriteText(w io.Writer, rep *Report) error {
 		if r.Namespace != "" {
 			where = "namespace " + r.Namespace
 		}
-		fmt.Fprintf(w, "%s (%s): %d objects, counted by %s; %d sampled\n", r.Resource, where, r.Objects, countedLabels[r.Counted], r.Sampled)
+		fmt.Fprintf(w, "%s (%s): %s, counted by %s; %d sampled\n", r.Resource, where, plural(r.Objects, "object"), countedLabels[r.Counted], r.Sampled)
 		p("\twire\tbytes/object\tinitial list\tlist time\t\n")
 		p("\tjson\t%s\t%s\t%.2fs\t\n", formatBytes(r.BytesPerObject.JSON), formatBytes(r.ListBytes.JSON), r.ListSeconds.JSON)
 		if r.BytesPerObject.Protobuf != nil {
@@ -84,4 +84,12 @@ func writeHeaps(tw *tabwriter.Writer, h *Heaps) {
 		}
 		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t\n", formLabels[f.name], formatBytes(x.PerObject), formatBytes(x.Total), formatBytes(x.PeakList), formatBytes(x.PeakStream))
 	}
+}
+
+// plural is "1 object", "2 objects".
+func plural(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -37,7 +37,7 @@ func TestObservedMetricsTellClientsApart(t *testing.T) {
 	add("ctrl/1", reflector.Stats{State: reflector.StateStopped, BookmarkAt: now.Add(-time.Hour), Counters: reflector.Counters{Watches: 1}}, 0)
 	// A stream whose client left counts as Stopped, its age not among the open streams'.
 	left := watching(2, 2*time.Hour)
-	left.ClientLeft, left.ClientLeftState = now.Add(-time.Minute), reflector.StateWatching
+	left.ClientLeft, left.ClientLeftState, left.ClientLeftWas = now.Add(-time.Minute), reflector.StateWatching, "Watching"
 	add("ctrl/1", left, 0)
 	w := httptest.NewRecorder()
 	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))

@@ -409,7 +409,13 @@ func (s *Session) probeFindings(i int, at time.Time) {
 		return
 	}
 	f := s.Probe.Figures(time.Time{})
-	s.Resources[i].Findings.Probe(at, f.Count, f.P50, f.P99, f.WriteP50)
+	slow := 0
+	for _, x := range s.Probe.Samples() {
+		if x.Event > 2*time.Second {
+			slow++
+		}
+	}
+	s.Resources[i].Findings.Probe(at, f.Count, slow, f.P50, f.P99, f.WriteP50)
 }
 
 // NoteProbe records a note of the probe's into Probe and, when recording, the trace.

@@ -81,7 +81,7 @@ func ClientLeftOf(st reflector.Stats, now time.Time) *ClientLeftSummary {
 	if st.ClientLeft.IsZero() {
 		return nil
 	}
-	return &ClientLeftSummary{AgeSeconds: now.Sub(st.ClientLeft).Seconds(), State: st.ClientLeftState.String()}
+	return &ClientLeftSummary{AgeSeconds: now.Sub(st.ClientLeft).Seconds(), State: st.ClientLeftWas}
 }
 
 // Asks says for people what the stream's client asked for: "protobuf,

@@ -78,14 +78,13 @@ func (o Options) withDefaults() Options {
 type Engine struct {
 	counters func() reflector.Counters
 
-	mu       sync.Mutex
-	opts     Options
-	ignore   map[ID]bool
-	found    map[ID]*Finding
-	order    []ID // raise order
-	onRaise  []func(Finding)
-	pending  []Finding // raised during the note being observed, handed to onRaise after mu
-	observed int64
+	mu      sync.Mutex
+	opts    Options
+	ignore  map[ID]bool
+	found   map[ID]*Finding
+	order   []ID // raise order
+	onRaise []func(Finding)
+	pending []Finding // raised during the note being observed, handed to onRaise after mu
 
 	// what the notes told so far
 	watch     *openWatch // the watch in flight
@@ -116,6 +115,7 @@ type Engine struct {
 	forced         int                 // forced relists (r) whose list has not begun: not counted as a storm
 	lag            reflector.LagCounts // the passive estimate's buckets, from applied notes
 	lagReqs        []int64
+	probe          probeFigures // the delivery probe's, when the run has one
 }
 
 type openWatch struct {
@@ -165,6 +165,9 @@ func New(opts Options, counters func() reflector.Counters) *Engine {
 // before the first note. The engine keeps the Resource, Client and
 // StreamAsked it was made with.
 func (e *Engine) Configure(opts Options) {
+	if e == nil {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	keep := e.opts
@@ -174,10 +177,16 @@ func (e *Engine) Configure(opts Options) {
 	for _, id := range opts.Ignore {
 		e.ignore[id] = true
 	}
+	for id, f := range e.found {
+		f.Ignored = e.ignore[id]
+	}
 }
 
 // Name sets whose findings they are (Finding.Resource and Finding.Client).
 func (e *Engine) Name(resource, client string) {
+	if e == nil {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.opts.Resource, e.opts.Client = resource, client
@@ -187,6 +196,9 @@ func (e *Engine) Name(resource, client string) {
 // when it is first raised, on the goroutine of the note that raised it,
 // after every listener of that note. It must not block.
 func (e *Engine) OnRaise(f func(Finding)) {
+	if e == nil {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.onRaise = append(e.onRaise, f)
@@ -209,6 +221,9 @@ func (e *Engine) List() []Finding {
 
 // Get returns the finding id, if raised.
 func (e *Engine) Get(id ID) (Finding, bool) {
+	if e == nil {
+		return Finding{}, false
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	f, ok := e.found[id]
@@ -242,7 +257,6 @@ func (e *Engine) Observe(n reflector.Note) {
 		return
 	}
 	e.mu.Lock()
-	e.observed++
 	switch n.Kind {
 	case reflector.NoteRequestStarted:
 		e.requestStarted(n)
@@ -256,6 +270,12 @@ func (e *Engine) Observe(n reflector.Note) {
 		e.audit(n)
 	}
 	e.checkOpenWatch(n.At)
+	e.unlockAndTell()
+}
+
+// unlockAndTell releases mu, then hands the findings raised meanwhile to
+// the OnRaise listeners (outside the lock: they may read the engine).
+func (e *Engine) unlockAndTell() {
 	pending, listeners := e.pending, e.onRaise
 	e.pending = nil
 	e.mu.Unlock()
@@ -460,15 +480,13 @@ func (e *Engine) flapping(at time.Time) {
 	lifetimes := make([]time.Duration, len(e.flaps))
 	var ids []int64
 	causes := map[string]int{}
-	errors := 0
+	failed := 0
 	for i, f := range e.flaps {
 		lifetimes[i] = f.lifetime
 		ids = appendLast(ids, f.id, keepRequests)
 		causes[f.cause]++
-	}
-	for _, f := range e.flaps {
 		if f.cause != string(reflector.EndClosed) {
-			errors++
+			failed++
 		}
 	}
 	sort.Slice(lifetimes, func(i, j int) bool { return lifetimes[i] < lifetimes[j] })
@@ -486,7 +504,7 @@ func (e *Engine) flapping(at time.Time) {
 			Text:     fmt.Sprintf("%d watches in the last %s ended in an error or within %s of starting, with no 410 Gone; typical lifetime %s; most common end: %s (%d)", len(e.flaps), roundDur(e.opts.FlapWindow), roundDur(e.opts.FlapLifetime), roundDur(typical), common, commonN),
 			Requests: ids,
 			Window:   window(e.flaps[0].at, at),
-			Facts:    map[string]string{"typicalLifetime": roundDur(typical), "errors": fmt.Sprint(errors)},
+			Facts:    map[string]string{"typicalLifetime": roundDur(typical), "errors": fmt.Sprint(failed)},
 		}
 		f.Cause = flapCause(typical, lifetimes, common)
 		f.Action = "find what cuts long-lived connections between this client and the API server: raise the idle timeout of the proxy or load balancer above the watch timeout (5-10 minutes), or check the API server's restarts and the network"
@@ -606,6 +624,7 @@ func (e *Engine) checkRelists(at time.Time, id int64) {
 		return
 	}
 	c := e.counters().Relists
+	added := false
 	for ; e.relistSeen < c; e.relistSeen++ {
 		if e.forced > 0 {
 			e.forced-- // the user asked for it (r): no storm of the server's
@@ -613,9 +632,11 @@ func (e *Engine) checkRelists(at time.Time, id int64) {
 		}
 		e.relists = append(e.relists, at)
 		e.storms = appendLast(e.storms, id, keepRequests)
+		added = true
 	}
 	e.relists = slices.DeleteFunc(e.relists, func(t time.Time) bool { return at.Sub(t) > e.opts.StormWindow })
-	if len(e.relists) >= e.opts.StormRelists {
+	// Raised, and updated, only when a relist begins: new evidence.
+	if added && len(e.relists) >= e.opts.StormRelists {
 		e.relistStorm(at)
 	}
 }
@@ -648,10 +669,10 @@ func (e *Engine) relistStorm(at time.Time) {
 		cause = append(cause, "each relist follows a 410 Gone, a too-large resourceVersion or a forced relist; see the requests")
 	}
 	e.raise(RelistStorm, Error, at, func(f *Finding) {
-		f.Count = int64(n)
+		f.Count = max(f.Count, int64(n)) // the most relists seen within one window
 		f.Title = fmt.Sprintf("%d relists within %s", n, roundDur(e.opts.StormWindow))
 		f.Evidence = Evidence{
-			Text:     fmt.Sprintf("%d complete lists after the first within %s (the threshold is %d); each one lists every object again", n, roundDur(e.opts.StormWindow), e.opts.StormRelists),
+			Text:     fmt.Sprintf("%d relists (complete lists after the first) began within %s (the threshold is %d); each one lists every object again", n, roundDur(e.opts.StormWindow), e.opts.StormRelists),
 			Requests: slices.Clone(e.storms),
 			Window:   window(e.relists[0], at),
 		}
@@ -715,6 +736,7 @@ func (e *Engine) decision(n reflector.Note) {
 		}
 	case reflector.ReasonListComplete:
 		e.checkRelists(n.At, n.RequestID)
+		e.forced = 0 // a forced relist that never began does not hide a later one
 		if !e.firstListed {
 			e.firstListed = true
 			e.initialList(n, d)
@@ -728,9 +750,7 @@ func (e *Engine) decision(n reflector.Note) {
 			g.afterStart = e.lastWatchLife
 		}
 		e.gones = append(e.gones, g)
-		if len(e.gones) > 100 {
-			e.gones = e.gones[1:]
-		}
+		e.gones = slices.DeleteFunc(e.gones, func(x goneAt) bool { return n.At.Sub(x.at) > max(e.opts.StormWindow, e.opts.FlapWindow) })
 	case reflector.ReasonRelistDiff:
 		e.relistDiff(n, d)
 	case reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd:
@@ -876,79 +896,76 @@ const (
 	slowProbeP99    = 2 * time.Second
 )
 
-// lagged counts an applied event's estimated lag, and raises slow-delivery
-// when the p99's bucket is 15-60s or later over enough events.
+// probeFigures are the delivery probe's figures over the whole run.
+type probeFigures struct {
+	samples, slow      int // slow: over slowProbeP99
+	p50, p99, writeP50 time.Duration
+}
+
+// lagged counts an applied event's estimated lag; slow-delivery may follow.
 func (e *Engine) lagged(n reflector.Note) {
 	b := reflector.LagBucketOf(n.Delivery.Lag)
 	e.lag[b]++
 	if b >= slowLagBucket {
 		e.lagReqs = appendLast(e.lagReqs, n.RequestID, keepRequests)
+		e.slowDelivery(n.At) // only a late event is new evidence
 	}
+}
+
+// Probe reads the delivery probe's figures over the whole run, after each
+// sample (samples of them, slow over 2 s); at is the sample's time on the
+// session's clock. slow-delivery may follow.
+func (e *Engine) Probe(at time.Time, samples, slow int, p50, p99, writeP50 time.Duration) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.probe = probeFigures{samples: samples, slow: slow, p50: p50, p99: p99, writeP50: writeP50}
+	e.slowDelivery(at)
+	e.unlockAndTell()
+}
+
+// slowDelivery raises or updates slow-delivery from both measures: the
+// probe's p99 over 2 s after 5 samples, or the passive estimate's p99 in
+// 15-60s or later after 20 events. Count is the late events and the slow
+// probe samples together.
+func (e *Engine) slowDelivery(at time.Time) {
+	p := e.probe
 	total := e.lag.Total()
-	if total < minLagEvents || e.lag.P99Bucket() < slowLagBucket {
+	byProbe := p.samples >= minProbeSamples && p.p99 > slowProbeP99
+	byLag := total >= minLagEvents && e.lag.P99Bucket() >= slowLagBucket
+	if !byProbe && !byLag {
 		return
 	}
 	late := int64(0)
 	for i := slowLagBucket; i < reflector.LagBucketCount; i++ {
 		late += e.lag[i]
 	}
-	e.raise(SlowDelivery, Warning, n.At, func(f *Finding) {
-		f.Count = late
-		f.Title = fmt.Sprintf("events arrive late: %d of %d over 15s after their write", late, total)
+	e.raise(SlowDelivery, Warning, at, func(f *Finding) {
+		f.Count = late + int64(p.slow)
 		facts := map[string]string{}
-		for i := range reflector.LagBucketCount {
-			facts["lag "+reflector.LagBucketName(i)] = fmt.Sprint(e.lag[i])
-		}
-		if p := f.Evidence.Facts; p != nil {
-			for k, v := range p {
-				if strings.HasPrefix(k, "probe") {
-					facts[k] = v
-				}
+		var texts, titles []string
+		if total > 0 {
+			for i := range reflector.LagBucketCount {
+				facts["lag "+reflector.LagBucketName(i)] = fmt.Sprint(e.lag[i])
 			}
 		}
-		f.Evidence = Evidence{
-			Text:     fmt.Sprintf("the events' estimated lag (arrival minus the object's last write, corrected by the server's Date; ±2s) has its p99 in %s over %d events", reflector.LagBucketName(e.lag.P99Bucket()), total),
-			Requests: slices.Clone(e.lagReqs),
-			Facts:    facts,
+		if byLag {
+			titles = append(titles, fmt.Sprintf("%d of %d events over 15s after their write", late, total))
+			texts = append(texts, fmt.Sprintf("the events' estimated lag (arrival minus the object's last write, corrected by the server's Date; ±2s) has its p99 in %s over %d events", reflector.LagBucketName(e.lag.P99Bucket()), total))
 		}
+		if p.samples > 0 {
+			facts["probe p50"], facts["probe p99"], facts["probe write p50"], facts["probe samples"] = roundDur(p.p50), roundDur(p.p99), roundDur(p.writeP50), fmt.Sprint(p.samples)
+		}
+		if byProbe {
+			titles = append(titles, fmt.Sprintf("the probe's p99 %s", roundDur(p.p99)))
+			texts = append(texts, fmt.Sprintf("%d updates of the probe's Lease, %d over %s: from sending each to its watch event p50 %s, p99 %s (the write itself: p50 %s)",
+				p.samples, p.slow, roundDur(slowProbeP99), roundDur(p.p50), roundDur(p.p99), roundDur(p.writeP50)))
+		}
+		f.Title = "the watch tells late: " + strings.Join(titles, "; ")
+		f.Evidence = Evidence{Text: strings.Join(texts, "; "), Requests: slices.Clone(e.lagReqs), Facts: facts}
 		e.slowDeliveryWords(f)
 	})
-}
-
-// Probe reads the delivery probe's figures over the whole run, after each
-// sample: slow-delivery when its write-to-event p99 is over 2 s over enough
-// samples. at is the sample's time on the session's clock.
-func (e *Engine) Probe(at time.Time, samples int, p50, p99, writeP50 time.Duration) {
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	if samples >= minProbeSamples && p99 > slowProbeP99 {
-		e.raise(SlowDelivery, Warning, at, func(f *Finding) {
-			f.Count = int64(samples)
-			f.Title = fmt.Sprintf("the probe's updates reach the watch late: p99 %s", roundDur(p99))
-			facts := map[string]string{}
-			for k, v := range f.Evidence.Facts {
-				facts[k] = v
-			}
-			facts["probe p50"], facts["probe p99"], facts["probe write p50"], facts["probe samples"] = roundDur(p50), roundDur(p99), roundDur(writeP50), fmt.Sprint(samples)
-			f.Evidence = Evidence{
-				Text: fmt.Sprintf("%d updates of the probe's Lease: from sending each to its watch event p50 %s, p99 %s (the write itself: p50 %s); over %s is slow",
-					samples, roundDur(p50), roundDur(p99), roundDur(writeP50), roundDur(slowProbeP99)),
-				Requests: f.Evidence.Requests,
-				Facts:    facts,
-			}
-			e.slowDeliveryWords(f)
-		})
-	}
-	pending, listeners := e.pending, e.onRaise
-	e.pending = nil
-	e.mu.Unlock()
-	for _, f := range pending {
-		for _, l := range listeners {
-			l(f)
-		}
-	}
 }
 
 func (e *Engine) slowDeliveryWords(f *Finding) {

@@ -298,12 +298,12 @@ func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 	}
 
 	g := newFeed(t, Options{})
-	g.e.Probe(g.now, 4, time.Second, 3*time.Second, 100*time.Millisecond)
-	g.e.Probe(g.now, 5, time.Second, 1900*time.Millisecond, 100*time.Millisecond)
+	g.e.Probe(g.now, 4, 1, time.Second, 3*time.Second, 100*time.Millisecond)
+	g.e.Probe(g.now, 5, 0, time.Second, 1900*time.Millisecond, 100*time.Millisecond)
 	if g.has(SlowDelivery) {
 		t.Fatal("slow-delivery raised on 4 samples, or a p99 under 2s")
 	}
-	g.e.Probe(g.now, 5, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
+	g.e.Probe(g.now, 5, 1, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
 	if got, ok := g.e.Get(SlowDelivery); !ok || got.Evidence.Facts["probe p99"] != "2.5s" || len(g.raised) != 1 {
 		t.Fatalf("want slow-delivery from the probe, raised once, got %v %+v", ok, got)
 	}

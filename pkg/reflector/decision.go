@@ -188,7 +188,11 @@ func (d Decision) String() string {
 	case ReasonStopped:
 		return "stopped"
 	case ReasonClientLeft:
-		return fmt.Sprintf("client left %s ago (every connection it used closed, no request open); it was %s", roundDuration(d.Wait), d.State)
+		was := d.Cause
+		if was == "" {
+			was = d.State.String()
+		}
+		return fmt.Sprintf("client left %s ago (every connection it used closed, no request open); it was %s", roundDuration(d.Wait), was)
 	case ReasonClientBack:
 		return fmt.Sprintf("client came back after %s away: its stream goes on", roundDuration(d.Wait))
 	}

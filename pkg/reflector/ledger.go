@@ -402,9 +402,22 @@ func (l *Ledger) ClientLeft(since time.Time) {
 		return
 	}
 	l.stats.ClientLeft, l.stats.ClientLeftState = since, l.stats.State
-	state := l.stats.State
+	l.stats.ClientLeftWas = l.stats.State.String()
+	if l.stats.State == StateWatching && l.lastVerb() == VerbList {
+		// Its list was complete and it asked for no watch (kubectl get).
+		l.stats.ClientLeftWas = "Listed"
+	}
+	state, was := l.stats.State, l.stats.ClientLeftWas
 	l.mu.Unlock()
-	l.Decide(Decision{State: state, Reason: ReasonClientLeft, Wait: max(l.now().Sub(since), 0)})
+	l.Decide(Decision{State: state, Reason: ReasonClientLeft, Wait: max(l.now().Sub(since), 0), Cause: was})
+}
+
+// lastVerb is the verb of the last finished request ("" before one); mu held.
+func (l *Ledger) lastVerb() Verb {
+	if !l.histFull && l.histNext == 0 {
+		return ""
+	}
+	return l.history[(l.histNext-1+len(l.history))%len(l.history)].Verb
 }
 
 // ClientBack records that the client of a stream it had left sent a
@@ -412,7 +425,7 @@ func (l *Ledger) ClientLeft(since time.Time) {
 func (l *Ledger) ClientBack() {
 	l.mu.Lock()
 	since := l.stats.ClientLeft
-	l.stats.ClientLeft, l.stats.ClientLeftState = time.Time{}, StateEmpty
+	l.stats.ClientLeft, l.stats.ClientLeftState, l.stats.ClientLeftWas = time.Time{}, StateEmpty, ""
 	state := l.stats.State
 	l.mu.Unlock()
 	if !since.IsZero() {

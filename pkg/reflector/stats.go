@@ -238,6 +238,10 @@ type Stats struct {
 	// own never sets them), and again once it comes back.
 	ClientLeft      time.Time
 	ClientLeftState State
+	// ClientLeftWas says it for people: the state's name, or "Listed" for
+	// a client whose complete list was its last request (kubectl get: it
+	// never watched).
+	ClientLeftWas string
 	// Lag is the passive delivery estimate: how late the watch events
 	// applied past their list arrived after their object's last write
 	// (events whose object carries no write time are not counted).

@@ -93,7 +93,7 @@ func TestAStreamWhoseClientLeftSaysSoAndIsNotCountedWatching(t *testing.T) {
 	clock.now = at(60 * time.Second)
 	watching := reflector.Stats{State: reflector.StateWatching, StateSince: at(10 * time.Second), ResourceVersion: "120"}
 	left := watching
-	left.ClientLeft, left.ClientLeftState = at(48*time.Second), reflector.StateWatching
+	left.ClientLeft, left.ClientLeftState, left.ClientLeftWas = at(48*time.Second), reflector.StateWatching, "Watching"
 	o = ovUpdate(o, resourceMsg{i: 0, msg: snapshotMsg{at: clock.now, hasStats: true, stats: left}})
 	o = ovUpdate(o, resourceMsg{i: 1, msg: snapshotMsg{at: clock.now, hasStats: true, stats: watching}})
 	screen := ovScreen(o)

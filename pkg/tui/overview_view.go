@@ -629,7 +629,7 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		cells[colLag] = lagCell(st, s.Lag.Counts)
 		switch {
 		case !s.ClientLeft.IsZero(): // since when is in FOR
-			cells[colError] = st.faint.Render("was " + s.ClientLeftState.String())
+			cells[colError] = st.faint.Render("was " + s.ClientLeftWas)
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
 			cells[colError] = ""
 		case s.State == reflector.StateWatching: // an error it got past

@@ -182,7 +182,7 @@ func (m *Model) stateLine() string {
 // clientLeftText says that an observed stream's client left, since when,
 // and the state its stream was in then.
 func clientLeftText(s reflector.Stats, now time.Time) string {
-	return "client left " + age(now.Sub(s.ClientLeft)) + " ago, was " + s.ClientLeftState.String()
+	return "client left " + age(now.Sub(s.ClientLeft)) + " ago, was " + s.ClientLeftWas
 }
 
 // section is a rule with a title: "── health ─────".
