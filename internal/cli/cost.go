@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,18 +96,9 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 
 // Complete takes the resource arguments, as "kubectl watchcache RESOURCE" does.
 func (o *CostOptions) Complete(args []string) error {
-	if len(args) == 0 {
-		return usageErrorf("you must specify the type of resource to measure, e.g. \"kubectl watchcache cost pods\" or \"kubectl watchcache cost pods,deployments.apps\"")
-	}
-	for _, arg := range args {
-		for _, name := range strings.Split(arg, ",") {
-			if strings.TrimSpace(name) == "" {
-				return usageErrorf("%q has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps", arg)
-			}
-		}
-	}
-	o.resourceArgs = args
-	return nil
+	var err error
+	o.resourceArgs, err = resourceArgs(args, "measure", "kubectl watchcache cost")
+	return err
 }
 
 // Validate checks the flags without contacting the server.

@@ -151,6 +151,24 @@ func hasVerb(verbs []string, v string) bool {
 
 // checkKubeconfig refuses to run without a cluster to talk to, instead of
 // falling back to localhost:8080 as client-go does.
+// resourceArgs checks a command's resource arguments as kubectl reads
+// them: one or more, each a resource, a comma-separated list of them, or a
+// category; example is the command line that the error suggests ("kubectl
+// watchcache pods").
+func resourceArgs(args []string, verb, example string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, usageErrorf("you must specify the type of resource to %s, e.g. \"%s pods\" or \"%s pods,deployments.apps\"", verb, example, example)
+	}
+	for _, arg := range args {
+		for _, name := range strings.Split(arg, ",") {
+			if strings.TrimSpace(name) == "" {
+				return nil, usageErrorf("%q has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps", arg)
+			}
+		}
+	}
+	return args, nil
+}
+
 // connected is what a command that talks to a cluster starts from: its
 // REST config, the resources its arguments name, and the namespace (""
 // for all namespaces).

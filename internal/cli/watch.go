@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,18 +121,9 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 // Complete takes the resource arguments: one or more, each a resource, a
 // comma-separated list of them, or a category.
 func (o *WatchOptions) Complete(args []string) error {
-	if len(args) == 0 {
-		return usageErrorf("you must specify the type of resource to watch, e.g. \"kubectl watchcache pods\" or \"kubectl watchcache pods,deployments.apps\"")
-	}
-	for _, arg := range args {
-		for _, name := range strings.Split(arg, ",") {
-			if strings.TrimSpace(name) == "" {
-				return usageErrorf("%q has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps", arg)
-			}
-		}
-	}
-	o.resourceArgs = args
-	return nil
+	var err error
+	o.resourceArgs, err = resourceArgs(args, "watch", "kubectl watchcache")
+	return err
 }
 
 // Validate checks the flags without contacting the server.
