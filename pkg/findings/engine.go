@@ -95,9 +95,8 @@ type Engine struct {
 	lastWatchEnd   time.Time
 	relists        []time.Time // when relists were seen to begin (counters moved)
 	relistSeen     int64
-	listStart      time.Time // the first list's initial-list decision
+	listStart      time.Time // when the first list's last attempt began (its first request)
 	listReqs       []int64   // the requests of the list in progress
-	listBytes      int64
 	firstListed    bool
 	gones          []goneAt
 	flaps          []flap
@@ -332,6 +331,12 @@ func (e *Engine) requestStarted(n reflector.Note) {
 	}
 	if !e.firstListed && (r.Verb == reflector.VerbList || r.Opts.SendInitialEvents) {
 		e.listReqs = appendLast(e.listReqs, r.ID, keepRequests)
+		if r.Opts.Continue == "" {
+			// A list (again) from its start: its time runs from here, not
+			// from the decision to list (a wait for --max-concurrent-lists,
+			// backoffs and a streaming list that stalled come before).
+			e.listStart = n.At
+		}
 	}
 }
 
@@ -341,9 +346,6 @@ func (e *Engine) requestEnded(n reflector.Note) {
 		return
 	}
 	end := r.End
-	if !e.firstListed && r.Verb == reflector.VerbList {
-		e.listBytes += r.Bytes
-	}
 	e.checkRelists(n.At, r.ID)
 	if isThrottle(end) {
 		e.throttled(n.At, r, end)
@@ -730,10 +732,6 @@ func (e *Engine) decision(n reflector.Note) {
 	switch d.Reason {
 	case reflector.ReasonForcedRelist:
 		e.forced++
-	case reflector.ReasonInitialList:
-		if !e.firstListed && e.listStart.IsZero() {
-			e.listStart = n.At
-		}
 	case reflector.ReasonListComplete:
 		e.checkRelists(n.At, n.RequestID)
 		e.forced = 0 // a forced relist that never began does not hide a later one
@@ -792,7 +790,7 @@ func (e *Engine) initialList(n reflector.Note, d *reflector.Decision) {
 	if !e.listStart.IsZero() {
 		took = n.At.Sub(e.listStart)
 	}
-	bytes := e.listBytes
+	bytes := d.Bytes
 	if e.refused != nil {
 		e.watchListRefused(n.At, d.Objects, bytes, took)
 	}
@@ -851,6 +849,11 @@ func (e *Engine) watchListRefused(at time.Time, objects int, bytes int64, took t
 		f.Evidence = Evidence{Text: text, Requests: slices.Clone(e.listReqs), Facts: facts}
 		f.Cause = "the API server does not serve the streaming list here: its WatchList feature is off, the server is older than 1.32, or its watch cache is off for this resource. client-go's WatchListClient falls back to LIST the same way, silently (one V(4) log line), so every (re)list costs a full LIST from etcd"
 		f.Action = "enable the WatchList feature on the API server (on by default since 1.34 with the watch cache), or list with --initial-list=list and accept the LIST's memory peak"
+		if r.stalled {
+			f.Title = "the streaming list stalled: the list fell back to LIST"
+			f.Cause = "the streaming list's initial-events-end bookmark did not come in time: a proxy or load balancer in between may hold the streamed response back (it must flush a watch as it comes), or the API server's watch cache was slow to serve it. client-go's WatchListClient falls back to LIST after such a wait too, silently, so every (re)list costs the wait and a full LIST from etcd"
+			f.Action = "check what sits between the client and the API server (a buffering proxy), and the API server's watch cache for this resource; or list with --initial-list=list"
+		}
 		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists"
 	})
 }
@@ -894,6 +897,10 @@ const (
 	slowLagBucket   = 3 // 15-60s
 	minProbeSamples = 5
 	slowProbeP99    = 2 * time.Second
+	// minLate is the fewest late events, or slow probe samples, that make
+	// the finding: under 100 of either, the p99 is the slowest one, and one
+	// slow sample is no evidence.
+	minLate = 3
 )
 
 // probeFigures are the delivery probe's figures over the whole run.
@@ -932,23 +939,26 @@ func (e *Engine) Probe(at time.Time, samples, slow int, p50, p99, writeP50 time.
 func (e *Engine) slowDelivery(at time.Time) {
 	p := e.probe
 	total := e.lag.Total()
-	byProbe := p.samples >= minProbeSamples && p.p99 > slowProbeP99
-	byLag := total >= minLagEvents && e.lag.P99Bucket() >= slowLagBucket
-	if !byProbe && !byLag {
-		return
-	}
 	late := int64(0)
 	for i := slowLagBucket; i < reflector.LagBucketCount; i++ {
 		late += e.lag[i]
+	}
+	byProbe := p.samples >= minProbeSamples && p.p99 > slowProbeP99 && p.slow >= minLate
+	byLag := total >= minLagEvents && e.lag.P99Bucket() >= slowLagBucket && late >= minLate
+	if !byProbe && !byLag {
+		return
 	}
 	e.raise(SlowDelivery, Warning, at, func(f *Finding) {
 		f.Count = late + int64(p.slow)
 		facts := map[string]string{}
 		var texts, titles []string
 		if total > 0 {
+			// One fact, the buckets in order (facts are printed by name).
+			buckets := make([]string, 0, reflector.LagBucketCount)
 			for i := range reflector.LagBucketCount {
-				facts["lag "+reflector.LagBucketName(i)] = fmt.Sprint(e.lag[i])
+				buckets = append(buckets, fmt.Sprintf("%s %d", reflector.LagBucketName(i), e.lag[i]))
 			}
+			facts["lag"] = strings.Join(buckets, ", ")
 		}
 		if byLag {
 			titles = append(titles, fmt.Sprintf("%d of %d events over 15s after their write", late, total))
@@ -969,7 +979,7 @@ func (e *Engine) slowDelivery(at time.Time) {
 }
 
 func (e *Engine) slowDeliveryWords(f *Finding) {
-	f.Cause = "the API server's watch path is slow to tell this client: an overloaded API server (its watch cache lagging etcd, slow dispatch to many watchers), API Priority and Fairness queuing, or a slow network or proxy in between; a controller acting on these events reacts as late"
+	f.Cause = "the API server is slow to tell this client what was written: an overloaded API server (its watch cache lagging etcd, slow dispatch to many watchers), API Priority and Fairness queuing, or a slow network or proxy in between; a controller acting on these events reacts as late. The probe's time runs from sending its update, so a slow write (etcd) counts too: its write p50 tells the two apart"
 	f.Action = "compare with the API server's apiserver_watch_events_* and apiserver_flowcontrol_* metrics; run the probe (--probe NAMESPACE) from another place to tell the network from the server; reduce watchers of busy resources"
 	f.Docs = "https://kubernetes.io/docs/concepts/cluster-administration/flow-control/"
 }

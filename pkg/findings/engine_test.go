@@ -2,6 +2,7 @@ package findings
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -280,6 +281,21 @@ func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 	if f.has(SlowDelivery) {
 		t.Fatal("slow-delivery raised on 10 events")
 	}
+	// One old object's late event among 40 (the p99 of under 100 events is
+	// the slowest), then a second: no evidence yet; the third is.
+	f = newFeed(t, Options{})
+	for range 40 {
+		applied(300 * time.Millisecond)
+	}
+	applied(10 * time.Minute)
+	applied(20 * time.Second)
+	if f.has(SlowDelivery) {
+		t.Fatal("slow-delivery raised on 2 late events of 42")
+	}
+	applied(20 * time.Second)
+	if !f.has(SlowDelivery) {
+		t.Fatal("no slow-delivery on 3 late events of 43")
+	}
 	g0 := newFeed(t, Options{})
 	f = g0
 	for range 200 {
@@ -293,7 +309,7 @@ func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 		applied(20 * time.Second)
 	}
 	got, ok := f.e.Get(SlowDelivery)
-	if !ok || got.Count != 10 || got.Evidence.Facts["lag 15-60s"] != "10" {
+	if !ok || got.Count != 10 || got.Evidence.Facts["lag"] != "<2s 0, 2-5s 200, 5-15s 0, 15-60s 10, >60s 0" {
 		t.Fatalf("want slow-delivery counting 10 late events, got %v %+v", ok, got)
 	}
 
@@ -304,6 +320,11 @@ func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 		t.Fatal("slow-delivery raised on 4 samples, or a p99 under 2s")
 	}
 	g.e.Probe(g.now, 5, 1, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
+	g.e.Probe(g.now, 6, 2, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
+	if g.has(SlowDelivery) {
+		t.Fatal("slow-delivery raised on 2 slow samples: under 100 samples the p99 is the slowest")
+	}
+	g.e.Probe(g.now, 7, 3, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
 	if got, ok := g.e.Get(SlowDelivery); !ok || got.Evidence.Facts["probe p99"] != "2.5s" || len(g.raised) != 1 {
 		t.Fatalf("want slow-delivery from the probe, raised once, got %v %+v", ok, got)
 	}
@@ -321,5 +342,63 @@ func TestRelistsTheUserForcedAreNoStorm(t *testing.T) {
 	}
 	if f.has(RelistStorm) {
 		t.Fatalf("4 relists the user forced raised relist-storm: %+v", f.e.List())
+	}
+}
+
+func TestLargeInitialListNeedsOneMeasureOverItsBound(t *testing.T) {
+	list := func(objects int, bytes int64, took time.Duration) *feed {
+		f := newFeed(t, Options{})
+		f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList})
+		f.advance(2 * time.Minute) // waiting for --max-concurrent-lists: not the list's time
+		f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, took, 0, nil, nil)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20", Objects: objects, Bytes: bytes})
+		return f
+	}
+	for _, tc := range []struct {
+		name    string
+		objects int
+		bytes   int64
+		took    time.Duration
+		want    bool
+	}{
+		{"just under every bound", 50000, 100 << 20, 30 * time.Second, false},
+		{"bytes", 110, 100<<20 + 1, time.Second, true},
+		{"objects", 50001, 0, time.Second, true},
+		{"time", 10, 1 << 10, 31 * time.Second, true},
+	} {
+		f := list(tc.objects, tc.bytes, tc.took)
+		got, ok := f.e.Get(LargeInitialList)
+		if ok != tc.want {
+			t.Errorf("%s: raised %v, want %v: %+v", tc.name, ok, tc.want, got)
+			continue
+		}
+		if ok && (got.Severity != Warning || got.Evidence.Facts["bytes"] != fmt.Sprint(tc.bytes) || got.Evidence.Facts["objects"] != fmt.Sprint(tc.objects)) {
+			t.Errorf("%s: want a warning with the measured size and count: %+v", tc.name, got)
+		}
+	}
+	// Only the first list: a relist of any size raises nothing.
+	f := list(10, 1<<10, time.Second)
+	f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonGone})
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30", Objects: 60000, Bytes: 200 << 20})
+	if f.has(LargeInitialList) {
+		t.Error("a relist raised large-initial-list")
+	}
+}
+
+func TestAStalledStreamingListIsNotTheLISTsTime(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList})
+	f.request(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}, time.Minute, 0,
+		&reflector.RequestEnd{Reason: reflector.EndCanceled}, nil)
+	f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialEventsEnd, Wait: time.Minute})
+	f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, 200*time.Millisecond, 0, nil, nil)
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, Objects: 12, Bytes: 20 << 10})
+	if f.has(LargeInitialList) {
+		got, _ := f.e.Get(LargeInitialList)
+		t.Errorf("a 200ms LIST of 12 objects after a stalled streaming list raised %s", got.Detail())
+	}
+	got, ok := f.e.Get(WatchListUnsupported)
+	if !ok || got.Evidence.Facts["listSeconds"] != "0.2" || !strings.Contains(got.Title, "stalled") {
+		t.Errorf("want the stall, and the LIST's own 0.2s: %+v", got)
 	}
 }

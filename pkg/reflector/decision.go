@@ -101,6 +101,10 @@ type Decision struct {
 	List *ListMethod
 	// Objects is the number of objects installed (list-complete).
 	Objects int
+	// Bytes is the size of the complete list's bodies as received
+	// (list-complete): its LIST pages, or its streaming list's events up to
+	// the end bookmark; 0 when the Source does not say.
+	Bytes int64
 	// Code is the HTTP status code of the answer that caused the decision, when there was one.
 	Code int32
 	// Cause is what ended the request that caused the decision (its Status or

@@ -43,6 +43,7 @@ type Ledger struct {
 	listing   bool  // a list has begun (Init) and is not complete
 	listed    bool  // a complete list was installed
 	streaming bool  // the request in flight is a streaming list not yet complete
+	listBytes int64 // the bodies of the list in progress, as received (Decision.Bytes)
 
 	// noteMu keeps notes in Seq order through the listeners when notes
 	// come from several goroutines; listeners are called without mu, so
@@ -128,6 +129,9 @@ func (l *Ledger) ApplyPage(info *RequestInfo, page *Page) error {
 	if begin {
 		l.beginList()
 	}
+	l.mu.Lock()
+	l.listBytes += page.Bytes
+	l.mu.Unlock()
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	for _, it := range page.Items {
@@ -149,7 +153,7 @@ func (l *Ledger) beginList() {
 	l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.listing = true
+	l.listing, l.listBytes = true, 0
 	c := &l.stats.Counters
 	c.Lists++
 	if c.Lists > 1 {
@@ -185,7 +189,13 @@ func (l *Ledger) Event(info *RequestInfo, ev WatchEvent, arrived time.Time) (com
 			return false, nil
 		}
 		l.bookmark(ev.Item.Object.ResourceVersion)
-		return streaming && ev.InitialEventsEnd, nil
+		if streaming && ev.InitialEventsEnd {
+			l.mu.Lock()
+			l.listBytes = ev.Bytes
+			l.mu.Unlock()
+			return true, nil
+		}
+		return false, nil
 	case EventAdded, EventModified, EventDeleted:
 		if ev.Item.Object == nil {
 			return false, nil
@@ -332,6 +342,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	l.mu.Lock()
 	relist = l.listed
 	l.listed, l.listing, l.streaming = true, false, false
+	bytes := l.listBytes
 	l.stats.ResourceVersion = rv
 	if relist {
 		l.stats.LastRelistDiff = res.Diff
@@ -343,7 +354,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	if res.Diff != nil {
 		n = res.Diff.After
 	}
-	l.Decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n})
+	l.Decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes})
 	return res.Diff, relist, nil
 }
 

@@ -83,6 +83,10 @@ type WatchEvent struct {
 	// Delivery is when the object was last written and how late the event
 	// arrived, when the Source knows (ADDED, MODIFIED, DELETED).
 	Delivery Delivery
+	// Bytes is set on the bookmark that ends a streaming list: the size of
+	// the watch's body as received up to it, the streaming list's whole
+	// cost on the wire (0 when the Source does not say).
+	Bytes int64
 }
 
 // Stream is one open watch. Next blocks until the next event or the end of

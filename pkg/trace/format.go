@@ -251,7 +251,9 @@ type Line struct {
 	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
 	Items              *int   `json:"items,omitempty"`
 	// Bytes (page) is the size of the LIST response's body as decoded
-	// (uncompressed; absent when not known, and in older traces).
+	// (uncompressed; absent when not known, and in older traces); on the
+	// event line of the bookmark that ends a streaming list, the watch
+	// body's size up to that bookmark (reflector.WatchEvent.Bytes).
 	Bytes int64 `json:"bytes,omitempty"`
 	// end
 	Reason string  `json:"reason,omitempty"`

@@ -482,6 +482,7 @@ func (s *recordingStream) Next() (reflector.WatchEvent, error) {
 		l.Object = s.rec.object(s.r, ev.Item.Raw)
 	}
 	l.setDelivery(ev.Delivery)
+	l.Bytes = ev.Bytes
 	s.rec.write(l)
 	if ev.Type == reflector.EventError {
 		// The reflector ends the watch at an ERROR event; record the end with its Status now.

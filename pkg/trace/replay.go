@@ -833,6 +833,7 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 		// The recorded estimate, not one from the recorded object (which
 		// lost its managedFields): a trace without it has none.
 		ev.Delivery = l.Delivery()
+		ev.Bytes = l.Bytes
 		return ev, nil
 	case KindEnd:
 		st.over = true

@@ -45,9 +45,6 @@ type LiveSource struct {
 	// answered counts the server's answers (LIST pages, watch streams,
 	// errors) in protobuf and in JSON.
 	answeredProtobuf, answeredJSON atomic.Int64
-	// sent is when the last request was sent (Unix nanoseconds): its
-	// response's Date tells the server's clock (ServerClockOf).
-	sent atomic.Int64
 }
 
 // Answered is how many answers (LIST pages, watch streams and error
@@ -171,19 +168,21 @@ func (s *LiveSource) accept(watch bool, wire reflector.Wire) string {
 	return "application/json" + as + ",application/json"
 }
 
-func (s *LiveSource) do(ctx context.Context, verb reflector.Verb, opts reflector.RequestOptions) (*http.Response, error) {
+// do sends one request and returns its response and when it was sent:
+// with the response's Date it tells the server's clock (ServerClockOf).
+func (s *LiveSource) do(ctx context.Context, verb reflector.Verb, opts reflector.RequestOptions) (*http.Response, time.Time, error) {
 	watch := verb == reflector.VerbWatch
 	for {
 		wire := s.Wire()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url(watch, opts), nil)
 		if err != nil {
-			return nil, fmt.Errorf("building %s request: %w", verb, err)
+			return nil, time.Time{}, fmt.Errorf("building %s request: %w", verb, err)
 		}
 		req.Header.Set("Accept", s.accept(watch, wire))
-		s.sent.Store(time.Now().UnixNano())
+		sent := time.Now()
 		resp, err := s.client.Do(req)
 		if err != nil {
-			return nil, reflector.EndOf(err)
+			return nil, sent, reflector.EndOf(err)
 		}
 		if isProtobuf(resp.Header.Get("Content-Type")) {
 			s.answeredProtobuf.Add(1)
@@ -203,9 +202,9 @@ func (s *LiveSource) do(ctx context.Context, verb reflector.Verb, opts reflector
 			end := &reflector.RequestEnd{Reason: reflector.EndError, Status: responseStatus(resp.StatusCode, body, string(verb), s.target.Resource.GVR.GroupResource()),
 				Throttle: ThrottleOf(resp.StatusCode, resp.Header, time.Now())}
 			s.opts.Names.Fill(ctx, end.Throttle)
-			return nil, end
+			return nil, sent, end
 		}
-		return resp, nil
+		return resp, sent, nil
 	}
 }
 
@@ -234,7 +233,7 @@ func responseStatus(code int, body []byte, verb string, gr schema.GroupResource)
 
 // List implements [reflector.Source]. The page is decoded while it is read.
 func (s *LiveSource) List(ctx context.Context, opts reflector.RequestOptions) (*reflector.Page, error) {
-	resp, err := s.do(ctx, reflector.VerbList, opts)
+	resp, _, err := s.do(ctx, reflector.VerbList, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -276,13 +275,13 @@ func (c *CountingReader) Read(p []byte) (int, error) {
 // Watch implements [reflector.Source].
 func (s *LiveSource) Watch(ctx context.Context, opts reflector.RequestOptions) (reflector.Stream, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	resp, err := s.do(ctx, reflector.VerbWatch, opts)
+	resp, sent, err := s.do(ctx, reflector.VerbWatch, opts)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	st := &liveStream{ctx: ctx, cancel: cancel, body: resp.Body, keepBody: s.opts.KeepBody, keepRaw: !s.dropRaw,
-		clock: ServerClockOf(resp.Header, time.Unix(0, s.sent.Load())), now: time.Now}
+		clock: ServerClockOf(resp.Header, sent), now: time.Now}
 	if isProtobuf(resp.Header.Get("Content-Type")) {
 		st.proto = &protoStream{}
 		st.proto.body.reset(resp.Body)
@@ -332,7 +331,19 @@ func (s *liveStream) Next() (reflector.WatchEvent, error) {
 	if ev.Delivery.Known() && s.now != nil {
 		ev.Delivery.Lag = s.clock.Lag(s.now(), ev.Delivery.Written)
 	}
+	if ev.InitialEventsEnd {
+		ev.Bytes = s.consumed()
+	}
 	return ev, nil
+}
+
+// consumed is how much of the body the events read so far took, as
+// decoded (after any Content-Encoding), up to the end of the last event.
+func (s *liveStream) consumed() int64 {
+	if s.proto != nil {
+		return s.proto.body.off
+	}
+	return s.dec.sc.InputOffset()
 }
 
 // nextEvent reads the next event of a watch body at d's scanner; done
