@@ -99,11 +99,20 @@ func (p *objectParts) writeTime(obj *store.Object) time.Time {
 	return t
 }
 
-// delivery is the write time of an event's object, for the event types that carry one.
+// delivery is the write time of an event's object, for the events that
+// carry one: ADDED and MODIFIED, and a DELETED whose object has a
+// deletionTimestamp. A delete without one (the usual immediate delete)
+// writes nothing to the object: its newest time is its last update, which
+// may be days old, so such an event's lag is unknown.
 func (p *objectParts) delivery(typ reflector.EventType, obj *store.Object) reflector.Delivery {
+	if obj == nil {
+		return reflector.Delivery{}
+	}
 	switch typ {
-	case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted:
-		if obj != nil {
+	case reflector.EventAdded, reflector.EventModified:
+		return reflector.Delivery{Written: p.writeTime(obj)}
+	case reflector.EventDeleted:
+		if obj.DeletionTimestamp != nil {
 			return reflector.Delivery{Written: p.writeTime(obj)}
 		}
 	}

@@ -156,3 +156,39 @@ func TestServerClockOfWithoutADateTakesTheClocksAsEqual(t *testing.T) {
 		t.Errorf("lag %v, want 2s", got)
 	}
 }
+
+// TestADeleteWithoutDeletionTimestampHasNoWriteTime: an immediate delete
+// writes nothing to the object, whose newest time is its last update (an
+// old object's is days old): its DELETED event's lag is unknown, in JSON and
+// protobuf. A DELETED whose object has a deletionTimestamp keeps its write
+// time.
+func TestADeleteWithoutDeletionTimestampHasNoWriteTime(t *testing.T) {
+	for _, c := range writeTimeCases() {
+		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: c.meta}
+		js, err := json.Marshal(cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := cm.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromJSON, err := wire.ReadWatchEvents(bytes.NewReader([]byte(fmt.Sprintf(`{"type":"DELETED","object":%s}`, js))), false)
+		if err != nil || len(fromJSON) != 1 {
+			t.Fatalf("JSON: %v, %d events", err, len(fromJSON))
+		}
+		fromProto, err := wire.ReadProtoWatchEvents(bytes.NewReader(frame("DELETED", unknown("v1", "ConfigMap", pb))), true)
+		if err != nil || len(fromProto) != 1 {
+			t.Fatalf("protobuf: %v, %d events", err, len(fromProto))
+		}
+		want := time.Time{}
+		if c.meta.DeletionTimestamp != nil {
+			want = c.want
+		}
+		for name, ev := range map[string]reflector.WatchEvent{"JSON": fromJSON[0], "protobuf": fromProto[0]} {
+			if !ev.Delivery.Written.Equal(want) {
+				t.Errorf("%s, %s: a DELETED event's write time %v, want %v", c.name, name, ev.Delivery.Written, want)
+			}
+		}
+	}
+}
