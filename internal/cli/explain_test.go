@@ -117,3 +117,25 @@ func TestProbeNamespaceIsCheckedBeforeAnyRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestProbeFlagsWithoutAProbeAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"--probe-interval", "10s"}, {"--probe-cleanup"}} {
+		code, _, stderr := run(t, append([]string{"configmaps", "--kubeconfig", "/nonexistent"}, args...)...)
+		if code != ExitUsage || !strings.HasPrefix(stderr, "error: "+args[0]+" needs --probe NAMESPACE") {
+			t.Errorf("%v: got %d %q, want %d and that it needs --probe", args, code, stderr, ExitUsage)
+		}
+	}
+}
+
+func TestIgnoreFindingTakesACommaSeparatedList(t *testing.T) {
+	code, out, stderr := run(t, "explain", bundled+"demo.jsonl", "-o", "json", "--ignore-finding", "relist-storm,missed-deletes")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, `"ignored":true`) {
+		t.Errorf("missed-deletes not marked ignored: %s", out)
+	}
+	if code, _, stderr := run(t, "explain", bundled+"demo.jsonl", "--ignore-finding", "relist-storm,nope"); code != ExitUsage || !strings.Contains(stderr, `unknown finding "nope"`) {
+		t.Errorf("a list with an unknown ID: exit %d %q, want %d naming it", code, stderr, ExitUsage)
+	}
+}

@@ -22,7 +22,7 @@ type FindingOptions struct {
 
 func (o *FindingOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArrayVar(&o.Ignore, "ignore-finding", nil, "A finding ID to silence, repeatable: it stays in the summary, marked as ignored, and no --fail-on rule counts it. IDs: "+findings.IDList())
+	f.StringSliceVar(&o.Ignore, "ignore-finding", nil, "Finding IDs to silence, comma-separated or repeated: each stays in the summary, marked as ignored, and no --fail-on rule counts it. IDs: "+findings.IDList())
 	f.StringVar(&o.RelistStorm, "relist-storm", "3/10m", "How many relists within how long are a relist storm (the relist-storm finding): COUNT/DURATION")
 	_ = cmd.RegisterFlagCompletionFunc("ignore-finding", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var out []string

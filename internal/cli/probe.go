@@ -30,6 +30,9 @@ func (o *WatchOptions) validateProbe() error {
 	if o.ProbeInterval < time.Second {
 		return usageErrorf("invalid --probe-interval %s: must be at least 1s", o.ProbeInterval)
 	}
+	if o.intervalFlag != nil && o.intervalFlag.Changed && o.Probe == "" {
+		return usageErrorf("--probe-interval needs --probe NAMESPACE")
+	}
 	if o.ProbeCleanup && o.Probe == "" {
 		return usageErrorf("--probe-cleanup needs --probe NAMESPACE")
 	}

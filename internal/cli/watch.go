@@ -49,6 +49,7 @@ type WatchOptions struct {
 	Probe         string
 	ProbeInterval time.Duration
 	probeFlag     *pflag.Flag // to tell --probe "" from no --probe
+	intervalFlag  *pflag.Flag // --probe-interval, which needs --probe
 	ProbeCleanup  bool
 	// identity names the plugin to the server (--user-agent).
 	identity identity
@@ -104,7 +105,8 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when nothing has made progress for this long: no answer from the server and no watch open (0: retry forever)")
 	f.StringVar(&o.Probe, "probe", "", "Measure delivery latency with a Lease of our own in this namespace: created, renewed every --probe-interval, watched, deleted at the end (needs create, update, delete, list and watch on Leases there)")
 	o.probeFlag = f.Lookup("probe")
-	f.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "Time between the probe's renewals of its Lease")
+	f.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "With --probe, the time between the probe's renewals of its Lease")
+	o.intervalFlag = f.Lookup("probe-interval")
 	f.BoolVar(&o.ProbeCleanup, "probe-cleanup", false, "With --probe, first delete the probe Leases that killed runs left in its namespace")
 	o.Display.addFlags(cmd)
 	o.Monitor.addFlags(cmd, false)
