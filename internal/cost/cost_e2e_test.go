@@ -131,7 +131,7 @@ func TestE2ECostIsWithin25PercentOfRealInformers(t *testing.T) {
 	}
 	for _, r := range rep.Resources {
 		gvr := gvrs[r.Resource]
-		for _, kind := range informerheap.Kinds {
+		for _, kind := range informerheap.Kinds() {
 			full := measureInformer(t, childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Kind: kind})
 			base := measureInformer(t, childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Namespace: empty.Namespace(0), Kind: kind})
 			if int64(full.Objects) != r.Objects {

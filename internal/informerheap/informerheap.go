@@ -43,7 +43,7 @@ const (
 )
 
 // Kinds are every Kind, in the order reports list them.
-var Kinds = []Kind{Typed, Dynamic, Metadata, TypedNoManagedFields}
+func Kinds() []Kind { return []Kind{Typed, Dynamic, Metadata, TypedNoManagedFields} }
 
 // Config says which informer to run on what.
 type Config struct {

@@ -32,10 +32,13 @@ type Population struct {
 	Writers int
 }
 
-// Managers are the two server-side apply field managers that own every
-// object's fields (so each has managedFields of two managers, as objects
-// deployed by one tool and touched by another do).
-var Managers = [2]string{"helm", "argocd-controller"}
+// The two server-side apply field managers that own every object's fields
+// (so each has managedFields of two managers, as objects deployed by one
+// tool and touched by another do).
+const (
+	FirstManager  = "helm"
+	SecondManager = "argocd-controller"
+)
 
 // Namespace is the name of namespace i.
 func (p Population) Namespace(i int) string {
@@ -61,13 +64,13 @@ func (p Population) Create(ctx context.Context, cfg *rest.Config) error {
 		ns, name := p.Namespace(i), fmt.Sprintf("app-%05d-config", i)
 		jobs = append(jobs, func(ctx context.Context) error {
 			c := cs.CoreV1().ConfigMaps(ns)
-			if _, err := c.Apply(ctx, configMap(name, ns, i), metav1.ApplyOptions{FieldManager: Managers[0], Force: true}); err != nil {
+			if _, err := c.Apply(ctx, configMap(name, ns, i), metav1.ApplyOptions{FieldManager: FirstManager, Force: true}); err != nil {
 				return fmt.Errorf("applying ConfigMap %s/%s: %w", ns, name, err)
 			}
 			second := corev1ac.ConfigMap(name, ns).WithLabels(map[string]string{"argocd.argoproj.io/instance": "shop-" + ns}).
 				WithAnnotations(map[string]string{"argocd.argoproj.io/tracking-id": "shop-" + ns + ":/ConfigMap:" + ns + "/" + name})
-			if _, err := c.Apply(ctx, second, metav1.ApplyOptions{FieldManager: Managers[1], Force: true}); err != nil {
-				return fmt.Errorf("applying ConfigMap %s/%s as %s: %w", ns, name, Managers[1], err)
+			if _, err := c.Apply(ctx, second, metav1.ApplyOptions{FieldManager: SecondManager, Force: true}); err != nil {
+				return fmt.Errorf("applying ConfigMap %s/%s as %s: %w", ns, name, SecondManager, err)
 			}
 			return nil
 		})
@@ -76,13 +79,13 @@ func (p Population) Create(ctx context.Context, cfg *rest.Config) error {
 		ns, name := p.Namespace(i), fmt.Sprintf("app-%05d", i)
 		jobs = append(jobs, func(ctx context.Context) error {
 			c := cs.AppsV1().Deployments(ns)
-			if _, err := c.Apply(ctx, deployment(name, ns, i), metav1.ApplyOptions{FieldManager: Managers[0], Force: true}); err != nil {
+			if _, err := c.Apply(ctx, deployment(name, ns, i), metav1.ApplyOptions{FieldManager: FirstManager, Force: true}); err != nil {
 				return fmt.Errorf("applying Deployment %s/%s: %w", ns, name, err)
 			}
 			second := appsv1ac.Deployment(name, ns).WithLabels(map[string]string{"argocd.argoproj.io/instance": "shop-" + ns}).
 				WithAnnotations(map[string]string{"argocd.argoproj.io/tracking-id": "shop-" + ns + ":apps/Deployment:" + ns + "/" + name})
-			if _, err := c.Apply(ctx, second, metav1.ApplyOptions{FieldManager: Managers[1], Force: true}); err != nil {
-				return fmt.Errorf("applying Deployment %s/%s as %s: %w", ns, name, Managers[1], err)
+			if _, err := c.Apply(ctx, second, metav1.ApplyOptions{FieldManager: SecondManager, Force: true}); err != nil {
+				return fmt.Errorf("applying Deployment %s/%s as %s: %w", ns, name, SecondManager, err)
 			}
 			return nil
 		})

@@ -151,16 +151,18 @@ type slot struct {
 	tail   chan struct{}  // closed when its last queued request is processed
 	stream *observed.Stream
 
-	// conns are the connections its requests came on, open of them still
-	// open; pending counts its requests not processed yet. When every
-	// connection has closed and nothing is pending, its client may have
-	// left: leftGen numbers that check (a later request or check cancels
-	// it), left says the stream was told.
-	conns   map[*conn]bool
-	open    int
-	pending int
-	leftGen int
-	left    bool
+	// conns are the open connections its requests came on (a closed one
+	// is dropped, so a long-lived stream does not grow with every
+	// connection its clients opened), connected says a request came on a
+	// tracked connection at all; pending counts its requests not processed
+	// yet. When every connection has closed and nothing is pending, its
+	// client may have left: leftGen numbers that check (a later request or
+	// check cancels it), left says the stream was told.
+	conns     map[*conn]bool
+	connected bool
+	pending   int
+	leftGen   int
+	left      bool
 	// relisting: its last request processed was answered 410 (or a too
 	// large resourceVersion): the client's next is a relist, perhaps from "".
 	relisting bool
@@ -173,7 +175,7 @@ type slot struct {
 func (sl *slot) takesAfresh() bool { return !sl.gone() || sl.relisting || sl.pending > 0 }
 
 // gone says every connection the slot's requests came on has closed.
-func (sl *slot) gone() bool { return len(sl.conns) > 0 && sl.open == 0 }
+func (sl *slot) gone() bool { return sl.connected && len(sl.conns) == 0 }
 
 // New builds the proxy for opts.Config.
 func New(opts Options) (*Proxy, error) {
@@ -315,7 +317,7 @@ func (p *Proxy) connState(c net.Conn, state http.ConnState) {
 	cn.closed = true
 	at := p.opts.Now()
 	for sl := range cn.slots {
-		sl.open--
+		delete(sl.conns, cn)
 		p.checkLeft(sl, at)
 	}
 }
@@ -515,11 +517,11 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	sl.pending++
 	sl.leftGen++ // cancels a wait for its client to have left
 	sl.left = false
-	if cn != nil && !sl.conns[cn] {
-		sl.conns[cn] = true
-		if !cn.closed {
+	if cn != nil {
+		sl.connected = true
+		if !cn.closed && !sl.conns[cn] {
+			sl.conns[cn] = true
 			cn.slots[sl] = true
-			sl.open++
 		}
 	}
 	prev, mine = sl.tail, make(chan struct{})
