@@ -45,7 +45,8 @@ type startedProbe struct {
 }
 
 // startProbe checks that the probe can run (permissions, the namespace),
-// reports or removes the Leases killed runs left, and creates the Lease.
+// reports or removes the Leases killed runs left (expired ones: those of
+// probes still running are left alone), and creates the Lease.
 func (o *WatchOptions) startProbe(ctx context.Context, cfg *rest.Config) (*startedProbe, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -54,7 +55,7 @@ func (o *WatchOptions) startProbe(ctx context.Context, cfg *rest.Config) (*start
 	if err := probe.Check(ctx, client, o.Probe); err != nil {
 		return nil, err
 	}
-	left, err := probe.Leftovers(ctx, client, o.Probe)
+	left, err := probe.Leftovers(ctx, client, o.Probe, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("--probe %s: %w", o.Probe, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -73,20 +74,66 @@ func Check(ctx context.Context, client kubernetes.Interface, namespace string) e
 	return nil
 }
 
-// Leftovers are the names of the probe Leases in namespace (by label):
-// those of runs that were killed before they could delete theirs.
-func Leftovers(ctx context.Context, client kubernetes.Interface, namespace string) ([]string, error) {
+// List is the probe Leases in namespace (by label and name), those of
+// running probes and those killed runs left alike.
+func List(ctx context.Context, client kubernetes.Interface, namespace string) ([]coordinationv1.Lease, error) {
 	l, err := client.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelKey + "=" + LabelValue})
 	if err != nil {
 		return nil, fmt.Errorf("listing probe Leases in %s: %w", namespace, err)
 	}
-	var names []string
+	var leases []coordinationv1.Lease
 	for _, lease := range l.Items {
 		if strings.HasPrefix(lease.Name, NamePrefix) {
-			names = append(names, lease.Name)
+			leases = append(leases, lease)
+		}
+	}
+	return leases, nil
+}
+
+// Expired reports whether lease's holder stopped renewing it by now: its
+// last renewal (spec.renewTime; never renewed, spec.acquireTime, else its
+// creationTimestamp) plus spec.leaseDurationSeconds is in the past. A
+// Lease without leaseDurationSeconds is expired: every probe sets it.
+// The times are the holder's clock against ours; a probe's duration
+// (LeaseDuration) is long enough to hide a skew of some seconds.
+func Expired(lease *coordinationv1.Lease, now time.Time) bool {
+	if lease.Spec.LeaseDurationSeconds == nil {
+		return true
+	}
+	last := lease.CreationTimestamp.Time
+	switch {
+	case lease.Spec.RenewTime != nil:
+		last = lease.Spec.RenewTime.Time
+	case lease.Spec.AcquireTime != nil:
+		last = lease.Spec.AcquireTime.Time
+	}
+	return last.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second).Before(now)
+}
+
+// Leftovers are the names of the probe Leases in namespace that expired
+// by now (Expired): those of runs that were killed before they could
+// delete theirs. The Lease of a probe still running, renewed within its
+// duration, is none of them.
+func Leftovers(ctx context.Context, client kubernetes.Interface, namespace string, now time.Time) ([]string, error) {
+	leases, err := List(ctx, client, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i := range leases {
+		if Expired(&leases[i], now) {
+			names = append(names, leases[i].Name)
 		}
 	}
 	return names, nil
+}
+
+// LeaseDuration is the spec.leaseDurationSeconds of a probe renewed every
+// interval: ten renewals, and at least a minute, so that a few failed
+// renewals or a skew between two users' clocks do not make a running
+// probe's Lease look left behind.
+func LeaseDuration(interval time.Duration) time.Duration {
+	return max(10*interval, time.Minute).Truncate(time.Second)
 }
 
 // Cleanup deletes the probe Leases names (of Leftovers) in namespace.
@@ -141,7 +188,7 @@ func Create(ctx context.Context, client kubernetes.Interface, o Options) (*Probe
 	p := &Prober{client: client, namespace: o.Namespace, interval: o.Interval, now: o.Now, onSample: o.OnSample,
 		sent: map[string]sent{}, arrived: map[string]time.Time{}}
 	holder := "kubectl-watchcache"
-	seconds := int32(max(o.Interval*3/time.Second, 1))
+	seconds := int32(min(LeaseDuration(o.Interval)/time.Second, math.MaxInt32))
 	renew := metav1.NewMicroTime(p.now())
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: NamePrefix + rand.String(8), Namespace: o.Namespace, Labels: map[string]string{LabelKey: LabelValue}},
