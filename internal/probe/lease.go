@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -155,6 +156,8 @@ type Prober struct {
 	interval  time.Duration
 	now       func() time.Time
 	onSample  func(Sample, string)
+	onLost    func(time.Time, string)
+	lostAfter time.Duration
 
 	mu      sync.Mutex
 	lease   *coordinationv1.Lease
@@ -174,6 +177,19 @@ type Options struct {
 	// OnSample is called with each sample and the resourceVersion of its
 	// update, from Run's goroutine or Observed's caller.
 	OnSample func(s Sample, resourceVersion string)
+	// OnLost is called, from Run's goroutine, with each renewal whose
+	// watch event did not come within LostAfter(Interval) of sending it
+	// (it came as a list item, before the Lease's watch was up or after a
+	// relist, or never): when it was sent and the resourceVersion of its
+	// update. It makes no sample.
+	OnLost func(sent time.Time, resourceVersion string)
+}
+
+// LostAfter is how long after sending a renewal of a probe renewed every
+// interval its watch event may come: ten intervals, and at least a
+// minute. A renewal whose event did not come by then is lost.
+func LostAfter(interval time.Duration) time.Duration {
+	return max(10*interval, time.Minute)
 }
 
 // Create creates the probe's Lease (a random name under NamePrefix,
@@ -186,7 +202,7 @@ func Create(ctx context.Context, client kubernetes.Interface, o Options) (*Probe
 		o.Now = time.Now
 	}
 	p := &Prober{client: client, namespace: o.Namespace, interval: o.Interval, now: o.Now, onSample: o.OnSample,
-		sent: map[string]sent{}, arrived: map[string]time.Time{}}
+		onLost: o.OnLost, lostAfter: LostAfter(o.Interval), sent: map[string]sent{}, arrived: map[string]time.Time{}}
 	holder := "kubectl-watchcache"
 	seconds := int32(min(LeaseDuration(o.Interval)/time.Second, math.MaxInt32))
 	renew := metav1.NewMicroTime(p.now())
@@ -228,12 +244,19 @@ func (p *Prober) Run(ctx context.Context, onErr func(error)) {
 	}
 }
 
-// renew sends one update of spec.renewTime and records when it was sent and answered.
+// renew sends one update of spec.renewTime and records when it was sent
+// and answered, after expiring the renewals sent lostAfter before.
 func (p *Prober) renew(ctx context.Context) error {
+	at := p.now()
 	p.mu.Lock()
 	lease := p.lease.DeepCopy()
+	lost := p.expire(at)
 	p.mu.Unlock()
-	at := p.now()
+	if p.onLost != nil {
+		for _, l := range lost {
+			p.onLost(l.at, l.rv)
+		}
+	}
 	renew := metav1.NewMicroTime(at)
 	lease.Spec.RenewTime = &renew
 	updated, err := p.client.CoordinationV1().Leases(p.namespace).Update(ctx, lease, metav1.UpdateOptions{FieldManager: "kubectl-watchcache-probe"})
@@ -262,6 +285,35 @@ func (p *Prober) renew(ctx context.Context) error {
 		p.sample(sent{at: at, answered: answered}, eventAt, rv)
 	}
 	return nil
+}
+
+// lostRenewal is a renewal expired from sent: when it was sent, and the
+// resourceVersion of its update.
+type lostRenewal struct {
+	at time.Time
+	rv string
+}
+
+// expire removes from sent the renewals sent lostAfter or longer before
+// now, and returns them, oldest first; it forgets the events that came as
+// long ago without their update's answer (one that failed, say). Call it
+// with mu held.
+func (p *Prober) expire(now time.Time) []lostRenewal {
+	cutoff := now.Add(-p.lostAfter)
+	var lost []lostRenewal
+	for rv, s := range p.sent {
+		if !s.at.After(cutoff) {
+			delete(p.sent, rv)
+			lost = append(lost, lostRenewal{at: s.at, rv: rv})
+		}
+	}
+	for rv, at := range p.arrived {
+		if !at.After(cutoff) {
+			delete(p.arrived, rv)
+		}
+	}
+	slices.SortFunc(lost, func(a, b lostRenewal) int { return a.at.Compare(b.at) })
+	return lost
 }
 
 // Observed is called when the Lease's watch delivered its object at

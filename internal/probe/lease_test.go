@@ -3,12 +3,15 @@ package probe
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // probeLease is a probe Lease named NamePrefix+suffix in ns, created at
@@ -125,5 +128,76 @@ func TestAProbesOwnLeaseIsLeftOverOnlyOnceItsRenewalsStopForItsDuration(t *testi
 	}
 	if left := leftovers(now.Add(61 * time.Second)); !slices.Equal(left, []string{p.Name()}) {
 		t.Errorf("leftovers 61s after the last renewal: %v, want the Lease %s", left, p.Name())
+	}
+}
+
+func TestARenewalWhoseEventNeverCameIsLostAfterTenIntervalsOrAMinute(t *testing.T) {
+	if got := LostAfter(time.Second); got != time.Minute {
+		t.Errorf("lost after %s at a 1s interval, want a minute", got)
+	}
+	if got := LostAfter(30 * time.Second); got != 5*time.Minute {
+		t.Errorf("lost after %s at a 30s interval, want ten intervals", got)
+	}
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := start
+	type lost struct {
+		at time.Duration
+		rv string
+	}
+	var samples []Sample
+	var losts []lost
+	client := fake.NewClientset()
+	// The fake answers updates without a resourceVersion: number them.
+	updates := 0
+	client.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		updates++
+		l := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease).DeepCopy()
+		l.ResourceVersion = strconv.Itoa(updates)
+		return true, l, nil
+	})
+	ctx := context.Background()
+	p, err := Create(ctx, client, Options{Namespace: "probed", Interval: time.Second, Now: func() time.Time { return now },
+		OnSample: func(s Sample, _ string) { samples = append(samples, s) },
+		OnLost:   func(at time.Time, rv string) { losts = append(losts, lost{at.Sub(start), rv}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// renew renews at d after start and returns its update's resourceVersion.
+	renew := func(d time.Duration) string {
+		t.Helper()
+		now = start.Add(d)
+		if err := p.renew(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.lease.ResourceVersion
+	}
+	first := renew(0) // its event never comes as a watch event
+	second := renew(30 * time.Second)
+	p.Observed(second, start.Add(30*time.Second+time.Millisecond))
+	late := renew(59 * time.Second)
+	if len(losts) != 0 || len(samples) != 1 {
+		t.Fatalf("59s after the first renewal: lost %v, samples %v; want none lost and the second's sample", losts, samples)
+	}
+	last := renew(60 * time.Second)
+	if want := []lost{{0, first}}; !slices.Equal(losts, want) {
+		t.Fatalf("a minute after the first renewal: lost %v, want %v", losts, want)
+	}
+	// Its event, coming now, is no sample (it is waited for no more), and
+	// is forgotten in turn.
+	p.Observed(first, start.Add(61*time.Second))
+	p.Observed(late, start.Add(61*time.Second))
+	if len(samples) != 2 || samples[1].Event != 2*time.Second {
+		t.Fatalf("samples %v, want the second's and the late one's (2s)", samples)
+	}
+	renew(121 * time.Second)
+	if want := []lost{{0, first}, {60 * time.Second, last}}; !slices.Equal(losts, want) {
+		t.Errorf("lost %v, want %v", losts, want)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.arrived) != 0 || len(p.sent) != 1 {
+		t.Errorf("%d events waiting for their update, %d renewals for their event; want none and the last renewal", len(p.arrived), len(p.sent))
 	}
 }
