@@ -75,6 +75,10 @@ func (o *WatchOptions) startProbe(ctx context.Context, cfg *rest.Config) (*start
 		if sp.sess != nil {
 			sp.sess.RecordProbe(x, rv)
 		}
+	}, OnLost: func(at time.Time, rv string) {
+		if sp.sess != nil {
+			sp.sess.LoseProbe(at, rv, probe.LostAfter(o.ProbeInterval))
+		}
 	}})
 	if err != nil {
 		return nil, err
