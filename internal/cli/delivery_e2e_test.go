@@ -60,12 +60,16 @@ func delayProxy(t *testing.T) (*testcluster.Proxy, string) {
 	return p, kc
 }
 
-// probeLeases are the probe Leases in ns.
+// probeLeases are the names of the probe Leases in ns, live or left behind.
 func probeLeases(t *testing.T, cs kubernetes.Interface, ns string) []string {
 	t.Helper()
-	names, err := probe.Leftovers(context.Background(), cs, ns)
+	leases, err := probe.List(context.Background(), cs, ns)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range leases {
+		names = append(names, l.Name)
 	}
 	return names
 }
@@ -395,11 +399,20 @@ func TestE2EProbeRefusesAForbiddenOrMissingNamespaceBeforeTheRun(t *testing.T) {
 	}
 }
 
+// TestE2EAProbeLeaseLeftBehindIsReportedAndCleanupRemovesIt leaves a probe
+// Lease whose renewals stopped ten minutes ago, next to the Lease of a
+// probe still running in the same namespace: a second run warns of the
+// first only, and its --probe-cleanup deletes the first only.
 func TestE2EAProbeLeaseLeftBehindIsReportedAndCleanupRemovesIt(t *testing.T) {
 	cs := adminClient(t)
 	ns := "probe-leftover"
 	newNamespace(t, cs, ns)
-	left := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: probe.NamePrefix + "killed", Labels: map[string]string{probe.LabelKey: probe.LabelValue}}}
+	seconds := int32(60)
+	stopped := metav1.NewMicroTime(time.Now().Add(-10 * time.Minute))
+	left := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: probe.NamePrefix + "killed", Labels: map[string]string{probe.LabelKey: probe.LabelValue}},
+		Spec:       coordinationv1.LeaseSpec{LeaseDurationSeconds: &seconds, AcquireTime: &stopped, RenewTime: &stopped},
+	}
 	if _, err := cs.CoordinationV1().Leases(ns).Create(context.Background(), left, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -407,19 +420,58 @@ func TestE2EAProbeLeaseLeftBehindIsReportedAndCleanupRemovesIt(t *testing.T) {
 	if _, err := cs.CoordinationV1().Leases(ns).Create(context.Background(), other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+
+	cmd, lines, finish := startProbedPlugin(t, cluster(t).Kubeconfig(), "configmaps", "-n", ns, "--no-tui", "-o", "json", "--probe", ns, "--probe-interval", "1s")
+	waitForLine(t, lines, `"reason":"list-complete"`)
+	var live string
+	for _, name := range probeLeases(t, cs, ns) {
+		if name != left.Name {
+			live = name
+		}
+	}
+	if live == "" {
+		t.Fatalf("no Lease of the running probe: %v", probeLeases(t, cs, ns))
+	}
+
 	code, _, stderr := run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--no-tui", "--once", "--probe", ns)
-	if code != ExitOK || !strings.Contains(stderr, "warning: probe Lease(s) left by earlier runs in "+ns) || !strings.Contains(stderr, probe.NamePrefix+"killed") {
-		t.Errorf("exit %d, stderr %q: want a warning naming the Lease left behind", code, stderr)
+	if code != ExitOK || !strings.Contains(stderr, "warning: probe Lease(s) left by earlier runs in "+ns+" (label "+probe.LabelKey+"="+probe.LabelValue+"): "+left.Name+";") {
+		t.Errorf("exit %d, stderr %q: want a warning naming the Lease left behind, and it alone", code, stderr)
+	}
+	if strings.Contains(stderr, live) {
+		t.Errorf("stderr %q names the running probe's Lease %s", stderr, live)
 	}
 	code, _, stderr = run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--no-tui", "--once", "--probe", ns, "--probe-cleanup")
-	if code != ExitOK || !strings.Contains(stderr, "probe: deleted 1 Lease(s) left by earlier runs in "+ns+": "+probe.NamePrefix+"killed") {
+	if code != ExitOK || !strings.Contains(stderr, "probe: deleted 1 Lease(s) left by earlier runs in "+ns+": "+left.Name+"\n") {
 		t.Errorf("cleanup: exit %d, stderr %q", code, stderr)
 	}
-	if got := probeLeases(t, cs, ns); len(got) != 0 {
-		t.Errorf("probe Leases after the cleanup run: %v", got)
+	if got := probeLeases(t, cs, ns); len(got) != 1 || got[0] != live {
+		t.Errorf("probe Leases after the cleanup run: %v, want the running probe's %s alone", got, live)
 	}
 	if _, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), "someone-elses", metav1.GetOptions{}); err != nil {
 		t.Errorf("the cleanup touched a Lease not its own: %v", err)
+	}
+
+	// The running probe, its Lease kept, still renews it.
+	renewed := func() time.Time {
+		l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), live, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the running probe's Lease: %v", err)
+		}
+		if l.Spec.RenewTime == nil {
+			t.Fatalf("the running probe's Lease %s has no renewTime", live)
+		}
+		return l.Spec.RenewTime.Time
+	}
+	before := renewed()
+	for deadline := time.Now().Add(10 * time.Second); !renewed().After(before); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the running probe's Lease not renewed in 10s since %s", before)
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	finish()
+	if got := probeLeases(t, cs, ns); len(got) != 0 {
+		t.Errorf("probe Leases after the running probe ended: %v, want none", got)
 	}
 }
 

@@ -48,7 +48,8 @@ type startedProbe struct {
 }
 
 // startProbe checks that the probe can run (permissions, the namespace),
-// reports or removes the Leases killed runs left, and creates the Lease.
+// reports or removes the Leases killed runs left (expired ones: those of
+// probes still running are left alone), and creates the Lease.
 func (o *WatchOptions) startProbe(ctx context.Context, cfg *rest.Config) (*startedProbe, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -57,7 +58,7 @@ func (o *WatchOptions) startProbe(ctx context.Context, cfg *rest.Config) (*start
 	if err := probe.Check(ctx, client, o.Probe); err != nil {
 		return nil, err
 	}
-	left, err := probe.Leftovers(ctx, client, o.Probe)
+	left, err := probe.Leftovers(ctx, client, o.Probe, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("--probe %s: %w", o.Probe, err)
 	}
@@ -76,6 +77,10 @@ func (o *WatchOptions) startProbe(ctx context.Context, cfg *rest.Config) (*start
 	p, err := probe.Create(ctx, client, probe.Options{Namespace: o.Probe, Interval: o.ProbeInterval, OnSample: func(x probe.Sample, rv string) {
 		if sp.sess != nil {
 			sp.sess.RecordProbe(x, rv)
+		}
+	}, OnLost: func(at time.Time, rv string) {
+		if sp.sess != nil {
+			sp.sess.LoseProbe(at, rv, probe.LostAfter(o.ProbeInterval))
 		}
 	}})
 	if err != nil {

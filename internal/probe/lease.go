@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -73,20 +75,66 @@ func Check(ctx context.Context, client kubernetes.Interface, namespace string) e
 	return nil
 }
 
-// Leftovers are the names of the probe Leases in namespace (by label):
-// those of runs that were killed before they could delete theirs.
-func Leftovers(ctx context.Context, client kubernetes.Interface, namespace string) ([]string, error) {
+// List is the probe Leases in namespace (by label and name), those of
+// running probes and those killed runs left alike.
+func List(ctx context.Context, client kubernetes.Interface, namespace string) ([]coordinationv1.Lease, error) {
 	l, err := client.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelKey + "=" + LabelValue})
 	if err != nil {
 		return nil, fmt.Errorf("listing probe Leases in %s: %w", namespace, err)
 	}
-	var names []string
+	var leases []coordinationv1.Lease
 	for _, lease := range l.Items {
 		if strings.HasPrefix(lease.Name, NamePrefix) {
-			names = append(names, lease.Name)
+			leases = append(leases, lease)
+		}
+	}
+	return leases, nil
+}
+
+// Expired reports whether lease's holder stopped renewing it by now: its
+// last renewal (spec.renewTime; never renewed, spec.acquireTime, else its
+// creationTimestamp) plus spec.leaseDurationSeconds is in the past. A
+// Lease without leaseDurationSeconds is expired: every probe sets it.
+// The times are the holder's clock against ours; a probe's duration
+// (LeaseDuration) is long enough to hide a skew of some seconds.
+func Expired(lease *coordinationv1.Lease, now time.Time) bool {
+	if lease.Spec.LeaseDurationSeconds == nil {
+		return true
+	}
+	last := lease.CreationTimestamp.Time
+	switch {
+	case lease.Spec.RenewTime != nil:
+		last = lease.Spec.RenewTime.Time
+	case lease.Spec.AcquireTime != nil:
+		last = lease.Spec.AcquireTime.Time
+	}
+	return last.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second).Before(now)
+}
+
+// Leftovers are the names of the probe Leases in namespace that expired
+// by now (Expired): those of runs that were killed before they could
+// delete theirs. The Lease of a probe still running, renewed within its
+// duration, is none of them.
+func Leftovers(ctx context.Context, client kubernetes.Interface, namespace string, now time.Time) ([]string, error) {
+	leases, err := List(ctx, client, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i := range leases {
+		if Expired(&leases[i], now) {
+			names = append(names, leases[i].Name)
 		}
 	}
 	return names, nil
+}
+
+// LeaseDuration is the spec.leaseDurationSeconds of a probe renewed every
+// interval: ten renewals, and at least a minute, so that a few failed
+// renewals or a skew between two users' clocks do not make a running
+// probe's Lease look left behind.
+func LeaseDuration(interval time.Duration) time.Duration {
+	return max(10*interval, time.Minute).Truncate(time.Second)
 }
 
 // Cleanup deletes the probe Leases names (of Leftovers) in namespace.
@@ -108,6 +156,8 @@ type Prober struct {
 	interval  time.Duration
 	now       func() time.Time
 	onSample  func(Sample, string)
+	onLost    func(time.Time, string)
+	lostAfter time.Duration
 
 	mu      sync.Mutex
 	lease   *coordinationv1.Lease
@@ -127,6 +177,19 @@ type Options struct {
 	// OnSample is called with each sample and the resourceVersion of its
 	// update, from Run's goroutine or Observed's caller.
 	OnSample func(s Sample, resourceVersion string)
+	// OnLost is called, from Run's goroutine, with each renewal whose
+	// watch event did not come within LostAfter(Interval) of sending it
+	// (it came as a list item, before the Lease's watch was up or after a
+	// relist, or never): when it was sent and the resourceVersion of its
+	// update. It makes no sample.
+	OnLost func(sent time.Time, resourceVersion string)
+}
+
+// LostAfter is how long after sending a renewal of a probe renewed every
+// interval its watch event may come: ten intervals, and at least a
+// minute. A renewal whose event did not come by then is lost.
+func LostAfter(interval time.Duration) time.Duration {
+	return max(10*interval, time.Minute)
 }
 
 // Create creates the probe's Lease (a random name under NamePrefix,
@@ -139,9 +202,9 @@ func Create(ctx context.Context, client kubernetes.Interface, o Options) (*Probe
 		o.Now = time.Now
 	}
 	p := &Prober{client: client, namespace: o.Namespace, interval: o.Interval, now: o.Now, onSample: o.OnSample,
-		sent: map[string]sent{}, arrived: map[string]time.Time{}}
+		onLost: o.OnLost, lostAfter: LostAfter(o.Interval), sent: map[string]sent{}, arrived: map[string]time.Time{}}
 	holder := "kubectl-watchcache"
-	seconds := int32(max(o.Interval*3/time.Second, 1))
+	seconds := int32(min(LeaseDuration(o.Interval)/time.Second, math.MaxInt32))
 	renew := metav1.NewMicroTime(p.now())
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: NamePrefix + rand.String(8), Namespace: o.Namespace, Labels: map[string]string{LabelKey: LabelValue}},
@@ -181,12 +244,19 @@ func (p *Prober) Run(ctx context.Context, onErr func(error)) {
 	}
 }
 
-// renew sends one update of spec.renewTime and records when it was sent and answered.
+// renew sends one update of spec.renewTime and records when it was sent
+// and answered, after expiring the renewals sent lostAfter before.
 func (p *Prober) renew(ctx context.Context) error {
+	at := p.now()
 	p.mu.Lock()
 	lease := p.lease.DeepCopy()
+	lost := p.expire(at)
 	p.mu.Unlock()
-	at := p.now()
+	if p.onLost != nil {
+		for _, l := range lost {
+			p.onLost(l.at, l.rv)
+		}
+	}
 	renew := metav1.NewMicroTime(at)
 	lease.Spec.RenewTime = &renew
 	updated, err := p.client.CoordinationV1().Leases(p.namespace).Update(ctx, lease, metav1.UpdateOptions{FieldManager: "kubectl-watchcache-probe"})
@@ -215,6 +285,35 @@ func (p *Prober) renew(ctx context.Context) error {
 		p.sample(sent{at: at, answered: answered}, eventAt, rv)
 	}
 	return nil
+}
+
+// lostRenewal is a renewal expired from sent: when it was sent, and the
+// resourceVersion of its update.
+type lostRenewal struct {
+	at time.Time
+	rv string
+}
+
+// expire removes from sent the renewals sent lostAfter or longer before
+// now, and returns them, oldest first; it forgets the events that came as
+// long ago without their update's answer (one that failed, say). Call it
+// with mu held.
+func (p *Prober) expire(now time.Time) []lostRenewal {
+	cutoff := now.Add(-p.lostAfter)
+	var lost []lostRenewal
+	for rv, s := range p.sent {
+		if !s.at.After(cutoff) {
+			delete(p.sent, rv)
+			lost = append(lost, lostRenewal{at: s.at, rv: rv})
+		}
+	}
+	for rv, at := range p.arrived {
+		if !at.After(cutoff) {
+			delete(p.arrived, rv)
+		}
+	}
+	slices.SortFunc(lost, func(a, b lostRenewal) int { return a.at.Compare(b.at) })
+	return lost
 }
 
 // Observed is called when the Lease's watch delivered its object at

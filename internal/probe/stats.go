@@ -37,6 +37,7 @@ const MaxSamples = 1 << 16
 type Stats struct {
 	mu      sync.Mutex
 	samples []Sample
+	lost    int
 	on      bool
 	notes   []string
 }
@@ -84,6 +85,22 @@ func (s *Stats) Add(x Sample) {
 		s.samples = slices.Delete(s.samples, 0, MaxSamples/8)
 	}
 	s.samples = append(s.samples, x)
+}
+
+// AddLost counts one renewal lost: its watch event never came (within
+// LostAfter), so it made no sample.
+func (s *Stats) AddLost() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.on = true
+	s.lost++
+}
+
+// Lost is how many renewals were lost over the whole run.
+func (s *Stats) Lost() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
 }
 
 // Samples is a copy of the samples, oldest first.

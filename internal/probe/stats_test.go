@@ -27,3 +27,12 @@ func TestFiguresAreNearestRankPercentilesOfTheWholeRunAndTheLastMinute(t *testin
 		t.Error("no samples: figures not zero")
 	}
 }
+
+func TestLostRenewalsAreCountedApartFromTheSamples(t *testing.T) {
+	s := NewRecordedStats()
+	s.AddLost()
+	s.AddLost()
+	if !s.On() || s.Lost() != 2 || s.Count() != 0 {
+		t.Errorf("on %v, lost %d, samples %d; want on, 2 lost and no samples", s.On(), s.Lost(), s.Count())
+	}
+}

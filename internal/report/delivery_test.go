@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -251,5 +252,47 @@ func TestTheProbeLinesOfAnotherResourceGoToIt(t *testing.T) {
 	rep := analyzeFile(t, moved, Options{})
 	if rep.Resources[0].Probe != nil || rep.Resources[1].Probe == nil || rep.Resources[1].Probe.Count != 24 {
 		t.Errorf("probe of resource 0 %+v, of resource 1 %+v; want the 24 samples on resource 1", rep.Resources[0].Probe, rep.Resources[1].Probe)
+	}
+}
+
+// TestAReplayCountsTheProbesLostRenewals turns two of a generated trace's
+// probe lines into lost renewals (a resourceVersion and a detail, no
+// write or event): the replay's summary counts them lost and keeps them
+// out of the samples.
+func TestAReplayCountsTheProbesLostRenewals(t *testing.T) {
+	path := generate(t, deliveryConfig(600))
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	lost := 0
+	for i, l := range lines {
+		if lost == 2 || !strings.HasPrefix(l, `{"k":"`+trace.KindProbe+`",`) {
+			continue
+		}
+		var line trace.Line
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatal(err)
+		}
+		line.Write, line.Event, line.Detail = nil, nil, "renewal lost: no watch event within 1m0s"
+		b, err := json.Marshal(&line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[i] = string(b)
+		lost++
+	}
+	if lost != 2 {
+		t.Fatalf("%d probe lines in the generated trace, want at least 2", lost)
+	}
+	edited := filepath.Join(t.TempDir(), "lost.jsonl")
+	if err := os.WriteFile(edited, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range replaySummaries(t, edited) {
+		if p := s.Delivery.Probe; p == nil || p.Lost != 2 || p.Count != 22 {
+			t.Errorf("%s: probe %+v, want 22 samples and 2 lost", s.Resource, p)
+		}
 	}
 }

@@ -280,6 +280,9 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	rp.OnProbe(func(at time.Time, l *trace.Line) {
 		s.ProbeIndex = l.R
 		if l.Write == nil || l.Event == nil {
+			if l.ResourceVersion != "" {
+				s.Probe.AddLost()
+			}
 			s.Probe.Note(l.Detail)
 			return
 		}
@@ -388,7 +391,8 @@ func (s *Session) Summary(r *Watched) summary.Summary {
 // ProbeSummary is the summary's `delivery.probe`: the figures of the whole run, in seconds.
 func ProbeSummary(st *probe.Stats) *summary.ProbeSummary {
 	f := st.Figures(time.Time{})
-	return &summary.ProbeSummary{Count: f.Count, P50: f.P50.Seconds(), P90: f.P90.Seconds(), P99: f.P99.Seconds(), Max: f.Max.Seconds(), WriteP50: f.WriteP50.Seconds()}
+	return &summary.ProbeSummary{Count: f.Count, P50: f.P50.Seconds(), P90: f.P90.Seconds(), P99: f.P99.Seconds(), Max: f.Max.Seconds(), WriteP50: f.WriteP50.Seconds(),
+		Lost: st.Lost()}
 }
 
 // RecordProbe records the probe's sample (answered at resourceVersion rv)
@@ -416,6 +420,18 @@ func (s *Session) probeFindings(i int, at time.Time) {
 		}
 	}
 	s.Resources[i].Findings.Probe(at, f.Count, slow, f.P50, f.P99, f.WriteP50)
+}
+
+// LoseProbe records a renewal of the probe's Lease, sent at at and
+// answered at resourceVersion rv, whose watch event did not come within
+// after: counted lost in Probe, with a note, and, when recording, in the trace.
+func (s *Session) LoseProbe(at time.Time, rv string, after time.Duration) {
+	detail := fmt.Sprintf("renewal sent at %s (resourceVersion %s) lost: no watch event within %s", at.Format("15:04:05.000"), rv, after)
+	s.Probe.AddLost()
+	s.Probe.Note(detail)
+	if s.Recorder != nil {
+		s.Recorder.ProbeLost(s.ProbeIndex, rv, detail)
+	}
 }
 
 // NoteProbe records a note of the probe's into Probe and, when recording, the trace.

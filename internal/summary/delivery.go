@@ -20,7 +20,8 @@ type DeliverySummary struct {
 // ProbeSummary is the probe's figures over the whole run, in seconds:
 // write to event (the update of the probe's Lease sent, to its watch event
 // received) p50, p90, p99 and max, and the update's own p50 (sent to
-// answered).
+// answered); and Lost, the updates whose watch event never came (within
+// ten intervals, at least a minute), which are in no figure.
 type ProbeSummary struct {
 	Count    int     `json:"count"`
 	P50      float64 `json:"p50"`
@@ -28,6 +29,7 @@ type ProbeSummary struct {
 	P99      float64 `json:"p99"`
 	Max      float64 `json:"max"`
 	WriteP50 float64 `json:"writeP50"`
+	Lost     int     `json:"lost"`
 }
 
 // LagSummary counts the events of each lag bucket (reflector.LagCounts),
@@ -60,8 +62,8 @@ func (s Summary) writeDeliveryText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "delivery lag (passive, from the objects' write times, ±2s): %s\n", strings.Join(parts, ", "))
 	if p := s.Delivery.Probe; p != nil {
-		fmt.Fprintf(&b, "probe (a Lease's write to its watch event, on this connection): %d updates, p50 %.3fs, p90 %.3fs, p99 %.3fs, max %.3fs; write p50 %.3fs\n",
-			p.Count, p.P50, p.P90, p.P99, p.Max, p.WriteP50)
+		fmt.Fprintf(&b, "probe (a Lease's write to its watch event, on this connection): %d updates, p50 %.3fs, p90 %.3fs, p99 %.3fs, max %.3fs; write p50 %.3fs; %d lost (no watch event)\n",
+			p.Count, p.P50, p.P90, p.P99, p.Max, p.WriteP50, p.Lost)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing summary: %w", err)

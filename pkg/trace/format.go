@@ -242,7 +242,8 @@ type Line struct {
 	// probe: one renewal of the probe's Lease, answered at resourceVersion
 	// (above): Write is from sending the update to its answer, Event from
 	// sending it to its watch event (the line is written then). A probe
-	// line without them is a note of the probe's, its Detail (below).
+	// line without them is a note of the probe's, its Detail (below); with
+	// a resourceVersion, a renewal whose watch event never came (lost).
 	Write *Duration `json:"write,omitempty"`
 	Event *Duration `json:"event,omitempty"`
 	// page

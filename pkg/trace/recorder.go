@@ -401,6 +401,14 @@ func (r *Recorder) Probe(i int, rv string, write, event time.Duration) {
 	r.write(&Line{K: KindProbe, R: i, ResourceVersion: rv, Write: &w, Event: &e})
 }
 
+// ProbeLost records a renewal of the delivery probe's Lease, answered at
+// resourceVersion rv, whose watch event never came (within the probe's
+// bound), under resource i; detail says so. A reader that does not know
+// it takes it for a note of the probe's.
+func (r *Recorder) ProbeLost(i int, rv, detail string) {
+	r.write(&Line{K: KindProbe, R: i, ResourceVersion: rv, Detail: detail})
+}
+
 // ProbeNote records a note of the delivery probe's (its Lease created,
 // deleted, an update that failed) under resource i.
 func (r *Recorder) ProbeNote(i int, detail string) {
