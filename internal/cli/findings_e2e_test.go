@@ -209,6 +209,13 @@ func findingLines(t *testing.T, out string) []findings.Finding {
 // run's trace raises the same findings (the same evidence, on the recorded clock).
 func checkLinesAndReplay(t *testing.T, out, tracePath string, live []summary.Summary) {
 	t.Helper()
+	checkLinesAndReplayExit(t, out, tracePath, live, ExitOK)
+}
+
+// checkLinesAndReplayExit is checkLinesAndReplay of a run that ended with
+// wantCode: its replay ends the same way.
+func checkLinesAndReplayExit(t *testing.T, out, tracePath string, live []summary.Summary, wantCode int) {
+	t.Helper()
 	lines := findingLines(t, out)
 	var raised []findings.ID
 	for _, s := range live {
@@ -226,8 +233,8 @@ func checkLinesAndReplay(t *testing.T, out, tracePath string, live []summary.Sum
 		t.Errorf("FINDING lines %v, want one per finding of the summary %v", printed, raised)
 	}
 	code, rout, rerr := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "--summary", "-o", "json")
-	if code != ExitOK {
-		t.Fatalf("replay: exit %d\n%s", code, rerr)
+	if code != wantCode {
+		t.Fatalf("replay: exit %d, want %d\n%s", code, wantCode, rerr)
 	}
 	replayed := allSummaries(t, rout)
 	if len(replayed) != len(live) {
