@@ -360,21 +360,25 @@ func restartCompactedBehind(t *testing.T, c *testcluster.Cluster, proxy *testclu
 	}
 }
 
-func TestE2EFindingsFromRealScenarios(t *testing.T) {
-	t.Parallel()
-	// The scenarios are waits: they run at once, each from its own
-	// goroutine (t.Run allows it), not as parallel subtests, which would
-	// wait for -parallel's slots (2 on 2 cores) and take them from the
-	// other tests.
+// scenarios runs each scenario added as a subtest of t at once. The
+// scenarios are waits: each runs from its own goroutine (t.Run allows it),
+// not as a parallel subtest, which would wait for -parallel's slots (2 on 2
+// cores) and take them from the other tests. Defer wait.
+func scenarios(t *testing.T) (add func(name string, f func(t *testing.T)), wait func()) {
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	scenario := func(name string, f func(t *testing.T)) {
+	return func(name string, f func(t *testing.T)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			t.Run(name, f)
 		}()
-	}
+	}, wg.Wait
+}
+
+func TestE2EFindingsFromRealScenarios(t *testing.T) {
+	t.Parallel()
+	scenario, wait := scenarios(t)
+	defer wait()
 
 	// kube-apiserver --watch-cache=false sends no bookmarks: a watch that
 	// asked for them and stayed open past 75 s after its first event raises

@@ -59,15 +59,8 @@ func (r *liveRun) ended(t *testing.T, within time.Duration) ([]summary.Summary, 
 
 func TestE2EMoreFindingsFromRealScenarios(t *testing.T) {
 	t.Parallel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	scenario := func(name string, f func(t *testing.T)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.Run(name, f)
-		}()
-	}
+	scenario, wait := scenarios(t)
+	defer wait()
 
 	// 110 ConfigMaps of 1,000,000 bytes each: the first list is over 100 MiB,
 	// whether it is streamed (protobuf) or paged (JSON). The finding gives
