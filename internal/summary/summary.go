@@ -250,13 +250,16 @@ func Decode(out []byte) ([]Summary, error) {
 }
 
 // WithoutClockReadings drops what a live run and its replay measure on
-// different clocks (the bookmark's age, the time to sync), to compare the
-// rest.
+// different clocks (the bookmark's age, the time to sync, the findings'
+// times and windows, and the evidence's sentence, which gives durations
+// read on them: a live note is timed when the reflector applies a line, its
+// replay when the recorder wrote it, milliseconds apart), to compare the
+// rest: the findings' ids, titles, counts, requests, objects and facts.
 func (s Summary) WithoutClockReadings() Summary {
 	s.Bookmark.Age, s.Bookmark.AgeSeconds, s.SyncSeconds = nil, nil, nil
 	fs := make([]findings.Finding, len(s.Findings))
 	for i, f := range s.Findings {
-		f.FirstAt, f.LastAt, f.Evidence.Window = time.Time{}, time.Time{}, nil
+		f.FirstAt, f.LastAt, f.Evidence.Window, f.Evidence.Text = time.Time{}, time.Time{}, nil, ""
 		fs[i] = f
 	}
 	s.Findings = fs

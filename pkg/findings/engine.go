@@ -651,7 +651,7 @@ func (e *Engine) relistStorm(at time.Time) {
 		if at.Sub(g.at) > e.opts.StormWindow {
 			continue
 		}
-		if g.afterStart >= 0 && g.afterStart < 2*time.Second {
+		if g.afterStart >= 0 && g.afterStart < goneOnReconnect {
 			atOnce++
 		}
 		if g.downFor > 5*time.Minute {
@@ -890,6 +890,12 @@ func (e *Engine) relistDiff(n reflector.Note, d *reflector.Decision) {
 		f.Docs = "https://pkg.go.dev/k8s.io/client-go/tools/cache#DeletedFinalStateUnknown"
 	})
 }
+
+// goneOnReconnect is how long a watch that delivered nothing may have
+// waited for its 410 Gone for the 410 to count as its answer on reconnect:
+// an API server that just started holds a watch until its watch cache is
+// ready, seconds on a busy machine.
+const goneOnReconnect = 30 * time.Second
 
 // Thresholds of slow-delivery: enough evidence, and how late is late.
 const (

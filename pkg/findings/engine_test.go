@@ -176,6 +176,27 @@ func TestRelistStormNeedsThreeRelistsInTheWindow(t *testing.T) {
 	}
 }
 
+func TestRelistStormSaysThe410sCameOnReconnect(t *testing.T) {
+	f := newFeed(t, Options{})
+	gone := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}
+	for range 3 {
+		// A watch that ran a minute, cut by a restart; the reconnect's
+		// watch waits 3 s for the restarted server's watch cache, then 410.
+		f.request(reflector.VerbWatch, bookmarked, time.Minute, 5, &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("connection reset by peer")}, nil)
+		f.advance(time.Second)
+		f.request(reflector.VerbWatch, bookmarked, 3*time.Second, 0, gone, nil)
+		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
+		f.counters.Lists++
+		f.counters.Relists++
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	}
+	got, ok := f.e.Get(RelistStorm)
+	if !ok || !strings.Contains(got.Cause, "3 410 Gone came right after a reconnect") {
+		t.Fatalf("want the 410s on reconnect as the cause: %v %+v", ok, got)
+	}
+}
+
 func TestFlappingCountsOnlyWatchesThatWereOpen(t *testing.T) {
 	f := newFeed(t, Options{})
 	refused := &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New(`Get "https://127.0.0.1:6443/api/v1/configmaps?watch=true": dial tcp 127.0.0.1:6443: connect: connection refused`)}
