@@ -110,7 +110,9 @@ func (c *Churn) Stats() ChurnStats {
 		Recreates: c.stats.recreates.Load(), Failed: c.stats.failed.Load()}
 }
 
-// Stop stops the churn, waits for the writes in flight, and returns the counts.
+// Stop stops the churn, waits for the writes in flight to be answered,
+// and returns the counts: a LIST after Stop sees every write the churn
+// made (a write cancelled in flight could still commit after the LIST).
 func (c *Churn) Stop() ChurnStats {
 	c.cancel()
 	<-c.done
@@ -135,9 +137,14 @@ func (c *Churn) loop(ctx context.Context) {
 	}
 }
 
+// writeTimeout bounds one write; Stop does not cancel a write in flight.
+const writeTimeout = 10 * time.Second
+
 // write does one operation on name i: create when it does not exist;
 // otherwise update (6 in 10), delete (2 in 10) or delete and recreate (2 in 10).
 func (c *Churn) write(ctx context.Context, i, dice int) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
 	name := fmt.Sprintf("%s-%d", c.opts.Prefix, i)
 	c.mu.Lock()
 	exists := c.exists[i]
