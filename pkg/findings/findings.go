@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // Severity is how bad a finding is.
@@ -219,7 +221,7 @@ func (f Finding) Detail() string {
 		for _, o := range f.Evidence.Objects {
 			n := o.String() + " (" + o.What
 			if o.OldUID != "" || o.NewUID != "" {
-				n += ", uid " + shortUID(o.OldUID) + "→" + shortUID(o.NewUID)
+				n += ", uid " + store.ShortUID(o.OldUID) + "→" + store.ShortUID(o.NewUID)
 			}
 			names = append(names, n+")")
 		}
@@ -248,16 +250,6 @@ func (f Finding) Detail() string {
 		fmt.Fprintf(&b, "  docs: %s\n", f.Docs)
 	}
 	return b.String()
-}
-
-func shortUID(uid string) string {
-	if uid == "" {
-		return "-"
-	}
-	if len(uid) > 8 {
-		return uid[:8]
-	}
-	return uid
 }
 
 func roundSeconds(s float64) string {

@@ -96,3 +96,15 @@ type Object struct {
 
 // Ref returns the object's address.
 func (o *Object) Ref() Ref { return Ref{Namespace: o.Namespace, Name: o.Name} }
+
+// ShortUID keeps the first 8 characters of a UID, enough to tell two
+// instances of a name apart on a screen; "-" for none.
+func ShortUID(uid string) string {
+	if uid == "" {
+		return "-"
+	}
+	if len(uid) > 8 {
+		return uid[:8]
+	}
+	return uid
+}

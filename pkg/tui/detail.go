@@ -140,7 +140,7 @@ func (m *Model) objectDetail(ref store.Ref) []string {
 		if !v.at.IsZero() {
 			ts = v.at.Format("15:04:05") + " "
 		}
-		out = append(out, ts+st.value.Render(fmt.Sprintf("%-22s", v.what))+" uid "+shortUID(v.uid)+"  rv "+orDash(v.rv))
+		out = append(out, ts+st.value.Render(fmt.Sprintf("%-22s", v.what))+" uid "+store.ShortUID(v.uid)+"  rv "+orDash(v.rv))
 		for _, c := range r.changesOf(i) {
 			out = append(out, "           "+st.accent.Render("· ")+c)
 		}
@@ -255,7 +255,7 @@ func auditText(a *reflector.AuditReport) []string {
 				return append(out, "… and more")
 			}
 			out = append(out, fmt.Sprintf("%-10s %s  cached uid %s rv %s · listed uid %s rv %s", g.what, e.Ref,
-				shortUID(e.OldUID), orDash(e.OldResourceVersion), shortUID(e.NewUID), orDash(e.NewResourceVersion)))
+				store.ShortUID(e.OldUID), orDash(e.OldResourceVersion), store.ShortUID(e.NewUID), orDash(e.NewResourceVersion)))
 			n++
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // findingSeverity is the dashboard's color of a finding's severity.
@@ -307,9 +308,9 @@ func findingDetail(st styles, f findings.Finding, now time.Time, width int) []st
 			line := fmt.Sprintf("%-10s %s", o.What, o.String())
 			switch {
 			case o.OldUID != "" && o.NewUID != "" && o.OldUID != o.NewUID:
-				line += "  uid " + shortUID(o.OldUID) + " → " + shortUID(o.NewUID)
+				line += "  uid " + store.ShortUID(o.OldUID) + " → " + store.ShortUID(o.NewUID)
 			case o.OldUID != "" || o.NewUID != "":
-				line += "  uid " + shortUID(o.OldUID+o.NewUID)
+				line += "  uid " + store.ShortUID(o.OldUID+o.NewUID)
 			}
 			out = append(out, strings.Repeat(" ", labelW)+line)
 		}

@@ -90,17 +90,6 @@ func count[T ~int | ~int64](v T) string {
 	return b.String()
 }
 
-// shortUID keeps the first 8 characters of a UID, enough to tell instances apart.
-func shortUID(uid string) string {
-	if uid == "" {
-		return "-"
-	}
-	if len(uid) > 8 {
-		return uid[:8]
-	}
-	return uid
-}
-
 // orDash shows "-" for an empty value.
 func orDash(s string) string {
 	if s == "" {

@@ -186,7 +186,7 @@ func versionChanges(prev, cur *version) []string {
 	}
 	var out []string
 	if prev.uid != cur.uid && prev.uid != "" && cur.uid != "" {
-		out = append(out, fmt.Sprintf("new instance: uid %s → %s", shortUID(prev.uid), shortUID(cur.uid)))
+		out = append(out, fmt.Sprintf("new instance: uid %s → %s", store.ShortUID(prev.uid), store.ShortUID(cur.uid)))
 	}
 	if prev.rv != cur.rv {
 		out = append(out, fmt.Sprintf("resourceVersion %s → %s", orDash(prev.rv), orDash(cur.rv)))

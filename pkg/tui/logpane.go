@@ -131,9 +131,9 @@ func entryFromNote(n reflector.Note) logEntry {
 func (e *logEntry) message() string {
 	switch {
 	case e.hasRef:
-		s := e.ref.String() + "  rv " + orDash(e.rv) + "  uid " + shortUID(e.uid)
+		s := e.ref.String() + "  rv " + orDash(e.rv) + "  uid " + store.ShortUID(e.uid)
 		if e.kind == kindReplaced && e.prev != nil {
-			s += fmt.Sprintf("  (was uid %s rv %s: missed delete+create)", shortUID(e.prev.UID), orDash(e.prev.ResourceVersion))
+			s += fmt.Sprintf("  (was uid %s rv %s: missed delete+create)", store.ShortUID(e.prev.UID), orDash(e.prev.ResourceVersion))
 		}
 		return s
 	case e.diff != nil:

@@ -122,13 +122,13 @@ func (r diffRow) text() string {
 	e := r.e
 	switch r.what {
 	case "missed delete":
-		return fmt.Sprintf("%s  uid %s  rv %s", e.Ref, shortUID(e.OldUID), orDash(e.OldResourceVersion))
+		return fmt.Sprintf("%s  uid %s  rv %s", e.Ref, store.ShortUID(e.OldUID), orDash(e.OldResourceVersion))
 	case "recreated":
-		return fmt.Sprintf("%s  uid %s → %s  rv %s → %s", e.Ref, shortUID(e.OldUID), shortUID(e.NewUID), orDash(e.OldResourceVersion), orDash(e.NewResourceVersion))
+		return fmt.Sprintf("%s  uid %s → %s  rv %s → %s", e.Ref, store.ShortUID(e.OldUID), store.ShortUID(e.NewUID), orDash(e.OldResourceVersion), orDash(e.NewResourceVersion))
 	case "missed update":
 		return fmt.Sprintf("%s  rv %s → %s", e.Ref, orDash(e.OldResourceVersion), orDash(e.NewResourceVersion))
 	}
-	return fmt.Sprintf("%s  uid %s  rv %s", e.Ref, shortUID(e.NewUID), orDash(e.NewResourceVersion))
+	return fmt.Sprintf("%s  uid %s  rv %s", e.Ref, store.ShortUID(e.NewUID), orDash(e.NewResourceVersion))
 }
 
 // diffPane shows the last relist's diff: what the watch had missed, by name.
