@@ -82,7 +82,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	rep := probe.Report{BaselineHeap: probe.LiveHeap()}
+	rep := probe.Report{BaselineHeap: informerheap.LiveHeap()}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
@@ -137,7 +137,7 @@ func runInformer(ctx context.Context, cfg *rest.Config, kind string, rep *probe.
 	}
 	rep.SyncedAt = time.Now().UnixNano()
 	rep.Objects = len(inf.GetStore().ListKeys())
-	rep.SteadyHeap = probe.LiveHeap()
+	rep.SteadyHeap = informerheap.LiveHeap()
 	rep.SteadyRSS = probe.SteadyRSS()
 	return nil
 }
@@ -173,7 +173,7 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 	}
 	rep.SyncedAt = time.Now().UnixNano()
 	rep.Objects = sess.Resources[0].Store.Len()
-	rep.SteadyHeap = probe.LiveHeap()
+	rep.SteadyHeap = informerheap.LiveHeap()
 	rep.SteadyRSS = probe.SteadyRSS()
 	if !o.relist {
 		return nil
@@ -196,7 +196,7 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 	if rl.PeakRSS, err = probe.Status("VmHWM"); err != nil {
 		return err
 	}
-	rl.SteadyHeap = probe.LiveHeap()
+	rl.SteadyHeap = informerheap.LiveHeap()
 	rl.SteadyRSS = probe.SteadyRSS()
 	rep.Relist = rl
 	return nil

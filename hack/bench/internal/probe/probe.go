@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 )
@@ -71,16 +70,6 @@ func ParseReport(out []byte) (Report, error) {
 		return r, fmt.Errorf("the helper printed no report (last line %q): %w", last, err)
 	}
 	return r, nil
-}
-
-// LiveHeap forces two GCs (the second sweeps what finalizers freed) and
-// returns the bytes of live heap objects.
-func LiveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }
 
 // SteadyRSS returns memory the GC freed to the OS and reads the resident set:
