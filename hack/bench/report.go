@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/hack/bench/internal/probe"
 )
 
 // results is everything one run measured.
@@ -68,25 +70,13 @@ func writeMarked(path, beginMarker, endMarker, generated string) error {
 	return nil
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // med is the median of f over the runs of one variant.
 func med[T any](runs []T, f func(T) float64) float64 {
 	xs := make([]float64, 0, len(runs))
 	for _, r := range runs {
 		xs = append(xs, f(r))
 	}
-	return median(xs)
+	return probe.Median(xs)
 }
 
 func syncSec(r procResult) float64    { return r.Sync.Seconds() }
@@ -165,7 +155,7 @@ func (res *results) markdown(o options) string {
 		res.sizeMarkdown(&b, s, o)
 	}
 	if rr := res.Replay; rr != nil {
-		replaySec, floorSec := median(durations(rr.Replay)), median(durations(rr.Floor))
+		replaySec, floorSec := probe.Median(durations(rr.Replay)), probe.Median(durations(rr.Floor))
 		ev := float64(rr.Items + rr.Events)
 		p("### Replay of a %d-event trace\n\n", rr.Items+rr.Events)
 		p("A live trace (metadata objects, as `--trace` records by default) of the initial list of %d objects\n"+
@@ -430,7 +420,7 @@ func (res *results) targetsMarkdown(b *strings.Builder) {
 		}
 	}
 	if rr := res.Replay; rr != nil {
-		replaySec, floorSec := median(durations(rr.Replay)), median(durations(rr.Floor))
+		replaySec, floorSec := probe.Median(durations(rr.Replay)), probe.Median(durations(rr.Floor))
 		p("| replay ≥ 0.5× decode floor (throughput) | %d events | %.2fs vs %.2fs | %s |\n", rr.Items+rr.Events, replaySec, floorSec, verdict(floorSec/replaySec, 0.5, false))
 	}
 	p("\n")

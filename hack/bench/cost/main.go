@@ -27,7 +27,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/hack/bench/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cost"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/informerheap"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
@@ -272,15 +272,6 @@ func child(ctx context.Context, self string, c childConfig) (informerheap.Result
 	return r, nil
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func mib(b float64) string { return fmt.Sprintf("%.1f", b/(1<<20)) }
 
 func pct(est, got float64) string { return fmt.Sprintf("%+.1f %%", 100*(est/got-1)) }
@@ -291,7 +282,7 @@ func markdown(o options, rows map[string]*row, order []string, estimateTook []fl
 	fmt.Fprintf(&b, "Reproduce with:\n\n```\ngo run ./hack/bench/cost -configmaps %d -deployments %d -sample %d -reps %d\n```\n\n", o.configMaps, o.deployments, o.sample, o.reps)
 	fmt.Fprintf(&b, "Run on %s; the whole run took %s. GOMAXPROCS %d, %s, kube-apiserver %s and etcd on 127.0.0.1 (internal/testcluster). "+
 		"The cost command (sampling %d objects of each resource) took %.1f s (median).\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), runtime.GOMAXPROCS(0), runtime.Version(), testcluster.Version, o.sample, median(estimateTook))
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), runtime.GOMAXPROCS(0), runtime.Version(), testcluster.Version, o.sample, probe.Median(estimateTook))
 	b.WriteString("**Machine caveat:** two shared cores run etcd, kube-apiserver, the informer and the other engineers' work. " +
 		"Heap sizes do not depend on the machine's speed, but peaks depend on when the GC runs. Every number is the median of " + strconv.Itoa(o.reps) + " repetitions.\n\n")
 	b.WriteString("Steady cache: the cost command's `total` against the informer's live heap after sync and GC, minus the same program's on an empty namespace. " +
@@ -304,9 +295,9 @@ func markdown(o options, rows map[string]*row, order []string, estimateTook []fl
 		if r.list {
 			name += " (paged LIST)"
 		}
-		e, m := median(r.est), median(r.measured)
-		pe, pm := median(r.peakEst), median(r.peak)
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.2f |\n", r.resource, name, r.objects, mib(e), mib(m), pct(e, m), mib(pe), mib(pm), pct(pe, pm), median(r.sync))
+		e, m := probe.Median(r.est), probe.Median(r.measured)
+		pe, pm := probe.Median(r.peakEst), probe.Median(r.peak)
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.2f |\n", r.resource, name, r.objects, mib(e), mib(m), pct(e, m), mib(pe), mib(pm), pct(pe, pm), probe.Median(r.sync))
 	}
 	b.WriteString("\n")
 	return b.String()

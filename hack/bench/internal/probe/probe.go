@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 )
 
@@ -138,4 +139,18 @@ func ResetPeakRSS() error {
 		return fmt.Errorf("resetting the peak RSS: %w", err)
 	}
 	return nil
+}
+
+// Median is the middle of xs (the mean of the two middle values when their
+// number is even); 0 for none. xs is not changed.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
