@@ -48,16 +48,7 @@ func newNamespace(t *testing.T, cs kubernetes.Interface, ns string) {
 // delayProxy is a proxy in front of the shared cluster and a kubeconfig that goes through it.
 func delayProxy(t *testing.T) (*testcluster.Proxy, string) {
 	t.Helper()
-	p, err := cluster(t).NewProxy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	kc := filepath.Join(t.TempDir(), "through-proxy.yaml")
-	if err := testcluster.WriteKubeconfig(kc, p.Config(cluster(t).Config())); err != nil {
-		t.Fatal(err)
-	}
-	return p, kc
+	return throughFaultProxy(t, cluster(t))
 }
 
 // probeLeases are the names of the probe Leases in ns, live or left behind.
@@ -383,10 +374,7 @@ func TestE2EProbeRefusesAForbiddenOrMissingNamespaceBeforeTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc := filepath.Join(t.TempDir(), "nobody.yaml")
-	if err := testcluster.WriteKubeconfig(kc, cfg); err != nil {
-		t.Fatal(err)
-	}
+	kc := kubeconfigOf(t, cfg)
 	code, out, stderr := run(t, "configmaps", "--kubeconfig", kc, "-n", "default", "--no-tui", "--probe", "default", "--summary", "-o", "json")
 	want := `error: --probe default: forbidden: cannot create leases.coordination.k8s.io in namespace "default"`
 	if code != ExitFailure || !strings.HasPrefix(strings.TrimSpace(stderr), want) || out != "" {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -336,11 +337,17 @@ func throughFaultProxy(t *testing.T, c *testcluster.Cluster) (*testcluster.Proxy
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = proxy.Close() })
-	kc := filepath.Join(t.TempDir(), "proxy.kubeconfig")
-	if err := testcluster.WriteKubeconfig(kc, proxy.Config(c.Config())); err != nil {
+	return proxy, kubeconfigOf(t, proxy.Config(c.Config()))
+}
+
+// kubeconfigOf writes cfg as a kubeconfig file of the test's and returns its path.
+func kubeconfigOf(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testcluster.WriteKubeconfig(kc, cfg); err != nil {
 		t.Fatal(err)
 	}
-	return proxy, kc
+	return kc
 }
 
 // restartCompactedBehind cuts the watch off at the fault proxy, runs

@@ -36,11 +36,7 @@ func throughMiddlebox(t *testing.T, c *testcluster.Cluster) (*testcluster.Middle
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mb.Close() })
-	kc := filepath.Join(t.TempDir(), "middlebox.kubeconfig")
-	if err := testcluster.WriteKubeconfig(kc, mb.Config(c.Config())); err != nil {
-		t.Fatal(err)
-	}
-	return mb, kc
+	return mb, kubeconfigOf(t, mb.Config(c.Config()))
 }
 
 // ended waits for a run to end by itself and returns the summaries it
