@@ -389,35 +389,57 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 
 	// kube-apiserver --watch-cache=false sends no bookmarks: a watch that
 	// asked for them and stayed open past 75 s after its first event raises
-	// no-bookmarks, not before.
+	// no-bookmarks, not before; with a LIST first, and with the default
+	// streaming list, whose end bookmark is the end of a list, not progress.
 	scenario("no-bookmarks", func(t *testing.T) {
 		c := testcluster.ForTest(t, testcluster.Options{DisableWatchCache: true})
 		cs := kubernetes.NewForConfigOrDie(c.Config())
-		newNamespaceIn(t, cs, "quiet", 3)
-		tracePath := filepath.Join(t.TempDir(), "no-bookmarks.jsonl")
-		r := startRun(t, "configmaps", "-n", "quiet", "--kubeconfig", c.Kubeconfig(), "--no-tui", "-o", "json", "--summary",
-			"--initial-list", "list", "--trace", tracePath, "--duration", "90s")
-		r.waitFor(t, `"reason":"list-complete"`, 1, time.Minute)
+		type run struct {
+			ns, trace string
+			r         *liveRun
+		}
+		var runs []*run
+		for _, tc := range []struct{ ns, strategy string }{{"quiet-list", "list"}, {"quiet-default", ""}} {
+			newNamespaceIn(t, cs, tc.ns, 3)
+			x := &run{ns: tc.ns, trace: filepath.Join(t.TempDir(), tc.ns+".jsonl")}
+			args := []string{"configmaps", "-n", tc.ns, "--kubeconfig", c.Kubeconfig(), "--no-tui", "-o", "json", "--summary", "--trace", x.trace, "--duration", "90s"}
+			if tc.strategy != "" {
+				args = append(args, "--initial-list", tc.strategy)
+			}
+			x.r = startRun(t, args...)
+			runs = append(runs, x)
+		}
+		for _, x := range runs {
+			x.r.waitFor(t, `"reason":"list-complete"`, 1, time.Minute)
+		}
 		watchingAt := time.Now()
 		// An object written at once, then now and then: the resource moves
 		// on (a server with a watch cache would have a resourceVersion to
 		// bookmark), only bookmarks are missing.
 		for time.Since(watchingAt) < 60*time.Second {
-			if _, err := cs.CoreV1().ConfigMaps("quiet").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "later-"}}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if fs := findingLines(t, r.out.String()); len(fs) > 0 {
-				t.Fatalf("%s after %s, before the watch was open 75 s", fs[0].ID, time.Since(watchingAt).Round(time.Second))
+			for _, x := range runs {
+				if _, err := cs.CoreV1().ConfigMaps(x.ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "later-"}}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if fs := findingLines(t, x.r.out.String()); len(fs) > 0 {
+					t.Fatalf("%s: %s after %s, before the watch was open 75 s", x.ns, fs[0].ID, time.Since(watchingAt).Round(time.Second))
+				}
 			}
 			time.Sleep(15 * time.Second)
 		}
-		s := only(t, r.wait(t, 2*time.Minute))
-		f := findingOf(t, s, findings.NoBookmarks)
-		if f.Severity != findings.Warning || f.Count != 1 || len(f.Evidence.Requests) != 1 || s.Counters.Bookmarks != 0 || s.Counters.Watches != 1 {
-			t.Errorf("want one warning on the one watch, which had no bookmark: %s\ncounters %+v", f.Detail(), s.Counters)
+		for _, x := range runs {
+			s := only(t, x.r.wait(t, 2*time.Minute))
+			f := findingOf(t, s, findings.NoBookmarks)
+			if f.Severity != findings.Warning || f.Count != 1 || len(f.Evidence.Requests) != 1 || s.Counters.Bookmarks != 0 || s.Counters.Watches != 1 || s.Bookmark.AgeSeconds != nil {
+				t.Errorf("%s: want one warning on the one watch, which had no bookmark: %s\ncounters %+v, bookmark %+v", x.ns, f.Detail(), s.Counters, s.Bookmark)
+			}
+			// The default lists by streaming: its one bookmark ended the list.
+			if want := int64(map[string]int{"quiet-list": 0, "quiet-default": 1}[x.ns]); s.Counters.InitialEventsEnd != want {
+				t.Errorf("%s: want %d initial-events-end bookmark(s), counted apart from progress bookmarks: %+v", x.ns, want, s.Counters)
+			}
+			onlyFindings(t, s, findings.NoBookmarks)
+			checkLinesAndReplay(t, x.r.out.String(), x.trace, []summary.Summary{s})
 		}
-		onlyFindings(t, s, findings.NoBookmarks)
-		checkLinesAndReplay(t, r.out.String(), tracePath, []summary.Summary{s})
 	})
 
 	// A restart with etcd compacted while objects are deleted and

@@ -15,9 +15,9 @@ import (
 // ages and the state. Reading them when scraped costs the reflector nothing
 // per event.
 type scrapeCollector struct {
-	watches, events, bookmarks, tooLarge, uidMismatches, duplicates, rvBackwards, backoffs, watchErrors *prometheus.Desc
-	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state, findings                      *prometheus.Desc
-	lag                                                                                                 *prometheus.Desc
+	watches, events, bookmarks, listEnds, tooLarge, uidMismatches, duplicates, rvBackwards, backoffs, watchErrors *prometheus.Desc
+	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state, findings                                *prometheus.Desc
+	lag                                                                                                           *prometheus.Desc
 
 	mu        sync.Mutex
 	resources []*Set
@@ -31,7 +31,8 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 	return &scrapeCollector{
 		watches:       desc("watches_total", "Watch requests started (streaming lists included)."),
 		events:        desc("events_total", "Watch events applied to the cache, by type (ADDED, MODIFIED, DELETED); list items and a streaming list's initial events are not events.", "type"),
-		bookmarks:     desc("bookmarks_total", "BOOKMARK events received."),
+		bookmarks:     desc("bookmarks_total", "Progress BOOKMARK events received: those that move a watch's cursor, not the one that ends a streaming list (watchcache_initial_events_end_total)."),
+		listEnds:      desc("initial_events_end_total", "Streaming lists ended by their initial-events-end bookmark: the end of a list, not a progress bookmark."),
 		tooLarge:      desc("too_large_resource_version_total", "\"Too large resource version\" answers."),
 		uidMismatches: desc("uid_mismatches_total", "Applies that replaced an object of another UID under the same name, and deletes of a stale UID."),
 		duplicates:    desc("duplicates_total", "Events that carried the cached UID and resourceVersion again."),
@@ -40,7 +41,7 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 		watchErrors:   desc("watch_errors_total", "Watches that ended in an error (an ERROR event or a transport error)."),
 		storeObjects:  desc("store_objects", "Objects in the cache."),
 		storeBytes:    desc("store_bytes", "Estimated heap held by the cached objects, in bytes."),
-		bookmarkAge:   desc("bookmark_age_seconds", "Time since the last bookmark; with none yet, since watching began (the first complete list); 0 before that."),
+		bookmarkAge:   desc("bookmark_age_seconds", "Time since the last progress bookmark (a streaming list's end bookmark is none); with none yet, since watching began (the first complete list); 0 before that."),
 		noProgress:    desc("no_progress_seconds", "Time since the reflector last received data (a LIST page or a watch event or bookmark), or since the start before anything arrived."),
 		timeToSync:    desc("time_to_sync_seconds", "Time from the start of the run to the first complete list; while the first list is not complete, the time waited so far."),
 		state:         desc("state", "The reflector's state, one series per state: 1 for the current state, 0 for the others (behind a proxy, the number of the client's streams in each state).", "state"),
@@ -64,7 +65,7 @@ func (c *scrapeCollector) add(r *Set) bool {
 
 // Describe implements prometheus.Collector.
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.watches, c.events, c.bookmarks, c.tooLarge, c.uidMismatches, c.duplicates, c.rvBackwards, c.backoffs, c.watchErrors,
+	for _, d := range []*prometheus.Desc{c.watches, c.events, c.bookmarks, c.listEnds, c.tooLarge, c.uidMismatches, c.duplicates, c.rvBackwards, c.backoffs, c.watchErrors,
 		c.storeObjects, c.storeBytes, c.bookmarkAge, c.noProgress, c.timeToSync, c.state, c.findings, c.lag} {
 		ch <- d
 	}
@@ -114,6 +115,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.events, k.Modified, string(reflector.EventModified))
 		counter(c.events, k.Deleted, string(reflector.EventDeleted))
 		counter(c.bookmarks, k.Bookmarks)
+		counter(c.listEnds, k.InitialEventsEnd)
 		counter(c.tooLarge, k.TooLargeResourceVersion)
 		counter(c.uidMismatches, k.UIDMismatches)
 		counter(c.duplicates, k.Duplicates)

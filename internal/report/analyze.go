@@ -185,9 +185,10 @@ func (bookmarkTap) Request(int64, reflector.Verb, reflector.RequestOptions, stri
 func (bookmarkTap) Page(int64, *reflector.Page)                                     {}
 func (bookmarkTap) End(int64, *reflector.RequestEnd)                                {}
 
-// Event stamps a bookmark the stream counts (one with an object).
+// Event stamps a progress bookmark the stream counts (one with an object;
+// a streaming list's end bookmark is the list's end, not progress).
 func (t bookmarkTap) Event(_ int64, ev reflector.WatchEvent) {
-	if ev.Type == reflector.EventBookmark && ev.Item.Object != nil {
+	if ev.Type == reflector.EventBookmark && ev.Item.Object != nil && !ev.InitialEventsEnd {
 		t.c.bookmarks(t.c.clock(), 1)
 	}
 }

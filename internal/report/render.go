@@ -374,7 +374,8 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 		{"watches", n(c.Watches), "WATCH requests (streaming lists included)", false},
 		{"410 Gone", n(c.Gone), "410 Gone answers", c.Gone > 0},
 		{"too large RV", n(c.TooLargeResourceVersion), "\"too large resource version\" answers", c.TooLargeResourceVersion > 0},
-		{"bookmarks", n(c.Bookmarks), "BOOKMARK events", false},
+		{"bookmarks", n(c.Bookmarks), "progress BOOKMARK events (not a streaming list's end)", false},
+		{"list-end bookmarks", n(c.InitialEventsEnd), "initial-events-end bookmarks: each ended a streaming list", false},
 		{"added", n(c.Added), "ADDED watch events", false},
 		{"modified", n(c.Modified), "MODIFIED watch events", false},
 		{"deleted", n(c.Deleted), "DELETED watch events", false},
@@ -391,7 +392,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 	rv.State = []keyValue{
 		{"objects at the end", formatCount(res.Objects), ""},
 		{"resourceVersion at the end", quoteEmpty(clip(res.ResourceVersion, 64)), "the cursor"},
-		{"last bookmark", bookmark, ""},
+		{"last bookmark", bookmark, "the last progress bookmark"},
 	}
 	if res.Lag.Total() > 0 {
 		rv.State = append(rv.State, keyValue{"event lag", lagText(res.Lag), "the passive delivery estimate of the watch events whose object carried a write time (precision about ±2 s), as the summary's delivery.lag"})

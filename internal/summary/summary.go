@@ -102,7 +102,8 @@ func (st *StreamSummary) Asks() string {
 	return strings.Join(parts, ", ")
 }
 
-// BookmarkSummary is the last bookmark: its resourceVersion ("" if none) and
+// BookmarkSummary is the last progress bookmark (a streaming list's end
+// bookmark is not one): its resourceVersion ("" if none) and
 // its age in seconds at the end of the run (null if none).
 type BookmarkSummary struct {
 	ResourceVersion string   `json:"resourceVersion"`
@@ -200,8 +201,8 @@ func (s Summary) WriteText(w io.Writer) error {
 		b.WriteString("last bookmark: none\n")
 	}
 	c := s.Counters
-	fmt.Fprintf(&b, "lists %d (relists %d, pages %d), watches %d, 410 Gone %d, too large RV %d, bookmarks %d\n",
-		c.Lists, c.Relists, c.ListPages, c.Watches, c.Gone, c.TooLargeResourceVersion, c.Bookmarks)
+	fmt.Fprintf(&b, "lists %d (relists %d, pages %d), watches %d, 410 Gone %d, too large RV %d, bookmarks %d, list-end bookmarks %d\n",
+		c.Lists, c.Relists, c.ListPages, c.Watches, c.Gone, c.TooLargeResourceVersion, c.Bookmarks, c.InitialEventsEnd)
 	fmt.Fprintf(&b, "events: added %d, modified %d, deleted %d; UID mismatches %d, duplicates %d; watch errors %d, backoffs %d\n",
 		c.Added, c.Modified, c.Deleted, c.UIDMismatches, c.Duplicates, c.WatchErrors, c.Backoffs)
 	if len(s.Findings) == 0 {

@@ -120,7 +120,8 @@ type Engine struct {
 type openWatch struct {
 	id        int64
 	started   time.Time
-	bookmarks int64 // Counters.Bookmarks when it started
+	bookmarks int64 // Counters.Bookmarks (progress bookmarks only) when it started
+	listEnds  int64 // Counters.InitialEventsEnd when it started
 	asked     bool  // allowWatchBookmarks
 	timeout   time.Duration
 	streaming bool
@@ -323,7 +324,8 @@ func (e *Engine) requestStarted(n reflector.Note) {
 		w := &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks, streaming: r.Opts.SendInitialEvents,
 			timeout: time.Duration(r.Opts.TimeoutSeconds) * time.Second}
 		if e.counters != nil {
-			w.bookmarks = e.counters().Bookmarks
+			c := e.counters()
+			w.bookmarks, w.listEnds = c.Bookmarks, c.InitialEventsEnd
 		}
 		e.watch = w
 	} else {
@@ -361,7 +363,8 @@ func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflect
 	e.watch = nil
 	alive := false
 	if w != nil && w.id == r.ID {
-		alive = w.applied > 0 || (e.counters != nil && e.counters().Bookmarks != w.bookmarks)
+		// It delivered something: an event, a bookmark, or the end of its streaming list.
+		alive = w.applied > 0 || (e.counters != nil && (e.counters().Bookmarks != w.bookmarks || e.counters().InitialEventsEnd != w.listEnds))
 	}
 	if alive {
 		e.lastAlive = at

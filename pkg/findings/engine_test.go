@@ -423,3 +423,44 @@ func TestAStalledStreamingListIsNotTheLISTsTime(t *testing.T) {
 		t.Errorf("want the stall, and the LIST's own 0.2s: %+v", got)
 	}
 }
+
+// A streaming list's end bookmark is the end of a list, not a progress
+// bookmark: a watch past it that gets events and no bookmark for 75 s
+// raises no-bookmarks (a ledger counts the two apart).
+func TestTheStreamingListsEndBookmarkIsNoProgressBookmark(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	_, w := store.New()
+	l := reflector.NewLedger(w, func() time.Time { return now }, 10)
+	e := New(Options{Resource: "configmaps.v1"}, l.Counters)
+	l.OnNote(e.Observe)
+	obj := func(name, rv string) reflector.Item {
+		return reflector.Item{Object: &store.Object{Namespace: "ns", Name: name, UID: "uid-" + name, ResourceVersion: rv}}
+	}
+	info := l.StartRequest(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, ResourceVersionMatch: "NotOlderThan", AllowWatchBookmarks: true, TimeoutSeconds: 600}, now)
+	for _, ev := range []reflector.WatchEvent{
+		{Type: reflector.EventAdded, Item: obj("a", "10")},
+		{Type: reflector.EventBookmark, Item: reflector.Item{Object: &store.Object{ResourceVersion: "11"}}, InitialEventsEnd: true},
+	} {
+		complete, err := l.Event(info, ev, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if complete {
+			if _, _, err := l.CompleteList("11"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if c, s := l.Counters(), l.Stats(); c.Bookmarks != 0 || c.InitialEventsEnd != 1 || !s.BookmarkAt.IsZero() {
+		t.Fatalf("want the end bookmark counted apart, and no last bookmark: %+v, bookmark at %v", c, s.BookmarkAt)
+	}
+	for i := range 9 {
+		now = now.Add(10 * time.Second)
+		if _, err := l.Event(info, reflector.WatchEvent{Type: reflector.EventModified, Item: obj("a", fmt.Sprint(12+i))}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := e.Get(NoBookmarks); !ok {
+		t.Errorf("a watch 80 s past its first event with only the list's end bookmark raised no %s: %+v", NoBookmarks, e.List())
+	}
+}

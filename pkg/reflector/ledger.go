@@ -165,7 +165,8 @@ func (l *Ledger) beginList() {
 // streaming list the first event (an initial event or the end bookmark)
 // begins the list, ADDED and MODIFIED fill it and DELETED is ignored; after
 // it, ADDED, MODIFIED and DELETED are applied to the store (noted, counted,
-// and the cursor moved). Bookmarks move the cursor and are timed; ERROR
+// and the cursor moved). Bookmarks move the cursor and are counted (a
+// streaming list's end apart from progress bookmarks); ERROR
 // changes nothing (the request's end says it). complete is true for the
 // bookmark that ends a streaming list: the caller completes it
 // (CompleteList) at that bookmark's resourceVersion. err is the store's.
@@ -188,8 +189,9 @@ func (l *Ledger) Event(info *RequestInfo, ev WatchEvent, arrived time.Time) (com
 		if ev.Item.Object == nil {
 			return false, nil
 		}
-		l.bookmark(ev.Item.Object.ResourceVersion)
-		if streaming && ev.InitialEventsEnd {
+		end := streaming && ev.InitialEventsEnd
+		l.bookmark(ev.Item.Object.ResourceVersion, end)
+		if end {
 			l.mu.Lock()
 			l.listBytes = ev.Bytes
 			l.mu.Unlock()
@@ -253,14 +255,21 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 	return nil
 }
 
-// bookmark moves the cursor to a bookmark's resourceVersion, counts and times it.
-func (l *Ledger) bookmark(rv string) {
+// bookmark moves the cursor to a bookmark's resourceVersion and counts it:
+// a streaming list's end (listEnd) apart from a progress bookmark, which
+// alone is timed (Stats.BookmarkAt): the end of a list says nothing of
+// whether the server sends bookmarks.
+func (l *Ledger) bookmark(rv string, listEnd bool) {
 	l.wmu.Lock()
 	_, _ = l.writer.ApplyEvent(store.Event{Type: store.Bookmark, ResourceVersion: rv})
 	l.wmu.Unlock()
 	l.advance(rv)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if listEnd {
+		l.stats.Counters.InitialEventsEnd++
+		return
+	}
 	l.stats.Counters.Bookmarks++
 	l.stats.BookmarkRV = rv
 	l.stats.BookmarkAt = l.now()

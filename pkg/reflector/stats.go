@@ -154,8 +154,13 @@ type Counters struct {
 	Gone int64 `json:"gone"`
 	// TooLargeResourceVersion counts "too large resource version" answers.
 	TooLargeResourceVersion int64 `json:"tooLargeResourceVersion"`
-	// Bookmarks counts BOOKMARK events (a streaming list's end bookmark included).
+	// Bookmarks counts progress bookmarks: BOOKMARK events that move the
+	// cursor of a watch, not the one that ends a streaming list (that one is
+	// InitialEventsEnd). Only these say that the server sends bookmarks.
 	Bookmarks int64 `json:"bookmarks"`
+	// InitialEventsEnd counts the bookmarks that ended a streaming list
+	// (annotated k8s.io/initial-events-end): the end of a list, not progress.
+	InitialEventsEnd int64 `json:"initialEventsEnd"`
 	// Added, Modified, Deleted count watch events by type (not list items,
 	// nor a streaming list's initial events).
 	Added    int64 `json:"added"`
@@ -187,6 +192,7 @@ func (c *Counters) Add(o Counters) {
 	c.Gone += o.Gone
 	c.TooLargeResourceVersion += o.TooLargeResourceVersion
 	c.Bookmarks += o.Bookmarks
+	c.InitialEventsEnd += o.InitialEventsEnd
 	c.Added += o.Added
 	c.Modified += o.Modified
 	c.Deleted += o.Deleted
@@ -203,7 +209,9 @@ type Stats struct {
 	StateSince time.Time
 	// ResourceVersion is the cursor: the last resourceVersion seen (events and bookmarks).
 	ResourceVersion string
-	// Bookmark is the last bookmark's resourceVersion and arrival; zero before the first.
+	// Bookmark is the last progress bookmark's resourceVersion and arrival
+	// (not a streaming list's end bookmark: see Counters.Bookmarks); zero
+	// before the first.
 	BookmarkRV string
 	BookmarkAt time.Time
 	// LastGone is when the last 410 arrived; zero if never.
@@ -376,7 +384,7 @@ func isPermanent(st *metav1.Status) bool {
 	return false
 }
 
-// BookmarkAge is the time at now since the last bookmark; with none yet,
+// BookmarkAge is the time at now since the last progress bookmark; with none yet,
 // since watching began (the first complete list); 0 before that.
 func (s Stats) BookmarkAge(now time.Time) time.Duration {
 	switch {
