@@ -112,13 +112,10 @@ type result struct {
 // replay runs the trace through a fresh session, as the CLI wires it.
 func replay(path string, va variant) (result, error) {
 	var mres *metrics.Set
-	var ares *alert.Subject
+	var ares *alert.Subject // evaluated on the replay's clock, as the CLI does
 	var listeners []func(reflector.Note)
 	if va.metrics {
 		listeners = append(listeners, func(n reflector.Note) { mres.Note(n) })
-	}
-	if va.rules {
-		listeners = append(listeners, func(n reflector.Note) { ares.Note(n) })
 	}
 	sess, err := session.NewReplay(path, 0)
 	if err != nil {
@@ -139,7 +136,7 @@ func replay(path string, va variant) (result, error) {
 		if mres, err = m.Add(metrics.Labels{Resource: "configmaps.v1", Namespace: "bench"}); err != nil {
 			return result{}, err
 		}
-		mres.Attach(metrics.Source{Stats: res.Reflector.Stats, Counters: res.Reflector.Counters, Store: res.Store.Counters, Now: sess.Now})
+		mres.Attach(metrics.Source{Stats: res.Reflector.Stats, Store: res.Store.Counters, Now: sess.Now})
 		srv, err := metrics.Serve("127.0.0.1:0", m)
 		if err != nil {
 			return result{}, err

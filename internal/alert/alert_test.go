@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 func TestParseReadsCountsAndDurations(t *testing.T) {
@@ -69,8 +68,7 @@ func TestMonitorTripsEachRuleOncePerResourceWithTheValueThatBrokeIt(t *testing.T
 	}
 	m.Evaluate(t0.Add(5 * time.Minute)) // a: no bookmark since it synced at 1s
 	sa.st.Counters.Relists = 2
-	a.Note(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonRelistDiff,
-		Diff: &store.RelistDiff{Deleted: make([]store.DiffEntry, 2)}}})
+	sa.st.Totals.Missed.Deletes = 2 // a relist's diff found 2 deletes missed
 	m.Evaluate(t0.Add(6 * time.Minute))
 	m.Evaluate(t0.Add(9 * time.Minute)) // b's bookmark is now 5m old; a trips nothing again
 	want := []string{
@@ -117,15 +115,15 @@ func TestClockAdvancedEvaluatesAtMostOncePerInterval(t *testing.T) {
 
 func TestLagP99IsTheUpperBoundOfItsBucketAndProbeP99TheRunsProbe(t *testing.T) {
 	var st reflector.Stats
-	if v := Values(st, time.Time{}, 0, 0)[LagP99]; v != 0 {
+	if v := Values(st, time.Time{})[LagP99]; v != 0 {
 		t.Errorf("no events: lag-p99 %v", time.Duration(v))
 	}
 	st.Lag.Counts = reflector.LagCounts{90, 5, 5, 0, 0}
-	if v := Values(st, time.Time{}, 0, 0)[LagP99]; v != int64(15*time.Second) {
+	if v := Values(st, time.Time{})[LagP99]; v != int64(15*time.Second) {
 		t.Errorf("p99 in 5-15s: lag-p99 %v, want 15s", time.Duration(v))
 	}
 	st.Lag.Counts = reflector.LagCounts{0, 0, 0, 0, 1}
-	v := Values(st, time.Time{}, 0, 0)[LagP99]
+	v := Values(st, time.Time{})[LagP99]
 	if FormatValue(LagP99, v) != ">1m0s" {
 		t.Errorf("p99 over a minute shows as %s", FormatValue(LagP99, v))
 	}

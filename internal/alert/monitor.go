@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -172,12 +171,10 @@ func (m *Monitor) tripped(t Trip) {
 }
 
 // Subject is what a Monitor evaluates the rules on: one watched resource
-// (its notes and its reflector's Stats).
+// (its reflector's Stats and its findings).
 type Subject struct {
 	m    *Monitor
 	name string
-
-	missed, missedDeletes atomic.Int64 // from relist-diff notes
 
 	mu           sync.Mutex
 	stats        func() reflector.Stats
@@ -207,17 +204,6 @@ func (r *Subject) AttachFindings(list func() []findings.Finding) {
 	r.mu.Unlock()
 }
 
-// Note is the resource's reflector.Config.OnNote listener: it sums what
-// relist diffs found missed. It never blocks.
-func (r *Subject) Note(n reflector.Note) {
-	if n.Kind != reflector.NoteDecision || n.Decision == nil || n.Decision.Reason != reflector.ReasonRelistDiff || n.Decision.Diff == nil {
-		return
-	}
-	d := n.Decision.Diff
-	r.missed.Add(int64(d.Missed()))
-	r.missedDeletes.Add(int64(len(d.Deleted)))
-}
-
 // ClockAdvanced evaluates on a virtual clock: pass it as the replay clock's
 // advance hook. It runs before the trace line that moved the clock is
 // served, so it sees the run as it stood just before now (an age at its
@@ -240,7 +226,7 @@ func (r *Subject) Evaluate(now time.Time) {
 	if stats == nil {
 		return
 	}
-	v := Values(stats(), now, r.missed.Load(), r.missedDeletes.Load())
+	v := Values(stats(), now)
 	var fs []findings.Finding
 	if list != nil {
 		fs = list()
@@ -280,10 +266,10 @@ func (r *Subject) Statuses() []Status {
 	return out
 }
 
-// Values are every measure of one resource at now but the findings': counts from st's
-// counters, ages from its times, and what relist diffs found missed (which
-// only notes tell: see Resource.Note).
-func Values(st reflector.Stats, now time.Time, missed, missedDeletes int64) map[Measure]int64 {
+// Values are every measure of one resource at now but the findings': counts
+// from st's counters and totals (what relist diffs found missed), ages from
+// its times.
+func Values(st reflector.Stats, now time.Time) map[Measure]int64 {
 	c := st.Counters
 	return map[Measure]int64{
 		Relists:       c.Relists,
@@ -294,8 +280,8 @@ func Values(st reflector.Stats, now time.Time, missed, missedDeletes int64) map[
 		RVBackwards:   c.ResourceVersionBackwards,
 		Backoffs:      c.Backoffs,
 		WatchErrors:   c.WatchErrors,
-		Missed:        missed,
-		MissedDeletes: missedDeletes,
+		Missed:        st.Totals.Missed.Total(),
+		MissedDeletes: st.Totals.Missed.Deletes,
 		BookmarkAge:   int64(st.BookmarkAge(now)),
 		NoProgress:    int64(st.NoProgress(now)),
 		Sync:          int64(st.TimeToSync(now)),

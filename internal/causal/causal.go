@@ -169,6 +169,9 @@ func check(lines []Line) error {
 func FromNotes(notes []reflector.Note) []Line {
 	out := make([]Line, 0, len(notes))
 	for _, n := range notes {
+		if n.Kind.Fact() {
+			continue // it shares the Seq of the note before it: nothing to order
+		}
 		l := Line{Seq: n.Seq, Request: n.RequestID, Reason: n.Reason()}
 		switch n.Kind {
 		case reflector.NoteRequestStarted:

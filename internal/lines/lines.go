@@ -58,6 +58,9 @@ func NewOutput(out io.Writer, asJSON bool, resources ...string) *Output {
 // "configmaps.v1"): it queues each note for printing.
 func (l *Output) For(resource string) func(reflector.Note) {
 	return func(n reflector.Note) {
+		if n.Kind.Fact() {
+			return // no line of its own; it leaves no gap in the Seq
+		}
 		select {
 		case l.queue <- item{resource: resource, n: n}:
 		default:

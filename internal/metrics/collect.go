@@ -18,6 +18,7 @@ type scrapeCollector struct {
 	watches, events, bookmarks, listEnds, tooLarge, uidMismatches, duplicates, rvBackwards, backoffs, watchErrors *prometheus.Desc
 	storeObjects, storeBytes, bookmarkAge, noProgress, timeToSync, state, findings                                *prometheus.Desc
 	lag                                                                                                           *prometheus.Desc
+	listPages, lists, gone, relists, missed, backoffSeconds                                                       *prometheus.Desc
 
 	mu        sync.Mutex
 	resources []*Set
@@ -47,8 +48,14 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 		state:         desc("state", "The reflector's state, one series per state: 1 for the current state, 0 for the others (behind a proxy, the number of the client's streams in each state).", "state"),
 		findings: desc("findings", "Findings raised, by id and severity: 1 while raised, 0 when the user ignores it (--ignore-finding); "+
 			"no series for a finding not raised (behind a proxy, the number of the client's streams that raised it and do not ignore it).", "id", "severity"),
-		lag:  desc("event_lag_seconds", "Passive delivery estimate: how late watch events arrived after their object's latest write (newest managedFields time, deletionTimestamp or creationTimestamp), corrected for the server's clock by its Date header; good to about ±2 s, so in coarse buckets. Events whose object carries no write time are not counted."),
-		seen: map[Labels]bool{},
+		lag:            desc("event_lag_seconds", "Passive delivery estimate: how late watch events arrived after their object's latest write (newest managedFields time, deletionTimestamp or creationTimestamp), corrected for the server's clock by its Date header; good to about ±2 s, so in coarse buckets. Events whose object carries no write time are not counted."),
+		listPages:      desc("list_pages_total", "LIST requests (pages) by how they ended: ok (a page received), gone (410), too-large (resourceVersion too large), error, timeout, canceled.", "result"),
+		lists:          desc("lists_total", "Full lists (paginated or streaming) by result: complete (installed in the cache), restarted (a 410, a too-large resourceVersion, a fallback from streaming or a forced relist started it over), failed (the reflector gave up), canceled (the run ended).", "result"),
+		gone:           desc("gone_total", "410 Gone answers, by the request that got it: a watch, a LIST, or a LIST continue token.", "on"),
+		relists:        desc("relists_total", "Full lists started after the first, by cause: gone (410), forced, too-large, fallback (from a streaming list to LIST), error (a streaming list broke and started again).", "cause"),
+		missed:         desc("relist_missed_total", "What relists found the watch had missed, summed over relist diffs: deletes, recreates (same name, new UID), updates, adds.", "kind"),
+		backoffSeconds: desc("backoff_seconds_total", "Time spent waiting in backoffs before retrying, in seconds."),
+		seen:           map[Labels]bool{},
 	}
 }
 
@@ -66,7 +73,8 @@ func (c *scrapeCollector) add(r *Set) bool {
 // Describe implements prometheus.Collector.
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.watches, c.events, c.bookmarks, c.listEnds, c.tooLarge, c.uidMismatches, c.duplicates, c.rvBackwards, c.backoffs, c.watchErrors,
-		c.storeObjects, c.storeBytes, c.bookmarkAge, c.noProgress, c.timeToSync, c.state, c.findings, c.lag} {
+		c.storeObjects, c.storeBytes, c.bookmarkAge, c.noProgress, c.timeToSync, c.state, c.findings, c.lag,
+		c.listPages, c.lists, c.gone, c.relists, c.missed, c.backoffSeconds} {
 		ch <- d
 	}
 }
@@ -122,6 +130,28 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.rvBackwards, k.ResourceVersionBackwards)
 		counter(c.backoffs, k.Backoffs)
 		counter(c.watchErrors, k.WatchErrors)
+		t := g.totals
+		for _, p := range []struct {
+			result string
+			n      int64
+		}{{"ok", t.Pages.OK}, {"gone", t.Pages.Gone}, {"too-large", t.Pages.TooLarge}, {"error", t.Pages.Error}, {"timeout", t.Pages.Timeout}, {"canceled", t.Pages.Canceled}, {"stopped", t.Pages.Stopped}} {
+			counter(c.listPages, p.n, p.result)
+		}
+		counter(c.lists, t.Lists.Complete, "complete")
+		counter(c.lists, t.Lists.Restarted, "restarted")
+		counter(c.lists, t.Lists.Failed, "failed")
+		counter(c.lists, t.Lists.Canceled, "canceled")
+		counter(c.gone, t.Gone.Watch, "watch")
+		counter(c.gone, t.Gone.List, "list")
+		counter(c.gone, t.Gone.Continue, "continue")
+		for _, cause := range reflector.ListCauses() {
+			counter(c.relists, t.Relists.Of(cause), string(cause))
+		}
+		counter(c.missed, t.Missed.Deletes, "delete")
+		counter(c.missed, t.Missed.Recreates, "recreate")
+		counter(c.missed, t.Missed.Updates, "update")
+		counter(c.missed, t.Missed.Adds, "add")
+		ch <- prometheus.MustNewConstMetric(c.backoffSeconds, prometheus.CounterValue, t.BackoffWait.Seconds(), l.values()...)
 		if g.hasStore {
 			gauge(c.storeObjects, float64(g.objects))
 			gauge(c.storeBytes, float64(g.bytes))
@@ -152,6 +182,7 @@ type findingKey struct {
 // scraped is what the Sets of one series say together.
 type scraped struct {
 	counters       reflector.Counters
+	totals         reflector.Totals
 	hasStore       bool
 	objects, bytes int64
 	open           int              // streams not stopped
@@ -167,6 +198,7 @@ type scraped struct {
 func (g *scraped) add(src Source) {
 	st, now := src.Stats(), src.Now()
 	g.counters.Add(st.Counters)
+	g.totals.Add(st.Totals)
 	g.addLag(st.Lag)
 	if src.Store != nil {
 		sc := src.Store()

@@ -33,7 +33,7 @@ func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string, ignore ...
 		t.Fatal(err)
 	}
 	r.OnNote(res.Note)
-	res.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now, Findings: r.Findings.List})
+	res.Attach(metrics.Source{Stats: r.Reflector.Stats, Store: r.Store.Counters, Now: sess.Now, Findings: r.Findings.List})
 	if err := sess.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -173,7 +173,7 @@ func NewStream(id int, client Client, target reflector.Target, now func() time.T
 	}
 	st, w := store.New()
 	s := &Stream{ID: id, Client: client, Target: target, now: now, st: st, ledger: reflector.NewLedger(w, now, maxRequests)}
-	s.findings = findings.New(findings.Options{Resource: target.Resource.String(), Client: client.String()}, s.ledger.Counters)
+	s.findings = findings.New(findings.Options{Resource: target.Resource.String(), Client: client.String()}, s.ledger)
 	s.ledger.OnNote(s.note)
 	s.ledger.Start(now())
 	return s
@@ -442,7 +442,7 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonRequestError, Code: end.Code(), Cause: end.Cause()})
 	case watch && end.Reason == reflector.EndClosed && !r.streamingList:
 		s.ledger.Decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonWatchClosed, ResourceVersion: s.ledger.Cursor(),
-			AtOnce: info.Events == 0 && info.Duration < time.Second})
+			AtOnce: info.ClosedAtOnce()})
 	}
 	if r.page != nil && r.page.Continue == "" && end.Reason == reflector.EndClosed {
 		// The list is complete once its last page's response is: installed

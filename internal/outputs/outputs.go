@@ -185,11 +185,10 @@ func (x *Outputs) Attach(sess *session.Session) error {
 				return err
 			}
 			r.OnNote(set.Note)
-			set.Attach(metrics.Source{Stats: r.Reflector.Stats, Counters: r.Reflector.Counters, Store: r.Store.Counters, Now: sess.Now, Findings: r.Findings.List})
+			set.Attach(metrics.Source{Stats: r.Reflector.Stats, Store: r.Store.Counters, Now: sess.Now, Findings: r.Findings.List})
 		}
 		if x.rules != nil {
 			sub := x.rules.Add(Describe(t))
-			r.OnNote(sub.Note)
 			sub.Attach(r.Reflector.Stats)
 			sub.AttachFindings(r.Findings.List)
 			if sess.Replay != nil {
@@ -534,7 +533,7 @@ func (x *Outputs) OnStream(s *observed.Stream) {
 			x.fail(err)
 		} else {
 			s.OnNote(set.Note)
-			set.Attach(metrics.Source{Stats: s.Stats, Counters: s.Counters, Store: s.Store().Counters, Now: x.opts.Now, Findings: s.Findings().List})
+			set.Attach(metrics.Source{Stats: s.Stats, Store: s.Store().Counters, Now: x.opts.Now, Findings: s.Findings().List})
 		}
 	}
 	if notes != nil {

@@ -109,7 +109,7 @@ func replayReflectors(rd *trace.Reader, opts Options, rep *Report) error {
 	cs := make([]*collector, len(sess.Resources))
 	for i, r := range sess.Resources {
 		r.Findings.Configure(opts.Findings)
-		c := newCollector(rep, opts, i, r.Header, r.Store, r.Reflector.Counters)
+		c := newCollector(rep, opts, i, r.Header, r.Store)
 		r.Replay.OnLine(c.line)
 		r.OnNote(c.note)
 		cs[i] = c
@@ -141,8 +141,7 @@ func replayReflectors(rd *trace.Reader, opts Options, rep *Report) error {
 // replayObserved replays an observed trace as `replay` does: each stream
 // rebuilt from its client's recorded traffic. Its notes carry the recorded
 // times (the observed replay's clock is the line's), so no line is read
-// here; only its bookmarks, which make no note, come from the stream's
-// recording hook.
+// here.
 func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 	var cs []*collector
 	var rp *observed.Replay
@@ -150,7 +149,7 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 	rp, err := observed.NewReplay(rd, 0, func(s *observed.Stream) {
 		i := len(cs)
 		s.Findings().Configure(opts.Findings)
-		c := newCollector(rep, opts, i, rd.Header().Resources[i], s.Store(), s.Counters)
+		c := newCollector(rep, opts, i, rd.Header().Resources[i], s.Store())
 		c.observed = true
 		c.res.Client = &trace.Client{UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}
 		if s.Client == (observed.Client{}) {
@@ -158,7 +157,6 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 		}
 		c.clock = func() time.Duration { return rp.Now().Sub(start) }
 		s.OnNote(c.note)
-		s.Record(bookmarkTap{c})
 		cs = append(cs, c)
 	})
 	if err != nil {
@@ -177,22 +175,6 @@ func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
 	return nil
 }
 
-// bookmarkTap takes an observed stream's bookmarks as they come: they make no
-// note. It is called under the stream's lock, so it only stamps them.
-type bookmarkTap struct{ c *collector }
-
-func (bookmarkTap) Request(int64, reflector.Verb, reflector.RequestOptions, string) {}
-func (bookmarkTap) Page(int64, *reflector.Page)                                     {}
-func (bookmarkTap) End(int64, *reflector.RequestEnd)                                {}
-
-// Event stamps a progress bookmark the stream counts (one with an object;
-// a streaming list's end bookmark is the list's end, not progress).
-func (t bookmarkTap) Event(_ int64, ev reflector.WatchEvent) {
-	if ev.Type == reflector.EventBookmark && ev.Item.Object != nil && !ev.InitialEventsEnd {
-		t.c.bookmarks(t.c.clock(), 1)
-	}
-}
-
 // collector lays one resource's replay out for the page: requests, relists,
 // markers and buckets, from the notes in order and the recorded time of what
 // they are about.
@@ -201,13 +183,8 @@ type collector struct {
 	opts Options
 	res  *Section
 	st   *store.Store
-	// counters are the replay's running totals; a difference since the last
-	// look says a list began or bookmarks came, which make no note.
-	counters func() reflector.Counters
-	seen     reflector.Counters
 	// observed is set for an observed stream: its notes carry the recorded
-	// times (clock), it counts a list at the request that starts it, and its
-	// bookmarks come from bookmarkTap.
+	// times (clock).
 	observed bool
 	clock    func() time.Duration
 	// at is the recorded time of the last line the replay took: the time of
@@ -221,12 +198,9 @@ type collector struct {
 	requests  *capped[*Request]
 	relists   *capped[*Relist]
 	buckets   *buckets
-	lists     int
-	listed    bool
-	listing   *Relist // the relist in progress, nil for the first list
-	// trigger is the last request whose end can lead to a relist (a watch's
-	// end, or a 410 or too-large answer to a LIST): a relist says it came after it.
-	trigger *Request
+	// recent are the requests since the last list began, by id: a relist
+	// names the one whose end led to it (reflector.ListBegan.After).
+	recent map[int64]*Request
 	// replaced is the cache a relist in progress replaces: the labels of its missed deletes.
 	replaced []*store.Object
 	backoff  *Marker
@@ -240,8 +214,8 @@ type collector struct {
 	alerts          AlertSection
 }
 
-func newCollector(rep *Report, opts Options, i int, h trace.ResourceHeader, st *store.Store, counters func() reflector.Counters) *collector {
-	return &collector{rep: rep, opts: opts, st: st, counters: counters,
+func newCollector(rep *Report, opts Options, i int, h trace.ResourceHeader, st *store.Store) *collector {
+	return &collector{rep: rep, opts: opts, st: st, recent: map[int64]*Request{},
 		res: &Section{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
 			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
 		markers:  map[MarkerKind]int{},
@@ -253,10 +227,7 @@ func newCollector(rep *Report, opts Options, i int, h trace.ResourceHeader, st *
 
 // line takes the recorded time of the next line the replay serves the
 // reflector, the recorded number of a request, and the recording's alerts.
-// What the reflector did with the line before (a bookmark, a list begun) is
-// in its counters now.
 func (c *collector) line(l *trace.Line) {
-	c.sync()
 	c.setAt(time.Duration(l.At))
 	switch l.K {
 	case trace.KindRequest:
@@ -328,57 +299,53 @@ func mergeAlerts(rep *Report, cs []*collector, maxAlerts int) {
 func (c *collector) attach(r *Request, l *trace.Line) {
 	r.ID, r.Start, r.End, r.recorded = l.ID, time.Duration(l.At), time.Duration(l.At), true
 	c.closeBackoff(r.Start)
-	c.res.RequestsTotal++
 	c.requests.add(r)
 }
 
-// sync takes what changed in the counters without a note: bookmarks, and a list begun.
-func (c *collector) sync() {
-	now := c.counters()
-	if d := now.Bookmarks - c.seen.Bookmarks; d > 0 && !c.observed {
-		c.bookmarks(c.at, int(d))
+// bookmark lays out a progress bookmark (a streaming list's end is the end
+// of its list's band).
+func (c *collector) bookmark(b *reflector.Bookmark) {
+	if b == nil || b.ListEnd {
+		return
 	}
-	if now.Lists > c.seen.Lists {
-		r := c.cur
-		if r == nil {
-			r = c.last
-		}
-		c.seen.Lists = now.Lists
-		c.beginList(r, int(now.Lists))
+	c.res.BookmarkAt = c.at
+	c.buckets.at(c.at).bookmark(c.at)
+	if r := c.cur; r != nil {
+		r.Bookmarks++
 	}
-	c.seen = now
 }
 
-func (c *collector) bookmarks(at time.Duration, n int) {
-	c.res.BookmarkAt = at
-	for range n {
-		c.buckets.at(at).bookmark(at)
+// current is the request a list or a page belongs to: the one in flight,
+// else the one that ended last (a LIST's page is applied after its end).
+func (c *collector) current() *Request {
+	if c.cur != nil {
+		return c.cur
 	}
-	if r := c.cur; r != nil {
-		r.Bookmarks += n
-	}
+	return c.last
 }
 
 // note lays out one note of the replay.
 func (c *collector) note(n reflector.Note) {
 	if c.observed {
 		c.setAt(c.clock())
-		if r := c.cut; r != nil && n.Kind != reflector.NoteRequestEnded {
+		if r := c.cut; r != nil && n.Kind != reflector.NoteRequestEnded && !n.Kind.Fact() {
 			c.cut = nil
 			if n.Kind == reflector.NoteRequestStarted {
 				r.ended, r.Reason, r.Class = true, reflector.EndCanceled, EndCanceled
 			}
 		}
 	}
-	if !(c.observed && n.Kind == reflector.NoteRequestStarted) {
-		c.sync()
-	}
 	switch n.Kind {
+	case reflector.NoteListBegan:
+		c.beginList(c.current(), n.List)
+	case reflector.NotePage:
+		if r := c.current(); r != nil && n.Page != nil && r.List == 0 {
+			r.List = c.listNumber()
+		}
+	case reflector.NoteBookmark:
+		c.bookmark(n.Bookmark)
 	case reflector.NoteRequestStarted:
 		c.started(n.Request)
-		if c.observed {
-			c.sync()
-		}
 	case reflector.NoteRequestEnded:
 		c.ended(n.Request)
 	case reflector.NoteApplied:
@@ -402,6 +369,7 @@ func (c *collector) started(info *reflector.RequestInfo) {
 	if r.Kind == KindStreamingList || (r.Verb == reflector.VerbList && r.Opts.Continue == "") {
 		c.keepReplaced()
 	}
+	c.recent[info.ID] = r
 	c.cur = r
 	switch {
 	case c.observed:
@@ -417,7 +385,7 @@ func (c *collector) started(info *reflector.RequestInfo) {
 // installed, and a one-page relist is installed before its next note (an
 // observed one before its request's end is noted).
 func (c *collector) keepReplaced() {
-	if c.listed {
+	if c.st.Ready() {
 		c.replaced = c.st.List()
 	}
 }
@@ -465,18 +433,25 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 			c.markGone(r)
 		}
 	}
-	if r.Verb == reflector.VerbWatch || reflector.IsGone(st) || reflector.IsTooLargeResourceVersion(st) {
-		c.trigger = r
+	if rl := c.openRelist(); rl != nil && rl.FirstRequest <= r.ID && (r.Kind == KindStreamingList || (r.Verb == reflector.VerbList && end.Reason == reflector.EndClosed && r.Opts.Continue != "")) {
+		rl.LastRequest, rl.End = r.ID, c.at
 	}
-	if r.Kind == KindStreamingList && c.listing != nil && c.listing.FirstRequest <= r.ID {
-		c.listing.LastRequest, c.listing.End = r.ID, c.at
+}
+
+// openRelist is the relist in progress: the last one begun, while unfinished.
+func (c *collector) openRelist() *Relist {
+	if rl, ok := c.relists.last(); ok && rl.Outcome == RelistUnfinished {
+		return rl
 	}
-	if r.Verb == reflector.VerbList && end.Reason == reflector.EndClosed && r.Opts.Continue != "" {
-		r.List = c.lists
-		if c.listing != nil {
-			c.listing.LastRequest, c.listing.End = r.ID, c.at
-		}
+	return nil
+}
+
+// listNumber is the number of the list in progress or last begun.
+func (c *collector) listNumber() int {
+	if rl, ok := c.relists.last(); ok {
+		return rl.Number
 	}
+	return 1
 }
 
 func (c *collector) applied(ev reflector.EventType, res *store.Result, d reflector.Delivery) {
@@ -528,66 +503,73 @@ func (c *collector) decision(d *reflector.Decision) {
 		c.mark(Marker{Kind: MarkRVBackwards, At: c.at, End: c.at, Request: id,
 			Detail: fmt.Sprintf("resourceVersion went backwards from %s to %s in watch #%d", d.Cursor, d.ResourceVersion, id)})
 	case reflector.ReasonListComplete:
-		c.completeList()
+		c.completeList(d)
 	case reflector.ReasonRelistDiff:
 		c.relistDiff(d)
 	}
 }
 
-// beginList starts the n-th full list at request r.
-func (c *collector) beginList(r *Request, n int) {
-	if c.listing != nil && c.listing.Outcome == RelistUnfinished {
-		c.listing.Outcome = RelistRestarted
+// beginList starts a full list at request r, as the ledger noted it: a
+// relist gets its row, and the relist left unfinished before it is restarted.
+func (c *collector) beginList(r *Request, b *reflector.ListBegan) {
+	if b == nil {
+		return
+	}
+	if rl := c.openRelist(); rl != nil {
+		rl.Outcome = RelistRestarted
 		if r != nil {
-			c.listing.End = r.Start
+			rl.End = r.Start
 		}
 	}
-	c.lists = n
-	c.listing = nil
 	if r == nil {
 		return
 	}
-	r.List = n
-	if n > 1 {
-		rl := &Relist{Number: n, FirstRequest: r.ID, LastRequest: r.ID, Start: r.Start, Outcome: RelistUnfinished, End: c.at}
-		if t := c.trigger; t != nil {
+	r.List = int(b.Number)
+	if b.Relist() {
+		rl := &Relist{Number: int(b.Number), FirstRequest: r.ID, LastRequest: r.ID, Start: r.Start, Outcome: RelistUnfinished, End: c.at}
+		if t := c.recent[b.After]; t != nil {
 			rl.After = fmt.Sprintf("%s #%d: %s", t.Kind.Noun(), t.ID, describeEnd(t))
 		}
-		c.listing = rl
-		c.res.RelistsTotal++
 		c.relists.add(rl)
+	}
+	// Only the requests a later relist can name are kept: those of this list on.
+	for id := range c.recent {
+		if id < r.ID {
+			delete(c.recent, id)
+		}
 	}
 }
 
-func (c *collector) completeList() {
-	wasRelist := c.listed
-	c.listed = true
+// completeList lays out a list's completion (the decision says whether a
+// relist): the object count, the streaming list's end, the relist's outcome.
+func (c *collector) completeList(d *reflector.Decision) {
 	c.sampleObjects()
 	if r := c.cur; r != nil && r.Kind == KindStreamingList {
 		r.InitialEventsEnd = c.at
 	}
-	if rl := c.listing; rl != nil {
+	if rl := c.openRelist(); rl != nil {
 		rl.End = c.at
-		rl.Outcome = RelistFirstComplete
-		if wasRelist {
-			rl.Outcome = RelistCompleted
+		rl.Outcome = RelistCompleted
+		if !d.Relist {
+			rl.Outcome = RelistFirstComplete // the lists before it never completed
 		}
 	}
-	if !wasRelist {
-		c.listing, c.replaced = nil, nil
+	if !d.Relist {
+		c.replaced = nil
 	}
 }
 
 func (c *collector) relistDiff(dec *reflector.Decision) {
 	d := dec.Diff
-	if rl := c.listing; rl != nil && d != nil {
+	rl, _ := c.relists.last()
+	if rl != nil && d != nil {
 		rl.Diff = c.capDiff(d, c.replaced)
 	}
 	if d != nil {
-		c.mark(Marker{Kind: MarkRelist, At: c.at, End: c.at, Relist: c.lists, Detail: fmt.Sprintf("relist complete: %d objects at resourceVersion %s (was %d); missed %d deletes, %d recreates, %d updates, %d adds",
+		c.mark(Marker{Kind: MarkRelist, At: c.at, End: c.at, Relist: c.listNumber(), Detail: fmt.Sprintf("relist complete: %d objects at resourceVersion %s (was %d); missed %d deletes, %d recreates, %d updates, %d adds",
 			d.After, d.ResourceVersion, d.Before, len(d.Deleted), len(d.Recreated), len(d.Updated), len(d.Added))})
 	}
-	c.listing, c.replaced = nil, nil
+	c.replaced = nil
 }
 
 func (c *collector) closeBackoff(at time.Duration) {
@@ -610,7 +592,6 @@ func (c *collector) mark(m Marker) {
 
 // stop takes the replay's end state: its counters, cursor and last bookmark.
 func (c *collector) stop(s reflector.Stats) {
-	c.sync()
 	if c.last != nil {
 		c.markGone(c.last) // ended at a 410 ERROR event, without an end line
 	}
@@ -623,13 +604,12 @@ func (c *collector) stop(s reflector.Stats) {
 		res.BookmarkAt = -1
 	}
 	res.Objects = c.st.Len()
+	res.RequestsTotal, res.RelistsTotal = int(c.requests.n), int(s.Counters.Relists)
 	res.Requests, res.RequestsGap = c.requests.all()
 	res.Relists, res.RelistsGap = c.relists.all()
 	res.Buckets, res.BucketWidth = c.buckets.b, c.buckets.width
 	res.pendingBackoff = c.backoff
-	if c.listing != nil && c.listing.Outcome == RelistUnfinished {
-		res.openRelist = c.listing
-	}
+	res.openRelist = c.openRelist()
 }
 
 // finish closes what the trace left open at its end.
@@ -739,17 +719,19 @@ func describeEnd(r *Request) string {
 	return e.Format(false)
 }
 
-// capped keeps the first and the last max/2 values added.
+// capped keeps the first and the last max/2 values added, and counts them all.
 type capped[T any] struct {
 	head []T
 	tail []T // a ring once full
 	next int
 	half int
+	n    int64
 }
 
 func newCapped[T any](max int) *capped[T] { return &capped[T]{half: max / 2} }
 
 func (c *capped[T]) add(v T) {
+	c.n++
 	if len(c.head) < c.half {
 		c.head = append(c.head, v)
 		return
@@ -760,6 +742,18 @@ func (c *capped[T]) add(v T) {
 	}
 	c.tail[c.next] = v
 	c.next = (c.next + 1) % c.half
+}
+
+// last is the value added last.
+func (c *capped[T]) last() (T, bool) {
+	switch {
+	case len(c.tail) > 0:
+		return c.tail[(c.next-1+len(c.tail))%len(c.tail)], true
+	case len(c.head) > 0:
+		return c.head[len(c.head)-1], true
+	}
+	var zero T
+	return zero, false
 }
 
 // all returns the values kept, in the order they were added, and the index

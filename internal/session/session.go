@@ -311,7 +311,7 @@ func (r *Watched) build(c reflector.Config) error {
 		return err
 	}
 	r.Store, r.writer, r.Reflector = st, w, rf
-	r.Findings = findings.New(findings.Options{Resource: r.Name(), StreamAsked: c.Strategy == reflector.StrategyStream}, rf.Counters)
+	r.Findings = findings.New(findings.Options{Resource: r.Name(), StreamAsked: c.Strategy == reflector.StrategyStream}, rf)
 	return nil
 }
 

@@ -72,11 +72,18 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// Source is what an engine reads of its reflector's running totals, besides
+// the notes: a Reflector, a Ledger and an observed Stream have both.
+type Source interface {
+	Counters() reflector.Counters
+	Lag() reflector.LagStats
+}
+
 // Engine raises the findings of one reflector from its notes. Observe is
 // called with each note in order (from the reflector's goroutine); the
 // other methods may be called from any goroutine.
 type Engine struct {
-	counters func() reflector.Counters
+	src Source
 
 	mu      sync.Mutex
 	opts    Options
@@ -93,10 +100,9 @@ type Engine struct {
 	lastWatchLife  time.Duration
 	lastWatchQuiet bool
 	lastWatchEnd   time.Time
-	relists        []time.Time // when relists were seen to begin (counters moved)
-	relistSeen     int64
-	listStart      time.Time // when the first list's last attempt began (its first request)
-	listReqs       []int64   // the requests of the list in progress
+	relists        []time.Time // when relists of the server's began
+	listStart      time.Time   // when the first list's last attempt began (its first request)
+	listReqs       []int64     // the requests of the list in progress
 	firstListed    bool
 	gones          []goneAt
 	flaps          []flap
@@ -111,22 +117,20 @@ type Engine struct {
 	missedTotal    int
 	missedWindow   *Window
 	missedReqs     []int64
-	forced         int                 // forced relists (r) whose list has not begun: not counted as a storm
-	lag            reflector.LagCounts // the passive estimate's buckets, from applied notes
 	lagReqs        []int64
 	probe          probeFigures // the delivery probe's, when the run has one
 }
 
 type openWatch struct {
-	id        int64
-	started   time.Time
-	bookmarks int64 // Counters.Bookmarks (progress bookmarks only) when it started
-	listEnds  int64 // Counters.InitialEventsEnd when it started
-	asked     bool  // allowWatchBookmarks
-	timeout   time.Duration
-	streaming bool
-	checked   bool // the open-watch check raised or found a bookmark
-	applied   int  // events it applied
+	id         int64
+	started    time.Time
+	bookmarked bool // a progress bookmark came
+	listEnded  bool // its streaming list's end bookmark came
+	asked      bool // allowWatchBookmarks
+	timeout    time.Duration
+	streaming  bool
+	checked    bool // the open-watch check raised or found a bookmark
+	applied    int  // events it applied
 	// firstEvent is when it applied its first event: from then on the
 	// server has a resourceVersion newer than the watch's to bookmark.
 	firstEvent time.Time
@@ -153,10 +157,10 @@ type refusal struct {
 	stalled bool
 }
 
-// New returns an engine with opts; counters reads the reflector's counters
-// (Reflector.Counters, Stream.Counters) when a note moved them.
-func New(opts Options, counters func() reflector.Counters) *Engine {
-	e := &Engine{counters: counters, found: map[ID]*Finding{}, opts: opts}
+// New returns an engine with opts; src is the reflector's (a Reflector, an
+// observed Stream), read where a note needs the totals (nil: none).
+func New(opts Options, src Source) *Engine {
+	e := &Engine{src: src, found: map[ID]*Finding{}, opts: opts}
 	e.Configure(opts)
 	return e
 }
@@ -268,6 +272,16 @@ func (e *Engine) Observe(n reflector.Note) {
 		e.decision(n)
 	case reflector.NoteAudit:
 		e.audit(n)
+	case reflector.NoteListBegan:
+		e.listBegan(n)
+	case reflector.NoteBookmark:
+		if w := e.watch; w != nil && w.id == n.RequestID && n.Bookmark != nil {
+			if n.Bookmark.ListEnd {
+				w.listEnded = true
+			} else {
+				w.bookmarked = true
+			}
+		}
 	}
 	e.checkOpenWatch(n.At)
 	e.unlockAndTell()
@@ -321,13 +335,8 @@ func (e *Engine) requestStarted(n reflector.Note) {
 		return
 	}
 	if r.Verb == reflector.VerbWatch {
-		w := &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks, streaming: r.Opts.SendInitialEvents,
+		e.watch = &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks, streaming: r.Opts.SendInitialEvents,
 			timeout: time.Duration(r.Opts.TimeoutSeconds) * time.Second}
-		if e.counters != nil {
-			c := e.counters()
-			w.bookmarks, w.listEnds = c.Bookmarks, c.InitialEventsEnd
-		}
-		e.watch = w
 	} else {
 		e.watch = nil
 	}
@@ -348,7 +357,6 @@ func (e *Engine) requestEnded(n reflector.Note) {
 		return
 	}
 	end := r.End
-	e.checkRelists(n.At, r.ID)
 	if isThrottle(end) {
 		e.throttled(n.At, r, end)
 	}
@@ -364,20 +372,20 @@ func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflect
 	alive := false
 	if w != nil && w.id == r.ID {
 		// It delivered something: an event, a bookmark, or the end of its streaming list.
-		alive = w.applied > 0 || (e.counters != nil && (e.counters().Bookmarks != w.bookmarks || e.counters().InitialEventsEnd != w.listEnds))
+		alive = w.applied > 0 || w.bookmarked || w.listEnded
 	}
 	if alive {
 		e.lastAlive = at
 	}
 	e.lastWatchEnd, e.lastWatchLife, e.lastWatchQuiet = at, r.Duration, !alive
-	if w != nil && w.id == r.ID && w.asked && !w.checked && !w.firstEvent.IsZero() && e.counters != nil && !end.IsGone() {
+	if w != nil && w.id == r.ID && w.asked && !w.checked && !w.firstEvent.IsZero() && !end.IsGone() {
 		open := r.Duration
 		// A watch that ran to a timeout too short for the server's
 		// bookmark timer is no evidence; nor is one whose first event came
 		// too late for the bookmark the server sends 2 s before the timeout.
 		atTimeout := end.Reason == reflector.EndClosed && w.timeout >= minBookmarkTimeout && open >= w.timeout-time.Second &&
 			at.Sub(w.firstEvent) >= preTimeoutBookmark+time.Second
-		if (at.Sub(w.firstEvent) > e.opts.BookmarkInterval || atTimeout) && e.counters().Bookmarks == w.bookmarks {
+		if (at.Sub(w.firstEvent) > e.opts.BookmarkInterval || atTimeout) && !w.bookmarked {
 			e.noBookmark(at, r.ID, open, at.Sub(w.firstEvent), atTimeout)
 		}
 	}
@@ -453,11 +461,11 @@ var requestFailed = regexp.MustCompile(`^[A-Z][a-z]+ "https?://`)
 // that there was something to bookmark.
 func (e *Engine) checkOpenWatch(now time.Time) {
 	w := e.watch
-	if w == nil || !w.asked || w.checked || w.firstEvent.IsZero() || e.counters == nil || now.Sub(w.firstEvent) <= e.opts.BookmarkInterval {
+	if w == nil || !w.asked || w.checked || w.firstEvent.IsZero() || now.Sub(w.firstEvent) <= e.opts.BookmarkInterval {
 		return
 	}
 	w.checked = true
-	if e.counters().Bookmarks == w.bookmarks {
+	if !w.bookmarked {
 		e.noBookmark(now, w.id, now.Sub(w.started), now.Sub(w.firstEvent), false)
 	}
 }
@@ -622,27 +630,18 @@ func orDash(s string) string {
 	return s
 }
 
-// checkRelists reads the relist counter as notes move it: a relist begins
-// with its first page or event, which makes no note of its own.
-func (e *Engine) checkRelists(at time.Time, id int64) {
-	if e.counters == nil {
+// listBegan counts a relist of the server's (not one the user forced)
+// and raises or updates relist-storm: a relist beginning is its new evidence.
+func (e *Engine) listBegan(n reflector.Note) {
+	b := n.List
+	if b == nil || !b.Relist() || b.Cause == reflector.CauseForced {
 		return
 	}
-	c := e.counters().Relists
-	added := false
-	for ; e.relistSeen < c; e.relistSeen++ {
-		if e.forced > 0 {
-			e.forced-- // the user asked for it (r): no storm of the server's
-			continue
-		}
-		e.relists = append(e.relists, at)
-		e.storms = appendLast(e.storms, id, keepRequests)
-		added = true
-	}
-	e.relists = slices.DeleteFunc(e.relists, func(t time.Time) bool { return at.Sub(t) > e.opts.StormWindow })
-	// Raised, and updated, only when a relist begins: new evidence.
-	if added && len(e.relists) >= e.opts.StormRelists {
-		e.relistStorm(at)
+	e.relists = append(e.relists, n.At)
+	e.storms = appendLast(e.storms, n.RequestID, keepRequests)
+	e.relists = slices.DeleteFunc(e.relists, func(t time.Time) bool { return n.At.Sub(t) > e.opts.StormWindow })
+	if len(e.relists) >= e.opts.StormRelists {
+		e.relistStorm(n.At)
 	}
 }
 
@@ -667,7 +666,7 @@ func (e *Engine) relistStorm(at time.Time) {
 	if longDown > 0 {
 		cause = append(cause, fmt.Sprintf("%d time(s) the watch was down longer than the server keeps history (etcd compacts every 5 minutes by default)", longDown))
 	}
-	if e.counters != nil && e.counters().Bookmarks == 0 {
+	if e.src != nil && e.src.Counters().Bookmarks == 0 {
 		cause = append(cause, "no bookmark ever arrived, so a quiet resource's cursor falls behind compaction")
 	}
 	if len(cause) == 0 {
@@ -733,11 +732,7 @@ func (e *Engine) applied(n reflector.Note) {
 func (e *Engine) decision(n reflector.Note) {
 	d := n.Decision
 	switch d.Reason {
-	case reflector.ReasonForcedRelist:
-		e.forced++
 	case reflector.ReasonListComplete:
-		e.checkRelists(n.At, n.RequestID)
-		e.forced = 0 // a forced relist that never began does not hide a later one
 		if !e.firstListed {
 			e.firstListed = true
 			e.initialList(n, d)
@@ -918,11 +913,10 @@ type probeFigures struct {
 	p50, p99, writeP50 time.Duration
 }
 
-// lagged counts an applied event's estimated lag; slow-delivery may follow.
+// lagged reads an applied event's estimated lag (its reflector counted it
+// already): a late one may raise slow-delivery.
 func (e *Engine) lagged(n reflector.Note) {
-	b := reflector.LagBucketOf(n.Delivery.Lag)
-	e.lag[b]++
-	if b >= slowLagBucket {
+	if b := reflector.LagBucketOf(n.Delivery.Lag); b >= slowLagBucket {
 		e.lagReqs = appendLast(e.lagReqs, n.RequestID, keepRequests)
 		e.slowDelivery(n.At) // only a late event is new evidence
 	}
@@ -947,13 +941,17 @@ func (e *Engine) Probe(at time.Time, samples, slow int, p50, p99, writeP50 time.
 // probe samples together.
 func (e *Engine) slowDelivery(at time.Time) {
 	p := e.probe
-	total := e.lag.Total()
+	var lag reflector.LagCounts
+	if e.src != nil {
+		lag = e.src.Lag().Counts
+	}
+	total := lag.Total()
 	late := int64(0)
 	for i := slowLagBucket; i < reflector.LagBucketCount; i++ {
-		late += e.lag[i]
+		late += lag[i]
 	}
 	byProbe := p.samples >= minProbeSamples && p.p99 > slowProbeP99 && p.slow >= minLate
-	byLag := total >= minLagEvents && e.lag.P99Bucket() >= slowLagBucket && late >= minLate
+	byLag := total >= minLagEvents && lag.P99Bucket() >= slowLagBucket && late >= minLate
 	if !byProbe && !byLag {
 		return
 	}
@@ -965,13 +963,13 @@ func (e *Engine) slowDelivery(at time.Time) {
 			// One fact, the buckets in order (facts are printed by name).
 			buckets := make([]string, 0, reflector.LagBucketCount)
 			for i := range reflector.LagBucketCount {
-				buckets = append(buckets, fmt.Sprintf("%s %d", reflector.LagBucketName(i), e.lag[i]))
+				buckets = append(buckets, fmt.Sprintf("%s %d", reflector.LagBucketName(i), lag[i]))
 			}
 			facts["lag"] = strings.Join(buckets, ", ")
 		}
 		if byLag {
 			titles = append(titles, fmt.Sprintf("%d of %d events over 15s after their write", late, total))
-			texts = append(texts, fmt.Sprintf("the events' estimated lag (arrival minus the object's last write, corrected by the server's Date; ±2s) has its p99 in %s over %d events", reflector.LagBucketName(e.lag.P99Bucket()), total))
+			texts = append(texts, fmt.Sprintf("the events' estimated lag (arrival minus the object's last write, corrected by the server's Date; ±2s) has its p99 in %s over %d events", reflector.LagBucketName(lag.P99Bucket()), total))
 		}
 		if p.samples > 0 {
 			facts["probe p50"], facts["probe p99"], facts["probe write p50"], facts["probe samples"] = roundDur(p.p50), roundDur(p.p99), roundDur(p.writeP50), fmt.Sprint(p.samples)

@@ -21,12 +21,34 @@ type feed struct {
 	seq      uint64
 	id       int64
 	counters reflector.Counters
+	lag      reflector.LagStats
 	raised   []Finding
+}
+
+// Counters and Lag make the feed the engine's Source.
+func (f *feed) Counters() reflector.Counters { return f.counters }
+func (f *feed) Lag() reflector.LagStats      { return f.lag }
+
+// bookmark notes a progress bookmark of the request in flight.
+func (f *feed) bookmark() {
+	f.counters.Bookmarks++
+	f.note(reflector.Note{Kind: reflector.NoteBookmark, Bookmark: &reflector.Bookmark{ResourceVersion: "11"}})
+}
+
+// listBegan notes a relist that began, for cause (after a first list).
+func (f *feed) listBegan(cause reflector.ListCause) {
+	f.counters.Lists = max(f.counters.Lists, 1) + 1
+	b := reflector.ListBegan{Number: f.counters.Lists}
+	if b.Relist() {
+		f.counters.Relists++
+		b.Cause = cause
+	}
+	f.note(reflector.Note{Kind: reflector.NoteListBegan, List: &b})
 }
 
 func newFeed(t *testing.T, opts Options) *feed {
 	f := &feed{t: t, now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
-	f.e = New(opts, func() reflector.Counters { return f.counters })
+	f.e = New(opts, f)
 	f.e.OnRaise(func(x Finding) { f.raised = append(f.raised, x) })
 	return f
 }
@@ -76,7 +98,7 @@ func TestNoBookmarksNeedsAWatchOpenPastTheInterval(t *testing.T) {
 	f.request(reflector.VerbWatch, bookmarked, 70*time.Second, 0, &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("unexpected EOF")}, nil)
 	f.request(reflector.VerbWatch, bookmarked, 5*time.Minute, 5, nil, func() {
 		f.advance(60 * time.Second)
-		f.counters.Bookmarks++
+		f.bookmark()
 		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
 	})
 	if f.has(NoBookmarks) {
@@ -140,7 +162,7 @@ func TestNoBookmarksAtATimeoutNeedsAnEventBeforeThePreTimeoutBookmark(t *testing
 	f.request(reflector.VerbWatch, short, 15*time.Second, 1, nil, func() {
 		f.advance(5 * time.Second)
 		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
-		f.counters.Bookmarks++
+		f.bookmark()
 		f.advance(-5 * time.Second)
 	})
 	if got, _ := f.e.Get(NoBookmarks); got.Count != 1 {
@@ -152,9 +174,8 @@ func TestRelistStormNeedsThreeRelistsInTheWindow(t *testing.T) {
 	f := newFeed(t, Options{})
 	relist := func() {
 		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
-		f.counters.Lists++
-		f.counters.Relists++
 		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
 		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
 	}
 	relist()
@@ -186,9 +207,8 @@ func TestRelistStormSaysThe410sCameOnReconnect(t *testing.T) {
 		f.advance(time.Second)
 		f.request(reflector.VerbWatch, bookmarked, 3*time.Second, 0, gone, nil)
 		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
-		f.counters.Lists++
-		f.counters.Relists++
 		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
 		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
 	}
 	got, ok := f.e.Get(RelistStorm)
@@ -278,8 +298,7 @@ func TestThrottledSkipsTheCacheInitializing429(t *testing.T) {
 // BenchmarkObserveApplied is the engine's cost per applied watch event, the
 // note a busy watch makes most.
 func BenchmarkObserveApplied(b *testing.B) {
-	var c reflector.Counters
-	e := New(Options{}, func() reflector.Counters { return c })
+	e := New(Options{}, &feed{})
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	started := reflector.RequestInfo{ID: 1, Verb: reflector.VerbWatch, Opts: bookmarked, Started: at}
 	e.Observe(reflector.Note{Seq: 1, At: at, Kind: reflector.NoteRequestStarted, Request: &started})
@@ -293,6 +312,7 @@ func BenchmarkObserveApplied(b *testing.B) {
 func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 	f := newFeed(t, Options{})
 	applied := func(lag time.Duration) {
+		f.lag.Counts[reflector.LagBucketOf(lag)]++
 		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified},
 			Delivery: reflector.Delivery{Written: f.now.Add(-lag), Lag: lag}})
 	}
@@ -355,9 +375,8 @@ func TestRelistsTheUserForcedAreNoStorm(t *testing.T) {
 	f := newFeed(t, Options{})
 	for range 4 {
 		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonForcedRelist})
-		f.counters.Lists++
-		f.counters.Relists++
 		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseForced)
 		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
 		f.advance(time.Minute)
 	}
@@ -431,7 +450,7 @@ func TestTheStreamingListsEndBookmarkIsNoProgressBookmark(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	_, w := store.New()
 	l := reflector.NewLedger(w, func() time.Time { return now }, 10)
-	e := New(Options{Resource: "configmaps.v1"}, l.Counters)
+	e := New(Options{Resource: "configmaps.v1"}, l)
 	l.OnNote(e.Observe)
 	obj := func(name, rv string) reflector.Item {
 		return reflector.Item{Object: &store.Object{Namespace: "ns", Name: name, UID: "uid-" + name, ResourceVersion: rv}}

@@ -127,6 +127,14 @@ type Decision struct {
 	Streaming bool
 	// Diff is the relist's diff (relist-diff).
 	Diff *store.RelistDiff
+	// Relist is a complete list that was not the first (list-complete).
+	Relist bool
+	// Decided says, for list-complete, that a decision to make the list
+	// came first (not so for an observed client that listed again on its
+	// own); Took is the time from that decision to the completion, retries
+	// included.
+	Decided bool
+	Took    time.Duration
 }
 
 // String renders the decision as one sentence.

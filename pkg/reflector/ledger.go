@@ -44,6 +44,15 @@ type Ledger struct {
 	listed    bool  // a complete list was installed
 	streaming bool  // the request in flight is a streaming list not yet complete
 	listBytes int64 // the bodies of the list in progress, as received (Decision.Bytes)
+	// What the decisions say of lists: one was decided (from then on it
+	// counts in Totals.Lists), when, and why the next relist begins.
+	listDecided   bool
+	listDecidedAt time.Time
+	relistCause   ListCause
+	listBeganIn   int64 // the request the last list began in
+	// after is the last request whose end can lead to a list: a watch's
+	// end, or a LIST's 410 or too-large answer (ListBegan.After).
+	after int64
 
 	// noteMu keeps notes in Seq order through the listeners when notes
 	// come from several goroutines; listeners are called without mu, so
@@ -62,7 +71,7 @@ func NewLedger(w *store.Writer, now func() time.Time, history int) *Ledger {
 	if history < 1 {
 		history = 1
 	}
-	l := &Ledger{now: now, writer: w, history: make([]RequestInfo, history), latency: newLatencyRing(1024)}
+	l := &Ledger{now: now, writer: w, history: make([]RequestInfo, history), latency: newLatencyRing(1024), relistCause: CauseError}
 	l.stats.StateSince = now()
 	return l
 }
@@ -97,6 +106,7 @@ func (l *Ledger) StartRequest(verb Verb, opts RequestOptions, started time.Time)
 	l.lastReq = info.ID
 	l.current = info
 	l.streaming = verb == VerbWatch && opts.SendInitialEvents
+	l.stats.Totals.Requests++
 	if verb == VerbWatch {
 		l.stats.Counters.Watches++
 	}
@@ -133,32 +143,41 @@ func (l *Ledger) ApplyPage(info *RequestInfo, page *Page) error {
 	l.listBytes += page.Bytes
 	l.mu.Unlock()
 	l.wmu.Lock()
-	defer l.wmu.Unlock()
 	for _, it := range page.Items {
 		if it.Object == nil {
 			continue
 		}
 		if _, err := l.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: it.Object}); err != nil {
+			l.wmu.Unlock()
 			return err
 		}
 	}
+	l.wmu.Unlock()
+	l.Note(Note{Kind: NotePage, Page: &PageApplied{Items: len(page.Items), Bytes: page.Bytes, Last: page.Continue == ""}})
 	return nil
 }
 
 // beginList starts buffering a new full list (readers keep the old snapshot
-// until CompleteList) and counts it.
+// until CompleteList), counts it (a relist by its cause) and notes it.
 func (l *Ledger) beginList() {
 	l.wmu.Lock()
 	_, _ = l.writer.ApplyEvent(store.Event{Type: store.Init})
 	l.wmu.Unlock()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.listing, l.listBytes = true, 0
+	l.listBeganIn = l.lastReq
 	c := &l.stats.Counters
 	c.Lists++
+	b := ListBegan{Number: c.Lists, Stream: l.streaming, After: l.after}
 	if c.Lists > 1 {
 		c.Relists++
+		b.Cause = l.relistCause
+		l.stats.Totals.Relists.add(b.Cause)
+	} else {
+		b.After = 0
 	}
+	l.mu.Unlock()
+	l.Note(Note{Kind: NoteListBegan, List: &b})
 }
 
 // Event records one watch event of info that arrived at arrived. During a
@@ -228,12 +247,8 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 	if err != nil {
 		return err
 	}
-	applied := l.now().Sub(arrived)
-	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res, Delivery: ev.Delivery})
-	l.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.latency.add(applied)
+	l.latency.add(l.now().Sub(arrived))
 	if ev.Delivery.Known() {
 		l.stats.Lag.add(ev.Delivery.Lag)
 	}
@@ -252,12 +267,16 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 	if res.Outcome == store.Duplicate {
 		c.Duplicates++
 	}
+	l.mu.Unlock()
+	// Counted first: a listener reads the totals with the event in them.
+	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res, Delivery: ev.Delivery})
+	l.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
 	return nil
 }
 
-// bookmark moves the cursor to a bookmark's resourceVersion and counts it:
-// a streaming list's end (listEnd) apart from a progress bookmark, which
-// alone is timed (Stats.BookmarkAt): the end of a list says nothing of
+// bookmark moves the cursor to a bookmark's resourceVersion, counts it and
+// notes it: a streaming list's end (listEnd) apart from a progress bookmark,
+// which alone is timed (Stats.BookmarkAt): the end of a list says nothing of
 // whether the server sends bookmarks.
 func (l *Ledger) bookmark(rv string, listEnd bool) {
 	l.wmu.Lock()
@@ -265,14 +284,15 @@ func (l *Ledger) bookmark(rv string, listEnd bool) {
 	l.wmu.Unlock()
 	l.advance(rv)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if listEnd {
 		l.stats.Counters.InitialEventsEnd++
-		return
+	} else {
+		l.stats.Counters.Bookmarks++
+		l.stats.BookmarkRV = rv
+		l.stats.BookmarkAt = l.now()
 	}
-	l.stats.Counters.Bookmarks++
-	l.stats.BookmarkRV = rv
-	l.stats.BookmarkAt = l.now()
+	l.mu.Unlock()
+	l.Note(Note{Kind: NoteBookmark, Bookmark: &Bookmark{ResourceVersion: rv, ListEnd: listEnd}})
 }
 
 // advance moves the cursor to rv, noting (and refusing) a move backwards.
@@ -313,20 +333,31 @@ func (l *Ledger) EndRequest(info *RequestInfo, end *RequestEnd) {
 		l.current = nil
 	}
 	snapshot := *info
+	l.countEnd(info, end, now)
 	l.mu.Unlock()
+	// Counted first: a listener reads the totals with this end in them.
 	l.Note(Note{Kind: NoteRequestEnded, Request: &snapshot})
+}
 
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// countEnd counts what a request's end says; mu held.
+func (l *Ledger) countEnd(info *RequestInfo, end *RequestEnd, now time.Time) {
 	streamingList := info.Verb == VerbWatch && l.streaming
 	l.streaming = false
 	if streamingList {
 		l.listing = false
 	}
-	c := &l.stats.Counters
+	c, t := &l.stats.Counters, &l.stats.Totals
 	switch {
 	case end.IsGone():
 		c.Gone++
+		switch {
+		case info.Verb == VerbWatch:
+			t.Gone.Watch++
+		case info.Opts.Continue != "":
+			t.Gone.Continue++
+		default:
+			t.Gone.List++
+		}
 		l.stats.LastGone = now
 		l.listing = false
 	case end.IsTooLargeResourceVersion():
@@ -334,6 +365,32 @@ func (l *Ledger) EndRequest(info *RequestInfo, end *RequestEnd) {
 		l.listing = false
 	case info.Verb == VerbWatch && end.Reason == EndError && !streamingList:
 		c.WatchErrors++
+	}
+	if info.Verb == VerbWatch || end.IsGone() || end.IsTooLargeResourceVersion() {
+		l.after = info.ID
+	}
+	if info.Verb == VerbList {
+		countPage(&t.Pages, end)
+	}
+}
+
+// countPage counts a LIST request's end by how it ended.
+func countPage(p *PageResults, end *RequestEnd) {
+	switch {
+	case end.Reason == EndClosed:
+		p.OK++
+	case end.Reason == EndTimeout:
+		p.Timeout++
+	case end.Reason == EndCanceled:
+		p.Canceled++
+	case end.Reason == EndStopped:
+		p.Stopped++
+	case end.IsGone():
+		p.Gone++
+	case end.IsTooLargeResourceVersion():
+		p.TooLarge++
+	default:
+		p.Error++
 	}
 }
 
@@ -358,21 +415,33 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	} else {
 		l.stats.Synced = l.now()
 	}
+	decided, took := l.listDecided, time.Duration(0)
+	if decided {
+		took = l.now().Sub(l.listDecidedAt)
+	}
 	l.mu.Unlock()
 	n := 0
 	if res.Diff != nil {
 		n = res.Diff.After
 	}
-	l.Decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes})
+	l.Decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took})
 	return res.Diff, relist, nil
 }
 
 // NoteRelistDiff notes what a completed relist changed (missed deletes,
-// recreates and updates); nothing for a first list.
+// recreates and updates), and sums it (Totals.Missed); nothing for a first list.
 func (l *Ledger) NoteRelistDiff(rv string, diff *store.RelistDiff, relist bool) {
-	if relist && diff != nil {
-		l.Decide(Decision{State: StateWatching, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: diff})
+	if !relist || diff == nil {
+		return
 	}
+	l.mu.Lock()
+	m := &l.stats.Totals.Missed
+	m.Deletes += int64(len(diff.Deleted))
+	m.Recreates += int64(len(diff.Recreated))
+	m.Updates += int64(len(diff.Updated))
+	m.Adds += int64(len(diff.Added))
+	l.mu.Unlock()
+	l.Decide(Decision{State: StateWatching, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: diff})
 }
 
 // Listing reports whether a list has begun and is not complete.
@@ -403,6 +472,7 @@ func (l *Ledger) BackingOff(until time.Time) {
 	defer l.mu.Unlock()
 	l.stats.Counters.Backoffs++
 	l.stats.BackoffUntil = until
+	l.stats.Totals.BackoffWait += max(until.Sub(l.now()), 0)
 }
 
 // BackoffOver records the end of a wait.
@@ -463,14 +533,67 @@ func (l *Ledger) SetState(s State) {
 	}
 }
 
-// Decide moves to d.State and notes the decision.
+// Decide moves to d.State, counts what d says of lists (see Totals) and
+// notes the decision.
 func (l *Ledger) Decide(d Decision) {
 	l.SetState(d.State)
+	l.mu.Lock()
+	l.decided(d)
+	l.mu.Unlock()
 	l.Note(Note{Kind: NoteDecision, Decision: &d})
 }
 
+// decided counts a decision: a list decided (and the cause of the relist
+// it begins), restarted before it completed, completed, failed or
+// canceled. A list counts in Totals.Lists from the decision to make it.
+// mu held.
+func (l *Ledger) decided(d Decision) {
+	t := &l.stats.Totals
+	t.Decisions++
+	decide := func(cause ListCause) {
+		if l.listDecided {
+			t.Lists.Restarted++
+		}
+		l.listDecided, l.listDecidedAt = true, l.now()
+		if cause != "" {
+			l.relistCause = cause
+		}
+	}
+	end := func(count *int64) {
+		if l.listDecided {
+			*count++
+			l.listDecided = false
+		}
+	}
+	switch d.Reason {
+	case ReasonInitialList:
+		decide("")
+	case ReasonGone, ReasonContinueGone:
+		decide(CauseGone)
+	case ReasonTooLargeRV:
+		decide(CauseTooLarge)
+	case ReasonForcedRelist:
+		decide(CauseForced)
+	case ReasonStreamRefused, ReasonInitialEventsEnd:
+		decide(CauseFallback)
+	case ReasonWatchError:
+		if d.Streaming && l.listBeganIn == l.lastReq {
+			// The streaming list had begun: its retry is a list of its own.
+			l.relistCause = CauseError
+		}
+	case ReasonListComplete:
+		t.Lists.Complete++
+		l.listDecided = false
+	case ReasonPermanentError, ReasonBadRequest, ReasonGaveUp:
+		end(&t.Lists.Failed)
+	case ReasonStopped:
+		end(&t.Lists.Canceled)
+	}
+}
+
 // Note stamps n with its sequence number, time, state and request, and
-// hands it to the listeners; notes reach them in Seq order.
+// hands it to the listeners; notes reach them in Seq order (a fact keeps
+// the Seq of the note before it).
 func (l *Ledger) Note(n Note) {
 	l.noteMu.Lock()
 	defer l.noteMu.Unlock()
@@ -478,7 +601,9 @@ func (l *Ledger) Note(n Note) {
 	l.mu.Lock()
 	n.State, n.RequestID = l.stats.State, l.lastReq
 	l.mu.Unlock()
-	l.seq++
+	if !n.Kind.Fact() {
+		l.seq++
+	}
 	n.Seq = l.seq
 	for _, f := range l.listeners {
 		f(n)

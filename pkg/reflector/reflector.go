@@ -392,7 +392,7 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 		r.decide(Decision{State: StateWatching, Reason: ReasonIdleTimeout, ResourceVersion: p.rv})
 		return p, nil
 	case EndClosed:
-		if info.Events == 0 && info.Duration < time.Second {
+		if info.ClosedAtOnce() {
 			// A server that closes watches at once must not become a hot loop.
 			r.decide(Decision{State: StateWatching, Reason: ReasonWatchClosed, ResourceVersion: p.rv, AtOnce: true})
 			return p, r.failed(ctx, p, end)
@@ -642,6 +642,10 @@ func (r *Reflector) takeForced() bool {
 // Counters returns the running totals: Stats().Counters without the cost
 // of the rest of Stats, cheap enough to call from an OnNote listener.
 func (r *Reflector) Counters() Counters { return r.ledger.Counters() }
+
+// Lag is the passive delivery estimate so far: Stats().Lag without the
+// cost of the rest of Stats.
+func (r *Reflector) Lag() LagStats { return r.ledger.Lag() }
 
 // Stats returns a snapshot of the reflector's state and counters.
 func (r *Reflector) Stats() Stats { return r.ledger.Stats() }

@@ -75,11 +75,67 @@ const (
 	NoteDecision NoteKind = "decision"
 	// NoteAudit: an Audit compared the cache with a fresh LIST (Note.Audit has the report).
 	NoteAudit NoteKind = "audit"
+
+	// The facts below report no request, event or decision of their own:
+	// they say what a request's answer did to the list and the cursor, in
+	// order with the other notes, and share the Seq of the note before them
+	// (a view that shows none of them sees no gap).
+
+	// NoteListBegan: a full list began (Note.List says which, and why): a
+	// LIST's first page arrived, or a streaming list's first event.
+	NoteListBegan NoteKind = "list-began"
+	// NotePage: a LIST page's items were applied to the list in progress
+	// (Note.Page).
+	NotePage NoteKind = "page"
+	// NoteBookmark: a BOOKMARK moved the cursor (Note.Bookmark): a progress
+	// bookmark, or the one that ends a streaming list.
+	NoteBookmark NoteKind = "bookmark"
 )
 
+// Fact reports whether the note is one of the facts (list-began, page,
+// bookmark) that share the Seq of the note before them.
+func (k NoteKind) Fact() bool {
+	return k == NoteListBegan || k == NotePage || k == NoteBookmark
+}
+
+// ListBegan is a full list that began (NoteListBegan).
+type ListBegan struct {
+	// Number counts the lists from 1: a relist is any after the first.
+	Number int64
+	// Cause is why a relist began (see ListCause); "" for the first list.
+	Cause ListCause
+	// Stream is a streaming list (a watch with sendInitialEvents).
+	Stream bool
+	// After is the request whose end led to it (a watch's end, or a LIST's
+	// 410 or too-large answer); 0 when none did.
+	After int64
+}
+
+// Relist reports whether the list is not the first.
+func (b ListBegan) Relist() bool { return b.Number > 1 }
+
+// PageApplied is a LIST page applied to the list in progress (NotePage).
+type PageApplied struct {
+	Items int
+	// Bytes is the page's body as received (0 when not known).
+	Bytes int64
+	// Last is the list's last page (no continue token).
+	Last bool
+}
+
+// Bookmark is a BOOKMARK that moved the cursor (NoteBookmark).
+type Bookmark struct {
+	ResourceVersion string
+	// ListEnd is the bookmark that ended a streaming list (annotated
+	// k8s.io/initial-events-end): the end of a list, not a progress bookmark.
+	ListEnd bool
+}
+
 // Note is one thing the reflector did or saw, for the UI, the line output and
-// the trace, in the order it happened: Seq numbers a reflector's notes from 1
-// without gaps, so a consumer that drops notes can say how many and where.
+// the trace, in the order it happened: Seq numbers a reflector's requests,
+// applied events, decisions and audits from 1 without gaps, so a consumer
+// that drops notes can say how many and where (facts, NoteKind.Fact, share
+// the Seq of the note before them).
 // The order is causal: a request's start, its events (and the store changes
 // they made), its end, then the decisions it caused and the changes those
 // made (a relist's result after the list that produced it).
@@ -105,6 +161,10 @@ type Note struct {
 	Delivery Delivery
 	// Audit is set for audit notes.
 	Audit *AuditReport
+	// List, Page and Bookmark are set for list-began, page and bookmark notes.
+	List     *ListBegan
+	Page     *PageApplied
+	Bookmark *Bookmark
 }
 
 // Reason is the decision's reason, "" for other notes.
@@ -135,6 +195,11 @@ type RequestInfo struct {
 
 // Ended reports whether the request is over.
 func (r *RequestInfo) Ended() bool { return r.End != nil }
+
+// ClosedAtOnce reports whether an ended watch was closed within a second
+// with no event: a server that does that must not make a client spin (our
+// reflector backs off; an observed client's decision says it).
+func (r *RequestInfo) ClosedAtOnce() bool { return r.Events == 0 && r.Duration < time.Second }
 
 // Counters are the reflector's running totals (the summary contract's
 // `counters`), kept by a Ledger: each has one meaning for a reflector, its
@@ -203,6 +268,131 @@ func (c *Counters) Add(o Counters) {
 	c.ResourceVersionBackwards += o.ResourceVersionBackwards
 }
 
+// ListCause is why a relist began.
+type ListCause string
+
+// The causes of relists.
+const (
+	// CauseGone: a 410 Gone (on a watch, a LIST or a continue token).
+	CauseGone ListCause = "gone"
+	// CauseForced: the user asked (ForceRelist).
+	CauseForced ListCause = "forced"
+	// CauseTooLarge: a "too large resource version" answer.
+	CauseTooLarge ListCause = "too-large"
+	// CauseFallback: a streaming list was refused or stalled; LIST again.
+	CauseFallback ListCause = "fallback"
+	// CauseError: anything else, such as a streaming list that broke after
+	// it began, or a client observed listing again after a cut.
+	CauseError ListCause = "error"
+)
+
+// ListCauses are the causes, in the order the metrics show them.
+func ListCauses() []ListCause {
+	return []ListCause{CauseGone, CauseForced, CauseTooLarge, CauseFallback, CauseError}
+}
+
+// RelistCounts counts relists by cause.
+type RelistCounts struct{ Gone, Forced, TooLarge, Fallback, Error int64 }
+
+// Of is the count of cause c.
+func (r RelistCounts) Of(c ListCause) int64 {
+	switch c {
+	case CauseGone:
+		return r.Gone
+	case CauseForced:
+		return r.Forced
+	case CauseTooLarge:
+		return r.TooLarge
+	case CauseFallback:
+		return r.Fallback
+	}
+	return r.Error
+}
+
+func (r *RelistCounts) add(c ListCause) {
+	switch c {
+	case CauseGone:
+		r.Gone++
+	case CauseForced:
+		r.Forced++
+	case CauseTooLarge:
+		r.TooLarge++
+	case CauseFallback:
+		r.Fallback++
+	default:
+		r.Error++
+	}
+}
+
+// ListResults count full lists by how they ended: Complete (installed),
+// Restarted (a decision to list again came first: a 410, a too-large
+// resourceVersion, a fallback, a forced relist), Failed (the reflector
+// failed) and Canceled (the run stopped). A list counts from the decision
+// to make it, so one that never began counts too.
+type ListResults struct{ Complete, Restarted, Failed, Canceled int64 }
+
+// GoneOn counts 410 Gone answers by the request that got one: a watch, a
+// LIST, a LIST's continue token. They add up to Counters.Gone.
+type GoneOn struct{ Watch, List, Continue int64 }
+
+// PageResults count LIST requests (pages) by how they ended: OK (a page
+// received), Gone (410), TooLarge, Error, Timeout, Canceled, Stopped.
+type PageResults struct{ OK, Gone, TooLarge, Error, Timeout, Canceled, Stopped int64 }
+
+// MissedCounts sum what relist diffs found the watch had missed.
+type MissedCounts struct{ Deletes, Recreates, Updates, Adds int64 }
+
+// Total is every missed object.
+func (m MissedCounts) Total() int64 { return m.Deletes + m.Recreates + m.Updates + m.Adds }
+
+// Totals are the running totals the views show beside the summary's
+// counters: they break Counters down (relists by cause, 410s by request,
+// pages and lists by how they ended) and add what only decisions say
+// (what relists missed, the time spent backing off). Like Counters, they
+// are kept by the Ledger, once, for every view.
+type Totals struct {
+	// Requests counts the requests sent (LIST pages and watches).
+	Requests  int64
+	Relists   RelistCounts
+	Lists     ListResults
+	Gone      GoneOn
+	Pages     PageResults
+	Missed    MissedCounts
+	Decisions int64
+	// BackoffWait is the time spent waiting in backoffs, as decided.
+	BackoffWait time.Duration
+}
+
+// Add adds o to t, field by field (the totals of several streams).
+func (t *Totals) Add(o Totals) {
+	t.Requests += o.Requests
+	t.Relists.Gone += o.Relists.Gone
+	t.Relists.Forced += o.Relists.Forced
+	t.Relists.TooLarge += o.Relists.TooLarge
+	t.Relists.Fallback += o.Relists.Fallback
+	t.Relists.Error += o.Relists.Error
+	t.Lists.Complete += o.Lists.Complete
+	t.Lists.Restarted += o.Lists.Restarted
+	t.Lists.Failed += o.Lists.Failed
+	t.Lists.Canceled += o.Lists.Canceled
+	t.Gone.Watch += o.Gone.Watch
+	t.Gone.List += o.Gone.List
+	t.Gone.Continue += o.Gone.Continue
+	t.Pages.OK += o.Pages.OK
+	t.Pages.Gone += o.Pages.Gone
+	t.Pages.TooLarge += o.Pages.TooLarge
+	t.Pages.Error += o.Pages.Error
+	t.Pages.Timeout += o.Pages.Timeout
+	t.Pages.Canceled += o.Pages.Canceled
+	t.Pages.Stopped += o.Pages.Stopped
+	t.Missed.Deletes += o.Missed.Deletes
+	t.Missed.Recreates += o.Missed.Recreates
+	t.Missed.Updates += o.Missed.Updates
+	t.Missed.Adds += o.Missed.Adds
+	t.Decisions += o.Decisions
+	t.BackoffWait += o.BackoffWait
+}
+
 // Stats is a snapshot of the reflector for the UI, cheap to take often.
 type Stats struct {
 	State      State
@@ -230,6 +420,8 @@ type Stats struct {
 	// LastError is the last request error, if any.
 	LastError string
 	Counters  Counters
+	// Totals break the counters down, and add what decisions say.
+	Totals Totals
 	// Current is the request in flight, if any.
 	Current *RequestInfo
 	// Requests are the last finished requests, oldest first.

@@ -72,7 +72,7 @@ func ExampleWriter_ApplyEvent() {
 		fmt.Println(ev.Type, "->", r.Outcome)
 	}
 	o, _ := st.Get(store.Ref{Namespace: "jobs", Name: "worker-a"})
-	fmt.Println("cached:", o.UID, "uid mismatches:", st.Counters().UIDMismatches)
+	fmt.Println("cached:", o.UID, "objects:", st.Counters().Objects)
 	// Output:
 	// Apply -> Added
 	// Apply -> Duplicate
@@ -80,7 +80,7 @@ func ExampleWriter_ApplyEvent() {
 	// Apply -> Added
 	// Delete -> StaleDelete
 	// Bookmark -> Ignored
-	// cached: uid-2 uid mismatches: 1
+	// cached: uid-2 objects: 1
 }
 
 // A subscriber receives the changes in order; the Writer never waits for it.

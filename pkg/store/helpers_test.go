@@ -48,9 +48,3 @@ func describe(objs []*Object) []string {
 	return out
 }
 
-// countersOnly drops the fields that table tests do not spell out.
-func countersOnly(c Counters) Counters {
-	c.BytesHeld = 0
-	c.LastRelist = nil
-	return c
-}

@@ -20,10 +20,7 @@ type cache struct {
 	closed chan struct{} // closed by Writer.Close
 
 	// Counters, written by the Writer alone and read without locks.
-	len, bytesHeld                                 atomic.Int64
-	added, modified, replaced, deleted             atomic.Int64
-	staleDeletes, absentDeletes, duplicates, lists atomic.Int64
-	lastRelist                                     atomic.Pointer[RelistDiff]
+	len, bytesHeld atomic.Int64
 
 	subMu      sync.Mutex
 	subs       map[*Subscription]struct{}
@@ -133,38 +130,17 @@ func (s *Store) WaitUntilReady(ctx context.Context) error {
 	}
 }
 
-// Counters is a point-in-time reading of the cache's counters. Each field is
-// read atomically on its own, so fields may be one event apart from each other.
+// Counters is a point-in-time reading of the cache's size. What the events
+// did (adds, deletes, UID mismatches, lists) is counted by whoever applies
+// them: each Apply returns its Result, and a reflector's Ledger counts them
+// once for every view.
 type Counters struct {
 	// Objects is the number of live objects; BytesHeld estimates the heap they use.
 	Objects   int
 	BytesHeld int64
-	// Outcome counts of Apply and Delete events; UIDMismatches = Replaced + StaleDeletes.
-	Added, Modified, Replaced, Deleted int64
-	StaleDeletes, AbsentDeletes        int64
-	Duplicates, UIDMismatches          int64
-	// Lists counts applied InitDones (every full list, the first one included).
-	Lists int64
-	// LastRelist is the diff of the last InitDone, nil before the first.
-	LastRelist *RelistDiff
 }
 
 // Counters reads the counters without taking the Writer's lock.
 func (s *Store) Counters() Counters {
-	c := s.c
-	cs := Counters{
-		Objects:       int(c.len.Load()),
-		BytesHeld:     c.bytesHeld.Load(),
-		Added:         c.added.Load(),
-		Modified:      c.modified.Load(),
-		Replaced:      c.replaced.Load(),
-		Deleted:       c.deleted.Load(),
-		StaleDeletes:  c.staleDeletes.Load(),
-		AbsentDeletes: c.absentDeletes.Load(),
-		Duplicates:    c.duplicates.Load(),
-		Lists:         c.lists.Load(),
-		LastRelist:    c.lastRelist.Load(),
-	}
-	cs.UIDMismatches = cs.Replaced + cs.StaleDeletes
-	return cs
+	return Counters{Objects: int(s.c.len.Load()), BytesHeld: s.c.bytesHeld.Load()}
 }

@@ -101,9 +101,7 @@ func (w *Writer) swap(rv string) Result {
 	c.objects = next
 	c.len.Store(int64(len(next)))
 	c.bytesHeld.Store(nextBytes)
-	c.lastRelist.Store(diff)
 	c.mu.Unlock()
-	c.lists.Add(1)
 
 	// Ready only after the swap: whoever WaitUntilReady releases sees the list.
 	if !w.ready {
@@ -128,7 +126,6 @@ func (w *Writer) apply(obj *Object) Result {
 	case prev.obj.ResourceVersion == obj.ResourceVersion:
 		// Idempotence: the same event twice changes nothing.
 		r.Outcome = Duplicate
-		c.duplicates.Add(1)
 		return r
 	default:
 		r.Outcome = Modified
@@ -143,14 +140,6 @@ func (w *Writer) apply(obj *Object) Result {
 	c.mu.Unlock()
 
 	c.bytesHeld.Add(e.bytes - prev.bytes) // prev is the zero entry when Added
-	switch r.Outcome {
-	case Added:
-		c.added.Add(1)
-	case Replaced:
-		c.replaced.Add(1)
-	case Modified:
-		c.modified.Add(1)
-	}
 	w.publish(r)
 	return r
 }
@@ -163,13 +152,11 @@ func (w *Writer) delete(obj *Object) Result {
 	switch {
 	case !ok:
 		r.Outcome = AbsentDelete
-		c.absentDeletes.Add(1)
 		return r
 	case prev.obj.UID != obj.UID:
 		// The UID guard: a late delete of an older instance must not
 		// remove the instance that now lives under the same name.
 		r.Outcome = StaleDelete
-		c.staleDeletes.Add(1)
 		return r
 	}
 	r.Outcome = Deleted
@@ -177,7 +164,6 @@ func (w *Writer) delete(obj *Object) Result {
 	delete(c.objects, ref)
 	c.len.Store(int64(len(c.objects)))
 	c.mu.Unlock()
-	c.deleted.Add(1)
 	c.bytesHeld.Add(-prev.bytes)
 	w.publish(r)
 	return r

@@ -72,6 +72,7 @@ type ResourceReplay struct {
 	once   sync.Once
 
 	mu        sync.Mutex
+	now       time.Time     // the time of the last line the resource took: its reflector's clock
 	pending   *Line         // a line read ahead
 	peek      chan struct{} // while a backoff waits for the next line: closed once it came
 	curID     int64
@@ -86,7 +87,7 @@ func NewReplay(rd *Reader, speed float64) *Replay {
 	h := rd.Header()
 	p := &Replay{rd: rd, player: newPlayer(speed, time.Now), clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
 	for i, rh := range h.Resources {
-		p.resources = append(p.resources, &ResourceReplay{p: p, index: i, header: rh, lines: make(chan *Line), stop: make(chan struct{})})
+		p.resources = append(p.resources, &ResourceReplay{p: p, index: i, header: rh, lines: make(chan *Line), stop: make(chan struct{}), now: h.StartedAt})
 	}
 	p.running.Store(int64(len(p.resources)))
 	return p
@@ -495,13 +496,23 @@ func (rr *ResourceReplay) backoffWait(computed time.Duration) time.Duration {
 	}
 }
 
-// resourceClock is a resource's reflector's clock in a replay: the
-// replay's virtual clock, except that a backoff lasts until the resource's
-// next line is due (its next request, at the recorded pace), so that while
-// the recorded run waited the replayed one is in Backoff too.
+// resourceClock is a resource's reflector's clock in a replay: the time of
+// the last line the resource took (not the replay's clock, which the other
+// resources' lines move on their own goroutines: read from there, a
+// resource's times would depend on the scheduling, and a replay would not
+// repeat itself); and a backoff lasts until the resource's next line is due
+// (its next request, at the recorded pace), so that while the recorded run
+// waited the replayed one is in Backoff too.
 type resourceClock struct {
 	*virtualClock
 	rr *ResourceReplay
+}
+
+// Now implements reflector.Clock: the time of the resource's last line.
+func (c *resourceClock) Now() time.Time {
+	c.rr.mu.Lock()
+	defer c.rr.mu.Unlock()
+	return c.rr.now
 }
 
 // After implements reflector.Clock: it fires when the resource's next line
@@ -599,7 +610,13 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 			if !ok {
 				return nil, rr.p.endErr()
 			}
-			rr.p.clock.advanceTo(rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+			at := rr.p.rd.Header().StartedAt.Add(time.Duration(l.At))
+			rr.mu.Lock()
+			if at.After(rr.now) {
+				rr.now = at
+			}
+			rr.mu.Unlock()
+			rr.p.clock.advanceTo(at)
 			if onLine != nil {
 				onLine(l)
 			}

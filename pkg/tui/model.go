@@ -76,7 +76,6 @@ type Model struct {
 	storeReady bool
 	notesLost  int64  // dropped by the NoteBuffer
 	lastSeq    uint64 // the last note's sequence number, to show where notes were dropped
-	lists      int64  // complete lists seen, to tell the first list from relists
 
 	rates    rateWindow
 	log      logPane
@@ -172,9 +171,6 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	}
 	if s.hasStore {
 		m.counters, m.storeReady = s.counters, s.storeReady
-		if !s.hasStats {
-			m.diff.setDiff(s.counters.LastRelist, s.at)
-		}
 	}
 	if s.hasProgress {
 		m.chrome.replay.done, m.chrome.replay.total = s.done, s.total
@@ -230,8 +226,7 @@ func (m *Model) entry(n reflector.Note) (logEntry, bool) {
 	d := n.Decision
 	switch d.Reason {
 	case reflector.ReasonListComplete:
-		m.lists++
-		if m.lists == 1 {
+		if !d.Relist {
 			return logEntry{at: n.At, kind: kindList, seq: n.Seq, req: n.RequestID,
 				text: fmt.Sprintf("initial list installed at rv %s: %s objects", orDash(d.ResourceVersion), count(d.Objects))}, true
 		}

@@ -32,6 +32,9 @@ func NewNoteBuffer(capacity int) *NoteBuffer {
 // notes' sequence numbers have a gap there): notes are skipped, never
 // reordered. Its signature fits reflector.Config.OnNote.
 func (b *NoteBuffer) Push(n reflector.Note) {
+	if n.Kind.Fact() {
+		return // the log shows none; the gauges read Stats
+	}
 	select {
 	case b.ch <- n:
 	default:
