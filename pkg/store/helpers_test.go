@@ -47,4 +47,3 @@ func describe(objs []*Object) []string {
 	slices.Sort(out)
 	return out
 }
-

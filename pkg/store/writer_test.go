@@ -19,84 +19,84 @@ func TestWriterAppliesEventsByTheReflectorRules(t *testing.T) {
 	w2 := obj("jobs", "worker-a", "uid-2", "22")
 
 	tests := []struct {
-		name         string
-		events       []Event
-		want         []Outcome
-		wantObjects  []string
+		name        string
+		events      []Event
+		want        []Outcome
+		wantObjects []string
 	}{
 		{
 			name: "a list then watch events leave the listed objects updated by the watch",
 			events: append(list("120",
 				obj("default", "a", "uid-a", "100"), obj("default", "b", "uid-b", "101")),
 				evApply(obj("default", "a", "uid-a", "121")), evApply(c122)),
-			want:         []Outcome{RelistStarted, Buffered, Buffered, Relisted, Modified, Added},
-			wantObjects:  []string{"default/a uid-a 121", "default/b uid-b 101", "default/c uid-c 122"},
+			want:        []Outcome{RelistStarted, Buffered, Buffered, Relisted, Modified, Added},
+			wantObjects: []string{"default/a uid-a 121", "default/b uid-b 101", "default/c uid-c 122"},
 		},
 		{
-			name:         "a late delete of an older uid leaves the new instance and counts one mismatch",
-			events:       append(list("19", w1), evDelete(w1del), evApply(w2), evDelete(w1del)),
-			want:         []Outcome{RelistStarted, Buffered, Relisted, Deleted, Added, StaleDelete},
-			wantObjects:  []string{"jobs/worker-a uid-2 22"},
+			name:        "a late delete of an older uid leaves the new instance and counts one mismatch",
+			events:      append(list("19", w1), evDelete(w1del), evApply(w2), evDelete(w1del)),
+			want:        []Outcome{RelistStarted, Buffered, Relisted, Deleted, Added, StaleDelete},
+			wantObjects: []string{"jobs/worker-a uid-2 22"},
 		},
 		{
-			name:         "the same apply delivered twice changes nothing and counts a duplicate",
-			events:       []Event{evApply(a10), evApply(obj("default", "a", "uid-a", "10"))},
-			want:         []Outcome{Added, Duplicate},
-			wantObjects:  []string{"default/a uid-a 10"},
+			name:        "the same apply delivered twice changes nothing and counts a duplicate",
+			events:      []Event{evApply(a10), evApply(obj("default", "a", "uid-a", "10"))},
+			want:        []Outcome{Added, Duplicate},
+			wantObjects: []string{"default/a uid-a 10"},
 		},
 		{
-			name:         "an apply with another uid replaces the entry and counts a mismatch",
-			events:       []Event{evApply(w1), evApply(w2)},
-			want:         []Outcome{Added, Replaced},
-			wantObjects:  []string{"jobs/worker-a uid-2 22"},
+			name:        "an apply with another uid replaces the entry and counts a mismatch",
+			events:      []Event{evApply(w1), evApply(w2)},
+			want:        []Outcome{Added, Replaced},
+			wantObjects: []string{"jobs/worker-a uid-2 22"},
 		},
 		{
-			name:         "an apply whose resourceVersion looks older is applied all the same",
-			events:       []Event{evApply(a12), evApply(a11)},
-			want:         []Outcome{Added, Modified},
-			wantObjects:  []string{"default/a uid-a 11"},
+			name:        "an apply whose resourceVersion looks older is applied all the same",
+			events:      []Event{evApply(a12), evApply(a11)},
+			want:        []Outcome{Added, Modified},
+			wantObjects: []string{"default/a uid-a 11"},
 		},
 		{
-			name:         "a delete of the same uid removes the entry whatever its resourceVersion",
-			events:       []Event{evApply(a10), evDelete(a12)},
-			want:         []Outcome{Added, Deleted},
+			name:   "a delete of the same uid removes the entry whatever its resourceVersion",
+			events: []Event{evApply(a10), evDelete(a12)},
+			want:   []Outcome{Added, Deleted},
 		},
 		{
-			name:         "a delete without an entry changes nothing",
-			events:       []Event{evApply(b10), evDelete(a10), evDelete(b10), evDelete(b10)},
-			want:         []Outcome{Added, AbsentDelete, Deleted, AbsentDelete},
+			name:   "a delete without an entry changes nothing",
+			events: []Event{evApply(b10), evDelete(a10), evDelete(b10), evDelete(b10)},
+			want:   []Outcome{Added, AbsentDelete, Deleted, AbsentDelete},
 		},
 		{
 			name: "a bookmark never changes stored objects",
 			// LIST rv=10, MODIFIED rv=11, DELETED rv=12, BOOKMARK rv=12.
-			events:       append(list("10", a10, b10), evApply(a11), evDelete(obj("default", "b", "uid-b", "12")), evBookmark("12")),
-			want:         []Outcome{RelistStarted, Buffered, Buffered, Relisted, Modified, Deleted, Ignored},
-			wantObjects:  []string{"default/a uid-a 11"},
+			events:      append(list("10", a10, b10), evApply(a11), evDelete(obj("default", "b", "uid-b", "12")), evBookmark("12")),
+			want:        []Outcome{RelistStarted, Buffered, Buffered, Relisted, Modified, Deleted, Ignored},
+			wantObjects: []string{"default/a uid-a 11"},
 		},
 		{
 			name: "applies and deletes during a relist act at once and the list then replaces them",
 			events: append(list("10", a10),
 				evInit(), evInitApply(a12), evApply(b10), evDelete(a10), evInitDone("12")),
-			want:         []Outcome{RelistStarted, Buffered, Relisted, RelistStarted, Buffered, Added, Deleted, Relisted},
-			wantObjects:  []string{"default/a uid-a 12"},
+			want:        []Outcome{RelistStarted, Buffered, Relisted, RelistStarted, Buffered, Added, Deleted, Relisted},
+			wantObjects: []string{"default/a uid-a 12"},
 		},
 		{
-			name:         "an init during a relist restarts the buffer",
-			events:       []Event{evInit(), evInitApply(a10), evInit(), evInitApply(b10), evInitDone("10")},
-			want:         []Outcome{RelistStarted, Buffered, RelistStarted, Buffered, Relisted},
-			wantObjects:  []string{"default/b uid-b 10"},
+			name:        "an init during a relist restarts the buffer",
+			events:      []Event{evInit(), evInitApply(a10), evInit(), evInitApply(b10), evInitDone("10")},
+			want:        []Outcome{RelistStarted, Buffered, RelistStarted, Buffered, Relisted},
+			wantObjects: []string{"default/b uid-b 10"},
 		},
 		{
-			name:         "a relist drops the objects missing from the new list",
-			events:       append(list("10", a10, b10, w1), list("30", b10)...),
-			want:         []Outcome{RelistStarted, Buffered, Buffered, Buffered, Relisted, RelistStarted, Buffered, Relisted},
-			wantObjects:  []string{"default/b uid-b 10"},
+			name:        "a relist drops the objects missing from the new list",
+			events:      append(list("10", a10, b10, w1), list("30", b10)...),
+			want:        []Outcome{RelistStarted, Buffered, Buffered, Buffered, Relisted, RelistStarted, Buffered, Relisted},
+			wantObjects: []string{"default/b uid-b 10"},
 		},
 		{
-			name:         "the later of two listed objects under one ref wins",
-			events:       list("12", a10, a12),
-			want:         []Outcome{RelistStarted, Buffered, Buffered, Relisted},
-			wantObjects:  []string{"default/a uid-a 12"},
+			name:        "the later of two listed objects under one ref wins",
+			events:      list("12", a10, a12),
+			want:        []Outcome{RelistStarted, Buffered, Buffered, Relisted},
+			wantObjects: []string{"default/a uid-a 12"},
 		},
 	}
 	for _, tt := range tests {
