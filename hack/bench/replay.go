@@ -78,7 +78,7 @@ func recordLive(ctx context.Context, e *env, n int, path string) error {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- sess.Run(ctx) }()
-	if err := sess.Resources[0].Store.WaitUntilReady(ctx); err != nil {
+	if err := sess.Resources[0].Store().WaitUntilReady(ctx); err != nil {
 		return err
 	}
 	if _, err = e.objects.update(ctx, time.Now().Add(3*time.Second), n); err != nil {

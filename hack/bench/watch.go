@@ -102,10 +102,10 @@ func watchWatchcache(ctx context.Context, e *env, n int) (watchResult, error) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- sess.Run(ctx) }()
-	if err := sess.Resources[0].Store.WaitUntilReady(ctx); err != nil {
+	if err := sess.Resources[0].Store().WaitUntilReady(ctx); err != nil {
 		return watchResult{}, err
 	}
-	sub := sess.Resources[0].Store.Subscribe(1 << 20)
+	sub := sess.Resources[0].Store().Subscribe(1 << 20)
 	log := &applyLog{}
 	subDone := make(chan struct{})
 	go func() {

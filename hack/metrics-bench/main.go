@@ -123,7 +123,7 @@ func replay(path string, va variant) (result, error) {
 	}
 	res := sess.Resources[0]
 	if !va.findings {
-		res.Findings = nil // a nil engine observes nothing
+		res.DropFindings() // a nil engine observes nothing
 	}
 	for _, f := range listeners {
 		res.OnNote(f)
@@ -136,7 +136,7 @@ func replay(path string, va variant) (result, error) {
 		if mres, err = m.Add(metrics.Labels{Resource: "configmaps.v1", Namespace: "bench"}); err != nil {
 			return result{}, err
 		}
-		mres.Attach(metrics.Source{Stats: res.Reflector.Stats, Store: res.Store.Counters, Now: sess.Now})
+		mres.Attach(metrics.Source{Stats: res.Reflector.Stats, Store: res.Store().Counters, Now: sess.Now})
 		srv, err := metrics.Serve("127.0.0.1:0", m)
 		if err != nil {
 			return result{}, err

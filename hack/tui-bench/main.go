@@ -103,7 +103,7 @@ func replay(path string, withTUI bool) (result, error) {
 		defer inW.Close()
 		go func() {
 			uiDone <- tui.Run(ctx, tui.Options{Replay: true, Trace: path, Now: sess.Now, Progress: sess.Replay.Progress},
-				[]tui.Resource{{Target: res.Target(), Feed: tui.Feed{Stats: res.Reflector.Stats, Store: res.Store, Notes: notes}}}, in, io.Discard)
+				[]tui.Resource{{Target: res.Target(), Feed: tui.Feed{Stats: res.Reflector.Stats, Store: res.Store(), Notes: notes}}}, in, io.Discard)
 		}()
 	}
 	cpu0, start := cpuTime(), time.Now()

@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -102,12 +100,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	defer rd.Close()
 	warn := func(w string) { fmt.Fprintf(o.ErrOut, "warning: %s\n", w) }
-	var out []Explained
-	if rd.Header().Observed {
-		out, err = explainObserved(ctx, rd, o.Findings.options(), warn)
-	} else {
-		out, err = explainReflectors(ctx, rd, o.Findings.options(), warn)
-	}
+	out, err := explain(ctx, rd, o.Findings.options(), warn)
 	if err != nil {
 		return err
 	}
@@ -125,19 +118,19 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	return writeExplained(o.Out, out)
 }
 
-// explainReflectors replays a trace of our reflector as `replay --speed 0` does.
-func explainReflectors(ctx context.Context, rd *trace.Reader, opts findings.Options, warn func(string)) ([]Explained, error) {
+// explain replays a trace as `replay --speed 0` does and returns each
+// subject's findings: each resource of our reflector's, or each stream of
+// an observed trace (rebuilt from its client's traffic).
+func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn func(string)) ([]Explained, error) {
 	sess, err := session.NewReplayOf(rd, 0)
 	if err != nil {
 		return nil, fmt.Errorf("replaying the trace: %w", err)
 	}
-	for _, r := range sess.Resources {
-		r.Findings.Configure(opts)
-	}
+	sess.OnSubject(func(sub session.Subject) { sub.Findings().Configure(opts) })
 	if err := sess.Run(ctx); err != nil {
 		var lineErr *trace.LineError
 		var div *trace.Divergence
-		if errors.As(err, &lineErr) || errors.As(err, &div) || ctx.Err() != nil {
+		if errors.As(err, &lineErr) || errors.As(err, &div) || ctx.Err() != nil || sess.Observed() {
 			return nil, err
 		}
 		// A reflector that stopped on an error stops so in the replay too;
@@ -147,39 +140,24 @@ func explainReflectors(ctx context.Context, rd *trace.Reader, opts findings.Opti
 	for _, w := range sess.Replay.Warnings() {
 		warn(w)
 	}
-	if sess.Replay.RecordedDecisions() == 0 {
+	rp := sess.Replay
+	switch {
+	case sess.Observed() && len(sess.Subjects()) == 0:
+		warn("the trace holds no observed stream: the proxy saw no LIST or WATCH")
+	case sess.Observed():
+	case rp.RecordedDecisions() == 0:
 		warn("the trace holds no recorded decision (a header alone, or a run cut before it decided anything): there is little to explain")
-	} else if _, total := sess.Replay.Differences(0); total > 0 && !sess.Replay.EndedEarly() {
-		warn(fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where): its findings are the replay's", places(total)))
+	default:
+		if _, total := rp.Differences(0); total > 0 && !rp.EndedEarly() {
+			warn(fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where): its findings are the replay's", places(total)))
+		}
 	}
-	if sess.Replay.EndedEarly() {
+	if rp.EndedEarly() {
 		warn("the recording ends early (its run was killed, or the file cut, before it recorded its stop); its findings are those up to there")
 	}
-	out := make([]Explained, len(sess.Resources))
-	for i, r := range sess.Resources {
-		out[i] = Explained{Resource: r.Name(), Findings: r.Findings.List()}
-	}
-	return out, nil
-}
-
-// explainObserved replays a proxy's trace: each stream rebuilt from its client's traffic.
-func explainObserved(ctx context.Context, rd *trace.Reader, opts findings.Options, warn func(string)) ([]Explained, error) {
-	rp, err := observed.NewReplay(rd, 0, func(s *observed.Stream) { s.Findings().Configure(opts) })
-	if err != nil {
-		return nil, fmt.Errorf("replaying the trace: %w", err)
-	}
-	if err := rp.Run(ctx); err != nil {
-		return nil, err
-	}
-	for _, w := range rd.Warnings() {
-		warn(w)
-	}
-	if len(rp.Streams()) == 0 {
-		warn("the trace holds no observed stream: the proxy saw no LIST or WATCH")
-	}
 	var out []Explained
-	for _, s := range rp.Streams() {
-		out = append(out, Explained{Resource: s.Target.Resource.String(), Stream: outputs.StreamSummary(s), Findings: s.Findings().List()})
+	for _, sub := range sess.Subjects() {
+		out = append(out, Explained{Resource: sub.Target().Resource.String(), Stream: sub.Summary(sess.Now()).Stream, Findings: sub.Findings().List()})
 	}
 	return out, nil
 }

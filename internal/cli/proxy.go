@@ -179,20 +179,26 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor.MetricsAddress = o.MetricsAddress
-	oo.Observed, oo.Now = true, time.Now
-	oo.TracePath, oo.TraceObjects, oo.TraceUnsafeSecrets, oo.Rest = o.Trace, trace.ObjectMode(o.TraceObjects), o.TraceUnsafeSecrets, restCfg
+	oo.Observed = true
 	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
 	}
-	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: outs.OnStream, KeepRaw: outs.Recording()})
+	sess, err := session.NewObserved(session.ObservedConfig{Rest: restCfg, TracePath: o.Trace, TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
 	if err != nil {
 		return outs.Finish(err)
+	}
+	if err := outs.Attach(sess); err != nil {
+		return outs.Finish(err)
+	}
+	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recording()})
+	if err != nil {
+		return outs.Finish(errors.Join(err, sess.Run(cancelled())))
 	}
 	ln, err := net.Listen("tcp", o.listenAddress())
 	if err != nil {
 		p.Close()
-		return outs.Finish(fmt.Errorf("--address %s --port %d: %w", o.Address, o.Port, err))
+		return outs.Finish(errors.Join(fmt.Errorf("--address %s --port %d: %w", o.Address, o.Port, err), sess.Run(cancelled())))
 	}
 	addr := ln.Addr().String()
 	srv := p.NewServer() // it follows its clients' connections
@@ -205,7 +211,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		if err := writeKubeconfig(o.PrintKubeconfig, kc); err != nil {
 			_ = srv.Close()
 			p.Close()
-			return outs.Finish(err)
+			return outs.Finish(errors.Join(err, sess.Run(cancelled())))
 		}
 		fmt.Fprintf(o.ErrOut, "kubeconfig written to %s: KUBECONFIG=%s ./my-controller\n", o.PrintKubeconfig, o.PrintKubeconfig)
 	} else if !useTUI {
@@ -222,23 +228,28 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		runCtx, cancel = context.WithTimeout(runCtx, o.Duration)
 		defer cancel()
 	}
-	var runErr error
-	if useTUI {
-		opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Added: outs.Added(),
-			Connect: connectLines(server, o.PrintKubeconfig, kc)}
-		runErr = tui.Run(runCtx, opts, nil, o.In, o.Out)
-	} else {
+	// The session serves until the run ends; the streams' summaries follow.
+	sess.Serve(func(ctx context.Context) error {
+		var err error
 		select {
-		case <-runCtx.Done():
-		case err := <-serveErr:
-			runErr = fmt.Errorf("serving: %w", err)
+		case <-ctx.Done():
+		case serr := <-serveErr:
+			err = fmt.Errorf("serving: %w", serr)
 		}
-	}
-	_ = srv.Close()
-	p.Close()
-	outs.CloseLines()
-	runErr = errors.Join(runErr, outs.WriteStreamSummaries(p.Streams(), time.Now))
-	return outs.Finish(runErr)
+		_ = srv.Close()
+		p.Close()
+		return err
+	})
+	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Connect: connectLines(server, o.PrintKubeconfig, kc)}
+	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))
+}
+
+// cancelled is a context already ended: a session that never served is run
+// only to close what it opened (its trace).
+func cancelled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
 
 // clientAddress is the address a local client reaches the proxy at: the

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -100,13 +99,17 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot replay %s: %w", o.path, errors.Unwrap(err))
 	}
 	useTUI := !o.Display.NoTUI && o.isTerminal()
-	if rd, err := trace.Open(o.path); err == nil && rd.Header().Observed {
-		return o.runObserved(ctx, rd, useTUI)
-	} else if err == nil {
+	observed := false
+	if rd, err := trace.Open(o.path); err == nil {
+		observed = rd.Header().Observed
 		_ = rd.Close()
+	}
+	if observed && len(o.Monitor.rules) > 0 {
+		return usageErrorf("--fail-on does not apply to an observed trace (recorded by kubectl watchcache proxy): it replays as recorded")
 	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()
+	oo.Observed = observed
 	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
@@ -140,9 +143,16 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 				return outs.Finish(fmt.Errorf("rewinding: %w", err))
 			}
 		}
+		if observed && last == nil {
+			// A proxy's trace: its streams are rebuilt from the recorded traffic.
+			fmt.Fprintln(o.ErrOut, "replay: an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated")
+		}
 		var rewind atomic.Int64
 		rewind.Store(-1)
 		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt}
+		if observed {
+			opts.Observed = "recorded traffic, as recorded"
+		}
 		if canRewind {
 			opts.Rewind = func(at time.Duration) { rewind.Store(int64(at)) }
 			outs.Rewinding = func() bool { return rewind.Load() >= 0 }
@@ -172,8 +182,8 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		// A tripped rule stopped the replay early: there is nothing to compare.
 		return outs.Finish(runErr)
 	}
-	if err := outs.Finish(nil); err != nil {
-		return err
+	if err := outs.Finish(nil); err != nil || observed {
+		return err // an observed trace decides nothing again: nothing to compare
 	}
 	if sess.Replay.RecordedDecisions() == 0 {
 		fmt.Fprintln(o.ErrOut, "replay: the trace has no recorded decisions to compare")
@@ -197,56 +207,6 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %s; --strict makes this an error\n", places(total))
 	return nil
-}
-
-// runObserved replays a trace "kubectl watchcache proxy" recorded: as
-// recorded, each stream's cache and counters rebuilt from the recorded
-// traffic; no reflector of ours runs, so nothing is compared (--strict has
-// nothing to check) and --fail-on rules do not apply.
-func (o *ReplayOptions) runObserved(ctx context.Context, rd *trace.Reader, useTUI bool) error {
-	defer rd.Close()
-	if len(o.Monitor.rules) > 0 {
-		return usageErrorf("--fail-on does not apply to an observed trace (recorded by kubectl watchcache proxy): it replays as recorded")
-	}
-	var rp *observed.Replay
-	oo := o.Display.outputs(o.IOStreams, useTUI)
-	oo.Monitor = o.Monitor.options()
-	oo.Observed, oo.Now = true, func() time.Time { return rp.Now() }
-	outs, err := outputs.New(oo)
-	if err != nil {
-		return err
-	}
-	if rp, err = observed.NewReplay(rd, o.Speed, outs.OnStream); err != nil {
-		return outs.Finish(err)
-	}
-	fmt.Fprintln(o.ErrOut, "replay: an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated")
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- rp.Run(runCtx) }()
-	var runErr error
-	if useTUI {
-		h := rd.Header()
-		player := rp.Player()
-		go func() {
-			if end, err := trace.RecordedEnd(runCtx, o.path); err == nil {
-				player.SetEnd(end)
-			}
-		}()
-		opts := tui.Options{Server: h.Server, Replay: true, Trace: o.path, Player: player, Start: h.StartedAt, Now: rp.Now,
-			Observed: "recorded traffic, as recorded", Added: outs.Added()}
-		runErr = tui.Run(ctx, opts, nil, o.In, o.Out)
-		cancel()
-		runErr = errors.Join(<-errc, runErr)
-	} else {
-		runErr = <-errc
-	}
-	outs.CloseLines()
-	for _, w := range rd.Warnings() {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
-	}
-	runErr = errors.Join(runErr, outs.WriteStreamSummaries(rp.Streams(), rp.Now))
-	return outs.Finish(runErr)
 }
 
 // places is "1 place" or "n places".

@@ -35,9 +35,9 @@ var layers = []struct {
 	{"one run", []string{"internal/session", "internal/proxy"}},
 	{"what a run shows", []string{
 		"internal/observed", "internal/tracegen", "internal/metrics",
-		"internal/alert", "internal/lines", "internal/causal", "internal/summary", "internal/cost", "internal/probe",
+		"internal/alert", "internal/lines", "internal/causal", "internal/cost", "internal/probe",
 	}},
-	{"dashboard and traces", []string{"pkg/tui", "pkg/trace"}},
+	{"dashboard, traces, the summary", []string{"pkg/tui", "pkg/trace", "internal/summary"}},
 	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},
 	{"the reflector", []string{"pkg/reflector"}},
 	{"the ground", []string{

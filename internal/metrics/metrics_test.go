@@ -25,7 +25,7 @@ func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string, ignore ...
 	}
 	r := sess.Resources[0]
 	if len(ignore) > 0 {
-		r.Findings.Configure(findings.Options{Ignore: ignore})
+		r.Findings().Configure(findings.Options{Ignore: ignore})
 	}
 	h := r.Header
 	res, err := m.Add(metrics.Labels{Resource: h.Resource.String(), Namespace: h.Namespace})
@@ -33,11 +33,11 @@ func replayWithMetrics(t testing.TB, m *metrics.Metrics, path string, ignore ...
 		t.Fatal(err)
 	}
 	r.OnNote(res.Note)
-	res.Attach(metrics.Source{Stats: r.Reflector.Stats, Store: r.Store.Counters, Now: sess.Now, Findings: r.Findings.List})
+	res.Attach(metrics.Source{Stats: r.Reflector.Stats, Store: r.Store().Counters, Now: sess.Now, Findings: r.Findings().List})
 	if err := sess.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return sess.Summary(r)
+	return r.Summary(sess.Now())
 }
 
 func serve(t *testing.T, m *metrics.Metrics) string {

@@ -1,11 +1,9 @@
 package observed
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -16,18 +14,18 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
-// Replay plays an observed trace (trace.Header.Observed) back as recorded:
-// each resource's recorded requests, pages, events and ends are fed to a
-// Stream of its own, which rebuilds the client's cache and counters as the
-// proxy did live. No reflector of ours runs: nothing is decided again, so
-// there is nothing to compare, and nothing can diverge.
-type Replay struct {
+// Feed rebuilds the streams of an observed trace (trace.Header.Observed)
+// from its lines, as the proxy built them from the live traffic: each
+// resource's recorded requests, pages, events and ends are fed to a Stream
+// of its own. It is the feed of a trace.Replay (trace.Replay.Feed), which
+// reads, paces and clocks the lines: no reflector of ours runs, nothing is
+// decided again, so nothing can diverge.
+type Feed struct {
 	rd       *trace.Reader
-	player   *trace.Player
+	now      func() time.Time
 	onStream func(*Stream)
 
 	mu      sync.Mutex
-	now     time.Time
 	streams []*Stream
 	open    []*openRequest
 }
@@ -38,80 +36,38 @@ type openRequest struct {
 	page *reflector.Page // the items of a LIST so far
 }
 
-// NewReplay replays rd's lines at speed (0 as fast as possible, 1 in real
-// time, N times faster); onStream is called for each resource as its stream
-// appears, before it is fed.
-func NewReplay(rd *trace.Reader, speed float64, onStream func(*Stream)) (*Replay, error) {
+// NewFeed feeds the streams of rd's trace, its header read, on the clock
+// now (the replay's); onStream is called for each resource as its stream
+// appears, before it is fed: at once for the header's resources.
+func NewFeed(rd *trace.Reader, now func() time.Time, onStream func(*Stream)) (*Feed, error) {
 	if !rd.Header().Observed {
 		return nil, errors.New("not an observed trace: replay it through the reflector")
 	}
-	return &Replay{rd: rd, player: trace.NewPlayer(speed), onStream: onStream, now: rd.Header().StartedAt}, nil
+	f := &Feed{rd: rd, now: now, onStream: onStream}
+	for _, rh := range rd.Header().Resources {
+		f.addStream(rh, nil, 0)
+	}
+	return f, nil
 }
 
-// Player paces the replay: pause, step, speed and jumps forward, as a
-// reflector replay's (trace.Replay.Player) does.
-func (r *Replay) Player() *trace.Player { return r.player }
-
-// Now is the replay's clock: the header's start plus the last line's at.
-func (r *Replay) Now() time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.now
-}
-
-// Streams are the streams replayed so far.
-func (r *Replay) Streams() []*Stream {
+// Streams are the streams fed so far.
+func (r *Feed) Streams() []*Stream {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*Stream(nil), r.streams...)
 }
 
-// Progress is how far the replay has read the trace, in bytes.
-func (r *Replay) Progress() (done, total int64) { return r.rd.Offset(), r.rd.Size() }
-
-// Run replays the trace until its end or ctx ends; every stream is closed
-// when it returns. A malformed line is an error naming it.
-func (r *Replay) Run(ctx context.Context) error {
-	defer func() {
-		for _, s := range r.Streams() {
-			s.Close()
-		}
-	}()
-	start := r.rd.Header().StartedAt
-	for _, rh := range r.rd.Header().Resources {
-		r.addStream(rh, nil, 0)
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil
-		}
-		l, err := r.rd.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := r.player.Wait(ctx, time.Duration(l.At)); err != nil {
-			return nil
-		}
-		at := start.Add(time.Duration(l.At))
-		r.mu.Lock()
-		if at.After(r.now) {
-			r.now = at
-		}
-		r.mu.Unlock()
-		if err := r.line(l); err != nil {
-			return err
-		}
-		r.player.Served(time.Duration(l.At), l.K)
+// Close ends every stream: the trace is over.
+func (r *Feed) Close() {
+	for _, s := range r.Streams() {
+		s.Close()
 	}
 }
 
 // addStream adds the stream of a resource: numbered id as the proxy numbered
 // it (0, in a trace that does not record it: its place), asking for what its
 // client's Accept says (or, without one, what the resource's options say).
-func (r *Replay) addStream(rh trace.ResourceHeader, c *trace.Client, id int64) {
+func (r *Feed) addStream(rh trace.ResourceHeader, c *trace.Client, id int64) {
 	var client Client
 	asked := Asked{Wire: rh.Options.Wire, MetadataOnly: rh.Options.MetadataOnly}
 	if c != nil {
@@ -127,7 +83,7 @@ func (r *Replay) addStream(rh trace.ResourceHeader, c *trace.Client, id int64) {
 	if id > 0 {
 		n = int(id)
 	}
-	s := NewStream(n, client, rh.Target(), r.Now)
+	s := NewStream(n, client, rh.Target(), r.now)
 	s.Asked = asked
 	s.Options = Options{Strategy: rh.Options.Strategy, PageSize: rh.Options.PageSize}
 	if r.onStream != nil {
@@ -139,8 +95,8 @@ func (r *Replay) addStream(rh trace.ResourceHeader, c *trace.Client, id int64) {
 	r.mu.Unlock()
 }
 
-// line feeds one line to its stream.
-func (r *Replay) line(l *trace.Line) error {
+// Line feeds one line to its stream (a resource line adds a stream).
+func (r *Feed) Line(l *trace.Line) error {
 	if l.K == trace.KindResource {
 		// The reader has added it to the header.
 		r.addStream(r.rd.Header().Resources[l.R], l.Client, l.ID)
@@ -190,7 +146,7 @@ func (r *Replay) line(l *trace.Line) error {
 		// The other notes are the stream's own, noted again as it is fed;
 		// that its client left is only in the note.
 		if reflector.Reason(l.Reason) == reflector.ReasonClientLeft {
-			s.ClientLeft(r.Now().Add(-time.Duration(l.Wait)))
+			s.ClientLeft(r.now().Add(-time.Duration(l.Wait)))
 		}
 	}
 	return nil

@@ -65,14 +65,14 @@ func TestAnObservedTraceReplaysAsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []*Stream
-	rp, err := NewReplay(rd, 0, func(s *Stream) { seen = append(seen, s) })
+	rp, err := newFeedReplay(rd, 0, func(s *Stream) { seen = append(seen, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rp.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(seen) != 1 || seen[0].Client.UserAgent != "ctrl/1" || seen[0].Target.Namespace != "ns" {
+	if len(seen) != 1 || seen[0].Client.UserAgent != "ctrl/1" || seen[0].Target().Namespace != "ns" {
 		t.Fatalf("replayed streams %+v", seen)
 	}
 	got, want := seen[0].Stats(), live.Stats()
@@ -98,7 +98,7 @@ func TestAReflectorTraceIsNotAnObservedOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewReplay(rd, 0, nil); err == nil {
+	if _, err := newFeedReplay(rd, 0, nil); err == nil {
 		t.Error("a reflector's trace was taken as an observed one")
 	}
 }
@@ -112,7 +112,7 @@ func TestThePlayerPausesAndStepsAnObservedReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	rp, err := NewReplay(rd, 1, nil)
+	rp, err := newFeedReplay(rd, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestAReplayKeepsTheStreamsNumbersAndWhatTheirClientsAskedFor(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := NewReplay(rd, 0, nil)
+	rp, err := newFeedReplay(rd, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestAnOlderObservedTraceNumbersItsStreamsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := NewReplay(rd, 0, nil)
+	rp, err := newFeedReplay(rd, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,3 +256,29 @@ func TestAnOlderObservedTraceNumbersItsStreamsInOrder(t *testing.T) {
 		t.Errorf("streams %v", got)
 	}
 }
+
+// feedReplay is the replay of an observed trace as a session wires it: a
+// trace.Replay that feeds a Feed.
+type feedReplay struct {
+	rp   *trace.Replay
+	feed *Feed
+}
+
+func newFeedReplay(rd *trace.Reader, speed float64, onStream func(*Stream)) (*feedReplay, error) {
+	rp := trace.NewReplay(rd, speed)
+	f, err := NewFeed(rd, rp.Now, onStream)
+	if err != nil {
+		return nil, err
+	}
+	rp.Feed(f.Line)
+	return &feedReplay{rp: rp, feed: f}, nil
+}
+
+func (r *feedReplay) Run(ctx context.Context) error {
+	defer r.feed.Close()
+	return r.rp.Run(ctx)
+}
+
+func (r *feedReplay) Now() time.Time        { return r.rp.Now() }
+func (r *feedReplay) Player() *trace.Player { return r.rp.Player() }
+func (r *feedReplay) Streams() []*Stream    { return r.feed.Streams() }

@@ -14,11 +14,13 @@
 package observed
 
 import (
+	"fmt"
 	"mime"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -117,7 +119,7 @@ type Stream struct {
 	// announced (and recorded); a replay takes the recorded one.
 	ID     int
 	Client Client
-	Target reflector.Target
+	target reflector.Target
 	// Asked is what the client asked for (see Asked), and Options how its
 	// first request lists (Strategy list or stream, PageSize; empty when the
 	// first request seen was a watch). Both are set before the stream is
@@ -172,11 +174,41 @@ func NewStream(id int, client Client, target reflector.Target, now func() time.T
 		now = time.Now
 	}
 	st, w := store.New()
-	s := &Stream{ID: id, Client: client, Target: target, now: now, st: st, ledger: reflector.NewLedger(w, now, maxRequests)}
+	s := &Stream{ID: id, Client: client, target: target, now: now, st: st, ledger: reflector.NewLedger(w, now, maxRequests)}
 	s.findings = findings.New(findings.Options{Resource: target.Resource.String(), Client: client.String()}, s.ledger)
 	s.ledger.OnNote(s.note)
 	s.ledger.Start(now())
 	return s
+}
+
+// Target is what the client's reflector watches.
+func (s *Stream) Target() reflector.Target { return s.target }
+
+// Name names the stream on every line and row: its resource, namespace and
+// number, "configmaps.v1@demo#3".
+func (s *Stream) Name() string {
+	n := s.target.Resource.String()
+	if s.target.Namespace != "" {
+		n += "@" + s.target.Namespace
+	}
+	return fmt.Sprintf("%s#%d", n, s.ID)
+}
+
+// Describe is what the stream watches and how, as a trace's resource line
+// records it (see TraceResource), and whose it is.
+func (s *Stream) Describe() (trace.ResourceHeader, trace.Client) { return s.TraceResource() }
+
+// Summary is the stream's summary at now: the reflector's, and whose
+// reflector it is and what it asked for (`stream`).
+func (s *Stream) Summary(now time.Time) summary.Summary {
+	stats := s.Stats()
+	sum := summary.New(s.target.Resource, stats, s.Store(), now)
+	sum.Findings = s.findings.List()
+	sum.Stream = &summary.StreamSummary{ID: s.ID, Namespace: s.target.Namespace, LabelSelector: s.target.LabelSelector, FieldSelector: s.target.FieldSelector,
+		UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
+		MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize,
+		ClientLeft: summary.ClientLeftOf(stats, now)}
+	return sum
 }
 
 func (s *Stream) note(n reflector.Note) {
@@ -459,7 +491,7 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 // (Wire, MetadataOnly, Strategy, PageSize), and its client with its Accept.
 // The caller adds what the recording decides (Objects, UnsafeSecrets).
 func (s *Stream) TraceResource() (trace.ResourceHeader, trace.Client) {
-	t := s.Target
+	t := s.target
 	rh := trace.ResourceHeader{Resource: t.Resource, Namespace: t.Namespace, LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector,
 		Options: trace.Options{Strategy: s.Options.Strategy, PageSize: s.Options.PageSize, MetadataOnly: s.Asked.MetadataOnly, Wire: s.Asked.Wire}}
 	return rh, trace.Client{UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept}

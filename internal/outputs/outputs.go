@@ -1,7 +1,8 @@
-// Package outputs attaches what a run shows, in one place for a live watch,
-// a replay and the proxy's observed streams: the line output (text or JSON
-// lines) or the dashboard, the Prometheus metrics, the --fail-on rules, and
-// the proxy's trace. The commands turn their flags into Options and call it.
+// Package outputs attaches what a run shows to each of its subjects
+// (session.Subject), one way for a live watch, a replay, the proxy's
+// observed streams and their replay: the line output (text or JSON lines)
+// or the dashboard, the Prometheus metrics and the --fail-on rules. The
+// commands turn their flags into Options and call it.
 package outputs
 
 import (
@@ -12,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/lines"
@@ -43,18 +42,8 @@ type Options struct {
 	// Monitor is the metrics endpoint and the --fail-on rules.
 	Monitor MonitorOptions
 	// Observed says the run follows observed streams (the proxy, or the
-	// replay of its trace): their metrics carry a client label, and they
-	// come through OnStream, each with its own outputs.
+	// replay of its trace): their metrics carry a client label.
 	Observed bool
-	// TracePath records the observed streams of a proxy run (Rest names its
-	// server), each a resource of the trace, keeping TraceObjects of their
-	// objects. A live watch records in NewLive.
-	TracePath          string
-	TraceObjects       trace.ObjectMode
-	TraceUnsafeSecrets bool
-	Rest               *rest.Config
-	// Now is the observed streams' clock (the replay's, in a replay).
-	Now func() time.Time
 	// Findings tune every findings engine of the run (thresholds, ignored ids).
 	Findings findings.Options
 }
@@ -70,12 +59,11 @@ type MonitorOptions struct {
 }
 
 // Outputs are a run's outputs, attached in one place: the line output or
-// the dashboard, the metrics, the rules, and an observed run's trace.
+// the dashboard, the metrics and the rules.
 type Outputs struct {
 	opts Options
 
 	lines *lines.Output
-	notes []*tui.NoteBuffer // one per watched resource, for the dashboard
 	sess  *session.Session
 
 	metrics *metrics.Metrics
@@ -87,10 +75,11 @@ type Outputs struct {
 	warnings chan alert.Trip // line output in warn mode: printed as they come
 	printed  chan struct{}
 
-	added chan tui.Resource // observed streams, for the dashboard
-	rec   *trace.Recorder   // the proxy's trace
-	mu    sync.Mutex
-	errs  error // what went wrong giving observed streams their outputs
+	mu      sync.Mutex
+	views   []tui.Resource    // the subjects' dashboard views, until it runs
+	added   chan tui.Resource // the subjects that come while it runs
+	running bool
+	errs    error // what went wrong giving subjects their outputs
 
 	// Rewinding, when set and true, says the dashboard ended to start the
 	// replay again: no summary yet.
@@ -98,18 +87,9 @@ type Outputs struct {
 }
 
 // New starts the metrics endpoint (listening at once, so a taken port
-// fails here) and the rules. Attach a session, or hand OnStream the observed
-// streams, next; call Finish at the end.
+// fails here) and the rules. Attach a session next; call Finish at the end.
 func New(o Options) (*Outputs, error) {
 	x := &Outputs{opts: o}
-	if o.Observed && o.TracePath != "" {
-		h := trace.Header{StartedAt: time.Now(), Tool: session.Tool + " proxy", Server: session.ServerURL(o.Rest), Observed: true, ServerVersion: session.ServerVersion(o.Rest)}
-		rec, err := trace.Create(o.TracePath, h)
-		if err != nil {
-			return nil, err
-		}
-		x.rec = rec
-	}
 	m := o.Monitor
 	if m.MetricsAddress != "" {
 		if loopback, _ := metrics.IsLoopback(m.MetricsAddress); !loopback {
@@ -122,9 +102,6 @@ func New(o Options) (*Outputs, error) {
 		}
 		srv, err := metrics.Serve(m.MetricsAddress, x.metrics)
 		if err != nil {
-			if x.rec != nil {
-				_ = x.rec.Close()
-			}
 			return nil, fmt.Errorf("--metrics-address %s: %w", m.MetricsAddress, err)
 		}
 		x.server = srv
@@ -137,12 +114,6 @@ func New(o Options) (*Outputs, error) {
 			go x.printWarnings()
 		}
 	}
-	if o.Observed {
-		x.added = make(chan tui.Resource, 1024)
-		if !o.Dashboard {
-			x.lines = lines.NewOutput(o.Out, o.JSON)
-		}
-	}
 	return x, nil
 }
 
@@ -150,54 +121,116 @@ func New(o Options) (*Outputs, error) {
 // no rules (they count the whole trace once), so a replay may start again.
 func (x *Outputs) Rewindable() bool { return x.metrics == nil && x.rules == nil }
 
-// Attach gives each resource of sess its outputs: the line output or a
-// dashboard note buffer, its metrics and its rules (a replay's rules are
+// Attach gives each subject of sess its outputs, those it has and those
+// that come while it runs (the proxy's streams): the line output or a
+// dashboard view, its metrics and its rules (a replay's rules are
 // evaluated on its virtual clock). Call it before the session runs; a
 // replay that starts again attaches its new session.
 func (x *Outputs) Attach(sess *session.Session) error {
-	x.sess = sess
-	x.notes = nil
-	for _, r := range sess.Resources {
-		r.Findings.Configure(x.opts.Findings)
-	}
-	if x.opts.Dashboard {
-		for _, r := range sess.Resources {
-			b := tui.NewNoteBuffer(tui.DefaultNoteBuffer)
-			x.notes = append(x.notes, b)
-			r.OnNote(b.Push)
-		}
-	} else {
-		names := make([]string, len(sess.Resources))
-		for i, r := range sess.Resources {
-			names[i] = r.Name()
+	x.mu.Lock()
+	x.sess, x.views, x.added, x.running = sess, nil, make(chan tui.Resource, 1024), false
+	x.mu.Unlock()
+	if !x.opts.Dashboard {
+		var names []string
+		for _, sub := range sess.Subjects() {
+			names = append(names, sub.Name())
 		}
 		x.lines = lines.NewOutput(x.opts.Out, x.opts.JSON, names...)
-		for _, r := range sess.Resources {
-			r.OnNote(x.lines.For(r.Name()))
-			r.Findings.OnRaise(x.lines.Finding(r.Name()))
-		}
 	}
-	for _, r := range sess.Resources {
-		t := r.Target()
-		if x.metrics != nil {
-			set, err := x.metrics.Add(metricLabels(t))
-			if err != nil {
-				return err
-			}
-			r.OnNote(set.Note)
-			set.Attach(metrics.Source{Stats: r.Reflector.Stats, Store: r.Store.Counters, Now: sess.Now, Findings: r.Findings.List})
-		}
-		if x.rules != nil {
-			sub := x.rules.Add(Describe(t))
-			sub.Attach(r.Reflector.Stats)
-			sub.AttachFindings(r.Findings.List)
-			if sess.Replay != nil {
-				sess.Replay.OnClockAdvance(sub.ClockAdvanced)
-			}
-		}
-	}
+	sess.OnSubject(x.attach)
 	x.attachProbe(sess)
-	return nil
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.errs
+}
+
+// attach gives one subject its outputs; it runs before the subject is fed.
+func (x *Outputs) attach(sub session.Subject) {
+	sess, name, t := x.sess, sub.Name(), sub.Target()
+	rh, client := sub.Describe()
+	sub.Findings().Configure(x.opts.Findings)
+	var notes *tui.NoteBuffer
+	if x.opts.Dashboard {
+		notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
+		sub.OnNote(notes.Push)
+	} else {
+		sub.OnNote(x.lines.For(name))
+		sub.Findings().OnRaise(x.lines.Finding(name))
+		if client != (trace.Client{}) {
+			fmt.Fprintf(x.opts.ErrOut, "stream %s: %s from %s (%s)%s\n", name, Describe(t), client.RemoteAddr, client.UserAgent, asks(rh, client))
+		}
+	}
+	if x.metrics != nil {
+		// A stream's client is its User-Agent, never its number: a
+		// short-lived client must not add series each time; the streams of
+		// one client that share every label share their series.
+		l := metricLabels(t)
+		l.Client = client.UserAgent
+		set, err := x.metrics.Add(l)
+		if err != nil {
+			x.fail(err)
+		} else {
+			sub.OnNote(set.Note)
+			set.Attach(metrics.Source{Stats: sub.Stats, Store: sub.Store().Counters, Now: sess.Now, Findings: sub.Findings().List})
+		}
+	}
+	if x.rules != nil {
+		rs := x.rules.Add(Describe(t))
+		rs.Attach(sub.Stats)
+		rs.AttachFindings(sub.Findings().List)
+		if sess.Replay != nil {
+			sess.Replay.OnClockAdvance(rs.ClockAdvanced)
+		}
+	}
+	if notes != nil {
+		x.addView(x.view(sub, notes))
+	}
+}
+
+// asks is ", asking for …" what a stream's client asked for ("" when it says nothing).
+func asks(rh trace.ResourceHeader, client trace.Client) string {
+	a := (&summary.StreamSummary{Wire: rh.Options.Wire, MetadataOnly: rh.Options.MetadataOnly, Table: observed.ParseAccept(client.Accept).Table}).Asks()
+	if a == "" {
+		return ""
+	}
+	return ", asking for " + a
+}
+
+// view is sub's dashboard view. A live reflector of our own offers what
+// needs a cluster (forced relists, audits); a replay and another program's
+// reflector do not.
+func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource {
+	rh, client := sub.Describe()
+	o := rh.Options
+	feed := tui.Feed{Stats: sub.Stats, Store: sub.Store(), Notes: notes, Findings: sub.Findings().List, Alerts: x.alerts()}
+	if w, ok := sub.(*session.Watched); ok {
+		feed.Audit = func(context.Context) (*reflector.AuditReport, error) {
+			return nil, errors.New("audit needs a live cluster; this is a replay")
+		}
+		if x.sess.Replay == nil {
+			rf := w.Reflector
+			feed.ForceRelist = rf.ForceRelist
+			feed.Audit = func(ctx context.Context) (*reflector.AuditReport, error) { return rf.Audit(ctx, 5*time.Second) }
+		}
+	}
+	return tui.Resource{Target: sub.Target(), Client: client.UserAgent, ClientAddr: client.RemoteAddr, Strategy: o.Strategy, PageSize: o.PageSize,
+		MetadataOnly: o.MetadataOnly, Wire: o.Wire, Table: observed.ParseAccept(client.Accept).Table, Feed: feed}
+}
+
+// addView shows a subject on the dashboard: among the first rows before it
+// runs, added to it after.
+func (x *Outputs) addView(v tui.Resource) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.running {
+		x.views = append(x.views, v)
+		return
+	}
+	select {
+	case x.added <- v:
+	default:
+		x.errs = errors.Join(x.errs, fmt.Errorf("the dashboard could not take %s: more than %d at once", v.Target.Resource, cap(x.added)))
+	}
 }
 
 // metricLabels are the metrics' labels of what t watches.
@@ -236,6 +269,10 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	runCtx = x.context(runCtx)
 	errc := make(chan error, 1)
 	ended := make(chan struct{})
+	x.mu.Lock()
+	views := x.views
+	x.running = true
+	x.mu.Unlock()
 	go func() {
 		err := sess.Run(runCtx)
 		close(ended)
@@ -245,13 +282,16 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	if x.opts.Dashboard {
 		opts.Now = sess.Now
 		opts.Probe = probeView(sess)
-		if sess.Replay == nil {
+		if sess.Observed() {
+			opts.Added = x.added // streams come while it runs
+		}
+		if sess.Replay == nil && !sess.Observed() {
 			// A live run that ends by itself (--once, --duration, a tripped
 			// rule, every resource stopped) keeps its last screen until a
 			// key; a replay's end is its badge's "ended".
 			opts.Ended = ended
 		}
-		uiErr = tui.Run(uiCtx, opts, x.views(), x.opts.In, x.opts.Out)
+		uiErr = tui.Run(uiCtx, opts, views, x.opts.In, x.opts.Out)
 		cancel()
 		runErr = <-errc
 	} else {
@@ -260,7 +300,7 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	}
 	x.end()
 	if x.opts.Summary && (x.Rewinding == nil || !x.Rewinding()) {
-		if err := WriteSummaries(x.opts.Out, sess.Summaries(), x.opts.JSON); err != nil {
+		if err := x.writeSummaries(); err != nil {
 			uiErr = errors.Join(uiErr, err)
 		}
 	}
@@ -273,26 +313,21 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	return runErr
 }
 
-// views are the dashboard's resources: each one's target, list settings and
-// feed. A live run adds what needs a cluster (forced relists, audits).
-func (x *Outputs) views() []tui.Resource {
-	sess := x.sess
-	alerts := x.alerts()
-	out := make([]tui.Resource, len(sess.Resources))
-	for i, r := range sess.Resources {
-		o := r.Header.Options
-		feed := tui.Feed{Stats: r.Reflector.Stats, Store: r.Store, Alerts: alerts, Notes: x.notes[i], Findings: r.Findings.List,
-			Audit: func(context.Context) (*reflector.AuditReport, error) {
-				return nil, errors.New("audit needs a live cluster; this is a replay")
-			}}
-		if sess.Replay == nil {
-			rf := r.Reflector
-			feed.ForceRelist = rf.ForceRelist
-			feed.Audit = func(ctx context.Context) (*reflector.AuditReport, error) { return rf.Audit(ctx, 5*time.Second) }
-		}
-		out[i] = tui.Resource{Target: r.Target(), Strategy: o.Strategy, PageSize: o.PageSize, MetadataOnly: o.MetadataOnly, Wire: o.Wire, Feed: feed}
+// writeSummaries prints the session's summaries; an observed run's always
+// as several (its streams come and go), and says when none was observed.
+func (x *Outputs) writeSummaries() error {
+	sums := x.sess.Summaries()
+	if !x.sess.Observed() {
+		return WriteSummaries(x.opts.Out, sums, x.opts.JSON)
 	}
-	return out
+	switch {
+	case x.opts.JSON:
+		return summary.WriteAllJSON(x.opts.Out, sums)
+	case len(sums) == 0:
+		_, err := io.WriteString(x.opts.Out, "no LIST or WATCH was observed\n")
+		return err
+	}
+	return WriteSummaries(x.opts.Out, sums, false)
 }
 
 // context is ctx, ended also when a rule trips (unless WarnOnly). A live
@@ -400,23 +435,18 @@ func (e *AlertError) Error() string {
 	return strings.Join(lines, "\nerror: ")
 }
 
-// Finish ends the outputs after the run that ended with err: it closes an
-// observed run's trace, stops the metrics endpoint, prints the warnings a
-// dashboard held back, and turns a trip into the run's error (*AlertError).
+// Finish ends the outputs after the run that ended with err: it stops the
+// metrics endpoint, prints the warnings a dashboard held back, and turns a
+// trip into the run's error (*AlertError).
 func (x *Outputs) Finish(err error) error {
-	if x.opts.Observed {
-		err = errors.Join(err, x.closeTrace())
-	}
 	if x.server != nil {
 		if cerr := x.server.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}
-	if x.opts.Observed {
-		x.mu.Lock()
-		err = errors.Join(err, x.errs)
-		x.mu.Unlock()
-	}
+	x.mu.Lock()
+	err = errors.Join(err, x.errs)
+	x.mu.Unlock()
 	if x.rules == nil {
 		return err
 	}
@@ -464,128 +494,8 @@ func WriteSummaries(w io.Writer, sums []summary.Summary, asJSON bool) error {
 	return nil
 }
 
-// Observed streams: the proxy's, or the replay of its trace.
-
-// Recording says the observed streams are recorded: the proxy keeps the raw
-// bytes of what it decodes for the trace.
-func (x *Outputs) Recording() bool { return x.rec != nil }
-
-// closeTrace closes the proxy's trace.
-func (x *Outputs) closeTrace() error {
-	if x.rec == nil {
-		return nil
-	}
-	if err := x.rec.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(x.opts.ErrOut, "trace written to %s\n", x.opts.TracePath)
-	return nil
-}
-
-// Added are the observed streams for the dashboard (tui.Options.Added).
-func (x *Outputs) Added() <-chan tui.Resource { return x.added }
-
-// StreamName names a stream on every line and row: its resource, namespace
-// and number.
-func StreamName(s *observed.Stream) string {
-	n := s.Target.Resource.String()
-	if s.Target.Namespace != "" {
-		n += "@" + s.Target.Namespace
-	}
-	return fmt.Sprintf("%s#%d", n, s.ID)
-}
-
-// OnStream hands a new observed stream to every output (proxy.Options.OnStream,
-// observed.NewReplay's onStream); it runs before the stream is fed.
-func (x *Outputs) OnStream(s *observed.Stream) {
-	name := StreamName(s)
-	s.Findings().Configure(x.opts.Findings)
-	var notes *tui.NoteBuffer
-	if x.lines != nil {
-		s.OnNote(x.lines.For(name))
-		s.Findings().OnRaise(x.lines.Finding(name))
-		asks := (&summary.StreamSummary{Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table}).Asks()
-		if asks != "" {
-			asks = ", asking for " + asks
-		}
-		fmt.Fprintf(x.opts.ErrOut, "stream %s: %s from %s (%s)%s\n", name, Describe(s.Target), s.Client.RemoteAddr, s.Client.UserAgent, asks)
-	} else {
-		notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
-		s.OnNote(notes.Push)
-	}
-	if rec := x.rec; rec != nil {
-		// Its resource line records its number, its client and what it asked for.
-		rh, client := s.TraceResource()
-		rh.Objects, rh.Options.UnsafeSecrets = x.opts.TraceObjects, x.opts.TraceUnsafeSecrets
-		if i, err := rec.AddStream(rh, client, s.ID); err == nil {
-			s.Record(rec.Observed(i))
-			s.OnNote(rec.Notes(i))
-		}
-	}
-	if x.metrics != nil {
-		l := metricLabels(s.Target)
-		// Its User-Agent, never the stream's number: a short-lived client
-		// must not add series each time; the streams of one client that
-		// share every label share their series (metrics sums them).
-		l.Client = s.Client.UserAgent
-		set, err := x.metrics.Add(l)
-		if err != nil {
-			x.fail(err)
-		} else {
-			s.OnNote(set.Note)
-			set.Attach(metrics.Source{Stats: s.Stats, Store: s.Store().Counters, Now: x.opts.Now, Findings: s.Findings().List})
-		}
-	}
-	if notes != nil {
-		// No ForceRelist and no Audit: the dashboard says they are not available for an observed reflector.
-		view := tui.Resource{Target: s.Target, Client: s.Client.UserAgent, ClientAddr: s.Client.RemoteAddr, Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table,
-			Feed: tui.Feed{Stats: s.Stats, Store: s.Store(), Notes: notes, Findings: s.Findings().List}}
-		select {
-		case x.added <- view:
-		default:
-			x.fail(fmt.Errorf("the dashboard could not take stream %s: more than %d streams at once", name, cap(x.added)))
-		}
-	}
-}
-
 func (x *Outputs) fail(err error) {
 	x.mu.Lock()
 	x.errs = errors.Join(x.errs, err)
 	x.mu.Unlock()
-}
-
-// StreamSummary says whose reflector an observed stream is and what it
-// asked for (the summary's `stream`).
-func StreamSummary(s *observed.Stream) *summary.StreamSummary {
-	return &summary.StreamSummary{ID: s.ID, Namespace: s.Target.Namespace, LabelSelector: s.Target.LabelSelector, FieldSelector: s.Target.FieldSelector,
-		UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
-		MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
-}
-
-// WriteStreamSummaries prints each observed stream's summary at now (when
-// asked), as the watch command does.
-func (x *Outputs) WriteStreamSummaries(streams []*observed.Stream, now func() time.Time) error {
-	if !x.opts.Summary {
-		return nil
-	}
-	sums := make([]summary.Summary, 0, len(streams))
-	for _, s := range streams {
-		at, stats := now(), s.Stats()
-		sum := summary.New(s.Target.Resource, stats, s.Store(), at)
-		sum.Findings = s.Findings().List()
-		sum.Stream = StreamSummary(s)
-		sum.Stream.ClientLeft = summary.ClientLeftOf(stats, at)
-		sums = append(sums, sum)
-	}
-	if len(sums) == 0 {
-		if x.opts.JSON {
-			return summary.WriteAllJSON(x.opts.Out, sums)
-		}
-		_, err := io.WriteString(x.opts.Out, "no LIST or WATCH was observed\n")
-		return err
-	}
-	if x.opts.JSON {
-		return summary.WriteAllJSON(x.opts.Out, sums)
-	}
-	return WriteSummaries(x.opts.Out, sums, false)
 }

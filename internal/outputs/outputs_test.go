@@ -15,9 +15,9 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 )
 
 // A replayed session's notes reach the lines, and a rule that trips ends
@@ -58,44 +58,41 @@ func TestSessionLinesAndRules(t *testing.T) {
 }
 
 // Each observed stream of a proxy's trace gets its line output, named after
-// the stream, and its summary.
+// the stream, and its summary, as any subject does.
 func TestObservedStreams(t *testing.T) {
-	rd, err := trace.Open("../../testdata/traces/proxy.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
 	var out, errOut bytes.Buffer
-	var rp *observed.Replay
-	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, Observed: true, Now: func() time.Time { return rp.Now() }})
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true, Observed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rp, err = observed.NewReplay(rd, 0, outs.OnStream); err != nil {
+	sess, err := session.NewReplay("../../testdata/traces/proxy.jsonl", 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rp.Run(context.Background()); err != nil {
+	if err := outs.Attach(sess); err != nil {
 		t.Fatal(err)
 	}
-	outs.CloseLines()
-	if err := outs.WriteStreamSummaries(rp.Streams(), rp.Now); err != nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := outs.Finish(outs.Run(ctx, ctx, cancel, tui.Options{})); err != nil {
 		t.Fatal(err)
 	}
-	if err := outs.Finish(nil); err != nil {
-		t.Fatal(err)
-	}
-	streams := rp.Streams()
-	if len(streams) == 0 {
+	subs := sess.Subjects()
+	if len(subs) == 0 {
 		t.Fatal("no streams")
 	}
-	for _, s := range streams {
-		name := outputs.StreamName(s)
-		if !strings.Contains(out.String(), name) {
+	for _, s := range subs {
+		name := s.Name()
+		if !strings.Contains(out.String(), `"resource":"`+name+`"`) {
 			t.Errorf("no line names stream %s", name)
 		}
-		if !strings.Contains(errOut.String(), "stream "+name+": "+outputs.Describe(s.Target)) {
+		if !strings.Contains(errOut.String(), "stream "+name+": "+outputs.Describe(s.Target())) {
 			t.Errorf("stream %s not announced:\n%s", name, errOut.String())
 		}
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"resources":[`) || strings.Count(last, `"stream":{"id":`) != len(subs) {
+		t.Errorf("the last line is not every stream's summary: %s", last)
 	}
 }
 
@@ -104,15 +101,22 @@ func TestObservedStreams(t *testing.T) {
 // comes again, two informers) share one series, and the scrape works.
 func TestObservedMetricsKeepTheStreamNumberOutOfTheLabels(t *testing.T) {
 	var out, errOut bytes.Buffer
-	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Observed: true, Now: time.Now,
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Observed: true,
 		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = outs.Finish(nil) }()
 	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}, Namespace: "prod"}
+	sess, err := session.NewObserved(session.ObservedConfig{Rest: &rest.Config{Host: "https://127.0.0.1:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outs.Attach(sess); err != nil {
+		t.Fatal(err)
+	}
 	for i, addr := range []string{"127.0.0.1:50000", "127.0.0.1:50001"} {
-		outs.OnStream(observed.NewStream(i+1, observed.Client{UserAgent: "my-controller/v1", RemoteAddr: addr}, target, time.Now))
+		sess.Observe(observed.NewStream(i+1, observed.Client{UserAgent: "my-controller/v1", RemoteAddr: addr}, target, time.Now))
 	}
 	url := ""
 	for _, l := range strings.Split(errOut.String(), "\n") {

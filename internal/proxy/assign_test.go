@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 func newAssignProxy() *Proxy {
@@ -334,4 +336,21 @@ func TestARelistFromNothingAfterA410StaysOnItsStream(t *testing.T) {
 	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
 		t.Error("the relist from \"\" after a 410, on a new connection, opened another stream")
 	}
+}
+
+// replayStreams replays an observed trace as a session does (a trace.Replay
+// feeding an observed.Feed) and returns its streams.
+func replayStreams(t *testing.T, ctx context.Context, rd *trace.Reader) []*observed.Stream {
+	t.Helper()
+	rp := trace.NewReplay(rd, 0)
+	feed, err := observed.NewFeed(rd, rp.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp.Feed(feed.Line)
+	defer feed.Close()
+	if err := rp.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return feed.Streams()
 }

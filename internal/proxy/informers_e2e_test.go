@@ -193,15 +193,8 @@ func typedAndMetadataInformers(t *testing.T, streaming bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := observed.NewReplay(rd, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rp.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	replayed := replayStreams(t, context.Background(), rd)
 	live := p.Streams()
-	replayed := rp.Streams()
 	if len(replayed) != len(live) {
 		t.Fatalf("%d streams replayed, %d live", len(replayed), len(live))
 	}

@@ -141,7 +141,7 @@ func sortEntries(es []entry) {
 func streamsOf(p *Proxy, userAgent string, gvr schema.GroupVersionResource) []*observed.Stream {
 	var out []*observed.Stream
 	for _, s := range p.Streams() {
-		if s.Client.UserAgent == userAgent && s.Target.Resource.GVR == gvr {
+		if s.Client.UserAgent == userAgent && s.Target().Resource.GVR == gvr {
 			out = append(out, s)
 		}
 	}

@@ -126,14 +126,7 @@ func TestE2EThe429sAProxyForwardsSayWhoThrottledTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := observed.NewReplay(rd, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rp.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	replayed := rp.Streams()
+	replayed := replayStreams(t, ctx, rd)
 	if len(replayed) != len(live) {
 		t.Fatalf("%d streams replayed, %d live", len(replayed), len(live))
 	}

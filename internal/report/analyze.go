@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -63,25 +63,67 @@ func (o Options) withDefaults() Options {
 }
 
 // Analyze replays the rest of rd (its header read) as `kubectl watchcache
-// replay --speed 0` does, and returns the report: a trace of our reflector
-// through a reflector and its store on the replay's virtual clock, an
-// observed trace (recorded by kubectl watchcache proxy) through
-// internal/observed's replay. The report counts nothing itself: its counters
-// are the replay's, and its timeline and tables are laid out from the
-// replay's notes. A line the reader refuses, or a replay that diverges from
-// the trace, is an error; a recorded reflector that stopped on an error
-// stops the same way in the replay, which the report says in a warning.
+// replay --speed 0` does, and returns the report: every subject of the
+// replay's session (a resource of our reflector's trace, or a stream of an
+// observed trace, recorded by kubectl watchcache proxy) laid out from its
+// notes, at the recorded times of the lines the replay takes for it. The
+// report counts nothing itself: its counters are the replay's. A line the
+// reader refuses, or a replay that diverges from the trace, is an error; a
+// recorded reflector that stopped on an error stops the same way in the
+// replay, which the report says in a warning.
 func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
 	rep := &Report{Name: opts.Name}
-	var err error
-	if rd.Header().Observed {
-		err = replayObserved(rd, opts, rep)
-	} else {
-		err = replayReflectors(rd, opts, rep)
-	}
+	sess, err := session.NewReplayOf(rd, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("replaying the trace: %w", err)
+	}
+	var cs []*collector // the subjects' own: each is fed on its subject's goroutine
+	var mu sync.Mutex
+	collectorOf := func(i int) *collector {
+		mu.Lock()
+		defer mu.Unlock()
+		return cs[i]
+	}
+	sess.OnSubject(func(sub session.Subject) {
+		sub.Findings().Configure(opts.Findings)
+		rh, client := sub.Describe()
+		mu.Lock()
+		c := newCollector(rep, opts, len(cs), rh, sub.Store())
+		cs = append(cs, c)
+		mu.Unlock()
+		if client != (trace.Client{}) {
+			c.res.Client = &trace.Client{UserAgent: client.UserAgent, RemoteAddr: client.RemoteAddr}
+		}
+		sub.OnNote(c.note)
+	})
+	sess.OnLine(func(i int, l *trace.Line) { collectorOf(i).line(l) })
+	runErr := sess.Run(context.Background())
+	var lineErr *trace.LineError
+	var div *trace.Divergence
+	if errors.As(runErr, &lineErr) || errors.As(runErr, &div) {
+		return nil, runErr
+	}
+	if runErr != nil {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the replayed reflector stopped: %v", runErr))
+	}
+	mergeAlerts(rep, cs, opts.MaxAlerts)
+	if sess.Probe.On() && sess.ProbeIndex >= 0 && sess.ProbeIndex < len(cs) {
+		cs[sess.ProbeIndex].probe(rd.Header().StartedAt, sess.Probe)
+	}
+	rep.Decisions = sess.Replay.RecordedDecisions()
+	for i, sub := range sess.Subjects() {
+		c := cs[i]
+		c.stop(sub.Stats())
+		c.res.Findings = sub.Findings().List()
+		if st := sub.Summary(sess.Now()).Stream; st != nil {
+			c.res.Stream = &StreamInfo{ID: st.ID, Accept: st.Accept, ContentType: st.ContentType, Wire: st.Wire, MetadataOnly: st.MetadataOnly,
+				Table: st.Table, Strategy: st.Strategy, PageSize: st.PageSize}
+		}
+		rep.Resources = append(rep.Resources, c.res)
+	}
+	for _, w := range sess.Resources {
+		cs[w.Index].res.BackoffsKnown = w.Replay.RecordedDecisions() > 0
 	}
 	// An observed trace's header grew with its resource lines.
 	rep.Header = rd.Header()
@@ -97,84 +139,6 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// replayReflectors replays a trace of our reflector through the session the
-// replay command runs, one reflector and store per resource. Each resource's
-// notes and the recorded times of the lines its replay takes reach its
-// collector on the reflector's goroutine, in order.
-func replayReflectors(rd *trace.Reader, opts Options, rep *Report) error {
-	sess, err := session.NewReplayOf(rd, 0)
-	if err != nil {
-		return fmt.Errorf("replaying the trace: %w", err)
-	}
-	cs := make([]*collector, len(sess.Resources))
-	for i, r := range sess.Resources {
-		r.Findings.Configure(opts.Findings)
-		c := newCollector(rep, opts, i, r.Header, r.Store)
-		r.Replay.OnLine(c.line)
-		r.OnNote(c.note)
-		cs[i] = c
-	}
-	runErr := sess.Run(context.Background())
-	var lineErr *trace.LineError
-	var div *trace.Divergence
-	if errors.As(runErr, &lineErr) || errors.As(runErr, &div) {
-		return runErr
-	}
-	if runErr != nil {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the replayed reflector stopped: %v", runErr))
-	}
-	mergeAlerts(rep, cs, opts.MaxAlerts)
-	if sess.Probe.On() && sess.ProbeIndex >= 0 && sess.ProbeIndex < len(cs) {
-		cs[sess.ProbeIndex].probe(rd.Header().StartedAt, sess.Probe)
-	}
-	for i, r := range sess.Resources {
-		c := cs[i]
-		c.stop(r.Reflector.Stats())
-		c.res.Findings = r.Findings.List()
-		c.res.BackoffsKnown = r.Replay.RecordedDecisions() > 0
-		rep.Decisions += r.Replay.RecordedDecisions()
-		rep.Resources = append(rep.Resources, c.res)
-	}
-	return nil
-}
-
-// replayObserved replays an observed trace as `replay` does: each stream
-// rebuilt from its client's recorded traffic. Its notes carry the recorded
-// times (the observed replay's clock is the line's), so no line is read
-// here.
-func replayObserved(rd *trace.Reader, opts Options, rep *Report) error {
-	var cs []*collector
-	var rp *observed.Replay
-	start := rd.Header().StartedAt
-	rp, err := observed.NewReplay(rd, 0, func(s *observed.Stream) {
-		i := len(cs)
-		s.Findings().Configure(opts.Findings)
-		c := newCollector(rep, opts, i, rd.Header().Resources[i], s.Store())
-		c.observed = true
-		c.res.Client = &trace.Client{UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr}
-		if s.Client == (observed.Client{}) {
-			c.res.Client = nil
-		}
-		c.clock = func() time.Duration { return rp.Now().Sub(start) }
-		s.OnNote(c.note)
-		cs = append(cs, c)
-	})
-	if err != nil {
-		return fmt.Errorf("replaying the trace: %w", err)
-	}
-	if err := rp.Run(context.Background()); err != nil {
-		return err
-	}
-	for i, s := range rp.Streams() {
-		cs[i].stop(s.Stats())
-		cs[i].res.Findings = s.Findings().List()
-		cs[i].res.Stream = &StreamInfo{ID: s.ID, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire, MetadataOnly: s.Asked.MetadataOnly,
-			Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize}
-		rep.Resources = append(rep.Resources, cs[i].res)
-	}
-	return nil
-}
-
 // collector lays one resource's replay out for the page: requests, relists,
 // markers and buckets, from the notes in order and the recorded time of what
 // they are about.
@@ -183,10 +147,6 @@ type collector struct {
 	opts Options
 	res  *Section
 	st   *store.Store
-	// observed is set for an observed stream: its notes carry the recorded
-	// times (clock).
-	observed bool
-	clock    func() time.Duration
 	// at is the recorded time of the last line the replay took: the time of
 	// whatever the next note is about. lastAt is the largest.
 	at time.Duration
@@ -204,10 +164,6 @@ type collector struct {
 	// replaced is the cache a relist in progress replaces: the labels of its missed deletes.
 	replaced []*store.Object
 	backoff  *Marker
-	// cut is an observed request the stream ended with a bare cancel, until
-	// the next note says whether the client's next request cut it (it ended
-	// there) or the trace ended (it has no end).
-	cut *Request
 	// backoffRecorded is set once the backoff has the recorded decision's time.
 	backoffRecorded bool
 	markers         map[MarkerKind]int
@@ -326,15 +282,6 @@ func (c *collector) current() *Request {
 
 // note lays out one note of the replay.
 func (c *collector) note(n reflector.Note) {
-	if c.observed {
-		c.setAt(c.clock())
-		if r := c.cut; r != nil && n.Kind != reflector.NoteRequestEnded && !n.Kind.Fact() {
-			c.cut = nil
-			if n.Kind == reflector.NoteRequestStarted {
-				r.ended, r.Reason, r.Class = true, reflector.EndCanceled, EndCanceled
-			}
-		}
-	}
 	switch n.Kind {
 	case reflector.NoteListBegan:
 		c.beginList(c.current(), n.List)
@@ -351,9 +298,6 @@ func (c *collector) note(n reflector.Note) {
 	case reflector.NoteApplied:
 		c.applied(n.Event, n.Applied, n.Delivery)
 	case reflector.NoteDecision:
-		if c.observed {
-			c.rep.Decisions++
-		}
 		c.decision(n.Decision)
 	}
 }
@@ -371,10 +315,7 @@ func (c *collector) started(info *reflector.RequestInfo) {
 	}
 	c.recent[info.ID] = r
 	c.cur = r
-	switch {
-	case c.observed:
-		c.attach(r, &trace.Line{ID: info.ID, At: int64(c.at)})
-	case c.reqLine != nil:
+	if c.reqLine != nil {
 		c.attach(r, c.reqLine)
 	}
 	c.reqLine = nil
@@ -399,14 +340,10 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 	c.last = r
 	end := info.End
 	r.Items, r.Events = info.Items, info.Events
-	if c.observed {
-		if end.Reason == reflector.EndCanceled && end.Err == nil && end.Status == nil {
-			// A bare cancel: the stream follows one request at a time, and
-			// cuts one when the client starts the next, or when the trace
-			// ends. The next note says which.
-			r.End, c.cut = c.at, r
-			return
-		}
+	if !r.ended && end.Reason == reflector.EndCanceled && end.Err == nil && end.Status == nil && c.reqLine != nil {
+		// A bare cancel with no end line while the next request's line is
+		// taken: an observed stream follows one request at a time, and its
+		// client started the next one there.
 		r.End, r.ended = c.at, true
 	}
 	if !r.ended && end.Status == nil {
@@ -419,7 +356,7 @@ func (c *collector) ended(info *reflector.RequestInfo) {
 	r.Reason = end.Reason
 	// The recorded error, when the end line has one: the replay's own
 	// cancel of a stopped run says "end of trace".
-	if r.Error == "" && end.Err != nil && end.Reason != reflector.EndStopped && (end.Reason != reflector.EndCanceled || c.observed) {
+	if r.Error == "" && end.Err != nil && end.Reason != reflector.EndStopped && end.Reason != reflector.EndCanceled {
 		r.Error = end.Err.Error()
 	}
 	st := end.Status
@@ -494,7 +431,7 @@ func (c *collector) decision(d *reflector.Decision) {
 	switch d.Reason {
 	case reflector.ReasonBackoff:
 		c.closeBackoff(c.at)
-		c.backoff, c.backoffRecorded = &Marker{Kind: MarkBackoff, At: c.at, End: c.at, Detail: d.String()}, c.observed
+		c.backoff, c.backoffRecorded = &Marker{Kind: MarkBackoff, At: c.at, End: c.at, Detail: d.String()}, false
 	case reflector.ReasonRVBackwards:
 		var id int64
 		if c.cur != nil {

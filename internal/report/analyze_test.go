@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -51,9 +50,6 @@ func analyzeFile(t testing.TB, path string, opts Options) *Report {
 // returns each resource's summary, in the trace's order.
 func replaySummaries(t testing.TB, path string) []summary.Summary {
 	t.Helper()
-	if observedTrace(t, path) {
-		return observedSummaries(t, path)
-	}
 	sess, err := session.NewReplay(path, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -73,29 +69,6 @@ func observedTrace(t testing.TB, path string) bool {
 	}
 	defer rd.Close()
 	return rd.Header().Observed
-}
-
-// observedSummaries replays an observed trace as recorded, as `replay` does,
-// and returns each stream's summary.
-func observedSummaries(t testing.TB, path string) []summary.Summary {
-	t.Helper()
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	rp, err := observed.NewReplay(rd, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rp.Run(context.Background()); err != nil {
-		t.Fatalf("replay of %s: %v", path, err)
-	}
-	var out []summary.Summary
-	for _, s := range rp.Streams() {
-		out = append(out, summary.New(s.Target.Resource, s.Stats(), s.Store(), rp.Now()))
-	}
-	return out
 }
 
 // replaySummary is the summary of a trace of one resource.

@@ -10,10 +10,8 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // replayFindings replays the trace at path as `replay --speed 0` does and
@@ -21,24 +19,6 @@ import (
 func replayFindings(t testing.TB, path string) [][]findings.Finding {
 	t.Helper()
 	var out [][]findings.Finding
-	if observedTrace(t, path) {
-		rd, err := trace.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rd.Close()
-		rp, err := observed.NewReplay(rd, 0, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rp.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range rp.Streams() {
-			out = append(out, s.Findings().List())
-		}
-		return out
-	}
 	sess, err := session.NewReplay(path, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -46,8 +26,8 @@ func replayFindings(t testing.TB, path string) [][]findings.Finding {
 	if err := sess.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range sess.Resources {
-		out = append(out, r.Findings.List())
+	for _, sub := range sess.Subjects() {
+		out = append(out, sub.Findings().List())
 	}
 	return out
 }

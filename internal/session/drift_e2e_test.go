@@ -61,7 +61,7 @@ func TestE2EAnAuditFindsWhatAProxyThatLosesDeletesLeftInTheCache(t *testing.T) {
 	if rep, err := w.Reflector.Audit(ctx, 5*time.Second); err != nil || rep.Drift() {
 		t.Fatalf("the audit before the fault: %v, %v", rep, err)
 	}
-	if fs := w.Findings.List(); len(fs) > 0 {
+	if fs := w.Findings().List(); len(fs) > 0 {
 		t.Fatalf("findings before the fault: %+v", fs)
 	}
 
@@ -77,7 +77,7 @@ func TestE2EAnAuditFindsWhatAProxyThatLosesDeletesLeftInTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		if _, ok := w.Store.Get(store.Ref{Namespace: ns, Name: "after"}); ok {
+		if _, ok := w.Store().Get(store.Ref{Namespace: ns, Name: "after"}); ok {
 			break
 		}
 		if ctx.Err() != nil {
@@ -92,9 +92,9 @@ func TestE2EAnAuditFindsWhatAProxyThatLosesDeletesLeftInTheCache(t *testing.T) {
 	if dropped, _ := mb.Counts(); dropped != 2 || len(rep.Extra) != 2 || len(rep.Missing)+len(rep.Different) != 0 {
 		t.Fatalf("the middlebox dropped %d DELETEs; the audit: %s", dropped, rep)
 	}
-	f, ok := w.Findings.Get(findings.CacheDrift)
+	f, ok := w.Findings().Get(findings.CacheDrift)
 	if !ok {
-		t.Fatalf("no cache-drift after the audit %s; findings %+v", rep, w.Findings.List())
+		t.Fatalf("no cache-drift after the audit %s; findings %+v", rep, w.Findings().List())
 	}
 	if f.Severity != findings.Error || f.Evidence.ObjectsTotal != 2 || f.Evidence.Facts["listed"] != "3" || f.Evidence.Facts["cached"] != "5" {
 		t.Errorf("want an error of the 2 extra objects, 3 listed and 5 cached: %s", f.Detail())
@@ -104,7 +104,7 @@ func TestE2EAnAuditFindsWhatAProxyThatLosesDeletesLeftInTheCache(t *testing.T) {
 			t.Errorf("evidence object %d: %+v, want %s, extra, with its UID", i, o, want)
 		}
 	}
-	if fs := w.Findings.List(); len(fs) != 1 {
+	if fs := w.Findings().List(); len(fs) != 1 {
 		t.Errorf("want cache-drift alone: %+v", fs)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -56,21 +57,45 @@ type LiveConfig struct {
 	TracePath string
 }
 
-// Watched is one resource a session watches: its reflector and its cache
-// (reflector.Resource is the Kubernetes resource it watches).
+// Subject is one reflector a run shows: our reflector of one resource,
+// live or replayed (*Watched), or another program's reflector that the
+// observing proxy follows, live or replayed (*observed.Stream). The outputs
+// attach to every subject the same way, and a view of a run is a reducer
+// of its subjects' notes and Stats.
+type Subject interface {
+	// Name names the subject on every line: "configmaps.v1", or a stream's
+	// "configmaps.v1@demo#3".
+	Name() string
+	// Target is what its reflector watches; Describe, how (as a trace's
+	// resource line records it) and, for another program's, whose.
+	Target() reflector.Target
+	Describe() (trace.ResourceHeader, trace.Client)
+	// OnNote adds a listener of its notes, before it is fed; the listener
+	// is called in order, on the goroutine that feeds it, and must not block.
+	OnNote(func(reflector.Note))
+	Stats() reflector.Stats
+	Store() *store.Store
+	// Findings reads its notes after the listeners.
+	Findings() *findings.Engine
+	// Summary is the summary contract of it at now.
+	Summary(now time.Time) summary.Summary
+}
+
+// Watched is one resource a session watches with a reflector of our own:
+// its reflector and its cache (reflector.Resource is the Kubernetes
+// resource it watches).
 type Watched struct {
 	// Index is the resource's place in the session (and in a trace's header).
 	Index int
 	// Header says what is watched, where and how, as a trace header says it.
 	Header    trace.ResourceHeader
-	Store     *store.Store
 	Reflector *reflector.Reflector
 	// Replay is set in a replay.
 	Replay *trace.ResourceReplay
 
-	// Findings reads the resource's notes, after its listeners.
-	Findings *findings.Engine
-
+	store     *store.Store
+	findings  *findings.Engine
+	sess      *Session // its summary has the session's delivery probe
 	writer    *store.Writer
 	listeners []func(reflector.Note)
 	mu        sync.Mutex
@@ -81,8 +106,35 @@ type Watched struct {
 // Target is what the resource's reflector watches.
 func (r *Watched) Target() reflector.Target { return r.Header.Target() }
 
+// Describe is the resource's trace header; a reflector of our own has no client.
+func (r *Watched) Describe() (trace.ResourceHeader, trace.Client) { return r.Header, trace.Client{} }
+
 // Name is the resource's full name, "configmaps.v1".
 func (r *Watched) Name() string { return r.Header.Resource.String() }
+
+// Store is the resource's cache.
+func (r *Watched) Store() *store.Store { return r.store }
+
+// Stats is its reflector's snapshot.
+func (r *Watched) Stats() reflector.Stats { return r.Reflector.Stats() }
+
+// Findings reads the resource's notes, after its listeners (nil: none read).
+func (r *Watched) Findings() *findings.Engine { return r.findings }
+
+// DropFindings runs the resource without a findings engine (a benchmark's
+// baseline); call it before Run.
+func (r *Watched) DropFindings() { r.findings = nil }
+
+// Summary is the resource's summary at now, with the session's delivery
+// probe when it has one.
+func (r *Watched) Summary(now time.Time) summary.Summary {
+	sum := summary.New(r.Header.Resource, r.Reflector.Stats(), r.store, now)
+	sum.Findings = r.findings.List()
+	if p := r.sess.Probe; p != nil && p.On() {
+		sum.Delivery.Probe = ProbeSummary(p)
+	}
+	return sum
+}
 
 // OnNote adds a listener of the resource's notes. Call it before Run; the
 // listener is called from the reflector's goroutine and must not block.
@@ -92,7 +144,7 @@ func (r *Watched) note(n reflector.Note) {
 	for _, l := range r.listeners {
 		l(n)
 	}
-	r.Findings.Observe(n)
+	r.findings.Observe(n)
 }
 
 // Done is closed once the resource's reflector stopped (it failed, or the run ended).
@@ -105,8 +157,12 @@ func (r *Watched) Err() error {
 	return r.err
 }
 
-// Session is a wired run.
+// Session is a wired run: of reflectors of our own (NewLive, or the replay
+// of their trace), or of the reflectors of other programs that the
+// observing proxy follows (NewObserved, or the replay of its trace). Its
+// subjects (Subjects, OnSubject) are shown the same way whichever it is.
 type Session struct {
+	// Resources are the reflectors of our own (none in an observed run).
 	Resources []*Watched
 	// Recorder is set when recording, to TracePath.
 	Recorder  *trace.Recorder
@@ -123,6 +179,66 @@ type Session struct {
 	Probe      *probe.Stats
 	ProbeIndex int
 	clock      reflector.Clock
+
+	// An observed run's: its streams, fed by the proxy (serve) or by the
+	// replay (feed), and how they are recorded.
+	observed bool
+	serve    func(context.Context) error
+	feed     *observed.Feed
+	streams  []*observed.Stream // the proxy's
+	record   trace.ObjectMode
+	unsafe   bool
+
+	mu        sync.Mutex
+	subjects  []Subject
+	onSubject []func(Subject)
+	onLine    func(index int, l *trace.Line)
+	recErr    error
+}
+
+// Observed says the session follows other programs' reflectors: its
+// subjects are streams, which come while it runs.
+func (s *Session) Observed() bool { return s.observed }
+
+// Subjects are the session's subjects so far, in the order they came.
+func (s *Session) Subjects() []Subject {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Subject(nil), s.subjects...)
+}
+
+// OnSubject calls f with every subject of the session: at once with those
+// it has, then with each as it comes, before it is fed. f must not block.
+func (s *Session) OnSubject(f func(Subject)) {
+	s.mu.Lock()
+	subs := append([]Subject(nil), s.subjects...)
+	s.onSubject = append(s.onSubject, f)
+	s.mu.Unlock()
+	for _, sub := range subs {
+		f(sub)
+	}
+}
+
+// add makes sub a subject of the session and hands it to the OnSubject listeners.
+func (s *Session) add(sub Subject) {
+	s.mu.Lock()
+	s.subjects = append(s.subjects, sub)
+	listeners := append([]func(Subject){}, s.onSubject...)
+	s.mu.Unlock()
+	for _, f := range listeners {
+		f(sub)
+	}
+}
+
+// OnLine registers f, called in a replay with each line the replay takes
+// for the subject at index, before the subject sees it, in order with the
+// subject's notes (see trace.ResourceReplay.OnLine): a report lays the
+// notes out at the recorded times. Call it before Run.
+func (s *Session) OnLine(f func(index int, l *trace.Line)) {
+	s.onLine = f
+	for _, r := range s.Resources {
+		r.Replay.OnLine(func(l *trace.Line) { f(r.Index, l) })
+	}
 }
 
 // ServerURL is cfg's server without any credentials in it.
@@ -203,7 +319,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		s.Recorder, s.TracePath = rec, cfg.TracePath
 	}
 	for i := range cfg.Resources {
-		res := &Watched{Index: i, Header: s.Header.Resources[i], done: make(chan struct{})}
+		res := &Watched{Index: i, Header: s.Header.Resources[i], sess: s, done: make(chan struct{})}
 		c := configs[i]
 		if s.Recorder != nil {
 			c.Source = s.Recorder.Source(i, sources[i])
@@ -216,12 +332,18 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", res.Name(), err)
 		}
-		s.Resources = append(s.Resources, res)
+		s.addResource(res)
 	}
 	if s.Recorder != nil {
 		go s.reportTraceFailure()
 	}
 	return s, nil
+}
+
+// addResource adds a reflector of our own.
+func (s *Session) addResource(r *Watched) {
+	s.Resources = append(s.Resources, r)
+	s.add(r)
 }
 
 // ReasonTraceWriteError is the note reason when recording stops on a write error.
@@ -274,9 +396,26 @@ func NewReplay(path string, speed float64) (*Session, error) {
 
 // NewReplayOf wires a replay of rd (its header read), as NewReplay does for
 // a path: the report replays a trace its caller opened. The caller closes rd.
+// An observed trace (recorded by the proxy) replays as recorded: each stream
+// fed its client's recorded traffic, no reflector of ours.
 func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: probe.NewRecordedStats()}
+	if rd.Header().Observed {
+		s.observed = true
+		feed, err := observed.NewFeed(rd, rp.Now, func(st *observed.Stream) { s.add(st) })
+		if err != nil {
+			return nil, err
+		}
+		s.feed = feed
+		rp.Feed(func(l *trace.Line) error {
+			if s.onLine != nil && l.K != trace.KindResource {
+				s.onLine(l.R, l)
+			}
+			return feed.Line(l)
+		})
+		return s, nil
+	}
 	rp.OnProbe(func(at time.Time, l *trace.Line) {
 		s.ProbeIndex = l.R
 		if l.Write == nil || l.Event == nil {
@@ -291,7 +430,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 		s.probeFindings(l.R, at)
 	})
 	for i, rr := range rp.Resources() {
-		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
+		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, sess: s, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
 		res.OnNote(rr.Note)
 		c.OnNote = res.note
@@ -299,10 +438,67 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 			return nil, fmt.Errorf("%s: %w", res.Name(), err)
 		}
 		rr.SetForceRelist(res.Reflector.ForceRelist)
-		s.Resources = append(s.Resources, res)
+		s.addResource(res)
 	}
 	return s, nil
 }
+
+// ObservedConfig is an observed run: the proxy's (NewObserved).
+type ObservedConfig struct {
+	// Rest names the server in the trace's header.
+	Rest *rest.Config
+	// TracePath records the streams when set, keeping TraceObjects of their
+	// objects (UnsafeSecrets: Secrets' values too).
+	TracePath     string
+	TraceObjects  trace.ObjectMode
+	UnsafeSecrets bool
+}
+
+// NewObserved wires an observed run: the streams the observing proxy
+// follows come through Observe; Serve gives it the proxy's serving, which
+// Run runs. The run's trace, if asked for, is created here.
+func NewObserved(cfg ObservedConfig) (*Session, error) {
+	s := &Session{observed: true, clock: reflector.RealClock{}, record: cfg.TraceObjects, unsafe: cfg.UnsafeSecrets}
+	s.Header = trace.Header{StartedAt: time.Now(), Tool: Tool + " proxy", Server: ServerURL(cfg.Rest), Observed: true, ServerVersion: ServerVersion(cfg.Rest)}
+	if cfg.TracePath != "" {
+		rec, err := trace.Create(cfg.TracePath, s.Header)
+		if err != nil {
+			return nil, err
+		}
+		s.Recorder, s.TracePath = rec, cfg.TracePath
+	}
+	return s, nil
+}
+
+// Serve gives an observed run the proxy's serving: Run calls it, and it
+// serves until ctx ends.
+func (s *Session) Serve(serve func(context.Context) error) { s.serve = serve }
+
+// Observe makes st, a stream the proxy observes, a subject of the run
+// (proxy.Options.OnStream), recorded when the run is; before it is fed.
+func (s *Session) Observe(st *observed.Stream) {
+	if rec := s.Recorder; rec != nil {
+		// Its resource line records its number, its client and what it asked for.
+		rh, client := st.TraceResource()
+		rh.Objects, rh.Options.UnsafeSecrets = s.record, s.unsafe
+		if i, err := rec.AddStream(rh, client, st.ID); err == nil {
+			st.Record(rec.Observed(i))
+			st.OnNote(rec.Notes(i))
+		} else {
+			s.mu.Lock()
+			s.recErr = errors.Join(s.recErr, fmt.Errorf("recording stream %s: %w", st.Name(), err))
+			s.mu.Unlock()
+		}
+	}
+	s.mu.Lock()
+	s.streams = append(s.streams, st)
+	s.mu.Unlock()
+	s.add(st)
+}
+
+// Recording says the run is recorded (the proxy keeps the raw bytes of
+// what it decodes for the trace).
+func (s *Session) Recording() bool { return s.Recorder != nil }
 
 func (r *Watched) build(c reflector.Config) error {
 	st, w := store.New()
@@ -310,8 +506,8 @@ func (r *Watched) build(c reflector.Config) error {
 	if err != nil {
 		return err
 	}
-	r.Store, r.writer, r.Reflector = st, w, rf
-	r.Findings = findings.New(findings.Options{Resource: r.Name(), StreamAsked: c.Strategy == reflector.StrategyStream}, rf)
+	r.store, r.writer, r.Reflector = st, w, rf
+	r.findings = findings.New(findings.Options{Resource: r.Name(), StreamAsked: c.Strategy == reflector.StrategyStream}, rf)
 	return nil
 }
 
@@ -325,7 +521,21 @@ func (s *Session) Now() time.Time { return s.clock.Now() }
 // are several), a replay divergence, or a trace write error, joined.
 func (s *Session) Run(ctx context.Context) error {
 	var runErr error
-	if s.Replay != nil {
+	switch {
+	case s.observed && s.Replay != nil:
+		runErr = s.Replay.Run(ctx)
+		s.feed.Close()
+	case s.observed:
+		if s.serve != nil {
+			runErr = s.serve(ctx)
+		}
+		s.mu.Lock()
+		streams := s.streams
+		s.mu.Unlock()
+		for _, st := range streams {
+			st.Close()
+		}
+	case s.Replay != nil:
 		reflectors := make([]*reflector.Reflector, len(s.Resources))
 		for i, r := range s.Resources {
 			reflectors[i] = r.Reflector
@@ -337,7 +547,7 @@ func (s *Session) Run(ctx context.Context) error {
 		for _, r := range s.Resources {
 			r.finish(nil) // a replay's reflectors end when the trace does
 		}
-	} else {
+	default:
 		var wg sync.WaitGroup
 		errs := make([]error, len(s.Resources))
 		for i, r := range s.Resources {
@@ -358,10 +568,12 @@ func (s *Session) Run(ctx context.Context) error {
 	for _, r := range s.Resources {
 		r.writer.Close()
 	}
-	var recErr error
+	s.mu.Lock()
+	recErr := s.recErr
+	s.mu.Unlock()
 	if s.Recorder != nil {
 		if err := s.Recorder.Close(); err != nil {
-			recErr = fmt.Errorf("the trace is incomplete: %w", err)
+			recErr = errors.Join(recErr, fmt.Errorf("the trace is incomplete: %w", err))
 		}
 	}
 	return errors.Join(runErr, recErr)
@@ -376,16 +588,6 @@ func (r *Watched) finish(err error) {
 		r.err = err
 		close(r.done)
 	}
-}
-
-// Summary is the resource's summary as of now.
-func (s *Session) Summary(r *Watched) summary.Summary {
-	sum := summary.New(r.Header.Resource, r.Reflector.Stats(), r.Store, s.Now())
-	sum.Findings = r.Findings.List()
-	if s.Probe != nil && s.Probe.On() {
-		sum.Delivery.Probe = ProbeSummary(s.Probe)
-	}
-	return sum
 }
 
 // ProbeSummary is the summary's `delivery.probe`: the figures of the whole run, in seconds.
@@ -419,7 +621,7 @@ func (s *Session) probeFindings(i int, at time.Time) {
 			slow++
 		}
 	}
-	s.Resources[i].Findings.Probe(at, f.Count, slow, f.P50, f.P99, f.WriteP50)
+	s.Resources[i].findings.Probe(at, f.Count, slow, f.P50, f.P99, f.WriteP50)
 }
 
 // LoseProbe records a renewal of the probe's Lease, sent at at and
@@ -442,11 +644,13 @@ func (s *Session) NoteProbe(detail string) {
 	}
 }
 
-// Summaries are every resource's summary as of now, in the session's order.
+// Summaries are every subject's summary as of now, in the session's order.
 func (s *Session) Summaries() []summary.Summary {
-	out := make([]summary.Summary, len(s.Resources))
-	for i, r := range s.Resources {
-		out[i] = s.Summary(r)
+	now := s.Now()
+	subs := s.Subjects()
+	out := make([]summary.Summary, len(subs))
+	for i, sub := range subs {
+		out[i] = sub.Summary(now)
 	}
 	return out
 }
@@ -456,7 +660,7 @@ func (s *Session) Summaries() []summary.Summary {
 func (s *Session) WaitUntilReady(ctx context.Context) error {
 	for _, r := range s.Resources {
 		ready := make(chan error, 1)
-		go func() { ready <- r.Store.WaitUntilReady(ctx) }()
+		go func() { ready <- r.store.WaitUntilReady(ctx) }()
 		select {
 		case err := <-ready:
 			if err != nil {

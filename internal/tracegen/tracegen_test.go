@@ -57,7 +57,7 @@ func TestAGeneratedTraceReplaysWithTheSameDecisionsAndCounts(t *testing.T) {
 			}
 			var c reflector.Counters
 			for _, r := range sess.Resources {
-				rc := sess.Summary(r).Counters
+				rc := r.Summary(sess.Now()).Counters
 				if rc.Added+rc.Modified+rc.Deleted != int64(tc.cfg.Events) {
 					t.Errorf("%s: the replay applied %d events, want %d", r.Name(), rc.Added+rc.Modified+rc.Deleted, tc.cfg.Events)
 				}

@@ -63,21 +63,6 @@ type Player struct {
 	now func() time.Time
 }
 
-// NewPlayer is a player at speed (0 as fast as possible, 1 real time, N
-// times faster) on the wall clock, for a replay of its own: one that reads a
-// trace's lines itself (e.g. an observed trace's, replayed as recorded)
-// calls Wait before it serves each line and Served after. A Replay has one
-// already (Replay.Player).
-func NewPlayer(speed float64) *Player { return newPlayer(speed, time.Now) }
-
-// Wait blocks until the line recorded at `at` (an offset from the trace's
-// start) may be served, or ctx ends (then it returns ctx's error).
-func (pl *Player) Wait(ctx context.Context, at time.Duration) error { return pl.wait(ctx, at) }
-
-// Served records that the line recorded at `at`, of kind k (KindRequest,
-// KindNote, ...), has been served: a step ends after a request or a decision.
-func (pl *Player) Served(at time.Duration, k string) { pl.servedLine(at, k) }
-
 // newPlayer paces at speed on the wall clock now.
 func newPlayer(speed float64, now func() time.Time) *Player {
 	return &Player{speed: max(speed, 0), wake: make(chan struct{}), now: now}

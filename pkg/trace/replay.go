@@ -56,6 +56,10 @@ type Replay struct {
 
 	// onProbe is called with each probe line (see OnProbe).
 	onProbe func(at time.Time, l *Line)
+	// feed takes every line of an observed trace (see Feed); fed counts
+	// the recorded decisions it was given.
+	feed func(*Line) error
+	fed  atomic.Int64
 }
 
 // maxLookAhead bounds the lines read ahead to find what a backoff waited.
@@ -139,7 +143,7 @@ func (p *Replay) Progress() (done, total int64) { return p.rd.Offset(), p.rd.Siz
 
 // RecordedDecisions is how many decisions (`note` lines) the trace held so far, for all resources.
 func (p *Replay) RecordedDecisions() int {
-	n := 0
+	n := int(p.fed.Load())
 	for _, rr := range p.resources {
 		n += rr.RecordedDecisions()
 	}
@@ -179,12 +183,23 @@ func (p *Replay) Differences(max int) (shown []string, total int) {
 	return shown, total
 }
 
+// Feed makes the replay serve an observed trace (Header.Observed, recorded
+// by the observing proxy): every line goes to f, in order, on the goroutine
+// reading the trace, paced by the Player and clocked as a reflector's
+// replay is; no reflector runs, and Run takes none. f's error ends the
+// replay. Call it before Run.
+func (p *Replay) Feed(f func(*Line) error) { p.feed = f }
+
 // Run runs the reflectors, one per resource in the header's order (each
 // built from its ResourceReplay's ReflectorConfig, with SetForceRelist
-// done), until the trace ends, then stops them. It returns the divergence or
-// read error that ended the replay, if any, and the reflectors' failures.
+// done), until the trace ends, then stops them; a replay with a Feed takes
+// no reflector and serves its lines to the feed. It returns the divergence
+// or read error that ended the replay, if any, and the reflectors' failures.
 func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) error {
-	if len(reflectors) != len(p.resources) {
+	if p.feed != nil && len(reflectors) > 0 {
+		return errors.New("replaying an observed trace: it feeds no reflector")
+	}
+	if p.feed == nil && len(reflectors) != len(p.resources) {
 		return fmt.Errorf("replaying a trace of %d resources with %d reflectors", len(p.resources), len(reflectors))
 	}
 	p.mu.Lock()
@@ -194,6 +209,9 @@ func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) er
 	}
 	p.started = true
 	p.mu.Unlock()
+	if p.feed != nil {
+		return p.runFeed(ctx)
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -236,6 +254,38 @@ func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) er
 		return parent.Err()
 	}
 }
+
+// runFeed serves an observed trace's lines to the feed until the end of
+// the trace or ctx ends (which is no error).
+func (p *Replay) runFeed(ctx context.Context) error {
+	defer p.finish(nil)
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		l, err := p.readLine()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
+			return nil
+		}
+		p.clock.advanceTo(p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+		if l.K == KindNote {
+			p.fed.Add(1)
+		}
+		if err := p.feed(l); err != nil {
+			return err
+		}
+		p.player.servedLine(time.Duration(l.At), l.K)
+	}
+}
+
+// Now is the replay's clock: the trace's start plus the last line's at.
+func (p *Replay) Now() time.Time { return p.clock.Now() }
 
 // read hands the trace's lines to the resources, in order, then closes their channels.
 func (p *Replay) read(ctx context.Context) {

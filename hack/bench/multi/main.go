@@ -201,7 +201,7 @@ func syncAll(ctx context.Context, c *testcluster.Cluster, resources, gate int) (
 	d := time.Since(start)
 	n := 0
 	for _, r := range sess.Resources {
-		n += r.Store.Len()
+		n += r.Store().Len()
 	}
 	mu.Lock()
 	defer mu.Unlock()

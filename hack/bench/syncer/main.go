@@ -168,11 +168,11 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 		cancel()
 		<-errc
 	}()
-	if err := sess.Resources[0].Store.WaitUntilReady(ctx); err != nil {
+	if err := sess.Resources[0].Store().WaitUntilReady(ctx); err != nil {
 		return err
 	}
 	rep.SyncedAt = time.Now().UnixNano()
-	rep.Objects = sess.Resources[0].Store.Len()
+	rep.Objects = sess.Resources[0].Store().Len()
 	rep.SteadyHeap = informerheap.LiveHeap()
 	rep.SteadyRSS = probe.SteadyRSS()
 	if !o.relist {
@@ -182,7 +182,7 @@ func runWatchcache(ctx context.Context, cfg *rest.Config, o options, rep *probe.
 		return err
 	}
 	// Subscribed after the first list: the next Relisted is the forced relist's.
-	sub := sess.Resources[0].Store.Subscribe(16)
+	sub := sess.Resources[0].Store().Subscribe(16)
 	defer sub.Close()
 	sampler := informerheap.StartSampler()
 	start := time.Now()
