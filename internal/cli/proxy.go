@@ -185,7 +185,8 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: outs.OnStream, KeepRaw: outs.Recording()})
+	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: outs.OnStream, KeepRaw: outs.Recording(),
+		OnFlowControlNames: outs.FlowControlNames})
 	if err != nil {
 		return outs.Finish(err)
 	}

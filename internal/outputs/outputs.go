@@ -482,6 +482,15 @@ func (x *Outputs) closeTrace() error {
 	return nil
 }
 
+// FlowControlNames records in the proxy's trace the names of FlowSchemas
+// and PriorityLevels (uid → name) learned after the 429s that gave them by
+// UID (proxy.Options.OnFlowControlNames).
+func (x *Outputs) FlowControlNames(flowSchemas, priorityLevels map[string]string) {
+	if x.rec != nil {
+		x.rec.FlowControlNames(flowSchemas, priorityLevels)
+	}
+}
+
 // Added are the observed streams for the dashboard (tui.Options.Added).
 func (x *Outputs) Added() <-chan tui.Resource { return x.added }
 

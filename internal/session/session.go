@@ -123,6 +123,8 @@ type Session struct {
 	Probe      *probe.Stats
 	ProbeIndex int
 	clock      reflector.Clock
+	// names names the FlowSchemas and PriorityLevels of a live run's 429s.
+	names *wire.FlowControlNames
 }
 
 // ServerURL is cfg's server without any credentials in it.
@@ -155,6 +157,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flow control names: %w", err)
 	}
+	s.names = names
 	sources := make([]*wire.LiveSource, len(cfg.Resources))
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
@@ -218,10 +221,27 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		}
 		s.Resources = append(s.Resources, res)
 	}
+	// Names learned after the 429s that gave them by UID name the findings
+	// and are recorded, so that a replay names them too.
+	names.OnNamed(func(n wire.Named) {
+		if s.Recorder != nil {
+			s.Recorder.FlowControlNames(n.FlowSchemas, n.PriorityLevels)
+		}
+		s.nameFlowControl(n.FlowSchemas, n.PriorityLevels)
+	})
 	if s.Recorder != nil {
 		go s.reportTraceFailure()
 	}
 	return s, nil
+}
+
+// nameFlowControl hands names of FlowSchemas and PriorityLevels (uid →
+// name) learned after the 429s that gave them by UID to every resource's
+// findings.
+func (s *Session) nameFlowControl(flowSchemas, priorityLevels map[string]string) {
+	for _, r := range s.Resources {
+		r.Findings.NameFlowControl(flowSchemas, priorityLevels)
+	}
 }
 
 // ReasonTraceWriteError is the note reason when recording stops on a write error.
@@ -290,6 +310,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 		s.Probe.Add(probe.Sample{At: at.Add(-event), Write: time.Duration(*l.Write), Event: event})
 		s.probeFindings(l.R, at)
 	})
+	rp.OnFlowControlNames(s.nameFlowControl)
 	for i, rr := range rp.Resources() {
 		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
@@ -354,6 +375,9 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 		wg.Wait()
 		runErr = errors.Join(errs...)
+		// The names a throttled run could not learn while it was throttled,
+		// looked up once more before the summary (and the trace's end).
+		s.names.Finish(context.Background())
 	}
 	for _, r := range s.Resources {
 		r.writer.Close()
