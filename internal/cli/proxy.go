@@ -191,7 +191,8 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if err := outs.Attach(sess); err != nil {
 		return outs.Finish(err)
 	}
-	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recording()})
+	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recording(),
+		OnFlowControlNames: sess.FlowControlNames})
 	if err != nil {
 		return outs.Finish(errors.Join(err, sess.Run(cancelled())))
 	}

@@ -97,9 +97,16 @@ func (r *Feed) addStream(rh trace.ResourceHeader, c *trace.Client, id int64) {
 
 // Line feeds one line to its stream (a resource line adds a stream).
 func (r *Feed) Line(l *trace.Line) error {
-	if l.K == trace.KindResource {
+	switch l.K {
+	case trace.KindResource:
 		// The reader has added it to the header.
 		r.addStream(r.rd.Header().Resources[l.R], l.Client, l.ID)
+		return nil
+	case trace.KindFlowControl:
+		// Names the proxy learned after the 429s that gave them by UID.
+		for _, s := range r.Streams() {
+			s.Findings().NameFlowControl(l.FlowSchemas, l.PriorityLevels)
+		}
 		return nil
 	}
 	r.mu.Lock()

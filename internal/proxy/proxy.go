@@ -83,6 +83,11 @@ type Options struct {
 	// ClientLeftAfter is how long a stream's client must have been gone
 	// before its stream says it left; default DefaultClientLeftAfter.
 	ClientLeftAfter time.Duration
+	// OnFlowControlNames is called with the names (uid → name) of
+	// FlowSchemas and PriorityLevels learned after the 429s that gave them
+	// by UID, once the streams' findings have them (record them there). It
+	// must not block.
+	OnFlowControlNames func(flowSchemas, priorityLevels map[string]string)
 }
 
 // Proxy forwards requests to the cluster and observes its LISTs and WATCHes.
@@ -221,6 +226,7 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{}, released: make(chan struct{}), names: names, conns: map[net.Conn]*conn{},
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+	names.OnNamed(p.named)
 	h := utilproxy.NewUpgradeAwareHandler(target, &observingTransport{p: p, rt: rt}, false, false, responder{})
 	h.UpgradeTransport = upgrade
 	h.UseRequestLocation = true
@@ -367,12 +373,25 @@ func (p *Proxy) Streams() []*observed.Stream {
 // processed, so the streams hold all of it.
 func (p *Proxy) Wait() { p.jobs.Wait() }
 
-// Close ends every stream (after the requests in progress are processed).
+// named hands the names learned after the 429s that gave them by UID to
+// every stream's findings, then to OnFlowControlNames.
+func (p *Proxy) named(n wire.Named) {
+	for _, s := range p.Streams() {
+		s.Findings().NameFlowControl(n.FlowSchemas, n.PriorityLevels)
+	}
+	if f := p.opts.OnFlowControlNames; f != nil {
+		f(n.FlowSchemas, n.PriorityLevels)
+	}
+}
+
+// Close ends every stream (after the requests in progress are processed,
+// and a last lookup of the names its 429s gave by UID alone).
 func (p *Proxy) Close() {
 	p.mu.Lock()
 	p.closing = true
 	p.mu.Unlock()
 	p.jobs.Wait()
+	p.names.Finish(context.Background())
 	for _, s := range p.Streams() {
 		s.Close()
 	}

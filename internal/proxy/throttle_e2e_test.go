@@ -144,3 +144,114 @@ func TestE2EThe429sAProxyForwardsSayWhoThrottledTheClient(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EAProxyThrottledInEveryRequestNamesWhoThrottledItsClientsOnceItMayRead:
+// every request of the proxy's user, the lookup of the names included, is
+// routed to a PriorityLevel without seats, which rejects them all. A client
+// lists through the proxy, is answered 429, and its stream's throttled
+// finding gives the FlowSchema and PriorityLevel by UID. Once the level has
+// seats, the proxy looks again after its lookup's Retry-After, with no 429
+// to prompt it: the finding names them, the trace records them, and its
+// replay names them too.
+func TestE2EAProxyThrottledInEveryRequestNamesWhoThrottledItsClientsOnceItMayRead(t *testing.T) {
+	t.Parallel()
+	c := testcluster.ForTest(t, testcluster.Options{Users: []string{"reader", "holder"}})
+	ctx := context.Background()
+	const ns = "rejected"
+	ucfg, err := c.UserConfig("reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var traced bytes.Buffer
+	rec, err := trace.NewRecorder(&traced, trace.Header{StartedAt: time.Now(), Observed: true}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, addr := startProxyWith(t, Options{Config: ucfg, KeepRaw: true, OnFlowControlNames: rec.FlowControlNames, OnStream: func(s *observed.Stream) {
+		rh, client := s.TraceResource()
+		i, err := rec.AddStream(rh, client, s.ID)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		s.Record(rec.Observed(i))
+		s.OnNote(rec.Notes(i))
+	}})
+	list := func(userAgent string) int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/namespaces/"+ns+"/configmaps?limit=5", nil)
+		req.Header.Set("User-Agent", userAgent)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The proxy's discovery, before the level rejects it.
+	list("warm-up")
+	th, err := c.ThrottleEverything(ctx, ns, []string{"reader"}, []string{"reader"}, "holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if code := list("client"); code != http.StatusTooManyRequests {
+			t.Fatalf("a list through the proxy was answered %d, want 429", code)
+		}
+	}
+	p.Wait()
+	var s *observed.Stream
+	for _, x := range p.Streams() {
+		if x.Client.UserAgent == "client" {
+			s = x
+		}
+	}
+	if s == nil {
+		t.Fatalf("no stream of the client among %d", len(p.Streams()))
+	}
+	f, ok := s.Findings().Get(findings.Throttled)
+	if !ok || f.Evidence.Facts["flowSchema"] != "uid "+th.FlowSchemaUID || f.Evidence.Facts["priorityLevel"] != "uid "+th.PriorityLevelUID {
+		t.Fatalf("while every lookup is rejected: %+v, want throttled by UID", f)
+	}
+	if err := c.Unthrottle(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	fs, pl := th.FlowSchema+" (uid "+th.FlowSchemaUID+")", th.PriorityLevel+" (uid "+th.PriorityLevelUID+")"
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.After(30 * time.Second); ; {
+		if f, _ = s.Findings().Get(findings.Throttled); f.Evidence.Facts["flowSchema"] == fs {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("the names were not learned within 30 s of the level's seats, without a 429: %+v", f.Evidence.Facts)
+		}
+	}
+	if f.Evidence.Facts["priorityLevel"] != pl || !strings.HasPrefix(f.Action, "FlowSchema "+th.FlowSchema+" matches this client") {
+		t.Errorf("named: %+v\n%s", f.Evidence.Facts, f.Action)
+	}
+	p.Close()
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(traced.String(), `{"k":"flowcontrol"`) {
+		t.Errorf("the proxy's trace records no names:\n%s", traced.String())
+	}
+	rd, err := trace.NewReader("proxy.jsonl", &traced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range replayStreams(t, ctx, rd) {
+		if r.ID != s.ID {
+			continue
+		}
+		got, _ := r.Findings().Get(findings.Throttled)
+		lf := summary.Summary{Findings: []findings.Finding{f}}.WithoutClockReadings().Findings
+		rf := summary.Summary{Findings: []findings.Finding{got}}.WithoutClockReadings().Findings
+		if fmt.Sprint(lf) != fmt.Sprint(rf) {
+			t.Errorf("the replay's finding differs:\nlive   %+v\nreplay %+v", lf, rf)
+		}
+	}
+}

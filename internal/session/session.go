@@ -194,6 +194,8 @@ type Session struct {
 	onSubject []func(Subject)
 	onLine    func(index int, l *trace.Line)
 	recErr    error
+	// names names the FlowSchemas and PriorityLevels of a live run's 429s.
+	names *wire.FlowControlNames
 }
 
 // Observed says the session follows other programs' reflectors: its
@@ -271,6 +273,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flow control names: %w", err)
 	}
+	s.names = names
 	sources := make([]*wire.LiveSource, len(cfg.Resources))
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
@@ -334,6 +337,14 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		}
 		s.addResource(res)
 	}
+	// Names learned after the 429s that gave them by UID name the findings
+	// and are recorded, so that a replay names them too.
+	names.OnNamed(func(n wire.Named) {
+		if s.Recorder != nil {
+			s.Recorder.FlowControlNames(n.FlowSchemas, n.PriorityLevels)
+		}
+		s.nameFlowControl(n.FlowSchemas, n.PriorityLevels)
+	})
 	if s.Recorder != nil {
 		go s.reportTraceFailure()
 	}
@@ -344,6 +355,25 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 func (s *Session) addResource(r *Watched) {
 	s.Resources = append(s.Resources, r)
 	s.add(r)
+}
+
+// nameFlowControl hands names of FlowSchemas and PriorityLevels (uid →
+// name) learned after the 429s that gave them by UID to every resource's
+// findings.
+func (s *Session) nameFlowControl(flowSchemas, priorityLevels map[string]string) {
+	for _, sub := range s.Subjects() {
+		sub.Findings().NameFlowControl(flowSchemas, priorityLevels)
+	}
+}
+
+// FlowControlNames records in the trace the names of FlowSchemas and
+// PriorityLevels (uid → name) that an observed run's proxy learned after
+// the 429s that gave them by UID (proxy.Options.OnFlowControlNames; the
+// proxy names its streams' findings itself).
+func (s *Session) FlowControlNames(flowSchemas, priorityLevels map[string]string) {
+	if s.Recorder != nil {
+		s.Recorder.FlowControlNames(flowSchemas, priorityLevels)
+	}
 }
 
 // ReasonTraceWriteError is the note reason when recording stops on a write error.
@@ -429,6 +459,7 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 		s.Probe.Add(probe.Sample{At: at.Add(-event), Write: time.Duration(*l.Write), Event: event})
 		s.probeFindings(l.R, at)
 	})
+	rp.OnFlowControlNames(s.nameFlowControl)
 	for i, rr := range rp.Resources() {
 		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, sess: s, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
@@ -564,6 +595,9 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 		wg.Wait()
 		runErr = errors.Join(errs...)
+		// The names a throttled run could not learn while it was throttled,
+		// looked up once more before the summary (and the trace's end).
+		s.names.Finish(context.Background())
 	}
 	for _, r := range s.Resources {
 		r.writer.Close()

@@ -72,6 +72,14 @@ type Cluster struct {
 	etcd      *process
 	apiserver *process
 	stopped   bool
+	onStop    []func() // what tests started beside the cluster (a webhook server)
+}
+
+// atStop runs f when the cluster stops, before its servers do.
+func (c *Cluster) atStop(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onStop = append(c.onStop, f)
 }
 
 const adminUser = "admin"
@@ -619,8 +627,11 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopped = true
-	api, etcd := c.apiserver, c.etcd
+	api, etcd, onStop := c.apiserver, c.etcd, c.onStop
 	c.mu.Unlock()
+	for _, f := range onStop {
+		f()
+	}
 	api.stop(5 * time.Second)
 	etcd.stop(5 * time.Second)
 	c.sp.close()

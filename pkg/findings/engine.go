@@ -108,7 +108,8 @@ type Engine struct {
 	flaps          []flap
 	refused        *refusal
 	throttles      []int64
-	apfNames       map[string]string // "kind/uid" → the name a 429 carried
+	apf            apfSeen
+	apfNames       map[string]string // "kind/uid" → the name a 429 carried or NameFlowControl gave
 	storms         []int64           // request ids that evidence the storm
 	uidObjects     []Object
 	backwards      []int64
@@ -134,6 +135,14 @@ type openWatch struct {
 	// firstEvent is when it applied its first event: from then on the
 	// server has a resourceVersion newer than the watch's to bookmark.
 	firstEvent time.Time
+}
+
+// apfSeen is what throttled says of the last 429 of API Priority and
+// Fairness: its FlowSchema and PriorityLevel (the last UIDs given) and
+// what it said.
+type apfSeen struct {
+	schemaUID, levelUID string
+	said                string
 }
 
 type goneAt struct {
@@ -198,7 +207,9 @@ func (e *Engine) Name(resource, client string) {
 
 // OnRaise adds a listener of new findings: it is called once per finding,
 // when it is first raised, on the goroutine of the note that raised it,
-// after every listener of that note. It must not block.
+// after every listener of that note; and once more for throttled, with its
+// evidence named, when NameFlowControl names the FlowSchema or
+// PriorityLevel it gave by UID alone. It must not block.
 func (e *Engine) OnRaise(f func(Finding)) {
 	if e == nil {
 		return
@@ -583,41 +594,111 @@ func (e *Engine) throttled(at time.Time, r *reflector.RequestInfo, end *reflecto
 				facts["retryAfter"] = roundDur(t.RetryAfter)
 			}
 			if t.FlowSchemaUID != "" {
-				facts["flowSchema"] = e.name("flowschema", t.FlowSchemaUID, t.FlowSchema)
+				e.apf.schemaUID = t.FlowSchemaUID
+				e.keepName("flowschema", t.FlowSchemaUID, t.FlowSchema)
 			}
 			if t.PriorityLevelUID != "" {
-				facts["priorityLevel"] = e.name("prioritylevelconfiguration", t.PriorityLevelUID, t.PriorityLevel)
+				e.apf.levelUID = t.PriorityLevelUID
+				e.keepName("prioritylevelconfiguration", t.PriorityLevelUID, t.PriorityLevel)
 			}
 		}
-		text := fmt.Sprintf("%d request(s) answered 429; the last, #%d (%s), said: %s", f.Count, r.ID, strings.ToUpper(string(r.Verb)), end.Cause())
-		if fs, pl := facts["flowSchema"], facts["priorityLevel"]; fs != "" || pl != "" {
-			text += fmt.Sprintf("; API Priority and Fairness classified it as FlowSchema %s, PriorityLevel %s", orDash(fs), orDash(pl))
-		}
-		f.Evidence = Evidence{Text: text, Requests: slices.Clone(e.throttles), Facts: facts}
+		e.apf.said = fmt.Sprintf("%d request(s) answered 429; the last, #%d (%s), said: %s", f.Count, r.ID, strings.ToUpper(string(r.Verb)), end.Cause())
+		f.Evidence = Evidence{Requests: slices.Clone(e.throttles), Facts: facts}
 		f.Cause = "API Priority and Fairness had no seat for the request in its priority level and its queues were full (or the level rejects): the client's requests, or others in the same level, exceed its share"
-		f.Action = "see which FlowSchema matches this client (kubectl get flowschemas) and give its PriorityLevel more shares (nominalConcurrencyShares) or queues; make fewer or lighter requests (metadata-only informers, selectors, a shared informer instead of many)"
 		f.Docs = "https://kubernetes.io/docs/concepts/cluster-administration/flow-control/"
+		e.nameThrottled(f)
 	})
 }
 
-// name is "NAME (uid UID)", or "uid UID" when no name is known: named is
-// the name the answer carried (the Source names what it can read, and a
-// trace records it, so a replay names the same), else one an earlier
-// answer carried for uid.
-func (e *Engine) name(kind, uid, named string) string {
-	key := kind + "/" + uid
-	switch {
-	case named != "":
-		if e.apfNames == nil {
-			e.apfNames = map[string]string{}
-		}
-		if len(e.apfNames) < keepObjects {
-			e.apfNames[key] = named
-		}
-	case e.apfNames[key] != "":
-		named = e.apfNames[key]
+// NameFlowControl gives the names of FlowSchemas and PriorityLevelConfigurations
+// (uid → name) learned after the 429s that gave them by UID alone (the live
+// Source's lookup, or a trace's `flowcontrol` line): throttled names them
+// from then on, and, when they are the ones it gave by UID, says them at
+// once and is told to the OnRaise listeners again.
+func (e *Engine) NameFlowControl(flowSchemas, priorityLevels map[string]string) {
+	if e == nil {
+		return
 	}
-	if named != "" {
+	e.mu.Lock()
+	for uid, name := range flowSchemas {
+		e.keepName("flowschema", uid, name)
+	}
+	for uid, name := range priorityLevels {
+		e.keepName("prioritylevelconfiguration", uid, name)
+	}
+	if f, ok := e.found[Throttled]; ok {
+		before := f.Evidence.Text
+		e.nameThrottled(f)
+		if f.Evidence.Text != before {
+			e.pending = append(e.pending, e.clone(f))
+		}
+	}
+	e.unlockAndTell()
+}
+
+// nameThrottled says throttled's FlowSchema and PriorityLevel with the
+// names known so far: in its facts, its evidence and its action, which
+// says how to find the names it does not know.
+func (e *Engine) nameThrottled(f *Finding) {
+	facts := f.Evidence.Facts
+	var unnamed []string
+	if uid := e.apf.schemaUID; uid != "" {
+		facts["flowSchema"] = e.name("flowschema", uid)
+		if e.apfNames["flowschema/"+uid] == "" && commandSafe(uid) {
+			unnamed = append(unnamed, "kubectl get flowschemas -o custom-columns=NAME:.metadata.name,UID:.metadata.uid,PRIORITYLEVEL:.spec.priorityLevelConfiguration.name | grep "+uid)
+		}
+	}
+	if uid := e.apf.levelUID; uid != "" {
+		facts["priorityLevel"] = e.name("prioritylevelconfiguration", uid)
+		if e.apfNames["prioritylevelconfiguration/"+uid] == "" && commandSafe(uid) {
+			unnamed = append(unnamed, "kubectl get prioritylevelconfigurations -o custom-columns=NAME:.metadata.name,UID:.metadata.uid | grep "+uid)
+		}
+	}
+	text := e.apf.said
+	if fs, pl := facts["flowSchema"], facts["priorityLevel"]; fs != "" || pl != "" {
+		text += fmt.Sprintf("; API Priority and Fairness classified it as FlowSchema %s, PriorityLevel %s", orDash(fs), orDash(pl))
+	}
+	f.Evidence.Text = text
+	const lighter = "make fewer or lighter requests (metadata-only informers, selectors, a shared informer instead of many)"
+	switch {
+	case len(unnamed) > 0:
+		f.Action = "find their names by UID (this run could not read them: its user may not, or was throttled there too), as a user who may read flowcontrol.apiserver.k8s.io: " + strings.Join(unnamed, "; ") +
+			"; then give that PriorityLevel more shares (nominalConcurrencyShares) or queues, or change which FlowSchema matches this client; " + lighter
+	case commandSafe(e.apfNames["flowschema/"+e.apf.schemaUID]) && commandSafe(e.apfNames["prioritylevelconfiguration/"+e.apf.levelUID]):
+		fs, pl := e.apfNames["flowschema/"+e.apf.schemaUID], e.apfNames["prioritylevelconfiguration/"+e.apf.levelUID]
+		f.Action = fmt.Sprintf("FlowSchema %s matches this client and sends it to PriorityLevel %s (kubectl get flowschema %s -o yaml; kubectl get prioritylevelconfiguration %s -o yaml): give %s more shares (nominalConcurrencyShares) or queues, or match this client to another level; %s", fs, pl, fs, pl, pl, lighter)
+	default:
+		f.Action = "see which FlowSchema matches this client (kubectl get flowschemas) and give its PriorityLevel more shares (nominalConcurrencyShares) or queues; " + lighter
+	}
+}
+
+// commandSafe says whether s may stand in a command the action gives to
+// copy into a shell: an object's name or UID, as the API server makes
+// them. A header or a trace may say anything.
+func commandSafe(s string) bool { return safeWord.MatchString(s) }
+
+var safeWord = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$`)
+
+// keepName keeps the name of a flow-control object, when there is one
+// (the engine keeps at most keepObjects of them).
+func (e *Engine) keepName(kind, uid, name string) {
+	if name == "" || uid == "" {
+		return
+	}
+	if e.apfNames == nil {
+		e.apfNames = map[string]string{}
+	}
+	key := kind + "/" + uid
+	if _, ok := e.apfNames[key]; ok || len(e.apfNames) < keepObjects {
+		e.apfNames[key] = name
+	}
+}
+
+// name is "NAME (uid UID)", or "uid UID" when no name is known: the name
+// a 429 carried (the Source names what it can read, and a trace records
+// it, so a replay names the same) or one learned after (NameFlowControl).
+func (e *Engine) name(kind, uid string) string {
+	if named := e.apfNames[kind+"/"+uid]; named != "" {
 		return named + " (uid " + uid + ")"
 	}
 	return "uid " + uid

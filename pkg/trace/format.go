@@ -27,6 +27,10 @@ const (
 	// KindProbe is one measure (or note) of the delivery probe (--probe),
 	// under the resource of its Lease's watch.
 	KindProbe = "probe"
+	// KindFlowControl names FlowSchemas and PriorityLevelConfigurations that
+	// 429s gave by UID, learned after those 429s; it is about the run, not
+	// one resource (its r is 0).
+	KindFlowControl = "flowcontrol"
 )
 
 // ObjectMode says how much of each object a trace keeps.
@@ -263,6 +267,9 @@ type Line struct {
 	// Throttle is what a 429's headers said (absent for other ends, and in
 	// older traces).
 	Throttle *Throttle `json:"throttle,omitempty"`
+	// flowcontrol: the names learned, uid → name.
+	FlowSchemas    map[string]string `json:"flowSchemas,omitempty"`
+	PriorityLevels map[string]string `json:"priorityLevels,omitempty"`
 	// resource (observed traces): the ResourceHeader that index R names
 	// from this line on (kept raw: a line of another kind may use the name;
 	// the Reader decodes it into Header().Resources)

@@ -340,7 +340,7 @@ func clip(s string) string {
 
 func knownKind(k string) bool {
 	switch k {
-	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote, KindResource, KindProbe:
+	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote, KindResource, KindProbe, KindFlowControl:
 		return true
 	}
 	return false
@@ -424,6 +424,9 @@ func (r *Reader) check(l *Line) error {
 	}
 	if l.K == KindResource {
 		return r.addResource(l)
+	}
+	if l.K == KindFlowControl {
+		return nil // about the run, not a resource: anywhere, its r unread
 	}
 	if l.R < 0 || l.R >= len(r.streams) {
 		if r.header.V == 1 {

@@ -415,6 +415,13 @@ func (r *Recorder) ProbeNote(i int, detail string) {
 	r.write(&Line{K: KindProbe, R: i, Detail: detail})
 }
 
+// FlowControlNames records the names of FlowSchemas and
+// PriorityLevelConfigurations (uid → name) that 429s gave by UID alone,
+// learned since.
+func (r *Recorder) FlowControlNames(flowSchemas, priorityLevels map[string]string) {
+	r.write(&Line{K: KindFlowControl, FlowSchemas: flowSchemas, PriorityLevels: priorityLevels})
+}
+
 // Source wraps resource i's src so every request and answer is recorded.
 func (r *Recorder) Source(i int, src reflector.Source) reflector.Source {
 	return &recordingSource{rec: r, src: src, r: i}

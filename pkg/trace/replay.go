@@ -60,6 +60,8 @@ type Replay struct {
 	// the recorded decisions it was given.
 	feed func(*Line) error
 	fed  atomic.Int64
+	// onFlowControl is called with each flowcontrol line (see OnFlowControlNames).
+	onFlowControl func(flowSchemas, priorityLevels map[string]string)
 }
 
 // maxLookAhead bounds the lines read ahead to find what a backoff waited.
@@ -124,6 +126,14 @@ func (p *Replay) OnClockAdvance(f func(now time.Time)) {
 // reaches it (a probe line goes to no reflector). Call it before Run; f
 // must not block nor change the line.
 func (p *Replay) OnProbe(f func(at time.Time, l *Line)) { p.onProbe = f }
+
+// OnFlowControlNames registers f, called with the names of each
+// `flowcontrol` line (uid → name), on the goroutine reading the trace, when
+// the replay reaches it (it goes to no reflector). Call it before Run; f
+// must not block.
+func (p *Replay) OnFlowControlNames(f func(flowSchemas, priorityLevels map[string]string)) {
+	p.onFlowControl = f
+}
 
 // Done is closed at the end of the trace or at a divergence.
 func (p *Replay) Done() <-chan struct{} { return p.done }
@@ -320,9 +330,16 @@ func (p *Replay) read(ctx context.Context) {
 		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
 			return
 		}
-		if l.K == KindProbe {
+		switch l.K {
+		case KindProbe:
 			if p.onProbe != nil {
 				p.onProbe(p.rd.Header().StartedAt.Add(time.Duration(l.At)), l)
+			}
+			p.player.servedLine(time.Duration(l.At), l.K)
+			continue
+		case KindFlowControl:
+			if p.onFlowControl != nil {
+				p.onFlowControl(l.FlowSchemas, l.PriorityLevels)
 			}
 			p.player.servedLine(time.Duration(l.At), l.K)
 			continue

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +106,83 @@ func TestThrottleAndPageBytesAreRecordedAndReplayed(t *testing.T) {
 	}
 	if reqs[1].Bytes != 4321 {
 		t.Errorf("the replayed page: %d bytes, want 4321", reqs[1].Bytes)
+	}
+}
+
+// Names learned after the 429 that gave them by UID are recorded on a
+// `flowcontrol` line where they were learned, and a replay hands them over
+// when it reaches it: what the live run learned, offline.
+func TestFlowControlNamesLearnedAfterThe429AreRecordedAndReplayed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	h := trace.Header{Resources: []trace.ResourceHeader{{
+		Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
+		Objects:  trace.ObjectsMetadata, Options: trace.Options{Strategy: reflector.StrategyList, WatchTimeout: trace.Duration(time.Minute)},
+	}}}
+	rec, err := trace.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := rec.Source(0, &throttledSource{throttle: reflector.Throttle{RetryAfter: time.Second, FlowSchemaUID: "fs-1", PriorityLevelUID: "pl-1"}})
+	if _, err := src.List(context.Background(), reflector.RequestOptions{}); err == nil {
+		t.Fatal("the first list was not throttled")
+	}
+	rec.FlowControlNames(map[string]string{"fs-1": "slow-lane"}, map[string]string{"pl-1": "one-seat"})
+	if _, err := src.List(context.Background(), reflector.RequestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `,"flowSchemas":{"fs-1":"slow-lane"},"priorityLevels":{"pl-1":"one-seat"}}`; !strings.Contains(string(b), `{"k":"flowcontrol","r":0,"at":`) || !strings.Contains(string(b), want) {
+		t.Fatalf("the trace has no flowcontrol line ending %s:\n%s", want, b)
+	}
+
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	st, w := store.New()
+	r, err := reflector.New(rp.Resources()[0].ReflectorConfig(), w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	rp.OnFlowControlNames(func(fs, pl map[string]string) {
+		got = append(got, fmt.Sprint(fs, pl))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rp.Run(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "map[fs-1:slow-lane] map[pl-1:one-seat]" {
+		t.Errorf("handed over %q, want the names once", got)
+	}
+	if w := rd.Warnings(); len(w) > 0 {
+		t.Errorf("warnings: %q", w)
+	}
+}
+
+// A flowcontrol line is about the run: its r names no resource, and a trace
+// whose header lists none (an observed trace before its first stream)
+// reads it all the same.
+func TestAFlowControlLineIsReadWhateverItsR(t *testing.T) {
+	for _, r := range []string{"0", "7", "-1"} {
+		in := `{"k":"header","v":2,"startedAt":"2026-05-01T12:00:00Z","tool":"t","server":"s","serverVersion":"","resources":[],"observed":true}` + "\n" +
+			`{"k":"flowcontrol","r":` + r + `,"at":5,"flowSchemas":{"fs-1":"slow-lane"}}` + "\n"
+		rd, err := trace.NewReader("t.jsonl", strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := rd.Next()
+		if err != nil || l.K != trace.KindFlowControl || l.FlowSchemas["fs-1"] != "slow-lane" {
+			t.Errorf("r %s: %+v, %v", r, l, err)
+		}
 	}
 }
