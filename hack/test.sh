@@ -11,8 +11,8 @@
 #      package and the command that installs them.
 #   2. builds the test cluster (etcd, kube-apiserver and kubectl from Go
 #      modules, hack/tools) into .cache/testcluster, once;
-#   3. compiles every test binary, then runs go test -race ./... (real etcd and
-#      kube-apiserver on 127.0.0.1);
+#   3. compiles the tests' packages with -race beside that build, then runs
+#      go test -race ./... (real etcd and kube-apiserver on 127.0.0.1);
 #   4. runs the dashboard in tmux (hack/tui-check.sh);
 #   5. prints how long each step took.
 #
@@ -84,13 +84,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The cluster build (CPU-bound, minutes the first time) and the download and
-# compilation of the test binaries run side by side: both are needed, and
-# neither waits on the other.
+# The cluster's build and the compilation of what the tests build run side
+# by side: both are needed, and neither waits on the other. The builder
+# (hack/testcluster/build) imports only the standard library, so the servers'
+# build starts at once. The tests' packages are compiled with -race, not
+# linked nor run: go list -export compiles each package (the tests' own
+# included) into Go's build cache, where go test finds them below; it only
+# links each test binary, once, and no test's timeout includes a build.
 step "building the test cluster and compiling the tests"
-go run ./hack/testcluster build >/dev/null &
+go run ./hack/testcluster/build >/dev/null &
 cluster_pid=$!
-go test -race -count=1 -run '^$' ${TEST_PACKAGES:-./...} >/dev/null
+if ! go list -race -test -deps -export ${TEST_PACKAGES:-./...} ./cmd/kubectl-watchcache ./hack/testcluster >/dev/null; then
+  kill "$cluster_pid" 2>/dev/null || true
+  exit 1
+fi
 wait "$cluster_pid"
 
 step "go test -race ${TEST_PACKAGES:-./...} $*"

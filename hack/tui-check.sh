@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tui-check: runs the dashboard the way a user sees it. It builds
-# ./cmd/kubectl-watchcache, replays the bundled demo trace in a detached tmux
+# ./cmd/kubectl-watchcache (with -race), replays the bundled demo trace in a detached tmux
 # pane of 120x40, captures the screen and checks that the health gauges and a
 # relist are on it. The tmux sessions are always killed.
 #
@@ -69,8 +69,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "tui-check: building ./cmd/kubectl-watchcache"
-go build -o "$tmp/kubectl-watchcache" ./cmd/kubectl-watchcache
+# -race, as go test -race builds the tests: after hack/test.sh's go test the
+# packages are compiled already (only the links are left), and a data race
+# in the dashboard fails the check.
+echo "tui-check: building ./cmd/kubectl-watchcache (-race)"
+go build -race -o "$tmp/kubectl-watchcache" ./cmd/kubectl-watchcache
 
 # start NAME WIDTHxHEIGHT TRACE: replays TRACE in a new detached tmux session,
 # which becomes the one capture and await read. The pane outlives the program
@@ -234,7 +237,7 @@ echo "tui-check: ok: the proxy's trace shows its client's stream, and space paus
 # The proxy, live: a test cluster, and the proxy in front of it with no
 # client yet.
 echo "tui-check: starting a test cluster (./hack/testcluster up)"
-go build -o "$tmp/testcluster" ./hack/testcluster
+go build -race -o "$tmp/testcluster" ./hack/testcluster
 : >"$tmp/cluster.out"
 "$tmp/testcluster" up >"$tmp/cluster.out" 2>"$tmp/cluster.err" &
 cluster_pid=$!

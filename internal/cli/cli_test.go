@@ -22,7 +22,11 @@ import (
 // The package's cluster starts on the first test that needs one.
 var shared = testcluster.NewLazy(testcluster.Options{Users: []string{"nobody"}, AuditLog: true})
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, shared)) }
+func TestMain(m *testing.M) {
+	code := testcluster.Main(m, shared)
+	removeBuiltPlugin()
+	os.Exit(code)
+}
 
 func cluster(t testing.TB) *testcluster.Cluster { return shared.Get(t) }
 

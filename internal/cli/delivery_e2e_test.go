@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -461,33 +460,4 @@ func TestE2EAProbeLeaseLeftBehindIsReportedAndCleanupRemovesIt(t *testing.T) {
 	if got := probeLeases(t, cs, ns); len(got) != 0 {
 		t.Errorf("probe Leases after the running probe ended: %v, want none", got)
 	}
-}
-
-// pluginBuild builds the plugin once for the package's tests that run it
-// as a child process (to send it signals).
-var pluginBuild = sync.OnceValues(func() (string, error) {
-	root, err := testcluster.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	dir, err := os.MkdirTemp("", "watchcache-plugin-")
-	if err != nil {
-		return "", err
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-watchcache"), "./cmd/kubectl-watchcache")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the plugin: %w\n%s", err, out)
-	}
-	return dir, nil
-})
-
-// builtPlugin is the directory of the plugin built for this package's tests.
-func builtPlugin(t *testing.T) string {
-	t.Helper()
-	dir, err := pluginBuild()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

@@ -20,21 +20,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 )
 
-// pluginPath builds the plugin into a directory with kubectl, for PATH.
+// pluginPath is a directory with the plugin and kubectl, for PATH.
 func pluginPath(t *testing.T) string {
 	t.Helper()
-	root, err := testcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-watchcache"), "./cmd/kubectl-watchcache")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the plugin: %v\n%s", err, out)
+	if err := os.Symlink(filepath.Join(builtPlugin(t), "kubectl-watchcache"), filepath.Join(dir, "kubectl-watchcache")); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.Symlink(cluster(t).Binaries().Kubectl, filepath.Join(dir, "kubectl")); err != nil {
 		t.Fatal(err)

@@ -44,6 +44,7 @@ var layers = []struct {
 		"pkg/store", "pkg/internal/jsonscan",
 		"internal/testcluster", "internal/informerheap", "internal/testdeps", "internal/benchdata", "internal/release", "hack/bench/internal/probe",
 	}},
+	{"the test cluster's programs", []string{"internal/clusterbin"}},
 }
 
 // pkg is what `go list -json` says of a package that the rules read.

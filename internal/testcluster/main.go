@@ -2,9 +2,12 @@ package testcluster
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -50,10 +53,27 @@ func (l *Lazy) started() *Cluster {
 	return l.c
 }
 
-// Main is a TestMain body: it runs the tests, then stops every cluster of
+// ParallelWaits is how many parallel tests (t.Parallel) Main lets a
+// package run at once when go test is given no -parallel: the parallel
+// end-to-end tests are waits on servers, timers and restarts, each on a
+// cluster of its own, not work for the cores, and go test's default
+// (GOMAXPROCS, 2 on two cores) would queue them one after another.
+const ParallelWaits = 8
+
+// Main is a TestMain body: it runs the tests, ParallelWaits parallel ones
+// at once unless -parallel says otherwise, then stops every cluster of
 // clusters that a test started, printing their log tails when a test failed
 // (SIGINT and SIGTERM stop them too). It returns the exit code for os.Exit.
 func Main(m *testing.M, clusters ...*Lazy) int {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(max(ParallelWaits, runtime.GOMAXPROCS(0)))); err != nil {
+			fmt.Fprintf(os.Stderr, "testcluster: setting -test.parallel: %v\n", err)
+			return 2
+		}
+	}
 	stopAll := func() {
 		for _, l := range clusters {
 			if c := l.started(); c != nil {
