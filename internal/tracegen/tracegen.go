@@ -75,6 +75,14 @@ type Config struct {
 	// from sending it to its watch event.
 	ProbeEvery int
 	Probe      func(n int) (write, event time.Duration)
+	// DuplicateEvery sends every N-th MODIFIED event twice, the second
+	// time unchanged: the store counts a duplicate (0: none).
+	DuplicateEvery int
+	// Observed writes the trace the observing proxy would record of
+	// clients that watch as the resources above are watched: an observed
+	// header, a `resource` line for each (a client of its own), and their
+	// traffic without decisions (a replay rebuilds the streams from it).
+	Observed bool
 }
 
 // Stats are what a written trace holds, all resources together.
@@ -125,21 +133,38 @@ func Write(w io.Writer, cfg Config) (Stats, error) {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	h := trace.Header{K: trace.KindHeader, V: trace.Version, StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Tool: "tracegen",
-		Server: "https://127.0.0.1:6443", ServerVersion: "v1.37.2"}
+		Server: "https://127.0.0.1:6443", ServerVersion: "v1.37.2", Observed: cfg.Observed}
 	for i := 0; i < cfg.Resources; i++ {
 		h.Resources = append(h.Resources, cfg.resourceHeader(i))
 	}
 	if cfg.Header != nil {
 		cfg.Header(&h)
 	}
+	resources := h.Resources
+	if cfg.Observed {
+		h.Resources = nil // each comes with its resource line
+	}
 	if err := enc.Encode(h); err != nil {
 		return Stats{}, fmt.Errorf("writing a generated trace: %w", err)
 	}
+	var st Stats
+	if cfg.Observed {
+		for i, rh := range resources {
+			raw, err := json.Marshal(rh)
+			if err != nil {
+				return st, fmt.Errorf("writing a generated trace: %w", err)
+			}
+			client := trace.Client{UserAgent: "tracegen-client/v1", RemoteAddr: fmt.Sprintf("127.0.0.1:%d", 40000+i)}
+			if err := enc.Encode(trace.Line{K: trace.KindResource, R: i, ID: int64(i + 1), Resource: raw, Client: &client}); err != nil {
+				return st, fmt.Errorf("writing a generated trace: %w", err)
+			}
+			st.Lines++
+		}
+	}
 	gens := make([]*generator, cfg.Resources)
 	for i := range gens {
-		gens[i] = newGenerator(cfg, i, h.Resources[i].Namespace, h.StartedAt)
+		gens[i] = newGenerator(cfg, i, resources[i].Namespace, h.StartedAt)
 	}
-	var st Stats
 	err := merge(gens, func(l *trace.Line) error { return enc.Encode(l) })
 	for _, g := range gens {
 		st.add(g.st)
@@ -295,6 +320,9 @@ func (g *generator) line(l trace.Line) {
 }
 
 func (g *generator) note(state reflector.State, reason reflector.Reason, mod func(*trace.Line)) {
+	if g.cfg.Observed {
+		return // a proxy's streams decide nothing: a replay derives their notes
+	}
 	l := trace.Line{K: trace.KindNote, State: state.String(), Reason: string(reason)}
 	if mod != nil {
 		mod(&l)
@@ -400,6 +428,10 @@ func (g *generator) event(id int64, k int) {
 		l.Written, l.Lag = &written, &d
 	}
 	g.line(l)
+	if d := g.cfg.DuplicateEvery; d > 0 && typ == reflector.EventModified && (k+1)%d == 0 {
+		l.Written, l.Lag = nil, nil
+		g.line(l) // the same event again: nothing changes
+	}
 }
 
 func (g *generator) alive() []*object {
