@@ -60,17 +60,6 @@ func replaySummaries(t testing.TB, path string) []summary.Summary {
 	return sess.Summaries()
 }
 
-// observedTrace says whether path was recorded by kubectl watchcache proxy.
-func observedTrace(t testing.TB, path string) bool {
-	t.Helper()
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	return rd.Header().Observed
-}
-
 // replaySummary is the summary of a trace of one resource.
 func replaySummary(t testing.TB, path string) summary.Summary {
 	t.Helper()

@@ -179,6 +179,9 @@ type Session struct {
 	Probe      *probe.Stats
 	ProbeIndex int
 	clock      reflector.Clock
+	// run runs the session as its constructor wired it: our reflectors,
+	// their replay, the proxy, or its trace's replay.
+	run func(context.Context) error
 
 	// An observed run's: its streams, fed by the proxy (serve) or by the
 	// replay (feed), and how they are recorded.
@@ -262,6 +265,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		return nil, errors.New("a run needs at least one resource")
 	}
 	s := &Session{clock: reflector.RealClock{}}
+	s.run = s.runLive
 	s.Header = trace.Header{StartedAt: time.Now().UTC(), Tool: Tool, Server: ServerURL(cfg.Rest)}
 	var gate *reflector.ListGate
 	if cfg.MaxConcurrentLists > 0 && len(cfg.Resources) > 1 {
@@ -431,13 +435,14 @@ func NewReplay(path string, speed float64) (*Session, error) {
 func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: probe.NewRecordedStats()}
+	s.run = s.runReplay
 	if rd.Header().Observed {
 		s.observed = true
 		feed, err := observed.NewFeed(rd, rp.Now, func(st *observed.Stream) { s.add(st) })
 		if err != nil {
 			return nil, err
 		}
-		s.feed = feed
+		s.feed, s.run = feed, s.runFeed
 		rp.Feed(func(l *trace.Line) error {
 			if s.onLine != nil && l.K != trace.KindResource {
 				s.onLine(l.R, l)
@@ -490,6 +495,7 @@ type ObservedConfig struct {
 // Run runs. The run's trace, if asked for, is created here.
 func NewObserved(cfg ObservedConfig) (*Session, error) {
 	s := &Session{observed: true, clock: reflector.RealClock{}, record: cfg.TraceObjects, unsafe: cfg.UnsafeSecrets}
+	s.run = s.runProxy
 	s.Header = trace.Header{StartedAt: time.Now(), Tool: Tool + " proxy", Server: ServerURL(cfg.Rest), Observed: true, ServerVersion: ServerVersion(cfg.Rest)}
 	if cfg.TracePath != "" {
 		rec, err := trace.Create(cfg.TracePath, s.Header)
@@ -551,54 +557,7 @@ func (s *Session) Now() time.Time { return s.clock.Now() }
 // the recorder. It returns each failure (named after its resource when there
 // are several), a replay divergence, or a trace write error, joined.
 func (s *Session) Run(ctx context.Context) error {
-	var runErr error
-	switch {
-	case s.observed && s.Replay != nil:
-		runErr = s.Replay.Run(ctx)
-		s.feed.Close()
-	case s.observed:
-		if s.serve != nil {
-			runErr = s.serve(ctx)
-		}
-		s.mu.Lock()
-		streams := s.streams
-		s.mu.Unlock()
-		for _, st := range streams {
-			st.Close()
-		}
-	case s.Replay != nil:
-		reflectors := make([]*reflector.Reflector, len(s.Resources))
-		for i, r := range s.Resources {
-			reflectors[i] = r.Reflector
-		}
-		runErr = s.Replay.Run(ctx, reflectors...)
-		if errors.Is(runErr, context.Canceled) && ctx.Err() != nil {
-			runErr = nil
-		}
-		for _, r := range s.Resources {
-			r.finish(nil) // a replay's reflectors end when the trace does
-		}
-	default:
-		var wg sync.WaitGroup
-		errs := make([]error, len(s.Resources))
-		for i, r := range s.Resources {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				err := r.Reflector.Run(ctx)
-				r.finish(err)
-				if err != nil && len(s.Resources) > 1 {
-					err = fmt.Errorf("%s: %w", r.Name(), err)
-				}
-				errs[i] = err
-			}()
-		}
-		wg.Wait()
-		runErr = errors.Join(errs...)
-		// The names a throttled run could not learn while it was throttled,
-		// looked up once more before the summary (and the trace's end).
-		s.names.Finish(context.Background())
-	}
+	runErr := s.run(ctx)
 	for _, r := range s.Resources {
 		r.writer.Close()
 	}
@@ -611,6 +570,66 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 	}
 	return errors.Join(runErr, recErr)
+}
+
+// runLive runs our reflectors until ctx ends or every one has stopped.
+func (s *Session) runLive(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(s.Resources))
+	for i, r := range s.Resources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := r.Reflector.Run(ctx)
+			r.finish(err)
+			if err != nil && len(s.Resources) > 1 {
+				err = fmt.Errorf("%s: %w", r.Name(), err)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	// The names a throttled run could not learn while it was throttled,
+	// looked up once more before the summary (and the trace's end).
+	s.names.Finish(context.Background())
+	return errors.Join(errs...)
+}
+
+// runReplay replays our reflectors' trace through them.
+func (s *Session) runReplay(ctx context.Context) error {
+	reflectors := make([]*reflector.Reflector, len(s.Resources))
+	for i, r := range s.Resources {
+		reflectors[i] = r.Reflector
+	}
+	err := s.Replay.Run(ctx, reflectors...)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		err = nil
+	}
+	for _, r := range s.Resources {
+		r.finish(nil) // a replay's reflectors end when the trace does
+	}
+	return err
+}
+
+// runFeed replays an observed trace into its streams.
+func (s *Session) runFeed(ctx context.Context) error {
+	defer s.feed.Close()
+	return s.Replay.Run(ctx)
+}
+
+// runProxy serves the proxy (Serve) until ctx ends, then ends its streams.
+func (s *Session) runProxy(ctx context.Context) error {
+	var err error
+	if s.serve != nil {
+		err = s.serve(ctx)
+	}
+	s.mu.Lock()
+	streams := s.streams
+	s.mu.Unlock()
+	for _, st := range streams {
+		st.Close()
+	}
+	return err
 }
 
 func (r *Watched) finish(err error) {
