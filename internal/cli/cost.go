@@ -55,12 +55,13 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 	cmd := &cobra.Command{
 		Use:   "cost RESOURCE[,RESOURCE…]",
 		Short: "Measure what an informer of a resource would cost, before you run one",
-		Long: "Count the objects (one LIST with limit=1), sample some of them in JSON and protobuf, build the\n" +
-			"sample in each form an informer holds (typed, dynamic, metadata, typed without managedFields,\n" +
-			"this tool's store) in a real client-go indexer, measure the heap after GC, and extrapolate to\n" +
-			"the whole collection: per object, steady cache, peak during the initial sync (paged LIST and\n" +
-			"streaming list), the initial list's bytes and time on each wire, and the cheapest form that\n" +
-			"serves --need. Never lists the whole collection unless --exact is given.",
+		Long: "Read the whole list once, page by page (protobuf for built-in kinds), counting every object's\n" +
+			"bytes and keeping a uniform random sample; build the sample in each form an informer holds\n" +
+			"(typed, dynamic, metadata, typed without managedFields, this tool's store) in a real client-go\n" +
+			"indexer, measure the heap after GC, and scale it by the list's bytes: per object, steady cache\n" +
+			"and its 95% range, peak during the initial sync (paged LIST and streaming list), the initial\n" +
+			"list's bytes and time on each wire, and the cheapest form that serves --need. It says how much\n" +
+			"was read and how long it took. With --exact every object is measured.",
 		Example: "  kubectl watchcache cost pods -A\n" +
 			"  kubectl watchcache cost configmaps,secrets -n prod --sample 1000 -o json\n" +
 			"  kubectl watchcache cost widgets.example.com -A -l team=a --need metadata",
@@ -82,10 +83,10 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 	o.ConfigFlags.AddFlags(f)
 	o.identity.addFlags(f, o.ConfigFlags)
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Measure the resources in all namespaces")
-	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector, as in kubectl get -l (the count then pages through metadata only)")
-	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector, as in kubectl get --field-selector (the count then pages through metadata only)")
-	f.IntVar(&o.Sample, "sample", o.Sample, fmt.Sprintf("Objects to sample (at most %d)", cost.MaxSample))
-	f.BoolVar(&o.Exact, "exact", false, "Count by listing every object once, metadata only in protobuf, instead of a limit=1 LIST's remainingItemCount")
+	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector, as in kubectl get -l")
+	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector, as in kubectl get --field-selector")
+	f.IntVar(&o.Sample, "sample", o.Sample, fmt.Sprintf("Objects to sample at random from the list and measure (at most %d)", cost.MaxSample))
+	f.BoolVar(&o.Exact, "exact", false, "Measure every object of the list, not a sample (the whole list is held in memory while it is measured)")
 	f.StringVar(&o.Need, "need", o.Need, "What the informer's handlers read, for the cheapest form that serves it: full (spec, status) or metadata (names, labels, owners)")
 	f.StringVarP(&o.Output, "output", "o", "", "Output format: json, or empty for text")
 	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "Refuse to measure more resources than this (a category such as all can name many)")

@@ -1,17 +1,22 @@
 // Package cost measures what an informer of a resource would cost before one
-// is run: it counts the objects cheaply, samples some of them in JSON and
-// protobuf, builds the sample in each form an informer can hold (typed,
-// dynamic, metadata, typed without managedFields, this tool's own store) in a
-// real client-go cache.Indexer, reads the heap after GC before and after, and
-// extrapolates to the whole collection. It is "kubectl watchcache cost".
+// is run: it reads the list once, counting every object's bytes and keeping
+// a uniform random sample, builds the sample in each form an informer can
+// hold (typed, dynamic, metadata, typed without managedFields, this tool's
+// own store) in a real client-go cache.Indexer, reads the heap after GC
+// before and after, and scales it to the whole list by its bytes. It is
+// "kubectl watchcache cost".
 package cost
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
+	"math/rand/v2"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -54,7 +59,7 @@ type Options struct {
 	FieldSelector string
 	// Sample is how many objects to sample (1 to MaxSample).
 	Sample int
-	// Exact counts by listing every object once (metadata only, protobuf).
+	// Exact measures every object: the sample is the whole list.
 	Exact bool
 	// Need is NeedFull or NeedMetadata.
 	Need string
@@ -76,20 +81,37 @@ type Resource struct {
 	// Namespace is the namespace counted ("" for all, or a cluster-scoped resource).
 	Namespace string `json:"namespace,omitempty"`
 	Objects   int64  `json:"objects"`
-	// Counted says how Objects was found: remainingItemCount (a limit=1 LIST),
-	// pages (paged through, metadata only: the server gives no count with a
-	// selector) or exact (--exact).
-	Counted string `json:"counted"`
-	Sampled int    `json:"sampled"`
+	// Read is the whole list as it was read once, to count the objects and
+	// their sizes and to sample them.
+	Read Read `json:"read"`
+	// Sampled is how many objects were decoded and measured: a uniform
+	// random sample of the list (every object with --exact).
+	Sampled int `json:"sampled"`
+	// MeasureSeconds is the time the sample's measuring took, after the read.
+	MeasureSeconds float64 `json:"measureSeconds"`
 	// BytesPerObject and ListBytes are per wire; protobuf is absent where the
 	// server does not speak it for this resource's objects.
 	BytesPerObject Wires `json:"bytesPerObject"`
 	ListBytes      Wires `json:"listBytes"`
-	// ListSeconds is the initial list's time at the rate the sample was listed.
+	// ListSeconds is the initial list's time: as measured on the wire the
+	// list was read in, and at the rate of one page on the other.
 	ListSeconds WireSeconds `json:"listSeconds"`
 	Heap        Heaps       `json:"heap"`
 	// Cheapest is the cheapest form that serves the stated need.
 	Cheapest *Choice `json:"cheapest,omitempty"`
+}
+
+// Read is how the list was read: every page of it, once, in protobuf for a
+// built-in resource (JSON for the rest), limit=500 as kubectl and
+// informers page.
+type Read struct {
+	Objects int64 `json:"objects"`
+	// Bytes are the responses' bodies.
+	Bytes int64 `json:"bytes"`
+	// Wire is "protobuf" or "json".
+	Wire    string  `json:"wire"`
+	Pages   int     `json:"pages"`
+	Seconds float64 `json:"seconds"`
 }
 
 // Wires are a size on each wire.
@@ -119,8 +141,13 @@ type Heaps struct {
 type Heap struct {
 	// PerObject is the measured heap of one object in the form, in its indexer.
 	PerObject int64 `json:"perObject"`
-	// Total is the steady cache: PerObject × objects.
+	// Total is the steady cache: the sample's heap per byte on the wire
+	// times the list's bytes (a ratio estimate; PerObject is Total/objects).
 	Total int64 `json:"total"`
+	// Range is Total's 95 % range from the sample: the spread of five random
+	// parts of it, each measured alone (absent when the sample is under 25
+	// objects).
+	Range *[2]int64 `json:"range,omitempty"`
 	// PeakList is the peak during an initial sync by paged LIST: the store and
 	// the gathered list of every page (see docs/design.md, "Cost").
 	PeakList int64 `json:"peakList"`
@@ -208,41 +235,180 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-func measureResource(ctx context.Context, c *client, t reflector.Target, o Options) (Resource, error) {
-	r := Resource{Resource: Name(t.Resource), Namespace: t.Namespace}
-	var err error
-	if r.Objects, r.Counted, err = count(ctx, c, t, o.Exact); err != nil {
-		return r, err
+func measureResource(ctx context.Context, c *client, t reflector.Target, o Options) (r Resource, err error) {
+	r = Resource{Resource: Name(t.Resource), Namespace: t.Namespace}
+	builtIn := wire.BuiltIn(t.Resource)
+	n := o.Sample
+	if o.Exact {
+		n = math.MaxInt
 	}
-	s, err := takeSample(ctx, c, t, o.Sample)
+	l, err := readList(ctx, c, t, builtIn, n)
 	if err != nil {
 		return r, err
 	}
-	r.Sampled = s.items(s.json)
-	r.Objects = max(r.Objects, int64(r.Sampled))
-	bpo, rate := s.wire(s.json)
-	r.BytesPerObject.JSON = round(bpo)
-	r.ListBytes.JSON = round(bpo * float64(r.Objects))
-	r.ListSeconds.JSON = seconds(r.Objects, rate)
-	if s.proto != nil {
-		bpo, rate := s.wire(s.proto)
-		r.BytesPerObject.Protobuf = ptr(round(bpo))
-		r.ListBytes.Protobuf = ptr(round(bpo * float64(r.Objects)))
-		r.ListSeconds.Protobuf = ptr(seconds(r.Objects, rate))
+	r.Objects, r.Sampled = l.objects, len(l.sample)
+	r.Read = Read{Objects: l.objects, Bytes: l.bodyBytes, Wire: "json", Pages: l.pages, Seconds: seconds(l.took)}
+	if l.proto {
+		r.Read.Wire = "protobuf"
 	}
-	per, err := measureForms(s, wire.BuiltIn(t.Resource))
+	measureStart := time.Now()
+	defer func() { r.MeasureSeconds = seconds(time.Since(measureStart)) }()
+	groups, err := l.groups()
 	if err != nil {
-		return r, fmt.Errorf("measuring the sample of %s: %w", r.Resource, err)
+		return r, fmt.Errorf("building the sample of %s: %w", r.Resource, err)
+	}
+	// Bytes on the wire, per object: the list's own wire as read; JSON from
+	// the sample's JSON when the list was read in protobuf.
+	var sampleJSON, sampleWire int64
+	for _, g := range groups {
+		sampleJSON += int64(len(g.json))
+		sampleWire += g.wireBytes
+	}
+	jsonBytes := l.bytes
+	if l.proto {
+		jsonBytes = round(ratio(sampleJSON, sampleWire) * float64(l.bytes))
+		r.BytesPerObject.Protobuf = ptr(round(ratio(l.bodyBytes, l.objects)))
+		r.ListBytes.Protobuf = ptr(l.bodyBytes)
+		r.ListSeconds.Protobuf = ptr(seconds(l.took))
+		// JSON's time at the rate of one JSON page of the same objects.
+		rate, err := jsonRate(ctx, c, t, min(pageSize, max(r.Sampled, 1)), l.resourceVersion)
+		if err != nil {
+			return r, err
+		}
+		r.ListSeconds.JSON = seconds(time.Duration(float64(jsonBytes) / rate * float64(time.Second)))
+	} else {
+		r.ListSeconds.JSON = seconds(l.took)
+	}
+	r.BytesPerObject.JSON = round(ratio(jsonBytes, l.objects))
+	r.ListBytes.JSON = jsonBytes
+	if !l.proto {
+		r.ListBytes.JSON = l.bodyBytes
+	}
+	per := make([]map[string]float64, len(groups))
+	for i, g := range groups {
+		if per[i], err = measureForms(g, builtIn && l.proto); err != nil {
+			return r, fmt.Errorf("measuring the sample of %s: %w", r.Resource, err)
+		}
+	}
+	holders, err := measureContainers(groups, l)
+	if err != nil {
+		return r, fmt.Errorf("measuring an informer of %s's size: %w", r.Resource, err)
 	}
 	for _, f := range r.Heap.forms() {
-		p, ok := per[f.name]
-		if !ok {
+		if _, ok := per[0][f.name]; !ok {
 			continue
 		}
-		*f.p = extrapolate(p, r.Objects)
+		if f.name == FormWatchcache {
+			*f.p = estimate(groups, per, f.name, l, nil) // no informer: the store as measured
+			continue
+		}
+		*f.p = estimate(groups, per, f.name, l, holders)
 	}
 	r.Cheapest = cheapest(&r.Heap, o.Need)
 	return r, nil
+}
+
+// containers are the heap per object of what holds the objects, apart from
+// them (see containers.go): in each group's plain indexer, and in a real
+// informer of the whole list.
+type containers struct {
+	group []float64
+	list  float64
+}
+
+// measureContainers measures them with placeholders shaped as the sample's keys.
+func measureContainers(groups []*group, l *listing) (*containers, error) {
+	c := &containers{group: make([]float64, len(groups))}
+	if l.objects == 0 {
+		return c, nil
+	}
+	shape := l.keys
+	bySize := map[int]float64{}
+	for i, g := range groups {
+		v, ok := bySize[g.objects]
+		if !ok {
+			var err error
+			if v, err = containerBytes(g.objects, shape, false); err != nil {
+				return nil, err
+			}
+			bySize[g.objects] = v
+		}
+		c.group[i] = v
+	}
+	v, err := containerBytes(int(min(l.objects, maxPlaceholders)), shape, true)
+	if err != nil {
+		return nil, err
+	}
+	c.list = v
+	return c, nil
+}
+
+// estimate is one form's heap for the whole list: the ratio of the sample's
+// heap (its containers' taken out) to its bytes on the wire, times the
+// list's bytes, and an informer's containers for the list's count put back.
+// Its range is ±t·s/√k, s the spread of the k groups' own ratios (each group
+// a random part of the sample, measured alone) and t Student's for k-1
+// degrees of freedom at 95 %, and the heap readings' own tolerance (±1 %),
+// added in quadrature.
+func estimate(groups []*group, per []map[string]float64, form string, l *listing, c *containers) *Heap {
+	var heap, bytes float64
+	ratios := make([]float64, len(groups))
+	for i, g := range groups {
+		p := per[i][form]
+		if c != nil {
+			p = max(p-c.group[i], 0)
+		}
+		h := p * float64(g.objects)
+		heap += h
+		bytes += float64(g.wireBytes)
+		ratios[i] = h / max(float64(g.wireBytes), 1)
+	}
+	if bytes == 0 || l.objects == 0 {
+		return extrapolate(0, 0)
+	}
+	r := heap / bytes
+	fixed := 0.0
+	if c != nil {
+		fixed = c.list * float64(l.objects)
+	}
+	total := r*float64(l.bytes) + fixed
+	h := extrapolate(total/float64(l.objects), l.objects)
+	if k := len(ratios); k >= 2 {
+		var ss float64
+		for _, x := range ratios {
+			ss += (x - r) * (x - r)
+		}
+		sampling := studentT95[k-1] * math.Sqrt(ss/float64(k-1)) / math.Sqrt(float64(k)) * float64(l.bytes)
+		// A heap reading is taken once its last readings agree within
+		// stableWithin: good to about half that, whatever the sample.
+		reading := stableWithin / 2 * float64(h.Total)
+		half := math.Hypot(sampling, reading)
+		h.Range = &[2]int64{max(round(float64(h.Total)-half), 0), round(float64(h.Total) + half)}
+	}
+	return h
+}
+
+// studentT95 is Student's t at 95 %, two-sided, by degrees of freedom.
+var studentT95 = [...]float64{1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
+
+// jsonRate lists one page of n objects in JSON at rv and returns its bytes per second.
+func jsonRate(ctx context.Context, c *client, t reflector.Target, n int, rv string) (float64, error) {
+	q := listQuery{limit: int64(n)}
+	if rv != "" {
+		q.resourceVersion, q.resourceVersionMatch = rv, "Exact"
+	}
+	p, err := c.list(ctx, t, q, acceptJSON, "json")
+	if err != nil {
+		return 0, err
+	}
+	return float64(len(p.body)) / max(p.took.Seconds(), 1e-6), nil
+}
+
+func ratio[T int64 | int](a, b T) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 // extrapolate is a form's cost for n objects from its measured bytes per object.
@@ -301,7 +467,7 @@ func totals(rs []Resource) *Totals {
 		t.ListBytes.Protobuf = &proto
 	}
 	for _, f := range t.Heap.forms() {
-		sum := &Heap{}
+		sum := &Heap{Range: &[2]int64{}}
 		for _, r := range rs {
 			h := r.Heap.Get(f.name)
 			if h == nil {
@@ -311,6 +477,13 @@ func totals(rs []Resource) *Totals {
 			sum.Total += h.Total
 			sum.PeakList += h.PeakList
 			sum.PeakStream += h.PeakStream
+			// The ranges add up, as if the resources' errors were one (the widest).
+			if h.Range == nil || sum.Range == nil {
+				sum.Range = nil
+			} else {
+				sum.Range[0] += h.Range[0]
+				sum.Range[1] += h.Range[1]
+			}
 		}
 		if sum != nil {
 			if t.Objects > 0 {
@@ -322,124 +495,146 @@ func totals(rs []Resource) *Totals {
 	return t
 }
 
-// count counts t's objects: one limit=1 LIST's remainingItemCount, else (a
-// selector, or exact) pages through metadata only, in protobuf.
-func count(ctx context.Context, c *client, t reflector.Target, exact bool) (int64, string, error) {
-	const asked = "metadata, protobuf"
+// listing is a list read whole, once: its size and a uniform random sample
+// of its items, kept as they came on the wire.
+type listing struct {
+	objects int64
+	// bytes are the items' own bytes on the wire; bodyBytes the responses'.
+	bytes, bodyBytes int64
+	pages            int
+	took             time.Duration
+	resourceVersion  string
+	proto            bool
+	// To build lists of the sample again: the protobuf list's TypeMeta, the
+	// JSON list's apiVersion and kind.
+	typeMeta         []byte
+	apiVersion, kind string
+	sample           [][]byte
+	// keys is the shape of the sample's keys (set by groups).
+	keys keyShape
+}
+
+// readList reads t's whole list, page by page (protobuf for a built-in
+// resource), counting every object's bytes and keeping a uniform random
+// sample of n of them (reservoir sampling, seeded so that the same list
+// gives the same sample). The sample is shuffled.
+func readList(ctx context.Context, c *client, t reflector.Target, builtIn bool, n int) (*listing, error) {
+	accept, asked := acceptJSON, "json"
+	if builtIn {
+		accept, asked = acceptProtobuf, "protobuf"
+	}
+	rng := rand.New(rand.NewPCG(0x5a4d91e, 0xc057))
+	l := &listing{}
 	cont := ""
-	var n int64
-	if !exact {
-		p, err := c.list(ctx, t, listQuery{limit: 1}, acceptMetadata, asked)
-		if err != nil {
-			return 0, "", err
-		}
-		n = int64(len(p.decoded.Items))
-		if rem := p.decoded.RemainingItemCount; rem != nil {
-			return n + *rem, "remainingItemCount", nil
-		}
-		if p.decoded.Continue == "" {
-			return n, "remainingItemCount", nil
-		}
-		cont = p.decoded.Continue
-	}
 	for {
-		p, err := c.list(ctx, t, listQuery{limit: pageSize, cont: cont}, acceptMetadata, asked)
+		p, err := c.list(ctx, t, listQuery{limit: pageSize, cont: cont}, accept, asked)
 		if err != nil {
-			return 0, "", err
+			return nil, err
 		}
-		n += int64(len(p.decoded.Items))
-		if cont = p.decoded.Continue; cont == "" {
+		l.pages++
+		l.took += p.took
+		l.bodyBytes += int64(len(p.body))
+		if l.pages == 1 {
+			l.resourceVersion = p.parts.resourceVersion
+			l.proto = wire.IsProtobuf(p.contentType)
+			l.typeMeta = bytes.Clone(p.parts.typeMeta)
+			l.apiVersion, l.kind = p.parts.apiVersion, p.parts.kind
+		}
+		for _, it := range p.parts.items {
+			l.bytes += int64(len(it))
+			switch {
+			case len(l.sample) < n:
+				l.sample = append(l.sample, bytes.Clone(it))
+			default:
+				if j := rng.Int64N(l.objects + 1); j < int64(n) {
+					l.sample[j] = bytes.Clone(it)
+				}
+			}
+			l.objects++
+		}
+		if cont = p.parts.continueToken; cont == "" {
 			break
 		}
 	}
-	if exact {
-		return n, "exact", nil
-	}
-	return n, "pages", nil
+	rng.Shuffle(len(l.sample), func(i, j int) { l.sample[i], l.sample[j] = l.sample[j], l.sample[i] })
+	return l, nil
 }
 
-// sample is the sampled objects' pages on each wire.
-type sample struct {
-	json, proto []*page
+// group is one part of the sample, built as the lists an informer would get.
+type group struct {
+	objects   int
+	wireBytes int64
+	// proto is a protobuf list of the group's objects (nil for a resource
+	// read in JSON); json the same list in JSON.
+	proto, json []byte
 }
 
-func (s *sample) items(pages []*page) int {
-	n := 0
-	for _, p := range pages {
-		n += len(p.decoded.Items)
+// groupsOf is how many parts the sample is measured in: five, each of five
+// objects at least, for the estimate's range.
+func groupsOf(n int) int {
+	if n < 25 {
+		return 1
 	}
-	return n
+	return 5
 }
 
-// wire is the pages' bytes per object and objects per second.
-func (s *sample) wire(pages []*page) (bytesPerObject, rate float64) {
-	var bytes, secs float64
-	n := s.items(pages)
-	for _, p := range pages {
-		bytes += float64(len(p.body))
-		secs += p.took.Seconds()
-	}
-	if n == 0 {
-		return 0, 0
-	}
-	if secs > 0 {
-		rate = float64(n) / secs
-	}
-	return bytes / float64(n), rate
-}
-
-// takeSample lists up to n objects in JSON and, for a built-in resource, the
-// same objects in protobuf (the first page at the JSON list's resourceVersion).
-func takeSample(ctx context.Context, c *client, t reflector.Target, n int) (*sample, error) {
-	s := &sample{}
-	rv := ""
-	var err error
-	if s.json, rv, err = samplePages(ctx, c, t, n, acceptJSON, "json", ""); err != nil {
-		return nil, err
-	}
-	if !wire.BuiltIn(t.Resource) {
-		return s, nil
-	}
-	if s.proto, _, err = samplePages(ctx, c, t, n, acceptProtobuf, "protobuf", rv); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func samplePages(ctx context.Context, c *client, t reflector.Target, n int, accept, asked, rv string) ([]*page, string, error) {
-	var pages []*page
-	got, cont := 0, ""
-	for got < n {
-		q := listQuery{limit: int64(min(pageSize, n-got)), cont: cont}
-		if cont == "" && rv != "" {
-			q.resourceVersion, q.resourceVersionMatch = rv, "Exact"
+// groups splits the sample into its parts and builds each part's lists.
+// JSON of protobuf objects is their typed objects' JSON, as the server writes it.
+func (l *listing) groups() ([]*group, error) {
+	k := groupsOf(len(l.sample))
+	out := make([]*group, 0, k)
+	for i := range k {
+		lo, hi := i*len(l.sample)/k, (i+1)*len(l.sample)/k
+		items := l.sample[lo:hi]
+		g := &group{objects: len(items)}
+		for _, it := range items {
+			g.wireBytes += int64(len(it))
 		}
-		p, err := c.list(ctx, t, q, accept, asked)
+		if !l.proto {
+			g.json = jsonList(l.apiVersion, l.kind, items)
+			out = append(out, g)
+			continue
+		}
+		g.proto = protoList(l.typeMeta, items)
+		j, err := typedJSON(g.proto)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		if rv == "" {
-			rv = p.decoded.ResourceVersion
+		g.json = j
+		out = append(out, g)
+	}
+	return out, l.readKeys(out)
+}
+
+// readKeys reads the sample's keys' shape from its groups' JSON.
+func (l *listing) readKeys(groups []*group) error {
+	namespaces := map[string]bool{}
+	var nsLen, nameLen, n int
+	for _, g := range groups {
+		var meta metav1.PartialObjectMetadataList
+		if err := json.Unmarshal(g.json, &meta); err != nil {
+			return fmt.Errorf("reading the sample's names: %w", err)
 		}
-		pages = append(pages, p)
-		got += len(p.decoded.Items)
-		if cont = p.decoded.Continue; cont == "" {
-			break
+		for _, it := range meta.Items {
+			namespaces[it.Namespace] = true
+			nsLen += len(it.Namespace)
+			nameLen += len(it.Name)
+			n++
 		}
 	}
-	return pages, rv, nil
+	if n > 0 {
+		l.keys = keyShape{namespaceLen: nsLen / n, nameLen: nameLen / n, namespaces: len(namespaces)}
+	}
+	return nil
 }
 
 func round(f float64) int64 { return int64(math.Round(f)) }
 
 func ptr[T any](v T) *T { return &v }
 
-func seconds(n int64, rate float64) float64 {
-	if rate == 0 {
-		return 0
-	}
-	s, _ := strconv.ParseFloat(strconv.FormatFloat(float64(n)/rate, 'f', 3, 64), 64)
-	return s
+// seconds is d in seconds, to the millisecond.
+func seconds(d time.Duration) float64 {
+	return math.Round(d.Seconds()*1000) / 1000
 }
 
 // formatBytes prints a size for people, in binary units.

@@ -31,23 +31,23 @@ const (
 // says how many objects it holds.
 type builder func() (held any, objects int, err error)
 
-// measureForms measures every form that applies: typed only for a built-in
-// resource (from the protobuf sample, as a typed informer over protobuf
-// decodes), dynamic and metadata from the JSON sample, this tool's store from
-// the wire it would ask for. It returns each form's heap per object.
-func measureForms(s *sample, builtIn bool) (map[string]float64, error) {
+// measureForms measures every form that applies to one group of the
+// sample: typed only for a resource read in protobuf (as a typed informer
+// over protobuf decodes), dynamic and metadata from its JSON, this tool's
+// store from the wire it would ask for. It returns each form's heap per object.
+func measureForms(g *group, typed bool) (map[string]float64, error) {
 	builders := map[string]builder{
-		FormDynamic:                func() (any, int, error) { return buildDynamic(s.json, false) },
-		FormDynamicNoManagedFields: func() (any, int, error) { return buildDynamic(s.json, true) },
-		FormMetadata:               func() (any, int, error) { return buildMetadata(s.json) },
+		FormDynamic:                func() (any, int, error) { return buildDynamic(g.json, false) },
+		FormDynamicNoManagedFields: func() (any, int, error) { return buildDynamic(g.json, true) },
+		FormMetadata:               func() (any, int, error) { return buildMetadata(g.json) },
 	}
-	own := s.json
-	if builtIn && s.proto != nil {
-		builders[FormTyped] = func() (any, int, error) { return buildTyped(s.proto, false) }
-		builders[FormTypedNoManagedFields] = func() (any, int, error) { return buildTyped(s.proto, true) }
-		own = s.proto
+	own, ownType := g.json, "application/json"
+	if typed {
+		builders[FormTyped] = func() (any, int, error) { return buildTyped(g.proto, false) }
+		builders[FormTypedNoManagedFields] = func() (any, int, error) { return buildTyped(g.proto, true) }
+		own, ownType = g.proto, wire.ContentTypeProtobuf
 	}
-	builders[FormWatchcache] = func() (any, int, error) { return buildStore(own) }
+	builders[FormWatchcache] = func() (any, int, error) { return buildStore(own, ownType) }
 	out := map[string]float64{}
 	for _, name := range slices.Sorted(maps.Keys(builders)) {
 		per, err := measure(builders[name])
@@ -142,58 +142,54 @@ func addAll(idx cache.Indexer, list kruntime.Object, strip bool) (int, error) {
 	return len(items), nil
 }
 
-// buildTyped decodes protobuf pages with client-go's scheme into typed
+// typedJSON is the JSON the server writes of a protobuf list: its typed
+// objects', encoded as the API server encodes them.
+func typedJSON(protoList []byte) ([]byte, error) {
+	obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(protoList, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("decoding a typed list: %w", err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(*gvk)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding a typed list in JSON: %w", err)
+	}
+	return b, nil
+}
+
+// buildTyped decodes a protobuf list with client-go's scheme into typed
 // objects in an indexer; strip drops managedFields first (the transform).
-func buildTyped(pages []*page, strip bool) (any, int, error) {
-	idx, n := newIndexer(), 0
-	dec := scheme.Codecs.UniversalDeserializer()
-	for _, p := range pages {
-		obj, _, err := dec.Decode(p.body, nil, nil)
-		if err != nil {
-			return nil, 0, fmt.Errorf("decoding a typed list: %w", err)
-		}
-		k, err := addAll(idx, obj, strip)
-		if err != nil {
-			return nil, 0, err
-		}
-		n += k
+func buildTyped(body []byte, strip bool) (any, int, error) {
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("decoding a typed list: %w", err)
 	}
-	return idx, n, nil
+	idx := newIndexer()
+	n, err := addAll(idx, obj, strip)
+	return idx, n, err
 }
 
-// buildDynamic decodes JSON pages into unstructured.Unstructured in an indexer.
-func buildDynamic(pages []*page, strip bool) (any, int, error) {
-	idx, n := newIndexer(), 0
-	for _, p := range pages {
-		obj, _, err := unstructured.UnstructuredJSONScheme.Decode(p.body, nil, nil)
-		if err != nil {
-			return nil, 0, fmt.Errorf("decoding an unstructured list: %w", err)
-		}
-		k, err := addAll(idx, obj, strip)
-		if err != nil {
-			return nil, 0, err
-		}
-		n += k
+// buildDynamic decodes a JSON list into unstructured.Unstructured in an indexer.
+func buildDynamic(body []byte, strip bool) (any, int, error) {
+	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(body, nil, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("decoding an unstructured list: %w", err)
 	}
-	return idx, n, nil
+	idx := newIndexer()
+	n, err := addAll(idx, obj, strip)
+	return idx, n, err
 }
 
-// buildMetadata decodes JSON pages into PartialObjectMetadata in an indexer
+// buildMetadata decodes a JSON list into PartialObjectMetadata in an indexer
 // (only metadata is kept, as the metadata informer's objects).
-func buildMetadata(pages []*page) (any, int, error) {
-	idx, n := newIndexer(), 0
-	for _, p := range pages {
-		var l metav1.PartialObjectMetadataList
-		if err := json.Unmarshal(p.body, &l); err != nil {
-			return nil, 0, fmt.Errorf("decoding a metadata list: %w", err)
-		}
-		k, err := addAll(idx, &l, false)
-		if err != nil {
-			return nil, 0, err
-		}
-		n += k
+func buildMetadata(body []byte) (any, int, error) {
+	var l metav1.PartialObjectMetadataList
+	if err := json.Unmarshal(body, &l); err != nil {
+		return nil, 0, fmt.Errorf("decoding a metadata list: %w", err)
 	}
-	return idx, n, nil
+	idx := newIndexer()
+	n, err := addAll(idx, &l, false)
+	return idx, n, err
 }
 
 // ownStore is this tool's store and its writer, held together.
@@ -202,21 +198,19 @@ type ownStore struct {
 	w *store.Writer
 }
 
-// buildStore decodes pages with pkg/wire into this tool's compact objects in a store.
-func buildStore(pages []*page) (any, int, error) {
+// buildStore decodes a list with pkg/wire into this tool's compact objects in a store.
+func buildStore(body []byte, contentType string) (any, int, error) {
 	s, w := store.New()
 	if _, err := w.ApplyEvent(store.Event{Type: store.Init}); err != nil {
 		return nil, 0, err
 	}
-	for _, p := range pages {
-		pg, err := wire.DecodeListResponse(bytes.NewReader(p.body), p.contentType, false)
-		if err != nil {
-			return nil, 0, fmt.Errorf("decoding for the store: %w", err)
-		}
-		for _, it := range pg.Items {
-			if _, err := w.ApplyEvent(store.Event{Type: store.InitApply, Object: it.Object}); err != nil {
-				return nil, 0, err
-			}
+	pg, err := wire.DecodeListResponse(bytes.NewReader(body), contentType, false)
+	if err != nil {
+		return nil, 0, fmt.Errorf("decoding for the store: %w", err)
+	}
+	for _, it := range pg.Items {
+		if _, err := w.ApplyEvent(store.Event{Type: store.InitApply, Object: it.Object}); err != nil {
+			return nil, 0, err
 		}
 	}
 	if _, err := w.ApplyEvent(store.Event{Type: store.InitDone}); err != nil {

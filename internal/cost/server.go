@@ -1,7 +1,6 @@
 package cost
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -24,9 +23,6 @@ import (
 const (
 	acceptJSON     = "application/json"
 	acceptProtobuf = wire.ContentTypeProtobuf + ", application/json"
-	asMetadata     = ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-	// acceptMetadata is the metadata client's Accept: PartialObjectMetadataList in protobuf.
-	acceptMetadata = wire.ContentTypeProtobuf + asMetadata + ",application/json" + asMetadata + ",application/json"
 )
 
 // Request is one request made of the server, as the command reports it.
@@ -87,12 +83,12 @@ type listQuery struct {
 	resourceVersionMatch string
 }
 
-// page is one LIST answer: its body, its items decoded in the store's form
-// (for their count and the continue token), and how long it took.
+// page is one LIST answer: its body, split into its items (for their count,
+// sizes and the continue token), and how long it took.
 type page struct {
 	body        []byte
 	contentType string
-	decoded     *reflector.Page
+	parts       *listParts
 	took        time.Duration
 }
 
@@ -160,10 +156,10 @@ func (c *client) list(ctx context.Context, t reflector.Target, q listQuery, acce
 		return nil, apierrors.FromObject(st)
 	}
 	ct := resp.Header.Get("Content-Type")
-	decoded, err := wire.DecodeListResponse(bytes.NewReader(body), ct, false)
+	parts, err := splitList(body, ct)
 	if err != nil {
 		return nil, fmt.Errorf("decoding the list of %s: %w", gvr.GroupResource(), err)
 	}
-	rec.Items = len(decoded.Items)
-	return &page{body: body, contentType: ct, decoded: decoded, took: took}, nil
+	rec.Items = len(parts.items)
+	return &page{body: body, contentType: ct, parts: parts, took: took}, nil
 }

@@ -16,12 +16,6 @@ var formLabels = map[string]string{
 	FormWatchcache:             "kubectl-watchcache's store",
 }
 
-var countedLabels = map[string]string{
-	"remainingItemCount": "the remainingItemCount of one LIST with limit=1",
-	"pages":              "paging through metadata only, in protobuf: the server gives no count with a selector",
-	"exact":              "listing every object once, metadata only, in protobuf (--exact)",
-}
-
 // WriteText prints the report for people.
 func WriteText(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -34,7 +28,12 @@ func WriteText(w io.Writer, rep *Report) error {
 		if r.Namespace != "" {
 			where = "namespace " + r.Namespace
 		}
-		fmt.Fprintf(w, "%s (%s): %s, counted by %s; %d sampled\n", r.Resource, where, plural(r.Objects, "object"), countedLabels[r.Counted], r.Sampled)
+		fmt.Fprintf(w, "%s (%s): %s, read whole once in %s (%s of %s, %.2fs); %d measured",
+			r.Resource, where, plural(r.Objects, "object"), plural(int64(r.Read.Pages), "page"), formatBytes(r.Read.Bytes), r.Read.Wire, r.Read.Seconds, r.Sampled)
+		if int64(r.Sampled) < r.Objects {
+			fmt.Fprintf(w, ", a random sample")
+		}
+		fmt.Fprintln(w)
 		p("\twire\tbytes/object\tinitial list\tlist time\t\n")
 		p("\tjson\t%s\t%s\t%.2fs\t\n", formatBytes(r.BytesPerObject.JSON), formatBytes(r.ListBytes.JSON), r.ListSeconds.JSON)
 		if r.BytesPerObject.Protobuf != nil {
@@ -69,20 +68,34 @@ func WriteText(w io.Writer, rep *Report) error {
 		}
 	}
 	fmt.Fprintln(w, "\nasked of the server:")
-	for _, r := range rep.Requests {
+	for i, r := range rep.Requests {
+		// A long list's pages: the first few and the last say what was asked.
+		if len(rep.Requests) > maxRequestsShown && i >= maxRequestsShown-1 && i < len(rep.Requests)-1 {
+			if i == maxRequestsShown-1 {
+				fmt.Fprintf(w, "  … %d more (-o json lists every one)\n", len(rep.Requests)-maxRequestsShown)
+			}
+			continue
+		}
 		fmt.Fprintf(w, "  %s\n", r)
 	}
 	return nil
 }
 
+// maxRequestsShown is how many requests the text output lists.
+const maxRequestsShown = 8
+
 func writeHeaps(tw *tabwriter.Writer, h *Heaps) {
-	fmt.Fprintf(tw, "\tform\tper object\tsteady cache\tpeak, paged LIST\tpeak, streaming list\t\n")
+	fmt.Fprintf(tw, "\tform\tper object\tsteady cache\t95%% range\tpeak, paged LIST\tpeak, streaming list\t\n")
 	for _, f := range h.forms() {
 		x := *f.p
 		if x == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t\n", formLabels[f.name], formatBytes(x.PerObject), formatBytes(x.Total), formatBytes(x.PeakList), formatBytes(x.PeakStream))
+		rng := "-"
+		if x.Range != nil {
+			rng = formatBytes(x.Range[0]) + " – " + formatBytes(x.Range[1])
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t\n", formLabels[f.name], formatBytes(x.PerObject), formatBytes(x.Total), rng, formatBytes(x.PeakList), formatBytes(x.PeakStream))
 	}
 }
 

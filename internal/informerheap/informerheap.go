@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -51,7 +52,9 @@ type Config struct {
 	GVR  schema.GroupVersionResource
 	// Namespace limits the informer to one namespace; "" is all.
 	Namespace string
-	Kind      Kind
+	// LabelSelector limits the informer to the objects it selects.
+	LabelSelector string
+	Kind          Kind
 }
 
 // Result is what one informer held.
@@ -76,6 +79,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cfg := rest.CopyConfig(c.Rest)
+	tweak := func(o *metav1.ListOptions) { o.LabelSelector = c.LabelSelector }
 	var inf cache.SharedIndexInformer
 	switch c.Kind {
 	case Typed, TypedNoManagedFields:
@@ -85,7 +89,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("building the clientset: %w", err)
 		}
-		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(c.Namespace))
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(c.Namespace), informers.WithTweakListOptions(tweak))
 		gi, err := f.ForResource(c.GVR)
 		if err != nil {
 			return Result{}, fmt.Errorf("no typed informer for %s: %w", c.GVR, err)
@@ -101,13 +105,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("building the dynamic client: %w", err)
 		}
-		inf = dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, c.Namespace, nil).ForResource(c.GVR).Informer()
+		inf = dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, c.Namespace, tweak).ForResource(c.GVR).Informer()
 	case Metadata:
 		mc, err := metadata.NewForConfig(cfg)
 		if err != nil {
 			return Result{}, fmt.Errorf("building the metadata client: %w", err)
 		}
-		inf = metadatainformer.NewFilteredSharedInformerFactory(mc, 0, c.Namespace, nil).ForResource(c.GVR).Informer()
+		inf = metadatainformer.NewFilteredSharedInformerFactory(mc, 0, c.Namespace, tweak).ForResource(c.GVR).Informer()
 	default:
 		return Result{}, fmt.Errorf("unknown informer kind %q", c.Kind)
 	}

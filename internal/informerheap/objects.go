@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -30,6 +31,40 @@ type Population struct {
 	Prefix     string
 	// Writers is how many requests are in flight at once.
 	Writers int
+	// First is the shape of the objects in the first namespace (Prefix-00,
+	// the first a LIST returns); the rest are Helm-like. Real clusters are
+	// like this: argocd, cert-manager and default each hold their own kinds
+	// of objects.
+	First Shape
+}
+
+// Shape is what a population's objects look like.
+type Shape int
+
+// Shapes of objects.
+const (
+	// Helm: a ConfigMap of an application's config; a Deployment of three
+	// containers with env, ports, probes, resources and mounts.
+	Helm Shape = iota
+	// Small: a ConfigMap of one short key; a Deployment of one bare container.
+	Small
+	// Large: Helm-like, with a 12 KiB last-applied-configuration annotation
+	// (as kubectl apply leaves).
+	Large
+)
+
+// PopulationLabel is the label every object of a population has, its Prefix as value.
+const PopulationLabel = "watchcache.test/population"
+
+// Selector selects the population's objects.
+func (p Population) Selector() string { return PopulationLabel + "=" + p.Prefix }
+
+// shape is the shape of the objects in namespace ns.
+func (p Population) shape(ns string) Shape {
+	if ns == p.Namespace(0) {
+		return p.First
+	}
+	return Helm
 }
 
 // The two server-side apply field managers that own every object's fields
@@ -64,7 +99,7 @@ func (p Population) Create(ctx context.Context, cfg *rest.Config) error {
 		ns, name := p.Namespace(i), fmt.Sprintf("app-%05d-config", i)
 		jobs = append(jobs, func(ctx context.Context) error {
 			c := cs.CoreV1().ConfigMaps(ns)
-			if _, err := c.Apply(ctx, configMap(name, ns, i), metav1.ApplyOptions{FieldManager: FirstManager, Force: true}); err != nil {
+			if _, err := c.Apply(ctx, configMap(name, ns, i, p.shape(ns), p.Prefix), metav1.ApplyOptions{FieldManager: FirstManager, Force: true}); err != nil {
 				return fmt.Errorf("applying ConfigMap %s/%s: %w", ns, name, err)
 			}
 			second := corev1ac.ConfigMap(name, ns).WithLabels(map[string]string{"argocd.argoproj.io/instance": "shop-" + ns}).
@@ -79,7 +114,7 @@ func (p Population) Create(ctx context.Context, cfg *rest.Config) error {
 		ns, name := p.Namespace(i), fmt.Sprintf("app-%05d", i)
 		jobs = append(jobs, func(ctx context.Context) error {
 			c := cs.AppsV1().Deployments(ns)
-			if _, err := c.Apply(ctx, deployment(name, ns, i), metav1.ApplyOptions{FieldManager: FirstManager, Force: true}); err != nil {
+			if _, err := c.Apply(ctx, deployment(name, ns, i, p.shape(ns), p.Prefix), metav1.ApplyOptions{FieldManager: FirstManager, Force: true}); err != nil {
 				return fmt.Errorf("applying Deployment %s/%s: %w", ns, name, err)
 			}
 			second := appsv1ac.Deployment(name, ns).WithLabels(map[string]string{"argocd.argoproj.io/instance": "shop-" + ns}).
@@ -142,23 +177,59 @@ func helmLabels(app, ns string, i int) map[string]string {
 	}
 }
 
-func configMap(name, ns string, i int) *corev1ac.ConfigMapApplyConfiguration {
+func configMap(name, ns string, i int, shape Shape, population string) *corev1ac.ConfigMapApplyConfiguration {
+	if shape == Small {
+		return corev1ac.ConfigMap(name, ns).WithLabels(map[string]string{PopulationLabel: population}).WithData(map[string]string{"log-level": "info"})
+	}
 	data := fmt.Sprintf(appConfig, ns, i)
 	sum := sha256.Sum256([]byte(data))
-	return corev1ac.ConfigMap(name, ns).
-		WithLabels(helmLabels(name, ns, i)).
-		WithAnnotations(map[string]string{
-			"meta.helm.sh/release-name":      name,
-			"meta.helm.sh/release-namespace": ns,
-			"checksum/config":                hex.EncodeToString(sum[:]),
-		}).
+	labels := helmLabels(name, ns, i)
+	labels[PopulationLabel] = population
+	annotations := map[string]string{
+		"meta.helm.sh/release-name":      name,
+		"meta.helm.sh/release-namespace": ns,
+		"checksum/config":                hex.EncodeToString(sum[:]),
+	}
+	if shape == Large {
+		annotations[lastApplied] = lastAppliedOf(name, ns)
+	}
+	return corev1ac.ConfigMap(name, ns).WithLabels(labels).WithAnnotations(annotations).
 		WithData(map[string]string{"application.yaml": data, "log-level": "info", "revision": "1"})
+}
+
+// lastApplied is kubectl apply's annotation: the whole object as applied.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// lastAppliedOf is a 12 KiB last-applied-configuration.
+func lastAppliedOf(name, ns string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":%q},"data":{`, name, ns)
+	for i := 0; b.Len() < 12<<10; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"setting-%03d":"value of setting %d for %s, as the last kubectl apply wrote it"`, i, i, name)
+	}
+	b.WriteString("}}")
+	return b.String()
 }
 
 // deployment is a Helm-like Deployment: three containers with env, ports,
 // probes, resources and mounts, five volumes, labels and annotations.
-func deployment(name, ns string, i int) *appsv1ac.DeploymentApplyConfiguration {
+func deployment(name, ns string, i int, shape Shape, population string) *appsv1ac.DeploymentApplyConfiguration {
+	if shape == Small {
+		sel := map[string]string{"app": name}
+		return appsv1ac.Deployment(name, ns).WithLabels(map[string]string{PopulationLabel: population}).
+			WithSpec(appsv1ac.DeploymentSpec().WithSelector(metav1ac.LabelSelector().WithMatchLabels(sel)).
+				WithTemplate(corev1ac.PodTemplateSpec().WithLabels(sel).
+					WithSpec(corev1ac.PodSpec().WithContainers(corev1ac.Container().WithName("app").WithImage("busybox:1.37")))))
+	}
 	labels := helmLabels(name, ns, i)
+	labels[PopulationLabel] = population
+	annotations := map[string]string{"meta.helm.sh/release-name": name, "meta.helm.sh/release-namespace": ns, "deployment.kubernetes.io/revision": "3"}
+	if shape == Large {
+		annotations[lastApplied] = lastAppliedOf(name, ns)
+	}
 	sel := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/instance": name + "-prod"}
 	res := func(cpu, mem string) *corev1ac.ResourceRequirementsApplyConfiguration {
 		rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
@@ -193,7 +264,7 @@ func deployment(name, ns string, i int) *appsv1ac.DeploymentApplyConfiguration {
 		WithVolumeMounts(corev1ac.VolumeMount().WithName("logs").WithMountPath("/var/log/app"))
 	return appsv1ac.Deployment(name, ns).
 		WithLabels(labels).
-		WithAnnotations(map[string]string{"meta.helm.sh/release-name": name, "meta.helm.sh/release-namespace": ns, "deployment.kubernetes.io/revision": "3"}).
+		WithAnnotations(annotations).
 		WithSpec(appsv1ac.DeploymentSpec().WithReplicas(3).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(sel)).
 			WithTemplate(corev1ac.PodTemplateSpec().

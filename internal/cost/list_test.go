@@ -1,0 +1,145 @@
+package cost
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+func configMapList() *corev1.ConfigMapList {
+	l := &corev1.ConfigMapList{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"},
+		ListMeta: metav1.ListMeta{ResourceVersion: "123", Continue: "next-page"},
+	}
+	for _, n := range []string{"a", "bb", "ccc"} {
+		l.Items = append(l.Items, corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "ns"},
+			Data:       map[string]string{"k": strings.Repeat(n, 10)},
+		})
+	}
+	return l
+}
+
+// A protobuf list splits into its items without decoding them, and a list
+// of some of them decodes as client-go decodes the server's.
+func TestAProtobufListSplitsIntoItemsAndIsBuiltAgain(t *testing.T) {
+	s := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	body, err := runtime.Encode(s, configMapList())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := splitList(body, "application/vnd.kubernetes.protobuf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.items) != 3 || p.resourceVersion != "123" || p.continueToken != "next-page" || len(p.typeMeta) == 0 {
+		t.Fatalf("split: %d items, rv %q, continue %q, typeMeta %d bytes", len(p.items), p.resourceVersion, p.continueToken, len(p.typeMeta))
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(protoList(p.typeMeta, p.items[1:]), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := obj.(*corev1.ConfigMapList)
+	if len(l.Items) != 2 || l.Items[0].Name != "bb" || l.Items[1].Data["k"] != strings.Repeat("ccc", 10) {
+		t.Errorf("built again: %+v", l.Items)
+	}
+	j, err := typedJSON(protoList(p.typeMeta, p.items))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back corev1.ConfigMapList
+	if err := json.Unmarshal(j, &back); err != nil || back.Kind != "ConfigMapList" || len(back.Items) != 3 || back.Items[2].Name != "ccc" {
+		t.Errorf("typed JSON %s: %v", j, err)
+	}
+	for _, bad := range [][]byte{nil, []byte("k8s"), append([]byte("k8s\x00"), 0x12, 0x05, 1)} {
+		if _, err := splitList(bad, "application/vnd.kubernetes.protobuf"); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// A JSON list splits into its items as they came, and a list of some of
+// them is a list dynamic clients decode.
+func TestAJSONListSplitsIntoItemsAndIsBuiltAgain(t *testing.T) {
+	body, err := json.Marshal(configMapList())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := splitList(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.items) != 3 || p.resourceVersion != "123" || p.continueToken != "next-page" || p.kind != "ConfigMapList" || p.apiVersion != "v1" {
+		t.Fatalf("split: %+v", p)
+	}
+	if !strings.Contains(string(p.items[2]), `"name":"ccc"`) {
+		t.Errorf("item 2: %s", p.items[2])
+	}
+	if _, n, err := buildDynamic(jsonList(p.apiVersion, p.kind, p.items[:2]), false); err != nil || n != 2 {
+		t.Errorf("dynamic: %d objects, %v", n, err)
+	}
+	if p, err := splitList([]byte(`{"items":null,"metadata":{}}`), "application/json"); err != nil || len(p.items) != 0 {
+		t.Errorf("null items: %v", err)
+	}
+	for _, bad := range []string{``, `[]`, `{"items":[{}`, `{"items":{}}`, `{"metadata":{"continue":5}}`} {
+		if _, err := splitList([]byte(bad), "application/json"); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// The estimate scales the sample's heap per wire byte to the list's bytes,
+// and its range widens with the groups' spread; an informer's containers
+// for the list's count replace the sample's indexer's.
+func TestTheEstimateAndItsRange(t *testing.T) {
+	l := &listing{objects: 1000, bytes: 1_000_000}
+	groups := make([]*group, 5)
+	per := make([]map[string]float64, 5)
+	for i := range groups {
+		groups[i] = &group{objects: 10, wireBytes: 10_000}
+		per[i] = map[string]float64{FormTyped: 3000} // 3 bytes of heap per wire byte
+	}
+	h := estimate(groups, per, FormTyped, l, nil)
+	// No spread: the heap readings' own tolerance only, ±1 %.
+	if h.Total != 3_000_000 || h.PerObject != 3000 || h.Range == nil || h.Range[0] != 2_970_000 || h.Range[1] != 3_030_000 {
+		t.Errorf("no spread: %+v %v", h, h.Range)
+	}
+	per[0][FormTyped], per[1][FormTyped] = 2000, 4000
+	h = estimate(groups, per, FormTyped, l, nil)
+	if h.Total != 3_000_000 || h.Range[0] >= 2_970_000 || h.Range[1] <= 3_030_000 || h.Range[1]-3_000_000 != 3_000_000-h.Range[0] {
+		t.Errorf("spread: %+v %v", h, *h.Range)
+	}
+	if h := estimate(groups[:1], per[:1], FormTyped, l, nil); h.Range != nil {
+		t.Errorf("one group has a range: %v", *h.Range)
+	}
+	c := &containers{group: []float64{500, 500, 500, 500, 500}, list: 200}
+	per[0][FormTyped], per[1][FormTyped] = 3000, 3000
+	if h := estimate(groups, per, FormTyped, l, c); h.Total != 2_500_000+200*1000 {
+		t.Errorf("containers: %+v", h)
+	}
+}
+
+// A real informer holds more than a plain indexer for the same objects (its
+// queue keeps what it grew to during the initial list), and both hold
+// something for each object besides the object.
+func TestAnInformersContainersCostMoreThanAnIndexers(t *testing.T) {
+	k := keyShape{namespaceLen: 12, nameLen: 20, namespaces: 4}
+	idx, err := containerBytes(2000, k, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := containerBytes(2000, k, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("per object: indexer %.0f bytes, informer %.0f", idx, inf)
+	if idx <= 0 || inf <= idx {
+		t.Errorf("indexer %.0f, informer %.0f bytes per object", idx, inf)
+	}
+}
