@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // The proxy's empty dashboard says where it serves and the kubeconfig to
@@ -25,5 +29,32 @@ func TestConnectLinesSayWhereAndWithWhichKubeconfig(t *testing.T) {
 		if !strings.Contains(inline, want) {
 			t.Errorf("without --print-kubeconfig the lines lack %q:\n%s", want, inline)
 		}
+	}
+}
+
+// --print-kubeconfig replaces the file whole, with mode 0600, and leaves
+// nothing beside it: a controller that starts as soon as the file appears
+// never reads half of it.
+func TestThePrintedKubeconfigIsWrittenWholeWithMode0600(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "proxy.kubeconfig")
+	if err := os.WriteFile(path, []byte("old and world-readable"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeKubeconfig(path, proxyKubeconfig("http://127.0.0.1:8001")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil || cfg.Clusters["watchcache-proxy"] == nil || cfg.Clusters["watchcache-proxy"].Server != "http://127.0.0.1:8001" {
+		t.Fatalf("written: %+v, %v", cfg, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode: %v, %v", fi.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left beside it: %v", entries)
+	}
+	if err := writeKubeconfig(filepath.Join(dir, "no-such-dir", "k"), proxyKubeconfig("http://127.0.0.1:8001")); err == nil || !strings.Contains(err.Error(), "--print-kubeconfig") {
+		t.Errorf("an unwritable path: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -298,17 +299,28 @@ func proxyKubeconfig(server string) *clientcmdapi.Config {
 	return kc
 }
 
-// writeKubeconfig writes kc to path with mode 0600.
+// writeKubeconfig writes kc to path with mode 0600, whole or not at all: a
+// temporary file beside it, renamed over it, so that a controller that
+// starts as soon as the file appears never reads half of it.
 func writeKubeconfig(path string, kc *clientcmdapi.Config) error {
 	b, err := clientcmd.Write(*kc)
 	if err != nil {
 		return fmt.Errorf("--print-kubeconfig %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
 		return fmt.Errorf("--print-kubeconfig %s: %w", path, err)
 	}
-	// WriteFile keeps the mode of a file that exists.
-	if err := os.Chmod(path, 0o600); err != nil {
+	tmp := f.Name()
+	_, err = f.Write(b) // CreateTemp's mode is 0600
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("--print-kubeconfig %s: %w", path, err)
 	}
 	return nil

@@ -194,6 +194,9 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 // says how many, at the place they were lost.
 func (m *Model) addNotes(notes []reflector.Note) {
 	for _, n := range notes {
+		if n.Kind.Fact() {
+			continue // it shares the Seq of the note before it; the gauges read Stats
+		}
 		if n.At.After(m.now) {
 			m.now = n.At
 		}
