@@ -45,7 +45,7 @@ type DiffEntry struct {
 // list is allocated once at its final size (the diff is the only memory
 // InitDone adds), and it walks a map again only for a category that is not
 // empty: a relist that changed nothing costs one lookup per listed object.
-func diffRelist(old, next map[Ref]entry, rv string) *RelistDiff {
+func diffRelist(old, next map[Ref]entry, rv string, first bool) *RelistDiff {
 	var nRecreated, nUpdated, nAdded, nUnchanged int
 	for ref, n := range next {
 		o, ok := old[ref]
@@ -90,6 +90,13 @@ func diffRelist(old, next map[Ref]entry, rv string) *RelistDiff {
 				d.Deleted = append(d.Deleted, DiffEntry{Ref: ref, OldUID: o.obj.UID, OldResourceVersion: o.obj.ResourceVersion})
 			}
 		}
+	}
+	// Sorted for the people who read a relist's diff. The first list's diff
+	// (nothing before it) is every object added: nobody reads its entries,
+	// only their count, and sorting 50,000 of them was a tenth of the CPU of
+	// the default sync (issue 33), so they stay in map order.
+	if first && len(old) == 0 {
+		return d
 	}
 	for _, list := range [][]DiffEntry{d.Deleted, d.Recreated, d.Updated, d.Added} {
 		slices.SortFunc(list, func(a, b DiffEntry) int { return a.Ref.Compare(b.Ref) })

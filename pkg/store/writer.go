@@ -95,7 +95,7 @@ func (w *Writer) swap(rv string) Result {
 	c := w.c
 	next, nextBytes := w.buffer, w.bufferBytes
 	w.buffer, w.bufferBytes = nil, 0
-	diff := diffRelist(c.objects, next, rv)
+	diff := diffRelist(c.objects, next, rv, !w.ready)
 
 	c.mu.Lock()
 	c.objects = next
