@@ -11,11 +11,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -402,8 +404,15 @@ func jsonRate(ctx context.Context, c *client, t reflector.Target, n int, rv stri
 		q.resourceVersion, q.resourceVersionMatch = rv, "Exact"
 	}
 	p, err := c.list(ctx, t, q, acceptJSON, "json")
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		// Compacted since the read: any resourceVersion times the rate as well.
+		p, err = c.list(ctx, t, listQuery{limit: int64(n)}, acceptJSON, "json")
+	}
 	if err != nil {
 		return 0, err
+	}
+	if len(p.body) == 0 {
+		return 0, errors.New("the JSON page of the list was empty")
 	}
 	return float64(len(p.body)) / max(p.took.Seconds(), 1e-6), nil
 }
