@@ -114,6 +114,9 @@ type Engine struct {
 	uidObjects     []Object
 	backwards      []int64
 	noBookmarks    []int64
+	// timeoutMisses are the watches that ran to their timeout without the
+	// bookmark due before it (see minTimeoutMisses).
+	timeoutMisses []int64
 	missed         []Object
 	missedTotal    int
 	missedWindow   *Window
@@ -396,8 +399,20 @@ func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflect
 		// too late for the bookmark the server sends 2 s before the timeout.
 		atTimeout := end.Reason == reflector.EndClosed && w.timeout >= minBookmarkTimeout && open >= w.timeout-time.Second &&
 			at.Sub(w.firstEvent) >= preTimeoutBookmark+time.Second
-		if (at.Sub(w.firstEvent) > e.opts.BookmarkInterval || atTimeout) && !w.bookmarked {
-			e.noBookmark(at, r.ID, open, at.Sub(w.firstEvent), atTimeout)
+		switch {
+		case w.bookmarked:
+		case at.Sub(w.firstEvent) > e.opts.BookmarkInterval:
+			e.noBookmark(at, r.ID, open, at.Sub(w.firstEvent), false)
+		case atTimeout:
+			// One watch that ran to its timeout without the bookmark due 2 s
+			// before it is weak evidence: a healthy server sends that one
+			// only once its watch cache has a newer resourceVersion (from
+			// etcd's progress notifications, every few seconds), which a
+			// loaded server can miss. Two are the finding.
+			e.timeoutMisses = appendLast(e.timeoutMisses, r.ID, keepRequests)
+			if len(e.timeoutMisses) >= minTimeoutMisses {
+				e.noBookmark(at, r.ID, open, at.Sub(w.firstEvent), true)
+			}
 		}
 	}
 	if end.IsGone() || end.IsTooLargeResourceVersion() {
@@ -436,6 +451,10 @@ func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflect
 // that asked for bookmarks should have had one (the API server sends one
 // shortly before the timeout, on a timer of its own).
 const minBookmarkTimeout = 10 * time.Second
+
+// minTimeoutMisses is how many watches must run to their timeout without
+// the bookmark due before it for no-bookmarks.
+const minTimeoutMisses = 2
 
 // preTimeoutBookmark is how long before a watch's timeout the API server's
 // watch cache sends it a bookmark.
@@ -481,10 +500,22 @@ func (e *Engine) checkOpenWatch(now time.Time) {
 	}
 }
 
+// noBookmark raises no-bookmarks for watch id and the earlier watches that
+// ran to their timeout without one and were not counted yet (pending).
 func (e *Engine) noBookmark(at time.Time, id int64, open, sinceEvent time.Duration, atTimeout bool) {
+	pending := 0
+	if atTimeout {
+		// The misses before this one, held back until there were enough.
+		for _, m := range e.timeoutMisses[:len(e.timeoutMisses)-1] {
+			if !slices.Contains(e.noBookmarks, m) {
+				e.noBookmarks = appendLast(e.noBookmarks, m, keepRequests)
+				pending++
+			}
+		}
+	}
 	e.noBookmarks = appendLast(e.noBookmarks, id, keepRequests)
 	e.raise(NoBookmarks, Warning, at, func(f *Finding) {
-		f.Count++
+		f.Count += int64(1 + pending)
 		how := fmt.Sprintf("stayed open %s", roundDur(open))
 		if atTimeout {
 			how = fmt.Sprintf("ran to its timeout (%s)", roundDur(open))
