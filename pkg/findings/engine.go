@@ -117,12 +117,12 @@ type Engine struct {
 	// timeoutMisses are the watches that ran to their timeout without the
 	// bookmark due before it (see minTimeoutMisses).
 	timeoutMisses []int64
-	missed         []Object
-	missedTotal    int
-	missedWindow   *Window
-	missedReqs     []int64
-	lagReqs        []int64
-	probe          probeFigures // the delivery probe's, when the run has one
+	missed        []Object
+	missedTotal   int
+	missedWindow  *Window
+	missedReqs    []int64
+	lagReqs       []int64
+	probe         probeFigures // the delivery probe's, when the run has one
 }
 
 type openWatch struct {
