@@ -131,11 +131,7 @@ func splitJSONList(body []byte) (*listParts, error) {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return fail(errors.Join(err, errors.New("not an object")))
 	}
-	for dec.PeekKind() != '}' {
-		if dec.PeekKind() == 0 {
-			_, err := dec.ReadToken()
-			return fail(err)
-		}
+	for dec.PeekKind() != '}' { // an error peeks as 0: the read below returns it
 		tok, err := dec.ReadToken()
 		if err != nil {
 			return fail(err)
@@ -153,10 +149,6 @@ func splitJSONList(body []byte) (*listParts, error) {
 				return fail(errors.Join(err, errors.New("items is not an array")))
 			}
 			for dec.PeekKind() != ']' {
-				if dec.PeekKind() == 0 {
-					_, err := dec.ReadToken()
-					return fail(err)
-				}
 				v, err := dec.ReadValue()
 				if err != nil {
 					return fail(err)
@@ -173,27 +165,17 @@ func splitJSONList(body []byte) (*listParts, error) {
 				ResourceVersion string `json:"resourceVersion"`
 				Continue        string `json:"continue"`
 			}
-			v, err := dec.ReadValue()
-			if err != nil {
-				return fail(err)
-			}
-			if err := json.Unmarshal(v, &m); err != nil {
+			if err := json.UnmarshalDecode(dec, &m); err != nil {
 				return fail(err)
 			}
 			p.resourceVersion, p.continueToken = m.ResourceVersion, m.Continue
-		case "apiVersion", "kind":
-			v, err := dec.ReadValue()
-			if err != nil {
+		case "apiVersion":
+			if err := json.UnmarshalDecode(dec, &p.apiVersion); err != nil {
 				return fail(err)
 			}
-			var s string
-			if err := json.Unmarshal(v, &s); err != nil {
+		case "kind":
+			if err := json.UnmarshalDecode(dec, &p.kind); err != nil {
 				return fail(err)
-			}
-			if name == "kind" {
-				p.kind = s
-			} else {
-				p.apiVersion = s
 			}
 		default:
 			if err := dec.SkipValue(); err != nil {

@@ -3,7 +3,6 @@ package outputs_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -23,7 +22,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
 // totals are what every view of a run must agree on with the ledger.
@@ -92,21 +90,8 @@ func checkViews(t *testing.T, path string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	observed := observedTrace(t, path)
-	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true, Observed: observed,
-		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := session.NewReplay(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := outs.Attach(sess); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	runErr := outs.Run(ctx, ctx, cancel, tui.Options{})
+	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true, Observed: observed,
+		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}}, path)
 	scrape := scrapeMetrics(t, errOut.String())
 	if err := outs.Finish(runErr); err != nil && !strings.Contains(err.Error(), "stopped") {
 		t.Logf("the replay ended with %v", err)

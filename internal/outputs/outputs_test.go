@@ -20,6 +20,27 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// replay replays the trace at path through outputs made with opts, attached
+// to its session as the command attaches them. It returns the outputs, not
+// yet finished, the session and the run's error.
+func replay(t *testing.T, opts outputs.Options, path string) (*outputs.Outputs, *session.Session, error) {
+	t.Helper()
+	outs, err := outputs.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := session.NewReplay(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outs.Attach(sess); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return outs, sess, outs.Run(ctx, ctx, cancel, tui.Options{})
+}
+
 // A replayed session's notes reach the lines, and a rule that trips ends
 // the run with an *AlertError, through the one place that attaches them.
 func TestSessionLinesAndRules(t *testing.T) {
@@ -28,23 +49,12 @@ func TestSessionLinesAndRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true, Monitor: outputs.MonitorOptions{Rules: rules}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs, _, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true, Monitor: outputs.MonitorOptions{Rules: rules}},
+		"../../testdata/traces/gone-relist.jsonl")
 	if outs.Rewindable() {
 		t.Error("a run with rules must not rewind")
 	}
-	sess, err := session.NewReplay("../../testdata/traces/gone-relist.jsonl", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := outs.Attach(sess); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	err = outs.Finish(outs.Run(ctx, ctx, cancel, tui.Options{}))
+	err = outs.Finish(runErr)
 	var ae *outputs.AlertError
 	if !errors.As(err, &ae) || len(ae.Trips) != 1 {
 		t.Fatalf("Finish = %v, want one trip of relists>0", err)
@@ -61,20 +71,8 @@ func TestSessionLinesAndRules(t *testing.T) {
 // the stream, and its summary, as any subject does.
 func TestObservedStreams(t *testing.T) {
 	var out, errOut bytes.Buffer
-	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true, Observed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := session.NewReplay("../../testdata/traces/proxy.jsonl", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := outs.Attach(sess); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := outs.Finish(outs.Run(ctx, ctx, cancel, tui.Options{})); err != nil {
+	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true, Observed: true}, "../../testdata/traces/proxy.jsonl")
+	if err := outs.Finish(runErr); err != nil {
 		t.Fatal(err)
 	}
 	subs := sess.Subjects()
