@@ -518,9 +518,7 @@ type listing struct {
 	took             time.Duration
 	resourceVersion  string
 	proto            bool
-	// To build lists of the sample again: the protobuf list's TypeMeta, the
-	// JSON list's apiVersion and kind.
-	typeMeta         []byte
+	// To build lists of the sample again: the list's apiVersion and kind.
 	apiVersion, kind string
 	sample           [][]byte
 	// keys is the shape of the sample's keys (set by groups).
@@ -550,7 +548,6 @@ func readList(ctx context.Context, c *client, t reflector.Target, builtIn bool, 
 		if l.pages == 1 {
 			l.resourceVersion = p.parts.resourceVersion
 			l.proto = wire.IsProtobuf(p.contentType)
-			l.typeMeta = bytes.Clone(p.parts.typeMeta)
 			l.apiVersion, l.kind = p.parts.apiVersion, p.parts.kind
 		}
 		for _, it := range p.parts.items {
@@ -608,7 +605,7 @@ func (l *listing) groups() ([]*group, error) {
 			out = append(out, g)
 			continue
 		}
-		g.proto = protoList(l.typeMeta, items)
+		g.proto = wire.EncodeProtoList(l.apiVersion, l.kind, items)
 		j, err := typedJSON(g.proto)
 		if err != nil {
 			return nil, err

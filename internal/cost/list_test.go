@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 func configMapList() *corev1.ConfigMapList {
@@ -38,10 +40,10 @@ func TestAProtobufListSplitsIntoItemsAndIsBuiltAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.items) != 3 || p.resourceVersion != "123" || p.continueToken != "next-page" || len(p.typeMeta) == 0 {
-		t.Fatalf("split: %d items, rv %q, continue %q, typeMeta %d bytes", len(p.items), p.resourceVersion, p.continueToken, len(p.typeMeta))
+	if len(p.items) != 3 || p.resourceVersion != "123" || p.continueToken != "next-page" || p.apiVersion != "v1" || p.kind != "ConfigMapList" {
+		t.Fatalf("split: %+v", p)
 	}
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(protoList(p.typeMeta, p.items[1:]), nil, nil)
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(wire.EncodeProtoList(p.apiVersion, p.kind, p.items[1:]), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestAProtobufListSplitsIntoItemsAndIsBuiltAgain(t *testing.T) {
 	if len(l.Items) != 2 || l.Items[0].Name != "bb" || l.Items[1].Data["k"] != strings.Repeat("ccc", 10) {
 		t.Errorf("built again: %+v", l.Items)
 	}
-	j, err := typedJSON(protoList(p.typeMeta, p.items))
+	j, err := typedJSON(wire.EncodeProtoList(p.apiVersion, p.kind, p.items))
 	if err != nil {
 		t.Fatal(err)
 	}
