@@ -417,7 +417,8 @@ func jsonRate(ctx context.Context, c *client, t reflector.Target, n int, rv stri
 	return float64(len(p.body)) / max(p.took.Seconds(), 1e-6), nil
 }
 
-func ratio[T int64 | int](a, b T) float64 {
+// ratio is a/b, 0 when b is.
+func ratio(a, b int64) float64 {
 	if b == 0 {
 		return 0
 	}
