@@ -146,6 +146,8 @@ const (
 	vDynamicList       = "dynamic-list"
 	vMetadataStream    = "metadata-stream"
 	vMetadataList      = "metadata-list"
+	vTypedStream       = "typed-stream"
+	vTypedList         = "typed-list"
 	vKubectl           = "kubectl"
 )
 
@@ -198,6 +200,8 @@ func syncVariants(e *env) []variant {
 		{vDynamicList, "client-go dynamic informer, LIST (WatchListClient=false; JSON)", syncer(false, "-client", "dynamic")},
 		{vMetadataStream, "client-go metadata informer, streaming list (default; protobuf)", syncer(true, "-client", "metadata")},
 		{vMetadataList, "client-go metadata informer, LIST (WatchListClient=false; protobuf)", syncer(false, "-client", "metadata")},
+		{vTypedStream, "client-go typed informer, streaming list (default; protobuf)", syncer(true, "-client", "typed")},
+		{vTypedList, "client-go typed informer, LIST (WatchListClient=false; protobuf)", syncer(false, "-client", "typed")},
 	}
 	if e.kubectl != "" {
 		vs = append(vs, variant{vKubectl, "kubectl get configmaps -A -o name", func(ctx context.Context, e *env, rep int) (procResult, error) {

@@ -388,6 +388,14 @@ func (s sizeResult) targets() []target {
 	add("default sync, full mode ≤ 0.5× client-go dynamic informer (faster mode)", get(vDefault, syncSec), dyn, 0.5, "s", wcFull...)
 	add("default sync, `--metadata-only` ≤ 1.2× the same request raw (protobuf streaming list)", get(vDefaultMeta, syncSec), get(vFloorStreamMetaPB, syncSec), 1.2, "s", wcMeta...)
 	add("default sync, full mode ≤ 1.2× the same request raw (protobuf streaming list)", get(vDefault, syncSec), get(vFloorStreamPB, syncSec), 1.2, "s", wcFull...)
+	// Issue 33's goals: against one protobuf GET of the whole list, and the
+	// typed informer over protobuf (the faster mode; its lower peak RSS).
+	add("default sync, full mode ≤ 1.1× one protobuf GET of the whole list", get(vDefault, syncSec), get(vFloorPB, syncSec), 1.1, "s", wcFull...)
+	if typed := bestOf(get(vTypedStream, syncSec), get(vTypedList, syncSec)); typed > 0 {
+		add("default sync, full mode ≤ 0.5× client-go typed informer, protobuf (faster mode)", get(vDefault, syncSec), typed, 0.5, "s", wcFull...)
+		typedRSS := min(get(vTypedStream, peakRSS), get(vTypedList, peakRSS))
+		add("peak RSS, full mode ≤ 0.25× typed informer (its lower peak)", get(vDefault, peakRSS), typedRSS, 0.25, "MiB")
+	}
 	dynRSS := get(vDynamicStream, peakRSS)
 	add("peak RSS, `--metadata-only` ≤ 0.25× dynamic informer (streaming, its default and lower peak)", get(vDefaultMeta, peakRSS), dynRSS, 0.25, "MiB")
 	add("peak RSS, full mode ≤ 0.4× dynamic informer (streaming)", get(vDefault, peakRSS), dynRSS, 0.4, "MiB")

@@ -3,7 +3,7 @@
 // was, then reads the memory the cache keeps (and, with -relist, the memory of
 // a forced relist) and exits:
 //
-//	syncer -kubeconfig K -client dynamic|metadata|watchcache [-initial-list list|stream|auto] [-wire auto|protobuf|json] [-keep-objects] [-metadata-only] [-relist]
+//	syncer -kubeconfig K -client dynamic|metadata|typed|watchcache [-initial-list list|stream|auto] [-wire auto|protobuf|json] [-keep-objects] [-metadata-only] [-relist]
 //
 // The informers use client-go's defaults; KUBE_FEATURE_WatchListClient=false
 // in the environment makes them page through LIST instead of streaming.
@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -57,7 +59,7 @@ func configMaps() schema.GroupVersionResource {
 func main() {
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster")
-	flag.StringVar(&o.client, "client", "", "dynamic, metadata or watchcache")
+	flag.StringVar(&o.client, "client", "", "dynamic, metadata, typed (protobuf) or watchcache")
 	flag.StringVar(&o.initialList, "initial-list", "list", "watchcache: list, stream or auto (the plugin's default)")
 	flag.BoolVar(&o.keepObjects, "keep-objects", false, "watchcache: keep each object's JSON")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watchcache: ask for PartialObjectMetadata")
@@ -91,12 +93,12 @@ func run(ctx context.Context, o options) error {
 		defer stop()
 	}
 	switch o.client {
-	case "dynamic", "metadata":
+	case "dynamic", "metadata", "typed":
 		err = runInformer(ctx, cfg, o.client, &rep)
 	case "watchcache":
 		err = runWatchcache(ctx, cfg, o, &rep)
 	default:
-		err = fmt.Errorf("unknown -client %q: want dynamic, metadata or watchcache", o.client)
+		err = fmt.Errorf("unknown -client %q: want dynamic, metadata, typed or watchcache", o.client)
 	}
 	if err != nil {
 		return err
@@ -116,6 +118,17 @@ func runInformer(ctx context.Context, cfg *rest.Config, kind string, rep *probe.
 			return fmt.Errorf("building the dynamic client: %w", err)
 		}
 		inf = dynamicinformer.NewDynamicSharedInformerFactory(dc, 0).ForResource(configMaps()).Informer()
+	case "typed":
+		// A typed informer over protobuf, as controllers built on client-go's
+		// clientsets (and kube-controller-manager) run them.
+		pcfg := rest.CopyConfig(cfg)
+		pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+		pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+		cs, err := kubernetes.NewForConfig(pcfg)
+		if err != nil {
+			return fmt.Errorf("building the clientset: %w", err)
+		}
+		inf = informers.NewSharedInformerFactory(cs, 0).Core().V1().ConfigMaps().Informer()
 	default:
 		mc, err := metadata.NewForConfig(cfg)
 		if err != nil {
