@@ -115,7 +115,8 @@ type Engine struct {
 	backwards      []int64
 	noBookmarks    []int64
 	// timeoutMisses are the watches that ran to their timeout without the
-	// bookmark due before it (see minTimeoutMisses).
+	// bookmark due before it since the last watch that had one (see
+	// minTimeoutMisses).
 	timeoutMisses []int64
 	missed        []Object
 	missedTotal   int
@@ -401,6 +402,8 @@ func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflect
 			at.Sub(w.firstEvent) >= preTimeoutBookmark+time.Second
 		switch {
 		case w.bookmarked:
+			// The server sends bookmarks: a miss before this was the load's.
+			e.timeoutMisses = nil
 		case at.Sub(w.firstEvent) > e.opts.BookmarkInterval:
 			e.noBookmark(at, r.ID, open, at.Sub(w.firstEvent), false)
 		case atTimeout:
@@ -408,7 +411,8 @@ func (e *Engine) watchEnded(at time.Time, r *reflector.RequestInfo, end *reflect
 			// before it is weak evidence: a healthy server sends that one
 			// only once its watch cache has a newer resourceVersion (from
 			// etcd's progress notifications, every few seconds), which a
-			// loaded server can miss. Two are the finding.
+			// loaded server can miss. Two, with no bookmark on a watch in
+			// between, are the finding.
 			e.timeoutMisses = appendLast(e.timeoutMisses, r.ID, keepRequests)
 			if len(e.timeoutMisses) >= minTimeoutMisses {
 				e.noBookmark(at, r.ID, open, at.Sub(w.firstEvent), true)

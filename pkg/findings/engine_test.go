@@ -155,9 +155,23 @@ func TestNoBookmarksAtATimeoutNeedsAnEventBeforeThePreTimeoutBookmark(t *testing
 		f.advance(-5 * time.Second)
 	})
 	// One such watch is weak evidence (a loaded healthy server can miss that
-	// bookmark); the second is the finding.
+	// bookmark); a watch that gets its bookmark after it clears it.
 	if got, ok := f.e.Get(NoBookmarks); ok {
 		t.Fatalf("no-bookmarks on one watch that ran to its timeout: %+v", got)
+	}
+	f.request(reflector.VerbWatch, short, 15*time.Second, 1, nil, func() {
+		f.advance(5 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		f.bookmark()
+		f.advance(-5 * time.Second)
+	})
+	f.request(reflector.VerbWatch, short, 15*time.Second, 1, nil, func() {
+		f.advance(5 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		f.advance(-5 * time.Second)
+	})
+	if got, ok := f.e.Get(NoBookmarks); ok {
+		t.Fatalf("no-bookmarks on two misses with a bookmark between them: %+v", got)
 	}
 	f.request(reflector.VerbWatch, short, 15*time.Second, 1, nil, func() {
 		f.advance(5 * time.Second)
