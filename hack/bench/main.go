@@ -5,6 +5,13 @@
 //
 //	go run ./hack/bench -n 10000,50000 -reps 3 -out docs/benchmarks.md
 //
+// With -check it runs only the sync guard (issue 33): the default sync
+// against one protobuf GET of the whole list and client-go's typed informer,
+// at 5,000 and 50,000 ConfigMaps, beside the figures the last check recorded
+// in docs/benchmarks.md. It never fails on a ratio:
+//
+//	go run ./hack/bench -check
+//
 // It starts internal/testcluster, creates N ConfigMaps of about 1 KiB with
 // server-side apply, and for each N measures initial sync (separate
 // processes, so peak RSS is per process), steady memory and a forced relist
@@ -52,6 +59,9 @@ type options struct {
 	// baseline is a git revision whose plugin is measured beside this one in
 	// the big-object comparison ("" for none).
 	baseline string
+	// check runs only the guard of issue 33 (runCheck): the default sync
+	// against the protobuf floor and the typed informer, at each N.
+	check bool
 }
 
 func main() {
@@ -86,8 +96,18 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.bigSize, "big-size", 900_000, "bytes of YAML-like text in each big ConfigMap")
 	fs.BoolVar(&o.bigOnly, "big-only", false, "run only the big-object comparison (and write only its part of -out)")
 	fs.StringVar(&o.baseline, "baseline", "", "a git revision (e.g. main) whose plugin the big-object comparison also measures, as 'before'")
+	fs.BoolVar(&o.check, "check", false, "only the sync guard: the default sync against one protobuf GET and the typed informer, at -n (default 5000,50000 here), printed beside the last check's figures in -out and recorded there")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.check {
+		if !isSet(fs, "n") {
+			*sizes = "5000,50000"
+		}
+		if o.hold || o.bigOnly || o.baseline != "" {
+			return o, errors.New("-check measures the sync guard only: it takes -n, -reps, -writers and -out")
+		}
+		o.big, o.skipReplay = 0, true
 	}
 	if o.bigOnly && o.big < 1 {
 		return o, errors.New("-big-only needs -big > 0")
@@ -108,6 +128,13 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-reps, -writers, -replay-events and -watch-for must be positive")
 	}
 	return o, nil
+}
+
+// isSet reports whether the flag name was given.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // env is what every measurement needs: the cluster, the built helpers and a scratch directory.
@@ -149,6 +176,9 @@ func run(ctx context.Context, o options) error {
 	out := o.out
 	if !filepath.IsAbs(out) {
 		out = filepath.Join(root, out)
+	}
+	if o.check {
+		return runCheck(ctx, e, out)
 	}
 	if !o.bigOnly {
 		if err := runSizes(ctx, e, start, out); err != nil || o.hold {

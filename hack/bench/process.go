@@ -86,8 +86,10 @@ type procResult struct {
 	// Sync is from starting the process to its first complete cache (0 when
 	// the process cannot say, like kubectl); Wall is from start to exit.
 	Sync, Wall time.Duration
-	// PeakRSS is the process's resident high-water mark (VmHWM, polled).
-	PeakRSS uint64
+	// PeakRSS is the process's resident high-water mark (VmHWM, polled);
+	// PeakAnon the most anonymous memory (RssAnon) it was seen to hold,
+	// polled every 2 ms: its memory without the binary's mapped pages.
+	PeakRSS, PeakAnon uint64
 	// CPU is the process's user + system CPU time.
 	CPU time.Duration
 	// Objects the process held (or printed, kubectl); Bytes of the list (floor).
@@ -268,7 +270,7 @@ func measureSync(ctx context.Context, e *env, n int, vs []variant) (map[string][
 			if v.key == vFloor {
 				listBytes = r.Bytes
 			}
-			logf("  rep %d %-20s sync %7.3fs wall %7.3fs CPU %7.3fs peak RSS %6.1f MiB objects %d; apiserver CPU %.2fs +%.0f MiB, etcd CPU %.2fs", rep+1, v.key, r.Sync.Seconds(), r.Wall.Seconds(), r.CPU.Seconds(), mib(r.PeakRSS), r.Objects, r.ServerCPU.Seconds(), mib(r.ServerPeakRise), r.EtcdCPU.Seconds())
+			logf("  rep %d %-20s sync %7.3fs wall %7.3fs CPU %7.3fs peak RSS %6.1f MiB (anonymous %6.1f) objects %d; apiserver CPU %.2fs +%.0f MiB, etcd CPU %.2fs", rep+1, v.key, r.Sync.Seconds(), r.Wall.Seconds(), r.CPU.Seconds(), mib(r.PeakRSS), mib(r.PeakAnon), r.Objects, r.ServerCPU.Seconds(), mib(r.ServerPeakRise), r.EtcdCPU.Seconds())
 			out[v.key] = append(out[v.key], r)
 		}
 	}
@@ -317,11 +319,11 @@ func startProcess(ctx context.Context, bin string, args, env []string, stdout io
 func (p *process) wait(r *procResult) error {
 	pid := p.cmd.Process.Pid
 	for {
-		hwm, running, err := probe.PeakOf(pid)
+		hwm, anon, running, err := probe.PeakOf(pid)
 		if err != nil || !running {
 			break
 		}
-		r.PeakRSS = max(r.PeakRSS, hwm)
+		r.PeakRSS, r.PeakAnon = max(r.PeakRSS, hwm), max(r.PeakAnon, anon)
 		time.Sleep(2 * time.Millisecond)
 	}
 	err := p.cmd.Wait()

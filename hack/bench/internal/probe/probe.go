@@ -94,24 +94,27 @@ func Status(field string) (uint64, error) {
 	return v << 10, nil
 }
 
-// PeakOf reads the resident high-water mark (VmHWM) of process pid and
+// PeakOf reads the resident high-water mark (VmHWM) of process pid, its
+// anonymous resident memory now (RssAnon: the heap, stacks and runtime, not
+// the binary's mapped pages, which Linux keeps no high-water mark of), and
 // whether it still runs (false once it is a zombie, whose memory is gone).
 // Polling it until the process is a zombie, before reaping it, measures the
 // process alone: the rusage maxrss that wait4 reports also counts the
 // parent's pages, which a child started with vfork+exec inherits in Linux's accounting.
-func PeakOf(pid int) (hwm uint64, running bool, err error) {
+func PeakOf(pid int) (hwm, anon uint64, running bool, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, false, fmt.Errorf("reading the status of process %d: %w", pid, err)
+		return 0, 0, false, fmt.Errorf("reading the status of process %d: %w", pid, err)
 	}
 	if i := bytes.Index(b, []byte("\nState:")); i >= 0 {
 		state := bytes.TrimSpace(b[i+len("\nState:"):])
 		if len(state) > 0 && (state[0] == 'Z' || state[0] == 'X') {
-			return 0, false, nil
+			return 0, 0, false, nil
 		}
 	}
 	kb, ok := statusField(b, "VmHWM")
-	return kb << 10, ok, nil
+	anonKB, _ := statusField(b, "RssAnon")
+	return kb << 10, anonKB << 10, ok, nil
 }
 
 // statusField returns the number of a "Field:  N kB" line of a status file.
