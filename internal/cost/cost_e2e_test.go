@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,6 +87,14 @@ func measureInformer(t *testing.T, c childConfig) informerheap.Result {
 	return r
 }
 
+// emptyPrefix names the population of one empty namespace, emptyNamespace,
+// whose informers' heap is each informer's own, without objects.
+const emptyPrefix = "cost-empty"
+
+func emptyNamespace() string {
+	return informerheap.Population{Prefix: emptyPrefix, Namespaces: 1}.Namespace(0)
+}
+
 // run executes the plugin with args and returns its exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -107,7 +116,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 // ±15 %, and inside the range the estimate reports.
 func TestE2ECostSamplesTheWholeListWithin15PercentOfRealInformers(t *testing.T) {
 	c := shared.Get(t)
-	empty := informerheap.Population{Prefix: "cost-empty", Namespaces: 1}
+	empty := informerheap.Population{Prefix: emptyPrefix, Namespaces: 1}
 	if err := empty.Create(context.Background(), c.Config()); err != nil {
 		t.Fatal(err)
 	}
@@ -115,59 +124,86 @@ func TestE2ECostSamplesTheWholeListWithin15PercentOfRealInformers(t *testing.T) 
 		"configmaps.v1":       {Version: "v1", Resource: "configmaps"},
 		"deployments.v1.apps": {Group: "apps", Version: "v1", Resource: "deployments"},
 	}
+	// The empty namespace's informer is the same for every population:
+	// measured once, by whichever population needs it first.
+	var basesMu sync.Mutex
 	bases := map[string]informerheap.Result{}
+	baseOf := func(t *testing.T, key string, c childConfig) informerheap.Result {
+		basesMu.Lock()
+		defer basesMu.Unlock()
+		base, ok := bases[key]
+		if !ok {
+			base = measureInformer(t, c)
+			bases[key] = base
+		}
+		return base
+	}
+	// The populations are labelled apart: each is created and its informers
+	// measured (processes of their own) beside the other, in the one
+	// cluster. cost measures heap in this process: while it runs, nothing
+	// else here allocates (inProcess).
+	var inProcess sync.RWMutex
 	for _, pop := range []informerheap.Population{
 		{ConfigMaps: 2000, Deployments: 600, Namespaces: 4, Prefix: "small-first", First: informerheap.Small, Writers: 8},
 		{ConfigMaps: 2000, Deployments: 600, Namespaces: 4, Prefix: "large-first", First: informerheap.Large, Writers: 8},
 	} {
-		start := time.Now()
-		if err := pop.Create(context.Background(), c.Config()); err != nil {
-			t.Fatal(err)
+		t.Run(pop.Prefix, func(t *testing.T) {
+			t.Parallel()
+			checkPopulation(t, c, pop, gvrs, baseOf, &inProcess)
+		})
+	}
+}
+
+// checkPopulation creates pop, costs it and compares each estimate with a
+// real informer's heap less the empty namespace's (baseOf).
+func checkPopulation(t *testing.T, c *testcluster.Cluster, pop informerheap.Population, gvrs map[string]schema.GroupVersionResource,
+	baseOf func(*testing.T, string, childConfig) informerheap.Result, inProcess *sync.RWMutex) {
+	start := time.Now()
+	inProcess.RLock()
+	err := pop.Create(context.Background(), c.Config())
+	inProcess.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: created %d ConfigMaps and %d Deployments in %s", pop.Prefix, pop.ConfigMaps, pop.Deployments, time.Since(start).Round(time.Millisecond))
+	inProcess.Lock()
+	code, out, errOut := run(t, "cost", "configmaps,deploy", "-A", "-l", pop.Selector(), "-o", "json", "--kubeconfig", c.Kubeconfig())
+	inProcess.Unlock()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "asked: GET /api/v1/configmaps?labelSelector=" + url.QueryEscape(pop.Selector()) + "&limit=5000 (protobuf)"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr does not say what was asked of the server (%s):\n%s", want, errOut)
+	}
+	checkContract(t, []byte(out))
+	var rep cost.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Resources {
+		gvr := gvrs[r.Resource]
+		if r.Read.Objects != r.Objects || r.Read.Wire != "protobuf" || r.Read.Pages < 1 || r.Read.Bytes <= 0 || r.Read.Seconds <= 0 {
+			t.Errorf("%s: read %+v", r.Resource, r.Read)
 		}
-		t.Logf("%s: created %d ConfigMaps and %d Deployments in %s", pop.Prefix, pop.ConfigMaps, pop.Deployments, time.Since(start).Round(time.Millisecond))
-		code, out, errOut := run(t, "cost", "configmaps,deploy", "-A", "-l", pop.Selector(), "-o", "json", "--kubeconfig", c.Kubeconfig())
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errOut)
-		}
-		if want := "asked: GET /api/v1/configmaps?labelSelector=" + url.QueryEscape(pop.Selector()) + "&limit=5000 (protobuf)"; !strings.Contains(errOut, want) {
-			t.Errorf("stderr does not say what was asked of the server (%s):\n%s", want, errOut)
-		}
-		checkContract(t, []byte(out))
-		var rep cost.Report
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rep.Resources {
-			gvr := gvrs[r.Resource]
-			if r.Read.Objects != r.Objects || r.Read.Wire != "protobuf" || r.Read.Pages < 1 || r.Read.Bytes <= 0 || r.Read.Seconds <= 0 {
-				t.Errorf("%s: read %+v", r.Resource, r.Read)
+		for _, kind := range informerheap.Kinds() {
+			full := measureInformer(t, childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Selector: pop.Selector(), Kind: kind})
+			base := baseOf(t, r.Resource+"/"+string(kind), childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Namespace: emptyNamespace(), Kind: kind})
+			if int64(full.Objects) != r.Objects {
+				t.Errorf("%s: the informer holds %d objects, cost counted %d", r.Resource, full.Objects, r.Objects)
 			}
-			for _, kind := range informerheap.Kinds() {
-				full := measureInformer(t, childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Selector: pop.Selector(), Kind: kind})
-				// The empty namespace's informer is the same for every population: measured once.
-				baseKey := r.Resource + "/" + string(kind)
-				base, ok := bases[baseKey]
-				if !ok {
-					base = measureInformer(t, childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Namespace: empty.Namespace(0), Kind: kind})
-					bases[baseKey] = base
-				}
-				if int64(full.Objects) != r.Objects {
-					t.Errorf("%s: the informer holds %d objects, cost counted %d", r.Resource, full.Objects, r.Objects)
-				}
-				measured := float64(full.Heap) - float64(base.Heap)
-				est := r.Heap.Get(string(kind))
-				if est == nil || est.Range == nil {
-					t.Fatalf("%s: no %s estimate with a range: %+v", r.Resource, kind, est)
-				}
-				e := float64(est.Total)/measured - 1
-				t.Logf("%s %s %-20s estimate %8.0f KiB (%.0f–%.0f), informer %8.0f KiB, error %+5.1f%%",
-					pop.Prefix, r.Resource, kind, float64(est.Total)/1024, float64(est.Range[0])/1024, float64(est.Range[1])/1024, measured/1024, 100*e)
-				if math.Abs(e) > 0.15 {
-					t.Errorf("%s %s %s: estimate %d bytes, a real informer holds %.0f: %+.1f%%, more than ±15%%", pop.Prefix, r.Resource, kind, est.Total, measured, 100*e)
-				}
-				if measured < float64(est.Range[0]) || measured > float64(est.Range[1]) {
-					t.Errorf("%s %s %s: a real informer holds %.0f bytes, outside the range %v", pop.Prefix, r.Resource, kind, measured, *est.Range)
-				}
+			measured := float64(full.Heap) - float64(base.Heap)
+			est := r.Heap.Get(string(kind))
+			if est == nil || est.Range == nil {
+				t.Fatalf("%s: no %s estimate with a range: %+v", r.Resource, kind, est)
+			}
+			e := float64(est.Total)/measured - 1
+			t.Logf("%s %s %-20s estimate %8.0f KiB (%.0f–%.0f), informer %8.0f KiB, error %+5.1f%%",
+				pop.Prefix, r.Resource, kind, float64(est.Total)/1024, float64(est.Range[0])/1024, float64(est.Range[1])/1024, measured/1024, 100*e)
+			if math.Abs(e) > 0.15 {
+				t.Errorf("%s %s %s: estimate %d bytes, a real informer holds %.0f: %+.1f%%, more than ±15%%", pop.Prefix, r.Resource, kind, est.Total, measured, 100*e)
+			}
+			if measured < float64(est.Range[0]) || measured > float64(est.Range[1]) {
+				t.Errorf("%s %s %s: a real informer holds %.0f bytes, outside the range %v", pop.Prefix, r.Resource, kind, measured, *est.Range)
 			}
 		}
 	}
