@@ -42,69 +42,17 @@ func (s Severity) rank() int {
 func (s Severity) AtLeast(o Severity) bool { return s.rank() >= o.rank() }
 
 // ID names a finding. The ids are stable: scripts, --ignore-finding and
-// --fail-on use them.
+// --fail-on use them. Each is declared with its rule (rule_*.go).
 type ID string
-
-// The catalogue's ids.
-const (
-	MissedDeletes        ID = "missed-deletes"
-	RelistStorm          ID = "relist-storm"
-	NoBookmarks          ID = "no-bookmarks"
-	WatchListUnsupported ID = "watch-list-unsupported"
-	LargeInitialList     ID = "large-initial-list"
-	Throttled            ID = "throttled"
-	RVBackwards          ID = "resource-version-backwards"
-	CacheDrift           ID = "cache-drift"
-	WatchFlapping        ID = "watch-flapping"
-	UIDMismatch          ID = "uid-mismatch"
-	GaveUp               ID = "gave-up"
-	SlowDelivery         ID = "slow-delivery"
-)
 
 // Entry is one finding of the catalogue: its id, its usual severity and what
 // raises it.
 type Entry struct {
 	ID       ID
 	Severity Severity
-	// When says, for people, what raises it.
+	// When says, for people, what raises it, with the rule's thresholds
+	// (in Markdown: README.md's table of the findings is these).
 	When string
-}
-
-// Catalogue is every finding the engine raises, in the order help shows them.
-func Catalogue() []Entry {
-	return []Entry{
-		{MissedDeletes, Warning, "a relist found objects the watch never said were deleted, or recreated under the same name"},
-		{RelistStorm, Error, "3 or more relists within 10 minutes (--relist-storm)"},
-		{NoBookmarks, Warning, "bookmarks were asked for and a watch stayed open past 75s after its first event, or ended at its timeout, without one"},
-		{WatchListUnsupported, Info, "the streaming list was refused and the run fell back to LIST (a warning with --initial-list=stream)"},
-		{LargeInitialList, Warning, "an initial list over 100 MiB, 50,000 objects or 30s"},
-		{Throttled, Warning, "the server answered 429 Too Many Requests"},
-		{RVBackwards, Error, "an event or bookmark carried a resourceVersion older than the cursor"},
-		{CacheDrift, Error, "an audit found the cache differs from a fresh list"},
-		{WatchFlapping, Warning, "watches ended in errors, or within seconds of starting, 5 or more times in 5 minutes, without a 410"},
-		{UIDMismatch, Warning, "objects were replaced under the same name between events"},
-		{GaveUp, Error, "the run stopped because the server gave no progress"},
-		{SlowDelivery, Warning, "the probe's write-to-event p99 is over 2s (5 samples or more), or the events' estimated lag has its p99 in 15-60s or over (20 events or more)"},
-	}
-}
-
-// Known reports whether id is in the catalogue.
-func Known(id ID) bool {
-	for _, e := range Catalogue() {
-		if e.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-// IDList is the catalogue's ids, comma separated, for help and errors.
-func IDList() string {
-	ids := make([]string, 0, len(Catalogue()))
-	for _, e := range Catalogue() {
-		ids = append(ids, string(e.ID))
-	}
-	return strings.Join(ids, ", ")
 }
 
 // Finding is one thing wrong with a watch, with its evidence: the summary's
@@ -176,13 +124,6 @@ type Window struct {
 	From    time.Time `json:"from"`
 	To      time.Time `json:"to"`
 	Seconds float64   `json:"seconds"`
-}
-
-func window(from, to time.Time) *Window {
-	if from.IsZero() || to.IsZero() {
-		return nil
-	}
-	return &Window{From: from, To: to, Seconds: to.Sub(from).Seconds()}
 }
 
 // Where names whose finding it is, for a line: "configmaps.v1" or

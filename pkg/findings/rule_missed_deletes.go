@@ -1,0 +1,63 @@
+package findings
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// MissedDeletes is a relist that found deletes the watch never told.
+const MissedDeletes ID = "missed-deletes"
+
+type missedDeletes struct {
+	objects []Object // the first keepObjects
+	total   int
+	window  *Window // the last relist's: from the watch's last sign of life
+	reqs    []int64
+}
+
+func (r *missedDeletes) entry() Entry {
+	return Entry{MissedDeletes, Warning, "a relist found objects the watch never said were deleted, or recreated under the same name with another UID (client-go hands those to `OnDelete` as `DeletedFinalStateUnknown`)"}
+}
+
+func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
+	d := decided(n, reflector.ReasonRelistDiff)
+	if d == nil || d.Diff == nil || len(d.Diff.Deleted)+len(d.Diff.Recreated) == 0 {
+		return
+	}
+	diff := d.Diff
+	for _, de := range diff.Deleted {
+		r.add(Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "deleted", OldUID: de.OldUID})
+	}
+	for _, de := range diff.Recreated {
+		r.add(Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "recreated", OldUID: de.OldUID, NewUID: de.NewUID})
+	}
+	if w := window(e.track.lastAlive, n.At); w != nil {
+		r.window = w
+	}
+	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
+	deleted, recreated := len(diff.Deleted), len(diff.Recreated)
+	e.raise(MissedDeletes, Warning, n.At, func(f *Finding) {
+		f.Count += int64(deleted + recreated)
+		f.Title = fmt.Sprintf("%d delete(s) never reached the watch", f.Count)
+		text := fmt.Sprintf("the relist at resourceVersion %s found %d object(s) deleted and %d recreated under the same name with another UID that the watch never reported", diff.ResourceVersion, deleted, recreated)
+		if w := r.window; w != nil {
+			text += fmt.Sprintf("; the watch was down for %s, from its last event to the relist", roundSeconds(w.Seconds))
+		}
+		if f.Count > int64(deleted+recreated) {
+			text += fmt.Sprintf(" (%d in all, over every relist)", f.Count)
+		}
+		f.Evidence = Evidence{Text: text, Requests: slices.Clone(r.reqs), Objects: slices.Clone(r.objects), ObjectsTotal: r.total, Window: r.window}
+		f.Cause = "history was gone when the watch came back (410 Gone after a compaction, a restart, a long disconnect), so the deletes were never sent; the relist found them by comparing lists. A client-go informer hands such objects to OnDelete as cache.DeletedFinalStateUnknown, with the last state it knew, and a handler that expects the object itself misses them"
+		f.Action = "handle cache.DeletedFinalStateUnknown in every OnDelete handler; make cleanup level-based (reconcile what exists) rather than edge-triggered on delete events; use finalizers for cleanup that must run"
+		f.Docs = "https://pkg.go.dev/k8s.io/client-go/tools/cache#DeletedFinalStateUnknown"
+	})
+}
+
+func (r *missedDeletes) add(o Object) {
+	r.total++
+	if len(r.objects) < keepObjects {
+		r.objects = append(r.objects, o)
+	}
+}

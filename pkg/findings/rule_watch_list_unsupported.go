@@ -1,0 +1,77 @@
+package findings
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// WatchListUnsupported is a streaming list refused (or stalled) and replaced by a LIST.
+const WatchListUnsupported ID = "watch-list-unsupported"
+
+type watchListUnsupported struct {
+	refused *refusal
+}
+
+type refusal struct {
+	id      int64
+	cause   string
+	stalled bool
+}
+
+func (r *watchListUnsupported) entry() Entry {
+	return Entry{WatchListUnsupported, Info, "the streaming list was refused (or stalled) and the list fell back to LIST: the server's answer and what the LIST cost (a warning with `--initial-list=stream`)"}
+}
+
+// observe raises it on the refusal, and completes its evidence with what
+// the first list cost.
+func (r *watchListUnsupported) observe(e *Engine, n reflector.Note) {
+	if d := decided(n, reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd); d != nil {
+		r.refused = &refusal{id: n.RequestID, cause: d.Cause, stalled: d.Reason == reflector.ReasonInitialEventsEnd}
+		if r.refused.stalled {
+			r.refused.cause = fmt.Sprintf("nothing for %s before the initial-events-end bookmark", roundDur(d.Wait))
+		}
+		r.raise(e, n.At, 0, 0, 0)
+	}
+	if e.track.firstList && r.refused != nil {
+		r.raise(e, n.At, n.Decision.Objects, n.Decision.Bytes, e.track.listTook(n.At))
+	}
+}
+
+func (r *watchListUnsupported) raise(e *Engine, at time.Time, objects int, bytes int64, took time.Duration) {
+	rf := r.refused
+	sev := Info
+	if e.opts.StreamAsked {
+		sev = Warning
+	}
+	e.raise(WatchListUnsupported, sev, at, func(f *Finding) {
+		f.Count = 1
+		f.Title = "the streaming list was refused: the list fell back to LIST"
+		text := fmt.Sprintf("request #%d asked for a streaming list (sendInitialEvents=true) and the server answered: %s", rf.id, rf.cause)
+		if rf.stalled {
+			text = fmt.Sprintf("request #%d, a streaming list, stalled: %s", rf.id, rf.cause)
+		}
+		facts := map[string]string{"answer": rf.cause}
+		if objects > 0 || bytes > 0 || took > 0 {
+			text += fmt.Sprintf("; the LIST that replaced it brought %d objects", objects)
+			if bytes > 0 {
+				text += ", " + mib(bytes)
+				facts["listBytes"] = fmt.Sprint(bytes)
+			}
+			text += " in " + roundDur(took)
+			facts["listSeconds"] = fmt.Sprintf("%.1f", took.Seconds())
+			facts["listObjects"] = fmt.Sprint(objects)
+		}
+		f.Evidence = Evidence{Text: text, Requests: slices.Clone(e.track.listReqs), Facts: facts}
+		f.Cause = "the API server does not serve the streaming list here: its WatchList feature is off, the server is older than 1.32, or its watch cache is off for this resource. client-go's WatchListClient falls back to LIST the same way, silently (one V(4) log line), so every (re)list costs a full LIST from etcd"
+		f.Action = "enable the WatchList feature on the API server (on by default since 1.34 with the watch cache), or list with --initial-list=list and accept the LIST's memory peak"
+		if rf.stalled {
+			f.Title = "the streaming list stalled: the list fell back to LIST"
+			f.Cause = "the streaming list's initial-events-end bookmark did not come in time: a proxy or load balancer in between may hold the streamed response back (it must flush a watch as it comes), or the API server's watch cache was slow to serve it. client-go's WatchListClient falls back to LIST after such a wait too, silently, so every (re)list costs the wait and a full LIST from etcd"
+			f.Action = "check what sits between the client and the API server (a buffering proxy), and the API server's watch cache for this resource; or list with --initial-list=list"
+		}
+		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists"
+	})
+}

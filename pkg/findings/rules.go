@@ -1,0 +1,108 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// A rule raises one finding of the catalogue from the notes, with its own
+// state, thresholds and words, each in a file of its own (rule_ID.go).
+type rule interface {
+	// entry is the rule's line of the catalogue, its When said with the
+	// rule's own thresholds.
+	entry() Entry
+	// observe reads one note, after the engine's track has.
+	observe(e *Engine, n reflector.Note)
+}
+
+// newRules makes the catalogue's rules, in the order help lists them: a
+// new finding is a file with its rule and a line here.
+func newRules() []rule {
+	return []rule{
+		&missedDeletes{},
+		&relistStorm{},
+		&noBookmarks{},
+		&watchListUnsupported{},
+		&largeInitialList{},
+		&throttled{},
+		&rvBackwards{},
+		&cacheDrift{},
+		&watchFlapping{},
+		&uidMismatch{},
+		&gaveUp{},
+		&slowDelivery{},
+	}
+}
+
+// pass is when a rule reads each note: those with a pass method before
+// (-1) or after (1) the others, which read it in the catalogue's order.
+// One note that raises two findings raises, and lists, them in this order.
+func pass(r rule) int {
+	if p, ok := r.(interface{ pass() int }); ok {
+		return p.pass()
+	}
+	return 0
+}
+
+// tune gives the rules that take the user's tuning (Options) theirs.
+func tune(rules []rule, o Options) {
+	for _, r := range rules {
+		if t, ok := r.(interface{ tune(Options) }); ok {
+			t.tune(o)
+		}
+	}
+}
+
+// Catalogue is every finding the engine raises, in the order help shows
+// them, with the default thresholds.
+func Catalogue() []Entry {
+	rules := newRules()
+	tune(rules, Options{})
+	out := make([]Entry, len(rules))
+	for i, r := range rules {
+		out[i] = r.entry()
+	}
+	return out
+}
+
+// Known reports whether id is in the catalogue.
+func Known(id ID) bool {
+	for _, e := range Catalogue() {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// IDList is the catalogue's ids, comma separated, for help and errors.
+func IDList() string {
+	ids := make([]string, 0, len(Catalogue()))
+	for _, e := range Catalogue() {
+		ids = append(ids, string(e.ID))
+	}
+	return strings.Join(ids, ", ")
+}
+
+// span says a threshold's time for people: "10 minutes", "75 s".
+func span(d time.Duration) string {
+	switch {
+	case d == time.Minute:
+		return "1 minute"
+	case d > time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return fmt.Sprintf("%g s", d.Seconds())
+}
+
+// thousands writes n with a comma between thousands: "50,000".
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

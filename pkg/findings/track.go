@@ -1,0 +1,142 @@
+package findings
+
+import (
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// track is what several rules read of the notes so far, kept once: the
+// engine reads each note into it before its rules read the note.
+type track struct {
+	watch *openWatch // the watch in flight
+	// ended is the watch the note being read ended (its RequestEnded), if
+	// it was the one in flight.
+	ended     *openWatch
+	lastAlive time.Time // the last applied event, or the end of a watch that delivered an event or bookmark
+	// the last watch that ended: when, how long it lived and whether it delivered nothing
+	lastWatchEnd   time.Time
+	lastWatchLife  time.Duration
+	lastWatchQuiet bool
+	// the first list: whether it completed (firstList: with the note being
+	// read), when its last attempt began (its first request), its requests
+	firstListed, firstList bool
+	listStart              time.Time
+	listReqs               []int64
+}
+
+type openWatch struct {
+	id         int64
+	started    time.Time
+	bookmarked bool // a progress bookmark came
+	listEnded  bool // its streaming list's end bookmark came
+	asked      bool // allowWatchBookmarks
+	timeout    time.Duration
+	applied    int // events it applied
+	// firstEvent is when it applied its first event: from then on the
+	// server has a resourceVersion newer than the watch's to bookmark.
+	firstEvent time.Time
+}
+
+func (t *track) observe(n reflector.Note) {
+	t.ended, t.firstList = nil, false
+	switch n.Kind {
+	case reflector.NoteRequestStarted:
+		if n.Request != nil {
+			t.requestStarted(n.At, n.Request)
+		}
+	case reflector.NoteRequestEnded:
+		if r := endedWatch(n); r != nil {
+			t.watchEnded(n.At, r)
+		}
+	case reflector.NoteApplied:
+		t.lastAlive = n.At
+		if w := t.watch; w != nil {
+			w.applied++
+			if w.firstEvent.IsZero() {
+				w.firstEvent = n.At
+			}
+		}
+	case reflector.NoteBookmark:
+		if w := t.watch; w != nil && w.id == n.RequestID && n.Bookmark != nil {
+			if n.Bookmark.ListEnd {
+				w.listEnded = true
+			} else {
+				w.bookmarked = true
+			}
+		}
+	case reflector.NoteDecision:
+		if decided(n, reflector.ReasonListComplete) != nil && !t.firstListed {
+			t.firstListed, t.firstList = true, true
+		}
+	}
+}
+
+func (t *track) requestStarted(at time.Time, r *reflector.RequestInfo) {
+	if r.Verb == reflector.VerbWatch {
+		t.watch = &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks,
+			timeout: time.Duration(r.Opts.TimeoutSeconds) * time.Second}
+	} else {
+		t.watch = nil
+	}
+	if !t.firstListed && (r.Verb == reflector.VerbList || r.Opts.SendInitialEvents) {
+		t.listReqs = appendLast(t.listReqs, r.ID, keepRequests)
+		if r.Opts.Continue == "" {
+			// A list (again) from its start: its time runs from here, not
+			// from the decision to list (a wait for --max-concurrent-lists,
+			// backoffs and a streaming list that stalled come before).
+			t.listStart = at
+		}
+	}
+}
+
+func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
+	w := t.watch
+	t.watch = nil
+	alive := false
+	if w != nil && w.id == r.ID {
+		t.ended = w
+		// It delivered something: an event, a bookmark, or the end of its streaming list.
+		alive = w.applied > 0 || w.bookmarked || w.listEnded
+	}
+	if alive {
+		t.lastAlive = at
+	}
+	t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = at, r.Duration, !alive
+}
+
+// listTook is how long the first list took, to at (0: its start is not known).
+func (t *track) listTook(at time.Time) time.Duration {
+	if t.listStart.IsZero() {
+		return 0
+	}
+	return at.Sub(t.listStart)
+}
+
+// endedWatch is the watch request a RequestEnded note ended, if it is one.
+func endedWatch(n reflector.Note) *reflector.RequestInfo {
+	if r := n.Request; n.Kind == reflector.NoteRequestEnded && r != nil && r.End != nil && r.Verb == reflector.VerbWatch {
+		return r
+	}
+	return nil
+}
+
+// decided is the note's decision, if it is one of reasons.
+func decided(n reflector.Note, reasons ...reflector.Reason) *reflector.Decision {
+	if d := n.Decision; n.Kind == reflector.NoteDecision && d != nil {
+		for _, r := range reasons {
+			if d.Reason == r {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// window is the span from to to, if both are known.
+func window(from, to time.Time) *Window {
+	if from.IsZero() || to.IsZero() {
+		return nil
+	}
+	return &Window{From: from, To: to, Seconds: to.Sub(from).Seconds()}
+}
