@@ -23,7 +23,7 @@ type FindingOptions struct {
 func (o *FindingOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Ignore, "ignore-finding", nil, "Finding IDs to silence, comma-separated or repeated: each stays in the summary, marked as ignored, and no --fail-on rule counts it. IDs: "+findings.IDList())
-	f.StringVar(&o.RelistStorm, "relist-storm", "3/10m", "How many relists within how long are a relist storm (the relist-storm finding): COUNT/DURATION")
+	f.StringVar(&o.RelistStorm, "relist-storm", findings.RelistStormDefault(), "How many relists within how long are a relist storm (the relist-storm finding): COUNT/DURATION")
 	_ = cmd.RegisterFlagCompletionFunc("ignore-finding", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var out []string
 		for _, e := range findings.Catalogue() {
@@ -46,7 +46,7 @@ func (o *FindingOptions) validate() error {
 	n, err := strconv.Atoi(strings.TrimSpace(count))
 	d, derr := time.ParseDuration(strings.TrimSpace(window))
 	if !ok || err != nil || derr != nil || n < 1 || d <= 0 {
-		return usageErrorf("invalid --relist-storm %q: want COUNT/DURATION such as 3/10m (a count of 1 or more, a positive duration)", o.RelistStorm)
+		return usageErrorf("invalid --relist-storm %q: want COUNT/DURATION such as %s (a count of 1 or more, a positive duration)", o.RelistStorm, findings.RelistStormDefault())
 	}
 	o.opts.StormRelists, o.opts.StormWindow = n, d
 	return nil
