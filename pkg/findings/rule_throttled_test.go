@@ -110,3 +110,19 @@ func TestThrottledGivesNoCommandWithAHostileUIDOrName(t *testing.T) {
 		}
 	}
 }
+
+func TestThrottledSkipsTheCacheInitializing429(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError,
+		Status: &metav1.Status{Code: 429, Message: "storage is (re)initializing"}}, nil)
+	if f.has(Throttled) {
+		t.Fatal("a watch cache initializing after a restart is not throttling")
+	}
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError,
+		Status:   &metav1.Status{Code: 429, Message: "Too many requests, please try again later."},
+		Throttle: &reflector.Throttle{RetryAfter: time.Second, FlowSchemaUID: "fs-1", FlowSchema: "tight", PriorityLevelUID: "pl-1"}}, nil)
+	got, ok := f.e.Get(Throttled)
+	if !ok || got.Evidence.Facts["flowSchema"] != "tight (uid fs-1)" || got.Evidence.Facts["priorityLevel"] != "uid pl-1" || got.Evidence.Facts["retryAfter"] != "1s" {
+		t.Fatalf("want throttled naming the flow schema, got %v %+v", ok, got)
+	}
+}

@@ -1,0 +1,73 @@
+package findings
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+func TestRelistStormNeedsThreeRelistsInTheWindow(t *testing.T) {
+	f := newFeed(t, Options{})
+	relist := func() {
+		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	}
+	relist()
+	f.advance(6 * time.Minute)
+	relist()
+	f.advance(6 * time.Minute) // the first is out of the window now
+	relist()
+	if f.has(RelistStorm) {
+		t.Fatal("relist-storm raised on 2 relists within 10 minutes")
+	}
+	f.advance(time.Minute)
+	relist()
+	got, ok := f.e.Get(RelistStorm)
+	if !ok || got.Count != 3 || got.Severity != Error {
+		t.Fatalf("want relist-storm with 3 relists, got %v %+v", ok, got)
+	}
+	if got.Evidence.Window == nil || got.Evidence.Window.Seconds < 7*60 {
+		t.Fatalf("the window should span the three relists: %+v", got.Evidence.Window)
+	}
+}
+
+func TestRelistStormSaysThe410sCameOnReconnect(t *testing.T) {
+	f := newFeed(t, Options{})
+	gone := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}
+	for range 3 {
+		// A watch that ran a minute, cut by a restart; the reconnect's
+		// watch waits 3 s for the restarted server's watch cache, then 410.
+		f.request(reflector.VerbWatch, bookmarked, time.Minute, 5, &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("connection reset by peer")}, nil)
+		f.advance(time.Second)
+		f.request(reflector.VerbWatch, bookmarked, 3*time.Second, 0, gone, nil)
+		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	}
+	got, ok := f.e.Get(RelistStorm)
+	if !ok || !strings.Contains(got.Cause, "3 410 Gone came right after a reconnect") {
+		t.Fatalf("want the 410s on reconnect as the cause: %v %+v", ok, got)
+	}
+}
+
+func TestRelistsTheUserForcedAreNoStorm(t *testing.T) {
+	f := newFeed(t, Options{})
+	for range 4 {
+		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonForcedRelist})
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseForced)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+		f.advance(time.Minute)
+	}
+	if f.has(RelistStorm) {
+		t.Fatalf("4 relists the user forced raised relist-storm: %+v", f.e.List())
+	}
+}

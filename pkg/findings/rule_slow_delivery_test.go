@@ -1,0 +1,71 @@
+package findings
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
+	f := newFeed(t, Options{})
+	applied := func(lag time.Duration) {
+		f.lag.Counts[reflector.LagBucketOf(lag)]++
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified},
+			Delivery: reflector.Delivery{Written: f.now.Add(-lag), Lag: lag}})
+	}
+	for range 10 {
+		applied(20 * time.Second)
+	}
+	if f.has(SlowDelivery) {
+		t.Fatal("slow-delivery raised on 10 events")
+	}
+	// One old object's late event among 40 (the p99 of under 100 events is
+	// the slowest), then a second: no evidence yet; the third is.
+	f = newFeed(t, Options{})
+	for range 40 {
+		applied(300 * time.Millisecond)
+	}
+	applied(10 * time.Minute)
+	applied(20 * time.Second)
+	if f.has(SlowDelivery) {
+		t.Fatal("slow-delivery raised on 2 late events of 42")
+	}
+	applied(20 * time.Second)
+	if !f.has(SlowDelivery) {
+		t.Fatal("no slow-delivery on 3 late events of 43")
+	}
+	g0 := newFeed(t, Options{})
+	f = g0
+	for range 200 {
+		applied(3 * time.Second)
+	}
+	applied(20 * time.Second) // 1 in 201: the p99 is still in 2-5s
+	if f.has(SlowDelivery) {
+		t.Fatal("slow-delivery raised when the p99 is in 2-5s")
+	}
+	for range 9 {
+		applied(20 * time.Second)
+	}
+	got, ok := f.e.Get(SlowDelivery)
+	if !ok || got.Count != 10 || got.Evidence.Facts["lag"] != "<2s 0, 2-5s 200, 5-15s 0, 15-60s 10, >60s 0" {
+		t.Fatalf("want slow-delivery counting 10 late events, got %v %+v", ok, got)
+	}
+
+	g := newFeed(t, Options{})
+	g.e.Probe(g.now, 4, 1, time.Second, 3*time.Second, 100*time.Millisecond)
+	g.e.Probe(g.now, 5, 0, time.Second, 1900*time.Millisecond, 100*time.Millisecond)
+	if g.has(SlowDelivery) {
+		t.Fatal("slow-delivery raised on 4 samples, or a p99 under 2s")
+	}
+	g.e.Probe(g.now, 5, 1, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
+	g.e.Probe(g.now, 6, 2, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
+	if g.has(SlowDelivery) {
+		t.Fatal("slow-delivery raised on 2 slow samples: under 100 samples the p99 is the slowest")
+	}
+	g.e.Probe(g.now, 7, 3, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
+	if got, ok := g.e.Get(SlowDelivery); !ok || got.Evidence.Facts["probe p99"] != "2.5s" || len(g.raised) != 1 {
+		t.Fatalf("want slow-delivery from the probe, raised once, got %v %+v", ok, got)
+	}
+}

@@ -1,0 +1,26 @@
+package findings
+
+import (
+	"testing"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+func TestUIDMismatchNamesBothUIDs(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Replaced,
+		Object: &store.Object{Namespace: "a", Name: "x", UID: "new"}, Previous: &store.Object{Namespace: "a", Name: "x", UID: "old"}}})
+	f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventDeleted, Applied: &store.Result{Outcome: store.StaleDelete,
+		Object: &store.Object{Namespace: "a", Name: "y", UID: "gone"}, Previous: &store.Object{Namespace: "a", Name: "y", UID: "live"}}})
+	got, ok := f.e.Get(UIDMismatch)
+	if !ok || got.Count != 2 || len(got.Evidence.Objects) != 2 {
+		t.Fatalf("want uid-mismatch on two objects: %v %+v", ok, got)
+	}
+	if o := got.Evidence.Objects[0]; o.What != "replaced" || o.OldUID != "old" || o.NewUID != "new" {
+		t.Errorf("the replaced object: %+v", o)
+	}
+	if o := got.Evidence.Objects[1]; o.What != "stale delete" || o.OldUID != "live" || o.NewUID != "gone" {
+		t.Errorf("the stale delete: %+v", o)
+	}
+}

@@ -1,0 +1,38 @@
+package findings
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+func TestFlappingCountsOnlyWatchesThatWereOpen(t *testing.T) {
+	f := newFeed(t, Options{})
+	refused := &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New(`Get "https://127.0.0.1:6443/api/v1/configmaps?watch=true": dial tcp 127.0.0.1:6443: connect: connection refused`)}
+	unavailable := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 503, Message: "unavailable"}}
+	short := reflector.RequestOptions{ResourceVersion: "10", TimeoutSeconds: 2}
+	for range 6 {
+		f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, refused, nil)
+		f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, unavailable, nil)
+		f.request(reflector.VerbWatch, short, 2*time.Second, 0, nil, nil) // ran to the timeout it asked for
+		f.advance(10 * time.Second)
+	}
+	if f.has(WatchFlapping) {
+		t.Fatalf("watch-flapping raised on refused connections, error answers and short timeouts: %+v", f.e.List())
+	}
+	cut := &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("reading watch stream: unexpected EOF")}
+	for i := range 5 {
+		f.request(reflector.VerbWatch, bookmarked, 2*time.Second, 0, cut, nil)
+		if i < 4 && f.has(WatchFlapping) {
+			t.Fatalf("watch-flapping raised after %d cuts", i+1)
+		}
+	}
+	got, ok := f.e.Get(WatchFlapping)
+	if !ok || got.Count != 5 || got.Evidence.Facts["typicalLifetime"] != "2s" {
+		t.Fatalf("want watch-flapping over 5 watches of 2s, got %v %+v", ok, got)
+	}
+}
