@@ -73,11 +73,7 @@ func (e *Engine) Configure(opts Options) {
 	keep := e.opts
 	e.opts = opts
 	e.opts.Resource, e.opts.Client, e.opts.StreamAsked = keep.Resource, keep.Client, keep.StreamAsked
-	for _, r := range e.rules {
-		if t, ok := r.(interface{ tune(Options) }); ok {
-			t.tune(opts)
-		}
-	}
+	tune(e.rules, opts)
 	e.ignore = map[ID]bool{}
 	for _, id := range opts.Ignore {
 		e.ignore[id] = true

@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,12 +71,7 @@ func Catalogue() []Entry {
 
 // Known reports whether id is in the catalogue.
 func Known(id ID) bool {
-	for _, e := range Catalogue() {
-		if e.ID == id {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(Catalogue(), func(e Entry) bool { return e.ID == id })
 }
 
 // IDList is the catalogue's ids, comma separated, for help and errors.

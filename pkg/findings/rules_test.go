@@ -25,4 +25,7 @@ func TestReadmeFindingsTableIsTheCatalogue(t *testing.T) {
 	if want := catalogueTable(); !strings.Contains(string(readme), want) {
 		t.Errorf("README.md's table of the findings is not the rules' catalogue; write it as:\n%s", want)
 	}
+	if want := "what counts as a relist storm (default `" + RelistStormDefault() + "`)"; !strings.Contains(string(readme), want) {
+		t.Errorf("README.md's flags do not say --relist-storm's default: %q", want)
+	}
 }
