@@ -21,8 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // Limits of the sample.
@@ -243,7 +245,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 
 func measureResource(ctx context.Context, c *client, t reflector.Target, o Options) (r Resource, err error) {
 	r = Resource{Resource: Name(t.Resource), Namespace: t.Namespace}
-	builtIn := wire.BuiltIn(t.Resource)
+	builtIn := live.BuiltIn(t.Resource)
 	n := o.Sample
 	if o.Exact {
 		n = math.MaxInt
@@ -399,14 +401,14 @@ var studentT95 = [...]float64{1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
 
 // jsonRate lists one page of n objects in JSON at rv and returns its bytes per second.
 func jsonRate(ctx context.Context, c *client, t reflector.Target, n int, rv string) (float64, error) {
-	q := listQuery{limit: int64(n)}
+	q := request.Options{Limit: int64(n)}
 	if rv != "" {
-		q.resourceVersion, q.resourceVersionMatch = rv, "Exact"
+		q.ResourceVersion, q.ResourceVersionMatch = rv, "Exact"
 	}
-	p, err := c.list(ctx, t, q, acceptJSON, "json")
+	p, err := c.list(ctx, t, q, false)
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 		// Compacted since the read: any resourceVersion times the rate as well.
-		p, err = c.list(ctx, t, listQuery{limit: int64(n)}, acceptJSON, "json")
+		p, err = c.list(ctx, t, request.Options{Limit: int64(n)}, false)
 	}
 	if err != nil {
 		return 0, err
@@ -531,15 +533,11 @@ type listing struct {
 // sample of n of them (reservoir sampling, seeded so that the same list
 // gives the same sample). The sample is shuffled.
 func readList(ctx context.Context, c *client, t reflector.Target, builtIn bool, n int) (*listing, error) {
-	accept, asked := acceptJSON, "json"
-	if builtIn {
-		accept, asked = acceptProtobuf, "protobuf"
-	}
 	rng := rand.New(rand.NewPCG(0x5a4d91e, 0xc057))
 	l := &listing{}
 	cont := ""
 	for {
-		p, err := c.list(ctx, t, listQuery{limit: readPageSize, cont: cont}, accept, asked)
+		p, err := c.list(ctx, t, request.Options{Limit: readPageSize, Continue: cont}, builtIn)
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // Repetitions of a heap measurement: at least minReps, until the last
@@ -45,7 +46,7 @@ func measureForms(g *group, typed bool) (map[string]float64, error) {
 	if typed {
 		builders[FormTyped] = func() (any, int, error) { return buildTyped(g.proto, false) }
 		builders[FormTypedNoManagedFields] = func() (any, int, error) { return buildTyped(g.proto, true) }
-		own, ownType = g.proto, wire.ContentTypeProtobuf
+		own, ownType = g.proto, request.ContentTypeProtobuf
 	}
 	builders[FormWatchcache] = func() (any, int, error) { return buildStore(own, ownType) }
 	out := map[string]float64{}

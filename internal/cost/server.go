@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,21 +13,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
-)
-
-// Encodings a request asks for.
-const (
-	acceptJSON     = "application/json"
-	acceptProtobuf = wire.ContentTypeProtobuf + ", application/json"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // Request is one request made of the server, as the command reports it.
 type Request struct {
 	// URL is the path and query asked for.
 	URL string `json:"url"`
-	// Asked is what the request asked for: "json", "protobuf" or "metadata (protobuf)".
+	// Asked is what the request asked for: "json" or "protobuf".
 	Asked string `json:"asked"`
 	// Status is the HTTP status of the answer (0 when none came).
 	Status int `json:"status"`
@@ -54,17 +48,13 @@ type client struct {
 }
 
 func newClient(cfg *rest.Config) (*client, error) {
-	cfg = rest.CopyConfig(cfg)
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 2 * time.Minute
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
 	}
-	hc, err := rest.HTTPClientFor(cfg)
+	hc, base, err := live.HTTPClient(cfg, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("building the HTTP client: %w", err)
-	}
-	base, _, err := rest.DefaultServerUrlFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("parsing the server URL: %w", err)
+		return nil, err
 	}
 	return &client{http: hc, base: base}, nil
 }
@@ -73,14 +63,6 @@ func (c *client) requests() []Request {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Request(nil), c.log...)
-}
-
-// listQuery is one LIST's options.
-type listQuery struct {
-	limit                int64
-	cont                 string
-	resourceVersion      string
-	resourceVersionMatch string
 }
 
 // page is one LIST answer: its body, split into its items (for their count,
@@ -92,53 +74,34 @@ type page struct {
 	took        time.Duration
 }
 
-// list makes one LIST of t with q, asking accept, and decodes the answer.
-func (c *client) list(ctx context.Context, t reflector.Target, q listQuery, accept, asked string) (*page, error) {
+// list makes one LIST of t with o, in protobuf (JSON the server's other
+// choice) or in JSON, and decodes the answer.
+func (c *client) list(ctx context.Context, t reflector.Target, o request.Options, protobuf bool) (*page, error) {
 	gvr := t.Resource.GVR
-	p := path.Join("/apis", gvr.Group, gvr.Version)
-	if gvr.Group == "" {
-		p = path.Join("/api", gvr.Version)
-	}
-	if t.Resource.Namespaced && t.Namespace != "" {
-		p = path.Join(p, "namespaces", t.Namespace)
-	}
-	v := url.Values{}
-	set := func(k, val string) {
-		if val != "" {
-			v.Set(k, val)
-		}
-	}
-	if q.limit > 0 {
-		v.Set("limit", strconv.FormatInt(q.limit, 10))
-	}
-	set("continue", q.cont)
-	set("resourceVersion", q.resourceVersion)
-	set("resourceVersionMatch", q.resourceVersionMatch)
-	set("labelSelector", t.LabelSelector)
-	set("fieldSelector", t.FieldSelector)
-	u := *c.base
-	u.Path = path.Join(c.base.Path, p, gvr.Resource)
-	u.RawQuery = v.Encode()
+	r := request.Request{Options: o, LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector, Protobuf: protobuf}
+	u := live.CollectionURL(c.base, t)
 	shown := u.Path
-	if len(v) > 0 {
+	if v := r.Query(); len(v) > 0 {
 		// The continue token is long and says nothing to a person.
-		if q.cont != "" {
+		if o.Continue != "" {
 			v.Set("continue", "…")
 		}
 		shown += "?" + v.Encode()
 		shown = strings.ReplaceAll(shown, "%E2%80%A6", "…")
 	}
-	rec := Request{URL: shown, Asked: asked}
+	rec := Request{URL: shown, Asked: "json"}
+	if protobuf {
+		rec.Asked = "protobuf"
+	}
 	defer func() {
 		c.mu.Lock()
 		c.log = append(c.log, rec)
 		c.mu.Unlock()
 	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := r.Get(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("building the request: %w", err)
 	}
-	req.Header.Set("Accept", accept)
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -37,11 +37,11 @@ var layers = []struct {
 		"internal/observed", "internal/tracegen", "internal/metrics",
 		"internal/alert", "internal/lines", "internal/causal", "internal/cost", "internal/probe",
 	}},
-	{"dashboard, traces, the summary", []string{"pkg/tui", "pkg/trace", "internal/summary"}},
+	{"dashboard, traces, the summary; the live source", []string{"pkg/tui", "pkg/trace", "internal/summary", "pkg/live"}},
 	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},
 	{"the reflector", []string{"pkg/reflector"}},
 	{"the ground", []string{
-		"pkg/store", "pkg/internal/jsonscan",
+		"pkg/store", "pkg/internal/jsonscan", "pkg/wire/request",
 		"internal/testcluster", "internal/informerheap", "internal/testdeps", "internal/benchdata", "internal/release", "hack/bench/internal/probe",
 	}},
 	{"the test cluster's programs", []string{"internal/clusterbin"}},
@@ -59,24 +59,9 @@ type pkg struct {
 // (hack/tools, a module of its own, is not one).
 func listModule(t *testing.T) (module string, pkgs []pkg) {
 	t.Helper()
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	run := func(args ...string) []byte {
-		cmd := exec.Command(goCmd, args...)
-		cmd.Dir = filepath.Join("..", "..")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-		}
-		return out
-	}
 	noteInputs(t, filepath.Join("..", ".."))
-	module = strings.TrimSpace(string(run("list", "-m")))
-	dec := json.NewDecoder(bytes.NewReader(run("list", "-json=ImportPath,GoFiles,CgoFiles,Imports", "./...")))
+	module = strings.TrimSpace(string(goRun(t, "list", "-m")))
+	dec := json.NewDecoder(bytes.NewReader(goRun(t, "list", "-json=ImportPath,GoFiles,CgoFiles,Imports", "./...")))
 	for {
 		var p pkg
 		if err := dec.Decode(&p); err == io.EOF {
@@ -90,6 +75,24 @@ func listModule(t *testing.T) (module string, pkgs []pkg) {
 		t.Fatal("go list found no packages")
 	}
 	return module, pkgs
+}
+
+// goRun runs the go command at the module's root and returns its output.
+func goRun(t *testing.T, args ...string) []byte {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	cmd := exec.Command(goCmd, args...)
+	cmd.Dir = filepath.Join("..", "..")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return out
 }
 
 // noteInputs stats every directory and Go file that `go list ./...` reads
@@ -176,6 +179,34 @@ func TestImportsRunDownTheLayers(t *testing.T) {
 				t.Errorf("the table places %s (layer %q), but no package is there: take it out of the table and out of docs/design.md", e, l.name)
 			}
 		}
+	}
+}
+
+// linksClientGo is the one package under pkg/ that links client-go: the
+// live Source, which connects. The others decode, record, replay and show
+// what a server answered, and a program built on them alone (a trace's
+// reader, a decoder of captured responses) links none of it.
+const linksClientGo = "pkg/live"
+
+func TestOnlyTheLiveSourceLinksClientGo(t *testing.T) {
+	noteInputs(t, filepath.Join("..", ".."))
+	module := strings.TrimSpace(string(goRun(t, "list", "-m")))
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(string(goRun(t, "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./pkg/..."))), "\n") {
+		p, deps, _ := strings.Cut(line, " ")
+		for _, d := range strings.Fields(deps) {
+			if !strings.HasPrefix(d, "k8s.io/client-go/") {
+				continue
+			}
+			if rel := strings.TrimPrefix(p, module+"/"); rel != linksClientGo {
+				t.Errorf("%s links %s: under pkg/ only %s links client-go", rel, d, linksClientGo)
+			}
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Errorf("nothing under pkg/ links client-go, not even %s: is the test still looking?", linksClientGo)
 	}
 }
 

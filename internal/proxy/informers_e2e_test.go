@@ -21,7 +21,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // TestE2EProxyTellsATypedAndAMetadataInformerOfOneResourceApart runs one
@@ -84,8 +84,8 @@ func typedAndMetadataInformers(t *testing.T, streaming bool) {
 	const ua = "manager/v0.0.0 (linux/amd64) kubernetes/$Format"
 	cfg := through(addr, ua)
 	pcfg := rest.CopyConfig(cfg)
-	pcfg.ContentType = wire.ContentTypeProtobuf
-	pcfg.AcceptContentTypes = wire.ContentTypeProtobuf + ",application/json"
+	pcfg.ContentType = request.ContentTypeProtobuf
+	pcfg.AcceptContentTypes = request.ContentTypeProtobuf + ",application/json"
 	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(pcfg), 0, informers.WithNamespace(ns))
 	typedInf := factory.Core().V1().ConfigMaps().Informer()
 	mfactory := metadatainformer.NewFilteredSharedInformerFactory(metadata.NewForConfigOrDie(cfg), 0, ns, nil)
@@ -174,11 +174,11 @@ func typedAndMetadataInformers(t *testing.T, streaming bool) {
 	// whatever was asked (its objects are what as= asked for): only the
 	// Accept tells a metadata informer.
 	if typed.Asked.Wire != reflector.WireProtobuf || typed.Asked.Table || typed.Wire() != reflector.WireProtobuf ||
-		!strings.HasPrefix(typed.Asked.Accept, wire.ContentTypeProtobuf) || strings.Contains(typed.Asked.Accept, "as=") || !strings.HasPrefix(typed.ContentType(), wire.ContentTypeProtobuf) {
+		!strings.HasPrefix(typed.Asked.Accept, request.ContentTypeProtobuf) || strings.Contains(typed.Asked.Accept, "as=") || !strings.HasPrefix(typed.ContentType(), request.ContentTypeProtobuf) {
 		t.Errorf("the typed informer's stream asked %+v and got %q (%s), want protobuf, full objects", typed.Asked, typed.ContentType(), typed.Wire())
 	}
 	if md.Asked.Wire != reflector.WireProtobuf || md.Asked.Table || md.Wire() != reflector.WireProtobuf ||
-		!strings.Contains(md.Asked.Accept, "as=PartialObjectMetadata") || !strings.HasPrefix(md.ContentType(), wire.ContentTypeProtobuf) {
+		!strings.Contains(md.Asked.Accept, "as=PartialObjectMetadata") || !strings.HasPrefix(md.ContentType(), request.ContentTypeProtobuf) {
 		t.Errorf("the metadata informer's stream asked %+v and got %q (%s), want protobuf, metadata only", md.Asked, md.ContentType(), md.Wire())
 	}
 	// The trace replays as the proxy saw it: each stream with its number,

@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // listFault sits between the proxy and the apiserver and answers the next
@@ -153,7 +153,7 @@ func TestE2EOurReflectorThroughTheProxyIsTheProxysStream(t *testing.T) {
 
 			ua := "watchcache-reflector/" + strings.ReplaceAll(tc.name, " ", "-")
 			target := reflector.Target{Resource: reflector.Resource{GVR: configMapsGVR, Kind: "ConfigMap", Namespaced: true}, Namespace: ns}
-			src, err := wire.NewLiveSourceWith(through(addr, ua), target, wire.LiveOptions{Wire: tc.wire})
+			src, err := live.NewSource(through(addr, ua), target, live.Options{Wire: tc.wire})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,6 +42,7 @@ import (
 	kubectlproxy "k8s.io/kubectl/pkg/proxy"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
@@ -98,7 +99,7 @@ type Proxy struct {
 	mapper  meta.ResettableRESTMapper
 	// names names the FlowSchema and PriorityLevel of the 429s the proxy
 	// forwards, read with the user's credentials (as the requests are sent).
-	names *wire.FlowControlNames
+	names *live.FlowControlNames
 
 	// creating serializes the creation of streams: a stream's number, its
 	// announcement (OnStream, which records its resource line) and its place
@@ -217,7 +218,7 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: discovery: %w", err)
 	}
-	names, err := wire.NewFlowControlNames(opts.Config)
+	names, err := live.NewFlowControlNames(opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: flow control names: %w", err)
 	}
@@ -375,7 +376,7 @@ func (p *Proxy) Wait() { p.jobs.Wait() }
 
 // named hands the names learned after the 429s that gave them by UID to
 // every stream's findings, then to OnFlowControlNames.
-func (p *Proxy) named(n wire.Named) {
+func (p *Proxy) named(n live.Named) {
 	for _, s := range p.Streams() {
 		s.Findings().NameFlowControl(n.FlowSchemas, n.PriorityLevels)
 	}
@@ -688,7 +689,7 @@ func (j *job) run() {
 		r.End(j.end(nil))
 		return
 	}
-	st, err := wire.DecodeWatchResponseDated(io.NopCloser(body), ct, j.p.opts.KeepRaw, wire.ServerClockOf(j.header, j.started), j.p.opts.Now)
+	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, wire.WatchOptions{KeepRaw: j.p.opts.KeepRaw, Clock: wire.ServerClockOf(j.header, j.started), Now: j.p.opts.Now})
 	if err != nil {
 		r.End(j.end(err))
 		return

@@ -27,7 +27,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 var shared = testcluster.NewLazy(testcluster.Options{})
@@ -189,8 +189,8 @@ func TestE2EProxyRebuildsAnInformersCacheThroughARestartWithCompaction(t *testin
 	const ua = "e2e-controller/v0 (proxy test)"
 	cfg := through(addr, ua)
 	pcfg := rest.CopyConfig(cfg)
-	pcfg.ContentType = wire.ContentTypeProtobuf
-	pcfg.AcceptContentTypes = wire.ContentTypeProtobuf + ",application/json"
+	pcfg.ContentType = request.ContentTypeProtobuf
+	pcfg.AcceptContentTypes = request.ContentTypeProtobuf + ",application/json"
 	typed := kubernetes.NewForConfigOrDie(pcfg)
 	factory := informers.NewSharedInformerFactoryWithOptions(typed, 0, informers.WithNamespace(ns))
 	podInf := factory.Core().V1().Pods().Informer()
@@ -376,7 +376,7 @@ func TestE2EProxyAClientReceivesTheBytesTheServerSent(t *testing.T) {
 	}
 	viaProxy := &http.Client{}
 	path := "/api/v1/namespaces/" + ns + "/configmaps?resourceVersion=" + l.ResourceVersion + "&resourceVersionMatch=Exact"
-	for i, accept := range []string{"application/json", wire.ContentTypeProtobuf} {
+	for i, accept := range []string{"application/json", request.ContentTypeProtobuf} {
 		get := func(client *http.Client, base string) ([]byte, http.Header) {
 			req, err := http.NewRequest(http.MethodGet, base+path, nil)
 			if err != nil {

@@ -21,10 +21,10 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Tool names the program in trace headers.
@@ -39,7 +39,7 @@ type ResourceConfig struct {
 	// MetadataOnly asks the server for PartialObjectMetadata; KeepBodies keeps each object's JSON in the store.
 	MetadataOnly bool
 	KeepBodies   bool
-	// Wire is the encoding to ask for ("" is auto; see wire.ResolveWire).
+	// Wire is the encoding to ask for ("" is auto; see live.ResolveWire).
 	Wire reflector.Wire
 	// TraceObjects and UnsafeSecrets shape what a trace keeps of the resource's objects.
 	TraceObjects  trace.ObjectMode
@@ -198,7 +198,7 @@ type Session struct {
 	onLine    func(index int, l *trace.Line)
 	recErr    error
 	// names names the FlowSchemas and PriorityLevels of a live run's 429s.
-	names *wire.FlowControlNames
+	names *live.FlowControlNames
 }
 
 // Observed says the session follows other programs' reflectors: its
@@ -273,15 +273,15 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	}
 	// The FlowSchemas and PriorityLevels that a 429 names by UID are named
 	// once, for all the resources (read lazily, at the first 429).
-	names, err := wire.NewFlowControlNames(cfg.Rest)
+	names, err := live.NewFlowControlNames(cfg.Rest)
 	if err != nil {
 		return nil, fmt.Errorf("flow control names: %w", err)
 	}
 	s.names = names
-	sources := make([]*wire.LiveSource, len(cfg.Resources))
+	sources := make([]*live.Source, len(cfg.Resources))
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
-		live, err := wire.NewLiveSourceWith(cfg.Rest, rc.Target, wire.LiveOptions{
+		live, err := live.NewSource(cfg.Rest, rc.Target, live.Options{
 			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies, Wire: rc.Wire,
 			FullObjects: cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
 			Names:       names,
@@ -343,7 +343,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	}
 	// Names learned after the 429s that gave them by UID name the findings
 	// and are recorded, so that a replay names them too.
-	names.OnNamed(func(n wire.Named) {
+	names.OnNamed(func(n live.Named) {
 		if s.Recorder != nil {
 			s.Recorder.FlowControlNames(n.FlowSchemas, n.PriorityLevels)
 		}

@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // Options shape a soak run; zero values get the defaults in parentheses.
@@ -172,7 +172,7 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 		return nil, fmt.Errorf("creating namespace: %w", err)
 	}
 	target := reflector.Target{Resource: configMaps, Namespace: ns}
-	src, err := wire.NewLiveSource(c.Config(), target, false, false)
+	src, err := live.NewSource(c.Config(), target, live.Options{})
 	if err != nil {
 		return nil, err
 	}

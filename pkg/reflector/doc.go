@@ -14,7 +14,7 @@
 //
 // The reflector itself speaks no HTTP and decodes nothing: it sees only the
 // Source seam (Source, Stream, Page, WatchEvent, RequestEnd, RequestOptions,
-// Target, Wire). Package wire's LiveSource is the Source for a real cluster
+// Target, Wire). Package live's Source is the Source for a real cluster
 // (client-go's transport; protobuf or JSON decoded straight into the store's
 // compact objects), and package trace provides a Source that records
 // another and one that replays a recording. Time comes only from

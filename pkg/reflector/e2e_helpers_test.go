@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // The package's clusters start on the first end-to-end test that asks for
@@ -159,9 +159,9 @@ func eachWire(t *testing.T, f func(t *testing.T, wire reflector.Wire)) {
 
 // liveSource is a live source asking for w; at the end of the test it
 // checks that the server answered in w, and only in w.
-func liveSource(t *testing.T, w reflector.Wire, restCfg *rest.Config, target reflector.Target) *wire.LiveSource {
+func liveSource(t *testing.T, w reflector.Wire, restCfg *rest.Config, target reflector.Target) *live.Source {
 	t.Helper()
-	src, err := wire.NewLiveSourceWith(restCfg, target, wire.LiveOptions{Wire: w})
+	src, err := live.NewSource(restCfg, target, live.Options{Wire: w})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // A reflector for the ConfigMaps of one namespace, from a rest.Config into a
@@ -27,7 +27,7 @@ func Example() {
 		Resource:  reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
 		Namespace: "default",
 	}
-	source, err := wire.NewLiveSource(cfg, target, false, false)
+	source, err := live.NewSource(cfg, target, live.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

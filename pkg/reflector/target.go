@@ -8,7 +8,7 @@ import (
 
 // This file names what a Source serves (Target, Resource) and the encoding
 // it asks for (Wire): the words the Source seam, a trace's header and the
-// dashboard share. Package wire's LiveSource is the Source that speaks them
+// dashboard share. Package live's Source is the Source that speaks them
 // to an API server.
 
 // Resource names what the reflector lists and watches. In JSON (a trace
@@ -62,14 +62,14 @@ type Target struct {
 	FieldSelector string
 }
 
-// Wire is the encoding a Source asks the API server for: what package wire's
-// LiveSource asks for (wire.ResolveWire), what a trace header records and what
+// Wire is the encoding a Source asks the API server for: what package live's
+// Source asks for (live.ResolveWire), what a trace header records and what
 // the dashboard shows.
 type Wire string
 
 const (
 	// WireAuto is protobuf where the server speaks it — built-in resources
-	// (see wire.BuiltIn) and metadata-only requests for any resource — and
+	// (see live.BuiltIn) and metadata-only requests for any resource — and
 	// JSON otherwise (custom resources), unless whole objects are kept (JSON).
 	WireAuto Wire = "auto"
 	// WireProtobuf asks for protobuf, with JSON as the server's fallback.

@@ -12,9 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // TestProtobufSecretsAreRecordedWithoutTheirValues records a real protobuf
@@ -38,18 +39,18 @@ func TestProtobufSecretsAreRecordedWithoutTheirValues(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("watch") == "true" {
-			w.Header().Set("Content-Type", wire.ContentTypeProtobuf+";stream=watch")
+			w.Header().Set("Content-Type", request.ContentTypeProtobuf+";stream=watch")
 			_, _ = w.Write(watch)
 			return
 		}
-		w.Header().Set("Content-Type", wire.ContentTypeProtobuf)
+		w.Header().Set("Content-Type", request.ContentTypeProtobuf)
 		_, _ = w.Write(list)
 	}))
 	defer srv.Close()
 	secrets := reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
 	for _, mode := range []trace.ObjectMode{trace.ObjectsNone, trace.ObjectsMetadata} {
 		t.Run(string(mode), func(t *testing.T) {
-			src, err := wire.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: secrets}, wire.LiveOptions{})
+			src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: secrets}, live.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

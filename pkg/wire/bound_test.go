@@ -19,6 +19,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
@@ -97,7 +98,7 @@ func TestAnItemJustUnderTheBoundIsDecoded(t *testing.T) {
 
 // hugeEventServer serves every watch with two small events and then one event
 // of size bytes, written as the client reads it; every LIST with a small list.
-func hugeEventServer(t *testing.T, size int64) *wire.LiveSource {
+func hugeEventServer(t *testing.T, size int64) *live.Source {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -112,7 +113,7 @@ func hugeEventServer(t *testing.T, size int64) *wire.LiveSource {
 		_, _ = io.Copy(w, &filler{size}) // ends when the client hangs up
 	}))
 	t.Cleanup(srv.Close)
-	src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, true)
+	src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{KeepBody: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestTheReflectorBacksOffAfterAnOversizedListItemAndRecovers(t *testing.T) {
 		fmt.Fprintf(w, `{"metadata":{"resourceVersion":"42"},"items":[%s,%s]}`, smallItem(1), smallItem(2))
 	}))
 	t.Cleanup(srv.Close)
-	src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, false)
+	src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

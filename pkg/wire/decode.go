@@ -354,7 +354,7 @@ func (d *objectParts) build(obj *store.Object, labelsSet bool) {
 	}
 }
 
-// MaxObjectBytes bounds one object as a LiveSource reads it: a LIST item
+// MaxObjectBytes bounds one object as the live Source reads it: a LIST item
 // or a watch event larger than this ends its request with an error naming
 // the size, without the rest of it being read, and a reflector retries
 // after a backoff as for any failed request. etcd refuses requests over

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/benchdata"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
@@ -210,9 +211,9 @@ func BenchmarkDecodeWatchEvent(b *testing.B) {
 	}
 }
 
-// liveBenchSource is a LiveSource against a local HTTP server that answers
+// liveBenchSource is a live Source against a local HTTP server that answers
 // every LIST with body and every watch with stream.
-func liveBenchSource(b *testing.B, body, stream []byte) *wire.LiveSource {
+func liveBenchSource(b *testing.B, body, stream []byte) *live.Source {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Query().Get("watch") == "true" {
@@ -222,7 +223,7 @@ func liveBenchSource(b *testing.B, body, stream []byte) *wire.LiveSource {
 		_, _ = w.Write(body)
 	}))
 	b.Cleanup(srv.Close)
-	src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, false)
+	src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

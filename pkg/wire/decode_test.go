@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
@@ -279,7 +280,7 @@ func TestAReadErrorIsNotReportedAsMalformedJSON(t *testing.T) {
 }
 
 // chunkedServer serves every request with body, written a few bytes at a time.
-func chunkedServer(t *testing.T, body []byte, chunk int) *wire.LiveSource {
+func chunkedServer(t *testing.T, body []byte, chunk int) *live.Source {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -289,7 +290,7 @@ func chunkedServer(t *testing.T, body []byte, chunk int) *wire.LiveSource {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, true)
+	src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{KeepBody: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestDropRawCopiesNoJSONUnlessBodiesAreKept(t *testing.T) {
 				_, _ = w.Write(list)
 			}))
 			t.Cleanup(srv.Close)
-			src, err := wire.NewLiveSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, false, keepBody)
+			src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{KeepBody: keepBody})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
@@ -117,7 +118,7 @@ func TestLiveWatchLagIsCorrectedByTheServersDate(t *testing.T) {
 		fmt.Fprintf(w, `{"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"ns","uid":"u","resourceVersion":"2","creationTimestamp":"2020-01-01T00:00:00Z","managedFields":[{"manager":"m","time":%q}]}}}`, written)
 	}))
 	defer srv.Close()
-	src, err := wire.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: reflector.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespaced: true}}, wire.LiveOptions{Wire: reflector.WireJSON})
+	src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: reflector.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespaced: true}}, live.Options{Wire: reflector.WireJSON})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,6 @@ package wire
 
 import (
 	"io"
-	"time"
-
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -88,16 +84,4 @@ func ReadProtoWatchEventsWriteTime(r io.Reader, on bool) (int, error) {
 			return n, err
 		}
 	}
-}
-
-// NewFlowControlNamesOnClock is NewFlowControlNames on clk; afterRead is
-// called after each lookup has ended (its listeners told), finishWaits
-// when Finish waits (on clk) for a Retry-After to run.
-func NewFlowControlNamesOnClock(cfg *rest.Config, clk clock.WithDelayedExecution, afterRead func(), finishWaits func(time.Duration)) (*FlowControlNames, error) {
-	n, err := newFlowControlNames(cfg, clk)
-	if err != nil {
-		return nil, err
-	}
-	n.afterRead, n.finishWaits = afterRead, finishWaits
-	return n, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // The API server's protobuf encoding, as far as the compact store needs it.
@@ -35,9 +36,6 @@ import (
 //
 // Decoding takes only what the store keeps, reads the wire with protowire
 // and builds no typed object (except the Status of an error, rare and small).
-
-// ContentTypeProtobuf is the API server's protobuf media type.
-const ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
 // protoMagic starts every protobuf-encoded object the API server writes.
 const protoMagic = "k8s\x00"
@@ -96,7 +94,7 @@ const (
 // encoding (a LIST's, or a watch's with ";stream=watch").
 func isProtobuf(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == ContentTypeProtobuf
+	return err == nil && mt == request.ContentTypeProtobuf
 }
 
 // errProto is a protobuf message that does not decode.
@@ -146,7 +144,7 @@ func unwrapUnknown(b []byte) (typeMeta, []byte, error) {
 		case unknownRaw:
 			raw = v
 		case unknownContentEncoding, unknownContentType:
-			if len(v) > 0 && (num == unknownContentEncoding || string(v) != ContentTypeProtobuf) {
+			if len(v) > 0 && (num == unknownContentEncoding || string(v) != request.ContentTypeProtobuf) {
 				return tm, nil, fmt.Errorf("runtime.Unknown with content encoding or type %q is not supported", v)
 			}
 		}
@@ -695,7 +693,7 @@ func (d *protoDecoder) list(body *protoBody, page *reflector.Page, keepRaw bool)
 			if err != nil {
 				return err
 			}
-			if len(v) > 0 && (num == unknownContentEncoding || string(v) != ContentTypeProtobuf) {
+			if len(v) > 0 && (num == unknownContentEncoding || string(v) != request.ContentTypeProtobuf) {
 				return fmt.Errorf("runtime.Unknown with content encoding or type %q is not supported", v)
 			}
 		default:

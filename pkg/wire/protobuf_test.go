@@ -21,9 +21,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // testdata/protobuf holds real kube-apiserver v1.37.2 answers (curl with the
@@ -191,8 +193,8 @@ func TestLiveSourceFallsBackToJSONWhenProtobufIsRefused(t *testing.T) {
 	var accepts []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		accepts = append(accepts, r.Header.Get("Accept"))
-		if strings.HasPrefix(r.Header.Get("Accept"), wire.ContentTypeProtobuf) && r.URL.Query().Get("limit") == "" {
-			w.Header().Set("Content-Type", wire.ContentTypeProtobuf)
+		if strings.HasPrefix(r.Header.Get("Accept"), request.ContentTypeProtobuf) && r.URL.Query().Get("limit") == "" {
+			w.Header().Set("Content-Type", request.ContentTypeProtobuf)
 			w.WriteHeader(http.StatusNotAcceptable)
 			_, _ = w.Write(refused)
 			return
@@ -201,7 +203,7 @@ func TestLiveSourceFallsBackToJSONWhenProtobufIsRefused(t *testing.T) {
 		_, _ = w.Write(list)
 	}))
 	defer srv.Close()
-	src, err := wire.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, wire.LiveOptions{Wire: reflector.WireProtobuf})
+	src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{Wire: reflector.WireProtobuf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +225,12 @@ func TestLiveSourceFallsBackToJSONWhenProtobufIsRefused(t *testing.T) {
 func TestLiveSourceReadsAProtobufErrorStatus(t *testing.T) {
 	forbidden := readProto(t, "status-403.pb")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", wire.ContentTypeProtobuf)
+		w.Header().Set("Content-Type", request.ContentTypeProtobuf)
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = w.Write(forbidden)
 	}))
 	defer srv.Close()
-	src, err := wire.NewLiveSourceWith(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, wire.LiveOptions{})
+	src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,40 +238,6 @@ func TestLiveSourceReadsAProtobufErrorStatus(t *testing.T) {
 	st := reflector.StatusOf(err)
 	if st == nil || st.Code != 403 || st.Reason != metav1.StatusReasonForbidden || !strings.Contains(st.Message, "forbidden") {
 		t.Errorf("got %v, status %+v", err, st)
-	}
-}
-
-func TestWireAutoIsProtobufForBuiltInsAndMetadataAndJSONForFullObjectsAndCRDs(t *testing.T) {
-	widgets := reflector.Resource{GVR: configMaps.GVR, Kind: "Widget", Namespaced: true}
-	widgets.GVR.Group, widgets.GVR.Resource = "example.com", "widgets"
-	gateways := reflector.Resource{Kind: "Gateway", Namespaced: true}
-	gateways.GVR.Group, gateways.GVR.Version, gateways.GVR.Resource = "gateway.networking.k8s.io", "v1", "gateways"
-	deployments := reflector.Resource{Kind: "Deployment", Namespaced: true}
-	deployments.GVR.Group, deployments.GVR.Version, deployments.GVR.Resource = "apps", "v1", "deployments"
-	for _, tc := range []struct {
-		res  reflector.Resource
-		o    wire.LiveOptions
-		want reflector.Wire
-	}{
-		{configMaps, wire.LiveOptions{}, reflector.WireProtobuf},
-		{deployments, wire.LiveOptions{Wire: reflector.WireAuto}, reflector.WireProtobuf},
-		{widgets, wire.LiveOptions{}, reflector.WireJSON},
-		{gateways, wire.LiveOptions{}, reflector.WireJSON},
-		{widgets, wire.LiveOptions{MetadataOnly: true}, reflector.WireProtobuf},
-		{configMaps, wire.LiveOptions{KeepBody: true}, reflector.WireJSON},
-		{configMaps, wire.LiveOptions{FullObjects: true, MetadataOnly: true}, reflector.WireJSON},
-		{configMaps, wire.LiveOptions{Wire: reflector.WireJSON}, reflector.WireJSON},
-		{widgets, wire.LiveOptions{Wire: reflector.WireProtobuf}, reflector.WireProtobuf},
-	} {
-		if got, err := wire.ResolveWire(tc.res, tc.o); got != tc.want || err != nil {
-			t.Errorf("%s %+v: %s, %v; want %s", tc.res, tc.o, got, err, tc.want)
-		}
-	}
-	if _, err := wire.ResolveWire(configMaps, wire.LiveOptions{Wire: reflector.WireProtobuf, KeepBody: true}); err == nil {
-		t.Error("protobuf with full objects kept: no error")
-	}
-	if _, err := wire.ResolveWire(configMaps, wire.LiveOptions{Wire: "xml"}); err == nil {
-		t.Error("an unknown wire: no error")
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // A list built of raw items splits into the same items, and the store's
@@ -29,7 +31,7 @@ func TestARawProtoListSplitsAndDecodesAsItWasBuilt(t *testing.T) {
 	if l.APIVersion != "v1" || l.Kind != "ConfigMapList" || len(l.Items) != 2 || !bytes.Equal(l.Items[1], items[1]) {
 		t.Fatalf("split: %+v", l)
 	}
-	page, err := DecodeListResponse(bytes.NewReader(body), ContentTypeProtobuf, false)
+	page, err := DecodeListResponse(bytes.NewReader(body), request.ContentTypeProtobuf, false)
 	if err != nil || len(page.Items) != 2 || page.Items[0].Object.Name != "a" || page.Items[1].Object.Namespace != "ns" {
 		t.Fatalf("decoded: %+v, %v", page, err)
 	}

@@ -1,13 +1,16 @@
 package wire
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -17,8 +20,8 @@ import (
 // The decoders below read API server responses that someone else asked for:
 // an observing proxy hands them the bytes a client received, as they arrive,
 // and gets what the client's own reflector got, in the compact store form.
-// They are the LiveSource's decoders, so a response decodes the same whether
-// this package asked for it or watched it go by.
+// They are the live Source's decoders, so a response decodes the same whether
+// package live asked for it or watched it go by.
 
 // IsProtobuf reports whether a response's Content-Type is the API server's
 // protobuf encoding (a LIST's, or a watch's with ";stream=watch").
@@ -36,7 +39,7 @@ func SupportedResponse(contentType string) bool {
 }
 
 // DecodeListResponse decodes a LIST response body (JSON or protobuf, by its
-// Content-Type) as it is read, as LiveSource.List does. With keepRaw each
+// Content-Type) as it is read, as the live Source does. With keepRaw each
 // item's Raw holds its JSON (for protobuf, the JSON of what was decoded);
 // without it Raw is nil and nothing of the page is held but the compact
 // objects. The page's Bytes is the size of the body read from r.
@@ -44,13 +47,20 @@ func DecodeListResponse(r io.Reader, contentType string, keepRaw bool) (*reflect
 	if !SupportedResponse(contentType) {
 		return nil, fmt.Errorf("decoding list: unsupported Content-Type %q", contentType)
 	}
+	return DecodeListBody(r, contentType, false, keepRaw)
+}
+
+// DecodeListBody is DecodeListResponse for the live Source: it reads a
+// body of any Content-Type but protobuf as JSON, and with keepBody keeps
+// each object's JSON as its Body (full-object mode, in JSON only).
+func DecodeListBody(r io.Reader, contentType string, keepBody, keepRaw bool) (*reflector.Page, error) {
 	body := &CountingReader{R: r}
 	var page *reflector.Page
 	var err error
 	if isProtobuf(contentType) {
 		page, err = decodeProtoList(body, keepRaw)
 	} else {
-		page, err = decodeListKeeping(body, false, keepRaw)
+		page, err = decodeListKeeping(body, keepBody, keepRaw)
 	}
 	if err != nil {
 		return nil, err
@@ -59,33 +69,48 @@ func DecodeListResponse(r io.Reader, contentType string, keepRaw bool) (*reflect
 	return page, nil
 }
 
+// WatchOptions are what a watch body's decoder keeps of each event, and
+// how it dates them.
+type WatchOptions struct {
+	// KeepBody keeps each object's JSON as its Body (full-object mode, in
+	// JSON only); KeepRaw keeps it as the event's Item.Raw (for protobuf,
+	// the JSON of what was decoded).
+	KeepBody, KeepRaw bool
+	// Clock is the server's clock (see ServerClockOf) and Now the time of
+	// an event's arrival: each event's Delivery.Lag is the time at Now
+	// minus its object's write time, on the server's clock. A nil Now
+	// leaves Lag unset.
+	Clock ServerClock
+	Now   func() time.Time
+}
+
 // DecodeWatchResponse reads a watch response body (JSON or protobuf framing,
-// by its Content-Type) as LiveSource.Watch does: Next returns each event as
+// by its Content-Type) as the live Source does: Next returns each event as
 // soon as its bytes are in, and a *[reflector.RequestEnd] when the body ends
 // ([reflector.EndClosed] between events, [reflector.EndError] for a read or
 // decoding error). Close closes body.
-func DecodeWatchResponse(body io.ReadCloser, contentType string, keepRaw bool) (reflector.Stream, error) {
-	return DecodeWatchResponseDated(body, contentType, keepRaw, ServerClock{}, nil)
-}
-
-// DecodeWatchResponseDated is DecodeWatchResponse that also gives each
-// event its Delivery.Lag: the time at now (the event's arrival) minus its
-// object's write time, on the server's clock as clock tells it (see
-// ServerClockOf). A nil now leaves Lag unset.
-func DecodeWatchResponseDated(body io.ReadCloser, contentType string, keepRaw bool, clock ServerClock, now func() time.Time) (reflector.Stream, error) {
+func DecodeWatchResponse(body io.ReadCloser, contentType string, o WatchOptions) (reflector.Stream, error) {
 	if !SupportedResponse(contentType) {
 		_ = body.Close()
 		return nil, fmt.Errorf("decoding watch: unsupported Content-Type %q", contentType)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &liveStream{ctx: ctx, cancel: cancel, body: body, keepRaw: keepRaw, clock: clock, now: now}
+	return DecodeWatchBody(ctx, cancel, body, contentType, o), nil
+}
+
+// DecodeWatchBody is DecodeWatchResponse for the live Source: it reads a
+// body of any Content-Type but protobuf as JSON, and ends as canceled
+// ([reflector.EndOf] ctx's error) once ctx, its request's context, ends.
+// Close calls cancel, then closes body.
+func DecodeWatchBody(ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, contentType string, o WatchOptions) reflector.Stream {
+	st := &watchStream{ctx: ctx, cancel: cancel, body: body, o: o}
 	if isProtobuf(contentType) {
 		st.proto = &protoStream{}
 		st.proto.body.reset(body)
-		return st, nil
+		return st
 	}
 	st.dec.sc.ResetReader(body, MaxObjectBytes)
-	return st, nil
+	return st
 }
 
 // ServerClock is the server's clock as a response's Date header tells it:
@@ -122,5 +147,21 @@ func (c ServerClock) Lag(arrived, written time.Time) time.Duration {
 // status): its body when the body is a Status in JSON or protobuf, otherwise
 // the Status client-go makes for the code.
 func ResponseStatus(code int, body []byte, verb reflector.Verb, gr schema.GroupResource) *metav1.Status {
-	return responseStatus(code, body, string(verb), gr)
+	if bytes.HasPrefix(body, []byte(protoMagic)) {
+		if st, err := decodeProtoStatus(body); err == nil {
+			if st.Code == 0 {
+				st.Code = int32(code)
+			}
+			return st
+		}
+	}
+	var st metav1.Status
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
+		if st.Code == 0 {
+			st.Code = int32(code)
+		}
+		return &st
+	}
+	se := apierrors.NewGenericServerResponse(code, string(verb), gr, "", string(body), 0, false)
+	return &se.ErrStatus
 }

@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -42,6 +41,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cost"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/informerheap"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 const (
@@ -309,20 +310,16 @@ type timing struct{ cost, floor, work []float64 }
 // getWhole GETs gvr's whole list in one protobuf request, as a reflector's
 // unpaged LIST would, and returns its seconds, body read.
 func getWhole(ctx context.Context, c *testcluster.Cluster, gvr schema.GroupVersionResource) (float64, error) {
-	cfg := rest.CopyConfig(c.Config())
-	hc, err := rest.HTTPClientFor(cfg)
+	hc, base, err := live.HTTPClient(c.Config(), c.Config().Timeout)
 	if err != nil {
 		return 0, err
 	}
-	path := "/apis/" + gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
-	if gvr.Group == "" {
-		path = "/api/" + gvr.Version + "/" + gvr.Resource
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+path, nil)
+	u := request.CollectionURL(base, gvr.Group, gvr.Version, "", gvr.Resource)
+	req, err := request.Request{Protobuf: true}.Get(ctx, u)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
+	path := u.Path
 	t := time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -1,8 +1,9 @@
 // Command rawget is the floor of hack/bench's initial-sync comparison: the
 // requests a client must make, read and thrown away, by a process that links
 // nothing but the standard library. It negotiates HTTP/2 and gzip as
-// client-go does, and links protowire only to find a protobuf page's continue
-// token. The bearer token comes from $BENCH_TOKEN.
+// client-go does, makes its requests as the plugin does (package request,
+// standard library only), and links protowire only to find a protobuf
+// page's continue token. The bearer token comes from $BENCH_TOKEN.
 //
 //	rawget -url https://127.0.0.1:6443/api/v1/configmaps -ca ca.crt             # one GET of the whole list
 //	rawget -url … -ca ca.crt -limit 500                                         # every page, following continue tokens
@@ -24,18 +25,21 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
-	"strconv"
 	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/hack/bench/internal/probe"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 func main() {
 	var o options
-	flag.StringVar(&o.url, "url", "", "the collection URL")
+	flag.Func("url", "the collection URL", func(s string) (err error) {
+		o.url, err = url.Parse(s)
+		return err
+	})
 	flag.StringVar(&o.caFile, "ca", "", "PEM file of the server's CA")
 	flag.Int64Var(&o.limit, "limit", 0, "page size: follow continue tokens through pages of this many items (0: one GET)")
 	flag.BoolVar(&o.watchList, "watchlist", false, "read a streaming list (sendInitialEvents) instead of a LIST")
@@ -56,31 +60,17 @@ func main() {
 }
 
 type options struct {
-	url, caFile, token string
-	limit              int64
-	watchList          bool
-	wire               string
-	metadataOnly       bool
-	resourceVersion    string
-}
-
-// accept is the Accept header the plugin sends for the same request.
-func (o options) accept() string {
-	mt := "application/json"
-	if o.wire == "protobuf" {
-		mt = "application/vnd.kubernetes.protobuf"
-	}
-	if !o.metadataOnly {
-		return mt
-	}
-	if o.watchList {
-		return mt + ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
-	}
-	return mt + ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+	url             *url.URL
+	caFile, token   string
+	limit           int64
+	watchList       bool
+	wire            string
+	metadataOnly    bool
+	resourceVersion string
 }
 
 func run(ctx context.Context, o options) error {
-	if o.url == "" || o.caFile == "" || o.token == "" {
+	if o.url == nil || o.caFile == "" || o.token == "" {
 		return errors.New("-url, -ca and $BENCH_TOKEN are required")
 	}
 	if o.wire != "json" && o.wire != "protobuf" {
@@ -112,17 +102,16 @@ func run(ctx context.Context, o options) error {
 	return rep.Print(os.Stdout)
 }
 
-func get(ctx context.Context, client *http.Client, o options, query url.Values) (*http.Response, error) {
-	u := o.url
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+// get sends r, the plugin's request for the same (package request builds
+// both), to the collection at o.url.
+func get(ctx context.Context, client *http.Client, o options, r request.Request) (*http.Response, error) {
+	r.Protobuf, r.MetadataOnly = o.wire == "protobuf", o.metadataOnly
+	req, err := r.Get(ctx, o.url)
 	if err != nil {
 		return nil, fmt.Errorf("building the request: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+o.token)
-	req.Header.Set("Accept", o.accept())
+	u := req.URL.String()
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", u, err)
@@ -145,17 +134,7 @@ func readPages(ctx context.Context, client *http.Client, o options) (int64, erro
 	token := ""
 	continueRE := regexp.MustCompile(continueToken)
 	for {
-		q := url.Values{}
-		if o.limit > 0 {
-			q.Set("limit", strconv.FormatInt(o.limit, 10))
-		}
-		if token != "" {
-			q.Set("continue", token)
-		}
-		if o.resourceVersion != "" {
-			q.Set("resourceVersion", o.resourceVersion)
-		}
-		resp, err := get(ctx, client, o, q)
+		resp, err := get(ctx, client, o, request.Request{Options: request.Options{Limit: o.limit, Continue: token, ResourceVersion: o.resourceVersion}})
 		if err != nil {
 			return total, err
 		}
@@ -237,8 +216,7 @@ func protobufContinue(head []byte) string {
 
 // readWatchList reads a streaming list until its initial-events-end bookmark.
 func readWatchList(ctx context.Context, client *http.Client, o options) (int64, error) {
-	q := url.Values{"watch": {"true"}, "sendInitialEvents": {"true"}, "resourceVersionMatch": {"NotOlderThan"}, "allowWatchBookmarks": {"true"}}
-	resp, err := get(ctx, client, o, q)
+	resp, err := get(ctx, client, o, request.Request{Watch: true, Options: request.Options{SendInitialEvents: true, ResourceVersionMatch: "NotOlderThan", AllowWatchBookmarks: true}})
 	if err != nil {
 		return 0, err
 	}

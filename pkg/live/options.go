@@ -1,4 +1,4 @@
-package wire
+package live
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// LiveOptions shape what a LiveSource asks for and keeps.
-type LiveOptions struct {
+// Options shape what a Source asks for and keeps.
+type Options struct {
 	// MetadataOnly asks the server for PartialObjectMetadata, so only
 	// metadata crosses the wire.
 	MetadataOnly bool
@@ -40,13 +40,13 @@ func BuiltIn(res reflector.Resource) bool {
 	return scheme.Scheme.Recognizes(res.GVR.GroupVersion().WithKind(res.Kind))
 }
 
-// ResolveWire is the encoding a LiveSource with o asks for when listing and
+// ResolveWire is the encoding a Source with o asks for when listing and
 // watching res: JSON when whole objects are kept (KeepBody, FullObjects),
 // for they are kept as JSON; otherwise, for [reflector.WireAuto], protobuf for
 // metadata-only requests (PartialObjectMetadata is served in protobuf for
 // every resource, custom ones included) and for built-in resources, JSON for
 // the rest. Asking for protobuf while keeping whole objects is an error.
-func ResolveWire(res reflector.Resource, o LiveOptions) (reflector.Wire, error) {
+func ResolveWire(res reflector.Resource, o Options) (reflector.Wire, error) {
 	fullJSON := o.KeepBody || o.FullObjects
 	switch o.Wire {
 	case "", reflector.WireAuto:

@@ -1,4 +1,4 @@
-package wire_test
+package live_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // flowControlAPI answers the flow-control lists from a script of codes, one
@@ -64,15 +64,15 @@ func (a *flowControlAPI) count() int {
 // ended receives once per lookup, after it ended; named receives what the
 // listeners were told.
 // waits receives how long each wait of Finish's for a Retry-After is.
-func namesOnFakeClock(t *testing.T, a *flowControlAPI) (n *wire.FlowControlNames, clk *testingclock.FakeClock, ended chan struct{}, named chan wire.Named, waits chan time.Duration) {
+func namesOnFakeClock(t *testing.T, a *flowControlAPI) (n *live.FlowControlNames, clk *testingclock.FakeClock, ended chan struct{}, named chan live.Named, waits chan time.Duration) {
 	t.Helper()
 	clk = testingclock.NewFakeClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	ended, named, waits = make(chan struct{}, 16), make(chan wire.Named, 16), make(chan time.Duration, 16)
-	n, err := wire.NewFlowControlNamesOnClock(a.serve(t), clk, func() { ended <- struct{}{} }, func(d time.Duration) { waits <- d })
+	ended, named, waits = make(chan struct{}, 16), make(chan live.Named, 16), make(chan time.Duration, 16)
+	n, err := live.NewFlowControlNamesOnClock(a.serve(t), clk, func() { ended <- struct{}{} }, func(d time.Duration) { waits <- d })
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.OnNamed(func(x wire.Named) { named <- x })
+	n.OnNamed(func(x live.Named) { named <- x })
 	return n, clk, ended, named, waits
 }
 
@@ -91,7 +91,7 @@ func throttleOf(fs, pl string) *reflector.Throttle {
 	return &reflector.Throttle{RetryAfter: time.Second, FlowSchemaUID: fs, PriorityLevelUID: pl}
 }
 
-func wantNamed(t *testing.T, named chan wire.Named) {
+func wantNamed(t *testing.T, named chan live.Named) {
 	t.Helper()
 	select {
 	case got := <-named:

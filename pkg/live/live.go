@@ -1,0 +1,184 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
+)
+
+// Source is the [reflector.Source] for a real cluster. It uses client-go's
+// transport (authentication, TLS, impersonation, exec plugins from the
+// rest.Config) and decodes the answers with package wire, straight into the
+// store's compact form: no typed objects or map[string]any trees are built.
+// It asks for protobuf or JSON (see Options.Wire and ResolveWire) and decodes
+// what the server answers by its Content-Type, so a JSON answer to a
+// protobuf request is decoded as JSON; a 406 Not Acceptable to a protobuf
+// request makes it ask for JSON from then on. With MetadataOnly the server is
+// asked for PartialObjectMetadata, so only metadata crosses the wire.
+type Source struct {
+	client     *http.Client
+	collection *url.URL
+	target     reflector.Target
+	opts       Options
+	wire       reflector.Wire
+	dropRaw    bool
+	fellBack   atomic.Bool // the server refused protobuf: ask for JSON
+	// answered counts the server's answers (LIST pages, watch streams,
+	// errors) in protobuf and in JSON.
+	answeredProtobuf, answeredJSON atomic.Int64
+}
+
+// Answered is how many answers (LIST pages, watch streams and error
+// responses) the server sent in wire so far: what it spoke, whatever was
+// asked.
+func (s *Source) Answered(wire reflector.Wire) int64 {
+	if wire == reflector.WireProtobuf {
+		return s.answeredProtobuf.Load()
+	}
+	return s.answeredJSON.Load()
+}
+
+// NewSource builds a Source for target on the cluster of cfg with o; it
+// fails when o's wire cannot serve o (see ResolveWire).
+func NewSource(cfg *rest.Config, target reflector.Target, o Options) (*Source, error) {
+	wire, err := ResolveWire(target.Resource, o)
+	if err != nil {
+		return nil, err
+	}
+	// Watches are long requests bounded by timeoutSeconds and the idle
+	// timeout, and a big LIST may take minutes: a client-wide timeout would
+	// cut them. Requests end when the reflector cancels them.
+	client, base, err := HTTPClient(cfg, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{client: client, collection: CollectionURL(base, target), target: target, opts: o, wire: wire}, nil
+}
+
+// HTTPClient is client-go's HTTP client for cfg (its authentication, TLS,
+// impersonation and exec plugins) with timeout as its client-wide timeout
+// (0: none), and the URL of cfg's server.
+func HTTPClient(cfg *rest.Config, timeout time.Duration) (*http.Client, *url.URL, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = timeout
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the HTTP client: %w", err)
+	}
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing the server URL: %w", err)
+	}
+	return client, base, nil
+}
+
+// CollectionURL is the URL of t's collection on the server at base: its
+// namespace's for a namespaced resource with a namespace, otherwise all of it.
+func CollectionURL(base *url.URL, t reflector.Target) *url.URL {
+	gvr, ns := t.Resource.GVR, ""
+	if t.Resource.Namespaced {
+		ns = t.Namespace
+	}
+	return request.CollectionURL(base, gvr.Group, gvr.Version, ns, gvr.Resource)
+}
+
+// Wire is the encoding the source asks for: protobuf or JSON, as resolved
+// from its options, and JSON once the server has refused protobuf.
+func (s *Source) Wire() reflector.Wire {
+	if s.wire == reflector.WireProtobuf && !s.fellBack.Load() {
+		return reflector.WireProtobuf
+	}
+	return reflector.WireJSON
+}
+
+// DropRaw makes the source leave [reflector.Item].Raw nil, except in
+// full-object mode (keepBody), where it is the object's Body: nothing but a
+// trace recorder reads Raw, and without one each object's JSON need not be copied (a LIST
+// page would otherwise be held whole, as copies, until it is applied). Call
+// it before the first request.
+func (s *Source) DropRaw() { s.dropRaw = true }
+
+// do sends one request and returns its response and when it was sent:
+// with the response's Date it tells the server's clock (wire.ServerClockOf).
+func (s *Source) do(ctx context.Context, verb reflector.Verb, opts reflector.RequestOptions) (*http.Response, time.Time, error) {
+	for {
+		asked := s.Wire()
+		req, err := request.Request{Watch: verb == reflector.VerbWatch, Options: request.Options(opts),
+			LabelSelector: s.target.LabelSelector, FieldSelector: s.target.FieldSelector,
+			Protobuf: asked == reflector.WireProtobuf, MetadataOnly: s.opts.MetadataOnly}.Get(ctx, s.collection)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("building %s request: %w", verb, err)
+		}
+		sent := time.Now()
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return nil, sent, reflector.EndOf(err)
+		}
+		if wire.IsProtobuf(resp.Header.Get("Content-Type")) {
+			s.answeredProtobuf.Add(1)
+		} else {
+			s.answeredJSON.Add(1)
+		}
+		if resp.StatusCode == http.StatusNotAcceptable && asked == reflector.WireProtobuf {
+			// The server (or a proxy) takes no protobuf for this resource: JSON from now on.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			s.fellBack.Store(true)
+			continue
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			end := &reflector.RequestEnd{Reason: reflector.EndError, Status: wire.ResponseStatus(resp.StatusCode, body, verb, s.target.Resource.GVR.GroupResource()),
+				Throttle: wire.ThrottleOf(resp.StatusCode, resp.Header, time.Now())}
+			s.opts.Names.Fill(ctx, end.Throttle)
+			return nil, sent, end
+		}
+		return resp, sent, nil
+	}
+}
+
+// List implements [reflector.Source]. The page is decoded while it is read.
+func (s *Source) List(ctx context.Context, opts reflector.RequestOptions) (*reflector.Page, error) {
+	resp, _, err := s.do(ctx, reflector.VerbList, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	// The page's Bytes is the body as decoded: Go's transport takes off a
+	// gzip Content-Encoding it asked for, so this is the uncompressed size,
+	// compressed or not on the wire.
+	page, err := wire.DecodeListBody(resp.Body, resp.Header.Get("Content-Type"), s.opts.KeepBody, !s.dropRaw)
+	if err != nil {
+		var re *jsonscan.ReadError
+		if errors.As(err, &re) {
+			return nil, reflector.EndOf(fmt.Errorf("reading list response: %w", re.Err))
+		}
+		return nil, &reflector.RequestEnd{Reason: reflector.EndError, Err: err}
+	}
+	return page, nil
+}
+
+// Watch implements [reflector.Source].
+func (s *Source) Watch(ctx context.Context, opts reflector.RequestOptions) (reflector.Stream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	resp, sent, err := s.do(ctx, reflector.VerbWatch, opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return wire.DecodeWatchBody(ctx, cancel, resp.Body, resp.Header.Get("Content-Type"), wire.WatchOptions{
+		KeepBody: s.opts.KeepBody, KeepRaw: !s.dropRaw, Clock: wire.ServerClockOf(resp.Header, sent), Now: time.Now}), nil
+}
