@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
@@ -149,7 +150,7 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 		warn("the trace holds no recorded decision (a header alone, or a run cut before it decided anything): there is little to explain")
 	default:
 		if _, total := rp.Differences(0); total > 0 && !rp.EndedEarly() {
-			warn(fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where): its findings are the replay's", places(total)))
+			warn(fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where): its findings are the replay's", format.PluralUngrouped(total, "place")))
 		}
 	}
 	if rp.EndedEarly() {

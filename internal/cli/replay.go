@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
@@ -203,16 +204,8 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "warning: … and %d more differences\n", total-len(shown))
 	}
 	if o.Strict {
-		return fmt.Errorf("the replayed reflector decided differently from the recorded one in %s (--strict)", places(total))
+		return fmt.Errorf("the replayed reflector decided differently from the recorded one in %s (--strict)", format.PluralUngrouped(total, "place"))
 	}
-	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %s; --strict makes this an error\n", places(total))
+	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %s; --strict makes this an error\n", format.PluralUngrouped(total, "place"))
 	return nil
-}
-
-// places is "1 place" or "n places".
-func places(n int) string {
-	if n == 1 {
-		return "1 place"
-	}
-	return fmt.Sprintf("%d places", n)
 }

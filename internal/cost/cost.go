@@ -645,17 +645,3 @@ func ptr[T any](v T) *T { return &v }
 func seconds(d time.Duration) float64 {
 	return math.Round(d.Seconds()*1000) / 1000
 }
-
-// formatBytes prints a size for people, in binary units.
-func formatBytes(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	div, exp := int64(unit), 0
-	for n := b / unit; n >= unit && exp < 4; n /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTP"[exp])
-}

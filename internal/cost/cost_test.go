@@ -50,11 +50,3 @@ func TestExtrapolateAndTotals(t *testing.T) {
 		t.Errorf("totals' heaps: %+v", tot.Heap)
 	}
 }
-
-func TestFormatBytes(t *testing.T) {
-	for b, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB", 5 << 30: "5.0 GiB"} {
-		if got := formatBytes(b); got != want {
-			t.Errorf("formatBytes(%d) = %q, want %q", b, got, want)
-		}
-	}
-}

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
@@ -36,7 +37,7 @@ type Request struct {
 
 // String is the request as the text output prints it.
 func (r Request) String() string {
-	return fmt.Sprintf("GET %s (%s) -> %d, %d items, %s in %.3fs", r.URL, r.Asked, r.Status, r.Items, formatBytes(r.Bytes), r.Seconds)
+	return fmt.Sprintf("GET %s (%s) -> %d, %d items, %s in %.3fs", r.URL, r.Asked, r.Status, r.Items, format.Bytes(r.Bytes), r.Seconds)
 }
 
 // client makes the command's requests and keeps their log.

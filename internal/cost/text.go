@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 )
 
 // formLabels are the forms as the text output names them.
@@ -29,15 +31,15 @@ func WriteText(w io.Writer, rep *Report) error {
 			where = "namespace " + r.Namespace
 		}
 		fmt.Fprintf(w, "%s (%s): %s, read whole once in %s (%s of %s, %.2fs); %d measured",
-			r.Resource, where, plural(r.Objects, "object"), plural(int64(r.Read.Pages), "page"), formatBytes(r.Read.Bytes), r.Read.Wire, r.Read.Seconds, r.Sampled)
+			r.Resource, where, format.PluralUngrouped(r.Objects, "object"), format.PluralUngrouped(int64(r.Read.Pages), "page"), format.Bytes(r.Read.Bytes), r.Read.Wire, r.Read.Seconds, r.Sampled)
 		if int64(r.Sampled) < r.Objects {
 			fmt.Fprintf(w, ", a random sample")
 		}
 		fmt.Fprintln(w)
 		p("\twire\tbytes/object\tinitial list\tlist time\t\n")
-		p("\tjson\t%s\t%s\t%.2fs\t\n", formatBytes(r.BytesPerObject.JSON), formatBytes(r.ListBytes.JSON), r.ListSeconds.JSON)
+		p("\tjson\t%s\t%s\t%.2fs\t\n", format.Bytes(r.BytesPerObject.JSON), format.Bytes(r.ListBytes.JSON), r.ListSeconds.JSON)
 		if r.BytesPerObject.Protobuf != nil {
-			p("\tprotobuf\t%s\t%s\t%.2fs\t\n", formatBytes(*r.BytesPerObject.Protobuf), formatBytes(*r.ListBytes.Protobuf), *r.ListSeconds.Protobuf)
+			p("\tprotobuf\t%s\t%s\t%.2fs\t\n", format.Bytes(*r.BytesPerObject.Protobuf), format.Bytes(*r.ListBytes.Protobuf), *r.ListSeconds.Protobuf)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -49,17 +51,17 @@ func WriteText(w io.Writer, rep *Report) error {
 		}
 		if c := r.Cheapest; c != nil {
 			if c.Form == c.Against {
-				fmt.Fprintf(w, "cheapest that serves --need %s: %s, %s (no saving)\n", c.Need, formLabels[c.Form], formatBytes(c.Total))
+				fmt.Fprintf(w, "cheapest that serves --need %s: %s, %s (no saving)\n", c.Need, formLabels[c.Form], format.Bytes(c.Total))
 			} else {
 				fmt.Fprintf(w, "cheapest that serves --need %s: %s, %s, saving %s (%.1f%%) against the %s informer\n",
-					c.Need, formLabels[c.Form], formatBytes(c.Total), formatBytes(c.Saving), c.SavingPercent, c.Against)
+					c.Need, formLabels[c.Form], format.Bytes(c.Total), format.Bytes(c.Saving), c.SavingPercent, c.Against)
 			}
 		}
 	}
 	if t := rep.Totals; t != nil {
-		fmt.Fprintf(w, "\nall %d resources: %d objects, initial lists %s in JSON", len(rep.Resources), t.Objects, formatBytes(t.ListBytes.JSON))
+		fmt.Fprintf(w, "\nall %d resources: %d objects, initial lists %s in JSON", len(rep.Resources), t.Objects, format.Bytes(t.ListBytes.JSON))
 		if t.ListBytes.Protobuf != nil {
-			fmt.Fprintf(w, ", %s in protobuf", formatBytes(*t.ListBytes.Protobuf))
+			fmt.Fprintf(w, ", %s in protobuf", format.Bytes(*t.ListBytes.Protobuf))
 		}
 		fmt.Fprintln(w)
 		writeHeaps(tw, &t.Heap)
@@ -93,16 +95,8 @@ func writeHeaps(tw *tabwriter.Writer, h *Heaps) {
 		}
 		rng := "-"
 		if x.Range != nil {
-			rng = formatBytes(x.Range[0]) + " – " + formatBytes(x.Range[1])
+			rng = format.Bytes(x.Range[0]) + " – " + format.Bytes(x.Range[1])
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t\n", formLabels[f.name], formatBytes(x.PerObject), formatBytes(x.Total), rng, formatBytes(x.PeakList), formatBytes(x.PeakStream))
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t\n", formLabels[f.name], format.Bytes(x.PerObject), format.Bytes(x.Total), rng, format.Bytes(x.PeakList), format.Bytes(x.PeakStream))
 	}
-}
-
-// plural is "1 object", "2 objects".
-func plural(n int64, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/websocket"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testdeps"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 )
 
 // The browser test loads reports from disk in headless Chromium (Debian's
@@ -583,7 +584,7 @@ func (b *browser) checkDelivery(t *testing.T, i int, res *Section) {
 		}
 		p := res.Probe
 		if int(got.Dots) != points || (points > 1 && (got.DotsW <= 0 || got.Line <= 0)) || got.P50 <= 0 || got.P99 <= 0 ||
-			!strings.Contains(got.Legend, fmt.Sprintf("p50 %s, p99 %s", formatDuration(p.P50), formatDuration(p.P99))) {
+			!strings.Contains(got.Legend, fmt.Sprintf("p50 %s, p99 %s", format.Duration(p.P50), format.Duration(p.P99))) {
 			t.Errorf("resource %d: the probe chart has %v points (want %d) spread over %v, a line %v wide, p50 and p99 lines %v and %v wide, legend %q",
 				i, got.Dots, points, got.DotsW, got.Line, got.P50, got.P99, got.Legend)
 		}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/tracegen"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
@@ -164,7 +165,7 @@ func TestTheLatencyPlotShowsTheReplaysLagAndProbeInItsBuckets(t *testing.T) {
 			}
 			body := text(doc)
 			p := rep.Resources[0].Probe
-			for _, s := range []string{"±2 s", "event lag", fmt.Sprintf("p50 %s, p99 %s", formatDuration(p.P50), formatDuration(p.P99)), "(p99 in >60s)"} {
+			for _, s := range []string{"±2 s", "event lag", fmt.Sprintf("p50 %s, p99 %s", format.Duration(p.P50), format.Duration(p.P99)), "(p99 in >60s)"} {
 				if !strings.Contains(body, s) {
 					t.Errorf("the page does not say %q", s)
 				}

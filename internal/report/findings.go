@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 )
 
 // findingView is one finding of the page's Findings section: what is
@@ -66,9 +67,9 @@ func (s findingsSummary) Text() string {
 		switch {
 		case p.n == 0:
 		case p.n == 1 || p.word == "info":
-			parts = append(parts, formatCount(p.n)+" "+p.word)
+			parts = append(parts, format.Count(p.n)+" "+p.word)
 		default:
-			parts = append(parts, formatCount(p.n)+" "+p.word+"s")
+			parts = append(parts, format.Count(p.n)+" "+p.word+"s")
 		}
 	}
 	out := strings.Join(parts, ", ")
@@ -76,7 +77,7 @@ func (s findingsSummary) Text() string {
 		if out != "" {
 			out += "; "
 		}
-		out += formatCount(s.Ignored) + " ignored (--ignore-finding: listed, counted by no rule)"
+		out += format.Count(s.Ignored) + " ignored (--ignore-finding: listed, counted by no rule)"
 	}
 	return out
 }
@@ -118,15 +119,15 @@ func findingViewOf(r *Report, res *Section, f findings.Finding, shown map[int64]
 		}
 		return formatOffset(t.Sub(r.Header.StartedAt))
 	}
-	v := findingView{Anchor: findingAnchor(res.Index, f.ID), Severity: string(f.Severity), ID: string(f.ID), Title: clip(f.Title, clipMessage),
-		Ignored: f.Ignored, Resource: clip(res.Name, clipName), ResAnchor: resourceAnchor(res.Index),
-		First: offset(f.FirstAt), Count: formatCount(int(f.Count)),
-		Evidence: clip(f.Evidence.Text, 4*clipMessage), Cause: clip(f.Cause, 4*clipMessage), Action: clip(f.Action, 4*clipMessage),
-		Docs: clip(f.Docs, clipMessage)}
+	v := findingView{Anchor: findingAnchor(res.Index, f.ID), Severity: string(f.Severity), ID: string(f.ID), Title: format.ClipWithLength(f.Title, clipMessage),
+		Ignored: f.Ignored, Resource: format.ClipWithLength(res.Name, clipName), ResAnchor: resourceAnchor(res.Index),
+		First: offset(f.FirstAt), Count: format.Count(int(f.Count)),
+		Evidence: format.ClipWithLength(f.Evidence.Text, 4*clipMessage), Cause: format.ClipWithLength(f.Cause, 4*clipMessage), Action: format.ClipWithLength(f.Action, 4*clipMessage),
+		Docs: format.ClipWithLength(f.Docs, clipMessage)}
 	if res.Client != nil {
-		v.Client = clip(res.Client.UserAgent, clipMessage)
+		v.Client = format.ClipWithLength(res.Client.UserAgent, clipMessage)
 	} else if f.Client != "" {
-		v.Client = clip(f.Client, clipMessage)
+		v.Client = format.ClipWithLength(f.Client, clipMessage)
 	}
 	if !f.LastAt.Equal(f.FirstAt) {
 		v.Last = offset(f.LastAt)
@@ -144,13 +145,13 @@ func findingViewOf(r *Report, res *Section, f findings.Finding, shown map[int64]
 		}
 	}
 	if w := f.Evidence.Window; w != nil {
-		v.Window = fmt.Sprintf("%s to %s (%s)", offset(w.From), offset(w.To), formatDuration(time.Duration(w.Seconds*float64(time.Second))))
+		v.Window = fmt.Sprintf("%s to %s (%s)", offset(w.From), offset(w.To), format.Duration(time.Duration(w.Seconds*float64(time.Second))))
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.Evidence.Facts)) {
-		v.Facts = append(v.Facts, keyValue{Key: clip(k, 64), Value: clip(f.Evidence.Facts[k], clipMessage)})
+		v.Facts = append(v.Facts, keyValue{Key: format.ClipWithLength(k, 64), Value: format.ClipWithLength(f.Evidence.Facts[k], clipMessage)})
 	}
 	for _, o := range f.Evidence.Objects {
-		v.Objects = append(v.Objects, findingObject{What: clip(o.What, 32), Ref: clip(o.String(), 2*clipName), OldUID: clip(o.OldUID, 64), NewUID: clip(o.NewUID, 64)})
+		v.Objects = append(v.Objects, findingObject{What: format.ClipWithLength(o.What, 32), Ref: format.ClipWithLength(o.String(), 2*clipName), OldUID: format.ClipWithLength(o.OldUID, 64), NewUID: format.ClipWithLength(o.NewUID, 64)})
 	}
 	v.More = max(f.Evidence.ObjectsTotal-len(f.Evidence.Objects), 0)
 	if webURL(f.Docs) {

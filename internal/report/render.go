@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
@@ -28,7 +29,7 @@ var (
 
 // parsePage parses the page template; it is static, so an error is a bug caught by every test.
 func parsePage() (*template.Template, error) {
-	return template.New("report").Funcs(template.FuncMap{"count": formatCount}).Parse(pageTemplate)
+	return template.New("report").Funcs(template.FuncMap{"count": format.Count[int]}).Parse(pageTemplate)
 }
 
 // scriptHash is the Content-Security-Policy hash of the page's one script:
@@ -182,7 +183,7 @@ func newPageView(r *Report) *pageView {
 	if name == "" {
 		name = "trace"
 	}
-	v := &pageView{Title: "watchcache report: " + clip(name, 120), Name: clip(name, 240),
+	v := &pageView{Title: "watchcache report: " + format.ClipWithLength(name, 120), Name: format.ClipWithLength(name, 240),
 		CSP: "default-src 'none'; script-src " + scriptHash() + "; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'",
 		CSS: template.CSS(pageCSS), Script: template.JS(pageScript), Warnings: r.Warnings, Alerts: r.Alerts}
 	span := max(r.Duration, time.Millisecond)
@@ -190,22 +191,22 @@ func newPageView(r *Report) *pageView {
 	started := h.StartedAt.UTC().Format("2006-01-02 15:04:05.000 MST")
 	resources := "1 resource"
 	if n := len(h.Resources); n != 1 {
-		resources = formatCount(n) + " resources"
+		resources = format.Count(n) + " resources"
 	}
 	v.Header = []keyValue{
-		{"server", clip(h.Server, clipMessage) + versionSuffix(h.ServerVersion), ""},
+		{"server", format.ClipWithLength(h.Server, clipMessage) + versionSuffix(h.ServerVersion), ""},
 		{"started", started, "the header's startedAt"},
-		{"duration", formatDuration(r.Duration), "the last line's time"},
-		{"recorded by", clip(h.Tool, 64), ""},
-		{"trace", fmt.Sprintf("format version %d, %s lines after the header, %s", h.V, formatCount(r.Lines), resources), ""},
+		{"duration", format.Duration(r.Duration), "the last line's time"},
+		{"recorded by", format.ClipWithLength(h.Tool, 64), ""},
+		{"trace", fmt.Sprintf("format version %d, %s lines after the header, %s", h.V, format.Count(r.Lines), resources), ""},
 	}
 	if h.Observed {
 		v.Header = append(v.Header, keyValue{"observed", "other programs' reflectors, as kubectl watchcache proxy saw their traffic: each resource is one client's stream, its requests as that client sent them, and its cache rebuilt from what the client received", ""})
 	}
-	v.Decisions = formatCount(r.Decisions)
+	v.Decisions = format.Count(r.Decisions)
 	v.Findings, v.FindingsSum = findingViews(r)
 	for _, a := range r.Alerts.Tripped {
-		v.AlertRows = append(v.AlertRows, alertRow{At: formatOffset(a.At), Resource: a.Resource, Rule: clip(a.Rule, clipName), Detail: clip(a.Detail, clipMessage)})
+		v.AlertRows = append(v.AlertRows, alertRow{At: formatOffset(a.At), Resource: a.Resource, Rule: format.ClipWithLength(a.Rule, clipName), Detail: format.ClipWithLength(a.Detail, clipMessage)})
 	}
 	for _, res := range r.Resources {
 		v.Resources = append(v.Resources, v.resource(r, res, span))
@@ -219,7 +220,7 @@ func newPageView(r *Report) *pageView {
 // and the counters that say whether its section is worth a look.
 func indexRowOf(res *Section) indexRow {
 	c := res.Counters
-	n := func(v int64) string { return formatCount(int(v)) }
+	n := func(v int64) string { return format.Count(int(v)) }
 	wire, strategy := string(res.Header.Options.Wire), string(res.Header.Options.Strategy)
 	if wire == "" {
 		wire = "json"
@@ -239,13 +240,13 @@ func indexRowOf(res *Section) indexRow {
 			strategy = "?"
 		}
 	}
-	row := indexRow{Anchor: resourceAnchor(res.Index), Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
+	row := indexRow{Anchor: resourceAnchor(res.Index), Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Info.Kind, clipName), Scope: scope(res),
 		Objects: string(res.Header.Objects), Strategy: strategy, Wire: wire,
-		Lists: n(c.Lists), Relists: n(c.Relists), Gone: n(c.Gone), Events: n(c.Added + c.Modified + c.Deleted), End: formatCount(res.Objects),
+		Lists: n(c.Lists), Relists: n(c.Relists), Gone: n(c.Gone), Events: n(c.Added + c.Modified + c.Deleted), End: format.Count(res.Objects),
 		Alarm:    c.Relists > 0 || c.Gone > 0 || c.UIDMismatches > 0 || c.WatchErrors > 0 || c.ResourceVersionBackwards > 0,
 		Findings: "0"}
 	if worst, ok := findings.Worst(res.Findings); ok {
-		row.Findings = formatCount(findings.CountAtLeast(res.Findings, findings.Info)) + " (" + string(worst) + ")"
+		row.Findings = format.Count(findings.CountAtLeast(res.Findings, findings.Info)) + " (" + string(worst) + ")"
 		row.Alarm = row.Alarm || worst.AtLeast(findings.Warning)
 	}
 	for _, f := range res.Findings {
@@ -270,15 +271,15 @@ func resourceOptions(h trace.ResourceHeader) []keyValue {
 		{"initial list", string(o.Strategy), "--initial-list"},
 		{"page size", pageSize(o.PageSize), "--page-size"},
 		{"resourceVersion", quoteEmpty(o.ResourceVersion) + matchSuffix(o.ResourceVersionMatch), "the first list's read"},
-		{"watch timeout", formatDuration(time.Duration(o.WatchTimeout)), "base of the jittered server-side timeout"},
-		{"idle timeout", formatDuration(time.Duration(o.IdleTimeout)), ""},
-		{"initial-events timeout", formatDuration(time.Duration(o.InitialEventsTimeout)), ""},
+		{"watch timeout", format.Duration(time.Duration(o.WatchTimeout)), "base of the jittered server-side timeout"},
+		{"idle timeout", format.Duration(time.Duration(o.IdleTimeout)), ""},
+		{"initial-events timeout", format.Duration(time.Duration(o.InitialEventsTimeout)), ""},
 		{"asks for", asksFor(o.MetadataOnly), "--metadata-only"},
 		{"wire", wire, "--wire"},
 		{"trace keeps", string(h.Objects), "--trace-objects"},
 	}
 	if o.GiveUpAfter > 0 {
-		out = append(out, keyValue{"give up after", formatDuration(time.Duration(o.GiveUpAfter)), ""})
+		out = append(out, keyValue{"give up after", format.Duration(time.Duration(o.GiveUpAfter)), ""})
 	}
 	if o.UnsafeSecrets {
 		out = append(out, keyValue{"Secret values", "recorded unredacted", "--trace-unsafe-secrets"})
@@ -294,7 +295,7 @@ func observedOptions(res *Section) []keyValue {
 		out = append(out, keyValue{"stream", fmt.Sprintf("#%d", s.ID), "as the proxy's --summary numbers it"})
 	}
 	if c := res.Client; c != nil {
-		out = append(out, keyValue{"User-Agent", clip(c.UserAgent, clipMessage), ""}, keyValue{"address", clip(c.RemoteAddr, clipName), "its first connection"})
+		out = append(out, keyValue{"User-Agent", format.ClipWithLength(c.UserAgent, clipMessage), ""}, keyValue{"address", format.ClipWithLength(c.RemoteAddr, clipName), "its first connection"})
 	}
 	if s := res.Stream; s != nil && s.Wire != "" {
 		objects := asksFor(s.MetadataOnly)
@@ -306,10 +307,10 @@ func observedOptions(res *Section) []keyValue {
 		}
 		out = append(out, keyValue{"wire", string(s.Wire), "the encoding its Accept prefers"}, keyValue{"asks for", objects, "as=… in its Accept"})
 		if s.Accept != "" {
-			out = append(out, keyValue{"Accept", clip(s.Accept, clipMessage), "its first request's"})
+			out = append(out, keyValue{"Accept", format.ClipWithLength(s.Accept, clipMessage), "its first request's"})
 		}
 		if s.ContentType != "" {
-			out = append(out, keyValue{"Content-Type", clip(s.ContentType, clipMessage), "of the last successful response"})
+			out = append(out, keyValue{"Content-Type", format.ClipWithLength(s.ContentType, clipMessage), "of the last successful response"})
 		}
 		if s.Strategy != "" {
 			out = append(out, keyValue{"initial list", string(s.Strategy), "its first request seen"}, keyValue{"page size", pageSize(s.PageSize), "that request's limit"})
@@ -332,7 +333,7 @@ func versionSuffix(v string) string {
 	if v == "" {
 		return ""
 	}
-	return " (" + clip(v, 64) + ")"
+	return " (" + format.ClipWithLength(v, 64) + ")"
 }
 
 func matchSuffix(m string) string {
@@ -346,11 +347,11 @@ func pageSize(n int64) string {
 	if n == 0 {
 		return "0 (one response)"
 	}
-	return formatCount(int(n))
+	return format.Count(int(n))
 }
 
 func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourceView {
-	rv := resourceView{Index: res.Index, Name: clip(res.Name, clipName), Kind: clip(res.Info.Kind, clipName), Scope: scope(res),
+	rv := resourceView{Index: res.Index, Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Info.Kind, clipName), Scope: scope(res),
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
 		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
 	rv.Options = resourceOptions(res.Header)
@@ -358,7 +359,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 		rv.Options = observedOptions(res)
 	}
 	c := res.Counters
-	backoffs := formatCount(int(c.Backoffs))
+	backoffs := format.Count(int(c.Backoffs))
 	backoffHint := "waits after errors (recorded decisions)"
 	switch {
 	case r.Header.Observed:
@@ -366,7 +367,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 	case !res.BackoffsKnown:
 		backoffs, backoffHint = "n/a", "the trace has no recorded decisions, so its backoffs are unknown"
 	}
-	n := func(v int64) string { return formatCount(int(v)) }
+	n := func(v int64) string { return format.Count(int(v)) }
 	rv.Counters = []counterView{
 		{"lists", n(c.Lists), "full lists started (paginated or streaming)", false},
 		{"relists", n(c.Relists), "full lists after the first", c.Relists > 0},
@@ -387,11 +388,11 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 	}
 	bookmark := "none"
 	if res.BookmarkAt >= 0 {
-		bookmark = fmt.Sprintf("resourceVersion %s, %s before the end", clip(res.BookmarkRV, 64), formatDuration(r.Duration-res.BookmarkAt))
+		bookmark = fmt.Sprintf("resourceVersion %s, %s before the end", format.ClipWithLength(res.BookmarkRV, 64), format.Duration(r.Duration-res.BookmarkAt))
 	}
 	rv.State = []keyValue{
-		{"objects at the end", formatCount(res.Objects), ""},
-		{"resourceVersion at the end", quoteEmpty(clip(res.ResourceVersion, 64)), "the cursor"},
+		{"objects at the end", format.Count(res.Objects), ""},
+		{"resourceVersion at the end", quoteEmpty(format.ClipWithLength(res.ResourceVersion, 64)), "the cursor"},
 		{"last bookmark", bookmark, "the last progress bookmark"},
 	}
 	if res.Lag.Total() > 0 {
@@ -421,7 +422,7 @@ func lagText(c reflector.LagCounts) string {
 		if i > 0 {
 			b.WriteString(" · ")
 		}
-		b.WriteString(reflector.LagBucketName(i) + " " + formatCount(int(n)))
+		b.WriteString(reflector.LagBucketName(i) + " " + format.Count(int(n)))
 	}
 	if q := c.P99Bucket(); q >= 0 {
 		b.WriteString(" (p99 in " + reflector.LagBucketName(q) + ")")
@@ -435,7 +436,7 @@ func probeText(p *ProbeFigures) string {
 		return "no samples"
 	}
 	return fmt.Sprintf("write to event p50 %s, p90 %s, p99 %s, max %s over %s samples; the write itself p50 %s",
-		formatDuration(p.P50), formatDuration(p.P90), formatDuration(p.P99), formatDuration(p.Max), formatCount(p.Count), formatDuration(p.WriteP50))
+		format.Duration(p.P50), format.Duration(p.P90), format.Duration(p.P99), format.Duration(p.Max), format.Count(p.Count), format.Duration(p.WriteP50))
 }
 
 func scope(res *Section) string {
@@ -444,13 +445,13 @@ func scope(res *Section) string {
 		s = "cluster-scoped"
 	}
 	if res.Namespace != "" {
-		s = "namespace " + clip(res.Namespace, clipName)
+		s = "namespace " + format.ClipWithLength(res.Namespace, clipName)
 	}
 	if res.LabelSelector != "" {
-		s += " · labels " + clip(res.LabelSelector, clipMessage)
+		s += " · labels " + format.ClipWithLength(res.LabelSelector, clipMessage)
 	}
 	if res.FieldSelector != "" {
-		s += " · fields " + clip(res.FieldSelector, clipMessage)
+		s += " · fields " + format.ClipWithLength(res.FieldSelector, clipMessage)
 	}
 	return s
 }
@@ -458,25 +459,25 @@ func scope(res *Section) string {
 func requestRow(res int, q *Request) requestView {
 	o := q.Opts
 	v := requestView{Anchor: requestAnchor(res, q.ID), ID: q.ID, Kind: q.Kind.Noun(), Class: "c-" + string(q.Class),
-		Start: formatOffset(q.Start), StartV: int64(q.Start), Duration: formatDuration(q.End - q.Start), DurationV: int64(q.End - q.Start),
-		RV: clip(o.ResourceVersion, 64), RVMissing: o.ResourceVersion == "" && o.Continue == "", Match: o.ResourceVersionMatch,
-		Continue: abbreviate(o.Continue, clipToken), InitialEvents: yes(o.SendInitialEvents), Bookmarks: yes(o.AllowWatchBookmarks),
-		End: clip(describeEnd(q), clipMessage), LimitV: o.Limit, TimeoutV: o.TimeoutSeconds}
+		Start: formatOffset(q.Start), StartV: int64(q.Start), Duration: format.Duration(q.End - q.Start), DurationV: int64(q.End - q.Start),
+		RV: format.ClipWithLength(o.ResourceVersion, 64), RVMissing: o.ResourceVersion == "" && o.Continue == "", Match: o.ResourceVersionMatch,
+		Continue: format.Clip(o.Continue, clipToken), InitialEvents: yes(o.SendInitialEvents), Bookmarks: yes(o.AllowWatchBookmarks),
+		End: format.ClipWithLength(describeEnd(q), clipMessage), LimitV: o.Limit, TimeoutV: o.TimeoutSeconds}
 	if len(o.Continue) > clipToken {
-		v.Token = clip(o.Continue, 1024)
+		v.Token = format.ClipWithLength(o.Continue, 1024)
 	}
 	if o.Limit > 0 {
-		v.Limit = formatCount(int(o.Limit))
+		v.Limit = format.Count(int(o.Limit))
 	}
 	if o.TimeoutSeconds > 0 {
 		v.Timeout = strconv.FormatInt(o.TimeoutSeconds, 10) + "s"
 	}
 	if q.Verb == "list" {
-		v.Count, v.CountV = formatCount(q.Items)+" items", q.Items
+		v.Count, v.CountV = format.Count(q.Items)+" items", q.Items
 	} else {
-		v.Count, v.CountV = formatCount(q.Events)+" events", q.Events
+		v.Count, v.CountV = format.Count(q.Events)+" events", q.Events
 		if q.Bookmarks > 0 {
-			v.Count += fmt.Sprintf(" (%s bookmarks)", formatCount(q.Bookmarks))
+			v.Count += fmt.Sprintf(" (%s bookmarks)", format.Count(q.Bookmarks))
 		}
 	}
 	return v
@@ -491,7 +492,7 @@ func yes(b bool) string {
 
 func relistRow(res int, l *Relist) relistView {
 	v := relistView{Anchor: relistAnchor(res, l.Number), Number: l.Number, Start: formatOffset(l.Start), StartV: int64(l.Start),
-		End: formatOffset(l.End), Took: formatDuration(l.End - l.Start), TookV: int64(l.End - l.Start), After: clip(l.After, clipMessage),
+		End: formatOffset(l.End), Took: format.Duration(l.End - l.Start), TookV: int64(l.End - l.Start), After: format.ClipWithLength(l.After, clipMessage),
 		FirstRequest: l.FirstRequest, LastRequest: l.LastRequest,
 		FirstHref: "#" + requestAnchor(res, l.FirstRequest), LastHref: "#" + requestAnchor(res, l.LastRequest)}
 	switch l.Outcome {
@@ -505,7 +506,7 @@ func relistRow(res int, l *Relist) relistView {
 		v.Outcome = "not complete when the trace ends"
 	}
 	if d := l.Diff; d != nil {
-		v.HasDiff, v.RV = true, clip(d.ResourceVersion, 64)
+		v.HasDiff, v.RV = true, format.ClipWithLength(d.ResourceVersion, 64)
 		v.Before, v.AfterN, v.Deleted, v.Recreated, v.Updated, v.Added, v.Unchanged = d.Before, d.After, d.NDeleted, d.NRecreated, d.NUpdated, d.NAdded, d.Unchanged
 		v.Rows = diffRows(d)
 		v.More = d.NDeleted + d.NRecreated + d.NUpdated + d.NAdded - len(v.Rows)

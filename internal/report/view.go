@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -112,7 +113,7 @@ func ms(d time.Duration) string {
 func (v *pageView) timeline(res *Section, span time.Duration) timelineView {
 	tv := timelineView{Index: res.Index, PlotX: plotX, PlotW: plotWidth, LabelX: plotX - 8, ViewBox: "0 0 " + ms(span), Span: ms(span),
 		Requests: len(res.Requests), AllRequests: res.RequestsTotal, HiddenRequests: res.RequestsTotal - len(res.Requests),
-		BucketWidth: formatDuration(res.BucketWidth), Duration: formatDuration(span)}
+		BucketWidth: format.Duration(res.BucketWidth), Duration: format.Duration(span)}
 	y := axisHeight
 	lists, watches := v.requestLanes(res)
 	for _, l := range []laneView{lists, watches} {
@@ -208,7 +209,7 @@ func relistAnchor(res, n int) string         { return fmt.Sprintf("l%d-%d", res,
 // requestTitle is a request's tooltip.
 func requestTitle(r *Request) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s #%d · %s → %s (%s) · %s", r.Kind.Noun(), r.ID, formatOffset(r.Start), formatOffset(r.End), formatDuration(r.End-r.Start), r.Opts.Format(true))
+	fmt.Fprintf(&b, "%s #%d · %s → %s (%s) · %s", r.Kind.Noun(), r.ID, formatOffset(r.Start), formatOffset(r.End), format.Duration(r.End-r.Start), r.Opts.Format(true))
 	if r.Verb == reflector.VerbList {
 		fmt.Fprintf(&b, " · %d items", r.Items)
 	} else {
@@ -217,7 +218,7 @@ func requestTitle(r *Request) string {
 			fmt.Fprintf(&b, " (%d bookmarks)", r.Bookmarks)
 		}
 	}
-	b.WriteString(" · " + clip(describeEnd(r), clipTitle))
+	b.WriteString(" · " + format.ClipWithLength(describeEnd(r), clipTitle))
 	return b.String()
 }
 
@@ -254,11 +255,11 @@ func (v *pageView) markerLanes(res *Section) []laneView {
 			href = "#" + requestAnchor(res.Index, m.Request)
 		}
 		if m.Kind == MarkBackoff {
-			title := fmt.Sprintf("%s · %s for %s", clip(m.Detail, clipMessage), formatOffset(m.At), formatDuration(m.End-m.At))
+			title := fmt.Sprintf("%s · %s for %s", format.ClipWithLength(m.Detail, clipMessage), formatOffset(m.At), format.Duration(m.End-m.At))
 			l.Spans = append(l.Spans, barView{Title: title, X: ms(m.At), W: ms(m.End - m.At), Y: 4, H: markHeight - 8})
 			continue
 		}
-		l.Lines = append(l.Lines, lineView{Href: href, Title: clip(m.Detail, clipMessage) + " · " + formatOffset(m.At), X: ms(m.At)})
+		l.Lines = append(l.Lines, lineView{Href: href, Title: format.ClipWithLength(m.Detail, clipMessage) + " · " + formatOffset(m.At), X: ms(m.At)})
 	}
 	// One tick per bucket with bookmarks, all in one path: the page's
 	// read-out says how many a bucket had.
@@ -276,7 +277,7 @@ func (v *pageView) markerLanes(res *Section) []laneView {
 		l := k.lane
 		l.H = markHeight
 		if n := res.MarkersDropped[k.kind]; n > 0 {
-			l.Hint += fmt.Sprintf(" (the first %s drawn, %s more not)", formatCount(len(l.Lines)+len(l.Spans)), formatCount(n))
+			l.Hint += fmt.Sprintf(" (the first %s drawn, %s more not)", format.Count(len(l.Lines)+len(l.Spans)), format.Count(n))
 		}
 		out = append(out, l)
 	}
@@ -306,7 +307,7 @@ func (v *pageView) objectsLane(res *Section, span time.Duration) laneView {
 		lo = 0
 	}
 	hi = max(hi, lo+1)
-	l.Scale = formatCount(lo) + "–" + formatCount(hi)
+	l.Scale = format.Count(lo) + "–" + format.Count(hi)
 	y := func(n int) string {
 		return strconv.FormatFloat(float64(objHeight-3)-float64(n-lo)/float64(hi-lo)*float64(objHeight-6), 'f', 1, 64)
 	}
@@ -369,7 +370,7 @@ func (v *pageView) ageLane(res *Section, span time.Duration) laneView {
 		return l
 	}
 	top = max(top, time.Millisecond)
-	l.Scale = formatDuration(top)
+	l.Scale = format.Duration(top)
 	var b strings.Builder
 	for _, p := range pts {
 		fmt.Fprintf(&b, "%s,%s ", ms(p[0]), strconv.FormatFloat(float64(ageHeight-2)-float64(p[1])/float64(top)*float64(ageHeight-4), 'f', 1, 64))
@@ -389,7 +390,7 @@ func (v *pageView) rateLane(res *Section) laneView {
 		l.Scale = "none"
 		return l
 	}
-	l.Scale = fmt.Sprintf("%s/%s", formatCount(top), formatDuration(res.BucketWidth))
+	l.Scale = fmt.Sprintf("%s/%s", format.Count(top), format.Duration(res.BucketWidth))
 	scale := float64(rateHeight-2) / float64(top)
 	var paths [3]strings.Builder
 	w := res.BucketWidth
@@ -526,7 +527,7 @@ func (v *pageView) probeLane(res *Section, span time.Duration) laneView {
 		return l
 	}
 	top = max(top, time.Millisecond)
-	l.Scale = "0–" + formatDuration(top)
+	l.Scale = "0–" + format.Duration(top)
 	y := func(d time.Duration) string {
 		return strconv.FormatFloat(float64(probeHeight-3)-float64(d)/float64(top)*float64(probeHeight-6), 'f', 1, 64)
 	}
@@ -559,7 +560,7 @@ func probeLegend(p *ProbeFigures) string {
 		return "probe: no samples in the trace"
 	}
 	return fmt.Sprintf("probe: write to watch event of each renewal of its Lease, whole run p50 %s, p99 %s, max %s (%s samples; the write itself p50 %s)",
-		formatDuration(p.P50), formatDuration(p.P99), formatDuration(p.Max), formatCount(p.Count), formatDuration(p.WriteP50))
+		format.Duration(p.P50), format.Duration(p.P99), format.Duration(p.Max), format.Count(p.Count), format.Duration(p.WriteP50))
 }
 
 // tickSteps are the axis steps: 1, 2, 5 times powers of ten below a second,
@@ -594,54 +595,7 @@ func ticks(span time.Duration) []tickView {
 }
 
 // formatOffset is a time since the trace's start: "+1.5s", "+2m03s".
-func formatOffset(d time.Duration) string { return "+" + formatDuration(d) }
-
-// formatDuration is short and exact enough to read: "350ms", "1.25s", "2m03s", "1h02m".
-func formatDuration(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "-" + formatDuration(-d)
-	case d == 0:
-		return "0s"
-	case d < time.Microsecond:
-		return fmt.Sprintf("%dns", d)
-	case d < time.Millisecond:
-		return trimFloat(float64(d)/float64(time.Microsecond), 1) + "µs"
-	case d < time.Second:
-		return trimFloat(float64(d)/float64(time.Millisecond), 1) + "ms"
-	case d < time.Minute:
-		return trimFloat(d.Seconds(), 2) + "s"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
-	}
-	return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
-}
-
-func trimFloat(f float64, prec int) string {
-	s := strconv.FormatFloat(f, 'f', prec, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
-
-// formatCount writes n with thousands separators: 1,234,567.
-func formatCount(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func formatOffset(d time.Duration) string { return "+" + format.Duration(d) }
 
 // labelsText renders labels as kubectl does ("app=web,tier=1"), sorted and clipped.
 func labelsText(l map[string]string) string {
@@ -660,34 +614,8 @@ func labelsText(l map[string]string) string {
 			break
 		}
 	}
-	return clip(b.String(), clipMessage)
+	return format.ClipWithLength(b.String(), clipMessage)
 }
-
-// abbreviate shortens a token whose whole value is elsewhere (a title).
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// clip shortens user data for the page, saying how long it was.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%s bytes)", formatCount(len(s)))
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // diffRows flattens a relist diff for its table, kind by kind.
 type diffRow struct {
@@ -698,8 +626,8 @@ func diffRows(d *Diff) []diffRow {
 	var rows []diffRow
 	add := func(kind string, es []DiffObject) {
 		for _, e := range es {
-			rows = append(rows, diffRow{Kind: kind, Ref: clip(e.Ref.String(), clipName), OldUID: clip(e.OldUID, 64), NewUID: clip(e.NewUID, 64),
-				OldRV: clip(e.OldResourceVersion, 64), NewRV: clip(e.NewResourceVersion, 64), Labels: labelsText(e.Labels)})
+			rows = append(rows, diffRow{Kind: kind, Ref: format.ClipWithLength(e.Ref.String(), clipName), OldUID: format.ClipWithLength(e.OldUID, 64), NewUID: format.ClipWithLength(e.NewUID, 64),
+				OldRV: format.ClipWithLength(e.OldResourceVersion, 64), NewRV: format.ClipWithLength(e.NewResourceVersion, 64), Labels: labelsText(e.Labels)})
 		}
 	}
 	add("missed delete", d.Deleted)

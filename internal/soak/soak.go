@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -109,7 +110,7 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "audit: %s\n", r.Audit)
 	}
 	fmt.Fprintf(&b, "goroutines: %d at %s, %d at the end (%+d)\n", r.Baseline.Goroutines, r.Baseline.At.Round(time.Second), r.End.Goroutines, r.End.Goroutines-r.Baseline.Goroutines)
-	fmt.Fprintf(&b, "live heap after GC: %.1f MiB at %s, %.1f MiB at the end (%.2fx)\n", mib(r.Baseline.HeapBytes), r.Baseline.At.Round(time.Second), mib(r.End.HeapBytes), r.HeapRatio())
+	fmt.Fprintf(&b, "live heap after GC: %.1f MiB at %s, %.1f MiB at the end (%.2fx)\n", format.MiB(r.Baseline.HeapBytes), r.Baseline.At.Round(time.Second), format.MiB(r.End.HeapBytes), r.HeapRatio())
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "PROBLEM: %s\n", p)
 	}
@@ -123,8 +124,6 @@ func (r *Report) HeapRatio() float64 {
 	}
 	return float64(r.End.HeapBytes) / float64(r.Baseline.HeapBytes)
 }
-
-func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // sample takes a Sample after a GC.
 func sample(start time.Time) Sample {
@@ -239,7 +238,7 @@ loop:
 		case <-minute.C:
 			s := sample(start)
 			rep.Samples = append(rep.Samples, s)
-			fmt.Fprintf(opts.Log, "soak %s: %d goroutines, %.1f MiB live heap, %d objects, %s\n", s.At.Round(time.Second), s.Goroutines, mib(s.HeapBytes), st.Len(), r.Stats().State)
+			fmt.Fprintf(opts.Log, "soak %s: %d goroutines, %.1f MiB live heap, %d objects, %s\n", s.At.Round(time.Second), s.Goroutines, format.MiB(s.HeapBytes), st.Len(), r.Stats().State)
 		case <-end:
 			break loop
 		}
@@ -284,7 +283,7 @@ loop:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("goroutines went from %d to %d", rep.Baseline.Goroutines, rep.End.Goroutines))
 		}
 		if rep.HeapRatio() > 1.2 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("live heap grew %.2fx (%.1f → %.1f MiB)", rep.HeapRatio(), mib(rep.Baseline.HeapBytes), mib(rep.End.HeapBytes)))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("live heap grew %.2fx (%.1f → %.1f MiB)", rep.HeapRatio(), format.MiB(rep.Baseline.HeapBytes), format.MiB(rep.End.HeapBytes)))
 		}
 	}
 	return rep, nil

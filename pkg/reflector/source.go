@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -252,10 +253,7 @@ func shortRequest(rawURL string) string {
 	}
 	s := u.EscapedPath()
 	if q := u.RawQuery; q != "" {
-		if len(q) > maxQuery {
-			q = q[:maxQuery] + "…"
-		}
-		s += "?" + q
+		s += "?" + format.ClipBytes(q, maxQuery)
 	}
 	return s
 }
@@ -303,8 +301,8 @@ func (o RequestOptions) Format(compact bool) string {
 	}
 	if o.Continue != "" {
 		cont := o.Continue
-		if compact && len(cont) > 10 {
-			cont = cont[:10] + "…"
+		if compact {
+			cont = format.ClipBytes(cont, 10)
 		}
 		add("continue", "continue", cont)
 	}

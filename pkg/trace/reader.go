@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
@@ -192,7 +193,7 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 		return nil, r.lineError(fmt.Errorf("not a watchcache trace (the first line is not JSON): %w", err))
 	}
 	if probe.K != KindHeader {
-		return nil, r.lineError(fmt.Errorf("not a watchcache trace: the first line is %q, want a header", clip(probe.K)))
+		return nil, r.lineError(fmt.Errorf("not a watchcache trace: the first line is %q, want a header", format.ClipBytes(probe.K, 64)))
 	}
 	switch probe.V {
 	case 1:
@@ -329,15 +330,6 @@ func tooDeep(err error) (error, bool) {
 	return nil, false
 }
 
-// clip shortens a value quoted in a message: trace lines can be 16 MiB long.
-func clip(s string) string {
-	const n = 64
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 func knownKind(k string) bool {
 	switch k {
 	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote, KindResource, KindProbe, KindFlowControl:
@@ -392,7 +384,7 @@ func (r *Reader) next() (*Line, error) {
 			case KindHeader:
 				return nil, r.lineError(errors.New("a second header line (the header is line 1 only; are two traces joined together?)"))
 			}
-			r.warn("skipped a line of unknown kind %q (written by a newer version?)", clip(l.K))
+			r.warn("skipped a line of unknown kind %q (written by a newer version?)", format.ClipBytes(l.K, 64))
 			continue
 		}
 		if outside := len(raw) - len(l.Object); outside > MaxBytesOutsideObject {
@@ -450,7 +442,7 @@ func (r *Reader) check(l *Line) error {
 		case l.ID <= st.lastID:
 			return fmt.Errorf("request id %d after request %d: request ids increase", l.ID, st.lastID)
 		case reflector.Verb(l.Verb) != reflector.VerbList && reflector.Verb(l.Verb) != reflector.VerbWatch:
-			return fmt.Errorf("request %d has verb %q, want list or watch", l.ID, clip(l.Verb))
+			return fmt.Errorf("request %d has verb %q, want list or watch", l.ID, format.ClipBytes(l.Verb, 64))
 		}
 		st.lastID = l.ID
 		st.open = &openRequest{id: l.ID, verb: reflector.Verb(l.Verb), line: r.line}

@@ -9,6 +9,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 )
 
 // statusFor is how long an action's status line stays before the footer
@@ -114,7 +116,7 @@ func (c *chrome) header(width int, now time.Time, parts []string, state, finding
 	if o.Server != "" {
 		left += "  " + o.Server
 	}
-	return []string{spread(left, st.label.Render("up ")+age(now.Sub(o.Start)), width),
+	return []string{spread(left, st.label.Render("up ")+format.Age(now.Sub(o.Start)), width),
 		clip(strings.Join(parts, st.faint.Render(" · ")), width), spread(state, joinRight(findings, c.badge(r)), width)}
 }
 
@@ -197,9 +199,9 @@ func (c *chrome) badge(r replayPos) string {
 		b += " " + playerBadge(st, r.player, c.opts.Start, r.stopped)
 	case r.total > 0:
 		pct := min(r.done*100/r.total, 100)
-		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(r.done, r.total, 10), pct, count(r.done), count(r.total))
+		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(r.done, r.total, 10), pct, format.Count(r.done), format.Count(r.total))
 	case r.done > 0:
-		b += " " + count(r.done)
+		b += " " + format.Count(r.done)
 	}
 	if r.stopped {
 		b += st.label.Render(" ended")
@@ -225,7 +227,7 @@ func (c *chrome) expireStatus(now time.Time) {
 func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int64) string {
 	right := ""
 	if lost > 0 {
-		right = c.st.warn.Render("dropped " + count(lost) + " notes")
+		right = c.st.warn.Render("dropped " + format.Count(lost) + " notes")
 	}
 	left := over
 	switch {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -61,7 +62,7 @@ func (m *Model) deliveryLine(width int) string {
 			for i, d := range p.Recent {
 				vals[i] = int64(d)
 			}
-			parts = append(parts, st.label.Render("probe ")+st.sev(sev, "p50 "+latency(p.MinuteP50)+" · p99 "+latency(p.MinuteP99))+
+			parts = append(parts, st.label.Render("probe ")+st.sev(sev, "p50 "+format.Latency(p.MinuteP50)+" · p99 "+format.Latency(p.MinuteP99))+
 				" "+st.spark.Render(sparkline(vals, probeSparkWidth)))
 		}
 	}
@@ -79,7 +80,7 @@ func lagBuckets(st styles, c reflector.LagCounts) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		text := reflector.LagBucketName(i) + " " + count(n)
+		text := reflector.LagBucketName(i) + " " + format.Count(n)
 		switch {
 		case n == 0:
 			b.WriteString(st.faint.Render(text))

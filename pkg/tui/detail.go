@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -127,7 +128,7 @@ func (m *Model) objectDetail(ref store.Ref) []string {
 	if !ok {
 		return append(out, st.faint.Render(fmt.Sprintf(
 			"no versions recorded: the dashboard keeps the last %d versions of the %s most recently changed objects",
-			versionsPerObject, count(m.opts.TrackedObjects))))
+			versionsPerObject, format.Count(m.opts.TrackedObjects))))
 	}
 	head := "versions seen, oldest first"
 	if r.forgotten > 0 {
@@ -172,7 +173,7 @@ func objectFacts(o *store.Object) []string {
 		out = append(out, "  owners       "+owners(o))
 	}
 	if len(o.Body) > 0 {
-		out = append(out, "  body         "+bytesIEC(int64(len(o.Body)))+" of JSON kept")
+		out = append(out, "  body         "+format.Bytes(int64(len(o.Body)))+" of JSON kept")
 	}
 	return out
 }
@@ -181,12 +182,12 @@ func objectFacts(o *store.Object) []string {
 func requestDetail(r *reflector.RequestInfo, now time.Time) []string {
 	out := []string{"verb         " + string(r.Verb)}
 	if !r.Started.IsZero() {
-		out = append(out, "started      "+r.Started.Format("15:04:05.000")+" ("+age(now.Sub(r.Started))+" ago)")
+		out = append(out, "started      "+r.Started.Format("15:04:05.000")+" ("+format.Age(now.Sub(r.Started))+" ago)")
 	}
 	if r.Ended() {
-		out = append(out, "took         "+age(r.Duration))
+		out = append(out, "took         "+format.Age(r.Duration))
 	} else if !r.Started.IsZero() {
-		out = append(out, "running for  "+age(now.Sub(r.Started)))
+		out = append(out, "running for  "+format.Age(now.Sub(r.Started)))
 	}
 	out = append(out, "received     "+requestCount(r))
 	for i, o := range strings.Split(r.Opts.Format(false), " ") {
@@ -216,7 +217,7 @@ func noteDetail(n *reflector.Note) []string {
 		return out
 	}
 	if d.Wait > 0 {
-		out = append(out, "wait         "+latency(d.Wait))
+		out = append(out, "wait         "+format.Latency(d.Wait))
 	}
 	out = append(out, "detail       "+d.String())
 	if d.Diff != nil {

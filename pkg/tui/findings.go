@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -65,7 +66,7 @@ func (t findingTally) badge(st styles) string {
 	if t.n == 0 {
 		return st.faint.Render("no findings") + ignored
 	}
-	return st.sev(findingSeverity(t.worst), plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
+	return st.sev(findingSeverity(t.worst), format.Plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
 }
 
 // cell is the overview's findings column: "2 warning", "0".
@@ -184,7 +185,7 @@ func (p *findingsPane) lines(st styles, rows []findingRow, where func(i int) str
 	for _, r := range rows {
 		t.add(tallyFindings([]findings.Finding{r.f}))
 	}
-	title := sectionRule(st, "findings · "+plural(t.n, "finding")+ignoredSuffix(t.ignored)+" · newest first", width)
+	title := sectionRule(st, "findings · "+format.Plural(t.n, "finding")+ignoredSuffix(t.ignored)+" · newest first", width)
 	if len(rows) == 0 {
 		return []string{title, "", st.faint.Render("  no findings: nothing in the notes so far says something is wrong"),
 			st.faint.Render("  (a finding is raised once, on enough evidence, and updated as the evidence grows)")}
@@ -219,7 +220,7 @@ func (p *findingsPane) lines(st styles, rows []findingRow, where func(i int) str
 		if where != nil {
 			wh = pad(where(rows[i].res), whereW)
 		}
-		n, ago := fmt.Sprintf("%*s", countW, count(f.Count)), fmt.Sprintf("%*s", ageW, age(now.Sub(f.LastAt))+" ago")
+		n, ago := fmt.Sprintf("%*s", countW, format.Count(f.Count)), fmt.Sprintf("%*s", ageW, format.Age(now.Sub(f.LastAt))+" ago")
 		text := f.Title
 		if f.Ignored {
 			text = "(ignored) " + text
@@ -280,12 +281,12 @@ func findingDetail(st styles, f findings.Finding, now time.Time, width int) []st
 		out = append(out, st.faint.Render("ignored (--ignore-finding "+string(f.ID)+"): kept here and in the summary, counted by no rule"))
 	}
 	out = append(out, "")
-	when := f.FirstAt.Format("15:04:05.000") + " (" + age(now.Sub(f.FirstAt)) + " ago)"
+	when := f.FirstAt.Format("15:04:05.000") + " (" + format.Age(now.Sub(f.FirstAt)) + " ago)"
 	if !f.LastAt.Equal(f.FirstAt) {
-		when += ", updated " + f.LastAt.Format("15:04:05.000") + " (" + age(now.Sub(f.LastAt)) + " ago)"
+		when += ", updated " + f.LastAt.Format("15:04:05.000") + " (" + format.Age(now.Sub(f.LastAt)) + " ago)"
 	}
 	fact("raised", when)
-	fact("count", count(f.Count))
+	fact("count", format.Count(f.Count))
 	fact("evidence", f.Evidence.Text)
 	if rs := f.Evidence.Requests; len(rs) > 0 {
 		ids := make([]string, len(rs))
@@ -295,7 +296,7 @@ func findingDetail(st styles, f findings.Finding, now time.Time, width int) []st
 		fact("requests", strings.Join(ids, " ")+"  (the Requests pane's ids)")
 	}
 	if w := f.Evidence.Window; w != nil {
-		fact("window", w.From.Format("15:04:05.000")+" → "+w.To.Format("15:04:05.000")+" ("+age(time.Duration(w.Seconds*float64(time.Second)))+")")
+		fact("window", w.From.Format("15:04:05.000")+" → "+w.To.Format("15:04:05.000")+" ("+format.Age(time.Duration(w.Seconds*float64(time.Second)))+")")
 	}
 	facts := f.Evidence.Facts
 	for _, k := range slices.Sorted(maps.Keys(facts)) {
@@ -303,7 +304,7 @@ func findingDetail(st styles, f findings.Finding, now time.Time, width int) []st
 	}
 	if os := f.Evidence.Objects; len(os) > 0 {
 		total := max(f.Evidence.ObjectsTotal, len(os))
-		out = append(out, st.label.Render(fmt.Sprintf("%-*s", labelW, "objects"))+count(total))
+		out = append(out, st.label.Render(fmt.Sprintf("%-*s", labelW, "objects"))+format.Count(total))
 		for _, o := range os {
 			line := fmt.Sprintf("%-10s %s", o.What, o.String())
 			switch {
@@ -315,7 +316,7 @@ func findingDetail(st styles, f findings.Finding, now time.Time, width int) []st
 			out = append(out, strings.Repeat(" ", labelW)+line)
 		}
 		if total > len(os) {
-			out = append(out, strings.Repeat(" ", labelW)+st.faint.Render(fmt.Sprintf("… and %s more", count(total-len(os)))))
+			out = append(out, strings.Repeat(" ", labelW)+st.faint.Render(fmt.Sprintf("… and %s more", format.Count(total-len(os)))))
 		}
 	}
 	out = append(out, "")

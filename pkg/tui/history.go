@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -322,7 +323,7 @@ func jsonValue(v any) string {
 		return "?"
 	}
 	if r := []rune(string(raw)); len(r) > 40 {
-		return string(r[:39]) + ellipsis
+		return string(r[:39]) + format.Ellipsis
 	}
 	return string(raw)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -151,14 +152,14 @@ func noteText(n *reflector.Note) string {
 		case reflector.NoteRequestStarted:
 			return fmt.Sprintf("%s #%d started  %s", r.Verb, r.ID, r.Opts.Format(true))
 		case reflector.NoteRequestEnded:
-			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, r.End.Format(false), age(r.Duration), requestCount(r))
+			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, r.End.Format(false), format.Age(r.Duration), requestCount(r))
 		}
 	}
 	var b strings.Builder
 	b.WriteString(string(n.Reason()))
 	if d := n.Decision; d != nil {
 		if d.Wait > 0 && d.Reason == reflector.ReasonBackoff {
-			b.WriteString(" " + latency(d.Wait))
+			b.WriteString(" " + format.Latency(d.Wait))
 		}
 		b.WriteString(": " + d.String())
 	}
@@ -291,12 +292,12 @@ func (l *logPane) title(st styles) string {
 	var parts []string
 	if l.filtering() {
 		n, _ := l.rows()
-		parts = append(parts, count(n)+" of "+count(l.sourceLen())+" entries match")
+		parts = append(parts, format.Count(n)+" of "+format.Count(l.sourceLen())+" entries match")
 	} else {
-		parts = append(parts, count(l.entries.len())+" entries")
+		parts = append(parts, format.Count(l.entries.len())+" entries")
 	}
 	if l.paused {
-		parts = append(parts, st.badge.Render(" PAUSED ")+" "+st.warn.Render("+"+count(l.newWhilePaused())+" new"))
+		parts = append(parts, st.badge.Render(" PAUSED ")+" "+st.warn.Render("+"+format.Count(l.newWhilePaused())+" new"))
 	}
 	if l.text != "" {
 		parts = append(parts, st.accent.Render(`filter "`+l.text+`"`))

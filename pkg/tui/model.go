@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -203,7 +204,7 @@ func (m *Model) addNotes(notes []reflector.Note) {
 		if m.lastSeq > 0 && n.Seq > m.lastSeq+1 {
 			missing := n.Seq - m.lastSeq - 1
 			m.log.add(logEntry{at: n.At, kind: kindNote, seq: m.lastSeq + 1, dropped: missing,
-				text: fmt.Sprintf("%s dropped here: the screen could not keep up", plural(int(missing), "line"))})
+				text: fmt.Sprintf("%s dropped here: the screen could not keep up", format.Plural(int(missing), "line"))})
 		}
 		if n.Seq > 0 {
 			m.lastSeq = n.Seq
@@ -231,7 +232,7 @@ func (m *Model) entry(n reflector.Note) (logEntry, bool) {
 	case reflector.ReasonListComplete:
 		if !d.Relist {
 			return logEntry{at: n.At, kind: kindList, seq: n.Seq, req: n.RequestID,
-				text: fmt.Sprintf("initial list installed at rv %s: %s objects", orDash(d.ResourceVersion), count(d.Objects))}, true
+				text: fmt.Sprintf("initial list installed at rv %s: %s objects", orDash(d.ResourceVersion), format.Count(d.Objects))}, true
 		}
 	case reflector.ReasonRelistDiff:
 		if d.Diff != nil {

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -57,7 +58,7 @@ func TestOverviewTotalsSumTheResources(t *testing.T) {
 		t.Fatalf("the demo changed: %d objects, %d in flight", objects, inFlight)
 	}
 	// The events: 46 configmaps' (the dashboard demo's), 2,880 pods', 12 replicasets'.
-	want := fmt.Sprintf("  total            %d in flight           %s  %s                         4       4 ", inFlight, count(objects), bytesIEC(bytes))
+	want := fmt.Sprintf("  total            %d in flight           %s  %s                         4       4 ", inFlight, format.Count(objects), format.Bytes(bytes))
 	mustContain(t, ovScreen(o), want, "2,938", "  pods ", "2,880")
 	for _, l := range lines(ovScreen(o)) {
 		if strings.HasPrefix(l, "  total ") && !strings.HasSuffix(l, " 2,938") {

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -225,7 +226,7 @@ func (l overviewLayout) reason(o *Overview, i int) (string, severity, bool) {
 	case s.State == reflector.StateBackoff && s.LastError != "" && !l.has[colError]:
 		text := s.LastError
 		if !s.BackoffUntil.IsZero() {
-			text = "retry in " + age(s.BackoffUntil.Sub(m.now)) + ": " + text
+			text = "retry in " + format.Age(s.BackoffUntil.Sub(m.now)) + ": " + text
 		}
 		return text, sevWarn, true
 	}
@@ -271,10 +272,10 @@ func (o *Overview) now() time.Time {
 
 // header is the run's identity, what the resources share, their states, and live or replay.
 func (o *Overview) header(width int) []string {
-	parts := []string{o.st.value.Render(plural(len(o.subs), "resource"))}
+	parts := []string{o.st.value.Render(format.Plural(len(o.subs), "resource"))}
 	if o.opts.Observed != "" {
 		// Other programs' reflectors: how each lists is in its requests.
-		parts[0] = o.st.value.Render(plural(len(o.subs), "observed stream"))
+		parts[0] = o.st.value.Render(format.Plural(len(o.subs), "observed stream"))
 	}
 	switch ns, ok := shared(o.resources, namespaceOf); {
 	case len(o.subs) == 0:
@@ -341,7 +342,7 @@ func (o *Overview) stateCounts() string {
 		}
 	}
 	if left > 0 {
-		parts = append(parts, o.st.faint.Render("○ "+plural(left, "client")+" left"))
+		parts = append(parts, o.st.faint.Render("○ "+format.Plural(left, "client")+" left"))
 	}
 	if waiting > 0 {
 		parts = append(parts, o.st.faint.Render(fmt.Sprintf("○ %d waiting for stats", waiting)))
@@ -414,9 +415,9 @@ func (o *Overview) fitClient(i, width int) string {
 	case avail >= 2:
 		return clip(n.program, avail) + rest
 	case avail == 1:
-		return ellipsis + rest
+		return format.Ellipsis + rest
 	}
-	return ansi.TruncateLeft(rest, ansi.StringWidth(rest)-(width-1), ellipsis)
+	return ansi.TruncateLeft(rest, ansi.StringWidth(rest)-(width-1), format.Ellipsis)
 }
 
 // rowNames names every row, once: resource.group (resource.version.group
@@ -607,17 +608,17 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		cells[colResource] = st.tabActive.Render(name)
 	}
 	if m.storeReady {
-		cells[colObjects] = st.value.Render(count(m.counters.Objects))
-		cells[colMemory] = bytesIEC(m.counters.BytesHeld)
+		cells[colObjects] = st.value.Render(format.Count(m.counters.Objects))
+		cells[colMemory] = format.Bytes(m.counters.BytesHeld)
 	}
 	if m.haveStats {
 		cells[colState] = st.sev(stateSeverity(s.State), "● "+s.State.String())
 		if !s.StateSince.IsZero() {
-			cells[colFor] = age(now.Sub(s.StateSince))
+			cells[colFor] = format.Age(now.Sub(s.StateSince))
 		}
 		if !s.ClientLeft.IsZero() {
 			cells[colState] = st.faint.Render("○ left")
-			cells[colFor] = age(now.Sub(s.ClientLeft))
+			cells[colFor] = format.Age(now.Sub(s.ClientLeft))
 		}
 		cells[colLastRV] = st.value.Render(orDash(s.ResourceVersion))
 		cells[colBookmark] = o.bookmarkCell(m, now)
@@ -674,7 +675,7 @@ func (o *Overview) bookmarkCell(m *Model, now time.Time) string {
 		return st.faint.Render("none yet")
 	}
 	d := now.Sub(s.BookmarkAt)
-	return st.sev(bookmarkSeverity(d), age(d)+" ago")
+	return st.sev(bookmarkSeverity(d), format.Age(d)+" ago")
 }
 
 // eventsCell is a minute of watch events as a sparkline, and their count.
@@ -684,7 +685,7 @@ func (o *Overview) eventsCell(l overviewLayout, series []int64) string {
 		total += v
 	}
 	width := headEventsWidth(l)
-	n := count(total)
+	n := format.Count(total)
 	sw := width - max(len(n), 5) - 1
 	return o.st.spark.Render(sparkline(series, sw)) + " " + o.st.value.Render(fmt.Sprintf("%*s", width-sw-1, n))
 }
@@ -725,8 +726,8 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 	var cells [numOvCols]string
 	cells[colResource] = st.value.Render("total")
 	cells[colState] = st.label.Render(fmt.Sprintf("%d in flight", inFlight))
-	cells[colObjects] = st.value.Render(count(objects))
-	cells[colMemory] = st.value.Render(bytesIEC(bytes))
+	cells[colObjects] = st.value.Render(format.Count(objects))
+	cells[colMemory] = st.value.Render(format.Bytes(bytes))
 	cells[colGone] = st.counter(gone, true)
 	cells[colRelists] = st.counter(relists, true)
 	cells[colFindings] = o.findingsTally().cell(st)
@@ -768,7 +769,7 @@ func (o *Overview) helpLines(width int) []string {
 		{"state", st.good.Render("green") + " watching, " + st.warn.Render("yellow") + " listing or relisting, " +
 			st.bad.Render("red") + " backoff or failed; a failure's reason shows under its row"},
 		{"memory", "what the resource's cache holds, estimated"},
-		{"bookmark", "since the last one: " + st.warn.Render("yellow") + " after " + age(bookmarkLate) + ", " + st.bad.Render("red") + " after " + age(bookmarkStale)},
+		{"bookmark", "since the last one: " + st.warn.Render("yellow") + " after " + format.Age(bookmarkLate) + ", " + st.bad.Render("red") + " after " + format.Age(bookmarkStale)},
 		{"events", "ADDED, MODIFIED and DELETED watch events in the last minute"},
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -66,7 +67,7 @@ func requestLine(r *reflector.RequestInfo, now time.Time) (head, end, opts strin
 	if !r.Ended() && !r.Started.IsZero() {
 		took = now.Sub(r.Started)
 	}
-	head = fmt.Sprintf("%5s %-5s %7s %13s ", "#"+strconv.FormatInt(r.ID, 10), r.Verb, age(took), requestCount(r))
+	head = fmt.Sprintf("%5s %-5s %7s %13s ", "#"+strconv.FormatInt(r.ID, 10), r.Verb, format.Age(took), requestCount(r))
 	return head, fmt.Sprintf("%-9s", r.End.Format(true)), r.Opts.Format(true)
 }
 
@@ -163,14 +164,14 @@ func (p diffPane) lines(st styles, now time.Time, width, h int, focused bool) []
 	}
 	head := "relist at rv " + orDash(d.ResourceVersion)
 	if !p.seenAt.IsZero() {
-		head += " (" + age(now.Sub(p.seenAt)) + " ago)"
+		head += " (" + format.Age(now.Sub(p.seenAt)) + " ago)"
 	}
 	missed := st.good.Render("nothing missed")
 	if d.Missed() > 0 {
-		missed = st.bad.Render("missed " + count(d.Missed()))
+		missed = st.bad.Render("missed " + format.Count(d.Missed()))
 	}
 	out := []string{
-		clip(st.value.Render(head)+": "+count(d.Before)+" → "+count(d.After)+" objects", width),
+		clip(st.value.Render(head)+": "+format.Count(d.Before)+" → "+format.Count(d.After)+" objects", width),
 		clip(missed+st.label.Render(" · "+missedBreakdown(d)), width),
 	}
 	h -= len(out)

@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -244,7 +245,7 @@ func refreshOverview(o Overview) Overview {
 	return o
 }
 
-func itoa(n int) string { return strings.TrimSpace(count(int64(n))) }
+func itoa(n int) string { return strings.TrimSpace(format.Count(int64(n))) }
 
 func TestWithoutAPlayerSpacePausesTheLogAndThePlayerKeysAreNotInTheHelp(t *testing.T) {
 	m, _ := demoModel(t, 120, 40)

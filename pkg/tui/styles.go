@@ -4,6 +4,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/lipgloss/v2"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -103,9 +104,9 @@ func (s styles) counter(n int64, worrying bool) string {
 	case n == 0:
 		return s.faint.Render("0")
 	case worrying:
-		return s.warn.Render(count(n))
+		return s.warn.Render(format.Count(n))
 	}
-	return s.value.Render(count(n))
+	return s.value.Render(format.Count(n))
 }
 
 // stateSeverity colors the reflector's state: watching is healthy, listing is

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -148,7 +149,7 @@ func listMethod(r Resource) string {
 		strategy = string(reflector.StrategyList)
 	}
 	if r.PageSize > 0 {
-		return strategy + ", page " + count(r.PageSize)
+		return strategy + ", page " + format.Count(r.PageSize)
 	}
 	return strategy + ", unpaged"
 }
@@ -165,13 +166,13 @@ func (m *Model) stateLine() string {
 	}
 	line := st.sev(stateSeverity(s.State), "● "+s.State.String())
 	if !s.StateSince.IsZero() {
-		line += " for " + age(m.now.Sub(s.StateSince))
+		line += " for " + format.Age(m.now.Sub(s.StateSince))
 	}
 	if s.State == reflector.StateBackoff && !s.BackoffUntil.IsZero() {
-		line += ", retry in " + age(s.BackoffUntil.Sub(m.now))
+		line += ", retry in " + format.Age(s.BackoffUntil.Sub(m.now))
 	}
 	if c := s.Current; c != nil {
-		line += st.label.Render(fmt.Sprintf(" · %s #%d running %s, %s", c.Verb, c.ID, age(m.now.Sub(c.Started)), requestCount(c)))
+		line += st.label.Render(fmt.Sprintf(" · %s #%d running %s, %s", c.Verb, c.ID, format.Age(m.now.Sub(c.Started)), requestCount(c)))
 	}
 	if s.LastError != "" && s.State != reflector.StateWatching {
 		line += st.bad.Render(" · last error: ") + s.LastError
@@ -182,7 +183,7 @@ func (m *Model) stateLine() string {
 // clientLeftText says that an observed stream's client left, since when,
 // and the state its stream was in then.
 func clientLeftText(s reflector.Stats, now time.Time) string {
-	return "client left " + age(now.Sub(s.ClientLeft)) + " ago, was " + s.ClientLeftWas
+	return "client left " + format.Age(now.Sub(s.ClientLeft)) + " ago, was " + s.ClientLeftWas
 }
 
 // section is a rule with a title: "── health ─────".
@@ -239,10 +240,10 @@ func (m *Model) paneStatus(p pane) string {
 	case paneLog:
 		return m.log.title(m.st)
 	case paneRequests:
-		return count(len(requestRows(&m.stats))) + " recent"
+		return format.Count(len(requestRows(&m.stats))) + " recent"
 	case paneDiff:
 		if m.diff.diff != nil {
-			return count(m.diff.diff.Missed()) + " missed"
+			return format.Count(m.diff.diff.Missed()) + " missed"
 		}
 	}
 	return ""
@@ -340,7 +341,7 @@ func (m *Model) gauges() []gauge {
 	if m.feed.Store != nil || m.counters.Objects > 0 {
 		objects = st.warn.Render("waiting for the first list")
 		if m.storeReady {
-			objects = st.value.Render(count(m.counters.Objects)) + st.label.Render(" · "+bytesIEC(m.counters.BytesHeld))
+			objects = st.value.Render(format.Count(m.counters.Objects)) + st.label.Render(" · "+format.Bytes(m.counters.BytesHeld))
 		}
 	}
 	var bookmark string
@@ -353,13 +354,13 @@ func (m *Model) gauges() []gauge {
 		if sev == sevGood {
 			bookmark = st.faint.Render("none yet")
 		} else {
-			bookmark = st.sev(sev, "none yet after "+age(waited))
+			bookmark = st.sev(sev, "none yet after "+format.Age(waited))
 		}
 	default:
 		// The age first: it is what the color grades, and what a cut keeps.
 		d := m.now.Sub(s.BookmarkAt)
 		sev := bookmarkSeverity(d)
-		text := age(d) + " ago"
+		text := format.Age(d) + " ago"
 		switch sev {
 		case sevWarn:
 			text += ", late"
@@ -370,7 +371,7 @@ func (m *Model) gauges() []gauge {
 	}
 	gone := st.counter(c.Gone, true)
 	if !s.LastGone.IsZero() {
-		gone += st.label.Render(" · last " + age(m.now.Sub(s.LastGone)) + " ago")
+		gone += st.label.Render(" · last " + format.Age(m.now.Sub(s.LastGone)) + " ago")
 	}
 	restarts := int64(0)
 	if c.Watches > 1 {
@@ -389,7 +390,7 @@ func (m *Model) gauges() []gauge {
 		case l.P99 >= 100*time.Millisecond:
 			sev = sevWarn
 		}
-		lat = st.sev(sev, "p50 "+latency(l.P50)+" · p99 "+latency(l.P99))
+		lat = st.sev(sev, "p50 "+format.Latency(l.P50)+" · p99 "+format.Latency(l.P99))
 	}
 	return []gauge{
 		{labelObjects, objects},
@@ -430,9 +431,9 @@ func (m *Model) rateLines(width int) []string {
 	out := make([]string, 0, numSeries)
 	const labelW = 10
 	for i := range numSeries {
-		stats := fmt.Sprintf(" %6s/s %8s/min", count(m.rates.perSecond(i)), count(m.rates.total(i)))
+		stats := fmt.Sprintf(" %6s/s %8s/min", format.Count(m.rates.perSecond(i)), format.Count(m.rates.total(i)))
 		if width >= wideWidth {
-			stats += fmt.Sprintf("  total %s", count(rateCounts(m.stats.Counters)[i]))
+			stats += fmt.Sprintf("  total %s", format.Count(rateCounts(m.stats.Counters)[i]))
 		}
 		sw := min(width-labelW-ansi.StringWidth(stats)-1, rateSeconds)
 		line := " " + m.st.label.Render(fmt.Sprintf("%-*s", labelW-1, seriesName(i))) +
@@ -446,8 +447,8 @@ func (m *Model) rateLines(width int) []string {
 func (m *Model) helpLines(width int) []string {
 	st := m.st
 	legend := [][2]string{
-		{"bookmark", st.good.Render("green") + " under " + age(bookmarkLate) + ", " + st.warn.Render("yellow") + " under " +
-			age(bookmarkStale) + ", " + st.bad.Render("red") + " beyond: the apiserver sends about one a minute"},
+		{"bookmark", st.good.Render("green") + " under " + format.Age(bookmarkLate) + ", " + st.warn.Render("yellow") + " under " +
+			format.Age(bookmarkStale) + ", " + st.bad.Render("red") + " beyond: the apiserver sends about one a minute"},
 		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
 		{"last RV", "the cursor: where the next watch resumes, moved by every event and bookmark; the bookmark's rv is the one the last bookmark carried, behind the last RV when events came after it"},
 		{"restarts", "watch restarts: watches after the first, each resuming from the last RV (a server-side timeout, a cut connection, a relist)"},
