@@ -40,18 +40,6 @@ func (f *filler) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-// countingReader counts what is read from it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // smallItem is a list item of about 60 bytes.
 func smallItem(i int) string {
 	return fmt.Sprintf(`{"metadata":{"name":"small-%d","uid":"u-%d","resourceVersion":"%d"}}`, i, i, 10+i)
@@ -72,14 +60,14 @@ func listWithHugeItem(before int, size int64) (io.Reader, int) {
 
 func TestAListItemLargerThanTheBoundEndsTheListWithoutReadingTheRest(t *testing.T) {
 	body, head := listWithHugeItem(3, 1<<30) // a 1 GiB item
-	r := &countingReader{r: body}
+	r := &wire.CountingReader{R: body}
 	_, err := wire.DecodeListFrom(r, true)
 	if err == nil || !strings.Contains(err.Error(), "list item 3 is larger than 16 MiB") {
 		t.Fatalf("got %v, want an error naming list item 3 and the 16 MiB bound", err)
 	}
 	// What came before the item, the item up to the bound, and no more.
-	if limit := int64(head + wire.MaxObjectBytes); r.n > limit {
-		t.Errorf("read %d bytes of the body, want at most %d", r.n, limit)
+	if limit := int64(head + wire.MaxObjectBytes); r.N > limit {
+		t.Errorf("read %d bytes of the body, want at most %d", r.N, limit)
 	}
 }
 
