@@ -26,10 +26,11 @@ func (c *CountingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// watchStream reads a watch stream (see DecodeWatchBody). In JSON: one {"type":…,"object":…} value
-// after another, each read in one pass as it arrives, its object decoded in
-// place (see decodeListFrom). In protobuf: one length-prefixed frame after
-// another, each read whole (up to MaxObjectBytes) and decoded in place.
+// watchStream reads a watch stream (see DecodeWatchBody). In JSON: one
+// {"type":…,"object":…} value after another, each read in one pass as it
+// arrives, its object decoded in place (see decodeListFrom). In protobuf:
+// one length-prefixed frame after another, each read whole (up to
+// MaxObjectBytes) and decoded in place.
 type watchStream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
