@@ -39,7 +39,7 @@ func ledgerTotals(st reflector.Stats) totals {
 
 // Every view of a run is a reducer of its subjects' notes and Stats: the
 // summary, a metrics scrape, the report and the findings' evidence count
-// what the ledger counts, for every bundled trace and 60 generated ones
+// what the ledger counts, for every bundled trace and 200 generated ones
 // (410s and relists that miss deletes, recreates and updates, duplicates,
 // bookmarks, failing lists, several resources, proxies' observed streams).
 func TestEveryViewCountsWhatTheLedgerCounts(t *testing.T) {
@@ -52,7 +52,7 @@ func TestEveryViewCountsWhatTheLedgerCounts(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(34, 2026))
 	dir := t.TempDir()
-	for i := range 60 {
+	for i := range 200 {
 		cfg := tracegen.Config{
 			Resources:      1 + rng.IntN(3),
 			Objects:        5 + rng.IntN(40),

@@ -1,0 +1,220 @@
+package outputs_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+)
+
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// plugin is the plugin's command line running in this process, as a user
+// would run it.
+type plugin struct {
+	out, errOut *syncBuffer
+	cancel      context.CancelFunc
+	done        chan error
+}
+
+func startPlugin(t *testing.T, args ...string) *plugin {
+	t.Helper()
+	p := &plugin{out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
+	cmd := cli.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: p.out, ErrOut: p.errOut}, "test")
+	cmd.SetArgs(args)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() { p.done <- cmd.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		err := <-p.done
+		p.done <- err
+	})
+	return p
+}
+
+// stop interrupts the run as SIGINT would, and returns its summaries.
+func (p *plugin) stop(t *testing.T) []summary.Summary {
+	t.Helper()
+	p.cancel()
+	err := <-p.done
+	p.done <- err
+	sums, decErr := summary.Decode([]byte(p.out.String()))
+	if decErr != nil {
+		t.Fatalf("the run ended with %v; its summary: %v\n%s", err, decErr, p.errOut.String())
+	}
+	return sums
+}
+
+var servingMetrics = regexp.MustCompile(`serving metrics at (\S+)`)
+
+// waitFor polls cond every 100 ms for up to d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The differential test, live: our reflector (with the defaults, a
+// streaming list in protobuf) and a client-go informer seen through the
+// observing proxy, on a real apiserver restarted with etcd compacted in the
+// middle of churn. Each run's live views, its summary and a scrape of its
+// metrics at the end, count what its ledger counts; its trace, replayed,
+// counts the same again through every view (checkViews: the summary, the
+// metrics, the report and the findings' evidence).
+func TestE2EEveryViewCountsWhatTheLedgerCountsLive(t *testing.T) {
+	c := testcluster.ForTest(t, testcluster.Options{})
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	const ns = "differential"
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	churn, err := testcluster.StartChurn(c.Config(), testcluster.ChurnOptions{Namespace: ns, Names: 40, Rate: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer churn.Stop()
+
+	work := t.TempDir()
+	watchTrace, proxyTrace, kc := filepath.Join(work, "watch.jsonl"), filepath.Join(work, "proxy.jsonl"), filepath.Join(work, "proxy.kubeconfig")
+	w := startPlugin(t, "configmaps", "-n", ns, "--kubeconfig", c.Kubeconfig(), "--no-tui", "-o", "json", "--summary",
+		"--trace", watchTrace, "--metrics-address", "127.0.0.1:0")
+	p := startPlugin(t, "proxy", "--kubeconfig", c.Kubeconfig(), "--port", "0", "--no-tui", "-o", "json", "--summary",
+		"--trace", proxyTrace, "--print-kubeconfig", kc, "--metrics-address", "127.0.0.1:0")
+	waitFor(t, time.Minute, "the proxy's kubeconfig", func() bool { _, err := os.Stat(kc); return err == nil })
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.UserAgent = "differential-informer/v0"
+	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(cfg), 0, informers.WithNamespace(ns))
+	inf := factory.Core().V1().ConfigMaps().Informer()
+	stop := make(chan struct{})
+	defer close(stop)
+	factory.Start(stop)
+	if !cache.WaitForCacheSync(stop, inf.HasSynced) {
+		t.Fatal("the informer did not sync through the proxy")
+	}
+	time.Sleep(5 * time.Second)
+
+	// The restart: etcd compacted past every resourceVersion the watches
+	// hold, so each comes back to a 410 and relists, churn going on.
+	if err := c.RestartCompacted(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "a relist in both runs", func() bool {
+		return strings.Contains(w.out.String(), `"reason":"relist`) && strings.Contains(p.out.String(), `"relist`)
+	})
+	time.Sleep(5 * time.Second)
+	t.Logf("churn: %s", churn.Stop())
+	// Quiet: no write is left to deliver when the views are read.
+	time.Sleep(3 * time.Second)
+
+	for _, run := range []struct {
+		name  string
+		p     *plugin
+		trace string
+	}{{"our reflector", w, watchTrace}, {"the proxy", p, proxyTrace}} {
+		m := servingMetrics.FindStringSubmatch(run.p.errOut.String())
+		if m == nil {
+			t.Fatalf("%s: no metrics endpoint:\n%s", run.name, run.p.errOut.String())
+		}
+		scrape := scrapeMetrics(t, "serving metrics at "+m[1])
+		sums := run.p.stop(t)
+		// The ledger, as the trace replays it (byte for byte the run's: see
+		// TestEveryBundledTraceReplaysTheSameEveryTime), and every view of
+		// the replay against it.
+		checkViews(t, run.trace)
+		_, sess, runErr := replay(t, outputs.Options{Out: io.Discard, ErrOut: io.Discard}, run.trace)
+		subs := sess.Subjects()
+		if runErr != nil {
+			t.Logf("%s: the replay ended with %v", run.name, runErr)
+		}
+		byName := map[string]summary.Summary{}
+		for _, s := range sums {
+			byName[s.Resource+"|"+streamOf(s)] = s
+		}
+		relisted := false
+		for _, sub := range subs {
+			want := ledgerTotals(sub.Stats())
+			relisted = relisted || want.Relists > 0
+			t.Logf("%s, %s: the ledger counts %+v", run.name, sub.Name(), want)
+			_, client := sub.Describe()
+			s, ok := byName[sub.Target().Resource.String()+"|"+client.UserAgent]
+			if !ok {
+				t.Errorf("%s: no live summary of %s (%s)", run.name, sub.Name(), client.UserAgent)
+				continue
+			}
+			c := s.Counters
+			got := want
+			got.Lists, got.Relists, got.Gone, got.Bookmarks, got.ListEnds = c.Lists, c.Relists, c.Gone, c.Bookmarks, c.InitialEventsEnd
+			got.Added, got.Modified, got.Deleted, got.Duplicates = c.Added, c.Modified, c.Deleted, c.Duplicates
+			if got != want {
+				t.Errorf("%s, %s: the live summary counts\n%+v, the ledger\n%+v", run.name, sub.Name(), got, want)
+			}
+			lm := scrape.of(t, sub)
+			got = totals{Lists: want.Lists, ListEnds: int64(lm["watchcache_initial_events_end_total"]),
+				Relists: int64(lm["watchcache_relists_total"]), Gone: int64(lm["watchcache_gone_total"]), Bookmarks: int64(lm["watchcache_bookmarks_total"]),
+				Added: int64(lm["watchcache_events_total/ADDED"]), Modified: int64(lm["watchcache_events_total/MODIFIED"]), Deleted: int64(lm["watchcache_events_total/DELETED"]),
+				Duplicates: int64(lm["watchcache_duplicates_total"]), MissedDeletes: int64(lm["watchcache_relist_missed_total/delete"]),
+				MissedRecreates: int64(lm["watchcache_relist_missed_total/recreate"]), MissedUpdates: int64(lm["watchcache_relist_missed_total/update"]),
+				Requests: int64(lm["watchcache_watches_total"] + lm["watchcache_list_pages_total"])}
+			if got != want {
+				t.Errorf("%s, %s: the live metrics count\n%+v, the ledger\n%+v", run.name, sub.Name(), got, want)
+			}
+		}
+		if !relisted {
+			t.Errorf("%s: no relist after the restart with etcd compacted", run.name)
+		}
+	}
+}
+
+// streamOf is the client a summary is about ("" for our reflector's).
+func streamOf(s summary.Summary) string {
+	if s.Stream == nil {
+		return ""
+	}
+	return s.Stream.UserAgent
+}
