@@ -689,7 +689,8 @@ func (j *job) run() {
 		r.End(j.end(nil))
 		return
 	}
-	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, wire.WatchOptions{KeepRaw: j.p.opts.KeepRaw, Clock: wire.ServerClockOf(j.header, j.started), Now: j.p.opts.Now})
+	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, wire.WatchOptions{KeepRaw: j.p.opts.KeepRaw, Clock: wire.ServerClockOf(j.header, j.started), Now: j.p.opts.Now,
+		InitialEvents: j.call.opts.SendInitialEvents})
 	if err != nil {
 		r.End(j.end(err))
 		return

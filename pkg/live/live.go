@@ -180,5 +180,6 @@ func (s *Source) Watch(ctx context.Context, opts reflector.RequestOptions) (refl
 		return nil, err
 	}
 	return wire.DecodeWatchBody(ctx, cancel, resp.Body, resp.Header.Get("Content-Type"), wire.WatchOptions{
-		KeepBody: s.opts.KeepBody, KeepRaw: !s.dropRaw, Clock: wire.ServerClockOf(resp.Header, sent), Now: time.Now}), nil
+		KeepBody: s.opts.KeepBody, KeepRaw: !s.dropRaw, Clock: wire.ServerClockOf(resp.Header, sent), Now: time.Now,
+		InitialEvents: opts.SendInitialEvents}), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
@@ -191,5 +192,70 @@ func TestADeleteWithoutDeletionTimestampHasNoWriteTime(t *testing.T) {
 				t.Errorf("%s, %s: a DELETED event's write time %v, want %v", c.name, name, ev.Delivery.Written, want)
 			}
 		}
+	}
+}
+
+// A streaming list's initial events are a list, not news: they carry no
+// delivery (their managedFields are skipped unread), and the events after
+// its initial-events-end bookmark carry theirs, in JSON and protobuf.
+func TestAStreamingListsInitialEventsCarryNoDelivery(t *testing.T) {
+	written := time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second)
+	cm := func(name, rv string) *corev1.ConfigMap {
+		at := metav1.NewTime(written)
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("u-" + name), ResourceVersion: rv,
+				CreationTimestamp: metav1.NewTime(written.Add(-time.Hour)),
+				ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, Time: &at}}}}
+	}
+	end := cm("", "3")
+	end.ManagedFields, end.Annotations = nil, map[string]string{"k8s.io/initial-events-end": "true"}
+	events := []struct {
+		typ string
+		obj *corev1.ConfigMap
+	}{{"ADDED", cm("a", "1")}, {"ADDED", cm("b", "2")}, {"BOOKMARK", end}, {"MODIFIED", cm("a", "4")}}
+	for _, wireName := range []string{"json", "protobuf"} {
+		t.Run(wireName, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if wireName == "json" {
+					w.Header().Set("Content-Type", "application/json")
+					for _, e := range events {
+						js, _ := json.Marshal(e.obj)
+						fmt.Fprintf(w, `{"type":%q,"object":%s}`, e.typ, js)
+					}
+					return
+				}
+				w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+				for _, e := range events {
+					pb, _ := e.obj.Marshal()
+					_, _ = w.Write(frame(e.typ, unknown("v1", "ConfigMap", pb)))
+				}
+			}))
+			defer srv.Close()
+			wireOpt := reflector.WireJSON
+			if wireName == "protobuf" {
+				wireOpt = reflector.WireProtobuf
+			}
+			src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: reflector.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespaced: true}}, live.Options{Wire: wireOpt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := src.Watch(t.Context(), reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true, ResourceVersionMatch: "NotOlderThan"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for i, want := range []bool{false, false, false, true} {
+				ev, err := st.Next()
+				if err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+				if ev.Delivery.Known() != want {
+					t.Errorf("event %d (%s %s): delivery %+v, want known %t", i, ev.Type, ev.Item.Object.Name, ev.Delivery, want)
+				}
+				if want && !ev.Delivery.Written.Equal(written) {
+					t.Errorf("event %d: written %v, want %v", i, ev.Delivery.Written, written)
+				}
+			}
+		})
 	}
 }

@@ -82,6 +82,12 @@ type WatchOptions struct {
 	// leaves Lag unset.
 	Clock ServerClock
 	Now   func() time.Time
+	// InitialEvents says the watch asked for sendInitialEvents: its events
+	// up to the initial-events-end bookmark are a list, whose objects'
+	// delivery nothing estimates: they carry no Delivery, and their
+	// managedFields are skipped unread (the passive estimate costs nothing
+	// on the initial list).
+	InitialEvents bool
 }
 
 // DecodeWatchResponse reads a watch response body (JSON or protobuf framing,
@@ -107,9 +113,10 @@ func DecodeWatchBody(ctx context.Context, cancel context.CancelFunc, body io.Rea
 	if isProtobuf(contentType) {
 		st.proto = &protoStream{}
 		st.proto.body.reset(body)
-		return st
+	} else {
+		st.dec.sc.ResetReader(body, MaxObjectBytes)
 	}
-	st.dec.sc.ResetReader(body, MaxObjectBytes)
+	st.setInitial(o.InitialEvents)
 	return st
 }
 

@@ -39,6 +39,9 @@ type watchStream struct {
 	proto  *protoStream  // set for a protobuf stream
 	o      WatchOptions
 	once   sync.Once
+	// initial is set until the initial-events-end bookmark of a watch that
+	// asked for initial events (WatchOptions.InitialEvents).
+	initial bool
 }
 
 // protoStream is a protobuf watch body and its decoder.
@@ -59,13 +62,28 @@ func (s *watchStream) Next() (reflector.WatchEvent, error) {
 	if done || err != nil {
 		return s.end(err)
 	}
-	if ev.Delivery.Known() && s.o.Now != nil {
+	switch {
+	case s.initial:
+		ev.Delivery = reflector.Delivery{} // a listed object, not news
+	case ev.Delivery.Known() && s.o.Now != nil:
 		ev.Delivery.Lag = s.o.Clock.Lag(s.o.Now(), ev.Delivery.Written)
 	}
 	if ev.InitialEventsEnd {
 		ev.Bytes = s.consumed()
+		s.setInitial(false) // the list is over: every event now is news
 	}
 	return ev, nil
+}
+
+// setInitial says whether the stream is in its initial events, whose
+// objects' write times are not read (their managedFields skipped unread).
+func (s *watchStream) setInitial(on bool) {
+	s.initial = on
+	if s.proto != nil {
+		s.proto.dec.noWritten = on
+		return
+	}
+	s.dec.noWritten = on
 }
 
 // consumed is how much of the body the events read so far took, as
