@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,8 @@ type ExplainOptions struct {
 	Output   string
 	Findings FindingOptions
 
-	path string
+	path    string
+	version string // the plugin's, for the SARIF log's driver
 }
 
 // NewExplainOptions returns the defaults.
@@ -33,10 +35,11 @@ func NewExplainOptions(streams genericiooptions.IOStreams) *ExplainOptions {
 	return &ExplainOptions{IOStreams: streams, Output: "text"}
 }
 
-func newExplainCommand(streams genericiooptions.IOStreams) *cobra.Command {
+func newExplainCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {
 	o := NewExplainOptions(streams)
+	o.version = version
 	cmd := &cobra.Command{
-		Use:   "explain TRACE [-o json]",
+		Use:   "explain TRACE [-o text|json|sarif|junit]",
 		Short: "Say what went wrong in a recorded trace: its findings, with evidence, cause and what to do",
 		Long: "Replay a trace recorded with --trace (or by kubectl watchcache proxy) as fast as it goes, through the\n" +
 			"same reflector, and print the findings it raises: missed deletes, relist storms, missing bookmarks,\n" +
@@ -46,8 +49,11 @@ func newExplainCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"With -o json it prints one object, {\"resources\": [{\"resource\", \"stream\" (observed traces only),\n" +
 			"\"findings\": [...]}]}, the findings in the form of --summary's. To fail a CI job on the findings of\n" +
 			"a watch's trace, replay it with a rule: kubectl watchcache replay TRACE --speed 0 --no-tui --fail-on\n" +
-			"'findings>0' (exit 3); a proxy's trace replays as recorded, without rules: read explain -o json.",
-		Example:           "  kubectl watchcache explain out.jsonl\n  kubectl watchcache explain out.jsonl.gz -o json | jq '.resources[].findings[].id'",
+			"'findings>0' (exit 3); a proxy's trace replays as recorded, without rules: read explain -o json.\n\n" +
+			"For CI: -o sarif prints a SARIF 2.1.0 log (the catalogue as its rules, one result per finding, the\n" +
+			"trace as the artifact: GitHub code scanning takes it); -o junit prints JUnit XML, a test suite per\n" +
+			"resource and a test case per finding of the catalogue, failed for a warning or an error.",
+		Example:           "  kubectl watchcache explain out.jsonl\n  kubectl watchcache explain out.jsonl.gz -o json | jq '.resources[].findings[].id'\n  kubectl watchcache explain out.jsonl -o sarif > watchcache.sarif",
 		ValidArgsFunction: completeTraceFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -59,8 +65,8 @@ func newExplainCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: text or json")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: text, json, sarif (SARIF 2.1.0) or junit (JUnit XML)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(explainOutputs(), cobra.ShellCompDirectiveNoFileComp))
 	o.Findings.addFlags(cmd)
 	return cmd
 }
@@ -76,11 +82,14 @@ func (o *ExplainOptions) Complete(args []string) error {
 
 // Validate checks the flags.
 func (o *ExplainOptions) Validate() error {
-	if o.Output != "text" && o.Output != "json" {
-		return usageErrorf("invalid output format %q: want text or json", o.Output)
+	if !slices.Contains(explainOutputs(), o.Output) {
+		return usageErrorf("invalid output format %q: want one of %s", o.Output, strings.Join(explainOutputs(), ", "))
 	}
 	return o.Findings.validate()
 }
+
+// explainOutputs are explain's output formats.
+func explainOutputs() []string { return []string{"text", "json", "sarif", "junit"} }
 
 // Explained is one resource's (or observed stream's) findings, as
 // `explain -o json` prints them.
@@ -108,13 +117,18 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if out == nil {
 		out = []Explained{}
 	}
-	if o.Output == "json" {
+	switch o.Output {
+	case "json":
 		if err := json.NewEncoder(o.Out).Encode(struct {
 			Resources []Explained `json:"resources"`
 		}{out}); err != nil {
 			return fmt.Errorf("writing the findings: %w", err)
 		}
 		return nil
+	case "sarif":
+		return writeSARIF(o.Out, o.path, o.version, out)
+	case "junit":
+		return writeJUnit(o.Out, o.path, out)
 	}
 	return writeExplained(o.Out, out)
 }

@@ -76,7 +76,7 @@ func TestExplainBadInput(t *testing.T) {
 	}{
 		{[]string{"explain"}, ExitUsage, "error: explain takes one trace file, got 0 arguments"},
 		{[]string{"explain", "/nonexistent.jsonl"}, 1, "error: cannot read /nonexistent.jsonl: no such file or directory"},
-		{[]string{"explain", bundled + "demo.jsonl", "-o", "yaml"}, ExitUsage, `error: invalid output format "yaml": want text or json`},
+		{[]string{"explain", bundled + "demo.jsonl", "-o", "yaml"}, ExitUsage, `error: invalid output format "yaml": want one of text, json, sarif, junit`},
 		{[]string{"explain", bundled + "demo.jsonl", "--ignore-finding", "missed"}, ExitUsage, `error: unknown finding "missed" in --ignore-finding`},
 		{[]string{"explain", bundled + "demo.jsonl", "--relist-storm", "3"}, ExitUsage, `error: invalid --relist-storm "3": want COUNT/DURATION`},
 		{[]string{"explain", empty}, 1, "error: "},

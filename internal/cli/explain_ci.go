@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/owenrumney/go-sarif/v3/pkg/report"
+	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+)
+
+// projectURI is where the tool and its findings are documented, for the
+// SARIF driver's informationUri and each rule's helpUri.
+const projectURI = "https://github.com/kubectl-watchcache/kubectl-watchcache"
+
+// sarifLevel is SARIF's level for a severity.
+func sarifLevel(s findings.Severity) string {
+	switch s {
+	case findings.Error:
+		return "error"
+	case findings.Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// subjectName names a resource, or an observed stream and its client.
+func subjectName(e Explained) string {
+	if st := e.Stream; st != nil {
+		return fmt.Sprintf("%s, stream #%d of %s (%s)", e.Resource, st.ID, st.RemoteAddr, st.UserAgent)
+	}
+	return e.Resource
+}
+
+// findingText is a finding for people, in one block: its title, evidence,
+// cause and action, as the text output's detail says them.
+func findingText(f findings.Finding) string {
+	return strings.TrimRight(f.Detail(), "\n")
+}
+
+// writeSARIF prints the findings as a SARIF 2.1.0 log: one run of this
+// tool, its rules the findings catalogue, one result per finding, located
+// at the trace (the artifact) and at the resource or stream it is about.
+func writeSARIF(w io.Writer, tracePath, version string, all []Explained) error {
+	rep := report.NewV210Report()
+	run := sarif.NewRunWithInformationURI("kubectl-watchcache", projectURI)
+	run.Tool.Driver.WithVersion(version)
+	for _, e := range findings.Catalogue() {
+		run.AddRule(string(e.ID)).
+			WithName(string(e.ID)).
+			WithShortDescription(sarif.NewMultiformatMessageString().WithText(e.When).WithMarkdown(e.When)).
+			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(e.Severity))).
+			WithHelpURI(projectURI + "#findings")
+	}
+	uri := filepath.ToSlash(tracePath)
+	run.AddDistinctArtifact(uri)
+	for _, e := range all {
+		for _, f := range e.Findings {
+			where := sarif.NewLogicalLocation().WithName(e.Resource).WithFullyQualifiedName(subjectName(e)).WithKind("resource")
+			props := sarif.NewPropertyBag().Add("count", f.Count).Add("firstAt", f.FirstAt).Add("lastAt", f.LastAt).Add("evidence", f.Evidence)
+			if f.Client != "" {
+				props.Add("client", f.Client)
+			}
+			res := run.CreateResultForRule(string(f.ID)).
+				WithLevel(sarifLevel(f.Severity)).
+				WithMessage(sarif.NewTextMessage(findingText(f))).
+				AddLocation(sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uri))).
+					WithLogicalLocations([]*sarif.LogicalLocation{where})).
+				WithOccurrenceCount(int(max(f.Count, 1))).
+				WithProperties(props)
+			if f.Ignored {
+				res.AddSuppression(sarif.NewSuppression().WithKind("external").WithJustification("--ignore-finding " + string(f.ID)))
+			}
+		}
+	}
+	rep.AddRun(run)
+	if err := rep.PrettyWrite(w); err != nil {
+		return fmt.Errorf("writing the SARIF log: %w", err)
+	}
+	return nil
+}
+
+// The JUnit XML that CI systems read: a suite per resource (or stream),
+// a case per finding of the catalogue.
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Skipped  int          `xml:"skipped,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name     string      `xml:"name,attr"`
+		Tests    int         `xml:"tests,attr"`
+		Failures int         `xml:"failures,attr"`
+		Skipped  int         `xml:"skipped,attr"`
+		Cases    []junitCase `xml:"testcase"`
+	}
+	junitCase struct {
+		Name      string        `xml:"name,attr"`
+		ClassName string        `xml:"classname,attr"`
+		Failure   *junitMessage `xml:"failure,omitempty"`
+		Skipped   *junitMessage `xml:"skipped,omitempty"`
+		SystemOut string        `xml:"system-out,omitempty"`
+	}
+	junitMessage struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr,omitempty"`
+		Text    string `xml:",chardata"`
+	}
+)
+
+// writeJUnit prints the findings as JUnit XML: for each resource (or
+// observed stream) a suite, and in it a case per finding of the catalogue.
+// A warning or an error fails its case; an info finding passes, its text
+// in the case's output; an ignored one (--ignore-finding) is skipped.
+func writeJUnit(w io.Writer, tracePath string, all []Explained) error {
+	out := junitSuites{Name: "kubectl watchcache explain " + filepath.Base(tracePath)}
+	for _, e := range all {
+		raised := map[findings.ID]findings.Finding{}
+		for _, f := range e.Findings {
+			raised[f.ID] = f
+		}
+		s := junitSuite{Name: subjectName(e)}
+		for _, entry := range findings.Catalogue() {
+			c := junitCase{Name: string(entry.ID), ClassName: "watchcache." + e.Resource}
+			if f, ok := raised[entry.ID]; ok {
+				msg := &junitMessage{Message: f.Title, Type: string(f.Severity), Text: findingText(f)}
+				switch {
+				case f.Ignored:
+					c.Skipped = msg
+					s.Skipped++
+				case f.Severity.AtLeast(findings.Warning):
+					c.Failure = msg
+					s.Failures++
+				default:
+					c.SystemOut = msg.Text
+				}
+			}
+			s.Cases = append(s.Cases, c)
+		}
+		s.Tests = len(s.Cases)
+		out.Tests, out.Failures, out.Skipped = out.Tests+s.Tests, out.Failures+s.Failures, out.Skipped+s.Skipped
+		out.Suites = append(out.Suites, s)
+	}
+	b, err := xml.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the JUnit XML: %w", err)
+	}
+	if _, err := fmt.Fprintf(w, "%s%s\n", xml.Header, b); err != nil {
+		return fmt.Errorf("writing the JUnit XML: %w", err)
+	}
+	return nil
+}
