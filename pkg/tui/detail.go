@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -36,8 +38,10 @@ type detailView struct {
 	title  string
 	text   []string
 	offset int
-	// finding is the finding shown (detailFinding), as when it was opened.
+	// finding is the finding shown (detailFinding), as when it was opened;
+	// res is its resource's row on the overview (0 on a dashboard).
 	finding findings.Finding
+	res     int
 	// back is where esc goes: the dashboard, or the findings pane.
 	back viewState
 }
@@ -59,8 +63,9 @@ func detailFor(e *logEntry) detailView {
 	return detailView{kind: detailText, title: e.kind.String(), text: []string{e.message()}}
 }
 
-// content is the detail's title and its lines, wrapped to width.
-func (d detailView) content(m *Model, width int) (string, []string) {
+// content is the detail's title and its lines at now, wrapped to width;
+// m is the dashboard of the resource it is about.
+func (d detailView) content(m *Model, now time.Time, width int) (string, []string) {
 	var title string
 	var body []string
 	switch d.kind {
@@ -69,7 +74,7 @@ func (d detailView) content(m *Model, width int) (string, []string) {
 		body = m.objectDetail(d.ref)
 	case detailRequest:
 		title = fmt.Sprintf("Request #%d  %s", d.req.ID, d.req.Verb)
-		body = requestDetail(&d.req, m.now)
+		body = requestDetail(&d.req, now)
 	case detailFinding:
 		f := d.finding
 		for _, g := range m.findings {
@@ -77,7 +82,7 @@ func (d detailView) content(m *Model, width int) (string, []string) {
 				f = g // its evidence as it stands now
 			}
 		}
-		title, body = findingTitle(f), findingDetail(m.st, f, m.now, width)
+		title, body = findingTitle(f), findingDetail(m.st, f, now, width)
 	default:
 		title, body = d.title, d.text
 	}
@@ -88,10 +93,28 @@ func (d detailView) content(m *Model, width int) (string, []string) {
 	return title, wrapped
 }
 
-// lines renders the detail body: a title line, then the scrolled content.
-func (d detailView) lines(m *Model, width, h int) []string {
-	title, wrapped := d.content(m, width)
-	return detailFrame(m.st, title, wrapped, d.offset, width, h)
+// scroll moves the detail on a key of listKeys: by a line, by a page of
+// body-1 lines, to the top or to the bottom of its total lines (total is
+// called only for a scroll key).
+func (d *detailView) scroll(k tea.KeyPressMsg, body int, total func() int) {
+	lk, page, by := newListKeys(), body-1, 0
+	switch {
+	case key.Matches(k, lk.Up):
+		by = -1
+	case key.Matches(k, lk.Down):
+		by = 1
+	case key.Matches(k, lk.PageUp):
+		by = -page
+	case key.Matches(k, lk.PageDown):
+		by = page
+	case key.Matches(k, lk.Top):
+		by = -1 << 30
+	case key.Matches(k, lk.Bottom):
+		by = 1 << 30
+	default:
+		return
+	}
+	d.offset = min(max(d.offset+by, 0), max(total()-page, 0))
 }
 
 // detailFrame is a detail screen of h lines: its title line, then the

@@ -103,13 +103,14 @@ type findingsPane struct {
 	scroll scroller
 }
 
-// findingsKeys are the pane's keys: the list moves, enter, and esc or f to close.
-type findingsKeys struct {
+// listKeys move the findings pane and a detail; on the pane, enter opens
+// the selected finding, esc or f closes it.
+type listKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Select, Close key.Binding
 }
 
-func newFindingsKeys() findingsKeys {
-	return findingsKeys{
+func newListKeys() listKeys {
+	return listKeys{
 		Up:       key.NewBinding(key.WithKeys("up", "k")),
 		Down:     key.NewBinding(key.WithKeys("down", "j")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b")),
@@ -143,7 +144,7 @@ const (
 
 // key moves the pane's cursor among n rows with a page of page rows, or says to close or open.
 func (p *findingsPane) key(k tea.KeyPressMsg, n, page int) paneAction {
-	fk := newFindingsKeys()
+	fk := newListKeys()
 	page = max(page, 1)
 	switch {
 	case key.Matches(k, fk.Close):

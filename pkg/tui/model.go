@@ -15,7 +15,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-// viewState is what the screen shows; the root model routes keys on it.
+// viewState is what the screen shows; a model routes keys on it. A
+// resource's dashboard and the overview share the states but the last.
 type viewState int
 
 const (
@@ -29,6 +30,8 @@ const (
 	stateHelp
 	// stateFindings: the findings pane (f), newest first.
 	stateFindings
+	// stateResource: on the overview, the selected resource's dashboard.
+	stateResource
 )
 
 // String names the state.
@@ -44,6 +47,8 @@ func (s viewState) String() string {
 		return "help"
 	case stateFindings:
 		return "findings"
+	case stateResource:
+		return "resource"
 	}
 	return "unknown"
 }
@@ -57,17 +62,13 @@ type lifecycle struct {
 // Model is the dashboard of one resource, a tea.Model. Build it with New;
 // release it with Close. An Overview holds one Model for each of its resources.
 type Model struct {
-	opts Options
+	root // the chrome, the state, the findings pane and the detail
 	res  Resource
 	feed Feed // res.Feed
 	life *lifecycle
 	// keys.ToOverview is on when the model is one of several behind an
 	// Overview: its help and footer say that esc goes back to the overview.
-	keys   keyMap
-	st     styles
-	chrome chrome // the header, footer, help screen and player
-
-	state viewState
+	keys  keyMap
 	focus pane
 
 	now        time.Time // the model's clock: opts.Now at the last message that carried time
@@ -82,17 +83,14 @@ type Model struct {
 	log      logPane
 	requests requestsPane
 	diff     diffPane
-	detail   detailView
 	history  *objectHistory
 	filter   prompt
 
 	alerts Alerts
 
-	// findings are the feed's, as last polled (haveFindings: it has an
-	// engine); fpane is their pane.
+	// findings are the feed's, as last polled (haveFindings: it has an engine).
 	findings     []findings.Finding
 	haveFindings bool
-	fpane        findingsPane
 
 	auditing bool
 }
@@ -108,20 +106,17 @@ func New(opts Options, res Resource) Model {
 func newModel(ctx context.Context, opts Options, res Resource) Model {
 	ctx, cancel := context.WithCancel(ctx)
 	life := &lifecycle{ctx: ctx, cancel: cancel}
-	st := newStyles()
 	keys := newKeyMap()
 	if opts.Player != nil {
 		keys.Pause.SetEnabled(false) // space pauses the replay
 	}
 	keys.Findings.SetEnabled(res.Feed.Findings != nil) // f only where there are findings to show
 	return Model{
-		opts:     opts,
+		root:     newRoot(opts),
 		res:      res,
 		feed:     res.Feed,
 		life:     life,
 		keys:     keys,
-		st:       st,
-		chrome:   newChrome(opts, st),
 		now:      opts.Now(),
 		log:      newLogPane(opts.LogSize),
 		requests: requestsPane{scroll: newScroller()},
@@ -275,57 +270,14 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		// The run ended by itself: its last screen stays until any key.
 		return m, tea.Quit
 	}
-	var cmd tea.Cmd
-	switch m.state {
-	case stateFilter:
+	cmd, ok := m.overlayKey(&m, k)
+	switch {
+	case ok:
+	case m.state == stateFilter:
 		cmd = m.filterKey(k)
-	case stateHelp:
-		var closed bool
-		if cmd, closed = m.chrome.helpKey(k, len(m.helpLines(m.layout().width))); closed {
-			m.state = stateDashboard
-		}
-	case stateFindings:
-		switch {
-		case key.Matches(k, m.chrome.keys.Quit):
-			return m, tea.Quit
-		case key.Matches(k, m.chrome.keys.Help):
-			m.state = stateHelp
-		default:
-			rows := m.findingRows()
-			switch m.fpane.key(k, len(rows), m.findingsPage()) {
-			case paneClose:
-				m.state = stateDashboard
-			case paneOpen:
-				r, _ := m.fpane.selected(rows)
-				m.detail = detailView{kind: detailFinding, finding: r.f, back: stateFindings}
-				m.state = stateDetail
-			}
-		}
-	case stateDetail:
-		switch {
-		case key.Matches(k, m.chrome.keys.Quit):
-			return m, tea.Quit
-		case key.Matches(k, m.keys.Back):
-			m.state = m.detail.back
-		case key.Matches(k, m.chrome.keys.Help):
-			m.state = stateHelp
-		case key.Matches(k, m.keys.Up):
-			m.scrollDetail(-1)
-		case key.Matches(k, m.keys.Down):
-			m.scrollDetail(1)
-		case key.Matches(k, m.keys.PageUp):
-			m.scrollDetail(-m.layout().body + 1)
-		case key.Matches(k, m.keys.PageDown):
-			m.scrollDetail(m.layout().body - 1)
-		case key.Matches(k, m.keys.Top):
-			m.detail.offset = 0
-		case key.Matches(k, m.keys.Bottom):
-			m.scrollDetail(1 << 30)
-		}
 	default:
 		var quit bool
-		cmd, quit = m.dashboardKey(k)
-		if quit {
+		if cmd, quit = m.dashboardKey(k); quit {
 			return m, tea.Quit
 		}
 	}
@@ -333,12 +285,9 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// scrollDetail moves the detail view by d lines, within its content.
-func (m *Model) scrollDetail(d int) {
-	l := m.layout()
-	_, body := m.detail.content(m, l.width)
-	last := max(len(body)-(l.body-1), 0)
-	m.detail.offset = min(max(m.detail.offset+d, 0), last)
+// detailContent is the open detail's title and lines at width (overlaid).
+func (m *Model) detailContent(width int) (string, []string) {
+	return m.detail.content(m, m.now, width)
 }
 
 // filterKey edits the log filter as it is typed.
@@ -529,9 +478,6 @@ func (m *Model) findingRows() []findingRow {
 	}
 	return newestFirst(rows)
 }
-
-// findingsPage is how many findings the pane shows at once.
-func (m *Model) findingsPage() int { return max(m.layout().body-2, 1) }
 
 // paneHeight is the focused pane's page size.
 func (m *Model) paneHeight() int {

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -10,20 +9,17 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// overviewState is what the Overview shows.
-type overviewState int
-
+// The states the Overview shows, by its names for them.
 const (
 	// overviewTable: one row per resource; keys select, open and act on a row.
-	overviewTable overviewState = iota
+	overviewTable = stateDashboard
 	// overviewHelp: the overview's key help.
-	overviewHelp
+	overviewHelp = stateHelp
+	// overviewFindings: every resource's findings (f), newest first; enter
+	// shows one's evidence (stateDetail).
+	overviewFindings = stateFindings
 	// overviewResource: the selected resource's dashboard, which takes the keys.
-	overviewResource
-	// overviewFindings: every resource's findings (f), newest first.
-	overviewFindings
-	// overviewFindingDetail: one finding's evidence, from overviewFindings.
-	overviewFindingDetail
+	overviewResource = stateResource
 )
 
 // Overview is the dashboard of several resources, a tea.Model: a table with
@@ -42,8 +38,8 @@ const (
 // NewOverview; release it with Close. Like a Model, it is used through the
 // value its Update returns.
 type Overview struct {
+	root      // the chrome (its status and player are the last player key's), the state, the findings pane and the detail
 	ctx       context.Context
-	opts      Options
 	resources []Resource // each row's, for its name
 	subs      []Model
 	names     []rowLabel // each row's name, set once
@@ -51,14 +47,9 @@ type Overview struct {
 	// clientWidth is the longest client's (0: no row has one, no client column)
 	clientWidth int
 	keys        overviewKeyMap
-	st          styles
-	chrome      chrome // its status and player are the last player key's
 
-	state    overviewState
-	cur, top int // the selected row, and the first row shown
-	fpane    findingsPane
-	fdetail  findingDetailView // the finding overviewFindingDetail shows
-	clock    time.Time         // opts.Now at the last tick: the uptime moves with no row to poll
+	cur, top int       // the selected row, and the first row shown
+	clock    time.Time // opts.Now at the last tick: the uptime moves with no row to poll
 }
 
 // tickEvery is how often the overview reads the clock when resources can
@@ -84,8 +75,7 @@ func NewOverview(opts Options, resources []Resource) Overview {
 
 func newOverview(ctx context.Context, opts Options, resources []Resource) Overview {
 	opts = opts.withDefaults() // once, so every resource has the same start
-	st := newStyles()
-	o := Overview{ctx: ctx, opts: opts, keys: newOverviewKeyMap(), st: st, chrome: newChrome(opts, st), subs: make([]Model, 0, len(resources))}
+	o := Overview{root: newRoot(opts), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]Model, 0, len(resources))}
 	for _, r := range resources {
 		m := newModel(ctx, opts, r)
 		if len(resources) > 1 || opts.Added != nil {
@@ -241,18 +231,8 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return o.updateSub(o.cur, k)
 	}
-	if key.Matches(k, o.chrome.keys.Quit) {
-		return tea.Quit
-	}
-	if o.state == overviewHelp {
-		if _, closed := o.chrome.helpKey(k, len(o.helpLines(o.tableLayout().width))); closed {
-			o.state = overviewTable
-		}
-		return nil
-	}
-	if o.state == overviewFindings || o.state == overviewFindingDetail {
-		o.findingsKey(k)
-		return nil
+	if cmd, ok := o.overlayKey(o, k); ok {
+		return cmd
 	}
 	if cmd, ok := o.chrome.playerKey(k, o.now()); ok {
 		return cmd
@@ -260,6 +240,8 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	o.chrome.status.text = ""
 	n := len(o.subs)
 	switch {
+	case key.Matches(k, o.chrome.keys.Quit):
+		return tea.Quit
 	case key.Matches(k, o.chrome.keys.Help):
 		o.state = overviewHelp
 	case key.Matches(k, o.keys.Up):
@@ -347,64 +329,10 @@ func (o *Overview) findingRows() []findingRow {
 	return newestFirst(rows)
 }
 
-// findingDetailView is the finding the overview shows: its resource's row
-// and id (to show its evidence as it grows), and the scroll.
-type findingDetailView struct {
-	row    findingRow
-	offset int
-}
-
-// findingDetail is the shown finding's title and lines, as its resource's engine has it now.
-func (o *Overview) findingDetail(width int) (string, []string) {
-	f := o.fdetail.row.f
-	if i := o.fdetail.row.res; i < len(o.subs) {
-		for _, g := range o.subs[i].findings {
-			if g.ID == f.ID {
-				f = g
-			}
-		}
-	}
-	var wrapped []string
-	for _, l := range findingDetail(o.st, f, o.now(), width) {
-		wrapped = append(wrapped, strings.Split(ansi.Wrap(l, max(width-2, 10), " ,"), "\n")...)
-	}
-	return findingTitle(f), wrapped
-}
-
-// findingsKey handles a key on the findings pane or a finding's evidence.
-func (o *Overview) findingsKey(k tea.KeyPressMsg) {
-	l := o.tableLayout()
-	if o.state == overviewFindingDetail {
-		_, text := o.findingDetail(l.width)
-		page := max(l.body-2, 1)
-		switch k.String() {
-		case "esc":
-			o.state = overviewFindings
-		case "up", "k":
-			o.fdetail.offset--
-		case "down", "j":
-			o.fdetail.offset++
-		case "pgup", "ctrl+b":
-			o.fdetail.offset -= page
-		case "pgdown", "ctrl+f", "space":
-			o.fdetail.offset += page
-		case "home", "g":
-			o.fdetail.offset = 0
-		case "end", "G":
-			o.fdetail.offset = len(text)
-		}
-		o.fdetail.offset = min(max(o.fdetail.offset, 0), max(len(text)-(l.body-1), 0))
-		return
-	}
-	rows := o.findingRows()
-	switch o.fpane.key(k, len(rows), max(l.body-2, 1)) {
-	case paneClose:
-		o.state = overviewTable
-	case paneOpen:
-		r, _ := o.fpane.selected(rows)
-		o.fdetail = findingDetailView{row: r}
-		o.state = overviewFindingDetail
-	}
+// detailContent is the open detail's title and lines at width (overlaid):
+// its resource's, at the overview's clock.
+func (o *Overview) detailContent(width int) (string, []string) {
+	return o.detail.content(&o.subs[o.detail.res], o.now(), width)
 }
 
 // actsOn says r and a can act in a run of opts: not in a replay, not on

@@ -240,19 +240,11 @@ func (o Overview) View() tea.View {
 	}
 	l := o.tableLayout()
 	return o.chrome.view(func() (header, body []string, footer string) {
-		header = o.header(l.width)
-		switch o.state {
-		case overviewHelp:
-			body = o.chrome.helpWindow(o.helpLines(l.width))
-		case overviewFindings:
-			body = o.fpane.lines(o.st, o.findingRows(), o.rowName, o.now(), l.width, l.body)
-		case overviewFindingDetail:
-			title, text := o.findingDetail(l.width)
-			body = detailFrame(o.st, title, text, o.fdetail.offset, l.width, l.body)
-		default:
+		body, ok := o.overlayBody(&o, o.rowName, o.now())
+		if !ok {
 			body = o.table(l)
 		}
-		return header, body, o.footer(l.width)
+		return o.header(l.width), body, o.footer(l.width)
 	})
 }
 
@@ -747,15 +739,9 @@ func (o *Overview) footer(width int) string {
 			latest, from = s, i
 		}
 	}
-	var over, hint string
-	switch {
-	case o.state == overviewHelp:
-		hint = o.chrome.helpHintFor(len(o.helpLines(width)))
-	case o.state == overviewFindings:
-		hint = findingsHint
-	case o.state == overviewFindingDetail:
-		hint = findingDetailHint
-	case from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)):
+	over := ""
+	hint, overlay := o.overlayHint(o)
+	if !overlay && from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)) {
 		over = o.st.value.Render(o.rowName(from)+": ") + o.st.sev(latest.sev, latest.text)
 	}
 	return o.chrome.footer(width, over, hint, o.shownKeys(), lost)

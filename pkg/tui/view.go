@@ -96,18 +96,11 @@ func (m *Model) layout() layout {
 func (m Model) View() tea.View {
 	l := m.layout()
 	return m.chrome.view(func() (header, body []string, footer string) {
-		header = m.header(l.width)
-		switch m.state {
-		case stateHelp:
-			body = m.chrome.helpWindow(m.helpLines(l.width))
-		case stateDetail:
-			body = m.detail.lines(&m, l.width, l.body)
-		case stateFindings:
-			body = m.fpane.lines(m.st, m.findingRows(), nil, m.now, l.width, l.body)
-		default:
+		body, ok := m.overlayBody(&m, nil, m.now)
+		if !ok {
 			body = m.dashboard(l)
 		}
-		return header, body, m.footer(l.width)
+		return m.header(l.width), body, m.footer(l.width)
 	})
 }
 
@@ -280,20 +273,11 @@ func (m *Model) tabBar(width int) string {
 // footer is the filter prompt, an action's status, or the key help; with
 // the count of anything dropped on the way to the screen.
 func (m *Model) footer(width int) string {
-	var over, hint string
-	switch m.state {
-	case stateFilter:
+	var over string
+	if m.state == stateFilter {
 		over = m.filter.view(m.st) + m.st.faint.Render("  enter keep · esc clear")
-	case stateHelp:
-		hint = m.chrome.helpHintFor(len(m.helpLines(width)))
-	case stateDetail:
-		hint = "esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit"
-		if m.detail.back == stateFindings {
-			hint = findingDetailHint
-		}
-	case stateFindings:
-		hint = findingsHint
 	}
+	hint, _ := m.overlayHint(m)
 	return m.chrome.footer(width, over, hint, m.shownKeys(), m.notesLost)
 }
 

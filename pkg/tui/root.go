@@ -1,0 +1,113 @@
+package tui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// root is what a resource's dashboard (Model) and the overview (Overview)
+// share and handle alike; each embeds one. It holds the options, the
+// styles, the chrome (size, status, player, help), the view state, the
+// findings pane and the detail, and it handles the screens over a model's
+// own: the help, the findings pane and a detail, with their keys, bodies
+// and footer hints.
+type root struct {
+	opts   Options
+	st     styles
+	chrome chrome
+	state  viewState
+	fpane  findingsPane
+	detail detailView
+}
+
+// newRoot is the root of a model of opts, which must have their defaults.
+func newRoot(opts Options) root {
+	st := newStyles()
+	return root{opts: opts, st: st, chrome: newChrome(opts, st)}
+}
+
+// overlaid is what the root asks of the model that embeds it: the help's
+// lines, the findings as its pane lists them, and the detail's title and
+// lines, all at width.
+type overlaid interface {
+	helpLines(width int) []string
+	findingRows() []findingRow
+	detailContent(width int) (string, []string)
+}
+
+// overlayKey handles a key on the help, the findings pane or a detail: q
+// quits, ? opens the help, esc goes back, and the rest move the help's
+// lines, the pane's cursor or the detail. ok is false on s's own screens,
+// whose keys are s's.
+func (r *root) overlayKey(s overlaid, k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
+	width, _, body := r.chrome.size()
+	switch r.state {
+	case stateHelp:
+		cmd, closed := r.chrome.helpKey(k, len(s.helpLines(width)))
+		if closed {
+			r.state = stateDashboard
+		}
+		return cmd, true
+	case stateFindings, stateDetail:
+	default:
+		return nil, false
+	}
+	switch {
+	case key.Matches(k, r.chrome.keys.Quit):
+		return tea.Quit, true
+	case key.Matches(k, r.chrome.keys.Help):
+		r.state = stateHelp
+	case r.state == stateDetail && key.Matches(k, r.chrome.keys.Close):
+		r.state = r.detail.back
+	case r.state == stateDetail:
+		r.detail.scroll(k, body, func() int { _, text := s.detailContent(width); return len(text) })
+	default:
+		rows := s.findingRows()
+		switch r.fpane.key(k, len(rows), max(body-2, 1)) {
+		case paneClose:
+			r.state = stateDashboard
+		case paneOpen:
+			row, _ := r.fpane.selected(rows)
+			r.detail = detailView{kind: detailFinding, finding: row.f, res: row.res, back: stateFindings}
+			r.state = stateDetail
+		}
+	}
+	return nil, true
+}
+
+// overlayBody is the body of the help, the findings pane (where names a
+// row's resource, nil for none) or a detail, at now; ok is false on s's
+// own screens.
+func (r *root) overlayBody(s overlaid, where func(int) string, now time.Time) (body []string, ok bool) {
+	width, _, lines := r.chrome.size()
+	switch r.state {
+	case stateHelp:
+		return r.chrome.helpWindow(s.helpLines(width)), true
+	case stateFindings:
+		return r.fpane.lines(r.st, s.findingRows(), where, now, width, lines), true
+	case stateDetail:
+		title, text := s.detailContent(width)
+		return detailFrame(r.st, title, text, r.detail.offset, width, lines), true
+	}
+	return nil, false
+}
+
+// overlayHint is the footer's hint under the help, the findings pane or a
+// detail; ok is false on s's own screens.
+func (r *root) overlayHint(s overlaid) (hint string, ok bool) {
+	switch r.state {
+	case stateHelp:
+		width, _, _ := r.chrome.size()
+		return r.chrome.helpHintFor(len(s.helpLines(width))), true
+	case stateFindings:
+		return findingsHint, true
+	case stateDetail:
+		if r.detail.kind == detailFinding {
+			return findingDetailHint, true
+		}
+		return "esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit", true
+	}
+	return "", false
+}
