@@ -285,7 +285,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// detailContent is the open detail's title and lines at width (overlaid).
+// detailContent is the open detail's title and lines at width (framed).
 func (m *Model) detailContent(width int) (string, []string) {
 	return m.detail.content(m, m.now, width)
 }

@@ -329,7 +329,7 @@ func (o *Overview) findingRows() []findingRow {
 	return newestFirst(rows)
 }
 
-// detailContent is the open detail's title and lines at width (overlaid):
+// detailContent is the open detail's title and lines at width (framed):
 // its resource's, at the overview's clock.
 func (o *Overview) detailContent(width int) (string, []string) {
 	return o.detail.content(&o.subs[o.detail.res], o.now(), width)

@@ -238,14 +238,7 @@ func (o Overview) View() tea.View {
 	if o.state == overviewResource && len(o.subs) > 0 {
 		return o.subs[o.cur].View()
 	}
-	l := o.tableLayout()
-	return o.chrome.view(func() (header, body []string, footer string) {
-		body, ok := o.overlayBody(&o, o.rowName, o.now())
-		if !ok {
-			body = o.table(l)
-		}
-		return o.header(l.width), body, o.footer(l.width)
-	})
+	return o.view(&o, o.rowName, o.now(), func() []string { return o.table(o.tableLayout()) })
 }
 
 // now is the overview's clock: the latest of its resources'.

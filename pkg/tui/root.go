@@ -28,20 +28,35 @@ func newRoot(opts Options) root {
 	return root{opts: opts, st: st, chrome: newChrome(opts, st)}
 }
 
-// overlaid is what the root asks of the model that embeds it: the help's
-// lines, the findings as its pane lists them, and the detail's title and
-// lines, all at width.
-type overlaid interface {
+// framed is what the root asks of the model that embeds it: its header and
+// footer, the help's lines, the findings as its pane lists them, and the
+// detail's title and lines, all at width.
+type framed interface {
+	header(width int) []string
+	footer(width int) string
 	helpLines(width int) []string
 	findingRows() []findingRow
 	detailContent(width int) (string, []string)
+}
+
+// view frames s's screen: its header, the body of the help, the findings
+// pane (where and now as overlayBody's) or a detail, else own's, and its footer.
+func (r *root) view(s framed, where func(int) string, now time.Time, own func() []string) tea.View {
+	return r.chrome.view(func() (header, body []string, footer string) {
+		width, _, _ := r.chrome.size()
+		body, ok := r.overlayBody(s, where, now)
+		if !ok {
+			body = own()
+		}
+		return s.header(width), body, s.footer(width)
+	})
 }
 
 // overlayKey handles a key on the help, the findings pane or a detail: q
 // quits, ? opens the help, esc goes back, and the rest move the help's
 // lines, the pane's cursor or the detail. ok is false on s's own screens,
 // whose keys are s's.
-func (r *root) overlayKey(s overlaid, k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
+func (r *root) overlayKey(s framed, k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	width, _, body := r.chrome.size()
 	switch r.state {
 	case stateHelp:
@@ -80,7 +95,7 @@ func (r *root) overlayKey(s overlaid, k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) 
 // overlayBody is the body of the help, the findings pane (where names a
 // row's resource, nil for none) or a detail, at now; ok is false on s's
 // own screens.
-func (r *root) overlayBody(s overlaid, where func(int) string, now time.Time) (body []string, ok bool) {
+func (r *root) overlayBody(s framed, where func(int) string, now time.Time) (body []string, ok bool) {
 	width, _, lines := r.chrome.size()
 	switch r.state {
 	case stateHelp:
@@ -96,7 +111,7 @@ func (r *root) overlayBody(s overlaid, where func(int) string, now time.Time) (b
 
 // overlayHint is the footer's hint under the help, the findings pane or a
 // detail; ok is false on s's own screens.
-func (r *root) overlayHint(s overlaid) (hint string, ok bool) {
+func (r *root) overlayHint(s framed) (hint string, ok bool) {
 	switch r.state {
 	case stateHelp:
 		width, _, _ := r.chrome.size()

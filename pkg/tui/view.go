@@ -94,14 +94,7 @@ func (m *Model) layout() layout {
 
 // View renders the screen.
 func (m Model) View() tea.View {
-	l := m.layout()
-	return m.chrome.view(func() (header, body []string, footer string) {
-		body, ok := m.overlayBody(&m, nil, m.now)
-		if !ok {
-			body = m.dashboard(l)
-		}
-		return m.header(l.width), body, m.footer(l.width)
-	})
+	return m.view(&m, nil, m.now, func() []string { return m.dashboard(m.layout()) })
 }
 
 // header is the run's identity, the resource, the reflector's state, and live or replay.
