@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,8 +153,12 @@ func (r *Feed) Line(l *trace.Line) error {
 	case trace.KindNote:
 		// The other notes are the stream's own, noted again as it is fed;
 		// that its client left is only in the note.
-		if reflector.Reason(l.Reason) == reflector.ReasonClientLeft {
+		switch reflector.Reason(l.Reason) {
+		case reflector.ReasonClientLeft:
 			s.ClientLeft(r.now().Add(-time.Duration(l.Wait)))
+		case reflector.ReasonFault:
+			// What the proxy injected is only in its notes.
+			s.Fault(Fault{Spec: l.Fault, Count: l.Count, What: strings.TrimPrefix(l.Detail, "--fault "+l.Fault+": ")})
 		}
 	}
 	return nil

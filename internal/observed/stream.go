@@ -16,6 +16,7 @@ package observed
 import (
 	"fmt"
 	"mime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -142,10 +143,51 @@ type Stream struct {
 	announced bool // the initial-list decision was noted
 	closed    bool
 
-	mu          sync.Mutex // guards wire, contentType and rec, read by listeners
+	mu          sync.Mutex // guards wire, contentType, rec and faults, read by listeners
 	wire        reflector.Wire
 	contentType string
 	rec         Recording
+	// faults are the faults injected into the stream, in the order they first acted.
+	faults []summary.FaultSummary
+}
+
+// Fault is a fault the observing proxy injected into the stream's traffic
+// (kubectl watchcache proxy --fault): the spec as given, what it did, and
+// how many times it acted (0 for what only prepares an act).
+type Fault struct {
+	Spec  string
+	What  string
+	Count int
+}
+
+// Fault records a fault injected into the stream's traffic, where it
+// happened among the stream's requests and events: a note (a decision of
+// reason fault that keeps the state), and the stream's tally of faults for
+// its summary. Nothing is recorded on a closed stream.
+func (s *Stream) Fault(f Fault) {
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	if s.closed {
+		return
+	}
+	at := s.now()
+	s.mu.Lock()
+	i := slices.IndexFunc(s.faults, func(x summary.FaultSummary) bool { return x.Fault == f.Spec })
+	if i < 0 {
+		s.faults = append(s.faults, summary.FaultSummary{Fault: f.Spec, Stream: s.ID, At: at})
+		i = len(s.faults) - 1
+	}
+	s.faults[i].Count += f.Count
+	s.mu.Unlock()
+	s.ledger.Note(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonFault,
+		Fault: f.Spec, Cause: f.What, Count: f.Count}})
+}
+
+// Faults are the faults injected into the stream so far, in the order they first acted.
+func (s *Stream) Faults() []summary.FaultSummary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.faults)
 }
 
 // Options are how a client lists, as its stream's first request shows.
@@ -208,6 +250,7 @@ func (s *Stream) Summary(now time.Time) summary.Summary {
 		UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
 		MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize,
 		ClientLeft: summary.ClientLeftOf(stats, now)}
+	sum.Faults = s.Faults()
 	return sum
 }
 

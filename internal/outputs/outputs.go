@@ -322,7 +322,7 @@ func (x *Outputs) writeSummaries() error {
 	}
 	switch {
 	case x.opts.JSON:
-		return summary.WriteAllJSON(x.opts.Out, sums)
+		return summary.WriteObservedJSON(x.opts.Out, sums)
 	case len(sums) == 0:
 		_, err := io.WriteString(x.opts.Out, "no LIST or WATCH was observed\n")
 		return err

@@ -41,6 +41,20 @@ type Summary struct {
 	// DeliverySummary): the passive estimate's buckets, and the probe's
 	// figures with --probe.
 	Delivery DeliverySummary `json:"delivery"`
+	// Faults are the faults the observing proxy injected into the stream
+	// (kubectl watchcache proxy --fault), in the order they first acted;
+	// absent when none.
+	Faults []FaultSummary `json:"faults,omitempty"`
+}
+
+// FaultSummary is one --fault on one stream: the spec as given, the
+// stream's number, when it first acted and how many times it acted
+// (deletes dropped, 410s answered, watches cut, events held…).
+type FaultSummary struct {
+	Fault  string    `json:"fault"`
+	Stream int       `json:"stream"`
+	At     time.Time `json:"at"`
+	Count  int       `json:"count"`
 }
 
 // StreamSummary names an observed stream: its number (the same live, in
@@ -176,6 +190,28 @@ func WriteAllJSON(w io.Writer, sums []Summary) error {
 	return nil
 }
 
+// WriteObservedJSON writes an observed run's summaries (the proxy's, or
+// the replay of its trace) as one JSON object on one line,
+// {"resources": [...], "faults": [...]}: the streams in the order given,
+// then every stream's faults, in the order they first acted ("faults"
+// absent when no fault was injected).
+func WriteObservedJSON(w io.Writer, sums []Summary) error {
+	var faults []FaultSummary
+	for _, s := range sums {
+		faults = append(faults, s.Faults...)
+	}
+	slices.SortStableFunc(faults, func(a, b FaultSummary) int { return a.At.Compare(b.At) })
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
+		Resources []Summary      `json:"resources"`
+		Faults    []FaultSummary `json:"faults,omitempty"`
+	}{sums, faults}); err != nil {
+		return fmt.Errorf("writing summary: %w", err)
+	}
+	return nil
+}
+
 // WriteText writes the summary for people: the totals, then the objects.
 func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
@@ -210,6 +246,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	for _, f := range s.Findings {
 		b.WriteString("FINDING " + f.Detail())
+	}
+	for _, f := range s.Faults {
+		fmt.Fprintf(&b, "FAULT --fault %s acted %d time(s), first at %s\n", f.Fault, f.Count, f.At.Format(time.RFC3339))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing summary: %w", err)

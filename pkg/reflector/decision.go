@@ -58,6 +58,9 @@ const (
 	// ReasonClientBack: an observed stream's client that had left sent its
 	// next request (it resumed, on a new connection): the stream goes on.
 	ReasonClientBack Reason = "client-back"
+	// ReasonFault: the observing proxy injected a fault into an observed
+	// stream's traffic (kubectl watchcache proxy --fault); the state is kept.
+	ReasonFault Reason = "fault"
 )
 
 // ListMethod is how a complete list is made.
@@ -135,6 +138,12 @@ type Decision struct {
 	// included.
 	Decided bool
 	Took    time.Duration
+	// Fault is the --fault spec as given (fault); Cause says what it did
+	// and Count how many times it acted (deletes dropped, 410s answered,
+	// watches cut; 0 for what prepares an act, such as ending the watch
+	// whose resume a 410 answers).
+	Fault string
+	Count int
 }
 
 // String renders the decision as one sentence.
@@ -207,6 +216,8 @@ func (d Decision) String() string {
 		return fmt.Sprintf("client left %s ago (every connection it used closed, no request open); it was %s", roundDuration(d.Wait), was)
 	case ReasonClientBack:
 		return fmt.Sprintf("client came back after %s away: its stream goes on", roundDuration(d.Wait))
+	case ReasonFault:
+		return "--fault " + d.Fault + ": " + d.Cause
 	}
 	if d.Cause != "" {
 		return string(d.Reason) + ": " + d.Cause

@@ -293,6 +293,10 @@ type Line struct {
 	// before a client-left note its client left, or how long a client-back
 	// note's client was away.
 	Wait Duration `json:"wait,omitempty"`
+	// Fault and Count are a fault note's (observed traces): the --fault
+	// spec as given, and how many times it acted.
+	Fault string `json:"fault,omitempty"`
+	Count int    `json:"count,omitempty"`
 	// gap is, for a backoff note without Wait, the time from the note to
 	// its resource's next request: what the recorded run waited (not written).
 	gap time.Duration
@@ -347,6 +351,9 @@ func noteLine(d *reflector.Decision) *Line {
 	switch d.Reason {
 	case reflector.ReasonBackoff, reflector.ReasonClientLeft, reflector.ReasonClientBack:
 		l.Wait = Duration(roundWait(d.Wait))
+	}
+	if d.Reason == reflector.ReasonFault {
+		l.Fault, l.Count = d.Fault, d.Count
 	}
 	if d.Diff != nil {
 		l.Diff = &DiffCounts{Deleted: len(d.Diff.Deleted), Recreated: len(d.Diff.Recreated), Updated: len(d.Diff.Updated), Added: len(d.Diff.Added), Unchanged: d.Diff.Unchanged}
