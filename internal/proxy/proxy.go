@@ -41,6 +41,7 @@ import (
 	"k8s.io/klog/v2"
 	kubectlproxy "k8s.io/kubectl/pkg/proxy"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -89,6 +90,12 @@ type Options struct {
 	// by UID, once the streams' findings have them (record them there). It
 	// must not block.
 	OnFlowControlNames func(flowSchemas, priorityLevels map[string]string)
+	// Faults are injected into the LISTs and WATCHes of the streams
+	// FaultTarget matches (kubectl watchcache proxy --fault); FaultSeed
+	// seeds their @p. Without faults, every byte is forwarded unchanged.
+	Faults      []fault.Spec
+	FaultTarget fault.Target
+	FaultSeed   int64
 }
 
 // Proxy forwards requests to the cluster and observes its LISTs and WATCHes.
@@ -116,6 +123,8 @@ type Proxy struct {
 	conns    map[net.Conn]*conn
 	nextConn int64
 	closing  bool // Close has begun: no more client-left checks
+	// inj injects Options.Faults; nil without them.
+	inj *injector
 }
 
 // conn is one TCP connection of a client to the proxy.
@@ -228,6 +237,9 @@ func New(opts Options) (*Proxy, error) {
 	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{}, released: make(chan struct{}), names: names, conns: map[net.Conn]*conn{},
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 	names.OnNamed(p.named)
+	if len(opts.Faults) > 0 {
+		p.inj = newInjector(opts.Faults, opts.FaultTarget, opts.FaultSeed, time.Now())
+	}
 	h := utilproxy.NewUpgradeAwareHandler(target, &observingTransport{p: p, rt: rt}, false, false, responder{})
 	h.UpgradeTransport = upgrade
 	h.UseRequestLocation = true
@@ -391,6 +403,9 @@ func (p *Proxy) Close() {
 	p.mu.Lock()
 	p.closing = true
 	p.mu.Unlock()
+	if p.inj != nil {
+		p.inj.close()
+	}
 	p.jobs.Wait()
 	p.names.Finish(context.Background())
 	for _, s := range p.Streams() {
@@ -415,7 +430,14 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		started: t.p.opts.Now()}
 	t.p.jobs.Add(1)
 	go j.run()
-	resp, err := t.rt.RoundTrip(req)
+	var resp *http.Response
+	var err error
+	if inj := t.p.inj; inj != nil && inj.matches(c, req.UserAgent()) {
+		j.faults = &faultLog{}
+		resp, err = inj.roundTrip(t.rt, req, c, sl, j.faults)
+	} else {
+		resp, err = t.rt.RoundTrip(req)
+	}
 	if err != nil {
 		j.err = err
 		t.p.release(sl)
@@ -635,6 +657,26 @@ type job struct {
 	header   http.Header
 	answered time.Time // when the response headers came (wall clock: Retry-After's dates)
 	q        *queue
+	// faults is what the injected faults did to the request (nil when none may).
+	faults *faultLog
+	s      *observed.Stream
+}
+
+// flushFaults notes in the stream what the faults did up to the frame
+// about to be fed (n frames fed before it; n < 0: all of it).
+func (j *job) flushFaults(n int64) {
+	if j.faults == nil {
+		return
+	}
+	for _, f := range j.faults.upTo(n) {
+		j.s.Fault(f)
+	}
+}
+
+// endRequest ends r, after what the faults did to it.
+func (j *job) endRequest(r *observed.Request, end *reflector.RequestEnd) {
+	j.flushFaults(-1)
+	r.End(end)
 }
 
 func (j *job) run() {
@@ -642,6 +684,7 @@ func (j *job) run() {
 	defer close(j.mine)
 	<-j.prev
 	s := j.p.stream(j.slot, j.call)
+	j.s = s
 	// Once processed: a stream left Relisting (a 410) awaits its client's relist.
 	defer func() { j.p.processed(j.slot, s.State() == reflector.StateRelisting) }()
 	<-j.ready
@@ -650,8 +693,9 @@ func (j *job) run() {
 		ct = j.header.Get("Content-Type")
 	}
 	r := s.BeginAnswered(j.call.verb, j.call.opts, j.started, ct)
+	j.flushFaults(0)
 	if j.err != nil {
-		r.End(endOf(j.ctx, j.err))
+		j.endRequest(r, endOf(j.ctx, j.err))
 		return
 	}
 	defer j.q.Close()
@@ -659,7 +703,7 @@ func (j *job) run() {
 	if strings.EqualFold(j.header.Get("Content-Encoding"), "gzip") {
 		gz, err := gzip.NewReader(j.q)
 		if err != nil {
-			r.End(j.end(err))
+			j.endRequest(r, j.end(err))
 			return
 		}
 		body = gz
@@ -672,7 +716,7 @@ func (j *job) run() {
 		// client's request is over by now (its context done), so the
 		// lookup's wait is bounded by the names' own.
 		j.p.names.Fill(context.Background(), end.Throttle)
-		r.End(end)
+		j.endRequest(r, end)
 		return
 	}
 	if j.table && !wire.IsProtobuf(ct) {
@@ -682,17 +726,17 @@ func (j *job) run() {
 	if j.call.verb == reflector.VerbList {
 		page, err := wire.DecodeListResponse(body, ct, j.p.opts.KeepRaw)
 		if err != nil {
-			r.End(j.end(err))
+			j.endRequest(r, j.end(err))
 			return
 		}
 		r.Page(page)
-		r.End(j.end(nil))
+		j.endRequest(r, j.end(nil))
 		return
 	}
 	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, wire.WatchOptions{KeepRaw: j.p.opts.KeepRaw, Clock: wire.ServerClockOf(j.header, j.started), Now: j.p.opts.Now,
 		InitialEvents: j.call.opts.SendInitialEvents})
 	if err != nil {
-		r.End(j.end(err))
+		j.endRequest(r, j.end(err))
 		return
 	}
 	defer st.Close()
@@ -705,18 +749,19 @@ func (j *job) run() {
 // events feeds a watch's events to the stream until next fails (closed says
 // which failure is the body's normal end) or the server sends an ERROR event.
 func (j *job) events(r *observed.Request, next func() (reflector.WatchEvent, error), closed func(error) bool) {
-	for {
+	for fed := int64(0); ; fed++ {
 		ev, err := next()
 		if err != nil {
 			if closed(err) {
 				err = nil
 			}
-			r.End(j.end(err))
+			j.endRequest(r, j.end(err))
 			return
 		}
+		j.flushFaults(fed)
 		r.Event(ev)
 		if ev.Type == reflector.EventError {
-			r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
+			j.endRequest(r, &reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
 			return
 		}
 	}
@@ -728,12 +773,12 @@ func (j *job) runTable(r *observed.Request, body io.Reader) {
 		counted := &wire.CountingReader{R: body}
 		page, err := decodeTableList(counted, j.p.opts.KeepRaw)
 		if err != nil {
-			r.End(j.end(err))
+			j.endRequest(r, j.end(err))
 			return
 		}
 		page.Bytes = counted.N
 		r.Page(page)
-		r.End(j.end(nil))
+		j.endRequest(r, j.end(nil))
 		return
 	}
 	w := newTableWatch(body, j.p.opts.KeepRaw)

@@ -1,0 +1,570 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+)
+
+// Faults (Options.Faults, kubectl watchcache proxy --fault) are injected
+// on the forwarding path of the streams Options.FaultTarget matches: a
+// request answered by the proxy itself (410 Gone to a watch's resume, 429
+// to a throttled request), or a watch's body read frame by frame (JSON
+// objects, or protobuf's length-prefixed frames), each frame passed on
+// whole and unchanged, held (delay) or left out (drop-deletes,
+// no-bookmarks, stall-initial-list), and the body ended early (gone, cut).
+// The observer decodes what the client received, so each stream rebuilds
+// the client's view, faults included; what each fault did is noted in the
+// stream (observed.Stream.Fault) where it happened, among its events.
+// Without faults none of this exists: the injector is nil and the
+// forwarding is as it was.
+
+// errFaultCut ends a watch body that --fault cut closed mid-stream: the
+// forwarding aborts the client's connection, as a broken server
+// connection does.
+var errFaultCut = errors.New("cut by kubectl watchcache proxy --fault")
+
+// maxFrame bounds one watch frame read by the fault filter (an object is
+// at most wire.MaxObjectBytes; a frame adds its envelope).
+const maxFrame = 2*wire.MaxObjectBytes + 1<<20
+
+// injector injects the configured faults.
+type injector struct {
+	target fault.Target
+	faults []*active
+
+	mu    sync.Mutex
+	open  map[*faultBody]bool // the watch bodies being forwarded
+	armed map[*slot]*active   // gone: the slot's next watch is answered 410
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// active is one --fault and its schedule.
+type active struct {
+	spec  fault.Spec
+	sched *fault.Schedule
+}
+
+// newInjector schedules specs from start (@p drawn from seed, one stream
+// of draws per spec) and starts the firings of gone and cut.
+func newInjector(specs []fault.Spec, target fault.Target, seed int64, start time.Time) *injector {
+	inj := &injector{target: target, open: map[*faultBody]bool{}, armed: map[*slot]*active{}, stop: make(chan struct{})}
+	for i, s := range specs {
+		a := &active{spec: s, sched: fault.NewSchedule(s, start, seed+int64(i))}
+		inj.faults = append(inj.faults, a)
+		if (s.Name == fault.Gone || s.Name == fault.Cut) && s.Scheduled() {
+			inj.wg.Add(1)
+			go inj.fire(a)
+		}
+	}
+	return inj
+}
+
+// close stops the firings.
+func (inj *injector) close() {
+	close(inj.stop)
+	inj.wg.Wait()
+}
+
+// matches says whether c, sent with userAgent, is in the faults' target.
+func (inj *injector) matches(c call, userAgent string) bool {
+	return inj.target.Matches(fault.GroupResource{Group: c.gvr.Group, Resource: c.gvr.Resource}, userAgent)
+}
+
+// fire acts at each firing of a scheduled gone or cut.
+func (inj *injector) fire(a *active) {
+	defer inj.wg.Done()
+	var last time.Time
+	for {
+		next, ok := a.sched.Next(last)
+		if !ok {
+			return
+		}
+		t := time.NewTimer(time.Until(next))
+		select {
+		case <-inj.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		last = next
+		inj.act(a)
+	}
+}
+
+// act ends every open watch in the target (each with @p): gone arms its
+// stream's next watch for a 410 first, then ends it as a server ends a
+// watch; cut aborts it.
+func (inj *injector) act(a *active) {
+	inj.mu.Lock()
+	bodies := make([]*faultBody, 0, len(inj.open))
+	for fb := range inj.open {
+		bodies = append(bodies, fb)
+	}
+	inj.mu.Unlock()
+	for _, fb := range bodies {
+		if !a.sched.Chance() {
+			continue
+		}
+		if a.spec.Name == fault.Gone {
+			if fb.end(a, io.EOF, 0, "ended the watch; its resume will be answered 410 Gone", func() { inj.arm(fb.slot, a) }) {
+				continue
+			}
+		} else {
+			fb.end(a, errFaultCut, 1, "cut the watch mid-stream (no 410): its client resumes from its last resourceVersion", nil)
+		}
+	}
+}
+
+func (inj *injector) arm(sl *slot, a *active) {
+	inj.mu.Lock()
+	defer inj.mu.Unlock()
+	inj.armed[sl] = a
+}
+
+// takeArmed is the gone armed for the slot's next watch, disarmed.
+func (inj *injector) takeArmed(sl *slot) *active {
+	inj.mu.Lock()
+	defer inj.mu.Unlock()
+	a := inj.armed[sl]
+	delete(inj.armed, sl)
+	return a
+}
+
+// roundTrip forwards req, a LIST or WATCH in the target, with the faults
+// that act on it; what they did goes to log.
+func (inj *injector) roundTrip(rt http.RoundTripper, req *http.Request, c call, sl *slot, log *faultLog) (*http.Response, error) {
+	now := time.Now()
+	for _, a := range inj.faults {
+		if a.spec.Name == fault.Throttle && a.sched.Take(now) {
+			secs := int(math.Ceil(a.spec.Value.Seconds()))
+			log.add(0, a, 1, fmt.Sprintf("answered the %s 429 Too Many Requests, Retry-After %ds, without forwarding it", strings.ToUpper(string(c.verb)), secs))
+			return throttled(req, secs), nil
+		}
+	}
+	watch := c.verb == reflector.VerbWatch
+	if watch {
+		a := inj.takeArmed(sl)
+		if a == nil && !c.opts.SendInitialEvents && !observed.StartsAfresh(c.verb, c.opts) {
+			for _, g := range inj.faults {
+				if g.spec.Name == fault.Gone && !g.spec.Scheduled() && g.sched.Take(now) {
+					a = g
+					break
+				}
+			}
+		}
+		if a != nil {
+			log.add(0, a, 1, fmt.Sprintf("answered 410 Gone to the watch from resourceVersion %q, without forwarding it", c.opts.ResourceVersion))
+			return gone(req, c.opts.ResourceVersion, a.spec.Raw), nil
+		}
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil || !watch || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" {
+		return resp, err
+	}
+	fb := inj.newBody(resp, sl, c, log)
+	if fb == nil {
+		return resp, nil
+	}
+	resp.Body, resp.ContentLength = fb, -1
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// newBody wraps a watch's body in the faults that act on it (nil when none does).
+func (inj *injector) newBody(resp *http.Response, sl *slot, c call, log *faultLog) *faultBody {
+	fb := &faultBody{inj: inj, slot: sl, up: resp.Body, contentType: resp.Header.Get("Content-Type"), log: log,
+		frames: make(chan frame, 1024), stop: make(chan struct{})}
+	fb.proto = wire.IsProtobuf(fb.contentType)
+	needed := false
+	for _, a := range inj.faults {
+		switch a.spec.Name {
+		case fault.Gone:
+			needed = needed || a.spec.Scheduled()
+		case fault.Cut:
+			needed = true
+			if !a.spec.Scheduled() {
+				fb.cutAfterFirst = a
+			}
+		case fault.Delay:
+			needed = true
+			fb.delays = append(fb.delays, a)
+		case fault.DropDeletes, fault.NoBookmarks:
+			needed = true
+			fb.filters = append(fb.filters, a)
+		case fault.StallInitialList:
+			if c.opts.SendInitialEvents {
+				needed = true
+				fb.filters = append(fb.filters, a)
+			}
+		}
+	}
+	if !needed || !wire.SupportedResponse(fb.contentType) {
+		return nil
+	}
+	inj.mu.Lock()
+	inj.open[fb] = true
+	inj.mu.Unlock()
+	go fb.read()
+	return fb
+}
+
+// statusResponse is the proxy's own answer to req: a Status in JSON.
+func statusResponse(req *http.Request, st metav1.Status, header http.Header) *http.Response {
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	st.Status = metav1.StatusFailure
+	b, _ := json.Marshal(st)
+	if header == nil {
+		header = http.Header{}
+	}
+	header.Set("Content-Type", "application/json")
+	header.Set("Content-Length", strconv.Itoa(len(b)))
+	return &http.Response{StatusCode: int(st.Code), Status: fmt.Sprintf("%d %s", st.Code, http.StatusText(int(st.Code))), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: header, Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)), Request: req}
+}
+
+// gone is the 410 a server whose history no longer holds rv answers.
+func gone(req *http.Request, rv, spec string) *http.Response {
+	return statusResponse(req, metav1.Status{Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
+		Message: fmt.Sprintf("too old resource version: %s (injected by kubectl watchcache proxy --fault %s)", rv, spec)}, nil)
+}
+
+// throttled is API Priority and Fairness's 429, Retry-After secs.
+func throttled(req *http.Request, secs int) *http.Response {
+	h := http.Header{}
+	h.Set("Retry-After", strconv.Itoa(secs))
+	return statusResponse(req, metav1.Status{Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests,
+		Message: "too many requests, please try again later (injected by kubectl watchcache proxy --fault throttle)",
+		Details: &metav1.StatusDetails{RetryAfterSeconds: int32(secs)}}, h)
+}
+
+// frame is one watch event's bytes as the server sent them, and when they came.
+type frame struct {
+	b   []byte
+	at  time.Time
+	err error
+}
+
+// faultBody is a watch's body with the faults that act on it: its frames
+// are read ahead, then passed on whole, in order, held or left out.
+type faultBody struct {
+	inj         *injector
+	slot        *slot
+	up          io.ReadCloser
+	contentType string
+	proto       bool
+	log         *faultLog
+
+	delays        []*active // delay
+	filters       []*active // drop-deletes, no-bookmarks, stall-initial-list
+	cutAfterFirst *active   // cut without a schedule: after the first frame
+
+	frames chan frame
+	stop   chan struct{}
+	mu     sync.Mutex
+	halted bool  // a fault (or Close) ends the body: stop is closed, or about to be
+	why    error // what Read returns once stop is closed
+	ended  bool  // Read has returned the body's end
+
+	// the forwarding's, in Read
+	cur  []byte
+	done error
+}
+
+// read reads the server's frames ahead of Read.
+func (fb *faultBody) read() {
+	var dec *json.Decoder
+	if !fb.proto {
+		dec = json.NewDecoder(fb.up)
+	}
+	for {
+		var f frame
+		if fb.proto {
+			f.b, f.err = readProtoFrame(fb.up)
+		} else {
+			var raw json.RawMessage
+			if f.err = dec.Decode(&raw); f.err == nil {
+				f.b = append(raw, '\n')
+			}
+		}
+		f.at = time.Now()
+		select {
+		case fb.frames <- f:
+		case <-fb.stop:
+			return
+		}
+		if f.err != nil {
+			return
+		}
+	}
+}
+
+// readProtoFrame reads one length-prefixed frame (its prefix included).
+func readProtoFrame(r io.Reader) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err // io.EOF between frames
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxFrame {
+		return nil, fmt.Errorf("a watch frame of %d bytes", n)
+	}
+	b := make([]byte, 4+int(n))
+	copy(b, hdr[:])
+	if _, err := io.ReadFull(r, b[4:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// Read implements io.Reader: the frames the faults let through, each whole.
+func (fb *faultBody) Read(p []byte) (int, error) {
+	for len(fb.cur) == 0 {
+		if fb.done != nil {
+			return 0, fb.done
+		}
+		select {
+		case <-fb.stop: // a fault ended the body: before any frame left
+			fb.finish(nil)
+			continue
+		default:
+		}
+		select {
+		case <-fb.stop:
+			fb.finish(nil)
+			continue
+		case f := <-fb.frames:
+			if f.err != nil {
+				fb.finish(f.err)
+				continue
+			}
+			if !fb.hold(f) {
+				fb.finish(nil)
+				continue
+			}
+			fb.cur = fb.filter(f)
+		}
+	}
+	n := copy(p, fb.cur)
+	fb.cur = fb.cur[n:]
+	if len(fb.cur) == 0 {
+		fb.log.pass()
+		if a := fb.cutAfterFirst; a != nil && a.sched.Take(time.Now()) {
+			fb.end(a, errFaultCut, 1, "cut the watch after its first event (no 410): its client resumes from its last resourceVersion", nil)
+		}
+	}
+	return n, nil
+}
+
+// finish is the end Read returns from now on: the fault's, when one ended the body.
+func (fb *faultBody) finish(err error) {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	if fb.why != nil {
+		err = fb.why
+	}
+	fb.ended = true
+	fb.done = err
+}
+
+// hold waits until each delay that takes the frame has held it; false
+// when the body was stopped meanwhile.
+func (fb *faultBody) hold(f frame) bool {
+	var until time.Time
+	for _, a := range fb.delays {
+		if a.sched.Take(f.at) {
+			fb.log.held(a)
+			if u := f.at.Add(a.spec.Value); u.After(until) {
+				until = u
+			}
+		}
+	}
+	if until.IsZero() {
+		return true
+	}
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-fb.stop:
+		return false
+	}
+}
+
+// filter is the frame to pass on, or nil when a fault leaves it out.
+func (fb *faultBody) filter(f frame) []byte {
+	if len(fb.filters) == 0 {
+		return f.b
+	}
+	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(f.b)), fb.contentType, false)
+	if err != nil {
+		return f.b
+	}
+	ev, err := st.Next()
+	st.Close()
+	if err != nil {
+		return f.b
+	}
+	rv := ""
+	if ev.Item.Object != nil {
+		rv = ev.Item.Object.ResourceVersion
+	}
+	for _, a := range fb.filters {
+		var what string
+		switch {
+		case a.spec.Name == fault.DropDeletes && ev.Type == reflector.EventDeleted:
+			o := ev.Item.Object
+			what = fmt.Sprintf("dropped DELETED %s (uid %s, resourceVersion %s)", o.Ref(), o.UID, rv)
+		case a.spec.Name == fault.NoBookmarks && ev.Type == reflector.EventBookmark && !ev.InitialEventsEnd:
+			what = fmt.Sprintf("dropped BOOKMARK at resourceVersion %s", rv)
+		case a.spec.Name == fault.StallInitialList && ev.Type == reflector.EventBookmark && ev.InitialEventsEnd:
+			what = fmt.Sprintf("withheld the initial-events-end BOOKMARK at resourceVersion %s: the streaming list never completes", rv)
+		default:
+			continue
+		}
+		if a.sched.Take(f.at) {
+			fb.log.add(fb.log.passedNow(), a, 1, what)
+			return nil
+		}
+	}
+	return f.b
+}
+
+// end ends the body early on fault a: Read returns why from now on (once
+// the frame being passed on is), and the server's body is closed. before
+// runs first (gone arms the 410). It notes what a did, count times; false
+// when the body had already ended.
+func (fb *faultBody) end(a *active, why error, count int, what string, before func()) bool {
+	fb.mu.Lock()
+	if fb.ended || fb.halted {
+		fb.mu.Unlock()
+		return false
+	}
+	fb.halted = true
+	fb.mu.Unlock()
+	if before != nil {
+		before()
+	}
+	fb.log.add(fb.log.passedNow(), a, count, what)
+	fb.mu.Lock()
+	fb.why = why
+	close(fb.stop)
+	fb.mu.Unlock()
+	_ = fb.up.Close()
+	return true
+}
+
+// Close implements io.Closer: the forwarding is over.
+func (fb *faultBody) Close() error {
+	fb.mu.Lock()
+	if !fb.halted {
+		fb.halted, fb.why = true, errClientGone
+		close(fb.stop)
+	}
+	fb.mu.Unlock()
+	fb.inj.mu.Lock()
+	delete(fb.inj.open, fb)
+	fb.inj.mu.Unlock()
+	return fb.up.Close()
+}
+
+// faultLog is what the faults did to one request, for its stream: each
+// note placed after the frames passed on before it.
+type faultLog struct {
+	mu     sync.Mutex
+	notes  []faultNote
+	holds  map[*active]int
+	passed int64
+}
+
+type faultNote struct {
+	after int64
+	fault observed.Fault
+}
+
+// pass counts a frame passed on whole.
+func (l *faultLog) pass() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.passed++
+}
+
+// passedNow is how many frames were passed on whole.
+func (l *faultLog) passedNow() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.passed
+}
+
+func (l *faultLog) add(after int64, a *active, count int, what string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.notes = append(l.notes, faultNote{after: after, fault: observed.Fault{Spec: a.spec.Raw, What: what, Count: count}})
+}
+
+func (l *faultLog) held(a *active) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.holds == nil {
+		l.holds = map[*active]int{}
+	}
+	l.holds[a]++
+}
+
+// upTo takes the notes placed after at most n frames; n < 0 takes them
+// all, and what the delays held.
+func (l *faultLog) upTo(n int64) []observed.Fault {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []observed.Fault
+	i := 0
+	for ; i < len(l.notes) && (n < 0 || l.notes[i].after <= n); i++ {
+		out = append(out, l.notes[i].fault)
+	}
+	l.notes = l.notes[i:]
+	if n < 0 {
+		for a, k := range l.holds {
+			out = append(out, observed.Fault{Spec: a.spec.Raw, Count: k, What: fmt.Sprintf("held %d event(s) %s each before passing them on", k, a.spec.Value)})
+		}
+		l.holds = nil
+	}
+	return out
+}
+
+// FaultTargetWarnings says which resources of Options.FaultTarget the
+// server does not serve (a target that matches nothing).
+func (p *Proxy) FaultTargetWarnings() []string {
+	var out []string
+	for _, r := range p.opts.FaultTarget.Resources {
+		gvr := schema.GroupVersionResource{Group: r.Group, Resource: r.Resource}
+		if _, err := p.mapper.ResourcesFor(gvr); err != nil {
+			p.mapper.Reset()
+			if _, err := p.mapper.ResourcesFor(gvr); err != nil {
+				out = append(out, fmt.Sprintf("--fault-target %s: the server serves no such resource (yet): no fault acts on it until it does", r))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,285 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+)
+
+// watchEvent is one event of a test watch.
+type watchEvent struct {
+	typ, name, rv string
+	listEnd       bool
+}
+
+func (e watchEvent) pod() *corev1.Pod {
+	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: e.name, UID: types.UID("uid-" + e.name), ResourceVersion: e.rv}}
+	if e.listEnd {
+		p.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	return p
+}
+
+// jsonWatch is a watch body as the server writes it in JSON: one event a line.
+func jsonWatch(t *testing.T, evs []watchEvent) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, e := range evs {
+		obj, err := json.Marshal(e.pod())
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := json.Marshal(metav1.WatchEvent{Type: e.typ, Object: runtime.RawExtension{Raw: obj}})
+		b.Write(append(line, '\n'))
+	}
+	return b.Bytes()
+}
+
+// protoWatch is a watch body as the server writes it in protobuf: length-prefixed frames.
+func protoWatch(t *testing.T, evs []watchEvent) []byte {
+	t.Helper()
+	ps := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	var out bytes.Buffer
+	for _, e := range evs {
+		var obj, ev bytes.Buffer
+		if err := ps.Encode(e.pod(), &obj); err != nil {
+			t.Fatal(err)
+		}
+		we := &metav1.WatchEvent{Type: e.typ, Object: runtime.RawExtension{Raw: obj.Bytes()}}
+		if err := ps.Encode(we, &ev); err != nil {
+			t.Fatal(err)
+		}
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(ev.Len()))
+		out.Write(n[:])
+		out.Write(ev.Bytes())
+	}
+	return out.Bytes()
+}
+
+// decodeWatch is what a client decodes from body: "TYPE name".
+func decodeWatch(t *testing.T, body []byte, contentType string) []string {
+	t.Helper()
+	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(body)), contentType, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var got []string
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			var end *reflector.RequestEnd
+			if !errors.As(err, &end) || end.Reason != reflector.EndClosed {
+				t.Fatalf("the body the client got does not decode: %v", err)
+			}
+			return got
+		}
+		got = append(got, string(ev.Type)+" "+ev.Item.Object.Name)
+	}
+}
+
+func mustSpecs(t *testing.T, raws ...string) []fault.Spec {
+	t.Helper()
+	var out []fault.Spec
+	for _, r := range raws {
+		s, err := fault.Parse(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// upstream is a RoundTripper that answers every request with body, or fails the test.
+type upstream struct {
+	t           *testing.T
+	contentType string
+	body        []byte
+	calls       int
+}
+
+func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
+	u.calls++
+	if u.body == nil {
+		u.t.Errorf("%s was forwarded", req.URL)
+		return nil, errors.New("not forwarded in this test")
+	}
+	h := http.Header{}
+	h.Set("Content-Type", u.contentType)
+	return &http.Response{StatusCode: http.StatusOK, Header: h, Body: io.NopCloser(bytes.NewReader(u.body)), ContentLength: -1, Request: req}, nil
+}
+
+var faultWatch = call{verb: reflector.VerbWatch, gvr: configMapsGVR, namespace: "ns", opts: reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true}}
+
+// The faults that filter a watch leave out whole frames, JSON or protobuf,
+// and pass every other frame as the server sent it; each frame left out is
+// noted after the frames passed before it.
+func TestDropDeletesAndNoBookmarksLeaveOutWholeFramesInJSONAndProtobuf(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "DELETED", name: "a", rv: "12"}, {typ: "BOOKMARK", rv: "13"},
+		{typ: "MODIFIED", name: "b", rv: "14"}, {typ: "DELETED", name: "b", rv: "15"}}
+	for _, enc := range []struct {
+		name, contentType string
+		body              func(*testing.T, []watchEvent) []byte
+	}{
+		{"json", "application/json;stream=watch", jsonWatch},
+		{"protobuf", "application/vnd.kubernetes.protobuf;stream=watch", protoWatch},
+	} {
+		t.Run(enc.name, func(t *testing.T) {
+			inj := newInjector(mustSpecs(t, "drop-deletes", "no-bookmarks"), fault.Target{}, 1, time.Now())
+			defer inj.close()
+			up := &upstream{t: t, contentType: enc.contentType, body: enc.body(t, evs)}
+			log := &faultLog{}
+			resp, err := inj.roundTrip(up, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			want := enc.body(t, []watchEvent{evs[0], evs[3]})
+			if !bytes.Equal(got, want) {
+				t.Errorf("the client got %q, want the ADDED and MODIFIED frames as sent: %q", decodeWatch(t, got, enc.contentType), decodeWatch(t, want, enc.contentType))
+			}
+			if n := log.upTo(0); len(n) != 0 {
+				t.Errorf("notes before the first frame: %+v", n)
+			}
+			var notes []string
+			for _, n := range log.upTo(1) {
+				notes = append(notes, fmt.Sprintf("%s ×%d: %s", n.Spec, n.Count, n.What))
+			}
+			wantNotes := []string{"drop-deletes ×1: dropped DELETED ns/a (uid uid-a, resourceVersion 12)", "no-bookmarks ×1: dropped BOOKMARK at resourceVersion 13"}
+			if strings.Join(notes, "\n") != strings.Join(wantNotes, "\n") {
+				t.Errorf("after the first frame, notes\n%s\nwant\n%s", strings.Join(notes, "\n"), strings.Join(wantNotes, "\n"))
+			}
+			if last := log.upTo(-1); len(last) != 1 || last[0].What != "dropped DELETED ns/b (uid uid-b, resourceVersion 15)" {
+				t.Errorf("the last notes: %+v", last)
+			}
+		})
+	}
+}
+
+// stall-initial-list withholds only the bookmark that ends a streaming
+// list, and only on a streaming list.
+func TestStallInitialListWithholdsTheListEndBookmark(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "BOOKMARK", rv: "12", listEnd: true}, {typ: "BOOKMARK", rv: "13"}}
+	inj := newInjector(mustSpecs(t, "stall-initial-list"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	ct := "application/json;stream=watch"
+	stream := faultWatch
+	stream.opts = reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}
+	for _, tc := range []struct {
+		c    call
+		want []string
+	}{
+		{stream, []string{"ADDED a", "BOOKMARK "}},
+		{faultWatch, []string{"ADDED a", "BOOKMARK ", "BOOKMARK "}},
+	} {
+		log := &faultLog{}
+		resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), tc.c, &slot{}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		if d := decodeWatch(t, got, ct); strings.Join(d, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("sendInitialEvents=%v: the client got %q, want %q", tc.c.opts.SendInitialEvents, d, tc.want)
+		}
+	}
+}
+
+// gone ends the open watch as a server ends one, and its resume (the
+// stream's next watch) is answered 410 Gone by the proxy, without
+// forwarding it; the watch after that is forwarded.
+func TestGoneEndsTheWatchAndAnswersItsResume410(t *testing.T) {
+	inj := newInjector(mustSpecs(t, "gone@every=1h"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	ct := "application/json;stream=watch"
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	sl := &slot{}
+	log := &faultLog{}
+	up := &upstream{t: t, contentType: ct, body: []byte{}}
+	req := httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil)
+	resp, err := inj.roundTrip(rtFunc(func(r *http.Request) (*http.Response, error) {
+		h := http.Header{}
+		h.Set("Content-Type", ct)
+		return &http.Response{StatusCode: 200, Header: h, Body: pr, ContentLength: -1, Request: r}, nil
+	}), req, faultWatch, sl, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = pw.Write(jsonWatch(t, []watchEvent{{typ: "ADDED", name: "a", rv: "11"}})) }()
+	buf := make([]byte, 1<<16)
+	if n, err := resp.Body.Read(buf); err != nil || !strings.Contains(string(buf[:n]), `"ADDED"`) {
+		t.Fatalf("the first frame: %q, %v", buf[:n], err)
+	}
+	inj.act(inj.faults[0]) // the firing
+	if n, err := resp.Body.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("after gone fired, the watch read %q, %v; want its end (EOF)", buf[:n], err)
+	}
+	_ = resp.Body.Close()
+	if notes := log.upTo(-1); len(notes) != 1 || notes[0].Count != 0 || notes[0].What != "ended the watch; its resume will be answered 410 Gone" {
+		t.Errorf("notes of the ended watch: %+v", notes)
+	}
+
+	resume := faultWatch
+	resume.opts.ResourceVersion = "11"
+	log = &faultLog{}
+	resp, err = inj.roundTrip(&upstream{t: t}, req, resume, sl, log)
+	if err != nil || resp.StatusCode != http.StatusGone {
+		t.Fatalf("the resume: %v, %v; want 410", resp, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	st := wire.ResponseStatus(resp.StatusCode, b, reflector.VerbWatch, configMapsGVR.GroupResource())
+	if st.Code != 410 || st.Reason != metav1.StatusReasonExpired || !strings.Contains(st.Message, "too old resource version: 11") {
+		t.Errorf("the 410's Status: %+v", st)
+	}
+	if notes := log.upTo(-1); len(notes) != 1 || notes[0].Count != 1 || notes[0].Spec != "gone@every=1h" {
+		t.Errorf("notes of the resume: %+v", notes)
+	}
+	// Once: the relist's watch is forwarded.
+	if _, err := inj.roundTrip(up, req, resume, sl, &faultLog{}); err != nil || up.calls != 1 {
+		t.Errorf("the watch after the 410: %v, forwarded %d times", err, up.calls)
+	}
+}
+
+// throttle answers 429 with Retry-After, rounded up to a second, without forwarding.
+func TestThrottleAnswers429WithRetryAfter(t *testing.T) {
+	inj := newInjector(mustSpecs(t, "throttle=1500ms"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	log := &faultLog{}
+	list := call{verb: reflector.VerbList, gvr: configMapsGVR}
+	resp, err := inj.roundTrip(&upstream{t: t}, httptest.NewRequest("GET", "/api/v1/configmaps", nil), list, &slot{}, log)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "2" {
+		t.Fatalf("throttled: %+v, %v", resp, err)
+	}
+	if notes := log.upTo(-1); len(notes) != 1 || notes[0].What != "answered the LIST 429 Too Many Requests, Retry-After 2s, without forwarding it" {
+		t.Errorf("notes: %+v", notes)
+	}
+}
+
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
