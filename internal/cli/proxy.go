@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	kubectlproxy "k8s.io/kubectl/pkg/proxy"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/proxy"
@@ -43,6 +44,15 @@ type ProxyOptions struct {
 	MetricsAddress     string
 	Duration           time.Duration
 	Display            DisplayOptions
+	// Faults are the --fault specs as given, FaultTargets the
+	// --fault-target values, FaultSeed seeds their @p.
+	Faults       []string
+	FaultTargets []string
+	FaultSeed    int64
+
+	// faults and faultTarget are Faults and FaultTargets parsed (Validate).
+	faults      []fault.Spec
+	faultTarget fault.Target
 
 	// addressGiven says --address was on the command line: only then may the proxy bind beyond loopback.
 	addressGiven bool
@@ -83,7 +93,10 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 			"unless --address says otherwise, and answers 403 to a Host header --accept-hosts does not match.",
 		Example: "  kubectl watchcache proxy --print-kubeconfig proxy.kubeconfig\n" +
 			"  KUBECONFIG=proxy.kubeconfig ./my-controller\n" +
-			"  kubectl watchcache proxy --port 8002 --no-tui --trace controller.jsonl",
+			"  kubectl watchcache proxy --port 8002 --no-tui --trace controller.jsonl\n" +
+			"  # test a controller against watch faults: lost deletes, then a 410 and a relist every 20s\n" +
+			"  kubectl watchcache proxy --print-kubeconfig proxy.kubeconfig --fault drop-deletes --fault gone@every=20s \\\n" +
+			"      --fault-target pods --no-tui --summary -o json --duration 2m",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageErrorf("proxy takes no arguments, got %q", args)
@@ -110,6 +123,10 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 	f.BoolVar(&o.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
 	f.StringVar(&o.MetricsAddress, "metrics-address", "", "Serve Prometheus metrics, one set per observed stream, at http://HOST:PORT/metrics")
 	f.DurationVar(&o.Duration, "duration", 0, "Stop after this long (0: until interrupted)")
+	f.StringArrayVar(&o.Faults, "fault", nil, "Inject a watch fault into the traffic, NAME[=VALUE][@every=D|@after=D][@p=F] (repeatable): "+
+		joinNames(fault.Names())+". Each is noted in the stream's log, the trace and the summary's faults")
+	f.StringArrayVar(&o.FaultTargets, "fault-target", nil, "Limit --fault to these resources (pods, deployments.apps) and clients (client=USER-AGENT-SUBSTRING), comma-separated (repeatable)")
+	f.Int64Var(&o.FaultSeed, "fault-seed", 1, "Seed of the random draws of --fault's @p (one seed, the same draws)")
 	o.Display.addFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("trace-objects", cobra.FixedCompletions([]string{"none", "metadata", "full"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -154,6 +171,22 @@ func (o *ProxyOptions) Validate() error {
 	if o.Duration < 0 {
 		return usageErrorf("invalid --duration %s: must not be negative", o.Duration)
 	}
+	o.faults = nil
+	for _, raw := range o.Faults {
+		spec, err := fault.Parse(raw)
+		if err != nil {
+			return usageErrorf("invalid --fault %q: %w\n%s", raw, err, fault.Usage())
+		}
+		o.faults = append(o.faults, spec)
+	}
+	target, err := fault.ParseTarget(o.FaultTargets)
+	if err != nil {
+		return usageErrorf("invalid --fault-target: %w", err)
+	}
+	if len(o.FaultTargets) > 0 && len(o.faults) == 0 {
+		return usageErrorf("--fault-target needs --fault")
+	}
+	o.faultTarget = target
 	if o.Display.Summary && !o.Display.NoTUI && o.isTerminal() {
 		return usageErrorf("--summary needs --no-tui")
 	}
@@ -193,7 +226,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		return outs.Finish(err)
 	}
 	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recording(),
-		OnFlowControlNames: sess.FlowControlNames})
+		OnFlowControlNames: sess.FlowControlNames, Faults: o.faults, FaultTarget: o.faultTarget, FaultSeed: o.FaultSeed})
 	if err != nil {
 		return outs.Finish(errors.Join(err, sess.Run(cancelled())))
 	}
@@ -207,6 +240,12 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(o.ErrOut, "Starting to serve on %s\n", addr)
+	for _, w := range p.FaultTargetWarnings() {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	if len(o.faults) > 0 {
+		fmt.Fprintf(o.ErrOut, "injecting faults: --fault %s\n", strings.Join(o.Faults, " --fault "))
+	}
 	server := "http://" + clientAddress(ln.Addr(), o.Address)
 	kc := proxyKubeconfig(server)
 	if o.PrintKubeconfig != "" {
@@ -244,6 +283,15 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	})
 	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Connect: connectLines(server, o.PrintKubeconfig, kc)}
 	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))
+}
+
+// joinNames is "a, b or c".
+func joinNames(names []fault.Name) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // cancelled is a context already ended: a session that never served is run
