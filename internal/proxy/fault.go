@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -177,15 +178,18 @@ func (inj *injector) roundTrip(rt http.RoundTripper, req *http.Request, c call, 
 		}
 	}
 	resp, err := rt.RoundTrip(req)
-	if err != nil || !watch || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" {
+	if err != nil || !watch || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
 	fb := inj.newBody(resp, sl, c, log)
 	if fb == nil {
 		return resp, nil
 	}
+	// A gzipped watch (the server compresses what a client accepts in
+	// gzip) is passed on uncompressed: its frames are the same bytes.
 	resp.Body, resp.ContentLength = fb, -1
 	resp.Header.Del("Content-Length")
+	resp.Header.Del("Content-Encoding")
 	return resp, nil
 }
 
@@ -194,6 +198,12 @@ func (inj *injector) newBody(resp *http.Response, sl *slot, c call, log *faultLo
 	fb := &faultBody{inj: inj, slot: sl, up: resp.Body, contentType: resp.Header.Get("Content-Type"), log: log,
 		frames: make(chan frame, 1024), stop: make(chan struct{})}
 	fb.proto = wire.IsProtobuf(fb.contentType)
+	switch enc := resp.Header.Get("Content-Encoding"); {
+	case strings.EqualFold(enc, "gzip"):
+		fb.gzip = true
+	case enc != "":
+		return nil // not read: forwarded as it is
+	}
 	needed := false
 	for _, a := range inj.faults {
 		switch a.spec.Name {
@@ -271,6 +281,7 @@ type faultBody struct {
 	up          io.ReadCloser
 	contentType string
 	proto       bool
+	gzip        bool // the server's body is gzipped: read through gzip
 	log         *faultLog
 
 	delays        []*active // delay
@@ -291,14 +302,26 @@ type faultBody struct {
 
 // read reads the server's frames ahead of Read.
 func (fb *faultBody) read() {
+	var r io.Reader = fb.up
+	if fb.gzip {
+		zr, err := gzip.NewReader(fb.up)
+		if err != nil {
+			select {
+			case fb.frames <- frame{err: fmt.Errorf("reading the gzipped watch: %w", err), at: time.Now()}:
+			case <-fb.stop:
+			}
+			return
+		}
+		r = zr
+	}
 	var dec *json.Decoder
 	if !fb.proto {
-		dec = json.NewDecoder(fb.up)
+		dec = json.NewDecoder(r)
 	}
 	for {
 		var f frame
 		if fb.proto {
-			f.b, f.err = readProtoFrame(fb.up)
+			f.b, f.err = readProtoFrame(r)
 		} else {
 			var raw json.RawMessage
 			if f.err = dec.Decode(&raw); f.err == nil {
