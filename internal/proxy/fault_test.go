@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -116,6 +117,7 @@ type upstream struct {
 	t           *testing.T
 	contentType string
 	body        []byte
+	gzip        bool // the body is sent gzipped
 	calls       int
 }
 
@@ -127,7 +129,16 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	h := http.Header{}
 	h.Set("Content-Type", u.contentType)
-	return &http.Response{StatusCode: http.StatusOK, Header: h, Body: io.NopCloser(bytes.NewReader(u.body)), ContentLength: -1, Request: req}, nil
+	body := u.body
+	if u.gzip {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		_, _ = zw.Write(u.body)
+		_ = zw.Close()
+		body = b.Bytes()
+		h.Set("Content-Encoding", "gzip")
+	}
+	return &http.Response{StatusCode: http.StatusOK, Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: -1, Request: req}, nil
 }
 
 var faultWatch = call{verb: reflector.VerbWatch, gvr: configMapsGVR, namespace: "ns", opts: reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true}}
@@ -141,14 +152,17 @@ func TestDropDeletesAndNoBookmarksLeaveOutWholeFramesInJSONAndProtobuf(t *testin
 	for _, enc := range []struct {
 		name, contentType string
 		body              func(*testing.T, []watchEvent) []byte
+		gzip              bool
 	}{
-		{"json", "application/json;stream=watch", jsonWatch},
-		{"protobuf", "application/vnd.kubernetes.protobuf;stream=watch", protoWatch},
+		{"json", "application/json;stream=watch", jsonWatch, false},
+		{"protobuf", "application/vnd.kubernetes.protobuf;stream=watch", protoWatch, false},
+		// A gzipped watch is passed on uncompressed: the same frames.
+		{"protobuf-gzip", "application/vnd.kubernetes.protobuf;stream=watch", protoWatch, true},
 	} {
 		t.Run(enc.name, func(t *testing.T) {
 			inj := newInjector(mustSpecs(t, "drop-deletes", "no-bookmarks"), fault.Target{}, 1, time.Now())
 			defer inj.close()
-			up := &upstream{t: t, contentType: enc.contentType, body: enc.body(t, evs)}
+			up := &upstream{t: t, contentType: enc.contentType, body: enc.body(t, evs), gzip: enc.gzip}
 			log := &faultLog{}
 			resp, err := inj.roundTrip(up, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
 			if err != nil {
@@ -159,6 +173,9 @@ func TestDropDeletesAndNoBookmarksLeaveOutWholeFramesInJSONAndProtobuf(t *testin
 				t.Fatal(err)
 			}
 			_ = resp.Body.Close()
+			if ce := resp.Header.Get("Content-Encoding"); ce != "" {
+				t.Errorf("the client's body says Content-Encoding %q, but it is passed on uncompressed", ce)
+			}
 			want := enc.body(t, []watchEvent{evs[0], evs[3]})
 			if !bytes.Equal(got, want) {
 				t.Errorf("the client got %q, want the ADDED and MODIFIED frames as sent: %q", decodeWatch(t, got, enc.contentType), decodeWatch(t, want, enc.contentType))
