@@ -24,7 +24,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // faultRun is kubectl watchcache proxy with faults, running in-process,
@@ -60,8 +60,8 @@ func startFaultProxy(t *testing.T, ua string, args ...string) *faultRun {
 		t.Fatal(err)
 	}
 	cfg.UserAgent = ua
-	cfg.ContentType = wire.ContentTypeProtobuf
-	cfg.AcceptContentTypes = wire.ContentTypeProtobuf + ",application/json"
+	cfg.ContentType = request.ContentTypeProtobuf
+	cfg.AcceptContentTypes = request.ContentTypeProtobuf + ",application/json"
 	fr.cfg = cfg
 	return fr
 }

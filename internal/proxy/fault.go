@@ -441,7 +441,7 @@ func (fb *faultBody) filter(f frame) []byte {
 	if len(fb.filters) == 0 {
 		return f.b
 	}
-	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(f.b)), fb.contentType, false)
+	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(f.b)), fb.contentType, wire.WatchOptions{})
 	if err != nil {
 		return f.b
 	}

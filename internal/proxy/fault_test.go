@@ -80,7 +80,7 @@ func protoWatch(t *testing.T, evs []watchEvent) []byte {
 // decodeWatch is what a client decodes from body: "TYPE name".
 func decodeWatch(t *testing.T, body []byte, contentType string) []string {
 	t.Helper()
-	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(body)), contentType, false)
+	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(body)), contentType, wire.WatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
