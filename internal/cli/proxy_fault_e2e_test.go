@@ -255,6 +255,9 @@ func TestE2EProxyFaultDropDeletesAndGoneGiveTheInformerDeletedFinalStateUnknown(
 		if strings.Join(objs, ",") != strings.Join(want, ",") {
 			t.Errorf("%s: missed-deletes names %q, want the deleted %q", what, objs, want)
 		}
+		if !strings.HasPrefix(f.Cause, "caused by --fault drop-deletes, --fault gone@every=20s (injected by the observing proxy). ") {
+			t.Errorf("%s: missed-deletes does not name the injected faults as its cause: %s", what, f.Cause)
+		}
 	}
 	check("live", sums, faultsOf(t, out))
 

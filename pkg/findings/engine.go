@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -232,6 +233,11 @@ func (e *Engine) raise(id ID, sev Severity, at time.Time, update func(f *Finding
 	}
 	f.LastAt = at
 	update(f)
+	if by := e.track.injected(id); by != "" {
+		// The fault was asked for: say so first, as the cause it is.
+		f.Cause = "caused by " + by + " (injected by the observing proxy). " + strings.TrimPrefix(f.Cause, f.injectedCause)
+		f.injectedCause = "caused by " + by + " (injected by the observing proxy). "
+	}
 	if !ok {
 		e.pending = append(e.pending, f.clone())
 	}

@@ -82,6 +82,9 @@ type Finding struct {
 	// Ignored is set when the user silenced the id (--ignore-finding): it
 	// is kept, shown as ignored, and no rule counts it.
 	Ignored bool `json:"ignored,omitempty"`
+	// injectedCause is the words Cause begins with that name the faults
+	// the observing proxy injected (Engine.raise), replaced as more come.
+	injectedCause string
 }
 
 // Evidence is what a finding rests on: the requests (their ids, as on the

@@ -32,3 +32,27 @@ func TestMissedDeletesCountsEveryRelistAndTheWatchsDowntime(t *testing.T) {
 		t.Fatalf("want missed-deletes counting 3 over two relists, the watch down 90s: %v %+v", ok, got)
 	}
 }
+
+// Deletes the observing proxy dropped on purpose (proxy --fault) are missed
+// deletes that the fault caused: the finding says so first in its cause,
+// naming each fault that provokes it, as given; a fault that provokes
+// something else is not named.
+func TestMissedDeletesNamesTheInjectedFaultsAsItsCause(t *testing.T) {
+	f := newFeed(t, Options{})
+	for _, spec := range []string{"drop-deletes@p=0.5", "delay=300ms", "gone@every=20s"} {
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: spec, Cause: "acted", Count: 1})
+	}
+	diff := &store.RelistDiff{ResourceVersion: "9", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+	got, ok := f.e.Get(MissedDeletes)
+	const want = "caused by --fault drop-deletes@p=0.5, --fault gone@every=20s (injected by the observing proxy). "
+	if !ok || !strings.HasPrefix(got.Cause, want) || strings.Count(got.Cause, "caused by --fault") != 1 {
+		t.Fatalf("want the cause to begin %q: %v %q", want, ok, got.Cause)
+	}
+	// A second relist that missed more: the faults are named once.
+	diff = &store.RelistDiff{ResourceVersion: "12", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "y"}, OldUID: "u-y"}}}
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+	if got, _ := f.e.Get(MissedDeletes); strings.Count(got.Cause, "caused by --fault") != 1 || got.Count != 2 {
+		t.Fatalf("after a second relist: count %d, cause %q", got.Count, got.Cause)
+	}
+}

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"strings"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -23,6 +24,10 @@ type track struct {
 	firstListed, firstList bool
 	listStart              time.Time
 	listReqs               []int64
+	// faults are the specs of the faults the observing proxy injected so
+	// far (proxy --fault), by fault name: each finding that such a fault
+	// provokes names it as its cause (see provokedBy).
+	faults map[string]string
 }
 
 type openWatch struct {
@@ -69,7 +74,50 @@ func (t *track) observe(n reflector.Note) {
 		if decided(n, reflector.ReasonListComplete) != nil && !t.firstListed {
 			t.firstListed, t.firstList = true, true
 		}
+		if d := decided(n, reflector.ReasonFault); d != nil && d.Fault != "" {
+			if t.faults == nil {
+				t.faults = map[string]string{}
+			}
+			name, _, _ := strings.Cut(d.Fault, "@")
+			name, _, _ = strings.Cut(name, "=")
+			t.faults[name] = d.Fault
+		}
 	}
+}
+
+// provokedBy are the faults of proxy --fault that provoke each finding.
+func provokedBy(id ID) []string {
+	switch id {
+	case MissedDeletes:
+		return []string{"drop-deletes", "gone"}
+	case RelistStorm:
+		return []string{"gone"}
+	case NoBookmarks:
+		return []string{"no-bookmarks"}
+	case WatchListUnsupported:
+		return []string{"stall-initial-list"}
+	case Throttled:
+		return []string{"throttle"}
+	case WatchFlapping:
+		return []string{"cut"}
+	case SlowDelivery:
+		return []string{"delay"}
+	case RVBackwards:
+		return []string{"stale"}
+	}
+	return nil
+}
+
+// injected says which faults the proxy injected that provoke the finding
+// id ("" when none did): "--fault drop-deletes, --fault gone@every=20s".
+func (t *track) injected(id ID) string {
+	var specs []string
+	for _, name := range provokedBy(id) {
+		if spec, ok := t.faults[name]; ok {
+			specs = append(specs, "--fault "+spec)
+		}
+	}
+	return strings.Join(specs, ", ")
 }
 
 func (t *track) requestStarted(at time.Time, r *reflector.RequestInfo) {
