@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/plugintest"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -36,22 +37,7 @@ import (
 // compacts or reconfigures one, so they run in parallel.
 
 // syncBuffer is an output the command writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = plugintest.Buffer
 
 // liveRun is the command running in-process; stop ends it as ctrl+c does
 // (Execute's signal context is the command's context; here it is ours).

@@ -1,23 +1,22 @@
 package metrics_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/plugintest"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testdeps"
@@ -36,74 +35,31 @@ func TestMain(m *testing.M) {
 	os.Exit(testcluster.Main(m, noWatchCache))
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // plugin is the plugin running in this process, as a user would run it.
-type plugin struct {
-	out, errOut *syncBuffer
-	cancel      context.CancelFunc
-	done        chan error
-}
+type plugin struct{ *plugintest.Run }
 
-func startPlugin(t *testing.T, args ...string) *plugin {
+func startPlugin(t *testing.T, args ...string) plugin {
 	t.Helper()
-	p := &plugin{out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
-	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: p.out, ErrOut: p.errOut}
-	cmd := cli.NewCommand(streams, "test")
-	cmd.SetArgs(args)
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	go func() { p.done <- cmd.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-p.done
-	})
-	return p
+	return plugin{plugintest.Start(t, func(s genericiooptions.IOStreams) *cobra.Command { return cli.NewCommand(s, "test") }, args...)}
 }
 
 var servingLine = regexp.MustCompile(`serving metrics at (http://\S+/metrics)`)
 
 // metricsURL waits for the line that says where the metrics are served.
-func (p *plugin) metricsURL(t *testing.T) string {
+func (p plugin) metricsURL(t *testing.T) string {
 	t.Helper()
 	var url string
 	eventually(t, 30*time.Second, "the metrics endpoint", func() bool {
-		if m := servingLine.FindStringSubmatch(p.errOut.String()); m != nil {
+		if m := servingLine.FindStringSubmatch(p.ErrOut.String()); m != nil {
 			url = m[1]
 			return true
 		}
-		select {
-		case err := <-p.done:
-			t.Fatalf("the plugin ended: %v\n%s", err, p.errOut.String())
-		default:
+		if ended, err := p.Ended(); ended {
+			t.Fatalf("the plugin ended: %v\n%s", err, p.ErrOut.String())
 		}
 		return false
 	})
 	return url
-}
-
-// stop interrupts the plugin as SIGINT would and returns its error.
-func (p *plugin) stop() error {
-	p.cancel()
-	err := <-p.done
-	p.done <- err // for the cleanup
-	return err
 }
 
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
@@ -208,10 +164,10 @@ func TestE2EMetricsScrapedDuringA410AndARelistEqualTheSummary(t *testing.T) {
 		return scraped("watchcache_findings", with("id", "missed-deletes", "severity", "warning")) == 1
 	})
 	f := scrape(t, url)
-	if err := p.stop(); err != nil {
-		t.Fatalf("the plugin failed: %v\n%s", err, p.errOut.String())
+	if err := p.Stop(); err != nil {
+		t.Fatalf("the plugin failed: %v\n%s", err, p.ErrOut.String())
 	}
-	sum := summaryOf(t, p.out.String())
+	sum := summaryOf(t, p.Out.String())
 	countersEqualTheSummary(t, f, sum, labels)
 	if sum.Counters.Gone != 1 || sum.Counters.Relists != 1 || sum.Objects != 18 {
 		t.Errorf("summary: %d objects, counters %+v; want 18 objects after 1 410 and 1 relist", sum.Objects, sum.Counters)

@@ -209,8 +209,8 @@ func TestE2EPrometheusScrapesThePluginAndShowsTheRelist(t *testing.T) {
 	if m := got[0].Metric; m["severity"] != "warning" || m["resource"] != "configmaps.v1" || got[0].Value[1] != "1" {
 		t.Errorf("the missed-deletes finding: %+v, want 1 with severity warning on configmaps.v1", got[0])
 	}
-	if err := p.stop(); err != nil {
-		t.Errorf("the replay failed: %v\n%s", err, p.errOut.String())
+	if err := p.Stop(); err != nil {
+		t.Errorf("the replay failed: %v\n%s", err, p.ErrOut.String())
 	}
 	t.Logf("prometheus showed the relist %s after the test started", time.Since(start).Round(100*time.Millisecond))
 }

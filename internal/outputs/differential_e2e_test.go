@@ -1,17 +1,16 @@
 package outputs_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -22,63 +21,26 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/plugintest"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 )
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// plugin is the plugin's command line running in this process, as a user
-// would run it.
-type plugin struct {
-	out, errOut *syncBuffer
-	cancel      context.CancelFunc
-	done        chan error
-}
-
-func startPlugin(t *testing.T, args ...string) *plugin {
+// startPlugin runs the plugin's command line in this process.
+func startPlugin(t *testing.T, args ...string) *plugintest.Run {
 	t.Helper()
-	p := &plugin{out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
-	cmd := cli.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: p.out, ErrOut: p.errOut}, "test")
-	cmd.SetArgs(args)
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	go func() { p.done <- cmd.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		err := <-p.done
-		p.done <- err
-	})
-	return p
+	return plugintest.Start(t, func(s genericiooptions.IOStreams) *cobra.Command { return cli.NewCommand(s, "test") }, args...)
 }
 
-// stop interrupts the run as SIGINT would, and returns its summaries.
-func (p *plugin) stop(t *testing.T) []summary.Summary {
+// stopRun interrupts the run as SIGINT would, and returns its summaries.
+func stopRun(t *testing.T, p *plugintest.Run) []summary.Summary {
 	t.Helper()
-	p.cancel()
-	err := <-p.done
-	p.done <- err
-	sums, decErr := summary.Decode([]byte(p.out.String()))
+	err := p.Stop()
+	sums, decErr := summary.Decode([]byte(p.Out.String()))
 	if decErr != nil {
-		t.Fatalf("the run ended with %v; its summary: %v\n%s", err, decErr, p.errOut.String())
+		t.Fatalf("the run ended with %v; its summary: %v\n%s", err, decErr, p.ErrOut.String())
 	}
 	return sums
 }
@@ -145,7 +107,7 @@ func TestE2EEveryViewCountsWhatTheLedgerCountsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 2*time.Minute, "a relist in both runs", func() bool {
-		return strings.Contains(w.out.String(), `"reason":"relist`) && strings.Contains(p.out.String(), `"relist`)
+		return strings.Contains(w.Out.String(), `"reason":"relist`) && strings.Contains(p.Out.String(), `"relist`)
 	})
 	time.Sleep(5 * time.Second)
 	t.Logf("churn: %s", churn.Stop())
@@ -154,15 +116,15 @@ func TestE2EEveryViewCountsWhatTheLedgerCountsLive(t *testing.T) {
 
 	for _, run := range []struct {
 		name  string
-		p     *plugin
+		p     *plugintest.Run
 		trace string
 	}{{"our reflector", w, watchTrace}, {"the proxy", p, proxyTrace}} {
-		m := servingMetrics.FindStringSubmatch(run.p.errOut.String())
+		m := servingMetrics.FindStringSubmatch(run.p.ErrOut.String())
 		if m == nil {
-			t.Fatalf("%s: no metrics endpoint:\n%s", run.name, run.p.errOut.String())
+			t.Fatalf("%s: no metrics endpoint:\n%s", run.name, run.p.ErrOut.String())
 		}
 		scrape := scrapeMetrics(t, "serving metrics at "+m[1])
-		sums := run.p.stop(t)
+		sums := stopRun(t, run.p)
 		// The ledger, as the trace replays it (byte for byte the run's: see
 		// TestEveryBundledTraceReplaysTheSameEveryTime), and every view of
 		// the replay against it.
