@@ -49,7 +49,7 @@ var servingLine = regexp.MustCompile(`serving metrics at (http://\S+/metrics)`)
 func (p plugin) metricsURL(t *testing.T) string {
 	t.Helper()
 	var url string
-	eventually(t, 30*time.Second, "the metrics endpoint", func() bool {
+	plugintest.Eventually(t, 30*time.Second, "the metrics endpoint", func() bool {
 		if m := servingLine.FindStringSubmatch(p.ErrOut.String()); m != nil {
 			url = m[1]
 			return true
@@ -60,17 +60,6 @@ func (p plugin) metricsURL(t *testing.T) string {
 		return false
 	})
 	return url
-}
-
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func createConfigMaps(t *testing.T, cs kubernetes.Interface, ns string, n int) {
@@ -133,7 +122,7 @@ func TestE2EMetricsScrapedDuringA410AndARelistEqualTheSummary(t *testing.T) {
 		v, _ := f.value(name, lbl)
 		return v
 	}
-	eventually(t, 30*time.Second, "the first complete list", func() bool { return scraped("watchcache_lists_total", with("result", "complete")) == 1 })
+	plugintest.Eventually(t, 30*time.Second, "the first complete list", func() bool { return scraped("watchcache_lists_total", with("result", "complete")) == 1 })
 	if got := scraped("watchcache_store_objects", labels); got != 20 {
 		t.Errorf("store objects: got %v, want 20", got)
 	}
@@ -141,7 +130,7 @@ func TestE2EMetricsScrapedDuringA410AndARelistEqualTheSummary(t *testing.T) {
 	// Take the watch away, delete two objects and compact etcd past the cursor while it is away.
 	proxy.Refuse(time.Hour)
 	proxy.CutAll()
-	eventually(t, 30*time.Second, "the watch to end in an error", func() bool {
+	plugintest.Eventually(t, 30*time.Second, "the watch to end in an error", func() bool {
 		return scraped("watchcache_watch_duration_seconds", with("end", "error")) >= 1
 	})
 	ctx := context.Background()
@@ -156,11 +145,11 @@ func TestE2EMetricsScrapedDuringA410AndARelistEqualTheSummary(t *testing.T) {
 		t.Fatalf("compact: %v", err)
 	}
 	proxy.Refuse(0)
-	eventually(t, 60*time.Second, "a relist after the 410", func() bool {
+	plugintest.Eventually(t, 60*time.Second, "a relist after the 410", func() bool {
 		return scraped("watchcache_lists_total", with("result", "complete")) == 2
 	})
 	// The relist's diff raises missed-deletes just after the metrics counted it.
-	eventually(t, 30*time.Second, "the missed-deletes finding", func() bool {
+	plugintest.Eventually(t, 30*time.Second, "the missed-deletes finding", func() bool {
 		return scraped("watchcache_findings", with("id", "missed-deletes", "severity", "warning")) == 1
 	})
 	f := scrape(t, url)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/plugintest"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testdeps"
 )
 
@@ -119,7 +120,7 @@ scrape_configs:
 		}
 	})
 	base := "http://" + addr
-	eventually(t, 60*time.Second, "prometheus to be ready", func() bool {
+	plugintest.Eventually(t, 60*time.Second, "prometheus to be ready", func() bool {
 		select {
 		case <-exited:
 			b, _ := os.ReadFile(logPath)
@@ -177,7 +178,7 @@ func TestE2EPrometheusScrapesThePluginAndShowsTheRelist(t *testing.T) {
 	target := strings.TrimSuffix(strings.TrimPrefix(p.metricsURL(t), "http://"), "/metrics")
 	base := startPrometheus(t, target)
 	var got []promResult
-	eventually(t, 60*time.Second, "prometheus to show the relist", func() bool {
+	plugintest.Eventually(t, 60*time.Second, "prometheus to show the relist", func() bool {
 		var err error
 		got, err = query(base, `watchcache_relists_total{job="watchcache",cause="gone"}`)
 		if err != nil {
@@ -199,7 +200,7 @@ func TestE2EPrometheusScrapesThePluginAndShowsTheRelist(t *testing.T) {
 		t.Errorf("sum of relists over every cause: %+v, %v; want 1", all, err)
 	}
 	// The relist found b deleted behind the watch's back: missed-deletes, raised once.
-	eventually(t, 30*time.Second, "prometheus to show the missed-deletes finding", func() bool {
+	plugintest.Eventually(t, 30*time.Second, "prometheus to show the missed-deletes finding", func() bool {
 		got, err = query(base, `watchcache_findings{job="watchcache",id="missed-deletes"}`)
 		if err != nil {
 			t.Fatal(err)

@@ -47,18 +47,6 @@ func stopRun(t *testing.T, p *plugintest.Run) []summary.Summary {
 
 var servingMetrics = regexp.MustCompile(`serving metrics at (\S+)`)
 
-// waitFor polls cond every 100 ms for up to d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // The differential test, live: our reflector (with the defaults, a
 // streaming list in protobuf) and a client-go informer seen through the
 // observing proxy, on a real apiserver restarted with etcd compacted in the
@@ -85,7 +73,7 @@ func TestE2EEveryViewCountsWhatTheLedgerCountsLive(t *testing.T) {
 		"--trace", watchTrace, "--metrics-address", "127.0.0.1:0")
 	p := startPlugin(t, "proxy", "--kubeconfig", c.Kubeconfig(), "--port", "0", "--no-tui", "-o", "json", "--summary",
 		"--trace", proxyTrace, "--print-kubeconfig", kc, "--metrics-address", "127.0.0.1:0")
-	waitFor(t, time.Minute, "the proxy's kubeconfig", func() bool { _, err := os.Stat(kc); return err == nil })
+	plugintest.Eventually(t, time.Minute, "the proxy's kubeconfig", func() bool { _, err := os.Stat(kc); return err == nil })
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +94,7 @@ func TestE2EEveryViewCountsWhatTheLedgerCountsLive(t *testing.T) {
 	if err := c.RestartCompacted(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*time.Minute, "a relist in both runs", func() bool {
+	plugintest.Eventually(t, 2*time.Minute, "a relist in both runs", func() bool {
 		return strings.Contains(w.Out.String(), `"reason":"relist`) && strings.Contains(p.Out.String(), `"relist`)
 	})
 	time.Sleep(5 * time.Second)

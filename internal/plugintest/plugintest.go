@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -84,4 +85,17 @@ func (r *Run) Stop() error {
 		r.err, r.ended = <-r.done, true
 	}
 	return r.err
+}
+
+// Eventually polls cond every 50 ms until it holds, and fails t when it
+// does not within d, naming what it waited for.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
