@@ -184,10 +184,7 @@ func writeExplained(w io.Writer, all []Explained) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		name := e.Resource
-		if st := e.Stream; st != nil {
-			name = fmt.Sprintf("%s, stream #%d of %s (%s)", name, st.ID, st.RemoteAddr, st.UserAgent)
-		}
+		name := subjectName(e)
 		if len(e.Findings) == 0 {
 			fmt.Fprintf(&b, "%s: no findings\n", name)
 			continue
