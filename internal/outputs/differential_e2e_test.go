@@ -137,21 +137,10 @@ func TestE2EEveryViewCountsWhatTheLedgerCountsLive(t *testing.T) {
 				t.Errorf("%s: no live summary of %s (%s)", run.name, sub.Name(), client.UserAgent)
 				continue
 			}
-			c := s.Counters
-			got := want
-			got.Lists, got.Relists, got.Gone, got.Bookmarks, got.ListEnds = c.Lists, c.Relists, c.Gone, c.Bookmarks, c.InitialEventsEnd
-			got.Added, got.Modified, got.Deleted, got.Duplicates = c.Added, c.Modified, c.Deleted, c.Duplicates
-			if got != want {
+			if got := summaryTotals(s, want); got != want {
 				t.Errorf("%s, %s: the live summary counts\n%+v, the ledger\n%+v", run.name, sub.Name(), got, want)
 			}
-			lm := scrape.of(t, sub)
-			got = totals{Lists: want.Lists, ListEnds: int64(lm["watchcache_initial_events_end_total"]),
-				Relists: int64(lm["watchcache_relists_total"]), Gone: int64(lm["watchcache_gone_total"]), Bookmarks: int64(lm["watchcache_bookmarks_total"]),
-				Added: int64(lm["watchcache_events_total/ADDED"]), Modified: int64(lm["watchcache_events_total/MODIFIED"]), Deleted: int64(lm["watchcache_events_total/DELETED"]),
-				Duplicates: int64(lm["watchcache_duplicates_total"]), MissedDeletes: int64(lm["watchcache_relist_missed_total/delete"]),
-				MissedRecreates: int64(lm["watchcache_relist_missed_total/recreate"]), MissedUpdates: int64(lm["watchcache_relist_missed_total/update"]),
-				Requests: int64(lm["watchcache_watches_total"] + lm["watchcache_list_pages_total"])}
-			if got != want {
+			if got := metricsTotals(scrape.of(t, sub), want); got != want {
 				t.Errorf("%s, %s: the live metrics count\n%+v, the ledger\n%+v", run.name, sub.Name(), got, want)
 			}
 		}

@@ -114,11 +114,7 @@ func checkViews(t *testing.T, path string) {
 		t.Fatalf("%d summaries, %d subjects", len(sums), len(subs))
 	}
 	for i, s := range sums {
-		c := s.Counters
-		got := want[i]
-		got.Lists, got.Relists, got.Gone, got.Bookmarks, got.ListEnds = c.Lists, c.Relists, c.Gone, c.Bookmarks, c.InitialEventsEnd
-		got.Added, got.Modified, got.Deleted, got.Duplicates = c.Added, c.Modified, c.Deleted, c.Duplicates
-		if got != want[i] {
+		if got := summaryTotals(s, want[i]); got != want[i] {
 			t.Errorf("%s: the summary counts\n%+v, the ledger\n%+v", subs[i].Name(), got, want[i])
 		}
 	}
@@ -126,14 +122,7 @@ func checkViews(t *testing.T, path string) {
 	// A metrics scrape: one series per subject (a proxy's sum one client's
 	// like streams: the generated clients are one per stream).
 	for i, sub := range subs {
-		m := scrape.of(t, sub)
-		got := totals{Lists: want[i].Lists, ListEnds: int64(m["watchcache_initial_events_end_total"]),
-			Relists: int64(m["watchcache_relists_total"]), Gone: int64(m["watchcache_gone_total"]), Bookmarks: int64(m["watchcache_bookmarks_total"]),
-			Added: int64(m["watchcache_events_total/ADDED"]), Modified: int64(m["watchcache_events_total/MODIFIED"]), Deleted: int64(m["watchcache_events_total/DELETED"]),
-			Duplicates: int64(m["watchcache_duplicates_total"]), MissedDeletes: int64(m["watchcache_relist_missed_total/delete"]),
-			MissedRecreates: int64(m["watchcache_relist_missed_total/recreate"]), MissedUpdates: int64(m["watchcache_relist_missed_total/update"]),
-			Requests: int64(m["watchcache_watches_total"] + m["watchcache_list_pages_total"])}
-		if got != want[i] {
+		if got := metricsTotals(scrape.of(t, sub), want[i]); got != want[i] {
 			t.Errorf("%s: the metrics count\n%+v, the ledger\n%+v", sub.Name(), got, want[i])
 		}
 	}
@@ -184,6 +173,26 @@ func checkViews(t *testing.T, path string) {
 			t.Errorf("%s: the report counts\n%+v, the ledger\n%+v", res.Name, got, want[i])
 		}
 	}
+}
+
+// summaryTotals is what a summary counts, and want's figures the summary
+// does not carry (missed objects, requests).
+func summaryTotals(s summary.Summary, want totals) totals {
+	c, got := s.Counters, want
+	got.Lists, got.Relists, got.Gone, got.Bookmarks, got.ListEnds = c.Lists, c.Relists, c.Gone, c.Bookmarks, c.InitialEventsEnd
+	got.Added, got.Modified, got.Deleted, got.Duplicates = c.Added, c.Modified, c.Deleted, c.Duplicates
+	return got
+}
+
+// metricsTotals is what a subject's series count (scraped.of), and want's
+// lists (no series counts them).
+func metricsTotals(m map[string]float64, want totals) totals {
+	return totals{Lists: want.Lists, ListEnds: int64(m["watchcache_initial_events_end_total"]),
+		Relists: int64(m["watchcache_relists_total"]), Gone: int64(m["watchcache_gone_total"]), Bookmarks: int64(m["watchcache_bookmarks_total"]),
+		Added: int64(m["watchcache_events_total/ADDED"]), Modified: int64(m["watchcache_events_total/MODIFIED"]), Deleted: int64(m["watchcache_events_total/DELETED"]),
+		Duplicates: int64(m["watchcache_duplicates_total"]), MissedDeletes: int64(m["watchcache_relist_missed_total/delete"]),
+		MissedRecreates: int64(m["watchcache_relist_missed_total/recreate"]), MissedUpdates: int64(m["watchcache_relist_missed_total/update"]),
+		Requests: int64(m["watchcache_watches_total"] + m["watchcache_list_pages_total"])}
 }
 
 func observedTrace(t *testing.T, path string) bool {
