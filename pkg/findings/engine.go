@@ -234,9 +234,10 @@ func (e *Engine) raise(id ID, sev Severity, at time.Time, update func(f *Finding
 	f.LastAt = at
 	update(f)
 	if by := e.track.injected(id); by != "" {
-		// The fault was asked for: say so first, as the cause it is.
-		f.Cause = "caused by " + by + " (injected by the observing proxy). " + strings.TrimPrefix(f.Cause, f.injectedCause)
-		f.injectedCause = "caused by " + by + " (injected by the observing proxy). "
+		// The fault was asked for: say so first, as the cause it is (in
+		// place of the faults named before, when more have acted since).
+		prefix := "caused by " + by + " (injected by the observing proxy). "
+		f.Cause, f.injectedCause = prefix+strings.TrimPrefix(f.Cause, f.injectedCause), prefix
 	}
 	if !ok {
 		e.pending = append(e.pending, f.clone())
