@@ -69,11 +69,13 @@ func TestE2EEveryViewCountsWhatTheLedgerCountsLive(t *testing.T) {
 
 	work := t.TempDir()
 	watchTrace, proxyTrace, kc := filepath.Join(work, "watch.jsonl"), filepath.Join(work, "proxy.jsonl"), filepath.Join(work, "proxy.kubeconfig")
-	w := startPlugin(t, "configmaps", "-n", ns, "--kubeconfig", c.Kubeconfig(), "--no-tui", "-o", "json", "--summary",
-		"--trace", watchTrace, "--metrics-address", "127.0.0.1:0")
 	p := startPlugin(t, "proxy", "--kubeconfig", c.Kubeconfig(), "--port", "0", "--no-tui", "-o", "json", "--summary",
 		"--trace", proxyTrace, "--print-kubeconfig", kc, "--metrics-address", "127.0.0.1:0")
 	plugintest.Eventually(t, time.Minute, "the proxy's kubeconfig", func() bool { _, err := os.Stat(kc); return err == nil })
+	// One command after the other: the first sets klog's flags (process
+	// globals) as it runs, and the second reads them as it is built.
+	w := startPlugin(t, "configmaps", "-n", ns, "--kubeconfig", c.Kubeconfig(), "--no-tui", "-o", "json", "--summary",
+		"--trace", watchTrace, "--metrics-address", "127.0.0.1:0")
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {
 		t.Fatal(err)
