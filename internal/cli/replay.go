@@ -25,6 +25,7 @@ type ReplayOptions struct {
 	Strict  bool
 	Display DisplayOptions
 	Monitor MonitorOptions
+	Diff    DiffFlags
 
 	path       string
 	isTerminal func() bool
@@ -64,6 +65,7 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().Float64Var(&o.Speed, "speed", o.Speed, "Replay speed: 0 as fast as possible, 1 real time, N times faster")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 1 when the replayed decisions differ from the recorded ones (for regression tests)")
+	o.Diff.addFlags(cmd, true)
 	o.Display.addFlags(cmd)
 	o.Monitor.addFlags(cmd, true)
 	return cmd
@@ -87,6 +89,9 @@ func (o *ReplayOptions) Complete(args []string) error {
 func (o *ReplayOptions) Validate() error {
 	if o.Speed < 0 {
 		return usageErrorf("invalid --speed %g: must be 0 (as fast as possible) or more", o.Speed)
+	}
+	if err := o.Diff.validate(); err != nil {
+		return err
 	}
 	if err := o.Monitor.validate(); err != nil {
 		return err
@@ -127,7 +132,12 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	)
 	for {
 		var err error
-		sess, err = session.NewReplay(o.path, o.Speed)
+		var d *session.DiffOptions
+		if o.Diff.On {
+			// The trace's Secrets kept their values only if recorded with --trace-unsafe-secrets.
+			d = &session.DiffOptions{MaxObjects: o.Diff.MaxObjects, KeepValues: true}
+		}
+		sess, err = session.NewReplayDiffing(o.path, o.Speed, d)
 		if err != nil {
 			return outs.Finish(err)
 		}

@@ -34,6 +34,7 @@ type WatchOptions struct {
 	WatchTimeout         time.Duration
 	MetadataOnly         bool
 	KeepObjects          bool
+	Diff                 DiffFlags
 	Wire                 string
 	Trace                string
 	TraceObjects         string
@@ -108,6 +109,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "With --probe, the time between the probe's renewals of its Lease")
 	o.intervalFlag = f.Lookup("probe-interval")
 	f.BoolVar(&o.ProbeCleanup, "probe-cleanup", false, "With --probe, first delete the probe Leases that killed runs left in its namespace")
+	o.Diff.addFlags(cmd, false)
 	o.Display.addFlags(cmd)
 	o.Monitor.addFlags(cmd, false)
 	for flag, values := range map[string][]string{
@@ -172,11 +174,17 @@ func (o *WatchOptions) Validate() error {
 	switch reflector.Wire(o.Wire) {
 	case reflector.WireAuto, reflector.WireJSON:
 	case reflector.WireProtobuf:
-		if o.KeepObjects || (o.Trace != "" && trace.ObjectMode(o.TraceObjects) == trace.ObjectsFull) {
-			return usageErrorf("--wire protobuf cannot keep or record full objects (--keep-objects, --trace-objects full): they are asked for in JSON")
+		if o.KeepObjects || o.Diff.On || (o.Trace != "" && trace.ObjectMode(o.TraceObjects) == trace.ObjectsFull) {
+			return usageErrorf("--wire protobuf cannot keep, diff or record full objects (--keep-objects, --diff, --trace-objects full): they are asked for in JSON")
 		}
 	default:
 		return usageErrorf("invalid --wire %q: want auto, protobuf or json", o.Wire)
+	}
+	if err := o.Diff.validate(); err != nil {
+		return err
+	}
+	if o.Diff.On && o.MetadataOnly {
+		return usageErrorf("--diff needs whole objects: it cannot be used with --metadata-only")
 	}
 	if o.TraceUnsafeSecrets && o.Trace == "" {
 		return usageErrorf("--trace-unsafe-secrets needs --trace")
@@ -240,7 +248,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			t = probe.Target(pr.Namespace(), pr.Name()) // the probe's Lease, and no other object
 		}
 		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects, Wire: reflector.Wire(o.Wire),
-			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
+			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets, Diff: o.Diff.options(t.Resource, o.TraceUnsafeSecrets)})
 	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()

@@ -6,6 +6,8 @@ package lines
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -112,10 +114,72 @@ func (l *Output) loop() {
 				continue
 			}
 			l.write(string(b))
+			if b, err := DiffJSON(it.resource, n); err == nil && b != nil {
+				l.write(string(b))
+			}
 		} else {
 			l.write(Text(l.pad(it.resource), n))
+			if d := DiffText(l.pad(it.resource), n); d != "" {
+				l.write(d)
+			}
 		}
 	}
+}
+
+// DiffText is the DIFF line that follows a diffed MODIFIED event's line
+// ("" for other notes): each visible path changed, its old and new values
+// (cut) and its manager, or why the event was not diffed.
+func DiffText(resource string, n reflector.Note) string {
+	ch := n.Changes
+	if n.Kind != reflector.NoteApplied || ch == nil {
+		return ""
+	}
+	head := fmt.Sprintf("%s %s %6d %-8s %s rv=%s: ", n.At.Local().Format(timeFormat), resource, n.Seq, "DIFF", n.Applied.Object.Ref(), n.Applied.Object.ResourceVersion)
+	if ch.Skipped != "" {
+		return head + "not diffed: " + ch.Skipped
+	}
+	visible := ch.Visible()
+	if len(visible) == 0 {
+		return head + "nothing changed but resourceVersion and managedFields"
+	}
+	parts := make([]string, 0, len(visible))
+	for _, c := range visible {
+		p := c.Path + " " + string(c.Op)
+		switch {
+		case c.Old != nil && c.New != nil:
+			p = fmt.Sprintf("%s %s→%s", c.Path, format.Clip(string(c.Old), 40), format.Clip(string(c.New), 40))
+		case c.New != nil:
+			p = fmt.Sprintf("%s added %s", c.Path, format.Clip(string(c.New), 40))
+		case c.Old != nil:
+			p = fmt.Sprintf("%s removed (was %s)", c.Path, format.Clip(string(c.Old), 40))
+		}
+		if c.Manager != "" {
+			p += " by " + c.Writer()
+		}
+		parts = append(parts, p)
+	}
+	line := head + strings.Join(parts, ", ")
+	if ch.TimestampOnly {
+		line += " (timestamp-only)"
+	}
+	return line
+}
+
+// DiffJSON is DiffText as a JSON line (type diff; nil for other notes): the
+// visible changes, with values when kept, and timestampOnly or skipped.
+func DiffJSON(resource string, n reflector.Note) ([]byte, error) {
+	ch := n.Changes
+	if n.Kind != reflector.NoteApplied || ch == nil {
+		return nil, nil
+	}
+	o := n.Applied.Object
+	j := jsonNote{Seq: n.Seq, Resource: resource, Time: n.At, Type: "diff", State: n.State.String(), Request: n.RequestID,
+		Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion,
+		Changes: ch.Visible(), TimestampOnly: ch.TimestampOnly, Skipped: ch.Skipped}
+	if j.Changes == nil {
+		j.Changes = []diff.Change{}
+	}
+	return json.Marshal(j)
 }
 
 // writeFinding prints a FINDING line: its time is the finding's, its
@@ -246,6 +310,12 @@ type jsonNote struct {
 	End        *jsonEnd                  `json:"end,omitempty"`
 	// finding (type finding): as in the summary's findings
 	Finding *findings.Finding `json:"finding,omitempty"`
+	// diff (type diff, after a MODIFIED event's line with --diff): the
+	// changed paths (metadata.resourceVersion and managedFields left out),
+	// whether only times changed, or why the event was not diffed.
+	Changes       []diff.Change `json:"changes,omitempty"`
+	TimestampOnly bool          `json:"timestampOnly,omitempty"`
+	Skipped       string        `json:"skipped,omitempty"`
 }
 
 type jsonEnd struct {

@@ -44,6 +44,9 @@ type ResourceConfig struct {
 	// TraceObjects and UnsafeSecrets shape what a trace keeps of the resource's objects.
 	TraceObjects  trace.ObjectMode
 	UnsafeSecrets bool
+	// Diff, when set, diffs each MODIFIED event against the object's
+	// previous version (--diff): it asks for JSON and holds objects' JSON.
+	Diff *DiffOptions
 }
 
 // LiveConfig is a run against a cluster.
@@ -130,6 +133,7 @@ func (r *Watched) DropFindings() { r.findings = nil }
 func (r *Watched) Summary(now time.Time) summary.Summary {
 	sum := summary.New(r.Header.Resource, r.Reflector.Stats(), r.store, now)
 	sum.Findings = r.findings.List()
+	sum.Churn = summary.ChurnOf(r.Reflector.Churn(summary.ChurnTop))
 	if p := r.sess.Probe; p != nil && p.On() {
 		sum.Delivery.Probe = ProbeSummary(p)
 	}
@@ -278,27 +282,30 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		return nil, fmt.Errorf("flow control names: %w", err)
 	}
 	s.names = names
-	sources := make([]*live.Source, len(cfg.Resources))
+	sources := make([]reflector.Source, len(cfg.Resources))
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
 		live, err := live.NewSource(cfg.Rest, rc.Target, live.Options{
 			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies, Wire: rc.Wire,
-			FullObjects: cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
+			FullObjects: rc.Diff != nil || cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
 			Names:       names,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)
 		}
-		if cfg.TracePath == "" {
-			live.DropRaw() // only a recorder reads the objects' JSON as served
+		if cfg.TracePath == "" && rc.Diff == nil {
+			live.DropRaw() // only a recorder and --diff read the objects' JSON as served
 		}
 		c := rc.Reflector
 		c.Source, c.AuditSource, c.Clock, c.InitialLists = live, live, s.clock, gate
+		if rc.Diff != nil {
+			c.Source = newDiffer(live, *rc.Diff)
+		}
 		resolved, err := reflector.ResolveConfig(c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)
 		}
-		sources[i], configs[i] = live, c
+		sources[i], configs[i] = c.Source, c
 		s.Header.Resources = append(s.Header.Resources, trace.ResourceHeader{
 			Resource: rc.Target.Resource, Namespace: rc.Target.Namespace,
 			LabelSelector: rc.Target.LabelSelector, FieldSelector: rc.Target.FieldSelector,
@@ -416,11 +423,18 @@ func ServerVersion(cfg *rest.Config) string {
 // NewReplay wires a replay of the trace at path, one reflector for each of
 // its resources. speed: 0 as fast as possible, 1 real time, N faster.
 func NewReplay(path string, speed float64) (*Session, error) {
+	return NewReplayDiffing(path, speed, nil)
+}
+
+// NewReplayDiffing is NewReplay with --diff: the MODIFIED events of a trace
+// that kept whole objects and did not record their changes are diffed as
+// they replay (a trace that recorded changes replays them in any case).
+func NewReplayDiffing(path string, speed float64, d *DiffOptions) (*Session, error) {
 	rd, err := trace.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewReplayOf(rd, speed)
+	s, err := newReplayOf(rd, speed, d)
 	if err != nil {
 		_ = rd.Close()
 		return nil, err
@@ -433,6 +447,10 @@ func NewReplay(path string, speed float64) (*Session, error) {
 // An observed trace (recorded by the proxy) replays as recorded: each stream
 // fed its client's recorded traffic, no reflector of ours.
 func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
+	return newReplayOf(rd, speed, nil)
+}
+
+func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: probe.NewRecordedStats()}
 	s.run = s.runReplay
@@ -468,6 +486,9 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	for i, rr := range rp.Resources() {
 		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, sess: s, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
+		if d != nil && rr.Header().Objects == trace.ObjectsFull {
+			c.Source = newDiffer(c.Source, *d)
+		}
 		res.OnNote(rr.Note)
 		c.OnNote = res.note
 		if err := res.build(c); err != nil {

@@ -5,6 +5,7 @@ package summary
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"io"
 	"slices"
 	"strings"
@@ -45,6 +46,23 @@ type Summary struct {
 	// (kubectl watchcache proxy --fault), in the order they first acted;
 	// absent when none.
 	Faults []FaultSummary `json:"faults,omitempty"`
+	// Churn is what the MODIFIED events changed (--diff, or a replay of a
+	// trace that recorded changes): how many were diffed and changed only
+	// times, the paths that changed most with their share of the events and
+	// top manager, and the objects that took most events; absent otherwise.
+	Churn *diff.Summary `json:"churn,omitempty"`
+}
+
+// ChurnTop is how many paths and objects the summary's churn lists.
+const ChurnTop = 10
+
+// ChurnOf is a run's churn as the summary says it: nil when no MODIFIED
+// event was diffed or skipped (no --diff).
+func ChurnOf(c diff.Summary) *diff.Summary {
+	if c.Events == 0 && c.Skipped == 0 {
+		return nil
+	}
+	return &c
 }
 
 // FaultSummary is one --fault on one stream: the spec as given, the
@@ -249,6 +267,23 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	for _, f := range s.Faults {
 		fmt.Fprintf(&b, "FAULT --fault %s acted %d time(s), first at %s\n", f.Fault, f.Count, f.At.Format(time.RFC3339))
+	}
+	if c := s.Churn; c != nil {
+		fmt.Fprintf(&b, "churn: %d MODIFIED events diffed, %d timestamp-only", c.Events, c.TimestampOnly)
+		if c.Skipped > 0 {
+			fmt.Fprintf(&b, ", %d not diffed", c.Skipped)
+		}
+		b.WriteString("\n")
+		for _, p := range c.Paths {
+			fmt.Fprintf(&b, "CHURN %s changed %d time(s), %.0f%% of events", p.Path, p.Count, 100*p.Share)
+			if p.Manager != "" {
+				fmt.Fprintf(&b, ", mostly by %s", p.Manager)
+			}
+			b.WriteString("\n")
+		}
+		for _, o := range c.Objects {
+			fmt.Fprintf(&b, "HOT %s: %d MODIFIED event(s)\n", o.Name, o.Count)
+		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing summary: %w", err)

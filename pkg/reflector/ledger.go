@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -33,6 +34,7 @@ type Ledger struct {
 
 	mu        sync.Mutex
 	stats     Stats
+	churn     diff.Churn    // what the diffed MODIFIED events changed (--diff)
 	history   []RequestInfo // ring of finished requests
 	histNext  int
 	histFull  bool
@@ -267,9 +269,12 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 	if res.Outcome == store.Duplicate {
 		c.Duplicates++
 	}
+	if ev.Changes != nil {
+		l.churn.Add(ev.Item.Object.Namespace+"/"+ev.Item.Object.Name, ev.Changes)
+	}
 	l.mu.Unlock()
 	// Counted first: a listener reads the totals with the event in them.
-	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res, Delivery: ev.Delivery})
+	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res, Delivery: ev.Delivery, Changes: ev.Changes})
 	l.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
 	return nil
 }
@@ -645,6 +650,14 @@ func (l *Ledger) Lag() LagStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.stats.Lag
+}
+
+// Churn is what the MODIFIED events diffed so far changed (--diff): the
+// totals, and the top paths and objects.
+func (l *Ledger) Churn(top int) diff.Summary {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.churn.Summary(top)
 }
 
 // Stats returns a snapshot of everything recorded.

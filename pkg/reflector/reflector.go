@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"sync"
 	"time"
 
@@ -646,6 +647,10 @@ func (r *Reflector) Counters() Counters { return r.ledger.Counters() }
 // Lag is the passive delivery estimate so far: Stats().Lag without the
 // cost of the rest of Stats.
 func (r *Reflector) Lag() LagStats { return r.ledger.Lag() }
+
+// Churn is what the MODIFIED events diffed so far changed (--diff), with
+// the top paths and objects (Ledger.Churn).
+func (r *Reflector) Churn(top int) diff.Summary { return r.ledger.Churn(top) }
 
 // Stats returns a snapshot of the reflector's state and counters.
 func (r *Reflector) Stats() Stats { return r.ledger.Stats() }

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -84,6 +85,9 @@ type WatchEvent struct {
 	// Delivery is when the object was last written and how late the event
 	// arrived, when the Source knows (ADDED, MODIFIED, DELETED).
 	Delivery Delivery
+	// Changes is, for a MODIFIED event with --diff, what it changed against
+	// the object's previous version (nil without --diff).
+	Changes *diff.Changes
 	// Bytes is set on the bookmark that ends a streaming list: the size of
 	// the watch's body as received up to it, the streaming list's whole
 	// cost on the wire (0 when the Source does not say).

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -159,6 +160,9 @@ type Note struct {
 	// Delivery is, for an applied note, how late the event arrived after
 	// its object's last write, when known (see Delivery).
 	Delivery Delivery
+	// Changes is, for an applied MODIFIED event diffed (--diff), what it
+	// changed (WatchEvent.Changes).
+	Changes *diff.Changes
 	// Audit is set for audit notes.
 	Audit *AuditReport
 	// List, Page and Bookmark are set for list-began, page and bookmark notes.

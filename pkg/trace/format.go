@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -243,6 +244,10 @@ type Line struct {
 	// latest write time and how late it arrived, to the millisecond.
 	Written *time.Time `json:"written,omitempty"`
 	Lag     *Duration  `json:"lag,omitempty"`
+	// Changes (MODIFIED event lines, with --diff) are the paths the event
+	// changed, each with its field manager; with their old and new values
+	// only when the trace keeps whole objects (--trace-objects full).
+	Changes *diff.Changes `json:"changes,omitempty"`
 	// probe: one renewal of the probe's Lease, answered at resourceVersion
 	// (above): Write is from sending the update to its answer, Event from
 	// sending it to its watch event (the line is written then). A probe

@@ -272,7 +272,7 @@ func directLine(l *Line) bool {
 	case l.K != KindItem && l.K != KindEvent, len(l.Object) == 0,
 		l.Verb != "", l.Opts != nil, l.ResourceVersion != "", l.Continue != "", l.RemainingItemCount != nil, l.Items != nil,
 		l.Reason != "", l.Status != nil, l.Error != "", l.Throttle != nil, l.Bytes != 0, l.State != "", l.Detail != "",
-		l.Objects != nil, l.Code != 0, l.Cursor != "", l.Diff != nil, l.Write != nil, l.Event != nil:
+		l.Objects != nil, l.Code != 0, l.Cursor != "", l.Diff != nil, l.Write != nil, l.Event != nil, l.Changes != nil:
 		return false
 	}
 	switch reflector.EventType(l.Type) {
@@ -385,6 +385,7 @@ func (o *ObservedRecording) Event(id int64, ev reflector.WatchEvent) {
 		l.Object = o.rec.object(o.r, ev.Item.Raw)
 	}
 	l.setDelivery(ev.Delivery)
+	l.Changes = o.rec.changes(o.r, ev.Changes)
 	o.rec.write(l)
 }
 
@@ -497,6 +498,7 @@ func (s *recordingStream) Next() (reflector.WatchEvent, error) {
 		l.Object = s.rec.object(s.r, ev.Item.Raw)
 	}
 	l.setDelivery(ev.Delivery)
+	l.Changes = s.rec.changes(s.r, ev.Changes)
 	l.Bytes = ev.Bytes
 	s.rec.write(l)
 	if ev.Type == reflector.EventError {

@@ -3,6 +3,7 @@ package trace
 import (
 	"encoding/json"
 	"errors"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
@@ -29,6 +30,21 @@ func (r *Recorder) object(i int, raw json.RawMessage) json.RawMessage {
 		return b
 	}
 	return out
+}
+
+// changes is what resource i's trace keeps of an event's changes: their
+// values only with whole objects, and never a Secret's unless asked for.
+func (r *Recorder) changes(i int, ch *diff.Changes) *diff.Changes {
+	if ch == nil {
+		return nil
+	}
+	r.resMu.RLock()
+	rr := r.resources[i]
+	r.resMu.RUnlock()
+	if rr.objects != ObjectsFull || rr.redact && rr.secrets {
+		return ch.WithoutValues()
+	}
+	return ch
 }
 
 // trimObject applies an object mode and Secret redaction to one object.

@@ -917,6 +917,7 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 		// The recorded estimate, not one from the recorded object (which
 		// lost its managedFields): a trace without it has none.
 		ev.Delivery = l.Delivery()
+		ev.Changes = l.Changes
 		ev.Bytes = l.Bytes
 		return ev, nil
 	case KindEnd:

@@ -1,0 +1,138 @@
+package diff
+
+import (
+	"cmp"
+	"slices"
+)
+
+// maxTracked caps the distinct paths and objects a Churn counts one by one;
+// past it, new ones are counted together as other (a stream of generated
+// names must not grow it without bound).
+const maxTracked = 10000
+
+// Other names what a Churn counted past its cap.
+const Other = "(other)"
+
+// Churn adds up the changes of one resource's MODIFIED events. It is not safe
+// for concurrent use; the zero value is ready.
+type Churn struct {
+	events, timestampOnly, skipped int64
+	paths                          map[string]*pathCount
+	objects                        map[string]int64
+}
+
+type pathCount struct {
+	count    int64
+	managers map[string]int64
+}
+
+// Add counts one MODIFIED event of object (namespace/name) and what it changed.
+func (c *Churn) Add(object string, ch *Changes) {
+	if ch == nil {
+		return
+	}
+	if ch.Skipped != "" {
+		c.skipped++
+		return
+	}
+	if c.paths == nil {
+		c.paths, c.objects = map[string]*pathCount{}, map[string]int64{}
+	}
+	c.events++
+	if ch.TimestampOnly {
+		c.timestampOnly++
+	}
+	if _, ok := c.objects[object]; !ok && len(c.objects) >= maxTracked {
+		object = Other
+	}
+	c.objects[object]++
+	for _, p := range ch.Paths {
+		if p.Meta {
+			continue
+		}
+		pc, ok := c.paths[p.Path]
+		if !ok {
+			key := p.Path
+			if len(c.paths) >= maxTracked {
+				key = Other
+			}
+			if pc = c.paths[key]; pc == nil {
+				pc = &pathCount{managers: map[string]int64{}}
+				c.paths[key] = pc
+			}
+		}
+		pc.count++
+		if w := p.Writer(); w != "" {
+			pc.managers[w]++
+		}
+	}
+}
+
+// Summary is a Churn's totals and its top paths and objects.
+type Summary struct {
+	// Events counts the MODIFIED events diffed; TimestampOnly those that
+	// changed only times (see Changes.TimestampOnly).
+	Events        int64 `json:"events"`
+	TimestampOnly int64 `json:"timestampOnly"`
+	// Skipped counts MODIFIED events not diffed (Changes.Skipped).
+	Skipped int64 `json:"skipped,omitempty"`
+	// Paths are the most changed paths, most first.
+	Paths []PathChurn `json:"paths"`
+	// Objects are the objects that took most events, most first.
+	Objects []ObjectChurn `json:"objects"`
+}
+
+// PathChurn is one path's count of changes, its share of the events and the
+// manager that wrote it most.
+type PathChurn struct {
+	Path    string  `json:"path"`
+	Count   int64   `json:"count"`
+	Share   float64 `json:"share"`
+	Manager string  `json:"manager,omitempty"`
+}
+
+// ObjectChurn is one object's count of MODIFIED events.
+type ObjectChurn struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
+}
+
+// Summary returns the totals with the top n paths and objects.
+func (c *Churn) Summary(n int) Summary {
+	s := Summary{Events: c.events, TimestampOnly: c.timestampOnly, Skipped: c.skipped, Paths: []PathChurn{}, Objects: []ObjectChurn{}}
+	for path, pc := range c.paths {
+		share := 0.0
+		if c.events > 0 {
+			share = float64(pc.count) / float64(c.events)
+		}
+		s.Paths = append(s.Paths, PathChurn{Path: path, Count: pc.count, Share: share, Manager: top(pc.managers)})
+	}
+	slices.SortFunc(s.Paths, func(a, b PathChurn) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Path, b.Path))
+	})
+	for name, n := range c.objects {
+		s.Objects = append(s.Objects, ObjectChurn{Name: name, Count: n})
+	}
+	slices.SortFunc(s.Objects, func(a, b ObjectChurn) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name))
+	})
+	if len(s.Paths) > n {
+		s.Paths = s.Paths[:n]
+	}
+	if len(s.Objects) > n {
+		s.Objects = s.Objects[:n]
+	}
+	return s
+}
+
+// top is the key with the highest count ("" for none), the first in name
+// order among equals.
+func top(m map[string]int64) string {
+	best, bestN := "", int64(0)
+	for k, n := range m {
+		if n > bestN || n == bestN && k < best {
+			best, bestN = k, n
+		}
+	}
+	return best
+}
