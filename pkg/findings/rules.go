@@ -35,6 +35,7 @@ func newRules() []rule {
 		&uidMismatch{},
 		&gaveUp{},
 		&slowDelivery{},
+		&noisyUpdates{},
 	}
 }
 

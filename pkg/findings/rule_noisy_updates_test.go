@@ -1,0 +1,105 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// modified feeds one diffed MODIFIED event of object i, a second later.
+func (f *feed) modified(i int, ch *diff.Changes) {
+	f.advance(time.Second)
+	f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Changes: ch,
+		Applied: &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: fmt.Sprintf("cm-%d", i%50), UID: "u"}}})
+}
+
+func heartbeat() *diff.Changes {
+	return &diff.Changes{TimestampOnly: true, Paths: []diff.Change{
+		{Path: `.metadata.annotations["example.com/at"]`, Op: diff.Changed, Manager: "stamper", Operation: "Update"},
+		{Path: ".metadata.resourceVersion", Op: diff.Changed, Meta: true}}}
+}
+
+func dataChange() *diff.Changes {
+	return &diff.Changes{Paths: []diff.Change{{Path: ".data.value", Op: diff.Changed, Manager: "writer", Operation: "Update"}}}
+}
+
+func TestNoisyUpdatesNamesTheStampedPathAndItsWriter(t *testing.T) {
+	f := newFeed(t, Options{})
+	for i := range noisyMinEvents - 1 {
+		f.modified(i, heartbeat())
+	}
+	if f.has(NoisyUpdates) {
+		t.Fatal("raised before 100 events")
+	}
+	f.modified(0, heartbeat())
+	got, ok := f.e.Get(NoisyUpdates)
+	if !ok {
+		t.Fatal("100 timestamp-only events of 50 objects did not raise noisy-updates")
+	}
+	if got.Evidence.Facts["path"] != `.metadata.annotations["example.com/at"]` || got.Evidence.Facts["manager"] != "stamper" || got.Evidence.Facts["share"] != "100%" {
+		t.Errorf("facts: %v", got.Evidence.Facts)
+	}
+	if !strings.Contains(got.Evidence.Text, "50 object(s)") || !strings.Contains(got.Action, "predicate") {
+		t.Errorf("evidence %q, action %q", got.Evidence.Text, got.Action)
+	}
+}
+
+func TestNoisyUpdatesStaysQuietOnRealChangesAndForgetsOldMinutes(t *testing.T) {
+	f := newFeed(t, Options{})
+	for i := range 300 {
+		f.modified(i, dataChange())
+	}
+	if f.has(NoisyUpdates) {
+		t.Fatal("data changes raised noisy-updates")
+	}
+	// Half stamps, half data: at the threshold, raised.
+	g := newFeed(t, Options{})
+	for i := range 120 {
+		if i%2 == 0 {
+			g.modified(i, heartbeat())
+		} else {
+			g.modified(i, dataChange())
+		}
+	}
+	if !g.has(NoisyUpdates) {
+		t.Error("half timestamp-only events did not raise noisy-updates")
+	}
+	// 99 stamps, then six minutes of nothing, then one more: the window forgot them.
+	h := newFeed(t, Options{})
+	for i := range noisyMinEvents - 1 {
+		h.modified(i, heartbeat())
+	}
+	h.advance(6 * time.Minute)
+	h.modified(0, heartbeat())
+	if h.has(NoisyUpdates) {
+		t.Error("events older than the window counted")
+	}
+}
+
+func TestNoisyUpdatesSeesOneStatusFieldRewrittenOnNearlyEveryEvent(t *testing.T) {
+	f := newFeed(t, Options{})
+	counter := &diff.Changes{Paths: []diff.Change{{Path: ".status.heartbeatCount", Op: diff.Changed, Manager: "agent", Subresource: "status"}}}
+	for i := range 95 {
+		f.modified(i, counter)
+	}
+	for i := range 5 {
+		f.modified(i, dataChange())
+	}
+	got, ok := f.e.Get(NoisyUpdates)
+	if !ok || got.Evidence.Facts["path"] != ".status.heartbeatCount" || got.Evidence.Facts["manager"] != "agent/status" {
+		t.Fatalf("%v %+v", ok, got.Evidence)
+	}
+	// Skipped events are not evidence.
+	s := newFeed(t, Options{})
+	for i := range 200 {
+		s.modified(i, diff.Skip(diff.SkipNoPrevious))
+	}
+	if s.has(NoisyUpdates) {
+		t.Error("events not diffed raised it")
+	}
+}
