@@ -42,7 +42,9 @@ func newReportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"resources (one or several); first the findings (what is wrong, the evidence with each request\n" +
 			"linked to its row, the cause and what to do); for each resource its options and counters; a timeline of every request\n" +
 			"(colour: how it ended) with markers for 410 Gone, relists, backoffs, bookmarks and resourceVersion\n" +
-			"anomalies, the object count, the bookmark age and event rates over time; every relist with what it\n" +
+			"anomalies, the object count, the bookmark age and event rates over time; when the trace recorded\n" +
+			"the MODIFIED events' changes (--diff), what changed: the paths that changed most with their\n" +
+			"managers, the objects that took most events, the last diffs; every relist with what it\n" +
 			"found (missed deletes, recreates with the old and new UID, updates); every request with its options\n" +
 			"as sent. The page loads nothing from the network: open it from disk or attach it to a bug report.\n\n" +
 			"By default the report is written to the current directory, named after TRACE with .html instead of\n" +

@@ -39,6 +39,10 @@ type Options struct {
 	MaxBuckets int
 	// MaxAlerts is how many tripped alert rules are listed (default 1,000).
 	MaxAlerts int
+	// MaxRecentChanges is how many of a resource's last diffed MODIFIED
+	// events "What changed" lists (default 10), when the trace recorded
+	// their changes (--diff).
+	MaxRecentChanges int
 	// Findings tune the replay's findings engines (--ignore-finding, --relist-storm).
 	Findings findings.Options
 }
@@ -55,6 +59,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxMarkers, 2000)
 	def(&o.MaxBuckets, 1024)
 	def(&o.MaxAlerts, 1000)
+	def(&o.MaxRecentChanges, 10)
 	// Two halves, and bucket pairs that merge.
 	o.MaxRequests = max(o.MaxRequests, 2)
 	o.MaxRelists = max(o.MaxRelists, 2)
@@ -116,7 +121,9 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 		c := cs[i]
 		c.stop(sub.Stats())
 		c.res.Findings = sub.Findings().List()
-		if st := sub.Summary(sess.Now()).Stream; st != nil {
+		sum := sub.Summary(sess.Now())
+		c.res.Churn = sum.Churn
+		if st := sum.Stream; st != nil {
 			c.res.Stream = &StreamInfo{ID: st.ID, Accept: st.Accept, ContentType: st.ContentType, Wire: st.Wire, MetadataOnly: st.MetadataOnly,
 				Table: st.Table, Strategy: st.Strategy, PageSize: st.PageSize}
 		}
@@ -168,16 +175,19 @@ type collector struct {
 	backoffRecorded bool
 	markers         map[MarkerKind]int
 	alerts          AlertSection
+	// recentChanges are the last MODIFIED events whose changes the trace recorded.
+	recentChanges lastChanges
 }
 
 func newCollector(rep *Report, opts Options, i int, h trace.ResourceHeader, st *store.Store) *collector {
 	return &collector{rep: rep, opts: opts, st: st, recent: map[int64]*Request{},
 		res: &Section{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
 			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
-		markers:  map[MarkerKind]int{},
-		requests: newCapped[*Request](opts.MaxRequests),
-		relists:  newCapped[*Relist](opts.MaxRelists),
-		buckets:  newBuckets(opts.MaxBuckets),
+		markers:       map[MarkerKind]int{},
+		requests:      newCapped[*Request](opts.MaxRequests),
+		relists:       newCapped[*Relist](opts.MaxRelists),
+		buckets:       newBuckets(opts.MaxBuckets),
+		recentChanges: lastChanges{max: opts.MaxRecentChanges},
 	}
 }
 
@@ -297,6 +307,7 @@ func (c *collector) note(n reflector.Note) {
 		c.ended(n.Request)
 	case reflector.NoteApplied:
 		c.applied(n.Event, n.Applied, n.Delivery)
+		c.changed(n)
 	case reflector.NoteDecision:
 		c.decision(n.Decision)
 	}
@@ -547,6 +558,7 @@ func (c *collector) stop(s reflector.Stats) {
 	res.Buckets, res.BucketWidth = c.buckets.b, c.buckets.width
 	res.pendingBackoff = c.backoff
 	res.openRelist = c.openRelist()
+	res.RecentChanges, res.RecentChangesTotal = c.recentChanges.all(), c.recentChanges.n
 }
 
 // finish closes what the trace left open at its end.

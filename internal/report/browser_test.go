@@ -374,7 +374,7 @@ func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
 	if err := os.Rename(generate(t, deliveryConfig(3000)), delivery); err != nil {
 		t.Fatal(err)
 	}
-	traces := append(bundledTraces(t), writeHostileTrace(t, dir), delivery)
+	traces := append(bundledTraces(t), writeHostileTrace(t, dir), delivery, writeChangesTrace(t, `.data["`+hostileScript+`"]`, hostileImg, hostileJSON))
 	for _, tr := range traces {
 		name := strings.TrimSuffix(filepath.Base(tr), ".jsonl")
 		t.Run(name, func(t *testing.T) {

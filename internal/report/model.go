@@ -4,7 +4,10 @@
 // markers for 410s, relists, backoffs, bookmarks and resourceVersion
 // anomalies, the object count, the bookmark age and event rates over time,
 // the delivery latency: the events' passive lag estimate and the probe's
-// samples), and tables of the relists and requests.
+// samples), what the MODIFIED events changed when the trace recorded their
+// changes (--diff: the paths that changed most with their managers, the
+// objects that took most events, the last diffs), and tables of the
+// relists and requests.
 //
 // It reads the trace through the replay the replay command runs (a
 // reflector and its store per resource on the replay's virtual clock, or
@@ -21,6 +24,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -133,6 +137,13 @@ type Section struct {
 	// resource watches the probe's Lease (nil otherwise); its samples are in
 	// the buckets (Bucket.ProbeN…).
 	Probe *ProbeFigures
+	// Churn is what the MODIFIED events changed, when the trace recorded
+	// their changes (--diff): the replay's, as its summary's churn says it
+	// (nil otherwise). RecentChanges are the last MaxRecentChanges of those
+	// events, oldest first; RecentChangesTotal counts them all.
+	Churn              *diff.Summary
+	RecentChanges      []ChangedEvent
+	RecentChangesTotal int64
 
 	// lastAt is the time of the resource's last line; pendingBackoff and
 	// openRelist are what the trace's end closes.

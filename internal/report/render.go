@@ -107,6 +107,8 @@ type resourceView struct {
 	RequestsTotal, RequestsHidden           int
 	Relists                                 []relistView
 	RelistsTotal, RelistsHidden, RelistRows int
+	// Changes is "What changed" (nil when the trace recorded no changes).
+	Changes *churnView
 }
 
 type counterView struct {
@@ -402,6 +404,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 		rv.State = append(rv.State, keyValue{"probe", probeText(p), "the delivery probe watches its Lease through this resource: the apiserver's watch path for a Lease on this connection, not every resource's"})
 	}
 	rv.Timeline = v.timeline(res, span)
+	rv.Changes = churnViewOf(res)
 	for i, q := range res.Requests {
 		view := requestRow(res.Index, q)
 		view.Gap = rv.RequestsHidden > 0 && i == res.RequestsGap
