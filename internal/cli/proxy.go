@@ -49,6 +49,7 @@ type ProxyOptions struct {
 	Faults       []string
 	FaultTargets []string
 	FaultSeed    int64
+	Diff         DiffFlags
 
 	// faults and faultTarget are Faults and FaultTargets parsed (Validate).
 	faults      []fault.Spec
@@ -127,6 +128,7 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 		joinNames(fault.Names())+". Each is noted in the stream's log, the trace and the summary's faults")
 	f.StringArrayVar(&o.FaultTargets, "fault-target", nil, "Limit --fault to these resources (pods, deployments.apps) and clients (client=USER-AGENT-SUBSTRING), comma-separated (repeatable)")
 	f.Int64Var(&o.FaultSeed, "fault-seed", 1, "Seed of the random draws of --fault's @p (one seed, the same draws)")
+	o.Diff.addFlags(cmd, false)
 	o.Display.addFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("trace-objects", cobra.FixedCompletions([]string{"none", "metadata", "full"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -187,6 +189,9 @@ func (o *ProxyOptions) Validate() error {
 		return usageErrorf("--fault-target needs --fault")
 	}
 	o.faultTarget = target
+	if err := o.Diff.validate(); err != nil {
+		return err
+	}
 	if o.Display.Summary && !o.Display.NoTUI && o.isTerminal() {
 		return usageErrorf("--summary needs --no-tui")
 	}
@@ -218,14 +223,18 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sess, err := session.NewObserved(session.ObservedConfig{Rest: restCfg, TracePath: o.Trace, TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets})
+	var diffOpts *session.DiffOptions
+	if o.Diff.On {
+		diffOpts = &session.DiffOptions{MaxObjects: o.Diff.MaxObjects, KeepValues: true} // not a Secret's values: Observe
+	}
+	sess, err := session.NewObserved(session.ObservedConfig{Rest: restCfg, TracePath: o.Trace, TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets, Diff: diffOpts})
 	if err != nil {
 		return outs.Finish(err)
 	}
 	if err := outs.Attach(sess); err != nil {
 		return outs.Finish(err)
 	}
-	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recording(),
+	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recording() || o.Diff.On,
 		OnFlowControlNames: sess.FlowControlNames, Faults: o.faults, FaultTarget: o.faultTarget, FaultSeed: o.FaultSeed})
 	if err != nil {
 		return outs.Finish(errors.Join(err, sess.Run(cancelled())))

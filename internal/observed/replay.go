@@ -146,6 +146,7 @@ func (r *Feed) Line(l *trace.Line) error {
 			return fmt.Errorf("replaying line %d: event: %w", r.rd.LineNumber(), err)
 		}
 		ev.Delivery = l.Delivery() // the recorded estimate
+		ev.Changes = l.Changes
 		o.req.Event(ev)
 	case trace.KindEnd:
 		o.req.End(endOf(l))

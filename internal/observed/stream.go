@@ -15,6 +15,7 @@ package observed
 
 import (
 	"fmt"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"mime"
 	"slices"
 	"strings"
@@ -142,6 +143,8 @@ type Stream struct {
 	current   *Request
 	announced bool // the initial-list decision was noted
 	closed    bool
+	// versions holds the objects' last JSON for --diff (nil without it).
+	versions *diff.Versions
 
 	mu          sync.Mutex // guards wire, contentType, rec and faults, read by listeners
 	wire        reflector.Wire
@@ -149,6 +152,38 @@ type Stream struct {
 	rec         Recording
 	// faults are the faults injected into the stream, in the order they first acted.
 	faults []summary.FaultSummary
+}
+
+// Diff diffs the stream's MODIFIED events (proxy --diff) against each
+// object's previous version, holding up to maxObjects of them; the changes
+// keep values when keepValues is set. Only JSON streams are diffed: an event
+// of a protobuf stream says why it was not. Call it before the first request.
+func (s *Stream) Diff(maxObjects int, keepValues bool) {
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	s.versions = diff.NewVersions(maxObjects, keepValues)
+}
+
+// diffEvent gives a MODIFIED event its changes and keeps the versions up
+// to date (feedMu held).
+func (s *Stream) diffEvent(ev *reflector.WatchEvent) {
+	v, o := s.versions, ev.Item.Object
+	if v == nil || o == nil {
+		return
+	}
+	key := o.Namespace + "/" + o.Name
+	switch {
+	case ev.Type == reflector.EventModified && ev.Changes != nil:
+		v.Hold(key, o.UID, ev.Item.Raw)
+	case ev.Type == reflector.EventModified && s.Wire() == reflector.WireProtobuf:
+		ev.Changes = diff.Skip(diff.SkipProtobuf)
+	case ev.Type == reflector.EventModified:
+		ev.Changes = v.Modified(key, o.UID, ev.Item.Raw)
+	case ev.Type == reflector.EventAdded:
+		v.Hold(key, o.UID, ev.Item.Raw)
+	case ev.Type == reflector.EventDeleted:
+		v.Forget(key)
+	}
 }
 
 // Fault is a fault the observing proxy injected into the stream's traffic
@@ -251,6 +286,7 @@ func (s *Stream) Summary(now time.Time) summary.Summary {
 		MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize,
 		ClientLeft: summary.ClientLeftOf(stats, now)}
 	sum.Faults = s.Faults()
+	sum.Churn = summary.ChurnOf(s.ledger.Churn(summary.ChurnTop))
 	return sum
 }
 
@@ -422,6 +458,9 @@ func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOption
 		state = s.ledger.State()
 	}
 	s.ledger.SetState(state)
+	if startsList && s.versions != nil {
+		s.versions.Reset()
+	}
 	r := &Request{s: s, streamingList: streamed}
 	r.info = s.ledger.StartRequest(verb, opts, started)
 	s.current = r
@@ -445,6 +484,13 @@ func (r *Request) Page(page *reflector.Page) {
 	s := r.s
 	s.feedMu.Lock()
 	defer s.feedMu.Unlock()
+	if v := s.versions; v != nil {
+		for _, it := range page.Items {
+			if o := it.Object; o != nil {
+				v.Hold(o.Namespace+"/"+o.Name, o.UID, it.Raw)
+			}
+		}
+	}
 	if rec := s.recording(); rec != nil {
 		rec.Page(r.info.ID, page)
 	}
@@ -457,6 +503,7 @@ func (r *Request) Event(ev reflector.WatchEvent) {
 	s := r.s
 	s.feedMu.Lock()
 	defer s.feedMu.Unlock()
+	s.diffEvent(&ev)
 	if rec := s.recording(); rec != nil {
 		rec.Event(r.info.ID, ev)
 	}

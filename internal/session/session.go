@@ -195,6 +195,8 @@ type Session struct {
 	streams  []*observed.Stream // the proxy's
 	record   trace.ObjectMode
 	unsafe   bool
+	// diff is an observed run's --diff (nil without it).
+	diff *DiffOptions
 
 	mu        sync.Mutex
 	subjects  []Subject
@@ -509,13 +511,15 @@ type ObservedConfig struct {
 	TracePath     string
 	TraceObjects  trace.ObjectMode
 	UnsafeSecrets bool
+	// Diff diffs every JSON stream's MODIFIED events (proxy --diff).
+	Diff *DiffOptions
 }
 
 // NewObserved wires an observed run: the streams the observing proxy
 // follows come through Observe; Serve gives it the proxy's serving, which
 // Run runs. The run's trace, if asked for, is created here.
 func NewObserved(cfg ObservedConfig) (*Session, error) {
-	s := &Session{observed: true, clock: reflector.RealClock{}, record: cfg.TraceObjects, unsafe: cfg.UnsafeSecrets}
+	s := &Session{observed: true, clock: reflector.RealClock{}, record: cfg.TraceObjects, unsafe: cfg.UnsafeSecrets, diff: cfg.Diff}
 	s.run = s.runProxy
 	s.Header = trace.Header{StartedAt: time.Now(), Tool: Tool + " proxy", Server: ServerURL(cfg.Rest), Observed: true, ServerVersion: ServerVersion(cfg.Rest)}
 	if cfg.TracePath != "" {
@@ -535,6 +539,11 @@ func (s *Session) Serve(serve func(context.Context) error) { s.serve = serve }
 // Observe makes st, a stream the proxy observes, a subject of the run
 // (proxy.Options.OnStream), recorded when the run is; before it is fed.
 func (s *Session) Observe(st *observed.Stream) {
+	if d := s.diff; d != nil {
+		res := st.Target().Resource.GVR
+		secrets := res.Group == "" && res.Resource == "secrets"
+		st.Diff(d.MaxObjects, d.KeepValues && (!secrets || s.unsafe))
+	}
 	if rec := s.Recorder; rec != nil {
 		// Its resource line records its number, its client and what it asked for.
 		rh, client := st.TraceResource()

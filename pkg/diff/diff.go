@@ -118,6 +118,7 @@ const (
 	SkipOtherUID   = "another UID under the name (deleted and recreated)"
 	SkipCap        = "over the cap on objects held for diffs"
 	SkipNotJSON    = "the object's body is not JSON"
+	SkipProtobuf   = "the stream is protobuf: only JSON streams are diffed"
 )
 
 // Compare returns what changed from old to new, two versions of one object's
@@ -129,6 +130,11 @@ func Compare(old, new []byte, keepValues bool) (*Changes, error) {
 	}
 	if err := decode(new, &n); err != nil {
 		return nil, fmt.Errorf("the new version: %w", err)
+	}
+	// A LIST's items carry no apiVersion and kind, a watch event's do: not a change.
+	for _, k := range []string{"apiVersion", "kind"} {
+		delete(o, k)
+		delete(n, k)
 	}
 	d := differ{keep: keepValues}
 	d.oldOwners = ownersOf(o)
