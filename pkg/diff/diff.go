@@ -136,10 +136,9 @@ func Compare(old, new []byte, keepValues bool) (*Changes, error) {
 		delete(o, k)
 		delete(n, k)
 	}
-	d := differ{keep: keepValues}
-	d.oldOwners = ownersOf(o)
-	d.newOwners = ownersOf(n)
-	d.keys = keyNames(d.oldOwners, d.newOwners)
+	d := differ{keep: keepValues, oldRaw: old}
+	d.newOwners = ownersOf(new)
+	d.keys = keyNames(d.newOwners)
 	d.object(nil, o, n)
 	sort.Slice(d.out, func(i, j int) bool { return d.out[i].Path < d.out[j].Path })
 	return &Changes{Paths: d.out, TimestampOnly: !d.substantive}, nil
@@ -189,27 +188,30 @@ type owner struct {
 }
 
 // ownersOf parses an object's managedFields (entries that do not parse are
-// left out: they own nothing this package can tell).
-func ownersOf(obj map[string]any) []owner {
-	meta, _ := obj["metadata"].(map[string]any)
-	entries, _ := meta["managedFields"].([]any)
-	var out []owner
-	for _, e := range entries {
-		m, _ := e.(map[string]any)
-		fv, ok := m["fieldsV1"]
-		if !ok {
-			continue
+// left out: they own nothing this package can tell). Each fieldsV1 is read
+// as it is, not decoded and encoded again.
+func ownersOf(b []byte) []owner {
+	var obj struct {
+		Metadata struct {
+			ManagedFields []struct {
+				Manager, Operation, Subresource, Time string
+				FieldsV1                              json.RawMessage
+			}
 		}
-		b, err := json.Marshal(fv)
-		if err != nil {
+	}
+	if json.Unmarshal(b, &obj) != nil {
+		return nil
+	}
+	var out []owner
+	for _, e := range obj.Metadata.ManagedFields {
+		if len(e.FieldsV1) == 0 {
 			continue
 		}
 		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(b)); err != nil {
+		if err := set.FromJSON(bytes.NewReader(e.FieldsV1)); err != nil {
 			continue
 		}
-		str := func(k string) string { s, _ := m[k].(string); return s }
-		out = append(out, owner{manager: str("manager"), operation: str("operation"), subresource: str("subresource"), time: str("time"), set: set})
+		out = append(out, owner{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, time: e.Time, set: set})
 	}
 	return out
 }
@@ -261,8 +263,12 @@ func keyNames(owner ...[]owner) map[string][]string {
 type differ struct {
 	keep                 bool
 	oldOwners, newOwners []owner
-	keys                 map[string][]string
-	out                  []Change
+	// oldRaw is the earlier version, whose owners are read only for a
+	// removed path (oldRead says they were).
+	oldRaw  []byte
+	oldRead bool
+	keys    map[string][]string
+	out     []Change
 	// substantive: a change that is neither meta nor one time for another.
 	substantive bool
 }
@@ -479,6 +485,9 @@ func (d *differ) add(path []step, op Op, o, n any, meta bool) {
 	if !meta {
 		owners := d.newOwners
 		if op == Removed {
+			if !d.oldRead {
+				d.oldOwners, d.oldRead = ownersOf(d.oldRaw), true
+			}
 			owners = d.oldOwners
 		}
 		if w := ownerOf(owners, path); w != nil {
