@@ -204,6 +204,8 @@ func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource 
 	o := rh.Options
 	feed := tui.Feed{Stats: sub.Stats, Store: sub.Store(), Notes: notes, Findings: sub.Findings().List, Alerts: x.alerts()}
 	if w, ok := sub.(*session.Watched); ok {
+		// Our own reflector diffs with --diff, or replays recorded changes.
+		feed.Churn = w.Reflector.Churn
 		feed.Audit = func(context.Context) (*reflector.AuditReport, error) {
 			return nil, errors.New("audit needs a live cluster; this is a replay")
 		}

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -33,6 +34,9 @@ type snapshotMsg struct {
 	// findings are Feed.Findings' (hasFindings: the feed has an engine).
 	hasFindings bool
 	findings    []findings.Finding
+	// churn is Feed.Churn's, read only while the churn pane is open.
+	hasChurn bool
+	churn    diff.Summary
 }
 
 // notesMsg delivers notes from the NoteBuffer.
@@ -96,13 +100,22 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 	return s
 }
 
-// pollCmd takes the next snapshot after wait.
+// pollCmd takes the next snapshot after wait; with the churn pane open,
+// and its last read churnEvery old, the snapshot reads Feed.Churn too.
 func (m Model) pollCmd(wait time.Duration) tea.Cmd {
 	opts, feed := m.opts, m.feed
-	if wait <= 0 {
-		return func() tea.Msg { return takeSnapshot(opts, feed) }
+	churn := m.state == stateChurn && feed.Churn != nil && m.churn.due(m.now)
+	take := func() tea.Msg {
+		s := takeSnapshot(opts, feed)
+		if churn {
+			s.hasChurn, s.churn = true, feed.Churn(churnTop)
+		}
+		return s
 	}
-	return tea.Tick(wait, func(time.Time) tea.Msg { return takeSnapshot(opts, feed) })
+	if wait <= 0 {
+		return take
+	}
+	return tea.Tick(wait, func(time.Time) tea.Msg { return take() })
 }
 
 // notesCmd delivers the next batch of notes, no sooner than wait from now.
@@ -198,7 +211,7 @@ func wrapCmd(i int, cmd tea.Cmd) tea.Cmd {
 // command by command, and anything else (tea.QuitMsg) goes to the program as it is.
 func wrapMsg(i int, msg tea.Msg) tea.Msg {
 	switch msg := msg.(type) {
-	case snapshotMsg, notesMsg, auditMsg, forceRelistDoneMsg, endedMsg:
+	case snapshotMsg, notesMsg, auditMsg, forceRelistDoneMsg, endedMsg, churnMsg:
 		return resourceMsg{i: i, msg: msg}
 	case tea.BatchMsg:
 		out := make(tea.BatchMsg, len(msg))

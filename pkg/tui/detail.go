@@ -44,6 +44,9 @@ type detailView struct {
 	res     int
 	// back is where esc goes: the dashboard, or the findings pane.
 	back viewState
+	// meta shows, in an object's versions, the meta paths of their diffed
+	// changes (resourceVersion, managedFields); m toggles it.
+	meta bool
 }
 
 // detailFor builds the detail of a log entry.
@@ -71,7 +74,7 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 	switch d.kind {
 	case detailObject:
 		title = "Object " + d.ref.String() + "  (" + m.res.Target.Resource.String() + ")"
-		body = m.objectDetail(d.ref)
+		body = m.objectDetail(d.ref, width)
 	case detailRequest:
 		title = fmt.Sprintf("Request #%d  %s", d.req.ID, d.req.Verb)
 		body = requestDetail(&d.req, now)
@@ -97,6 +100,12 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 // body-1 lines, to the top or to the bottom of its total lines (total is
 // called only for a scroll key).
 func (d *detailView) scroll(k tea.KeyPressMsg, body int, total func() int) {
+	scrollOffset(&d.offset, k, body, total)
+}
+
+// scrollOffset moves offset, the first of total lines shown in a body of
+// body lines, on a key of listKeys (total is called only for a scroll key).
+func scrollOffset(offset *int, k tea.KeyPressMsg, body int, total func() int) {
 	lk, page, by := newListKeys(), body-1, 0
 	switch {
 	case key.Matches(k, lk.Up):
@@ -114,7 +123,7 @@ func (d *detailView) scroll(k tea.KeyPressMsg, body int, total func() int) {
 	default:
 		return
 	}
-	d.offset = min(max(d.offset+by, 0), max(total()-page, 0))
+	*offset = min(max(*offset+by, 0), max(total()-page, 0))
 }
 
 // detailFrame is a detail screen of h lines: its title line, then the
@@ -135,7 +144,7 @@ func detailFrame(st styles, title string, wrapped []string, offset, width, h int
 
 // objectDetail is what the dashboard knows of one object: its state in the
 // cache now, and the versions it saw with what each changed.
-func (m *Model) objectDetail(ref store.Ref) []string {
+func (m *Model) objectDetail(ref store.Ref, width int) []string {
 	st := m.st
 	var out []string
 	if m.feed.Store != nil {
@@ -165,11 +174,43 @@ func (m *Model) objectDetail(ref store.Ref) []string {
 			ts = v.at.Format("15:04:05") + " "
 		}
 		out = append(out, ts+st.value.Render(fmt.Sprintf("%-22s", v.what))+" uid "+store.ShortUID(v.uid)+"  rv "+orDash(v.rv))
+		const indent = "           "
+		if v.delta != nil {
+			// The event's diff: each changed path, old → new, and who wrote
+			// it, a long one wrapped under itself.
+			for _, c := range changeLines(st, v.delta, m.detail.meta) {
+				for j, l := range strings.Split(ansi.Wrap(c, max(width-2-len(indent)-2, 20), " ,"), "\n") {
+					if j == 0 {
+						out = append(out, indent+st.accent.Render("· ")+l)
+					} else {
+						out = append(out, indent+"  "+l)
+					}
+				}
+			}
+			if v.delta.Skipped == "" {
+				continue
+			}
+		}
 		for _, c := range r.changesOf(i) {
-			out = append(out, "           "+st.accent.Render("· ")+c)
+			out = append(out, indent+st.accent.Render("· ")+c)
 		}
 	}
 	return out
+}
+
+// hasDiffs says the history of ref holds a diffed version: its detail
+// lists changed paths, and m shows their meta paths.
+func (m *Model) hasDiffs(ref store.Ref) bool {
+	r, ok := m.history.get(ref)
+	if !ok {
+		return false
+	}
+	for i := range r.len() {
+		if d := r.at(i).delta; d != nil && d.Skipped == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // objectFacts are an object's identity and metadata, one fact a line.

@@ -19,13 +19,19 @@ import (
 // go test ./pkg/tui -run Golden -update.
 func goldenScreen(t *testing.T, w, h int, opts func(*Options), msgs ...tea.Msg) []byte {
 	t.Helper()
+	return goldenScreenOf(t, w, h, Feed{}, opts, msgs...)
+}
+
+// goldenScreenOf is goldenScreen of the demo resource with feed.
+func goldenScreenOf(t *testing.T, w, h int, feed Feed, opts func(*Options), msgs ...tea.Msg) []byte {
+	t.Helper()
 	o := demoOptions(newFakeClock())
 	end := at(110 * time.Second)
 	o.Now = func() time.Time { return end } // read by the program's goroutines: fixed, so no race
 	if opts != nil {
 		opts(&o)
 	}
-	m := New(o, demoResource(Feed{}))
+	m := New(o, demoResource(feed))
 	t.Cleanup(m.Close)
 	tm := teatest.NewTestModel(t, m,
 		teatest.WithInitialTermSize(w, h),

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -23,6 +24,9 @@ type version struct {
 	// obj is the object; nil for versions known only from a relist diff.
 	obj     *store.Object
 	uid, rv string
+	// delta is what a diffed MODIFIED event changed (--diff, or a trace
+	// that recorded it): the note's, shared, never copied; nil otherwise.
+	delta *diff.Changes
 
 	// changes describe what differs from the previous version; computed
 	// when first shown, since most versions never are.
@@ -121,14 +125,15 @@ func outcomeWord(o store.Outcome) string {
 	return ""
 }
 
-// recordResult adds what one store change did to the history.
-func (h *objectHistory) recordResult(at time.Time, res store.Result) {
+// recordResult adds what one store change did to the history, with what
+// its event changed when it was diffed (ch, nil when not).
+func (h *objectHistory) recordResult(at time.Time, res store.Result, ch *diff.Changes) {
 	if outcomeWord(res.Outcome) == "" || res.Object == nil {
 		return
 	}
 	h.add(res.Object.Ref(), version{
 		at: at, what: outcomeWord(res.Outcome), obj: res.Object,
-		uid: res.Object.UID, rv: res.Object.ResourceVersion,
+		uid: res.Object.UID, rv: res.Object.ResourceVersion, delta: ch,
 	}, res.Previous)
 }
 

@@ -30,6 +30,8 @@ type keyMap struct {
 	Audit      key.Binding
 	// Findings opens the findings pane; disabled where the feed has none.
 	Findings key.Binding
+	// Churn opens the churn pane; disabled where the feed has no Churn.
+	Churn    key.Binding
 	NextPane key.Binding
 	PrevPane key.Binding
 	Up       key.Binding
@@ -53,6 +55,7 @@ func newKeyMap() keyMap {
 		Relist:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
 		Audit:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
 		Findings:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
+		Churn:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "churn (--diff)")),
 		NextPane:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
@@ -83,15 +86,19 @@ func (k keyMap) withoutActions() keyMap {
 
 // footerKeys are the footer's (screenKeys).
 func (k keyMap) footerKeys() (first, rest []key.Binding) {
-	return []key.Binding{k.ToOverview}, []key.Binding{k.Findings, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
+	return []key.Binding{k.ToOverview}, []key.Binding{k.Findings, k.Churn, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
 }
 
 // helpGroups are the help screen's columns (screenKeys).
 func (k keyMap) helpGroups() (nav, moves, actions []key.Binding) {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		[]key.Binding{k.NextPane, k.PrevPane, k.Select, k.Back},
-		[]key.Binding{k.Findings, k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}
+		[]key.Binding{k.Findings, k.Churn, k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}
 }
+
+// metaKey shows and hides, in an object's detail, the meta paths of each
+// version's changes (resourceVersion, managedFields).
+var metaKey = key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "meta paths"))
 
 // overviewKeyMap is the overview's key bindings besides the chrome's; its
 // help screen and footer are generated from them.

@@ -30,6 +30,8 @@ const (
 	stateHelp
 	// stateFindings: the findings pane (f), newest first.
 	stateFindings
+	// stateChurn: the churn pane (c): what the MODIFIED events changed.
+	stateChurn
 	// stateResource: on the overview, the selected resource's dashboard.
 	stateResource
 )
@@ -47,6 +49,8 @@ func (s viewState) String() string {
 		return "help"
 	case stateFindings:
 		return "findings"
+	case stateChurn:
+		return "churn"
 	case stateResource:
 		return "resource"
 	}
@@ -92,6 +96,10 @@ type Model struct {
 	findings     []findings.Finding
 	haveFindings bool
 
+	// churn is the churn pane (c), with the feed's Churn as last read
+	// while it was open.
+	churn churnPane
+
 	auditing bool
 }
 
@@ -111,6 +119,7 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 		keys.Pause.SetEnabled(false) // space pauses the replay
 	}
 	keys.Findings.SetEnabled(res.Feed.Findings != nil) // f only where there are findings to show
+	keys.Churn.SetEnabled(res.Feed.Churn != nil)       // c only where events can be diffed
 	return Model{
 		root:     newRoot(opts),
 		res:      res,
@@ -146,6 +155,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.notesCmd(m.opts.Refresh)
 	case auditMsg:
 		m.addAudit(msg)
+	case churnMsg:
+		m.churn.set(msg.sum, m.now)
 	case endedMsg:
 		m.chrome.ended = true
 	case tea.KeyPressMsg:
@@ -181,6 +192,9 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	if s.hasFindings {
 		m.findings, m.haveFindings = s.findings, true
 	}
+	if s.hasChurn {
+		m.churn.set(s.churn, m.now)
+	}
 	m.chrome.expireStatus(m.now)
 }
 
@@ -215,7 +229,7 @@ func (m *Model) addNotes(notes []reflector.Note) {
 func (m *Model) entry(n reflector.Note) (logEntry, bool) {
 	switch {
 	case n.Kind == reflector.NoteApplied && n.Applied != nil:
-		m.history.recordResult(n.At, *n.Applied)
+		m.history.recordResult(n.At, *n.Applied, n.Changes)
 		return entryFromResult(n, *n.Applied)
 	case n.Kind == reflector.NoteAudit && n.Audit != nil:
 		return logEntry{at: n.At, kind: kindAudit, seq: n.Seq, req: n.RequestID, audit: n.Audit, text: n.Audit.String()}, true
@@ -270,11 +284,20 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		// The run ended by itself: its last screen stays until any key.
 		return m, tea.Quit
 	}
+	if m.state == stateDetail && m.detail.kind == detailObject && key.Matches(k, metaKey) {
+		m.detail.meta = !m.detail.meta
+		return m, nil
+	}
 	cmd, ok := m.overlayKey(&m, k)
 	switch {
 	case ok:
 	case m.state == stateFilter:
 		cmd = m.filterKey(k)
+	case m.state == stateChurn:
+		var quit bool
+		if cmd, quit = m.churnKey(k); quit {
+			return m, tea.Quit
+		}
 	default:
 		var quit bool
 		if cmd, quit = m.dashboardKey(k); quit {
@@ -353,10 +376,30 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 		m.chrome.status.text = ""
 	case key.Matches(k, m.keys.Findings):
 		m.state = stateFindings
+	case key.Matches(k, m.keys.Churn):
+		m.state, m.churn.offset = stateChurn, 0
+		return churnCmd(m.feed.Churn), false
 	case key.Matches(k, m.keys.Relist):
 		return m.forceRelist(), false
 	case key.Matches(k, m.keys.Audit):
 		return m.startAudit(), false
+	}
+	return nil, false
+}
+
+// churnKey handles a key on the churn pane: q quits, ? opens the help,
+// esc or c close it, and the list keys scroll it.
+func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
+	_, _, body := m.chrome.size()
+	switch {
+	case key.Matches(k, m.chrome.keys.Quit):
+		return nil, true
+	case key.Matches(k, m.chrome.keys.Help):
+		m.state = stateHelp
+	case key.Matches(k, m.chrome.keys.Close, m.keys.Churn):
+		m.state = stateDashboard
+	default:
+		scrollOffset(&m.churn.offset, k, body, func() int { return len(m.churn.lines(m.st, m.chrome.width)) })
 	}
 	return nil, false
 }

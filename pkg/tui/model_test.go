@@ -169,7 +169,7 @@ func TestRelistDiffPaneNamesWhatTheWatchMissed(t *testing.T) {
 	m = update(m, keyPress("enter"))
 	mustContain(t, screen(m), "Object default/web-config-2", "recreated (relist)     uid 9e8d7c6b  rv 1220")
 	// A recreate the watch saw (one REPLACED event) reads as a new instance.
-	mustContain(t, strings.Join(m.objectDetail(store.Ref{Namespace: "default", Name: "web-config-5"}), "\n"), "new instance: uid 3c4d5e6f → 77aa66bb")
+	mustContain(t, strings.Join(m.objectDetail(store.Ref{Namespace: "default", Name: "web-config-5"}, 80), "\n"), "new instance: uid 3c4d5e6f → 77aa66bb")
 }
 
 func TestNoRelistYetSaysSo(t *testing.T) {

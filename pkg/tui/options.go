@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -179,4 +180,10 @@ type Feed struct {
 	// it raised them, ignored ones included, e.g. (*findings.Engine).List.
 	// Nil where there is no engine: no findings pane, count or column then.
 	Findings func() []findings.Finding
+	// Churn returns what the MODIFIED events diffed so far changed (--diff),
+	// with the top paths and objects, e.g. (*reflector.Reflector).Churn. It
+	// is polled only while the churn pane (c) is open, at most once a
+	// second, never per event. Nil where nothing is diffed (another
+	// program's reflector): no churn pane then.
+	Churn func(top int) diff.Summary
 }

@@ -192,14 +192,14 @@ func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
 func TestObjectHistoryIsBounded(t *testing.T) {
 	h := newObjectHistory(2)
 	for i := range 3 {
-		h.recordResult(at(time.Duration(i)), store.Result{Outcome: store.Added, Object: obj("ns", fmt.Sprint(i), "u", "1")})
+		h.recordResult(at(time.Duration(i)), store.Result{Outcome: store.Added, Object: obj("ns", fmt.Sprint(i), "u", "1")}, nil)
 	}
 	if _, ok := h.get(store.Ref{Namespace: "ns", Name: "0"}); ok || h.len() != 2 {
 		t.Errorf("tracking %d objects with the oldest kept=%v, want 2 with the oldest forgotten", h.len(), ok)
 	}
 	ref := store.Ref{Namespace: "ns", Name: "2"}
 	for i := range versionsPerObject + 5 {
-		h.recordResult(at(time.Second), store.Result{Outcome: store.Modified, Object: obj("ns", "2", "u", fmt.Sprint(i+2))})
+		h.recordResult(at(time.Second), store.Result{Outcome: store.Modified, Object: obj("ns", "2", "u", fmt.Sprint(i+2))}, nil)
 	}
 	r, _ := h.get(ref)
 	if r.len() != versionsPerObject || r.forgotten != 6 {

@@ -94,7 +94,13 @@ func (m *Model) layout() layout {
 
 // View renders the screen.
 func (m Model) View() tea.View {
-	return m.view(&m, nil, m.now, func() []string { return m.dashboard(m.layout()) })
+	return m.view(&m, nil, m.now, func() []string {
+		if m.state == stateChurn {
+			_, _, body := m.chrome.size()
+			return m.churn.window(m.st, m.chrome.width, body)
+		}
+		return m.dashboard(m.layout())
+	})
 }
 
 // header is the run's identity, the resource, the reflector's state, and live or replay.
@@ -271,6 +277,12 @@ func (m *Model) footer(width int) string {
 		over = m.filter.view(m.st) + m.st.faint.Render("  enter keep · esc clear")
 	}
 	hint, _ := m.overlayHint(m)
+	switch {
+	case m.state == stateChurn:
+		hint = churnHint
+	case m.state == stateDetail && m.detail.kind == detailObject && m.hasDiffs(m.detail.ref):
+		hint = objectDiffHint(m.detail.meta)
+	}
 	return m.chrome.footer(width, over, hint, m.shownKeys(), m.notesLost)
 }
 
@@ -441,6 +453,9 @@ func (m *Model) helpLines(width int) []string {
 	}
 	if m.keys.Findings.Enabled() {
 		legend = append(legend, [2]string{"findings", findingsLegend})
+	}
+	if m.keys.Churn.Enabled() {
+		legend = append(legend, [2]string{"churn", churnLegend})
 	}
 	var after [][2]string
 	if m.keys.ToOverview.Enabled() {

@@ -1,0 +1,214 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+)
+
+// churnTop is how many paths and objects the churn pane lists.
+const churnTop = 20
+
+// churnEvery is how often the churn pane reads Feed.Churn while it is open:
+// a read sums up the reflector's counts under its lock, so it is not taken
+// at every poll.
+const churnEvery = time.Second
+
+// churnMsg is one read of Feed.Churn, taken when the churn pane opens.
+type churnMsg struct{ sum diff.Summary }
+
+// churnCmd reads f off the screen's goroutine.
+func churnCmd(f func(top int) diff.Summary) tea.Cmd {
+	return func() tea.Msg { return churnMsg{sum: f(churnTop)} }
+}
+
+// churnPane is what the resource's MODIFIED events changed, over the
+// dashboard (c): how many were diffed, how many changed only times, how
+// many were not diffed, the paths that change most with their top writer,
+// and the objects that take most events. It scrolls by lines.
+type churnPane struct {
+	sum    diff.Summary
+	have   bool      // sum was read at least once
+	readAt time.Time // when sum came (the model's clock)
+	offset int
+}
+
+// set takes a read of Feed.Churn that came at at.
+func (p *churnPane) set(sum diff.Summary, at time.Time) {
+	p.sum, p.have, p.readAt = sum, true, at
+}
+
+// due says the pane, open, should read Feed.Churn again at now.
+func (p *churnPane) due(now time.Time) bool {
+	return !p.have || now.Sub(p.readAt) >= churnEvery || now.Before(p.readAt)
+}
+
+// churnHint is the footer under the churn pane.
+const churnHint = "↑/↓ pgup/pgdn scroll · esc or c close · ? help · q quit"
+
+// objectDiffHint is the footer under an object's detail whose versions
+// were diffed: m shows or hides the meta paths.
+func objectDiffHint(meta bool) string {
+	if meta {
+		return "esc back · m hide meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
+	}
+	return "esc back · m show meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
+}
+
+// churnLegend explains the churn pane on the help screen.
+const churnLegend = "c shows what the MODIFIED events changed, with --diff: how many were diffed, how many changed only " +
+	"times (resourceVersion, managedFields, timestamps), how many could not be diffed, the paths that change most with " +
+	"their share of the events and the field manager that writes them most, and the objects that take most events; " +
+	"enter on an object in the log shows each version's changed paths"
+
+// lines renders the whole pane at width (the caller windows it).
+func (p *churnPane) lines(st styles, width int) []string {
+	s := p.sum
+	title := sectionRule(st, "churn · what the MODIFIED events changed", width)
+	if !p.have {
+		return []string{title, "", st.faint.Render("  reading…")}
+	}
+	if s.Events == 0 {
+		out := []string{title, "", "  " + st.value.Render("no MODIFIED event diffed yet") + ": --diff is off, or nothing changed yet"}
+		if s.Skipped > 0 {
+			out = append(out, "  "+st.warn.Render(format.Plural(s.Skipped, "MODIFIED event"))+" not diffed: no earlier version held, "+
+				"a recreate, over --diff's cap on objects held, or a body not JSON")
+		}
+		return append(out, st.faint.Render("  (with --diff each MODIFIED event is compared with the object's previous version: "+
+			"the changed paths and the field managers that wrote them)"))
+	}
+	const labelW = 13
+	fact := func(label, text string) string {
+		return clip(" "+st.label.Render(fmt.Sprintf("%-*s", labelW, label))+text, width)
+	}
+	out := []string{title, "",
+		fact("diffed", st.value.Render(format.Plural(s.Events, "MODIFIED event"))),
+		fact("times only", st.value.Render(format.Count(s.TimestampOnly))+fmt.Sprintf(" (%s) changed only times, resourceVersion, managedFields", percent(s.TimestampOnly, s.Events))),
+	}
+	if s.Skipped > 0 {
+		out = append(out, fact("not diffed", st.warn.Render(format.Count(s.Skipped))+" (no earlier version held, a recreate, over the cap, or not JSON)"))
+	}
+	out = append(out, "")
+	const countW, shareW = 7, 6
+	writerW := min(max(width/4, 12), 32)
+	pathW := max(width-5-countW-shareW-writerW, 16) // " path count share  writer"
+	out = append(out, st.label.Render(clip(fmt.Sprintf(" %-*s %*s %*s  %s", pathW, "PATH (most changed)", countW, "COUNT", shareW, "SHARE", "TOP WRITER"), width)))
+	if len(s.Paths) == 0 {
+		out = append(out, st.faint.Render("  no path but the meta ones (resourceVersion, managedFields) changed"))
+	}
+	for _, pc := range s.Paths {
+		out = append(out, clip(" "+st.value.Render(pad(pc.Path, pathW))+fmt.Sprintf(" %*s %*s  ", countW, format.Count(pc.Count), shareW, share(pc.Share))+
+			st.accent.Render(orDash(pc.Manager)), width))
+	}
+	out = append(out, "")
+	out = append(out, st.label.Render(clip(fmt.Sprintf(" %-*s %*s %*s", pathW, "OBJECT (most events)", countW, "EVENTS", shareW, "SHARE"), width)))
+	for _, o := range s.Objects {
+		out = append(out, clip(" "+pad(o.Name, pathW)+fmt.Sprintf(" %*s %*s", countW, format.Count(o.Count), shareW, percent(o.Count, s.Events)), width))
+	}
+	return out
+}
+
+// window is the pane's lines from its offset, in h lines.
+func (p *churnPane) window(st styles, width, h int) []string {
+	all := p.lines(st, width)
+	p.offset = min(max(p.offset, 0), max(len(all)-h, 0))
+	return all[p.offset:]
+}
+
+// percent is n of total as a whole percentage: "71%".
+func percent(n, total int64) string {
+	if total <= 0 {
+		return "-"
+	}
+	return share(float64(n) / float64(total))
+}
+
+// share is a fraction as a whole percentage, "<1%" for a small one.
+func share(f float64) string {
+	switch {
+	case f <= 0:
+		return "0%"
+	case f < 0.01:
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", f*100)
+}
+
+// maxVersionPaths bounds the changed paths listed for one version.
+const maxVersionPaths = 40
+
+// changeLines are one version's diffed changes as the object detail lists
+// them: `path old → new  by writer`, meta paths only with meta, and a line
+// that says how many meta paths are hidden.
+func changeLines(st styles, ch *diff.Changes, meta bool) []string {
+	if ch.Skipped != "" {
+		return []string{st.warn.Render("not diffed: ") + ch.Skipped}
+	}
+	var out []string
+	if ch.TimestampOnly {
+		out = append(out, st.faint.Render("timestamps only: nothing changed but resourceVersion, managedFields and times"))
+	}
+	shown, hidden := 0, 0
+	for _, c := range ch.Paths {
+		if c.Meta && !meta {
+			hidden++
+			continue
+		}
+		if shown == maxVersionPaths {
+			shown++
+			continue
+		}
+		shown++
+		out = append(out, changeLine(st, c))
+	}
+	if shown > maxVersionPaths {
+		out = append(out, st.faint.Render(fmt.Sprintf("… and %d more paths", shown-maxVersionPaths)))
+	}
+	if hidden > 0 {
+		out = append(out, st.faint.Render(fmt.Sprintf("+%s (resourceVersion, managedFields): m shows them", format.Plural(hidden, "meta path"))))
+	}
+	if len(out) == 0 {
+		out = append(out, st.faint.Render("no path changed"))
+	}
+	return out
+}
+
+// changeLine is one changed path: `.data.k: "a" → "b"  by writer`; without
+// values kept, `.data.k changed  by writer`.
+func changeLine(st styles, c diff.Change) string {
+	line := st.value.Render(c.Path)
+	switch {
+	case len(c.Old) == 0 && len(c.New) == 0:
+		line += " " + string(c.Op)
+	case c.Op == diff.Added:
+		line += ": (none) → " + rawValue(c.New)
+	case c.Op == diff.Removed:
+		line += ": " + rawValue(c.Old) + " → (removed)"
+	default:
+		line += ": " + rawValue(c.Old) + " → " + rawValue(c.New)
+	}
+	if w := c.Writer(); w != "" {
+		line += st.label.Render("  by ") + st.accent.Render(w)
+	}
+	return line
+}
+
+// rawValue renders a JSON value briefly, on one line.
+func rawValue(raw json.RawMessage) string {
+	var b bytes.Buffer
+	s := string(raw)
+	if json.Compact(&b, raw) == nil {
+		s = b.String()
+	}
+	if ansi.StringWidth(s) > 40 {
+		s = ansi.Truncate(s, 40, format.Ellipsis)
+	}
+	return s
+}
