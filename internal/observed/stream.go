@@ -306,6 +306,10 @@ func (s *Stream) OnNote(f func(reflector.Note)) { s.listeners = append(s.listene
 // listeners (Configure it before the stream is fed).
 func (s *Stream) Findings() *findings.Engine { return s.findings }
 
+// Churn is what the stream's diffed MODIFIED events changed (proxy --diff,
+// or a trace that recorded the changes), with the top paths and objects.
+func (s *Stream) Churn(top int) diff.Summary { return s.ledger.Churn(top) }
+
 // Record sends everything observed from now on to rec; call it before the
 // stream is fed.
 func (s *Stream) Record(rec Recording) {

@@ -202,10 +202,8 @@ func asks(rh trace.ResourceHeader, client trace.Client) string {
 func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource {
 	rh, client := sub.Describe()
 	o := rh.Options
-	feed := tui.Feed{Stats: sub.Stats, Store: sub.Store(), Notes: notes, Findings: sub.Findings().List, Alerts: x.alerts()}
+	feed := tui.Feed{Stats: sub.Stats, Store: sub.Store(), Notes: notes, Findings: sub.Findings().List, Churn: sub.Churn, Alerts: x.alerts()}
 	if w, ok := sub.(*session.Watched); ok {
-		// Our own reflector diffs with --diff, or replays recorded changes.
-		feed.Churn = w.Reflector.Churn
 		feed.Audit = func(context.Context) (*reflector.AuditReport, error) {
 			return nil, errors.New("audit needs a live cluster; this is a replay")
 		}

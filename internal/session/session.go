@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -80,6 +81,9 @@ type Subject interface {
 	Store() *store.Store
 	// Findings reads its notes after the listeners.
 	Findings() *findings.Engine
+	// Churn is what its diffed MODIFIED events changed so far (--diff, or
+	// a trace that recorded the changes), with the top paths and objects.
+	Churn(top int) diff.Summary
 	// Summary is the summary contract of it at now.
 	Summary(now time.Time) summary.Summary
 }
@@ -123,6 +127,9 @@ func (r *Watched) Stats() reflector.Stats { return r.Reflector.Stats() }
 
 // Findings reads the resource's notes, after its listeners (nil: none read).
 func (r *Watched) Findings() *findings.Engine { return r.findings }
+
+// Churn is what the reflector's diffed MODIFIED events changed (Reflector.Churn).
+func (r *Watched) Churn(top int) diff.Summary { return r.Reflector.Churn(top) }
 
 // DropFindings runs the resource without a findings engine (a benchmark's
 // baseline); call it before Run.
