@@ -66,6 +66,9 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 	m := New(demoOptions(clock), demoResource(Feed{Churn: feed.Churn}))
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 40)
+	mustNotContain(t, screen(m), "c churn (--diff)") // in the footer once an event was diffed
+	mustContain(t, screen(update(m, keyPress("?"))), "churn (--diff)")
+	m = update(m, diffedChange())
 	mustContain(t, screen(m), "c churn (--diff)")
 
 	m = openChurn(t, m)

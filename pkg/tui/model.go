@@ -97,8 +97,10 @@ type Model struct {
 	haveFindings bool
 
 	// churn is the churn pane (c), with the feed's Churn as last read
-	// while it was open.
-	churn churnPane
+	// while it was open; diffed says a note carried Changes (the footer
+	// offers c from then on; the help always lists it).
+	churn  churnPane
+	diffed bool
 
 	auditing bool
 }
@@ -230,6 +232,7 @@ func (m *Model) entry(n reflector.Note) (logEntry, bool) {
 	switch {
 	case n.Kind == reflector.NoteApplied && n.Applied != nil:
 		m.history.recordResult(n.At, *n.Applied, n.Changes)
+		m.diffed = m.diffed || n.Changes != nil
 		return entryFromResult(n, *n.Applied)
 	case n.Kind == reflector.NoteAudit && n.Audit != nil:
 		return logEntry{at: n.At, kind: kindAudit, seq: n.Seq, req: n.RequestID, audit: n.Audit, text: n.Audit.String()}, true

@@ -283,7 +283,11 @@ func (m *Model) footer(width int) string {
 	case m.state == stateDetail && m.detail.kind == detailObject && m.hasDiffs(m.detail.ref):
 		hint = objectDiffHint(m.detail.meta)
 	}
-	return m.chrome.footer(width, over, hint, m.shownKeys(), m.notesLost)
+	keys := m.shownKeys()
+	if !m.diffed {
+		keys.Churn.SetEnabled(false) // in the help, not the footer, until an event was diffed
+	}
+	return m.chrome.footer(width, over, hint, keys, m.notesLost)
 }
 
 // gauge is one labelled health value.
