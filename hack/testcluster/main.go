@@ -31,7 +31,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s\n%s\n%s\n", bins.Etcd, bins.KubeAPIServer, bins.Kubectl)
+		fmt.Printf("%s\n%s\n%s\n%s\n", bins.Etcd, bins.KubeAPIServer, bins.Kubectl, bins.KubeControllerManager)
 		return nil
 	}
 	c, err := testcluster.Start(ctx, testcluster.Options{Log: os.Stderr})

@@ -8,5 +8,6 @@ package tools
 import (
 	_ "go.etcd.io/etcd/server/v3/etcdmain" // built by ./cmd/etcd
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 )
@@ -222,4 +223,74 @@ func checkReplaySays(t *testing.T, tracePath string, live ...summary.Summary) {
 			t.Errorf("%s: findings live %v, replayed %v", l.Resource, ids(l), ids(r))
 		}
 	}
+}
+
+// TestE2EDiffNamesTheDeploymentControllerAndTheScaler runs a real
+// kube-controller-manager (its deployment and replicaset controllers) on a
+// cluster of its own while a client with a field manager of its own scales
+// a Deployment: --diff shows .spec.replicas written by that client, and
+// the .status paths written by the deployment controller (through the
+// status subresource), and a new image at its container's key written by a
+// third client; the trace replays to the same churn.
+func TestE2EDiffNamesTheDeploymentControllerAndTheScaler(t *testing.T) {
+	t.Parallel() // on a cluster of its own
+	c := testcluster.ForTest(t, testcluster.Options{})
+	if err := c.StartControllerManager("deployment", "replicaset"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const ns = "diff-scale"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "scaled"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "scaled"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1),
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}}}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{FieldManager: "e2e-setup"}); err != nil {
+		t.Fatal(err)
+	}
+	tracePath := filepath.Join(t.TempDir(), "scale.jsonl")
+	p := startPlugin(t, pluginPath(t), c.Kubeconfig(), "deployments.apps", "-n", ns, "--diff", "--no-tui", "-o", "json", "--summary", "--trace", tracePath)
+	p.waitForLine(t, `"reason":"list-complete"`)
+	for _, replicas := range []int{3, 2, 4, 1} {
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+		if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "scaled", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "e2e-scaler"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	// A new image rolls out: the Progressing condition moves on.
+	image := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:2"}]}}}}`
+	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "scaled", types.StrategicMergePatchType, []byte(image), metav1.PatchOptions{FieldManager: "e2e-deployer"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	out, _ := p.interrupt(t)
+	sum := allSummaries(t, out)[0]
+	c2 := sum.Churn
+	if c2 == nil || !hasPath(c2.Paths, ".spec.replicas", "e2e-scaler") {
+		t.Fatalf("no .spec.replicas by e2e-scaler in the churn: %+v", c2)
+	}
+	status := 0
+	for _, p := range c2.Paths {
+		if strings.HasPrefix(p.Path, ".status.") {
+			if p.Manager != "kube-controller-manager/status" {
+				t.Errorf("%s written by %q, want the deployment controller", p.Path, p.Manager)
+			}
+			status++
+		}
+	}
+	if status == 0 {
+		t.Errorf("no .status path in the churn: %+v", c2)
+	}
+	// The container is keyed by its name (the key the Deployment's managedFields use).
+	if !hasPath(c2.Paths, ".spec.template.spec.containers[name=app].image", "e2e-deployer") {
+		t.Errorf("the new image is not keyed by its container's name, or not by e2e-deployer: %+v", c2.Paths)
+	}
+	checkReplaySays(t, tracePath, sum)
 }

@@ -46,6 +46,9 @@ type Binaries struct {
 	KubeAPIServer string
 	// Kubectl is the matching kubectl, for tests that run the plugin the way users do.
 	Kubectl string
+	// KubeControllerManager is the matching kube-controller-manager, for
+	// tests whose objects need their controllers (a Deployment's status).
+	KubeControllerManager string
 }
 
 // EnvBinDir overrides where the built binaries are cached (default: <repo>/.cache/testcluster).
@@ -73,8 +76,9 @@ func Ensure(ctx context.Context, log io.Writer) (Binaries, error) {
 		base = filepath.Join(root, ".cache", "testcluster")
 	}
 	dir := filepath.Join(base, key)
-	bins := Binaries{Etcd: filepath.Join(dir, "etcd"), KubeAPIServer: filepath.Join(dir, "kube-apiserver"), Kubectl: filepath.Join(dir, "kubectl")}
-	if exists(bins.Etcd) && exists(bins.KubeAPIServer) && exists(bins.Kubectl) {
+	bins := Binaries{Etcd: filepath.Join(dir, "etcd"), KubeAPIServer: filepath.Join(dir, "kube-apiserver"), Kubectl: filepath.Join(dir, "kubectl"),
+		KubeControllerManager: filepath.Join(dir, "kube-controller-manager")}
+	if exists(bins.Etcd) && exists(bins.KubeAPIServer) && exists(bins.Kubectl) && exists(bins.KubeControllerManager) {
 		return bins, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -91,6 +95,7 @@ func Ensure(ctx context.Context, log io.Writer) (Binaries, error) {
 		{bins.Etcd, "./cmd/etcd"},
 		{bins.KubeAPIServer, "k8s.io/kubernetes/cmd/kube-apiserver"},
 		{bins.Kubectl, "k8s.io/kubernetes/cmd/kubectl"},
+		{bins.KubeControllerManager, "k8s.io/kubernetes/cmd/kube-controller-manager"},
 	} {
 		if !exists(b.out) {
 			pkgs = append(pkgs, b.pkg)

@@ -28,5 +28,5 @@ func main() {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)
 	}
-	fmt.Printf("%s\n%s\n%s\n", bins.Etcd, bins.KubeAPIServer, bins.Kubectl)
+	fmt.Printf("%s\n%s\n%s\n%s\n", bins.Etcd, bins.KubeAPIServer, bins.Kubectl, bins.KubeControllerManager)
 }
