@@ -9,7 +9,8 @@
 #      As root it runs apt-get; otherwise with sudo if sudo needs no password.
 #      Otherwise it stops at once, before any build, naming every missing
 #      package and the command that installs them.
-#   2. builds the test cluster (etcd, kube-apiserver and kubectl from Go
+#   2. builds the test cluster (etcd, kube-apiserver, kubectl and
+#      kube-controller-manager from Go
 #      modules, hack/tools) into .cache/testcluster, once;
 #   3. compiles the tests' packages with -race beside that build, then runs
 #      go test -race ./... (real etcd and kube-apiserver on 127.0.0.1);

@@ -1,7 +1,7 @@
 //go:build tools
 
-// Package tools pins the test-cluster binaries (kube-apiserver, etcd, and the
-// kubectl the plugin tests run it through) that
+// Package tools pins the test-cluster binaries (kube-apiserver, etcd, the
+// kubectl the plugin tests run it through, and kube-controller-manager) that
 // internal/testcluster builds from Go modules. It is never compiled into the plugin.
 package tools
 

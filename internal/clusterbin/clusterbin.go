@@ -1,5 +1,5 @@
 // Package clusterbin builds the test cluster's programs (etcd,
-// kube-apiserver and the matching kubectl) from the Go modules that
+// kube-apiserver, the matching kubectl and kube-controller-manager) from the Go modules that
 // hack/tools pins, once, into a cache directory. It imports only the
 // standard library, so that the command that builds them
 // (hack/testcluster/build, the test suite's first step) compiles in seconds
