@@ -12,6 +12,13 @@
 //
 //	go run ./hack/bench -check
 //
+// With -diff it measures only what --diff costs (issue 36): the sync at
+// 50,000 ConfigMaps by default, --wire json and --diff side by side (and the
+// -baseline plugin's default sync), and a replay of 1M MODIFIED events of a
+// whole-object trace with and without --diff:
+//
+//	go run ./hack/bench -diff -baseline 4712e31 -replay-reps 3
+//
 // It starts internal/testcluster, creates N ConfigMaps of about 1 KiB with
 // server-side apply, and for each N measures initial sync (separate
 // processes, so peak RSS is per process), steady memory and a forced relist
@@ -62,6 +69,11 @@ type options struct {
 	// check runs only the guard of issue 33 (runCheck): the default sync
 	// against the protobuf floor and the typed informer, at each N.
 	check bool
+	// diff runs only the cost of --diff (runDiff): the sync at the largest N
+	// with and without it, and a replay of MODIFIED events with and without
+	// it, replayReps times.
+	diff       bool
+	replayReps int
 }
 
 func main() {
@@ -95,10 +107,27 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.big, "big", 160, "big ConfigMaps for the big-object comparison, in a cluster of their own (0 skips it)")
 	fs.IntVar(&o.bigSize, "big-size", 900_000, "bytes of YAML-like text in each big ConfigMap")
 	fs.BoolVar(&o.bigOnly, "big-only", false, "run only the big-object comparison (and write only its part of -out)")
-	fs.StringVar(&o.baseline, "baseline", "", "a git revision (e.g. main) whose plugin the big-object comparison also measures, as 'before'")
+	fs.StringVar(&o.baseline, "baseline", "", "a git revision (e.g. main) whose plugin the big-object comparison and -diff also measure, as 'before'")
 	fs.BoolVar(&o.check, "check", false, "only the sync guard: the default sync against one protobuf GET and the typed informer, at -n (default 5000,50000 here), printed beside the last check's figures in -out and recorded there")
+	fs.BoolVar(&o.diff, "diff", false, "only the cost of --diff: at -n (default 50000 here) the default sync, --wire json and --diff side by side (with -baseline, the baseline's default sync too), -reps times (default 5 here); then a trace of whole objects grown to -replay-events MODIFIED events, replayed with and without --diff -replay-reps times (unless -skip-replay); written between the bench-diff markers of -out")
+	fs.IntVar(&o.replayReps, "replay-reps", 0, "with -diff, repetitions of each replay (default: -reps)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.diff {
+		if !isSet(fs, "n") {
+			*sizes = "50000"
+		}
+		if !isSet(fs, "reps") {
+			o.reps = 5
+		}
+		if o.replayReps == 0 {
+			o.replayReps = o.reps
+		}
+		if o.check || o.hold || o.bigOnly || o.replayReps < 1 {
+			return o, errors.New("-diff measures the cost of --diff only: it takes -n, -reps, -replay-events, -replay-reps, -skip-replay, -baseline, -writers and -out")
+		}
+		o.big = 0
 	}
 	if o.check {
 		if !isSet(fs, "n") {
@@ -179,6 +208,9 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.check {
 		return runCheck(ctx, e, out)
+	}
+	if o.diff {
+		return runDiff(ctx, e, out)
 	}
 	if !o.bigOnly {
 		if err := runSizes(ctx, e, start, out); err != nil || o.hold {

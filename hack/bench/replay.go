@@ -36,7 +36,7 @@ type replayResult struct {
 // encoding/json into trace.Line.
 func measureReplay(ctx context.Context, e *env, n int) (*replayResult, error) {
 	recorded := filepath.Join(e.tmp, "recorded.jsonl")
-	if err := recordLive(ctx, e, n, recorded); err != nil {
+	if err := recordLive(ctx, e, n, recorded, trace.ObjectsMetadata); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(e.tmp, "replay.jsonl")
@@ -64,12 +64,13 @@ func measureReplay(ctx context.Context, e *env, n int) (*replayResult, error) {
 }
 
 // recordLive records an initial list and a few seconds of writes, as
-// `kubectl watchcache configmaps -A --trace` would (metadata objects).
-func recordLive(ctx context.Context, e *env, n int, path string) error {
+// `kubectl watchcache configmaps -A --trace` would, keeping objects as
+// --trace-objects does (metadata by default, full for the --diff replay).
+func recordLive(ctx context.Context, e *env, n int, path string, objects trace.ObjectMode) error {
 	sess, err := session.NewLive(session.LiveConfig{
 		Rest: e.cluster.Config(), TracePath: path,
 		Resources: []session.ResourceConfig{{Target: configMapsTarget(),
-			Reflector: reflector.Config{Strategy: reflector.StrategyList, PageSize: 500}, TraceObjects: trace.ObjectsMetadata}},
+			Reflector: reflector.Config{Strategy: reflector.StrategyList, PageSize: 500}, TraceObjects: objects}},
 	})
 	if err != nil {
 		return err
@@ -95,11 +96,19 @@ func recordLive(ctx context.Context, e *env, n int, path string) error {
 type recordedEvent struct {
 	object []byte
 	rv     string
+	// revision is the object's data.revision ("" when the trace kept no
+	// data: metadata objects).
+	revision string
 }
 
 // growTrace copies the recorded trace to out up to its last event, appends
 // MODIFIED events that repeat the recorded ones with increasing
 // resourceVersions until the watch has events events, then the recorded end.
+// The recorded events are of objects listed or added before them, so every
+// grown event modifies an existing object. Where the trace kept the objects'
+// data (--trace-objects full), every other round of repeats gives
+// data.revision another value, so that each grown event changes a data
+// value of its object as well as its resourceVersion (what --diff finds).
 func growTrace(in, out string, events int) (*replayResult, error) {
 	data, err := os.ReadFile(in)
 	if err != nil {
@@ -138,6 +147,9 @@ func growTrace(in, out string, events int) (*replayResult, error) {
 				Metadata struct {
 					ResourceVersion string `json:"resourceVersion"`
 				} `json:"metadata"`
+				Data struct {
+					Revision string `json:"revision"`
+				} `json:"data"`
 			}
 			if err := json.Unmarshal(l.Object, &m); err != nil {
 				return nil, fmt.Errorf("recorded trace line %d: %w", i+2, err)
@@ -147,7 +159,7 @@ func growTrace(in, out string, events int) (*replayResult, error) {
 				return nil, fmt.Errorf("recorded trace line %d: resourceVersion %q: %w", i+2, m.Metadata.ResourceVersion, err)
 			}
 			maxRV = max(maxRV, rv)
-			templates = append(templates, recordedEvent{object: l.Object, rv: m.Metadata.ResourceVersion})
+			templates = append(templates, recordedEvent{object: l.Object, rv: m.Metadata.ResourceVersion, revision: m.Data.Revision})
 		}
 	}
 	if len(templates) == 0 {
@@ -178,7 +190,12 @@ func growTrace(in, out string, events int) (*replayResult, error) {
 		line = append(line, `,"id":`...)
 		line = strconv.AppendInt(line, watchID, 10)
 		line = append(line, `,"type":"MODIFIED","object":`...)
-		line = append(line, bytes.Replace(t.object, oldRV, newRV, 1)...)
+		object := bytes.Replace(t.object, oldRV, newRV, 1)
+		if t.revision != "" && (j/len(templates))%2 == 1 {
+			oldRev := []byte(`"revision":"` + t.revision + `"`)
+			object = bytes.Replace(object, oldRev, []byte(`"revision":"`+t.revision+`-again"`), 1)
+		}
+		line = append(line, object...)
 		line = append(line, "}\n"...)
 		w.Write(line)
 		rr.Events++
