@@ -19,6 +19,9 @@ type refusal struct {
 	id      int64
 	cause   string
 	stalled bool
+	// waiting: the stall of an observed client (behind the observing
+	// proxy), which does not fall back to LIST: it waits on.
+	waiting bool
 }
 
 func (r *watchListUnsupported) entry() Entry {
@@ -35,8 +38,36 @@ func (r *watchListUnsupported) observe(e *Engine, n reflector.Note) {
 		}
 		r.raise(e, n.At, 0, 0, 0)
 	}
-	if e.track.firstList && r.refused != nil {
+	r.observeWaiting(e, n)
+	if e.track.firstList && r.refused != nil && !r.refused.waiting {
 		r.raise(e, n.At, n.Decision.Objects, n.Decision.Bytes, e.track.listTook(n.At))
+	}
+}
+
+// observeWaiting raises it for a client whose streaming list will not
+// complete and that does not fall back (a client behind the observing
+// proxy: client-go's informer waits for its watch's timeout, 5 to 10
+// minutes, then streams again): when the proxy withheld the open
+// streaming list's initial-events-end bookmark (--fault
+// stall-initial-list), or when a streaming list ran to its timeout
+// without it.
+func (r *watchListUnsupported) observeWaiting(e *Engine, n reflector.Note) {
+	if r.refused != nil {
+		return
+	}
+	if d := decided(n, reflector.ReasonFault); d != nil && faultName(d.Fault) == "stall-initial-list" {
+		if w := e.track.watch; w != nil && w.streaming && !w.listEnded {
+			r.refused = &refusal{id: w.id, stalled: true, waiting: true,
+				cause: fmt.Sprintf("its initial-events-end bookmark never came (%s after it started)", roundDur(n.At.Sub(w.started)))}
+			r.raise(e, n.At, 0, 0, 0)
+		}
+		return
+	}
+	if w, req := e.track.ended, endedWatch(n); w != nil && req != nil && w.streaming && !w.listEnded &&
+		req.End.Reason == reflector.EndClosed && w.timeout > 0 && req.Duration >= w.timeout-time.Second {
+		r.refused = &refusal{id: w.id, stalled: true, waiting: true,
+			cause: fmt.Sprintf("its initial-events-end bookmark never came: it ran to its timeout (%s) without it", roundDur(w.timeout))}
+		r.raise(e, n.At, 0, 0, 0)
 	}
 }
 
@@ -71,6 +102,11 @@ func (r *watchListUnsupported) raise(e *Engine, at time.Time, objects int, bytes
 			f.Title = "the streaming list stalled: the list fell back to LIST"
 			f.Cause = "the streaming list's initial-events-end bookmark did not come in time: a proxy or load balancer in between may hold the streamed response back (it must flush a watch as it comes), or the API server's watch cache was slow to serve it. client-go's WatchListClient falls back to LIST after such a wait too, silently, so every (re)list costs the wait and a full LIST from etcd"
 			f.Action = "check what sits between the client and the API server (a buffering proxy), and the API server's watch cache for this resource; or list with --initial-list=list"
+		}
+		if rf.waiting {
+			f.Title = "the streaming list stalled: its initial-events-end bookmark never came"
+			f.Evidence.Text = fmt.Sprintf("request #%d, a streaming list, stalled: %s; its client's list does not complete until then (a client-go informer does not sync: it waits for the watch's timeout, 5 to 10 minutes, and streams again)", rf.id, rf.cause)
+			f.Cause = "the streaming list's initial-events-end bookmark did not reach the client: a proxy or load balancer in between may hold the streamed response back (it must flush a watch as it comes), or the API server's watch cache was slow to serve it. client-go's WatchListClient waits for it as long as the watch lasts, without falling back to LIST"
 		}
 		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists"
 	})

@@ -47,3 +47,49 @@ func TestAStalledStreamingListIsNotTheLISTsTime(t *testing.T) {
 		t.Errorf("want the stall, and the LIST's own 0.2s: %+v", got)
 	}
 }
+
+// An observed client's streaming list that stalls (the observing proxy
+// withheld its initial-events-end bookmark, or it ran to its timeout
+// without one) is said at once, without a LIST to wait for; the injected
+// fault is named as the cause, and a streaming list that ended, or that
+// another fault acted on, raises nothing.
+func TestAnObservedClientsStalledStreamingListIsSaid(t *testing.T) {
+	stream := reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true, TimeoutSeconds: 300}
+	withheld := reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonFault, Fault: "stall-initial-list",
+		Cause: "withheld the initial-events-end BOOKMARK at resourceVersion 12: the streaming list never completes", Count: 1}
+
+	f := newFeed(t, Options{})
+	f.request(reflector.VerbWatch, stream, 20*time.Second, 3, nil, func() { f.advance(2 * time.Second); f.decide(withheld) })
+	got, ok := f.e.Get(WatchListUnsupported)
+	if !ok || !strings.Contains(got.Title, "never came") || got.Evidence.Text != "request #1, a streaming list, stalled: its initial-events-end bookmark never came (2s after it started); its client's list does not complete until then (a client-go informer does not sync: it waits for the watch's timeout, 5 to 10 minutes, and streams again)" ||
+		!strings.HasPrefix(got.Cause, "caused by --fault stall-initial-list (injected by the observing proxy). the streaming list's initial-events-end bookmark did not reach the client") {
+		t.Errorf("the withheld bookmark: %v %+v", ok, got)
+	}
+
+	f = newFeed(t, Options{})
+	f.request(reflector.VerbWatch, stream, 300*time.Second, 3, nil, nil)
+	got, ok = f.e.Get(WatchListUnsupported)
+	if !ok || !strings.Contains(got.Evidence.Text, "it ran to its timeout (5m0s) without it") || strings.Contains(got.Cause, "--fault") {
+		t.Errorf("a streaming list that ran to its timeout without its end: %v %+v", ok, got)
+	}
+
+	for what, during := range map[string]func(){
+		"ended": func() {
+			f.note(reflector.Note{Kind: reflector.NoteBookmark, Bookmark: &reflector.Bookmark{ResourceVersion: "12", ListEnd: true}})
+		},
+		"cut early": nil,
+		"another fault": func() {
+			f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonFault, Fault: "no-bookmarks", Cause: "dropped BOOKMARK", Count: 1})
+		},
+	} {
+		f = newFeed(t, Options{})
+		d := 10 * time.Second
+		if what == "ended" {
+			d = 300 * time.Second
+		}
+		f.request(reflector.VerbWatch, stream, d, 3, nil, during)
+		if got, ok := f.e.Get(WatchListUnsupported); ok {
+			t.Errorf("%s: raised %+v", what, got)
+		}
+	}
+}

@@ -35,6 +35,7 @@ type openWatch struct {
 	started    time.Time
 	bookmarked bool // a progress bookmark came
 	listEnded  bool // its streaming list's end bookmark came
+	streaming  bool // it is a streaming list (sendInitialEvents=true)
 	asked      bool // allowWatchBookmarks
 	timeout    time.Duration
 	applied    int // events it applied
@@ -78,11 +79,16 @@ func (t *track) observe(n reflector.Note) {
 			if t.faults == nil {
 				t.faults = map[string]string{}
 			}
-			name, _, _ := strings.Cut(d.Fault, "@")
-			name, _, _ = strings.Cut(name, "=")
-			t.faults[name] = d.Fault
+			t.faults[faultName(d.Fault)] = d.Fault
 		}
 	}
+}
+
+// faultName is the name of a --fault spec: "gone" of "gone@every=20s".
+func faultName(spec string) string {
+	name, _, _ := strings.Cut(spec, "@")
+	name, _, _ = strings.Cut(name, "=")
+	return name
 }
 
 // provokedBy are the faults of proxy --fault that provoke each finding.
@@ -122,7 +128,7 @@ func (t *track) injected(id ID) string {
 
 func (t *track) requestStarted(at time.Time, r *reflector.RequestInfo) {
 	if r.Verb == reflector.VerbWatch {
-		t.watch = &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks,
+		t.watch = &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks, streaming: r.Opts.SendInitialEvents,
 			timeout: time.Duration(r.Opts.TimeoutSeconds) * time.Second}
 	} else {
 		t.watch = nil
