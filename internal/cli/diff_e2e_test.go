@@ -235,7 +235,7 @@ func checkReplaySays(t *testing.T, tracePath string, live ...summary.Summary) {
 func TestE2EDiffNamesTheDeploymentControllerAndTheScaler(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	c := testcluster.ForTest(t, testcluster.Options{})
-	if err := c.StartControllerManager("deployment", "replicaset"); err != nil {
+	if err := c.StartControllerManager("", "deployment", "replicaset"); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := kubernetes.NewForConfig(c.Config())

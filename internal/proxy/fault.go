@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
@@ -30,7 +31,8 @@ import (
 // to a throttled request), or a watch's body read frame by frame (JSON
 // objects, or protobuf's length-prefixed frames), each frame passed on
 // whole and unchanged, held (delay) or left out (drop-deletes,
-// no-bookmarks, stall-initial-list), and the body ended early (gone, cut).
+// no-bookmarks, stall-initial-list) or sent again later (stale), and the
+// body ended early (gone, cut).
 // The observer decodes what the client received, so each stream rebuilds
 // the client's view, faults included; what each fault did is noted in the
 // stream (observed.Stream.Fault) where it happened, among its events.
@@ -126,8 +128,11 @@ func (inj *injector) act(a *active) {
 			continue
 		}
 		if a.spec.Name == fault.Gone {
-			if fb.end(a, io.EOF, 0, "ended the watch; its resume will be answered 410 Gone", func() { inj.arm(fb.slot, a) }) {
-				continue
+			if !fb.end(a, io.EOF, 0, "ended the watch; its resume will be answered 410 Gone", func() { inj.arm(fb.slot, a) }) && fb.endedByFault() {
+				// Another fault (a cut firing at the same moment) ended it
+				// first: its resume is answered 410 all the same.
+				inj.arm(fb.slot, a)
+				fb.log.add(fb.log.passedNow(), a, 0, "found the watch already ended by another fault; its resume will be answered 410 Gone")
 			}
 		} else {
 			fb.end(a, errFaultCut, 1, "cut the watch mid-stream (no 410): its client resumes from its last resourceVersion", nil)
@@ -225,6 +230,9 @@ func (inj *injector) newBody(resp *http.Response, sl *slot, c call, log *faultLo
 				needed = true
 				fb.filters = append(fb.filters, a)
 			}
+		case fault.Stale:
+			needed = true
+			fb.stale, fb.listing = a, c.opts.SendInitialEvents
 		}
 	}
 	if !needed || !wire.SupportedResponse(fb.contentType) {
@@ -287,6 +295,16 @@ type faultBody struct {
 	delays        []*active // delay
 	filters       []*active // drop-deletes, no-bookmarks, stall-initial-list
 	cutAfterFirst *active   // cut without a schedule: after the first frame
+
+	// stale: the frame it holds to send again (nil: none), and the later
+	// events to pass before; listing says a streaming list's initial
+	// events are coming still (not sent again: they are not in order).
+	stale      *active
+	staleFrame []byte
+	staleWhat  string
+	staleLeft  int
+	listing    bool
+	extra      [][]byte // frames to pass on after the one being passed
 
 	frames chan frame
 	stop   chan struct{}
@@ -367,6 +385,10 @@ func (fb *faultBody) Read(p []byte) (int, error) {
 		if fb.done != nil {
 			return 0, fb.done
 		}
+		if len(fb.extra) > 0 {
+			fb.cur, fb.extra = fb.extra[0], fb.extra[1:]
+			break
+		}
 		select {
 		case <-fb.stop: // a fault ended the body: before any frame left
 			fb.finish(nil)
@@ -438,7 +460,7 @@ func (fb *faultBody) hold(f frame) bool {
 
 // filter is the frame to pass on, or nil when a fault leaves it out.
 func (fb *faultBody) filter(f frame) []byte {
-	if len(fb.filters) == 0 {
+	if len(fb.filters) == 0 && fb.stale == nil {
 		return f.b
 	}
 	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(f.b)), fb.contentType, wire.WatchOptions{})
@@ -472,7 +494,42 @@ func (fb *faultBody) filter(f frame) []byte {
 			return nil
 		}
 	}
+	if fb.stale != nil {
+		fb.staleAfter(f, ev.Type, ev.InitialEventsEnd, ev.Item.Object)
+	}
 	return f.b
+}
+
+// staleAfter is stale's part in passing on frame f, an event of type typ:
+// once the streaming list (if any) has ended, it holds an ADDED or
+// MODIFIED event it takes, and sends it again after fault.StaleAfter
+// later events, one at a time.
+func (fb *faultBody) staleAfter(f frame, typ reflector.EventType, listEnd bool, o *store.Object) {
+	if typ == reflector.EventBookmark && listEnd {
+		fb.listing = false
+	}
+	if fb.listing || o == nil {
+		return
+	}
+	switch typ {
+	case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted:
+	default:
+		return
+	}
+	if fb.staleFrame != nil {
+		if fb.staleLeft--; fb.staleLeft == 0 {
+			// After the frame being passed on: the note, then the event again.
+			fb.log.add(fb.log.passedNow()+1, fb.stale, 1, fb.staleWhat)
+			fb.extra = append(fb.extra, fb.staleFrame)
+			fb.staleFrame = nil
+		}
+		return
+	}
+	if (typ == reflector.EventAdded || typ == reflector.EventModified) && fb.stale.sched.Take(f.at) {
+		fb.staleFrame, fb.staleLeft = f.b, fault.StaleAfter
+		fb.staleWhat = fmt.Sprintf("sent %s %s (uid %s, resourceVersion %s) again, %d events after it was passed on: its resourceVersion goes backwards",
+			typ, o.Ref(), o.UID, o.ResourceVersion, fault.StaleAfter)
+	}
 }
 
 // end ends the body early on fault a: Read returns why from now on (once
@@ -497,6 +554,13 @@ func (fb *faultBody) end(a *active, why error, count int, what string, before fu
 	fb.mu.Unlock()
 	_ = fb.up.Close()
 	return true
+}
+
+// endedByFault says a fault ended the forwarding (not its client, nor the server).
+func (fb *faultBody) endedByFault() bool {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	return fb.halted && fb.why != errClientGone
 }
 
 // Close implements io.Closer: the forwarding is over.

@@ -11,15 +11,20 @@ import (
 // against the cluster, as the admin, running only the named controllers
 // ("deployment", "replicaset"…): a Deployment then gets its status and
 // its ReplicaSets, written by the controllers' own field managers, as on a
-// real cluster (its Pods are never scheduled: there is no scheduler and no
-// node). It stops with the cluster; its log is kube-controller-manager.log
-// in the cluster's directory.
-func (c *Cluster) StartControllerManager(controllers ...string) error {
+// real cluster. Pods need "serviceaccount" too (it creates each namespace's
+// default ServiceAccount), and are never scheduled: there is no scheduler
+// and no node. It stops with the cluster; its log is kube-controller-manager.log
+// in the cluster's directory. kubeconfig is how it reaches the server: ""
+// for the cluster's own (an observing proxy's, to watch its traffic).
+func (c *Cluster) StartControllerManager(kubeconfig string, controllers ...string) error {
 	if len(controllers) == 0 {
 		return fmt.Errorf("starting kube-controller-manager: name at least one controller")
 	}
+	if kubeconfig == "" {
+		kubeconfig = c.kubeconf
+	}
 	args := []string{
-		"--kubeconfig=" + c.kubeconf,
+		"--kubeconfig=" + kubeconfig,
 		"--controllers=" + strings.Join(controllers, ","),
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
