@@ -215,6 +215,9 @@ func checkKubeconfig(flags *genericclioptions.ConfigFlags) error {
 		return err
 	}
 	if len(raw.Clusters) == 0 {
+		if _, err := rest.InClusterConfig(); err == nil {
+			return nil // in a pod, as kubectl: its service account
+		}
 		return errors.New("no kubeconfig found (looked at --kubeconfig, $KUBECONFIG and ~/.kube/config): pass --kubeconfig or --server")
 	}
 	if raw.CurrentContext == "" && (flags.Context == nil || *flags.Context == "") {

@@ -69,7 +69,7 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 	o.AddFlags(cmd)
 	addKlogFlags(cmd)
 	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams, version), newReportCommand(streams),
-		newExplainCommand(streams, version), newCostCommand(streams, version))
+		newExplainCommand(streams, version), newCostCommand(streams, version), newMonitorCommand(streams, version))
 	return cmd
 }
 

@@ -54,6 +54,10 @@ type WatchOptions struct {
 	ProbeCleanup  bool
 	// identity names the plugin to the server (--user-agent).
 	identity identity
+	// monitor is the monitor command: no dashboard, JSON lines of what
+	// matters, metrics and probes served at Listen.
+	monitor bool
+	Listen  string
 
 	resourceArgs []string
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
@@ -126,7 +130,11 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 // comma-separated list of them, or a category.
 func (o *WatchOptions) Complete(args []string) error {
 	var err error
-	o.resourceArgs, err = resourceArgs(args, "watch", "kubectl watchcache")
+	example := "kubectl watchcache"
+	if o.monitor {
+		example = "kubectl watchcache monitor"
+	}
+	o.resourceArgs, err = resourceArgs(args, "watch", example)
 	return err
 }
 
@@ -134,6 +142,11 @@ func (o *WatchOptions) Complete(args []string) error {
 func (o *WatchOptions) Validate() error {
 	if err := o.identity.validate(); err != nil {
 		return err
+	}
+	if o.monitor {
+		if err := o.validateMonitor(); err != nil {
+			return err
+		}
 	}
 	switch reflector.Strategy(o.InitialList) {
 	case reflector.StrategyAuto, reflector.StrategyList, reflector.StrategyStream:
@@ -252,6 +265,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()
+	oo.Significant, oo.Monitor.Health = o.monitor, o.monitor
 	outs, err := outputs.New(oo)
 	if err != nil {
 		return err

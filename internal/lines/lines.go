@@ -32,6 +32,7 @@ type Output struct {
 	lastSeq map[string]uint64 // by resource; owned by loop
 	width   int               // of the resource column in text
 	padded  map[string]string // each resource padded to width; owned by loop
+	keep    func(reflector.Note) bool // see Only; nil keeps every note
 }
 
 // item is one queued note and the resource it is about.
@@ -56,12 +57,38 @@ func NewOutput(out io.Writer, asJSON bool, resources ...string) *Output {
 	return l
 }
 
+// Only prints only the notes keep keeps (findings always): a monitor's log
+// of what matters. A gap in the sequence numbers then says nothing of lines
+// dropped; Close still counts them. Call it before the first note.
+func (l *Output) Only(keep func(reflector.Note) bool) { l.keep = keep }
+
+// Significant keeps the notes a long-running monitor logs: a list complete
+// (the first sync, each relist), what a relist found missed, a 410 and the
+// other decisions on errors and faults, the end of the run, and each
+// request that ended with an error.
+func Significant(n reflector.Note) bool {
+	if n.Kind == reflector.NoteRequestEnded {
+		return n.Request != nil && n.Request.End != nil && n.Request.End.Reason == reflector.EndError
+	}
+	switch n.Reason() {
+	case reflector.ReasonListComplete, reflector.ReasonRelistDiff, reflector.ReasonGone, reflector.ReasonContinueGone,
+		reflector.ReasonTooLargeRV, reflector.ReasonForcedRelist, reflector.ReasonWatchError, reflector.ReasonRequestError,
+		reflector.ReasonRVBackwards, reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd, reflector.ReasonBadRequest,
+		reflector.ReasonPermanentError, reflector.ReasonGaveUp, reflector.ReasonStopped, reflector.ReasonFault:
+		return true
+	}
+	return false
+}
+
 // For is the OnNote listener of the reflector of resource (its full name,
 // "configmaps.v1"): it queues each note for printing.
 func (l *Output) For(resource string) func(reflector.Note) {
 	return func(n reflector.Note) {
 		if n.Kind.Fact() {
 			return // no line of its own; it leaves no gap in the Seq
+		}
+		if l.keep != nil && !l.keep(n) {
+			return
 		}
 		select {
 		case l.queue <- item{resource: resource, n: n}:
@@ -98,7 +125,7 @@ func (l *Output) loop() {
 			continue
 		}
 		n, last := it.n, l.lastSeq[it.resource]
-		if last > 0 && n.Seq > last+1 {
+		if last > 0 && n.Seq > last+1 && l.keep == nil {
 			resource := it.resource
 			if !l.json {
 				resource = l.pad(resource)

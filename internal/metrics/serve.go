@@ -33,13 +33,33 @@ type Server struct {
 
 // Serve listens on addr at once (so a taken port is an error here) and
 // serves m at /metrics until Close.
-func Serve(addr string, m *Metrics) (*Server, error) {
+func Serve(addr string, m *Metrics) (*Server, error) { return ServeWithHealth(addr, m, nil) }
+
+// ServeWithHealth is Serve with, when ready is set, /healthz (200 while it
+// serves) and /readyz (200 once ready returns nil, 503 with its error
+// before): a pod's probes.
+func ServeWithHealth(addr string, m *Metrics, ready func() error) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	if ready != nil {
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = fmt.Fprintln(w, "ok")
+		})
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			if err := ready(); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
+				return
+			}
+			_, _ = fmt.Fprintln(w, "ok")
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)

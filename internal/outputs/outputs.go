@@ -46,6 +46,9 @@ type Options struct {
 	Observed bool
 	// Findings tune every findings engine of the run (thresholds, ignored ids).
 	Findings findings.Options
+	// Significant prints only the notes that matter to a long-running
+	// monitor (lines.Significant) and the findings.
+	Significant bool
 }
 
 // MonitorOptions are the Prometheus metrics and the --fail-on rules of a run.
@@ -56,6 +59,9 @@ type MonitorOptions struct {
 	// (--fail-on-warn): then the trip is shown and the run goes on.
 	Rules    []alert.Rule
 	WarnOnly bool
+	// Health serves /healthz and /readyz beside /metrics: ready once every
+	// resource has completed a list.
+	Health bool
 }
 
 // Outputs are a run's outputs, attached in one place: the line output or
@@ -100,7 +106,11 @@ func New(o Options) (*Outputs, error) {
 		} else {
 			x.metrics = metrics.New()
 		}
-		srv, err := metrics.Serve(m.MetricsAddress, x.metrics)
+		var ready func() error
+		if m.Health {
+			ready = x.ready
+		}
+		srv, err := metrics.ServeWithHealth(m.MetricsAddress, x.metrics, ready)
 		if err != nil {
 			return nil, fmt.Errorf("--metrics-address %s: %w", m.MetricsAddress, err)
 		}
@@ -115,6 +125,27 @@ func New(o Options) (*Outputs, error) {
 		}
 	}
 	return x, nil
+}
+
+// ready is /readyz's answer: nil once every subject of the session has
+// completed a list, else which have not.
+func (x *Outputs) ready() error {
+	x.mu.Lock()
+	sess := x.sess
+	x.mu.Unlock()
+	if sess == nil {
+		return errors.New("not started")
+	}
+	var waiting []string
+	for _, sub := range sess.Subjects() {
+		if sub.Stats().Synced.IsZero() {
+			waiting = append(waiting, sub.Name())
+		}
+	}
+	if len(waiting) > 0 {
+		return fmt.Errorf("not synced yet: %s", strings.Join(waiting, ", "))
+	}
+	return nil
 }
 
 // Rewindable says nothing outlives one replay of a session: no metrics and
@@ -136,6 +167,9 @@ func (x *Outputs) Attach(sess *session.Session) error {
 			names = append(names, sub.Name())
 		}
 		x.lines = lines.NewOutput(x.opts.Out, x.opts.JSON, names...)
+		if x.opts.Significant {
+			x.lines.Only(lines.Significant)
+		}
 	}
 	sess.OnSubject(x.attach)
 	x.attachProbe(sess)
