@@ -41,7 +41,15 @@ const (
 	// Throttle answers requests 429 Too Many Requests with Retry-After
 	// (VALUE, default 1s), as API Priority and Fairness does.
 	Throttle Name = "throttle"
+	// Stale sends a true event again later: an ADDED or MODIFIED event of
+	// a watch, already passed on, is sent once more after StaleAfter later
+	// events, its resourceVersion going backwards.
+	Stale Name = "stale"
 )
+
+// StaleAfter is how many later events (ADDED, MODIFIED or DELETED) of
+// the watch stale lets pass before it sends an event again.
+const StaleAfter = 2
 
 // about says what each fault does, in the order usage lists them.
 var about = []struct {
@@ -56,6 +64,7 @@ var about = []struct {
 	{NoBookmarks, "", "BOOKMARK events are removed (except the one that ends a streaming list)"},
 	{StallInitialList, "", "a streaming list never gets its initial-events-end bookmark"},
 	{Throttle, "[D]", "requests are answered 429 with Retry-After D (1s), as API Priority and Fairness does"},
+	{Stale, "", "an ADDED or MODIFIED event already delivered is sent again 2 events later: its resourceVersion goes backwards"},
 }
 
 // Names are the faults, in the order Usage lists them.

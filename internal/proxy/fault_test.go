@@ -300,3 +300,62 @@ func TestThrottleAnswers429WithRetryAfter(t *testing.T) {
 type rtFunc func(*http.Request) (*http.Response, error)
 
 func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// stale sends an ADDED or MODIFIED event it passed on once more, whole,
+// fault.StaleAfter events later (its resourceVersion going backwards), one
+// at a time, noted just before it goes; a streaming list's initial events
+// are not sent again, nor is anything before its end bookmark.
+func TestStaleSendsAnEventAgainTwoEventsLaterInJSONAndProtobuf(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "MODIFIED", name: "a", rv: "12"}, {typ: "BOOKMARK", rv: "13"},
+		{typ: "DELETED", name: "b", rv: "14"}, {typ: "MODIFIED", name: "c", rv: "15"}, {typ: "ADDED", name: "d", rv: "16"}}
+	for _, enc := range []struct {
+		name, contentType string
+		body              func(*testing.T, []watchEvent) []byte
+	}{
+		{"json", "application/json;stream=watch", jsonWatch},
+		{"protobuf", "application/vnd.kubernetes.protobuf;stream=watch", protoWatch},
+	} {
+		t.Run(enc.name, func(t *testing.T) {
+			inj := newInjector(mustSpecs(t, "stale"), fault.Target{}, 1, time.Now())
+			defer inj.close()
+			log := &faultLog{}
+			resp, err := inj.roundTrip(&upstream{t: t, contentType: enc.contentType, body: enc.body(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			// ADDED a is held; MODIFIED a and DELETED b pass (the bookmark is
+			// no event), then ADDED a again; MODIFIED c is held next, ADDED d
+			// passes, and the watch ends before a second event.
+			want := enc.body(t, []watchEvent{evs[0], evs[1], evs[2], evs[3], evs[0], evs[4], evs[5]})
+			if !bytes.Equal(got, want) {
+				t.Errorf("the client got %q, want %q, each frame as sent", decodeWatch(t, got, enc.contentType), decodeWatch(t, want, enc.contentType))
+			}
+			if n := log.upTo(3); len(n) != 0 {
+				t.Errorf("notes before the fourth frame passed: %+v", n)
+			}
+			n := log.upTo(-1)
+			if len(n) != 1 || n[0].Spec != "stale" || n[0].Count != 1 ||
+				n[0].What != "sent ADDED ns/a (uid uid-a, resourceVersion 11) again, 2 events after it was passed on: its resourceVersion goes backwards" {
+				t.Errorf("the notes: %+v", n)
+			}
+		})
+	}
+	// A streaming list: nothing before its end bookmark is held.
+	inj := newInjector(mustSpecs(t, "stale"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	stream := faultWatch
+	stream.opts = reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}
+	list := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "ADDED", name: "b", rv: "9"}, {typ: "ADDED", name: "c", rv: "10"},
+		{typ: "BOOKMARK", rv: "12", listEnd: true}, {typ: "MODIFIED", name: "a", rv: "13"}, {typ: "MODIFIED", name: "b", rv: "14"}, {typ: "MODIFIED", name: "c", rv: "15"}}
+	ct := "application/json;stream=watch"
+	resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, list)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), stream, &slot{}, &faultLog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if d := strings.Join(decodeWatch(t, got, ct), ","); d != "ADDED a,ADDED b,ADDED c,BOOKMARK ,MODIFIED a,MODIFIED b,MODIFIED c,MODIFIED a" {
+		t.Errorf("the streaming list's client got %s", d)
+	}
+}
