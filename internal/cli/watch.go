@@ -242,7 +242,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	restCfg, resources, ns := c.rest, c.resources, c.namespace
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	rc := o.reflectorConfig(useTUI)
-	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, MaxConcurrentLists: o.MaxConcurrentLists}
+	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
 	var pr *startedProbe
 	if o.Probe != "" {
 		// Before anything else: a probe that cannot run is an error before the run starts.

@@ -150,3 +150,59 @@ func TestObservedMetricsKeepTheStreamNumberOutOfTheLabels(t *testing.T) {
 		t.Errorf("two streams of one client watching pods in prod make %d watches_total series, want 1", series)
 	}
 }
+
+// A monitor's /readyz answers 503, naming what has not synced, until every
+// resource completed a list, then 200; /healthz is 200 throughout; and only
+// the notes that matter are printed.
+func TestMonitorReadinessAndItsLines(t *testing.T) {
+	var out, errOut bytes.Buffer
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Significant: true,
+		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0", Health: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(errOut.String(), "serving metrics at ")), "/metrics")
+	status := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := status("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not started") {
+		t.Errorf("/readyz before a session: %d %q", code, body)
+	}
+	sess, err := session.NewReplay("../../testdata/traces/gone-relist.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outs.Attach(sess); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := status("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not synced yet: configmaps.v1") {
+		t.Errorf("/readyz before the first list: %d %q", code, body)
+	}
+	if code, _ := status("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d", code)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runErr := outs.Run(ctx, ctx, cancel, tui.Options{})
+	if code, body := status("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the lists: %d %q", code, body)
+	}
+	if err := outs.Finish(runErr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, `"type":"event"`) || strings.Contains(l, `"type":"request-started"`) || strings.Contains(l, `"type":"dropped"`) {
+			t.Errorf("a line that does not matter: %s", l)
+		}
+	}
+	if !strings.Contains(out.String(), `"reason":"gone"`) || strings.Count(out.String(), `"reason":"list-complete"`) < 2 {
+		t.Errorf("the 410 and the lists complete (the first, the relist) are not all there:\n%s", out.String())
+	}
+}

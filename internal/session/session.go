@@ -59,6 +59,9 @@ type LiveConfig struct {
 	MaxConcurrentLists int
 	// TracePath records the run when set.
 	TracePath string
+	// FailFast ends the whole run when one resource's reflector fails (a
+	// monitor); otherwise the others go on.
+	FailFast bool
 }
 
 // Subject is one reflector a run shows: our reflector of one resource,
@@ -204,6 +207,8 @@ type Session struct {
 	unsafe   bool
 	// diff is an observed run's --diff (nil without it).
 	diff *DiffOptions
+	// failFast: LiveConfig.FailFast.
+	failFast bool
 
 	mu        sync.Mutex
 	subjects  []Subject
@@ -277,7 +282,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	if len(cfg.Resources) == 0 {
 		return nil, errors.New("a run needs at least one resource")
 	}
-	s := &Session{clock: reflector.RealClock{}}
+	s := &Session{clock: reflector.RealClock{}, failFast: cfg.FailFast}
 	s.run = s.runLive
 	s.Header = trace.Header{StartedAt: time.Now().UTC(), Tool: Tool, Server: ServerURL(cfg.Rest)}
 	var gate *reflector.ListGate
@@ -611,6 +616,8 @@ func (s *Session) Run(ctx context.Context) error {
 
 // runLive runs our reflectors until ctx ends or every one has stopped.
 func (s *Session) runLive(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
 	errs := make([]error, len(s.Resources))
 	for i, r := range s.Resources {
@@ -619,6 +626,9 @@ func (s *Session) runLive(ctx context.Context) error {
 			defer wg.Done()
 			err := r.Reflector.Run(ctx)
 			r.finish(err)
+			if err != nil && s.failFast {
+				cancel() // one resource failed: the run ends (a monitor's pod restarts, its log says why)
+			}
 			if err != nil && len(s.Resources) > 1 {
 				err = fmt.Errorf("%s: %w", r.Name(), err)
 			}
