@@ -29,9 +29,9 @@ type Output struct {
 	queue   chan item
 	dropped atomic.Int64
 	done    chan struct{}
-	lastSeq map[string]uint64 // by resource; owned by loop
-	width   int               // of the resource column in text
-	padded  map[string]string // each resource padded to width; owned by loop
+	lastSeq map[string]uint64         // by resource; owned by loop
+	width   int                       // of the resource column in text
+	padded  map[string]string         // each resource padded to width; owned by loop
 	keep    func(reflector.Note) bool // see Only; nil keeps every note
 }
 
