@@ -43,7 +43,7 @@ func diffVariants(e *env, n int) []variant {
 		{vDiffAll, fmt.Sprintf("… --diff --diff-max-objects %d (all held)", n), pluginRun(false, "--diff", "--diff-max-objects", fmt.Sprint(n))},
 	}
 	if e.bins.baseline != "" {
-		vs = append(vs, variant{vBaseDefault, fmt.Sprintf("watchcache … --once, defaults, built at %s %s (before --diff)", e.opts.baseline, e.bins.baselineCommit), pluginRun(true)})
+		vs = append(vs, variant{vBaseDefault, "watchcache … --once, defaults, built at " + baselineName(e) + " (before --diff)", pluginRun(true)})
 	}
 	return vs
 }
@@ -204,15 +204,15 @@ func (res *diffResult) markdown() string {
 		p("| %s | %.3f | %s | %s | %.2f | %.1f | %s |\n", v.label, s, ratio(s, def), ratio(s, js), get(v.key, cpuSec), get(v.key, peakAnon), joinSync(res.Sync[v.key]))
 	}
 	jsAnon := get(vDefaultJSON, peakAnon)
-	held := min(res.N, diff.DefaultMaxObjects)
-	p("\nMemory held by --diff (peak anonymous memory of --diff − that of --wire json, over the objects held):\n")
-	p("%.0f bytes per object with all %d held (%.1f MiB), %.0f with the default cap's %d (%.1f MiB).\n",
-		(get(vDiffAll, peakAnon)-jsAnon)*(1<<20)/float64(res.N), res.N, get(vDiffAll, peakAnon)-jsAnon,
-		(get(vDiff, peakAnon)-jsAnon)*(1<<20)/float64(held), held, get(vDiff, peakAnon)-jsAnon)
+	all, capped := get(vDiffAll, peakAnon)-jsAnon, get(vDiff, peakAnon)-jsAnon
+	p("\nMemory held by --diff, as peak anonymous memory over --wire json's: +%.1f MiB with all %d objects held, %.0f bytes per object;",
+		all, res.N, all*(1<<20)/float64(res.N))
+	p(" +%.1f MiB with the default cap (%d of %d held). That one is not proportional to the objects held: --diff copies every item's JSON (Item.Raw), held or not, and the copies of the objects not held count until the garbage collector frees them (Go lets the heap grow to about twice its live size between collections).\n",
+		capped, min(res.N, diff.DefaultMaxObjects), res.N)
 	if runs := res.Sync[vBaseDefault]; len(runs) > 0 {
-		base := med(runs, syncSec)
-		p("\nWithout --diff, this commit's default sync against the baseline's: %.3f s vs %.3f s, speed %.3f× (goal ≥ 0.97×, %s); CPU %.2f s vs %.2f s; peak anonymous %.1f vs %.1f MiB.\n",
-			def, base, base/def, metAtLeast(base/def, 0.97), get(vDefault, cpuSec), med(runs, cpuSec), get(vDefault, peakAnon), med(runs, peakAnon))
+		base, baseCPU, cpu := med(runs, syncSec), med(runs, cpuSec), get(vDefault, cpuSec)
+		p("\nWithout --diff, this commit's default sync against the baseline's (speed: the baseline's median over this one's; goal ≥ 0.97×): by sync time %.3f s vs %.3f s, %.2f× (%s); by the plugin's CPU %.3f s vs %.3f s, %.2f× (%s); peak anonymous %.1f vs %.1f MiB.\n",
+			def, base, base/def, metAtLeast(base/def, 0.97), cpu, baseCPU, baseCPU/cpu, metAtLeast(baseCPU/cpu, 0.97), get(vDefault, peakAnon), med(runs, peakAnon))
 	}
 	if r := res.Replay; r != nil {
 		plain, dif := medSec(r.Plain), medSec(r.Diff)
@@ -243,6 +243,14 @@ func joinSync(runs []procResult) string {
 // medSec is the median of ds in seconds.
 func medSec(ds []time.Duration) float64 {
 	return med(ds, func(d time.Duration) float64 { return d.Seconds() })
+}
+
+// baselineName is -baseline as given, with its commit when that says more.
+func baselineName(e *env) string {
+	if strings.HasPrefix(e.bins.baselineCommit, e.opts.baseline) {
+		return e.bins.baselineCommit
+	}
+	return e.opts.baseline + " (" + e.bins.baselineCommit + ")"
 }
 
 func metAtLeast(got, want float64) string {
