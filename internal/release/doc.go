@@ -1,7 +1,8 @@
 // Package release keeps the release configuration honest: it renders the krew
 // manifest template the way krew-release-bot does (for krew's validator), and
 // its test keeps .goreleaser.yaml and krew-manifest.yaml consistent and every
-// release archive shipping LICENSE.
+// release archive shipping LICENSE; another builds the release image
+// (dockers_v2, Dockerfile) offline and runs the binary in it.
 package release
 
 import (
