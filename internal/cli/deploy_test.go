@@ -268,3 +268,38 @@ func TestThePrometheusComponentScrapesTheServiceAndAlertsOnDocumentedMetrics(t *
 		t.Error("the overlay has no Deployment: it must include the base")
 	}
 }
+
+// readmeAlertRow is a row of README's table of the PrometheusRule's alerts:
+// | `Alert` | `--fail-on rule` | `expression` |.
+var readmeAlertRow = regexp.MustCompile("(?m)^\\| `(Watchcache[A-Za-z]+)` \\| `([^`]+)` \\| `((?:[^`])+)` \\|$")
+
+// TestREADMEListsThePrometheusRulesAlerts: README's "In the cluster:
+// monitor" lists the PrometheusRule's alerts, each with its expression as
+// the component has it, in the same order, and the --fail-on rule it stands
+// for names a measure of README's "Alert rules".
+func TestREADMEListsThePrometheusRulesAlerts(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(readme)
+	start := strings.Index(doc, "\n## In the cluster: monitor\n")
+	if start < 0 {
+		t.Fatal(`README has no section "In the cluster: monitor"`)
+	}
+	section := doc[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	var documented [][2]string
+	for _, m := range readmeAlertRow.FindAllStringSubmatch(section, -1) {
+		documented = append(documented, [2]string{m[1], strings.ReplaceAll(m[3], `\|`, "|")})
+		measure, _, _ := strings.Cut(strings.NewReplacer(">=", ">").Replace(m[2]), ">")
+		if !strings.Contains(doc, "| `"+measure+"` |") {
+			t.Errorf("alert %s stands for --fail-on %s, whose measure README's alert rules do not list", m[1], m[2])
+		}
+	}
+	if got := prometheusRuleAlerts(t, kustomizeBuild(t, "deploy/overlays/prometheus")); !reflect.DeepEqual(got, documented) {
+		t.Errorf("the PrometheusRule's alerts:\n%q\nREADME's:\n%q", got, documented)
+	}
+}
