@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,21 +137,7 @@ func TestE2EDeployBaseAppliesAndItsRBACIsEnoughAndNoMore(t *testing.T) {
 	} else {
 		t.Logf("the monitor's resident memory: %.1f MiB (the Deployment requests %.1f MiB)", rss/(1<<20), float64(memoryRequest)/(1<<20))
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for range p.lines {
-		}
-	}()
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("the monitor failed on SIGTERM: %v\n%s", err, tail(p.errOut.String()))
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the monitor did not end within 5 s of SIGTERM")
-	}
+	p.terminate(t, 5*time.Second)
 	if leases, err := cs.CoordinationV1().Leases(ns).List(context.Background(), metav1.ListOptions{}); err != nil || len(leases.Items) != 0 {
 		t.Errorf("the probe's Lease outlived the monitor: %v %v", leases, err)
 	}

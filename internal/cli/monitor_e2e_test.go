@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -148,21 +147,7 @@ func TestE2EMonitorRunsAsItsServiceAccountAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatalf("the probe's Lease: %v %v", leases, err)
 	}
 	start := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for range p.lines {
-		}
-	}()
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("the monitor failed on SIGTERM: %v\n%s", err, tail(p.errOut.String()))
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the monitor did not end within 5 s of SIGTERM")
-	}
+	p.terminate(t, 5*time.Second)
 	t.Logf("SIGTERM to exit: %s", time.Since(start).Round(time.Millisecond))
 	if leases, err := cs.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{}); err != nil || len(leases.Items) != 0 {
 		t.Errorf("the probe's Lease outlived the monitor: %v %v", leases, err)

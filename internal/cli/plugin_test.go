@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -185,6 +186,27 @@ func (p *plugin) waitForLine(t *testing.T, s string) {
 		case <-timeout:
 			t.Fatalf("no line with %q within a minute", s)
 		}
+	}
+}
+
+// terminate ends the plugin with SIGTERM, as a kubelet ends a pod, and
+// wants it to exit 0 within the grace period.
+func (p *plugin) terminate(t *testing.T, grace time.Duration) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range p.lines { // drain, so the reader reaches the end
+		}
+	}()
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("the plugin failed on SIGTERM: %v\n%s", err, tail(p.errOut.String()))
+		}
+	case <-time.After(grace):
+		t.Fatalf("the plugin did not end within %s of SIGTERM", grace)
 	}
 }
 

@@ -51,15 +51,7 @@ func TestE2EProxyFaultNoBookmarksRaisesNoBookmarksForAClientsStream(t *testing.T
 		},
 	}
 	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
-	stop := make(chan struct{})
-	stopped := false
-	stopInformer := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-		}
-	}
-	defer stopInformer()
+	stop, stopInformer := informerStop(t)
 	go inf.Run(stop)
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()

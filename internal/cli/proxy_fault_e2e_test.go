@@ -66,6 +66,16 @@ func startFaultProxy(t *testing.T, ua string, args ...string) *faultRun {
 	return fr
 }
 
+// informerStop is the stop channel of a test's informers and a function
+// that closes it once; the test's end closes it if the test did not.
+func informerStop(t *testing.T) (chan struct{}, func()) {
+	stop := make(chan struct{})
+	var once sync.Once
+	closeStop := func() { once.Do(func() { close(stop) }) }
+	t.Cleanup(closeStop)
+	return stop, closeStop
+}
+
 // faultsOf reads the top-level faults of an observed summary line (the last of out).
 func faultsOf(t *testing.T, out string) []summary.FaultSummary {
 	t.Helper()
@@ -139,15 +149,7 @@ func TestE2EProxyFaultDropDeletesAndGoneGiveTheInformerDeletedFinalStateUnknown(
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	stopped := false
-	stopInformer := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-		}
-	}
-	defer stopInformer()
+	stop, stopInformer := informerStop(t)
 	factory.Start(stop)
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()

@@ -81,15 +81,7 @@ func TestE2EProxyFaultGoneEveryRelistsAMetadataInformerOncePerFiringAndEndsKubec
 	fr := startFaultProxy(t, metaUA, "--fault", spec, "--fault-target", "configmaps")
 	kc := filepath.Join(filepath.Dir(fr.trace), "proxy.kubeconfig")
 
-	stop := make(chan struct{})
-	stopped := false
-	stopInformer := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-		}
-	}
-	defer stopInformer()
+	stop, stopInformer := informerStop(t)
 	factory := metadatainformer.NewFilteredSharedInformerFactory(metadata.NewForConfigOrDie(fr.cfg), 0, ns, nil)
 	inf := factory.ForResource(configMapsGVR).Informer()
 	factory.Start(stop)

@@ -36,15 +36,7 @@ func TestE2EProxyFaultStaleRaisesResourceVersionBackwardsNamingIt(t *testing.T) 
 	}
 	const ua, spec = "stale-informer/1 (linux/amd64)", "stale@every=3s"
 	fr := startFaultProxy(t, ua, "--fault", spec, "--fault-target", "configmaps")
-	stop := make(chan struct{})
-	stopped := false
-	stopInformer := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-		}
-	}
-	defer stopInformer()
+	stop, stopInformer := informerStop(t)
 	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(fr.cfg), 0, informers.WithNamespace(ns))
 	inf := factory.Core().V1().ConfigMaps().Informer()
 	factory.Start(stop)

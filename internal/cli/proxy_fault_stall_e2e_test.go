@@ -46,15 +46,7 @@ func TestE2EProxyFaultStallInitialListKeepsAWatchListInformerFromSyncing(t *test
 	}
 	const ua = "stall-informer/1 (linux/amd64)"
 	fr := startFaultProxy(t, ua, "--fault", "stall-initial-list", "--fault-target", "configmaps")
-	stop := make(chan struct{})
-	stopped := false
-	stopInformer := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-		}
-	}
-	defer stopInformer()
+	stop, stopInformer := informerStop(t)
 	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(fr.cfg), 0, informers.WithNamespace(ns))
 	inf := factory.Core().V1().ConfigMaps().Informer()
 	factory.Start(stop)
