@@ -288,10 +288,28 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		}
 		_ = srv.Close()
 		p.Close()
+		o.warnUnmatchedTarget(sess.Subjects())
 		return err
 	})
 	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Connect: connectLines(server, o.PrintKubeconfig, kc)}
 	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))
+}
+
+// warnUnmatchedTarget warns, at the end of a run, when --fault-target
+// matched none of the streams the proxy observed: no fault acted.
+func (o *ProxyOptions) warnUnmatchedTarget(subs []session.Subject) {
+	t := o.faultTarget
+	if len(o.faults) == 0 || len(t.Resources) == 0 && len(t.Clients) == 0 {
+		return
+	}
+	for _, sub := range subs {
+		_, client := sub.Describe()
+		gvr := sub.Target().Resource.GVR
+		if t.Matches(fault.GroupResource{Group: gvr.Group, Resource: gvr.Resource}, client.UserAgent) {
+			return
+		}
+	}
+	fmt.Fprintf(o.ErrOut, "warning: --fault-target %s matched none of the %d stream(s) the proxy observed: no fault acted\n", strings.Join(o.FaultTargets, " --fault-target "), len(subs))
 }
 
 // joinNames is "a, b or c".

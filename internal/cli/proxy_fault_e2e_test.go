@@ -366,3 +366,24 @@ func TestE2EProxyFaultCutMakesInformersResumeWithoutRelisting(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EProxyWarnsOfAFaultTargetThatMatchedNothing: a --fault-target that
+// matched none of the streams the proxy observed is warned about at the
+// end of the run; one that matched is not.
+func TestE2EProxyWarnsOfAFaultTargetThatMatchedNothing(t *testing.T) {
+	for _, tc := range []struct {
+		target string
+		warned bool
+	}{{"client=nobody-runs-this", true}, {"configmaps", false}} {
+		fr := startFaultProxy(t, "target-check/1", "--fault", "gone@every=1h", "--fault-target", tc.target)
+		cs := kubernetes.NewForConfigOrDie(fr.cfg)
+		if _, err := cs.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		fr.stop(t)
+		warned := strings.Contains(fr.errOut.String(), "warning: --fault-target "+tc.target+" matched none of the 1 stream(s)")
+		if warned != tc.warned {
+			t.Errorf("--fault-target %s: warned %v, want %v\n%s", tc.target, warned, tc.warned, tail(fr.errOut.String()))
+		}
+	}
+}
