@@ -6,14 +6,14 @@ package lines
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"io"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 

@@ -15,7 +15,6 @@ package observed
 
 import (
 	"fmt"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"mime"
 	"slices"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"

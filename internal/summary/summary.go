@@ -5,13 +5,13 @@ package summary
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"

@@ -2,11 +2,11 @@ package trace
 
 import (
 	"encoding/json"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 

@@ -3,8 +3,8 @@ package trace
 import (
 	"encoding/json"
 	"errors"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
