@@ -388,12 +388,11 @@ func (d *differ) list(path []step, o, n []any) {
 	}
 }
 
-// nameLike are the fields that key list items in the Kubernetes API when the
-// object's managedFields do not say (the common patch merge keys).
-var nameLike = [][]string{{"type"}, {"name"}, {"uid"}, {"containerPort", "protocol"}, {"mountPath"}, {"devicePath"}, {"ip"}, {"key"}}
-
+// guessKey is the first of the fields that key list items in the
+// Kubernetes API (the common patch merge keys) that tells o's and n's items
+// apart, for a list the object's managedFields do not key.
 func guessKey(o, n []any) []string {
-	for _, names := range nameLike {
+	for _, names := range [][]string{{"type"}, {"name"}, {"uid"}, {"containerPort", "protocol"}, {"mountPath"}, {"devicePath"}, {"ip"}, {"key"}} {
 		if keyed(names, o) && keyed(names, n) && (len(o) > 0 || len(n) > 0) {
 			return names
 		}
