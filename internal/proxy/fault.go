@@ -56,7 +56,13 @@ type injector struct {
 	mu    sync.Mutex
 	open  map[*faultBody]bool // the watch bodies being forwarded
 	armed map[*slot]*active   // gone: the slot's next watch is answered 410
-	stop  chan struct{}
+	// pagedFrom is when each slot's paged LIST began (its first page's
+	// request), and fired each scheduled gone's last firing: a continue
+	// token of a list begun before a firing is answered 410, as the server
+	// answers a token older than its history.
+	pagedFrom map[*slot]time.Time
+	fired     map[*active]time.Time
+	stop      chan struct{}
 	wg    sync.WaitGroup
 }
 
@@ -69,7 +75,7 @@ type active struct {
 // newInjector schedules specs from start (@p drawn from seed, one stream
 // of draws per spec) and starts the firings of gone and cut.
 func newInjector(specs []fault.Spec, target fault.Target, seed int64, start time.Time) *injector {
-	inj := &injector{target: target, open: map[*faultBody]bool{}, armed: map[*slot]*active{}, stop: make(chan struct{})}
+	inj := &injector{target: target, open: map[*faultBody]bool{}, armed: map[*slot]*active{}, pagedFrom: map[*slot]time.Time{}, fired: map[*active]time.Time{}, stop: make(chan struct{})}
 	for i, s := range specs {
 		a := &active{spec: s, sched: fault.NewSchedule(s, start, seed+int64(i))}
 		inj.faults = append(inj.faults, a)
@@ -118,6 +124,9 @@ func (inj *injector) fire(a *active) {
 // watch; cut aborts it.
 func (inj *injector) act(a *active) {
 	inj.mu.Lock()
+	if a.spec.Name == fault.Gone {
+		inj.fired[a] = time.Now()
+	}
 	bodies := make([]*faultBody, 0, len(inj.open))
 	for fb := range inj.open {
 		bodies = append(bodies, fb)
@@ -138,6 +147,34 @@ func (inj *injector) act(a *active) {
 			fb.end(a, errFaultCut, 1, "cut the watch mid-stream (no 410): its client resumes from its last resourceVersion", nil)
 		}
 	}
+}
+
+// expiredContinue is the gone that expires a LIST's continue token (nil
+// when none does): a scheduled gone that fired since the slot's paged list
+// began (once), or an unscheduled one drawn now. A LIST without a token
+// begins a paged list.
+func (inj *injector) expiredContinue(sl *slot, c call, now time.Time) *active {
+	inj.mu.Lock()
+	defer inj.mu.Unlock()
+	if c.opts.Continue == "" {
+		inj.pagedFrom[sl] = now
+		return nil
+	}
+	from, paged := inj.pagedFrom[sl]
+	for _, g := range inj.faults {
+		if g.spec.Name != fault.Gone {
+			continue
+		}
+		if g.spec.Scheduled() {
+			if at, ok := inj.fired[g]; ok && paged && at.After(from) {
+				inj.pagedFrom[sl] = now // once for this firing
+				return g
+			}
+		} else if g.sched.Take(now) {
+			return g
+		}
+	}
+	return nil
 }
 
 func (inj *injector) arm(sl *slot, a *active) {
@@ -167,6 +204,12 @@ func (inj *injector) roundTrip(rt http.RoundTripper, req *http.Request, c call, 
 		}
 	}
 	watch := c.verb == reflector.VerbWatch
+	if !watch {
+		if a := inj.expiredContinue(sl, c, now); a != nil {
+			log.add(0, a, 1, "answered 410 Gone to the LIST's continue token (expired, as after a compaction), without forwarding it")
+			return continueGone(req, a.spec.Raw), nil
+		}
+	}
 	if watch {
 		a := inj.takeArmed(sl)
 		if a == nil && !c.opts.SendInitialEvents && !observed.StartsAfresh(c.verb, c.opts) {
@@ -263,6 +306,12 @@ func statusResponse(req *http.Request, st metav1.Status, header http.Header) *ht
 func gone(req *http.Request, rv, spec string) *http.Response {
 	return statusResponse(req, metav1.Status{Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
 		Message: fmt.Sprintf("too old resource version: %s (injected by kubectl watchcache proxy --fault %s)", rv, spec)}, nil)
+}
+
+// continueGone is the API server's answer to an expired continue token.
+func continueGone(req *http.Request, spec string) *http.Response {
+	return statusResponse(req, metav1.Status{Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
+		Message: "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter. (injected by kubectl watchcache proxy --fault " + spec + ")"}, nil)
 }
 
 // throttled is API Priority and Fairness's 429, Retry-After secs.

@@ -359,3 +359,44 @@ func TestStaleSendsAnEventAgainTwoEventsLaterInJSONAndProtobuf(t *testing.T) {
 		t.Errorf("the streaming list's client got %s", d)
 	}
 }
+
+// gone expires the continue token of a paged LIST begun before it fired,
+// once, as the API server answers a token older than its history; a list
+// begun after the firing pages on.
+func TestGoneExpiresTheContinueTokenOfAListBegunBeforeIt(t *testing.T) {
+	inj := newInjector(mustSpecs(t, "gone@every=1h"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	sl := &slot{}
+	up := &upstream{t: t, contentType: "application/json", body: []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[]}`)}
+	req := httptest.NewRequest("GET", "/api/v1/configmaps?limit=500", nil)
+	first := call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500}}
+	next := first
+	next.opts.Continue = "token"
+	if _, err := inj.roundTrip(up, req, first, sl, &faultLog{}); err != nil || up.calls != 1 {
+		t.Fatalf("the first page: %v, forwarded %d", err, up.calls)
+	}
+	time.Sleep(time.Millisecond)
+	inj.act(inj.faults[0]) // the firing, between two pages
+	log := &faultLog{}
+	resp, err := inj.roundTrip(up, req, next, sl, log)
+	if err != nil || resp.StatusCode != http.StatusGone || up.calls != 1 {
+		t.Fatalf("the continue after the firing: %v, %v, forwarded %d; want 410, not forwarded", resp, err, up.calls)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	st := wire.ResponseStatus(resp.StatusCode, b, reflector.VerbList, configMapsGVR.GroupResource())
+	if st.Reason != metav1.StatusReasonExpired || !strings.Contains(st.Message, "continue parameter is too old") {
+		t.Errorf("the 410's Status: %+v", st)
+	}
+	if notes := log.upTo(-1); len(notes) != 1 || notes[0].Count != 1 || notes[0].Spec != "gone@every=1h" {
+		t.Errorf("notes: %+v", notes)
+	}
+	// Once per firing: the client's next list, and its pages, are forwarded.
+	for _, c := range []call{first, next, next} {
+		if _, err := inj.roundTrip(up, req, c, sl, &faultLog{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if up.calls != 4 {
+		t.Errorf("after the 410, %d requests forwarded, want 4", up.calls)
+	}
+}
