@@ -63,7 +63,7 @@ type injector struct {
 	pagedFrom map[*slot]time.Time
 	fired     map[*active]time.Time
 	stop      chan struct{}
-	wg    sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 // active is one --fault and its schedule.
