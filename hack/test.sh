@@ -3,7 +3,7 @@
 # the three programs below):
 #
 #   1. installs what the tests run that Go does not build, if it is missing:
-#        prometheus  Debian's prometheus: a real Prometheus scrapes the plugin (internal/metrics)
+#        prometheus  Debian's prometheus: a real Prometheus scrapes the plugin (internal/metrics) and fires the monitor's alert (internal/cli)
 #        chromium    Debian's chromium: the HTML report in a real headless browser (internal/report)
 #        tmux        Debian's tmux: the dashboard as a person sees it (hack/tui-check.sh)
 #      As root it runs apt-get; otherwise with sudo if sudo needs no password.

@@ -17,12 +17,18 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testdeps"
 )
 
 // The package's cluster starts on the first test that needs one.
 var shared = testcluster.NewLazy(testcluster.Options{Users: []string{"nobody"}, AuditLog: true})
 
+// TestMain fails the package at once when Prometheus is missing (the
+// monitor's alert test runs it), and otherwise runs the tests on the package's cluster.
 func TestMain(m *testing.M) {
+	if code := testdeps.Main(testdeps.Prometheus()); code != 0 {
+		os.Exit(code)
+	}
 	code := testcluster.Main(m, shared)
 	removeBuiltPlugin()
 	os.Exit(code)
