@@ -9,7 +9,7 @@ const DefaultMaxObjects = 20000
 // against it. Keys name objects ("namespace/name"). It is not safe for
 // concurrent use.
 type Versions struct {
-	max, keep  int
+	max        int
 	keepValues bool
 	held       map[string]held
 }
