@@ -105,15 +105,7 @@ func TestE2EDeployBaseAppliesAndItsRBACIsEnoughAndNoMore(t *testing.T) {
 	t.Logf("the applied container's args, as run: %q", args)
 
 	p := startPlugin(t, dir, kc, args...)
-	var addr string
-	for deadline := time.Now().Add(time.Minute); addr == ""; time.Sleep(20 * time.Millisecond) {
-		if m := servingRE.FindStringSubmatch(p.errOut.String()); m != nil {
-			addr = m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the monitor said nowhere it serves\n%s", tail(p.errOut.String()))
-		}
-	}
+	addr := p.servingAt(t)
 	for range len(resources) + 1 { // each resource, and the probe's Leases
 		p.waitForLine(t, `"reason":"list-complete"`)
 	}

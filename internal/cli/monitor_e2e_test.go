@@ -115,15 +115,7 @@ func TestE2EMonitorRunsAsItsServiceAccountAndStopsOnSIGTERM(t *testing.T) {
 	}
 
 	p = startPlugin(t, dir, kc, "monitor", "configmaps,deployments.apps", "-A", "--listen", "127.0.0.1:0", "--probe", ns, "--probe-interval", "1s")
-	var addr string
-	for deadline := time.Now().Add(time.Minute); addr == ""; time.Sleep(20 * time.Millisecond) {
-		if m := servingRE.FindStringSubmatch(p.errOut.String()); m != nil {
-			addr = m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the monitor said nowhere it serves\n%s", tail(p.errOut.String()))
-		}
-	}
+	addr := p.servingAt(t)
 	if code, body := get(t, "http://"+addr+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz: %d %s", code, body)
 	}

@@ -225,20 +225,9 @@ func TestE2EPrometheusFiresTheRelistsAlertOnARelistStorm(t *testing.T) {
 	}
 
 	dir := pluginPath(t)
-	listening := func(p *plugin) string {
-		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-			if m := servingRE.FindStringSubmatch(p.errOut.String()); m != nil {
-				return m[1]
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the monitor said nowhere it serves\n%s", tail(p.errOut.String()))
-			}
-		}
-	}
 	storm := startPlugin(t, dir, proxyKC, "monitor", "configmaps", "-n", ns, "--listen", "127.0.0.1:0")
 	healthy := startPlugin(t, dir, kubeconfig(t), "monitor", "configmaps", "-n", ns, "--listen", "127.0.0.1:0")
-	targets := map[string]string{"storm": listening(storm), "healthy": listening(healthy)}
+	targets := map[string]string{"storm": storm.servingAt(t), "healthy": healthy.servingAt(t)}
 	base := startPrometheusServer(t, rules, targets)
 	t.Logf("prometheus scrapes both monitors %s after the test started", time.Since(start).Round(100*time.Millisecond))
 

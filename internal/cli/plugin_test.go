@@ -134,7 +134,7 @@ type plugin struct {
 	mu     sync.Mutex
 	out    strings.Builder
 	lines  chan string
-	errOut bytes.Buffer
+	errOut syncBuffer // written by the process's stderr copier while tests read it
 	exited chan error
 }
 
@@ -185,6 +185,20 @@ func (p *plugin) waitForLine(t *testing.T, s string) {
 			}
 		case <-timeout:
 			t.Fatalf("no line with %q within a minute", s)
+		}
+	}
+}
+
+// servingAt is the address the plugin said it serves its metrics at
+// ("serving metrics at http://ADDRESS/metrics" on stderr), within a minute.
+func (p *plugin) servingAt(t *testing.T) string {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if m := servingRE.FindStringSubmatch(p.errOut.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin said nowhere it serves\n%s", tail(p.errOut.String()))
 		}
 	}
 }
