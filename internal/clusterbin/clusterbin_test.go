@@ -115,8 +115,8 @@ func TestEnsureBuildsTheMissingProgramsInOneGoBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 3 {
-		t.Errorf("the cache directory holds %d entries, want the 3 programs (no build directory left)", len(entries))
+	if len(entries) != 4 {
+		t.Errorf("the cache directory holds %d entries, want the 4 programs (no build directory left)", len(entries))
 	}
 }
 

@@ -220,7 +220,9 @@ func (rn *run) stop() {
 // waitReady waits for the first complete list.
 func (rn *run) waitReady(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// Generous: 2,000 pages of one object, under -race beside the other
+	// packages' clusters, took over a minute on two cores.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := rn.store.WaitUntilReady(ctx); err != nil {
 		t.Fatalf("store never became ready: %v (notes %v)", err, rn.notes.reasons())
