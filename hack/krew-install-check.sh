@@ -7,7 +7,9 @@
 # the version goreleaser stamped in.
 #
 # Nothing here needs more network than the Go module proxy:
-#   - goreleaser runs "release --snapshot", which publishes nothing. The only
+#   - goreleaser runs "release --snapshot --skip=docker", which publishes
+#     nothing and builds no image (no docker here: internal/release builds
+#     the image offline and checks it). The only
 #     change from .goreleaser.yaml is that its build is narrowed to this
 #     platform (goos/goarch) and dist goes to the temporary directory, so its
 #     own archive step builds the one archive krew needs from the same
@@ -49,7 +51,7 @@ sed -e "s/^    goos: \[.*\]\$/    goos: [$goos]/" -e "s/^    goarch: \[.*\]\$/  
 printf 'dist: %s\n' "$tmp/dist" >>"$tmp/goreleaser.yaml"
 grep -qx "    goos: \[$goos\]" "$tmp/goreleaser.yaml" && grep -qx "    goarch: \[$goarch\]" "$tmp/goreleaser.yaml" ||
   fail "could not narrow .goreleaser.yaml's build to $goos/$goarch (its goos/goarch lines changed shape)"
-quietly go run github.com/goreleaser/goreleaser/v2@v2.15.1 release --snapshot --clean --config "$tmp/goreleaser.yaml"
+quietly go run github.com/goreleaser/goreleaser/v2@v2.15.1 release --snapshot --clean --skip=docker --config "$tmp/goreleaser.yaml"
 archives=$(cd "$tmp/dist" && ls -- *.tar.gz *.zip 2>/dev/null || true)
 [ "$archives" = "$archive_name" ] || fail "want the one archive $archive_name in dist, got: ${archives:-none}"
 archive="$tmp/dist/$archive_name"
