@@ -41,6 +41,5 @@ func (d *DiffFlags) options(res reflector.Resource, unsafeSecrets bool) *session
 	if !d.On {
 		return nil
 	}
-	secrets := res.GVR.Group == "" && res.GVR.Resource == "secrets"
-	return &session.DiffOptions{MaxObjects: d.MaxObjects, KeepValues: !secrets || unsafeSecrets}
+	return &session.DiffOptions{MaxObjects: d.MaxObjects, KeepValues: !res.Secrets() || unsafeSecrets}
 }

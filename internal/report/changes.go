@@ -7,7 +7,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // ChangedEvent is one MODIFIED event the trace recorded the changes of
@@ -120,7 +119,7 @@ func churnViewOf(res *Section) *churnView {
 	}
 	n := func(v int64) string { return format.Count(int(v)) }
 	v := &churnView{Events: n(c.Events), TimestampOnly: n(c.TimestampOnly), TimestampShare: share(c.TimestampOnly, c.Events),
-		Skipped: n(c.Skipped), SkippedN: c.Skipped, Values: valuesKept(res.Header),
+		Skipped: n(c.Skipped), SkippedN: c.Skipped, Values: res.Header.KeepsChangeValues(),
 		RecentTotal: format.Count(int(res.RecentChangesTotal)), AllRecent: int64(len(res.RecentChanges)) == res.RecentChangesTotal}
 	for _, p := range c.Paths {
 		v.Paths = append(v.Paths, churnPathRow{Path: format.ClipWithLength(p.Path, clipPath), Count: n(p.Count), CountV: p.Count,
@@ -133,15 +132,6 @@ func churnViewOf(res *Section) *churnView {
 		v.Recent = append(v.Recent, changedRowOf(res.RecentChanges[i]))
 	}
 	return v
-}
-
-// valuesKept says whether a trace keeps the old and new values of a
-// resource's changes, as the recorder decides it: with whole objects, and
-// for Secrets only when the user asked for their values.
-func valuesKept(h trace.ResourceHeader) bool {
-	gvr := h.Resource.GVR
-	secrets := gvr.Group == "" && gvr.Resource == "secrets"
-	return h.Objects == trace.ObjectsFull && (!secrets || h.Options.UnsafeSecrets)
 }
 
 func changedRowOf(e ChangedEvent) changedRow {

@@ -552,9 +552,7 @@ func (s *Session) Serve(serve func(context.Context) error) { s.serve = serve }
 // (proxy.Options.OnStream), recorded when the run is; before it is fed.
 func (s *Session) Observe(st *observed.Stream) {
 	if d := s.diff; d != nil {
-		res := st.Target().Resource.GVR
-		secrets := res.Group == "" && res.Resource == "secrets"
-		st.Diff(d.MaxObjects, d.KeepValues && (!secrets || s.unsafe))
+		st.Diff(d.MaxObjects, d.KeepValues && (!st.Target().Resource.Secrets() || s.unsafe))
 	}
 	if rec := s.Recorder; rec != nil {
 		// Its resource line records its number, its client and what it asked for.

@@ -29,6 +29,10 @@ func (r Resource) String() string {
 	return s
 }
 
+// Secrets says the resource is the core group's Secrets, whose values are
+// never recorded or shown unless the user asks.
+func (r Resource) Secrets() bool { return r.GVR.Group == "" && r.GVR.Resource == "secrets" }
+
 // resourceJSON is Resource's JSON form.
 type resourceJSON struct {
 	Group      string `json:"group"`

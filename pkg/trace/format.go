@@ -144,6 +144,13 @@ type ResourceHeader struct {
 	Options       Options            `json:"options"`
 }
 
+// KeepsChangeValues says whether the trace keeps the old and new values of
+// the resource's changes (--diff): only with whole objects, and for Secrets
+// only when the user asked for their values (--trace-unsafe-secrets).
+func (rh ResourceHeader) KeepsChangeValues() bool {
+	return rh.Objects == ObjectsFull && (!rh.Resource.Secrets() || rh.Options.UnsafeSecrets)
+}
+
 // Target is what the resource's reflector watched.
 func (h ResourceHeader) Target() reflector.Target {
 	return reflector.Target{Resource: h.Resource, Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector}

@@ -88,6 +88,8 @@ type recordedResource struct {
 	objects ObjectMode
 	redact  bool
 	secrets bool // core/v1 secrets
+	// keepChangeValues: ResourceHeader.KeepsChangeValues.
+	keepChangeValues bool
 }
 
 func newRecorder(w io.Writer, h Header, now func() time.Time) *Recorder {
@@ -110,7 +112,7 @@ func newRecordedResource(rh ResourceHeader) recordedResource {
 		objects = ObjectsMetadata
 	}
 	return recordedResource{objects: objects, redact: !rh.Options.UnsafeSecrets,
-		secrets: rh.Resource.GVR.Group == "" && rh.Resource.GVR.Resource == "secrets"}
+		secrets: rh.Resource.Secrets(), keepChangeValues: rh.KeepsChangeValues()}
 }
 
 func (r *Recorder) writeHeader(h Header) error {

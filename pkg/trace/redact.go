@@ -41,7 +41,7 @@ func (r *Recorder) changes(i int, ch *diff.Changes) *diff.Changes {
 	r.resMu.RLock()
 	rr := r.resources[i]
 	r.resMu.RUnlock()
-	if rr.objects != ObjectsFull || rr.redact && rr.secrets {
+	if !rr.keepChangeValues {
 		return ch.WithoutValues()
 	}
 	return ch
