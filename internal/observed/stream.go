@@ -171,19 +171,14 @@ func (s *Stream) diffEvent(ev *reflector.WatchEvent) {
 	if v == nil || o == nil {
 		return
 	}
-	key := o.Namespace + "/" + o.Name
-	switch {
-	case ev.Type == reflector.EventModified && ev.Changes != nil:
-		v.Hold(key, o.UID, ev.Item.Raw)
-	case ev.Type == reflector.EventModified && s.Wire() == reflector.WireProtobuf:
-		ev.Changes = diff.Skip(diff.SkipProtobuf)
-	case ev.Type == reflector.EventModified:
-		ev.Changes = v.Modified(key, o.UID, ev.Item.Raw)
-	case ev.Type == reflector.EventAdded:
-		v.Hold(key, o.UID, ev.Item.Raw)
-	case ev.Type == reflector.EventDeleted:
-		v.Forget(key)
+	if ev.Changes == nil && s.Wire() == reflector.WireProtobuf {
+		// What the proxy decodes of a protobuf object is not the object.
+		if ev.Type == reflector.EventModified {
+			ev.Changes = diff.Skip(diff.SkipProtobuf)
+		}
+		return
 	}
+	ev.Changes = v.Event(string(ev.Type), o.Ref().String(), o.UID, ev.Item.Raw, ev.Changes)
 }
 
 // Fault is a fault the observing proxy injected into the stream's traffic
@@ -488,10 +483,10 @@ func (r *Request) Page(page *reflector.Page) {
 	s := r.s
 	s.feedMu.Lock()
 	defer s.feedMu.Unlock()
-	if v := s.versions; v != nil {
+	if v := s.versions; v != nil && s.Wire() != reflector.WireProtobuf {
 		for _, it := range page.Items {
 			if o := it.Object; o != nil {
-				v.Hold(o.Namespace+"/"+o.Name, o.UID, it.Raw)
+				v.Hold(o.Ref().String(), o.UID, it.Raw)
 			}
 		}
 	}

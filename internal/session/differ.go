@@ -38,9 +38,6 @@ func newDiffer(src reflector.Source, o DiffOptions) *differ {
 	return &differ{src: src, v: diff.NewVersions(o.MaxObjects, o.KeepValues)}
 }
 
-// versionKey names an object in diff.Versions.
-func versionKey(it reflector.Item) string { return it.Object.Namespace + "/" + it.Object.Name }
-
 // List implements reflector.Source: a list's first page starts the held
 // versions afresh (a relist replaces the cache), and each item is held.
 func (d *differ) List(ctx context.Context, opts reflector.RequestOptions) (*reflector.Page, error) {
@@ -55,7 +52,7 @@ func (d *differ) List(ctx context.Context, opts reflector.RequestOptions) (*refl
 	}
 	for _, it := range page.Items {
 		if it.Object != nil {
-			d.v.Hold(versionKey(it), it.Object.UID, it.Raw)
+			d.v.Hold(it.Object.Ref().String(), it.Object.UID, it.Raw)
 		}
 	}
 	return page, nil
@@ -86,16 +83,9 @@ func (s *diffStream) Next() (reflector.WatchEvent, error) {
 	if err != nil || ev.Item.Object == nil {
 		return ev, err
 	}
-	d := s.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	switch key, uid := versionKey(ev.Item), ev.Item.Object.UID; {
-	case ev.Type == reflector.EventAdded, ev.Type == reflector.EventModified && ev.Changes != nil:
-		d.v.Hold(key, uid, ev.Item.Raw)
-	case ev.Type == reflector.EventModified:
-		ev.Changes = d.v.Modified(key, uid, ev.Item.Raw)
-	case ev.Type == reflector.EventDeleted:
-		d.v.Forget(key)
-	}
+	o := ev.Item.Object
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	ev.Changes = s.d.v.Event(string(ev.Type), o.Ref().String(), o.UID, ev.Item.Raw, ev.Changes)
 	return ev, nil
 }

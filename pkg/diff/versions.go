@@ -49,6 +49,27 @@ func (v *Versions) Hold(key, uid string, raw []byte) {
 // Forget drops key's version (a DELETED event).
 func (v *Versions) Forget(key string) { delete(v.held, key) }
 
+// Event keeps the versions up to date with one watch event of type typ
+// ("ADDED", "MODIFIED" or "DELETED") of the object key, and returns the
+// changes of a MODIFIED event: recorded when the event carries them
+// already (the replay of a trace that recorded them), diffed otherwise; nil
+// for the other types.
+func (v *Versions) Event(typ, key, uid string, raw []byte, recorded *Changes) *Changes {
+	switch typ {
+	case "ADDED":
+		v.Hold(key, uid, raw)
+	case "MODIFIED":
+		if recorded == nil {
+			return v.Modified(key, uid, raw)
+		}
+		v.Hold(key, uid, raw)
+		return recorded
+	case "DELETED":
+		v.Forget(key)
+	}
+	return recorded
+}
+
 // Modified diffs a MODIFIED event's object against key's held version, then
 // holds it in its place. An object with another UID than the one held (a
 // recreate whose delete was missed) is not diffed against it.

@@ -270,7 +270,7 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 		c.Duplicates++
 	}
 	if ev.Changes != nil {
-		l.churn.Add(ev.Item.Object.Namespace+"/"+ev.Item.Object.Name, ev.Changes)
+		l.churn.Add(ev.Item.Object.Ref().String(), ev.Changes)
 	}
 	l.mu.Unlock()
 	// Counted first: a listener reads the totals with the event in them.
