@@ -1,8 +1,8 @@
 package tui
 
 import (
+	"cmp"
 	"container/list"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -255,15 +254,33 @@ func owners(o *store.Object) string {
 	return strings.Join(parts, ",")
 }
 
-// bodyChanges compares two JSON bodies field by field (a few levels deep),
-// leaving out the metadata already compared.
+// bodyChanges lists what changed between two JSON bodies (diff.Compare:
+// list items by their key), leaving out the metadata already compared.
 func bodyChanges(a, b []byte) []string {
-	var av, bv any
-	if json.Unmarshal(a, &av) != nil || json.Unmarshal(b, &bv) != nil {
+	ch, err := diff.Compare(a, b, true)
+	if err != nil {
 		return []string{"body changed (not JSON)"}
 	}
+	// What the new version has first, then what it lost, each in path order.
+	paths := slices.Clone(ch.Paths)
+	slices.SortStableFunc(paths, func(x, y diff.Change) int {
+		return cmp.Compare(boolInt(x.Op == diff.Removed), boolInt(y.Op == diff.Removed))
+	})
 	var out []string
-	walkChanges("", av, bv, 0, &out)
+	for _, c := range paths {
+		p := strings.TrimPrefix(c.Path, ".")
+		if c.Meta || shownElsewhere(p) {
+			continue
+		}
+		switch c.Op {
+		case diff.Added:
+			out = append(out, "+ "+p+": "+rawValue(c.New))
+		case diff.Removed:
+			out = append(out, "- "+p)
+		default:
+			out = append(out, p+": "+rawValue(c.Old)+" → "+rawValue(c.New))
+		}
+	}
 	if len(out) > maxBodyChanges {
 		n := len(out) - maxBodyChanges
 		out = append(out[:maxBodyChanges], fmt.Sprintf("… and %d more fields", n))
@@ -271,64 +288,19 @@ func bodyChanges(a, b []byte) []string {
 	return out
 }
 
-// skipPath are fields every version changes or that are shown elsewhere.
-func skipPath(path string) bool {
-	switch path {
-	case "metadata.resourceVersion", "metadata.managedFields", "metadata.generation",
-		"metadata.labels", "metadata.ownerReferences", "metadata.deletionTimestamp", "metadata.uid":
-		return true
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// shownElsewhere are the metadata versionChanges says itself.
+func shownElsewhere(path string) bool {
+	for _, f := range []string{"metadata.generation", "metadata.labels", "metadata.ownerReferences", "metadata.deletionTimestamp", "metadata.uid"} {
+		if path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(path, f+"[") {
+			return true
+		}
 	}
 	return false
-}
-
-func walkChanges(path string, a, b any, depth int, out *[]string) {
-	if skipPath(path) || len(*out) > maxBodyChanges {
-		return
-	}
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok && depth < 4 {
-		keys := slices.Sorted(maps.Keys(bm))
-		for _, k := range slices.Sorted(maps.Keys(am)) {
-			if _, ok := bm[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		for _, k := range keys {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			av, ina := am[k]
-			bv, inb := bm[k]
-			switch {
-			case !ina:
-				if !skipPath(p) {
-					*out = append(*out, "+ "+p+": "+jsonValue(bv))
-				}
-			case !inb:
-				if !skipPath(p) {
-					*out = append(*out, "- "+p)
-				}
-			default:
-				walkChanges(p, av, bv, depth+1, out)
-			}
-		}
-		return
-	}
-	if !reflect.DeepEqual(a, b) {
-		*out = append(*out, path+": "+jsonValue(a)+" → "+jsonValue(b))
-	}
-}
-
-// jsonValue renders a JSON value briefly.
-func jsonValue(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return "?"
-	}
-	if r := []rune(string(raw)); len(r) > 40 {
-		return string(r[:39]) + format.Ellipsis
-	}
-	return string(raw)
 }
