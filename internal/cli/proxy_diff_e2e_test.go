@@ -31,10 +31,7 @@ func TestE2EProxyDiffDiffsJSONStreamsAndSaysProtobufOnesCannotBe(t *testing.T) {
 	c := cluster(t)
 	cs := kubernetes.NewForConfigOrDie(c.Config())
 	ctx := context.Background()
-	ns := fmt.Sprintf("proxy-diff-%d", time.Now().UnixNano()%1_000_000)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := uniqueNamespace(t, cs, "proxy-diff")
 	const n, rounds = 5, 3
 	for i := range n {
 		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}, Data: map[string]string{"k": "0"}}, metav1.CreateOptions{}); err != nil {

@@ -69,10 +69,7 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 	work := t.TempDir()
 	cs := kubernetes.NewForConfigOrDie(c.Config())
 	ctx := context.Background()
-	ns := fmt.Sprintf("proxy-kubectl-%d", time.Now().UnixNano()%1_000_000)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := uniqueNamespace(t, cs, "proxy-kubectl")
 	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -30,10 +30,7 @@ func TestE2EProxyFaultNoBookmarksRaisesNoBookmarksForAClientsStream(t *testing.T
 	c := cluster(t)
 	cs := kubernetes.NewForConfigOrDie(c.Config())
 	ctx := context.Background()
-	ns := fmt.Sprintf("proxy-nobm-%d", time.Now().UnixNano()%1_000_000)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := uniqueNamespace(t, cs, "proxy-nobm")
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +97,7 @@ func TestE2EProxyFaultThrottleRaisesThrottledAndTheClientBacksOff(t *testing.T) 
 	c := cluster(t)
 	cs := kubernetes.NewForConfigOrDie(c.Config())
 	ctx := context.Background()
-	ns := fmt.Sprintf("proxy-throttle-%d", time.Now().UnixNano()%1_000_000)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := uniqueNamespace(t, cs, "proxy-throttle")
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

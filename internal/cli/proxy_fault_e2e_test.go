@@ -66,6 +66,17 @@ func startFaultProxy(t *testing.T, ua string, args ...string) *faultRun {
 	return fr
 }
 
+// uniqueNamespace creates a namespace named prefix and a number of this
+// moment, so that tests sharing a cluster never meet, and returns its name.
+func uniqueNamespace(t *testing.T, cs kubernetes.Interface, prefix string) string {
+	t.Helper()
+	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000)
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
 // informerStop is the stop channel of a test's informers and a function
 // that closes it once; the test's end closes it if the test did not.
 func informerStop(t *testing.T) (chan struct{}, func()) {
@@ -120,10 +131,7 @@ func TestE2EProxyFaultDropDeletesAndGoneGiveTheInformerDeletedFinalStateUnknown(
 	c := cluster(t)
 	cs := kubernetes.NewForConfigOrDie(c.Config())
 	ctx := context.Background()
-	ns := fmt.Sprintf("proxy-fault-%d", time.Now().UnixNano()%1_000_000)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := uniqueNamespace(t, cs, "proxy-fault")
 	const n, deleted = 12, 5
 	for i := range n {
 		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{}); err != nil {
@@ -280,10 +288,7 @@ func TestE2EProxyFaultCutMakesInformersResumeWithoutRelisting(t *testing.T) {
 	c := cluster(t)
 	cs := kubernetes.NewForConfigOrDie(c.Config())
 	ctx := context.Background()
-	ns := fmt.Sprintf("proxy-cut-%d", time.Now().UnixNano()%1_000_000)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := uniqueNamespace(t, cs, "proxy-cut")
 	const protoUA, jsonUA = "cut-informer-protobuf/1", "cut-informer-json/1"
 	fr := startFaultProxy(t, protoUA, "--fault", "cut@every=4s")
 	jcfg := rest.CopyConfig(fr.cfg)

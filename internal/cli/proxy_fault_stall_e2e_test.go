@@ -34,10 +34,7 @@ func TestE2EProxyFaultStallInitialListKeepsAWatchListInformerFromSyncing(t *test
 	c := cluster(t)
 	cs := kubernetes.NewForConfigOrDie(c.Config())
 	ctx := context.Background()
-	ns := fmt.Sprintf("proxy-stall-%d", time.Now().UnixNano()%1_000_000)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := uniqueNamespace(t, cs, "proxy-stall")
 	const n = 4
 	for i := range n {
 		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{}); err != nil {

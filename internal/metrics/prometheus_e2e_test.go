@@ -4,15 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,86 +52,18 @@ func relistTrace(t *testing.T, d time.Duration) string {
 	return path
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startPrometheus runs a Prometheus server on loopback that scrapes target
 // every second, with its data in a temporary directory; it is stopped when the test ends.
 func startPrometheus(t *testing.T, target string) string {
 	t.Helper()
-	bin, err := testdeps.Prometheus().Path()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`global:
+	return testdeps.StartPrometheus(t, fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
 scrape_configs:
   - job_name: watchcache
     static_configs:
       - targets: [%q]
-`, target)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	logPath := filepath.Join(dir, "prometheus.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Die with the test process.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting prometheus: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("prometheus log:\n%s", b)
-			}
-		}
-	})
-	base := "http://" + addr
-	plugintest.Eventually(t, 60*time.Second, "prometheus to be ready", func() bool {
-		select {
-		case <-exited:
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("prometheus exited:\n%s", b)
-		default:
-		}
-		resp, err := http.Get(base + "/-/ready")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return base
+`, target))
 }
 
 // promResult is one sample of an instant query's vector.
