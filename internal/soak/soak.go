@@ -196,8 +196,16 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 	}
 	restart := time.NewTicker(opts.RestartEvery)
 	defer restart.Stop()
-	compact := time.NewTicker(opts.CompactEvery)
-	defer compact.Stop()
+	// Compactions run on their own schedule: a restart that takes a while
+	// (the apiserver's start under churn can take 20 s on a busy machine)
+	// would otherwise swallow the compaction ticks due while it runs.
+	compacting, stopCompacting := context.WithCancel(ctx)
+	compactions := compactEvery(compacting, c, opts.CompactEvery)
+	defer func() {
+		stopCompacting()
+		for range compactions {
+		}
+	}()
 	minute := time.NewTicker(time.Minute)
 	defer minute.Stop()
 	baseline := time.After(opts.Baseline)
@@ -226,8 +234,8 @@ loop:
 			}
 			rep.Restarts++
 			fmt.Fprintf(opts.Log, "soak %s: apiserver restarted (etcd compacted in the gap: %t); %s\n", time.Since(start).Round(time.Second), withCompaction, r.Stats().State)
-		case <-compact.C:
-			if _, err := c.Compact(ctx); err != nil {
+		case err := <-compactions:
+			if err != nil {
 				churn.Stop()
 				return nil, err
 			}
@@ -287,6 +295,38 @@ loop:
 		}
 	}
 	return rep, nil
+}
+
+// compactEvery compacts etcd every d until ctx ends, and sends on the
+// returned channel a nil for each compaction done, or the error that stopped
+// it. The channel is closed when it stops.
+func compactEvery(ctx context.Context, c *testcluster.Cluster, d time.Duration) <-chan error {
+	out := make(chan error)
+	go func() {
+		defer close(out)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			_, err := c.Compact(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case out <- err:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // restartAPIServer restarts kube-apiserver, compacting etcd while it is down when asked.

@@ -490,6 +490,8 @@ func WriteKubeconfig(path string, cfg *rest.Config) error {
 
 // Compact compacts etcd at its current revision (physically), so any older
 // resourceVersion is gone from etcd's history. It returns that revision.
+// If etcd was already compacted at that revision (nothing was written since
+// the last compaction), that is the state asked for, and no error.
 func (c *Cluster) Compact(ctx context.Context) (int64, error) {
 	// An empty range over a key nobody uses returns the store's current revision in its header.
 	var rng struct {
@@ -506,6 +508,9 @@ func (c *Cluster) Compact(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("parsing etcd revision %q: %w", rng.Header.Revision, err)
 	}
 	if err := c.etcdPost(ctx, "/v3/kv/compaction", map[string]any{"revision": strconv.FormatInt(rev, 10), "physical": true}, nil); err != nil {
+		if strings.Contains(err.Error(), "required revision has been compacted") {
+			return rev, nil
+		}
 		return 0, fmt.Errorf("compacting etcd at revision %d: %w", rev, err)
 	}
 	return rev, nil
