@@ -132,6 +132,10 @@ type Header struct {
 	// Its resources appear as the clients open them: the header may list
 	// none, and each `resource` line adds the next one.
 	Observed bool `json:"observed,omitempty"`
+	// Segment numbers a rotating trace's segments after the first (from
+	// 1; absent in the first): such a segment begins each resource with its
+	// cache as the recording held it (a request marked `snapshot`).
+	Segment int `json:"segment,omitempty"`
 }
 
 // ResourceHeader is one watched resource: what, where, and how.
@@ -240,6 +244,10 @@ type Line struct {
 	// request
 	Verb string                    `json:"verb,omitempty"`
 	Opts *reflector.RequestOptions `json:"opts,omitempty"`
+	// Snapshot marks a request that was never sent: the start of a rotating
+	// trace's segment, where a resource's cache is written as the list that
+	// installed it.
+	Snapshot bool `json:"snapshot,omitempty"`
 	// ContentType (request lines of observed traces) is the Content-Type
 	// of the response when the server answered with success.
 	ContentType string `json:"contentType,omitempty"`

@@ -1,16 +1,12 @@
 package trace
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,12 +25,12 @@ const FlushInterval = time.Second
 // OnNote. A write error is kept (Err) and ends recording; the reflectors
 // keep running.
 type Recorder struct {
-	mu        sync.Mutex
-	file      io.Closer
-	gz        *gzip.Writer
-	buf       *bufio.Writer
-	enc       *json.Encoder
-	started   time.Time
+	mu sync.Mutex
+	// seg is the file lines go to; with a Rotation, a segment of the trace,
+	// and rot says which segment each resource's lines go to.
+	seg       *segment
+	rot       *rotation
+	ids       map[int]func() int64 // resource i's request numbers, for a rotation's closing lines
 	now       func() time.Time
 	resMu     sync.RWMutex // guards resources, which an observed trace appends to
 	resources []recordedResource
@@ -48,25 +44,13 @@ type Recorder struct {
 // Create opens path for a new trace (mode 0600, truncating an existing file;
 // gzip when the name ends in .gz) and writes the header.
 func Create(path string, h Header) (*Recorder, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	seg, err := createSegment(path)
 	if err != nil {
-		return nil, fmt.Errorf("creating trace file: %w", err)
+		return nil, err
 	}
-	// O_CREATE keeps the mode of an existing file; a trace may hold object data.
-	if err := f.Chmod(0o600); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("creating trace file: %w", err)
-	}
-	var w io.Writer = f
-	var gz *gzip.Writer
-	if strings.HasSuffix(path, ".gz") {
-		gz = gzip.NewWriter(f)
-		w = gz
-	}
-	r := newRecorder(w, h, time.Now)
-	r.file, r.gz = f, gz
+	r := newRecorder(seg, h, time.Now)
 	if err := r.writeHeader(h); err != nil {
-		_ = f.Close()
+		_ = seg.close()
 		return nil, err
 	}
 	go r.flushLoop()
@@ -75,7 +59,7 @@ func Create(path string, h Header) (*Recorder, error) {
 
 // NewRecorder writes a trace to w (for tests and pipes); Close flushes it.
 func NewRecorder(w io.Writer, h Header, now func() time.Time) (*Recorder, error) {
-	r := newRecorder(w, h, now)
+	r := newRecorder(newSegment(w, nil, nil, nil), h, now)
 	if err := r.writeHeader(h); err != nil {
 		return nil, err
 	}
@@ -92,12 +76,10 @@ type recordedResource struct {
 	keepChangeValues bool
 }
 
-func newRecorder(w io.Writer, h Header, now func() time.Time) *Recorder {
-	buf := bufio.NewWriterSize(w, 256<<10)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
+func newRecorder(seg *segment, h Header, now func() time.Time) *Recorder {
+	seg.started = h.StartedAt
 	r := &Recorder{
-		buf: buf, enc: enc, now: now, started: h.StartedAt,
+		seg: seg, now: now,
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan struct{}),
 	}
 	for _, rh := range h.Resources {
@@ -127,7 +109,7 @@ func (r *Recorder) writeHeader(h Header) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.enc.Encode(h); err != nil {
+	if err := r.seg.enc.Encode(h); err != nil {
 		return fmt.Errorf("writing trace header: %w", err)
 	}
 	return nil
@@ -144,9 +126,7 @@ func (r *Recorder) flushLoop() {
 		case <-t.C:
 			r.mu.Lock()
 			if r.err == nil && !r.closed {
-				if err := r.buf.Flush(); err != nil {
-					r.fail(fmt.Errorf("writing trace: %w", err))
-				}
+				r.flush()
 			}
 			r.mu.Unlock()
 		}
@@ -183,10 +163,18 @@ func (r *Recorder) Flush() error {
 	if r.err != nil || r.closed {
 		return r.err
 	}
-	if err := r.buf.Flush(); err != nil {
-		r.fail(fmt.Errorf("writing trace: %w", err))
-	}
+	r.flush()
 	return r.err
+}
+
+// flush writes the buffered lines of every open segment. Caller holds mu.
+func (r *Recorder) flush() {
+	for _, seg := range r.segments() {
+		if err := seg.buf.Flush(); err != nil {
+			r.fail(fmt.Errorf("writing trace: %w", err))
+			return
+		}
+	}
 }
 
 // Close flushes and closes the trace. It returns the first write error, if any.
@@ -202,19 +190,15 @@ func (r *Recorder) Close() error {
 	<-r.done
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.err == nil {
-		if err := r.buf.Flush(); err != nil {
-			r.fail(fmt.Errorf("writing trace: %w", err))
+	r.finishRotation()
+	for _, seg := range r.segments() {
+		if r.err == nil {
+			if err := seg.buf.Flush(); err != nil {
+				r.fail(fmt.Errorf("writing trace: %w", err))
+			}
 		}
-	}
-	if r.gz != nil {
-		if err := r.gz.Close(); err != nil {
-			r.fail(fmt.Errorf("finishing gzip trace: %w", err))
-		}
-	}
-	if r.file != nil {
-		if err := r.file.Close(); err != nil {
-			r.fail(fmt.Errorf("closing trace: %w", err))
+		if err := seg.close(); err != nil {
+			r.fail(err)
 		}
 	}
 	return r.err
@@ -224,27 +208,30 @@ func (r *Recorder) Close() error {
 func (r *Recorder) write(lines ...*Line) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.err != nil || r.closed {
+	if r.err != nil || r.closed || len(lines) == 0 {
 		return
 	}
-	at := r.now().Sub(r.started).Nanoseconds()
+	seg := r.segmentOf(lines[0].R)
+	at := r.now().Sub(seg.started).Nanoseconds()
 	for _, l := range lines {
 		l.At = at
-		if err := r.encode(l); err != nil {
+		if err := seg.encode(l); err != nil {
 			r.fail(fmt.Errorf("writing trace: %w", err))
 			return
 		}
 	}
+	r.rotateIfFull()
 }
 
 // encode writes one line. An item or event line whose object is compact JSON
 // is written directly: the bytes encoding/json would write, without its
-// reflection and its second pass over the object. Caller holds mu.
-func (r *Recorder) encode(l *Line) error {
+// reflection and its second pass over the object. Caller holds the
+// Recorder's mu.
+func (s *segment) encode(l *Line) error {
 	if !directLine(l) {
-		return r.enc.Encode(l)
+		return s.enc.Encode(l)
 	}
-	p := r.buf.AvailableBuffer()
+	p := s.buf.AvailableBuffer()
 	p = append(append(append(p, `{"k":"`...), l.K...), `","r":`...)
 	p = strconv.AppendInt(p, int64(l.R), 10)
 	p = strconv.AppendInt(append(p, `,"at":`...), l.At, 10)
@@ -255,15 +242,15 @@ func (r *Recorder) encode(l *Line) error {
 		p = append(append(append(p, `,"type":"`...), l.Type...), '"')
 	}
 	p = append(p, `,"object":`...)
-	_, _ = r.buf.Write(p)
-	_, _ = r.buf.Write(l.Object)
+	_, _ = s.buf.Write(p)
+	_, _ = s.buf.Write(l.Object)
 	if l.Written != nil && l.Lag != nil {
-		p = r.buf.AvailableBuffer()
+		p = s.buf.AvailableBuffer()
 		p = l.Written.UTC().AppendFormat(append(p, `,"written":"`...), time.RFC3339Nano)
 		p = append(append(append(p, `","lag":"`...), time.Duration(*l.Lag).String()...), '"')
-		_, _ = r.buf.Write(p)
+		_, _ = s.buf.Write(p)
 	}
-	_, err := r.buf.WriteString("}\n")
+	_, err := s.buf.WriteString("}\n")
 	return err
 }
 
@@ -335,11 +322,11 @@ func (r *Recorder) AddStream(h ResourceHeader, client Client, id int) (int, erro
 	if err != nil {
 		return 0, fmt.Errorf("adding a resource to the trace: %w", err)
 	}
-	l := &Line{K: KindResource, R: i, ID: int64(id), At: r.now().Sub(r.started).Nanoseconds(), Resource: raw}
+	l := &Line{K: KindResource, R: i, ID: int64(id), At: r.now().Sub(r.seg.started).Nanoseconds(), Resource: raw}
 	if client != (Client{}) {
 		l.Client = &client
 	}
-	if err := r.encode(l); err != nil {
+	if err := r.seg.encode(l); err != nil {
 		r.fail(fmt.Errorf("writing trace: %w", err))
 		return 0, r.err
 	}
@@ -427,7 +414,14 @@ func (r *Recorder) FlowControlNames(flowSchemas, priorityLevels map[string]strin
 
 // Source wraps resource i's src so every request and answer is recorded.
 func (r *Recorder) Source(i int, src reflector.Source) reflector.Source {
-	return &recordingSource{rec: r, src: src, r: i}
+	s := &recordingSource{rec: r, src: src, r: i}
+	r.mu.Lock()
+	if r.ids == nil {
+		r.ids = map[int]func() int64{}
+	}
+	r.ids[i] = s.id
+	r.mu.Unlock()
+	return s
 }
 
 type recordingSource struct {
@@ -467,9 +461,12 @@ func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOption
 }
 
 func (s *recordingSource) Watch(ctx context.Context, opts reflector.RequestOptions) (reflector.Stream, error) {
-	id := s.id()
-	o := opts
-	s.rec.write(&Line{K: KindRequest, R: s.r, ID: id, Verb: string(reflector.VerbWatch), Opts: &o})
+	id := s.rec.move(s.r, opts, s.id)
+	if id == 0 {
+		id = s.id()
+		o := opts
+		s.rec.write(&Line{K: KindRequest, R: s.r, ID: id, Verb: string(reflector.VerbWatch), Opts: &o})
+	}
 	st, err := s.src.Watch(ctx, opts)
 	if err != nil {
 		s.rec.write(endLine(s.r, id, withCause(ctx, err)))

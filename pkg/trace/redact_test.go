@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
-	"time"
 )
 
 // trimCases are objects whose in-place trimming must mean what trimming through maps means.
@@ -89,9 +88,9 @@ func TestObjectLinesAreWrittenByteForByteAsEncodingJSONWritesThem(t *testing.T) 
 		enc := json.NewEncoder(&want)
 		enc.SetEscapeHTML(false)
 		wantErr := enc.Encode(&l)
-		r := newRecorder(&got, Header{}, time.Now)
-		gotErr := r.encode(&l)
-		if err := r.buf.Flush(); err != nil {
+		seg := newSegment(&got, nil, nil, nil)
+		gotErr := seg.encode(&l)
+		if err := seg.buf.Flush(); err != nil {
 			t.Fatal(err)
 		}
 		if (gotErr != nil) != (wantErr != nil) || got.String() != want.String() {

@@ -910,7 +910,19 @@ func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (reflector.WatchEv
 // references, and the initial-events-end annotation). Nothing else of the
 // object was read, so nothing else is recorded.
 func (d *protoDecoder) objectJSON(tm typeMeta, obj *store.Object, end bool) []byte {
-	b := append(d.json[:0], '{')
+	d.json = appendObjectJSON(d.json[:0], tm, obj, end)
+	return bytes.Clone(d.json)
+}
+
+// ObjectJSON is what a trace records of an object it knows only as the store
+// keeps it: the JSON of its kept metadata (identity, generation,
+// timestamps, labels, owner references), as objectJSON writes a LIST item
+// that came in protobuf. A rotating trace starts each new segment with the
+// cache written this way.
+func ObjectJSON(obj *store.Object) []byte { return appendObjectJSON(nil, typeMeta{}, obj, false) }
+
+func appendObjectJSON(b []byte, tm typeMeta, obj *store.Object, end bool) []byte {
+	b = append(b, '{')
 	if len(tm.apiVersion) > 0 {
 		b = append(jsonString(append(b, `"apiVersion":`...), string(tm.apiVersion)), ',')
 	}
@@ -982,9 +994,7 @@ func (d *protoDecoder) objectJSON(tm typeMeta, obj *store.Object, end bool) []by
 		}
 		b = append(b, ']')
 	}
-	b = append(b, "}}"...)
-	d.json = b
-	return bytes.Clone(b)
+	return append(b, "}}"...)
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
