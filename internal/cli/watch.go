@@ -39,6 +39,7 @@ type WatchOptions struct {
 	Trace                string
 	TraceObjects         string
 	TraceUnsafeSecrets   bool
+	TraceRotation        TraceRotation
 	Display              DisplayOptions
 	Duration             time.Duration
 	Once                 bool
@@ -103,6 +104,12 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Trace, "trace", "", "Record everything the reflector sees to this JSONL file (gzip if it ends in .gz)")
 	f.StringVar(&o.TraceObjects, "trace-objects", o.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
 	f.BoolVar(&o.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
+	// A monitor runs for weeks: its trace, if asked for, is bounded by default.
+	maxTrace := "0"
+	if o.monitor {
+		maxTrace = "100Mi"
+	}
+	o.TraceRotation.addFlags(cmd, maxTrace)
 	f.DurationVar(&o.Duration, "duration", 0, "Stop after this long (0: until interrupted)")
 	f.BoolVar(&o.Once, "once", false, "Stop after the first complete list")
 	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "Refuse to watch more resources than this (a category such as all can name many)")
@@ -202,6 +209,9 @@ func (o *WatchOptions) Validate() error {
 	if o.TraceUnsafeSecrets && o.Trace == "" {
 		return usageErrorf("--trace-unsafe-secrets needs --trace")
 	}
+	if err := o.TraceRotation.validate(o.Trace); err != nil {
+		return err
+	}
 	if o.Trace != "" {
 		if err := checkTracePath(o.Trace); err != nil {
 			return err
@@ -242,7 +252,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	restCfg, resources, ns := c.rest, c.resources, c.namespace
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	rc := o.reflectorConfig(useTUI)
-	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
+	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, TraceRotation: o.TraceRotation.options(), MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
 	var pr *startedProbe
 	if o.Probe != "" {
 		// Before anything else: a probe that cannot run is an error before the run starts.

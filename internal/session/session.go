@@ -59,9 +59,18 @@ type LiveConfig struct {
 	MaxConcurrentLists int
 	// TracePath records the run when set.
 	TracePath string
+	// TraceRotation bounds the trace on disk (zero: it is not bounded).
+	TraceRotation TraceRotation
 	// FailFast ends the whole run when one resource's reflector fails (a
 	// monitor); otherwise the others go on.
 	FailFast bool
+}
+
+// TraceRotation bounds a live run's trace: segments of MaxBytes, Keep
+// earlier ones kept (see trace.Rotation).
+type TraceRotation struct {
+	MaxBytes int64
+	Keep     int
 }
 
 // Subject is one reflector a run shows: our reflector of one resource,
@@ -300,7 +309,9 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
 		live, err := live.NewSource(cfg.Rest, rc.Target, live.Options{
-			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies, Wire: rc.Wire,
+			// A rotating trace of whole objects writes each new segment's
+			// cache from the store: it keeps their JSON.
+			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies || cfg.TraceRotation.MaxBytes > 0 && rc.TraceObjects == trace.ObjectsFull, Wire: rc.Wire,
 			FullObjects: rc.Diff != nil || cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
 			Names:       names,
 		})
@@ -340,7 +351,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	// start together would otherwise race to dial, each its own.
 	s.Header.ServerVersion = ServerVersion(cfg.Rest)
 	if cfg.TracePath != "" {
-		rec, err := trace.Create(cfg.TracePath, s.Header)
+		rec, err := s.createTrace(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -374,6 +385,21 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		go s.reportTraceFailure()
 	}
 	return s, nil
+}
+
+// createTrace creates a live run's trace, rotating if asked: each new
+// segment begins with every resource's cache and cursor.
+func (s *Session) createTrace(cfg LiveConfig) (*trace.Recorder, error) {
+	if cfg.TraceRotation.MaxBytes <= 0 {
+		return trace.Create(cfg.TracePath, s.Header)
+	}
+	return trace.CreateRotating(cfg.TracePath, s.Header, trace.Rotation{
+		MaxBytes: cfg.TraceRotation.MaxBytes, Keep: cfg.TraceRotation.Keep,
+		Snapshot: func(i int) ([]*store.Object, string) {
+			r := s.Resources[i]
+			return r.store.List(), r.Reflector.Stats().ResourceVersion
+		},
+	})
 }
 
 // addResource adds a reflector of our own.
