@@ -350,6 +350,11 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	// (client-go's transports are cached by configuration): reflectors that
 	// start together would otherwise race to dial, each its own.
 	s.Header.ServerVersion = ServerVersion(cfg.Rest)
+	// The trace's times count from here, just before the reflectors start:
+	// a replay's reflectors start at the header's startedAt, so the time to
+	// sync replayed is the one measured live even when a loaded machine
+	// took long to build the sources and ask the server's version.
+	s.Header.StartedAt = time.Now().UTC()
 	if cfg.TracePath != "" {
 		rec, err := s.createTrace(cfg)
 		if err != nil {

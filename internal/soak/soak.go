@@ -41,7 +41,9 @@ type Options struct {
 	CompactEvery time.Duration
 	// Baseline is when goroutines and live heap are first sampled (1m).
 	Baseline time.Duration
-	// GiveUpAfter is the reflector's (30s, the CLI's default without a dashboard).
+	// GiveUpAfter is the reflector's (2m: a restart under churn on a loaded
+	// machine can leave no progress for over 30 s, the CLI's default
+	// without a dashboard, and the soak is about correctness through it).
 	GiveUpAfter time.Duration
 	// Log receives progress lines (nil: none).
 	Log io.Writer
@@ -64,7 +66,7 @@ func (o Options) withDefaults() Options {
 		o.Baseline = time.Minute
 	}
 	if o.GiveUpAfter == 0 {
-		o.GiveUpAfter = 30 * time.Second
+		o.GiveUpAfter = 2 * time.Minute
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
