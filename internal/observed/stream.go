@@ -16,7 +16,6 @@ package observed
 import (
 	"fmt"
 	"mime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -146,12 +145,10 @@ type Stream struct {
 	// versions holds the objects' last JSON for --diff (nil without it).
 	versions *diff.Versions
 
-	mu          sync.Mutex // guards wire, contentType, rec and faults, read by listeners
+	mu          sync.Mutex // guards wire, contentType and rec, read by listeners
 	wire        reflector.Wire
 	contentType string
 	rec         Recording
-	// faults are the faults injected into the stream, in the order they first acted.
-	faults []summary.FaultSummary
 }
 
 // Diff diffs the stream's MODIFIED events (proxy --diff) against each
@@ -192,32 +189,25 @@ type Fault struct {
 
 // Fault records a fault injected into the stream's traffic, where it
 // happened among the stream's requests and events: a note (a decision of
-// reason fault that keeps the state), and the stream's tally of faults for
-// its summary. Nothing is recorded on a closed stream.
+// reason fault that keeps the state), counted in the ledger's Stats.Faults
+// for the summary and the dashboard. Nothing is recorded on a closed
+// stream.
 func (s *Stream) Fault(f Fault) {
 	s.feedMu.Lock()
 	defer s.feedMu.Unlock()
 	if s.closed {
 		return
 	}
-	at := s.now()
-	s.mu.Lock()
-	i := slices.IndexFunc(s.faults, func(x summary.FaultSummary) bool { return x.Fault == f.Spec })
-	if i < 0 {
-		s.faults = append(s.faults, summary.FaultSummary{Fault: f.Spec, Stream: s.ID, At: at})
-		i = len(s.faults) - 1
-	}
-	s.faults[i].Count += f.Count
-	s.mu.Unlock()
-	s.ledger.Note(reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonFault,
-		Fault: f.Spec, Cause: f.What, Count: f.Count}})
+	s.ledger.Fault(reflector.Decision{Fault: f.Spec, Cause: f.What, Count: f.Count})
 }
 
 // Faults are the faults injected into the stream so far, in the order they first acted.
 func (s *Stream) Faults() []summary.FaultSummary {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.faults)
+	var out []summary.FaultSummary
+	for _, f := range s.ledger.Faults() {
+		out = append(out, summary.FaultSummary{Fault: f.Fault, Stream: s.ID, At: f.First, Count: f.Count})
+	}
+	return out
 }
 
 // Options are how a client lists, as its stream's first request shows.

@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -596,6 +597,29 @@ func (l *Ledger) decided(d Decision) {
 	}
 }
 
+// Fault counts a fault the observing proxy injected (Stats.Faults: count
+// more times d.Fault acted) and notes d, its decision, in the state the
+// stream is in.
+func (l *Ledger) Fault(d Decision) {
+	l.mu.Lock()
+	d.Reason, d.State = ReasonFault, l.stats.State
+	i := slices.IndexFunc(l.stats.Faults, func(f FaultCount) bool { return f.Fault == d.Fault })
+	if i < 0 {
+		l.stats.Faults = append(l.stats.Faults, FaultCount{Fault: d.Fault, First: l.now()})
+		i = len(l.stats.Faults) - 1
+	}
+	l.stats.Faults[i].Count += d.Count
+	l.mu.Unlock()
+	l.Note(Note{Kind: NoteDecision, Decision: &d})
+}
+
+// Faults are Stats().Faults without the cost of the rest of Stats.
+func (l *Ledger) Faults() []FaultCount {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.stats.Faults)
+}
+
 // Note stamps n with its sequence number, time, state and request, and
 // hands it to the listeners; notes reach them in Seq order (a fact keeps
 // the Seq of the note before it).
@@ -665,6 +689,7 @@ func (l *Ledger) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.stats
+	s.Faults = slices.Clone(l.stats.Faults)
 	if l.current != nil {
 		c := *l.current
 		s.Current = &c

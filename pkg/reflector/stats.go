@@ -397,6 +397,15 @@ func (t *Totals) Add(o Totals) {
 	t.BackoffWait += o.BackoffWait
 }
 
+// FaultCount is one fault injected into an observed stream: the --fault
+// spec as given, when it first acted (or was first noted), and how many
+// times it acted (deletes dropped, 410s answered, streams cut…).
+type FaultCount struct {
+	Fault string
+	First time.Time
+	Count int
+}
+
 // Stats is a snapshot of the reflector for the UI, cheap to take often.
 type Stats struct {
 	State      State
@@ -426,6 +435,10 @@ type Stats struct {
 	Counters  Counters
 	// Totals break the counters down, and add what decisions say.
 	Totals Totals
+	// Faults are the faults the observing proxy injected into an observed
+	// stream (kubectl watchcache proxy --fault), in the order they first
+	// acted; none for our own reflector.
+	Faults []FaultCount
 	// Current is the request in flight, if any.
 	Current *RequestInfo
 	// Requests are the last finished requests, oldest first.

@@ -63,6 +63,9 @@ func (m *Model) layout() layout {
 			if m.showsDelivery() {
 				n++
 			}
+			if m.showsFaults() {
+				n++
+			}
 		}
 		if l.showRates {
 			n += 1 + numSeries
@@ -191,6 +194,9 @@ func (m *Model) dashboard(l layout) []string {
 		out = append(out, m.gaugeLines(l)...)
 		if m.showsDelivery() {
 			out = append(out, m.deliveryLine(l.width))
+		}
+		if m.showsFaults() {
+			out = append(out, m.faultsLine(l.width))
 		}
 	}
 	if l.showRates {

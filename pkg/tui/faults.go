@@ -1,0 +1,36 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+)
+
+// labelFaults heads the health section's faults line.
+const labelFaults = "faults"
+
+// showsFaults says whether the health section has a faults line: on a
+// stream the observing proxy injected faults into (proxy --fault), once
+// one was noted.
+func (m *Model) showsFaults() bool { return len(m.stats.Faults) > 0 }
+
+// faultsLine is the health section's faults line: each --fault that acted
+// on the stream, with how many times it acted and since when, in the
+// order they first acted. What each did is in the log, next to its effect.
+func (m *Model) faultsLine(width int) string {
+	st := m.st
+	parts := make([]string, 0, len(m.stats.Faults))
+	for _, f := range m.stats.Faults {
+		count := st.faint.Render("armed")
+		if f.Count > 0 {
+			count = st.warn.Render("×" + format.Count(f.Count))
+		}
+		part := st.value.Render(f.Fault) + " " + count
+		if !f.First.IsZero() {
+			part += st.label.Render(" since " + format.Age(m.now.Sub(f.First)) + " ago")
+		}
+		parts = append(parts, part)
+	}
+	return clip(" "+st.label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelFaults))+strings.Join(parts, st.label.Render(" · ")), width)
+}
