@@ -99,56 +99,61 @@ func replaySegment(t *testing.T, path string) []string {
 }
 
 // Every bundled trace recorded from a real API server, recorded again with
-// a rotation at 3 KiB: it becomes several segments (the LIST and the
-// streaming strategies, one resource and three), and each replays alone,
-// making every decision it recorded, with no warning; the last one ends
-// with the caches the whole run ended with.
+// a rotation at 3 KiB, and at 1 byte (every resume starts a segment, the
+// resumes a 410 answers among them): it becomes several segments (the
+// LIST and the streaming strategies, one resource and three), and each
+// replays alone, making every decision it recorded, with no warning; the
+// last one ends with the caches the whole run ended with.
 func TestARotatingTraceIsSegmentsThatEachReplayAlone(t *testing.T) {
 	for _, name := range []string{"demo.jsonl", "several.jsonl", "streaming.jsonl", "steady.jsonl", "gone-relist.jsonl", "forced-relist-restart.jsonl", "recreate.jsonl", "bookmarks.jsonl"} {
-		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "out.jsonl")
-			want := rerecord(t, name, path, trace.Rotation{MaxBytes: 3 << 10, Keep: 100})
-			var segments []string
-			for n := 100; n >= 1; n-- {
-				if _, err := os.Stat(trace.SegmentPath(path, n)); err == nil {
-					segments = append(segments, trace.SegmentPath(path, n))
-				}
-			}
-			segments = append(segments, path)
-			var got []string
-			snapshots := 0
-			for k, seg := range segments {
-				got = replaySegment(t, seg)
-				rd, err := trace.Open(seg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				h := rd.Header()
-				_ = rd.Close()
-				if want := k; h.Segment != want && !(k == 0 && h.Segment == 0) {
-					t.Errorf("%s: header segment %d, want %d", filepath.Base(seg), h.Segment, want)
-				}
-				b, err := os.ReadFile(seg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				snapshots += strings.Count(string(b), `"snapshot":true`)
-			}
-			t.Logf("%s: %d segments, %d snapshots", name, len(segments), snapshots)
-			switch {
-			case name == "streaming.jsonl":
-				// One streaming list and its watch, never resumed: a full
-				// trace moves to a new segment only at a resume.
-				if len(segments) != 1 {
-					t.Fatalf("%d segments: a trace whose watch never resumed rotated", len(segments))
-				}
-			case len(segments) < 2 || snapshots == 0:
-				t.Fatalf("%d segments, %d snapshots: the trace did not rotate", len(segments), snapshots)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("the last segment's replay ends with\n%s\nthe run ended with\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-			}
-		})
+		for _, size := range []int64{3 << 10, 1} {
+			t.Run(fmt.Sprintf("%s/%d", name, size), func(t *testing.T) { rotatedReplaysAlone(t, name, size) })
+		}
+	}
+}
+
+func rotatedReplaysAlone(t *testing.T, name string, size int64) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	want := rerecord(t, name, path, trace.Rotation{MaxBytes: size, Keep: 1000})
+	var segments []string
+	for n := 1000; n >= 1; n-- {
+		if _, err := os.Stat(trace.SegmentPath(path, n)); err == nil {
+			segments = append(segments, trace.SegmentPath(path, n))
+		}
+	}
+	segments = append(segments, path)
+	var got []string
+	snapshots := 0
+	for k, seg := range segments {
+		got = replaySegment(t, seg)
+		rd, err := trace.Open(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := rd.Header()
+		_ = rd.Close()
+		if want := k; h.Segment != want && !(k == 0 && h.Segment == 0) {
+			t.Errorf("%s: header segment %d, want %d", filepath.Base(seg), h.Segment, want)
+		}
+		b, err := os.ReadFile(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snapshots += strings.Count(string(b), `"snapshot":true`)
+	}
+	t.Logf("%s: %d segments, %d snapshots", name, len(segments), snapshots)
+	switch {
+	case name == "streaming.jsonl":
+		// One streaming list and its watch, never resumed: a full
+		// trace moves to a new segment only at a resume.
+		if len(segments) != 1 {
+			t.Fatalf("%d segments: a trace whose watch never resumed rotated", len(segments))
+		}
+	case len(segments) < 2 || snapshots == 0:
+		t.Fatalf("%d segments, %d snapshots: the trace did not rotate", len(segments), snapshots)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the last segment's replay ends with\n%s\nthe run ended with\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
