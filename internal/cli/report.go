@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -86,10 +85,7 @@ func (o *ReportOptions) Complete(args []string) error {
 // DefaultReportName is the report's name for a trace: its base name with
 // .html instead of its extension (and .gz), in the current directory.
 func DefaultReportName(tracePath string) string {
-	base := strings.TrimSuffix(filepath.Base(tracePath), ".gz")
-	if ext := filepath.Ext(base); ext != "" && ext != base {
-		base = strings.TrimSuffix(base, ext)
-	}
+	base, _ := trace.SplitName(filepath.Base(tracePath))
 	if base == "" || base == "." || base == string(filepath.Separator) {
 		base = "trace"
 	}

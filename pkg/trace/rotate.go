@@ -154,16 +154,24 @@ func CreateRotating(path string, h Header, rot Rotation) (*Recorder, error) {
 // (1 is the newest): NAME.n.EXT for path NAME.EXT (out.jsonl →
 // out.1.jsonl, out.jsonl.gz → out.1.jsonl.gz, out → out.1).
 func SegmentPath(path string, n int) string {
+	name, ext := SplitName(path)
+	return name + "." + strconv.Itoa(n) + ext
+}
+
+// SplitName splits a trace's path into its name and its extension, .gz
+// included: out.jsonl.gz → out, .jsonl.gz; a name that is all extension
+// (.trace) has none.
+func SplitName(path string) (name, ext string) {
 	rest, gz := strings.CutSuffix(path, ".gz")
-	ext := filepath.Ext(rest)
+	ext = filepath.Ext(rest)
 	if ext == rest || strings.HasSuffix(rest, "/"+ext) {
-		ext = "" // a name that is all extension: .trace
+		ext = ""
 	}
-	name := strings.TrimSuffix(rest, ext)
+	name = strings.TrimSuffix(rest, ext)
 	if gz {
 		ext += ".gz"
 	}
-	return name + "." + strconv.Itoa(n) + ext
+	return name, ext
 }
 
 // segments are the open segments: the current one, and the previous one
