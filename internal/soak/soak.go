@@ -47,6 +47,9 @@ type Options struct {
 	GiveUpAfter time.Duration
 	// Log receives progress lines (nil: none).
 	Log io.Writer
+	// Monitor, when set, runs the plugin's monitor mode beside the
+	// reflector, recording a rotating trace (see Monitor).
+	Monitor *Monitor
 }
 
 func (o Options) withDefaults() Options {
@@ -96,6 +99,8 @@ type Report struct {
 	Problems   []string
 	Decisions  int
 	ReflectErr error
+	// Monitor is what the monitor process did (nil without Options.Monitor).
+	Monitor *MonitorReport
 }
 
 // OK reports whether the run found no problem.
@@ -113,6 +118,9 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "goroutines: %d at %s, %d at the end (%+d)\n", r.Baseline.Goroutines, r.Baseline.At.Round(time.Second), r.End.Goroutines, r.End.Goroutines-r.Baseline.Goroutines)
 	fmt.Fprintf(&b, "live heap after GC: %.1f MiB at %s, %.1f MiB at the end (%.2fx)\n", format.MiB(r.Baseline.HeapBytes), r.Baseline.At.Round(time.Second), format.MiB(r.End.HeapBytes), r.HeapRatio())
+	if r.Monitor != nil {
+		b.WriteString(r.Monitor.String())
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "PROBLEM: %s\n", p)
 	}
@@ -192,6 +200,26 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 	if err := st.WaitUntilReady(ctx); err != nil {
 		return nil, fmt.Errorf("waiting for the first list: %w", err)
 	}
+	var mon *monitorRun
+	if opts.Monitor != nil {
+		if mon, err = startMonitor(ctx, *opts.Monitor, c.Kubeconfig(), ns); err != nil {
+			return nil, err
+		}
+		defer func() { _ = mon.cmd.Process.Kill() }() // a no-op once it stopped
+		rep.Monitor = &MonitorReport{}
+	}
+	sampleMonitor := func(at time.Duration) *MonitorSample {
+		if mon == nil {
+			return nil
+		}
+		s, err := mon.sample(ctx, at)
+		if err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("sampling the monitor at %s: %v", at.Round(time.Second), err))
+			return nil
+		}
+		rep.Monitor.Samples = append(rep.Monitor.Samples, s)
+		return &s
+	}
 	churn, err := testcluster.StartChurn(c.Config(), testcluster.ChurnOptions{Namespace: ns, Names: 200, Rate: opts.Rate})
 	if err != nil {
 		return nil, err
@@ -245,16 +273,25 @@ loop:
 		case <-baseline:
 			rep.Baseline = sample(start)
 			rep.Samples = append(rep.Samples, rep.Baseline)
+			if m := sampleMonitor(rep.Baseline.At); m != nil {
+				rep.Monitor.Baseline = *m
+			}
 		case <-minute.C:
 			s := sample(start)
 			rep.Samples = append(rep.Samples, s)
 			fmt.Fprintf(opts.Log, "soak %s: %d goroutines, %.1f MiB live heap, %d objects, %s\n", s.At.Round(time.Second), s.Goroutines, format.MiB(s.HeapBytes), st.Len(), r.Stats().State)
+			if m := sampleMonitor(s.At); m != nil {
+				fmt.Fprintf(opts.Log, "soak %s: the monitor: %.0f goroutines, %.1f MiB resident, %.1f MiB heap in use, %s of trace on disk\n", m.At.Round(time.Second), m.Goroutines, m.RSSBytes/(1<<20), m.HeapBytes/(1<<20), format.Bytes(m.DiskBytes))
+			}
 		case <-end:
 			break loop
 		}
 	}
 	// The end sample is taken as the baseline was: churn still running.
 	rep.End = sample(start)
+	if m := sampleMonitor(rep.End.At); m != nil {
+		rep.Monitor.End = *m
+	}
 	rep.Churn = churn.Stop()
 	rep.Duration = time.Since(start)
 	if rep.ReflectErr == nil {
@@ -267,6 +304,14 @@ loop:
 				rep.Problems = append(rep.Problems, "the cache differs from a LIST: "+audit.String())
 			}
 		}
+	}
+	if mon != nil {
+		want, err := mon.settle(ctx, cs, ns)
+		if err != nil {
+			rep.Problems = append(rep.Problems, err.Error())
+		}
+		mon.stop(ctx, rep.Monitor, want)
+		rep.Problems = append(rep.Problems, rep.Monitor.problems()...)
 	}
 	stopReflector()
 	if rep.ReflectErr == nil {

@@ -1,6 +1,0 @@
-//go:build race
-
-package cli
-
-// raceEnabled says the test binary was built with -race.
-const raceEnabled = true

@@ -1,0 +1,469 @@
+package soak
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+// Monitor runs the plugin's monitor mode as its own process beside the
+// soak's reflector, on the same namespace, through the same churn, restarts
+// and compactions, recording a trace that rotates at a small cap:
+//
+//	kubectl-watchcache monitor configmaps -n NS --listen 127.0.0.1:0 \
+//	  --trace DIR/monitor.jsonl --trace-max-size MAXSIZE --trace-keep KEEP --watch-timeout W
+//
+// The soak samples the process's resident memory, heap and goroutines (its
+// /metrics) each minute and the trace's bytes on disk every second, ends it
+// with SIGTERM, and replays every segment left with --strict.
+type Monitor struct {
+	// Binary is the plugin's path.
+	Binary string
+	// Dir is where the trace is written (an empty directory of its own:
+	// every byte in it counts as the trace's).
+	Dir string
+	// MaxSize is --trace-max-size, in bytes (at least 64Ki).
+	MaxSize int64
+	// Keep is --trace-keep.
+	Keep int
+	// WatchTimeout is --watch-timeout: a closed segment takes the lines
+	// written until the watch next resumes, so it bounds the overshoot.
+	WatchTimeout time.Duration
+}
+
+// MonitorSample is the monitor process at one moment.
+type MonitorSample struct {
+	At         time.Duration
+	RSSBytes   float64 // process_resident_memory_bytes
+	HeapBytes  float64 // go_memstats_heap_inuse_bytes
+	Goroutines float64 // go_goroutines
+	DiskBytes  int64   // the trace's files, all segments
+}
+
+// Segment is one file of the trace left at the end.
+type Segment struct {
+	Name    string
+	Bytes   int64
+	Replays bool   // replay --speed 0 --no-tui --strict exited 0
+	Error   string // why not
+}
+
+// MonitorReport is what the monitor did through the soak.
+type MonitorReport struct {
+	Baseline, End MonitorSample
+	Samples       []MonitorSample
+	// MaxDiskBytes and MaxFileBytes are the largest total and the largest
+	// single file seen on disk, sampled every second.
+	MaxDiskBytes, MaxFileBytes int64
+	// Bound is what the disk may hold: Keep+1 files, each the cap plus at
+	// most the cap again past it (a closed segment's overshoot).
+	Bound int64
+	// Rotations is how many segments were started after the first.
+	Rotations int
+	// Keep is --trace-keep.
+	Keep     int
+	Segments []Segment
+	// Stopped is how long SIGTERM took to end it; ExitErr is its exit.
+	Stopped time.Duration
+	ExitErr error
+	// Lines is how many lines it logged (notes that matter).
+	Lines int
+	// EndsAsList says the newest segment's replay ends with the objects a
+	// LIST gave at the end (names, UIDs and resourceVersions).
+	EndsAsList bool
+}
+
+// RSSRatio is the resident memory at the end over the baseline's.
+func (m *MonitorReport) RSSRatio() float64 {
+	if m.Baseline.RSSBytes == 0 {
+		return 0
+	}
+	return m.End.RSSBytes / m.Baseline.RSSBytes
+}
+
+func (m *MonitorReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "monitor: %d lines logged; trace rotated %d times; on disk at most %s in all (bound %s), %s in one file; SIGTERM to exit %s (%v)\n",
+		m.Lines, m.Rotations, format.Bytes(m.MaxDiskBytes), format.Bytes(m.Bound), format.Bytes(m.MaxFileBytes), m.Stopped.Round(time.Millisecond), exitText(m.ExitErr))
+	fmt.Fprintf(&b, "monitor memory: RSS %.1f MiB at %s, %.1f MiB at the end (%.2fx); heap in use %.1f → %.1f MiB; goroutines %.0f → %.0f\n",
+		m.Baseline.RSSBytes/(1<<20), m.Baseline.At.Round(time.Second), m.End.RSSBytes/(1<<20), m.RSSRatio(),
+		m.Baseline.HeapBytes/(1<<20), m.End.HeapBytes/(1<<20), m.Baseline.Goroutines, m.End.Goroutines)
+	for _, s := range m.Segments {
+		status := "replays with --strict"
+		if !s.Replays {
+			status = "does not replay: " + s.Error
+		}
+		fmt.Fprintf(&b, "  %s: %s, %s\n", s.Name, format.Bytes(s.Bytes), status)
+	}
+	fmt.Fprintf(&b, "  the newest segment's replay ends as a LIST: %t\n", m.EndsAsList)
+	return b.String()
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit 0"
+	}
+	return err.Error()
+}
+
+// monitorRun is the monitor process while it runs.
+type monitorRun struct {
+	m      Monitor
+	cmd    *exec.Cmd
+	addr   string
+	exited chan error
+	lines  chan int // the count of stdout lines, sent once stdout ends
+
+	mu      sync.Mutex
+	stderr  []byte // its last 64 KiB
+	maxDisk int64
+	maxFile int64
+
+	stopDisk context.CancelFunc
+	diskDone chan struct{}
+}
+
+var servingRE = regexp.MustCompile(`serving metrics at http://([^/\s]+)/metrics`)
+
+// startMonitor starts the monitor on the namespace ns, and waits until it
+// says where it serves.
+func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monitorRun, error) {
+	if entries, err := os.ReadDir(m.Dir); err != nil || len(entries) > 0 {
+		return nil, fmt.Errorf("the monitor's trace directory %s must exist and be empty (%v)", m.Dir, err)
+	}
+	home, err := os.MkdirTemp("", "soak-monitor-home-")
+	if err != nil {
+		return nil, fmt.Errorf("the monitor's HOME: %w", err)
+	}
+	r := &monitorRun{m: m, exited: make(chan error, 1), lines: make(chan int, 1), diskDone: make(chan struct{})}
+	r.cmd = exec.Command(m.Binary, "monitor", "configmaps", "-n", ns, "--listen", "127.0.0.1:0",
+		"--trace", filepath.Join(m.Dir, "monitor.jsonl"), "--trace-max-size", fmt.Sprint(m.MaxSize),
+		"--trace-keep", fmt.Sprint(m.Keep), "--watch-timeout", m.WatchTimeout.String())
+	r.cmd.Env = []string{"HOME=" + home, "KUBECONFIG=" + kubeconfig}
+	stdout, err := r.cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("the monitor's output: %w", err)
+	}
+	stderr, err := r.cmd.StderrPipe()
+	if err != nil {
+		return nil, fmt.Errorf("the monitor's errors: %w", err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the monitor: %w", err)
+	}
+	go func() {
+		n := 0
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			n++
+		}
+		r.lines <- n
+	}()
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := stderr.Read(buf)
+			r.mu.Lock()
+			r.stderr = append(r.stderr, buf[:n]...)
+			if over := len(r.stderr) - 64<<10; over > 0 {
+				r.stderr = r.stderr[over:]
+			}
+			r.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		<-stderrDone
+		r.exited <- r.cmd.Wait()
+		_ = os.RemoveAll(home)
+	}()
+	for deadline := time.Now().Add(time.Minute); r.addr == ""; time.Sleep(50 * time.Millisecond) {
+		r.mu.Lock()
+		if m := servingRE.FindSubmatch(r.stderr); m != nil {
+			r.addr = string(m[1])
+		}
+		r.mu.Unlock()
+		if r.addr != "" {
+			break
+		}
+		select {
+		case err := <-r.exited:
+			return nil, fmt.Errorf("the monitor exited before serving (%v):\n%s", err, r.errors())
+		default:
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			_ = r.cmd.Process.Kill()
+			return nil, fmt.Errorf("the monitor said nowhere it serves within a minute:\n%s", r.errors())
+		}
+	}
+	diskCtx, stop := context.WithCancel(context.Background())
+	r.stopDisk = stop
+	go r.watchDisk(diskCtx)
+	return r, nil
+}
+
+// errors is the end of what the monitor wrote to stderr.
+func (r *monitorRun) errors() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return string(r.stderr)
+}
+
+// watchDisk samples the trace's bytes on disk every second.
+func (r *monitorRun) watchDisk(ctx context.Context) {
+	defer close(r.diskDone)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		total, largest := r.disk()
+		r.mu.Lock()
+		r.maxDisk, r.maxFile = max(r.maxDisk, total), max(r.maxFile, largest)
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// disk is the bytes of every file in the trace's directory, and the largest.
+func (r *monitorRun) disk() (total, largest int64) {
+	entries, _ := os.ReadDir(r.m.Dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			total += fi.Size()
+			largest = max(largest, fi.Size())
+		}
+	}
+	return total, largest
+}
+
+// sample reads the monitor's /metrics and its trace's size.
+func (r *monitorRun) sample(ctx context.Context, at time.Duration) (MonitorSample, error) {
+	s := MonitorSample{At: at}
+	s.DiskBytes, _ = r.disk()
+	fams, err := r.scrape(ctx)
+	if err != nil {
+		return s, err
+	}
+	for name, v := range map[string]*float64{"process_resident_memory_bytes": &s.RSSBytes, "go_memstats_heap_inuse_bytes": &s.HeapBytes, "go_goroutines": &s.Goroutines} {
+		if *v, err = gauge(fams, name); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// scrape reads the monitor's /metrics, each family's samples summed.
+func (r *monitorRun) scrape(ctx context.Context) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.addr+"/metrics", nil)
+	if err != nil {
+		return nil, fmt.Errorf("the monitor's /metrics: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("the monitor's /metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the monitor's /metrics: %w", err)
+	}
+	out := map[string]float64{}
+	for name, f := range fams {
+		var sum float64
+		for _, m := range f.GetMetric() {
+			switch {
+			case m.GetGauge() != nil:
+				sum += m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				sum += m.GetCounter().GetValue()
+			}
+		}
+		out[name] = sum
+	}
+	return out, nil
+}
+
+// gauge is the family name's samples summed (gauges and counters).
+func gauge(fams map[string]float64, name string) (float64, error) {
+	v, ok := fams[name]
+	if !ok {
+		return 0, fmt.Errorf("the monitor's /metrics has no %s", name)
+	}
+	return v, nil
+}
+
+// settle waits, after the churn stopped, until the monitor holds as many
+// objects as a LIST of ns and its event count has not moved for 5 s; it
+// returns that LIST as "name uid resourceVersion" lines.
+func (r *monitorRun) settle(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, error) {
+	var last float64 = -1
+	var stillSince time.Time
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("listing ConfigMaps: %w", err)
+		}
+		fams, err := r.scrape(ctx)
+		if err != nil {
+			return nil, err
+		}
+		objects, _ := gauge(fams, "watchcache_store_objects")
+		events, _ := gauge(fams, "watchcache_events_total")
+		if events != last {
+			last, stillSince = events, time.Now()
+		}
+		if int(objects) == len(list.Items) && time.Since(stillSince) >= 5*time.Second {
+			var want []string
+			for _, o := range list.Items {
+				want = append(want, o.Name+" "+string(o.UID)+" "+o.ResourceVersion)
+			}
+			slices.Sort(want)
+			return want, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the monitor did not settle in two minutes after the churn: %.0f objects, a LIST has %d", objects, len(list.Items))
+		}
+	}
+}
+
+// stop ends the monitor with SIGTERM and fills rep with what it left.
+func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string) {
+	begun := time.Now()
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		rep.ExitErr = fmt.Errorf("SIGTERM: %w", err)
+		return
+	}
+	select {
+	case rep.ExitErr = <-r.exited:
+		rep.Stopped = time.Since(begun)
+	case <-time.After(30 * time.Second):
+		_ = r.cmd.Process.Kill()
+		rep.ExitErr = <-r.exited
+		rep.Stopped = time.Since(begun)
+	}
+	rep.Lines = <-r.lines
+	r.stopDisk()
+	<-r.diskDone
+	r.mu.Lock()
+	rep.MaxDiskBytes, rep.MaxFileBytes = r.maxDisk, r.maxFile
+	r.mu.Unlock()
+	rep.Bound, rep.Keep = int64(r.m.Keep+1)*2*r.m.MaxSize, r.m.Keep
+
+	entries, err := os.ReadDir(r.m.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		seg := Segment{Name: e.Name()}
+		if fi, err := e.Info(); err == nil {
+			seg.Bytes = fi.Size()
+		}
+		out, err := r.replay(ctx, filepath.Join(r.m.Dir, e.Name()))
+		seg.Replays = err == nil
+		if err != nil {
+			seg.Error = err.Error()
+		}
+		if e.Name() == "monitor.jsonl" && err == nil {
+			rep.Rotations, rep.EndsAsList = r.newest(out, want)
+		}
+		rep.Segments = append(rep.Segments, seg)
+	}
+}
+
+// replay replays one segment with --strict and returns its summary JSON.
+func (r *monitorRun) replay(ctx context.Context, path string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, r.m.Binary, "replay", path, "--speed", "0", "--no-tui", "--strict", "--summary", "-o", "json")
+	cmd.Env = []string{"HOME=" + os.TempDir()}
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	return out, nil
+}
+
+// newest reads the newest segment's replay: its segment number (the
+// rotations), and whether its cache at the end is the LIST want.
+func (r *monitorRun) newest(out []byte, want []string) (int, bool) {
+	sums, err := summary.Decode(out)
+	if err != nil || len(sums) != 1 {
+		return 0, false
+	}
+	var got []string
+	for _, e := range sums[0].Store {
+		got = append(got, e.Name+" "+e.UID+" "+e.ResourceVersion)
+	}
+	slices.Sort(got)
+	rd, err := trace.Open(filepath.Join(r.m.Dir, "monitor.jsonl"))
+	if err != nil {
+		return 0, false
+	}
+	defer rd.Close()
+	return rd.Header().Segment, slices.Equal(got, want)
+}
+
+// problems are what the monitor's report says is wrong.
+func (m *MonitorReport) problems() []string {
+	var out []string
+	if m.ExitErr != nil {
+		out = append(out, fmt.Sprintf("the monitor did not exit 0 on SIGTERM: %v", m.ExitErr))
+	}
+	if m.Stopped > 5*time.Second {
+		out = append(out, fmt.Sprintf("the monitor took %s to stop on SIGTERM (want at most 5 s)", m.Stopped.Round(time.Millisecond)))
+	}
+	if m.MaxDiskBytes > m.Bound {
+		out = append(out, fmt.Sprintf("the trace held %s on disk, past its bound of %s", format.Bytes(m.MaxDiskBytes), format.Bytes(m.Bound)))
+	}
+	if len(m.Segments) > m.Keep+1 {
+		out = append(out, fmt.Sprintf("%d files in the trace's directory, want at most --trace-keep %d + 1", len(m.Segments), m.Keep))
+	}
+	if m.Rotations <= 0 {
+		out = append(out, "the trace never rotated")
+	}
+	for _, s := range m.Segments {
+		if !s.Replays {
+			out = append(out, fmt.Sprintf("segment %s does not replay with --strict: %s", s.Name, s.Error))
+		}
+	}
+	if !m.EndsAsList {
+		out = append(out, "the newest segment's replay does not end with the objects of a LIST")
+	}
+	if m.Baseline.RSSBytes > 0 && m.RSSRatio() > 1.5 {
+		out = append(out, fmt.Sprintf("the monitor's resident memory grew %.2fx (%.1f → %.1f MiB)", m.RSSRatio(), m.Baseline.RSSBytes/(1<<20), m.End.RSSBytes/(1<<20)))
+	}
+	if d := m.End.Goroutines - m.Baseline.Goroutines; m.Baseline.Goroutines > 0 && (d > 10 || d < -10) {
+		out = append(out, fmt.Sprintf("the monitor's goroutines went from %.0f to %.0f", m.Baseline.Goroutines, m.End.Goroutines))
+	}
+	return out
+}
