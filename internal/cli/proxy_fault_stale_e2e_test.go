@@ -18,12 +18,19 @@ import (
 )
 
 // TestE2EProxyFaultStaleRaisesResourceVersionBackwardsNamingIt runs a
-// client-go typed informer (protobuf) through --fault stale@every=3s while
-// a ConfigMap is written twice a second: after each firing an event is
-// sent again two events later. The client's stream counts exactly as many
-// events going backwards as the fault sent again, and raises
-// resource-version-backwards caused by the fault; the replay the same.
+// client-go typed informer through --fault stale@every=3s while a ConfigMap
+// is written twice a second, once on protobuf (client-go's default for
+// built-in types) and once on JSON: after each firing an event is sent again
+// two events later. The client's stream counts exactly as many events going
+// backwards as the fault sent again, and raises resource-version-backwards
+// caused by the fault; the replay the same.
 func TestE2EProxyFaultStaleRaisesResourceVersionBackwardsNamingIt(t *testing.T) {
+	for _, wire := range []string{"application/vnd.kubernetes.protobuf", "application/json"} {
+		t.Run(wire[strings.LastIndexAny(wire, "./")+1:], func(t *testing.T) { testFaultStale(t, wire) })
+	}
+}
+
+func testFaultStale(t *testing.T, wire string) {
 	c := cluster(t)
 	cs := kubernetes.NewForConfigOrDie(c.Config())
 	ctx := context.Background()
@@ -33,6 +40,7 @@ func TestE2EProxyFaultStaleRaisesResourceVersionBackwardsNamingIt(t *testing.T) 
 	}
 	const ua, spec = "stale-informer/1 (linux/amd64)", "stale@every=3s"
 	fr := startFaultProxy(t, ua, "--fault", spec, "--fault-target", "configmaps")
+	fr.cfg.ContentType, fr.cfg.AcceptContentTypes = wire, wire
 	stop, stopInformer := informerStop(t)
 	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(fr.cfg), 0, informers.WithNamespace(ns))
 	inf := factory.Core().V1().ConfigMaps().Informer()
@@ -56,6 +64,9 @@ func TestE2EProxyFaultStaleRaisesResourceVersionBackwardsNamingIt(t *testing.T) 
 		s := streamOf(t, sums, "configmaps.v1", ua)
 		sent, _ := faultCount(faults, s.Stream.ID, spec)
 		t.Logf("%s: stream #%d (%s): %d events sent again, %d backwards, %d modified", what, s.Stream.ID, s.Stream.ContentType, sent, s.Counters.ResourceVersionBackwards, s.Counters.Modified)
+		if !strings.HasPrefix(s.Stream.ContentType, wire) {
+			t.Errorf("%s: stream #%d is %s, want %s", what, s.Stream.ID, s.Stream.ContentType, wire)
+		}
 		if sent < 3 || s.Counters.ResourceVersionBackwards != int64(sent) {
 			t.Errorf("%s: stream #%d: %d events sent again, %d going backwards; want 3 or more, the same", what, s.Stream.ID, sent, s.Counters.ResourceVersionBackwards)
 		}
