@@ -104,9 +104,6 @@ func NewMonitor(rules []Rule, onTrip func(Trip)) *Monitor {
 	return &Monitor{rules: rules, onTrip: onTrip}
 }
 
-// Rules are the monitor's rules.
-func (m *Monitor) Rules() []Rule { return append([]Rule(nil), m.rules...) }
-
 // Add registers a resource: name describes it in trips ("configmaps.v1 in
 // namespace demo"); stats reads its reflector (nil until Attach).
 func (m *Monitor) Add(name string) *Subject {
@@ -184,9 +181,6 @@ type Subject struct {
 	tripped      []bool
 	trippedValue []int64
 }
-
-// Name describes the resource in trips.
-func (r *Subject) Name() string { return r.name }
 
 // Attach gives the resource its reflector's Stats (e.g.
 // (*reflector.Reflector).Stats); evaluations before it see nothing.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -54,8 +53,3 @@ func (o *FindingOptions) validate() error {
 
 // options are the engines' options (after validate).
 func (o *FindingOptions) options() findings.Options { return o.opts }
-
-// String is how the flags read, for messages.
-func (o *FindingOptions) String() string {
-	return fmt.Sprintf("--relist-storm %s, ignoring %v", o.RelistStorm, o.Ignore)
-}
