@@ -360,16 +360,20 @@ func (r *monitorRun) settle(ctx context.Context, cs kubernetes.Interface, ns str
 func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string) {
 	begun := time.Now()
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		rep.ExitErr = fmt.Errorf("SIGTERM: %w", err)
-		return
+		rep.ExitErr = fmt.Errorf("it had exited before SIGTERM (%w): %v", err, <-r.exited)
+	} else {
+		select {
+		case rep.ExitErr = <-r.exited:
+		case <-time.After(30 * time.Second):
+			_ = r.cmd.Process.Kill()
+			rep.ExitErr = fmt.Errorf("killed after 30 s: %v", <-r.exited)
+		}
+		rep.Stopped = time.Since(begun)
 	}
-	select {
-	case rep.ExitErr = <-r.exited:
-		rep.Stopped = time.Since(begun)
-	case <-time.After(30 * time.Second):
-		_ = r.cmd.Process.Kill()
-		rep.ExitErr = <-r.exited
-		rep.Stopped = time.Since(begun)
+	if rep.ExitErr != nil {
+		last := r.errors()
+		last = last[max(0, len(last)-4<<10):]
+		rep.ExitErr = fmt.Errorf("%w; the end of its stderr:\n%s", rep.ExitErr, last)
 	}
 	rep.Lines = <-r.lines
 	r.stopDisk()
