@@ -170,7 +170,9 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 	if err := r.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the monitor: %w", err)
 	}
+	stdoutDone := make(chan struct{})
 	go func() {
+		defer close(stdoutDone)
 		n := 0
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -196,7 +198,8 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 			}
 		}
 	}()
-	go func() {
+	go func() { // Wait closes the pipes: only once both are read to their end
+		<-stdoutDone
 		<-stderrDone
 		r.exited <- r.cmd.Wait()
 		_ = os.RemoveAll(home)
@@ -224,6 +227,13 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 	r.stopDisk = stop
 	go r.watchDisk(diskCtx)
 	return r, nil
+}
+
+// abort kills the monitor and stops sampling its disk: on the soak's way
+// out, a no-op once stop has run.
+func (r *monitorRun) abort() {
+	_ = r.cmd.Process.Kill()
+	r.stopDisk()
 }
 
 // errors is the end of what the monitor wrote to stderr.

@@ -205,7 +205,7 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 		if mon, err = startMonitor(ctx, *opts.Monitor, c.Kubeconfig(), ns); err != nil {
 			return nil, err
 		}
-		defer func() { _ = mon.cmd.Process.Kill() }() // a no-op once it stopped
+		defer mon.abort() // a no-op once it stopped
 		rep.Monitor = &MonitorReport{}
 	}
 	sampleMonitor := func(at time.Duration) *MonitorSample {
