@@ -52,9 +52,13 @@ type Monitor struct {
 
 // MonitorSample is the monitor process at one moment.
 type MonitorSample struct {
-	At         time.Duration
-	RSSBytes   float64 // process_resident_memory_bytes
-	HeapBytes  float64 // go_memstats_heap_inuse_bytes
+	At        time.Duration
+	RSSBytes  float64 // process_resident_memory_bytes
+	HeapBytes float64 // go_memstats_heap_inuse_bytes
+	// HeapGoal is go_memstats_next_gc_bytes: the collector's goal, twice
+	// the heap that was live at its last collection (GOGC=100), so a
+	// steadier measure of what the monitor holds than the heap in use.
+	HeapGoal   float64
 	Goroutines float64 // go_goroutines
 	DiskBytes  int64   // the trace's files, all segments
 }
@@ -100,13 +104,23 @@ func (m *MonitorReport) RSSRatio() float64 {
 	return m.End.RSSBytes / m.Baseline.RSSBytes
 }
 
+// HeapGoalRatio is the GC's goal at the end over the baseline's.
+func (m *MonitorReport) HeapGoalRatio() float64 {
+	if m.Baseline.HeapGoal == 0 {
+		return 0
+	}
+	return m.End.HeapGoal / m.Baseline.HeapGoal
+}
+
+// String is the monitor's part of the soak's report.
 func (m *MonitorReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "monitor: %d lines logged; trace rotated %d times; on disk at most %s in all (bound %s), %s in one file; SIGTERM to exit %s (%v)\n",
 		m.Lines, m.Rotations, format.Bytes(m.MaxDiskBytes), format.Bytes(m.Bound), format.Bytes(m.MaxFileBytes), m.Stopped.Round(time.Millisecond), exitText(m.ExitErr))
-	fmt.Fprintf(&b, "monitor memory: RSS %.1f MiB at %s, %.1f MiB at the end (%.2fx); heap in use %.1f → %.1f MiB; goroutines %.0f → %.0f\n",
+	fmt.Fprintf(&b, "monitor memory: RSS %.1f MiB at %s, %.1f MiB at the end (%.2fx); heap in use %.1f → %.1f MiB; GC goal %.1f → %.1f MiB (%.2fx); goroutines %.0f → %.0f\n",
 		m.Baseline.RSSBytes/(1<<20), m.Baseline.At.Round(time.Second), m.End.RSSBytes/(1<<20), m.RSSRatio(),
-		m.Baseline.HeapBytes/(1<<20), m.End.HeapBytes/(1<<20), m.Baseline.Goroutines, m.End.Goroutines)
+		m.Baseline.HeapBytes/(1<<20), m.End.HeapBytes/(1<<20), m.Baseline.HeapGoal/(1<<20), m.End.HeapGoal/(1<<20), m.HeapGoalRatio(),
+		m.Baseline.Goroutines, m.End.Goroutines)
 	for _, s := range m.Segments {
 		status := "replays with --strict"
 		if !s.Replays {
@@ -281,7 +295,7 @@ func (r *monitorRun) sample(ctx context.Context, at time.Duration) (MonitorSampl
 	if err != nil {
 		return s, err
 	}
-	for name, v := range map[string]*float64{"process_resident_memory_bytes": &s.RSSBytes, "go_memstats_heap_inuse_bytes": &s.HeapBytes, "go_goroutines": &s.Goroutines} {
+	for name, v := range map[string]*float64{"process_resident_memory_bytes": &s.RSSBytes, "go_memstats_heap_inuse_bytes": &s.HeapBytes, "go_memstats_next_gc_bytes": &s.HeapGoal, "go_goroutines": &s.Goroutines} {
 		if *v, err = gauge(fams, name); err != nil {
 			return s, err
 		}
@@ -475,6 +489,9 @@ func (m *MonitorReport) problems() []string {
 	}
 	if m.Baseline.RSSBytes > 0 && m.RSSRatio() > 1.5 {
 		out = append(out, fmt.Sprintf("the monitor's resident memory grew %.2fx (%.1f → %.1f MiB)", m.RSSRatio(), m.Baseline.RSSBytes/(1<<20), m.End.RSSBytes/(1<<20)))
+	}
+	if m.Baseline.HeapGoal > 0 && m.HeapGoalRatio() > 1.5 {
+		out = append(out, fmt.Sprintf("the monitor's GC goal (twice its live heap) grew %.2fx (%.1f → %.1f MiB)", m.HeapGoalRatio(), m.Baseline.HeapGoal/(1<<20), m.End.HeapGoal/(1<<20)))
 	}
 	if d := m.End.Goroutines - m.Baseline.Goroutines; m.Baseline.Goroutines > 0 && (d > 10 || d < -10) {
 		out = append(out, fmt.Sprintf("the monitor's goroutines went from %.0f to %.0f", m.Baseline.Goroutines, m.End.Goroutines))

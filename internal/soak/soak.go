@@ -281,7 +281,7 @@ loop:
 			rep.Samples = append(rep.Samples, s)
 			fmt.Fprintf(opts.Log, "soak %s: %d goroutines, %.1f MiB live heap, %d objects, %s\n", s.At.Round(time.Second), s.Goroutines, format.MiB(s.HeapBytes), st.Len(), r.Stats().State)
 			if m := sampleMonitor(s.At); m != nil {
-				fmt.Fprintf(opts.Log, "soak %s: the monitor: %.0f goroutines, %.1f MiB resident, %.1f MiB heap in use, %s of trace on disk\n", m.At.Round(time.Second), m.Goroutines, m.RSSBytes/(1<<20), m.HeapBytes/(1<<20), format.Bytes(m.DiskBytes))
+				fmt.Fprintf(opts.Log, "soak %s: the monitor: %.0f goroutines, %.1f MiB resident, %.1f MiB heap in use, GC goal %.1f MiB, %s of trace on disk\n", m.At.Round(time.Second), m.Goroutines, m.RSSBytes/(1<<20), m.HeapBytes/(1<<20), m.HeapGoal/(1<<20), format.Bytes(m.DiskBytes))
 			}
 		case <-end:
 			break loop
