@@ -19,7 +19,9 @@ import (
 
 // TestE2EProxyFaultGoneExpiresTheContinueTokensOfPagedLists walks the pages
 // of a LIST of 24 ConfigMaps, eight at a time and 500 ms apart (a walk takes
-// about half the time between two firings), through --fault gone@every=2s, with two client-go clients at once: one on
+// about a third of the time between two firings, so that most firings land
+// inside a walk and walks complete between them, even on a loaded machine),
+// through --fault gone@every=3s, with two client-go clients at once: one on
 // protobuf, one on JSON. A page asked for after a firing, with a continue
 // token of a list begun before it, is answered 410 Expired in the API
 // server's words, as a real apiserver answers a token older than its
@@ -36,7 +38,7 @@ func TestE2EProxyFaultGoneExpiresTheContinueTokensOfPagedLists(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const spec = "gone@every=2s"
+	const spec = "gone@every=3s"
 	fr := startFaultProxy(t, "unused", "--fault", spec, "--fault-target", "configmaps")
 	clients := []struct{ ua, wire string }{
 		{"pager-protobuf/1", "application/vnd.kubernetes.protobuf"},
@@ -51,8 +53,8 @@ func TestE2EProxyFaultGoneExpiresTheContinueTokensOfPagedLists(t *testing.T) {
 		cfg.UserAgent, cfg.ContentType, cfg.AcceptContentTypes = cl.ua, cl.wire, cl.wire
 		client := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(ns)
 		wg.Go(func() {
-			// About 12 s of paging: several firings, each between two pages.
-			for deadline := time.Now().Add(12 * time.Second); time.Now().Before(deadline); {
+			// About 15 s of paging: five firings.
+			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
 				cont, pages := "", 0
 				for {
 					list, err := client.List(ctx, metav1.ListOptions{Limit: 8, Continue: cont})
