@@ -36,7 +36,7 @@ func main() {
 	mon := soak.Monitor{}
 	flag.Int64Var(&mon.MaxSize, "trace-max-size", 1<<20, "the monitor's --trace-max-size, in bytes")
 	flag.IntVar(&mon.Keep, "trace-keep", 3, "the monitor's --trace-keep")
-	flag.DurationVar(&mon.WatchTimeout, "watch-timeout", 10*time.Second, "the monitor's --watch-timeout (a closed segment's overshoot is at most about one of it)")
+	flag.DurationVar(&mon.WatchTimeout, "watch-timeout", 10*time.Second, "the monitor's --watch-timeout (a closed segment's overshoot past the cap is at most two of it of lines)")
 	flag.Parse()
 	if *monitor {
 		opts.Monitor = &mon

@@ -105,8 +105,10 @@ func TestE2EProxyFaultGoneExpiresTheContinueTokensOfPagedLists(t *testing.T) {
 				answered += n
 			}
 			t.Logf("%s: %s: %d walks completed, %d continues answered 410 Expired; the proxy counts %d on %d streams", what, cl.ua, walks[i], expired[i], answered, streams)
-			if expired[i] == 0 || walks[i] == 0 {
-				t.Errorf("%s: %s: %d 410s, %d walks completed; want some of each", what, cl.ua, expired[i], walks[i])
+			// Once per firing, not every continue after the first: 15 s of
+			// firings every 3 s are 5 (6 with the clock's slack).
+			if expired[i] == 0 || expired[i] > 6 || walks[i] < 2 {
+				t.Errorf("%s: %s: %d 410s, %d walks completed; want 1 to 6 (one per firing) and at least 2", what, cl.ua, expired[i], walks[i])
 			}
 			if answered != expired[i] {
 				t.Errorf("%s: %s: the proxy counts %d acts of %s, the client met %d 410s", what, cl.ua, answered, spec, expired[i])

@@ -3,7 +3,9 @@ package soak
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,7 +48,8 @@ type Monitor struct {
 	// Keep is --trace-keep.
 	Keep int
 	// WatchTimeout is --watch-timeout: a closed segment takes the lines
-	// written until the watch next resumes, so it bounds the overshoot.
+	// written until the watch next resumes (within two of it), so it
+	// bounds the overshoot past MaxSize.
 	WatchTimeout time.Duration
 }
 
@@ -78,9 +81,13 @@ type MonitorReport struct {
 	// MaxDiskBytes and MaxFileBytes are the largest total and the largest
 	// single file seen on disk, sampled every second.
 	MaxDiskBytes, MaxFileBytes int64
-	// Bound is what the disk may hold: Keep+1 files, each the cap plus at
-	// most the cap again past it (a closed segment's overshoot).
-	Bound int64
+	// Bound is what the disk may hold: Keep+1 files, each at most
+	// FileBound, twice the cap. A closed segment takes the lines written
+	// until each resource next resumes its watch, at most two watch
+	// timeouts (a watch asks for a timeout in [T, 2T)): Monitor.WatchTimeout
+	// is chosen so that this overshoot stays under the cap. That is a
+	// measured assumption, which these bounds check, not a guarantee.
+	Bound, FileBound int64
 	// Rotations is how many segments were started after the first.
 	Rotations int
 	// Keep is --trace-keep.
@@ -141,11 +148,14 @@ func exitText(err error) string {
 
 // monitorRun is the monitor process while it runs.
 type monitorRun struct {
-	m      Monitor
-	cmd    *exec.Cmd
-	addr   string
-	exited chan error
-	lines  chan int // the count of stdout lines, sent once stdout ends
+	m    Monitor
+	cmd  *exec.Cmd
+	addr string
+	// done is closed once the process exited and was reaped; exitErr is
+	// then its exit.
+	done    chan struct{}
+	exitErr error
+	lines   chan int // the count of stdout lines, sent once stdout ends
 
 	mu      sync.Mutex
 	stderr  []byte // its last 64 KiB
@@ -168,7 +178,13 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 	if err != nil {
 		return nil, fmt.Errorf("the monitor's HOME: %w", err)
 	}
-	r := &monitorRun{m: m, exited: make(chan error, 1), lines: make(chan int, 1), diskDone: make(chan struct{})}
+	started := false
+	defer func() {
+		if !started {
+			_ = os.RemoveAll(home)
+		}
+	}()
+	r := &monitorRun{m: m, done: make(chan struct{}), lines: make(chan int, 1), diskDone: make(chan struct{})}
 	r.cmd = exec.Command(m.Binary, "monitor", "configmaps", "-n", ns, "--listen", "127.0.0.1:0",
 		"--trace", filepath.Join(m.Dir, "monitor.jsonl"), "--trace-max-size", fmt.Sprint(m.MaxSize),
 		"--trace-keep", fmt.Sprint(m.Keep), "--watch-timeout", m.WatchTimeout.String())
@@ -184,6 +200,7 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 	if err := r.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the monitor: %w", err)
 	}
+	started = true // the waiter below removes home
 	stdoutDone := make(chan struct{})
 	go func() {
 		defer close(stdoutDone)
@@ -193,6 +210,9 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 		for sc.Scan() {
 			n++
 		}
+		// A line past the scanner's limit ends the count, not the reading:
+		// a pipe nobody reads would block the monitor.
+		_, _ = io.Copy(io.Discard, stdout)
 		r.lines <- n
 	}()
 	stderrDone := make(chan struct{})
@@ -215,7 +235,8 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 	go func() { // Wait closes the pipes: only once both are read to their end
 		<-stdoutDone
 		<-stderrDone
-		r.exited <- r.cmd.Wait()
+		r.exitErr = r.cmd.Wait()
+		close(r.done)
 		_ = os.RemoveAll(home)
 	}()
 	for deadline := time.Now().Add(time.Minute); r.addr == ""; time.Sleep(50 * time.Millisecond) {
@@ -228,12 +249,16 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 			break
 		}
 		select {
-		case err := <-r.exited:
-			return nil, fmt.Errorf("the monitor exited before serving (%v):\n%s", err, r.errors())
+		case <-r.done:
+			return nil, fmt.Errorf("the monitor exited before serving (%v):\n%s", r.exitErr, r.errors())
 		default:
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			_ = r.cmd.Process.Kill()
+		if ctx.Err() != nil {
+			r.kill()
+			return nil, fmt.Errorf("waiting for the monitor to serve: %w", ctx.Err())
+		}
+		if time.Now().After(deadline) {
+			r.kill()
 			return nil, fmt.Errorf("the monitor said nowhere it serves within a minute:\n%s", r.errors())
 		}
 	}
@@ -243,11 +268,21 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 	return r, nil
 }
 
-// abort kills the monitor and stops sampling its disk: on the soak's way
-// out, a no-op once stop has run.
+// abort kills the monitor and stops sampling its disk, on the soak's way
+// out: a no-op once stop has run.
 func (r *monitorRun) abort() {
-	_ = r.cmd.Process.Kill()
+	r.kill()
 	r.stopDisk()
+	<-r.diskDone
+}
+
+// kill kills the monitor and waits, 10 s at most, until it is reaped.
+func (r *monitorRun) kill() {
+	_ = r.cmd.Process.Kill()
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 // errors is the end of what the monitor wrote to stderr.
@@ -383,14 +418,21 @@ func (r *monitorRun) settle(ctx context.Context, cs kubernetes.Interface, ns str
 // stop ends the monitor with SIGTERM and fills rep with what it left.
 func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string) {
 	begun := time.Now()
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		rep.ExitErr = fmt.Errorf("it had exited before SIGTERM (%w): %v", err, <-r.exited)
-	} else {
+	select {
+	case <-r.done:
+		rep.ExitErr = fmt.Errorf("it had exited before SIGTERM: %v", r.exitErr)
+	default:
+		if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			r.kill()
+			rep.ExitErr = fmt.Errorf("SIGTERM: %w (killed)", err)
+			break
+		}
 		select {
-		case rep.ExitErr = <-r.exited:
+		case <-r.done:
+			rep.ExitErr = r.exitErr
 		case <-time.After(30 * time.Second):
-			_ = r.cmd.Process.Kill()
-			rep.ExitErr = fmt.Errorf("killed after 30 s: %v", <-r.exited)
+			r.kill()
+			rep.ExitErr = errors.New("it did not exit within 30 s of SIGTERM: killed")
 		}
 		rep.Stopped = time.Since(begun)
 	}
@@ -399,13 +441,19 @@ func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string
 		last = last[max(0, len(last)-4<<10):]
 		rep.ExitErr = fmt.Errorf("%w; the end of its stderr:\n%s", rep.ExitErr, last)
 	}
-	rep.Lines = <-r.lines
+	select {
+	case rep.Lines = <-r.lines:
+	case <-time.After(10 * time.Second): // not reaped: its output may still be open
+	}
 	r.stopDisk()
 	<-r.diskDone
+	// One last look, now that it has stopped: what it wrote as it ended
+	// (the rest of its lines, a resource that had not moved yet) counts too.
+	total, largest := r.disk()
 	r.mu.Lock()
-	rep.MaxDiskBytes, rep.MaxFileBytes = r.maxDisk, r.maxFile
+	rep.MaxDiskBytes, rep.MaxFileBytes = max(r.maxDisk, total), max(r.maxFile, largest)
 	r.mu.Unlock()
-	rep.Bound, rep.Keep = int64(r.m.Keep+1)*2*r.m.MaxSize, r.m.Keep
+	rep.Bound, rep.FileBound, rep.Keep = int64(r.m.Keep+1)*2*r.m.MaxSize, 2*r.m.MaxSize, r.m.Keep
 
 	entries, err := os.ReadDir(r.m.Dir)
 	if err != nil {
@@ -421,7 +469,7 @@ func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string
 		if err != nil {
 			seg.Error = err.Error()
 		}
-		if e.Name() == "monitor.jsonl" && err == nil {
+		if e.Name() == "monitor.jsonl" {
 			rep.Rotations, rep.EndsAsList = r.newest(out, want)
 		}
 		rep.Segments = append(rep.Segments, seg)
@@ -441,24 +489,26 @@ func (r *monitorRun) replay(ctx context.Context, path string) ([]byte, error) {
 	return out, nil
 }
 
-// newest reads the newest segment's replay: its segment number (the
-// rotations), and whether its cache at the end is the LIST want.
+// newest reads the newest segment: its segment number in its header (the
+// rotations; -1 when the header cannot be read), and whether its replay's
+// cache at the end (out, its summary JSON; nil when the replay failed) is
+// the LIST want.
 func (r *monitorRun) newest(out []byte, want []string) (int, bool) {
+	segment := -1
+	if rd, err := trace.Open(filepath.Join(r.m.Dir, "monitor.jsonl")); err == nil {
+		segment = rd.Header().Segment
+		_ = rd.Close()
+	}
 	sums, err := summary.Decode(out)
-	if err != nil || len(sums) != 1 {
-		return 0, false
+	if out == nil || err != nil || len(sums) != 1 {
+		return segment, false
 	}
 	var got []string
 	for _, e := range sums[0].Store {
 		got = append(got, e.Name+" "+e.UID+" "+e.ResourceVersion)
 	}
 	slices.Sort(got)
-	rd, err := trace.Open(filepath.Join(r.m.Dir, "monitor.jsonl"))
-	if err != nil {
-		return 0, false
-	}
-	defer rd.Close()
-	return rd.Header().Segment, slices.Equal(got, want)
+	return segment, slices.Equal(got, want)
 }
 
 // problems are what the monitor's report says is wrong.
@@ -476,8 +526,14 @@ func (m *MonitorReport) problems() []string {
 	if len(m.Segments) > m.Keep+1 {
 		out = append(out, fmt.Sprintf("%d files in the trace's directory, want at most --trace-keep %d + 1", len(m.Segments), m.Keep))
 	}
-	if m.Rotations <= 0 {
+	switch {
+	case m.Rotations < 0:
+		out = append(out, "the newest segment's header cannot be read")
+	case m.Rotations == 0:
 		out = append(out, "the trace never rotated")
+	}
+	if m.MaxFileBytes > m.FileBound {
+		out = append(out, fmt.Sprintf("one file of the trace held %s, past twice the cap (%s)", format.Bytes(m.MaxFileBytes), format.Bytes(m.FileBound)))
 	}
 	for _, s := range m.Segments {
 		if !s.Replays {

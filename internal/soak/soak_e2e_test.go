@@ -26,13 +26,13 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, soakCluster)) }
 // within 5 s (Report.Problems).
 func TestE2ESoakThreeMinutesOfChurnRestartsAndCompactions(t *testing.T) {
 	c := soakCluster.Get(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	bin, err := testcluster.BuildPlugin(testcluster.RaceEnabled)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(bin) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
 	mon := &Monitor{Binary: filepath.Join(bin, "kubectl-watchcache"), Dir: t.TempDir(), MaxSize: 256 << 10, Keep: 2, WatchTimeout: 5 * time.Second}
 	rep, err := Run(ctx, c, Options{Duration: 3 * time.Minute, Log: testLog{t}, Monitor: mon})
 	if err != nil {
