@@ -68,8 +68,6 @@ func serviceAccountKubeconfig(t *testing.T, cs kubernetes.Interface, admin *rest
 	return kc
 }
 
-var servingRE = regexp.MustCompile(`serving metrics at http://([^/]+)/metrics`)
-
 // get is the status and body of url.
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 )
 
@@ -194,8 +195,8 @@ func (p *plugin) waitForLine(t *testing.T, s string) {
 func (p *plugin) servingAt(t *testing.T) string {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if m := servingRE.FindStringSubmatch(p.errOut.String()); m != nil {
-			return m[1]
+		if url, ok := metrics.ServingURL(p.errOut.String()); ok {
+			return strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the plugin said nowhere it serves\n%s", tail(p.errOut.String()))

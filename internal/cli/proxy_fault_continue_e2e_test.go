@@ -39,7 +39,7 @@ func TestE2EProxyFaultGoneExpiresTheContinueTokensOfPagedLists(t *testing.T) {
 		}
 	}
 	const spec = "gone@every=3s"
-	fr := startFaultProxy(t, "unused", "--fault", spec, "--fault-target", "configmaps")
+	fr := startFaultProxy(t, "", "--fault", spec, "--fault-target", "configmaps") // each client below has its own User-Agent
 	clients := []struct{ ua, wire string }{
 		{"pager-protobuf/1", "application/vnd.kubernetes.protobuf"},
 		{"pager-json/1", "application/json"},

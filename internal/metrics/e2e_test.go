@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/plugintest"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
@@ -43,15 +43,13 @@ func startPlugin(t *testing.T, args ...string) plugin {
 	return plugin{plugintest.Start(t, func(s genericiooptions.IOStreams) *cobra.Command { return cli.NewCommand(s, "test") }, args...)}
 }
 
-var servingLine = regexp.MustCompile(`serving metrics at (http://\S+/metrics)`)
-
 // metricsURL waits for the line that says where the metrics are served.
 func (p plugin) metricsURL(t *testing.T) string {
 	t.Helper()
 	var url string
 	plugintest.Eventually(t, 30*time.Second, "the metrics endpoint", func() bool {
-		if m := servingLine.FindStringSubmatch(p.ErrOut.String()); m != nil {
-			url = m[1]
+		if u, ok := metrics.ServingURL(p.ErrOut.String()); ok {
+			url = u
 			return true
 		}
 		if ended, err := p.Ended(); ended {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +43,6 @@ func stopRun(t *testing.T, p *plugintest.Run) []summary.Summary {
 	}
 	return sums
 }
-
-var servingMetrics = regexp.MustCompile(`serving metrics at (\S+)`)
 
 // The differential test, live: our reflector (with the defaults, a
 // streaming list in protobuf) and a client-go informer seen through the
@@ -109,11 +106,7 @@ func TestE2EEveryViewCountsWhatTheLedgerCountsLive(t *testing.T) {
 		p     *plugintest.Run
 		trace string
 	}{{"our reflector", w, watchTrace}, {"the proxy", p, proxyTrace}} {
-		m := servingMetrics.FindStringSubmatch(run.p.ErrOut.String())
-		if m == nil {
-			t.Fatalf("%s: no metrics endpoint:\n%s", run.name, run.p.ErrOut.String())
-		}
-		scrape := scrapeMetrics(t, "serving metrics at "+m[1])
+		scrape := scrapeMetrics(t, run.p.ErrOut.String())
 		sums := stopRun(t, run.p)
 		// The ledger, as the trace replays it (byte for byte the run's: see
 		// TestEveryBundledTraceReplaysTheSameEveryTime), and every view of

@@ -1,19 +1,16 @@
 package outputs_test
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/report"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
@@ -212,22 +209,14 @@ type scraped []struct {
 	value  float64
 }
 
-// scrapeMetrics scrapes the endpoint the outputs said they serve.
+// scrapeMetrics scrapes the endpoint the outputs said they serve (errOut).
 func scrapeMetrics(t *testing.T, errOut string) scraped {
 	t.Helper()
-	url := ""
-	for _, l := range strings.Split(errOut, "\n") {
-		if u, ok := strings.CutPrefix(l, "serving metrics at "); ok {
-			url = u
-		}
+	url, ok := metrics.ServingURL(errOut)
+	if !ok {
+		t.Fatalf("no metrics endpoint in:\n%s", errOut)
 	}
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bufio.NewReader(resp.Body))
+	fams, err := metrics.Scrape(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func New(o Options) (*Outputs, error) {
 			return nil, fmt.Errorf("--metrics-address %s: %w", m.MetricsAddress, err)
 		}
 		x.server = srv
-		fmt.Fprintf(o.ErrOut, "serving metrics at %s\n", srv.URL())
+		fmt.Fprintln(o.ErrOut, metrics.ServingLine(srv.URL()))
 	}
 	if len(m.Rules) > 0 {
 		x.rules = alert.NewMonitor(m.Rules, x.onTrip)

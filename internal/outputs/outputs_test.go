@@ -10,14 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 )
 
 // replay replays the trace at path through outputs made with opts, attached
@@ -116,13 +118,8 @@ func TestObservedMetricsKeepTheStreamNumberOutOfTheLabels(t *testing.T) {
 	for i, addr := range []string{"127.0.0.1:50000", "127.0.0.1:50001"} {
 		sess.Observe(observed.NewStream(i+1, observed.Client{UserAgent: "my-controller/v1", RemoteAddr: addr}, target, time.Now))
 	}
-	url := ""
-	for _, l := range strings.Split(errOut.String(), "\n") {
-		if u, ok := strings.CutPrefix(l, "serving metrics at "); ok {
-			url = u
-		}
-	}
-	if url == "" {
+	url, ok := metrics.ServingURL(errOut.String())
+	if !ok {
 		t.Fatalf("no metrics address in %q", errOut.String())
 	}
 	resp, err := http.Get(url)
@@ -161,7 +158,8 @@ func TestMonitorReadinessAndItsLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(errOut.String(), "serving metrics at ")), "/metrics")
+	url, _ := metrics.ServingURL(errOut.String())
+	base := strings.TrimSuffix(url, "/metrics")
 	status := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
 		if err != nil {

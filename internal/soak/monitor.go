@@ -1,27 +1,23 @@
 package soak
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -148,25 +144,23 @@ func exitText(err error) string {
 
 // monitorRun is the monitor process while it runs.
 type monitorRun struct {
-	m    Monitor
-	cmd  *exec.Cmd
-	addr string
+	m   Monitor
+	cmd *exec.Cmd
+	url string // its /metrics
 	// done is closed once the process exited and was reaped; exitErr is
 	// then its exit.
 	done    chan struct{}
 	exitErr error
-	lines   chan int // the count of stdout lines, sent once stdout ends
+	stdout  lineCounter // what it logs, counted
+	stderr  tail        // the end of what it says
 
 	mu      sync.Mutex
-	stderr  []byte // its last 64 KiB
 	maxDisk int64
 	maxFile int64
 
 	stopDisk context.CancelFunc
 	diskDone chan struct{}
 }
-
-var servingRE = regexp.MustCompile(`serving metrics at http://([^/\s]+)/metrics`)
 
 // startMonitor starts the monitor on the namespace ns, and waits until it
 // says where it serves.
@@ -178,74 +172,25 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 	if err != nil {
 		return nil, fmt.Errorf("the monitor's HOME: %w", err)
 	}
-	started := false
-	defer func() {
-		if !started {
-			_ = os.RemoveAll(home)
-		}
-	}()
-	r := &monitorRun{m: m, done: make(chan struct{}), lines: make(chan int, 1), diskDone: make(chan struct{})}
+	r := &monitorRun{m: m, done: make(chan struct{}), diskDone: make(chan struct{})}
 	r.cmd = exec.Command(m.Binary, "monitor", "configmaps", "-n", ns, "--listen", "127.0.0.1:0",
 		"--trace", filepath.Join(m.Dir, "monitor.jsonl"), "--trace-max-size", fmt.Sprint(m.MaxSize),
 		"--trace-keep", fmt.Sprint(m.Keep), "--watch-timeout", m.WatchTimeout.String())
 	r.cmd.Env = []string{"HOME=" + home, "KUBECONFIG=" + kubeconfig}
-	stdout, err := r.cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("the monitor's output: %w", err)
-	}
-	stderr, err := r.cmd.StderrPipe()
-	if err != nil {
-		return nil, fmt.Errorf("the monitor's errors: %w", err)
-	}
+	// exec copies both outputs into these writers, and Wait waits for the copies.
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	if err := r.cmd.Start(); err != nil {
+		_ = os.RemoveAll(home)
 		return nil, fmt.Errorf("starting the monitor: %w", err)
 	}
-	started = true // the waiter below removes home
-	stdoutDone := make(chan struct{})
 	go func() {
-		defer close(stdoutDone)
-		n := 0
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			n++
-		}
-		// A line past the scanner's limit ends the count, not the reading:
-		// a pipe nobody reads would block the monitor.
-		_, _ = io.Copy(io.Discard, stdout)
-		r.lines <- n
-	}()
-	stderrDone := make(chan struct{})
-	go func() {
-		defer close(stderrDone)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := stderr.Read(buf)
-			r.mu.Lock()
-			r.stderr = append(r.stderr, buf[:n]...)
-			if over := len(r.stderr) - 64<<10; over > 0 {
-				r.stderr = r.stderr[over:]
-			}
-			r.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() { // Wait closes the pipes: only once both are read to their end
-		<-stdoutDone
-		<-stderrDone
 		r.exitErr = r.cmd.Wait()
 		close(r.done)
 		_ = os.RemoveAll(home)
 	}()
-	for deadline := time.Now().Add(time.Minute); r.addr == ""; time.Sleep(50 * time.Millisecond) {
-		r.mu.Lock()
-		if m := servingRE.FindSubmatch(r.stderr); m != nil {
-			r.addr = string(m[1])
-		}
-		r.mu.Unlock()
-		if r.addr != "" {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if url, ok := metrics.ServingURL(r.errors()); ok {
+			r.url = url
 			break
 		}
 		select {
@@ -286,10 +231,47 @@ func (r *monitorRun) kill() {
 }
 
 // errors is the end of what the monitor wrote to stderr.
-func (r *monitorRun) errors() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return string(r.stderr)
+func (r *monitorRun) errors() string { return r.stderr.String() }
+
+// tail keeps the last 64 KiB written to it; it may be read while written.
+type tail struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - 64<<10; over > 0 {
+		t.b = t.b[over:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// lineCounter counts the lines written to it.
+type lineCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n += bytes.Count(p, []byte("\n"))
+	return len(p), nil
+}
+
+func (c *lineCounter) lines() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // watchDisk samples the trace's bytes on disk every second.
@@ -338,43 +320,16 @@ func (r *monitorRun) sample(ctx context.Context, at time.Duration) (MonitorSampl
 	return s, nil
 }
 
-// scrape reads the monitor's /metrics, each family's samples summed.
-func (r *monitorRun) scrape(ctx context.Context) (map[string]float64, error) {
+// scrape reads the monitor's /metrics.
+func (r *monitorRun) scrape(ctx context.Context) (metrics.Scraped, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.addr+"/metrics", nil)
-	if err != nil {
-		return nil, fmt.Errorf("the monitor's /metrics: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("the monitor's /metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("parsing the monitor's /metrics: %w", err)
-	}
-	out := map[string]float64{}
-	for name, f := range fams {
-		var sum float64
-		for _, m := range f.GetMetric() {
-			switch {
-			case m.GetGauge() != nil:
-				sum += m.GetGauge().GetValue()
-			case m.GetCounter() != nil:
-				sum += m.GetCounter().GetValue()
-			}
-		}
-		out[name] = sum
-	}
-	return out, nil
+	return metrics.Scrape(ctx, r.url)
 }
 
-// gauge is the family name's samples summed (gauges and counters).
-func gauge(fams map[string]float64, name string) (float64, error) {
-	v, ok := fams[name]
+// gauge is the family name's samples summed.
+func gauge(fams metrics.Scraped, name string) (float64, error) {
+	v, ok := fams.Value(name, nil)
 	if !ok {
 		return 0, fmt.Errorf("the monitor's /metrics has no %s", name)
 	}
@@ -441,10 +396,7 @@ func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string
 		last = last[max(0, len(last)-4<<10):]
 		rep.ExitErr = fmt.Errorf("%w; the end of its stderr:\n%s", rep.ExitErr, last)
 	}
-	select {
-	case rep.Lines = <-r.lines:
-	case <-time.After(10 * time.Second): // not reaped: its output may still be open
-	}
+	rep.Lines = r.stdout.lines()
 	r.stopDisk()
 	<-r.diskDone
 	// One last look, now that it has stopped: what it wrote as it ended
