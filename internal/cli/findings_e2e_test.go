@@ -584,15 +584,25 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 		r := startRun(t, "configmaps", "-n", "short", "--kubeconfig", c.Kubeconfig(), "--no-tui", "-o", "json", "--summary",
 			"--initial-list", "list", "--watch-timeout", "10s", "--trace", tracePath, "--duration", "60s")
 		r.waitFor(t, `"reason":"list-complete"`, 1, time.Minute)
-		// Then one write, 25 s in: the watch that sees it gets the bookmark
-		// sent 2 s before its timeout (if the event came before that).
+		// Then one create, 25 s in: the watch that sees it gets the bookmark
+		// sent 2 s before its timeout, if the event came before that. One
+		// that came in a watch's last 2 s gets none (the next watch starts
+		// at its resourceVersion, with nothing newer), so an update 8 s
+		// later, inside the next watch, which ends by 47 s, well before
+		// the run does.
 		time.Sleep(25 * time.Second)
-		if _, err := cs.CoreV1().ConfigMaps("short").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one-write"}}, metav1.CreateOptions{}); err != nil {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one-write"}}
+		if _, err := cs.CoreV1().ConfigMaps("short").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(8 * time.Second)
+		cm.Data = map[string]string{"k": "v"}
+		if _, err := cs.CoreV1().ConfigMaps("short").Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		s := only(t, r.wait(t, 2*time.Minute))
-		if s.Counters.Watches < 3 || s.Counters.Added != 1 || s.Counters.Bookmarks == 0 {
-			t.Errorf("want 3 or more watches ended at their timeouts, one event and its bookmark: %+v", s.Counters)
+		if s.Counters.Watches < 3 || s.Counters.Added != 1 || s.Counters.Modified != 1 || s.Counters.Bookmarks == 0 {
+			t.Errorf("want 3 or more watches ended at their timeouts, two events and a bookmark: %+v", s.Counters)
 		}
 		onlyFindings(t, s)
 		checkLinesAndReplay(t, r.out.String(), tracePath, []summary.Summary{s})
