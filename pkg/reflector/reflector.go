@@ -124,7 +124,7 @@ func (r *Reflector) Run(ctx context.Context) error {
 		if ctx.Err() == nil && !r.listedOnce && p.kind != phaseWatch {
 			r.holdGate(ctx)
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || r.sourceStopsHere(ctx) {
 			r.decide(Decision{State: StateStopped, Reason: ReasonStopped})
 			return nil
 		}
@@ -143,6 +143,13 @@ func (r *Reflector) Run(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// sourceStopsHere is whether the source (a replay) says that the run stops
+// before its next request.
+func (r *Reflector) sourceStopsHere(ctx context.Context) bool {
+	s, ok := r.cfg.Source.(Stopper)
+	return ok && s.StopsHere(ctx)
 }
 
 // listPhase is the start of a full list with the configured strategy.

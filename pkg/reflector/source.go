@@ -110,6 +110,14 @@ type Source interface {
 	Watch(ctx context.Context, opts RequestOptions) (Stream, error)
 }
 
+// A Stopper is a Source that can know, before the next request, that the
+// run stops there: a replay whose recorded run was stopped between two
+// requests. Run then stops as if its context had ended, without counting a
+// request that the recording never made.
+type Stopper interface {
+	StopsHere(ctx context.Context) bool
+}
+
 // EndReason says why a request ended.
 type EndReason string
 

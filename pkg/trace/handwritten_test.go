@@ -138,3 +138,19 @@ func TestATraceReplaysTheRecordedDeliveryLagNotOneFromItsObjects(t *testing.T) {
 		t.Errorf("a trace without a probe has probe figures: %+v", sum.Delivery.Probe)
 	}
 }
+
+// A run stopped between two requests (its list complete, its watch not yet
+// sent) replays to the same requests: the replayed reflector stops where the
+// recorded one did and sends no watch the recording never made.
+func TestARunStoppedBetweenTwoRequestsReplaysWithoutAThirdRequest(t *testing.T) {
+	rp, sum, err := replayFile(t, "testdata/handwritten/stopped-between-requests.jsonl")
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if shown, total := rp.Differences(10); total != 0 {
+		t.Errorf("differences: %v", shown)
+	}
+	if c := sum.Counters; c.Watches != 0 || c.Lists != 1 || sum.Objects != 2 {
+		t.Errorf("got %d objects, counters %+v; want 2 objects, 1 list, no watch", sum.Objects, c)
+	}
+}

@@ -667,10 +667,15 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 	rr.mu.Lock()
 	l, onLine := rr.pending, rr.onLine
 	rr.pending = nil
-	rr.mu.Unlock()
 	if l != nil {
+		// A line put back may have been taken without its time (StopsHere).
+		if at := rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)); at.After(rr.now) {
+			rr.now = at
+		}
+		rr.mu.Unlock()
 		return l, nil
 	}
+	rr.mu.Unlock()
 	for {
 		select {
 		case l, ok := <-rr.lines:
@@ -819,6 +824,39 @@ func (rr *ResourceReplay) requestEnd(ctx context.Context, l *Line) error {
 }
 
 type replaySource struct{ rr *ResourceReplay }
+
+// StopsHere implements reflector.Stopper: the recorded run was stopped
+// before its next request when its Stopped decision comes first (after the
+// decisions and the rest of the last request that it passes). The replay
+// then ends where the recording did. Otherwise the line read ahead is put
+// back, and the resource's clock keeps the time it had, so that the next
+// request starts when it would have.
+func (s *replaySource) StopsHere(ctx context.Context) bool {
+	rr := s.rr
+	rr.mu.Lock()
+	now := rr.now
+	rr.mu.Unlock()
+	for {
+		l, err := rr.nextOf(ctx, true)
+		if err != nil {
+			return false
+		}
+		switch {
+		case l.K == KindNote && l.Reason == string(reflector.ReasonStopped):
+			rr.p.finish(rr.drain(ctx))
+			return true
+		case l.K == KindNote:
+		case l.K != KindRequest && l.ID == rr.curID:
+			// The rest of the request the reflector left, which nextRequest skips too.
+		default:
+			rr.unread(l)
+			rr.mu.Lock()
+			rr.now = now
+			rr.mu.Unlock()
+			return false
+		}
+	}
+}
 
 func (s *replaySource) keepBody() bool { return s.rr.header.Objects == ObjectsFull }
 
