@@ -598,7 +598,7 @@ func (c *collector) capDiff(d *store.RelistDiff, replaced []*store.Object) *Diff
 		for _, e := range es[:min(len(es), n)] {
 			o := DiffObject{DiffEntry: e}
 			if obj, ok := c.st.Get(e.Ref); ok {
-				o.Labels = obj.Labels
+				o.Labels = obj.Labels.Map()
 			}
 			out = append(out, o)
 		}
@@ -615,7 +615,7 @@ func (c *collector) capDiff(d *store.RelistDiff, replaced []*store.Object) *Diff
 			break
 		}
 		if i, ok := want[obj.Ref()]; ok {
-			deleted[i].Labels = obj.Labels
+			deleted[i].Labels = obj.Labels.Map()
 			delete(want, obj.Ref())
 		}
 	}

@@ -78,7 +78,7 @@ func decodeObject(tb testing.TB, data []byte, full bool) *store.Object {
 	o := &store.Object{
 		Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
 		Generation: m.Generation, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
-		Labels: m.Labels,
+		Labels: store.MakeLabels(m.Labels),
 	}
 	if len(m.OwnerReferences) > 0 {
 		o.OwnerReferences = make([]store.OwnerRef, len(m.OwnerReferences))

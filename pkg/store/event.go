@@ -88,7 +88,7 @@ type Object struct {
 	Generation        int64
 	CreationTimestamp time.Time
 	DeletionTimestamp *time.Time
-	Labels            map[string]string
+	Labels            Labels
 	OwnerReferences   []OwnerRef
 	// Body is the encoded object (JSON) when full objects are kept; nil otherwise.
 	Body []byte

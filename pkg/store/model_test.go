@@ -122,10 +122,11 @@ func (g *eventGen) object() *Object {
 	o := obj(modelNamespaces[g.r.IntN(2)], modelNames[g.r.IntN(3)],
 		"u"+strconv.Itoa(g.r.IntN(3)), strconv.Itoa(g.r.IntN(5)))
 	if g.r.IntN(3) == 0 {
-		o.Labels = map[string]string{}
+		labels := map[string]string{}
 		for i := range g.r.IntN(12) {
-			o.Labels["k"+strconv.Itoa(i)] = "v"
+			labels["k"+strconv.Itoa(i)] = "v"
 		}
+		o.Labels = MakeLabels(labels)
 	}
 	if g.r.IntN(3) == 0 {
 		o.Body = make([]byte, g.r.IntN(64))

@@ -337,7 +337,7 @@ func TestBytesHeldFollowsTheLiveObjects(t *testing.T) {
 	small := obj("ns", "a", "uid-a", "1")
 	big := obj("ns", "a", "uid-a", "2")
 	big.Body = make([]byte, 10_000)
-	big.Labels = map[string]string{"app": "web"}
+	big.Labels = MakeLabels(map[string]string{"app": "web"})
 
 	applyAll(t, w, evApply(small))
 	smallBytes := st.Counters().BytesHeld

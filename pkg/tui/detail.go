@@ -2,8 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -226,10 +224,10 @@ func objectFacts(o *store.Object) []string {
 	if o.DeletionTimestamp != nil {
 		out = append(out, "  deleting     since "+o.DeletionTimestamp.UTC().Format(time.RFC3339))
 	}
-	if len(o.Labels) > 0 {
+	if o.Labels.Len() > 0 {
 		var l []string
-		for _, k := range slices.Sorted(maps.Keys(o.Labels)) {
-			l = append(l, k+"="+o.Labels[k])
+		for k, v := range o.Labels.All() {
+			l = append(l, k+"="+v)
 		}
 		out = append(out, "  labels       "+strings.Join(l, ","))
 	}

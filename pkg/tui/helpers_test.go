@@ -89,7 +89,7 @@ func demoResource(feed Feed) Resource {
 }
 
 func obj(ns, name, uid, rv string) *store.Object {
-	return &store.Object{Namespace: ns, Name: name, UID: uid, ResourceVersion: rv, Labels: map[string]string{"app": "web"}}
+	return &store.Object{Namespace: ns, Name: name, UID: uid, ResourceVersion: rv, Labels: store.MakeLabels(map[string]string{"app": "web"})}
 }
 
 // demoStats is a reflector that listed, watched, lost its history (410),
@@ -176,7 +176,7 @@ func demoNotes() []reflector.Note {
 func demoChanges() notesMsg {
 	a1 := obj("default", "web-config-1", "0a1b2c3d-0001", "101")
 	a1b := obj("default", "web-config-1", "0a1b2c3d-0001", "140")
-	a1b.Labels = map[string]string{"app": "web", "tier": "frontend"}
+	a1b.Labels = store.MakeLabels(map[string]string{"app": "web", "tier": "frontend"})
 	a1b.Generation = 2
 	d1 := obj("default", "web-config-3", "0a1b2c3d-0003", "141")
 	r1 := obj("default", "web-config-5", "77aa66bb-dddd", "1290")

@@ -203,7 +203,7 @@ func versionChanges(prev, cur *version) []string {
 	if a.Generation != b.Generation {
 		out = append(out, fmt.Sprintf("generation %d → %d", a.Generation, b.Generation))
 	}
-	out = append(out, labelChanges(a.Labels, b.Labels)...)
+	out = append(out, labelChanges(a.Labels.Map(), b.Labels.Map())...)
 	if a.DeletionTimestamp == nil && b.DeletionTimestamp != nil {
 		out = append(out, "deletionTimestamp set: "+b.DeletionTimestamp.UTC().Format(time.RFC3339))
 	}

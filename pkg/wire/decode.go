@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +36,7 @@ func DecodeObject(raw []byte, keepBody bool) (*store.Object, error) {
 // decodeObject also reports whether the object is the initial-events-end bookmark.
 func decodeObject(raw []byte, keepBody bool) (*store.Object, bool, error) {
 	// Scratch space sized once: an object keeps a few hundred bytes of strings.
-	d := objectDecoder{objectParts: objectParts{text: make([]byte, 0, min(len(raw), 512)), labels: make([]span, 0, 16)}}
+	d := objectDecoder{objectParts: objectParts{text: make([]byte, 0, min(len(raw), 512)), labels: make([]labelSpans, 0, 8)}}
 	return d.decode(raw, keepBody)
 }
 
@@ -73,7 +75,7 @@ type objectParts struct {
 	// one string, so an object's strings cost one allocation, not twenty.
 	text   []byte
 	fields [4]span // namespace, name, uid, resourceVersion
-	labels []span  // key, value, key, value…
+	labels []labelSpans
 	owners []ownerSpans
 }
 
@@ -121,6 +123,8 @@ func (p *objectParts) delivery(typ reflector.EventType, obj *store.Object) refle
 
 // span is a string's place in objectDecoder.text.
 type span struct{ start, end int }
+
+type labelSpans struct{ key, value span }
 
 type ownerSpans struct {
 	apiVersion, kind, name, uid span
@@ -197,7 +201,7 @@ func (d *objectDecoder) object() (*store.Object, bool, error) {
 					for key, ok := sc.Key(); ok; key, ok = sc.Key() {
 						start := len(d.text)
 						d.text = append(d.text, key...)
-						d.labels = append(d.labels, span{start, len(d.text)}, d.str())
+						d.labels = append(d.labels, labelSpans{span{start, len(d.text)}, d.str()})
 					}
 				case "annotations":
 					// Only the end-of-initial-events marker is kept; null clears the map.
@@ -332,20 +336,56 @@ func (d *objectDecoder) timestamp() (time.Time, bool) {
 	return t, true
 }
 
-// build fills obj's strings from text, with one allocation for all of them.
+// build fills obj's strings from text, with one allocation for all of
+// them: the strings it keeps, and the labels in store.Labels' encoding
+// (sorted by key, the last of a repeated key kept, as encoding/json and a
+// map would).
 func (d *objectParts) build(obj *store.Object, labelsSet bool) {
-	text := string(d.text)
-	at := func(s span) string { return text[s.start:s.end] }
-	obj.Namespace = at(d.fields[fieldNamespace])
-	obj.Name = at(d.fields[fieldName])
-	obj.UID = at(d.fields[fieldUID])
-	obj.ResourceVersion = at(d.fields[fieldResourceVersion])
+	bytesOf := func(s span) []byte { return d.text[s.start:s.end] }
+	n := 0
+	for _, s := range d.fields {
+		n += s.end - s.start
+	}
+	for _, o := range d.owners {
+		n += o.apiVersion.end - o.apiVersion.start + o.kind.end - o.kind.start + o.name.end - o.name.start + o.uid.end - o.uid.start
+	}
+	labels := d.labels[:0]
 	if labelsSet {
-		obj.Labels = make(map[string]string, len(d.labels)/2)
-		for i := 0; i < len(d.labels); i += 2 {
-			obj.Labels[at(d.labels[i])] = at(d.labels[i+1])
+		slices.SortStableFunc(d.labels, func(a, b labelSpans) int { return bytes.Compare(bytesOf(a.key), bytesOf(b.key)) })
+		for i, l := range d.labels {
+			if i+1 < len(d.labels) && bytes.Equal(bytesOf(l.key), bytesOf(d.labels[i+1].key)) {
+				continue
+			}
+			labels = append(labels, l)
+			n += store.LabelLen(l.key.end-l.key.start, l.value.end-l.value.start)
 		}
 	}
+	var b strings.Builder
+	b.Grow(n)
+	keep := func(s span) span {
+		start := b.Len()
+		b.Write(bytesOf(s))
+		return span{start, b.Len()}
+	}
+	var fields [len(d.fields)]span
+	for i, s := range d.fields {
+		fields[i] = keep(s)
+	}
+	for i, o := range d.owners {
+		d.owners[i] = ownerSpans{apiVersion: keep(o.apiVersion), kind: keep(o.kind), name: keep(o.name), uid: keep(o.uid), controller: o.controller}
+	}
+	all := span{start: b.Len()}
+	for _, l := range labels {
+		store.WriteLabel(&b, bytesOf(l.key), bytesOf(l.value))
+	}
+	all.end = b.Len()
+	text := b.String()
+	at := func(s span) string { return text[s.start:s.end] }
+	obj.Namespace = at(fields[fieldNamespace])
+	obj.Name = at(fields[fieldName])
+	obj.UID = at(fields[fieldUID])
+	obj.ResourceVersion = at(fields[fieldResourceVersion])
+	obj.Labels, _ = store.LabelsOf(at(all))
 	if len(d.owners) > 0 {
 		obj.OwnerReferences = make([]store.OwnerRef, len(d.owners))
 		for i, o := range d.owners {
@@ -524,7 +564,7 @@ func (d *objectDecoder) watchEvent(typ string, object []byte, keepBody bool) (re
 	switch ev.Type {
 	case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted, reflector.EventBookmark:
 		if d.text == nil {
-			d.text, d.labels = make([]byte, 0, min(len(object), 512)), make([]span, 0, 16)
+			d.text, d.labels = make([]byte, 0, min(len(object), 512)), make([]labelSpans, 0, 8)
 		}
 		obj, end, err := d.decode(object, keepBody && ev.Type != reflector.EventBookmark)
 		if err != nil {

@@ -58,7 +58,7 @@ func oracleDecode(raw []byte) (*store.Object, bool, error) {
 	}
 	m := &w.Metadata
 	obj := &store.Object{Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Generation: m.Generation, Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp}
+		Generation: m.Generation, Labels: store.MakeLabels(m.Labels), DeletionTimestamp: m.DeletionTimestamp}
 	if m.CreationTimestamp != nil {
 		obj.CreationTimestamp = *m.CreationTimestamp
 	}
@@ -79,6 +79,7 @@ var objectCases = map[string]string{
 	"escapes and unicode":   `{"metadata":{"name":"caf\u00e9","namespace":"\ud83d\ude00 ns","labels":{"a\"b":"c\\d","e\/f":"\u0000","emoji":"😀","bad":"\ud800"}}}`,
 	"nulls everywhere":      `{"metadata":{"name":null,"namespace":"ns","labels":null,"annotations":null,"ownerReferences":null,"creationTimestamp":null,"generation":null}}`,
 	"empty labels":          `{"metadata":{"name":"x","labels":{}}}`,
+	"labels out of order":   `{"metadata":{"name":"x","labels":{"z":"1","a":"2","m":"3","a":"4","":"5"}}}`,
 	"duplicate keys":        `{"metadata":{"name":"a","name":null,"labels":{"x":"1"},"labels":{"y":"2"},"generation":3,"generation":null,"annotations":{"k8s.io/initial-events-end":"true"},"annotations":{"z":"w"}},"metadata":null}`,
 	"labels cleared":        `{"metadata":{"labels":{"x":"1"},"labels":null,"name":"n"}}`,
 	"keys differ in case":   `{"Metadata":{"name":"ignored"},"metadata":{"Name":"ignored","name":"kept"}}`,

@@ -21,10 +21,10 @@ func ExampleDecodeListResponse() {
 	fmt.Println("list at resourceVersion", page.ResourceVersion)
 	for _, it := range page.Items {
 		o := it.Object
-		fmt.Println(o.Namespace+"/"+o.Name, o.UID, o.ResourceVersion, o.Labels)
+		fmt.Printf("%s/%s %s %s labels %q\n", o.Namespace, o.Name, o.UID, o.ResourceVersion, o.Labels)
 	}
 	// Output:
 	// list at resourceVersion 10
-	// default/a uid-a 8 map[app:web]
-	// default/b uid-b 9 map[]
+	// default/a uid-a 8 labels "app=web"
+	// default/b uid-b 9 labels ""
 }

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -331,7 +329,7 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 				return false, false, fmt.Errorf("metadata.labels: %w", err)
 			}
 			labelsSet = true
-			d.labels = append(d.labels, d.str(k), d.str(val))
+			d.labels = append(d.labels, labelSpans{d.str(k), d.str(val)})
 		case metaAnnotations:
 			k, val, err := mapEntry(v)
 			if err != nil {
@@ -960,15 +958,17 @@ func appendObjectJSON(b []byte, tm typeMeta, obj *store.Object, end bool) []byte
 		b = obj.DeletionTimestamp.UTC().AppendFormat(append(b, '"'), time.RFC3339)
 		b = append(b, '"')
 	}
-	if len(obj.Labels) > 0 {
+	if obj.Labels.Len() > 0 {
 		field("labels")
 		b = append(b, '{')
-		for i, k := range sortedKeys(obj.Labels) {
-			if i > 0 {
+		first := true
+		for k, v := range obj.Labels.All() {
+			if !first {
 				b = append(b, ',')
 			}
+			first = false
 			b = append(jsonString(b, k), ':')
-			b = jsonString(b, obj.Labels[k])
+			b = jsonString(b, v)
 		}
 		b = append(b, '}')
 	}
@@ -996,8 +996,6 @@ func appendObjectJSON(b []byte, tm typeMeta, obj *store.Object, end bool) []byte
 	}
 	return append(b, "}}"...)
 }
-
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 // jsonString appends s as a JSON string, as encoding/json writes it without
 // HTML escaping (invalid UTF-8 becomes U+FFFD).

@@ -40,16 +40,12 @@ func readProto(t testing.TB, name string) []byte {
 	return b
 }
 
-// objectsOf drops what only one wire can carry (Body) and what JSON and
-// protobuf spell differently but mean the same (an empty label map).
+// objectsOf drops what only one wire can carry (Body).
 func objectsOf(items []reflector.Item) []store.Object {
 	out := make([]store.Object, len(items))
 	for i, it := range items {
 		o := *it.Object
 		o.Body = nil
-		if len(o.Labels) == 0 {
-			o.Labels = nil
-		}
 		out[i] = o
 	}
 	return out
@@ -282,7 +278,7 @@ func oracleProto(b []byte) (*store.Object, bool, error) {
 	}
 	m := &p.ObjectMeta
 	obj := &store.Object{Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion,
-		Generation: m.Generation, Labels: m.Labels}
+		Generation: m.Generation, Labels: store.MakeLabels(m.Labels)}
 	if !m.CreationTimestamp.IsZero() {
 		obj.CreationTimestamp = m.CreationTimestamp.UTC()
 	}
@@ -301,7 +297,7 @@ func oracleProto(b []byte) (*store.Object, bool, error) {
 
 func validUTF8(o *store.Object) bool {
 	ok := utf8.ValidString(o.Namespace) && utf8.ValidString(o.Name) && utf8.ValidString(o.UID) && utf8.ValidString(o.ResourceVersion)
-	for k, v := range o.Labels {
+	for k, v := range o.Labels.All() {
 		ok = ok && utf8.ValidString(k) && utf8.ValidString(v)
 	}
 	for _, r := range o.OwnerReferences {
@@ -318,9 +314,6 @@ func sameProtoObject(a, b *store.Object) bool {
 		return false
 	}
 	x.CreationTimestamp, y.CreationTimestamp, x.DeletionTimestamp, y.DeletionTimestamp = time.Time{}, time.Time{}, nil, nil
-	if len(x.Labels) == 0 && len(y.Labels) == 0 {
-		x.Labels, y.Labels = nil, nil
-	}
 	return reflect.DeepEqual(x, y)
 }
 
