@@ -32,7 +32,7 @@ func (largeInitialList) observe(e *Engine, n reflector.Note) {
 		return
 	}
 	d := n.Decision
-	took := e.track.listTook(n.At)
+	took := listTook(n)
 	bytes := d.Bytes
 	var over []string
 	if bytes > largeListBytes {
@@ -57,7 +57,7 @@ func (largeInitialList) observe(e *Engine, n reflector.Note) {
 		f.Evidence = Evidence{
 			Text:     "the first complete list was " + strings.Join(over, ", "),
 			Requests: slices.Clone(e.track.listReqs),
-			Window:   window(e.track.listStart, n.At),
+			Window:   window(d.Began, n.At),
 			Facts:    map[string]string{"objects": fmt.Sprint(d.Objects), "bytes": fmt.Sprint(bytes), "seconds": fmt.Sprintf("%.1f", took.Seconds())},
 		}
 		f.Cause = "every informer of this resource starts with this list, holds it all in memory while it syncs, and lists it again after each 410 Gone"

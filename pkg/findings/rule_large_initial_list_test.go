@@ -13,8 +13,9 @@ func TestLargeInitialListNeedsOneMeasureOverItsBound(t *testing.T) {
 		f := newFeed(t, Options{})
 		f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList})
 		f.advance(2 * time.Minute) // waiting for --max-concurrent-lists: not the list's time
+		began := f.now
 		f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, took, 0, nil, nil)
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20", Objects: objects, Bytes: bytes})
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20", Objects: objects, Bytes: bytes, Began: began})
 		return f
 	}
 	for _, tc := range []struct {

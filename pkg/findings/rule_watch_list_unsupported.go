@@ -40,7 +40,7 @@ func (r *watchListUnsupported) observe(e *Engine, n reflector.Note) {
 	}
 	r.observeWaiting(e, n)
 	if e.track.firstList && r.refused != nil && !r.refused.waiting {
-		r.raise(e, n.At, n.Decision.Objects, n.Decision.Bytes, e.track.listTook(n.At))
+		r.raise(e, n.At, n.Decision.Objects, n.Decision.Bytes, listTook(n))
 	}
 }
 

@@ -36,8 +36,9 @@ func TestAStalledStreamingListIsNotTheLISTsTime(t *testing.T) {
 	f.request(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}, time.Minute, 0,
 		&reflector.RequestEnd{Reason: reflector.EndCanceled}, nil)
 	f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialEventsEnd, Wait: time.Minute})
+	began := f.now
 	f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, 200*time.Millisecond, 0, nil, nil)
-	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, Objects: 12, Bytes: 20 << 10})
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, Objects: 12, Bytes: 20 << 10, Began: began})
 	if f.has(LargeInitialList) {
 		got, _ := f.e.Get(LargeInitialList)
 		t.Errorf("a 200ms LIST of 12 objects after a stalled streaming list raised %s", got.Detail())

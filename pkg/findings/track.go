@@ -20,9 +20,8 @@ type track struct {
 	lastWatchLife  time.Duration
 	lastWatchQuiet bool
 	// the first list: whether it completed (firstList: with the note being
-	// read), when its last attempt began (its first request), its requests
+	// read), and its requests
 	firstListed, firstList bool
-	listStart              time.Time
 	listReqs               []int64
 	// faults are the specs of the faults the observing proxy injected so
 	// far (proxy --fault), by fault name: each finding that such a fault
@@ -49,7 +48,7 @@ func (t *track) observe(n reflector.Note) {
 	switch n.Kind {
 	case reflector.NoteRequestStarted:
 		if n.Request != nil {
-			t.requestStarted(n.At, n.Request)
+			t.requestStarted(n.Request)
 		}
 	case reflector.NoteRequestEnded:
 		if r := endedWatch(n); r != nil {
@@ -126,7 +125,7 @@ func (t *track) injected(id ID) string {
 	return strings.Join(specs, ", ")
 }
 
-func (t *track) requestStarted(at time.Time, r *reflector.RequestInfo) {
+func (t *track) requestStarted(r *reflector.RequestInfo) {
 	if r.Verb == reflector.VerbWatch {
 		t.watch = &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks, streaming: r.Opts.SendInitialEvents,
 			timeout: time.Duration(r.Opts.TimeoutSeconds) * time.Second}
@@ -135,12 +134,6 @@ func (t *track) requestStarted(at time.Time, r *reflector.RequestInfo) {
 	}
 	if !t.firstListed && (r.Verb == reflector.VerbList || r.Opts.SendInitialEvents) {
 		t.listReqs = appendLast(t.listReqs, r.ID, keepRequests)
-		if r.Opts.Continue == "" {
-			// A list (again) from its start: its time runs from here, not
-			// from the decision to list (a wait for --max-concurrent-lists,
-			// backoffs and a streaming list that stalled come before).
-			t.listStart = at
-		}
 	}
 }
 
@@ -159,12 +152,15 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 	t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = at, r.Duration, !alive
 }
 
-// listTook is how long the first list took, to at (0: its start is not known).
-func (t *track) listTook(at time.Time) time.Duration {
-	if t.listStart.IsZero() {
-		return 0
+// listTook is how long the list that the list-complete note n completed
+// took (0 when it does not say), from the request that began it, not from
+// the decision to list: a wait for --max-concurrent-lists, backoffs and a
+// streaming list that stalled come before.
+func listTook(n reflector.Note) time.Duration {
+	if d := n.Decision; d != nil && !d.Began.IsZero() {
+		return n.At.Sub(d.Began)
 	}
-	return at.Sub(t.listStart)
+	return 0
 }
 
 // endedWatch is the watch request a RequestEnded note ended, if it is one.

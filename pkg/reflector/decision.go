@@ -138,6 +138,11 @@ type Decision struct {
 	// included.
 	Decided bool
 	Took    time.Duration
+	// Began is, for list-complete, when the request that began the list
+	// was sent: its last attempt from its start, after any waits, retries
+	// and fallbacks before it (traces do not record it: a replay's
+	// reflector makes it again).
+	Began time.Time
 	// Fault is the --fault spec as given (fault); Cause says what it did
 	// and Count how many times it acted (deletes dropped, 410s answered,
 	// watches cut; 0 for what prepares an act, such as ending the watch

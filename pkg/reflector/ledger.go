@@ -52,7 +52,8 @@ type Ledger struct {
 	listDecided   bool
 	listDecidedAt time.Time
 	relistCause   ListCause
-	listBeganIn   int64 // the request the last list began in
+	listBeganIn   int64     // the request the last list began in
+	listBeganAt   time.Time // when that request was sent (Decision.Began)
 	// after is the last request whose end can lead to a list: a watch's
 	// end, or a LIST's 410 or too-large answer (ListBegan.After).
 	after int64
@@ -140,7 +141,7 @@ func (l *Ledger) ApplyPage(info *RequestInfo, page *Page) error {
 	begin := info.Opts.Continue == "" || !l.listing
 	l.mu.Unlock()
 	if begin {
-		l.beginList()
+		l.beginList(info)
 	}
 	l.mu.Lock()
 	l.listBytes += page.Bytes
@@ -160,15 +161,15 @@ func (l *Ledger) ApplyPage(info *RequestInfo, page *Page) error {
 	return nil
 }
 
-// beginList starts buffering a new full list (readers keep the old snapshot
-// until CompleteList), counts it (a relist by its cause) and notes it.
-func (l *Ledger) beginList() {
+// beginList starts buffering a new full list in info (readers keep the old
+// snapshot until CompleteList), counts it (a relist by its cause) and notes it.
+func (l *Ledger) beginList(info *RequestInfo) {
 	l.wmu.Lock()
 	_, _ = l.writer.ApplyEvent(store.Event{Type: store.Init})
 	l.wmu.Unlock()
 	l.mu.Lock()
 	l.listing, l.listBytes = true, 0
-	l.listBeganIn = l.lastReq
+	l.listBeganIn, l.listBeganAt = l.lastReq, info.Started
 	c := &l.stats.Counters
 	c.Lists++
 	b := ListBegan{Number: c.Lists, Stream: l.streaming, After: l.after}
@@ -202,7 +203,7 @@ func (l *Ledger) Event(info *RequestInfo, ev WatchEvent, arrived time.Time) (com
 	begin := streaming && !l.listing && ev.Type != EventError
 	l.mu.Unlock()
 	if begin {
-		l.beginList()
+		l.beginList(info)
 	}
 	switch ev.Type {
 	case EventError:
@@ -421,7 +422,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	} else {
 		l.stats.Synced = l.now()
 	}
-	decided, took := l.listDecided, time.Duration(0)
+	decided, took, began := l.listDecided, time.Duration(0), l.listBeganAt
 	if decided {
 		took = l.now().Sub(l.listDecidedAt)
 	}
@@ -430,7 +431,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	if res.Diff != nil {
 		n = res.Diff.After
 	}
-	l.Decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took})
+	l.Decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took, Began: began})
 	return res.Diff, relist, nil
 }
 

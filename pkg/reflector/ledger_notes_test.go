@@ -98,6 +98,11 @@ func TestTheLedgerNotesListsPagesAndBookmarksAndCountsTheirTotals(t *testing.T) 
 	if len(complete) != 2 || !complete[0].Decided || complete[0].Relist || !complete[1].Decided || !complete[1].Relist || complete[1].Took != time.Second {
 		t.Errorf("list-complete decisions: %+v", complete)
 	}
+	// A list's time runs from the request that began it (its first page's,
+	// the streaming watch's), not from the decision to list.
+	if first := stream.Started.Add(-time.Minute - time.Second); len(complete) == 2 && (!complete[0].Began.Equal(first) || !complete[1].Began.Equal(stream.Started)) {
+		t.Errorf("lists began at %v and %v, want %v and %v", complete[0].Began, complete[1].Began, first, stream.Started)
+	}
 	st := l.Stats()
 	want := Totals{Requests: 4, Relists: RelistCounts{Gone: 1}, Lists: ListResults{Complete: 2}, Gone: GoneOn{Watch: 1},
 		Pages: PageResults{OK: 2}, Missed: MissedCounts{Deletes: 1, Recreates: 1, Updates: 0}, Decisions: 5}
