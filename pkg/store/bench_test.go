@@ -328,8 +328,8 @@ func BenchmarkInitialList100k(b *testing.B) {
 		start := time.Now()
 		r := mustApply(b, w, store.Event{Type: store.InitDone, ResourceVersion: "2"})
 		swaps += time.Since(start)
-		if st.Len() != benchObjects || len(r.Diff.Added) != benchObjects {
-			b.Fatalf("initial list: Len %d, %d added", st.Len(), len(r.Diff.Added))
+		if st.Len() != benchObjects || r.Diff.After != benchObjects {
+			b.Fatalf("initial list: Len %d, %d after", st.Len(), r.Diff.After)
 		}
 	}
 	b.ReportMetric(float64(swaps.Nanoseconds())/float64(b.N), "swap-ns")

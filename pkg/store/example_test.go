@@ -97,14 +97,14 @@ func ExampleStore_Subscribe() {
 
 	for r := range sub.Changes() {
 		if r.Diff != nil {
-			fmt.Println(r.Outcome, "missed:", r.Diff.Missed())
+			fmt.Println(r.Outcome, "objects:", r.Diff.After, "missed:", r.Diff.Missed())
 			continue
 		}
 		fmt.Println(r.Outcome, r.Object.Ref(), r.Object.ResourceVersion)
 	}
 	fmt.Println("dropped:", sub.Missed())
 	// Output:
-	// Relisted missed: 1
+	// Relisted objects: 1 missed: 0
 	// Modified default/a 2
 	// dropped: 0
 }

@@ -36,7 +36,7 @@ func (m *refModel) step(ev Event) (out Outcome, prev *Object, ok bool) {
 		if !m.relisting {
 			return 0, nil, false
 		}
-		m.lastDiff = modelDiff(m.live, m.buffer, ev.ResourceVersion)
+		m.lastDiff = modelDiff(m.live, m.buffer, ev.ResourceVersion, !m.ready)
 		m.live, m.buffer, m.relisting, m.ready = m.buffer, nil, false, true
 		return Relisted, nil, true
 	case Bookmark:
@@ -77,8 +77,11 @@ func (m *refModel) step(ev Event) (out Outcome, prev *Object, ok bool) {
 	return Deleted, prev, true
 }
 
-func modelDiff(old, next map[Ref]Object, rv string) *RelistDiff {
+func modelDiff(old, next map[Ref]Object, rv string, first bool) *RelistDiff {
 	d := &RelistDiff{ResourceVersion: rv, Before: len(old), After: len(next)}
+	if first && len(old) == 0 {
+		return d // every object is added: counted, not listed
+	}
 	refs := slices.Collect(maps.Keys(old))
 	for ref := range next {
 		if _, ok := old[ref]; !ok {

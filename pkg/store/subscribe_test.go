@@ -48,8 +48,8 @@ func TestARelistReachesSubscribersAsOneChangeWithItsDiff(t *testing.T) {
 	sub := st.Subscribe(8)
 	applyAll(t, w, list("1", obj("ns", "a", "uid-a", "1"), obj("ns", "b", "uid-b", "1"))...)
 	r := <-sub.Changes()
-	if r.Outcome != Relisted || r.Diff == nil || len(r.Diff.Added) != 2 {
-		t.Errorf("change: got %v with diff %+v, want Relisted adding 2 objects", r.Outcome, r.Diff)
+	if r.Outcome != Relisted || r.Diff == nil || r.Diff.After != 2 || r.Diff.Added != nil {
+		t.Errorf("change: got %v with diff %+v, want Relisted with 2 objects, counted and not listed (the first list)", r.Outcome, r.Diff)
 	}
 }
 
