@@ -201,14 +201,18 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	}
 	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	// A name of its own: another test package's etcd may have taken the
+	// port between freePort and this etcd's bind (this one then exits), and
+	// would answer the health check; the member list tells them apart.
+	name := fmt.Sprintf("test-%d-%d", os.Getpid(), clientPort)
 	args := []string{
-		"--name=test",
+		"--name=" + name,
 		"--data-dir=" + filepath.Join(c.dir, "etcd-data"),
 		"--listen-client-urls=" + c.etcdURL,
 		"--advertise-client-urls=" + c.etcdURL,
 		"--listen-peer-urls=" + peerURL,
 		"--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=test=" + peerURL,
+		"--initial-cluster=" + name + "=" + peerURL,
 		"--log-level=warn",
 		// Tests do not need durability; fsync dominates write latency otherwise.
 		"--unsafe-no-fsync=true",
@@ -228,6 +232,15 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"health":"true"`)) {
 			return fmt.Errorf("etcd /health: %d %s", resp.StatusCode, body)
+		}
+		members, err := client.Post(c.etcdURL+"/v3/cluster/member/list", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			return err
+		}
+		defer members.Body.Close()
+		list, _ := io.ReadAll(members.Body)
+		if !bytes.Contains(list, []byte(`"name":"`+name+`"`)) {
+			return fmt.Errorf("the etcd at %s is not this cluster's (%s): its members are %s", c.etcdURL, name, list)
 		}
 		return nil
 	})
