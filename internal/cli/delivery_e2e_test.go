@@ -113,11 +113,15 @@ func TestE2EProbeMeasuresTheDelayAddedToTheServersBytesAndItsReplayShowsTheSame(
 	if base.Count < 4 {
 		t.Fatalf("%d probe samples in 8s at 1s, want at least 4: %+v", base.Count, base)
 	}
-	if base.P99 >= 0.1 {
-		t.Errorf("without delay the probe's p99 is %.3fs, want under 100ms on the test cluster", base.P99)
+	// The p99 without delay must stay under the delay added next, or the
+	// delayed run could not be told from this one. (An absolute bound of
+	// 100ms failed once in CI, with a dozen test clusters starting on two
+	// cores: 171ms.)
+	const delay = 300 * time.Millisecond
+	if base.P99 >= delay.Seconds() {
+		t.Errorf("without delay the probe's p99 is %.3fs, want under the %v this test adds next", base.P99, delay)
 	}
 
-	const delay = 300 * time.Millisecond
 	p.Delay(delay)
 	tracePath := filepath.Join(t.TempDir(), "probe.jsonl")
 	delayed := probeRun(t, cs, kc, ns, 10*time.Second, tracePath)
