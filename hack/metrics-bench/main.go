@@ -132,7 +132,7 @@ func replay(path string, va variant) (result, error) {
 	defer cancel()
 	scraped := make(chan int, 1)
 	if va.metrics {
-		m := metrics.New()
+		m := metrics.New(false)
 		if mres, err = m.Add(metrics.Labels{Resource: "configmaps.v1", Namespace: "bench"}); err != nil {
 			return result{}, err
 		}

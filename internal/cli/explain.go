@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -141,11 +142,12 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 	if err != nil {
 		return nil, fmt.Errorf("replaying the trace: %w", err)
 	}
+	traits := outputs.TraitsOf(sess.Header)
 	sess.OnSubject(func(sub session.Subject) { sub.Findings().Configure(opts) })
 	if err := sess.Run(ctx); err != nil {
 		var lineErr *trace.LineError
 		var div *trace.Divergence
-		if errors.As(err, &lineErr) || errors.As(err, &div) || ctx.Err() != nil || sess.Observed() {
+		if errors.As(err, &lineErr) || errors.As(err, &div) || ctx.Err() != nil || traits.AsRecorded != "" {
 			return nil, err
 		}
 		// A reflector that stopped on an error stops so in the replay too;
@@ -157,9 +159,9 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 	}
 	rp := sess.Replay
 	switch {
-	case sess.Observed() && len(sess.Subjects()) == 0:
-		warn("the trace holds no observed stream: the proxy saw no LIST or WATCH")
-	case sess.Observed():
+	case traits.None != "" && len(sess.Subjects()) == 0:
+		warn("in this trace, " + traits.None)
+	case traits.AsRecorded != "":
 	case rp.RecordedDecisions() == 0:
 		warn("the trace holds no recorded decision (a header alone, or a run cut before it decided anything): there is little to explain")
 	default:

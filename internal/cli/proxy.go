@@ -218,7 +218,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor.MetricsAddress = o.MetricsAddress
-	oo.Observed = true
+	oo.Traits = outputs.Proxied("")
 	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
@@ -291,7 +291,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		o.warnUnmatchedTarget(sess.Subjects())
 		return err
 	})
-	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Observed: "proxy " + addr, Connect: connectLines(server, o.PrintKubeconfig, kc)}
+	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Kind: tui.Observing("proxy " + addr), Connect: connectLines(server, o.PrintKubeconfig, kc)}
 	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))
 }
 

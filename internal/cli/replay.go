@@ -105,17 +105,17 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot replay %s: %w", o.path, errors.Unwrap(err))
 	}
 	useTUI := !o.Display.NoTUI && o.isTerminal()
-	observed := false
+	var traits outputs.Traits
 	if rd, err := trace.Open(o.path); err == nil {
-		observed = rd.Header().Observed
+		traits = outputs.TraitsOf(rd.Header())
 		_ = rd.Close()
 	}
-	if observed && len(o.Monitor.rules) > 0 {
-		return usageErrorf("--fail-on does not apply to an observed trace (recorded by kubectl watchcache proxy): it replays as recorded")
+	if traits.AsRecorded != "" && len(o.Monitor.rules) > 0 {
+		return usageErrorf("--fail-on does not apply to %s", traits.AsRecorded)
 	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()
-	oo.Observed = observed
+	oo.Traits = traits
 	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
@@ -154,16 +154,12 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 				return outs.Finish(fmt.Errorf("rewinding: %w", err))
 			}
 		}
-		if observed && last == nil {
-			// A proxy's trace: its streams are rebuilt from the recorded traffic.
-			fmt.Fprintln(o.ErrOut, "replay: an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated")
+		if traits.AsRecorded != "" && last == nil {
+			fmt.Fprintln(o.ErrOut, "replay: "+traits.AsRecorded)
 		}
 		var rewind atomic.Int64
 		rewind.Store(-1)
-		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt}
-		if observed {
-			opts.Observed = "recorded traffic, as recorded"
-		}
+		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt, Kind: traits.Dashboard}
 		if canRewind {
 			opts.Rewind = func(at time.Duration) { rewind.Store(int64(at)) }
 			outs.Rewinding = func() bool { return rewind.Load() >= 0 }
@@ -193,8 +189,8 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		// A tripped rule stopped the replay early: there is nothing to compare.
 		return outs.Finish(runErr)
 	}
-	if err := outs.Finish(nil); err != nil || observed {
-		return err // an observed trace decides nothing again: nothing to compare
+	if err := outs.Finish(nil); err != nil || traits.AsRecorded != "" {
+		return err // a trace replayed as recorded decides nothing again: nothing to compare
 	}
 	if sess.Replay.RecordedDecisions() == 0 {
 		fmt.Fprintln(o.ErrOut, "replay: the trace has no recorded decisions to compare")

@@ -12,7 +12,7 @@ import (
 // BenchmarkScrape is the cost of one scrape of a run's registry (the
 // plugin's metrics of one resource, the Go runtime's and the process's).
 func BenchmarkScrape(b *testing.B) {
-	m := metrics.New()
+	m := metrics.New(false)
 	replayWithMetrics(b, m, traces+"demo.jsonl")
 	h := m.Handler()
 	b.ReportAllocs()
@@ -25,7 +25,7 @@ func BenchmarkScrape(b *testing.B) {
 
 // BenchmarkNoteApplied is what a watch event costs the metrics: nothing but a branch.
 func BenchmarkNoteApplied(b *testing.B) {
-	m := metrics.New()
+	m := metrics.New(false)
 	r, err := m.Add(metrics.Labels{Resource: "configmaps.v1"})
 	if err != nil {
 		b.Fatal(err)

@@ -35,7 +35,7 @@ func promQLWords() map[string]bool {
 // exposition: every family, and a histogram's _bucket, _sum and _count.
 func exported(t *testing.T) map[string]bool {
 	t.Helper()
-	m := metrics.New()
+	m := metrics.New(false)
 	m.SetProbe(func() (bool, []time.Duration) { return true, []time.Duration{time.Millisecond} }) // a run with --probe
 	replayWithMetrics(t, m, traces+"demo.jsonl")
 	mfs, err := m.Registry().Gather()

@@ -8,7 +8,7 @@ import (
 )
 
 func TestTheLagHistogramHasTheEstimatesBucketsAndTheProbeItsSamples(t *testing.T) {
-	m := metrics.New()
+	m := metrics.New(false)
 	m.SetProbe(func() (bool, []time.Duration) {
 		return true, []time.Duration{3 * time.Millisecond, 40 * time.Millisecond, 2 * time.Second}
 	})
@@ -53,7 +53,7 @@ func TestTheLagHistogramHasTheEstimatesBucketsAndTheProbeItsSamples(t *testing.T
 }
 
 func TestNoProbeNoProbeHistogram(t *testing.T) {
-	m := metrics.New()
+	m := metrics.New(false)
 	m.SetProbe(func() (bool, []time.Duration) { return false, nil })
 	mfs, err := m.Registry().Gather()
 	if err != nil {

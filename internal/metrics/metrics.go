@@ -85,16 +85,12 @@ type Metrics struct {
 }
 
 // New builds the metrics of one run on a registry of its own, with the Go
-// runtime's and the process's collectors.
-func New() *Metrics { return newMetrics(false) }
-
-// NewObserved builds the metrics of an observing proxy: every series also
-// carries "client" (Labels.Client), as several programs may watch the same
-// resource through one proxy; several streams of one client (informers of
-// one program, or a client that comes again) share their series.
-func NewObserved() *Metrics { return newMetrics(true) }
-
-func newMetrics(withClient bool) *Metrics {
+// runtime's and the process's collectors. With withClient (an observing
+// proxy's), every series also carries "client" (Labels.Client), as several
+// programs may watch the same resource through one proxy; several streams
+// of one client (informers of one program, or a client that comes again)
+// share their series.
+func New(withClient bool) *Metrics {
 	labels := labelNames(withClient)
 	with := func(extra string) []string { return append(labelNames(withClient), extra) }
 	m := &Metrics{

@@ -110,7 +110,7 @@ func countersEqualTheSummary(t *testing.T, f families, sum summary.Summary, labe
 }
 
 func TestAReplayedRelistIsCountedByCauseAndMatchesTheSummary(t *testing.T) {
-	m := metrics.New()
+	m := metrics.New(false)
 	url := serve(t, m)
 	sum := replayWithMetrics(t, m, traces+"demo.jsonl")
 	f := scrape(t, url)
@@ -157,7 +157,7 @@ func TestAReplayedRelistIsCountedByCauseAndMatchesTheSummary(t *testing.T) {
 // An ignored finding keeps its series, at 0: a rule or a dashboard sees it
 // is known, and alerts on watchcache_findings > 0 stay quiet.
 func TestAnIgnoredFindingIsZero(t *testing.T) {
-	m := metrics.New()
+	m := metrics.New(false)
 	url := serve(t, m)
 	sum := replayWithMetrics(t, m, traces+"demo.jsonl", findings.MissedDeletes)
 	if len(sum.Findings) == 0 || !sum.Findings[0].Ignored {
@@ -173,7 +173,7 @@ func TestAnIgnoredFindingIsZero(t *testing.T) {
 func TestEveryBundledTraceMatchesItsSummary(t *testing.T) {
 	for _, name := range []string{"steady", "gone-relist", "bookmarks", "recreate", "streaming"} {
 		t.Run(name, func(t *testing.T) {
-			m := metrics.New()
+			m := metrics.New(false)
 			url := serve(t, m)
 			sum := replayWithMetrics(t, m, traces+name+".jsonl")
 			countersEqualTheSummary(t, scrape(t, url), sum, l("resource", "configmaps.v1"))
@@ -182,7 +182,7 @@ func TestEveryBundledTraceMatchesItsSummary(t *testing.T) {
 }
 
 func TestTheExpositionPassesPromlint(t *testing.T) {
-	m := metrics.New()
+	m := metrics.New(false)
 	replayWithMetrics(t, m, traces+"demo.jsonl")
 	mfs, err := m.Registry().Gather()
 	if err != nil {
@@ -207,7 +207,7 @@ func TestTheExpositionPassesPromlint(t *testing.T) {
 }
 
 func TestSeveralResourcesShareARegistryEachWithItsLabels(t *testing.T) {
-	m := metrics.New()
+	m := metrics.New(false)
 	url := serve(t, m)
 	replayWithMetrics(t, m, traces+"gone-relist.jsonl")
 	replayWithMetrics(t, m, traces+"steady.jsonl")

@@ -17,7 +17,7 @@ import (
 // store sizes add up, the state counts the streams in each state, and the
 // ages are the open streams' worst.
 func TestObservedMetricsTellClientsApart(t *testing.T) {
-	m := NewObserved()
+	m := New(true)
 	now := time.Unix(1000, 0)
 	add := func(c string, st reflector.Stats, objects int) {
 		t.Helper()
@@ -62,7 +62,7 @@ func TestObservedMetricsTellClientsApart(t *testing.T) {
 		t.Errorf("%d watches_total series, want 2: one per client", n)
 	}
 	// The plugin's own metrics have no client label.
-	plain := New()
+	plain := New(false)
 	if _, err := plain.Add(Labels{Resource: "pods.v1", Client: "ignored"}); err != nil {
 		t.Fatal(err)
 	}

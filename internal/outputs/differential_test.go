@@ -86,8 +86,7 @@ func TestEveryViewCountsWhatTheLedgerCounts(t *testing.T) {
 func checkViews(t *testing.T, path string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	observed := observedTrace(t, path)
-	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true, Observed: observed,
+	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true, Traits: traitsOf(t, path),
 		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}}, path)
 	scrape := scrapeMetrics(t, errOut.String())
 	if err := outs.Finish(runErr); err != nil && !strings.Contains(err.Error(), "stopped") {
@@ -192,14 +191,14 @@ func metricsTotals(m map[string]float64, want totals) totals {
 		Requests: int64(m["watchcache_watches_total"] + m["watchcache_list_pages_total"])}
 }
 
-func observedTrace(t *testing.T, path string) bool {
+func traitsOf(t *testing.T, path string) outputs.Traits {
 	t.Helper()
 	rd, err := trace.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	return rd.Header().Observed
+	return outputs.TraitsOf(rd.Header())
 }
 
 // scraped is a scrape: each series' value by labels.

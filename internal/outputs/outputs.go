@@ -41,9 +41,9 @@ type Options struct {
 	Summary bool
 	// Monitor is the metrics endpoint and the --fail-on rules.
 	Monitor MonitorOptions
-	// Observed says the run follows observed streams (the proxy, or the
-	// replay of its trace): their metrics carry a client label.
-	Observed bool
+	// Traits are what its subjects are: our reflectors (the zero Traits),
+	// or the proxy's streams, or their replay (TraitsOf).
+	Traits Traits
 	// Findings tune every findings engine of the run (thresholds, ignored ids).
 	Findings findings.Options
 	// Significant prints only the notes that matter to a long-running
@@ -101,11 +101,7 @@ func New(o Options) (*Outputs, error) {
 		if loopback, _ := metrics.IsLoopback(m.MetricsAddress); !loopback {
 			fmt.Fprintf(o.ErrOut, "warning: --metrics-address %s is not a loopback address: the metrics are reachable from other hosts\n", m.MetricsAddress)
 		}
-		if o.Observed {
-			x.metrics = metrics.NewObserved()
-		} else {
-			x.metrics = metrics.New()
-		}
+		x.metrics = metrics.New(o.Traits.Clients)
 		var ready func() error
 		if m.Health {
 			ready = x.ready
@@ -316,10 +312,9 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	if x.opts.Dashboard {
 		opts.Now = sess.Now
 		opts.Probe = probeView(sess)
-		if sess.Observed() {
-			opts.Added = x.added // streams come while it runs
-		}
-		if sess.Replay == nil && !sess.Observed() {
+		if x.opts.Traits.Arrive {
+			opts.Added = x.added // subjects come while it runs
+		} else if sess.Replay == nil {
 			// A live run that ends by itself (--once, --duration, a tripped
 			// rule, every resource stopped) keeps its last screen until a
 			// key; a replay's end is its badge's "ended".
@@ -347,21 +342,18 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	return runErr
 }
 
-// writeSummaries prints the session's summaries; an observed run's always
-// as several (its streams come and go), and says when none was observed.
+// writeSummaries prints the session's summaries; clients' streams always
+// as several (they come and go), and says when none came.
 func (x *Outputs) writeSummaries() error {
-	sums := x.sess.Summaries()
-	if !x.sess.Observed() {
-		return WriteSummaries(x.opts.Out, sums, x.opts.JSON)
-	}
+	sums, t := x.sess.Summaries(), x.opts.Traits
 	switch {
-	case x.opts.JSON:
+	case t.Clients && x.opts.JSON:
 		return summary.WriteObservedJSON(x.opts.Out, sums)
-	case len(sums) == 0:
-		_, err := io.WriteString(x.opts.Out, "no LIST or WATCH was observed\n")
+	case t.None != "" && len(sums) == 0:
+		_, err := io.WriteString(x.opts.Out, t.None+"\n")
 		return err
 	}
-	return WriteSummaries(x.opts.Out, sums, false)
+	return WriteSummaries(x.opts.Out, sums, x.opts.JSON)
 }
 
 // context is ctx, ended also when a rule trips (unless WarnOnly). A live

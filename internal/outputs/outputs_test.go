@@ -73,7 +73,7 @@ func TestSessionLinesAndRules(t *testing.T) {
 // the stream, and its summary, as any subject does.
 func TestObservedStreams(t *testing.T) {
 	var out, errOut bytes.Buffer
-	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true, Observed: true}, "../../testdata/traces/proxy.jsonl")
+	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true, Traits: outputs.Proxied("")}, "../../testdata/traces/proxy.jsonl")
 	if err := outs.Finish(runErr); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestObservedStreams(t *testing.T) {
 // comes again, two informers) share one series, and the scrape works.
 func TestObservedMetricsKeepTheStreamNumberOutOfTheLabels(t *testing.T) {
 	var out, errOut bytes.Buffer
-	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Observed: true,
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Traits: outputs.Proxied(""),
 		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -202,8 +203,8 @@ func newPageView(r *Report) *pageView {
 		{"recorded by", format.ClipWithLength(h.Tool, 64), ""},
 		{"trace", fmt.Sprintf("format version %d, %s lines after the header, %s", h.V, format.Count(r.Lines), resources), ""},
 	}
-	if h.Observed {
-		v.Header = append(v.Header, keyValue{"observed", "other programs' reflectors, as kubectl watchcache proxy saw their traffic: each resource is one client's stream, its requests as that client sent them, and its cache rebuilt from what the client received", ""})
+	if about := outputs.TraitsOf(h).About; about != "" {
+		v.Header = append(v.Header, keyValue{"observed", about, ""})
 	}
 	v.Decisions = format.Count(r.Decisions)
 	v.Findings, v.FindingsSum = findingViews(r)
@@ -289,9 +290,9 @@ func resourceOptions(h trace.ResourceHeader) []keyValue {
 	return out
 }
 
-// observedOptions describe an observed stream: whose it is, and what it
+// clientOptions describe a client's stream: whose it is, and what it
 // asked for. Its request options are the client's, on each of its requests.
-func observedOptions(res *Section) []keyValue {
+func clientOptions(res *Section) []keyValue {
 	out := []keyValue{{"stream of", "another program's reflector, observed (its options are on each request below)", ""}}
 	if s := res.Stream; s != nil {
 		out = append(out, keyValue{"stream", fmt.Sprintf("#%d", s.ID), "as the proxy's --summary numbers it"})
@@ -356,16 +357,17 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 	rv := resourceView{Index: res.Index, Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Info.Kind, clipName), Scope: scope(res),
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
 		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
+	traits := outputs.TraitsOf(r.Header)
 	rv.Options = resourceOptions(res.Header)
-	if r.Header.Observed {
-		rv.Options = observedOptions(res)
+	if traits.Clients {
+		rv.Options = clientOptions(res)
 	}
 	c := res.Counters
 	backoffs := format.Count(int(c.Backoffs))
 	backoffHint := "waits after errors (recorded decisions)"
 	switch {
-	case r.Header.Observed:
-		backoffs, backoffHint = "n/a", "another program's waits are not on the wire: its backoffs are unknown"
+	case traits.NoBackoffs != "":
+		backoffs, backoffHint = "n/a", traits.NoBackoffs
 	case !res.BackoffsKnown:
 		backoffs, backoffHint = "n/a", "the trace has no recorded decisions, so its backoffs are unknown"
 	}

@@ -208,12 +208,11 @@ type Session struct {
 
 	// An observed run's: its streams, fed by the proxy (serve) or by the
 	// replay (feed), and how they are recorded.
-	observed bool
-	serve    func(context.Context) error
-	feed     *observed.Feed
-	streams  []*observed.Stream // the proxy's
-	record   trace.ObjectMode
-	unsafe   bool
+	serve   func(context.Context) error
+	feed    *observed.Feed
+	streams []*observed.Stream // the proxy's
+	record  trace.ObjectMode
+	unsafe  bool
 	// diff is an observed run's --diff (nil without it).
 	diff *DiffOptions
 	// failFast: LiveConfig.FailFast.
@@ -227,10 +226,6 @@ type Session struct {
 	// names names the FlowSchemas and PriorityLevels of a live run's 429s.
 	names *live.FlowControlNames
 }
-
-// Observed says the session follows other programs' reflectors: its
-// subjects are streams, which come while it runs.
-func (s *Session) Observed() bool { return s.observed }
 
 // Subjects are the session's subjects so far, in the order they came.
 func (s *Session) Subjects() []Subject {
@@ -500,7 +495,6 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: probe.NewRecordedStats()}
 	s.run = s.runReplay
 	if rd.Header().Observed {
-		s.observed = true
 		feed, err := observed.NewFeed(rd, rp.Now, func(st *observed.Stream) { s.add(st) })
 		if err != nil {
 			return nil, err
@@ -562,7 +556,7 @@ type ObservedConfig struct {
 // follows come through Observe; Serve gives it the proxy's serving, which
 // Run runs. The run's trace, if asked for, is created here.
 func NewObserved(cfg ObservedConfig) (*Session, error) {
-	s := &Session{observed: true, clock: reflector.RealClock{}, record: cfg.TraceObjects, unsafe: cfg.UnsafeSecrets, diff: cfg.Diff}
+	s := &Session{clock: reflector.RealClock{}, record: cfg.TraceObjects, unsafe: cfg.UnsafeSecrets, diff: cfg.Diff}
 	s.run = s.runProxy
 	s.Header = trace.Header{StartedAt: time.Now(), Tool: Tool + " proxy", Server: ServerURL(cfg.Rest), Observed: true, ServerVersion: ServerVersion(cfg.Rest)}
 	if cfg.TracePath != "" {

@@ -107,8 +107,8 @@ func (c *chrome) header(width int, now time.Time, parts []string, state, finding
 	case o.Trace != "":
 		left += st.label.Render("  recording ") + o.Trace
 	}
-	if o.Observed != "" {
-		left += st.label.Render("  observing ") + o.Observed
+	if o.Kind.Source != "" {
+		left += st.label.Render("  observing ") + o.Kind.Source
 	}
 	if o.Context != "" {
 		left += st.label.Render("  ctx ") + o.Context

@@ -135,7 +135,7 @@ func proxyClients(rs []Resource) {
 	}
 }
 
-func observing(o *Options) { o.Observed = "proxy 127.0.0.1:8001" }
+func observing(o *Options) { o.Kind = Observing("proxy 127.0.0.1:8001") }
 
 // The overview of a proxy's streams has a client column: what tells the
 // programs, and two reflectors of one program, apart.

@@ -453,8 +453,8 @@ func (m *Model) shownKeys() keyMap {
 
 // unavailable explains why an action that needs a cluster cannot run.
 func (m *Model) unavailable(what string) string {
-	if m.opts.Observed != "" {
-		return what + " is not available: this is another program's reflector, only observed"
+	if p := m.opts.Kind.Passive; p != "" {
+		return what + " is not available: " + p
 	}
 	if m.opts.Replay {
 		return what + " needs a live cluster: this is a replay"

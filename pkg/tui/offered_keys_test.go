@@ -14,7 +14,7 @@ func TestEmptyProxyOverviewSaysHowToConnectAndTicks(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Added = make(chan Resource)
-	opts.Observed = "proxy 127.0.0.1:34567"
+	opts.Kind = Observing("proxy 127.0.0.1:34567")
 	opts.Connect = []string{"no stream yet: the proxy serves on http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller"}
 	o := NewOverview(opts, nil)
 	t.Cleanup(o.Close)

@@ -62,11 +62,9 @@ type Options struct {
 	// badge says "ended", and the player keys still work.)
 	Ended <-chan struct{}
 
-	// Observed, when set, says the resources are other programs'
-	// reflectors, seen from their traffic rather than run here (an
-	// observing proxy, or the replay of its trace, which shows them as
-	// recorded); the title line shows it ("proxy 127.0.0.1:8001").
-	Observed string
+	// Kind says what the resources are: reflectors run here (the zero
+	// Kind), or other programs' seen from their traffic (Observing).
+	Kind Kind
 	// Added, when set, brings resources that appear while the dashboard
 	// runs (the streams an observing proxy sees open): each gets its row as
 	// it arrives. The overview then shows its table whatever the number of
@@ -142,7 +140,7 @@ type Resource struct {
 	MetadataOnly bool
 	Wire         reflector.Wire
 	// Client names the program whose reflector this is, for an observed
-	// one (see Options.Observed): its User-Agent, shown on its row (cut to
+	// one (see Observing): its User-Agent, shown on its row (cut to
 	// what tells programs apart) and in its header, with ClientAddr, the
 	// address of its first connection. For an observed one, Wire and
 	// MetadataOnly are what the client asked for, and Table says it asked
@@ -186,4 +184,38 @@ type Feed struct {
 	// second, never per event. Nil where nothing is diffed (another
 	// program's reflector): no churn pane then.
 	Churn func(top int) diff.Summary
+}
+
+// Kind says what a dashboard's rows are, for its title, header, help and
+// keys. The zero Kind is reflectors run here; Observing gives other
+// programs'. The dashboard reads these fields and never asks which it is.
+type Kind struct {
+	// Source, when set, follows "observing" in the title line: where the
+	// rows come from.
+	Source string
+	// Noun names one row in the overview's header; "resource" when empty.
+	Noun string
+	// Passive, when set, says why r and a never act on the rows.
+	Passive string
+	// Legend holds the overview help's rows for this kind, put before its
+	// last row.
+	Legend [][2]string
+	// OwnLists says each row lists as its own requests say, so the header
+	// shows no list method for the run.
+	OwnLists bool
+}
+
+// Observing is the Kind of other programs' reflectors, seen from their
+// traffic rather than run here (an observing proxy, or the replay of its
+// trace, shown as recorded); source ("proxy 127.0.0.1:8001") is shown in
+// the title line.
+func Observing(source string) Kind {
+	return Kind{
+		Source:  source,
+		Noun:    "observed stream",
+		Passive: "this is another program's reflector, only observed",
+		Legend: [][2]string{{"○ left", "the stream's client left (every connection it used closed, nothing open): FOR says since when, " +
+			"and what state it was in; it goes on if the client comes back"}},
+		OwnLists: true,
+	}
 }

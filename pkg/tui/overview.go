@@ -336,8 +336,8 @@ func (o *Overview) detailContent(width int) (string, []string) {
 }
 
 // actsOn says r and a can act in a run of opts: not in a replay, not on
-// another program's reflectors.
-func actsOn(opts Options) bool { return !opts.Replay && opts.Observed == "" }
+// a passive Kind of rows (another program's reflectors).
+func actsOn(opts Options) bool { return !opts.Replay && opts.Kind.Passive == "" }
 
 // clampRows keeps the selection on a row and the table's window on the
 // selection: the selected row, with its reason line, is always shown.

@@ -18,7 +18,7 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	added := make(chan Resource, 2)
 	opts := demoOptions(clock)
 	opts.Added = added
-	opts.Observed = "proxy 127.0.0.1:8001"
+	opts.Kind = Observing("proxy 127.0.0.1:8001")
 	o := NewOverview(opts, nil)
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
@@ -82,7 +82,7 @@ func TestShortClientKeepsTheProgramAndWhatSetsItApart(t *testing.T) {
 func TestAStreamWhoseClientLeftSaysSoAndIsNotCountedWatching(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
-	opts.Observed = "proxy 127.0.0.1:8001"
+	opts.Kind = Observing("proxy 127.0.0.1:8001")
 	first := ovResource("", "pods", "Pod", Feed{})
 	first.Client, first.ClientAddr = "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", "127.0.0.1:50000"
 	second := first

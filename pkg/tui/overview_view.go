@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"strings"
@@ -257,11 +258,7 @@ func (o *Overview) now() time.Time {
 
 // header is the run's identity, what the resources share, their states, and live or replay.
 func (o *Overview) header(width int) []string {
-	parts := []string{o.st.value.Render(format.Plural(len(o.subs), "resource"))}
-	if o.opts.Observed != "" {
-		// Other programs' reflectors: how each lists is in its requests.
-		parts[0] = o.st.value.Render(format.Plural(len(o.subs), "observed stream"))
-	}
+	parts := []string{o.st.value.Render(format.Plural(len(o.subs), cmp.Or(o.opts.Kind.Noun, "resource")))}
 	switch ns, ok := shared(o.resources, namespaceOf); {
 	case len(o.subs) == 0:
 	case !ok:
@@ -271,7 +268,7 @@ func (o *Overview) header(width int) []string {
 	default:
 		parts = append(parts, "namespace "+ns)
 	}
-	parts = append(parts, watchedParts(o.resources, o.opts.Observed == "", "")...)
+	parts = append(parts, watchedParts(o.resources, !o.opts.Kind.OwnLists, "")...)
 	return o.chrome.header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.replayPos())
 }
 
@@ -753,10 +750,7 @@ func (o *Overview) helpLines(width int) []string {
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
 	}
-	if o.opts.Observed != "" {
-		left := [2]string{"○ left", "the stream's client left (every connection it used closed, nothing open): FOR says since when, and what state it was in; it goes on if the client comes back"}
-		legend = append(legend[:len(legend)-1], left, legend[len(legend)-1])
-	}
+	legend = append(append(legend[:len(legend)-1:len(legend)-1], o.opts.Kind.Legend...), legend[len(legend)-1])
 	if o.acts() {
 		legend[len(legend)-1][1] += "; r and a act on the selected resource here too"
 	}

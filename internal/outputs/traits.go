@@ -1,0 +1,60 @@
+package outputs
+
+import (
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
+)
+
+// Traits are what the front ends show or do differently for a run's
+// subjects: the one place that says how other programs' streams differ
+// from reflectors run here. The zero Traits are a run of our reflectors;
+// Proxied and TraitsOf give an observed run's. A front end reads these
+// fields; it never asks whether the run is observed.
+type Traits struct {
+	// Dashboard is how the dashboard names and treats the subjects.
+	Dashboard tui.Kind
+	// Clients says each subject is one client's stream: the metrics label
+	// every series with its client, the summaries are a list of streams
+	// (summary.WriteObservedJSON), and the report describes each stream by
+	// its client and the options of its requests.
+	Clients bool
+	// Arrive says subjects come and go while the run goes on: the dashboard
+	// takes them as they come, and the run ends when it is asked to, not by
+	// itself. None is what such a run says when no subject came.
+	Arrive bool
+	None   string
+	// AsRecorded, when set, says a replay of the run shows the recorded
+	// traffic as it was and decides nothing again: no decision to compare,
+	// no --fail-on rule to evaluate, and an error in the replay is the
+	// trace's. It is the replay's notice.
+	AsRecorded string
+	// About, when set, is the report header's line on what the subjects are.
+	About string
+	// NoBackoffs, when set, says why the subjects' backoffs are unknown.
+	NoBackoffs string
+}
+
+// Proxied are the Traits of the observing proxy's streams, seen from the
+// proxy at source ("proxy 127.0.0.1:8001").
+func Proxied(source string) Traits {
+	return Traits{
+		Dashboard:  tui.Observing(source),
+		Clients:    true,
+		Arrive:     true,
+		None:       "no LIST or WATCH was observed",
+		AsRecorded: "an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated",
+		About: "other programs' reflectors, as kubectl watchcache proxy saw their traffic: each resource is one client's stream, " +
+			"its requests as that client sent them, and its cache rebuilt from what the client received",
+		NoBackoffs: "another program's waits are not on the wire: its backoffs are unknown",
+	}
+}
+
+// TraitsOf are the Traits of the run a trace with header h recorded: the
+// proxy's streams, replayed as recorded, or our reflectors (the zero
+// Traits).
+func TraitsOf(h trace.Header) Traits {
+	if !h.Observed {
+		return Traits{}
+	}
+	return Proxied("recorded traffic, as recorded")
+}
