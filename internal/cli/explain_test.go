@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // The demo trace's relist found 3 deletes and 1 recreate that its watch
@@ -137,5 +139,27 @@ func TestIgnoreFindingTakesACommaSeparatedList(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "explain", bundled+"demo.jsonl", "--ignore-finding", "relist-storm,nope"); code != ExitUsage || !strings.Contains(stderr, `unknown finding "nope"`) {
 		t.Errorf("a list with an unknown ID: exit %d %q, want %d naming it", code, stderr, ExitUsage)
+	}
+}
+
+// A proxy's trace in which no client listed or watched: explain has
+// nothing to say of any stream and says why; replay refuses --fail-on on
+// it, as it refuses it on any trace replayed as recorded.
+func TestExplainAndReplayOfAProxysTraceWithoutStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "proxy.jsonl")
+	rec, err := trace.Create(path, trace.Header{StartedAt: time.Now(), Tool: "kubectl watchcache proxy", Observed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "explain", path)
+	if code != ExitOK || out != "" || !strings.Contains(stderr, "warning: in this trace, no LIST or WATCH was observed") {
+		t.Errorf("explain: exit %d, out %q, stderr %q; want 0, nothing, and a warning that no stream was observed", code, out, stderr)
+	}
+	code, _, stderr = run(t, "replay", path, "--no-tui", "--fail-on", "relists>0")
+	if code != ExitUsage || !strings.HasPrefix(stderr, "error: --fail-on does not apply to an observed trace (kubectl watchcache proxy): shown as recorded") {
+		t.Errorf("replay --fail-on: exit %d, stderr %q", code, stderr)
 	}
 }

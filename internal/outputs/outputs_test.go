@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
 
@@ -202,5 +204,48 @@ func TestMonitorReadinessAndItsLines(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"reason":"gone"`) || strings.Count(out.String(), `"reason":"list-complete"`) < 2 {
 		t.Errorf("the 410 and the lists complete (the first, the relist) are not all there:\n%s", out.String())
+	}
+}
+
+// A proxy's trace in which no client listed or watched says so in its
+// summary (text), and is an empty list of streams (JSON); a trace of our
+// reflectors has the zero Traits, a proxy's those of Proxied.
+func TestAnObservedTraceWithoutStreamsSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.jsonl")
+	rec, err := trace.Create(path, trace.Header{StartedAt: time.Now(), Tool: "test", Observed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traits := outputs.TraitsOf(rd.Header())
+	_ = rd.Close()
+	if !traits.Clients || !traits.Arrive || traits.AsRecorded == "" || traits.Dashboard.Passive == "" {
+		t.Fatalf("an observed trace's traits: %+v, want Proxied's", traits)
+	}
+	if zero := outputs.TraitsOf(trace.Header{}); zero.Clients || zero.Arrive || zero.AsRecorded != "" || zero.Dashboard.Passive != "" || zero.None != "" {
+		t.Errorf("our trace's traits: %+v, want the zero Traits", zero)
+	}
+	for _, json := range []bool{false, true} {
+		var out, errOut bytes.Buffer
+		outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: json, Traits: traits}, path)
+		if err := outs.Finish(runErr); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(sess.Subjects()); n != 0 {
+			t.Fatalf("%d subjects, want none", n)
+		}
+		want := traits.None + "\n"
+		if json {
+			want = `{"resources":[]}` + "\n"
+		}
+		if out.String() != want {
+			t.Errorf("json=%v: the summary is %q, want %q", json, out.String(), want)
+		}
 	}
 }
