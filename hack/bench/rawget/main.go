@@ -8,6 +8,7 @@
 //	rawget -url https://127.0.0.1:6443/api/v1/configmaps -ca ca.crt             # one GET of the whole list
 //	rawget -url … -ca ca.crt -limit 500                                         # every page, following continue tokens
 //	rawget -url … -ca ca.crt -watchlist                                         # a streaming list, up to its initial-events-end bookmark
+//	rawget -url … -ca ca.crt -disable-compression                               # without asking for gzip
 //	rawget -url … -ca ca.crt -wire protobuf -metadata-only                      # the same requests in protobuf, of PartialObjectMetadata
 package main
 
@@ -45,6 +46,7 @@ func main() {
 	flag.BoolVar(&o.watchList, "watchlist", false, "read a streaming list (sendInitialEvents) instead of a LIST")
 	flag.StringVar(&o.wire, "wire", "json", "encoding to ask for: json or protobuf")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "ask for PartialObjectMetadata, as the plugin's --metadata-only does")
+	flag.BoolVar(&o.noGzip, "disable-compression", false, "do not ask for gzip, as kubectl's --disable-compression")
 	flag.StringVar(&o.resourceVersion, "resource-version", "", "resourceVersion of the LIST (0: from the watch cache)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
 	flag.Parse()
@@ -63,6 +65,7 @@ type options struct {
 	url             *url.URL
 	caFile, token   string
 	limit           int64
+	noGzip          bool
 	watchList       bool
 	wire            string
 	metadataOnly    bool
@@ -85,8 +88,9 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("%s holds no PEM certificate", o.caFile)
 	}
 	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{RootCAs: pool},
-		ForceAttemptHTTP2: true,
+		TLSClientConfig:    &tls.Config{RootCAs: pool},
+		ForceAttemptHTTP2:  true,
+		DisableCompression: o.noGzip,
 	}}
 	var n int64
 	switch {
