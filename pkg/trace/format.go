@@ -138,6 +138,13 @@ type Header struct {
 	Segment int `json:"segment,omitempty"`
 }
 
+// lacksResources reports a header of this tool's own reflectors that names
+// no resource: only an observed trace's header may (its resources come
+// later, in resource lines).
+func (h Header) lacksResources() bool {
+	return len(h.Resources) == 0 && !h.Observed
+}
+
 // ResourceHeader is one watched resource: what, where, and how.
 type ResourceHeader struct {
 	Resource      reflector.Resource `json:"resource"`

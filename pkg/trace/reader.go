@@ -206,7 +206,7 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 		if err := json.Unmarshal(raw, &r.header); err != nil {
 			return nil, r.lineError(fmt.Errorf("bad header: %w", err))
 		}
-		if len(r.header.Resources) == 0 && !r.header.Observed {
+		if r.header.lacksResources() {
 			return nil, r.lineError(errors.New("bad header: it lists no resources"))
 		}
 		if len(r.header.Resources) > MaxResources {

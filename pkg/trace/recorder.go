@@ -98,7 +98,7 @@ func newRecordedResource(rh ResourceHeader) recordedResource {
 }
 
 func (r *Recorder) writeHeader(h Header) error {
-	if len(h.Resources) == 0 && !h.Observed {
+	if h.lacksResources() {
 		return errors.New("writing trace header: no resources")
 	}
 	h.K, h.V = KindHeader, Version
