@@ -141,25 +141,27 @@ func Write(w io.Writer, cfg Config) (Stats, error) {
 		cfg.Header(&h)
 	}
 	resources := h.Resources
+	var added []trace.Line // an observed trace's resources, each in its resource line
 	if cfg.Observed {
-		h.Resources = nil // each comes with its resource line
+		h.Resources = nil
+		for i, rh := range resources {
+			raw, err := json.Marshal(rh)
+			if err != nil {
+				return Stats{}, fmt.Errorf("writing a generated trace: %w", err)
+			}
+			client := trace.Client{UserAgent: "tracegen-client/v1", RemoteAddr: fmt.Sprintf("127.0.0.1:%d", 40000+i)}
+			added = append(added, trace.Line{K: trace.KindResource, R: i, ID: int64(i + 1), Resource: raw, Client: &client})
+		}
 	}
 	if err := enc.Encode(h); err != nil {
 		return Stats{}, fmt.Errorf("writing a generated trace: %w", err)
 	}
 	var st Stats
-	if cfg.Observed {
-		for i, rh := range resources {
-			raw, err := json.Marshal(rh)
-			if err != nil {
-				return st, fmt.Errorf("writing a generated trace: %w", err)
-			}
-			client := trace.Client{UserAgent: "tracegen-client/v1", RemoteAddr: fmt.Sprintf("127.0.0.1:%d", 40000+i)}
-			if err := enc.Encode(trace.Line{K: trace.KindResource, R: i, ID: int64(i + 1), Resource: raw, Client: &client}); err != nil {
-				return st, fmt.Errorf("writing a generated trace: %w", err)
-			}
-			st.Lines++
+	for i := range added {
+		if err := enc.Encode(&added[i]); err != nil {
+			return st, fmt.Errorf("writing a generated trace: %w", err)
 		}
+		st.Lines++
 	}
 	gens := make([]*generator, cfg.Resources)
 	for i := range gens {
