@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
@@ -142,7 +142,7 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 	if err != nil {
 		return nil, fmt.Errorf("replaying the trace: %w", err)
 	}
-	traits := outputs.TraitsOf(sess.Header)
+	traits := subjects.Of(sess.Header)
 	sess.OnSubject(func(sub session.Subject) { sub.Findings().Configure(opts) })
 	if err := sess.Run(ctx); err != nil {
 		var lineErr *trace.LineError

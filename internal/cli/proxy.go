@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/proxy"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
@@ -218,7 +219,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor.MetricsAddress = o.MetricsAddress
-	oo.Traits = outputs.Proxied("")
+	oo.Traits = subjects.Proxied("") // its dashboard's source is set below, once listening
 	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
@@ -291,7 +292,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		o.warnUnmatchedTarget(sess.Subjects())
 		return err
 	})
-	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Kind: tui.Observing("proxy " + addr), Connect: connectLines(server, o.PrintKubeconfig, kc)}
+	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Kind: subjects.Proxied("proxy " + addr).Dashboard, Connect: connectLines(server, o.PrintKubeconfig, kc)}
 	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))
 }
 

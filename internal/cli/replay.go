@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
@@ -105,9 +106,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot replay %s: %w", o.path, errors.Unwrap(err))
 	}
 	useTUI := !o.Display.NoTUI && o.isTerminal()
-	var traits outputs.Traits
+	var traits subjects.Traits
 	if rd, err := trace.Open(o.path); err == nil {
-		traits = outputs.TraitsOf(rd.Header())
+		traits = subjects.Of(rd.Header())
 		_ = rd.Close()
 	}
 	if traits.AsRecorded != "" && len(o.Monitor.rules) > 0 {

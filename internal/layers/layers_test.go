@@ -36,6 +36,7 @@ var layers = []struct {
 	{"what a run shows", []string{
 		"internal/observed", "internal/tracegen", "internal/metrics",
 		"internal/alert", "internal/lines", "internal/causal", "internal/cost", "internal/probe",
+		"internal/subjects",
 	}},
 	{"dashboard, traces, the summary; the live source", []string{"pkg/tui", "pkg/trace", "internal/summary", "pkg/live"}},
 	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},

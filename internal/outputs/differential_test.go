@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/report"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/tracegen"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -191,14 +192,14 @@ func metricsTotals(m map[string]float64, want totals) totals {
 		Requests: int64(m["watchcache_watches_total"] + m["watchcache_list_pages_total"])}
 }
 
-func traitsOf(t *testing.T, path string) outputs.Traits {
+func traitsOf(t *testing.T, path string) subjects.Traits {
 	t.Helper()
 	rd, err := trace.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	return outputs.TraitsOf(rd.Header())
+	return subjects.Of(rd.Header())
 }
 
 // scraped is a scrape: each series' value by labels.

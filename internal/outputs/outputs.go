@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -42,8 +43,8 @@ type Options struct {
 	// Monitor is the metrics endpoint and the --fail-on rules.
 	Monitor MonitorOptions
 	// Traits are what its subjects are: our reflectors (the zero Traits),
-	// or the proxy's streams, or their replay (TraitsOf).
-	Traits Traits
+	// or the proxy's streams, or their replay (subjects.Of).
+	Traits subjects.Traits
 	// Findings tune every findings engine of the run (thresholds, ignored ids).
 	Findings findings.Options
 	// Significant prints only the notes that matter to a long-running

@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
@@ -75,7 +76,7 @@ func TestSessionLinesAndRules(t *testing.T) {
 // the stream, and its summary, as any subject does.
 func TestObservedStreams(t *testing.T) {
 	var out, errOut bytes.Buffer
-	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true, Traits: outputs.Proxied("")}, "../../testdata/traces/proxy.jsonl")
+	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true, Traits: subjects.Proxied("")}, "../../testdata/traces/proxy.jsonl")
 	if err := outs.Finish(runErr); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestObservedStreams(t *testing.T) {
 // comes again, two informers) share one series, and the scrape works.
 func TestObservedMetricsKeepTheStreamNumberOutOfTheLabels(t *testing.T) {
 	var out, errOut bytes.Buffer
-	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Traits: outputs.Proxied(""),
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Traits: subjects.Proxied(""),
 		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -223,12 +224,12 @@ func TestAnObservedTraceWithoutStreamsSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	traits := outputs.TraitsOf(rd.Header())
+	traits := subjects.Of(rd.Header())
 	_ = rd.Close()
 	if !traits.Clients || !traits.Arrive || traits.AsRecorded == "" || traits.Dashboard.Passive == "" {
 		t.Fatalf("an observed trace's traits: %+v, want Proxied's", traits)
 	}
-	if zero := outputs.TraitsOf(trace.Header{}); zero.Clients || zero.Arrive || zero.AsRecorded != "" || zero.Dashboard.Passive != "" || zero.None != "" {
+	if zero := subjects.Of(trace.Header{}); zero.Clients || zero.Arrive || zero.AsRecorded != "" || zero.Dashboard.Passive != "" || zero.None != "" {
 		t.Errorf("our trace's traits: %+v, want the zero Traits", zero)
 	}
 	for _, json := range []bool{false, true} {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -203,7 +203,7 @@ func newPageView(r *Report) *pageView {
 		{"recorded by", format.ClipWithLength(h.Tool, 64), ""},
 		{"trace", fmt.Sprintf("format version %d, %s lines after the header, %s", h.V, format.Count(r.Lines), resources), ""},
 	}
-	if about := outputs.TraitsOf(h).About; about != "" {
+	if about := subjects.Of(h).About; about != "" {
 		v.Header = append(v.Header, keyValue{"observed", about, ""})
 	}
 	v.Decisions = format.Count(r.Decisions)
@@ -357,7 +357,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourc
 	rv := resourceView{Index: res.Index, Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Info.Kind, clipName), Scope: scope(res),
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
 		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
-	traits := outputs.TraitsOf(r.Header)
+	traits := subjects.Of(r.Header)
 	rv.Options = resourceOptions(res.Header)
 	if traits.Clients {
 		rv.Options = clientOptions(res)

@@ -138,9 +138,9 @@ type Header struct {
 	Segment int `json:"segment,omitempty"`
 }
 
-// lacksResources reports a header of this tool's own reflectors that names
-// no resource: only an observed trace's header may (its resources come
-// later, in resource lines).
+// lacksResources reports an invalid header: one of this tool's own
+// reflectors that names no resource. An observed trace's header may name
+// none (its resources come later, in resource lines), so it never lacks.
 func (h Header) lacksResources() bool {
 	return len(h.Resources) == 0 && !h.Observed
 }

@@ -1,6 +1,6 @@
 // Command rawget is the floor of hack/bench's initial-sync comparison: the
 // requests a client must make, read and thrown away, by a process that links
-// nothing but the standard library. It negotiates HTTP/2 and gzip as
+// nothing but the standard library. By default it negotiates HTTP/2 and gzip as
 // client-go does, makes its requests as the plugin does (package request,
 // standard library only), and links protowire only to find a protobuf
 // page's continue token. The bearer token comes from $BENCH_TOKEN.
@@ -46,7 +46,7 @@ func main() {
 	flag.BoolVar(&o.watchList, "watchlist", false, "read a streaming list (sendInitialEvents) instead of a LIST")
 	flag.StringVar(&o.wire, "wire", "json", "encoding to ask for: json or protobuf")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "ask for PartialObjectMetadata, as the plugin's --metadata-only does")
-	flag.BoolVar(&o.noGzip, "disable-compression", false, "do not ask for gzip, as kubectl's --disable-compression")
+	flag.BoolVar(&o.disableCompression, "disable-compression", false, "do not ask for gzip, as kubectl's --disable-compression")
 	flag.StringVar(&o.resourceVersion, "resource-version", "", "resourceVersion of the LIST (0: from the watch cache)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
 	flag.Parse()
@@ -62,14 +62,14 @@ func main() {
 }
 
 type options struct {
-	url             *url.URL
-	caFile, token   string
-	limit           int64
-	noGzip          bool
-	watchList       bool
-	wire            string
-	metadataOnly    bool
-	resourceVersion string
+	url                *url.URL
+	caFile, token      string
+	limit              int64
+	disableCompression bool
+	watchList          bool
+	wire               string
+	metadataOnly       bool
+	resourceVersion    string
 }
 
 func run(ctx context.Context, o options) error {
@@ -90,7 +90,7 @@ func run(ctx context.Context, o options) error {
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig:    &tls.Config{RootCAs: pool},
 		ForceAttemptHTTP2:  true,
-		DisableCompression: o.noGzip,
+		DisableCompression: o.disableCompression,
 	}}
 	var n int64
 	switch {

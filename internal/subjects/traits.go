@@ -1,4 +1,8 @@
-package outputs
+// Package subjects says, once and as data, what differs for a run whose
+// subjects are other programs' streams (kubectl watchcache proxy, or its
+// trace replayed) rather than reflectors run here. It depends on the trace
+// format and the dashboard's Kind only, so any front end can read it.
+package subjects
 
 import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -8,21 +12,23 @@ import (
 // Traits are what the front ends show or do differently for a run's
 // subjects: the one place that says how other programs' streams differ
 // from reflectors run here. The zero Traits are a run of our reflectors;
-// Proxied and TraitsOf give an observed run's. A front end reads these
-// fields; it never asks whether the run is observed.
+// Proxied and Of give an observed run's. A front end reads these fields;
+// it never asks whether the run is observed.
 type Traits struct {
 	// Dashboard is how the dashboard names and treats the subjects.
 	Dashboard tui.Kind
 	// Clients says each subject is one client's stream: the metrics label
-	// every series with its client, the summaries are a list of streams
+	// every series with its client, the JSON summary is a list of streams
 	// (summary.WriteObservedJSON), and the report describes each stream by
 	// its client and the options of its requests.
 	Clients bool
 	// Arrive says subjects come and go while the run goes on: the dashboard
-	// takes them as they come, and the run ends when it is asked to, not by
-	// itself. None is what such a run says when no subject came.
+	// takes them as they come, and a live run ends when it is asked to, not
+	// when its subjects end (a replay ends with its trace).
 	Arrive bool
-	None   string
+	// None is what such a run says when no subject came: a whole line of
+	// the text summary, and explain's warning after "in this trace, ".
+	None string
 	// AsRecorded, when set, says a replay of the run shows the recorded
 	// traffic as it was and decides nothing again: no decision to compare,
 	// no --fail-on rule to evaluate, and an error in the replay is the
@@ -34,8 +40,9 @@ type Traits struct {
 	NoBackoffs string
 }
 
-// Proxied are the Traits of the observing proxy's streams, seen from the
-// proxy at source ("proxy 127.0.0.1:8001").
+// Proxied are the Traits of the observing proxy's streams; the dashboard
+// names where it sees them from as source ("proxy 127.0.0.1:8001", or
+// "recorded traffic, as recorded" in a replay).
 func Proxied(source string) Traits {
 	return Traits{
 		Dashboard:  tui.Observing(source),
@@ -49,10 +56,10 @@ func Proxied(source string) Traits {
 	}
 }
 
-// TraitsOf are the Traits of the run a trace with header h recorded: the
+// Of are the Traits of the run a trace with header h recorded: the
 // proxy's streams, replayed as recorded, or our reflectors (the zero
 // Traits).
-func TraitsOf(h trace.Header) Traits {
+func Of(h trace.Header) Traits {
 	if !h.Observed {
 		return Traits{}
 	}
