@@ -1,4 +1,4 @@
-// Package subjects says, once and as data, what differs for a run whose
+// Package subjects says as data, in one place, what differs for a run whose
 // subjects are other programs' streams (kubectl watchcache proxy, or its
 // trace replayed) rather than reflectors run here. It depends on the trace
 // format and the dashboard's Kind only, so any front end can read it.
@@ -10,8 +10,9 @@ import (
 )
 
 // Traits are what the front ends show or do differently for a run's
-// subjects: the one place that says how other programs' streams differ
-// from reflectors run here. The zero Traits are a run of our reflectors;
+// subjects: how other programs' streams differ from reflectors run here
+// (a few texts still live with the view that shows them; docs/design.md
+// names them). The zero Traits are a run of our reflectors;
 // Proxied and Of give an observed run's. A front end reads these fields;
 // it never asks whether the run is observed.
 type Traits struct {
