@@ -203,7 +203,8 @@ func newPageView(r *Report) *pageView {
 		{"recorded by", format.ClipWithLength(h.Tool, 64), ""},
 		{"trace", fmt.Sprintf("format version %d, %s lines after the header, %s", h.V, format.Count(r.Lines), resources), ""},
 	}
-	if about := subjects.Of(h).About; about != "" {
+	traits := subjects.Of(h)
+	if about := traits.About; about != "" {
 		v.Header = append(v.Header, keyValue{"observed", about, ""})
 	}
 	v.Decisions = format.Count(r.Decisions)
@@ -212,7 +213,7 @@ func newPageView(r *Report) *pageView {
 		v.AlertRows = append(v.AlertRows, alertRow{At: formatOffset(a.At), Resource: a.Resource, Rule: format.ClipWithLength(a.Rule, clipName), Detail: format.ClipWithLength(a.Detail, clipMessage)})
 	}
 	for _, res := range r.Resources {
-		v.Resources = append(v.Resources, v.resource(r, res, span))
+		v.Resources = append(v.Resources, v.resource(r, res, span, traits))
 		v.Index = append(v.Index, indexRowOf(res))
 		v.Data.Resources = append(v.Data.Resources, resourceDataOf(res, span))
 	}
@@ -353,11 +354,10 @@ func pageSize(n int64) string {
 	return format.Count(int(n))
 }
 
-func (v *pageView) resource(r *Report, res *Section, span time.Duration) resourceView {
+func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits subjects.Traits) resourceView {
 	rv := resourceView{Index: res.Index, Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Info.Kind, clipName), Scope: scope(res),
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
 		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
-	traits := subjects.Of(r.Header)
 	rv.Options = resourceOptions(res.Header)
 	if traits.Clients {
 		rv.Options = clientOptions(res)
