@@ -72,7 +72,20 @@ type Cluster struct {
 	etcd      *process
 	apiserver *process
 	stopped   bool
-	onStop    []func() // what tests started beside the cluster (a webhook server)
+	onStop    []func()          // what tests started beside the cluster (a webhook server)
+	ports     []portReservation // released at Stop
+}
+
+// reservePort reserves a port for this cluster's life (see ports.go).
+func (c *Cluster) reservePort() (int, error) {
+	r, err := reservePort()
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	c.ports = append(c.ports, r)
+	c.mu.Unlock()
+	return r.port, nil
 }
 
 // atStop runs f when the cluster stops, before its servers do.
@@ -109,9 +122,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			cl.Stop()
 		}
 	}()
-	// Free ports are found by binding and releasing them, so another process can
-	// take one in between (several test packages start clusters at once): retry
-	// with fresh ports when a server does not come up.
+	// A port is reserved and checked free, but something outside the tests
+	// can still take it before the server binds it: retry with fresh ports
+	// when a server does not come up.
 	if err := retryPorts(func() error { return cl.startEtcd(ctx) }, cl.stopEtcd); err != nil {
 		return nil, err
 	}
@@ -119,7 +132,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	if err := retryPorts(func() error { return cl.startAPIServer(ctx) }, cl.StopAPIServer, func() error {
-		port, err := freePort()
+		port, err := cl.reservePort()
 		if err != nil {
 			return err
 		}
@@ -191,19 +204,19 @@ func removeStaleDirs() {
 }
 
 func (c *Cluster) startEtcd(ctx context.Context) error {
-	clientPort, err := freePort()
+	clientPort, err := c.reservePort()
 	if err != nil {
 		return err
 	}
-	peerPort, err := freePort()
+	peerPort, err := c.reservePort()
 	if err != nil {
 		return err
 	}
 	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	// A name of its own: another test package's etcd may have taken the
-	// port between freePort and this etcd's bind (this one then exits), and
-	// would answer the health check; the member list tells them apart.
+	// A name of its own: another etcd may have taken the port between its
+	// reservation and this etcd's bind (this one then exits), and would
+	// answer the health check; the member list tells them apart.
 	name := fmt.Sprintf("test-%d-%d", os.Getpid(), clientPort)
 	args := []string{
 		"--name=" + name,
@@ -281,7 +294,7 @@ func (c *Cluster) prepareAPIServer() error {
 	if err := os.WriteFile(tokenFile, []byte(tokens.String()), 0o600); err != nil {
 		return fmt.Errorf("writing the token file: %w", err)
 	}
-	c.apiPort, err = freePort()
+	c.apiPort, err = c.reservePort()
 	if err != nil {
 		return err
 	}
@@ -645,13 +658,16 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopped = true
-	api, etcd, onStop := c.apiserver, c.etcd, c.onStop
+	api, etcd, onStop, ports := c.apiserver, c.etcd, c.onStop, c.ports
 	c.mu.Unlock()
 	for _, f := range onStop {
 		f()
 	}
 	api.stop(5 * time.Second)
 	etcd.stop(5 * time.Second)
+	for _, r := range ports {
+		r.release()
+	}
 	c.sp.close()
 	_ = os.RemoveAll(c.dir)
 }
