@@ -7,8 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"k8s.io/client-go/rest"
 
@@ -34,6 +37,7 @@ type Source struct {
 	opts       Options
 	wire       reflector.Wire
 	dropRaw    bool
+	gzip       bool        // ask for gzip and inflate it here (see gunzip)
 	fellBack   atomic.Bool // the server refused protobuf: ask for JSON
 	// answered counts the server's answers (LIST pages, watch streams,
 	// errors) in protobuf and in JSON.
@@ -64,7 +68,7 @@ func NewSource(cfg *rest.Config, target reflector.Target, o Options) (*Source, e
 	if err != nil {
 		return nil, err
 	}
-	return &Source{client: client, collection: CollectionURL(base, target), target: target, opts: o, wire: wire}, nil
+	return &Source{client: client, collection: CollectionURL(base, target), target: target, opts: o, wire: wire, gzip: !cfg.DisableCompression}, nil
 }
 
 // HTTPClient is client-go's HTTP client for cfg (its authentication, TLS,
@@ -121,10 +125,16 @@ func (s *Source) do(ctx context.Context, verb reflector.Verb, opts reflector.Req
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("building %s request: %w", verb, err)
 		}
+		if s.gzip {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
 		sent := time.Now()
 		resp, err := s.client.Do(req)
 		if err != nil {
 			return nil, sent, reflector.EndOf(err)
+		}
+		if s.gzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+			resp.Body = &gunzip{body: resp.Body}
 		}
 		if wire.IsProtobuf(resp.Header.Get("Content-Type")) {
 			s.answeredProtobuf.Add(1)
@@ -157,9 +167,9 @@ func (s *Source) List(ctx context.Context, opts reflector.RequestOptions) (*refl
 		return nil, err
 	}
 	defer resp.Body.Close()
-	// The page's Bytes is the body as decoded: Go's transport takes off a
-	// gzip Content-Encoding it asked for, so this is the uncompressed size,
-	// compressed or not on the wire.
+	// The page's Bytes is the body as decoded: a gzip Content-Encoding is
+	// taken off (gunzip), so this is the uncompressed size, compressed or
+	// not on the wire.
 	page, err := wire.DecodeListBody(resp.Body, resp.Header.Get("Content-Type"), s.opts.KeepBody, !s.dropRaw)
 	if err != nil {
 		var re *jsonscan.ReadError
@@ -183,3 +193,35 @@ func (s *Source) Watch(ctx context.Context, opts reflector.RequestOptions) (refl
 		KeepBody: s.opts.KeepBody, KeepRaw: !s.dropRaw, Clock: wire.ServerClockOf(resp.Header, sent), Now: time.Now,
 		InitialEvents: opts.SendInitialEvents}), nil
 }
+
+// gunzip is a response body with its gzip Content-Encoding taken off, as
+// Go's transport does when it asks for gzip itself (which it does unless
+// the request says what it accepts), but inflated by klauspost/compress,
+// whose inflate is faster than the standard library's: on a streaming list
+// of 50,000 ConfigMaps, where inflating is about a fifth of the plugin's CPU,
+// the plugin's CPU went from 0.56 to 0.53 s (docs/benchmarks.md). Like the
+// transport's, it reads the gzip header at the first Read, not before: a
+// watch's body may stay empty until its first event.
+type gunzip struct {
+	body io.ReadCloser
+	zr   *gzip.Reader
+	err  error // the gzip header's, for every later Read
+}
+
+func (g *gunzip) Read(p []byte) (int, error) {
+	if g.zr == nil {
+		if g.err != nil {
+			return 0, g.err
+		}
+		zr, err := gzip.NewReader(g.body)
+		if err != nil {
+			g.err = err
+			return 0, err
+		}
+		g.zr = zr
+	}
+	return g.zr.Read(p)
+}
+
+// Close closes the body; a Read blocked on it returns.
+func (g *gunzip) Close() error { return g.body.Close() }
