@@ -219,7 +219,6 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor.MetricsAddress = o.MetricsAddress
-	oo.Traits = subjects.Proxied("") // its dashboard's source is known once listening (below)
 	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
@@ -292,7 +291,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		o.warnUnmatchedTarget(sess.Subjects())
 		return err
 	})
-	kind := oo.Traits.Dashboard
+	kind := subjects.Of(sess.Header).Dashboard // its source is known once listening
 	kind.Source = "proxy " + addr
 	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Kind: kind, Connect: connectLines(server, o.PrintKubeconfig, kc)}
 	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))

@@ -106,17 +106,21 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot replay %s: %w", o.path, errors.Unwrap(err))
 	}
 	useTUI := !o.Display.NoTUI && o.isTerminal()
-	var traits subjects.Traits
-	if rd, err := trace.Open(o.path); err == nil {
-		traits = subjects.Of(rd.Header())
-		_ = rd.Close()
+	var d *session.DiffOptions
+	if o.Diff.On {
+		// The trace's Secrets kept their values only if recorded with --trace-unsafe-secrets.
+		d = &session.DiffOptions{MaxObjects: o.Diff.MaxObjects, KeepValues: true}
 	}
+	sess, err := session.NewReplayDiffing(o.path, o.Speed, d)
+	if err != nil {
+		return err
+	}
+	traits := subjects.Of(sess.Header)
 	if traits.AsRecorded != "" && len(o.Monitor.rules) > 0 {
 		return usageErrorf("--fail-on does not apply to %s", traits.AsRecorded)
 	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()
-	oo.Traits = traits
 	outs, err := outputs.New(oo)
 	if err != nil {
 		return err
@@ -126,21 +130,15 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	// rules count the whole trace once).
 	canRewind := useTUI && outs.Rewindable()
 	var (
-		sess     *session.Session
 		runErr   error
 		rewindTo = time.Duration(-1)
 		last     *trace.Player
 	)
 	for {
-		var err error
-		var d *session.DiffOptions
-		if o.Diff.On {
-			// The trace's Secrets kept their values only if recorded with --trace-unsafe-secrets.
-			d = &session.DiffOptions{MaxObjects: o.Diff.MaxObjects, KeepValues: true}
-		}
-		sess, err = session.NewReplayDiffing(o.path, o.Speed, d)
-		if err != nil {
-			return outs.Finish(err)
+		if last != nil { // a rewind: the replay starts again
+			if sess, err = session.NewReplayDiffing(o.path, o.Speed, d); err != nil {
+				return outs.Finish(err)
+			}
 		}
 		if err := outs.Attach(sess); err != nil {
 			return outs.Finish(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,9 +27,10 @@ func IsLoopback(addr string) (bool, error) {
 
 // Server serves a Metrics registry over HTTP at /metrics.
 type Server struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan error
+	srv     *http.Server
+	ln      net.Listener
+	done    chan error
+	metrics atomic.Pointer[http.Handler] // nil until Publish
 }
 
 // Serve listens on addr at once (so a taken port is an error here) and
@@ -39,12 +41,32 @@ func Serve(addr string, m *Metrics) (*Server, error) { return ServeWithHealth(ad
 // serves) and /readyz (200 once ready returns nil, 503 with its error
 // before): a pod's probes.
 func ServeWithHealth(addr string, m *Metrics, ready func() error) (*Server, error) {
+	s, err := Listen(addr, ready)
+	if err != nil {
+		return nil, err
+	}
+	s.Publish(m)
+	return s, nil
+}
+
+// Listen is ServeWithHealth before the registry exists: it listens on addr
+// at once and answers /healthz and /readyz, and /metrics with 503 until
+// Publish gives it the registry.
+func Listen(addr string, ready func() error) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	s := &Server{ln: ln, done: make(chan error, 1)}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		h := s.metrics.Load()
+		if h == nil {
+			http.Error(w, "no metrics yet: the run has not started", http.StatusServiceUnavailable)
+			return
+		}
+		(*h).ServeHTTP(w, r)
+	})
 	if ready != nil {
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -68,13 +90,15 @@ func ServeWithHealth(addr string, m *Metrics, ready func() error) (*Server, erro
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = fmt.Fprintln(w, "kubectl watchcache: metrics at /metrics")
 	})
-	s := &Server{
-		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
-		ln:   ln,
-		done: make(chan error, 1),
-	}
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
+}
+
+// Publish serves m at /metrics from now on.
+func (s *Server) Publish(m *Metrics) {
+	h := m.Handler()
+	s.metrics.Store(&h)
 }
 
 // Addr is the address the server listens on (with the port chosen when addr's was 0).

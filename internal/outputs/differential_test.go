@@ -14,7 +14,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/report"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
-	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/tracegen"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -87,7 +86,7 @@ func TestEveryViewCountsWhatTheLedgerCounts(t *testing.T) {
 func checkViews(t *testing.T, path string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true, Traits: traitsOf(t, path),
+	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, JSON: true, Summary: true,
 		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}}, path)
 	scrape := scrapeMetrics(t, errOut.String())
 	if err := outs.Finish(runErr); err != nil && !strings.Contains(err.Error(), "stopped") {
@@ -190,16 +189,6 @@ func metricsTotals(m map[string]float64, want totals) totals {
 		Duplicates: int64(m["watchcache_duplicates_total"]), MissedDeletes: int64(m["watchcache_relist_missed_total/delete"]),
 		MissedRecreates: int64(m["watchcache_relist_missed_total/recreate"]), MissedUpdates: int64(m["watchcache_relist_missed_total/update"]),
 		Requests: int64(m["watchcache_watches_total"] + m["watchcache_list_pages_total"])}
-}
-
-func traitsOf(t *testing.T, path string) subjects.Traits {
-	t.Helper()
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	return subjects.Of(rd.Header())
 }
 
 // scraped is a scrape: each series' value by labels.

@@ -42,9 +42,6 @@ type Options struct {
 	Summary bool
 	// Monitor is the metrics endpoint and the --fail-on rules.
 	Monitor MonitorOptions
-	// Traits are what its subjects are: our reflectors (the zero Traits),
-	// or the proxy's streams, or their replay (subjects.Of).
-	Traits subjects.Traits
 	// Findings tune every findings engine of the run (thresholds, ignored ids).
 	Findings findings.Options
 	// Significant prints only the notes that matter to a long-running
@@ -72,6 +69,9 @@ type Outputs struct {
 
 	lines *lines.Output
 	sess  *session.Session
+	// traits are what the session's subjects are (subjects.Of its header,
+	// which a live run's records).
+	traits subjects.Traits
 
 	metrics *metrics.Metrics
 	server  *metrics.Server
@@ -94,7 +94,9 @@ type Outputs struct {
 }
 
 // New starts the metrics endpoint (listening at once, so a taken port
-// fails here) and the rules. Attach a session next; call Finish at the end.
+// fails here, before a session exists) and the rules. Attach a session
+// next: /metrics serves from then on, labelled as its subjects' Traits say.
+// Call Finish at the end.
 func New(o Options) (*Outputs, error) {
 	x := &Outputs{opts: o}
 	m := o.Monitor
@@ -102,12 +104,11 @@ func New(o Options) (*Outputs, error) {
 		if loopback, _ := metrics.IsLoopback(m.MetricsAddress); !loopback {
 			fmt.Fprintf(o.ErrOut, "warning: --metrics-address %s is not a loopback address: the metrics are reachable from other hosts\n", m.MetricsAddress)
 		}
-		x.metrics = metrics.New(o.Traits.Clients)
 		var ready func() error
 		if m.Health {
 			ready = x.ready
 		}
-		srv, err := metrics.ServeWithHealth(m.MetricsAddress, x.metrics, ready)
+		srv, err := metrics.Listen(m.MetricsAddress, ready)
 		if err != nil {
 			return nil, fmt.Errorf("--metrics-address %s: %w", m.MetricsAddress, err)
 		}
@@ -147,7 +148,7 @@ func (x *Outputs) ready() error {
 
 // Rewindable says nothing outlives one replay of a session: no metrics and
 // no rules (they count the whole trace once), so a replay may start again.
-func (x *Outputs) Rewindable() bool { return x.metrics == nil && x.rules == nil }
+func (x *Outputs) Rewindable() bool { return x.server == nil && x.rules == nil }
 
 // Attach gives each subject of sess its outputs, those it has and those
 // that come while it runs (the proxy's streams): the line output or a
@@ -156,8 +157,12 @@ func (x *Outputs) Rewindable() bool { return x.metrics == nil && x.rules == nil 
 // replay that starts again attaches its new session.
 func (x *Outputs) Attach(sess *session.Session) error {
 	x.mu.Lock()
-	x.sess, x.views, x.added, x.running = sess, nil, make(chan tui.Resource, 1024), false
+	x.sess, x.traits, x.views, x.added, x.running = sess, subjects.Of(sess.Header), nil, make(chan tui.Resource, 1024), false
 	x.mu.Unlock()
+	if x.server != nil && x.metrics == nil { // the first session: its subjects say the labels
+		x.metrics = metrics.New(x.traits.Clients)
+		x.server.Publish(x.metrics)
+	}
 	if !x.opts.Dashboard {
 		var names []string
 		for _, sub := range sess.Subjects() {
@@ -313,7 +318,7 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	if x.opts.Dashboard {
 		opts.Now = sess.Now
 		opts.Probe = probeView(sess)
-		if x.opts.Traits.Arrive {
+		if x.traits.Arrive {
 			opts.Added = x.added // subjects come while it runs
 		} else if sess.Replay == nil {
 			// A live run that ends by itself (--once, --duration, a tripped
@@ -346,7 +351,7 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 // writeSummaries prints the session's summaries; clients' streams always
 // as several (they come and go), and says when none came.
 func (x *Outputs) writeSummaries() error {
-	sums, t := x.sess.Summaries(), x.opts.Traits
+	sums, t := x.sess.Summaries(), x.traits
 	switch {
 	case t.Clients && x.opts.JSON:
 		return summary.WriteObservedJSON(x.opts.Out, sums)

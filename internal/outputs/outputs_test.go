@@ -76,7 +76,7 @@ func TestSessionLinesAndRules(t *testing.T) {
 // the stream, and its summary, as any subject does.
 func TestObservedStreams(t *testing.T) {
 	var out, errOut bytes.Buffer
-	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true, Traits: subjects.Proxied("")}, "../../testdata/traces/proxy.jsonl")
+	outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: true}, "../../testdata/traces/proxy.jsonl")
 	if err := outs.Finish(runErr); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestObservedStreams(t *testing.T) {
 // comes again, two informers) share one series, and the scrape works.
 func TestObservedMetricsKeepTheStreamNumberOutOfTheLabels(t *testing.T) {
 	var out, errOut bytes.Buffer
-	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut, Traits: subjects.Proxied(""),
+	outs, err := outputs.New(outputs.Options{Out: &out, ErrOut: &errOut,
 		Monitor: outputs.MonitorOptions{MetricsAddress: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestAnObservedTraceWithoutStreamsSaysSo(t *testing.T) {
 	}
 	for _, json := range []bool{false, true} {
 		var out, errOut bytes.Buffer
-		outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: json, Traits: traits}, path)
+		outs, sess, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut, Summary: true, JSON: json}, path)
 		if err := outs.Finish(runErr); err != nil {
 			t.Fatal(err)
 		}

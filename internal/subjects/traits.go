@@ -13,7 +13,7 @@ import (
 // subjects: how other programs' streams differ from reflectors run here
 // (a few texts still live with the view that shows them; docs/design.md
 // names them). The zero Traits are a run of our reflectors;
-// Proxied and Of give an observed run's. A front end reads these fields;
+// Of gives an observed run's. A front end reads these fields;
 // it never asks whether the run is observed.
 type Traits struct {
 	// Dashboard is how the dashboard names and treats the subjects.
@@ -41,10 +41,9 @@ type Traits struct {
 	NoBackoffs string
 }
 
-// Proxied are the Traits of the observing proxy's streams; the dashboard
-// names where it sees them from as source ("proxy 127.0.0.1:8001", or
-// "recorded traffic, as recorded" in a replay).
-func Proxied(source string) Traits {
+// proxied are the Traits of the observing proxy's streams; the dashboard
+// names where it sees them from as source.
+func proxied(source string) Traits {
 	return Traits{
 		Dashboard:  tui.Observing(source),
 		Clients:    true,
@@ -57,12 +56,13 @@ func Proxied(source string) Traits {
 	}
 }
 
-// Of are the Traits of the run a trace with header h recorded: the
-// proxy's streams, replayed as recorded, or our reflectors (the zero
-// Traits).
+// Of are the Traits of the run whose trace header is h: the proxy's
+// streams (a live proxy's session has such a header too, recording or
+// not), or our reflectors (the zero Traits). The dashboard's source is
+// "recorded traffic, as recorded"; a live proxy names its own address.
 func Of(h trace.Header) Traits {
 	if !h.Observed {
 		return Traits{}
 	}
-	return Proxied("recorded traffic, as recorded")
+	return proxied("recorded traffic, as recorded")
 }
