@@ -88,10 +88,11 @@ func reservePort() (portReservation, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return portReservation{}, fmt.Errorf("creating the port lock directory: %w", err)
 	}
+	_ = os.Chmod(dir, os.ModePerm|os.ModeSticky) // as /tmp: every user's tests lock here (fails harmlessly if another user made it)
 	var last error
 	for i := 0; i < 200; i++ {
 		port := lo + rand.IntN(hi-lo+1)
-		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)+".lock"), os.O_CREATE|os.O_RDWR, 0o666)
+		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)+".lock"), os.O_CREATE|os.O_RDONLY, 0o644) // another user's lock is read-only to us, and flock needs no more
 		if err != nil {
 			return portReservation{}, fmt.Errorf("opening a port lock: %w", err)
 		}
