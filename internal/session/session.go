@@ -217,6 +217,9 @@ type Session struct {
 	diff *DiffOptions
 	// failFast: LiveConfig.FailFast.
 	failFast bool
+	// closeTrace closes the replayed trace the session opened itself, once
+	// Run has read it (nil when the caller owns it: NewReplayOf).
+	closeTrace func() error
 
 	mu        sync.Mutex
 	subjects  []Subject
@@ -479,6 +482,7 @@ func NewReplayDiffing(path string, speed float64, d *DiffOptions) (*Session, err
 		_ = rd.Close()
 		return nil, err
 	}
+	s.closeTrace = rd.Close // the session opened it: Run closes it
 	return s, nil
 }
 
@@ -623,6 +627,9 @@ func (s *Session) Now() time.Time { return s.clock.Now() }
 // are several), a replay divergence, or a trace write error, joined.
 func (s *Session) Run(ctx context.Context) error {
 	runErr := s.run(ctx)
+	if s.closeTrace != nil {
+		_ = s.closeTrace() // read through: a close error loses nothing
+	}
 	for _, r := range s.Resources {
 		r.writer.Close()
 	}
