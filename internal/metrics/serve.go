@@ -8,6 +8,10 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // IsLoopback reports whether the listen address addr ("host:port") binds
@@ -30,7 +34,7 @@ type Server struct {
 	srv     *http.Server
 	ln      net.Listener
 	done    chan error
-	metrics atomic.Pointer[http.Handler] // nil until Publish
+	metrics atomic.Pointer[http.Handler] // the process's own metrics until Publish
 }
 
 // Serve listens on addr at once (so a taken port is an error here) and
@@ -50,23 +54,21 @@ func ServeWithHealth(addr string, m *Metrics, ready func() error) (*Server, erro
 }
 
 // Listen is ServeWithHealth before the registry exists: it listens on addr
-// at once and answers /healthz and /readyz, and /metrics with 503 until
-// Publish gives it the registry.
+// at once and answers /healthz and /readyz. Until Publish gives it the
+// registry, /metrics serves the process's and the Go runtime's metrics and
+// no series of the run: a scrape never fails because it came first.
 func Listen(addr string, ready func() error) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	s := &Server{ln: ln, done: make(chan error, 1)}
+	early := prometheus.NewRegistry()
+	early.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h := promhttp.HandlerFor(early, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	s.metrics.Store(&h)
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
-		h := s.metrics.Load()
-		if h == nil {
-			http.Error(w, "no metrics yet: the run has not started", http.StatusServiceUnavailable)
-			return
-		}
-		(*h).ServeHTTP(w, r)
-	})
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { (*s.metrics.Load()).ServeHTTP(w, r) })
 	if ready != nil {
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
