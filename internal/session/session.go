@@ -512,6 +512,11 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 		})
 		return s, nil
 	}
+	if len(rp.Resources()) == 0 {
+		// Our reflectors are made from the header's resources (an observed
+		// trace's come later, in resource lines).
+		return nil, &trace.LineError{Name: rd.Name(), Line: 1, Err: errors.New("bad header: it lists no resources")}
+	}
 	rp.OnProbe(func(at time.Time, l *trace.Line) {
 		s.ProbeIndex = l.R
 		if l.Write == nil || l.Event == nil {

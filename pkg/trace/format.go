@@ -138,13 +138,6 @@ type Header struct {
 	Segment int `json:"segment,omitempty"`
 }
 
-// lacksResources reports an invalid header: one of this tool's own
-// reflectors that names no resource. An observed trace's header may name
-// none (its resources come later, in resource lines), so it never lacks.
-func (h Header) lacksResources() bool {
-	return len(h.Resources) == 0 && !h.Observed
-}
-
 // ResourceHeader is one watched resource: what, where, and how.
 type ResourceHeader struct {
 	Resource      reflector.Resource `json:"resource"`

@@ -206,9 +206,6 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 		if err := json.Unmarshal(raw, &r.header); err != nil {
 			return nil, r.lineError(fmt.Errorf("bad header: %w", err))
 		}
-		if r.header.lacksResources() {
-			return nil, r.lineError(errors.New("bad header: it lists no resources"))
-		}
 		if len(r.header.Resources) > MaxResources {
 			return nil, r.lineError(fmt.Errorf("bad header: it lists %d resources, more than %d", len(r.header.Resources), MaxResources))
 		}

@@ -98,9 +98,6 @@ func newRecordedResource(rh ResourceHeader) recordedResource {
 }
 
 func (r *Recorder) writeHeader(h Header) error {
-	if h.lacksResources() {
-		return errors.New("writing trace header: no resources")
-	}
 	h.K, h.V = KindHeader, Version
 	for i := range h.Resources {
 		if h.Resources[i].Objects == "" {

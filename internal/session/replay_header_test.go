@@ -1,0 +1,38 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+)
+
+// A trace of our reflectors must name its resources in the header (they are
+// made from it); an observed trace's come later, in resource lines, so its
+// header may name none. The reader takes both; the replay tells them apart.
+func TestAReplayRefusesAHeaderWithoutResourcesUnlessObserved(t *testing.T) {
+	for _, tc := range []struct {
+		header, want string
+	}{
+		{`{"k":"header","v":2,"resources":[]}`, "t.jsonl:1: bad header: it lists no resources"},
+		{`{"k":"header","v":2}`, "t.jsonl:1: bad header: it lists no resources"},
+		{`{"k":"header","v":2,"resources":[],"observed":true}`, ""},
+	} {
+		rd, err := trace.NewReader("t.jsonl", strings.NewReader(tc.header+"\n"))
+		if err != nil {
+			t.Fatalf("%s: the reader refused it: %v", tc.header, err)
+		}
+		s, err := NewReplayOf(rd, 0)
+		switch {
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%s: got %v, want %q", tc.header, err, tc.want)
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want a replay of no streams", tc.header, err)
+		case tc.want == "":
+			if err := s.Run(context.Background()); err != nil || len(s.Subjects()) != 0 {
+				t.Errorf("%s: ran with %v and %d subjects, want none", tc.header, err, len(s.Subjects()))
+			}
+		}
+	}
+}
