@@ -119,6 +119,8 @@ type generator struct {
 	watches int
 	// start is the header's startedAt: written times are on its clock.
 	start time.Time
+	// notes writes the reflector's decisions (note lines).
+	notes bool
 }
 
 // errStopped is a generator told to stop by its reader.
@@ -142,7 +144,9 @@ func Write(w io.Writer, cfg Config) (Stats, error) {
 	}
 	resources := h.Resources
 	var added []trace.Line // an observed trace's resources, each in its resource line
+	notes := true
 	if cfg.Observed {
+		notes = false // a proxy's streams decide nothing: a replay derives their notes
 		h.Resources = nil
 		for i, rh := range resources {
 			raw, err := json.Marshal(rh)
@@ -165,7 +169,7 @@ func Write(w io.Writer, cfg Config) (Stats, error) {
 	}
 	gens := make([]*generator, cfg.Resources)
 	for i := range gens {
-		gens[i] = newGenerator(cfg, i, resources[i].Namespace, h.StartedAt)
+		gens[i] = newGenerator(cfg, i, resources[i].Namespace, h.StartedAt, notes)
 	}
 	err := merge(gens, func(l *trace.Line) error { return enc.Encode(l) })
 	for _, g := range gens {
@@ -234,10 +238,10 @@ func (c Config) resourceHeader(i int) trace.ResourceHeader {
 			IdleTimeout: trace.Duration(11 * time.Minute), InitialEventsTimeout: trace.Duration(time.Minute), MaxPermanentRetries: 5}}
 }
 
-func newGenerator(cfg Config, r int, ns string, start time.Time) *generator {
+func newGenerator(cfg Config, r int, ns string, start time.Time, notes bool) *generator {
 	cfg.Namespace = ns
 	k := kind(r)
-	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, byName: map[string]*object{}, start: start}
+	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, byName: map[string]*object{}, start: start, notes: notes}
 	for i := 0; i < cfg.Objects; i++ {
 		g.rv++
 		o := &object{name: cfg.Name(i), uid: uid(i, 0), rv: g.rv, alive: true}
@@ -322,8 +326,8 @@ func (g *generator) line(l trace.Line) {
 }
 
 func (g *generator) note(state reflector.State, reason reflector.Reason, mod func(*trace.Line)) {
-	if g.cfg.Observed {
-		return // a proxy's streams decide nothing: a replay derives their notes
+	if !g.notes {
+		return
 	}
 	l := trace.Line{K: trace.KindNote, State: state.String(), Reason: string(reason)}
 	if mod != nil {
