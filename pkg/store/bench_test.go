@@ -255,9 +255,9 @@ func BenchmarkList100k(b *testing.B) {
 }
 
 // BenchmarkRelist100k relists a store of 100k metadata-only ConfigMaps and
-// reports, relative to the store's own size: what InitDone allocates (the diff;
-// the swap itself is a pointer assignment), what the relist buffer's map
-// allocates, and the peak extra heap of the whole relist including the newly
+// reports, relative to the store's own size: what InitDone allocates (the
+// new live map and the diff; the swap itself is a pointer assignment), what
+// the relist buffer allocates, and the peak extra heap of the whole relist including the newly
 // decoded objects, which a relist necessarily holds beside the old snapshot
 // until the swap. ns/op includes building the store; swap-ns is InitDone alone.
 func BenchmarkRelist100k(b *testing.B) {

@@ -6,8 +6,11 @@ import "fmt"
 // reflector and is not safe for concurrent use: apply events from one goroutine.
 type Writer struct {
 	c *cache
-	// buffer collects a relist between Init and InitDone; nil outside a relist.
-	buffer      map[Ref]entry
+	// buffer collects a list between Init and InitDone, in the order it
+	// came; nil outside a list. InitDone makes it the live map, sized at
+	// once: a map that grows while it fills moves its entries again at
+	// each growth (a first list has no size to start from).
+	buffer      []entry
 	bufferBytes int64
 	ready       bool
 	closed      bool
@@ -39,19 +42,17 @@ func (w *Writer) ApplyEvent(ev Event) (Result, error) {
 	}
 	switch ev.Type {
 	case Init:
-		// Sized like the live snapshot: relists mostly return about as many
-		// objects, and a map that grows while filling briefly holds two tables.
-		w.buffer = make(map[Ref]entry, len(w.c.objects))
+		// Sized like the live snapshot: relists mostly return about as many objects.
+		w.buffer = make([]entry, 0, len(w.c.objects))
 		w.bufferBytes = 0
 		return Result{Outcome: RelistStarted}, nil
 	case InitApply:
 		if err := w.check(ev, true); err != nil {
 			return Result{}, err
 		}
-		ref := ev.Object.Ref()
 		e := entry{obj: ev.Object, bytes: estimateBytes(ev.Object)}
-		w.bufferBytes += e.bytes - w.buffer[ref].bytes
-		w.buffer[ref] = e
+		w.buffer = append(w.buffer, e)
+		w.bufferBytes += e.bytes
 		return Result{Outcome: Buffered, Object: ev.Object}, nil
 	case InitDone:
 		if w.buffer == nil {
@@ -88,12 +89,23 @@ func (w *Writer) check(ev Event, relist bool) error {
 	return nil
 }
 
-// swap installs the relist buffer. The diff is computed before taking the
-// lock: only the Writer mutates the live map, so reading it here is safe, and
-// readers are blocked just for the pointer assignment.
+// swap installs the list's buffer as the live map. The map and the diff are
+// made before taking the lock: only the Writer mutates the live map, so
+// reading it here is safe, and readers are blocked just for the pointer
+// assignment.
 func (w *Writer) swap(rv string) Result {
 	c := w.c
-	next, nextBytes := w.buffer, w.bufferBytes
+	next := make(map[Ref]entry, len(w.buffer))
+	for _, e := range w.buffer {
+		next[e.obj.Ref()] = e // a later one under the same ref wins
+	}
+	nextBytes := w.bufferBytes
+	if len(next) != len(w.buffer) { // a ref listed twice: count the winners only
+		nextBytes = 0
+		for _, e := range next {
+			nextBytes += e.bytes
+		}
+	}
 	w.buffer, w.bufferBytes = nil, 0
 	diff := diffRelist(c.objects, next, rv, !w.ready)
 

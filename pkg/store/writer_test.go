@@ -352,6 +352,11 @@ func TestBytesHeldFollowsTheLiveObjects(t *testing.T) {
 	if got := st.Counters().BytesHeld; got != smallBytes {
 		t.Errorf("BytesHeld after a relist back to the small object: got %d, want %d", got, smallBytes)
 	}
+	// A list that names one ref twice holds the later object only.
+	applyAll(t, w, evInit(), evInitApply(big), evInitApply(small), evInitDone("4"))
+	if got := st.Counters().BytesHeld; got != smallBytes || st.Len() != 1 {
+		t.Errorf("BytesHeld after a list of the big then the small object under one ref: got %d (%d objects), want %d", got, st.Len(), smallBytes)
+	}
 	applyAll(t, w, evDelete(small))
 	if got := st.Counters().BytesHeld; got != 0 {
 		t.Errorf("BytesHeld of an empty cache: got %d, want 0", got)
