@@ -10,10 +10,9 @@ type Writer struct {
 	// came; nil outside a list. InitDone makes it the live map, sized at
 	// once: a map that grows while it fills moves its entries again at
 	// each growth (a first list has no size to start from).
-	buffer      []entry
-	bufferBytes int64
-	ready       bool
-	closed      bool
+	buffer []*Object
+	ready  bool
+	closed bool
 }
 
 // ApplyEvent applies one event and returns, synchronously, what it did:
@@ -43,16 +42,13 @@ func (w *Writer) ApplyEvent(ev Event) (Result, error) {
 	switch ev.Type {
 	case Init:
 		// Sized like the live snapshot: relists mostly return about as many objects.
-		w.buffer = make([]entry, 0, len(w.c.objects))
-		w.bufferBytes = 0
+		w.buffer = make([]*Object, 0, len(w.c.objects))
 		return Result{Outcome: RelistStarted}, nil
 	case InitApply:
 		if err := w.check(ev, true); err != nil {
 			return Result{}, err
 		}
-		e := entry{obj: ev.Object, bytes: estimateBytes(ev.Object)}
-		w.buffer = append(w.buffer, e)
-		w.bufferBytes += e.bytes
+		w.buffer = append(w.buffer, ev.Object)
 		return Result{Outcome: Buffered, Object: ev.Object}, nil
 	case InitDone:
 		if w.buffer == nil {
@@ -96,17 +92,19 @@ func (w *Writer) check(ev Event, relist bool) error {
 func (w *Writer) swap(rv string) Result {
 	c := w.c
 	next := make(map[Ref]entry, len(w.buffer))
-	for _, e := range w.buffer {
-		next[e.obj.Ref()] = e // a later one under the same ref wins
+	var nextBytes int64
+	for _, obj := range w.buffer {
+		e := entry{obj: obj, bytes: estimateBytes(obj)}
+		next[obj.Ref()] = e // a later one under the same ref wins
+		nextBytes += e.bytes
 	}
-	nextBytes := w.bufferBytes
 	if len(next) != len(w.buffer) { // a ref listed twice: count the winners only
 		nextBytes = 0
 		for _, e := range next {
 			nextBytes += e.bytes
 		}
 	}
-	w.buffer, w.bufferBytes = nil, 0
+	w.buffer = nil
 	diff := diffRelist(c.objects, next, rv, !w.ready)
 
 	c.mu.Lock()
