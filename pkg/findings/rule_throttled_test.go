@@ -126,3 +126,28 @@ func TestThrottledSkipsTheCacheInitializing429(t *testing.T) {
 		t.Fatalf("want throttled naming the flow schema, got %v %+v", ok, got)
 	}
 }
+
+// A word safe to paste in a shell is a name as the API server makes them:
+// a letter or digit, then letters, digits, dots, dashes and underscores, at
+// most 253 in all.
+func TestCommandSafeTakesNamesAndNothingElse(t *testing.T) {
+	for s, want := range map[string]bool{
+		"workload-high":                    true,
+		"6f1c2d3e-0000-4000-8000-00000001": true,
+		"a":                                true,
+		strings.Repeat("a", 253):           true,
+		strings.Repeat("a", 254):           false,
+		"":                                 false,
+		"-flag":                            false,
+		".hidden":                          false,
+		"a b":                              false,
+		"a;rm -rf":                         false,
+		"$(id)":                            false,
+		"a\nb":                             false,
+		"é":                                false,
+	} {
+		if got := commandSafe(s); got != want {
+			t.Errorf("commandSafe(%.20q…, %d bytes) = %v, want %v", s, len(s), got, want)
+		}
+	}
+}
