@@ -94,7 +94,7 @@ func New(withClient bool) *Metrics {
 	labels := labelNames(withClient)
 	with := func(extra string) []string { return append(labelNames(withClient), extra) }
 	m := &Metrics{
-		reg:        prometheus.NewRegistry(),
+		reg:        processRegistry(),
 		withClient: withClient,
 		listDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "list_duration_seconds",
 			Help: "Time from deciding to list to the complete list installed in the cache (complete lists only; retries included).", Buckets: listBuckets()}, labels),
@@ -103,18 +103,29 @@ func New(withClient bool) *Metrics {
 	}
 	m.scrape = newScrapeCollector(withClient)
 	m.probe = newProbeCollector()
-	m.reg.MustRegister(m.listDuration, m.watchDuration, m.scrape, m.probe,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.listDuration, m.watchDuration, m.scrape, m.probe)
 	return m
+}
+
+// processRegistry is a registry with the Go runtime's and the process's
+// collectors: a run's starts with them, and a Server serves them alone
+// until its run's is published.
+func processRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// handlerFor serves reg in the Prometheus exposition formats.
+func handlerFor(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
 // Registry is the run's registry.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Handler serves the registry in the Prometheus exposition formats.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
-}
+func (m *Metrics) Handler() http.Handler { return handlerFor(m.reg) }
 
 // errDuplicate is returned by Add for labels already added.
 func errDuplicate(l Labels) error {

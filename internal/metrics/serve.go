@@ -8,10 +8,6 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // IsLoopback reports whether the listen address addr ("host:port") binds
@@ -63,9 +59,7 @@ func Listen(addr string, ready func() error) (*Server, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	s := &Server{ln: ln, done: make(chan error, 1)}
-	early := prometheus.NewRegistry()
-	early.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	h := promhttp.HandlerFor(early, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	h := handlerFor(processRegistry())
 	s.metrics.Store(&h)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { (*s.metrics.Load()).ServeHTTP(w, r) })
