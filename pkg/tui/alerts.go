@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // AlertRow is one alert rule (--fail-on) on one resource, as the dashboard shows it.
@@ -48,30 +50,30 @@ func (m *Model) alertLines(width int) []string {
 	}
 	ruleW, resW = min(ruleW, 28), min(resW, 40)
 	for _, r := range a.Rows {
-		status := m.st.faint.Render("ok")
+		status := m.st.Faint.Render("ok")
 		switch {
 		case r.Tripped:
-			status = m.st.bad.Render("TRIPPED")
+			status = m.st.Bad.Render("TRIPPED")
 		case r.Fraction >= 0.75:
-			status = m.st.warn.Render(fmt.Sprintf("%3.0f%%", r.Fraction*100))
+			status = m.st.Warn.Render(fmt.Sprintf("%3.0f%%", r.Fraction*100))
 		case r.Fraction > 0:
-			status = m.st.label.Render(fmt.Sprintf("%3.0f%%", r.Fraction*100))
+			status = m.st.Label.Render(fmt.Sprintf("%3.0f%%", r.Fraction*100))
 		}
-		line := fmt.Sprintf(" %-*s %-*s %s %s  %s", ruleW, clip(r.Rule, ruleW), resW, clip(r.Resource, resW),
-			m.st.label.Render("now"), m.st.value.Render(fmt.Sprintf("%-8s", r.Value)),
-			m.st.label.Render(fmt.Sprintf("%-10s", r.Threshold)))
-		out = append(out, clip(strings.TrimRight(line, " ")+"  "+status, width))
+		line := fmt.Sprintf(" %-*s %-*s %s %s  %s", ruleW, common.Clip(r.Rule, ruleW), resW, common.Clip(r.Resource, resW),
+			m.st.Label.Render("now"), m.st.Value.Render(fmt.Sprintf("%-8s", r.Value)),
+			m.st.Label.Render(fmt.Sprintf("%-10s", r.Threshold)))
+		out = append(out, common.Clip(strings.TrimRight(line, " ")+"  "+status, width))
 	}
 	return out
 }
 
 // alertBanner announces what tripped: red when it ended the run, yellow otherwise.
-func alertBanner(st styles, a Alerts, width int) string {
-	style := st.warn
+func alertBanner(st common.Styles, a Alerts, width int) string {
+	style := st.Warn
 	if a.Fatal {
-		style = st.bad
+		style = st.Bad
 	}
-	return clip(style.Reverse(true).Render(" ALERT ")+" "+style.Render(a.Banner), width)
+	return common.Clip(style.Reverse(true).Render(" ALERT ")+" "+style.Render(a.Banner), width)
 }
 
 // alertLineCount is how many lines alertLines takes.

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // statusFor is how long an action's status line stays before the footer
@@ -24,7 +25,7 @@ const statusFor = 10 * time.Second
 // root model holds one and hands it what only the root knows.
 type chrome struct {
 	opts          Options
-	st            styles
+	st            common.Styles
 	help          help.Model
 	keys          chromeKeys
 	status        status
@@ -37,7 +38,7 @@ type chrome struct {
 // status is an action's one-line report, shown in the footer until a newer one.
 type status struct {
 	text string
-	sev  severity
+	sev  common.Severity
 	at   time.Time
 }
 
@@ -57,9 +58,9 @@ type screenKeys interface {
 	helpGroups() (nav, moves, actions []key.Binding)
 }
 
-func newChrome(opts Options, st styles) chrome {
+func newChrome(opts Options, st common.Styles) chrome {
 	h := help.New()
-	h.Styles = st.help
+	h.Styles = st.Help
 	keys := newChromeKeys()
 	if opts.Player != nil {
 		keys.Player.enable()
@@ -86,10 +87,10 @@ func (c *chrome) view(draw func() (header, body []string, footer string)) tea.Vi
 		lines = strings.Split(ansi.Wrap(msg, width, " "), "\n")
 	} else {
 		header, body, footer := draw()
-		lines = append(header, fitLines(body, width, bodyLines)...)
+		lines = append(header, common.FitLines(body, width, bodyLines)...)
 		lines = append(lines, footer)
 	}
-	v := tea.NewView(strings.Join(fitLines(lines, width, height), "\n"))
+	v := tea.NewView(strings.Join(common.FitLines(lines, width, height), "\n"))
 	v.AltScreen = true
 	v.WindowTitle = "kubectl watchcache"
 	return v
@@ -100,24 +101,24 @@ func (c *chrome) view(draw func() (header, body []string, footer string)) tea.Vi
 // findings' count (findings, "" for none) and r's badge.
 func (c *chrome) header(width int, now time.Time, parts []string, state, findings string, r replayPos) []string {
 	st, o := c.st, c.opts
-	left := st.app.Render("kubectl watchcache")
+	left := st.App.Render("kubectl watchcache")
 	switch {
 	case o.Replay && o.Trace != "":
-		left += st.label.Render("  trace ") + o.Trace
+		left += st.Label.Render("  trace ") + o.Trace
 	case o.Trace != "":
-		left += st.label.Render("  recording ") + o.Trace
+		left += st.Label.Render("  recording ") + o.Trace
 	}
 	if o.Kind.Source != "" {
-		left += st.label.Render("  observing ") + o.Kind.Source
+		left += st.Label.Render("  observing ") + o.Kind.Source
 	}
 	if o.Context != "" {
-		left += st.label.Render("  ctx ") + o.Context
+		left += st.Label.Render("  ctx ") + o.Context
 	}
 	if o.Server != "" {
 		left += "  " + o.Server
 	}
-	return []string{spread(left, st.label.Render("up ")+format.Age(now.Sub(o.Start)), width),
-		clip(strings.Join(parts, st.faint.Render(" · ")), width), spread(state, joinRight(findings, c.badge(r)), width)}
+	return []string{common.Spread(left, st.Label.Render("up ")+format.Age(now.Sub(o.Start)), width),
+		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.Spread(state, joinRight(findings, c.badge(r)), width)}
 }
 
 // joinRight puts a before b, two spaces apart, when there is an a.
@@ -189,11 +190,11 @@ func (c *chrome) badge(r replayPos) string {
 	st := c.st
 	if !c.opts.Replay {
 		if c.ended {
-			return st.good.Render("LIVE") + st.label.Render(" ended")
+			return st.Good.Render("LIVE") + st.Label.Render(" ended")
 		}
-		return st.good.Render("LIVE")
+		return st.Good.Render("LIVE")
 	}
-	b := st.badge.Render(" REPLAY ")
+	b := st.Badge.Render(" REPLAY ")
 	switch {
 	case r.havePlayer:
 		b += " " + playerBadge(st, r.player, c.opts.Start, r.stopped)
@@ -204,7 +205,7 @@ func (c *chrome) badge(r replayPos) string {
 		b += " " + format.Count(r.done)
 	}
 	if r.stopped {
-		b += st.label.Render(" ended")
+		b += st.Label.Render(" ended")
 	}
 	return b
 }
@@ -227,17 +228,17 @@ func (c *chrome) expireStatus(now time.Time) {
 func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int64) string {
 	right := ""
 	if lost > 0 {
-		right = c.st.warn.Render("dropped " + format.Count(lost) + " notes")
+		right = c.st.Warn.Render("dropped " + format.Count(lost) + " notes")
 	}
 	left := over
 	switch {
 	case c.ended:
-		left = c.st.warn.Render(endedHint)
+		left = c.st.Warn.Render(endedHint)
 	case left != "":
 	case c.status.text != "":
-		left = c.st.sev(c.status.sev, c.status.text)
+		left = c.st.Sev(c.status.sev, c.status.text)
 	case hint != "":
-		left = c.st.faint.Render(hint)
+		left = c.st.Faint.Render(hint)
 	default:
 		first, rest := keys.footerKeys()
 		short := append([]key.Binding{c.keys.Help, c.keys.Quit}, first...)
@@ -246,7 +247,7 @@ func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int6
 		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
 		left = h.ShortHelpView(short)
 	}
-	return spread(left, right, width)
+	return common.Spread(left, right, width)
 }
 
 // endedHint is the footer of a run that ended by itself (Options.Ended).
@@ -304,8 +305,8 @@ func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screen
 	st := c.st
 	nav, moves, actions := keys.helpGroups()
 	groups := enabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.group()...)})
-	out := append([]string{st.tabActive.Render(" " + keysTitle + " "), ""}, keyTable(st, groups, width)...)
-	out = append(out, "", st.tabActive.Render(" "+legendTitle+" "), "")
+	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, keyTable(st, groups, width)...)
+	out = append(out, "", st.TabActive.Render(" "+legendTitle+" "), "")
 	if c.opts.Replay {
 		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
 		if c.opts.Player != nil {
@@ -316,7 +317,7 @@ func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screen
 }
 
 // keyTable lays key bindings out in columns, one per group.
-func keyTable(st styles, groups [][]key.Binding, width int) []string {
+func keyTable(st common.Styles, groups [][]key.Binding, width int) []string {
 	colW := max(width/len(groups), 24)
 	rows := 0
 	for _, g := range groups {
@@ -329,9 +330,9 @@ func keyTable(st styles, groups [][]key.Binding, width int) []string {
 			cell := ""
 			if r < len(g) {
 				h := g[r].Help()
-				cell = " " + st.value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.label.Render(h.Desc)
+				cell = " " + st.Value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.Label.Render(h.Desc)
 			}
-			b.WriteString(pad(cell, colW))
+			b.WriteString(common.Pad(cell, colW))
 		}
 		out = append(out, strings.TrimRight(b.String(), " "))
 	}
@@ -339,7 +340,7 @@ func keyTable(st styles, groups [][]key.Binding, width int) []string {
 }
 
 // legendLines are terms and their explanations, wrapped under an indent.
-func legendLines(st styles, legend [][2]string, width int) []string {
+func legendLines(st common.Styles, legend [][2]string, width int) []string {
 	const indent = 11
 	var out []string
 	for _, l := range legend {
@@ -347,7 +348,7 @@ func legendLines(st styles, legend [][2]string, width int) []string {
 		for i, w := range wrapped {
 			head := strings.Repeat(" ", indent)
 			if i == 0 {
-				head = " " + st.value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
+				head = " " + st.Value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
 			}
 			out = append(out, head+w)
 		}

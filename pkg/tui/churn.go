@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // churnTop is how many paths and objects the churn pane lists.
@@ -69,54 +70,54 @@ const churnLegend = "c shows what the MODIFIED events changed, with --diff: how 
 	"enter on an object in the log shows each version's changed paths"
 
 // lines renders the whole pane at width (the caller windows it).
-func (p *churnPane) lines(st styles, width int) []string {
+func (p *churnPane) lines(st common.Styles, width int) []string {
 	s := p.sum
-	title := sectionRule(st, "churn · what the MODIFIED events changed", width)
+	title := common.SectionRule(st, "churn · what the MODIFIED events changed", width)
 	if !p.have {
-		return []string{title, "", st.faint.Render("  reading…")}
+		return []string{title, "", st.Faint.Render("  reading…")}
 	}
 	if s.Events == 0 {
-		out := []string{title, "", "  " + st.value.Render("no MODIFIED event diffed yet") + ": --diff is off, or nothing changed yet"}
+		out := []string{title, "", "  " + st.Value.Render("no MODIFIED event diffed yet") + ": --diff is off, or nothing changed yet"}
 		if s.Skipped > 0 {
-			out = append(out, "  "+st.warn.Render(format.Plural(s.Skipped, "MODIFIED event"))+" not diffed: no earlier version held, "+
+			out = append(out, "  "+st.Warn.Render(format.Plural(s.Skipped, "MODIFIED event"))+" not diffed: no earlier version held, "+
 				"a recreate, over --diff's cap on objects held, or a body not JSON")
 		}
-		return append(out, st.faint.Render("  (with --diff each MODIFIED event is compared with the object's previous version: "+
+		return append(out, st.Faint.Render("  (with --diff each MODIFIED event is compared with the object's previous version: "+
 			"the changed paths and the field managers that wrote them)"))
 	}
 	const labelW = 13
 	fact := func(label, text string) string {
-		return clip(" "+st.label.Render(fmt.Sprintf("%-*s", labelW, label))+text, width)
+		return common.Clip(" "+st.Label.Render(fmt.Sprintf("%-*s", labelW, label))+text, width)
 	}
 	out := []string{title, "",
-		fact("diffed", st.value.Render(format.Plural(s.Events, "MODIFIED event"))),
-		fact("times only", st.value.Render(format.Count(s.TimestampOnly))+fmt.Sprintf(" (%s) changed only times, resourceVersion, managedFields", percent(s.TimestampOnly, s.Events))),
+		fact("diffed", st.Value.Render(format.Plural(s.Events, "MODIFIED event"))),
+		fact("times only", st.Value.Render(format.Count(s.TimestampOnly))+fmt.Sprintf(" (%s) changed only times, resourceVersion, managedFields", percent(s.TimestampOnly, s.Events))),
 	}
 	if s.Skipped > 0 {
-		out = append(out, fact("not diffed", st.warn.Render(format.Count(s.Skipped))+" (no earlier version held, a recreate, over the cap, or not JSON)"))
+		out = append(out, fact("not diffed", st.Warn.Render(format.Count(s.Skipped))+" (no earlier version held, a recreate, over the cap, or not JSON)"))
 	}
 	out = append(out, "")
 	const countW, shareW = 7, 6
 	writerW := min(max(width/4, 12), 32)
 	pathW := max(width-5-countW-shareW-writerW, 16) // " path count share  writer"
-	out = append(out, st.label.Render(clip(fmt.Sprintf(" %-*s %*s %*s  %s", pathW, "PATH (most changed)", countW, "COUNT", shareW, "SHARE", "TOP WRITER"), width)))
+	out = append(out, st.Label.Render(common.Clip(fmt.Sprintf(" %-*s %*s %*s  %s", pathW, "PATH (most changed)", countW, "COUNT", shareW, "SHARE", "TOP WRITER"), width)))
 	if len(s.Paths) == 0 {
-		out = append(out, st.faint.Render("  no path but the meta ones (resourceVersion, managedFields) changed"))
+		out = append(out, st.Faint.Render("  no path but the meta ones (resourceVersion, managedFields) changed"))
 	}
 	for _, pc := range s.Paths {
-		out = append(out, clip(" "+st.value.Render(pad(pc.Path, pathW))+fmt.Sprintf(" %*s %*s  ", countW, format.Count(pc.Count), shareW, share(pc.Share))+
-			st.accent.Render(orDash(pc.Manager)), width))
+		out = append(out, common.Clip(" "+st.Value.Render(common.Pad(pc.Path, pathW))+fmt.Sprintf(" %*s %*s  ", countW, format.Count(pc.Count), shareW, share(pc.Share))+
+			st.Accent.Render(common.OrDash(pc.Manager)), width))
 	}
 	out = append(out, "")
-	out = append(out, st.label.Render(clip(fmt.Sprintf(" %-*s %*s %*s", pathW, "OBJECT (most events)", countW, "EVENTS", shareW, "SHARE"), width)))
+	out = append(out, st.Label.Render(common.Clip(fmt.Sprintf(" %-*s %*s %*s", pathW, "OBJECT (most events)", countW, "EVENTS", shareW, "SHARE"), width)))
 	for _, o := range s.Objects {
-		out = append(out, clip(" "+pad(o.Name, pathW)+fmt.Sprintf(" %*s %*s", countW, format.Count(o.Count), shareW, percent(o.Count, s.Events)), width))
+		out = append(out, common.Clip(" "+common.Pad(o.Name, pathW)+fmt.Sprintf(" %*s %*s", countW, format.Count(o.Count), shareW, percent(o.Count, s.Events)), width))
 	}
 	return out
 }
 
 // window is the pane's lines from its offset, in h lines.
-func (p *churnPane) window(st styles, width, h int) []string {
+func (p *churnPane) window(st common.Styles, width, h int) []string {
 	all := p.lines(st, width)
 	p.offset = min(max(p.offset, 0), max(len(all)-h, 0))
 	return all[p.offset:]
@@ -147,13 +148,13 @@ const maxVersionPaths = 40
 // changeLines are one version's diffed changes as the object detail lists
 // them: `path old → new  by writer`, meta paths only with meta, and a line
 // that says how many meta paths are hidden.
-func changeLines(st styles, ch *diff.Changes, meta bool) []string {
+func changeLines(st common.Styles, ch *diff.Changes, meta bool) []string {
 	if ch.Skipped != "" {
-		return []string{st.warn.Render("not diffed: ") + ch.Skipped}
+		return []string{st.Warn.Render("not diffed: ") + ch.Skipped}
 	}
 	var out []string
 	if ch.TimestampOnly {
-		out = append(out, st.faint.Render("timestamps only: nothing changed but resourceVersion, managedFields and times"))
+		out = append(out, st.Faint.Render("timestamps only: nothing changed but resourceVersion, managedFields and times"))
 	}
 	shown, hidden := 0, 0
 	for _, c := range ch.Paths {
@@ -169,21 +170,21 @@ func changeLines(st styles, ch *diff.Changes, meta bool) []string {
 		out = append(out, changeLine(st, c))
 	}
 	if shown > maxVersionPaths {
-		out = append(out, st.faint.Render(fmt.Sprintf("… and %d more paths", shown-maxVersionPaths)))
+		out = append(out, st.Faint.Render(fmt.Sprintf("… and %d more paths", shown-maxVersionPaths)))
 	}
 	if hidden > 0 {
-		out = append(out, st.faint.Render(fmt.Sprintf("+%s (resourceVersion, managedFields): m shows them", format.Plural(hidden, "meta path"))))
+		out = append(out, st.Faint.Render(fmt.Sprintf("+%s (resourceVersion, managedFields): m shows them", format.Plural(hidden, "meta path"))))
 	}
 	if len(out) == 0 {
-		out = append(out, st.faint.Render("no path changed"))
+		out = append(out, st.Faint.Render("no path changed"))
 	}
 	return out
 }
 
 // changeLine is one changed path: `.data.k: "a" → "b"  by writer`; without
 // values kept, `.data.k changed  by writer`.
-func changeLine(st styles, c diff.Change) string {
-	line := st.value.Render(c.Path)
+func changeLine(st common.Styles, c diff.Change) string {
+	line := st.Value.Render(c.Path)
 	switch {
 	case len(c.Old) == 0 && len(c.New) == 0:
 		line += " " + string(c.Op)
@@ -195,7 +196,7 @@ func changeLine(st styles, c diff.Change) string {
 		line += ": " + rawValue(c.Old) + " → " + rawValue(c.New)
 	}
 	if w := c.Writer(); w != "" {
-		line += st.label.Render("  by ") + st.accent.Render(w)
+		line += st.Label.Render("  by ") + st.Accent.Render(w)
 	}
 	return line
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // ProbeView is what the dashboard shows of a run's delivery probe (one per
@@ -49,32 +50,32 @@ func (m *Model) deliveryLine(width int) string {
 	var parts []string
 	if p := m.probeView(); p.On {
 		if p.Count == 0 {
-			parts = append(parts, st.faint.Render("probe: no sample yet"))
+			parts = append(parts, st.Faint.Render("probe: no sample yet"))
 		} else {
-			sev := sevNone
+			sev := common.SevNone
 			switch {
 			case p.MinuteP99 >= 2*time.Second:
-				sev = sevBad
+				sev = common.SevBad
 			case p.MinuteP99 >= 500*time.Millisecond:
-				sev = sevWarn
+				sev = common.SevWarn
 			}
 			vals := make([]int64, len(p.Recent))
 			for i, d := range p.Recent {
 				vals[i] = int64(d)
 			}
-			parts = append(parts, st.label.Render("probe ")+st.sev(sev, "p50 "+format.Latency(p.MinuteP50)+" · p99 "+format.Latency(p.MinuteP99))+
-				" "+st.spark.Render(sparkline(vals, probeSparkWidth)))
+			parts = append(parts, st.Label.Render("probe ")+st.Sev(sev, "p50 "+format.Latency(p.MinuteP50)+" · p99 "+format.Latency(p.MinuteP99))+
+				" "+st.Spark.Render(sparkline(vals, probeSparkWidth)))
 		}
 	}
 	if c := m.stats.Lag.Counts; c.Total() > 0 {
-		parts = append(parts, st.label.Render("lag ")+lagBuckets(m.st, c)+st.faint.Render(" (±2s)"))
+		parts = append(parts, st.Label.Render("lag ")+lagBuckets(m.st, c)+st.Faint.Render(" (±2s)"))
 	}
-	return clip(" "+st.label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelDelivery))+strings.Join(parts, st.label.Render(" · ")), width)
+	return common.Clip(" "+st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelDelivery))+strings.Join(parts, st.Label.Render(" · ")), width)
 }
 
 // lagBuckets are the passive estimate's buckets, "<2s 12 2-5s 1 …", the
 // late ones graded.
-func lagBuckets(st styles, c reflector.LagCounts) string {
+func lagBuckets(st common.Styles, c reflector.LagCounts) string {
 	var b strings.Builder
 	for i, n := range c {
 		if i > 0 {
@@ -83,13 +84,13 @@ func lagBuckets(st styles, c reflector.LagCounts) string {
 		text := reflector.LagBucketName(i) + " " + format.Count(n)
 		switch {
 		case n == 0:
-			b.WriteString(st.faint.Render(text))
+			b.WriteString(st.Faint.Render(text))
 		case i >= 3:
-			b.WriteString(st.bad.Render(text))
+			b.WriteString(st.Bad.Render(text))
 		case i == 2:
-			b.WriteString(st.warn.Render(text))
+			b.WriteString(st.Warn.Render(text))
 		default:
-			b.WriteString(st.value.Render(text))
+			b.WriteString(st.Value.Render(text))
 		}
 	}
 	return b.String()
@@ -97,17 +98,17 @@ func lagBuckets(st styles, c reflector.LagCounts) string {
 
 // lagCell is the overview's LAG P99 cell: the bucket of the passive
 // estimate's 99th percentile, graded; "-" before an event was counted.
-func lagCell(st styles, c reflector.LagCounts) string {
+func lagCell(st common.Styles, c reflector.LagCounts) string {
 	b := c.P99Bucket()
 	if b < 0 {
-		return st.faint.Render("-")
+		return st.Faint.Render("-")
 	}
-	sev := sevGood
+	sev := common.SevGood
 	switch {
 	case b >= 3:
-		sev = sevBad
+		sev = common.SevBad
 	case b == 2:
-		sev = sevWarn
+		sev = common.SevWarn
 	}
-	return st.sev(sev, reflector.LagBucketName(b))
+	return st.Sev(sev, reflector.LagBucketName(b))
 }

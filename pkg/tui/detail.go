@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // detailKind is what the detail view shows.
@@ -55,7 +55,7 @@ func detailFor(e *logEntry) detailView {
 	case e.note != nil && e.note.Request != nil:
 		return detailView{kind: detailRequest, req: *e.note.Request}
 	case e.diff != nil:
-		return detailView{kind: detailText, title: e.kind.String() + " at rv " + orDash(e.diff.ResourceVersion), text: diffText(e.diff)}
+		return detailView{kind: detailText, title: e.kind.String() + " at rv " + common.OrDash(e.diff.ResourceVersion), text: diffText(e.diff)}
 	case e.audit != nil:
 		return detailView{kind: detailText, title: "Audit", text: auditText(e.audit)}
 	case e.note != nil:
@@ -98,42 +98,19 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 // body-1 lines, to the top or to the bottom of its total lines (total is
 // called only for a scroll key).
 func (d *detailView) scroll(k tea.KeyPressMsg, body int, total func() int) {
-	scrollOffset(&d.offset, k, body, total)
-}
-
-// scrollOffset moves offset, the first of total lines shown in a body of
-// body lines, on a key of listKeys (total is called only for a scroll key).
-func scrollOffset(offset *int, k tea.KeyPressMsg, body int, total func() int) {
-	lk, page, by := newListKeys(), body-1, 0
-	switch {
-	case key.Matches(k, lk.Up):
-		by = -1
-	case key.Matches(k, lk.Down):
-		by = 1
-	case key.Matches(k, lk.PageUp):
-		by = -page
-	case key.Matches(k, lk.PageDown):
-		by = page
-	case key.Matches(k, lk.Top):
-		by = -1 << 30
-	case key.Matches(k, lk.Bottom):
-		by = 1 << 30
-	default:
-		return
-	}
-	*offset = min(max(*offset+by, 0), max(total()-page, 0))
+	common.ScrollOffset(&d.offset, k, body, total)
 }
 
 // detailFrame is a detail screen of h lines: its title line, then the
 // wrapped lines from offset.
-func detailFrame(st styles, title string, wrapped []string, offset, width, h int) []string {
+func detailFrame(st common.Styles, title string, wrapped []string, offset, width, h int) []string {
 	h--
 	off := min(max(offset, 0), max(len(wrapped)-h, 0))
 	more := ""
 	if len(wrapped) > h {
 		more = fmt.Sprintf("  lines %d-%d of %d", off+1, min(off+h, len(wrapped)), len(wrapped))
 	}
-	out := []string{spread(st.tabActive.Render(" "+title+" "), st.faint.Render("esc back"+more), width)}
+	out := []string{common.Spread(st.TabActive.Render(" "+title+" "), st.Faint.Render("esc back"+more), width)}
 	for i := off; i < len(wrapped) && len(out) <= h; i++ {
 		out = append(out, " "+wrapped[i])
 	}
@@ -147,16 +124,16 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 	var out []string
 	if m.feed.Store != nil {
 		if o, ok := m.feed.Store.Get(ref); ok {
-			out = append(out, st.label.Render("in cache now"))
+			out = append(out, st.Label.Render("in cache now"))
 			out = append(out, objectFacts(o)...)
 		} else {
-			out = append(out, st.warn.Render("not in the cache now")+st.faint.Render(" (deleted, or not listed yet)"))
+			out = append(out, st.Warn.Render("not in the cache now")+st.Faint.Render(" (deleted, or not listed yet)"))
 		}
 		out = append(out, "")
 	}
 	r, ok := m.history.get(ref)
 	if !ok {
-		return append(out, st.faint.Render(fmt.Sprintf(
+		return append(out, st.Faint.Render(fmt.Sprintf(
 			"no versions recorded: the dashboard keeps the last %d versions of the %s most recently changed objects",
 			versionsPerObject, format.Count(m.opts.TrackedObjects))))
 	}
@@ -164,14 +141,14 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 	if r.forgotten > 0 {
 		head += fmt.Sprintf(" (%d older forgotten)", r.forgotten)
 	}
-	out = append(out, st.label.Render(head))
+	out = append(out, st.Label.Render(head))
 	for i := range r.len() {
 		v := r.at(i)
 		ts := "before   "
 		if !v.at.IsZero() {
 			ts = v.at.Format("15:04:05") + " "
 		}
-		out = append(out, ts+st.value.Render(fmt.Sprintf("%-22s", v.what))+" uid "+store.ShortUID(v.uid)+"  rv "+orDash(v.rv))
+		out = append(out, ts+st.Value.Render(fmt.Sprintf("%-22s", v.what))+" uid "+store.ShortUID(v.uid)+"  rv "+common.OrDash(v.rv))
 		const indent = "           "
 		if v.delta != nil {
 			// The event's diff: each changed path, old → new, and who wrote
@@ -179,7 +156,7 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 			for _, c := range changeLines(st, v.delta, m.detail.meta) {
 				for j, l := range strings.Split(ansi.Wrap(c, max(width-2-len(indent)-2, 20), " ,"), "\n") {
 					if j == 0 {
-						out = append(out, indent+st.accent.Render("· ")+l)
+						out = append(out, indent+st.Accent.Render("· ")+l)
 					} else {
 						out = append(out, indent+"  "+l)
 					}
@@ -190,7 +167,7 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 			}
 		}
 		for _, c := range r.changesOf(i) {
-			out = append(out, indent+st.accent.Render("· ")+c)
+			out = append(out, indent+st.Accent.Render("· ")+c)
 		}
 	}
 	return out
@@ -214,8 +191,8 @@ func (m *Model) hasDiffs(ref store.Ref) bool {
 // objectFacts are an object's identity and metadata, one fact a line.
 func objectFacts(o *store.Object) []string {
 	out := []string{
-		"  uid          " + orDash(o.UID),
-		"  rv           " + orDash(o.ResourceVersion),
+		"  uid          " + common.OrDash(o.UID),
+		"  rv           " + common.OrDash(o.ResourceVersion),
 		fmt.Sprintf("  generation   %d", o.Generation),
 	}
 	if !o.CreationTimestamp.IsZero() {
@@ -251,7 +228,7 @@ func requestDetail(r *reflector.RequestInfo, now time.Time) []string {
 	} else if !r.Started.IsZero() {
 		out = append(out, "running for  "+format.Age(now.Sub(r.Started)))
 	}
-	out = append(out, "received     "+requestCount(r))
+	out = append(out, "received     "+common.RequestCount(r))
 	for i, o := range strings.Split(r.Opts.Format(false), " ") {
 		label := "             "
 		if i == 0 {
@@ -291,14 +268,14 @@ func noteDetail(n *reflector.Note) []string {
 
 // diffText lists a relist diff with names.
 func diffText(d *store.RelistDiff) []string {
-	out := []string{diffSummary(d), ""}
+	out := []string{common.DiffSummary(d), ""}
 	n := 0
-	for _, r := range diffRows(d) {
+	for _, r := range common.DiffRows(d) {
 		if n == maxDetailEntries {
 			out = append(out, fmt.Sprintf("… and %d more", d.Missed()-n))
 			break
 		}
-		out = append(out, fmt.Sprintf("%-13s %s", r.what, r.text()))
+		out = append(out, fmt.Sprintf("%-13s %s", r.What, r.Text()))
 		n++
 	}
 	return out
@@ -318,7 +295,7 @@ func auditText(a *reflector.AuditReport) []string {
 				return append(out, "… and more")
 			}
 			out = append(out, fmt.Sprintf("%-10s %s  cached uid %s rv %s · listed uid %s rv %s", g.what, e.Ref,
-				store.ShortUID(e.OldUID), orDash(e.OldResourceVersion), store.ShortUID(e.NewUID), orDash(e.NewResourceVersion)))
+				store.ShortUID(e.OldUID), common.OrDash(e.OldResourceVersion), store.ShortUID(e.NewUID), common.OrDash(e.NewResourceVersion)))
 			n++
 		}
 	}

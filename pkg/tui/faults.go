@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // labelFaults heads the health section's faults line.
@@ -22,15 +23,15 @@ func (m *Model) faultsLine(width int) string {
 	st := m.st
 	parts := make([]string, 0, len(m.stats.Faults))
 	for _, f := range m.stats.Faults {
-		count := st.faint.Render("armed")
+		count := st.Faint.Render("armed")
 		if f.Count > 0 {
-			count = st.warn.Render("×" + format.Count(f.Count))
+			count = st.Warn.Render("×" + format.Count(f.Count))
 		}
-		part := st.value.Render(f.Fault) + " " + count
+		part := st.Value.Render(f.Fault) + " " + count
 		if !f.First.IsZero() {
-			part += st.label.Render(" since " + format.Age(m.now.Sub(f.First)) + " ago")
+			part += st.Label.Render(" since " + format.Age(m.now.Sub(f.First)) + " ago")
 		}
 		parts = append(parts, part)
 	}
-	return clip(" "+st.label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelFaults))+strings.Join(parts, st.label.Render(" · ")), width)
+	return common.Clip(" "+st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelFaults))+strings.Join(parts, st.Label.Render(" · ")), width)
 }

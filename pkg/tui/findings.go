@@ -14,17 +14,18 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // findingSeverity is the dashboard's color of a finding's severity.
-func findingSeverity(s findings.Severity) severity {
+func findingSeverity(s findings.Severity) common.Severity {
 	switch s {
 	case findings.Error:
-		return sevBad
+		return common.SevBad
 	case findings.Warning:
-		return sevWarn
+		return common.SevWarn
 	}
-	return sevNone
+	return common.SevNone
 }
 
 // findingTally is what the header and the overview say of a list of
@@ -58,26 +59,26 @@ func (t *findingTally) add(o findingTally) {
 
 // badge is the header's count: "2 findings (warning)", colored by the
 // worst (the word says it without color), and the ignored ones apart.
-func (t findingTally) badge(st styles) string {
+func (t findingTally) badge(st common.Styles) string {
 	ignored := ""
 	if t.ignored > 0 {
-		ignored = st.faint.Render(fmt.Sprintf(" +%d ignored", t.ignored))
+		ignored = st.Faint.Render(fmt.Sprintf(" +%d ignored", t.ignored))
 	}
 	if t.n == 0 {
-		return st.faint.Render("no findings") + ignored
+		return st.Faint.Render("no findings") + ignored
 	}
-	return st.sev(findingSeverity(t.worst), format.Plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
+	return st.Sev(findingSeverity(t.worst), format.Plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
 }
 
 // cell is the overview's findings column: "2 warning", "0".
-func (t findingTally) cell(st styles) string {
+func (t findingTally) cell(st common.Styles) string {
 	if t.n == 0 {
 		if t.ignored > 0 {
-			return st.faint.Render(fmt.Sprintf("0 +%d ign", t.ignored))
+			return st.Faint.Render(fmt.Sprintf("0 +%d ign", t.ignored))
 		}
-		return st.faint.Render("0")
+		return st.Faint.Render("0")
 	}
-	return st.sev(findingSeverity(t.worst), fmt.Sprintf("%d %s", t.n, t.worst))
+	return st.Sev(findingSeverity(t.worst), fmt.Sprintf("%d %s", t.n, t.worst))
 }
 
 // findingRow is one finding as the pane lists it; res is its resource's
@@ -100,26 +101,7 @@ func newestFirst(rows []findingRow) []findingRow {
 // (f): a row per finding with its severity, id, count, age and title;
 // enter shows the selected one's evidence.
 type findingsPane struct {
-	scroll scroller
-}
-
-// listKeys move the findings pane and a detail; on the pane, enter opens
-// the selected finding, esc or f closes it.
-type listKeys struct {
-	Up, Down, PageUp, PageDown, Top, Bottom, Select, Close key.Binding
-}
-
-func newListKeys() listKeys {
-	return listKeys{
-		Up:       key.NewBinding(key.WithKeys("up", "k")),
-		Down:     key.NewBinding(key.WithKeys("down", "j")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f")),
-		Top:      key.NewBinding(key.WithKeys("home", "g")),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G")),
-		Select:   key.NewBinding(key.WithKeys("enter")),
-		Close:    key.NewBinding(key.WithKeys("esc", "f")),
-	}
+	scroll common.Scroller
 }
 
 // findingsLegend explains the findings on the help screens.
@@ -144,7 +126,7 @@ const (
 
 // key moves the pane's cursor among n rows with a page of page rows, or says to close or open.
 func (p *findingsPane) key(k tea.KeyPressMsg, n, page int) paneAction {
-	fk := newListKeys()
+	fk := common.NewListKeys()
 	page = max(page, 1)
 	switch {
 	case key.Matches(k, fk.Close):
@@ -154,20 +136,20 @@ func (p *findingsPane) key(k tea.KeyPressMsg, n, page int) paneAction {
 			return paneOpen
 		}
 	case key.Matches(k, fk.Up):
-		p.scroll.cursor--
+		p.scroll.Cursor--
 	case key.Matches(k, fk.Down):
-		p.scroll.cursor++
+		p.scroll.Cursor++
 	case key.Matches(k, fk.PageUp):
-		p.scroll.cursor -= page
+		p.scroll.Cursor -= page
 	case key.Matches(k, fk.PageDown):
-		p.scroll.cursor += page
+		p.scroll.Cursor += page
 	case key.Matches(k, fk.Top):
-		p.scroll.cursor = 0
+		p.scroll.Cursor = 0
 	case key.Matches(k, fk.Bottom):
-		p.scroll.cursor = n - 1
+		p.scroll.Cursor = n - 1
 	}
-	p.scroll.follow = false // the newest is at the top: nothing to follow
-	p.scroll.clamp(n, page)
+	p.scroll.Follow = false // the newest is at the top: nothing to follow
+	p.scroll.Clamp(n, page)
 	return paneNone
 }
 
@@ -176,20 +158,20 @@ func (p *findingsPane) selected(rows []findingRow) (findingRow, bool) {
 	if len(rows) == 0 {
 		return findingRow{}, false
 	}
-	return rows[min(max(p.scroll.cursor, 0), len(rows)-1)], true
+	return rows[min(max(p.scroll.Cursor, 0), len(rows)-1)], true
 }
 
 // lines renders the pane in h lines: a title, the column heads and the
 // rows; where names each row's resource (the overview's), nil for none.
-func (p *findingsPane) lines(st styles, rows []findingRow, where func(i int) string, now time.Time, width, h int) []string {
+func (p *findingsPane) lines(st common.Styles, rows []findingRow, where func(i int) string, now time.Time, width, h int) []string {
 	t := findingTally{}
 	for _, r := range rows {
 		t.add(tallyFindings([]findings.Finding{r.f}))
 	}
-	title := sectionRule(st, "findings · "+format.Plural(t.n, "finding")+ignoredSuffix(t.ignored)+" · newest first", width)
+	title := common.SectionRule(st, "findings · "+format.Plural(t.n, "finding")+ignoredSuffix(t.ignored)+" · newest first", width)
 	if len(rows) == 0 {
-		return []string{title, "", st.faint.Render("  no findings: nothing in the notes so far says something is wrong"),
-			st.faint.Render("  (a finding is raised once, on enough evidence, and updated as the evidence grows)")}
+		return []string{title, "", st.Faint.Render("  no findings: nothing in the notes so far says something is wrong"),
+			st.Faint.Render("  (a finding is raised once, on enough evidence, and updated as the evidence grows)")}
 	}
 	const sevW, idW, countW, ageW = 8, 26, 6, 9
 	whereW := 0
@@ -200,7 +182,7 @@ func (p *findingsPane) lines(st styles, rows []findingRow, where func(i int) str
 		whereW = min(whereW, max(width/4, 12))
 	}
 	// On a narrow screen the title keeps the room: no count and age columns.
-	wide := width >= wideWidth
+	wide := width >= common.WideWidth
 	cols := func(sev, id, wh, n, ago, title string) string {
 		s := " " + sev + " " + id + " "
 		if whereW > 0 {
@@ -211,15 +193,15 @@ func (p *findingsPane) lines(st styles, rows []findingRow, where func(i int) str
 		}
 		return s + title
 	}
-	out := []string{title, st.label.Render(clip(cols(pad("SEVERITY", sevW), pad("ID", idW), pad("RESOURCE", whereW),
+	out := []string{title, st.Label.Render(common.Clip(cols(common.Pad("SEVERITY", sevW), common.Pad("ID", idW), common.Pad("RESOURCE", whereW),
 		fmt.Sprintf("%*s", countW, "COUNT"), fmt.Sprintf("%*s", ageW, "LAST"), "TITLE"), width))}
 	h -= len(out)
-	p.scroll.clamp(len(rows), h)
-	for i := p.scroll.top; i < len(rows) && h > 0; i++ {
+	p.scroll.Clamp(len(rows), h)
+	for i := p.scroll.Top; i < len(rows) && h > 0; i++ {
 		f := rows[i].f
 		wh := ""
 		if where != nil {
-			wh = pad(where(rows[i].res), whereW)
+			wh = common.Pad(where(rows[i].res), whereW)
 		}
 		n, ago := fmt.Sprintf("%*s", countW, format.Count(f.Count)), fmt.Sprintf("%*s", ageW, format.Age(now.Sub(f.LastAt))+" ago")
 		text := f.Title
@@ -227,13 +209,13 @@ func (p *findingsPane) lines(st styles, rows []findingRow, where func(i int) str
 			text = "(ignored) " + text
 		}
 		switch {
-		case i == p.scroll.cursor:
-			out = append(out, st.selected.Render(pad(cols(pad(string(f.Severity), sevW), pad(string(f.ID), idW), wh, n, ago, text), width)))
+		case i == p.scroll.Cursor:
+			out = append(out, st.Selected.Render(common.Pad(cols(common.Pad(string(f.Severity), sevW), common.Pad(string(f.ID), idW), wh, n, ago, text), width)))
 		case f.Ignored:
-			out = append(out, st.faint.Render(clip(cols(pad(string(f.Severity), sevW), pad(string(f.ID), idW), wh, n, ago, text), width)))
+			out = append(out, st.Faint.Render(common.Clip(cols(common.Pad(string(f.Severity), sevW), common.Pad(string(f.ID), idW), wh, n, ago, text), width)))
 		default:
-			out = append(out, clip(cols(st.sev(findingSeverity(f.Severity), pad(string(f.Severity), sevW)), st.value.Render(pad(string(f.ID), idW)),
-				wh, n, st.label.Render(ago), text), width))
+			out = append(out, common.Clip(cols(st.Sev(findingSeverity(f.Severity), common.Pad(string(f.Severity), sevW)), st.Value.Render(common.Pad(string(f.ID), idW)),
+				wh, n, st.Label.Render(ago), text), width))
 		}
 		h--
 	}
@@ -261,7 +243,7 @@ func findingTitle(f findings.Finding) string {
 
 // findingDetail is a finding's evidence for people, a labelled fact a
 // line (continuations indented under the facts), at width.
-func findingDetail(st styles, f findings.Finding, now time.Time, width int) []string {
+func findingDetail(st common.Styles, f findings.Finding, now time.Time, width int) []string {
 	const labelW = 12
 	textW := max(width-2-labelW, 20)
 	var out []string
@@ -272,14 +254,14 @@ func findingDetail(st styles, f findings.Finding, now time.Time, width int) []st
 		for i, l := range strings.Split(ansi.Wrap(text, textW, " ,"), "\n") {
 			head := strings.Repeat(" ", labelW)
 			if i == 0 {
-				head = st.label.Render(fmt.Sprintf("%-*s", labelW, label))
+				head = st.Label.Render(fmt.Sprintf("%-*s", labelW, label))
 			}
 			out = append(out, head+l)
 		}
 	}
-	out = append(out, st.sev(findingSeverity(f.Severity), string(f.Severity))+"  "+st.value.Render(f.Title))
+	out = append(out, st.Sev(findingSeverity(f.Severity), string(f.Severity))+"  "+st.Value.Render(f.Title))
 	if f.Ignored {
-		out = append(out, st.faint.Render("ignored (--ignore-finding "+string(f.ID)+"): kept here and in the summary, counted by no rule"))
+		out = append(out, st.Faint.Render("ignored (--ignore-finding "+string(f.ID)+"): kept here and in the summary, counted by no rule"))
 	}
 	out = append(out, "")
 	when := f.FirstAt.Format("15:04:05.000") + " (" + format.Age(now.Sub(f.FirstAt)) + " ago)"
@@ -305,7 +287,7 @@ func findingDetail(st styles, f findings.Finding, now time.Time, width int) []st
 	}
 	if os := f.Evidence.Objects; len(os) > 0 {
 		total := max(f.Evidence.ObjectsTotal, len(os))
-		out = append(out, st.label.Render(fmt.Sprintf("%-*s", labelW, "objects"))+format.Count(total))
+		out = append(out, st.Label.Render(fmt.Sprintf("%-*s", labelW, "objects"))+format.Count(total))
 		for _, o := range os {
 			line := fmt.Sprintf("%-10s %s", o.What, o.String())
 			switch {
@@ -317,7 +299,7 @@ func findingDetail(st styles, f findings.Finding, now time.Time, width int) []st
 			out = append(out, strings.Repeat(" ", labelW)+line)
 		}
 		if total > len(os) {
-			out = append(out, strings.Repeat(" ", labelW)+st.faint.Render(fmt.Sprintf("… and %s more", format.Count(total-len(os)))))
+			out = append(out, strings.Repeat(" ", labelW)+st.Faint.Render(fmt.Sprintf("… and %s more", format.Count(total-len(os)))))
 		}
 	}
 	out = append(out, "")

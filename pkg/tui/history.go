@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // version is one state of an object the dashboard saw.
@@ -194,7 +195,7 @@ func versionChanges(prev, cur *version) []string {
 		out = append(out, fmt.Sprintf("new instance: uid %s → %s", store.ShortUID(prev.uid), store.ShortUID(cur.uid)))
 	}
 	if prev.rv != cur.rv {
-		out = append(out, fmt.Sprintf("resourceVersion %s → %s", orDash(prev.rv), orDash(cur.rv)))
+		out = append(out, fmt.Sprintf("resourceVersion %s → %s", common.OrDash(prev.rv), common.OrDash(cur.rv)))
 	}
 	a, b := prev.obj, cur.obj
 	if a == nil || b == nil {

@@ -5,9 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // entryKind is what an event log entry is about; the type filter picks kinds.
@@ -132,13 +134,13 @@ func entryFromNote(n reflector.Note) logEntry {
 func (e *logEntry) message() string {
 	switch {
 	case e.hasRef:
-		s := e.ref.String() + "  rv " + orDash(e.rv) + "  uid " + store.ShortUID(e.uid)
+		s := e.ref.String() + "  rv " + common.OrDash(e.rv) + "  uid " + store.ShortUID(e.uid)
 		if e.kind == kindReplaced && e.prev != nil {
-			s += fmt.Sprintf("  (was uid %s rv %s: missed delete+create)", store.ShortUID(e.prev.UID), orDash(e.prev.ResourceVersion))
+			s += fmt.Sprintf("  (was uid %s rv %s: missed delete+create)", store.ShortUID(e.prev.UID), common.OrDash(e.prev.ResourceVersion))
 		}
 		return s
 	case e.diff != nil:
-		return "at rv " + orDash(e.diff.ResourceVersion) + ": " + diffSummary(e.diff)
+		return "at rv " + common.OrDash(e.diff.ResourceVersion) + ": " + common.DiffSummary(e.diff)
 	case e.note != nil:
 		return noteText(e.note)
 	}
@@ -152,7 +154,7 @@ func noteText(n *reflector.Note) string {
 		case reflector.NoteRequestStarted:
 			return fmt.Sprintf("%s #%d started  %s", r.Verb, r.ID, r.Opts.Format(true))
 		case reflector.NoteRequestEnded:
-			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, r.End.Format(false), format.Age(r.Duration), requestCount(r))
+			return fmt.Sprintf("%s #%d ended %s after %s, %s", r.Verb, r.ID, r.End.Format(false), format.Age(r.Duration), common.RequestCount(r))
 		}
 	}
 	var b strings.Builder
@@ -170,7 +172,7 @@ func noteText(n *reflector.Note) string {
 // logPane is the scrollable event log: a bounded ring of entries, a
 // snapshot of it while paused, and the text and type filters.
 type logPane struct {
-	entries ring[logEntry]
+	entries common.Ring[logEntry]
 	added   int64 // entries ever added
 
 	paused      bool
@@ -179,15 +181,15 @@ type logPane struct {
 
 	text    string // filter, lower case
 	typeIdx int
-	scroll  scroller
+	scroll  common.Scroller
 }
 
 func newLogPane(size int) logPane {
-	return logPane{entries: newRing[logEntry](size), scroll: newScroller()}
+	return logPane{entries: common.NewRing[logEntry](size), scroll: common.NewScroller()}
 }
 
 func (l *logPane) add(e logEntry) {
-	l.entries.push(e)
+	l.entries.Push(e)
 	l.added++
 }
 
@@ -199,15 +201,15 @@ func (l *logPane) setPaused(p bool) {
 	l.paused = p
 	if !p {
 		l.frozen = nil
-		l.scroll.follow = true
+		l.scroll.Follow = true
 		return
 	}
-	l.frozen = make([]logEntry, l.entries.len())
+	l.frozen = make([]logEntry, l.entries.Len())
 	for i := range l.frozen {
-		l.frozen[i] = *l.entries.at(i)
+		l.frozen[i] = *l.entries.At(i)
 	}
 	l.addedAtStop = l.added
-	l.scroll.follow = false
+	l.scroll.Follow = false
 }
 
 // newWhilePaused is how many entries arrived since the pause.
@@ -222,14 +224,14 @@ func (l *logPane) source(i int) *logEntry {
 	if l.paused {
 		return &l.frozen[i]
 	}
-	return l.entries.at(i)
+	return l.entries.At(i)
 }
 
 func (l *logPane) sourceLen() int {
 	if l.paused {
 		return len(l.frozen)
 	}
-	return l.entries.len()
+	return l.entries.Len()
 }
 
 // filtering reports whether a filter hides entries.
@@ -284,52 +286,52 @@ func (l *logPane) selected() (*logEntry, bool) {
 	if n == 0 {
 		return nil, false
 	}
-	return l.row(min(l.scroll.cursor, n-1), idx), true
+	return l.row(min(l.scroll.Cursor, n-1), idx), true
 }
 
 // title is the pane's name with its counters and filter state.
-func (l *logPane) title(st styles) string {
+func (l *logPane) title(st common.Styles) string {
 	var parts []string
 	if l.filtering() {
 		n, _ := l.rows()
 		parts = append(parts, format.Count(n)+" of "+format.Count(l.sourceLen())+" entries match")
 	} else {
-		parts = append(parts, format.Count(l.entries.len())+" entries")
+		parts = append(parts, format.Count(l.entries.Len())+" entries")
 	}
 	if l.paused {
-		parts = append(parts, st.badge.Render(" PAUSED ")+" "+st.warn.Render("+"+format.Count(l.newWhilePaused())+" new"))
+		parts = append(parts, st.Badge.Render(" PAUSED ")+" "+st.Warn.Render("+"+format.Count(l.newWhilePaused())+" new"))
 	}
 	if l.text != "" {
-		parts = append(parts, st.accent.Render(`filter "`+l.text+`"`))
+		parts = append(parts, st.Accent.Render(`filter "`+l.text+`"`))
 	}
 	if l.typeIdx != 0 {
 		name, _ := typeFilter(l.typeIdx, kindNote)
-		parts = append(parts, st.accent.Render("type "+name))
+		parts = append(parts, st.Accent.Render("type "+name))
 	}
 	return strings.Join(parts, "  ")
 }
 
 // lines renders h rows of the log in width cells.
-func (l logPane) lines(st styles, width, h int, focused bool) []string {
+func (l logPane) lines(st common.Styles, width, h int, focused bool) []string {
 	n, idx := l.rows()
-	l.scroll.clamp(n, h)
+	l.scroll.Clamp(n, h)
 	if n == 0 {
 		msg := "no events yet"
 		if l.filtering() {
 			msg = "no entry matches the filter (esc clears it)"
 		}
-		return []string{st.faint.Render(msg)}
+		return []string{st.Faint.Render(msg)}
 	}
 	out := make([]string, 0, h)
-	for i := l.scroll.top; i < n && len(out) < h; i++ {
+	for i := l.scroll.Top; i < n && len(out) < h; i++ {
 		e := l.row(i, idx)
 		ts := "--:--:--"
 		if !e.at.IsZero() {
 			ts = e.at.Format("15:04:05")
 		}
 		plain := ts + " " + fmt.Sprintf("%-8s", e.kind) + " " + e.message()
-		if i == l.scroll.cursor {
-			out = append(out, cursorRow(st, focused, pad(plain, width)))
+		if i == l.scroll.Cursor {
+			out = append(out, cursorRow(st, focused, common.Pad(plain, width)))
 			continue
 		}
 		out = append(out, l.entryLine(st, e, width))
@@ -339,32 +341,53 @@ func (l logPane) lines(st styles, width, h int, focused bool) []string {
 
 // tail renders the newest h entries, unfiltered and without a cursor, for
 // the overview's glimpse of a resource: it reads h entries, whatever the log holds.
-func (l *logPane) tail(st styles, width, h int) []string {
-	n := l.entries.len()
+func (l *logPane) tail(st common.Styles, width, h int) []string {
+	n := l.entries.Len()
 	if n == 0 || h <= 0 {
-		return []string{st.faint.Render("no events yet")}
+		return []string{st.Faint.Render("no events yet")}
 	}
 	out := make([]string, 0, h)
 	for i := max(n-h, 0); i < n; i++ {
-		out = append(out, l.entryLine(st, l.entries.at(i), width))
+		out = append(out, l.entryLine(st, l.entries.At(i), width))
 	}
 	return out
 }
 
 // entryLine is one entry as the log shows it: time, kind, message.
-func (l *logPane) entryLine(st styles, e *logEntry, width int) string {
+func (l *logPane) entryLine(st common.Styles, e *logEntry, width int) string {
 	ts := "--:--:--"
 	if !e.at.IsZero() {
 		ts = e.at.Format("15:04:05")
 	}
-	return st.faint.Render(ts) + " " + st.kind(e.kind).Render(fmt.Sprintf("%-8s", e.kind)) + " " + clip(e.message(), width-18)
+	return st.Faint.Render(ts) + " " + kindStyle(st, e.kind).Render(fmt.Sprintf("%-8s", e.kind)) + " " + common.Clip(e.message(), width-18)
 }
 
 // cursorRow highlights the cursor row: reversed in the focused pane,
 // underlined in the others.
-func cursorRow(st styles, focused bool, s string) string {
+func cursorRow(st common.Styles, focused bool, s string) string {
 	if focused {
-		return st.selected.Render(s)
+		return st.Selected.Render(s)
 	}
-	return st.cursor.Render(s)
+	return st.Cursor.Render(s)
+}
+
+// kindStyle colors an event log entry by its kind.
+func kindStyle(s common.Styles, k entryKind) lipgloss.Style {
+	switch k {
+	case kindAdded:
+		return s.Good
+	case kindModified:
+		return s.Accent
+	case kindDeleted:
+		return s.Warn
+	case kindReplaced, kindRelist:
+		return s.Bad
+	case kindList:
+		return s.Good
+	case kindRequest:
+		return s.Request
+	case kindAudit:
+		return s.Audit
+	}
+	return s.Label
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // viewState is what the screen shows; a model routes keys on it. A
@@ -130,7 +131,7 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 		keys:     keys,
 		now:      opts.Now(),
 		log:      newLogPane(opts.LogSize),
-		requests: requestsPane{scroll: newScroller()},
+		requests: requestsPane{scroll: common.NewScroller()},
 		history:  newObjectHistory(opts.TrackedObjects),
 	}
 }
@@ -244,7 +245,7 @@ func (m *Model) entry(n reflector.Note) (logEntry, bool) {
 	case reflector.ReasonListComplete:
 		if !d.Relist {
 			return logEntry{at: n.At, kind: kindList, seq: n.Seq, req: n.RequestID,
-				text: fmt.Sprintf("initial list installed at rv %s: %s objects", orDash(d.ResourceVersion), format.Count(d.Objects))}, true
+				text: fmt.Sprintf("initial list installed at rv %s: %s objects", common.OrDash(d.ResourceVersion), format.Count(d.Objects))}, true
 		}
 	case reflector.ReasonRelistDiff:
 		if d.Diff != nil {
@@ -260,18 +261,18 @@ func (m *Model) entry(n reflector.Note) (logEntry, bool) {
 func (m *Model) addAudit(a auditMsg) {
 	m.auditing = false
 	if a.err != nil {
-		m.setStatus(sevBad, "audit failed: "+a.err.Error())
+		m.setStatus(common.SevBad, "audit failed: "+a.err.Error())
 		return
 	}
-	sev := sevGood
+	sev := common.SevGood
 	if a.report.Drift() {
-		sev = sevBad
+		sev = common.SevBad
 	}
 	// The log has the audit from the reflector's notes, in order.
 	m.setStatus(sev, a.report.String())
 }
 
-func (m *Model) setStatus(sev severity, s string) {
+func (m *Model) setStatus(sev common.Severity, s string) {
 	m.chrome.status = status{text: s, sev: sev, at: m.now}
 }
 
@@ -329,7 +330,7 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.filter.update(k) {
 		m.log.text = strings.ToLower(m.filter.value)
-		m.log.scroll.follow = true
+		m.log.scroll.Follow = true
 	}
 	return nil
 }
@@ -350,17 +351,17 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.keys.PrevPane):
 		m.focus = (m.focus + numPanes - 1) % numPanes
 	case key.Matches(k, m.keys.Up):
-		m.scrollOf(m.focus).move(-1, n)
+		m.scrollOf(m.focus).Move(-1, n)
 	case key.Matches(k, m.keys.Down):
-		m.scrollOf(m.focus).move(1, n)
+		m.scrollOf(m.focus).Move(1, n)
 	case key.Matches(k, m.keys.PageUp):
-		m.scrollOf(m.focus).move(-m.paneHeight(), n)
+		m.scrollOf(m.focus).Move(-m.paneHeight(), n)
 	case key.Matches(k, m.keys.PageDown):
-		m.scrollOf(m.focus).move(m.paneHeight(), n)
+		m.scrollOf(m.focus).Move(m.paneHeight(), n)
 	case key.Matches(k, m.keys.Top):
-		m.scrollOf(m.focus).home(n)
+		m.scrollOf(m.focus).Home(n)
 	case key.Matches(k, m.keys.Bottom):
-		m.scrollOf(m.focus).end(n)
+		m.scrollOf(m.focus).End(n)
 	case key.Matches(k, m.keys.Select):
 		m.openDetail()
 	case key.Matches(k, m.keys.Pause):
@@ -372,7 +373,7 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.keys.TypeFilter):
 		m.log.typeIdx = (m.log.typeIdx + 1) % numTypeFilters
 		m.focus = paneLog
-		m.log.scroll.follow = true
+		m.log.scroll.Follow = true
 	case key.Matches(k, m.keys.Back):
 		m.log.text, m.log.typeIdx = "", 0
 		m.filter.value = ""
@@ -402,7 +403,7 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.chrome.keys.Close, m.keys.Churn):
 		m.state = stateDashboard
 	default:
-		scrollOffset(&m.churn.offset, k, body, func() int { return len(m.churn.lines(m.st, m.chrome.width)) })
+		common.ScrollOffset(&m.churn.offset, k, body, func() int { return len(m.churn.lines(m.st, m.chrome.width)) })
 	}
 	return nil, false
 }
@@ -410,25 +411,25 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 // forceRelist asks the reflector to relist (r), saying so in the status line.
 func (m *Model) forceRelist() tea.Cmd {
 	if m.feed.ForceRelist == nil || m.alerts.Fatal {
-		m.setStatus(sevWarn, m.unavailable("force relist"))
+		m.setStatus(common.SevWarn, m.unavailable("force relist"))
 		return nil
 	}
-	m.setStatus(sevWarn, "forced relist requested: the cache keeps serving the old snapshot until the new list is in")
+	m.setStatus(common.SevWarn, "forced relist requested: the cache keeps serving the old snapshot until the new list is in")
 	return forceRelistCmd(m.feed.ForceRelist)
 }
 
 // startAudit starts an audit (a), one at a time; its result comes back as an auditMsg.
 func (m *Model) startAudit() tea.Cmd {
 	if m.feed.Audit == nil || m.alerts.Fatal {
-		m.setStatus(sevWarn, m.unavailable("audit"))
+		m.setStatus(common.SevWarn, m.unavailable("audit"))
 		return nil
 	}
 	if m.auditing {
-		m.setStatus(sevWarn, "an audit is already running")
+		m.setStatus(common.SevWarn, "an audit is already running")
 		return nil
 	}
 	m.auditing = true
-	m.setStatus(sevNone, "audit running: listing afresh and comparing with the cache…")
+	m.setStatus(common.SevNone, "audit running: listing afresh and comparing with the cache…")
 	return m.auditCmd()
 }
 
@@ -475,18 +476,18 @@ func (m *Model) openDetail() {
 	case paneRequests:
 		rows := requestRows(&m.stats)
 		if len(rows) > 0 {
-			r := rows[min(m.requests.scroll.cursor, len(rows)-1)]
+			r := rows[min(m.requests.scroll.Cursor, len(rows)-1)]
 			m.detail, m.state = detailView{kind: detailRequest, req: r}, stateDetail
 		}
 	case paneDiff:
 		if r, ok := m.diff.selected(); ok {
-			m.detail, m.state = detailView{kind: detailObject, ref: r.e.Ref}, stateDetail
+			m.detail, m.state = detailView{kind: detailObject, ref: r.Entry.Ref}, stateDetail
 		}
 	}
 }
 
 // scrollOf is a pane's scroller.
-func (m *Model) scrollOf(p pane) *scroller {
+func (m *Model) scrollOf(p pane) *common.Scroller {
 	switch p {
 	case paneRequests:
 		return &m.requests.scroll
@@ -512,7 +513,7 @@ func (m *Model) rowsIn(p pane) int {
 func (m *Model) clampPanes() {
 	l := m.layout()
 	for p := range numPanes {
-		m.scrollOf(p).clamp(m.rowsIn(p), l.selectable(p))
+		m.scrollOf(p).Clamp(m.rowsIn(p), l.selectable(p))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
@@ -83,15 +84,15 @@ func TestBookmarkAgeIsColoredAgainstTheOncePerMinuteCadence(t *testing.T) {
 		name       string
 		bookmarkAt time.Time // zero: none yet
 		now        time.Duration
-		sev        severity
+		sev        common.Severity
 		text       string
 	}{
-		{"fresh", at(100 * time.Second), 130 * time.Second, sevGood, "30s ago"},
-		{"late", at(100 * time.Second), 200 * time.Second, sevWarn, "1m40s ago, late"},
-		{"stale", at(100 * time.Second), 400 * time.Second, sevBad, "5m00s ago, stale"},
-		{"none yet, early", time.Time{}, 30 * time.Second, sevNone, "none yet"},
-		{"none yet, late", time.Time{}, 120 * time.Second, sevWarn, "none yet after 2m00s"},
-		{"none yet, stale", time.Time{}, 600 * time.Second, sevBad, "none yet after 10m00s"},
+		{"fresh", at(100 * time.Second), 130 * time.Second, common.SevGood, "30s ago"},
+		{"late", at(100 * time.Second), 200 * time.Second, common.SevWarn, "1m40s ago, late"},
+		{"stale", at(100 * time.Second), 400 * time.Second, common.SevBad, "5m00s ago, stale"},
+		{"none yet, early", time.Time{}, 30 * time.Second, common.SevNone, "none yet"},
+		{"none yet, late", time.Time{}, 120 * time.Second, common.SevWarn, "none yet after 2m00s"},
+		{"none yet, stale", time.Time{}, 600 * time.Second, common.SevBad, "none yet after 10m00s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,9 +103,9 @@ func TestBookmarkAgeIsColoredAgainstTheOncePerMinuteCadence(t *testing.T) {
 			s := demoStats()
 			s.BookmarkAt = tt.bookmarkAt
 			m = update(m, demoSnapshot(tt.now, s))
-			want := m.st.sev(tt.sev, tt.text)
-			if tt.sev == sevNone {
-				want = m.st.faint.Render(tt.text)
+			want := m.st.Sev(tt.sev, tt.text)
+			if tt.sev == common.SevNone {
+				want = m.st.Faint.Render(tt.text)
 			}
 			if !strings.Contains(m.View().Content, want) {
 				t.Errorf("screen lacks %q styled as %v:\n%s", tt.text, tt.sev, screen(m))
@@ -360,8 +361,8 @@ func TestScrollingStopsFollowingAndEndResumes(t *testing.T) {
 	m = update(m, keyPress("G"))
 	m = update(m, applied(at(3*time.Second), []store.Result{{Outcome: store.Added, Object: obj("ns", "obj-31", "u", "1")}}...))
 	mustContain(t, screen(m), "ns/obj-31")
-	if m.log.scroll.cursor != 31 {
-		t.Errorf("cursor = %d, want 31 (following the newest)", m.log.scroll.cursor)
+	if m.log.scroll.Cursor != 31 {
+		t.Errorf("cursor = %d, want 31 (following the newest)", m.log.scroll.Cursor)
 	}
 }
 
@@ -544,7 +545,7 @@ func TestHeaderNamesTheWireFormat(t *testing.T) {
 // The log's title says how many entries the filter matches, of how many.
 func TestFilteredLogTitleCountsTheMatches(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
-	total := m.log.entries.len()
+	total := m.log.entries.Len()
 	m = update(m, keyPress("/"))
 	m = typeText(m, "config-3")
 	n, _ := m.log.rows()

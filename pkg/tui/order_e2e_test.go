@@ -112,9 +112,9 @@ func (o *outputs) check(t *testing.T, run string) {
 
 // logLines reads the dashboard's log for the check.
 func logLines(m Model) []causal.Line {
-	out := make([]causal.Line, 0, m.log.entries.len())
-	for i := range m.log.entries.len() {
-		e := m.log.entries.at(i)
+	out := make([]causal.Line, 0, m.log.entries.Len())
+	for i := range m.log.entries.Len() {
+		e := m.log.entries.At(i)
 		l := causal.Line{Seq: e.seq, Request: e.req}
 		switch {
 		case e.dropped > 0:

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
@@ -30,7 +31,7 @@ func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
 				"  deployments.apps ● Failed", "  replicasets.apps ● Backoff",
 				"── recent · configmaps", "REPLACED default/web-config-5",
 			)
-			if sz.w >= wideWidth {
+			if sz.w >= common.WideWidth {
 				mustContain(t, s, "LAST RV", "BOOKMARK", "LAST ERROR", "FOR",
 					"1290       10s ago", "48213      1m30s ago",
 					"410 Expired: too old resource version", "dial tcp 10.96.0.1:443: connect")
@@ -77,7 +78,7 @@ func TestAFailedResourceShowsItsReasonUnderItsRow(t *testing.T) {
 					if i+1 >= len(got) || !strings.HasPrefix(got[i+1], "    └ 403 Forbidden: deployments.apps is forbidden") {
 						t.Fatalf("the line under the failed row is not its reason:\n%s", strings.Join(got, "\n"))
 					}
-					if want := o.st.bad.Render("    └ 403 Forbidden:"); !strings.Contains(o.View().Content, want[:len(want)-4]) {
+					if want := o.st.Bad.Render("    └ 403 Forbidden:"); !strings.Contains(o.View().Content, want[:len(want)-4]) {
 						t.Errorf("the reason is not red and bold")
 					}
 					return
@@ -412,14 +413,14 @@ func TestTheTableScrollsAndTheSelectedRowStaysVisible(t *testing.T) {
 
 func TestEachResourceGetsItsOwnMessages(t *testing.T) {
 	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
-	before := o.subs[ovConfigMaps].log.entries.len()
+	before := o.subs[ovConfigMaps].log.entries.Len()
 	late := applied(at(111*time.Second), store.Result{Outcome: store.Added, Object: obj("prod", "late-pod", "u-late", "48300")})
 	next, cmd := o.Update(resourceMsg{i: ovPods, msg: late})
 	o = next.(Overview)
-	if got := o.subs[ovPods].log.entries.len(); got != 1 {
+	if got := o.subs[ovPods].log.entries.Len(); got != 1 {
 		t.Errorf("the pods' log has %d entries, want the 1 sent to it", got)
 	}
-	if got := o.subs[ovConfigMaps].log.entries.len(); got != before {
+	if got := o.subs[ovConfigMaps].log.entries.Len(); got != before {
 		t.Errorf("the configmaps' log went from %d to %d entries on the pods' notes", before, got)
 	}
 	if cmd != nil {

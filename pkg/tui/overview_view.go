@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // ovCol is a column of the overview's table.
@@ -210,28 +211,28 @@ func (l overviewLayout) linesFrom(o *Overview, a, b int) int {
 // Failed resource's error always, a resource in Backoff's when the table has
 // no room for the last error; or that an observed stream's client left, when
 // the table has no room for it.
-func (l overviewLayout) reason(o *Overview, i int) (string, severity, bool) {
+func (l overviewLayout) reason(o *Overview, i int) (string, common.Severity, bool) {
 	m := &o.subs[i]
 	if !m.haveStats {
-		return "", sevNone, false
+		return "", common.SevNone, false
 	}
 	s := m.stats
 	switch {
 	case !s.ClientLeft.IsZero() && !l.has[colError]:
-		return clientLeftText(s, m.now), sevNone, true
+		return clientLeftText(s, m.now), common.SevNone, true
 	case s.State == reflector.StateFailed:
 		if s.LastError == "" {
-			return "failed, with no error recorded", sevBad, true
+			return "failed, with no error recorded", common.SevBad, true
 		}
-		return s.LastError, sevBad, true
+		return s.LastError, common.SevBad, true
 	case s.State == reflector.StateBackoff && s.LastError != "" && !l.has[colError]:
 		text := s.LastError
 		if !s.BackoffUntil.IsZero() {
 			text = "retry in " + format.Age(s.BackoffUntil.Sub(m.now)) + ": " + text
 		}
-		return text, sevWarn, true
+		return text, common.SevWarn, true
 	}
-	return "", sevNone, false
+	return "", common.SevNone, false
 }
 
 // View renders the overview, the help, or the open resource's dashboard.
@@ -258,7 +259,7 @@ func (o *Overview) now() time.Time {
 
 // header is the run's identity, what the resources share, their states, and live or replay.
 func (o *Overview) header(width int) []string {
-	parts := []string{o.st.value.Render(format.Plural(len(o.subs), cmp.Or(o.opts.Kind.Noun, "resource")))}
+	parts := []string{o.st.Value.Render(format.Plural(len(o.subs), cmp.Or(o.opts.Kind.Noun, "resource")))}
 	switch ns, ok := shared(o.resources, namespaceOf); {
 	case len(o.subs) == 0:
 	case !ok:
@@ -320,14 +321,14 @@ func (o *Overview) stateCounts() string {
 	for s, n := range counts {
 		if n > 0 {
 			state := reflector.State(s)
-			parts = append(parts, o.st.sev(stateSeverity(state), fmt.Sprintf("● %d %s", n, state)))
+			parts = append(parts, o.st.Sev(common.StateSeverity(state), fmt.Sprintf("● %d %s", n, state)))
 		}
 	}
 	if left > 0 {
-		parts = append(parts, o.st.faint.Render("○ "+format.Plural(left, "client")+" left"))
+		parts = append(parts, o.st.Faint.Render("○ "+format.Plural(left, "client")+" left"))
 	}
 	if waiting > 0 {
-		parts = append(parts, o.st.faint.Render(fmt.Sprintf("○ %d waiting for stats", waiting)))
+		parts = append(parts, o.st.Faint.Render(fmt.Sprintf("○ %d waiting for stats", waiting)))
 	}
 	return strings.Join(parts, "  ")
 }
@@ -390,12 +391,12 @@ func (o *Overview) fitClient(i, width int) string {
 		return n.client
 	}
 	if n.tail == "" || width < 2 {
-		return clip(n.client, width)
+		return common.Clip(n.client, width)
 	}
 	rest := strings.TrimPrefix(n.tail, " …")
 	switch avail := width - ansi.StringWidth(rest); {
 	case avail >= 2:
-		return clip(n.program, avail) + rest
+		return common.Clip(n.program, avail) + rest
 	case avail == 1:
 		return format.Ellipsis + rest
 	}
@@ -468,7 +469,7 @@ func (o *Overview) fitName(i, width int) string {
 	if ansi.StringWidth(base+apart) <= width || apart == "" {
 		return base + apart
 	}
-	return clip(clip(base, max(width-ansi.StringWidth(apart), 4))+apart, width)
+	return common.Clip(common.Clip(base, max(width-ansi.StringWidth(apart), 4))+apart, width)
 }
 
 // table is the overview's body: an alert banner, the rows from the window's
@@ -484,7 +485,7 @@ func (o *Overview) table(l overviewLayout) []string {
 	for i := o.top; i < n; i++ {
 		row := []string{o.row(l, i)}
 		if text, sev, ok := l.reason(o, i); ok {
-			row = append(row, clip(o.st.sev(sev, "    └ "+text), l.width))
+			row = append(row, common.Clip(o.st.Sev(sev, "    └ "+text), l.width))
 		}
 		if len(rows)+len(row) > l.rowLines {
 			break
@@ -496,15 +497,15 @@ func (o *Overview) table(l overviewLayout) []string {
 	if n > 0 && (o.top > 0 || last < n-1) {
 		title += fmt.Sprintf(" · %d-%d of %d", o.top+1, last+1, n)
 	}
-	out = append(out, sectionRule(o.st, title, l.width), o.headRow(l))
+	out = append(out, common.SectionRule(o.st, title, l.width), o.headRow(l))
 	if n == 0 {
 		rows = o.emptyRows()
 	}
-	out = append(out, fitLines(rows, l.width, l.rowLines)...)
+	out = append(out, common.FitLines(rows, l.width, l.rowLines)...)
 	out = append(out, o.totalsRow(l))
 	if l.preview > 0 && n > 0 {
 		m := &o.subs[o.cur]
-		out = append(out, sectionRule(o.st, "recent · "+o.rowName(o.cur), l.width))
+		out = append(out, common.SectionRule(o.st, "recent · "+o.rowName(o.cur), l.width))
 		out = append(out, m.log.tail(o.st, l.width, l.preview-1)...)
 	}
 	return out
@@ -514,7 +515,7 @@ func (o *Overview) table(l overviewLayout) []string {
 // that there is nothing.
 func (o *Overview) emptyRows() []string {
 	if len(o.opts.Connect) == 0 {
-		return []string{o.st.faint.Render("  no resources")}
+		return []string{o.st.Faint.Render("  no resources")}
 	}
 	rows := make([]string, 0, len(o.opts.Connect))
 	for _, c := range o.opts.Connect {
@@ -533,12 +534,6 @@ func (o *Overview) banner() (Alerts, bool) {
 	return Alerts{}, false
 }
 
-// sectionRule is a rule with a title: "── resources ─────".
-func sectionRule(st styles, title string, width int) string {
-	head := "── " + title + " "
-	return st.section.Render(clip(head+strings.Repeat("─", max(width-ansi.StringWidth(head), 0)), width))
-}
-
 // joinCells lays the cells out in the columns, after the marker.
 func joinCells(marker string, cols []ovColumn, cells *[numOvCols]string) string {
 	var b strings.Builder
@@ -547,7 +542,7 @@ func joinCells(marker string, cols []ovColumn, cells *[numOvCols]string) string 
 		if k > 0 {
 			b.WriteByte(' ')
 		}
-		s := clip(cells[c.id], c.width)
+		s := common.Clip(cells[c.id], c.width)
 		gap := strings.Repeat(" ", max(c.width-ansi.StringWidth(s), 0))
 		if c.right {
 			b.WriteString(gap + s)
@@ -564,7 +559,7 @@ func (o *Overview) headRow(l overviewLayout) string {
 	for _, c := range l.cols {
 		cells[c.id] = c.head
 	}
-	return o.st.label.Render(joinCells(strings.Repeat(" ", markerWidth), l.cols, &cells))
+	return o.st.Label.Render(joinCells(strings.Repeat(" ", markerWidth), l.cols, &cells))
 }
 
 // row is resource i's line of the table.
@@ -572,56 +567,56 @@ func (o *Overview) row(l overviewLayout, i int) string {
 	st, m := o.st, &o.subs[i]
 	s, c := m.stats, m.stats.Counters
 	now := o.now()
-	dash := st.faint.Render("-")
+	dash := st.Faint.Render("-")
 	var cells [numOvCols]string
 	for k := range cells {
 		cells[k] = dash
 	}
 	name := o.fitName(i, l.cols[0].width) // the resource's column is always the first
-	cells[colResource] = st.value.Render(name)
+	cells[colResource] = st.Value.Render(name)
 	for _, c := range l.cols {
 		if c.id == colClient {
-			cells[colClient] = st.label.Render(o.fitClient(i, c.width))
+			cells[colClient] = st.Label.Render(o.fitClient(i, c.width))
 		}
 	}
 	marker := "  "
 	if i == o.cur {
-		marker = st.accent.Render("▸ ")
-		cells[colResource] = st.tabActive.Render(name)
+		marker = st.Accent.Render("▸ ")
+		cells[colResource] = st.TabActive.Render(name)
 	}
 	if m.storeReady {
-		cells[colObjects] = st.value.Render(format.Count(m.counters.Objects))
+		cells[colObjects] = st.Value.Render(format.Count(m.counters.Objects))
 		cells[colMemory] = format.Bytes(m.counters.BytesHeld)
 	}
 	if m.haveStats {
-		cells[colState] = st.sev(stateSeverity(s.State), "● "+s.State.String())
+		cells[colState] = st.Sev(common.StateSeverity(s.State), "● "+s.State.String())
 		if !s.StateSince.IsZero() {
 			cells[colFor] = format.Age(now.Sub(s.StateSince))
 		}
 		if !s.ClientLeft.IsZero() {
-			cells[colState] = st.faint.Render("○ left")
+			cells[colState] = st.Faint.Render("○ left")
 			cells[colFor] = format.Age(now.Sub(s.ClientLeft))
 		}
-		cells[colLastRV] = st.value.Render(orDash(s.ResourceVersion))
+		cells[colLastRV] = st.Value.Render(common.OrDash(s.ResourceVersion))
 		cells[colBookmark] = o.bookmarkCell(m, now)
-		cells[colGone] = st.counter(c.Gone, true)
-		cells[colRelists] = st.counter(c.Relists, true)
+		cells[colGone] = st.Counter(c.Gone, true)
+		cells[colRelists] = st.Counter(c.Relists, true)
 		if m.haveFindings {
 			cells[colFindings] = tallyFindings(m.findings).cell(st)
 		}
 		cells[colLag] = lagCell(st, s.Lag.Counts)
 		switch {
 		case !s.ClientLeft.IsZero(): // since when is in FOR
-			cells[colError] = st.faint.Render("was " + s.ClientLeftWas)
+			cells[colError] = st.Faint.Render("was " + s.ClientLeftWas)
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
 			cells[colError] = ""
 		case s.State == reflector.StateWatching: // an error it got past
-			cells[colError] = st.faint.Render(s.LastError)
+			cells[colError] = st.Faint.Render(s.LastError)
 		default:
-			cells[colError] = st.warn.Render(s.LastError)
+			cells[colError] = st.Warn.Render(s.LastError)
 		}
 	} else {
-		cells[colState] = st.faint.Render("○ waiting")
+		cells[colState] = st.Faint.Render("○ waiting")
 	}
 	var series [rateSeconds]int64
 	m.rates.addEvents(series[:], now)
@@ -651,13 +646,13 @@ func (o *Overview) bookmarkCell(m *Model, now time.Time) string {
 	st, s := o.st, m.stats
 	if s.BookmarkAt.IsZero() {
 		waited := now.Sub(o.opts.Start)
-		if sev := bookmarkSeverity(waited); sev != sevGood {
-			return st.sev(sev, "none")
+		if sev := bookmarkSeverity(waited); sev != common.SevGood {
+			return st.Sev(sev, "none")
 		}
-		return st.faint.Render("none yet")
+		return st.Faint.Render("none yet")
 	}
 	d := now.Sub(s.BookmarkAt)
-	return st.sev(bookmarkSeverity(d), format.Age(d)+" ago")
+	return st.Sev(bookmarkSeverity(d), format.Age(d)+" ago")
 }
 
 // eventsCell is a minute of watch events as a sparkline, and their count.
@@ -669,7 +664,7 @@ func (o *Overview) eventsCell(l overviewLayout, series []int64) string {
 	width := headEventsWidth(l)
 	n := format.Count(total)
 	sw := width - max(len(n), 5) - 1
-	return o.st.spark.Render(sparkline(series, sw)) + " " + o.st.value.Render(fmt.Sprintf("%*s", width-sw-1, n))
+	return o.st.Spark.Render(sparkline(series, sw)) + " " + o.st.Value.Render(fmt.Sprintf("%*s", width-sw-1, n))
 }
 
 // headEventsWidth is the events column's width.
@@ -706,12 +701,12 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 		m.rates.addEvents(series[:], now)
 	}
 	var cells [numOvCols]string
-	cells[colResource] = st.value.Render("total")
-	cells[colState] = st.label.Render(fmt.Sprintf("%d in flight", inFlight))
-	cells[colObjects] = st.value.Render(format.Count(objects))
-	cells[colMemory] = st.value.Render(format.Bytes(bytes))
-	cells[colGone] = st.counter(gone, true)
-	cells[colRelists] = st.counter(relists, true)
+	cells[colResource] = st.Value.Render("total")
+	cells[colState] = st.Label.Render(fmt.Sprintf("%d in flight", inFlight))
+	cells[colObjects] = st.Value.Render(format.Count(objects))
+	cells[colMemory] = st.Value.Render(format.Bytes(bytes))
+	cells[colGone] = st.Counter(gone, true)
+	cells[colRelists] = st.Counter(relists, true)
 	cells[colFindings] = o.findingsTally().cell(st)
 	cells[colLag] = lagCell(st, o.lagTotal())
 	cells[colEvents] = o.eventsCell(l, series[:])
@@ -732,7 +727,7 @@ func (o *Overview) footer(width int) string {
 	over := ""
 	hint, overlay := o.overlayHint(o)
 	if !overlay && from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)) {
-		over = o.st.value.Render(o.rowName(from)+": ") + o.st.sev(latest.sev, latest.text)
+		over = o.st.Value.Render(o.rowName(from)+": ") + o.st.Sev(latest.sev, latest.text)
 	}
 	return o.chrome.footer(width, over, hint, o.shownKeys(), lost)
 }
@@ -742,10 +737,10 @@ func (o *Overview) footer(width int) string {
 func (o *Overview) helpLines(width int) []string {
 	st := o.st
 	legend := [][2]string{
-		{"state", st.good.Render("green") + " watching, " + st.warn.Render("yellow") + " listing or relisting, " +
-			st.bad.Render("red") + " backoff or failed; a failure's reason shows under its row"},
+		{"state", st.Good.Render("green") + " watching, " + st.Warn.Render("yellow") + " listing or relisting, " +
+			st.Bad.Render("red") + " backoff or failed; a failure's reason shows under its row"},
 		{"memory", "what the resource's cache holds, estimated"},
-		{"bookmark", "since the last one: " + st.warn.Render("yellow") + " after " + format.Age(bookmarkLate) + ", " + st.bad.Render("red") + " after " + format.Age(bookmarkStale)},
+		{"bookmark", "since the last one: " + st.Warn.Render("yellow") + " after " + format.Age(bookmarkLate) + ", " + st.Bad.Render("red") + " after " + format.Age(bookmarkStale)},
 		{"events", "ADDED, MODIFIED and DELETED watch events in the last minute"},
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},

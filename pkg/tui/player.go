@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // Player controls a replay's pace: the dashboard's player keys call it, and
@@ -115,7 +116,7 @@ func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bo
 	if p == nil {
 		return nil, false
 	}
-	sev, text, quit := sevNone, "", false
+	sev, text, quit := common.SevNone, "", false
 	switch {
 	case key.Matches(k, keys.PlayPause):
 		text = "replay paused: space resumes, → steps to the next request or decision"
@@ -143,11 +144,11 @@ func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bo
 }
 
 // jump seeks to tenth tenths of the recorded span; quit says it rewinds.
-func (c *chrome) jump(tenth int) (sev severity, text string, quit bool) {
+func (c *chrome) jump(tenth int) (sev common.Severity, text string, quit bool) {
 	p, start := c.opts.Player, c.opts.Start
 	end, ok := p.End()
 	if !ok {
-		return sevWarn, "the trace's length is not known yet: try again in a moment", false
+		return common.SevWarn, "the trace's length is not known yet: try again in a moment", false
 	}
 	target := end * time.Duration(tenth) / 10
 	where := fmt.Sprintf("%d%% (%s)", tenth*10, clockTime(start, target))
@@ -155,13 +156,13 @@ func (c *chrome) jump(tenth int) (sev severity, text string, quit bool) {
 		if pos, _ := p.Position(); target < pos {
 			if c.opts.Rewind != nil {
 				c.opts.Rewind(target)
-				return sevNone, "rewinding to " + where + ": the replay starts again and runs to it", true
+				return common.SevNone, "rewinding to " + where + ": the replay starts again and runs to it", true
 			}
-			return sevWarn, fmt.Sprintf("%s is behind the replay (%s): with metrics or rules a replay only runs forward; run it again to see that part", where, clockTime(start, pos)), false
+			return common.SevWarn, fmt.Sprintf("%s is behind the replay (%s): with metrics or rules a replay only runs forward; run it again to see that part", where, clockTime(start, pos)), false
 		}
-		return sevBad, "jump to " + where + ": " + err.Error(), false
+		return common.SevBad, "jump to " + where + ": " + err.Error(), false
 	}
-	return sevNone, "jumping to " + where + ", then on at " + speedText(p.Speed()), false
+	return common.SevNone, "jumping to " + where + ", then on at " + speedText(p.Speed()), false
 }
 
 // speedText is a speed as the screen shows it: "×2", "×1/4", "×max".
@@ -182,12 +183,12 @@ func clockTime(start time.Time, at time.Duration) string {
 
 // playerBadge is the replay's position in recorded time, its speed, and
 // whether it is paused: "▶ ×1 ███░░░░░░░ 12:03:04 / 12:10:00 · 29%".
-func playerBadge(st styles, p playerState, start time.Time, stopped bool) string {
+func playerBadge(st common.Styles, p playerState, start time.Time, stopped bool) string {
 	var b strings.Builder
 	switch {
 	case stopped:
 	case p.paused:
-		b.WriteString(st.warn.Render("⏸ paused") + " ")
+		b.WriteString(st.Warn.Render("⏸ paused") + " ")
 	default:
 		b.WriteString("▶ ")
 	}

@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // prompt is the one-line editor of the log filter: typing appends,
@@ -39,6 +40,6 @@ func (p *prompt) update(k tea.KeyPressMsg) bool {
 const maxFilterLen = 120
 
 // view renders the prompt with a block cursor.
-func (p prompt) view(st styles) string {
-	return st.accent.Render("/") + p.value + st.selected.Render(" ")
+func (p prompt) view(st common.Styles) string {
+	return st.Accent.Render("/") + p.value + st.Selected.Render(" ")
 }

@@ -5,6 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // root is what a resource's dashboard (Model) and the overview (Overview)
@@ -15,7 +16,7 @@ import (
 // and footer hints.
 type root struct {
 	opts   Options
-	st     styles
+	st     common.Styles
 	chrome chrome
 	state  viewState
 	fpane  findingsPane
@@ -24,7 +25,7 @@ type root struct {
 
 // newRoot is the root of a model of opts, which must have their defaults.
 func newRoot(opts Options) root {
-	st := newStyles()
+	st := common.NewStyles()
 	return root{opts: opts, st: st, chrome: newChrome(opts, st)}
 }
 

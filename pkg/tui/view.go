@@ -10,13 +10,14 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // Screen geometry.
 const (
 	defaultWidth, defaultHeight = 80, 24 // before the terminal reports its size
 	minWidth, minHeight         = 40, 10 // below this only a notice fits
-	wideWidth, wideHeight       = 120, 32
+	wideHeight                  = 32
 	gaugeColumnWidth            = 40
 	headerLines                 = 3
 	numGauges                   = 10
@@ -55,7 +56,7 @@ func (m *Model) layout() layout {
 	l.gaugeCols = min(max(w/gaugeColumnWidth, 1), 4)
 	l.gaugeRows = (numGauges + l.gaugeCols - 1) / l.gaugeCols
 	l.showRates = true
-	l.wide = w >= wideWidth && h >= wideHeight
+	l.wide = w >= common.WideWidth && h >= wideHeight
 	top := func() int {
 		n := m.alertLineCount()
 		if l.gaugeRows > 0 {
@@ -109,9 +110,9 @@ func (m Model) View() tea.View {
 // header is the run's identity, the resource, the reflector's state, and live or replay.
 func (m *Model) header(width int) []string {
 	t := m.res.Target
-	name := m.st.value.Render(t.Resource.String())
-	if t.Resource.Kind != "" && width >= wideWidth {
-		name += " " + m.st.label.Render(t.Resource.Kind)
+	name := m.st.Value.Render(t.Resource.String())
+	if t.Resource.Kind != "" && width >= common.WideWidth {
+		name += " " + m.st.Label.Render(t.Resource.Kind)
 	}
 	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
 	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", client)...)
@@ -153,13 +154,13 @@ func listMethod(r Resource) string {
 func (m *Model) stateLine() string {
 	st := m.st
 	if !m.haveStats {
-		return st.faint.Render("○ waiting for the reflector's first stats")
+		return st.Faint.Render("○ waiting for the reflector's first stats")
 	}
 	s := m.stats
 	if !s.ClientLeft.IsZero() {
-		return st.faint.Render("○ " + clientLeftText(s, m.now))
+		return st.Faint.Render("○ " + clientLeftText(s, m.now))
 	}
-	line := st.sev(stateSeverity(s.State), "● "+s.State.String())
+	line := st.Sev(common.StateSeverity(s.State), "● "+s.State.String())
 	if !s.StateSince.IsZero() {
 		line += " for " + format.Age(m.now.Sub(s.StateSince))
 	}
@@ -167,10 +168,10 @@ func (m *Model) stateLine() string {
 		line += ", retry in " + format.Age(s.BackoffUntil.Sub(m.now))
 	}
 	if c := s.Current; c != nil {
-		line += st.label.Render(fmt.Sprintf(" · %s #%d running %s, %s", c.Verb, c.ID, format.Age(m.now.Sub(c.Started)), requestCount(c)))
+		line += st.Label.Render(fmt.Sprintf(" · %s #%d running %s, %s", c.Verb, c.ID, format.Age(m.now.Sub(c.Started)), common.RequestCount(c)))
 	}
 	if s.LastError != "" && s.State != reflector.StateWatching {
-		line += st.bad.Render(" · last error: ") + s.LastError
+		line += st.Bad.Render(" · last error: ") + s.LastError
 	}
 	return line
 }
@@ -183,7 +184,7 @@ func clientLeftText(s reflector.Stats, now time.Time) string {
 
 // section is a rule with a title: "── health ─────".
 func (m *Model) section(title string, width int) string {
-	return sectionRule(m.st, title, width)
+	return common.SectionRule(m.st, title, width)
 }
 
 // dashboard renders everything between the header and the footer.
@@ -225,11 +226,11 @@ func (m *Model) paneLines(p pane, width, h int) []string {
 // paneTitle is a pane's title line; the focused one stands out.
 func (m *Model) paneTitle(p pane, width int) string {
 	title := " " + p.String() + " "
-	styled := m.st.tab.Render(title)
+	styled := m.st.Tab.Render(title)
 	if m.focus == p {
-		styled = m.st.tabActive.Render(title)
+		styled = m.st.TabActive.Render(title)
 	}
-	return clip(styled+" "+m.paneStatus(p), width)
+	return common.Clip(styled+" "+m.paneStatus(p), width)
 }
 
 // paneStatus is what a pane's title says besides its name.
@@ -250,11 +251,11 @@ func (m *Model) paneStatus(p pane) string {
 // widePanes shows the requests across the width, the log and the diff side by side.
 func (m *Model) widePanes(l layout) []string {
 	out := []string{m.paneTitle(paneRequests, l.width)}
-	out = append(out, fitLines(m.paneLines(paneRequests, l.width, l.rows(paneRequests)), l.width, l.rows(paneRequests))...)
+	out = append(out, common.FitLines(m.paneLines(paneRequests, l.width, l.rows(paneRequests)), l.width, l.rows(paneRequests))...)
 	rightW := l.width - l.logWidth - 3
 	left := append([]string{m.paneTitle(paneLog, l.logWidth)}, m.paneLines(paneLog, l.logWidth, l.rows(paneLog))...)
 	right := append([]string{m.paneTitle(paneDiff, rightW)}, m.paneLines(paneDiff, rightW, l.rows(paneDiff))...)
-	return append(out, sideBySide(left, l.logWidth, m.st.section.Render(" │ "), right)...)
+	return append(out, common.SideBySide(left, l.logWidth, m.st.Section.Render(" │ "), right)...)
 }
 
 // tabBar names the panes, the focused one highlighted, and its status.
@@ -262,17 +263,17 @@ func (m *Model) tabBar(width int) string {
 	var tabs []string
 	for p := range numPanes {
 		if p == m.focus {
-			tabs = append(tabs, m.st.tabActive.Render(" "+p.String()+" "))
+			tabs = append(tabs, m.st.TabActive.Render(" "+p.String()+" "))
 		} else {
-			tabs = append(tabs, m.st.tab.Render(" "+p.String()+" "))
+			tabs = append(tabs, m.st.Tab.Render(" "+p.String()+" "))
 		}
 	}
-	bar := strings.Join(tabs, m.st.faint.Render("│"))
+	bar := strings.Join(tabs, m.st.Faint.Render("│"))
 	status := m.paneStatus(m.focus)
 	if ansi.StringWidth(bar)+ansi.StringWidth(status)+2 > width {
-		return clip(bar+"  "+status, width)
+		return common.Clip(bar+"  "+status, width)
 	}
-	return spread(bar, status, width)
+	return common.Spread(bar, status, width)
 }
 
 // footer is the filter prompt, an action's status, or the key help; with
@@ -280,7 +281,7 @@ func (m *Model) tabBar(width int) string {
 func (m *Model) footer(width int) string {
 	var over string
 	if m.state == stateFilter {
-		over = m.filter.view(m.st) + m.st.faint.Render("  enter keep · esc clear")
+		over = m.filter.view(m.st) + m.st.Faint.Render("  enter keep · esc clear")
 	}
 	hint, _ := m.overlayHint(m)
 	switch {
@@ -324,36 +325,36 @@ const (
 
 // bookmarkSeverity grades the time since the last bookmark (or, with none
 // yet, since the start).
-func bookmarkSeverity(d time.Duration) severity {
+func bookmarkSeverity(d time.Duration) common.Severity {
 	switch {
 	case d < bookmarkLate:
-		return sevGood
+		return common.SevGood
 	case d < bookmarkStale:
-		return sevWarn
+		return common.SevWarn
 	}
-	return sevBad
+	return common.SevBad
 }
 
 func (m *Model) gauges() []gauge {
 	st, s, c := m.st, m.stats, m.stats.Counters
-	objects := st.faint.Render("-")
+	objects := st.Faint.Render("-")
 	if m.feed.Store != nil || m.counters.Objects > 0 {
-		objects = st.warn.Render("waiting for the first list")
+		objects = st.Warn.Render("waiting for the first list")
 		if m.storeReady {
-			objects = st.value.Render(format.Count(m.counters.Objects)) + st.label.Render(" · "+format.Bytes(m.counters.BytesHeld))
+			objects = st.Value.Render(format.Count(m.counters.Objects)) + st.Label.Render(" · "+format.Bytes(m.counters.BytesHeld))
 		}
 	}
 	var bookmark string
 	switch {
 	case !m.haveStats:
-		bookmark = st.faint.Render("-")
+		bookmark = st.Faint.Render("-")
 	case s.BookmarkAt.IsZero():
 		waited := m.now.Sub(m.opts.Start)
 		sev := bookmarkSeverity(waited)
-		if sev == sevGood {
-			bookmark = st.faint.Render("none yet")
+		if sev == common.SevGood {
+			bookmark = st.Faint.Render("none yet")
 		} else {
-			bookmark = st.sev(sev, "none yet after "+format.Age(waited))
+			bookmark = st.Sev(sev, "none yet after "+format.Age(waited))
 		}
 	default:
 		// The age first: it is what the color grades, and what a cut keeps.
@@ -361,46 +362,46 @@ func (m *Model) gauges() []gauge {
 		sev := bookmarkSeverity(d)
 		text := format.Age(d) + " ago"
 		switch sev {
-		case sevWarn:
+		case common.SevWarn:
 			text += ", late"
-		case sevBad:
+		case common.SevBad:
 			text += ", stale"
 		}
-		bookmark = st.sev(sev, text) + st.label.Render(" · rv "+orDash(s.BookmarkRV))
+		bookmark = st.Sev(sev, text) + st.Label.Render(" · rv "+common.OrDash(s.BookmarkRV))
 	}
-	gone := st.counter(c.Gone, true)
+	gone := st.Counter(c.Gone, true)
 	if !s.LastGone.IsZero() {
-		gone += st.label.Render(" · last " + format.Age(m.now.Sub(s.LastGone)) + " ago")
+		gone += st.Label.Render(" · last " + format.Age(m.now.Sub(s.LastGone)) + " ago")
 	}
 	restarts := int64(0)
 	if c.Watches > 1 {
 		restarts = c.Watches - 1
 	}
-	lat := st.faint.Render("-")
+	lat := st.Faint.Render("-")
 	switch l := s.ApplyLatency; {
 	case m.opts.Replay:
 		// Measured on the replay's virtual clock, which does not move while an event is applied.
-		lat = st.faint.Render("- in a replay")
+		lat = st.Faint.Render("- in a replay")
 	case l.Samples > 0:
-		sev := sevNone
+		sev := common.SevNone
 		switch {
 		case l.P99 >= time.Second:
-			sev = sevBad
+			sev = common.SevBad
 		case l.P99 >= 100*time.Millisecond:
-			sev = sevWarn
+			sev = common.SevWarn
 		}
-		lat = st.sev(sev, "p50 "+format.Latency(l.P50)+" · p99 "+format.Latency(l.P99))
+		lat = st.Sev(sev, "p50 "+format.Latency(l.P50)+" · p99 "+format.Latency(l.P99))
 	}
 	return []gauge{
 		{labelObjects, objects},
 		{labelBookmark, bookmark},
-		{labelLastRV, st.value.Render(orDash(s.ResourceVersion))},
+		{labelLastRV, st.Value.Render(common.OrDash(s.ResourceVersion))},
 		{labelGone, gone},
-		{labelRelists, st.counter(c.Relists, true)},
-		{labelUID, st.counter(c.UIDMismatches, true)},
-		{labelRestarts, st.counter(restarts, false)},
-		{labelDups, st.counter(c.Duplicates, false)},
-		{labelBackoffs, st.counter(c.Backoffs, true)},
+		{labelRelists, st.Counter(c.Relists, true)},
+		{labelUID, st.Counter(c.UIDMismatches, true)},
+		{labelRestarts, st.Counter(restarts, false)},
+		{labelDups, st.Counter(c.Duplicates, false)},
+		{labelBackoffs, st.Counter(c.Backoffs, true)},
 		{labelLatency, lat},
 	}
 }
@@ -417,8 +418,8 @@ func (m *Model) gaugeLines(l layout) []string {
 			if i >= len(g) {
 				break
 			}
-			cell := " " + m.st.label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, g[i].label)) + g[i].value
-			b.WriteString(pad(cell, colW))
+			cell := " " + m.st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, g[i].label)) + g[i].value
+			b.WriteString(common.Pad(cell, colW))
 		}
 		out = append(out, strings.TrimRight(b.String(), " "))
 	}
@@ -431,12 +432,12 @@ func (m *Model) rateLines(width int) []string {
 	const labelW = 10
 	for i := range numSeries {
 		stats := fmt.Sprintf(" %6s/s %8s/min", format.Count(m.rates.perSecond(i)), format.Count(m.rates.total(i)))
-		if width >= wideWidth {
+		if width >= common.WideWidth {
 			stats += fmt.Sprintf("  total %s", format.Count(rateCounts(m.stats.Counters)[i]))
 		}
 		sw := min(width-labelW-ansi.StringWidth(stats)-1, rateSeconds)
-		line := " " + m.st.label.Render(fmt.Sprintf("%-*s", labelW-1, seriesName(i))) +
-			m.st.spark.Render(sparkline(m.rates.series(i), sw)) + m.st.value.Render(stats)
+		line := " " + m.st.Label.Render(fmt.Sprintf("%-*s", labelW-1, seriesName(i))) +
+			m.st.Spark.Render(sparkline(m.rates.series(i), sw)) + m.st.Value.Render(stats)
 		out = append(out, line)
 	}
 	return out
@@ -446,15 +447,15 @@ func (m *Model) rateLines(width int) []string {
 func (m *Model) helpLines(width int) []string {
 	st := m.st
 	legend := [][2]string{
-		{"bookmark", st.good.Render("green") + " under " + format.Age(bookmarkLate) + ", " + st.warn.Render("yellow") + " under " +
-			format.Age(bookmarkStale) + ", " + st.bad.Render("red") + " beyond: the apiserver sends about one a minute"},
+		{"bookmark", st.Good.Render("green") + " under " + format.Age(bookmarkLate) + ", " + st.Warn.Render("yellow") + " under " +
+			format.Age(bookmarkStale) + ", " + st.Bad.Render("red") + " beyond: the apiserver sends about one a minute"},
 		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
 		{"last RV", "the cursor: where the next watch resumes, moved by every event and bookmark; the bookmark's rv is the one the last bookmark carried, behind the last RV when events came after it"},
 		{"restarts", "watch restarts: watches after the first, each resuming from the last RV (a server-side timeout, a cut connection, a relist)"},
 		{"duplicate", "duplicates: events that carried an object's cached UID and resourceVersion again: a watch that resumed behind what the cache holds"},
 		{"UID", "UID mismatch: an object replaced under the same namespace/name by another UID (deleted and recreated, the delete missed), or a delete of a UID the cache no longer holds"},
 		{"latency", "apply latency: from a watch event's arrival to its change in the cache, p50 and p99 of the last samples; " +
-			st.warn.Render("yellow") + " from 100ms, " + st.bad.Render("red") + " from 1s; not measured in a replay"},
+			st.Warn.Render("yellow") + " from 100ms, " + st.Bad.Render("red") + " from 1s; not measured in a replay"},
 		{"END", "how a request ended: closed by the server (a LIST answered, a watch's timeout, EOF); timeout: we gave up on a silent connection; " +
 			"error: an error status, an ERROR event or a transport error; canceled: cut short to act (a forced relist, a fallback) or, observed, its client left; " +
 			"stopped: the run ended it (q, --duration, --once, an alert)"},

@@ -1,0 +1,113 @@
+package common
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+)
+
+// OrDash shows "-" for an empty value.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Clip cuts s (which may hold ANSI styles) to width cells, marking the cut.
+func Clip(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= width {
+		return s
+	}
+	return ansi.Truncate(s, width, format.Ellipsis)
+}
+
+// Pad cuts or right-pads s to exactly width cells.
+func Pad(s string, width int) string {
+	s = Clip(s, width)
+	if w := ansi.StringWidth(s); w < width {
+		s += strings.Repeat(" ", width-w)
+	}
+	return s
+}
+
+// Spread puts left and right on one line of width cells, right-aligned,
+// cutting left first when both do not fit.
+func Spread(left, right string, width int) string {
+	rw := ansi.StringWidth(right)
+	if rw >= width {
+		return Clip(right, width)
+	}
+	left = Clip(left, width-rw-1)
+	gap := width - ansi.StringWidth(left) - rw
+	return left + strings.Repeat(" ", gap) + right
+}
+
+// FitLines cuts or pads lines to exactly height lines of at most width cells.
+func FitLines(lines []string, width, height int) []string {
+	if height < 0 {
+		height = 0
+	}
+	out := make([]string, height)
+	for i := range out {
+		if i < len(lines) {
+			out[i] = Clip(lines[i], width)
+		}
+	}
+	return out
+}
+
+// SideBySide joins two blocks of lines with a separator column.
+func SideBySide(left []string, leftWidth int, sep string, right []string) []string {
+	n := max(len(left), len(right))
+	out := make([]string, n)
+	for i := range out {
+		var l, r string
+		if i < len(left) {
+			l = left[i]
+		}
+		if i < len(right) {
+			r = right[i]
+		}
+		out[i] = Pad(l, leftWidth) + sep + r
+	}
+	return out
+}
+
+// RequestCount is what a request received: "500 items" or "812 events".
+func RequestCount(r *reflector.RequestInfo) string {
+	if r.Verb == reflector.VerbList {
+		return format.Count(r.Items) + " items"
+	}
+	if r.Items > 0 {
+		return format.Count(r.Items) + " items+" + format.Count(r.Events) + " ev"
+	}
+	return format.Count(r.Events) + " events"
+}
+
+// MissedBreakdown is what a relist made up for, by category.
+func MissedBreakdown(d *store.RelistDiff) string {
+	return format.Plural(len(d.Deleted), "delete") + " · " + format.Plural(len(d.Recreated), "recreate") + " · " +
+		format.Plural(len(d.Updated), "update") + " · " + format.Plural(len(d.Added), "add") + " · " + format.Count(d.Unchanged) + " unchanged"
+}
+
+// DiffSummary is one line about a relist diff.
+func DiffSummary(d *store.RelistDiff) string {
+	return format.Count(d.Before) + " → " + format.Count(d.After) + " objects · missed " + format.Count(d.Missed()) + ": " + MissedBreakdown(d)
+}
+
+// WideWidth is the width from which a screen shows its wide layout.
+const WideWidth = 120
+
+// SectionRule is a rule with a title: "── resources ─────".
+func SectionRule(st Styles, title string, width int) string {
+	head := "── " + title + " "
+	return st.Section.Render(Clip(head+strings.Repeat("─", max(width-ansi.StringWidth(head), 0)), width))
+}

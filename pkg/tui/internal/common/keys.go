@@ -1,0 +1,49 @@
+package common
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// ListKeys move the findings pane and a detail; on the pane, enter opens
+// the selected finding, esc or f closes it.
+type ListKeys struct {
+	Up, Down, PageUp, PageDown, Top, Bottom, Select, Close key.Binding
+}
+
+// NewListKeys are the list keys: ↑/k ↓/j pgup pgdn home/g end/G, enter, esc/f.
+func NewListKeys() ListKeys {
+	return ListKeys{
+		Up:       key.NewBinding(key.WithKeys("up", "k")),
+		Down:     key.NewBinding(key.WithKeys("down", "j")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f")),
+		Top:      key.NewBinding(key.WithKeys("home", "g")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G")),
+		Select:   key.NewBinding(key.WithKeys("enter")),
+		Close:    key.NewBinding(key.WithKeys("esc", "f")),
+	}
+}
+
+// ScrollOffset moves offset, the first of total lines shown in a body of
+// body lines, on a key of ListKeys (total is called only for a scroll key).
+func ScrollOffset(offset *int, k tea.KeyPressMsg, body int, total func() int) {
+	lk, page, by := NewListKeys(), body-1, 0
+	switch {
+	case key.Matches(k, lk.Up):
+		by = -1
+	case key.Matches(k, lk.Down):
+		by = 1
+	case key.Matches(k, lk.PageUp):
+		by = -page
+	case key.Matches(k, lk.PageDown):
+		by = page
+	case key.Matches(k, lk.Top):
+		by = -1 << 30
+	case key.Matches(k, lk.Bottom):
+		by = 1 << 30
+	default:
+		return
+	}
+	*offset = min(max(*offset+by, 0), max(total()-page, 0))
+}
