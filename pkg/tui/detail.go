@@ -13,6 +13,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // detailKind is what the detail view shows.
@@ -24,9 +26,6 @@ const (
 	detailText                      // a note, a relist or an audit, fixed text
 	detailFinding                   // one finding's evidence, as the engine updates it
 )
-
-// maxDetailEntries bounds the object lists of a relist or audit detail.
-const maxDetailEntries = 500
 
 // detailView is the full-screen detail of the selected entry.
 type detailView struct {
@@ -55,11 +54,11 @@ func detailFor(e *logEntry) detailView {
 	case e.note != nil && e.note.Request != nil:
 		return detailView{kind: detailRequest, req: *e.note.Request}
 	case e.diff != nil:
-		return detailView{kind: detailText, title: e.kind.String() + " at rv " + common.OrDash(e.diff.ResourceVersion), text: diffText(e.diff)}
+		return detailView{kind: detailText, title: e.kind.String() + " at rv " + common.OrDash(e.diff.ResourceVersion), text: detail.Diff(e.diff)}
 	case e.audit != nil:
-		return detailView{kind: detailText, title: "Audit", text: auditText(e.audit)}
+		return detailView{kind: detailText, title: "Audit", text: detail.Audit(e.audit)}
 	case e.note != nil:
-		return detailView{kind: detailText, title: "Note: " + string(e.note.Reason()), text: noteDetail(e.note)}
+		return detailView{kind: detailText, title: "Note: " + string(e.note.Reason()), text: detail.Note(e.note)}
 	}
 	return detailView{kind: detailText, title: e.kind.String(), text: []string{e.message()}}
 }
@@ -75,7 +74,7 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 		body = m.objectDetail(d.ref, width)
 	case detailRequest:
 		title = fmt.Sprintf("Request #%d  %s", d.req.ID, d.req.Verb)
-		body = requestDetail(&d.req, now)
+		body = detail.Request(&d.req, now)
 	case detailFinding:
 		f := d.finding
 		for _, g := range m.findings {
@@ -83,7 +82,7 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 				f = g // its evidence as it stands now
 			}
 		}
-		title, body = findingTitle(f), findingDetail(m.st, f, now, width)
+		title, body = findingspane.Title(f), findingspane.Detail(m.st, f, now, width)
 	default:
 		title, body = d.title, d.text
 	}
@@ -101,22 +100,6 @@ func (d *detailView) scroll(k tea.KeyPressMsg, body int, total func() int) {
 	common.ScrollOffset(&d.offset, k, body, total)
 }
 
-// detailFrame is a detail screen of h lines: its title line, then the
-// wrapped lines from offset.
-func detailFrame(st common.Styles, title string, wrapped []string, offset, width, h int) []string {
-	h--
-	off := min(max(offset, 0), max(len(wrapped)-h, 0))
-	more := ""
-	if len(wrapped) > h {
-		more = fmt.Sprintf("  lines %d-%d of %d", off+1, min(off+h, len(wrapped)), len(wrapped))
-	}
-	out := []string{common.Spread(st.TabActive.Render(" "+title+" "), st.Faint.Render("esc back"+more), width)}
-	for i := off; i < len(wrapped) && len(out) <= h; i++ {
-		out = append(out, " "+wrapped[i])
-	}
-	return out
-}
-
 // objectDetail is what the dashboard knows of one object: its state in the
 // cache now, and the versions it saw with what each changed.
 func (m *Model) objectDetail(ref store.Ref, width int) []string {
@@ -125,7 +108,7 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 	if m.feed.Store != nil {
 		if o, ok := m.feed.Store.Get(ref); ok {
 			out = append(out, st.Label.Render("in cache now"))
-			out = append(out, objectFacts(o)...)
+			out = append(out, detail.ObjectFacts(o)...)
 		} else {
 			out = append(out, st.Warn.Render("not in the cache now")+st.Faint.Render(" (deleted, or not listed yet)"))
 		}
@@ -186,118 +169,4 @@ func (m *Model) hasDiffs(ref store.Ref) bool {
 		}
 	}
 	return false
-}
-
-// objectFacts are an object's identity and metadata, one fact a line.
-func objectFacts(o *store.Object) []string {
-	out := []string{
-		"  uid          " + common.OrDash(o.UID),
-		"  rv           " + common.OrDash(o.ResourceVersion),
-		fmt.Sprintf("  generation   %d", o.Generation),
-	}
-	if !o.CreationTimestamp.IsZero() {
-		out = append(out, "  created      "+o.CreationTimestamp.UTC().Format(time.RFC3339))
-	}
-	if o.DeletionTimestamp != nil {
-		out = append(out, "  deleting     since "+o.DeletionTimestamp.UTC().Format(time.RFC3339))
-	}
-	if o.Labels.Len() > 0 {
-		var l []string
-		for k, v := range o.Labels.All() {
-			l = append(l, k+"="+v)
-		}
-		out = append(out, "  labels       "+strings.Join(l, ","))
-	}
-	if len(o.OwnerReferences) > 0 {
-		out = append(out, "  owners       "+owners(o))
-	}
-	if len(o.Body) > 0 {
-		out = append(out, "  body         "+format.Bytes(int64(len(o.Body)))+" of JSON kept")
-	}
-	return out
-}
-
-// requestDetail is everything about one request.
-func requestDetail(r *reflector.RequestInfo, now time.Time) []string {
-	out := []string{"verb         " + string(r.Verb)}
-	if !r.Started.IsZero() {
-		out = append(out, "started      "+r.Started.Format("15:04:05.000")+" ("+format.Age(now.Sub(r.Started))+" ago)")
-	}
-	if r.Ended() {
-		out = append(out, "took         "+format.Age(r.Duration))
-	} else if !r.Started.IsZero() {
-		out = append(out, "running for  "+format.Age(now.Sub(r.Started)))
-	}
-	out = append(out, "received     "+common.RequestCount(r))
-	for i, o := range strings.Split(r.Opts.Format(false), " ") {
-		label := "             "
-		if i == 0 {
-			label = "options      "
-		}
-		out = append(out, label+o)
-	}
-	out = append(out, "ended        "+r.End.Format(false))
-	if r.End != nil && r.End.Err != nil {
-		out = append(out, "error        "+r.End.Err.Error())
-	}
-	return out
-}
-
-// noteDetail is everything about one reflector note.
-func noteDetail(n *reflector.Note) []string {
-	out := []string{
-		"time         " + n.At.Format("15:04:05.000"),
-		"kind         " + string(n.Kind),
-		"reason       " + string(n.Reason()),
-		"state after  " + n.State.String(),
-	}
-	d := n.Decision
-	if d == nil {
-		return out
-	}
-	if d.Wait > 0 {
-		out = append(out, "wait         "+format.Latency(d.Wait))
-	}
-	out = append(out, "detail       "+d.String())
-	if d.Diff != nil {
-		out = append(out, "")
-		out = append(out, diffText(d.Diff)...)
-	}
-	return out
-}
-
-// diffText lists a relist diff with names.
-func diffText(d *store.RelistDiff) []string {
-	out := []string{common.DiffSummary(d), ""}
-	n := 0
-	for _, r := range common.DiffRows(d) {
-		if n == maxDetailEntries {
-			out = append(out, fmt.Sprintf("… and %d more", d.Missed()-n))
-			break
-		}
-		out = append(out, fmt.Sprintf("%-13s %s", r.What, r.Text()))
-		n++
-	}
-	return out
-}
-
-// auditText lists an audit report with names.
-func auditText(a *reflector.AuditReport) []string {
-	out := []string{a.String(), ""}
-	groups := []struct {
-		what    string
-		entries []store.DiffEntry
-	}{{"missing", a.Missing}, {"extra", a.Extra}, {"different", a.Different}}
-	n := 0
-	for _, g := range groups {
-		for _, e := range g.entries {
-			if n == maxDetailEntries {
-				return append(out, "… and more")
-			}
-			out = append(out, fmt.Sprintf("%-10s %s  cached uid %s rv %s · listed uid %s rv %s", g.what, e.Ref,
-				store.ShortUID(e.OldUID), common.OrDash(e.OldResourceVersion), store.ShortUID(e.NewUID), common.OrDash(e.NewResourceVersion)))
-			n++
-		}
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // findingsFeed is a findings engine's List for a test: set changes what it returns.
@@ -83,7 +84,7 @@ func TestFindingsPaneListsNewestFirstAndShowsEvidence(t *testing.T) {
 		t.Fatalf("f left the dashboard in state %v, want findings", m.state)
 	}
 	s = screen(m)
-	mustContain(t, s, "findings · 2 findings (+1 ignored) · newest first", "(ignored) the streaming list was refused", findingsHint)
+	mustContain(t, s, "findings · 2 findings (+1 ignored) · newest first", "(ignored) the streaming list was refused", findingspane.Hint)
 	storm, ignored, missed := strings.Index(s, "relist-storm"), strings.Index(s, "watch-list-unsupported"), strings.Index(s, "missed-deletes")
 	if storm < 0 || ignored < 0 || missed < 0 || storm >= ignored || ignored >= missed {
 		t.Errorf("want relist-storm, watch-list-unsupported, missed-deletes, newest first:\n%s", s)
@@ -97,7 +98,7 @@ func TestFindingsPaneListsNewestFirstAndShowsEvidence(t *testing.T) {
 	s = screen(m)
 	mustContain(t, s, "Finding missed-deletes  warning  configmaps.v1", "the relist at resourceVersion 1250",
 		"#3 #4", "default/web-config-2", "1b2c3d4e → 9e8d7c6b", "(1m24s)", "the watch was down past the server's history",
-		"handle DeletedFinalStateUnknown", "https://kubernetes.io/docs/reference/using-api/api-concepts/", findingDetailHint)
+		"handle DeletedFinalStateUnknown", "https://kubernetes.io/docs/reference/using-api/api-concepts/", findingspane.DetailHint)
 
 	// The evidence grows while it is shown.
 	grown := demoFindings()
@@ -179,7 +180,7 @@ func TestOverviewFindingsColumnAndPane(t *testing.T) {
 
 	o = ovKeys(o, "f")
 	s = ovScreen(o)
-	mustContain(t, s, "findings · 2 findings (+1 ignored) · newest first", "RESOURCE", findingsHint)
+	mustContain(t, s, "findings · 2 findings (+1 ignored) · newest first", "RESOURCE", findingspane.Hint)
 	first := ""
 	for _, l := range lines(s) {
 		if strings.Contains(l, "relist-storm") {
@@ -192,7 +193,7 @@ func TestOverviewFindingsColumnAndPane(t *testing.T) {
 	}
 	o = ovKeys(o, "enter")
 	s = ovScreen(o)
-	mustContain(t, s, "Finding relist-storm  error  pods.v1", "the pods relisted three times", "relists", "raise --watch-cache-sizes", findingDetailHint)
+	mustContain(t, s, "Finding relist-storm  error  pods.v1", "the pods relisted three times", "relists", "raise --watch-cache-sizes", findingspane.DetailHint)
 	o = ovKeys(o, "esc")
 	mustContain(t, ovScreen(o), "newest first")
 	o = ovKeys(o, "f")

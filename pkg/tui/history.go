@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 )
 
 // version is one state of an object the dashboard saw.
@@ -209,7 +210,7 @@ func versionChanges(prev, cur *version) []string {
 		out = append(out, "deletionTimestamp set: "+b.DeletionTimestamp.UTC().Format(time.RFC3339))
 	}
 	if !reflect.DeepEqual(a.OwnerReferences, b.OwnerReferences) {
-		out = append(out, fmt.Sprintf("owners %s → %s", owners(a), owners(b)))
+		out = append(out, fmt.Sprintf("owners %s → %s", detail.Owners(a), detail.Owners(b)))
 	}
 	if len(a.Body) > 0 && len(b.Body) > 0 {
 		out = append(out, bodyChanges(a.Body, b.Body)...)
@@ -238,21 +239,6 @@ func labelChanges(a, b map[string]string) []string {
 		}
 	}
 	return out
-}
-
-// owners renders owner references as Kind/name, the controller marked with *.
-func owners(o *store.Object) string {
-	if len(o.OwnerReferences) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(o.OwnerReferences))
-	for i, r := range o.OwnerReferences {
-		parts[i] = r.Kind + "/" + r.Name
-		if r.Controller {
-			parts[i] += "*"
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // bodyChanges lists what changed between two JSON bodies (diff.Compare:

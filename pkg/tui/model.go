@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // viewState is what the screen shows; a model routes keys on it. A
@@ -518,12 +519,12 @@ func (m *Model) clampPanes() {
 }
 
 // findingRows are the findings as the pane lists them, newest first.
-func (m *Model) findingRows() []findingRow {
-	rows := make([]findingRow, len(m.findings))
+func (m *Model) findingRows() []findingspane.Row {
+	rows := make([]findingspane.Row, len(m.findings))
 	for i, f := range m.findings {
-		rows[i] = findingRow{f: f}
+		rows[i] = findingspane.Row{Finding: f}
 	}
-	return newestFirst(rows)
+	return findingspane.NewestFirst(rows)
 }
 
 // paneHeight is the focused pane's page size.

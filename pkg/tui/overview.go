@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // The states the Overview shows, by its names for them.
@@ -302,10 +303,10 @@ func (o *Overview) hasFindings() bool {
 }
 
 // findingsTally counts every resource's findings.
-func (o *Overview) findingsTally() findingTally {
-	t := findingTally{}
+func (o *Overview) findingsTally() findingspane.Tally {
+	t := findingspane.Tally{}
 	for i := range o.subs {
-		t.add(tallyFindings(o.subs[i].findings))
+		t.Add(findingspane.TallyOf(o.subs[i].findings))
 	}
 	return t
 }
@@ -315,18 +316,18 @@ func (o *Overview) findingsBadge() string {
 	if !o.hasFindings() {
 		return ""
 	}
-	return o.findingsTally().badge(o.st)
+	return o.findingsTally().Badge(o.st)
 }
 
 // findingRows are every resource's findings, newest first.
-func (o *Overview) findingRows() []findingRow {
-	var rows []findingRow
+func (o *Overview) findingRows() []findingspane.Row {
+	var rows []findingspane.Row
 	for i := range o.subs {
 		for _, f := range o.subs[i].findings {
-			rows = append(rows, findingRow{f: f, res: i})
+			rows = append(rows, findingspane.Row{Finding: f, Res: i})
 		}
 	}
-	return newestFirst(rows)
+	return findingspane.NewestFirst(rows)
 }
 
 // detailContent is the open detail's title and lines at width (framed):

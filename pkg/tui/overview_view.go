@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // ovCol is a column of the overview's table.
@@ -602,7 +603,7 @@ func (o *Overview) row(l overviewLayout, i int) string {
 		cells[colGone] = st.Counter(c.Gone, true)
 		cells[colRelists] = st.Counter(c.Relists, true)
 		if m.haveFindings {
-			cells[colFindings] = tallyFindings(m.findings).cell(st)
+			cells[colFindings] = findingspane.TallyOf(m.findings).Cell(st)
 		}
 		cells[colLag] = lagCell(st, s.Lag.Counts)
 		switch {
@@ -707,7 +708,7 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 	cells[colMemory] = st.Value.Render(format.Bytes(bytes))
 	cells[colGone] = st.Counter(gone, true)
 	cells[colRelists] = st.Counter(relists, true)
-	cells[colFindings] = o.findingsTally().cell(st)
+	cells[colFindings] = o.findingsTally().Cell(st)
 	cells[colLag] = lagCell(st, o.lagTotal())
 	cells[colEvents] = o.eventsCell(l, series[:])
 	return joinCells("  ", l.cols, &cells)

@@ -6,6 +6,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // root is what a resource's dashboard (Model) and the overview (Overview)
@@ -19,7 +21,7 @@ type root struct {
 	st     common.Styles
 	chrome chrome
 	state  viewState
-	fpane  findingsPane
+	fpane  findingspane.Pane
 	detail detailView
 }
 
@@ -36,7 +38,7 @@ type framed interface {
 	header(width int) []string
 	footer(width int) string
 	helpLines(width int) []string
-	findingRows() []findingRow
+	findingRows() []findingspane.Row
 	detailContent(width int) (string, []string)
 }
 
@@ -81,12 +83,12 @@ func (r *root) overlayKey(s framed, k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		r.detail.scroll(k, body, func() int { _, text := s.detailContent(width); return len(text) })
 	default:
 		rows := s.findingRows()
-		switch r.fpane.key(k, len(rows), max(body-2, 1)) {
-		case paneClose:
+		switch r.fpane.Key(k, len(rows), max(body-2, 1)) {
+		case findingspane.ActionClose:
 			r.state = stateDashboard
-		case paneOpen:
-			row, _ := r.fpane.selected(rows)
-			r.detail = detailView{kind: detailFinding, finding: row.f, res: row.res, back: stateFindings}
+		case findingspane.ActionOpen:
+			row, _ := r.fpane.Selected(rows)
+			r.detail = detailView{kind: detailFinding, finding: row.Finding, res: row.Res, back: stateFindings}
 			r.state = stateDetail
 		}
 	}
@@ -102,10 +104,10 @@ func (r *root) overlayBody(s framed, where func(int) string, now time.Time) (bod
 	case stateHelp:
 		return r.chrome.helpWindow(s.helpLines(width)), true
 	case stateFindings:
-		return r.fpane.lines(r.st, s.findingRows(), where, now, width, lines), true
+		return r.fpane.Lines(r.st, s.findingRows(), where, now, width, lines), true
 	case stateDetail:
 		title, text := s.detailContent(width)
-		return detailFrame(r.st, title, text, r.detail.offset, width, lines), true
+		return detail.Frame(r.st, title, text, r.detail.offset, width, lines), true
 	}
 	return nil, false
 }
@@ -118,10 +120,10 @@ func (r *root) overlayHint(s framed) (hint string, ok bool) {
 		width, _, _ := r.chrome.size()
 		return r.chrome.helpHintFor(len(s.helpLines(width))), true
 	case stateFindings:
-		return findingsHint, true
+		return findingspane.Hint, true
 	case stateDetail:
 		if r.detail.kind == detailFinding {
-			return findingDetailHint, true
+			return findingspane.DetailHint, true
 		}
 		return "esc back · ↑/↓ pgup/pgdn scroll · ? help · q quit", true
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // Screen geometry.
@@ -124,7 +125,7 @@ func (m *Model) findingsBadge() string {
 	if !m.haveFindings {
 		return ""
 	}
-	return tallyFindings(m.findings).badge(m.st)
+	return findingspane.TallyOf(m.findings).Badge(m.st)
 }
 
 // scope is where a target watches: its namespace, all namespaces, or the cluster.
@@ -463,7 +464,7 @@ func (m *Model) helpLines(width int) []string {
 		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
 	}
 	if m.keys.Findings.Enabled() {
-		legend = append(legend, [2]string{"findings", findingsLegend})
+		legend = append(legend, [2]string{"findings", findingspane.Legend})
 	}
 	if m.keys.Churn.Enabled() {
 		legend = append(legend, [2]string{"churn", churnLegend})

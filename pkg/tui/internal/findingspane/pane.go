@@ -1,4 +1,9 @@
-package tui
+// Package findingspane is the dashboard's findings component: the pane
+// that lists a run's findings newest first over any screen (f), a
+// finding's evidence as its detail shows it, and the tally the header and
+// the overview give of them. Its keys are the list keys of package common;
+// what it lists is the caller's, one Row per finding.
+package findingspane
 
 import (
 	"fmt"
@@ -17,8 +22,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
-// findingSeverity is the dashboard's color of a finding's severity.
-func findingSeverity(s findings.Severity) common.Severity {
+// Severity is the dashboard's color of a finding's severity.
+func Severity(s findings.Severity) common.Severity {
 	switch s {
 	case findings.Error:
 		return common.SevBad
@@ -28,16 +33,17 @@ func findingSeverity(s findings.Severity) common.Severity {
 	return common.SevNone
 }
 
-// findingTally is what the header and the overview say of a list of
+// Tally is what the header and the overview say of a list of
 // findings: how many are not ignored, the worst of them, and how many are
 // ignored (shown in the pane, never counted).
-type findingTally struct {
+type Tally struct {
 	n, ignored int
 	worst      findings.Severity
 }
 
-func tallyFindings(fs []findings.Finding) findingTally {
-	t := findingTally{}
+// TallyOf is the tally of fs.
+func TallyOf(fs []findings.Finding) Tally {
+	t := Tally{}
 	t.worst, _ = findings.Worst(fs)
 	for _, f := range fs {
 		if f.Ignored {
@@ -49,7 +55,8 @@ func tallyFindings(fs []findings.Finding) findingTally {
 	return t
 }
 
-func (t *findingTally) add(o findingTally) {
+// Add counts o's findings in t too.
+func (t *Tally) Add(o Tally) {
 	if o.n > 0 && (t.n == 0 || o.worst.AtLeast(t.worst)) {
 		t.worst = o.worst
 	}
@@ -57,9 +64,9 @@ func (t *findingTally) add(o findingTally) {
 	t.ignored += o.ignored
 }
 
-// badge is the header's count: "2 findings (warning)", colored by the
+// Badge is the header's count: "2 findings (warning)", colored by the
 // worst (the word says it without color), and the ignored ones apart.
-func (t findingTally) badge(st common.Styles) string {
+func (t Tally) Badge(st common.Styles) string {
 	ignored := ""
 	if t.ignored > 0 {
 		ignored = st.Faint.Render(fmt.Sprintf(" +%d ignored", t.ignored))
@@ -67,73 +74,75 @@ func (t findingTally) badge(st common.Styles) string {
 	if t.n == 0 {
 		return st.Faint.Render("no findings") + ignored
 	}
-	return st.Sev(findingSeverity(t.worst), format.Plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
+	return st.Sev(Severity(t.worst), format.Plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
 }
 
-// cell is the overview's findings column: "2 warning", "0".
-func (t findingTally) cell(st common.Styles) string {
+// Cell is the overview's findings column: "2 warning", "0".
+func (t Tally) Cell(st common.Styles) string {
 	if t.n == 0 {
 		if t.ignored > 0 {
 			return st.Faint.Render(fmt.Sprintf("0 +%d ign", t.ignored))
 		}
 		return st.Faint.Render("0")
 	}
-	return st.Sev(findingSeverity(t.worst), fmt.Sprintf("%d %s", t.n, t.worst))
+	return st.Sev(Severity(t.worst), fmt.Sprintf("%d %s", t.n, t.worst))
 }
 
-// findingRow is one finding as the pane lists it; res is its resource's
+// Row is one finding as the pane lists it; Res is its resource's
 // row on the overview (0 on one resource's dashboard).
-type findingRow struct {
-	f   findings.Finding
-	res int
+type Row struct {
+	Finding findings.Finding
+	Res     int
 }
 
-// newestFirst orders rows by when each finding was first raised, newest
+// NewestFirst orders rows by when each finding was first raised, newest
 // first; among findings raised at the same time, the later raised first.
 // rows are in raise order per resource.
-func newestFirst(rows []findingRow) []findingRow {
+func NewestFirst(rows []Row) []Row {
 	slices.Reverse(rows)
-	slices.SortStableFunc(rows, func(a, b findingRow) int { return b.f.FirstAt.Compare(a.f.FirstAt) })
+	slices.SortStableFunc(rows, func(a, b Row) int { return b.Finding.FirstAt.Compare(a.Finding.FirstAt) })
 	return rows
 }
 
-// findingsPane is the list of findings, newest first, over the dashboard
+// Pane is the list of findings, newest first, over the dashboard
 // (f): a row per finding with its severity, id, count, age and title;
 // enter shows the selected one's evidence.
-type findingsPane struct {
+type Pane struct {
 	scroll common.Scroller
 }
 
-// findingsLegend explains the findings on the help screens.
-const findingsLegend = "what the notes mean: each finding is raised once, on enough evidence, and updated as it grows; " +
+// Legend explains the findings on the help screens.
+const Legend = "what the notes mean: each finding is raised once, on enough evidence, and updated as it grows; " +
 	"the header counts those not ignored, colored by the worst (error, warning, info); f lists them newest first, " +
 	"enter shows one's evidence, cause and what to do; --ignore-finding ID keeps one listed as ignored, uncounted"
 
-// findingsHint is the footer under the findings pane.
-const findingsHint = "↑/↓ select · enter evidence · esc or f close · ? help · q quit"
+// Hint is the footer under the findings pane.
+const Hint = "↑/↓ select · enter evidence · esc or f close · ? help · q quit"
 
-// findingDetailHint is the footer under a finding's evidence.
-const findingDetailHint = "esc back to the findings · ↑/↓ pgup/pgdn scroll · q quit"
+// DetailHint is the footer under a finding's evidence.
+const DetailHint = "esc back to the findings · ↑/↓ pgup/pgdn scroll · q quit"
 
-// paneAction is what a key on the findings pane asks for.
-type paneAction int
+// Action is what a key on the findings pane asks for.
+type Action int
 
+// What a key on the pane asks for: nothing more, to close it, or to open
+// the selected finding.
 const (
-	paneNone paneAction = iota
-	paneClose
-	paneOpen
+	ActionNone Action = iota
+	ActionClose
+	ActionOpen
 )
 
-// key moves the pane's cursor among n rows with a page of page rows, or says to close or open.
-func (p *findingsPane) key(k tea.KeyPressMsg, n, page int) paneAction {
+// Key moves the pane's cursor among n rows with a page of page rows, or says to close or open.
+func (p *Pane) Key(k tea.KeyPressMsg, n, page int) Action {
 	fk := common.NewListKeys()
 	page = max(page, 1)
 	switch {
 	case key.Matches(k, fk.Close):
-		return paneClose
+		return ActionClose
 	case key.Matches(k, fk.Select):
 		if n > 0 {
-			return paneOpen
+			return ActionOpen
 		}
 	case key.Matches(k, fk.Up):
 		p.scroll.Cursor--
@@ -150,23 +159,23 @@ func (p *findingsPane) key(k tea.KeyPressMsg, n, page int) paneAction {
 	}
 	p.scroll.Follow = false // the newest is at the top: nothing to follow
 	p.scroll.Clamp(n, page)
-	return paneNone
+	return ActionNone
 }
 
-// selected is the row under the cursor.
-func (p *findingsPane) selected(rows []findingRow) (findingRow, bool) {
+// Selected is the row under the cursor.
+func (p *Pane) Selected(rows []Row) (Row, bool) {
 	if len(rows) == 0 {
-		return findingRow{}, false
+		return Row{}, false
 	}
 	return rows[min(max(p.scroll.Cursor, 0), len(rows)-1)], true
 }
 
-// lines renders the pane in h lines: a title, the column heads and the
+// Lines renders the pane in h lines: a title, the column heads and the
 // rows; where names each row's resource (the overview's), nil for none.
-func (p *findingsPane) lines(st common.Styles, rows []findingRow, where func(i int) string, now time.Time, width, h int) []string {
-	t := findingTally{}
+func (p *Pane) Lines(st common.Styles, rows []Row, where func(i int) string, now time.Time, width, h int) []string {
+	t := Tally{}
 	for _, r := range rows {
-		t.add(tallyFindings([]findings.Finding{r.f}))
+		t.Add(TallyOf([]findings.Finding{r.Finding}))
 	}
 	title := common.SectionRule(st, "findings · "+format.Plural(t.n, "finding")+ignoredSuffix(t.ignored)+" · newest first", width)
 	if len(rows) == 0 {
@@ -177,7 +186,7 @@ func (p *findingsPane) lines(st common.Styles, rows []findingRow, where func(i i
 	whereW := 0
 	if where != nil {
 		for i := range rows {
-			whereW = max(whereW, ansi.StringWidth(where(rows[i].res)))
+			whereW = max(whereW, ansi.StringWidth(where(rows[i].Res)))
 		}
 		whereW = min(whereW, max(width/4, 12))
 	}
@@ -198,10 +207,10 @@ func (p *findingsPane) lines(st common.Styles, rows []findingRow, where func(i i
 	h -= len(out)
 	p.scroll.Clamp(len(rows), h)
 	for i := p.scroll.Top; i < len(rows) && h > 0; i++ {
-		f := rows[i].f
+		f := rows[i].Finding
 		wh := ""
 		if where != nil {
-			wh = common.Pad(where(rows[i].res), whereW)
+			wh = common.Pad(where(rows[i].Res), whereW)
 		}
 		n, ago := fmt.Sprintf("%*s", countW, format.Count(f.Count)), fmt.Sprintf("%*s", ageW, format.Age(now.Sub(f.LastAt))+" ago")
 		text := f.Title
@@ -214,7 +223,7 @@ func (p *findingsPane) lines(st common.Styles, rows []findingRow, where func(i i
 		case f.Ignored:
 			out = append(out, st.Faint.Render(common.Clip(cols(common.Pad(string(f.Severity), sevW), common.Pad(string(f.ID), idW), wh, n, ago, text), width)))
 		default:
-			out = append(out, common.Clip(cols(st.Sev(findingSeverity(f.Severity), common.Pad(string(f.Severity), sevW)), st.Value.Render(common.Pad(string(f.ID), idW)),
+			out = append(out, common.Clip(cols(st.Sev(Severity(f.Severity), common.Pad(string(f.Severity), sevW)), st.Value.Render(common.Pad(string(f.ID), idW)),
 				wh, n, st.Label.Render(ago), text), width))
 		}
 		h--
@@ -229,8 +238,8 @@ func ignoredSuffix(n int) string {
 	return fmt.Sprintf(" (+%d ignored)", n)
 }
 
-// findingTitle is a finding's detail title: severity, id and whose.
-func findingTitle(f findings.Finding) string {
+// Title is a finding's detail title: severity, id and whose.
+func Title(f findings.Finding) string {
 	title := "Finding " + string(f.ID) + "  " + string(f.Severity)
 	if w := f.Where(); w != "" {
 		title += "  " + w
@@ -241,9 +250,9 @@ func findingTitle(f findings.Finding) string {
 	return title
 }
 
-// findingDetail is a finding's evidence for people, a labelled fact a
+// Detail is a finding's evidence for people, a labelled fact a
 // line (continuations indented under the facts), at width.
-func findingDetail(st common.Styles, f findings.Finding, now time.Time, width int) []string {
+func Detail(st common.Styles, f findings.Finding, now time.Time, width int) []string {
 	const labelW = 12
 	textW := max(width-2-labelW, 20)
 	var out []string
@@ -259,7 +268,7 @@ func findingDetail(st common.Styles, f findings.Finding, now time.Time, width in
 			out = append(out, head+l)
 		}
 	}
-	out = append(out, st.Sev(findingSeverity(f.Severity), string(f.Severity))+"  "+st.Value.Render(f.Title))
+	out = append(out, st.Sev(Severity(f.Severity), string(f.Severity))+"  "+st.Value.Render(f.Title))
 	if f.Ignored {
 		out = append(out, st.Faint.Render("ignored (--ignore-finding "+string(f.ID)+"): kept here and in the summary, counted by no rule"))
 	}

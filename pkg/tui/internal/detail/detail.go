@@ -1,0 +1,164 @@
+// Package detail is the dashboard's detail component: the full-screen
+// frame of a detail (its title, its lines from an offset), and the texts of
+// what a detail shows that depend on no model: an object's facts, a
+// request, a reflector's note, a relist's diff and an audit.
+package detail
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+)
+
+// MaxEntries bounds the object lists of a relist or audit detail.
+const MaxEntries = 500
+
+// Frame is a detail screen of h lines: its title line, then the
+// wrapped lines from offset.
+func Frame(st common.Styles, title string, wrapped []string, offset, width, h int) []string {
+	h--
+	off := min(max(offset, 0), max(len(wrapped)-h, 0))
+	more := ""
+	if len(wrapped) > h {
+		more = fmt.Sprintf("  lines %d-%d of %d", off+1, min(off+h, len(wrapped)), len(wrapped))
+	}
+	out := []string{common.Spread(st.TabActive.Render(" "+title+" "), st.Faint.Render("esc back"+more), width)}
+	for i := off; i < len(wrapped) && len(out) <= h; i++ {
+		out = append(out, " "+wrapped[i])
+	}
+	return out
+}
+
+// ObjectFacts are an object's identity and metadata, one fact a line.
+func ObjectFacts(o *store.Object) []string {
+	out := []string{
+		"  uid          " + common.OrDash(o.UID),
+		"  rv           " + common.OrDash(o.ResourceVersion),
+		fmt.Sprintf("  generation   %d", o.Generation),
+	}
+	if !o.CreationTimestamp.IsZero() {
+		out = append(out, "  created      "+o.CreationTimestamp.UTC().Format(time.RFC3339))
+	}
+	if o.DeletionTimestamp != nil {
+		out = append(out, "  deleting     since "+o.DeletionTimestamp.UTC().Format(time.RFC3339))
+	}
+	if o.Labels.Len() > 0 {
+		var l []string
+		for k, v := range o.Labels.All() {
+			l = append(l, k+"="+v)
+		}
+		out = append(out, "  labels       "+strings.Join(l, ","))
+	}
+	if len(o.OwnerReferences) > 0 {
+		out = append(out, "  owners       "+Owners(o))
+	}
+	if len(o.Body) > 0 {
+		out = append(out, "  body         "+format.Bytes(int64(len(o.Body)))+" of JSON kept")
+	}
+	return out
+}
+
+// Owners renders owner references as Kind/name, the controller marked with *.
+func Owners(o *store.Object) string {
+	if len(o.OwnerReferences) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(o.OwnerReferences))
+	for i, r := range o.OwnerReferences {
+		parts[i] = r.Kind + "/" + r.Name
+		if r.Controller {
+			parts[i] += "*"
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Request is everything about one request.
+func Request(r *reflector.RequestInfo, now time.Time) []string {
+	out := []string{"verb         " + string(r.Verb)}
+	if !r.Started.IsZero() {
+		out = append(out, "started      "+r.Started.Format("15:04:05.000")+" ("+format.Age(now.Sub(r.Started))+" ago)")
+	}
+	if r.Ended() {
+		out = append(out, "took         "+format.Age(r.Duration))
+	} else if !r.Started.IsZero() {
+		out = append(out, "running for  "+format.Age(now.Sub(r.Started)))
+	}
+	out = append(out, "received     "+common.RequestCount(r))
+	for i, o := range strings.Split(r.Opts.Format(false), " ") {
+		label := "             "
+		if i == 0 {
+			label = "options      "
+		}
+		out = append(out, label+o)
+	}
+	out = append(out, "ended        "+r.End.Format(false))
+	if r.End != nil && r.End.Err != nil {
+		out = append(out, "error        "+r.End.Err.Error())
+	}
+	return out
+}
+
+// Note is everything about one reflector note.
+func Note(n *reflector.Note) []string {
+	out := []string{
+		"time         " + n.At.Format("15:04:05.000"),
+		"kind         " + string(n.Kind),
+		"reason       " + string(n.Reason()),
+		"state after  " + n.State.String(),
+	}
+	d := n.Decision
+	if d == nil {
+		return out
+	}
+	if d.Wait > 0 {
+		out = append(out, "wait         "+format.Latency(d.Wait))
+	}
+	out = append(out, "detail       "+d.String())
+	if d.Diff != nil {
+		out = append(out, "")
+		out = append(out, Diff(d.Diff)...)
+	}
+	return out
+}
+
+// Diff lists a relist diff with names.
+func Diff(d *store.RelistDiff) []string {
+	out := []string{common.DiffSummary(d), ""}
+	n := 0
+	for _, r := range common.DiffRows(d) {
+		if n == MaxEntries {
+			out = append(out, fmt.Sprintf("… and %d more", d.Missed()-n))
+			break
+		}
+		out = append(out, fmt.Sprintf("%-13s %s", r.What, r.Text()))
+		n++
+	}
+	return out
+}
+
+// Audit lists an audit report with names.
+func Audit(a *reflector.AuditReport) []string {
+	out := []string{a.String(), ""}
+	groups := []struct {
+		what    string
+		entries []store.DiffEntry
+	}{{"missing", a.Missing}, {"extra", a.Extra}, {"different", a.Different}}
+	n := 0
+	for _, g := range groups {
+		for _, e := range g.entries {
+			if n == MaxEntries {
+				return append(out, "… and more")
+			}
+			out = append(out, fmt.Sprintf("%-10s %s  cached uid %s rv %s · listed uid %s rv %s", g.what, e.Ref,
+				store.ShortUID(e.OldUID), common.OrDash(e.OldResourceVersion), store.ShortUID(e.NewUID), common.OrDash(e.NewResourceVersion)))
+			n++
+		}
+	}
+	return out
+}
