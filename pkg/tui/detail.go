@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
 // detailKind is what the detail view shows.
@@ -47,20 +48,20 @@ type detailView struct {
 }
 
 // detailFor builds the detail of a log entry.
-func detailFor(e *logEntry) detailView {
+func detailFor(e *logpane.Entry) detailView {
 	switch {
-	case e.hasRef:
-		return detailView{kind: detailObject, ref: e.ref}
-	case e.note != nil && e.note.Request != nil:
-		return detailView{kind: detailRequest, req: *e.note.Request}
-	case e.diff != nil:
-		return detailView{kind: detailText, title: e.kind.String() + " at rv " + common.OrDash(e.diff.ResourceVersion), text: detail.Diff(e.diff)}
-	case e.audit != nil:
-		return detailView{kind: detailText, title: "Audit", text: detail.Audit(e.audit)}
-	case e.note != nil:
-		return detailView{kind: detailText, title: "Note: " + string(e.note.Reason()), text: detail.Note(e.note)}
+	case e.HasRef:
+		return detailView{kind: detailObject, ref: e.Ref}
+	case e.Note != nil && e.Note.Request != nil:
+		return detailView{kind: detailRequest, req: *e.Note.Request}
+	case e.Diff != nil:
+		return detailView{kind: detailText, title: e.Kind.String() + " at rv " + common.OrDash(e.Diff.ResourceVersion), text: detail.Diff(e.Diff)}
+	case e.Audit != nil:
+		return detailView{kind: detailText, title: "Audit", text: detail.Audit(e.Audit)}
+	case e.Note != nil:
+		return detailView{kind: detailText, title: "Note: " + string(e.Note.Reason()), text: detail.Note(e.Note)}
 	}
-	return detailView{kind: detailText, title: e.kind.String(), text: []string{e.message()}}
+	return detailView{kind: detailText, title: e.Kind.String(), text: []string{e.Message()}}
 }
 
 // content is the detail's title and its lines at now, wrapped to width;

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
 // viewState is what the screen shows; a model routes keys on it. A
@@ -86,7 +87,7 @@ type Model struct {
 	lastSeq    uint64 // the last note's sequence number, to show where notes were dropped
 
 	rates    rateWindow
-	log      logPane
+	log      logpane.Pane
 	requests requestsPane
 	diff     diffPane
 	history  *objectHistory
@@ -131,7 +132,7 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 		life:     life,
 		keys:     keys,
 		now:      opts.Now(),
-		log:      newLogPane(opts.LogSize),
+		log:      logpane.NewPane(opts.LogSize),
 		requests: requestsPane{scroll: common.NewScroller()},
 		history:  newObjectHistory(opts.TrackedObjects),
 	}
@@ -216,47 +217,47 @@ func (m *Model) addNotes(notes []reflector.Note) {
 		}
 		if m.lastSeq > 0 && n.Seq > m.lastSeq+1 {
 			missing := n.Seq - m.lastSeq - 1
-			m.log.add(logEntry{at: n.At, kind: kindNote, seq: m.lastSeq + 1, dropped: missing,
-				text: fmt.Sprintf("%s dropped here: the screen could not keep up", format.Plural(int(missing), "line"))})
+			m.log.Add(logpane.Entry{At: n.At, Kind: logpane.KindNote, Seq: m.lastSeq + 1, Dropped: missing,
+				Text: fmt.Sprintf("%s dropped here: the screen could not keep up", format.Plural(int(missing), "line"))})
 		}
 		if n.Seq > 0 {
 			m.lastSeq = n.Seq
 		}
 		if e, ok := m.entry(n); ok {
-			m.log.add(e)
+			m.log.Add(e)
 		}
 	}
 }
 
 // entry turns a note into its log entry, recording what it changed in the
 // object history; ok is false for notes the log does not show.
-func (m *Model) entry(n reflector.Note) (logEntry, bool) {
+func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 	switch {
 	case n.Kind == reflector.NoteApplied && n.Applied != nil:
 		m.history.recordResult(n.At, *n.Applied, n.Changes)
 		m.diffed = m.diffed || n.Changes != nil
-		return entryFromResult(n, *n.Applied)
+		return logpane.FromResult(n, *n.Applied)
 	case n.Kind == reflector.NoteAudit && n.Audit != nil:
-		return logEntry{at: n.At, kind: kindAudit, seq: n.Seq, req: n.RequestID, audit: n.Audit, text: n.Audit.String()}, true
+		return logpane.Entry{At: n.At, Kind: logpane.KindAudit, Seq: n.Seq, Req: n.RequestID, Audit: n.Audit, Text: n.Audit.String()}, true
 	case n.Kind != reflector.NoteDecision || n.Decision == nil:
-		return entryFromNote(n), true
+		return logpane.FromNote(n), true
 	}
 	d := n.Decision
 	switch d.Reason {
 	case reflector.ReasonListComplete:
 		if !d.Relist {
-			return logEntry{at: n.At, kind: kindList, seq: n.Seq, req: n.RequestID,
-				text: fmt.Sprintf("initial list installed at rv %s: %s objects", common.OrDash(d.ResourceVersion), format.Count(d.Objects))}, true
+			return logpane.Entry{At: n.At, Kind: logpane.KindList, Seq: n.Seq, Req: n.RequestID,
+				Text: fmt.Sprintf("initial list installed at rv %s: %s objects", common.OrDash(d.ResourceVersion), format.Count(d.Objects))}, true
 		}
 	case reflector.ReasonRelistDiff:
 		if d.Diff != nil {
 			m.history.recordDiff(n.At, d.Diff, m.opts.TrackedObjects)
-			return logEntry{at: n.At, kind: kindRelist, seq: n.Seq, req: n.RequestID, note: &n, diff: d.Diff}, true
+			return logpane.Entry{At: n.At, Kind: logpane.KindRelist, Seq: n.Seq, Req: n.RequestID, Note: &n, Diff: d.Diff}, true
 		}
 	case reflector.ReasonStopped:
 		m.chrome.replay.stopped = true
 	}
-	return entryFromNote(n), true
+	return logpane.FromNote(n), true
 }
 
 func (m *Model) addAudit(a auditMsg) {
@@ -326,12 +327,12 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(k, m.keys.Back):
 		m.state = stateDashboard
-		m.filter.value, m.log.text = "", ""
+		m.filter.value, m.log.Filter = "", ""
 		return nil
 	}
 	if m.filter.update(k) {
-		m.log.text = strings.ToLower(m.filter.value)
-		m.log.scroll.Follow = true
+		m.log.Filter = strings.ToLower(m.filter.value)
+		m.log.Scroll.Follow = true
 	}
 	return nil
 }
@@ -366,17 +367,17 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.keys.Select):
 		m.openDetail()
 	case key.Matches(k, m.keys.Pause):
-		m.log.setPaused(!m.log.paused)
+		m.log.SetPaused(!m.log.Paused)
 		m.focus = paneLog
 	case key.Matches(k, m.keys.Filter):
 		m.state, m.focus = stateFilter, paneLog
 		return nil, false
 	case key.Matches(k, m.keys.TypeFilter):
-		m.log.typeIdx = (m.log.typeIdx + 1) % numTypeFilters
+		m.log.TypeIdx = (m.log.TypeIdx + 1) % logpane.NumTypeFilters
 		m.focus = paneLog
-		m.log.scroll.Follow = true
+		m.log.Scroll.Follow = true
 	case key.Matches(k, m.keys.Back):
-		m.log.text, m.log.typeIdx = "", 0
+		m.log.Filter, m.log.TypeIdx = "", 0
 		m.filter.value = ""
 		m.chrome.status.text = ""
 	case key.Matches(k, m.keys.Findings):
@@ -437,7 +438,7 @@ func (m *Model) startAudit() tea.Cmd {
 // atTopLevel says esc has nothing left to close or clear here: the
 // dashboard shows, with no filter on its log.
 func (m *Model) atTopLevel() bool {
-	return m.state == stateDashboard && !m.log.filtering()
+	return m.state == stateDashboard && !m.log.Filtering()
 }
 
 // acts says r and a act here: a live run's own reflector, which no alert
@@ -471,7 +472,7 @@ func (m *Model) unavailable(what string) string {
 func (m *Model) openDetail() {
 	switch m.focus {
 	case paneLog:
-		if e, ok := m.log.selected(); ok {
+		if e, ok := m.log.Selected(); ok {
 			m.detail, m.state = detailFor(e), stateDetail
 		}
 	case paneRequests:
@@ -495,7 +496,7 @@ func (m *Model) scrollOf(p pane) *common.Scroller {
 	case paneDiff:
 		return &m.diff.scroll
 	}
-	return &m.log.scroll
+	return &m.log.Scroll
 }
 
 // rowsIn is how many selectable rows a pane has.
@@ -506,7 +507,7 @@ func (m *Model) rowsIn(p pane) int {
 	case paneDiff:
 		return len(m.diff.rows)
 	}
-	n, _ := m.log.rows()
+	n, _ := m.log.Rows()
 	return n
 }
 

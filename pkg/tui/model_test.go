@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
 var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
@@ -187,7 +188,7 @@ func TestNoRelistYetSaysSo(t *testing.T) {
 func TestPauseFreezesTheLogWhileEventsKeepArriving(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
 	m = update(m, keyPress("space"))
-	if !m.log.paused {
+	if !m.log.Paused {
 		t.Fatal("space did not pause the log")
 	}
 	later := applied(at(111*time.Second), []store.Result{{Outcome: store.Added, Object: obj("default", "late-arrival", "0000-late", "1300")}}...)
@@ -213,8 +214,8 @@ func TestFilterByTextAsTyped(t *testing.T) {
 	mustContain(t, s, "/Config-3", `filter "config-3"`, "DELETED  default/web-config-3")
 	mustNotContain(t, s, "MODIFIED default/web-config-1", "REQUEST")
 	m = update(m, keyPress("enter"))
-	if m.state != stateDashboard || m.log.text != "config-3" {
-		t.Fatalf("after enter: state %v, filter %q; want dashboard with the filter kept", m.state, m.log.text)
+	if m.state != stateDashboard || m.log.Filter != "config-3" {
+		t.Fatalf("after enter: state %v, filter %q; want dashboard with the filter kept", m.state, m.log.Filter)
 	}
 	m = update(m, keyPress("esc"))
 	mustContain(t, screen(m), "MODIFIED default/web-config-1")
@@ -228,7 +229,7 @@ func TestFilterByTypeCycles(t *testing.T) {
 	s := screen(m)
 	mustContain(t, s, "type DELETED", "DELETED  default/web-config-3")
 	mustNotContain(t, s, "ADDED    default", "REQUEST  ")
-	for range numTypeFilters - 4 {
+	for range logpane.NumTypeFilters - 4 {
 		m = update(m, keyPress("t"))
 	}
 	mustNotContain(t, screen(m), "type ")
@@ -361,8 +362,8 @@ func TestScrollingStopsFollowingAndEndResumes(t *testing.T) {
 	m = update(m, keyPress("G"))
 	m = update(m, applied(at(3*time.Second), []store.Result{{Outcome: store.Added, Object: obj("ns", "obj-31", "u", "1")}}...))
 	mustContain(t, screen(m), "ns/obj-31")
-	if m.log.scroll.Cursor != 31 {
-		t.Errorf("cursor = %d, want 31 (following the newest)", m.log.scroll.Cursor)
+	if m.log.Scroll.Cursor != 31 {
+		t.Errorf("cursor = %d, want 31 (following the newest)", m.log.Scroll.Cursor)
 	}
 }
 
@@ -545,10 +546,10 @@ func TestHeaderNamesTheWireFormat(t *testing.T) {
 // The log's title says how many entries the filter matches, of how many.
 func TestFilteredLogTitleCountsTheMatches(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
-	total := m.log.entries.Len()
+	total := m.log.Entries.Len()
 	m = update(m, keyPress("/"))
 	m = typeText(m, "config-3")
-	n, _ := m.log.rows()
+	n, _ := m.log.Rows()
 	if n == 0 || n == total {
 		t.Fatalf("the filter matches %d of %d entries: the demo needs some, not all", n, total)
 	}

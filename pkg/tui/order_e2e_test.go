@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
 // The scenarios' clusters start on the first end-to-end test that asks for them.
@@ -112,20 +113,20 @@ func (o *outputs) check(t *testing.T, run string) {
 
 // logLines reads the dashboard's log for the check.
 func logLines(m Model) []causal.Line {
-	out := make([]causal.Line, 0, m.log.entries.Len())
-	for i := range m.log.entries.Len() {
-		e := m.log.entries.At(i)
-		l := causal.Line{Seq: e.seq, Request: e.req}
+	out := make([]causal.Line, 0, m.log.Entries.Len())
+	for i := range m.log.Entries.Len() {
+		e := m.log.Entries.At(i)
+		l := causal.Line{Seq: e.Seq, Request: e.Req}
 		switch {
-		case e.dropped > 0:
-			l.Kind, l.Count = causal.Dropped, e.dropped
-		case e.note != nil:
-			l = causal.FromNotes([]reflector.Note{*e.note})[0]
-		case e.kind == kindList:
+		case e.Dropped > 0:
+			l.Kind, l.Count = causal.Dropped, e.Dropped
+		case e.Note != nil:
+			l = causal.FromNotes([]reflector.Note{*e.Note})[0]
+		case e.Kind == logpane.KindList:
 			l.Kind, l.Reason = causal.Decision, reflector.ReasonListComplete
-		case e.kind == kindRelist:
+		case e.Kind == logpane.KindRelist:
 			l.Kind, l.Reason = causal.Decision, reflector.ReasonRelistDiff
-		case e.kind == kindAudit:
+		case e.Kind == logpane.KindAudit:
 			l.Kind = causal.Audit
 		default:
 			l.Kind = causal.Event

@@ -214,7 +214,7 @@ func TestEscInsideAResourceClosesItsOwnViewsFirst(t *testing.T) {
 			in = ovKeys(in, "esc")
 			if in.state != overviewResource || !in.subs[0].atTopLevel() {
 				t.Fatalf("esc in %s: overview state %v, dashboard %v filtering %v; want the dashboard, cleared",
-					tt.name, in.state, in.subs[0].state, in.subs[0].log.filtering())
+					tt.name, in.state, in.subs[0].state, in.subs[0].log.Filtering())
 			}
 			in = ovKeys(in, "esc")
 			if in.state != overviewTable {
@@ -304,8 +304,8 @@ func TestOneResourceOpensStraightIntoItsDashboard(t *testing.T) {
 	}
 	// esc keeps the dashboard's meaning: it clears a filter, and never leaves.
 	o = ovKeys(o, "t", "esc", "esc")
-	if o.state != overviewResource || o.subs[0].log.filtering() {
-		t.Fatalf("esc on a single resource: state %v, filtering %v", o.state, o.subs[0].log.filtering())
+	if o.state != overviewResource || o.subs[0].log.Filtering() {
+		t.Fatalf("esc on a single resource: state %v, filtering %v", o.state, o.subs[0].log.Filtering())
 	}
 	mustNotContain(t, ovScreen(o), "EVENTS/MIN", "overview")
 	o = ovKeys(o, "?")
@@ -413,14 +413,14 @@ func TestTheTableScrollsAndTheSelectedRowStaysVisible(t *testing.T) {
 
 func TestEachResourceGetsItsOwnMessages(t *testing.T) {
 	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
-	before := o.subs[ovConfigMaps].log.entries.Len()
+	before := o.subs[ovConfigMaps].log.Entries.Len()
 	late := applied(at(111*time.Second), store.Result{Outcome: store.Added, Object: obj("prod", "late-pod", "u-late", "48300")})
 	next, cmd := o.Update(resourceMsg{i: ovPods, msg: late})
 	o = next.(Overview)
-	if got := o.subs[ovPods].log.entries.Len(); got != 1 {
+	if got := o.subs[ovPods].log.Entries.Len(); got != 1 {
 		t.Errorf("the pods' log has %d entries, want the 1 sent to it", got)
 	}
-	if got := o.subs[ovConfigMaps].log.entries.Len(); got != before {
+	if got := o.subs[ovConfigMaps].log.Entries.Len(); got != before {
 		t.Errorf("the configmaps' log went from %d to %d entries on the pods' notes", before, got)
 	}
 	if cmd != nil {

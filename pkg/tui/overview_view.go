@@ -507,7 +507,7 @@ func (o *Overview) table(l overviewLayout) []string {
 	if l.preview > 0 && n > 0 {
 		m := &o.subs[o.cur]
 		out = append(out, common.SectionRule(o.st, "recent · "+o.rowName(o.cur), l.width))
-		out = append(out, m.log.tail(o.st, l.width, l.preview-1)...)
+		out = append(out, m.log.Tail(o.st, l.width, l.preview-1)...)
 	}
 	return out
 }

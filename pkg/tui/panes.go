@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
 // pane is one of the switchable panes of the dashboard's lower half.
@@ -83,7 +84,7 @@ func (p requestsPane) lines(st common.Styles, rows []reflector.RequestInfo, now 
 		r := &rows[i]
 		head, end, opts := requestLine(r, now)
 		if i == p.scroll.Cursor {
-			out = append(out, cursorRow(st, focused, common.Pad(head+end+" "+opts, width)))
+			out = append(out, logpane.CursorRow(st, focused, common.Pad(head+end+" "+opts, width)))
 			continue
 		}
 		out = append(out, common.Clip(head+st.Sev(endSeverity(r.End), end)+" "+st.Label.Render(opts), width))
@@ -138,7 +139,7 @@ func (p diffPane) lines(st common.Styles, now time.Time, width, h int, focused b
 	for i := p.scroll.Top; i < len(p.rows) && h > 0; i++ {
 		r := p.rows[i]
 		if i == p.scroll.Cursor {
-			out = append(out, cursorRow(st, focused, common.Pad(fmt.Sprintf("%-13s ", r.What)+r.Text(), width)))
+			out = append(out, logpane.CursorRow(st, focused, common.Pad(fmt.Sprintf("%-13s ", r.What)+r.Text(), width)))
 		} else {
 			out = append(out, common.Clip(st.Sev(r.Sev, fmt.Sprintf("%-13s", r.What))+" "+r.Text(), width))
 		}

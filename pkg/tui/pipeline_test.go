@@ -150,9 +150,9 @@ func TestDroppedNotesAreSkippedNeverReorderedAndTheLogSaysWhere(t *testing.T) {
 		Applied: &store.Result{Outcome: store.Added, Object: obj("ns", "obj-21", "u", "21")}})
 	m = update(m, run(t, func() any { return m.notesCmd(0)() }).(notesMsg))
 	var got []string
-	for i := range m.log.entries.Len() {
-		e := m.log.entries.At(i)
-		got = append(got, fmt.Sprintf("%d:%s", e.seq, e.message()))
+	for i := range m.log.Entries.Len() {
+		e := m.log.Entries.At(i)
+		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Message()))
 	}
 	want := []string{"1:ns/obj-01", "2:ns/obj-02", "3:ns/obj-03", "4:ns/obj-04", "5:ns/obj-05", "6:ns/obj-06", "7:ns/obj-07", "8:ns/obj-08",
 		"9:12 lines dropped here: the screen could not keep up", "21:ns/obj-21"}

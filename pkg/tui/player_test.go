@@ -250,7 +250,7 @@ func itoa(n int) string { return strings.TrimSpace(format.Count(int64(n))) }
 func TestWithoutAPlayerSpacePausesTheLogAndThePlayerKeysAreNotInTheHelp(t *testing.T) {
 	m, _ := demoModel(t, 120, 40)
 	m = update(m, keyPress("space"))
-	if !m.log.paused {
+	if !m.log.Paused {
 		t.Error("space did not pause the log")
 	}
 	for _, k := range []string{"right", "+", "-", "5"} {

@@ -221,7 +221,7 @@ func (m *Model) paneLines(p pane, width, h int) []string {
 	case paneDiff:
 		return m.diff.lines(m.st, m.now, width, h, focused)
 	}
-	return m.log.lines(m.st, width, h, focused)
+	return m.log.Lines(m.st, width, h, focused)
 }
 
 // paneTitle is a pane's title line; the focused one stands out.
@@ -238,7 +238,7 @@ func (m *Model) paneTitle(p pane, width int) string {
 func (m *Model) paneStatus(p pane) string {
 	switch p {
 	case paneLog:
-		return m.log.title(m.st)
+		return m.log.Title(m.st)
 	case paneRequests:
 		return format.Count(len(requestRows(&m.stats))) + " recent"
 	case paneDiff:
