@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 )
 
 // demoChurn is what a resource's diffed MODIFIED events changed: mostly a
@@ -75,7 +76,7 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 	sc := screen(m)
 	mustContain(t, sc, "churn · what the MODIFIED events changed", "42 MODIFIED events", "30 (71%) changed only times",
 		"not diffed   3", `.metadata.annotations["example.com/at"]`, "30    71%  stamper", "12    29%  writer",
-		"2     5%  kube-controller-manager/status", "default/web-config-1", "31    74%", churnHint)
+		"2     5%  kube-controller-manager/status", "default/web-config-1", "31    74%", churn.Hint)
 	mustNotContain(t, sc, "event rates") // the pane is over the dashboard
 	if a, b := strings.Index(sc, "stamper"), strings.Index(sc, "writer"); a < 0 || b < a {
 		t.Errorf("want the most changed path first:\n%s", sc)
@@ -118,7 +119,7 @@ func TestNoChurnFeedNoChurnKey(t *testing.T) {
 }
 
 // The churn is read by the poller only while the pane is open, and at
-// most once a churnEvery: never per event, never while it is closed.
+// most once a churn.Every: never per event, never while it is closed.
 func TestChurnIsPolledOnlyWhileOpenAndAtMostOncePerSecond(t *testing.T) {
 	feed := &churnFeed{}
 	clock := newFakeClock()
@@ -230,7 +231,7 @@ func TestObjectDetailWrapsALongChangeUnderItself(t *testing.T) {
 
 func TestGoldenChurn80x24(t *testing.T) {
 	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, Feed{Churn: func(int) diff.Summary { return demoChurn() }}, nil,
-		keyPress("c"), churnMsg{sum: demoChurn()}))
+		keyPress("c"), churn.Msg{Sum: demoChurn()}))
 }
 
 func TestGoldenObjectDiff80x24(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 )
 
 // maxBatch bounds one delivery of notes to the model, so
@@ -101,14 +102,14 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 }
 
 // pollCmd takes the next snapshot after wait; with the churn pane open,
-// and its last read churnEvery old, the snapshot reads Feed.Churn too.
+// and its last read churn.Every old, the snapshot reads Feed.Churn too.
 func (m Model) pollCmd(wait time.Duration) tea.Cmd {
 	opts, feed := m.opts, m.feed
-	churn := m.state == stateChurn && feed.Churn != nil && m.churn.due(m.now)
+	readChurn := m.state == stateChurn && feed.Churn != nil && m.churn.Due(m.now)
 	take := func() tea.Msg {
 		s := takeSnapshot(opts, feed)
-		if churn {
-			s.hasChurn, s.churn = true, feed.Churn(churnTop)
+		if readChurn {
+			s.hasChurn, s.churn = true, feed.Churn(churn.Top)
 		}
 		return s
 	}
@@ -211,7 +212,7 @@ func wrapCmd(i int, cmd tea.Cmd) tea.Cmd {
 // command by command, and anything else (tea.QuitMsg) goes to the program as it is.
 func wrapMsg(i int, msg tea.Msg) tea.Msg {
 	switch msg := msg.(type) {
-	case snapshotMsg, notesMsg, auditMsg, forceRelistDoneMsg, endedMsg, churnMsg:
+	case snapshotMsg, notesMsg, auditMsg, forceRelistDoneMsg, endedMsg, churn.Msg:
 		return resourceMsg{i: i, msg: msg}
 	case tea.BatchMsg:
 		out := make(tea.BatchMsg, len(msg))

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
 // ProbeView is what the dashboard shows of a run's delivery probe (one per
@@ -64,7 +65,7 @@ func (m *Model) deliveryLine(width int) string {
 				vals[i] = int64(d)
 			}
 			parts = append(parts, st.Label.Render("probe ")+st.Sev(sev, "p50 "+format.Latency(p.MinuteP50)+" · p99 "+format.Latency(p.MinuteP99))+
-				" "+st.Spark.Render(sparkline(vals, probeSparkWidth)))
+				" "+st.Spark.Render(rates.Sparkline(vals, probeSparkWidth)))
 		}
 	}
 	if c := m.stats.Lag.Counts; c.Total() > 0 {

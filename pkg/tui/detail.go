@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
@@ -137,7 +138,7 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 		if v.delta != nil {
 			// The event's diff: each changed path, old → new, and who wrote
 			// it, a long one wrapped under itself.
-			for _, c := range changeLines(st, v.delta, m.detail.meta) {
+			for _, c := range churn.ChangeLines(st, v.delta, m.detail.meta) {
 				for j, l := range strings.Split(ansi.Wrap(c, max(width-2-len(indent)-2, 20), " ,"), "\n") {
 					if j == 0 {
 						out = append(out, indent+st.Accent.Render("· ")+l)

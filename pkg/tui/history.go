@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 )
@@ -261,11 +262,11 @@ func bodyChanges(a, b []byte) []string {
 		}
 		switch c.Op {
 		case diff.Added:
-			out = append(out, "+ "+p+": "+rawValue(c.New))
+			out = append(out, "+ "+p+": "+churn.RawValue(c.New))
 		case diff.Removed:
 			out = append(out, "- "+p)
 		default:
-			out = append(out, p+": "+rawValue(c.Old)+" → "+rawValue(c.New))
+			out = append(out, p+": "+churn.RawValue(c.Old)+" → "+churn.RawValue(c.New))
 		}
 	}
 	if len(out) > maxBodyChanges {

@@ -13,9 +13,11 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
 // viewState is what the screen shows; a model routes keys on it. A
@@ -86,7 +88,7 @@ type Model struct {
 	notesLost  int64  // dropped by the NoteBuffer
 	lastSeq    uint64 // the last note's sequence number, to show where notes were dropped
 
-	rates    rateWindow
+	rates    rates.Window
 	log      logpane.Pane
 	requests requestsPane
 	diff     diffPane
@@ -102,7 +104,7 @@ type Model struct {
 	// churn is the churn pane (c), with the feed's Churn as last read
 	// while it was open; diffed says a note carried Changes (the footer
 	// offers c from then on; the help always lists it).
-	churn  churnPane
+	churn  churn.Pane
 	diffed bool
 
 	auditing bool
@@ -160,8 +162,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.notesCmd(m.opts.Refresh)
 	case auditMsg:
 		m.addAudit(msg)
-	case churnMsg:
-		m.churn.set(msg.sum, m.now)
+	case churn.Msg:
+		m.churn.Set(msg.Sum, m.now)
 	case endedMsg:
 		m.chrome.ended = true
 	case tea.KeyPressMsg:
@@ -178,7 +180,7 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	}
 	if s.hasStats {
 		m.stats, m.haveStats = s.stats, true
-		m.rates.observe(s.at, s.stats.Counters)
+		m.rates.Observe(s.at, s.stats.Counters)
 		m.diff.setDiff(s.stats.LastRelistDiff, s.at)
 	}
 	if s.hasStore {
@@ -198,7 +200,7 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 		m.findings, m.haveFindings = s.findings, true
 	}
 	if s.hasChurn {
-		m.churn.set(s.churn, m.now)
+		m.churn.Set(s.churn, m.now)
 	}
 	m.chrome.expireStatus(m.now)
 }
@@ -383,8 +385,8 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.keys.Findings):
 		m.state = stateFindings
 	case key.Matches(k, m.keys.Churn):
-		m.state, m.churn.offset = stateChurn, 0
-		return churnCmd(m.feed.Churn), false
+		m.state, m.churn.Offset = stateChurn, 0
+		return churn.Cmd(m.feed.Churn), false
 	case key.Matches(k, m.keys.Relist):
 		return m.forceRelist(), false
 	case key.Matches(k, m.keys.Audit):
@@ -405,7 +407,7 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.chrome.keys.Close, m.keys.Churn):
 		m.state = stateDashboard
 	default:
-		common.ScrollOffset(&m.churn.offset, k, body, func() int { return len(m.churn.lines(m.st, m.chrome.width)) })
+		common.ScrollOffset(&m.churn.Offset, k, body, func() int { return len(m.churn.Lines(m.st, m.chrome.width)) })
 	}
 	return nil, false
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
 // ovCol is a column of the overview's table.
@@ -619,8 +620,8 @@ func (o *Overview) row(l overviewLayout, i int) string {
 	} else {
 		cells[colState] = st.Faint.Render("○ waiting")
 	}
-	var series [rateSeconds]int64
-	m.rates.addEvents(series[:], now)
+	var series [rates.Seconds]int64
+	m.rates.AddEvents(series[:], now)
 	cells[colEvents] = o.eventsCell(l, series[:])
 	return joinCells(marker, l.cols, &cells)
 }
@@ -665,7 +666,7 @@ func (o *Overview) eventsCell(l overviewLayout, series []int64) string {
 	width := headEventsWidth(l)
 	n := format.Count(total)
 	sw := width - max(len(n), 5) - 1
-	return o.st.Spark.Render(sparkline(series, sw)) + " " + o.st.Value.Render(fmt.Sprintf("%*s", width-sw-1, n))
+	return o.st.Spark.Render(rates.Sparkline(series, sw)) + " " + o.st.Value.Render(fmt.Sprintf("%*s", width-sw-1, n))
 }
 
 // headEventsWidth is the events column's width.
@@ -684,7 +685,7 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 	st := o.st
 	var objects, bytes, gone, relists int64
 	inFlight := 0
-	var series [rateSeconds]int64
+	var series [rates.Seconds]int64
 	now := o.now()
 	for i := range o.subs {
 		m := &o.subs[i]
@@ -699,7 +700,7 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 				inFlight++
 			}
 		}
-		m.rates.addEvents(series[:], now)
+		m.rates.AddEvents(series[:], now)
 	}
 	var cells [numOvCols]string
 	cells[colResource] = st.Value.Render("total")

@@ -10,8 +10,10 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
 // Screen geometry.
@@ -70,7 +72,7 @@ func (m *Model) layout() layout {
 			}
 		}
 		if l.showRates {
-			n += 1 + numSeries
+			n += 1 + rates.NumSeries
 		}
 		return n
 	}
@@ -102,7 +104,7 @@ func (m Model) View() tea.View {
 	return m.view(&m, nil, m.now, func() []string {
 		if m.state == stateChurn {
 			_, _, body := m.chrome.size()
-			return m.churn.window(m.st, m.chrome.width, body)
+			return m.churn.Window(m.st, m.chrome.width, body)
 		}
 		return m.dashboard(m.layout())
 	})
@@ -287,9 +289,9 @@ func (m *Model) footer(width int) string {
 	hint, _ := m.overlayHint(m)
 	switch {
 	case m.state == stateChurn:
-		hint = churnHint
+		hint = churn.Hint
 	case m.state == stateDetail && m.detail.kind == detailObject && m.hasDiffs(m.detail.ref):
-		hint = objectDiffHint(m.detail.meta)
+		hint = churn.ObjectDiffHint(m.detail.meta)
 	}
 	keys := m.shownKeys()
 	if !m.diffed {
@@ -429,16 +431,16 @@ func (m *Model) gaugeLines(l layout) []string {
 
 // rateLines are the sparklines, one per event type.
 func (m *Model) rateLines(width int) []string {
-	out := make([]string, 0, numSeries)
+	out := make([]string, 0, rates.NumSeries)
 	const labelW = 10
-	for i := range numSeries {
-		stats := fmt.Sprintf(" %6s/s %8s/min", format.Count(m.rates.perSecond(i)), format.Count(m.rates.total(i)))
+	for i := range rates.NumSeries {
+		stats := fmt.Sprintf(" %6s/s %8s/min", format.Count(m.rates.PerSecond(i)), format.Count(m.rates.Total(i)))
 		if width >= common.WideWidth {
-			stats += fmt.Sprintf("  total %s", format.Count(rateCounts(m.stats.Counters)[i]))
+			stats += fmt.Sprintf("  total %s", format.Count(rates.Counts(m.stats.Counters)[i]))
 		}
-		sw := min(width-labelW-ansi.StringWidth(stats)-1, rateSeconds)
-		line := " " + m.st.Label.Render(fmt.Sprintf("%-*s", labelW-1, seriesName(i))) +
-			m.st.Spark.Render(sparkline(m.rates.series(i), sw)) + m.st.Value.Render(stats)
+		sw := min(width-labelW-ansi.StringWidth(stats)-1, rates.Seconds)
+		line := " " + m.st.Label.Render(fmt.Sprintf("%-*s", labelW-1, rates.SeriesName(i))) +
+			m.st.Spark.Render(rates.Sparkline(m.rates.Series(i), sw)) + m.st.Value.Render(stats)
 		out = append(out, line)
 	}
 	return out
@@ -467,7 +469,7 @@ func (m *Model) helpLines(width int) []string {
 		legend = append(legend, [2]string{"findings", findingspane.Legend})
 	}
 	if m.keys.Churn.Enabled() {
-		legend = append(legend, [2]string{"churn", churnLegend})
+		legend = append(legend, [2]string{"churn", churn.Legend})
 	}
 	var after [][2]string
 	if m.keys.ToOverview.Enabled() {

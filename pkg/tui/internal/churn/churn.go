@@ -1,4 +1,8 @@
-package tui
+// Package churn is the dashboard's churn component: what a resource's
+// MODIFIED events changed (with --diff), by path, writer and object, as the
+// pane over the dashboard (c) shows it, and the lines of one event's diff
+// that an object's detail shows.
+package churn
 
 import (
 	"bytes"
@@ -14,63 +18,63 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
-// churnTop is how many paths and objects the churn pane lists.
-const churnTop = 20
+// Top is how many paths and objects the churn pane lists.
+const Top = 20
 
-// churnEvery is how often the churn pane reads Feed.Churn while it is open:
+// Every is how often the churn pane reads Feed.Churn while it is open:
 // a read sums up the reflector's counts under its lock, so it is not taken
 // at every poll.
-const churnEvery = time.Second
+const Every = time.Second
 
-// churnMsg is one read of Feed.Churn, taken when the churn pane opens.
-type churnMsg struct{ sum diff.Summary }
+// Msg is one read of Feed.Churn, taken when the churn pane opens.
+type Msg struct{ Sum diff.Summary }
 
-// churnCmd reads f off the screen's goroutine.
-func churnCmd(f func(top int) diff.Summary) tea.Cmd {
-	return func() tea.Msg { return churnMsg{sum: f(churnTop)} }
+// Cmd reads f off the screen's goroutine.
+func Cmd(f func(top int) diff.Summary) tea.Cmd {
+	return func() tea.Msg { return Msg{Sum: f(Top)} }
 }
 
-// churnPane is what the resource's MODIFIED events changed, over the
+// Pane is what the resource's MODIFIED events changed, over the
 // dashboard (c): how many were diffed, how many changed only times, how
 // many were not diffed, the paths that change most with their top writer,
 // and the objects that take most events. It scrolls by lines.
-type churnPane struct {
+type Pane struct {
 	sum    diff.Summary
 	have   bool      // sum was read at least once
 	readAt time.Time // when sum came (the model's clock)
-	offset int
+	Offset int       // the first line shown
 }
 
-// set takes a read of Feed.Churn that came at at.
-func (p *churnPane) set(sum diff.Summary, at time.Time) {
+// Set takes a read of Feed.Churn that came at at.
+func (p *Pane) Set(sum diff.Summary, at time.Time) {
 	p.sum, p.have, p.readAt = sum, true, at
 }
 
-// due says the pane, open, should read Feed.Churn again at now.
-func (p *churnPane) due(now time.Time) bool {
-	return !p.have || now.Sub(p.readAt) >= churnEvery || now.Before(p.readAt)
+// Due says the pane, open, should read Feed.Churn again at now.
+func (p *Pane) Due(now time.Time) bool {
+	return !p.have || now.Sub(p.readAt) >= Every || now.Before(p.readAt)
 }
 
-// churnHint is the footer under the churn pane.
-const churnHint = "↑/↓ pgup/pgdn scroll · esc or c close · ? help · q quit"
+// Hint is the footer under the churn pane.
+const Hint = "↑/↓ pgup/pgdn scroll · esc or c close · ? help · q quit"
 
-// objectDiffHint is the footer under an object's detail whose versions
+// ObjectDiffHint is the footer under an object's detail whose versions
 // were diffed: m shows or hides the meta paths.
-func objectDiffHint(meta bool) string {
+func ObjectDiffHint(meta bool) string {
 	if meta {
 		return "esc back · m hide meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
 	}
 	return "esc back · m show meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
 }
 
-// churnLegend explains the churn pane on the help screen.
-const churnLegend = "c shows what the MODIFIED events changed, with --diff: how many were diffed, how many changed only " +
+// Legend explains the churn pane on the help screen.
+const Legend = "c shows what the MODIFIED events changed, with --diff: how many were diffed, how many changed only " +
 	"times (resourceVersion, managedFields, timestamps), how many could not be diffed, the paths that change most with " +
 	"their share of the events and the field manager that writes them most, and the objects that take most events; " +
 	"enter on an object in the log shows each version's changed paths"
 
-// lines renders the whole pane at width (the caller windows it).
-func (p *churnPane) lines(st common.Styles, width int) []string {
+// Lines renders the whole pane at width (the caller windows it).
+func (p *Pane) Lines(st common.Styles, width int) []string {
 	s := p.sum
 	title := common.SectionRule(st, "churn · what the MODIFIED events changed", width)
 	if !p.have {
@@ -116,11 +120,11 @@ func (p *churnPane) lines(st common.Styles, width int) []string {
 	return out
 }
 
-// window is the pane's lines from its offset, in h lines.
-func (p *churnPane) window(st common.Styles, width, h int) []string {
-	all := p.lines(st, width)
-	p.offset = min(max(p.offset, 0), max(len(all)-h, 0))
-	return all[p.offset:]
+// Window is the pane's lines from its offset, in h lines.
+func (p *Pane) Window(st common.Styles, width, h int) []string {
+	all := p.Lines(st, width)
+	p.Offset = min(max(p.Offset, 0), max(len(all)-h, 0))
+	return all[p.Offset:]
 }
 
 // percent is n of total as a whole percentage: "71%".
@@ -145,10 +149,10 @@ func share(f float64) string {
 // maxVersionPaths bounds the changed paths listed for one version.
 const maxVersionPaths = 40
 
-// changeLines are one version's diffed changes as the object detail lists
+// ChangeLines are one version's diffed changes as the object detail lists
 // them: `path old → new  by writer`, meta paths only with meta, and a line
 // that says how many meta paths are hidden.
-func changeLines(st common.Styles, ch *diff.Changes, meta bool) []string {
+func ChangeLines(st common.Styles, ch *diff.Changes, meta bool) []string {
 	if ch.Skipped != "" {
 		return []string{st.Warn.Render("not diffed: ") + ch.Skipped}
 	}
@@ -189,11 +193,11 @@ func changeLine(st common.Styles, c diff.Change) string {
 	case len(c.Old) == 0 && len(c.New) == 0:
 		line += " " + string(c.Op)
 	case c.Op == diff.Added:
-		line += ": (none) → " + rawValue(c.New)
+		line += ": (none) → " + RawValue(c.New)
 	case c.Op == diff.Removed:
-		line += ": " + rawValue(c.Old) + " → (removed)"
+		line += ": " + RawValue(c.Old) + " → (removed)"
 	default:
-		line += ": " + rawValue(c.Old) + " → " + rawValue(c.New)
+		line += ": " + RawValue(c.Old) + " → " + RawValue(c.New)
 	}
 	if w := c.Writer(); w != "" {
 		line += st.Label.Render("  by ") + st.Accent.Render(w)
@@ -201,8 +205,8 @@ func changeLine(st common.Styles, c diff.Change) string {
 	return line
 }
 
-// rawValue renders a JSON value briefly, on one line.
-func rawValue(raw json.RawMessage) string {
+// RawValue renders a JSON value briefly, on one line.
+func RawValue(raw json.RawMessage) string {
 	var b bytes.Buffer
 	s := string(raw)
 	if json.Compact(&b, raw) == nil {

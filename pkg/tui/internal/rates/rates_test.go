@@ -1,4 +1,4 @@
-package tui
+package rates
 
 import (
 	"slices"
@@ -8,49 +8,54 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
+// t0 is the tests' time origin; at(d) is d after it.
+var t0 = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
 func TestRateWindowTurnsCounterDeltasIntoPerSecondCounts(t *testing.T) {
-	var w rateWindow
-	w.observe(at(0), reflector.Counters{Added: 100, Modified: 5}) // baseline, not an event burst
-	w.observe(at(300*time.Millisecond), reflector.Counters{Added: 103, Modified: 5})
-	w.observe(at(900*time.Millisecond), reflector.Counters{Added: 104, Modified: 5})
-	w.observe(at(2*time.Second), reflector.Counters{Added: 104, Modified: 9})
-	added, modified := w.series(0), w.series(1)
+	var w Window
+	w.Observe(at(0), reflector.Counters{Added: 100, Modified: 5}) // baseline, not an event burst
+	w.Observe(at(300*time.Millisecond), reflector.Counters{Added: 103, Modified: 5})
+	w.Observe(at(900*time.Millisecond), reflector.Counters{Added: 104, Modified: 5})
+	w.Observe(at(2*time.Second), reflector.Counters{Added: 104, Modified: 9})
+	added, modified := w.Series(0), w.Series(1)
 	if got := added[len(added)-3:]; !slices.Equal(got, []int64{4, 0, 0}) {
 		t.Errorf("ADDED last 3 seconds = %v, want [4 0 0]", got)
 	}
 	if got := modified[len(modified)-1]; got != 4 {
 		t.Errorf("MODIFIED this second = %d, want 4", got)
 	}
-	if got := w.total(0); got != 4 {
+	if got := w.Total(0); got != 4 {
 		t.Errorf("ADDED over the minute = %d, want 4 (the baseline is not counted)", got)
 	}
-	if got := w.perSecond(1); got != 0 {
+	if got := w.PerSecond(1); got != 0 {
 		t.Errorf("MODIFIED last complete second = %d, want 0", got)
 	}
 }
 
 func TestRateWindowForgetsWhatIsOlderThanAMinute(t *testing.T) {
-	var w rateWindow
-	w.observe(at(0), reflector.Counters{})
-	w.observe(at(time.Second), reflector.Counters{Deleted: 7})
-	if got := w.total(2); got != 7 {
+	var w Window
+	w.Observe(at(0), reflector.Counters{})
+	w.Observe(at(time.Second), reflector.Counters{Deleted: 7})
+	if got := w.Total(2); got != 7 {
 		t.Fatalf("DELETED total = %d, want 7", got)
 	}
-	w.observe(at(60*time.Second), reflector.Counters{Deleted: 7})
-	if got := w.total(2); got != 7 {
+	w.Observe(at(60*time.Second), reflector.Counters{Deleted: 7})
+	if got := w.Total(2); got != 7 {
 		t.Errorf("59s later DELETED total = %d, want 7 (still inside the window)", got)
 	}
-	w.observe(at(61*time.Second), reflector.Counters{Deleted: 7})
-	if got := w.total(2); got != 0 {
+	w.Observe(at(61*time.Second), reflector.Counters{Deleted: 7})
+	if got := w.Total(2); got != 0 {
 		t.Errorf("60s later DELETED total = %d, want 0", got)
 	}
 }
 
 func TestRateWindowTreatsACounterResetAsNewEvents(t *testing.T) {
-	var w rateWindow
-	w.observe(at(0), reflector.Counters{Bookmarks: 50})
-	w.observe(at(time.Second), reflector.Counters{Bookmarks: 2})
-	if got := w.total(3); got != 2 {
+	var w Window
+	w.Observe(at(0), reflector.Counters{Bookmarks: 50})
+	w.Observe(at(time.Second), reflector.Counters{Bookmarks: 2})
+	if got := w.Total(3); got != 2 {
 		t.Errorf("BOOKMARK total = %d, want 2", got)
 	}
 }
@@ -70,7 +75,7 @@ func TestSparkline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := sparkline(tt.values, tt.width); got != tt.want {
+			if got := Sparkline(tt.values, tt.width); got != tt.want {
 				t.Errorf("sparkline(%v, %d) = %q, want %q", tt.values, tt.width, got, tt.want)
 			}
 		})

@@ -1,4 +1,7 @@
-package tui
+// Package rates is the dashboard's event-rate component: a minute of
+// per-second counts of each event type, made from successive snapshots of
+// the reflector's counters, and the sparklines that draw them.
+package rates
 
 import (
 	"strings"
@@ -7,14 +10,14 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
-// rateSeconds is the event-rate window: the last minute, one bucket a second.
-const rateSeconds = 60
+// Seconds is the event-rate window: the last minute, one bucket a second.
+const Seconds = 60
 
-// numSeries is how many event types have a sparkline.
-const numSeries = 4
+// NumSeries is how many event types have a sparkline.
+const NumSeries = 4
 
-// seriesName names the event type of sparkline i, in display order.
-func seriesName(i int) string {
+// SeriesName names the event type of sparkline i, in display order.
+func SeriesName(i int) string {
 	switch i {
 	case 0:
 		return "ADDED"
@@ -26,24 +29,24 @@ func seriesName(i int) string {
 	return "BOOKMARK"
 }
 
-// rateCounts picks the counters of the sparklines out of the reflector's.
-func rateCounts(c reflector.Counters) [numSeries]int64 {
-	return [numSeries]int64{c.Added, c.Modified, c.Deleted, c.Bookmarks}
+// Counts picks the counters of the sparklines out of the reflector's.
+func Counts(c reflector.Counters) [NumSeries]int64 {
+	return [NumSeries]int64{c.Added, c.Modified, c.Deleted, c.Bookmarks}
 }
 
-// rateWindow turns successive counter snapshots into per-second event counts
+// Window turns successive counter snapshots into per-second event counts
 // over the last minute: each snapshot's delta from the previous one goes to
 // the bucket of the second it was taken in.
-type rateWindow struct {
+type Window struct {
 	have    bool
-	last    [numSeries]int64
+	last    [NumSeries]int64
 	lastSec int64 // unix second of the newest bucket
-	buckets [numSeries][rateSeconds]int64
+	buckets [NumSeries][Seconds]int64
 }
 
-// observe adds one snapshot of the counters taken at at.
-func (w *rateWindow) observe(at time.Time, c reflector.Counters) {
-	cur := rateCounts(c)
+// Observe adds one snapshot of the counters taken at at.
+func (w *Window) Observe(at time.Time, c reflector.Counters) {
+	cur := Counts(c)
 	sec := at.Unix()
 	if !w.have {
 		w.have, w.last, w.lastSec = true, cur, sec
@@ -51,9 +54,9 @@ func (w *rateWindow) observe(at time.Time, c reflector.Counters) {
 	}
 	if sec > w.lastSec {
 		// Clear the buckets of the seconds that passed without a snapshot.
-		for s := w.lastSec + 1; s <= sec && s <= w.lastSec+rateSeconds; s++ {
+		for s := w.lastSec + 1; s <= sec && s <= w.lastSec+Seconds; s++ {
 			for i := range w.buckets {
-				w.buckets[i][s%rateSeconds] = 0
+				w.buckets[i][s%Seconds] = 0
 			}
 		}
 		w.lastSec = sec
@@ -63,24 +66,24 @@ func (w *rateWindow) observe(at time.Time, c reflector.Counters) {
 		if d < 0 { // a new reflector started counting from zero
 			d = cur[i]
 		}
-		w.buckets[i][w.lastSec%rateSeconds] += d
+		w.buckets[i][w.lastSec%Seconds] += d
 	}
 	w.last = cur
 }
 
-// series returns the per-second counts of series i, oldest first, ending
+// Series returns the per-second counts of series i, oldest first, ending
 // with the current (possibly partial) second.
-func (w *rateWindow) series(i int) []int64 {
-	out := make([]int64, rateSeconds)
+func (w *Window) Series(i int) []int64 {
+	out := make([]int64, Seconds)
 	if !w.have {
 		return out
 	}
 	for k := range out {
-		sec := w.lastSec - int64(rateSeconds-1-k)
+		sec := w.lastSec - int64(Seconds-1-k)
 		if sec < 0 {
 			continue
 		}
-		out[k] = w.buckets[i][sec%rateSeconds]
+		out[k] = w.buckets[i][sec%Seconds]
 	}
 	return out
 }
@@ -89,37 +92,37 @@ func (w *rateWindow) series(i int) []int64 {
 // DELETED): the overview's events/min sums them and leaves bookmarks out.
 const eventSeries = 3
 
-// addEvents adds the per-second counts of watch events in the minute that
+// AddEvents adds the per-second counts of watch events in the minute that
 // ends with the second end to dst (rateSeconds long, oldest first): seconds
 // the window has not reached yet, or has forgotten, add nothing. The
 // overview aligns every resource on its own clock this way, and its total
 // sums the rows without allocating.
-func (w *rateWindow) addEvents(dst []int64, end time.Time) {
+func (w *Window) AddEvents(dst []int64, end time.Time) {
 	if !w.have {
 		return
 	}
 	endSec := end.Unix()
 	for k := range dst {
 		sec := endSec - int64(len(dst)-1-k)
-		if sec < 0 || sec > w.lastSec || sec <= w.lastSec-rateSeconds {
+		if sec < 0 || sec > w.lastSec || sec <= w.lastSec-Seconds {
 			continue
 		}
 		for i := range eventSeries {
-			dst[k] += w.buckets[i][sec%rateSeconds]
+			dst[k] += w.buckets[i][sec%Seconds]
 		}
 	}
 }
 
-// perSecond is the count of the last complete second.
-func (w *rateWindow) perSecond(i int) int64 {
-	s := w.series(i)
+// PerSecond is the count of the last complete second.
+func (w *Window) PerSecond(i int) int64 {
+	s := w.Series(i)
 	return s[len(s)-2]
 }
 
-// total is the count over the whole window.
-func (w *rateWindow) total(i int) int64 {
+// Total is the count over the whole window.
+func (w *Window) Total(i int) int64 {
 	var t int64
-	for _, v := range w.series(i) {
+	for _, v := range w.Series(i) {
 		t += v
 	}
 	return t
@@ -128,10 +131,10 @@ func (w *rateWindow) total(i int) int64 {
 // sparkBlocks are the sparkline's levels; the lowest is the zero baseline.
 const sparkBlocks = "▁▂▃▄▅▆▇█"
 
-// sparkline draws values in width cells: values are summed into width
+// Sparkline draws values in width cells: values are summed into width
 // columns when there are more values than cells, and scaled to the largest
 // column, with any non-zero column at least one step above the baseline.
-func sparkline(values []int64, width int) string {
+func Sparkline(values []int64, width int) string {
 	if width <= 0 || len(values) == 0 {
 		return ""
 	}
