@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
@@ -116,29 +117,29 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 		}
 		out = append(out, "")
 	}
-	r, ok := m.history.get(ref)
+	r, ok := m.history.Get(ref)
 	if !ok {
 		return append(out, st.Faint.Render(fmt.Sprintf(
 			"no versions recorded: the dashboard keeps the last %d versions of the %s most recently changed objects",
-			versionsPerObject, format.Count(m.opts.TrackedObjects))))
+			history.VersionsPerObject, format.Count(m.opts.TrackedObjects))))
 	}
 	head := "versions seen, oldest first"
-	if r.forgotten > 0 {
-		head += fmt.Sprintf(" (%d older forgotten)", r.forgotten)
+	if r.Forgotten > 0 {
+		head += fmt.Sprintf(" (%d older forgotten)", r.Forgotten)
 	}
 	out = append(out, st.Label.Render(head))
-	for i := range r.len() {
-		v := r.at(i)
+	for i := range r.Len() {
+		v := r.At(i)
 		ts := "before   "
-		if !v.at.IsZero() {
-			ts = v.at.Format("15:04:05") + " "
+		if !v.At.IsZero() {
+			ts = v.At.Format("15:04:05") + " "
 		}
-		out = append(out, ts+st.Value.Render(fmt.Sprintf("%-22s", v.what))+" uid "+store.ShortUID(v.uid)+"  rv "+common.OrDash(v.rv))
+		out = append(out, ts+st.Value.Render(fmt.Sprintf("%-22s", v.What))+" uid "+store.ShortUID(v.UID)+"  rv "+common.OrDash(v.RV))
 		const indent = "           "
-		if v.delta != nil {
+		if v.Delta != nil {
 			// The event's diff: each changed path, old → new, and who wrote
 			// it, a long one wrapped under itself.
-			for _, c := range churn.ChangeLines(st, v.delta, m.detail.meta) {
+			for _, c := range churn.ChangeLines(st, v.Delta, m.detail.meta) {
 				for j, l := range strings.Split(ansi.Wrap(c, max(width-2-len(indent)-2, 20), " ,"), "\n") {
 					if j == 0 {
 						out = append(out, indent+st.Accent.Render("· ")+l)
@@ -147,11 +148,11 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 					}
 				}
 			}
-			if v.delta.Skipped == "" {
+			if v.Delta.Skipped == "" {
 				continue
 			}
 		}
-		for _, c := range r.changesOf(i) {
+		for _, c := range r.ChangesOf(i) {
 			out = append(out, indent+st.Accent.Render("· ")+c)
 		}
 	}
@@ -161,12 +162,12 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 // hasDiffs says the history of ref holds a diffed version: its detail
 // lists changed paths, and m shows their meta paths.
 func (m *Model) hasDiffs(ref store.Ref) bool {
-	r, ok := m.history.get(ref)
+	r, ok := m.history.Get(ref)
 	if !ok {
 		return false
 	}
-	for i := range r.len() {
-		if d := r.at(i).delta; d != nil && d.Skipped == "" {
+	for i := range r.Len() {
+		if d := r.At(i).Delta; d != nil && d.Skipped == "" {
 			return true
 		}
 	}

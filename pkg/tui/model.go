@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
@@ -92,7 +93,7 @@ type Model struct {
 	log      logpane.Pane
 	requests requestsPane
 	diff     diffPane
-	history  *objectHistory
+	history  *history.Objects
 	filter   prompt
 
 	alerts Alerts
@@ -136,7 +137,7 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 		now:      opts.Now(),
 		log:      logpane.NewPane(opts.LogSize),
 		requests: requestsPane{scroll: common.NewScroller()},
-		history:  newObjectHistory(opts.TrackedObjects),
+		history:  history.NewObjects(opts.TrackedObjects),
 	}
 }
 
@@ -236,7 +237,7 @@ func (m *Model) addNotes(notes []reflector.Note) {
 func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 	switch {
 	case n.Kind == reflector.NoteApplied && n.Applied != nil:
-		m.history.recordResult(n.At, *n.Applied, n.Changes)
+		m.history.RecordResult(n.At, *n.Applied, n.Changes)
 		m.diffed = m.diffed || n.Changes != nil
 		return logpane.FromResult(n, *n.Applied)
 	case n.Kind == reflector.NoteAudit && n.Audit != nil:
@@ -253,7 +254,7 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 		}
 	case reflector.ReasonRelistDiff:
 		if d.Diff != nil {
-			m.history.recordDiff(n.At, d.Diff, m.opts.TrackedObjects)
+			m.history.RecordDiff(n.At, d.Diff, m.opts.TrackedObjects)
 			return logpane.Entry{At: n.At, Kind: logpane.KindRelist, Seq: n.Seq, Req: n.RequestID, Note: &n, Diff: d.Diff}, true
 		}
 	case reflector.ReasonStopped:

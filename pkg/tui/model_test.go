@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
@@ -510,7 +511,7 @@ func TestDetailScrollsWithinItsContent(t *testing.T) {
 	t.Cleanup(m.Close)
 	m = resize(m, 80, 24)
 	var results []store.Result
-	for i := range versionsPerObject {
+	for i := range history.VersionsPerObject {
 		results = append(results, store.Result{Outcome: store.Modified, Object: obj("ns", "busy", "u", fmt.Sprint(100+i))})
 	}
 	m = update(m, applied(at(time.Second), results...))

@@ -23,9 +23,6 @@ const (
 	DefaultAuditTimeout = time.Minute
 )
 
-// versionsPerObject is how many versions of one object the history keeps.
-const versionsPerObject = 16
-
 // Options describe the run the dashboard shows, whatever its resources, and
 // size each resource's bounded buffers. Nothing in them changes while the
 // dashboard runs.

@@ -128,7 +128,7 @@ func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
 	if i, j := strings.Index(s, "initial list installed"), strings.Index(s, "ADDED    default/fresh"); i > j {
 		t.Errorf("the list is shown after the event that followed it:\n%s", s)
 	}
-	if h, ok := next.(Model).history.get(fresh.Ref()); !ok || h.len() != 1 {
+	if h, ok := next.(Model).history.Get(fresh.Ref()); !ok || h.Len() != 1 {
 		t.Errorf("object history of %s: %v, want its one version", fresh.Ref(), ok)
 	}
 }
@@ -186,39 +186,6 @@ func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
 	}
 	if got[0] != nil {
 		t.Errorf("notes reader returned %#v after Close, want nil", got[0])
-	}
-}
-
-func TestObjectHistoryIsBounded(t *testing.T) {
-	h := newObjectHistory(2)
-	for i := range 3 {
-		h.recordResult(at(time.Duration(i)), store.Result{Outcome: store.Added, Object: obj("ns", fmt.Sprint(i), "u", "1")}, nil)
-	}
-	if _, ok := h.get(store.Ref{Namespace: "ns", Name: "0"}); ok || h.len() != 2 {
-		t.Errorf("tracking %d objects with the oldest kept=%v, want 2 with the oldest forgotten", h.len(), ok)
-	}
-	ref := store.Ref{Namespace: "ns", Name: "2"}
-	for i := range versionsPerObject + 5 {
-		h.recordResult(at(time.Second), store.Result{Outcome: store.Modified, Object: obj("ns", "2", "u", fmt.Sprint(i+2))}, nil)
-	}
-	r, _ := h.get(ref)
-	if r.len() != versionsPerObject || r.forgotten != 6 {
-		t.Errorf("%d versions, %d forgotten; want %d and 6", r.len(), r.forgotten, versionsPerObject)
-	}
-	if got := r.at(r.len() - 1).rv; got != fmt.Sprint(versionsPerObject+6) {
-		t.Errorf("newest version rv %s, want %d", got, versionsPerObject+6)
-	}
-}
-
-func TestVersionChangesComparesBodiesFieldByField(t *testing.T) {
-	a := obj("ns", "x", "u", "1")
-	a.Body = []byte(`{"metadata":{"resourceVersion":"1"},"data":{"k":"v1","gone":"x"},"spec":{"replicas":2}}`)
-	b := obj("ns", "x", "u", "2")
-	b.Body = []byte(`{"metadata":{"resourceVersion":"2"},"data":{"k":"v2","new":"y"},"spec":{"replicas":2}}`)
-	got := versionChanges(&version{obj: a, uid: "u", rv: "1"}, &version{obj: b, uid: "u", rv: "2"})
-	want := []string{"resourceVersion 1 → 2", `data.k: "v1" → "v2"`, `+ data.new: "y"`, "- data.gone"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("changes = %q, want %q", got, want)
 	}
 }
 

@@ -1,4 +1,8 @@
-package tui
+// Package history is the dashboard's memory of objects: the last versions
+// of the objects most recently changed, each with what it changed from the
+// version before, for an object's detail. Recording allocates nothing once
+// it is full.
+package history
 
 import (
 	"cmp"
@@ -17,18 +21,21 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 )
 
-// version is one state of an object the dashboard saw.
-type version struct {
-	at time.Time // zero when unknown (the cached state before the first change seen)
-	// what says how this version was seen: a store outcome (ADDED, MODIFIED,
+// VersionsPerObject is how many versions of one object the history keeps.
+const VersionsPerObject = 16
+
+// Version is one state of an object the dashboard saw.
+type Version struct {
+	At time.Time // zero when unknown (the cached state before the first change seen)
+	// What says how this version was seen: a store outcome (ADDED, MODIFIED,
 	// REPLACED, DELETED), CACHED, or a relist-diff category.
-	what string
+	What string
 	// obj is the object; nil for versions known only from a relist diff.
 	obj     *store.Object
-	uid, rv string
-	// delta is what a diffed MODIFIED event changed (--diff, or a trace
+	UID, RV string
+	// Delta is what a diffed MODIFIED event changed (--diff, or a trace
 	// that recorded it): the note's, shared, never copied; nil otherwise.
-	delta *diff.Changes
+	Delta *diff.Changes
 
 	// changes describe what differs from the previous version; computed
 	// when first shown, since most versions never are.
@@ -36,78 +43,79 @@ type version struct {
 	diffed  bool
 }
 
-// objectRecord is the bounded history of one address (namespace/name): a
+// Record is the bounded history of one address (namespace/name): a
 // ring of its last versions, kept by value so recording allocates nothing
 // once the history is full (evicted records are reused).
-type objectRecord struct {
+type Record struct {
 	ref       store.Ref
-	ring      [versionsPerObject]version
+	ring      [VersionsPerObject]Version
 	first, n  int
-	forgotten int // versions dropped from the front
+	Forgotten int // versions dropped from the front
 	elem      *list.Element
 }
 
-// len is how many versions the record holds.
-func (r *objectRecord) len() int { return r.n }
+// Len is how many versions the record holds.
+func (r *Record) Len() int { return r.n }
 
-// at returns version i, 0 being the oldest kept.
-func (r *objectRecord) at(i int) *version { return &r.ring[(r.first+i)%versionsPerObject] }
+// At returns version i, 0 being the oldest kept.
+func (r *Record) At(i int) *Version { return &r.ring[(r.first+i)%VersionsPerObject] }
 
-func (r *objectRecord) push(v version) {
-	if r.n == versionsPerObject {
+func (r *Record) push(v Version) {
+	if r.n == VersionsPerObject {
 		r.ring[r.first] = v
-		r.first = (r.first + 1) % versionsPerObject
-		r.forgotten++
+		r.first = (r.first + 1) % VersionsPerObject
+		r.Forgotten++
 		return
 	}
-	r.ring[(r.first+r.n)%versionsPerObject] = v
+	r.ring[(r.first+r.n)%VersionsPerObject] = v
 	r.n++
 }
 
-// objectHistory keeps the last versions of the most recently changed
+// Objects keeps the last versions of the most recently changed
 // objects, so a selected log entry can show what changed. It is bounded in
 // objects (least recently changed forgotten first) and in versions per object.
-type objectHistory struct {
+type Objects struct {
 	max   int
-	byRef map[store.Ref]*objectRecord
-	lru   *list.List // of *objectRecord, most recently changed first
+	byRef map[store.Ref]*Record
+	lru   *list.List // of *Record, most recently changed first
 }
 
-func newObjectHistory(maxObjects int) *objectHistory {
-	return &objectHistory{max: max(maxObjects, 1), byRef: map[store.Ref]*objectRecord{}, lru: list.New()}
+// NewObjects is an empty history of at most maxObjects objects.
+func NewObjects(maxObjects int) *Objects {
+	return &Objects{max: max(maxObjects, 1), byRef: map[store.Ref]*Record{}, lru: list.New()}
 }
 
-// len is how many objects have a history.
-func (h *objectHistory) len() int { return len(h.byRef) }
+// Len is how many objects have a history.
+func (h *Objects) Len() int { return len(h.byRef) }
 
-// get returns the history of ref, if it is tracked.
-func (h *objectHistory) get(ref store.Ref) (*objectRecord, bool) {
+// Get returns the history of ref, if it is tracked.
+func (h *Objects) Get(ref store.Ref) (*Record, bool) {
 	r, ok := h.byRef[ref]
 	return r, ok
 }
 
 // add appends v to ref's history. baseline, when the history is new, is the
 // cached object before v (so the first change seen has something to compare to).
-func (h *objectHistory) add(ref store.Ref, v version, baseline *store.Object) {
+func (h *Objects) add(ref store.Ref, v Version, baseline *store.Object) {
 	r, ok := h.byRef[ref]
 	switch {
 	case ok:
 		h.lru.MoveToFront(r.elem)
 	case h.lru.Len() >= h.max:
 		// Reuse the least recently changed record for the new object.
-		r = h.lru.Back().Value.(*objectRecord)
+		r = h.lru.Back().Value.(*Record)
 		delete(h.byRef, r.ref)
 		elem := r.elem
-		*r = objectRecord{ref: ref, elem: elem}
+		*r = Record{ref: ref, elem: elem}
 		h.lru.MoveToFront(elem)
 		h.byRef[ref] = r
 	default:
-		r = &objectRecord{ref: ref}
+		r = &Record{ref: ref}
 		r.elem = h.lru.PushFront(r)
 		h.byRef[ref] = r
 	}
 	if !ok && baseline != nil {
-		r.push(version{what: "CACHED", obj: baseline, uid: baseline.UID, rv: baseline.ResourceVersion})
+		r.push(Version{What: "CACHED", obj: baseline, UID: baseline.UID, RV: baseline.ResourceVersion})
 	}
 	r.push(v)
 }
@@ -127,20 +135,20 @@ func outcomeWord(o store.Outcome) string {
 	return ""
 }
 
-// recordResult adds what one store change did to the history, with what
+// RecordResult adds what one store change did to the history, with what
 // its event changed when it was diffed (ch, nil when not).
-func (h *objectHistory) recordResult(at time.Time, res store.Result, ch *diff.Changes) {
+func (h *Objects) RecordResult(at time.Time, res store.Result, ch *diff.Changes) {
 	if outcomeWord(res.Outcome) == "" || res.Object == nil {
 		return
 	}
-	h.add(res.Object.Ref(), version{
-		at: at, what: outcomeWord(res.Outcome), obj: res.Object,
-		uid: res.Object.UID, rv: res.Object.ResourceVersion, delta: ch,
+	h.add(res.Object.Ref(), Version{
+		At: at, What: outcomeWord(res.Outcome), obj: res.Object,
+		UID: res.Object.UID, RV: res.Object.ResourceVersion, Delta: ch,
 	}, res.Previous)
 }
 
-// recordDiff adds the objects a relist diff names, at most limit of them.
-func (h *objectHistory) recordDiff(at time.Time, d *store.RelistDiff, limit int) {
+// RecordDiff adds the objects a relist diff names, at most limit of them.
+func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int) {
 	groups := []struct {
 		what    string
 		entries []store.DiffEntry
@@ -161,22 +169,22 @@ func (h *objectHistory) recordDiff(at time.Time, d *store.RelistDiff, limit int)
 			if g.useOld {
 				uid, rv = e.OldUID, e.OldResourceVersion
 			}
-			h.add(e.Ref, version{at: at, what: g.what, uid: uid, rv: rv}, nil)
+			h.add(e.Ref, Version{At: at, What: g.what, UID: uid, RV: rv}, nil)
 		}
 	}
 }
 
-// changesOf returns (and caches) what version i of r changed.
-func (r *objectRecord) changesOf(i int) []string {
-	v := r.at(i)
+// ChangesOf returns (and caches) what version i of r changed.
+func (r *Record) ChangesOf(i int) []string {
+	v := r.At(i)
 	if v.diffed {
 		return v.changes
 	}
-	var prev *version
+	var prev *Version
 	switch {
 	case i > 0:
-		prev = r.at(i - 1)
-	case r.forgotten > 0:
+		prev = r.At(i - 1)
+	case r.Forgotten > 0:
 		v.changes, v.diffed = []string{"the versions before it were forgotten"}, true
 		return v.changes
 	}
@@ -188,16 +196,16 @@ func (r *objectRecord) changesOf(i int) []string {
 const maxBodyChanges = 12
 
 // versionChanges describes what differs between two successive versions.
-func versionChanges(prev, cur *version) []string {
+func versionChanges(prev, cur *Version) []string {
 	if prev == nil {
 		return []string{"first version seen"}
 	}
 	var out []string
-	if prev.uid != cur.uid && prev.uid != "" && cur.uid != "" {
-		out = append(out, fmt.Sprintf("new instance: uid %s → %s", store.ShortUID(prev.uid), store.ShortUID(cur.uid)))
+	if prev.UID != cur.UID && prev.UID != "" && cur.UID != "" {
+		out = append(out, fmt.Sprintf("new instance: uid %s → %s", store.ShortUID(prev.UID), store.ShortUID(cur.UID)))
 	}
-	if prev.rv != cur.rv {
-		out = append(out, fmt.Sprintf("resourceVersion %s → %s", common.OrDash(prev.rv), common.OrDash(cur.rv)))
+	if prev.RV != cur.RV {
+		out = append(out, fmt.Sprintf("resourceVersion %s → %s", common.OrDash(prev.RV), common.OrDash(cur.RV)))
 	}
 	a, b := prev.obj, cur.obj
 	if a == nil || b == nil {
