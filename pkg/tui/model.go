@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/panes"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
@@ -79,7 +80,7 @@ type Model struct {
 	// keys.ToOverview is on when the model is one of several behind an
 	// Overview: its help and footer say that esc goes back to the overview.
 	keys  keyMap
-	focus pane
+	focus panes.Pane
 
 	now        time.Time // the model's clock: opts.Now at the last message that carried time
 	stats      reflector.Stats
@@ -91,8 +92,8 @@ type Model struct {
 
 	rates    rates.Window
 	log      logpane.Pane
-	requests requestsPane
-	diff     diffPane
+	requests panes.RequestsPane
+	diff     panes.DiffPane
 	history  *history.Objects
 	filter   prompt
 
@@ -136,7 +137,7 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 		keys:     keys,
 		now:      opts.Now(),
 		log:      logpane.NewPane(opts.LogSize),
-		requests: requestsPane{scroll: common.NewScroller()},
+		requests: panes.RequestsPane{Scroll: common.NewScroller()},
 		history:  history.NewObjects(opts.TrackedObjects),
 	}
 }
@@ -182,7 +183,7 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	if s.hasStats {
 		m.stats, m.haveStats = s.stats, true
 		m.rates.Observe(s.at, s.stats.Counters)
-		m.diff.setDiff(s.stats.LastRelistDiff, s.at)
+		m.diff.SetDiff(s.stats.LastRelistDiff, s.at)
 	}
 	if s.hasStore {
 		m.counters, m.storeReady = s.counters, s.storeReady
@@ -352,9 +353,9 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.chrome.keys.Help):
 		m.state = stateHelp
 	case key.Matches(k, m.keys.NextPane):
-		m.focus = (m.focus + 1) % numPanes
+		m.focus = (m.focus + 1) % panes.Num
 	case key.Matches(k, m.keys.PrevPane):
-		m.focus = (m.focus + numPanes - 1) % numPanes
+		m.focus = (m.focus + panes.Num - 1) % panes.Num
 	case key.Matches(k, m.keys.Up):
 		m.scrollOf(m.focus).Move(-1, n)
 	case key.Matches(k, m.keys.Down):
@@ -371,13 +372,13 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 		m.openDetail()
 	case key.Matches(k, m.keys.Pause):
 		m.log.SetPaused(!m.log.Paused)
-		m.focus = paneLog
+		m.focus = panes.Log
 	case key.Matches(k, m.keys.Filter):
-		m.state, m.focus = stateFilter, paneLog
+		m.state, m.focus = stateFilter, panes.Log
 		return nil, false
 	case key.Matches(k, m.keys.TypeFilter):
 		m.log.TypeIdx = (m.log.TypeIdx + 1) % logpane.NumTypeFilters
-		m.focus = paneLog
+		m.focus = panes.Log
 		m.log.Scroll.Follow = true
 	case key.Matches(k, m.keys.Back):
 		m.log.Filter, m.log.TypeIdx = "", 0
@@ -474,41 +475,41 @@ func (m *Model) unavailable(what string) string {
 // openDetail shows the detail of the focused pane's selected row.
 func (m *Model) openDetail() {
 	switch m.focus {
-	case paneLog:
+	case panes.Log:
 		if e, ok := m.log.Selected(); ok {
 			m.detail, m.state = detailFor(e), stateDetail
 		}
-	case paneRequests:
-		rows := requestRows(&m.stats)
+	case panes.Requests:
+		rows := panes.RequestRows(&m.stats)
 		if len(rows) > 0 {
-			r := rows[min(m.requests.scroll.Cursor, len(rows)-1)]
+			r := rows[min(m.requests.Scroll.Cursor, len(rows)-1)]
 			m.detail, m.state = detailView{kind: detailRequest, req: r}, stateDetail
 		}
-	case paneDiff:
-		if r, ok := m.diff.selected(); ok {
+	case panes.Diff:
+		if r, ok := m.diff.Selected(); ok {
 			m.detail, m.state = detailView{kind: detailObject, ref: r.Entry.Ref}, stateDetail
 		}
 	}
 }
 
 // scrollOf is a pane's scroller.
-func (m *Model) scrollOf(p pane) *common.Scroller {
+func (m *Model) scrollOf(p panes.Pane) *common.Scroller {
 	switch p {
-	case paneRequests:
-		return &m.requests.scroll
-	case paneDiff:
-		return &m.diff.scroll
+	case panes.Requests:
+		return &m.requests.Scroll
+	case panes.Diff:
+		return &m.diff.Scroll
 	}
 	return &m.log.Scroll
 }
 
 // rowsIn is how many selectable rows a pane has.
-func (m *Model) rowsIn(p pane) int {
+func (m *Model) rowsIn(p panes.Pane) int {
 	switch p {
-	case paneRequests:
-		return len(requestRows(&m.stats))
-	case paneDiff:
-		return len(m.diff.rows)
+	case panes.Requests:
+		return len(panes.RequestRows(&m.stats))
+	case panes.Diff:
+		return len(m.diff.Rows)
 	}
 	n, _ := m.log.Rows()
 	return n
@@ -517,7 +518,7 @@ func (m *Model) rowsIn(p pane) int {
 // clampPanes keeps every pane's cursor and window valid after a change.
 func (m *Model) clampPanes() {
 	l := m.layout()
-	for p := range numPanes {
+	for p := range panes.Num {
 		m.scrollOf(p).Clamp(m.rowsIn(p), l.selectable(p))
 	}
 }

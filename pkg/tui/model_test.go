@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/panes"
 )
 
 var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
@@ -133,7 +134,7 @@ func TestStatsSnapshotsArePolledAgainAtTheRefreshInterval(t *testing.T) {
 func TestRequestTimelineShowsExactOptionsDurationCountsAndEnds(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
 	m = update(m, keyPress("tab"))
-	if m.focus != paneRequests {
+	if m.focus != panes.Requests {
 		t.Fatalf("focus = %v, want Requests", m.focus)
 	}
 	s := screen(m)
@@ -158,7 +159,7 @@ func TestRequestTimelineShowsExactOptionsDurationCountsAndEnds(t *testing.T) {
 func TestRelistDiffPaneNamesWhatTheWatchMissed(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
 	m = update(m, keyPress("shift+tab"))
-	if m.focus != paneDiff {
+	if m.focus != panes.Diff {
 		t.Fatalf("focus = %v, want Relist diff", m.focus)
 	}
 	mustContain(t, screen(m),
@@ -337,7 +338,7 @@ func TestTabCyclesThePanes(t *testing.T) {
 		t.Errorf("tab order %v, want %s", got, want)
 	}
 	m = update(m, keyPress("shift+tab"))
-	if m.focus != paneDiff {
+	if m.focus != panes.Diff {
 		t.Errorf("shift+tab from Log: %v, want Relist diff", m.focus)
 	}
 }
@@ -498,7 +499,7 @@ func TestStateAndPaneNames(t *testing.T) {
 			t.Errorf("%d.String() = %q, want %q", s, s.String(), want)
 		}
 	}
-	for p, want := range map[pane]string{paneLog: "Log", paneRequests: "Requests", paneDiff: "Relist diff"} {
+	for p, want := range map[panes.Pane]string{panes.Log: "Log", panes.Requests: "Requests", panes.Diff: "Relist diff"} {
 		if p.String() != want {
 			t.Errorf("%d.String() = %q, want %q", p, p.String(), want)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/panes"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
@@ -34,20 +35,20 @@ type layout struct {
 	gaugeRows     int // 0 when the gauges do not fit
 	showRates     bool
 	body          int // lines between header and footer
-	paneRows      [numPanes]int
+	paneRows      [panes.Num]int
 	logWidth      int // wide: the log's share of the width
 }
 
 // rows is how many lines pane p gets below its title.
-func (l layout) rows(p pane) int { return l.paneRows[p] }
+func (l layout) rows(p panes.Pane) int { return l.paneRows[p] }
 
 // selectable is how many of a pane's lines show rows: the requests have a
 // column head, the diff a two-line summary.
-func (l layout) selectable(p pane) int {
+func (l layout) selectable(p panes.Pane) int {
 	switch p {
-	case paneRequests:
+	case panes.Requests:
 		return l.paneRows[p] - 1
-	case paneDiff:
+	case panes.Diff:
 		return l.paneRows[p] - 2
 	}
 	return l.paneRows[p]
@@ -78,10 +79,10 @@ func (m *Model) layout() layout {
 	}
 	if l.wide {
 		rest := l.body - top()
-		reqBlock := min(max(rest/3, 4), max(m.rowsIn(paneRequests)+2, 4))
-		l.paneRows[paneRequests] = reqBlock - 1
+		reqBlock := min(max(rest/3, 4), max(m.rowsIn(panes.Requests)+2, 4))
+		l.paneRows[panes.Requests] = reqBlock - 1
 		lower := rest - reqBlock - 1
-		l.paneRows[paneLog], l.paneRows[paneDiff] = lower, lower
+		l.paneRows[panes.Log], l.paneRows[panes.Diff] = lower, lower
 		l.logWidth = w * 3 / 5
 		return l
 	}
@@ -93,7 +94,7 @@ func (m *Model) layout() layout {
 		l.gaugeRows = 0
 	}
 	rows := max(l.body-top()-1, 0)
-	for p := range numPanes {
+	for p := range panes.Num {
 		l.paneRows[p] = rows
 	}
 	return l
@@ -215,19 +216,19 @@ func (m *Model) dashboard(l layout) []string {
 }
 
 // paneLines renders one pane's rows.
-func (m *Model) paneLines(p pane, width, h int) []string {
+func (m *Model) paneLines(p panes.Pane, width, h int) []string {
 	focused := m.focus == p
 	switch p {
-	case paneRequests:
-		return m.requests.lines(m.st, requestRows(&m.stats), m.now, width, h, focused)
-	case paneDiff:
-		return m.diff.lines(m.st, m.now, width, h, focused)
+	case panes.Requests:
+		return m.requests.Lines(m.st, panes.RequestRows(&m.stats), m.now, width, h, focused)
+	case panes.Diff:
+		return m.diff.Lines(m.st, m.now, width, h, focused)
 	}
 	return m.log.Lines(m.st, width, h, focused)
 }
 
 // paneTitle is a pane's title line; the focused one stands out.
-func (m *Model) paneTitle(p pane, width int) string {
+func (m *Model) paneTitle(p panes.Pane, width int) string {
 	title := " " + p.String() + " "
 	styled := m.st.Tab.Render(title)
 	if m.focus == p {
@@ -237,15 +238,15 @@ func (m *Model) paneTitle(p pane, width int) string {
 }
 
 // paneStatus is what a pane's title says besides its name.
-func (m *Model) paneStatus(p pane) string {
+func (m *Model) paneStatus(p panes.Pane) string {
 	switch p {
-	case paneLog:
+	case panes.Log:
 		return m.log.Title(m.st)
-	case paneRequests:
-		return format.Count(len(requestRows(&m.stats))) + " recent"
-	case paneDiff:
-		if m.diff.diff != nil {
-			return format.Count(m.diff.diff.Missed()) + " missed"
+	case panes.Requests:
+		return format.Count(len(panes.RequestRows(&m.stats))) + " recent"
+	case panes.Diff:
+		if m.diff.Diff != nil {
+			return format.Count(m.diff.Diff.Missed()) + " missed"
 		}
 	}
 	return ""
@@ -253,18 +254,18 @@ func (m *Model) paneStatus(p pane) string {
 
 // widePanes shows the requests across the width, the log and the diff side by side.
 func (m *Model) widePanes(l layout) []string {
-	out := []string{m.paneTitle(paneRequests, l.width)}
-	out = append(out, common.FitLines(m.paneLines(paneRequests, l.width, l.rows(paneRequests)), l.width, l.rows(paneRequests))...)
+	out := []string{m.paneTitle(panes.Requests, l.width)}
+	out = append(out, common.FitLines(m.paneLines(panes.Requests, l.width, l.rows(panes.Requests)), l.width, l.rows(panes.Requests))...)
 	rightW := l.width - l.logWidth - 3
-	left := append([]string{m.paneTitle(paneLog, l.logWidth)}, m.paneLines(paneLog, l.logWidth, l.rows(paneLog))...)
-	right := append([]string{m.paneTitle(paneDiff, rightW)}, m.paneLines(paneDiff, rightW, l.rows(paneDiff))...)
+	left := append([]string{m.paneTitle(panes.Log, l.logWidth)}, m.paneLines(panes.Log, l.logWidth, l.rows(panes.Log))...)
+	right := append([]string{m.paneTitle(panes.Diff, rightW)}, m.paneLines(panes.Diff, rightW, l.rows(panes.Diff))...)
 	return append(out, common.SideBySide(left, l.logWidth, m.st.Section.Render(" │ "), right)...)
 }
 
 // tabBar names the panes, the focused one highlighted, and its status.
 func (m *Model) tabBar(width int) string {
 	var tabs []string
-	for p := range numPanes {
+	for p := range panes.Num {
 		if p == m.focus {
 			tabs = append(tabs, m.st.TabActive.Render(" "+p.String()+" "))
 		} else {

@@ -1,4 +1,8 @@
-package tui
+// Package panes is the dashboard's lower half besides the log: which pane
+// is which, the request timeline (every recent LIST and WATCH with its
+// options, what it received and why it ended) and the last relist's diff
+// (what the watch had missed, by name).
+package panes
 
 import (
 	"fmt"
@@ -12,31 +16,32 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
-// pane is one of the switchable panes of the dashboard's lower half.
-type pane int
+// Pane is one of the switchable panes of the dashboard's lower half.
+type Pane int
 
+// The panes, in the order tab cycles through them; Num counts them.
 const (
-	paneLog pane = iota
-	paneRequests
-	paneDiff
-	numPanes
+	Log Pane = iota
+	Requests
+	Diff
+	Num
 )
 
 // String is the pane's title.
-func (p pane) String() string {
+func (p Pane) String() string {
 	switch p {
-	case paneLog:
+	case Log:
 		return "Log"
-	case paneRequests:
+	case Requests:
 		return "Requests"
-	case paneDiff:
+	case Diff:
 		return "Relist diff"
 	}
 	return "?"
 }
 
-// requestRows are the finished requests, oldest first, then the one in flight.
-func requestRows(s *reflector.Stats) []reflector.RequestInfo {
+// RequestRows are the finished requests, oldest first, then the one in flight.
+func RequestRows(s *reflector.Stats) []reflector.RequestInfo {
 	rows := s.Requests
 	if s.Current != nil {
 		rows = append(rows[:len(rows):len(rows)], *s.Current)
@@ -44,10 +49,10 @@ func requestRows(s *reflector.Stats) []reflector.RequestInfo {
 	return rows
 }
 
-// requestsPane is the request timeline: every recent LIST and WATCH with its
+// RequestsPane is the request timeline: every recent LIST and WATCH with its
 // exact options, how long it took, what it received and why it ended.
-type requestsPane struct {
-	scroll common.Scroller
+type RequestsPane struct {
+	Scroll common.Scroller
 }
 
 func endSeverity(end *reflector.RequestEnd) common.Severity {
@@ -73,17 +78,19 @@ func requestLine(r *reflector.RequestInfo, now time.Time) (head, end, opts strin
 	return head, fmt.Sprintf("%-9s", r.End.Format(true)), r.Opts.Format(true)
 }
 
-func (p requestsPane) lines(st common.Styles, rows []reflector.RequestInfo, now time.Time, width, h int, focused bool) []string {
+// Lines renders the timeline of rows in h lines of width cells: a head,
+// then the rows around the cursor, highlighted where the pane is focused.
+func (p RequestsPane) Lines(st common.Styles, rows []reflector.RequestInfo, now time.Time, width, h int, focused bool) []string {
 	if len(rows) == 0 {
 		return []string{st.Faint.Render("no request yet")}
 	}
 	out := []string{st.Label.Render(common.Clip(fmt.Sprintf("%5s %-5s %7s %13s %-9s %s", "ID", "VERB", "TOOK", "RECEIVED", "END", "OPTIONS (as sent)"), width))}
 	h--
-	p.scroll.Clamp(len(rows), h)
-	for i := p.scroll.Top; i < len(rows) && len(out) <= h; i++ {
+	p.Scroll.Clamp(len(rows), h)
+	for i := p.Scroll.Top; i < len(rows) && len(out) <= h; i++ {
 		r := &rows[i]
 		head, end, opts := requestLine(r, now)
-		if i == p.scroll.Cursor {
+		if i == p.Scroll.Cursor {
 			out = append(out, logpane.CursorRow(st, focused, common.Pad(head+end+" "+opts, width)))
 			continue
 		}
@@ -92,33 +99,34 @@ func (p requestsPane) lines(st common.Styles, rows []reflector.RequestInfo, now 
 	return out
 }
 
-// diffPane shows the last relist's diff: what the watch had missed, by name.
-type diffPane struct {
-	diff   *store.RelistDiff
-	rows   []common.DiffRow // built once per diff
-	seenAt time.Time        // when the dashboard first saw this diff
-	scroll common.Scroller
+// DiffPane shows the last relist's diff: what the watch had missed, by name.
+type DiffPane struct {
+	Diff   *store.RelistDiff // the diff shown (nil: none yet)
+	Rows   []common.DiffRow  // built once per diff
+	seenAt time.Time         // when the dashboard first saw this diff
+	Scroll common.Scroller
 }
 
-// setDiff installs a new diff (a no-op for the one already shown).
-func (p *diffPane) setDiff(d *store.RelistDiff, now time.Time) {
-	if d == p.diff {
+// SetDiff installs a new diff (a no-op for the one already shown).
+func (p *DiffPane) SetDiff(d *store.RelistDiff, now time.Time) {
+	if d == p.Diff {
 		return
 	}
-	p.diff, p.rows, p.seenAt = d, common.DiffRows(d), now
-	p.scroll = common.Scroller{}
+	p.Diff, p.Rows, p.seenAt = d, common.DiffRows(d), now
+	p.Scroll = common.Scroller{}
 }
 
-// selected is the diff entry under the cursor, if any.
-func (p *diffPane) selected() (common.DiffRow, bool) {
-	if len(p.rows) == 0 {
+// Selected is the diff entry under the cursor, if any.
+func (p *DiffPane) Selected() (common.DiffRow, bool) {
+	if len(p.Rows) == 0 {
 		return common.DiffRow{}, false
 	}
-	return p.rows[min(p.scroll.Cursor, len(p.rows)-1)], true
+	return p.Rows[min(p.Scroll.Cursor, len(p.Rows)-1)], true
 }
 
-func (p diffPane) lines(st common.Styles, now time.Time, width, h int, focused bool) []string {
-	d := p.diff
+// Lines renders the diff in h lines of width cells, at now.
+func (p DiffPane) Lines(st common.Styles, now time.Time, width, h int, focused bool) []string {
+	d := p.Diff
 	if d == nil {
 		return []string{st.Faint.Render("no relist yet: the watch has not lost its history since the first list")}
 	}
@@ -135,10 +143,10 @@ func (p diffPane) lines(st common.Styles, now time.Time, width, h int, focused b
 		common.Clip(missed+st.Label.Render(" · "+common.MissedBreakdown(d)), width),
 	}
 	h -= len(out)
-	p.scroll.Clamp(len(p.rows), h)
-	for i := p.scroll.Top; i < len(p.rows) && h > 0; i++ {
-		r := p.rows[i]
-		if i == p.scroll.Cursor {
+	p.Scroll.Clamp(len(p.Rows), h)
+	for i := p.Scroll.Top; i < len(p.Rows) && h > 0; i++ {
+		r := p.Rows[i]
+		if i == p.Scroll.Cursor {
 			out = append(out, logpane.CursorRow(st, focused, common.Pad(fmt.Sprintf("%-13s ", r.What)+r.Text(), width)))
 		} else {
 			out = append(out, common.Clip(st.Sev(r.Sev, fmt.Sprintf("%-13s", r.What))+" "+r.Text(), width))
