@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/panes"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/prompt"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
@@ -95,7 +96,7 @@ type Model struct {
 	requests panes.RequestsPane
 	diff     panes.DiffPane
 	history  *history.Objects
-	filter   prompt
+	filter   prompt.Prompt
 
 	alerts Alerts
 
@@ -331,11 +332,11 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(k, m.keys.Back):
 		m.state = stateDashboard
-		m.filter.value, m.log.Filter = "", ""
+		m.filter.Value, m.log.Filter = "", ""
 		return nil
 	}
-	if m.filter.update(k) {
-		m.log.Filter = strings.ToLower(m.filter.value)
+	if m.filter.Update(k) {
+		m.log.Filter = strings.ToLower(m.filter.Value)
 		m.log.Scroll.Follow = true
 	}
 	return nil
@@ -382,7 +383,7 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 		m.log.Scroll.Follow = true
 	case key.Matches(k, m.keys.Back):
 		m.log.Filter, m.log.TypeIdx = "", 0
-		m.filter.value = ""
+		m.filter.Value = ""
 		m.chrome.status.text = ""
 	case key.Matches(k, m.keys.Findings):
 		m.state = stateFindings

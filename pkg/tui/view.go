@@ -285,7 +285,7 @@ func (m *Model) tabBar(width int) string {
 func (m *Model) footer(width int) string {
 	var over string
 	if m.state == stateFilter {
-		over = m.filter.view(m.st) + m.st.Faint.Render("  enter keep · esc clear")
+		over = m.filter.View(m.st) + m.st.Faint.Render("  enter keep · esc clear")
 	}
 	hint, _ := m.overlayHint(m)
 	switch {
