@@ -18,4 +18,15 @@
 // fail in a replay. A replay may also give Options.Player: its keys (space,
 // →, +, -, 0-9) pause, step, speed up, slow down and jump the replay forward,
 // and the header shows its position in recorded time.
+//
+// This package holds the models and what frames them: the Overview (the
+// one model Run runs), each resource's Model, the root both embed (the
+// chrome: size, status, help, the player's keys and badge; the state; the
+// findings pane and the detail), and the Options, Resource and Feed a caller
+// gives. What they show is made by components, a package each under
+// internal/, as gh-dash lays out its own: findingspane, detail, logpane,
+// panes (the requests and the relist diff), churn, history, rates and
+// prompt. Each knows only internal/common (styles, severities, layout
+// helpers, the scroller and the list keys), never another component nor a
+// model; internal/layers holds that rule.
 package tui

@@ -5,13 +5,10 @@
 package churn
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
@@ -193,27 +190,14 @@ func changeLine(st common.Styles, c diff.Change) string {
 	case len(c.Old) == 0 && len(c.New) == 0:
 		line += " " + string(c.Op)
 	case c.Op == diff.Added:
-		line += ": (none) → " + RawValue(c.New)
+		line += ": (none) → " + common.RawValue(c.New)
 	case c.Op == diff.Removed:
-		line += ": " + RawValue(c.Old) + " → (removed)"
+		line += ": " + common.RawValue(c.Old) + " → (removed)"
 	default:
-		line += ": " + RawValue(c.Old) + " → " + RawValue(c.New)
+		line += ": " + common.RawValue(c.Old) + " → " + common.RawValue(c.New)
 	}
 	if w := c.Writer(); w != "" {
 		line += st.Label.Render("  by ") + st.Accent.Render(w)
 	}
 	return line
-}
-
-// RawValue renders a JSON value briefly, on one line.
-func RawValue(raw json.RawMessage) string {
-	var b bytes.Buffer
-	s := string(raw)
-	if json.Compact(&b, raw) == nil {
-		s = b.String()
-	}
-	if ansi.StringWidth(s) > 40 {
-		s = ansi.Truncate(s, 40, format.Ellipsis)
-	}
-	return s
 }

@@ -1,6 +1,8 @@
 package common
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -110,4 +112,32 @@ const WideWidth = 120
 func SectionRule(st Styles, title string, width int) string {
 	head := "── " + title + " "
 	return st.Section.Render(Clip(head+strings.Repeat("─", max(width-ansi.StringWidth(head), 0)), width))
+}
+
+// RawValue renders a JSON value briefly, on one line.
+func RawValue(raw json.RawMessage) string {
+	var b bytes.Buffer
+	s := string(raw)
+	if json.Compact(&b, raw) == nil {
+		s = b.String()
+	}
+	if ansi.StringWidth(s) > 40 {
+		s = ansi.Truncate(s, 40, format.Ellipsis)
+	}
+	return s
+}
+
+// Owners renders owner references as Kind/name, the controller marked with *.
+func Owners(o *store.Object) string {
+	if len(o.OwnerReferences) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(o.OwnerReferences))
+	for i, r := range o.OwnerReferences {
+		parts[i] = r.Kind + "/" + r.Name
+		if r.Controller {
+			parts[i] += "*"
+		}
+	}
+	return strings.Join(parts, ",")
 }

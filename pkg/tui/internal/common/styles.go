@@ -123,3 +123,12 @@ func StateSeverity(st reflector.State) Severity {
 	}
 	return SevNone
 }
+
+// CursorRow highlights the cursor row: reversed in the focused pane,
+// underlined in the others.
+func (st Styles) CursorRow(focused bool, s string) string {
+	if focused {
+		return st.Selected.Render(s)
+	}
+	return st.Cursor.Render(s)
+}

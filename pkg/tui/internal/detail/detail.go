@@ -55,27 +55,12 @@ func ObjectFacts(o *store.Object) []string {
 		out = append(out, "  labels       "+strings.Join(l, ","))
 	}
 	if len(o.OwnerReferences) > 0 {
-		out = append(out, "  owners       "+Owners(o))
+		out = append(out, "  owners       "+common.Owners(o))
 	}
 	if len(o.Body) > 0 {
 		out = append(out, "  body         "+format.Bytes(int64(len(o.Body)))+" of JSON kept")
 	}
 	return out
-}
-
-// Owners renders owner references as Kind/name, the controller marked with *.
-func Owners(o *store.Object) string {
-	if len(o.OwnerReferences) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(o.OwnerReferences))
-	for i, r := range o.OwnerReferences {
-		parts[i] = r.Kind + "/" + r.Name
-		if r.Controller {
-			parts[i] += "*"
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // Request is everything about one request.

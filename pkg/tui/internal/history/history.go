@@ -16,9 +16,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 )
 
 // VersionsPerObject is how many versions of one object the history keeps.
@@ -219,7 +217,7 @@ func versionChanges(prev, cur *Version) []string {
 		out = append(out, "deletionTimestamp set: "+b.DeletionTimestamp.UTC().Format(time.RFC3339))
 	}
 	if !reflect.DeepEqual(a.OwnerReferences, b.OwnerReferences) {
-		out = append(out, fmt.Sprintf("owners %s → %s", detail.Owners(a), detail.Owners(b)))
+		out = append(out, fmt.Sprintf("owners %s → %s", common.Owners(a), common.Owners(b)))
 	}
 	if len(a.Body) > 0 && len(b.Body) > 0 {
 		out = append(out, bodyChanges(a.Body, b.Body)...)
@@ -270,11 +268,11 @@ func bodyChanges(a, b []byte) []string {
 		}
 		switch c.Op {
 		case diff.Added:
-			out = append(out, "+ "+p+": "+churn.RawValue(c.New))
+			out = append(out, "+ "+p+": "+common.RawValue(c.New))
 		case diff.Removed:
 			out = append(out, "- "+p)
 		default:
-			out = append(out, p+": "+churn.RawValue(c.Old)+" → "+churn.RawValue(c.New))
+			out = append(out, p+": "+common.RawValue(c.Old)+" → "+common.RawValue(c.New))
 		}
 	}
 	if len(out) > maxBodyChanges {

@@ -339,7 +339,7 @@ func (l Pane) Lines(st common.Styles, width, h int, focused bool) []string {
 		}
 		plain := ts + " " + fmt.Sprintf("%-8s", e.Kind) + " " + e.Message()
 		if i == l.Scroll.Cursor {
-			out = append(out, CursorRow(st, focused, common.Pad(plain, width)))
+			out = append(out, st.CursorRow(focused, common.Pad(plain, width)))
 			continue
 		}
 		out = append(out, l.entryLine(st, e, width))
@@ -368,15 +368,6 @@ func (l *Pane) entryLine(st common.Styles, e *Entry, width int) string {
 		ts = e.At.Format("15:04:05")
 	}
 	return st.Faint.Render(ts) + " " + kindStyle(st, e.Kind).Render(fmt.Sprintf("%-8s", e.Kind)) + " " + common.Clip(e.Message(), width-18)
-}
-
-// CursorRow highlights the cursor row: reversed in the focused pane,
-// underlined in the others.
-func CursorRow(st common.Styles, focused bool, s string) string {
-	if focused {
-		return st.Selected.Render(s)
-	}
-	return st.Cursor.Render(s)
 }
 
 // kindStyle colors an event log entry by its kind.

@@ -13,7 +13,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 )
 
 // Pane is one of the switchable panes of the dashboard's lower half.
@@ -91,7 +90,7 @@ func (p RequestsPane) Lines(st common.Styles, rows []reflector.RequestInfo, now 
 		r := &rows[i]
 		head, end, opts := requestLine(r, now)
 		if i == p.Scroll.Cursor {
-			out = append(out, logpane.CursorRow(st, focused, common.Pad(head+end+" "+opts, width)))
+			out = append(out, st.CursorRow(focused, common.Pad(head+end+" "+opts, width)))
 			continue
 		}
 		out = append(out, common.Clip(head+st.Sev(endSeverity(r.End), end)+" "+st.Label.Render(opts), width))
@@ -147,7 +146,7 @@ func (p DiffPane) Lines(st common.Styles, now time.Time, width, h int, focused b
 	for i := p.Scroll.Top; i < len(p.Rows) && h > 0; i++ {
 		r := p.Rows[i]
 		if i == p.Scroll.Cursor {
-			out = append(out, logpane.CursorRow(st, focused, common.Pad(fmt.Sprintf("%-13s ", r.What)+r.Text(), width)))
+			out = append(out, st.CursorRow(focused, common.Pad(fmt.Sprintf("%-13s ", r.What)+r.Text(), width)))
 		} else {
 			out = append(out, common.Clip(st.Sev(r.Sev, fmt.Sprintf("%-13s", r.What))+" "+r.Text(), width))
 		}
