@@ -56,15 +56,7 @@ func newExplainCommand(streams genericiooptions.IOStreams, version string) *cobr
 			"resource and a test case per finding of the catalogue, failed for a warning or an error.",
 		Example:           "  kubectl watchcache explain out.jsonl\n  kubectl watchcache explain out.jsonl.gz -o json | jq '.resources[].findings[].id'\n  kubectl watchcache explain out.jsonl -o sarif > watchcache.sarif",
 		ValidArgsFunction: completeTraceFiles,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:              runOptions(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: text, json, sarif (SARIF 2.1.0) or junit (JUnit XML)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(explainOutputs(), cobra.ShellCompDirectiveNoFileComp))

@@ -54,15 +54,7 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"starts again and runs fast to it).",
 		Example:           "  kubectl watchcache replay out.jsonl\n  kubectl watchcache replay out.jsonl.gz --speed 0 --summary -o json",
 		ValidArgsFunction: completeTraceFiles,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:              runOptions(o),
 	}
 	cmd.Flags().Float64Var(&o.Speed, "speed", o.Speed, "Replay speed: 0 as fast as possible, 1 real time, N times faster")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 1 when the replayed decisions differ from the recorded ones (for regression tests)")

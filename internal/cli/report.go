@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -50,15 +51,7 @@ func newReportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			"its extension (out.jsonl.gz -> out.html); -o names another file, -o - writes to standard output.",
 		Example:           "  kubectl watchcache report out.jsonl\n  kubectl watchcache report out.jsonl.gz -o /tmp/watch.html\n  kubectl watchcache report out.jsonl -o - > report.html",
 		ValidArgsFunction: completeTraceFiles,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run()
-		},
+		RunE:              runOptions(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "HTML file to write (default: TRACE's base name with .html, in the current directory; - for standard output)")
 	o.Findings.addFlags(cmd)
@@ -132,8 +125,9 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && absA == absB
 }
 
-// Run reads the trace and writes the report.
-func (o *ReportOptions) Run() error {
+// Run reads the trace and writes the report; it runs to the end, whatever
+// the context (it waits for nothing).
+func (o *ReportOptions) Run(context.Context) error {
 	if _, err := os.Stat(o.path); err != nil {
 		return fmt.Errorf("cannot read %s: %w", o.path, errors.Unwrap(err))
 	}

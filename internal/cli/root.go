@@ -38,6 +38,28 @@ func usageErrorf(format string, a ...any) error {
 	return usageError{fmt.Errorf(format, a...)}
 }
 
+// commandOptions are a command's options in kubectl's pattern: Complete
+// fills them from the arguments, Validate checks them, Run does the work.
+type commandOptions interface {
+	Complete(args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runOptions is a command's RunE for o: Complete, Validate, then Run, the
+// first error ending it.
+func runOptions(o commandOptions) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
+}
+
 // NewCommand builds the root "kubectl watchcache" command.
 // version is the release's stamp ("dev" when none; see ResolveVersion).
 func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {

@@ -322,15 +322,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 func newWatchCommand(streams genericiooptions.IOStreams, version string) (*WatchOptions, func(*cobra.Command, []string) error) {
 	o := NewWatchOptions(streams)
 	o.identity.version = version
-	return o, func(cmd *cobra.Command, args []string) error {
-		if err := o.Complete(args); err != nil {
-			return err
-		}
-		if err := o.Validate(); err != nil {
-			return err
-		}
-		return o.Run(cmd.Context())
-	}
+	return o, runOptions(o)
 }
 
 // reflectorConfig is each resource's reflector configuration.
