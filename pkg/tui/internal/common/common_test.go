@@ -1,0 +1,97 @@
+package common
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+func TestClipPadAndSpreadKeepToTheirWidthInCells(t *testing.T) {
+	styled := lipgloss.NewStyle().Bold(true).Render("watching") // ANSI codes take no cells
+	for _, tt := range []struct {
+		name, got, want string
+	}{
+		{"clip leaves what fits", Clip("abc", 3), "abc"},
+		{"clip marks the cut", Clip("abcdef", 4), "abc…"},
+		{"clip to nothing", Clip("abc", 0), ""},
+		{"clip counts wide runes as two cells", Clip("日本語", 4), "日…"},
+		{"pad fills with spaces", Pad("ab", 4), "ab  "},
+		{"pad cuts", Pad("abcdef", 4), "abc…"},
+		{"spread puts right at the edge", Spread("left", "right", 12), "left   right"},
+		{"spread cuts left first", Spread("a long left side", "right", 12), "a lon… right"},
+		{"spread keeps what of right fits", Spread("left", "a long right", 5), "a lo…"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+	if got := Clip(styled, 5); ansi.StringWidth(got) != 5 || ansi.Strip(got) != "watc…" {
+		t.Errorf("clip of a styled word: %q (%d cells), want watc… in 5 cells", got, ansi.StringWidth(got))
+	}
+	if got := Pad(styled, 10); ansi.StringWidth(got) != 10 || !strings.HasPrefix(got, styled) {
+		t.Errorf("pad of a styled word: %q (%d cells), want it whole and 10 cells", got, ansi.StringWidth(got))
+	}
+}
+
+func TestFitLinesAndSideBySideMakeExactBlocks(t *testing.T) {
+	got := FitLines([]string{"one", "a line too long"}, 6, 3)
+	if want := []string{"one", "a lin…", ""}; !slices.Equal(got, want) {
+		t.Errorf("FitLines = %q, want %q", got, want)
+	}
+	if got := FitLines([]string{"x"}, 5, -1); len(got) != 0 {
+		t.Errorf("FitLines to a negative height = %q, want no line", got)
+	}
+	got = SideBySide([]string{"a", "bb", "ccc"}, 2, "|", []string{"1"})
+	if want := []string{"a |1", "bb|", "c…|"}; !slices.Equal(got, want) {
+		t.Errorf("SideBySide = %q, want %q", got, want)
+	}
+}
+
+func TestTheRingKeepsTheNewestInOrder(t *testing.T) {
+	r := NewRing[int](3)
+	for i := range 5 {
+		r.Push(i)
+	}
+	var got []int
+	for i := range r.Len() {
+		got = append(got, *r.At(i))
+	}
+	if want := []int{2, 3, 4}; !slices.Equal(got, want) {
+		t.Errorf("ring holds %v, want %v (the oldest dropped first)", got, want)
+	}
+	z := NewRing[int](0)
+	z.Push(7)
+	if z.Len() != 1 || *z.At(0) != 7 {
+		t.Errorf("a ring of capacity 0 holds %d, want one element", z.Len())
+	}
+}
+
+func TestTheScrollerFollowsTheNewestUntilMovedAndStaysInItsWindow(t *testing.T) {
+	s := NewScroller()
+	s.Clamp(10, 4)
+	if s.Cursor != 9 || s.Top != 6 || !s.Follow {
+		t.Fatalf("following: cursor %d top %d follow %v, want 9, 6, true", s.Cursor, s.Top, s.Follow)
+	}
+	s.Move(-5, 10)
+	s.Clamp(12, 4) // two more rows came: a cursor that stopped following stays put
+	if s.Cursor != 4 || s.Top != 4 || s.Follow {
+		t.Fatalf("moved up: cursor %d top %d follow %v, want 4, 4, false", s.Cursor, s.Top, s.Follow)
+	}
+	s.Move(100, 12)
+	if s.Cursor != 11 || !s.Follow {
+		t.Fatalf("moved to the last row: cursor %d follow %v, want 11 and following again", s.Cursor, s.Follow)
+	}
+	s.Home(12)
+	s.Clamp(12, 4)
+	if s.Cursor != 0 || s.Top != 0 || s.Follow {
+		t.Fatalf("home: cursor %d top %d follow %v, want 0, 0, false", s.Cursor, s.Top, s.Follow)
+	}
+	s.End(12)
+	s.Clamp(0, 4)
+	if s.Cursor != 0 || s.Top != 0 {
+		t.Fatalf("no rows: cursor %d top %d, want 0, 0", s.Cursor, s.Top)
+	}
+}
