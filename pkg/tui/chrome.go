@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/helpscreen"
 )
 
 // statusFor is how long an action's status line stays before the footer
@@ -32,7 +33,7 @@ type chrome struct {
 	replay        replayPos
 	width, height int  // the terminal's, 0 until it says
 	ended         bool // the run ended by itself (Options.Ended): any key quits
-	helpTop       int  // the help screen's first line shown
+	helpScreen    helpscreen.Screen
 }
 
 // status is an action's one-line report, shown in the footer until a newer one.
@@ -253,50 +254,17 @@ func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int6
 // endedHint is the footer of a run that ended by itself (Options.Ended).
 const endedHint = "ended: press any key to quit"
 
-// helpHint is the footer's hint under the help screen.
-const helpHint = "esc or ? closes the help · q quit"
-
-// helpHintFor is the hint under a help screen of total lines: how to
-// scroll it when it does not fit.
+// helpHintFor is the hint under a help screen of total lines.
 func (c *chrome) helpHintFor(total int) string {
-	if _, _, body := c.size(); total > body {
-		return "↑/↓ pgup/pgdn scroll · " + helpHint
-	}
-	return helpHint
+	_, _, body := c.size()
+	return helpscreen.HintFor(total, body)
 }
 
 // helpKey handles a key on the help screen of total lines: q quits, ? and
-// esc close it, ↑/↓ (k/j), pgup/pgdn, g/G scroll it when it does not fit.
+// esc close it, the rest scroll it when it does not fit.
 func (c *chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool) {
-	if key.Matches(k, c.keys.Quit) {
-		return tea.Quit, false
-	}
-	if key.Matches(k, c.keys.Help, c.keys.Close) {
-		c.helpTop = 0
-		return nil, true
-	}
 	_, _, body := c.size()
-	switch k.String() {
-	case "up", "k":
-		c.helpTop--
-	case "down", "j":
-		c.helpTop++
-	case "pgup", "ctrl+b":
-		c.helpTop -= max(body-1, 1)
-	case "pgdown", "ctrl+f", "space":
-		c.helpTop += max(body-1, 1)
-	case "home", "g":
-		c.helpTop = 0
-	case "end", "G":
-		c.helpTop = total
-	}
-	c.helpTop = min(max(c.helpTop, 0), max(total-body, 0))
-	return nil, false
-}
-
-// helpWindow is the part of the help screen's lines shown from helpTop.
-func (c *chrome) helpWindow(lines []string) []string {
-	return lines[min(c.helpTop, len(lines)):]
+	return c.helpScreen.Key(k, c.keys.Quit, c.keys.Help, c.keys.Close, total, body)
 }
 
 // helpLines is the help screen: the keys in columns, then the legend, to
@@ -305,7 +273,7 @@ func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screen
 	st := c.st
 	nav, moves, actions := keys.helpGroups()
 	groups := enabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.group()...)})
-	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, keyTable(st, groups, width)...)
+	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, helpscreen.Keys(st, groups, width)...)
 	out = append(out, "", st.TabActive.Render(" "+legendTitle+" "), "")
 	if c.opts.Replay {
 		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
@@ -313,45 +281,5 @@ func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screen
 			legend = append(legend, [2]string{"player", playerLegend})
 		}
 	}
-	return append(out, legendLines(st, append(legend, after...), width)...)
-}
-
-// keyTable lays key bindings out in columns, one per group.
-func keyTable(st common.Styles, groups [][]key.Binding, width int) []string {
-	colW := max(width/len(groups), 24)
-	rows := 0
-	for _, g := range groups {
-		rows = max(rows, len(g))
-	}
-	out := make([]string, 0, rows)
-	for r := range rows {
-		var b strings.Builder
-		for _, g := range groups {
-			cell := ""
-			if r < len(g) {
-				h := g[r].Help()
-				cell = " " + st.Value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.Label.Render(h.Desc)
-			}
-			b.WriteString(common.Pad(cell, colW))
-		}
-		out = append(out, strings.TrimRight(b.String(), " "))
-	}
-	return out
-}
-
-// legendLines are terms and their explanations, wrapped under an indent.
-func legendLines(st common.Styles, legend [][2]string, width int) []string {
-	const indent = 11
-	var out []string
-	for _, l := range legend {
-		wrapped := strings.Split(ansi.Wrap(l[1], max(width-indent-1, 20), " "), "\n")
-		for i, w := range wrapped {
-			head := strings.Repeat(" ", indent)
-			if i == 0 {
-				head = " " + st.Value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
-			}
-			out = append(out, head+w)
-		}
-	}
-	return out
+	return append(out, helpscreen.Legend(st, append(legend, after...), width)...)
 }

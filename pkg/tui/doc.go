@@ -25,8 +25,8 @@
 // findings pane and the detail), and the Options, Resource and Feed a caller
 // gives. What they show is made by components, a package each under
 // internal/, as gh-dash lays out its own: findingspane, detail, logpane,
-// panes (the requests and the relist diff), churn, history, rates and
-// prompt. Each knows only internal/common (styles, severities, layout
+// panes (the requests and the relist diff), churn, history, rates,
+// helpscreen and prompt. Each knows only internal/common (styles, severities, layout
 // helpers, the scroller and the list keys), never another component nor a
 // model; internal/layers holds that rule.
 package tui

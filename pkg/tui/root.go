@@ -102,7 +102,7 @@ func (r *root) overlayBody(s framed, where func(int) string, now time.Time) (bod
 	width, _, lines := r.chrome.size()
 	switch r.state {
 	case stateHelp:
-		return r.chrome.helpWindow(s.helpLines(width)), true
+		return r.chrome.helpScreen.Window(s.helpLines(width)), true
 	case stateFindings:
 		return r.fpane.Lines(r.st, s.findingRows(), where, now, width, lines), true
 	case stateDetail:

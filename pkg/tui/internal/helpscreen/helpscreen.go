@@ -1,0 +1,107 @@
+// Package helpscreen is the dashboard's help screen component (?): the keys
+// laid out in columns, the legend's terms with their explanations wrapped
+// under an indent, and the screen's scrolling when it is taller than the
+// body. What the keys and the legend are is the caller's.
+package helpscreen
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+)
+
+// Hint is the footer's hint under a help screen that fits.
+const Hint = "esc or ? closes the help · q quit"
+
+// HintFor is the hint under a help screen of total lines in a body of body
+// lines: how to scroll it when it does not fit.
+func HintFor(total, body int) string {
+	if total > body {
+		return "↑/↓ pgup/pgdn scroll · " + Hint
+	}
+	return Hint
+}
+
+// Screen is where the help screen is scrolled to.
+type Screen struct {
+	top int // the first line shown
+}
+
+// Key handles a key on a help screen of total lines in a body of body
+// lines: quit quits, toggle and close close it, ↑/↓ (k/j), pgup/pgdn,
+// g/G scroll it when it does not fit.
+func (s *Screen) Key(k tea.KeyPressMsg, quit, toggle, close key.Binding, total, body int) (cmd tea.Cmd, closed bool) {
+	if key.Matches(k, quit) {
+		return tea.Quit, false
+	}
+	if key.Matches(k, toggle, close) {
+		s.top = 0
+		return nil, true
+	}
+	switch k.String() {
+	case "up", "k":
+		s.top--
+	case "down", "j":
+		s.top++
+	case "pgup", "ctrl+b":
+		s.top -= max(body-1, 1)
+	case "pgdown", "ctrl+f", "space":
+		s.top += max(body-1, 1)
+	case "home", "g":
+		s.top = 0
+	case "end", "G":
+		s.top = total
+	}
+	s.top = min(max(s.top, 0), max(total-body, 0))
+	return nil, false
+}
+
+// Window is the part of the help screen's lines shown.
+func (s *Screen) Window(lines []string) []string {
+	return lines[min(s.top, len(lines)):]
+}
+
+// Keys lays key bindings out in columns, one per group.
+func Keys(st common.Styles, groups [][]key.Binding, width int) []string {
+	colW := max(width/len(groups), 24)
+	rows := 0
+	for _, g := range groups {
+		rows = max(rows, len(g))
+	}
+	out := make([]string, 0, rows)
+	for r := range rows {
+		var b strings.Builder
+		for _, g := range groups {
+			cell := ""
+			if r < len(g) {
+				h := g[r].Help()
+				cell = " " + st.Value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.Label.Render(h.Desc)
+			}
+			b.WriteString(common.Pad(cell, colW))
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+	}
+	return out
+}
+
+// Legend is terms and their explanations, wrapped under an indent.
+func Legend(st common.Styles, legend [][2]string, width int) []string {
+	const indent = 11
+	var out []string
+	for _, l := range legend {
+		wrapped := strings.Split(ansi.Wrap(l[1], max(width-indent-1, 20), " "), "\n")
+		for i, w := range wrapped {
+			head := strings.Repeat(" ", indent)
+			if i == 0 {
+				head = " " + st.Value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
+			}
+			out = append(out, head+w)
+		}
+	}
+	return out
+}
