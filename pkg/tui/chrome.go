@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/helpscreen"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
 )
 
 // statusFor is how long an action's status line stays before the footer
@@ -46,7 +47,7 @@ type status struct {
 // replayPos is where a replay stands, for the header's badge.
 type replayPos struct {
 	done, total int64 // Options.Progress's
-	player      playerState
+	player      player.State
 	havePlayer  bool
 	stopped     bool // the reflector stopped: the replay ended
 }
@@ -64,7 +65,7 @@ func newChrome(opts Options, st common.Styles) chrome {
 	h.Styles = st.Help
 	keys := newChromeKeys()
 	if opts.Player != nil {
-		keys.Player.enable()
+		keys.Player.Enable()
 	}
 	return chrome{opts: opts, st: st, help: h, keys: keys}
 }
@@ -198,10 +199,10 @@ func (c *chrome) badge(r replayPos) string {
 	b := st.Badge.Render(" REPLAY ")
 	switch {
 	case r.havePlayer:
-		b += " " + playerBadge(st, r.player, c.opts.Start, r.stopped)
+		b += " " + player.Badge(st, r.player, c.opts.Start, r.stopped)
 	case r.total > 0:
 		pct := min(r.done*100/r.total, 100)
-		b += fmt.Sprintf(" %s %d%% %s/%s", progressBar(r.done, r.total, 10), pct, format.Count(r.done), format.Count(r.total))
+		b += fmt.Sprintf(" %s %d%% %s/%s", common.ProgressBar(r.done, r.total, 10), pct, format.Count(r.done), format.Count(r.total))
 	case r.done > 0:
 		b += " " + format.Count(r.done)
 	}
@@ -209,12 +210,6 @@ func (c *chrome) badge(r replayPos) string {
 		b += st.Label.Render(" ended")
 	}
 	return b
-}
-
-// progressBar draws done/total in width cells.
-func progressBar(done, total int64, width int) string {
-	filled := int(min(max(done*int64(width)/max(total, 1), 0), int64(width)))
-	return strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
 }
 
 // expireStatus drops a status older than statusFor at now.
@@ -272,13 +267,13 @@ func (c *chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool
 func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screenKeys, legend [][2]string, after ...[2]string) []string {
 	st := c.st
 	nav, moves, actions := keys.helpGroups()
-	groups := enabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.group()...)})
+	groups := player.EnabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.Group()...)})
 	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, helpscreen.Keys(st, groups, width)...)
 	out = append(out, "", st.TabActive.Render(" "+legendTitle+" "), "")
 	if c.opts.Replay {
 		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
 		if c.opts.Player != nil {
-			legend = append(legend, [2]string{"player", playerLegend})
+			legend = append(legend, [2]string{"player", player.Legend})
 		}
 	}
 	return append(out, helpscreen.Legend(st, append(legend, after...), width)...)

@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
 )
 
 // maxBatch bounds one delivery of notes to the model, so
@@ -31,7 +32,7 @@ type snapshotMsg struct {
 	done, total int64
 	notesLost   int64
 	alerts      *Alerts
-	player      *playerState
+	player      *player.State
 	// findings are Feed.Findings' (hasFindings: the feed has an engine).
 	hasFindings bool
 	findings    []findings.Finding
@@ -85,7 +86,7 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 		s.done, s.total = opts.Progress()
 	}
 	if opts.Player != nil {
-		p := readPlayer(opts.Player)
+		p := player.Read(opts.Player)
 		s.player = &p
 	}
 	if feed.Notes != nil {

@@ -1,12 +1,15 @@
 package tui
 
-import "charm.land/bubbles/v2/key"
+import (
+	"charm.land/bubbles/v2/key"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
+)
 
 // chromeKeys are the keys of every screen, which the chrome handles: help,
 // quit, and the replay's player.
 type chromeKeys struct {
 	Help, Quit, Close key.Binding // Close: esc closes the help screen too, unlisted
-	Player            playerKeys  // enabled with a Player
+	Player            player.Keys // enabled with a Player
 }
 
 func newChromeKeys() chromeKeys {
@@ -14,7 +17,7 @@ func newChromeKeys() chromeKeys {
 		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Close:  key.NewBinding(key.WithKeys("esc")),
-		Player: newPlayerKeys(),
+		Player: player.NewKeys(),
 	}
 }
 

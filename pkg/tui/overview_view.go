@@ -284,7 +284,7 @@ func (o *Overview) replayPos() replayPos {
 		p := o.subs[i].replayPos()
 		r.done, r.total = max(r.done, p.done), max(r.total, p.total)
 		r.stopped = r.stopped && p.stopped
-		if p.havePlayer && (!r.havePlayer || p.player.pos > r.player.pos) {
+		if p.havePlayer && (!r.havePlayer || p.player.Pos > r.player.Pos) {
 			r.player, r.havePlayer = p.player, true
 		}
 	}

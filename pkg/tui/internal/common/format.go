@@ -141,3 +141,9 @@ func Owners(o *store.Object) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// ProgressBar draws done/total in width cells.
+func ProgressBar(done, total int64, width int) string {
+	filled := int(min(max(done*int64(width)/max(total, 1), 0), int64(width)))
+	return strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
+}
