@@ -267,7 +267,7 @@ func (c *chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool
 func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screenKeys, legend [][2]string, after ...[2]string) []string {
 	st := c.st
 	nav, moves, actions := keys.helpGroups()
-	groups := player.EnabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.Group()...)})
+	groups := common.EnabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.Group()...)})
 	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, helpscreen.Keys(st, groups, width)...)
 	out = append(out, "", st.TabActive.Render(" "+legendTitle+" "), "")
 	if c.opts.Replay {

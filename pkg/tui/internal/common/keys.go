@@ -47,3 +47,20 @@ func ScrollOffset(offset *int, k tea.KeyPressMsg, body int, total func() int) {
 	}
 	*offset = min(max(*offset+by, 0), max(total()-page, 0))
 }
+
+// EnabledOnly drops the disabled bindings of each group, and groups left empty.
+func EnabledOnly(groups [][]key.Binding) [][]key.Binding {
+	var out [][]key.Binding
+	for _, g := range groups {
+		var kept []key.Binding
+		for _, b := range g {
+			if b.Enabled() {
+				kept = append(kept, b)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, kept)
+		}
+	}
+	return out
+}

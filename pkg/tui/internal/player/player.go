@@ -79,23 +79,6 @@ func (k Keys) Group() []key.Binding {
 	return []key.Binding{k.PlayPause, k.Step, k.Faster, k.Slower, k.Jump}
 }
 
-// EnabledOnly drops the disabled bindings of each group, and groups left empty.
-func EnabledOnly(groups [][]key.Binding) [][]key.Binding {
-	var out [][]key.Binding
-	for _, g := range groups {
-		var kept []key.Binding
-		for _, b := range g {
-			if b.Enabled() {
-				kept = append(kept, b)
-			}
-		}
-		if len(kept) > 0 {
-			out = append(out, kept)
-		}
-	}
-	return out
-}
-
 // Legend explains the player's keys in the help.
 const Legend = "space pauses the replay and resumes it; → serves it up to the next request or decision, then pauses; " +
 	"+ and - double and halve the speed (×max: as fast as possible); 0-9 jump to that tenth of the recorded time: " +
