@@ -96,7 +96,7 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 	return title, wrapped
 }
 
-// scroll moves the detail on a key of listKeys: by a line, by a page of
+// scroll moves the detail on a key of common.ListKeys: by a line, by a page of
 // body-1 lines, to the top or to the bottom of its total lines (total is
 // called only for a scroll key).
 func (d *detailView) scroll(k tea.KeyPressMsg, body int, total func() int) {

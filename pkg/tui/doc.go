@@ -26,7 +26,8 @@
 // gives. What they show is made by components, a package each under
 // internal/, as gh-dash lays out its own: findingspane, detail, logpane,
 // panes (the requests and the relist diff), churn, history, rates,
-// helpscreen, player (the replay's keys and badge) and prompt. Each knows only internal/common (styles, severities, layout
-// helpers, the scroller and the list keys), never another component nor a
-// model; internal/layers holds that rule.
+// helpscreen, player (the replay's keys and badge) and prompt. Each knows
+// only internal/common (styles, severities, layout helpers, the scroller
+// and the list keys), never another component nor a model;
+// internal/layers holds that rule.
 package tui
