@@ -12,7 +12,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
@@ -139,7 +138,7 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 		if v.Delta != nil {
 			// The event's diff: each changed path, old → new, and who wrote
 			// it, a long one wrapped under itself.
-			for _, c := range churn.ChangeLines(st, v.Delta, m.detail.meta) {
+			for _, c := range detail.ChangeLines(st, v.Delta, m.detail.meta) {
 				for j, l := range strings.Split(ansi.Wrap(c, max(width-2-len(indent)-2, 20), " ,"), "\n") {
 					if j == 0 {
 						out = append(out, indent+st.Accent.Render("· ")+l)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"charm.land/bubbles/v2/key"
+
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
 )
 

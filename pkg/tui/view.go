@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/panes"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
@@ -21,7 +22,6 @@ import (
 const (
 	defaultWidth, defaultHeight = 80, 24 // before the terminal reports its size
 	minWidth, minHeight         = 40, 10 // below this only a notice fits
-	wideHeight                  = 32
 	gaugeColumnWidth            = 40
 	headerLines                 = 3
 	numGauges                   = 10
@@ -60,7 +60,7 @@ func (m *Model) layout() layout {
 	l.gaugeCols = min(max(w/gaugeColumnWidth, 1), 4)
 	l.gaugeRows = (numGauges + l.gaugeCols - 1) / l.gaugeCols
 	l.showRates = true
-	l.wide = w >= common.WideWidth && h >= wideHeight
+	l.wide = w >= common.WideWidth && h >= common.WideHeight
 	top := func() int {
 		n := m.alertLineCount()
 		if l.gaugeRows > 0 {
@@ -292,7 +292,7 @@ func (m *Model) footer(width int) string {
 	case m.state == stateChurn:
 		hint = churn.Hint
 	case m.state == stateDetail && m.detail.kind == detailObject && m.hasDiffs(m.detail.ref):
-		hint = churn.ObjectDiffHint(m.detail.meta)
+		hint = detail.ObjectDiffHint(m.detail.meta)
 	}
 	keys := m.shownKeys()
 	if !m.diffed {

@@ -1,7 +1,6 @@
 // Package churn is the dashboard's churn component: what a resource's
 // MODIFIED events changed (with --diff), by path, writer and object, as the
-// pane over the dashboard (c) shows it, and the lines of one event's diff
-// that an object's detail shows.
+// pane over the dashboard (c) shows it.
 package churn
 
 import (
@@ -18,12 +17,12 @@ import (
 // Top is how many paths and objects the churn pane lists.
 const Top = 20
 
-// Every is how often the churn pane reads Feed.Churn while it is open:
+// Every is how often the churn pane reads tui.Feed.Churn while it is open:
 // a read sums up the reflector's counts under its lock, so it is not taken
 // at every poll.
 const Every = time.Second
 
-// Msg is one read of Feed.Churn, taken when the churn pane opens.
+// Msg is one read of tui.Feed.Churn, taken when the churn pane opens.
 type Msg struct{ Sum diff.Summary }
 
 // Cmd reads f off the screen's goroutine.
@@ -42,27 +41,18 @@ type Pane struct {
 	Offset int       // the first line shown
 }
 
-// Set takes a read of Feed.Churn that came at at.
+// Set takes a read of tui.Feed.Churn that came at at.
 func (p *Pane) Set(sum diff.Summary, at time.Time) {
 	p.sum, p.have, p.readAt = sum, true, at
 }
 
-// Due says the pane, open, should read Feed.Churn again at now.
+// Due says the pane, open, should read tui.Feed.Churn again at now.
 func (p *Pane) Due(now time.Time) bool {
 	return !p.have || now.Sub(p.readAt) >= Every || now.Before(p.readAt)
 }
 
 // Hint is the footer under the churn pane.
 const Hint = "↑/↓ pgup/pgdn scroll · esc or c close · ? help · q quit"
-
-// ObjectDiffHint is the footer under an object's detail whose versions
-// were diffed: m shows or hides the meta paths.
-func ObjectDiffHint(meta bool) string {
-	if meta {
-		return "esc back · m hide meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
-	}
-	return "esc back · m show meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
-}
 
 // Legend explains the churn pane on the help screen.
 const Legend = "c shows what the MODIFIED events changed, with --diff: how many were diffed, how many changed only " +
@@ -141,63 +131,4 @@ func share(f float64) string {
 		return "<1%"
 	}
 	return fmt.Sprintf("%.0f%%", f*100)
-}
-
-// maxVersionPaths bounds the changed paths listed for one version.
-const maxVersionPaths = 40
-
-// ChangeLines are one version's diffed changes as the object detail lists
-// them: `path old → new  by writer`, meta paths only with meta, and a line
-// that says how many meta paths are hidden.
-func ChangeLines(st common.Styles, ch *diff.Changes, meta bool) []string {
-	if ch.Skipped != "" {
-		return []string{st.Warn.Render("not diffed: ") + ch.Skipped}
-	}
-	var out []string
-	if ch.TimestampOnly {
-		out = append(out, st.Faint.Render("timestamps only: nothing changed but resourceVersion, managedFields and times"))
-	}
-	shown, hidden := 0, 0
-	for _, c := range ch.Paths {
-		if c.Meta && !meta {
-			hidden++
-			continue
-		}
-		if shown == maxVersionPaths {
-			shown++
-			continue
-		}
-		shown++
-		out = append(out, changeLine(st, c))
-	}
-	if shown > maxVersionPaths {
-		out = append(out, st.Faint.Render(fmt.Sprintf("… and %d more paths", shown-maxVersionPaths)))
-	}
-	if hidden > 0 {
-		out = append(out, st.Faint.Render(fmt.Sprintf("+%s (resourceVersion, managedFields): m shows them", format.Plural(hidden, "meta path"))))
-	}
-	if len(out) == 0 {
-		out = append(out, st.Faint.Render("no path changed"))
-	}
-	return out
-}
-
-// changeLine is one changed path: `.data.k: "a" → "b"  by writer`; without
-// values kept, `.data.k changed  by writer`.
-func changeLine(st common.Styles, c diff.Change) string {
-	line := st.Value.Render(c.Path)
-	switch {
-	case len(c.Old) == 0 && len(c.New) == 0:
-		line += " " + string(c.Op)
-	case c.Op == diff.Added:
-		line += ": (none) → " + common.RawValue(c.New)
-	case c.Op == diff.Removed:
-		line += ": " + common.RawValue(c.Old) + " → (removed)"
-	default:
-		line += ": " + common.RawValue(c.Old) + " → " + common.RawValue(c.New)
-	}
-	if w := c.Writer(); w != "" {
-		line += st.Label.Render("  by ") + st.Accent.Render(w)
-	}
-	return line
 }

@@ -105,8 +105,9 @@ func DiffSummary(d *store.RelistDiff) string {
 	return format.Count(d.Before) + " → " + format.Count(d.After) + " objects · missed " + format.Count(d.Missed()) + ": " + MissedBreakdown(d)
 }
 
-// WideWidth is the width from which a screen shows its wide layout.
-const WideWidth = 120
+// WideWidth is the width from which a screen shows its wide layout;
+// the dashboard also needs WideHeight lines for it.
+const WideWidth, WideHeight = 120, 32
 
 // SectionRule is a rule with a title: "── resources ─────".
 func SectionRule(st Styles, title string, width int) string {

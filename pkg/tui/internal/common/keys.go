@@ -5,8 +5,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// ListKeys move the findings pane and a detail; on the pane, enter opens
-// the selected finding, esc or f closes it.
+// ListKeys move the findings pane, a detail and the churn pane; on the
+// findings pane, enter opens the selected finding, esc or f closes it.
 type ListKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Select, Close key.Binding
 }

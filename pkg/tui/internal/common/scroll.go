@@ -28,7 +28,7 @@ func (r *Ring[T]) Len() int { return r.n }
 // At returns element i, 0 being the oldest.
 func (r *Ring[T]) At(i int) *T { return &r.buf[(r.start+i)%len(r.buf)] }
 
-// Scroller is a cursor over rows shown a window at a time. While follow is
+// Scroller is a cursor over rows shown a window at a time. While Follow is
 // set the cursor sticks to the newest (last) row; moving up stops following,
 // reaching the last row again resumes it.
 type Scroller struct {

@@ -126,9 +126,9 @@ func StateSeverity(st reflector.State) Severity {
 
 // CursorRow highlights the cursor row: reversed in the focused pane,
 // underlined in the others.
-func (st Styles) CursorRow(focused bool, s string) string {
+func (s Styles) CursorRow(focused bool, row string) string {
 	if focused {
-		return st.Selected.Render(s)
+		return s.Selected.Render(row)
 	}
-	return st.Cursor.Render(s)
+	return s.Cursor.Render(row)
 }

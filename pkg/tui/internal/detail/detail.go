@@ -1,7 +1,8 @@
 // Package detail is the dashboard's detail component: the full-screen
 // frame of a detail (its title, its lines from an offset), and the texts of
-// what a detail shows that depend on no model: an object's facts, a
-// request, a reflector's note, a relist's diff and an audit.
+// what a detail shows that depend on no model: an object's facts and each
+// version's diffed changes, a request, a reflector's note, a relist's diff
+// and an audit.
 package detail
 
 import (
@@ -9,14 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
-// MaxEntries bounds the object lists of a relist or audit detail.
-const MaxEntries = 500
+// maxEntries bounds the object lists of a relist or audit detail.
+const maxEntries = 500
 
 // Frame is a detail screen of h lines: its title line, then the
 // wrapped lines from offset.
@@ -117,7 +119,7 @@ func Diff(d *store.RelistDiff) []string {
 	out := []string{common.DiffSummary(d), ""}
 	n := 0
 	for _, r := range common.DiffRows(d) {
-		if n == MaxEntries {
+		if n == maxEntries {
 			out = append(out, fmt.Sprintf("… and %d more", d.Missed()-n))
 			break
 		}
@@ -137,7 +139,7 @@ func Audit(a *reflector.AuditReport) []string {
 	n := 0
 	for _, g := range groups {
 		for _, e := range g.entries {
-			if n == MaxEntries {
+			if n == maxEntries {
 				return append(out, "… and more")
 			}
 			out = append(out, fmt.Sprintf("%-10s %s  cached uid %s rv %s · listed uid %s rv %s", g.what, e.Ref,
@@ -146,4 +148,72 @@ func Audit(a *reflector.AuditReport) []string {
 		}
 	}
 	return out
+}
+
+// ObjectDiffHint is the footer under an object's detail whose versions
+// were diffed: m shows or hides the meta paths.
+func ObjectDiffHint(meta bool) string {
+	if meta {
+		return "esc back · m hide meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
+	}
+	return "esc back · m show meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
+}
+
+// maxVersionPaths bounds the changed paths listed for one version.
+const maxVersionPaths = 40
+
+// ChangeLines are one version's diffed changes as the object detail lists
+// them: `path old → new  by writer`, meta paths only with meta, and a line
+// that says how many meta paths are hidden.
+func ChangeLines(st common.Styles, ch *diff.Changes, meta bool) []string {
+	if ch.Skipped != "" {
+		return []string{st.Warn.Render("not diffed: ") + ch.Skipped}
+	}
+	var out []string
+	if ch.TimestampOnly {
+		out = append(out, st.Faint.Render("timestamps only: nothing changed but resourceVersion, managedFields and times"))
+	}
+	shown, hidden := 0, 0
+	for _, c := range ch.Paths {
+		if c.Meta && !meta {
+			hidden++
+			continue
+		}
+		if shown == maxVersionPaths {
+			shown++
+			continue
+		}
+		shown++
+		out = append(out, changeLine(st, c))
+	}
+	if shown > maxVersionPaths {
+		out = append(out, st.Faint.Render(fmt.Sprintf("… and %d more paths", shown-maxVersionPaths)))
+	}
+	if hidden > 0 {
+		out = append(out, st.Faint.Render(fmt.Sprintf("+%s (resourceVersion, managedFields): m shows them", format.Plural(hidden, "meta path"))))
+	}
+	if len(out) == 0 {
+		out = append(out, st.Faint.Render("no path changed"))
+	}
+	return out
+}
+
+// changeLine is one changed path: `.data.k: "a" → "b"  by writer`; without
+// values kept, `.data.k changed  by writer`.
+func changeLine(st common.Styles, c diff.Change) string {
+	line := st.Value.Render(c.Path)
+	switch {
+	case len(c.Old) == 0 && len(c.New) == 0:
+		line += " " + string(c.Op)
+	case c.Op == diff.Added:
+		line += ": (none) → " + common.RawValue(c.New)
+	case c.Op == diff.Removed:
+		line += ": " + common.RawValue(c.Old) + " → (removed)"
+	default:
+		line += ": " + common.RawValue(c.Old) + " → " + common.RawValue(c.New)
+	}
+	if w := c.Writer(); w != "" {
+		line += st.Label.Render("  by ") + st.Accent.Render(w)
+	}
+	return line
 }

@@ -22,8 +22,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
-// Severity is the dashboard's color of a finding's severity.
-func Severity(s findings.Severity) common.Severity {
+// severity is the dashboard's color of a finding's severity.
+func severity(s findings.Severity) common.Severity {
 	switch s {
 	case findings.Error:
 		return common.SevBad
@@ -74,7 +74,7 @@ func (t Tally) Badge(st common.Styles) string {
 	if t.n == 0 {
 		return st.Faint.Render("no findings") + ignored
 	}
-	return st.Sev(Severity(t.worst), format.Plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
+	return st.Sev(severity(t.worst), format.Plural(t.n, "finding")+" ("+string(t.worst)+")") + ignored
 }
 
 // Cell is the overview's findings column: "2 warning", "0".
@@ -85,7 +85,7 @@ func (t Tally) Cell(st common.Styles) string {
 		}
 		return st.Faint.Render("0")
 	}
-	return st.Sev(Severity(t.worst), fmt.Sprintf("%d %s", t.n, t.worst))
+	return st.Sev(severity(t.worst), fmt.Sprintf("%d %s", t.n, t.worst))
 }
 
 // Row is one finding as the pane lists it; Res is its resource's
@@ -223,7 +223,7 @@ func (p *Pane) Lines(st common.Styles, rows []Row, where func(i int) string, now
 		case f.Ignored:
 			out = append(out, st.Faint.Render(common.Clip(cols(common.Pad(string(f.Severity), sevW), common.Pad(string(f.ID), idW), wh, n, ago, text), width)))
 		default:
-			out = append(out, common.Clip(cols(st.Sev(Severity(f.Severity), common.Pad(string(f.Severity), sevW)), st.Value.Render(common.Pad(string(f.ID), idW)),
+			out = append(out, common.Clip(cols(st.Sev(severity(f.Severity), common.Pad(string(f.Severity), sevW)), st.Value.Render(common.Pad(string(f.ID), idW)),
 				wh, n, st.Label.Render(ago), text), width))
 		}
 		h--
@@ -268,7 +268,7 @@ func Detail(st common.Styles, f findings.Finding, now time.Time, width int) []st
 			out = append(out, head+l)
 		}
 	}
-	out = append(out, st.Sev(Severity(f.Severity), string(f.Severity))+"  "+st.Value.Render(f.Title))
+	out = append(out, st.Sev(severity(f.Severity), string(f.Severity))+"  "+st.Value.Render(f.Title))
 	if f.Ignored {
 		out = append(out, st.Faint.Render("ignored (--ignore-finding "+string(f.ID)+"): kept here and in the summary, counted by no rule"))
 	}

@@ -15,16 +15,16 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
-// Hint is the footer's hint under a help screen that fits.
-const Hint = "esc or ? closes the help · q quit"
+// hint is the footer's hint under a help screen that fits.
+const hint = "esc or ? closes the help · q quit"
 
 // HintFor is the hint under a help screen of total lines in a body of body
 // lines: how to scroll it when it does not fit.
 func HintFor(total, body int) string {
 	if total > body {
-		return "↑/↓ pgup/pgdn scroll · " + Hint
+		return "↑/↓ pgup/pgdn scroll · " + hint
 	}
-	return Hint
+	return hint
 }
 
 // Screen is where the help screen is scrolled to.
@@ -33,13 +33,13 @@ type Screen struct {
 }
 
 // Key handles a key on a help screen of total lines in a body of body
-// lines: quit quits, toggle and close close it, ↑/↓ (k/j), pgup/pgdn,
+// lines: quit quits, toggle and closeKey close it, ↑/↓ (k/j), pgup/pgdn,
 // g/G scroll it when it does not fit.
-func (s *Screen) Key(k tea.KeyPressMsg, quit, toggle, close key.Binding, total, body int) (cmd tea.Cmd, closed bool) {
+func (s *Screen) Key(k tea.KeyPressMsg, quit, toggle, closeKey key.Binding, total, body int) (cmd tea.Cmd, closed bool) {
 	if key.Matches(k, quit) {
 		return tea.Quit, false
 	}
-	if key.Matches(k, toggle, close) {
+	if key.Matches(k, toggle, closeKey) {
 		s.top = 0
 		return nil, true
 	}

@@ -12,12 +12,13 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // Player is the dashboard's tui.Player (its documentation says what each
 // method does): a replay's pace, safe for concurrent use, every method
-// returning at once.
+// returning at once. Keep the two in step (tui cannot be imported here).
 type Player interface {
 	TogglePause() bool
 	Step()
@@ -85,8 +86,8 @@ const Legend = "space pauses the replay and resumes it; → serves it up to the 
 	"forward as fast as possible, back by starting the replay again and running it fast to that point " +
 	"(with --metrics-address or --fail-on a replay only runs forward: they count the trace once)"
 
-// SpeedText is a speed as the screen shows it: "×2", "×1/4", "×max".
-func SpeedText(s float64) string {
+// speedText is a speed as the screen shows it: "×2", "×1/4", "×max".
+func speedText(s float64) string {
 	switch {
 	case s <= 0:
 		return "×max"
@@ -96,8 +97,8 @@ func SpeedText(s float64) string {
 	return "×1/" + strconv.FormatFloat(1/s, 'g', 4, 64)
 }
 
-// ClockTime is the wall time a recorded offset stands for: "12:03:04".
-func ClockTime(start time.Time, at time.Duration) string {
+// clockTime is the wall time a recorded offset stands for: "12:03:04".
+func clockTime(start time.Time, at time.Duration) string {
 	return start.Add(at).Format("15:04:05")
 }
 
@@ -112,16 +113,16 @@ func Badge(st common.Styles, p State, start time.Time, stopped bool) string {
 	default:
 		b.WriteString("▶ ")
 	}
-	b.WriteString(SpeedText(p.Speed))
+	b.WriteString(speedText(p.Speed))
 	if !p.EndKnown {
-		fmt.Fprintf(&b, " %s / …", ClockTime(start, p.Pos))
+		fmt.Fprintf(&b, " %s / …", clockTime(start, p.Pos))
 		return b.String()
 	}
 	pct := int64(100)
 	if p.End > 0 {
 		pct = min(int64(p.Pos)*100/int64(p.End), 100)
 	}
-	fmt.Fprintf(&b, " %s %s / %s · %d%%", common.ProgressBar(int64(p.Pos), int64(max(p.End, 1)), 10), ClockTime(start, p.Pos), ClockTime(start, p.End), pct)
+	fmt.Fprintf(&b, " %s %s / %s · %d%%", common.ProgressBar(int64(p.Pos), int64(max(p.End, 1)), 10), clockTime(start, p.Pos), clockTime(start, p.End), pct)
 	return b.String()
 }
 
@@ -134,15 +135,15 @@ func Act(p Player, keys Keys, k tea.KeyPressMsg, start time.Time, rewind func(ti
 	case key.Matches(k, keys.PlayPause):
 		text = "replay paused: space resumes, → steps to the next request or decision"
 		if !p.TogglePause() {
-			text = "replay resumed at " + SpeedText(p.Speed())
+			text = "replay resumed at " + speedText(p.Speed())
 		}
 	case key.Matches(k, keys.Step):
 		p.Step()
 		text = "stepping to the next request or decision, then paused"
 	case key.Matches(k, keys.Faster):
-		text = "replay speed " + SpeedText(p.Faster())
+		text = "replay speed " + speedText(p.Faster())
 	case key.Matches(k, keys.Slower):
-		text = "replay speed " + SpeedText(p.Slower())
+		text = "replay speed " + speedText(p.Slower())
 	case key.Matches(k, keys.Jump):
 		sev, text, quit = jump(p, int(k.Text[0]-'0'), start, rewind)
 	default:
@@ -158,16 +159,16 @@ func jump(p Player, tenth int, start time.Time, rewind func(time.Duration)) (sev
 		return common.SevWarn, "the trace's length is not known yet: try again in a moment", false
 	}
 	target := end * time.Duration(tenth) / 10
-	where := fmt.Sprintf("%d%% (%s)", tenth*10, ClockTime(start, target))
+	where := fmt.Sprintf("%d%% (%s)", tenth*10, clockTime(start, target))
 	if err := p.Seek(target); err != nil {
 		if pos, _ := p.Position(); target < pos {
 			if rewind != nil {
 				rewind(target)
 				return common.SevNone, "rewinding to " + where + ": the replay starts again and runs to it", true
 			}
-			return common.SevWarn, fmt.Sprintf("%s is behind the replay (%s): with metrics or rules a replay only runs forward; run it again to see that part", where, ClockTime(start, pos)), false
+			return common.SevWarn, fmt.Sprintf("%s is behind the replay (%s): with metrics or rules a replay only runs forward; run it again to see that part", where, clockTime(start, pos)), false
 		}
 		return common.SevBad, "jump to " + where + ": " + err.Error(), false
 	}
-	return common.SevNone, "jumping to " + where + ", then on at " + SpeedText(p.Speed()), false
+	return common.SevNone, "jumping to " + where + ", then on at " + speedText(p.Speed()), false
 }

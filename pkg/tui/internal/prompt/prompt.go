@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
@@ -29,7 +30,7 @@ func (p *Prompt) Update(k tea.KeyPressMsg) bool {
 		return true
 	}
 	if k.Text != "" && k.Mod&^tea.ModShift == 0 {
-		if utf8.RuneCountInString(p.Value) < MaxLen {
+		if utf8.RuneCountInString(p.Value) < maxLen {
 			p.Value += k.Text
 		}
 		return true
@@ -37,8 +38,8 @@ func (p *Prompt) Update(k tea.KeyPressMsg) bool {
 	return false
 }
 
-// MaxLen bounds the filter text.
-const MaxLen = 120
+// maxLen bounds the filter text.
+const maxLen = 120
 
 // View renders the prompt with a block cursor.
 func (p Prompt) View(st common.Styles) string {

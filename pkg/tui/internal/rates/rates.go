@@ -93,7 +93,7 @@ func (w *Window) Series(i int) []int64 {
 const eventSeries = 3
 
 // AddEvents adds the per-second counts of watch events in the minute that
-// ends with the second end to dst (rateSeconds long, oldest first): seconds
+// ends with the second end to dst (Seconds long, oldest first): seconds
 // the window has not reached yet, or has forgotten, add nothing. The
 // overview aligns every resource on its own clock this way, and its total
 // sums the rows without allocating.
