@@ -267,7 +267,7 @@ func (c *chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool
 func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screenKeys, legend [][2]string, after ...[2]string) []string {
 	st := c.st
 	nav, moves, actions := keys.helpGroups()
-	groups := common.EnabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.Group()...)})
+	groups := enabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.Group()...)})
 	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, helpscreen.Keys(st, groups, width)...)
 	out = append(out, "", st.TabActive.Render(" "+legendTitle+" "), "")
 	if c.opts.Replay {
@@ -277,4 +277,21 @@ func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screen
 		}
 	}
 	return append(out, helpscreen.Legend(st, append(legend, after...), width)...)
+}
+
+// enabledOnly drops the disabled bindings of each group, and groups left empty.
+func enabledOnly(groups [][]key.Binding) [][]key.Binding {
+	var out [][]key.Binding
+	for _, g := range groups {
+		var kept []key.Binding
+		for _, b := range g {
+			if b.Enabled() {
+				kept = append(kept, b)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, kept)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -99,7 +100,7 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 // body-1 lines, to the top or to the bottom of its total lines (total is
 // called only for a scroll key).
 func (d *detailView) scroll(k tea.KeyPressMsg, body int, total func() int) {
-	common.ScrollOffset(&d.offset, k, body, total)
+	scrollOffset(&d.offset, k, body, total)
 }
 
 // objectDetail is what the dashboard knows of one object: its state in the
@@ -171,4 +172,27 @@ func (m *Model) hasDiffs(ref store.Ref) bool {
 		}
 	}
 	return false
+}
+
+// scrollOffset moves offset, the first of total lines shown in a body of
+// body lines, on a key of common.ListKeys (total is called only for a scroll key).
+func scrollOffset(offset *int, k tea.KeyPressMsg, body int, total func() int) {
+	lk, page, by := common.NewListKeys(), body-1, 0
+	switch {
+	case key.Matches(k, lk.Up):
+		by = -1
+	case key.Matches(k, lk.Down):
+		by = 1
+	case key.Matches(k, lk.PageUp):
+		by = -page
+	case key.Matches(k, lk.PageDown):
+		by = page
+	case key.Matches(k, lk.Top):
+		by = -1 << 30
+	case key.Matches(k, lk.Bottom):
+		by = 1 << 30
+	default:
+		return
+	}
+	*offset = min(max(*offset+by, 0), max(total()-page, 0))
 }

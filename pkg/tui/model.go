@@ -410,7 +410,7 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.chrome.keys.Close, m.keys.Churn):
 		m.state = stateDashboard
 	default:
-		common.ScrollOffset(&m.churn.Offset, k, body, func() int { return len(m.churn.Lines(m.st, m.chrome.width)) })
+		scrollOffset(&m.churn.Offset, k, body, func() int { return len(m.churn.Lines(m.st, m.chrome.width)) })
 	}
 	return nil, false
 }

@@ -1,9 +1,6 @@
 package common
 
-import (
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
-)
+import "charm.land/bubbles/v2/key"
 
 // ListKeys move the findings pane, a detail and the churn pane; on the
 // findings pane, enter opens the selected finding, esc or f closes it.
@@ -23,44 +20,4 @@ func NewListKeys() ListKeys {
 		Select:   key.NewBinding(key.WithKeys("enter")),
 		Close:    key.NewBinding(key.WithKeys("esc", "f")),
 	}
-}
-
-// ScrollOffset moves offset, the first of total lines shown in a body of
-// body lines, on a key of ListKeys (total is called only for a scroll key).
-func ScrollOffset(offset *int, k tea.KeyPressMsg, body int, total func() int) {
-	lk, page, by := NewListKeys(), body-1, 0
-	switch {
-	case key.Matches(k, lk.Up):
-		by = -1
-	case key.Matches(k, lk.Down):
-		by = 1
-	case key.Matches(k, lk.PageUp):
-		by = -page
-	case key.Matches(k, lk.PageDown):
-		by = page
-	case key.Matches(k, lk.Top):
-		by = -1 << 30
-	case key.Matches(k, lk.Bottom):
-		by = 1 << 30
-	default:
-		return
-	}
-	*offset = min(max(*offset+by, 0), max(total()-page, 0))
-}
-
-// EnabledOnly drops the disabled bindings of each group, and groups left empty.
-func EnabledOnly(groups [][]key.Binding) [][]key.Binding {
-	var out [][]key.Binding
-	for _, g := range groups {
-		var kept []key.Binding
-		for _, b := range g {
-			if b.Enabled() {
-				kept = append(kept, b)
-			}
-		}
-		if len(kept) > 0 {
-			out = append(out, kept)
-		}
-	}
-	return out
 }
