@@ -23,14 +23,16 @@ const statusFor = 10 * time.Second
 // chrome frames every screen, the overview's and a resource's alike: the
 // header (title, what is watched, state line, LIVE or REPLAY badge), the
 // footer (an action's status or the key help, and the notes dropped), the ?
-// help screen and the replay's player (its keys and last reading). Each
-// root model holds one and hands it what only the root knows.
+// help screen and the replay's player (its keys and last reading). The
+// root holds the one chrome; the component shown hands it what only it knows.
 type chrome struct {
-	opts          Options
-	st            common.Styles
-	help          help.Model
-	keys          chromeKeys
-	status        status
+	opts   Options
+	st     common.Styles
+	help   help.Model
+	keys   chromeKeys
+	status status
+	// replay is the player as read at the last player key, newer than the
+	// resources' polls until the next one (havePlayer).
 	replay        replayPos
 	width, height int  // the terminal's, 0 until it says
 	ended         bool // the run ended by itself (Options.Ended): any key quits
@@ -42,6 +44,9 @@ type status struct {
 	text string
 	sev  common.Severity
 	at   time.Time
+	// row is the row plus one of the resource whose action it reports; 0
+	// for the run's own (the player's).
+	row int
 }
 
 // replayPos is where a replay stands, for the header's badge.
@@ -219,9 +224,9 @@ func (c *chrome) expireStatus(now time.Time) {
 	}
 }
 
-// footer is over (a prompt), else the status, else hint (faint), else the
+// footer is over (a prompt), else the status s, else hint (faint), else the
 // key help; on the right, how many notes were dropped on the way to the screen.
-func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int64) string {
+func (c *chrome) footer(width int, over string, s status, hint string, keys screenKeys, lost int64) string {
 	right := ""
 	if lost > 0 {
 		right = c.st.Warn.Render("dropped " + format.Count(lost) + " notes")
@@ -231,8 +236,8 @@ func (c *chrome) footer(width int, over, hint string, keys screenKeys, lost int6
 	case c.ended:
 		left = c.st.Warn.Render(endedHint)
 	case left != "":
-	case c.status.text != "":
-		left = c.st.Sev(c.status.sev, c.status.text)
+	case s.text != "":
+		left = c.st.Sev(s.sev, s.text)
 	case hint != "":
 		left = c.st.Faint.Render(hint)
 	default:

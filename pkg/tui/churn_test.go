@@ -68,7 +68,7 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 40)
 	mustNotContain(t, screen(m), "c churn (--diff)") // in the footer once an event was diffed
-	mustContain(t, screen(update(m, keyPress("?"))), "churn (--diff)")
+	mustContain(t, screen(update(peek(m), keyPress("?"))), "churn (--diff)")
 	m = update(m, diffedChange())
 	mustContain(t, screen(m), "c churn (--diff)")
 
@@ -88,7 +88,7 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 			t.Errorf("%s on the churn pane left state %v, want the dashboard", close, m.state)
 		}
 	}
-	mustContain(t, screen(update(m, keyPress("?"))), "churn (--diff)", "c shows what the MODIFIED events changed")
+	mustContain(t, screen(update(peek(m), keyPress("?"))), "churn (--diff)", "c shows what the MODIFIED events changed")
 }
 
 // With nothing diffed the pane says plainly that --diff is off or nothing
@@ -115,7 +115,7 @@ func TestNoChurnFeedNoChurnKey(t *testing.T) {
 	if m = update(m, keyPress("c")); m.state != stateDashboard {
 		t.Errorf("c without a Churn left state %v, want the dashboard", m.state)
 	}
-	mustNotContain(t, screen(update(m, keyPress("?"))), "churn")
+	mustNotContain(t, screen(update(peek(m), keyPress("?"))), "churn")
 }
 
 // The churn is read by the poller only while the pane is open, and at
@@ -256,8 +256,8 @@ func TestOverviewResourceChurnPane(t *testing.T) {
 	}
 	mustContain(t, ovScreen(o), "churn · what the MODIFIED events changed", "42 MODIFIED events", "stamper")
 	o = ovKeys(o, "esc")
-	if o.state != overviewResource || o.subs[ovPods].state != stateDashboard {
-		t.Errorf("esc on the churn pane: overview %v, resource %v; want the resource's dashboard", o.state, o.subs[ovPods].state)
+	if o.shown != ovPods || o.state != stateDashboard {
+		t.Errorf("esc on the churn pane: row %d shown, state %v; want the resource's dashboard", o.shown, o.state)
 	}
 	// The configmaps have no Churn: no c there.
 	o = ovKeys(o, "esc", "up", "enter", "c")

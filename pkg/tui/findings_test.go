@@ -117,7 +117,7 @@ func TestFindingsPaneListsNewestFirstAndShowsEvidence(t *testing.T) {
 			t.Errorf("%s on the findings pane left state %v, want the dashboard", close, m.state)
 		}
 	}
-	mustContain(t, screen(update(m, keyPress("?"))), "findings", "f ", "what the notes mean")
+	mustContain(t, screen(update(peek(m), keyPress("?"))), "findings", "f ", "what the notes mean")
 }
 
 // Without a findings engine the dashboard offers no f, counts nothing in
@@ -129,7 +129,7 @@ func TestNoFindingsEngineNoFindingsKey(t *testing.T) {
 	if m = update(m, keyPress("f")); m.state != stateDashboard {
 		t.Errorf("f without an engine left state %v, want the dashboard", m.state)
 	}
-	mustNotContain(t, screen(update(m, keyPress("?"))), "f          findings", "what the notes mean")
+	mustNotContain(t, screen(update(peek(m), keyPress("?"))), "f          findings", "what the notes mean")
 	o := ovDemo(t, 160, 40, [numOvDemo]Feed{})
 	mustNotContain(t, ovScreen(o), "FINDINGS", "f findings")
 }
@@ -198,5 +198,5 @@ func TestOverviewFindingsColumnAndPane(t *testing.T) {
 	mustContain(t, ovScreen(o), "newest first")
 	o = ovKeys(o, "f")
 	mustContain(t, ovScreen(o), "RESOURCE", "FINDINGS", "total")
-	mustContain(t, ovScreen(ovKeys(o, "?")), "f          findings", "the column counts each resource's findings")
+	mustContain(t, ovScreen(ovKeys(ovPeek(o), "?")), "f          findings", "the column counts each resource's findings")
 }

@@ -30,6 +30,11 @@ func resize(m Model, w, h int) Model    { return update(m, tea.WindowSizeMsg{Wid
 func screen(m Model) string             { return plain(m.View()) }
 func lines(s string) []string           { return strings.Split(s, "\n") }
 
+// peek is m with a root of its own, so that what is given to it leaves m
+// as it was: a model shares its root with its copies, as bubbletea keeps
+// only the latest.
+func peek(m Model) Model { r := *m.root; m.root = &r; return m }
+
 // keyPress builds the key message a terminal would send for s.
 func keyPress(s string) tea.KeyPressMsg {
 	switch s {

@@ -23,8 +23,9 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
-// viewState is what the screen shows; a model routes keys on it. A
-// resource's dashboard and the overview share the states but the last.
+// viewState is what the screen shows; the root and the component shown
+// route keys on it. On the overview's table, the dashboard state is the
+// table, and the filter and churn states do not occur.
 type viewState int
 
 const (
@@ -40,8 +41,6 @@ const (
 	stateFindings
 	// stateChurn: the churn pane (c): what the MODIFIED events changed.
 	stateChurn
-	// stateResource: on the overview, the selected resource's dashboard.
-	stateResource
 )
 
 // String names the state.
@@ -59,8 +58,6 @@ func (s viewState) String() string {
 		return "findings"
 	case stateChurn:
 		return "churn"
-	case stateResource:
-		return "resource"
 	}
 	return "unknown"
 }
@@ -72,18 +69,21 @@ type lifecycle struct {
 }
 
 // Model is the dashboard of one resource, a tea.Model. Build it with New;
-// release it with Close. An Overview holds one Model for each of its resources.
+// release it with Close. An Overview holds one Model for each of its
+// resources, a component that shares the Overview's root.
 type Model struct {
-	root // the chrome, the state, the findings pane and the detail
-	res  Resource
-	feed Feed // res.Feed
-	life *lifecycle
+	*root     // the run's: the chrome, the state, the findings pane and the detail
+	row   int // the resource's row on the overview (0 alone)
+	res   Resource
+	feed  Feed // res.Feed
+	life  *lifecycle
 	// keys.ToOverview is on when the model is one of several behind an
 	// Overview: its help and footer say that esc goes back to the overview.
 	keys  keyMap
 	focus panes.Pane
 
 	now        time.Time // the model's clock: opts.Now at the last message that carried time
+	replay     replayPos // where this resource's replay stands, as last polled
 	stats      reflector.Stats
 	haveStats  bool
 	counters   store.Counters
@@ -117,11 +117,12 @@ type Model struct {
 // reads. It is what Run shows for a single resource; NewOverview builds the
 // dashboard of several.
 func New(opts Options, res Resource) Model {
-	return newModel(context.Background(), opts.withDefaults(), res)
+	return newModel(context.Background(), newRoot(opts.withDefaults(), 0), res, 0)
 }
 
-// newModel builds a Model under ctx; opts must have their defaults.
-func newModel(ctx context.Context, opts Options, res Resource) Model {
+// newModel builds the Model of the resource on row under ctx, sharing r.
+func newModel(ctx context.Context, r *root, res Resource, row int) Model {
+	opts := r.opts
 	ctx, cancel := context.WithCancel(ctx)
 	life := &lifecycle{ctx: ctx, cancel: cancel}
 	keys := newKeyMap()
@@ -131,7 +132,8 @@ func newModel(ctx context.Context, opts Options, res Resource) Model {
 	keys.Findings.SetEnabled(res.Feed.Findings != nil) // f only where there are findings to show
 	keys.Churn.SetEnabled(res.Feed.Churn != nil)       // c only where events can be diffed
 	return Model{
-		root:     newRoot(opts),
+		root:     r,
+		row:      row,
 		res:      res,
 		feed:     res.Feed,
 		life:     life,
@@ -190,10 +192,11 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 		m.counters, m.storeReady = s.counters, s.storeReady
 	}
 	if s.hasProgress {
-		m.chrome.replay.done, m.chrome.replay.total = s.done, s.total
+		m.replay.done, m.replay.total = s.done, s.total
 	}
 	if s.player != nil {
-		m.chrome.replay.player, m.chrome.replay.havePlayer = *s.player, true
+		m.replay.player, m.replay.havePlayer = *s.player, true
+		m.chrome.replay.havePlayer = false // the poll read the player after the last key did
 	}
 	m.notesLost = s.notesLost
 	if s.alerts != nil {
@@ -260,7 +263,7 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 			return logpane.Entry{At: n.At, Kind: logpane.KindRelist, Seq: n.Seq, Req: n.RequestID, Note: &n, Diff: d.Diff}, true
 		}
 	case reflector.ReasonStopped:
-		m.chrome.replay.stopped = true
+		m.replay.stopped = true
 	}
 	return logpane.FromNote(n), true
 }
@@ -279,15 +282,32 @@ func (m *Model) addAudit(a auditMsg) {
 	m.setStatus(sev, a.report.String())
 }
 
+// setStatus reports this resource's action in the footer.
 func (m *Model) setStatus(sev common.Severity, s string) {
-	m.chrome.status = status{text: s, sev: sev, at: m.now}
+	m.chrome.status = status{text: s, sev: sev, at: m.now, row: m.row + 1}
 }
 
-// lastStatus is the status line of the model's last action.
-func (m *Model) lastStatus() status { return m.chrome.status }
+// shownStatus is the status the dashboard's footer shows: its own
+// action's or the player's, not another resource's.
+func (m *Model) shownStatus() status {
+	if s := m.chrome.status; s.row == 0 || s.row == m.row+1 {
+		return s
+	}
+	return status{}
+}
 
-// replayPos is where the replay stands, as this resource last read it.
-func (m *Model) replayPos() replayPos { return m.chrome.replay }
+// shownReplay is where the replay stands for the header: as this resource
+// last polled it, or the player as the last player key read it.
+func (m *Model) shownReplay() replayPos {
+	r := m.replay
+	if own := m.chrome.replay; own.havePlayer {
+		r.player, r.havePlayer = own.player, true
+	}
+	return r
+}
+
+// isShown says this resource's dashboard is on the screen.
+func (m *Model) isShown() bool { return m.shown == m.row }
 
 // handleKey routes a key on the view state.
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {

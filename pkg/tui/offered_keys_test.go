@@ -28,7 +28,7 @@ func TestEmptyProxyOverviewSaysHowToConnectAndTicks(t *testing.T) {
 	clock.now = at(7 * time.Second)
 	o = ovUpdate(o, tickMsg{})
 	mustContain(t, ovScreen(o), "up 7.0s")
-	help := ovScreen(ovKeys(o, "?"))
+	help := ovScreen(ovKeys(ovPeek(o), "?"))
 	mustNotContain(t, help, "force relist", "audit now", "r and a act")
 }
 
@@ -44,8 +44,8 @@ func TestReplayOffersNoRelistOrAudit(t *testing.T) {
 		o := NewOverview(opts, ovDemoResources([numOvDemo]Feed{}))
 		t.Cleanup(o.Close)
 		o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
-		screens := map[string]string{"dashboard": screen(m), "dashboard help": screen(update(m, keyPress("?"))),
-			"overview": ovScreen(o), "overview help": ovScreen(ovKeys(o, "?"))}
+		screens := map[string]string{"dashboard": screen(m), "dashboard help": screen(update(peek(m), keyPress("?"))),
+			"overview": ovScreen(o), "overview help": ovScreen(ovKeys(ovPeek(o), "?"))}
 		for name, s := range screens {
 			if replay {
 				mustNotContain(t, s, "r force relist", "a audit now", "force relist  ", "audit now")
@@ -54,7 +54,7 @@ func TestReplayOffersNoRelistOrAudit(t *testing.T) {
 			}
 		}
 		if replay {
-			mustContain(t, screen(update(m, keyPress("r"))), "force relist needs a live cluster: this is a replay")
+			mustContain(t, screen(update(peek(m), keyPress("r"))), "force relist needs a live cluster: this is a replay")
 		}
 	}
 }
@@ -68,8 +68,8 @@ func TestFatalAlertOffersNoRelistOrAudit(t *testing.T) {
 	s.alerts = &Alerts{Banner: "the run stopped, q exits with status 3: relists>0", Fatal: true}
 	m = update(m, s)
 	mustNotContain(t, screen(m), "r force relist", "a audit now")
-	mustNotContain(t, screen(update(m, keyPress("?"))), "force relist", "audit now")
-	mustContain(t, screen(update(m, keyPress("r"))), "force relist is not available: an alert stopped the run")
+	mustNotContain(t, screen(update(peek(m), keyPress("?"))), "force relist", "audit now")
+	mustContain(t, screen(update(peek(m), keyPress("r"))), "force relist is not available: an alert stopped the run")
 
 	o := ovDemo(t, 160, 40, [numOvDemo]Feed{})
 	mustContain(t, ovScreen(o), "r force relist")

@@ -11,7 +11,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
-// The states the Overview shows, by its names for them.
+// The states the Overview shows while no resource's dashboard does (root.shown
+// is -1), by its names for them; a dashboard shown takes the keys.
 const (
 	// overviewTable: one row per resource; keys select, open and act on a row.
 	overviewTable = stateDashboard
@@ -20,8 +21,6 @@ const (
 	// overviewFindings: every resource's findings (f), newest first; enter
 	// shows one's evidence (stateDetail).
 	overviewFindings = stateFindings
-	// overviewResource: the selected resource's dashboard, which takes the keys.
-	overviewResource = stateResource
 )
 
 // Overview is the dashboard of several resources, a tea.Model: a table with
@@ -35,12 +34,16 @@ const (
 // as a single dashboard does, and a frame of the overview reads what the
 // Models already hold: nothing in it grows with the number of objects.
 //
+// The Overview is the root model: it holds the run's one root (chrome,
+// state, findings pane, detail), which every resource's Model shares, and
+// frames whichever of the table or a dashboard shows.
+//
 // With one resource an Overview is that resource's dashboard and nothing
 // more: it opens on it, and esc keeps the dashboard's meaning. Build it with
 // NewOverview; release it with Close. Like a Model, it is used through the
 // value its Update returns.
 type Overview struct {
-	root      // the chrome (its status and player are the last player key's), the state, the findings pane and the detail
+	*root
 	ctx       context.Context
 	resources []Resource // each row's, for its name
 	subs      []Model
@@ -77,9 +80,9 @@ func NewOverview(opts Options, resources []Resource) Overview {
 
 func newOverview(ctx context.Context, opts Options, resources []Resource) Overview {
 	opts = opts.withDefaults() // once, so every resource has the same start
-	o := Overview{root: newRoot(opts), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]Model, 0, len(resources))}
-	for _, r := range resources {
-		m := newModel(ctx, opts, r)
+	o := Overview{root: newRoot(opts, -1), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]Model, 0, len(resources))}
+	for i, r := range resources {
+		m := newModel(ctx, o.root, r, i)
 		if len(resources) > 1 || opts.Added != nil {
 			m.keys.setMulti()
 		}
@@ -88,7 +91,7 @@ func newOverview(ctx context.Context, opts Options, resources []Resource) Overvi
 	o.resources = append([]Resource(nil), resources...)
 	o.nameRows()
 	if o.single() {
-		o.state = overviewResource
+		o.shown = 0
 	}
 	return o
 }
@@ -127,7 +130,7 @@ func (o *Overview) waitAdded() tea.Cmd {
 
 // add gives a resource that came its row and its Model, started and sized.
 func (o *Overview) add(r Resource) tea.Cmd {
-	m := newModel(o.ctx, o.opts, r)
+	m := newModel(o.ctx, o.root, r, len(o.subs))
 	m.keys.setMulti()
 	o.subs = append(o.subs, m)
 	o.resources = append(o.resources, r)
@@ -176,10 +179,6 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case resourceMsg:
-		o.chrome.replay.havePlayer = false // a poll reads the player afresh
-		if _, ok := msg.msg.(endedMsg); ok {
-			o.endRun()
-		}
 		if msg.i >= 0 && msg.i < len(o.subs) {
 			cmd = o.updateSub(msg.i, msg.msg)
 		}
@@ -204,15 +203,6 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return o, cmd
 }
 
-// endRun marks the run ended by itself (Options.Ended) on the overview and
-// on every resource's dashboard, whichever's endedMsg came first.
-func (o *Overview) endRun() {
-	o.chrome.ended = true
-	for i := range o.subs {
-		o.subs[i].chrome.ended = true
-	}
-}
-
 // updateSub hands msg to resource i's Model and wraps the command it returns.
 func (o *Overview) updateSub(i int, msg tea.Msg) tea.Cmd {
 	next, cmd := o.subs[i].Update(msg)
@@ -226,12 +216,12 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if o.chrome.ended {
 		return tea.Quit // the run ended by itself: its last screen stays until any key
 	}
-	if o.state == overviewResource {
-		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[o.cur].atTopLevel() {
-			o.state = overviewTable
+	if i := o.shown; i >= 0 {
+		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[i].atTopLevel() {
+			o.shown = -1
 			return nil
 		}
-		return o.updateSub(o.cur, k)
+		return o.updateSub(i, k)
 	}
 	if cmd, ok := o.overlayKey(o, k); ok {
 		return cmd
@@ -239,7 +229,9 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := o.chrome.playerKey(k, o.now()); ok {
 		return cmd
 	}
-	o.chrome.status.text = ""
+	if o.chrome.status.row == 0 {
+		o.chrome.status.text = "" // a resource's action's stays until it expires
+	}
 	n := len(o.subs)
 	switch {
 	case key.Matches(k, o.chrome.keys.Quit):
@@ -262,7 +254,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		o.state = overviewFindings
 	case n == 0:
 	case key.Matches(k, o.keys.Open):
-		o.state = overviewResource
+		o.shown = o.cur
 	case key.Matches(k, o.keys.Relist):
 		return wrapCmd(o.cur, o.subs[o.cur].forceRelist())
 	case key.Matches(k, o.keys.Audit):

@@ -161,6 +161,17 @@ func ovDemo(t *testing.T, w, h int, feeds [numOvDemo]Feed) Overview {
 func ovUpdate(o Overview, msg tea.Msg) Overview { next, _ := o.Update(msg); return next.(Overview) }
 func ovScreen(o Overview) string                { return plain(o.View()) }
 
+// ovPeek is o with a root and rows of its own (peek).
+func ovPeek(o Overview) Overview {
+	r := *o.root
+	o.root = &r
+	o.subs = append([]Model(nil), o.subs...)
+	for i := range o.subs {
+		o.subs[i].root = &r
+	}
+	return o
+}
+
 // ovKeys presses each key in turn.
 func ovKeys(o Overview, keys ...string) Overview {
 	for _, k := range keys {

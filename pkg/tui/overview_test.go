@@ -179,8 +179,8 @@ func TestSelectingAndOpeningAResource(t *testing.T) {
 		t.Fatalf("down on the last row: row %d", o.cur)
 	}
 	o = ovKeys(o, "g", "j", "enter")
-	if o.state != overviewResource || o.cur != 1 {
-		t.Fatalf("enter: state %v on row %d, want the pods' dashboard", o.state, o.cur)
+	if o.shown != 1 || o.cur != 1 {
+		t.Fatalf("enter: row %d shown, on row %d, want the pods' dashboard", o.shown, o.cur)
 	}
 	s = ovScreen(o)
 	mustContain(t, s, "pods.v1 · namespace prod", "● Relisting for 3.0s", "list #12 running",
@@ -207,14 +207,14 @@ func TestEscInsideAResourceClosesItsOwnViewsFirst(t *testing.T) {
 		{"a type filter", []string{"t"}, stateDashboard},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			in := ovKeys(o, tt.setup...)
+			in := ovKeys(ovPeek(o), tt.setup...)
 			if got := in.subs[0].state; got != tt.state {
 				t.Fatalf("state %v, want %v", got, tt.state)
 			}
 			in = ovKeys(in, "esc")
-			if in.state != overviewResource || !in.subs[0].atTopLevel() {
-				t.Fatalf("esc in %s: overview state %v, dashboard %v filtering %v; want the dashboard, cleared",
-					tt.name, in.state, in.subs[0].state, in.subs[0].log.Filtering())
+			if in.shown != 0 || !in.subs[0].atTopLevel() {
+				t.Fatalf("esc in %s: row %d shown, state %v, filtering %v; want the dashboard, cleared",
+					tt.name, in.shown, in.state, in.subs[0].log.Filtering())
 			}
 			in = ovKeys(in, "esc")
 			if in.state != overviewTable {
@@ -255,7 +255,7 @@ func TestRelistAndAuditActOnTheSelectedResource(t *testing.T) {
 		o = ovUpdate(o, msg)
 	}
 	mustContain(t, ovScreen(o), "pods: audit at resourceVersion 901")
-	if o.subs[ovPods].auditing || o.subs[ovConfigMaps].chrome.status.text != "" {
+	if o.subs[ovPods].auditing || o.chrome.status.row != ovPods+1 {
 		t.Errorf("the audit's result did not reach the pods alone")
 	}
 
@@ -304,8 +304,8 @@ func TestOneResourceOpensStraightIntoItsDashboard(t *testing.T) {
 	}
 	// esc keeps the dashboard's meaning: it clears a filter, and never leaves.
 	o = ovKeys(o, "t", "esc", "esc")
-	if o.state != overviewResource || o.subs[0].log.Filtering() {
-		t.Fatalf("esc on a single resource: state %v, filtering %v", o.state, o.subs[0].log.Filtering())
+	if o.shown != 0 || o.state != stateDashboard || o.subs[0].log.Filtering() {
+		t.Fatalf("esc on a single resource: row %d shown, state %v, filtering %v", o.shown, o.state, o.subs[0].log.Filtering())
 	}
 	mustNotContain(t, ovScreen(o), "EVENTS/MIN", "overview")
 	o = ovKeys(o, "?")
@@ -315,7 +315,7 @@ func TestOneResourceOpensStraightIntoItsDashboard(t *testing.T) {
 func TestInsideOneOfSeveralTheHelpAndFooterNameTheOverview(t *testing.T) {
 	o := ovKeys(ovDemo(t, 160, 48, [numOvDemo]Feed{}), "enter")
 	mustContain(t, ovScreen(o), "esc overview")
-	mustContain(t, ovScreen(ovKeys(o, "?")), "back, unfilter, overview", "esc goes back to the overview")
+	mustContain(t, ovScreen(ovKeys(ovPeek(o), "?")), "back, unfilter, overview", "esc goes back to the overview")
 }
 
 func TestOverviewHelpListsItsKeys(t *testing.T) {
@@ -427,8 +427,8 @@ func TestEachResourceGetsItsOwnMessages(t *testing.T) {
 		t.Error("a feed without notes re-armed a notes reader")
 	}
 	// A hidden resource keeps its log: opening it shows what came while it was hidden.
-	mustContain(t, ovScreen(ovKeys(o, "j")), "── recent · pods", "ADDED    prod/late-pod")
-	mustContain(t, ovScreen(ovKeys(o, "j", "enter")), "ADDED    prod/late-pod")
+	mustContain(t, ovScreen(ovKeys(ovPeek(o), "j")), "── recent · pods", "ADDED    prod/late-pod")
+	mustContain(t, ovScreen(ovKeys(ovPeek(o), "j", "enter")), "ADDED    prod/late-pod")
 	// A message for no resource is dropped.
 	if _, cmd := o.Update(resourceMsg{i: numOvDemo, msg: late}); cmd != nil {
 		t.Error("a message for no resource returned a command")

@@ -239,8 +239,8 @@ func (l overviewLayout) reason(o *Overview, i int) (string, common.Severity, boo
 
 // View renders the overview, the help, or the open resource's dashboard.
 func (o Overview) View() tea.View {
-	if o.state == overviewResource && len(o.subs) > 0 {
-		return o.subs[o.cur].View()
+	if i := o.shown; i >= 0 && i < len(o.subs) {
+		return o.subs[i].View()
 	}
 	return o.view(&o, o.rowName, o.now(), func() []string { return o.table(o.tableLayout()) })
 }
@@ -281,7 +281,7 @@ func (o *Overview) header(width int) []string {
 func (o *Overview) replayPos() replayPos {
 	r := replayPos{stopped: len(o.subs) > 0}
 	for i := range o.subs {
-		p := o.subs[i].replayPos()
+		p := o.subs[i].replay
 		r.done, r.total = max(r.done, p.done), max(r.total, p.total)
 		r.stopped = r.stopped && p.stopped
 		if p.havePlayer && (!r.havePlayer || p.player.Pos > r.player.Pos) {
@@ -715,23 +715,23 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 	return joinCells("  ", l.cols, &cells)
 }
 
-// footer is the latest action's status (a resource's, named, or the
-// player's), or the key help; with the count of notes dropped on the way
-// to the screen.
+// footer is the latest action's status (a resource's, named, but not over
+// the help, the findings or a detail; or the player's), or the key help;
+// with the count of notes dropped on the way to the screen.
 func (o *Overview) footer(width int) string {
-	lost, latest, from := int64(0), status{}, -1
+	lost := int64(0)
 	for i := range o.subs {
 		lost += o.subs[i].notesLost
-		if s := o.subs[i].lastStatus(); s.text != "" && (from < 0 || s.at.After(latest.at)) {
-			latest, from = s, i
-		}
 	}
-	over := ""
+	over, s := "", o.chrome.status
 	hint, overlay := o.overlayHint(o)
-	if !overlay && from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)) {
-		over = o.st.Value.Render(o.rowName(from)+": ") + o.st.Sev(latest.sev, latest.text)
+	if s.row > 0 && s.text != "" {
+		if !overlay {
+			over = o.st.Value.Render(o.rowName(s.row-1)+": ") + o.st.Sev(s.sev, s.text)
+		}
+		s = status{}
 	}
-	return o.chrome.footer(width, over, hint, o.shownKeys(), lost)
+	return o.chrome.footer(width, over, s, hint, o.shownKeys(), lost)
 }
 
 // helpLines is the overview's key help, what one resource's dashboard adds,

@@ -11,28 +11,34 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
-// root is what a resource's dashboard (Model) and the overview (Overview)
-// share and handle alike; each embeds one. It holds the options, the
-// styles, the chrome (size, status, player, help), the view state, the
-// findings pane and the detail, and it handles the screens over a model's
-// own: the help, the findings pane and a detail, with their keys, bodies
-// and footer hints.
+// root is the dashboard's one root: the options, the styles, the chrome
+// (size, status, keys, help, the player), the state of the screen, which
+// resource's dashboard shows, the findings pane and the detail. There is
+// one per run: the Overview holds it and hands it to each resource's
+// dashboard (Model), a component that reads and moves the same state, as
+// gh-dash's components share its program context. It handles the screens
+// over a component's own: the help, the findings pane and a detail, with
+// their keys, bodies and footer hints.
 type root struct {
 	opts   Options
 	st     common.Styles
 	chrome chrome
 	state  viewState
+	// shown is the row whose dashboard shows, -1 for none: the overview's
+	// table (0 for a Model built alone).
+	shown  int
 	fpane  findingspane.Pane
 	detail detailView
 }
 
-// newRoot is the root of a model of opts, which must have their defaults.
-func newRoot(opts Options) root {
+// newRoot is the root of a run of opts, which must have their defaults,
+// showing the dashboard of row shown (-1: the overview's table).
+func newRoot(opts Options, shown int) *root {
 	st := common.NewStyles()
-	return root{opts: opts, st: st, chrome: newChrome(opts, st)}
+	return &root{opts: opts, st: st, chrome: newChrome(opts, st), shown: shown}
 }
 
-// framed is what the root asks of the model that embeds it: its header and
+// framed is what the root asks of the component shown: its header and
 // footer, the help's lines, the findings as its pane lists them, and the
 // detail's title and lines, all at width.
 type framed interface {

@@ -120,7 +120,7 @@ func (m *Model) header(width int) []string {
 	}
 	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
 	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", client)...)
-	return m.chrome.header(width, m.now, parts, m.stateLine(), m.findingsBadge(), m.chrome.replay)
+	return m.chrome.header(width, m.now, parts, m.stateLine(), m.findingsBadge(), m.shownReplay())
 }
 
 // findingsBadge is the header's count of findings, "" without an engine.
@@ -298,7 +298,7 @@ func (m *Model) footer(width int) string {
 	if !m.diffed {
 		keys.Churn.SetEnabled(false) // in the help, not the footer, until an event was diffed
 	}
-	return m.chrome.footer(width, over, hint, keys, m.notesLost)
+	return m.chrome.footer(width, over, m.shownStatus(), hint, keys, m.notesLost)
 }
 
 // gauge is one labelled health value.
