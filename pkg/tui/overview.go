@@ -218,7 +218,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	if i := o.shown; i >= 0 {
 		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[i].atTopLevel() {
-			o.shown = -1
+			o.show(-1)
 			return nil
 		}
 		return o.updateSub(i, k)
@@ -254,13 +254,19 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		o.state = overviewFindings
 	case n == 0:
 	case key.Matches(k, o.keys.Open):
-		o.shown = o.cur
+		o.show(o.cur)
 	case key.Matches(k, o.keys.Relist):
 		return wrapCmd(o.cur, o.subs[o.cur].forceRelist())
 	case key.Matches(k, o.keys.Audit):
 		return wrapCmd(o.cur, o.subs[o.cur].startAudit())
 	}
 	return nil
+}
+
+// show shows row i's dashboard, or the table (-1); the findings pane,
+// which lists another resource's findings or every one's, starts afresh.
+func (o *Overview) show(i int) {
+	o.shown, o.fpane = i, findingspane.Pane{}
 }
 
 // acts says r and a act here: a live run's own reflectors, which no alert

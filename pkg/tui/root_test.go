@@ -2,6 +2,8 @@ package tui
 
 import (
 	"testing"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // The overview and every resource's dashboard share the run's one root:
@@ -24,7 +26,11 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 	next, _ := ovKeys(o, "j").Update(keyPress("r"))
 	o = next.(Overview)
 	mustContain(t, ovScreen(o), "pods: forced relist requested")
+	o.fpane.Key(keyPress("j"), 3, 3) // the table's findings pane, moved
 	o = ovKeys(o, "enter")
+	if o.fpane != (findingspane.Pane{}) {
+		t.Error("the pods' findings pane starts where the table's was")
+	}
 	mustContain(t, ovScreen(o), "forced relist requested")
 	mustNotContain(t, ovScreen(o), "pods: forced relist")
 	o = ovKeys(o, "esc", "j", "enter")
