@@ -30,9 +30,9 @@ type chrome struct {
 	st     common.Styles
 	help   help.Model
 	keys   chromeKeys
-	status status
-	// replay is the player as read at the last player key, newer than the
-	// resources' polls until the next one (havePlayer).
+	status status // the player's last action's
+	// replay is the player as last read, by a player key or any
+	// resource's poll (havePlayer: once read).
 	replay        replayPos
 	width, height int  // the terminal's, 0 until it says
 	ended         bool // the run ended by itself (Options.Ended): any key quits
@@ -44,9 +44,6 @@ type status struct {
 	text string
 	sev  common.Severity
 	at   time.Time
-	// row is the row plus one of the resource whose action it reports; 0
-	// for the run's own (the player's).
-	row int
 }
 
 // replayPos is where a replay stands, for the header's badge.
@@ -217,10 +214,10 @@ func (c *chrome) badge(r replayPos) string {
 	return b
 }
 
-// expireStatus drops a status older than statusFor at now.
-func (c *chrome) expireStatus(now time.Time) {
-	if c.status.text != "" && now.Sub(c.status.at) > statusFor {
-		c.status.text = ""
+// expire drops the status once it is older than statusFor at now.
+func (s *status) expire(now time.Time) {
+	if s.text != "" && now.Sub(s.at) > statusFor {
+		s.text = ""
 	}
 }
 

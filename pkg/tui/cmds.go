@@ -36,7 +36,8 @@ type snapshotMsg struct {
 	// findings are Feed.Findings' (hasFindings: the feed has an engine).
 	hasFindings bool
 	findings    []findings.Finding
-	// churn is Feed.Churn's, read only while the churn pane is open.
+	// churn is Feed.Churn's, read only while the churn pane is open on
+	// this resource's dashboard.
 	hasChurn bool
 	churn    diff.Summary
 }
@@ -102,8 +103,9 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 	return s
 }
 
-// pollCmd takes the next snapshot after wait; with the churn pane open,
-// and its last read churn.Every old, the snapshot reads Feed.Churn too.
+// pollCmd takes the next snapshot after wait; with the churn pane open on
+// this resource's dashboard, and its last read churn.Every old, the
+// snapshot reads Feed.Churn too.
 func (m Model) pollCmd(wait time.Duration) tea.Cmd {
 	opts, feed := m.opts, m.feed
 	readChurn := m.isShown() && m.state == stateChurn && feed.Churn != nil && m.churn.Due(m.now)

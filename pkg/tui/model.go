@@ -71,6 +71,10 @@ type lifecycle struct {
 // Model is the dashboard of one resource, a tea.Model. Build it with New;
 // release it with Close. An Overview holds one Model for each of its
 // resources, a component that shares the Overview's root.
+//
+// A Model's copies share its root (the screen's state, chrome, findings
+// pane and detail): use the value Update returns, as bubbletea does, and
+// not an older copy.
 type Model struct {
 	*root     // the run's: the chrome, the state, the findings pane and the detail
 	row   int // the resource's row on the overview (0 alone)
@@ -82,8 +86,13 @@ type Model struct {
 	keys  keyMap
 	focus panes.Pane
 
-	now        time.Time // the model's clock: opts.Now at the last message that carried time
-	replay     replayPos // where this resource's replay stands, as last polled
+	now time.Time // the model's clock: opts.Now at the last message that carried time
+	// replay is where this resource's replay stands, as last polled: its
+	// progress, and whether it stopped (the player's reading is the root's).
+	replay replayPos
+	// status reports this resource's last action (r, a), in its footer and,
+	// named, on the overview's table; the player's is the root's.
+	status     status
 	stats      reflector.Stats
 	haveStats  bool
 	counters   store.Counters
@@ -195,8 +204,8 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 		m.replay.done, m.replay.total = s.done, s.total
 	}
 	if s.player != nil {
-		m.replay.player, m.replay.havePlayer = *s.player, true
-		m.chrome.replay.havePlayer = false // the poll read the player after the last key did
+		// The one player, as read now: newer than any key's or poll's reading before.
+		m.chrome.replay.player, m.chrome.replay.havePlayer = *s.player, true
 	}
 	m.notesLost = s.notesLost
 	if s.alerts != nil {
@@ -208,7 +217,8 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	if s.hasChurn {
 		m.churn.Set(s.churn, m.now)
 	}
-	m.chrome.expireStatus(m.now)
+	m.status.expire(m.now)
+	m.chrome.status.expire(m.now)
 }
 
 // addNotes takes the reflector's notes, in the order it made them: the log
@@ -284,25 +294,23 @@ func (m *Model) addAudit(a auditMsg) {
 
 // setStatus reports this resource's action in the footer.
 func (m *Model) setStatus(sev common.Severity, s string) {
-	m.chrome.status = status{text: s, sev: sev, at: m.now, row: m.row + 1}
+	m.status = status{text: s, sev: sev, at: m.now}
 }
 
-// shownStatus is the status the dashboard's footer shows: its own
-// action's or the player's, not another resource's.
+// shownStatus is the status the dashboard's footer shows: the newer of its
+// own action's and the player's.
 func (m *Model) shownStatus() status {
-	if s := m.chrome.status; s.row == 0 || s.row == m.row+1 {
-		return s
+	if p := m.chrome.status; p.text != "" && (m.status.text == "" || p.at.After(m.status.at)) {
+		return p
 	}
-	return status{}
+	return m.status
 }
 
-// shownReplay is where the replay stands for the header: as this resource
-// last polled it, or the player as the last player key read it.
+// shownReplay is where the replay stands for the header: this resource's
+// progress, and the player as last read.
 func (m *Model) shownReplay() replayPos {
 	r := m.replay
-	if own := m.chrome.replay; own.havePlayer {
-		r.player, r.havePlayer = own.player, true
-	}
+	r.player, r.havePlayer = m.chrome.replay.player, m.chrome.replay.havePlayer
 	return r
 }
 
@@ -404,7 +412,7 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.keys.Back):
 		m.log.Filter, m.log.TypeIdx = "", 0
 		m.filter.Value = ""
-		m.chrome.status.text = ""
+		m.status.text, m.chrome.status.text = "", ""
 	case key.Matches(k, m.keys.Findings):
 		m.state = stateFindings
 	case key.Matches(k, m.keys.Churn):

@@ -41,7 +41,7 @@ const (
 // With one resource an Overview is that resource's dashboard and nothing
 // more: it opens on it, and esc keeps the dashboard's meaning. Build it with
 // NewOverview; release it with Close. Like a Model, it is used through the
-// value its Update returns.
+// value its Update returns; its copies share its root.
 type Overview struct {
 	*root
 	ctx       context.Context
@@ -229,9 +229,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := o.chrome.playerKey(k, o.now()); ok {
 		return cmd
 	}
-	if o.chrome.status.row == 0 {
-		o.chrome.status.text = "" // a resource's action's stays until it expires
-	}
+	o.chrome.status.text = "" // the player's; a resource's action's stays until it expires
 	n := len(o.subs)
 	switch {
 	case key.Matches(k, o.chrome.keys.Quit):

@@ -255,7 +255,7 @@ func TestRelistAndAuditActOnTheSelectedResource(t *testing.T) {
 		o = ovUpdate(o, msg)
 	}
 	mustContain(t, ovScreen(o), "pods: audit at resourceVersion 901")
-	if o.subs[ovPods].auditing || o.chrome.status.row != ovPods+1 {
+	if o.subs[ovPods].auditing || o.subs[ovConfigMaps].status.text != "" {
 		t.Errorf("the audit's result did not reach the pods alone")
 	}
 

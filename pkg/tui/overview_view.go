@@ -276,20 +276,13 @@ func (o *Overview) header(width int) []string {
 }
 
 // replayPos is where the replay stands across the resources: the furthest
-// progress and player, ended once every resource's is; or the player as
-// read at the last player key, newer than the polls.
+// progress, ended once every resource's is, and the player as last read.
 func (o *Overview) replayPos() replayPos {
-	r := replayPos{stopped: len(o.subs) > 0}
+	r := replayPos{stopped: len(o.subs) > 0, player: o.chrome.replay.player, havePlayer: o.chrome.replay.havePlayer}
 	for i := range o.subs {
 		p := o.subs[i].replay
 		r.done, r.total = max(r.done, p.done), max(r.total, p.total)
 		r.stopped = r.stopped && p.stopped
-		if p.havePlayer && (!r.havePlayer || p.player.Pos > r.player.Pos) {
-			r.player, r.havePlayer = p.player, true
-		}
-	}
-	if own := o.chrome.replay; own.havePlayer {
-		r.player, r.havePlayer = own.player, true
 	}
 	return r
 }
@@ -719,19 +712,19 @@ func (o *Overview) totalsRow(l overviewLayout) string {
 // the help, the findings or a detail; or the player's), or the key help;
 // with the count of notes dropped on the way to the screen.
 func (o *Overview) footer(width int) string {
-	lost := int64(0)
+	lost, latest, from := int64(0), status{}, -1
 	for i := range o.subs {
 		lost += o.subs[i].notesLost
-	}
-	over, s := "", o.chrome.status
-	hint, overlay := o.overlayHint(o)
-	if s.row > 0 && s.text != "" {
-		if !overlay {
-			over = o.st.Value.Render(o.rowName(s.row-1)+": ") + o.st.Sev(s.sev, s.text)
+		if s := o.subs[i].status; s.text != "" && (from < 0 || s.at.After(latest.at)) {
+			latest, from = s, i
 		}
-		s = status{}
 	}
-	return o.chrome.footer(width, over, s, hint, o.shownKeys(), lost)
+	over := ""
+	hint, overlay := o.overlayHint(o)
+	if !overlay && from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)) {
+		over = o.st.Value.Render(o.rowName(from)+": ") + o.st.Sev(latest.sev, latest.text)
+	}
+	return o.chrome.footer(width, over, o.chrome.status, hint, o.shownKeys(), lost)
 }
 
 // helpLines is the overview's key help, what one resource's dashboard adds,

@@ -12,7 +12,7 @@ import (
 )
 
 // root is the dashboard's one root: the options, the styles, the chrome
-// (size, status, keys, help, the player), the state of the screen, which
+// (size, keys, help, the player and its status), the state of the screen, which
 // resource's dashboard shows, the findings pane and the detail. There is
 // one per run: the Overview holds it and hands it to each resource's
 // dashboard (Model), a component that reads and moves the same state, as

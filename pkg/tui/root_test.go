@@ -3,14 +3,17 @@ package tui
 import (
 	"testing"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 )
 
 // The overview and every resource's dashboard share the run's one root:
 // one chrome, one state, one findings pane, one detail. A resource's
-// action's status is named on the table and shows in its own dashboard,
-// not in another's; the churn pane open on one resource makes that
-// resource's polls read its churn, and no other's.
+// action's status is its own: named on the table, shown in its own
+// dashboard, not in another's, and another's result does not replace it.
+// The findings pane starts afresh on each list it shows. The churn pane
+// open on one resource makes that resource's polls read its churn, and no
+// other's.
 func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 	var calls callLog
 	feeds := recordingFeeds(&calls)
@@ -23,6 +26,8 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 		}
 	}
 
+	// The pods' relist, asked on the table: named there, shown in the
+	// pods' dashboard, not in the deployments'.
 	next, _ := ovKeys(o, "j").Update(keyPress("r"))
 	o = next.(Overview)
 	mustContain(t, ovScreen(o), "pods: forced relist requested")
@@ -33,11 +38,31 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 	}
 	mustContain(t, ovScreen(o), "forced relist requested")
 	mustNotContain(t, ovScreen(o), "pods: forced relist")
-	o = ovKeys(o, "esc", "j", "enter")
+	o.fpane.Key(keyPress("j"), 3, 3)
+	o = ovKeys(o, "esc")
+	if o.fpane != (findingspane.Pane{}) {
+		t.Error("the table's findings pane starts where the pods' was")
+	}
+	o = ovKeys(o, "j", "enter")
 	if o.shown != ovDeployments {
 		t.Fatalf("row %d shown, want the deployments'", o.shown)
 	}
 	mustNotContain(t, ovScreen(o), "forced relist requested")
+
+	// The deployments' own action stays in their footer when the pods'
+	// audit ends behind them; esc there clears their status, not the pods'.
+	next, _ = o.Update(keyPress("r"))
+	o = next.(Overview)
+	o = ovUpdate(o, resourceMsg{i: ovPods, msg: auditMsg{report: &reflector.AuditReport{ResourceVersion: "77", Listed: 1, Cached: 1}}})
+	mustContain(t, ovScreen(o), "forced relist requested")
+	mustNotContain(t, ovScreen(o), "audit at resourceVersion 77")
+	o = ovKeys(o, "esc")
+	mustNotContain(t, ovScreen(o), "forced relist requested")
+	o = ovKeys(o, "esc")
+	mustContain(t, ovScreen(o), "pods: audit at resourceVersion 77")
+	// Not over the table's help.
+	mustNotContain(t, ovScreen(ovKeys(ovPeek(o), "?")), "pods: audit")
+	o = ovKeys(o, "enter")
 
 	next, _ = o.Update(keyPress("c"))
 	o = next.(Overview)
