@@ -12,9 +12,9 @@ import (
 )
 
 // root is the dashboard's one root: the options, the styles, the chrome
-// (size, keys, help, the player and its status), the state of the screen, which
-// resource's dashboard shows, the findings pane and the detail. There is
-// one per run: the Overview holds it and hands it to each resource's
+// (size, keys, help, the player and its status), the state of the screen,
+// which resource's dashboard shows, the findings pane and the detail. There
+// is one per run: the Overview holds it and hands it to each resource's
 // dashboard (Model), a component that reads and moves the same state, as
 // gh-dash's components share its program context. It handles the screens
 // over a component's own: the help, the findings pane and a detail, with
