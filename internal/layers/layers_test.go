@@ -233,20 +233,38 @@ func TestTheDesignDrawsTheTable(t *testing.T) {
 		t.Fatal(`docs/design.md's "Layers" section has no drawing (a fenced block)`)
 	}
 	lines := strings.Split(drawing, "\n")
-	// lineOf is the first line of the drawing that names entry, or -1.
+	exact := func(path string) *regexp.Regexp {
+		return regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(path) + `($|[^\w/.-])`)
+	}
+	// lineOf is the first line of the drawing that names entry, or -1. A
+	// tree (dir/...) is named by dir/ and anything after it, but not by a
+	// line that names a longer entry of the table, which wins over it.
 	lineOf := func(entry string) int {
 		dir, tree := strings.CutSuffix(entry, "/...")
+		re := exact(dir)
+		var longer []*regexp.Regexp
 		if tree {
 			dir += "/"
-		}
-		re := regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(dir) + `($|[^\w/.-])`)
-		if tree {
 			re = regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(dir))
-		}
-		for i, l := range lines {
-			if re.MatchString(l) {
-				return i
+			for _, l := range layers {
+				for _, e := range l.packages {
+					if strings.HasPrefix(e, dir) {
+						longer = append(longer, exact(strings.TrimSuffix(e, "/...")))
+					}
+				}
 			}
+		}
+	next:
+		for i, l := range lines {
+			if !re.MatchString(l) {
+				continue
+			}
+			for _, o := range longer {
+				if o.MatchString(l) {
+					continue next
+				}
+			}
+			return i
 		}
 		return -1
 	}
