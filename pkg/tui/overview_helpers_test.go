@@ -141,7 +141,7 @@ func ovDemoMessages() []tea.Msg {
 }
 
 // ovDemo is the overview of the demo's four resources at w x h, with feeds.
-func ovDemo(t *testing.T, w, h int, feeds [numOvDemo]Feed) Overview {
+func ovDemo(t testing.TB, w, h int, feeds [numOvDemo]Feed) Overview {
 	t.Helper()
 	clock := newFakeClock()
 	o := NewOverview(demoOptions(clock), ovDemoResources(feeds))

@@ -1,0 +1,25 @@
+package tui
+
+import "testing"
+
+// BenchmarkOverviewView160x48 is the cost of a frame of the overview's
+// table: four resources, with their banner, reasons and log glimpse.
+func BenchmarkOverviewView160x48(b *testing.B) {
+	o := ovDemo(b, 160, 48, [numOvDemo]Feed{})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = o.View()
+	}
+}
+
+// BenchmarkOverviewPoll is the cost of one resource's poll reaching the
+// overview: its Model takes it, and the table keeps its cursor in view.
+func BenchmarkOverviewPoll(b *testing.B) {
+	o := ovDemo(b, 160, 48, [numOvDemo]Feed{})
+	snaps := ovDemoSnapshots(ovPods)
+	msg := resourceMsg{i: ovPods, msg: snaps[len(snaps)-1]}
+	b.ReportAllocs()
+	for b.Loop() {
+		o = ovUpdate(o, msg)
+	}
+}
