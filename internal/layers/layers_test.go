@@ -39,6 +39,7 @@ var layers = []struct {
 		"internal/subjects",
 	}},
 	{"dashboard, traces, the summary; the live source", []string{"pkg/tui", "pkg/trace", "internal/summary", "pkg/live"}},
+	{"the overview's table", []string{"pkg/tui/internal/table"}},
 	{"the dashboard's components", []string{"pkg/tui/internal/..."}},
 	{"what the components share", []string{"pkg/tui/internal/common"}},
 	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},

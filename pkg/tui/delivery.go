@@ -96,20 +96,3 @@ func lagBuckets(st common.Styles, c reflector.LagCounts) string {
 	}
 	return b.String()
 }
-
-// lagCell is the overview's LAG P99 cell: the bucket of the passive
-// estimate's 99th percentile, graded; "-" before an event was counted.
-func lagCell(st common.Styles, c reflector.LagCounts) string {
-	b := c.P99Bucket()
-	if b < 0 {
-		return st.Faint.Render("-")
-	}
-	sev := common.SevGood
-	switch {
-	case b >= 3:
-		sev = common.SevBad
-	case b == 2:
-		sev = common.SevWarn
-	}
-	return st.Sev(sev, reflector.LagBucketName(b))
-}

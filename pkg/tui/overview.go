@@ -6,9 +6,9 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 )
 
 // The states the Overview shows while no resource's dashboard does (root.shown
@@ -27,6 +27,9 @@ const (
 // one row per resource (its state, objects, memory, cursor, bookmark age,
 // 410s, relists, events per minute and last error) and their totals, and
 // behind enter each resource's own dashboard, a Model, which esc leaves.
+// The table is a component (package table): the Overview keeps its cursor
+// and window, and gives it each resource's row, read from the resource's
+// Model at each frame.
 //
 // Every resource's Model runs all the time, shown or not: its poller, its
 // notes reader, its log, history and alerts, so opening a resource shows its
@@ -47,14 +50,10 @@ type Overview struct {
 	ctx       context.Context
 	resources []Resource // each row's, for its name
 	subs      []Model
-	names     []rowLabel // each row's name, set once
-	nameWidth int        // the longest name's
-	// clientWidth is the longest client's (0: no row has one, no client column)
-	clientWidth int
-	keys        overviewKeyMap
-
-	cur, top int       // the selected row, and the first row shown
-	clock    time.Time // opts.Now at the last tick: the uptime moves with no row to poll
+	names     []table.Label // each row's name, set once
+	keys      overviewKeyMap
+	tbl       table.Table // the table's cursor and window
+	clock     time.Time   // opts.Now at the last tick: the uptime moves with no row to poll
 }
 
 // tickEvery is how often the overview reads the clock when resources can
@@ -89,21 +88,11 @@ func newOverview(ctx context.Context, opts Options, resources []Resource) Overvi
 		o.subs = append(o.subs, m)
 	}
 	o.resources = append([]Resource(nil), resources...)
-	o.nameRows()
+	o.names = rowNames(o.resources)
 	if o.single() {
 		o.shown = 0
 	}
 	return o
-}
-
-// nameRows names every row, as the rows now stand.
-func (o *Overview) nameRows() {
-	o.names = rowNames(o.resources)
-	o.nameWidth, o.clientWidth = 0, 0
-	for _, n := range o.names {
-		o.nameWidth = max(o.nameWidth, ansi.StringWidth(n.base+n.apart))
-		o.clientWidth = max(o.clientWidth, ansi.StringWidth(n.client))
-	}
 }
 
 // addedMsg is a resource that came while the dashboard runs (Options.Added).
@@ -134,22 +123,13 @@ func (o *Overview) add(r Resource) tea.Cmd {
 	m.keys.setMulti()
 	o.subs = append(o.subs, m)
 	o.resources = append(o.resources, r)
-	o.nameRows()
+	o.names = rowNames(o.resources)
 	i := len(o.subs) - 1
 	cmds := []tea.Cmd{wrapCmd(i, o.subs[i].Init()), o.waitAdded()}
 	if o.chrome.width > 0 {
 		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.chrome.width, Height: o.chrome.height}))
 	}
 	return tea.Batch(cmds...)
-}
-
-// rowLabel is how a row names its resource: what it is, and what sets it
-// apart from the others when they watch the same in several places.
-type rowLabel struct {
-	base, apart string
-	// client names an observed resource's program (clientLabel: program,
-	// then tail, which a cut keeps), in a column of its own.
-	client, program, tail string
 }
 
 // single says there is one resource, and no more can come: no overview,
@@ -230,33 +210,33 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	o.chrome.status.text = "" // the player's; a resource's action's stays until it expires
-	n := len(o.subs)
+	n, cur := len(o.subs), o.tbl.Cursor()
 	switch {
 	case key.Matches(k, o.chrome.keys.Quit):
 		return tea.Quit
 	case key.Matches(k, o.chrome.keys.Help):
 		o.state = overviewHelp
 	case key.Matches(k, o.keys.Up):
-		o.cur--
+		o.tbl.Move(-1)
 	case key.Matches(k, o.keys.Down):
-		o.cur++
+		o.tbl.Move(1)
 	case key.Matches(k, o.keys.PageUp):
-		o.cur -= max(o.tableLayout().rowLines-1, 1)
+		o.tbl.Move(-o.tableLayout(o.rows(false)).table.Page())
 	case key.Matches(k, o.keys.PageDown):
-		o.cur += max(o.tableLayout().rowLines-1, 1)
+		o.tbl.Move(o.tableLayout(o.rows(false)).table.Page())
 	case key.Matches(k, o.keys.Top):
-		o.cur = 0
+		o.tbl.Select(0)
 	case key.Matches(k, o.keys.Bottom):
-		o.cur = n - 1
+		o.tbl.Select(n - 1)
 	case key.Matches(k, o.shownKeys().Findings):
 		o.state = overviewFindings
 	case n == 0:
 	case key.Matches(k, o.keys.Open):
-		o.show(o.cur)
+		o.show(cur)
 	case key.Matches(k, o.keys.Relist):
-		return wrapCmd(o.cur, o.subs[o.cur].forceRelist())
+		return wrapCmd(cur, o.subs[cur].forceRelist())
 	case key.Matches(k, o.keys.Audit):
-		return wrapCmd(o.cur, o.subs[o.cur].startAudit())
+		return wrapCmd(cur, o.subs[cur].startAudit())
 	}
 	return nil
 }
@@ -337,23 +317,9 @@ func (o *Overview) detailContent(width int) (string, []string) {
 // a passive Kind of rows (another program's reflectors).
 func actsOn(opts Options) bool { return !opts.Replay && opts.Kind.Passive == "" }
 
-// clampRows keeps the selection on a row and the table's window on the
-// selection: the selected row, with its reason line, is always shown.
+// clampRows keeps the table's selection on a row and its window on the
+// selection.
 func (o *Overview) clampRows() {
-	n := len(o.subs)
-	o.cur = min(max(o.cur, 0), max(n-1, 0))
-	if n == 0 {
-		o.top = 0
-		return
-	}
-	l := o.tableLayout()
-	avail := max(l.rowLines, 1)
-	o.top = min(max(o.top, 0), o.cur)
-	for o.top < o.cur && l.linesFrom(o, o.top, o.cur) > avail {
-		o.top++
-	}
-	// Scrolled, the window stays full: no blank rows under the last one.
-	for o.top > 0 && l.linesFrom(o, o.top-1, n-1) <= avail {
-		o.top--
-	}
+	rows := o.rows(false)
+	o.tbl.Clamp(o.tableLayout(rows).table, rows)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 )
 
 func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
@@ -119,76 +120,37 @@ func TestOverviewFitsTheTerminalExactly(t *testing.T) {
 	}
 }
 
-func TestNarrowTerminalsDropColumnsInPriorityOrder(t *testing.T) {
-	names := func(width int) string {
-		cols, _ := overviewColumns(width, 16)
-		var out []string
-		for _, c := range cols {
-			out = append(out, c.head)
-		}
-		return strings.Join(out, ",")
-	}
-	for _, tt := range []struct {
-		width int
-		want  string
-	}{
-		{158, "RESOURCE,STATE,FOR,OBJECTS,MEMORY,LAST RV,BOOKMARK,410s,RELISTS,EVENTS/MIN,LAST ERROR"},
-		{118, "RESOURCE,STATE,OBJECTS,MEMORY,LAST RV,BOOKMARK,410s,RELISTS,EVENTS/MIN,LAST ERROR"},
-		{78, "RESOURCE,STATE,OBJECTS,MEMORY,410s,RELISTS,EVENTS/MIN"},
-		{30, "RESOURCE,STATE"},
-	} {
-		if got := names(tt.width); got != tt.want {
-			t.Errorf("width %d: columns %s, want %s", tt.width, got, tt.want)
-		}
-	}
-	// What is left goes to the names, then the sparkline, then the last error.
-	cols, _ := overviewColumns(158, 16)
-	used := -1
-	for _, c := range cols {
-		used += c.width + 1
-		if c.id == colResource && c.width != 16 {
-			t.Errorf("the resource column is %d wide, want its longest name's 16", c.width)
-		}
-		if c.id == colEvents && c.width != maxEventsWidth {
-			t.Errorf("the events column is %d wide, want %d", c.width, maxEventsWidth)
-		}
-	}
-	if used != 158 {
-		t.Errorf("the columns take %d cells of 158", used)
-	}
-}
-
 func TestSelectingAndOpeningAResource(t *testing.T) {
 	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
 	o = ovKeys(o, "k") // already on the first row
-	if o.cur != 0 {
-		t.Fatalf("k on the first row: row %d", o.cur)
+	if o.tbl.Cursor() != 0 {
+		t.Fatalf("k on the first row: row %d", o.tbl.Cursor())
 	}
 	o = ovKeys(o, "j", "down", "up")
-	if o.cur != 1 {
-		t.Fatalf("j, down, up: row %d, want 1", o.cur)
+	if o.tbl.Cursor() != 1 {
+		t.Fatalf("j, down, up: row %d, want 1", o.tbl.Cursor())
 	}
 	s := ovScreen(o)
 	mustContain(t, s, "▸ pods", "── recent · pods", "no events yet")
 	o = ovKeys(o, "G")
-	if o.cur != numOvDemo-1 {
-		t.Fatalf("G: row %d, want the last", o.cur)
+	if o.tbl.Cursor() != numOvDemo-1 {
+		t.Fatalf("G: row %d, want the last", o.tbl.Cursor())
 	}
 	o = ovKeys(o, "down")
-	if o.cur != numOvDemo-1 {
-		t.Fatalf("down on the last row: row %d", o.cur)
+	if o.tbl.Cursor() != numOvDemo-1 {
+		t.Fatalf("down on the last row: row %d", o.tbl.Cursor())
 	}
 	o = ovKeys(o, "g", "j", "enter")
-	if o.shown != 1 || o.cur != 1 {
-		t.Fatalf("enter: row %d shown, on row %d, want the pods' dashboard", o.shown, o.cur)
+	if o.shown != 1 || o.tbl.Cursor() != 1 {
+		t.Fatalf("enter: row %d shown, on row %d, want the pods' dashboard", o.shown, o.tbl.Cursor())
 	}
 	s = ovScreen(o)
 	mustContain(t, s, "pods.v1 · namespace prod", "● Relisting for 3.0s", "list #12 running",
 		"objects        12,345 · 48.0 MiB", "410 Gone       3")
 	mustNotContain(t, s, "EVENTS/MIN")
 	o = ovKeys(o, "esc")
-	if o.state != overviewTable || o.cur != 1 {
-		t.Fatalf("esc: state %v on row %d, want the overview on the pods", o.state, o.cur)
+	if o.state != overviewTable || o.tbl.Cursor() != 1 {
+		t.Fatalf("esc: state %v on row %d, want the overview on the pods", o.state, o.tbl.Cursor())
 	}
 	mustContain(t, ovScreen(o), "EVENTS/MIN", "▸ pods")
 }
@@ -404,8 +366,8 @@ func TestTheTableScrollsAndTheSelectedRowStaysVisible(t *testing.T) {
 		}
 	}
 	o = ovKeys(o, "pgdown")
-	if o.cur == 0 || !strings.Contains(ovScreen(o), fmt.Sprintf("▸ configma… -n ns-%02d", o.cur)) {
-		t.Fatalf("pgdown: row %d, not shown:\n%s", o.cur, ovScreen(o))
+	if o.tbl.Cursor() == 0 || !strings.Contains(ovScreen(o), fmt.Sprintf("▸ configma… -n ns-%02d", o.tbl.Cursor())) {
+		t.Fatalf("pgdown: row %d, not shown:\n%s", o.tbl.Cursor(), ovScreen(o))
 	}
 	// Every row fits at 160x48 and the log glimpse takes the rest.
 	mustNotContain(t, ovScreen(manyResources(t, 8, 7, 160, 48)), " of 8")
@@ -511,7 +473,7 @@ func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), demoOptions(newFakeClock()), resources, inR, out) }()
-	waitFor(t, out, headEvents)
+	waitFor(t, out, table.HeadEvents)
 	go io.WriteString(inW, "q") //nolint:errcheck // the pipe closes at cleanup
 	select {
 	case err := <-done:

@@ -8,233 +8,72 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 )
 
-// ovCol is a column of the overview's table.
-type ovCol int
+// minPreviewLines is the least room for the glimpse of the selected
+// resource's log under the table, with its title.
+const minPreviewLines = 3
 
-const (
-	colResource ovCol = iota
-	colClient         // an observed stream's program: only on the overview of a proxy's streams
-	colState
-	colFor
-	colObjects
-	colMemory
-	colLastRV
-	colBookmark
-	colGone
-	colRelists
-	colFindings // only when the resources have findings engines
-	colLag      // the passive delivery estimate's p99 bucket: only once a row has one
-	colEvents
-	colError
-	numOvCols
-)
-
-// Column heads, also what hack/tui-check.sh looks for to tell the overview.
-const (
-	headResource = "RESOURCE"
-	headEvents   = "EVENTS/MIN"
-)
-
-// ovColumnSpec is a column's head, its narrowest width, whether its values
-// are right-aligned, and how far it may grow past its narrowest (-1: all
-// that is left).
-func ovColumnSpec(c ovCol) (head string, width int, right bool) {
-	switch c {
-	case colResource:
-		return headResource, 14, false
-	case colClient:
-		return "CLIENT", 12, false
-	case colState:
-		return "STATE", 12, false
-	case colFor:
-		return "FOR", 6, false
-	case colObjects:
-		return "OBJECTS", 8, true
-	case colMemory:
-		return "MEMORY", 9, true
-	case colLastRV:
-		return "LAST RV", 10, false
-	case colBookmark:
-		return "BOOKMARK", 9, false
-	case colGone:
-		return "410s", 4, true
-	case colRelists:
-		return "RELISTS", 7, true
-	case colFindings:
-		return "FINDINGS", 9, false
-	case colEvents:
-		return headEvents, 14, false
-	case colLag:
-		return "LAG P99", 7, false
-	}
-	return "LAST ERROR", 16, false
-}
-
-// ovPriority is the order in which columns get room: what a narrow terminal
-// keeps first. The totals' columns come early so the totals row always has them.
-func ovPriority() [numOvCols]ovCol {
-	return [numOvCols]ovCol{colResource, colClient, colState, colObjects, colMemory, colGone, colRelists, colFindings, colEvents,
-		colLag, colBookmark, colError, colLastRV, colFor}
-}
-
-// Growth limits of the flexible columns.
-const (
-	maxResourceWidth = 40
-	maxClientWidth   = 48
-	minClientWidth   = 24 // room for "kube-co…/shared-informers"
-	maxEventsWidth   = 26 // a sparkline of 20 cells and the count
-	markerWidth      = 2  // "▸ " before the selected row
-	minPreviewLines  = 3  // the glimpse of the selected resource's log, with its title
-)
-
-// ovColumn is a column that fits, with its width.
-type ovColumn struct {
-	id    ovCol
-	head  string
-	width int
-	right bool
-}
-
-// overviewLayout is what fits on the overview: the columns, and the lines of
-// the table's rows and of the glimpse of the log under it.
+// overviewLayout is what fits on the overview: the table, with the alert
+// banner over it and the glimpse of the log under it.
 type overviewLayout struct {
-	width, height int
-	body          int // lines between header and footer
-	cols          []ovColumn
-	has           [numOvCols]bool
-	banner        int // 1 when an alert banner shows
-	rowLines      int // lines for the rows (a row and its reason line)
-	preview       int // lines of the selected resource's log glimpse, with its title; 0 for none
+	table   table.Layout
+	banner  bool
+	preview int // lines of the selected resource's log glimpse, with its title; 0 for none
 }
 
-// tableLayout fits the columns to the width, then the rows and the glimpse to the height.
-func (o *Overview) tableLayout() overviewLayout {
-	w, h, body := o.chrome.size()
-	l := overviewLayout{width: w, height: h, body: body}
-	l.cols, l.has = overviewColumnsWith(w-markerWidth, o.nameWidth, o.clientWidth, o.hasFindings(), o.hasLag())
-	if _, ok := o.banner(); ok {
-		l.banner = 1
+// tableLayout fits the table of rows to the screen, then the glimpse to
+// what is left.
+func (o *Overview) tableLayout(rows []table.Row) overviewLayout {
+	w, _, body := o.chrome.size()
+	l := overviewLayout{}
+	if _, l.banner = o.banner(); l.banner {
+		body--
 	}
-	avail := max(l.body-l.banner-3, 1) // the section rule, the column heads, the totals
-	needed := max(l.linesFrom(o, 0, len(o.subs)-1), 1)
-	if len(o.subs) == 0 {
-		needed = len(o.emptyRows())
+	empty := 0
+	if len(rows) == 0 {
+		empty = len(o.emptyRows())
 	}
-	l.rowLines = min(needed, avail)
-	if rest := avail - l.rowLines; rest >= minPreviewLines {
+	l.table = table.Fit(w, body, rows, empty, o.hasFindings())
+	if rest := body - l.table.Height(); rest >= minPreviewLines {
 		l.preview = rest
 	}
 	return l
 }
 
-// overviewColumns picks the columns that fit in width, in priority order, and
-// gives what is left to the resource names (up to nameW), the sparkline and
-// the last error.
-func overviewColumns(width, nameW int) ([]ovColumn, [numOvCols]bool) {
-	return overviewColumnsFor(width, nameW, 0, false)
-}
-
-// overviewColumnsFor is overviewColumns with a client column as wide as
-// clientW (up to maxClientWidth) when the rows have clients (clientW > 0):
-// it comes right after the resources, and before their growth; and with a
-// findings column when the rows have findings engines (withFindings).
-func overviewColumnsFor(width, nameW, clientW int, withFindings bool) ([]ovColumn, [numOvCols]bool) {
-	return overviewColumnsWith(width, nameW, clientW, withFindings, false)
-}
-
-// overviewColumnsWith is overviewColumnsFor with the LAG P99 column when lag
-// (a row's passive delivery estimate counted an event).
-func overviewColumnsWith(width, nameW, clientW int, withFindings, lag bool) ([]ovColumn, [numOvCols]bool) {
-	var has [numOvCols]bool
-	var widths [numOvCols]int
-	used := 0
-	for _, c := range ovPriority() {
-		if c == colClient && clientW == 0 || c == colFindings && !withFindings || c == colLag && !lag {
-			continue
-		}
-		_, w, _ := ovColumnSpec(c)
-		if c == colClient {
-			w = max(w, min(clientW, minClientWidth))
-		}
-		need := w
-		if used > 0 {
-			need++ // the gap before it
-		}
-		if used+need > width {
-			break // a column that does not fit drops every one after it, so what shows is predictable
-		}
-		has[c], widths[c], used = true, w, used+need
+// rows are the table's rows, read from every resource's dashboard; their
+// stats are the dashboards' own, so the rows last no longer than this
+// Update or View. events adds each one's minute of events, at the
+// overview's clock.
+func (o *Overview) rows(events bool) []table.Row {
+	now := o.now()
+	rows := make([]table.Row, len(o.subs))
+	var series []int64
+	if events {
+		series = make([]int64, len(o.subs)*rates.Seconds)
 	}
-	extra := width - used
-	grow := func(c ovCol, limit int) {
-		if !has[c] || extra <= 0 {
-			return
+	for i := range o.subs {
+		m, r := &o.subs[i], &rows[i]
+		*r = table.Row{
+			Label: o.names[i], Counters: m.counters, StoreReady: m.storeReady,
+			Findings: findingspane.TallyOf(m.findings), HaveFindings: m.haveFindings, Now: m.now,
 		}
-		add := min(extra, max(limit-widths[c], 0))
-		widths[c] += add
-		extra -= add
-	}
-	grow(colResource, min(nameW, maxResourceWidth))
-	grow(colClient, min(clientW, maxClientWidth))
-	grow(colEvents, maxEventsWidth)
-	grow(colError, 1<<30)
-	cols := make([]ovColumn, 0, numOvCols)
-	for c := range numOvCols {
-		if has[c] {
-			head, _, right := ovColumnSpec(c)
-			cols = append(cols, ovColumn{id: c, head: head, width: widths[c], right: right})
+		if m.haveStats {
+			r.Stats = &m.stats
+		}
+		if events {
+			r.Events = series[i*rates.Seconds : (i+1)*rates.Seconds]
+			m.rates.AddEvents(r.Events, now)
 		}
 	}
-	return cols, has
-}
-
-// linesFrom is how many lines rows a to b take, reason lines included.
-func (l overviewLayout) linesFrom(o *Overview, a, b int) int {
-	n := 0
-	for i := max(a, 0); i <= b && i < len(o.subs); i++ {
-		n++
-		if _, _, ok := l.reason(o, i); ok {
-			n++
-		}
-	}
-	return n
-}
-
-// reason is the line under a row that says why a resource is in trouble: a
-// Failed resource's error always, a resource in Backoff's when the table has
-// no room for the last error; or that an observed stream's client left, when
-// the table has no room for it.
-func (l overviewLayout) reason(o *Overview, i int) (string, common.Severity, bool) {
-	m := &o.subs[i]
-	if !m.haveStats {
-		return "", common.SevNone, false
-	}
-	s := m.stats
-	switch {
-	case !s.ClientLeft.IsZero() && !l.has[colError]:
-		return clientLeftText(s, m.now), common.SevNone, true
-	case s.State == reflector.StateFailed:
-		if s.LastError == "" {
-			return "failed, with no error recorded", common.SevBad, true
-		}
-		return s.LastError, common.SevBad, true
-	case s.State == reflector.StateBackoff && s.LastError != "" && !l.has[colError]:
-		text := s.LastError
-		if !s.BackoffUntil.IsZero() {
-			text = "retry in " + format.Age(s.BackoffUntil.Sub(m.now)) + ": " + text
-		}
-		return text, common.SevWarn, true
-	}
-	return "", common.SevNone, false
+	return rows
 }
 
 // View renders the overview, the help, or the open resource's dashboard.
@@ -242,7 +81,7 @@ func (o Overview) View() tea.View {
 	if i := o.shown; i >= 0 && i < len(o.subs) {
 		return o.subs[i].View()
 	}
-	return o.view(&o, o.rowName, o.now(), func() []string { return o.table(o.tableLayout()) })
+	return o.view(&o, o.rowName, o.now(), o.table)
 }
 
 // now is the overview's clock: the latest of its resources'.
@@ -330,13 +169,7 @@ func (o *Overview) stateCounts() string {
 
 // rowName names resource i in its row: resource.group, with what sets it
 // apart from the others (namespace, selectors) when they differ.
-func (o *Overview) rowName(i int) string {
-	n := o.names[i]
-	if n.client != "" {
-		return n.base + n.apart + "  " + n.client
-	}
-	return n.base + n.apart
-}
+func (o *Overview) rowName(i int) string { return o.names[i].Name() }
 
 // clientLabel is an observed stream's client as its row shows it, in two
 // parts: the program, and what follows it (the rest of the User-Agent that
@@ -377,32 +210,11 @@ func shortClient(ua string) (program, tail string) {
 	return program, " …/" + last
 }
 
-// fitClient fits resource i's client in width cells, cutting the program's
-// name before what follows it ("kube-con…/shared-informers"), then the start
-// of what follows ("…-informers (metadata)").
-func (o *Overview) fitClient(i, width int) string {
-	n := o.names[i]
-	if ansi.StringWidth(n.client) <= width {
-		return n.client
-	}
-	if n.tail == "" || width < 2 {
-		return common.Clip(n.client, width)
-	}
-	rest := strings.TrimPrefix(n.tail, " …")
-	switch avail := width - ansi.StringWidth(rest); {
-	case avail >= 2:
-		return common.Clip(n.program, avail) + rest
-	case avail == 1:
-		return format.Ellipsis + rest
-	}
-	return ansi.TruncateLeft(rest, ansi.StringWidth(rest)-(width-1), format.Ellipsis)
-}
-
 // rowNames names every row, once: resource.group (resource.version.group
 // when two versions of it are shown), and what sets it apart from the others
 // (" -n prod", selectors), which a cut keeps.
-func rowNames(resources []Resource) []rowLabel {
-	names := make([]rowLabel, len(resources))
+func rowNames(resources []Resource) []table.Label {
+	names := make([]table.Label, len(resources))
 	for i := range resources {
 		t := resources[i].Target
 		gvr := t.Resource.GVR
@@ -430,20 +242,20 @@ func rowNames(resources []Resource) []rowLabel {
 		if differs(func(r *Resource) string { return r.Target.FieldSelector }) && t.FieldSelector != "" {
 			apart += " --field-selector " + t.FieldSelector
 		}
-		names[i] = rowLabel{base: base, apart: apart}
+		names[i] = table.Label{Base: base, Apart: apart}
 		if r := &resources[i]; r.Client != "" {
-			names[i].program, names[i].tail = clientLabel(r)
+			names[i].Program, names[i].Tail = clientLabel(r)
 		}
 	}
 	// Two processes of one program (one User-Agent) watching the same are
 	// told apart by their connection's port.
-	same := append([]rowLabel(nil), names...)
+	same := append([]table.Label(nil), names...)
 	for i := range names {
 		r := &resources[i]
 		for j := range same {
 			if j != i && r.Client != "" && same[j] == same[i] && resources[j].ClientAddr != r.ClientAddr {
 				if _, port, err := net.SplitHostPort(r.ClientAddr); err == nil {
-					names[i].tail += " :" + port
+					names[i].Tail += " :" + port
 				}
 				break
 			}
@@ -451,57 +263,26 @@ func rowNames(resources []Resource) []rowLabel {
 	}
 	for i := range names {
 		if resources[i].Client != "" {
-			names[i].client = names[i].program + names[i].tail
+			names[i].Client = names[i].Program + names[i].Tail
 		}
 	}
 	return names
 }
 
-// fitName fits resource i's name in width cells, cutting the resource's
-// name before what sets it apart from the others.
-func (o *Overview) fitName(i, width int) string {
-	base, apart := o.names[i].base, o.names[i].apart
-	if ansi.StringWidth(base+apart) <= width || apart == "" {
-		return base + apart
-	}
-	return common.Clip(common.Clip(base, max(width-ansi.StringWidth(apart), 4))+apart, width)
-}
-
-// table is the overview's body: an alert banner, the rows from the window's
-// top, the totals, and a glimpse of the selected resource's log.
-func (o *Overview) table(l overviewLayout) []string {
+// table is the overview's body: an alert banner, the table, and a glimpse
+// of the selected resource's log.
+func (o *Overview) table() []string {
+	rows := o.rows(true)
+	l := o.tableLayout(rows)
+	width, _, _ := o.chrome.size()
 	var out []string
 	if a, ok := o.banner(); ok {
-		out = append(out, alertBanner(o.st, a, l.width))
+		out = append(out, alertBanner(o.st, a, width))
 	}
-	n := len(o.subs)
-	var rows []string
-	last := o.top - 1
-	for i := o.top; i < n; i++ {
-		row := []string{o.row(l, i)}
-		if text, sev, ok := l.reason(o, i); ok {
-			row = append(row, common.Clip(o.st.Sev(sev, "    └ "+text), l.width))
-		}
-		if len(rows)+len(row) > l.rowLines {
-			break
-		}
-		rows = append(rows, row...)
-		last = i
-	}
-	title := "resources"
-	if n > 0 && (o.top > 0 || last < n-1) {
-		title += fmt.Sprintf(" · %d-%d of %d", o.top+1, last+1, n)
-	}
-	out = append(out, common.SectionRule(o.st, title, l.width), o.headRow(l))
-	if n == 0 {
-		rows = o.emptyRows()
-	}
-	out = append(out, common.FitLines(rows, l.width, l.rowLines)...)
-	out = append(out, o.totalsRow(l))
-	if l.preview > 0 && n > 0 {
-		m := &o.subs[o.cur]
-		out = append(out, common.SectionRule(o.st, "recent · "+o.rowName(o.cur), l.width))
-		out = append(out, m.log.Tail(o.st, l.width, l.preview-1)...)
+	out = append(out, o.tbl.Lines(o.st, l.table, rows, o.emptyRows(), o.now(), o.opts.Start)...)
+	if cur := o.tbl.Cursor(); l.preview > 0 && len(rows) > 0 {
+		out = append(out, common.SectionRule(o.st, "recent · "+o.rowName(cur), width))
+		out = append(out, o.subs[cur].log.Tail(o.st, width, l.preview-1)...)
 	}
 	return out
 }
@@ -527,185 +308,6 @@ func (o *Overview) banner() (Alerts, bool) {
 		}
 	}
 	return Alerts{}, false
-}
-
-// joinCells lays the cells out in the columns, after the marker.
-func joinCells(marker string, cols []ovColumn, cells *[numOvCols]string) string {
-	var b strings.Builder
-	b.WriteString(marker)
-	for k, c := range cols {
-		if k > 0 {
-			b.WriteByte(' ')
-		}
-		s := common.Clip(cells[c.id], c.width)
-		gap := strings.Repeat(" ", max(c.width-ansi.StringWidth(s), 0))
-		if c.right {
-			b.WriteString(gap + s)
-		} else {
-			b.WriteString(s + gap)
-		}
-	}
-	return strings.TrimRight(b.String(), " ")
-}
-
-// headRow is the column heads.
-func (o *Overview) headRow(l overviewLayout) string {
-	var cells [numOvCols]string
-	for _, c := range l.cols {
-		cells[c.id] = c.head
-	}
-	return o.st.Label.Render(joinCells(strings.Repeat(" ", markerWidth), l.cols, &cells))
-}
-
-// row is resource i's line of the table.
-func (o *Overview) row(l overviewLayout, i int) string {
-	st, m := o.st, &o.subs[i]
-	s, c := m.stats, m.stats.Counters
-	now := o.now()
-	dash := st.Faint.Render("-")
-	var cells [numOvCols]string
-	for k := range cells {
-		cells[k] = dash
-	}
-	name := o.fitName(i, l.cols[0].width) // the resource's column is always the first
-	cells[colResource] = st.Value.Render(name)
-	for _, c := range l.cols {
-		if c.id == colClient {
-			cells[colClient] = st.Label.Render(o.fitClient(i, c.width))
-		}
-	}
-	marker := "  "
-	if i == o.cur {
-		marker = st.Accent.Render("▸ ")
-		cells[colResource] = st.TabActive.Render(name)
-	}
-	if m.storeReady {
-		cells[colObjects] = st.Value.Render(format.Count(m.counters.Objects))
-		cells[colMemory] = format.Bytes(m.counters.BytesHeld)
-	}
-	if m.haveStats {
-		cells[colState] = st.Sev(common.StateSeverity(s.State), "● "+s.State.String())
-		if !s.StateSince.IsZero() {
-			cells[colFor] = format.Age(now.Sub(s.StateSince))
-		}
-		if !s.ClientLeft.IsZero() {
-			cells[colState] = st.Faint.Render("○ left")
-			cells[colFor] = format.Age(now.Sub(s.ClientLeft))
-		}
-		cells[colLastRV] = st.Value.Render(common.OrDash(s.ResourceVersion))
-		cells[colBookmark] = o.bookmarkCell(m, now)
-		cells[colGone] = st.Counter(c.Gone, true)
-		cells[colRelists] = st.Counter(c.Relists, true)
-		if m.haveFindings {
-			cells[colFindings] = findingspane.TallyOf(m.findings).Cell(st)
-		}
-		cells[colLag] = lagCell(st, s.Lag.Counts)
-		switch {
-		case !s.ClientLeft.IsZero(): // since when is in FOR
-			cells[colError] = st.Faint.Render("was " + s.ClientLeftWas)
-		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
-			cells[colError] = ""
-		case s.State == reflector.StateWatching: // an error it got past
-			cells[colError] = st.Faint.Render(s.LastError)
-		default:
-			cells[colError] = st.Warn.Render(s.LastError)
-		}
-	} else {
-		cells[colState] = st.Faint.Render("○ waiting")
-	}
-	var series [rates.Seconds]int64
-	m.rates.AddEvents(series[:], now)
-	cells[colEvents] = o.eventsCell(l, series[:])
-	return joinCells(marker, l.cols, &cells)
-}
-
-// lagTotal is the passive delivery estimate's buckets over every row.
-func (o *Overview) lagTotal() reflector.LagCounts {
-	var total reflector.LagCounts
-	for i := range o.subs {
-		if m := &o.subs[i]; m.haveStats {
-			for b, n := range m.stats.Lag.Counts {
-				total[b] += n
-			}
-		}
-	}
-	return total
-}
-
-// hasLag says whether a row's passive delivery estimate counted an event:
-// the LAG P99 column shows from then on.
-func (o *Overview) hasLag() bool { return o.lagTotal().Total() > 0 }
-
-// bookmarkCell is the age of the last bookmark, graded like the dashboard's gauge.
-func (o *Overview) bookmarkCell(m *Model, now time.Time) string {
-	st, s := o.st, m.stats
-	if s.BookmarkAt.IsZero() {
-		waited := now.Sub(o.opts.Start)
-		if sev := bookmarkSeverity(waited); sev != common.SevGood {
-			return st.Sev(sev, "none")
-		}
-		return st.Faint.Render("none yet")
-	}
-	d := now.Sub(s.BookmarkAt)
-	return st.Sev(bookmarkSeverity(d), format.Age(d)+" ago")
-}
-
-// eventsCell is a minute of watch events as a sparkline, and their count.
-func (o *Overview) eventsCell(l overviewLayout, series []int64) string {
-	var total int64
-	for _, v := range series {
-		total += v
-	}
-	width := headEventsWidth(l)
-	n := format.Count(total)
-	sw := width - max(len(n), 5) - 1
-	return o.st.Spark.Render(rates.Sparkline(series, sw)) + " " + o.st.Value.Render(fmt.Sprintf("%*s", width-sw-1, n))
-}
-
-// headEventsWidth is the events column's width.
-func headEventsWidth(l overviewLayout) int {
-	for _, c := range l.cols {
-		if c.id == colEvents {
-			return c.width
-		}
-	}
-	return 0
-}
-
-// totalsRow sums the rows: objects and memory of every cache, requests in
-// flight, 410s, relists and events.
-func (o *Overview) totalsRow(l overviewLayout) string {
-	st := o.st
-	var objects, bytes, gone, relists int64
-	inFlight := 0
-	var series [rates.Seconds]int64
-	now := o.now()
-	for i := range o.subs {
-		m := &o.subs[i]
-		if m.storeReady {
-			objects += int64(m.counters.Objects)
-			bytes += m.counters.BytesHeld
-		}
-		if m.haveStats {
-			gone += m.stats.Counters.Gone
-			relists += m.stats.Counters.Relists
-			if m.stats.Current != nil {
-				inFlight++
-			}
-		}
-		m.rates.AddEvents(series[:], now)
-	}
-	var cells [numOvCols]string
-	cells[colResource] = st.Value.Render("total")
-	cells[colState] = st.Label.Render(fmt.Sprintf("%d in flight", inFlight))
-	cells[colObjects] = st.Value.Render(format.Count(objects))
-	cells[colMemory] = st.Value.Render(format.Bytes(bytes))
-	cells[colGone] = st.Counter(gone, true)
-	cells[colRelists] = st.Counter(relists, true)
-	cells[colFindings] = o.findingsTally().Cell(st)
-	cells[colLag] = lagCell(st, o.lagTotal())
-	cells[colEvents] = o.eventsCell(l, series[:])
-	return joinCells("  ", l.cols, &cells)
 }
 
 // footer is the latest action's status (a resource's, named, but not over
@@ -735,7 +337,7 @@ func (o *Overview) helpLines(width int) []string {
 		{"state", st.Good.Render("green") + " watching, " + st.Warn.Render("yellow") + " listing or relisting, " +
 			st.Bad.Render("red") + " backoff or failed; a failure's reason shows under its row"},
 		{"memory", "what the resource's cache holds, estimated"},
-		{"bookmark", "since the last one: " + st.Warn.Render("yellow") + " after " + format.Age(bookmarkLate) + ", " + st.Bad.Render("red") + " after " + format.Age(bookmarkStale)},
+		{"bookmark", "since the last one: " + st.Warn.Render("yellow") + " after " + format.Age(common.BookmarkLate) + ", " + st.Bad.Render("red") + " after " + format.Age(common.BookmarkStale)},
 		{"events", "ADDED, MODIFIED and DELETED watch events in the last minute"},
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},

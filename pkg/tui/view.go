@@ -162,7 +162,7 @@ func (m *Model) stateLine() string {
 	}
 	s := m.stats
 	if !s.ClientLeft.IsZero() {
-		return st.Faint.Render("○ " + clientLeftText(s, m.now))
+		return st.Faint.Render("○ " + common.ClientLeftText(&s, m.now))
 	}
 	line := st.Sev(common.StateSeverity(s.State), "● "+s.State.String())
 	if !s.StateSince.IsZero() {
@@ -178,12 +178,6 @@ func (m *Model) stateLine() string {
 		line += st.Bad.Render(" · last error: ") + s.LastError
 	}
 	return line
-}
-
-// clientLeftText says that an observed stream's client left, since when,
-// and the state its stream was in then.
-func clientLeftText(s reflector.Stats, now time.Time) string {
-	return "client left " + format.Age(now.Sub(s.ClientLeft)) + " ago, was " + s.ClientLeftWas
 }
 
 // section is a rule with a title: "── health ─────".
@@ -321,24 +315,6 @@ const (
 	gaugeLabelCols = 16
 )
 
-// Bookmark age thresholds: the apiserver sends about one bookmark a minute.
-const (
-	bookmarkLate  = 90 * time.Second
-	bookmarkStale = 3 * time.Minute
-)
-
-// bookmarkSeverity grades the time since the last bookmark (or, with none
-// yet, since the start).
-func bookmarkSeverity(d time.Duration) common.Severity {
-	switch {
-	case d < bookmarkLate:
-		return common.SevGood
-	case d < bookmarkStale:
-		return common.SevWarn
-	}
-	return common.SevBad
-}
-
 func (m *Model) gauges() []gauge {
 	st, s, c := m.st, m.stats, m.stats.Counters
 	objects := st.Faint.Render("-")
@@ -354,7 +330,7 @@ func (m *Model) gauges() []gauge {
 		bookmark = st.Faint.Render("-")
 	case s.BookmarkAt.IsZero():
 		waited := m.now.Sub(m.opts.Start)
-		sev := bookmarkSeverity(waited)
+		sev := common.BookmarkSeverity(waited)
 		if sev == common.SevGood {
 			bookmark = st.Faint.Render("none yet")
 		} else {
@@ -363,7 +339,7 @@ func (m *Model) gauges() []gauge {
 	default:
 		// The age first: it is what the color grades, and what a cut keeps.
 		d := m.now.Sub(s.BookmarkAt)
-		sev := bookmarkSeverity(d)
+		sev := common.BookmarkSeverity(d)
 		text := format.Age(d) + " ago"
 		switch sev {
 		case common.SevWarn:
@@ -451,8 +427,8 @@ func (m *Model) rateLines(width int) []string {
 func (m *Model) helpLines(width int) []string {
 	st := m.st
 	legend := [][2]string{
-		{"bookmark", st.Good.Render("green") + " under " + format.Age(bookmarkLate) + ", " + st.Warn.Render("yellow") + " under " +
-			format.Age(bookmarkStale) + ", " + st.Bad.Render("red") + " beyond: the apiserver sends about one a minute"},
+		{"bookmark", st.Good.Render("green") + " under " + format.Age(common.BookmarkLate) + ", " + st.Warn.Render("yellow") + " under " +
+			format.Age(common.BookmarkStale) + ", " + st.Bad.Render("red") + " beyond: the apiserver sends about one a minute"},
 		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
 		{"last RV", "the cursor: where the next watch resumes, moved by every event and bookmark; the bookmark's rv is the one the last bookmark carried, behind the last RV when events came after it"},
 		{"restarts", "watch restarts: watches after the first, each resuming from the last RV (a server-side timeout, a cut connection, a relist)"},
