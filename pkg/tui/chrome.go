@@ -31,9 +31,10 @@ type chrome struct {
 	help   help.Model
 	keys   chromeKeys
 	status status // the player's last action's
-	// replay is the player as last read, by a player key or any
+	// player is the player as last read, by a player key or any
 	// resource's poll (havePlayer: once read).
-	replay        replayPos
+	player        player.State
+	havePlayer    bool
 	width, height int  // the terminal's, 0 until it says
 	ended         bool // the run ended by itself (Options.Ended): any key quits
 	helpScreen    helpscreen.Screen
@@ -46,12 +47,12 @@ type status struct {
 	at   time.Time
 }
 
-// replayPos is where a replay stands, for the header's badge.
-type replayPos struct {
-	done, total int64 // Options.Progress's
-	player      player.State
-	havePlayer  bool
-	stopped     bool // the reflector stopped: the replay ended
+// progress is where a replay stands, for the header's badge, when there is
+// no player to say it: Options.Progress's done of total; and whether the
+// reflector stopped (the replay ended).
+type progress struct {
+	done, total int64
+	stopped     bool
 }
 
 // screenKeys are a root model's own keys, which the chrome lays out around
@@ -103,7 +104,7 @@ func (c *chrome) view(draw func() (header, body []string, footer string)) tea.Vi
 // header is the title line (the tool, the trace, the context and server,
 // the uptime), what is watched (parts), and the state line with the
 // findings' count (findings, "" for none) and r's badge.
-func (c *chrome) header(width int, now time.Time, parts []string, state, findings string, r replayPos) []string {
+func (c *chrome) header(width int, now time.Time, parts []string, state, findings string, r progress) []string {
 	st, o := c.st, c.opts
 	left := st.App.Render("kubectl watchcache")
 	switch {
@@ -189,8 +190,8 @@ func shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
 }
 
 // badge says LIVE, or REPLAY with its position: the player's in recorded
-// time when there is one, else done of total; and whether the replay ended.
-func (c *chrome) badge(r replayPos) string {
+// time when there is one, else r's done of total; and whether the replay ended.
+func (c *chrome) badge(r progress) string {
 	st := c.st
 	if !c.opts.Replay {
 		if c.ended {
@@ -200,8 +201,8 @@ func (c *chrome) badge(r replayPos) string {
 	}
 	b := st.Badge.Render(" REPLAY ")
 	switch {
-	case r.havePlayer:
-		b += " " + player.Badge(st, r.player, c.opts.Start, r.stopped)
+	case c.havePlayer:
+		b += " " + player.Badge(st, c.player, c.opts.Start, r.stopped)
 	case r.total > 0:
 		pct := min(r.done*100/r.total, 100)
 		b += fmt.Sprintf(" %s %d%% %s/%s", common.ProgressBar(r.done, r.total, 10), pct, format.Count(r.done), format.Count(r.total))

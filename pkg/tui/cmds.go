@@ -108,7 +108,7 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 // snapshot reads Feed.Churn too.
 func (m Model) pollCmd(wait time.Duration) tea.Cmd {
 	opts, feed := m.opts, m.feed
-	readChurn := m.isShown() && m.state == stateChurn && feed.Churn != nil && m.churn.Due(m.now)
+	readChurn := m.mode() == stateChurn && feed.Churn != nil && m.churn.Due(m.now)
 	take := func() tea.Msg {
 		s := takeSnapshot(opts, feed)
 		if readChurn {

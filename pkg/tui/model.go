@@ -89,7 +89,7 @@ type Model struct {
 	now time.Time // the model's clock: opts.Now at the last message that carried time
 	// replay is where this resource's replay stands, as last polled: its
 	// progress, and whether it stopped (the player's reading is the root's).
-	replay replayPos
+	replay progress
 	// status reports this resource's last action (r, a), in its footer and,
 	// named, on the overview's table; the player's is the root's.
 	status     status
@@ -205,7 +205,7 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	}
 	if s.player != nil {
 		// The one player, as read now: newer than any key's or poll's reading before.
-		m.chrome.replay.player, m.chrome.replay.havePlayer = *s.player, true
+		m.chrome.player, m.chrome.havePlayer = *s.player, true
 	}
 	m.notesLost = s.notesLost
 	if s.alerts != nil {
@@ -306,16 +306,17 @@ func (m *Model) shownStatus() status {
 	return m.status
 }
 
-// shownReplay is where the replay stands for the header: this resource's
-// progress, and the player as last read.
-func (m *Model) shownReplay() replayPos {
-	r := m.replay
-	r.player, r.havePlayer = m.chrome.replay.player, m.chrome.replay.havePlayer
-	return r
-}
-
 // isShown says this resource's dashboard is on the screen.
 func (m *Model) isShown() bool { return m.shown == m.row }
+
+// mode is what this resource's dashboard shows: the root's state while it
+// is on the screen; hidden, its panes as they stand (stateDashboard).
+func (m *Model) mode() viewState {
+	if m.isShown() {
+		return m.state
+	}
+	return stateDashboard
+}
 
 // handleKey routes a key on the view state.
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {

@@ -111,13 +111,13 @@ func (o *Overview) header(width int) []string {
 		parts = append(parts, "namespace "+ns)
 	}
 	parts = append(parts, watchedParts(o.resources, !o.opts.Kind.OwnLists, "")...)
-	return o.chrome.header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.replayPos())
+	return o.chrome.header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.progress())
 }
 
-// replayPos is where the replay stands across the resources: the furthest
-// progress, ended once every resource's is, and the player as last read.
-func (o *Overview) replayPos() replayPos {
-	r := replayPos{stopped: len(o.subs) > 0, player: o.chrome.replay.player, havePlayer: o.chrome.replay.havePlayer}
+// progress is where the replay stands across the resources: the furthest
+// progress, ended once every resource's is.
+func (o *Overview) progress() progress {
+	r := progress{stopped: len(o.subs) > 0}
 	for i := range o.subs {
 		p := o.subs[i].replay
 		r.done, r.total = max(r.done, p.done), max(r.total, p.total)

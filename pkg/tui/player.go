@@ -47,7 +47,7 @@ func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bo
 		return nil, false
 	}
 	c.status = status{text: text, sev: sev, at: now}
-	c.replay.player, c.replay.havePlayer = player.Read(p), true
+	c.player, c.havePlayer = player.Read(p), true
 	if quit {
 		return tea.Quit, true
 	}

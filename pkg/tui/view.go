@@ -120,7 +120,7 @@ func (m *Model) header(width int) []string {
 	}
 	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
 	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", client)...)
-	return m.chrome.header(width, m.now, parts, m.stateLine(), m.findingsBadge(), m.shownReplay())
+	return m.chrome.header(width, m.now, parts, m.stateLine(), m.findingsBadge(), m.replay)
 }
 
 // findingsBadge is the header's count of findings, "" without an engine.
