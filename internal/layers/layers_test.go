@@ -234,38 +234,36 @@ func TestTheDesignDrawsTheTable(t *testing.T) {
 		t.Fatal(`docs/design.md's "Layers" section has no drawing (a fenced block)`)
 	}
 	lines := strings.Split(drawing, "\n")
-	exact := func(path string) *regexp.Regexp {
-		return regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(path) + `($|[^\w/.-])`)
+	// named is the pattern of a line that names entry: dir/ and anything
+	// after it for a tree (dir/...), else the path alone.
+	named := func(entry string) *regexp.Regexp {
+		if dir, tree := strings.CutSuffix(entry, "/..."); tree {
+			return regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(dir+"/") + `[^\s,;()]*`)
+		}
+		return regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(entry) + `($|[^\w/.-])`)
 	}
 	// lineOf is the first line of the drawing that names entry, or -1. A
-	// tree (dir/...) is named by dir/ and anything after it, but not by a
-	// line that names a longer entry of the table, which wins over it.
+	// longer entry of the table wins over a tree that holds it: a line
+	// names the tree only where it names more than its longer entries.
 	lineOf := func(entry string) int {
-		dir, tree := strings.CutSuffix(entry, "/...")
-		re := exact(dir)
+		re := named(entry)
 		var longer []*regexp.Regexp
-		if tree {
-			dir += "/"
-			re = regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(dir))
+		if dir, tree := strings.CutSuffix(entry, "/..."); tree {
 			for _, l := range layers {
 				for _, e := range l.packages {
-					if strings.HasPrefix(e, dir) {
-						longer = append(longer, exact(strings.TrimSuffix(e, "/...")))
+					if e != entry && strings.HasPrefix(e, dir+"/") {
+						longer = append(longer, named(e))
 					}
 				}
 			}
 		}
-	next:
 		for i, l := range lines {
-			if !re.MatchString(l) {
-				continue
-			}
 			for _, o := range longer {
-				if o.MatchString(l) {
-					continue next
-				}
+				l = o.ReplaceAllString(l, " ")
 			}
-			return i
+			if re.MatchString(l) {
+				return i
+			}
 		}
 		return -1
 	}
