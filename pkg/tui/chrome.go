@@ -47,9 +47,9 @@ type status struct {
 	at   time.Time
 }
 
-// progress is where a replay stands, for the header's badge, when there is
-// no player to say it: Options.Progress's done of total; and whether the
-// reflector stopped (the replay ended).
+// progress is where a replay stands, for the header's badge: done of total
+// (Options.Progress's), shown when there is no player to say where it is;
+// and whether the reflector stopped (the replay ended), shown either way.
 type progress struct {
 	done, total int64
 	stopped     bool

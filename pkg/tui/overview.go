@@ -24,12 +24,12 @@ const (
 )
 
 // Overview is the dashboard of several resources, a tea.Model: a table with
-// one row per resource (its state, objects, memory, cursor, bookmark age,
-// 410s, relists, events per minute and last error) and their totals, and
-// behind enter each resource's own dashboard, a Model, which esc leaves.
-// The table is a component (package table): the Overview keeps its cursor
-// and window, and gives it each resource's row, read from the resource's
-// Model at each frame.
+// one row per resource (its state, objects, memory, last resourceVersion,
+// bookmark age, 410s, relists, events per minute and last error) and their
+// totals, and behind enter each resource's own dashboard, a Model, which esc
+// leaves. The table is a component (package table): the Overview holds its
+// selection and window, and gives it each resource's row, read from the
+// resource's Model for each frame and each message.
 //
 // Every resource's Model runs all the time, shown or not: its poller, its
 // notes reader, its log, history and alerts, so opening a resource shows its
@@ -50,7 +50,7 @@ type Overview struct {
 	ctx       context.Context
 	resources []Resource // each row's, for its name
 	subs      []Model
-	names     []table.Label // each row's name, set once
+	names     []table.Label // each row's name, as the rows stand
 	keys      overviewKeyMap
 	tbl       table.Table // the table's cursor and window
 	clock     time.Time   // opts.Now at the last tick: the uptime moves with no row to poll
@@ -217,17 +217,17 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, o.chrome.keys.Help):
 		o.state = overviewHelp
 	case key.Matches(k, o.keys.Up):
-		o.tbl.Move(-1)
+		o.tbl.Move(-1, n)
 	case key.Matches(k, o.keys.Down):
-		o.tbl.Move(1)
+		o.tbl.Move(1, n)
 	case key.Matches(k, o.keys.PageUp):
-		o.tbl.Move(-o.tableLayout(o.rows(false)).table.Page())
+		o.tbl.Move(-o.tableLayout(o.rows(false)).table.Page(), n)
 	case key.Matches(k, o.keys.PageDown):
-		o.tbl.Move(o.tableLayout(o.rows(false)).table.Page())
+		o.tbl.Move(o.tableLayout(o.rows(false)).table.Page(), n)
 	case key.Matches(k, o.keys.Top):
-		o.tbl.Select(0)
+		o.tbl.Select(0, n)
 	case key.Matches(k, o.keys.Bottom):
-		o.tbl.Select(n - 1)
+		o.tbl.Select(n-1, n)
 	case key.Matches(k, o.shownKeys().Findings):
 		o.state = overviewFindings
 	case n == 0:
@@ -318,8 +318,10 @@ func (o *Overview) detailContent(width int) (string, []string) {
 func actsOn(opts Options) bool { return !opts.Replay && opts.Kind.Passive == "" }
 
 // clampRows keeps the table's selection on a row and its window on the
-// selection.
+// selection, while the table shows: a row's reason line, come or gone,
+// moves the window.
 func (o *Overview) clampRows() {
-	rows := o.rows(false)
-	o.tbl.Clamp(o.tableLayout(rows).table, rows)
+	if o.shown < 0 {
+		o.tbl.Clamp(o.tableLayout(o.rows(false)).table)
+	}
 }

@@ -3,7 +3,7 @@ package tui
 import "testing"
 
 // BenchmarkOverviewView160x48 is the cost of a frame of the overview's
-// table: four resources, with their banner, reasons and log glimpse.
+// table: four resources, a failed one's reason line, and the log's glimpse.
 func BenchmarkOverviewView160x48(b *testing.B) {
 	o := ovDemo(b, 160, 48, [numOvDemo]Feed{})
 	b.ReportAllocs()

@@ -37,9 +37,9 @@ func (o *Overview) tableLayout(rows []table.Row) overviewLayout {
 	if _, l.banner = o.banner(); l.banner {
 		body--
 	}
-	empty := 0
+	var empty []string
 	if len(rows) == 0 {
-		empty = len(o.emptyRows())
+		empty = o.emptyRows()
 	}
 	l.table = table.Fit(w, body, rows, empty, o.hasFindings())
 	if rest := body - l.table.Height(); rest >= minPreviewLines {
@@ -50,25 +50,24 @@ func (o *Overview) tableLayout(rows []table.Row) overviewLayout {
 
 // rows are the table's rows, read from every resource's dashboard; their
 // stats are the dashboards' own, so the rows last no longer than this
-// Update or View. events adds each one's minute of events, at the
+// Update or View. shown adds what only a frame shows and the layout does
+// not read: each one's findings tally, and its minute of events at the
 // overview's clock.
-func (o *Overview) rows(events bool) []table.Row {
+func (o *Overview) rows(shown bool) []table.Row {
 	now := o.now()
 	rows := make([]table.Row, len(o.subs))
 	var series []int64
-	if events {
+	if shown {
 		series = make([]int64, len(o.subs)*rates.Seconds)
 	}
 	for i := range o.subs {
 		m, r := &o.subs[i], &rows[i]
-		*r = table.Row{
-			Label: o.names[i], Counters: m.counters, StoreReady: m.storeReady,
-			Findings: findingspane.TallyOf(m.findings), HaveFindings: m.haveFindings, Now: m.now,
-		}
+		*r = table.Row{Label: o.names[i], Counters: m.counters, StoreReady: m.storeReady, HaveFindings: m.haveFindings, Now: m.now}
 		if m.haveStats {
 			r.Stats = &m.stats
 		}
-		if events {
+		if shown {
+			r.Findings = findingspane.TallyOf(m.findings)
 			r.Events = series[i*rates.Seconds : (i+1)*rates.Seconds]
 			m.rates.AddEvents(r.Events, now)
 		}
@@ -210,7 +209,7 @@ func shortClient(ua string) (program, tail string) {
 	return program, " …/" + last
 }
 
-// rowNames names every row, once: resource.group (resource.version.group
+// rowNames names every row, as the rows stand: resource.group (resource.version.group
 // when two versions of it are shown), and what sets it apart from the others
 // (" -n prod", selectors), which a cut keeps.
 func rowNames(resources []Resource) []table.Label {
@@ -261,11 +260,6 @@ func rowNames(resources []Resource) []table.Label {
 			}
 		}
 	}
-	for i := range names {
-		if resources[i].Client != "" {
-			names[i].Client = names[i].Program + names[i].Tail
-		}
-	}
 	return names
 }
 
@@ -279,7 +273,7 @@ func (o *Overview) table() []string {
 	if a, ok := o.banner(); ok {
 		out = append(out, alertBanner(o.st, a, width))
 	}
-	out = append(out, o.tbl.Lines(o.st, l.table, rows, o.emptyRows(), o.now(), o.opts.Start)...)
+	out = append(out, o.tbl.Lines(o.st, l.table, o.now(), o.opts.Start)...)
 	if cur := o.tbl.Cursor(); l.preview > 0 && len(rows) > 0 {
 		out = append(out, common.SectionRule(o.st, "recent · "+o.rowName(cur), width))
 		out = append(out, o.subs[cur].log.Tail(o.st, width, l.preview-1)...)

@@ -9,64 +9,64 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
-// Col is a column of the table.
-type Col int
+// col is a column of the table.
+type col int
 
 // The columns, in the order they show from left to right.
 const (
-	ColResource Col = iota
-	ColClient       // an observed stream's program: only on the overview of a proxy's streams
-	ColState
-	ColFor
-	ColObjects
-	ColMemory
-	ColLastRV
-	ColBookmark
-	ColGone
-	ColRelists
-	ColFindings // only when the resources have findings engines
-	ColLag      // the passive delivery estimate's p99 bucket: only once a row has one
-	ColEvents
-	ColError
-	// NumCols counts the columns.
-	NumCols
+	colResource col = iota
+	colClient       // an observed stream's program: only on the overview of a proxy's streams
+	colState
+	colFor
+	colObjects
+	colMemory
+	colLastRV
+	colBookmark
+	colGone
+	colRelists
+	colFindings // only when the resources have findings engines
+	colLag      // the passive delivery estimate's p99 bucket: only once a row has one
+	colEvents
+	colError
+	numCols
 )
 
-// Column heads, also what hack/tui-check.sh looks for to tell the overview.
+// Column heads: HeadEvents is how a test tells the overview on a screen.
 const (
-	HeadResource = "RESOURCE"
-	HeadEvents   = "EVENTS/MIN"
+	headResource = "RESOURCE"
+	// HeadEvents is the events column's head.
+	HeadEvents = "EVENTS/MIN"
 )
 
 // spec is a column's head, its narrowest width, and whether its values are
 // right-aligned.
-func spec(c Col) (head string, width int, right bool) {
+func spec(c col) (head string, width int, right bool) {
 	switch c {
-	case ColResource:
-		return HeadResource, 14, false
-	case ColClient:
+	case colResource:
+		return headResource, 14, false
+	case colClient:
 		return "CLIENT", 12, false
-	case ColState:
+	case colState:
 		return "STATE", 12, false
-	case ColFor:
+	case colFor:
 		return "FOR", 6, false
-	case ColObjects:
+	case colObjects:
 		return "OBJECTS", 8, true
-	case ColMemory:
+	case colMemory:
 		return "MEMORY", 9, true
-	case ColLastRV:
+	case colLastRV:
 		return "LAST RV", 10, false
-	case ColBookmark:
+	case colBookmark:
 		return "BOOKMARK", 9, false
-	case ColGone:
+	case colGone:
 		return "410s", 4, true
-	case ColRelists:
+	case colRelists:
 		return "RELISTS", 7, true
-	case ColFindings:
+	case colFindings:
 		return "FINDINGS", 9, false
-	case ColEvents:
+	case colEvents:
 		return HeadEvents, 14, false
-	case ColLag:
+	case colLag:
 		return "LAG P99", 7, false
 	}
 	return "LAST ERROR", 16, false
@@ -74,9 +74,9 @@ func spec(c Col) (head string, width int, right bool) {
 
 // priority is the order in which columns get room: what a narrow terminal
 // keeps first. The totals' columns come early so the totals row always has them.
-func priority() [NumCols]Col {
-	return [NumCols]Col{ColResource, ColClient, ColState, ColObjects, ColMemory, ColGone, ColRelists, ColFindings, ColEvents,
-		ColLag, ColBookmark, ColError, ColLastRV, ColFor}
+func priority() [numCols]col {
+	return [numCols]col{colResource, colClient, colState, colObjects, colMemory, colGone, colRelists, colFindings, colEvents,
+		colLag, colBookmark, colError, colLastRV, colFor}
 }
 
 // Growth limits of the flexible columns.
@@ -88,30 +88,30 @@ const (
 	markerWidth      = 2  // "▸ " before the selected row
 )
 
-// Column is a column that fits, with its width.
-type Column struct {
-	ID    Col
-	Head  string
-	Width int
-	Right bool
+// column is a column that fits, with its width.
+type column struct {
+	id    col
+	head  string
+	width int
+	right bool
 }
 
-// Columns picks the columns that fit in width, in priority order: a client
+// columns picks the columns that fit in width, in priority order: a client
 // column as wide as clientW (up to 48) when the rows have clients
 // (clientW > 0), right after the resources and before their growth; a
 // FINDINGS column when withFindings, and a LAG P99 column when lag. What is
 // left goes to the resource names (up to nameW), the clients, the
 // sparkline and the last error.
-func Columns(width, nameW, clientW int, withFindings, lag bool) ([]Column, [NumCols]bool) {
-	var has [NumCols]bool
-	var widths [NumCols]int
+func columns(width, nameW, clientW int, withFindings, lag bool) ([]column, [numCols]bool) {
+	var has [numCols]bool
+	var widths [numCols]int
 	used := 0
 	for _, c := range priority() {
-		if c == ColClient && clientW == 0 || c == ColFindings && !withFindings || c == ColLag && !lag {
+		if c == colClient && clientW == 0 || c == colFindings && !withFindings || c == colLag && !lag {
 			continue
 		}
 		_, w, _ := spec(c)
-		if c == ColClient {
+		if c == colClient {
 			w = max(w, min(clientW, minClientWidth))
 		}
 		need := w
@@ -124,7 +124,7 @@ func Columns(width, nameW, clientW int, withFindings, lag bool) ([]Column, [NumC
 		has[c], widths[c], used = true, w, used+need
 	}
 	extra := width - used
-	grow := func(c Col, limit int) {
+	grow := func(c col, limit int) {
 		if !has[c] || extra <= 0 {
 			return
 		}
@@ -132,15 +132,15 @@ func Columns(width, nameW, clientW int, withFindings, lag bool) ([]Column, [NumC
 		widths[c] += add
 		extra -= add
 	}
-	grow(ColResource, min(nameW, maxResourceWidth))
-	grow(ColClient, min(clientW, maxClientWidth))
-	grow(ColEvents, maxEventsWidth)
-	grow(ColError, 1<<30)
-	cols := make([]Column, 0, NumCols)
-	for c := range NumCols {
+	grow(colResource, min(nameW, maxResourceWidth))
+	grow(colClient, min(clientW, maxClientWidth))
+	grow(colEvents, maxEventsWidth)
+	grow(colError, 1<<30)
+	cols := make([]column, 0, numCols)
+	for c := range numCols {
 		if has[c] {
 			head, _, right := spec(c)
-			cols = append(cols, Column{ID: c, Head: head, Width: widths[c], Right: right})
+			cols = append(cols, column{id: c, head: head, width: widths[c], right: right})
 		}
 	}
 	return cols, has
@@ -151,15 +151,19 @@ func Columns(width, nameW, clientW int, withFindings, lag bool) ([]Column, [NumC
 // (Apart: " -n prod", selectors), which a cut keeps.
 type Label struct {
 	Base, Apart string
-	// Client names an observed resource's program in a column of its own:
-	// Program, then Tail, which a cut keeps ("" when it is not observed).
-	Client, Program, Tail string
+	// Program and Tail name an observed resource's client, in a column of
+	// its own: the program, then what follows it, which a cut keeps (both
+	// "" when the resource is not observed).
+	Program, Tail string
 }
+
+// Client is the observed resource's client whole, "" for none.
+func (n Label) Client() string { return n.Program + n.Tail }
 
 // Name is the label whole: the resource, what sets it apart, and its client.
 func (n Label) Name() string {
-	if n.Client != "" {
-		return n.Base + n.Apart + "  " + n.Client
+	if c := n.Client(); c != "" {
+		return n.Base + n.Apart + "  " + c
 	}
 	return n.Base + n.Apart
 }
@@ -177,11 +181,12 @@ func (n Label) Fit(width int) string {
 // before what follows it ("kube-con…/shared-informers"), then the start of
 // what follows ("…-informers (metadata)").
 func (n Label) FitClient(width int) string {
-	if ansi.StringWidth(n.Client) <= width {
-		return n.Client
+	client := n.Client()
+	if ansi.StringWidth(client) <= width {
+		return client
 	}
 	if n.Tail == "" || width < 2 {
-		return common.Clip(n.Client, width)
+		return common.Clip(client, width)
 	}
 	rest := strings.TrimPrefix(n.Tail, " …")
 	switch avail := width - ansi.StringWidth(rest); {

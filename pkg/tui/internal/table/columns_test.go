@@ -7,10 +7,10 @@ import (
 
 func TestNarrowTerminalsDropColumnsInPriorityOrder(t *testing.T) {
 	names := func(width int) string {
-		cols, _ := Columns(width, 16, 0, false, false)
+		cols, _ := columns(width, 16, 0, false, false)
 		var out []string
 		for _, c := range cols {
-			out = append(out, c.Head)
+			out = append(out, c.head)
 		}
 		return strings.Join(out, ",")
 	}
@@ -28,15 +28,15 @@ func TestNarrowTerminalsDropColumnsInPriorityOrder(t *testing.T) {
 		}
 	}
 	// What is left goes to the names, then the sparkline, then the last error.
-	cols, _ := Columns(158, 16, 0, false, false)
+	cols, _ := columns(158, 16, 0, false, false)
 	used := -1
 	for _, c := range cols {
-		used += c.Width + 1
-		if c.ID == ColResource && c.Width != 16 {
-			t.Errorf("the resource column is %d wide, want its longest name's 16", c.Width)
+		used += c.width + 1
+		if c.id == colResource && c.width != 16 {
+			t.Errorf("the resource column is %d wide, want its longest name's 16", c.width)
 		}
-		if c.ID == ColEvents && c.Width != maxEventsWidth {
-			t.Errorf("the events column is %d wide, want %d", c.Width, maxEventsWidth)
+		if c.id == colEvents && c.width != maxEventsWidth {
+			t.Errorf("the events column is %d wide, want %d", c.width, maxEventsWidth)
 		}
 	}
 	if used != 158 {

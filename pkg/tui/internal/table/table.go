@@ -1,13 +1,14 @@
 // Package table is the overview's table, a component of the dashboard: one
-// row per resource (its state, objects, memory, cursor, bookmark age, 410s,
-// relists, findings, delivery lag, events per minute and last error), a
-// reason line under a row in trouble, and the totals; the columns that fit
-// the width, in priority order, and a cursor with a window of rows that
-// keeps it in view.
+// row per resource (its state, objects, memory, last resourceVersion,
+// bookmark age, 410s, relists, findings, delivery lag, events per minute
+// and last error), a reason line under a row in trouble, and the totals;
+// the columns that fit the width, in priority order, and a selected row
+// with a window of rows that keeps it in view.
 //
-// The table keeps its cursor and its window only. What a row shows is a
-// Row, which the caller reads from the resource's dashboard at each frame;
-// the table's lines are a function of the rows, the layout and the cursor.
+// The table keeps its selection and its window only. What a row shows is a
+// Row, which the caller reads from the resource's dashboard for one frame
+// or one message: Fit lays those rows out, and the Layout it returns is
+// theirs alone.
 package table
 
 import (
@@ -29,6 +30,8 @@ import (
 type Row struct {
 	Label Label
 	// Stats are the resource's, as last polled; nil before the first poll.
+	// They may be the caller's own, not a copy: keep a Row, and its Layout,
+	// no longer than the frame or the message they were read for.
 	Stats *reflector.Stats
 	// Counters are its cache's, as last read (StoreReady: read once).
 	Counters   store.Counters
@@ -37,14 +40,15 @@ type Row struct {
 	Findings     findingspane.Tally
 	HaveFindings bool
 	// Events are its watch events of the last minute, a second each
-	// (rates.Seconds of them), which Lines shows and Clamp does not read.
+	// (rates.Seconds of them), which Lines shows and Clamp does not read:
+	// nil draws a minute of none.
 	Events []int64
 	// Now is the resource's own clock, which its reason line reads.
 	Now time.Time
 }
 
-// Table is the table's cursor and window: the selected row, and the first
-// row shown. Its zero value selects the first row.
+// Table is the table's selection and window: the selected row, and the
+// first row shown. Its zero value selects the first row.
 type Table struct {
 	cur, top int
 }
@@ -52,15 +56,17 @@ type Table struct {
 // Cursor is the selected row.
 func (t *Table) Cursor() int { return t.cur }
 
-// Select selects row i; Clamp keeps it on a row.
-func (t *Table) Select(i int) { t.cur = i }
+// Select selects row i of n, the first or the last when i is out of range.
+func (t *Table) Select(i, n int) { t.cur = min(max(i, 0), max(n-1, 0)) }
 
-// Move moves the selection by d rows; Clamp keeps it on a row.
-func (t *Table) Move(d int) { t.cur += d }
+// Move moves the selection by d rows of n, no further than the first or
+// the last.
+func (t *Table) Move(d, n int) { t.Select(t.cur+d, n) }
 
-// Clamp keeps the selection on one of rows and the window on the selection:
-// the selected row, with its reason line, is always shown.
-func (t *Table) Clamp(l Layout, rows []Row) {
+// Clamp keeps the selection on one of l's rows and the window on the
+// selection: the selected row, with its reason line, is always shown.
+func (t *Table) Clamp(l Layout) {
+	rows := l.rows
 	n := len(rows)
 	t.cur = min(max(t.cur, 0), max(n-1, 0))
 	if n == 0 {
@@ -78,32 +84,34 @@ func (t *Table) Clamp(l Layout, rows []Row) {
 	}
 }
 
-// Layout is what fits of the table: its columns in the width, and the lines
-// of its rows.
+// Layout is what fits of the table of some rows: its columns in the width,
+// and the lines of its rows.
 type Layout struct {
+	rows     []Row
+	empty    []string // the lines shown for no row
 	width    int
-	cols     []Column
-	has      [NumCols]bool
+	cols     []column
+	has      [numCols]bool
 	rowLines int // lines for the rows (a row and its reason line)
 }
 
-// Fit lays the table out in width cells and height lines: the columns that
+// Fit lays rows out in width cells and height lines: the columns that
 // fit, with a FINDINGS column when findings (the resources have engines) and
 // a LAG P99 column once a row's delivery estimate counted an event; then the
 // lines the rows need, reason lines included, or, with no row, the empty
 // lines, up to what height leaves after the section rule, the column heads
 // and the totals.
-func Fit(width, height int, rows []Row, empty int, findings bool) Layout {
+func Fit(width, height int, rows []Row, empty []string, findings bool) Layout {
 	nameW, clientW := 0, 0
 	for i := range rows {
 		nameW = max(nameW, ansi.StringWidth(rows[i].Label.Base+rows[i].Label.Apart))
-		clientW = max(clientW, ansi.StringWidth(rows[i].Label.Client))
+		clientW = max(clientW, ansi.StringWidth(rows[i].Label.Client()))
 	}
-	l := Layout{width: width}
-	l.cols, l.has = Columns(width-markerWidth, nameW, clientW, findings, lagTotal(rows).Total() > 0)
+	l := Layout{rows: rows, empty: empty, width: width}
+	l.cols, l.has = columns(width-markerWidth, nameW, clientW, findings, lagTotal(rows).Total() > 0)
 	needed := max(l.linesFrom(rows, 0, len(rows)-1), 1)
 	if len(rows) == 0 {
-		needed = empty
+		needed = len(empty)
 	}
 	l.rowLines = min(needed, max(height-3, 1))
 	return l
@@ -137,14 +145,14 @@ func (l Layout) reason(r *Row) (string, common.Severity, bool) {
 	}
 	s := r.Stats
 	switch {
-	case !s.ClientLeft.IsZero() && !l.has[ColError]:
+	case !s.ClientLeft.IsZero() && !l.has[colError]:
 		return common.ClientLeftText(s, r.Now), common.SevNone, true
 	case s.State == reflector.StateFailed:
 		if s.LastError == "" {
 			return "failed, with no error recorded", common.SevBad, true
 		}
 		return s.LastError, common.SevBad, true
-	case s.State == reflector.StateBackoff && s.LastError != "" && !l.has[ColError]:
+	case s.State == reflector.StateBackoff && s.LastError != "" && !l.has[colError]:
 		text := s.LastError
 		if !s.BackoffUntil.IsZero() {
 			text = "retry in " + format.Age(s.BackoffUntil.Sub(r.Now)) + ": " + text
@@ -154,12 +162,14 @@ func (l Layout) reason(r *Row) (string, common.Severity, bool) {
 	return "", common.SevNone, false
 }
 
-// Lines is the table in l: the section rule (with the window's place among
-// the rows when it does not show them all), the column heads, the rows from
-// the window's top with their reason lines, or empty when there is no row,
-// and the totals. now is the overview's clock, and start the run's, from
-// which a bookmark not yet seen is late.
-func (t *Table) Lines(st common.Styles, l Layout, rows []Row, empty []string, now, start time.Time) []string {
+// Lines is the table as l lays it out: the section rule (with the window's
+// place among the rows when it does not show them all), the column heads,
+// the rows from the window's top with their reason lines, or the empty
+// lines when there is no row, and the totals. now is the overview's clock
+// (FOR, BOOKMARK and the events' minute), and start the run's, from which
+// a bookmark not yet seen is late; a reason line reads its row's own clock.
+func (t *Table) Lines(st common.Styles, l Layout, now, start time.Time) []string {
+	rows := l.rows
 	n := len(rows)
 	var lines []string
 	last := t.top - 1
@@ -180,17 +190,17 @@ func (t *Table) Lines(st common.Styles, l Layout, rows []Row, empty []string, no
 	}
 	out := []string{common.SectionRule(st, title, l.width), l.headRow(st)}
 	if n == 0 {
-		lines = empty
+		lines = l.empty
 	}
 	out = append(out, common.FitLines(lines, l.width, l.rowLines)...)
-	return append(out, l.totalsRow(st, rows))
+	return append(out, l.totalsRow(st))
 }
 
 // headRow is the column heads.
 func (l Layout) headRow(st common.Styles) string {
-	var cells [NumCols]string
+	var cells [numCols]string
 	for _, c := range l.cols {
-		cells[c.ID] = c.Head
+		cells[c.id] = c.head
 	}
 	return st.Label.Render(joinCells(strings.Repeat(" ", markerWidth), l.cols, &cells))
 }
@@ -198,64 +208,65 @@ func (l Layout) headRow(st common.Styles) string {
 // row is r's line of the table, marked when selected.
 func (l Layout) row(st common.Styles, r *Row, selected bool, now, start time.Time) string {
 	dash := st.Faint.Render("-")
-	var cells [NumCols]string
+	var cells [numCols]string
 	for k := range cells {
 		cells[k] = dash
 	}
-	name := r.Label.Fit(l.cols[0].Width) // the resource's column is always the first
-	cells[ColResource] = st.Value.Render(name)
+	name := r.Label.Fit(l.cols[0].width) // the resource's column is always the first
+	cells[colResource] = st.Value.Render(name)
 	for _, c := range l.cols {
-		if c.ID == ColClient {
-			cells[ColClient] = st.Label.Render(r.Label.FitClient(c.Width))
+		if c.id == colClient {
+			cells[colClient] = st.Label.Render(r.Label.FitClient(c.width))
 		}
 	}
 	marker := "  "
 	if selected {
 		marker = st.Accent.Render("▸ ")
-		cells[ColResource] = st.TabActive.Render(name)
+		cells[colResource] = st.TabActive.Render(name)
 	}
 	if r.StoreReady {
-		cells[ColObjects] = st.Value.Render(format.Count(r.Counters.Objects))
-		cells[ColMemory] = format.Bytes(r.Counters.BytesHeld)
+		cells[colObjects] = st.Value.Render(format.Count(r.Counters.Objects))
+		cells[colMemory] = format.Bytes(r.Counters.BytesHeld)
 	}
 	if s := r.Stats; s != nil {
 		c := s.Counters
-		cells[ColState] = st.Sev(common.StateSeverity(s.State), "● "+s.State.String())
+		cells[colState] = st.Sev(common.StateSeverity(s.State), "● "+s.State.String())
 		if !s.StateSince.IsZero() {
-			cells[ColFor] = format.Age(now.Sub(s.StateSince))
+			cells[colFor] = format.Age(now.Sub(s.StateSince))
 		}
 		if !s.ClientLeft.IsZero() {
-			cells[ColState] = st.Faint.Render("○ left")
-			cells[ColFor] = format.Age(now.Sub(s.ClientLeft))
+			cells[colState] = st.Faint.Render("○ left")
+			cells[colFor] = format.Age(now.Sub(s.ClientLeft))
 		}
-		cells[ColLastRV] = st.Value.Render(common.OrDash(s.ResourceVersion))
-		cells[ColBookmark] = bookmarkCell(st, s, now, start)
-		cells[ColGone] = st.Counter(c.Gone, true)
-		cells[ColRelists] = st.Counter(c.Relists, true)
+		cells[colLastRV] = st.Value.Render(common.OrDash(s.ResourceVersion))
+		cells[colBookmark] = bookmarkCell(st, s, now, start)
+		cells[colGone] = st.Counter(c.Gone, true)
+		cells[colRelists] = st.Counter(c.Relists, true)
 		if r.HaveFindings {
-			cells[ColFindings] = r.Findings.Cell(st)
+			cells[colFindings] = r.Findings.Cell(st)
 		}
-		cells[ColLag] = lagCell(st, s.Lag.Counts)
+		cells[colLag] = lagCell(st, s.Lag.Counts)
 		switch {
 		case !s.ClientLeft.IsZero(): // since when is in FOR
-			cells[ColError] = st.Faint.Render("was " + s.ClientLeftWas)
+			cells[colError] = st.Faint.Render("was " + s.ClientLeftWas)
 		case s.LastError == "", s.State == reflector.StateFailed: // a failure has its reason line
-			cells[ColError] = ""
+			cells[colError] = ""
 		case s.State == reflector.StateWatching: // an error it got past
-			cells[ColError] = st.Faint.Render(s.LastError)
+			cells[colError] = st.Faint.Render(s.LastError)
 		default:
-			cells[ColError] = st.Warn.Render(s.LastError)
+			cells[colError] = st.Warn.Render(s.LastError)
 		}
 	} else {
-		cells[ColState] = st.Faint.Render("○ waiting")
+		cells[colState] = st.Faint.Render("○ waiting")
 	}
-	cells[ColEvents] = l.eventsCell(st, r.Events)
+	cells[colEvents] = l.eventsCell(st, r.Events)
 	return joinCells(marker, l.cols, &cells)
 }
 
 // totalsRow sums the rows: objects and memory of every cache, requests in
 // flight, 410s, relists, findings, the delivery estimate and events.
-func (l Layout) totalsRow(st common.Styles, rows []Row) string {
+func (l Layout) totalsRow(st common.Styles) string {
+	rows := l.rows
 	var objects, bytes, gone, relists int64
 	inFlight := 0
 	var series [rates.Seconds]int64
@@ -278,16 +289,16 @@ func (l Layout) totalsRow(st common.Styles, rows []Row) string {
 			series[k] += r.Events[k]
 		}
 	}
-	var cells [NumCols]string
-	cells[ColResource] = st.Value.Render("total")
-	cells[ColState] = st.Label.Render(fmt.Sprintf("%d in flight", inFlight))
-	cells[ColObjects] = st.Value.Render(format.Count(objects))
-	cells[ColMemory] = st.Value.Render(format.Bytes(bytes))
-	cells[ColGone] = st.Counter(gone, true)
-	cells[ColRelists] = st.Counter(relists, true)
-	cells[ColFindings] = tally.Cell(st)
-	cells[ColLag] = lagCell(st, lagTotal(rows))
-	cells[ColEvents] = l.eventsCell(st, series[:])
+	var cells [numCols]string
+	cells[colResource] = st.Value.Render("total")
+	cells[colState] = st.Label.Render(fmt.Sprintf("%d in flight", inFlight))
+	cells[colObjects] = st.Value.Render(format.Count(objects))
+	cells[colMemory] = st.Value.Render(format.Bytes(bytes))
+	cells[colGone] = st.Counter(gone, true)
+	cells[colRelists] = st.Counter(relists, true)
+	cells[colFindings] = tally.Cell(st)
+	cells[colLag] = lagCell(st, lagTotal(rows))
+	cells[colEvents] = l.eventsCell(st, series[:])
 	return joinCells("  ", l.cols, &cells)
 }
 
@@ -341,8 +352,8 @@ func (l Layout) eventsCell(st common.Styles, series []int64) string {
 	}
 	width := 0
 	for _, c := range l.cols {
-		if c.ID == ColEvents {
-			width = c.Width
+		if c.id == colEvents {
+			width = c.width
 		}
 	}
 	n := format.Count(total)
@@ -351,16 +362,16 @@ func (l Layout) eventsCell(st common.Styles, series []int64) string {
 }
 
 // joinCells lays the cells out in the columns, after the marker.
-func joinCells(marker string, cols []Column, cells *[NumCols]string) string {
+func joinCells(marker string, cols []column, cells *[numCols]string) string {
 	var b strings.Builder
 	b.WriteString(marker)
 	for k, c := range cols {
 		if k > 0 {
 			b.WriteByte(' ')
 		}
-		s := common.Clip(cells[c.ID], c.Width)
-		gap := strings.Repeat(" ", max(c.Width-ansi.StringWidth(s), 0))
-		if c.Right {
+		s := common.Clip(cells[c.id], c.width)
+		gap := strings.Repeat(" ", max(c.width-ansi.StringWidth(s), 0))
+		if c.right {
 			b.WriteString(gap + s)
 		} else {
 			b.WriteString(s + gap)

@@ -30,15 +30,15 @@ func TestTheWindowKeepsTheSelectedRowAndItsReasonInView(t *testing.T) {
 		}
 	}
 	st := common.NewStyles()
-	l := Fit(100, 7, rows, 0, false) // 4 lines for rows under the rule and the heads, over the totals
+	l := Fit(100, 7, rows, nil, false) // 4 lines for rows under the rule and the heads, over the totals
 	if l.Height() != 7 || l.Page() != 3 {
 		t.Fatalf("height %d, page %d; want 7 and 3", l.Height(), l.Page())
 	}
 	var tb Table
-	tb.Select(3)
-	tb.Clamp(l, rows)
+	tb.Select(3, len(rows))
+	tb.Clamp(l)
 	screen := func() []string {
-		lines := tb.Lines(st, l, rows, nil, now, now.Add(-time.Hour))
+		lines := tb.Lines(st, l, now, now.Add(-time.Hour))
 		for i := range lines {
 			lines[i] = ansi.Strip(lines[i])
 		}
@@ -52,14 +52,14 @@ func TestTheWindowKeepsTheSelectedRowAndItsReasonInView(t *testing.T) {
 		!strings.Contains(lines[5], "└ forbidden: cannot list") || !strings.Contains(lines[6], "150") {
 		t.Fatalf("row 3 selected: want rows 2-4, the selected one's reason and the totals:\n%s", strings.Join(lines, "\n"))
 	}
-	tb.Move(10)
-	tb.Clamp(l, rows)
+	tb.Move(10, len(rows))
+	tb.Clamp(l)
 	if lines = screen(); tb.Cursor() != 4 || !strings.Contains(lines[0], "3-5 of 5") || !strings.HasPrefix(lines[5], "▸ res-4") {
 		t.Fatalf("moved past the last row: cursor %d\n%s", tb.Cursor(), strings.Join(lines, "\n"))
 	}
 	// At the top, the window shows what fits whole: row 3 and its reason do not.
-	tb.Select(-3)
-	tb.Clamp(l, rows)
+	tb.Select(-3, len(rows))
+	tb.Clamp(l)
 	if lines = screen(); tb.Cursor() != 0 || !strings.Contains(lines[0], "1-3 of 5") || !strings.HasPrefix(lines[2], "▸ res-0") {
 		t.Fatalf("moved before the first row: cursor %d\n%s", tb.Cursor(), strings.Join(lines, "\n"))
 	}
