@@ -213,7 +213,8 @@ func shortClient(ua string) (program, tail string) {
 // when two versions of it are shown), and what sets it apart from the others
 // (" -n prod", selectors), which a cut keeps.
 func rowNames(resources []Resource) []table.Label {
-	names := make([]table.Label, len(resources))
+	type label struct{ base, apart, program, tail string }
+	names := make([]label, len(resources))
 	for i := range resources {
 		t := resources[i].Target
 		gvr := t.Resource.GVR
@@ -241,26 +242,30 @@ func rowNames(resources []Resource) []table.Label {
 		if differs(func(r *Resource) string { return r.Target.FieldSelector }) && t.FieldSelector != "" {
 			apart += " --field-selector " + t.FieldSelector
 		}
-		names[i] = table.Label{Base: base, Apart: apart}
+		names[i] = label{base: base, apart: apart}
 		if r := &resources[i]; r.Client != "" {
-			names[i].Program, names[i].Tail = clientLabel(r)
+			names[i].program, names[i].tail = clientLabel(r)
 		}
 	}
 	// Two processes of one program (one User-Agent) watching the same are
 	// told apart by their connection's port.
-	same := append([]table.Label(nil), names...)
+	same := append([]label(nil), names...)
 	for i := range names {
 		r := &resources[i]
 		for j := range same {
 			if j != i && r.Client != "" && same[j] == same[i] && resources[j].ClientAddr != r.ClientAddr {
 				if _, port, err := net.SplitHostPort(r.ClientAddr); err == nil {
-					names[i].Tail += " :" + port
+					names[i].tail += " :" + port
 				}
 				break
 			}
 		}
 	}
-	return names
+	labels := make([]table.Label, len(names))
+	for i, n := range names {
+		labels[i] = table.NewLabel(n.base, n.apart, n.program, n.tail)
+	}
+	return labels
 }
 
 // table is the overview's body: an alert banner, the table, and a glimpse

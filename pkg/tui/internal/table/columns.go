@@ -147,51 +147,58 @@ func columns(width, nameW, clientW int, withFindings, lag bool) ([]column, [numC
 }
 
 // Label is how a row names its resource: what it is (Base), and what sets
-// it apart from the others when they watch the same in several places
-// (Apart: " -n prod", selectors), which a cut keeps.
+// it apart from the others when they watch the same in several places,
+// and the client of an observed one. NewLabel builds it, and measures it
+// once: a frame lays the columns out without measuring the names again.
 type Label struct {
-	Base, Apart string
-	// Program and Tail name an observed resource's client, in a column of
-	// its own: the program, then what follows it, which a cut keeps (both
-	// "" when the resource is not observed).
-	Program, Tail string
+	base, apart, program, tail string
+	nameW, clientW             int // the cells of base+apart, and of the client
 }
 
-// Client is the observed resource's client whole, "" for none.
-func (n Label) Client() string { return n.Program + n.Tail }
+// NewLabel is the label of a resource named base, set apart from the
+// others by apart (" -n prod", selectors), which a cut keeps. program and
+// tail name an observed resource's client, in a column of its own: the
+// program, then what follows it, which a cut keeps (both "" when the
+// resource is not observed).
+func NewLabel(base, apart, program, tail string) Label {
+	return Label{
+		base: base, apart: apart, program: program, tail: tail,
+		nameW: ansi.StringWidth(base + apart), clientW: ansi.StringWidth(program + tail),
+	}
+}
 
 // Name is the label whole: the resource, what sets it apart, and its client.
 func (n Label) Name() string {
-	if c := n.Client(); c != "" {
-		return n.Base + n.Apart + "  " + c
+	if c := n.program + n.tail; c != "" {
+		return n.base + n.apart + "  " + c
 	}
-	return n.Base + n.Apart
+	return n.base + n.apart
 }
 
-// Fit fits the resource's name in width cells, cutting the resource's name
+// fit fits the resource's name in width cells, cutting the resource's name
 // before what sets it apart from the others.
-func (n Label) Fit(width int) string {
-	if ansi.StringWidth(n.Base+n.Apart) <= width || n.Apart == "" {
-		return n.Base + n.Apart
+func (n Label) fit(width int) string {
+	if n.nameW <= width || n.apart == "" {
+		return n.base + n.apart
 	}
-	return common.Clip(common.Clip(n.Base, max(width-ansi.StringWidth(n.Apart), 4))+n.Apart, width)
+	return common.Clip(common.Clip(n.base, max(width-ansi.StringWidth(n.apart), 4))+n.apart, width)
 }
 
-// FitClient fits the client in width cells, cutting the program's name
+// fitClient fits the client in width cells, cutting the program's name
 // before what follows it ("kube-con…/shared-informers"), then the start of
 // what follows ("…-informers (metadata)").
-func (n Label) FitClient(width int) string {
-	client := n.Client()
-	if ansi.StringWidth(client) <= width {
+func (n Label) fitClient(width int) string {
+	client := n.program + n.tail
+	if n.clientW <= width {
 		return client
 	}
-	if n.Tail == "" || width < 2 {
+	if n.tail == "" || width < 2 {
 		return common.Clip(client, width)
 	}
-	rest := strings.TrimPrefix(n.Tail, " …")
+	rest := strings.TrimPrefix(n.tail, " …")
 	switch avail := width - ansi.StringWidth(rest); {
 	case avail >= 2:
-		return common.Clip(n.Program, avail) + rest
+		return common.Clip(n.program, avail) + rest
 	case avail == 1:
 		return format.Ellipsis + rest
 	}

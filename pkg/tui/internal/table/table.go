@@ -104,8 +104,7 @@ type Layout struct {
 func Fit(width, height int, rows []Row, empty []string, findings bool) Layout {
 	nameW, clientW := 0, 0
 	for i := range rows {
-		nameW = max(nameW, ansi.StringWidth(rows[i].Label.Base+rows[i].Label.Apart))
-		clientW = max(clientW, ansi.StringWidth(rows[i].Label.Client()))
+		nameW, clientW = max(nameW, rows[i].Label.nameW), max(clientW, rows[i].Label.clientW)
 	}
 	l := Layout{rows: rows, empty: empty, width: width}
 	l.cols, l.has = columns(width-markerWidth, nameW, clientW, findings, lagTotal(rows).Total() > 0)
@@ -212,11 +211,11 @@ func (l Layout) row(st common.Styles, r *Row, selected bool, now, start time.Tim
 	for k := range cells {
 		cells[k] = dash
 	}
-	name := r.Label.Fit(l.cols[0].width) // the resource's column is always the first
+	name := r.Label.fit(l.cols[0].width) // the resource's column is always the first
 	cells[colResource] = st.Value.Render(name)
 	for _, c := range l.cols {
 		if c.id == colClient {
-			cells[colClient] = st.Label.Render(r.Label.FitClient(c.width))
+			cells[colClient] = st.Label.Render(r.Label.fitClient(c.width))
 		}
 	}
 	marker := "  "

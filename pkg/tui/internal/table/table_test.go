@@ -24,7 +24,7 @@ func TestTheWindowKeepsTheSelectedRowAndItsReasonInView(t *testing.T) {
 			s.State, s.LastError = reflector.StateFailed, "forbidden: cannot list"
 		}
 		rows[i] = Row{
-			Label: Label{Base: fmt.Sprintf("res-%d", i)}, Stats: s, Now: now,
+			Label: NewLabel(fmt.Sprintf("res-%d", i), "", "", ""), Stats: s, Now: now,
 			Counters: store.Counters{Objects: 10 * (i + 1), BytesHeld: 1 << 10}, StoreReady: true,
 			Events: make([]int64, 60),
 		}
