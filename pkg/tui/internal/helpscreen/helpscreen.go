@@ -33,8 +33,9 @@ type Screen struct {
 }
 
 // Key handles a key on a help screen of total lines in a body of body
-// lines: quit quits, toggle and closeKey close it, ↑/↓ (k/j), pgup/pgdn,
-// g/G scroll it when it does not fit.
+// lines: quit quits, toggle and closeKey close it, and the list keys of
+// package common (↑/↓ k/j, pgup/pgdn, home/end g/G), and space as pgdn,
+// scroll it when it does not fit.
 func (s *Screen) Key(k tea.KeyPressMsg, quit, toggle, closeKey key.Binding, total, body int) (cmd tea.Cmd, closed bool) {
 	if key.Matches(k, quit) {
 		return tea.Quit, false
@@ -43,18 +44,19 @@ func (s *Screen) Key(k tea.KeyPressMsg, quit, toggle, closeKey key.Binding, tota
 		s.top = 0
 		return nil, true
 	}
-	switch k.String() {
-	case "up", "k":
+	keys := common.NewListKeys()
+	switch {
+	case key.Matches(k, keys.Up):
 		s.top--
-	case "down", "j":
+	case key.Matches(k, keys.Down):
 		s.top++
-	case "pgup", "ctrl+b":
+	case key.Matches(k, keys.PageUp):
 		s.top -= max(body-1, 1)
-	case "pgdown", "ctrl+f", "space":
+	case key.Matches(k, keys.PageDown), k.String() == "space":
 		s.top += max(body-1, 1)
-	case "home", "g":
+	case key.Matches(k, keys.Top):
 		s.top = 0
-	case "end", "G":
+	case key.Matches(k, keys.Bottom):
 		s.top = total
 	}
 	s.top = min(max(s.top, 0), max(total-body, 0))
