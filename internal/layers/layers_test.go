@@ -244,7 +244,8 @@ func TestTheDesignDrawsTheTable(t *testing.T) {
 	}
 	// lineOf is the first line of the drawing that names entry, or -1. A
 	// longer entry of the table wins over a tree that holds it: a line
-	// names the tree only where it names more than its longer entries.
+	// names the tree only where it names more than its longer entries (and
+	// what follows one of them: "table.Fit", "table/columns.go").
 	lineOf := func(entry string) int {
 		re := named(entry)
 		var longer []*regexp.Regexp
@@ -252,7 +253,8 @@ func TestTheDesignDrawsTheTable(t *testing.T) {
 			for _, l := range layers {
 				for _, e := range l.packages {
 					if e != entry && strings.HasPrefix(e, dir+"/") {
-						longer = append(longer, named(e))
+						path := strings.TrimSuffix(e, "/...")
+						longer = append(longer, regexp.MustCompile(`(^|[^\w/.-])`+regexp.QuoteMeta(path)+`($|[^\w-][^\s,;()]*)`))
 					}
 				}
 			}
