@@ -127,7 +127,7 @@ func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
 		t.Error("j on the ended overview: did not quit")
 	}
 	// Opened on a resource, the same.
-	o.shown = o.tbl.Cursor()
+	o.shown = o.tbl.Selected()
 	mustContain(t, ovScreen(o), "ended: press any key to quit")
 	if _, cmd := o.Update(keyPress("k")); !quits(cmd) {
 		t.Error("k on an ended resource's dashboard: did not quit")

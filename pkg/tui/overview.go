@@ -29,7 +29,7 @@ const (
 // totals, and behind enter each resource's own dashboard, a Model, which esc
 // leaves. The table is a component (package table): the Overview holds its
 // selection and window, and gives it each resource's row, read from the
-// resource's Model for each frame and each message.
+// resource's Model for each frame, and for each message while it shows.
 //
 // Every resource's Model runs all the time, shown or not: its poller, its
 // notes reader, its log, history and alerts, so opening a resource shows its
@@ -52,7 +52,7 @@ type Overview struct {
 	subs      []Model
 	names     []table.Label // each row's name, as the rows stand
 	keys      overviewKeyMap
-	tbl       table.Table // the table's cursor and window
+	tbl       table.Table // the table's selection and window
 	clock     time.Time   // opts.Now at the last tick: the uptime moves with no row to poll
 }
 
@@ -210,7 +210,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	o.chrome.status.text = "" // the player's; a resource's action's stays until it expires
-	n, cur := len(o.subs), o.tbl.Cursor()
+	n, cur := len(o.subs), o.tbl.Selected()
 	switch {
 	case key.Matches(k, o.chrome.keys.Quit):
 		return tea.Quit

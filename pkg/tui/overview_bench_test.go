@@ -13,7 +13,7 @@ func BenchmarkOverviewView160x48(b *testing.B) {
 }
 
 // BenchmarkOverviewPoll is the cost of one resource's poll reaching the
-// overview: its Model takes it, and the table keeps its cursor in view.
+// overview: its Model takes it, and the table keeps its selection in view.
 func BenchmarkOverviewPoll(b *testing.B) {
 	o := ovDemo(b, 160, 48, [numOvDemo]Feed{})
 	snaps := ovDemoSnapshots(ovPods)

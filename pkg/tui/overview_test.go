@@ -123,34 +123,34 @@ func TestOverviewFitsTheTerminalExactly(t *testing.T) {
 func TestSelectingAndOpeningAResource(t *testing.T) {
 	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
 	o = ovKeys(o, "k") // already on the first row
-	if o.tbl.Cursor() != 0 {
-		t.Fatalf("k on the first row: row %d", o.tbl.Cursor())
+	if o.tbl.Selected() != 0 {
+		t.Fatalf("k on the first row: row %d", o.tbl.Selected())
 	}
 	o = ovKeys(o, "j", "down", "up")
-	if o.tbl.Cursor() != 1 {
-		t.Fatalf("j, down, up: row %d, want 1", o.tbl.Cursor())
+	if o.tbl.Selected() != 1 {
+		t.Fatalf("j, down, up: row %d, want 1", o.tbl.Selected())
 	}
 	s := ovScreen(o)
 	mustContain(t, s, "▸ pods", "── recent · pods", "no events yet")
 	o = ovKeys(o, "G")
-	if o.tbl.Cursor() != numOvDemo-1 {
-		t.Fatalf("G: row %d, want the last", o.tbl.Cursor())
+	if o.tbl.Selected() != numOvDemo-1 {
+		t.Fatalf("G: row %d, want the last", o.tbl.Selected())
 	}
 	o = ovKeys(o, "down")
-	if o.tbl.Cursor() != numOvDemo-1 {
-		t.Fatalf("down on the last row: row %d", o.tbl.Cursor())
+	if o.tbl.Selected() != numOvDemo-1 {
+		t.Fatalf("down on the last row: row %d", o.tbl.Selected())
 	}
 	o = ovKeys(o, "g", "j", "enter")
-	if o.shown != 1 || o.tbl.Cursor() != 1 {
-		t.Fatalf("enter: row %d shown, on row %d, want the pods' dashboard", o.shown, o.tbl.Cursor())
+	if o.shown != 1 || o.tbl.Selected() != 1 {
+		t.Fatalf("enter: row %d shown, on row %d, want the pods' dashboard", o.shown, o.tbl.Selected())
 	}
 	s = ovScreen(o)
 	mustContain(t, s, "pods.v1 · namespace prod", "● Relisting for 3.0s", "list #12 running",
 		"objects        12,345 · 48.0 MiB", "410 Gone       3")
 	mustNotContain(t, s, "EVENTS/MIN")
 	o = ovKeys(o, "esc")
-	if o.state != overviewTable || o.tbl.Cursor() != 1 {
-		t.Fatalf("esc: state %v on row %d, want the overview on the pods", o.state, o.tbl.Cursor())
+	if o.state != overviewTable || o.tbl.Selected() != 1 {
+		t.Fatalf("esc: state %v on row %d, want the overview on the pods", o.state, o.tbl.Selected())
 	}
 	mustContain(t, ovScreen(o), "EVENTS/MIN", "▸ pods")
 }
@@ -366,8 +366,8 @@ func TestTheTableScrollsAndTheSelectedRowStaysVisible(t *testing.T) {
 		}
 	}
 	o = ovKeys(o, "pgdown")
-	if o.tbl.Cursor() == 0 || !strings.Contains(ovScreen(o), fmt.Sprintf("▸ configma… -n ns-%02d", o.tbl.Cursor())) {
-		t.Fatalf("pgdown: row %d, not shown:\n%s", o.tbl.Cursor(), ovScreen(o))
+	if o.tbl.Selected() == 0 || !strings.Contains(ovScreen(o), fmt.Sprintf("▸ configma… -n ns-%02d", o.tbl.Selected())) {
+		t.Fatalf("pgdown: row %d, not shown:\n%s", o.tbl.Selected(), ovScreen(o))
 	}
 	// Every row fits at 160x48 and the log glimpse takes the rest.
 	mustNotContain(t, ovScreen(manyResources(t, 8, 7, 160, 48)), " of 8")

@@ -209,9 +209,9 @@ func shortClient(ua string) (program, tail string) {
 	return program, " …/" + last
 }
 
-// rowNames names every row, as the rows stand: resource.group (resource.version.group
-// when two versions of it are shown), and what sets it apart from the others
-// (" -n prod", selectors), which a cut keeps.
+// rowNames names every row, as the rows stand: resource.group
+// (resource.version.group when two versions of it are shown), and what sets
+// it apart from the others (" -n prod", selectors), which a cut keeps.
 func rowNames(resources []Resource) []table.Label {
 	type label struct{ base, apart, program, tail string }
 	names := make([]label, len(resources))
@@ -279,7 +279,7 @@ func (o *Overview) table() []string {
 		out = append(out, alertBanner(o.st, a, width))
 	}
 	out = append(out, o.tbl.Lines(o.st, l.table, o.now(), o.opts.Start)...)
-	if cur := o.tbl.Cursor(); l.preview > 0 && len(rows) > 0 {
+	if cur := o.tbl.Selected(); l.preview > 0 && len(rows) > 0 {
 		out = append(out, common.SectionRule(o.st, "recent · "+o.rowName(cur), width))
 		out = append(out, o.subs[cur].log.Tail(o.st, width, l.preview-1)...)
 	}

@@ -2,8 +2,9 @@ package common
 
 import "charm.land/bubbles/v2/key"
 
-// ListKeys move the findings pane, a detail and the churn pane; on the
-// findings pane, enter opens the selected finding, esc or f closes it.
+// ListKeys move the findings pane, a detail, the churn pane and the help
+// screen; on the findings pane, enter opens the selected finding, esc or f
+// closes it.
 type ListKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Select, Close key.Binding
 }

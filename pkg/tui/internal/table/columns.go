@@ -146,8 +146,8 @@ func columns(width, nameW, clientW int, withFindings, lag bool) ([]column, [numC
 	return cols, has
 }
 
-// Label is how a row names its resource: what it is (Base), and what sets
-// it apart from the others when they watch the same in several places,
+// Label is how a row names its resource: what it is, and what sets it
+// apart from the others when they watch the same in several places,
 // and the client of an observed one. NewLabel builds it, and measures it
 // once: a frame lays the columns out without measuring the names again.
 type Label struct {

@@ -53,14 +53,15 @@ type Table struct {
 	cur, top int
 }
 
-// Cursor is the selected row.
-func (t *Table) Cursor() int { return t.cur }
+// Selected is the selected row.
+func (t *Table) Selected() int { return t.cur }
 
-// Select selects row i of n, the first or the last when i is out of range.
+// Select selects row i of the n rows there are now, the first or the last
+// when i is out of range. Clamp then moves the window to it.
 func (t *Table) Select(i, n int) { t.cur = min(max(i, 0), max(n-1, 0)) }
 
-// Move moves the selection by d rows of n, no further than the first or
-// the last.
+// Move moves the selection by d rows of the n there are now, no further
+// than the first or the last.
 func (t *Table) Move(d, n int) { t.Select(t.cur+d, n) }
 
 // Clamp keeps the selection on one of l's rows and the window on the
@@ -165,8 +166,9 @@ func (l Layout) reason(r *Row) (string, common.Severity, bool) {
 // place among the rows when it does not show them all), the column heads,
 // the rows from the window's top with their reason lines, or the empty
 // lines when there is no row, and the totals. now is the overview's clock
-// (FOR, BOOKMARK and the events' minute), and start the run's, from which
-// a bookmark not yet seen is late; a reason line reads its row's own clock.
+// (FOR and BOOKMARK), and start the run's, from which a bookmark not yet
+// seen is late; a reason line reads its row's own clock, and the events
+// are the rows' as the caller read them.
 func (t *Table) Lines(st common.Styles, l Layout, now, start time.Time) []string {
 	rows := l.rows
 	n := len(rows)

@@ -54,13 +54,13 @@ func TestTheWindowKeepsTheSelectedRowAndItsReasonInView(t *testing.T) {
 	}
 	tb.Move(10, len(rows))
 	tb.Clamp(l)
-	if lines = screen(); tb.Cursor() != 4 || !strings.Contains(lines[0], "3-5 of 5") || !strings.HasPrefix(lines[5], "▸ res-4") {
-		t.Fatalf("moved past the last row: cursor %d\n%s", tb.Cursor(), strings.Join(lines, "\n"))
+	if lines = screen(); tb.Selected() != 4 || !strings.Contains(lines[0], "3-5 of 5") || !strings.HasPrefix(lines[5], "▸ res-4") {
+		t.Fatalf("moved past the last row: cursor %d\n%s", tb.Selected(), strings.Join(lines, "\n"))
 	}
 	// At the top, the window shows what fits whole: row 3 and its reason do not.
 	tb.Select(-3, len(rows))
 	tb.Clamp(l)
-	if lines = screen(); tb.Cursor() != 0 || !strings.Contains(lines[0], "1-3 of 5") || !strings.HasPrefix(lines[2], "▸ res-0") {
-		t.Fatalf("moved before the first row: cursor %d\n%s", tb.Cursor(), strings.Join(lines, "\n"))
+	if lines = screen(); tb.Selected() != 0 || !strings.Contains(lines[0], "1-3 of 5") || !strings.HasPrefix(lines[2], "▸ res-0") {
+		t.Fatalf("moved before the first row: cursor %d\n%s", tb.Selected(), strings.Join(lines, "\n"))
 	}
 }
