@@ -21,11 +21,10 @@ import (
 // resource's log under the table, with its title.
 const minPreviewLines = 3
 
-// overviewLayout is what fits on the overview: the table, with the alert
-// banner over it and the glimpse of the log under it.
+// overviewLayout is what fits on the overview under the alert banner: the
+// table, and the glimpse of the log under it.
 type overviewLayout struct {
 	table   table.Layout
-	banner  bool
 	preview int // lines of the selected resource's log glimpse, with its title; 0 for none
 }
 
@@ -34,7 +33,7 @@ type overviewLayout struct {
 func (o *Overview) tableLayout(rows []table.Row) overviewLayout {
 	w, _, body := o.chrome.size()
 	l := overviewLayout{}
-	if _, l.banner = o.banner(); l.banner {
+	if _, banner := o.banner(); banner {
 		body--
 	}
 	var empty []string

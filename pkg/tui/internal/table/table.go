@@ -76,11 +76,11 @@ func (t *Table) Clamp(l Layout) {
 	}
 	avail := max(l.rowLines, 1)
 	t.top = min(max(t.top, 0), t.cur)
-	for t.top < t.cur && l.linesFrom(rows, t.top, t.cur) > avail {
+	for t.top < t.cur && l.linesFrom(t.top, t.cur) > avail {
 		t.top++
 	}
 	// Scrolled, the window stays full: no blank rows under the last one.
-	for t.top > 0 && l.linesFrom(rows, t.top-1, n-1) <= avail {
+	for t.top > 0 && l.linesFrom(t.top-1, n-1) <= avail {
 		t.top--
 	}
 }
@@ -109,7 +109,7 @@ func Fit(width, height int, rows []Row, empty []string, findings bool) Layout {
 	}
 	l := Layout{rows: rows, empty: empty, width: width}
 	l.cols, l.has = columns(width-markerWidth, nameW, clientW, findings, lagTotal(rows).Total() > 0)
-	needed := max(l.linesFrom(rows, 0, len(rows)-1), 1)
+	needed := max(l.linesFrom(0, len(rows)-1), 1)
 	if len(rows) == 0 {
 		needed = len(empty)
 	}
@@ -124,7 +124,8 @@ func (l Layout) Height() int { return l.rowLines + 3 }
 func (l Layout) Page() int { return max(l.rowLines-1, 1) }
 
 // linesFrom is how many lines rows a to b take, reason lines included.
-func (l Layout) linesFrom(rows []Row, a, b int) int {
+func (l Layout) linesFrom(a, b int) int {
+	rows := l.rows
 	n := 0
 	for i := max(a, 0); i <= b && i < len(rows); i++ {
 		n++
