@@ -373,6 +373,29 @@ func TestTheTableScrollsAndTheSelectedRowStaysVisible(t *testing.T) {
 	mustNotContain(t, ovScreen(manyResources(t, 8, 7, 160, 48)), " of 8")
 }
 
+// The table does not follow the screen while a dashboard covers it: back
+// from one, it shows the selected row, its reason line, and a full window.
+func TestTheTableComesBackWithTheSelectedRowInView(t *testing.T) {
+	const n = 30
+	o := ovKeys(manyResources(t, n, n-1, 80, 24), "G", "enter")
+	for _, h := range []int{14, 40, 20} {
+		o = ovUpdate(o, tea.WindowSizeMsg{Width: 80, Height: h})
+		o = ovKeys(o, "esc")
+		s := ovScreen(o)
+		mustContain(t, s, "▸ configma… -n ns-29", "    └ 403 Forbidden")
+		if h == 40 { // every row fits
+			mustNotContain(t, s, " of 30")
+		} else { // the window ends on the last row: full
+			mustContain(t, s, "-30 of 30")
+		}
+		o = ovKeys(o, "enter")
+	}
+	o = ovKeys(o, "esc", "g", "enter")
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 80, Height: 12})
+	o = ovKeys(o, "esc")
+	mustContain(t, ovScreen(o), "▸ configma… -n ns-00", "resources · 1-")
+}
+
 func TestEachResourceGetsItsOwnMessages(t *testing.T) {
 	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
 	before := o.subs[ovConfigMaps].log.Entries.Len()
