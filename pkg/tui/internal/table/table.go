@@ -94,6 +94,10 @@ type Layout struct {
 	cols     []column
 	has      [numCols]bool
 	rowLines int // lines for the rows (a row and its reason line)
+	// lag is the rows' delivery estimate, summed: it decides the LAG P99
+	// column and fills its total.
+	lag     reflector.LagCounts
+	eventsW int // the events column's width, 0 when it does not fit
 }
 
 // Fit lays rows out in width cells and height lines: the columns that
@@ -107,8 +111,13 @@ func Fit(width, height int, rows []Row, empty []string, findings bool) Layout {
 	for i := range rows {
 		nameW, clientW = max(nameW, rows[i].Label.nameW), max(clientW, rows[i].Label.clientW)
 	}
-	l := Layout{rows: rows, empty: empty, width: width}
-	l.cols, l.has = columns(width-markerWidth, nameW, clientW, findings, lagTotal(rows).Total() > 0)
+	l := Layout{rows: rows, empty: empty, width: width, lag: lagTotal(rows)}
+	l.cols, l.has = columns(width-markerWidth, nameW, clientW, findings, l.lag.Total() > 0)
+	for _, c := range l.cols {
+		if c.id == colEvents {
+			l.eventsW = c.width
+		}
+	}
 	needed := max(l.linesFrom(0, len(rows)-1), 1)
 	if len(rows) == 0 {
 		needed = len(empty)
@@ -299,7 +308,7 @@ func (l Layout) totalsRow(st common.Styles) string {
 	cells[colGone] = st.Counter(gone, true)
 	cells[colRelists] = st.Counter(relists, true)
 	cells[colFindings] = tally.Cell(st)
-	cells[colLag] = lagCell(st, lagTotal(rows))
+	cells[colLag] = lagCell(st, l.lag)
 	cells[colEvents] = l.eventsCell(st, series[:])
 	return joinCells("  ", l.cols, &cells)
 }
@@ -352,12 +361,7 @@ func (l Layout) eventsCell(st common.Styles, series []int64) string {
 	for _, v := range series {
 		total += v
 	}
-	width := 0
-	for _, c := range l.cols {
-		if c.id == colEvents {
-			width = c.width
-		}
-	}
+	width := l.eventsW
 	n := format.Count(total)
 	sw := width - max(len(n), 5) - 1
 	return st.Spark.Render(rates.Sparkline(series, sw)) + " " + st.Value.Render(fmt.Sprintf("%*s", width-sw-1, n))
