@@ -262,3 +262,43 @@ func TestE2EACategoryOverMaxResourcesIsAUsageErrorThatCountsWhatItWouldWatch(t *
 		t.Errorf("all watched %s resources; --max-resources 3 said it expands to %s", got, m[1])
 	}
 }
+
+// TestE2EAnExactReadListsTheObjectsAtThatResourceVersion: with the default
+// --initial-list (auto), --resource-version-match Exact reads the state at
+// that resourceVersion, by a LIST: a streaming list reads NotOlderThan only,
+// and would hold today's objects instead.
+func TestE2EAnExactReadListsTheObjectsAtThatResourceVersion(t *testing.T) {
+	c := cluster(t)
+	cs, err := kubernetes.NewForConfig(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := "exact-read"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createIn(t, cs, ns, 3)
+	list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := list.ResourceVersion
+	for i := range 2 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("later-%d", i)}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr := run(t, "configmaps", "-n", ns, "--kubeconfig", c.Kubeconfig(), "--no-tui", "--once", "--summary", "-o", "json",
+		"--resource-version", rv, "--resource-version-match", "Exact")
+	if code != ExitOK {
+		t.Fatalf("exit code %d, want %d; stderr:\n%s", code, ExitOK, stderr)
+	}
+	if sums := allSummaries(t, out); len(sums) != 1 || sums[0].Objects != len(list.Items) {
+		t.Errorf("summaries: %+v, want one with the %d objects at resourceVersion %s", sums, len(list.Items), rv)
+	}
+	if want := `"resourceVersionMatch":"Exact"`; !strings.Contains(out, want) {
+		t.Errorf("the lines do not show a request with %s:\n%s", want, out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,7 +97,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.InitialList, "initial-list", o.InitialList, "How to get complete lists: auto (streaming list, falling back to LIST), list, or stream")
 	f.Int64Var(&o.PageSize, "page-size", o.PageSize, "LIST page size (limit); 0 lists in one response")
 	f.StringVar(&o.ResourceVersion, "resource-version", "", `resourceVersion of the first list: "" (consistent read), "0" (any), or a number`)
-	f.StringVar(&o.ResourceVersionMatch, "resource-version-match", "", "resourceVersionMatch of the first list: Exact or NotOlderThan (needs --resource-version)")
+	f.StringVar(&o.ResourceVersionMatch, "resource-version-match", "", "resourceVersionMatch of the first list: Exact (a LIST, under --initial-list auto too) or NotOlderThan (needs --resource-version)")
 	f.DurationVar(&o.WatchTimeout, "watch-timeout", o.WatchTimeout, "Base of the jittered server-side watch timeout (each watch asks for a random time in [T, 2T))")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "Ask the server for metadata only (PartialObjectMetadata)")
 	f.BoolVar(&o.KeepObjects, "keep-objects", false, "Keep each object's full JSON in the cache (shown in the object detail)")
@@ -171,6 +172,12 @@ func (o *WatchOptions) Validate() error {
 	if o.ResourceVersionMatch != "" && o.ResourceVersion == "" {
 		return usageErrorf("--resource-version-match requires --resource-version")
 	}
+	if o.ResourceVersion != "" && !isNumber(o.ResourceVersion) {
+		return usageErrorf(`invalid --resource-version %q: want "" (a consistent read), "0" (any) or a number`, o.ResourceVersion)
+	}
+	if o.ResourceVersionMatch == "Exact" && reflector.Strategy(o.InitialList) == reflector.StrategyStream {
+		return usageErrorf("--resource-version-match Exact needs a LIST (--initial-list list or auto): a streaming list reads NotOlderThan only")
+	}
 	if o.WatchTimeout < time.Second {
 		return usageErrorf("invalid --watch-timeout %s: must be at least 1s", o.WatchTimeout)
 	}
@@ -224,6 +231,13 @@ func (o *WatchOptions) Validate() error {
 		return err
 	}
 	return o.Display.validate()
+}
+
+// isNumber says s is a resourceVersion the API server can read: a decimal
+// number (etcd's revision).
+func isNumber(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
 }
 
 // checkTracePath refuses a trace path that cannot be written, before connecting anywhere.
@@ -327,8 +341,13 @@ func newWatchCommand(streams genericiooptions.IOStreams, version string) (*Watch
 
 // reflectorConfig is each resource's reflector configuration.
 func (o *WatchOptions) reflectorConfig(useTUI bool) reflector.Config {
+	strategy := reflector.Strategy(o.InitialList)
+	if o.ResourceVersionMatch == "Exact" && strategy == reflector.StrategyAuto {
+		// A streaming list reads NotOlderThan only: an exact read is a LIST.
+		strategy = reflector.StrategyList
+	}
 	rc := reflector.Config{
-		Strategy:             reflector.Strategy(o.InitialList),
+		Strategy:             strategy,
 		PageSize:             o.PageSize,
 		ResourceVersion:      o.ResourceVersion,
 		ResourceVersionMatch: o.ResourceVersionMatch,
