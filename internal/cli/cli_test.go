@@ -134,7 +134,10 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"replay empty", []string{"replay", empty}, ExitFailure, "error: " + empty + ": the trace is empty"},
 		{"replay corrupt", []string{"replay", corrupt}, ExitFailure, "error: " + corrupt + ":1: not a watchcache trace (the first line is not JSON): invalid character 'h' in literal true (expecting 'r')"},
 		{"replay future version", []string{"replay", future}, ExitFailure, "error: " + future + ":1: unsupported trace version 3 (this build reads versions 1 and 2)"},
-		{"replay negative speed", []string{"replay", empty, "--speed", "-1"}, ExitUsage, "error: invalid --speed -1: must be 0 (as fast as possible) or more"},
+		{"replay negative speed", []string{"replay", empty, "--speed", "-1"}, ExitUsage, "error: invalid --speed -1: must be 0 (as fast as possible) or a positive number"},
+		{"replay speed NaN", []string{"replay", empty, "--speed", "NaN"}, ExitUsage, "error: invalid --speed NaN: must be 0 (as fast as possible) or a positive number"},
+		{"replay speed Inf", []string{"replay", empty, "--speed", "Inf"}, ExitUsage, "error: invalid --speed +Inf: must be 0 (as fast as possible) or a positive number"},
+		{"version with an argument", []string{"version", "extra"}, ExitUsage, `error: version takes no arguments, got ["extra"]`},
 		{"replay without file", []string{"replay"}, ExitUsage, "error: replay takes one trace file, got 0 arguments"},
 	}
 	for _, tc := range cases {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync/atomic"
 	"time"
@@ -80,8 +81,8 @@ func (o *ReplayOptions) Complete(args []string) error {
 
 // Validate checks the flags.
 func (o *ReplayOptions) Validate() error {
-	if o.Speed < 0 {
-		return usageErrorf("invalid --speed %g: must be 0 (as fast as possible) or more", o.Speed)
+	if !(o.Speed >= 0) || math.IsInf(o.Speed, 1) { // NaN too
+		return usageErrorf("invalid --speed %g: must be 0 (as fast as possible) or a positive number", o.Speed)
 	}
 	if err := o.Diff.validate(); err != nil {
 		return err

@@ -248,7 +248,9 @@ func (pl *Player) decide(at time.Duration, now time.Time) (serve bool, wait time
 	if pl.speed <= 0 {
 		return true, 0, nil
 	}
-	due := pl.anchorWall.Add(time.Duration(float64(at-pl.anchorAt) / pl.speed))
+	// A very slow speed makes a wait longer than a Duration holds: it
+	// waits about 146 years (1<<62 ns), not a negative time.
+	due := pl.anchorWall.Add(time.Duration(min(float64(at-pl.anchorAt)/pl.speed, 1<<62)))
 	if d := due.Sub(now); d > 0 {
 		return false, d, pl.wake
 	}

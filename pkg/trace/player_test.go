@@ -316,3 +316,18 @@ func TestRecordedEndReadsTheTailOfAPlainTraceAndAllOfAGzipOne(t *testing.T) {
 		t.Error("a missing trace: got no error")
 	}
 }
+
+// TestAVerySlowSpeedWaitsInsteadOfServingAtOnce: at a speed so slow that a
+// second's gap is longer than a time.Duration holds, the next line waits
+// (the longest wait a Duration can say), where the overflow served it at once.
+func TestAVerySlowSpeedWaitsInsteadOfServingAtOnce(t *testing.T) {
+	for _, speed := range []float64{1e-300, 1e-9, MinSpeed} {
+		pl, w := newTestPlayer(speed)
+		if ok, _ := serveAt(t, pl, w, 0, KindRequest); !ok {
+			t.Fatalf("×%g: the first line waits, want it served at once", speed)
+		}
+		if ok, wait := serveAt(t, pl, w, time.Second, KindEvent); ok || wait < 64*time.Second {
+			t.Errorf("×%g: a line 1s later: served %v, wait %v; want a wait of at least 64s", speed, ok, wait)
+		}
+	}
+}
