@@ -99,7 +99,12 @@ func newVersionCommand(streams genericiooptions.IOStreams, version string) *cobr
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the plugin's version",
-		Args:  cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("version takes no arguments, got %q", args)
+			}
+			return nil
+		},
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(streams.Out, "kubectl-watchcache %s\n", version)
 			return err
