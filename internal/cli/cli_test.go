@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,6 +120,8 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"monitor without --listen", []string{"monitor", "pods", "--listen", ""}, ExitUsage, "error: monitor needs --listen ADDRESS: its metrics and probes are served there"},
 		{"monitor with --metrics-address", []string{"monitor", "pods", "--metrics-address", "127.0.0.1:0"}, ExitUsage, "error: monitor serves its metrics at --listen 127.0.0.1:8080: use --listen, not --metrics-address"},
 		{"monitor --once", []string{"monitor", "pods", "--once"}, ExitUsage, "error: monitor runs until stopped: --once is for kubectl watchcache RESOURCE"},
+		{"monitor --listen not an address", []string{"monitor", "pods", "--listen", "bogus"}, ExitUsage, `error: invalid --listen "bogus": want HOST:PORT, e.g. 127.0.0.1:9090`},
+		{"monitor -o yaml", []string{"monitor", "pods", "-o", "yaml"}, ExitUsage, `error: invalid output format "yaml": monitor logs JSON lines`},
 		{"protobuf with a full trace", []string{"pods", "--wire", "protobuf", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-objects", "full"}, ExitUsage, "error: --wire protobuf cannot keep, diff or record full objects (--keep-objects, --diff, --trace-objects full): they are asked for in JSON"},
 		{"unsafe secrets without trace", []string{"secrets", "--trace-unsafe-secrets"}, ExitUsage, "error: --trace-unsafe-secrets needs --trace"},
 		{"--trace-max-size without --trace", []string{"pods", "--trace-max-size", "1Mi"}, ExitUsage, "error: --trace-max-size needs --trace"},
@@ -365,5 +368,21 @@ func TestReplayOfATraceWithoutDecisionsSaysThereIsNothingToCompare(t *testing.T)
 	code, _, stderr := run(t, "replay", "../../pkg/trace/testdata/handwritten/no-notes.jsonl", "--speed", "0", "--no-tui", "--strict")
 	if want := "replay: the trace has no recorded decisions to compare\n"; code != ExitOK || stderr != want {
 		t.Errorf("got exit %d and %q, want %d and %q", code, stderr, ExitOK, want)
+	}
+}
+
+// TestTheMonitorNamesItsOwnFlagWhenItsAddressIsTaken: the monitor's address
+// is --listen, and its errors and warnings say so (they said
+// --metrics-address, a flag the monitor refuses).
+func TestTheMonitorNamesItsOwnFlagWhenItsAddressIsTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	code, _, stderr := run(t, "monitor", "configmaps", "--kubeconfig", kubeconfig(t), "--listen", addr)
+	if want := "error: --listen " + addr + ": "; code != ExitFailure || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "address already in use") {
+		t.Errorf("monitor --listen %s (taken): exit %d, stderr %q; want exit %d and %q…address already in use", addr, code, stderr, ExitFailure, want)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
@@ -16,6 +17,9 @@ type MonitorOptions struct {
 	FailOnWarn     bool
 
 	rules []alert.Rule
+	// addressFlag is the flag that set MetricsAddress: the monitor's --listen,
+	// or "" for --metrics-address.
+	addressFlag string
 }
 
 func (o *MonitorOptions) addFlags(cmd *cobra.Command, replay bool) {
@@ -48,7 +52,7 @@ func (o *MonitorOptions) validate() error {
 	}
 	if o.MetricsAddress != "" {
 		if _, err := metrics.IsLoopback(o.MetricsAddress); err != nil {
-			return usageErrorf("invalid --metrics-address %q: want HOST:PORT, e.g. 127.0.0.1:9090", o.MetricsAddress)
+			return usageErrorf("invalid %s %q: want HOST:PORT, e.g. 127.0.0.1:9090", cmp.Or(o.addressFlag, "--metrics-address"), o.MetricsAddress)
 		}
 	}
 	return nil
@@ -56,5 +60,5 @@ func (o *MonitorOptions) validate() error {
 
 // options are the monitor's options for the run (after validate).
 func (o *MonitorOptions) options() outputs.MonitorOptions {
-	return outputs.MonitorOptions{MetricsAddress: o.MetricsAddress, Rules: o.rules, WarnOnly: o.FailOnWarn}
+	return outputs.MonitorOptions{MetricsAddress: o.MetricsAddress, AddressFlag: o.addressFlag, Rules: o.rules, WarnOnly: o.FailOnWarn}
 }

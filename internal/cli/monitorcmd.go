@@ -36,6 +36,11 @@ func newMonitorCommand(streams genericiooptions.IOStreams, version string) *cobr
 		ValidArgsFunction: completeResources(o),
 	}
 	o.AddFlags(cmd)
+	// What the monitor always does, it is not asked: its lines are JSON, its
+	// metrics at --listen, and it runs until stopped.
+	for _, name := range []string{"metrics-address", "once", "output", "no-tui"} {
+		_ = cmd.Flags().MarkHidden(name)
+	}
 	cmd.Flags().StringVar(&o.Listen, "listen", defaultListen, "Serve /metrics, /healthz and /readyz at this address (any other than a loopback address makes them reachable from other hosts)")
 	return cmd
 }
@@ -52,7 +57,10 @@ func (o *WatchOptions) validateMonitor() error {
 	if o.Once {
 		return usageErrorf("monitor runs until stopped: --once is for kubectl watchcache RESOURCE")
 	}
+	if o.Display.Output != "json" && o.Display.Output != "text" {
+		return usageErrorf("invalid output format %q: monitor logs JSON lines", o.Display.Output)
+	}
 	o.Display.NoTUI, o.Display.Output = true, "json"
-	o.Monitor.MetricsAddress = o.Listen
+	o.Monitor.MetricsAddress, o.Monitor.addressFlag = o.Listen, "--listen"
 	return nil
 }

@@ -6,6 +6,7 @@
 package outputs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,8 +52,10 @@ type Options struct {
 
 // MonitorOptions are the Prometheus metrics and the --fail-on rules of a run.
 type MonitorOptions struct {
-	// MetricsAddress serves the metrics at http://ADDRESS/metrics when set.
-	MetricsAddress string
+	// MetricsAddress serves the metrics at http://ADDRESS/metrics when set;
+	// AddressFlag is the flag that set it, for messages ("--metrics-address"
+	// when empty).
+	MetricsAddress, AddressFlag string
 	// Rules end the run with an *AlertError when one trips, unless WarnOnly
 	// (--fail-on-warn): then the trip is shown and the run goes on.
 	Rules    []alert.Rule
@@ -101,8 +104,9 @@ func New(o Options) (*Outputs, error) {
 	x := &Outputs{opts: o}
 	m := o.Monitor
 	if m.MetricsAddress != "" {
+		flag := cmp.Or(m.AddressFlag, "--metrics-address")
 		if loopback, _ := metrics.IsLoopback(m.MetricsAddress); !loopback {
-			fmt.Fprintf(o.ErrOut, "warning: --metrics-address %s is not a loopback address: the metrics are reachable from other hosts\n", m.MetricsAddress)
+			fmt.Fprintf(o.ErrOut, "warning: %s %s is not a loopback address: the metrics are reachable from other hosts\n", flag, m.MetricsAddress)
 		}
 		var ready func() error
 		if m.Health {
@@ -110,7 +114,7 @@ func New(o Options) (*Outputs, error) {
 		}
 		srv, err := metrics.Listen(m.MetricsAddress, ready)
 		if err != nil {
-			return nil, fmt.Errorf("--metrics-address %s: %w", m.MetricsAddress, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, m.MetricsAddress, err)
 		}
 		x.server = srv
 		fmt.Fprintln(o.ErrOut, metrics.ServingLine(srv.URL()))
