@@ -167,7 +167,12 @@ func (o *ProxyOptions) Validate() error {
 		return usageErrorf("--trace-unsafe-secrets needs --trace")
 	}
 	if o.Trace != "" {
-		if err := checkTracePath(o.Trace); err != nil {
+		if err := checkOutputPath("--trace", o.Trace); err != nil {
+			return err
+		}
+	}
+	if o.PrintKubeconfig != "" {
+		if err := checkOutputPath("--print-kubeconfig", o.PrintKubeconfig); err != nil {
 			return err
 		}
 	}

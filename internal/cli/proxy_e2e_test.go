@@ -26,7 +26,7 @@ import (
 // loopback needs an explicit --address (and then warns); bad flags are
 // usage errors.
 func TestE2EProxyBindsOnlyLoopbackUnlessToldAndRefusesBadFlags(t *testing.T) {
-	kc := kubeconfig(t)
+	kc, dir := kubeconfig(t), t.TempDir()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -36,6 +36,8 @@ func TestE2EProxyBindsOnlyLoopbackUnlessToldAndRefusesBadFlags(t *testing.T) {
 		{[]string{"proxy", "--trace-objects", "all"}, `error: invalid --trace-objects "all"`},
 		{[]string{"proxy", "--trace-unsafe-secrets"}, "error: --trace-unsafe-secrets needs --trace"},
 		{[]string{"proxy", "extra"}, `error: proxy takes no arguments, got ["extra"]`},
+		{[]string{"proxy", "--print-kubeconfig", dir}, "error: --print-kubeconfig " + dir + ": is a directory"},
+		{[]string{"proxy", "--print-kubeconfig", "/nonexistent/dir/kc"}, "error: --print-kubeconfig /nonexistent/dir/kc: directory /nonexistent/dir does not exist"},
 	} {
 		code, _, errOut := run(t, append(tc.args, "--kubeconfig", kc)...)
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) {

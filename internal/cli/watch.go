@@ -220,7 +220,7 @@ func (o *WatchOptions) Validate() error {
 		return err
 	}
 	if o.Trace != "" {
-		if err := checkTracePath(o.Trace); err != nil {
+		if err := checkOutputPath("--trace", o.Trace); err != nil {
 			return err
 		}
 	}
@@ -240,18 +240,19 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
-// checkTracePath refuses a trace path that cannot be written, before connecting anywhere.
-func checkTracePath(path string) error {
+// checkOutputPath refuses a path that flag names for a file to write, and
+// that cannot be written, before connecting anywhere.
+func checkOutputPath(flag, path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return usageErrorf("--trace %s: is a directory", path)
+		return usageErrorf("%s %s: is a directory", flag, path)
 	}
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return usageErrorf("--trace %s: directory %s does not exist", path, dir)
+		return usageErrorf("%s %s: directory %s does not exist", flag, path, dir)
 	}
 	if !fi.IsDir() {
-		return usageErrorf("--trace %s: %s is not a directory", path, dir)
+		return usageErrorf("%s %s: %s is not a directory", flag, path, dir)
 	}
 	return nil
 }
