@@ -190,7 +190,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	shown, total := sess.Replay.Differences(maxReplayDifferences)
 	if sess.Replay.EndedEarly() {
-		fmt.Fprintln(o.ErrOut, "replay: the recording ends early (its run was killed, or the file cut, before it recorded its stop); it was replayed up to there")
+		fmt.Fprintln(o.ErrOut, "replay: the recording ends early, before it recorded its stop (its run was killed, the file cut, or it is a segment of a rotating trace, closed before the run stopped); it was replayed up to there")
 	}
 	if total == 0 {
 		return nil
