@@ -17,6 +17,8 @@ func TestAReplayRefusesAHeaderWithoutResourcesUnlessObserved(t *testing.T) {
 	}{
 		{`{"k":"header","v":2,"resources":[]}`, "t.jsonl:1: bad header: it lists no resources"},
 		{`{"k":"header","v":2}`, "t.jsonl:1: bad header: it lists no resources"},
+		{`{"k":"header","v":1,"startedAt":"2026-01-01T00:00:00Z"}`, `t.jsonl:1: bad header: resource 0 names no resource (its "resource" has no "resource")`},
+		{`{"k":"header","v":2,"resources":[{"resource":{"group":"apps"}}]}`, `t.jsonl:1: bad header: resource 0 names no resource (its "resource" has no "resource")`},
 		{`{"k":"header","v":2,"resources":[],"observed":true}`, ""},
 	} {
 		rd, err := trace.NewReader("t.jsonl", strings.NewReader(tc.header+"\n"))

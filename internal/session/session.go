@@ -517,6 +517,11 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 		// trace's come later, in resource lines).
 		return nil, &trace.LineError{Name: rd.Name(), Line: 1, Err: errors.New("bad header: it lists no resources")}
 	}
+	for i, rr := range rp.Resources() {
+		if rr.Header().Resource.GVR.Resource == "" {
+			return nil, &trace.LineError{Name: rd.Name(), Line: 1, Err: fmt.Errorf("bad header: resource %d names no resource (its \"resource\" has no \"resource\")", i)}
+		}
+	}
 	rp.OnProbe(func(at time.Time, l *trace.Line) {
 		s.ProbeIndex = l.R
 		if l.Write == nil || l.Event == nil {
