@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
