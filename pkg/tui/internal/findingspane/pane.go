@@ -260,9 +260,14 @@ func Detail(st common.Styles, f findings.Finding, now time.Time, width int) []st
 		if text == "" {
 			return
 		}
+		if len(label) >= labelW {
+			// A label as wide as the column has a line of its own, its
+			// text under it, where the two would run together.
+			out, label = append(out, st.Label.Render(label)), ""
+		}
 		for i, l := range strings.Split(ansi.Wrap(text, textW, " ,"), "\n") {
 			head := strings.Repeat(" ", labelW)
-			if i == 0 {
+			if i == 0 && label != "" {
 				head = st.Label.Render(fmt.Sprintf("%-*s", labelW, label))
 			}
 			out = append(out, head+l)
