@@ -394,6 +394,30 @@ func TestForceRelistCallsTheFeedOffTheScreensGoroutine(t *testing.T) {
 	mustContain(t, screen(m), "forced relist requested")
 }
 
+// TestForceRelistOnAFailedResourceSaysWhyNot: a reflector that failed has
+// returned, and a forced relist would ask it for nothing: r says so, where
+// it said the relist was requested and nothing followed.
+func TestForceRelistOnAFailedResourceSaysWhyNot(t *testing.T) {
+	clock := newFakeClock()
+	called := false
+	m := New(demoOptions(clock), demoResource(Feed{ForceRelist: func() { called = true }}))
+	t.Cleanup(m.Close)
+	m = resize(m, 120, 24)
+	st := demoStats()
+	st.State = reflector.StateFailed
+	m = update(m, demoSnapshot(time.Second, st))
+	next, cmd := m.Update(keyPress("r"))
+	m = next.(Model)
+	if cmd != nil {
+		cmd()
+	}
+	if called {
+		t.Error("r on a failed resource called ForceRelist")
+	}
+	mustContain(t, screen(m), "force relist is not available: the reflector is Failed")
+	mustNotContain(t, screen(m), "forced relist requested")
+}
+
 func TestActionsThatNeedAClusterExplainThemselvesInAReplay(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
