@@ -172,7 +172,11 @@ func noteText(n *reflector.Note) string {
 		}
 		b.WriteString(": " + d.String())
 	}
-	b.WriteString(" → " + n.State.String())
+	if n.Decision == nil || n.Decision.Reason != reflector.ReasonClientLeft {
+		// A stream whose client left keeps its state; the sentence says
+		// what it was, and an arrow to the same state read as a change.
+		b.WriteString(" → " + n.State.String())
+	}
 	return b.String()
 }
 
