@@ -1,10 +1,14 @@
 package helpscreen
 
 import (
+	"strings"
 	"testing"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // TestTheListKeysAndSpaceScrollTheHelp scrolls 50 lines in a body of 10.
@@ -33,5 +37,23 @@ func TestTheListKeysAndSpaceScrollTheHelp(t *testing.T) {
 	}
 	if _, closed := s.Key(runes("?"), quit, toggle, closeKey, 50, 10); !closed || s.top != 0 {
 		t.Fatalf("?: closed %v, top %d; want closed, back to the top", closed, s.top)
+	}
+}
+
+// TestTheLegendDoesNotBreakAFlagAtItsHyphens: a legend's text wraps at its
+// spaces, never inside a flag's name.
+func TestTheLegendDoesNotBreakAFlagAtItsHyphens(t *testing.T) {
+	text := "f lists every resource's findings, and enter shows one's evidence, cause and what to do; --ignore-finding ID keeps one listed"
+	for width := 40; width <= 90; width++ { // 40: the least the dashboard draws
+		lines := Legend(common.NewStyles(), [][2]string{{"findings", text}}, width)
+		joined := ansi.Strip(strings.Join(lines, "\n"))
+		if !strings.Contains(joined, "--ignore-finding") {
+			t.Fatalf("at width %d the flag is cut:\n%s", width, joined)
+		}
+		for _, l := range lines {
+			if w := ansi.StringWidth(l); w > width {
+				t.Fatalf("at width %d a line is %d wide: %q", width, w, ansi.Strip(l))
+			}
+		}
 	}
 }
