@@ -265,7 +265,7 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 	case reflector.ReasonListComplete:
 		if !d.Relist {
 			return logpane.Entry{At: n.At, Kind: logpane.KindList, Seq: n.Seq, Req: n.RequestID,
-				Text: fmt.Sprintf("initial list installed at rv %s: %s objects", common.OrDash(d.ResourceVersion), format.Count(d.Objects))}, true
+				Text: fmt.Sprintf("initial list installed at rv %s: %s", common.OrDash(d.ResourceVersion), format.Plural(d.Objects, "object"))}, true
 		}
 	case reflector.ReasonRelistDiff:
 		if d.Diff != nil {

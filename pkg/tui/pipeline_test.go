@@ -109,7 +109,7 @@ func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
 	fresh := obj("default", "fresh", "u-1", "2")
 	for _, n := range []reflector.Note{
 		{Seq: 1, At: at(0), Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonInitialList, List: &reflector.ListMethod{}}},
-		{Seq: 2, At: at(0), Kind: reflector.NoteDecision, RequestID: 1, Decision: &reflector.Decision{Reason: reflector.ReasonListComplete, ResourceVersion: "1"}},
+		{Seq: 2, At: at(0), Kind: reflector.NoteDecision, RequestID: 1, Decision: &reflector.Decision{Reason: reflector.ReasonListComplete, ResourceVersion: "1", Objects: 1}},
 		{Seq: 3, At: at(time.Second), Kind: reflector.NoteApplied, RequestID: 2, Event: reflector.EventAdded, Applied: &store.Result{Outcome: store.Added, Object: fresh}},
 	} {
 		feed.Notes.Push(n)
@@ -124,7 +124,7 @@ func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
 		t.Error("the notes reader did not re-arm itself")
 	}
 	s := screen(resize(next.(Model), 80, 24))
-	mustContain(t, s, "LIST", "initial list installed at rv 1", "ADDED    default/fresh")
+	mustContain(t, s, "LIST", "initial list installed at rv 1: 1 object\n", "ADDED    default/fresh")
 	if i, j := strings.Index(s, "initial list installed"), strings.Index(s, "ADDED    default/fresh"); i > j {
 		t.Errorf("the list is shown after the event that followed it:\n%s", s)
 	}
