@@ -221,13 +221,16 @@ func TestRelistAndAuditActOnTheSelectedResource(t *testing.T) {
 		t.Errorf("the audit's result did not reach the pods alone")
 	}
 
-	// From inside a resource: the deployments.
+	// From inside a resource: the deployments, whose reflector failed (a
+	// 403): r says it does nothing there, a audits.
 	o = ovKeys(o, "j", "enter")
-	_, cmd = o.Update(keyPress("r"))
+	next, cmd = o.Update(keyPress("r"))
+	o = next.(Overview)
 	runCmd(cmd)
+	mustContain(t, ovScreen(o), "force relist is not available: the reflector is Failed")
 	_, cmd = o.Update(keyPress("a"))
 	runCmd(cmd)
-	if got := calls.String(); got != "[relist 1 audit 1 relist 2 audit 2]" {
+	if got := calls.String(); got != "[relist 1 audit 1 audit 2]" {
 		t.Fatalf("r and a inside the deployments: calls %s", got)
 	}
 }
