@@ -275,10 +275,7 @@ func TestE2EAnExactReadListsTheObjectsAtThatResourceVersion(t *testing.T) {
 	}
 	ctx := context.Background()
 	ns := "exact-read"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	createIn(t, cs, ns, 3)
+	newNamespaceIn(t, cs, ns, 3)
 	list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
