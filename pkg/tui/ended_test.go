@@ -6,6 +6,9 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // quits says whether cmd ends the program.
@@ -131,5 +134,30 @@ func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
 	mustContain(t, ovScreen(o), "ended: press any key to quit")
 	if _, cmd := o.Update(keyPress("k")); !quits(cmd) {
 		t.Error("k on an ended resource's dashboard: did not quit")
+	}
+}
+
+// TestAResourceThatFailedBeforeItsFirstListSaysSo: a reflector that failed
+// (a 403, say) before any list will never list; its objects gauge said it
+// was "waiting for the first list"; it says it never listed.
+func TestAResourceThatFailedBeforeItsFirstListSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		state reflector.State
+		want  string
+	}{
+		{reflector.StateFailed, "failed, never listed"},
+		{reflector.StateStopped, "stopped, never listed"},
+		{reflector.StateListing, "waiting for the first"},
+	} {
+		cache, _ := store.New()
+		m := New(demoOptions(newFakeClock()), demoResource(Feed{Store: cache}))
+		m = resize(m, 120, 24)
+		st := demoStats()
+		st.State = tc.state
+		s := demoSnapshot(time.Second, st)
+		s.storeReady, s.counters = false, store.Counters{}
+		m = update(m, s)
+		mustContain(t, screen(m), tc.want)
+		m.Close()
 	}
 }

@@ -319,9 +319,14 @@ func (m *Model) gauges() []gauge {
 	st, s, c := m.st, m.stats, m.stats.Counters
 	objects := st.Faint.Render("-")
 	if m.feed.Store != nil || m.counters.Objects > 0 {
-		objects = st.Warn.Render("waiting for the first list")
-		if m.storeReady {
+		switch {
+		case m.storeReady:
 			objects = st.Value.Render(format.Count(m.counters.Objects)) + st.Label.Render(" · "+format.Bytes(m.counters.BytesHeld))
+		case m.ended():
+			// No list will come: the reflector returned before its first.
+			objects = st.Sev(common.StateSeverity(m.stats.State), strings.ToLower(m.stats.State.String())+", never listed")
+		default:
+			objects = st.Warn.Render("waiting for the first list")
 		}
 	}
 	var bookmark string
