@@ -151,3 +151,28 @@ func TestARunStoppedBetweenTwoRequestsReplaysWithoutAThirdRequest(t *testing.T) 
 		t.Errorf("got %d objects, counters %+v; want 2 objects, 1 list, no watch", sum.Objects, c)
 	}
 }
+
+// TestAHandWrittenTraceWithoutAStartTimeStillSyncs: a header without
+// startedAt counts its times from the Unix epoch. From the zero time, the
+// first list, made at once, ended at the zero time too, and the summary
+// said the run never synced.
+func TestAHandWrittenTraceWithoutAStartTimeStillSyncs(t *testing.T) {
+	rd, err := trace.Open("testdata/handwritten/no-start.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rd.Header().StartedAt, time.Unix(0, 0).UTC(); !got.Equal(want) {
+		t.Errorf("startedAt: got %v, want %v", got, want)
+	}
+	rd.Close()
+	_, sum, err := replayFile(t, "testdata/handwritten/no-start.jsonl")
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if sum.SyncSeconds == nil {
+		t.Fatal("the summary says the run never synced")
+	}
+	if *sum.SyncSeconds < 0 || *sum.SyncSeconds > 1 {
+		t.Errorf("synced after %vs, want the first list's time, under a second", *sum.SyncSeconds)
+	}
+}

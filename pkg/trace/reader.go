@@ -212,6 +212,11 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 	default:
 		return nil, r.lineError(fmt.Errorf("unsupported trace version %d (this build reads versions 1 and %d)", probe.V, Version))
 	}
+	if r.header.StartedAt.IsZero() {
+		// A hand-written trace may say no start: its times count from the
+		// Unix epoch, not from the zero time, which reads as "never".
+		r.header.StartedAt = time.Unix(0, 0).UTC()
+	}
 	r.streams = make([]stream, len(r.header.Resources))
 	return r, nil
 }
