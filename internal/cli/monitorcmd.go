@@ -36,6 +36,8 @@ func newMonitorCommand(streams genericiooptions.IOStreams, version string) *cobr
 		ValidArgsFunction: completeResources(o),
 	}
 	o.AddFlags(cmd)
+	// Its lines are JSON: -o text is refused, not quietly turned into JSON.
+	o.Display.Output, cmd.Flags().Lookup("output").DefValue = "json", "json"
 	// What the monitor always does, it is not asked: its lines are JSON, its
 	// metrics at --listen, and it runs until stopped.
 	for _, name := range []string{"metrics-address", "once", "output", "no-tui"} {
@@ -57,10 +59,10 @@ func (o *WatchOptions) validateMonitor() error {
 	if o.Once {
 		return usageErrorf("monitor runs until stopped: --once is for kubectl watchcache RESOURCE")
 	}
-	if o.Display.Output != "json" && o.Display.Output != "text" {
+	if o.Display.Output != "json" {
 		return usageErrorf("invalid output format %q: monitor logs JSON lines", o.Display.Output)
 	}
-	o.Display.NoTUI, o.Display.Output = true, "json"
+	o.Display.NoTUI = true
 	o.Monitor.MetricsAddress, o.Monitor.addressFlag = o.Listen, "--listen"
 	return nil
 }
