@@ -504,6 +504,13 @@ func (r *Reflector) wait(ctx context.Context, d Decision) {
 	r.releaseGate()
 	now := r.cfg.Clock.Now()
 	d.State, d.Reason, d.Wait = StateBackoff, ReasonBackoff, r.backoff.next(now)
+	if g := r.cfg.GiveUpAfter; g > 0 {
+		// A backoff that outlasts GiveUpAfter ends when it runs out, so a
+		// next failure gives up on time, not up to a whole backoff late.
+		if left := r.lastProgress.Add(g).Sub(now); left > 0 && left < d.Wait {
+			d.Wait = left
+		}
+	}
 	if r.cfg.ChooseBackoff != nil {
 		d.Wait = r.cfg.ChooseBackoff(d.Wait)
 	}

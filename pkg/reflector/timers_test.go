@@ -90,6 +90,26 @@ func TestAnUnreachableServerAfterACutGivesUpOnceNothingProgressedForGiveUpAfter(
 	}
 }
 
+// TestGiveUpAfterEndsOnTimeNotABackoffLate: a backoff longer than what is
+// left of GiveUpAfter is cut to it, so the run gives up when GiveUpAfter
+// runs out. With backoffs of 2s and GiveUpAfter 3s, it gave up after 4s:
+// the default backoff's 30s could add up to 30s to a --give-up-after.
+func TestGiveUpAfterEndsOnTimeNotABackoffLate(t *testing.T) {
+	clock := newManualClock()
+	script := []call{
+		{verb: VerbList, page: page("10", "", obj("a", "u-a", "10"))},
+		{verb: VerbWatch, end: goaway},
+	}
+	script = append(script, refusedCalls(VerbWatch, 10)...)
+	h := runFake(t, Config{GiveUpAfter: 3 * time.Second, Clock: clock, Backoff: Backoff{Initial: 2 * time.Second, Max: 2 * time.Second}}, script...)
+	if reasons := h.reasons(); reasons[len(reasons)-1] != string(ReasonGaveUp) {
+		t.Fatalf("last decision: got %v, want %s", reasons, ReasonGaveUp)
+	}
+	if d := h.lastDecision(); d.Wait != 3*time.Second {
+		t.Errorf("gave up after %s without progress, want 3s: a backoff past GiveUpAfter is cut to it", d.Wait)
+	}
+}
+
 func TestAStreamingListThatKeepsDeliveringIsNeverCutByTheInitialEventsTimeout(t *testing.T) {
 	// 50 initial events 10s apart: 500s in all, far past the 60s timeout,
 	// which counts from the last initial event.
