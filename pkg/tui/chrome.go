@@ -89,7 +89,7 @@ func (c *chrome) view(draw func() (header, body []string, footer string)) tea.Vi
 	var lines []string
 	if width < minWidth || height < minHeight {
 		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", width, height, minWidth, minHeight)
-		lines = strings.Split(ansi.Wrap(msg, width, " "), "\n")
+		lines = strings.Split(common.Wrap(msg, width, " "), "\n")
 	} else {
 		header, body, footer := draw()
 		lines = append(header, common.FitLines(body, width, bodyLines)...)

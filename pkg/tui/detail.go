@@ -7,7 +7,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
@@ -91,7 +90,7 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 	}
 	var wrapped []string
 	for _, l := range body {
-		wrapped = append(wrapped, strings.Split(ansi.Wrap(l, max(width-2, 10), " ,"), "\n")...)
+		wrapped = append(wrapped, strings.Split(common.Wrap(l, max(width-2, 10), " ,"), "\n")...)
 	}
 	return title, wrapped
 }
@@ -140,7 +139,7 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 			// The event's diff: each changed path, old → new, and who wrote
 			// it, a long one wrapped under itself.
 			for _, c := range detail.ChangeLines(st, v.Delta, m.detail.meta) {
-				for j, l := range strings.Split(ansi.Wrap(c, max(width-2-len(indent)-2, 20), " ,"), "\n") {
+				for j, l := range strings.Split(common.Wrap(c, max(width-2-len(indent)-2, 20), " ,"), "\n") {
 					if j == 0 {
 						out = append(out, indent+st.Accent.Render("· ")+l)
 					} else {

@@ -95,3 +95,26 @@ func TestTheScrollerFollowsTheNewestUntilMovedAndStaysInItsWindow(t *testing.T) 
 		t.Fatalf("no rows: cursor %d top %d, want 0, 0", s.Cursor, s.Top)
 	}
 }
+
+// TestWrapNeverBreaksAfterAHyphen: every pane wraps with Wrap, which
+// breaks at spaces (and the breakpoints given) but never inside a flag's or
+// a finding's name, as ansi.Wrap does after any hyphen.
+func TestWrapNeverBreaksAfterAHyphen(t *testing.T) {
+	text := "relisted 3 times in 10m, each a 410 Gone; run with --fail-on 'relists>2' or --ignore-finding relist-storm, see noisy-updates"
+	for width := 24; width <= 90; width++ {
+		for _, bp := range []string{" ", " ,"} {
+			wrapped := Wrap(text, width, bp)
+			if got := strings.ReplaceAll(wrapped, "\n", " "); got != text {
+				t.Fatalf("width %d, breakpoints %q: the words changed:\n%s", width, bp, wrapped)
+			}
+			for _, l := range strings.Split(wrapped, "\n") {
+				if w := ansi.StringWidth(l); w > width {
+					t.Fatalf("width %d: a line is %d wide: %q", width, w, l)
+				}
+				if strings.HasSuffix(l, "-") {
+					t.Fatalf("width %d: a line ends in a hyphen: %q", width, l)
+				}
+			}
+		}
+	}
+}

@@ -31,6 +31,27 @@ func Clip(s string, width int) string {
 	return ansi.Truncate(s, width, format.Ellipsis)
 }
 
+// keptHyphen stands for a hyphen while Wrap wraps: a private-use rune,
+// one cell wide, that ansi.Wrap does not break after.
+const keptHyphen = "\ue000"
+
+// Wrap wraps s (which may hold ANSI styles) to width cells at its spaces
+// and at the other breakpoints given, never after a hyphen: ansi.Wrap
+// breaks after any hyphen, which cut a flag's name ("--" at the end of a
+// line, "ignore-finding" on the next), so the hyphens are kept out of its
+// sight. A word wider than width is still cut.
+func Wrap(s string, width int, breakpoints string) string {
+	lines := strings.Split(ansi.Wrap(strings.ReplaceAll(s, "-", keptHyphen), width, breakpoints), "\n")
+	for i, l := range lines {
+		// ansi.Wrap (v0.12.0 too) can leave a word and the comma it broke
+		// after one cell over width: wrap that line again at its spaces.
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Wrap(l, width, " ")
+		}
+	}
+	return strings.ReplaceAll(strings.Join(lines, "\n"), keptHyphen, "-")
+}
+
 // Pad cuts or right-pads s to exactly width cells.
 func Pad(s string, width int) string {
 	s = Clip(s, width)

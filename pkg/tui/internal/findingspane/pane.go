@@ -265,7 +265,7 @@ func Detail(st common.Styles, f findings.Finding, now time.Time, width int) []st
 			// text under it, where the two would run together.
 			out, label = append(out, st.Label.Render(label)), ""
 		}
-		for i, l := range strings.Split(ansi.Wrap(text, textW, " ,"), "\n") {
+		for i, l := range strings.Split(common.Wrap(text, textW, " ,"), "\n") {
 			head := strings.Repeat(" ", labelW)
 			if i == 0 && label != "" {
 				head = st.Label.Render(fmt.Sprintf("%-*s", labelW, label))

@@ -10,7 +10,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
@@ -91,24 +90,12 @@ func Keys(st common.Styles, groups [][]key.Binding, width int) []string {
 	return out
 }
 
-// keptHyphen stands for a hyphen while a legend's text is wrapped: a
-// private-use rune, one cell wide, that ansi.Wrap does not break after.
-const keptHyphen = "\ue000"
-
-// wrapWords wraps s to width at its spaces only: ansi.Wrap also breaks
-// after any hyphen, which cut a flag's name ("--" at the end of a line,
-// "ignore-finding" on the next), so the hyphens are kept out of its sight.
-func wrapWords(s string, width int) string {
-	wrapped := ansi.Wrap(strings.ReplaceAll(s, "-", keptHyphen), width, " ")
-	return strings.ReplaceAll(wrapped, keptHyphen, "-")
-}
-
 // Legend is terms and their explanations, wrapped under an indent.
 func Legend(st common.Styles, legend [][2]string, width int) []string {
 	const indent = 11
 	var out []string
 	for _, l := range legend {
-		wrapped := strings.Split(wrapWords(l[1], max(width-indent-1, 20)), "\n")
+		wrapped := strings.Split(common.Wrap(l[1], max(width-indent-1, 20), " "), "\n")
 		for i, w := range wrapped {
 			head := strings.Repeat(" ", indent)
 			if i == 0 {
