@@ -446,7 +446,7 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 
 // forceRelist asks the reflector to relist (r), saying so in the status line.
 func (m *Model) forceRelist() tea.Cmd {
-	if m.feed.ForceRelist == nil || m.alerts.Fatal || m.ended() {
+	if m.feed.ForceRelist == nil || m.alerts.Fatal || m.reflectorReturned() {
 		m.setStatus(common.SevWarn, m.unavailable("force relist"))
 		return nil
 	}
@@ -488,9 +488,9 @@ func (m *Model) shownKeys() keyMap {
 	return m.keys.withoutActions()
 }
 
-// ended says this resource's reflector has returned (Failed, Stopped):
+// reflectorReturned says this resource's reflector has returned (Failed, Stopped):
 // nothing it is asked to do happens any more.
-func (m *Model) ended() bool {
+func (m *Model) reflectorReturned() bool {
 	return m.haveStats && (m.stats.State == reflector.StateFailed || m.stats.State == reflector.StateStopped)
 }
 
@@ -505,7 +505,7 @@ func (m *Model) unavailable(what string) string {
 	if m.alerts.Fatal {
 		return what + " is not available: an alert stopped the run"
 	}
-	if m.ended() {
+	if m.reflectorReturned() {
 		return what + " is not available: the reflector is " + m.stats.State.String() + " and makes no more requests"
 	}
 	return what + " is not available here"

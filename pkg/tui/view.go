@@ -322,7 +322,7 @@ func (m *Model) gauges() []gauge {
 		switch {
 		case m.storeReady:
 			objects = st.Value.Render(format.Count(m.counters.Objects)) + st.Label.Render(" · "+format.Bytes(m.counters.BytesHeld))
-		case m.ended():
+		case m.reflectorReturned():
 			// No list will come: the reflector returned before its first.
 			objects = st.Sev(common.StateSeverity(m.stats.State), strings.ToLower(m.stats.State.String())+", never listed")
 		default:
