@@ -291,3 +291,39 @@ func TestAStreamSaysItsClientLeftAndCameBack(t *testing.T) {
 		t.Errorf("%d relists", s.Counters().Relists)
 	}
 }
+
+// A client that watches from "" or "0" without sendInitialEvents (Python's
+// watch.stream without a resourceVersion, curl ?watch=1) gets the server's
+// synthetic ADDED events of every object first, in no resourceVersion
+// order: they are the state, not news. None is a move backwards, and no
+// delivery lag is measured for them; after the first other event, the
+// order counts again.
+func TestAWatchWithoutAResourceVersionGetsItsStateInNoOrder(t *testing.T) {
+	s, _, notes := newTestStream()
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{})
+	written := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) // a year before the stream's clock
+	for _, o := range []struct{ name, rv string }{{"c", "30"}, {"a", "10"}, {"b", "20"}} {
+		ev := event(reflector.EventAdded, o.name, "u"+o.name, o.rv)
+		ev.Delivery = reflector.Delivery{Written: written, Lag: 365 * 24 * time.Hour}
+		w.Event(ev)
+	}
+	if st := s.Stats(); st.Counters.ResourceVersionBackwards != 0 || st.ResourceVersion != "30" || st.Lag.Counts.Total() != 0 {
+		t.Fatalf("after the state: %d backwards, cursor %q, %d lags measured; want 0, 30, 0", st.Counters.ResourceVersionBackwards, st.ResourceVersion, st.Lag.Counts.Total())
+	}
+	w.Event(event(reflector.EventModified, "a", "ua", "31"))
+	w.Event(event(reflector.EventAdded, "d", "ud", "25")) // news now: backwards
+	st := s.Stats()
+	if st.Counters.ResourceVersionBackwards != 1 || st.Counters.Added != 4 || st.Counters.Modified != 1 || s.Store().Len() != 4 {
+		t.Errorf("counters %+v with %d objects; want 1 move backwards, 4 added, 1 modified, 4 objects", st.Counters, s.Store().Len())
+	}
+	if got := fmt.Sprint(reasons(*notes)); got != "[resource-version-backwards]" {
+		t.Errorf("decisions %s, want the one move backwards after the state", got)
+	}
+	// A watch from a resourceVersion is news from its first event.
+	w.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	w = s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "31"})
+	w.Event(event(reflector.EventAdded, "e", "ue", "29"))
+	if n := s.Stats().Counters.ResourceVersionBackwards; n != 2 {
+		t.Errorf("a watch from 31 got an ADDED at 29: %d moves backwards, want 2", n)
+	}
+}

@@ -46,6 +46,15 @@ type Ledger struct {
 	listing   bool  // a list has begun (Init) and is not complete
 	listed    bool  // a complete list was installed
 	streaming bool  // the request in flight is a streaming list not yet complete
+	// stateAdds: the watch in flight began from "" or "0" without
+	// sendInitialEvents and has had only ADDED events so far: the server's
+	// synthetic ADDED events of every object at its start, in no
+	// resourceVersion order. They are the state, not news: none moves the
+	// cursor backwards (it takes the highest), none is a duplicate, and
+	// their delivery lag is not estimated. The first other event ends them.
+	// Only another program's client watches so (an observed stream): our
+	// reflector resumes from a cursor or streams its list.
+	stateAdds bool
 	listBytes int64 // the bodies of the list in progress, as received (Decision.Bytes)
 	// What the decisions say of lists: one was decided (from then on it
 	// counts in Totals.Lists), when, and why the next relist begins.
@@ -110,6 +119,7 @@ func (l *Ledger) StartRequest(verb Verb, opts RequestOptions, started time.Time)
 	l.lastReq = info.ID
 	l.current = info
 	l.streaming = verb == VerbWatch && opts.SendInitialEvents
+	l.stateAdds = verb == VerbWatch && !opts.SendInitialEvents && (opts.ResourceVersion == "" || opts.ResourceVersion == "0")
 	l.stats.Totals.Requests++
 	if verb == VerbWatch {
 		l.stats.Counters.Watches++
@@ -201,6 +211,10 @@ func (l *Ledger) Event(info *RequestInfo, ev WatchEvent, arrived time.Time) (com
 	}
 	streaming := l.streaming
 	begin := streaming && !l.listing && ev.Type != EventError
+	if ev.Type != EventAdded {
+		l.stateAdds = false
+	}
+	stateAdd := l.stateAdds
 	l.mu.Unlock()
 	if begin {
 		l.beginList(info)
@@ -234,13 +248,18 @@ func (l *Ledger) Event(info *RequestInfo, ev WatchEvent, arrived time.Time) (com
 			_, err := l.writer.ApplyEvent(store.Event{Type: store.InitApply, Object: ev.Item.Object})
 			return false, err
 		}
-		return false, l.applyWatchEvent(ev, arrived)
+		if stateAdd {
+			ev.Delivery = Delivery{} // the object's state at the watch's start, not news
+		}
+		return false, l.applyWatchEvent(ev, arrived, stateAdd)
 	}
 	return false, nil
 }
 
-// applyWatchEvent applies one ADDED/MODIFIED/DELETED event and moves the cursor.
-func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
+// applyWatchEvent applies one ADDED/MODIFIED/DELETED event and moves the
+// cursor; stateAdd says it is one of a watch's synthetic ADDED events
+// (Ledger.stateAdds).
+func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time, stateAdd bool) error {
 	typ := store.Apply
 	if ev.Type == EventDeleted {
 		typ = store.Delete
@@ -268,7 +287,7 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 	if res.Outcome.UIDMismatch() {
 		c.UIDMismatches++
 	}
-	if res.Outcome == store.Duplicate {
+	if res.Outcome == store.Duplicate && !stateAdd {
 		c.Duplicates++
 	}
 	if ev.Changes != nil {
@@ -277,7 +296,16 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time) error {
 	l.mu.Unlock()
 	// Counted first: a listener reads the totals with the event in them.
 	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res, Delivery: ev.Delivery, Changes: ev.Changes})
-	l.advance(ev.Item.Object.ResourceVersion) // after the event's note: it may decide on it
+	rv := ev.Item.Object.ResourceVersion
+	if stateAdd {
+		l.mu.Lock()
+		if !ResourceVersionBackwards(rv, l.stats.ResourceVersion) {
+			l.stats.ResourceVersion = rv
+		}
+		l.mu.Unlock()
+		return nil
+	}
+	l.advance(rv) // after the event's note: it may decide on it
 	return nil
 }
 
