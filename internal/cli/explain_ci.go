@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -16,6 +17,10 @@ import (
 // projectURI is where the tool and its findings are documented, for the
 // SARIF driver's informationUri and each rule's helpUri.
 const projectURI = "https://github.com/kubectl-watchcache/kubectl-watchcache"
+
+// findingsAnchor is the anchor GitHub gives README.md's findings section,
+// "## Findings: what is wrong, why, and what to do".
+const findingsAnchor = "#findings-what-is-wrong-why-and-what-to-do"
 
 // sarifLevel is SARIF's level for a severity.
 func sarifLevel(s findings.Severity) string {
@@ -54,9 +59,10 @@ func writeSARIF(w io.Writer, tracePath, version string, all []Explained) error {
 			WithName(string(e.ID)).
 			WithShortDescription(sarif.NewMultiformatMessageString().WithText(e.When).WithMarkdown(e.When)).
 			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(e.Severity))).
-			WithHelpURI(projectURI + "#findings")
+			WithHelpURI(projectURI + findingsAnchor)
 	}
-	uri := filepath.ToSlash(tracePath)
+	// A URI reference: a space, a # or a % in the file's name is escaped.
+	uri := (&url.URL{Path: filepath.ToSlash(tracePath)}).EscapedPath()
 	run.AddDistinctArtifact(uri)
 	for _, e := range all {
 		for _, f := range e.Findings {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/joshdk/go-junit"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -138,6 +139,7 @@ func checkSARIF(t *testing.T, raw []byte, path string, all []findings.Finding) {
 					Rules []struct {
 						ID                   string
 						DefaultConfiguration struct{ Level string }
+						HelpURI              string
 					}
 				}
 			}
@@ -164,9 +166,13 @@ func checkSARIF(t *testing.T, raw []byte, path string, all []findings.Finding) {
 	if len(run.Tool.Driver.Rules) != len(cat) {
 		t.Fatalf("%d rules, the catalogue has %d", len(run.Tool.Driver.Rules), len(cat))
 	}
+	help := projectURI + "#" + readmeAnchor(t, "## Findings")
 	for i, r := range run.Tool.Driver.Rules {
 		if r.ID != string(cat[i].ID) || r.DefaultConfiguration.Level != sarifLevel(cat[i].Severity) {
 			t.Errorf("rule %d: %s at %s, want %s at %s", i, r.ID, r.DefaultConfiguration.Level, cat[i].ID, sarifLevel(cat[i].Severity))
+		}
+		if r.HelpURI != help {
+			t.Errorf("rule %s: helpUri %q, want README's findings section, %q", r.ID, r.HelpURI, help)
 		}
 	}
 	if len(run.Artifacts) != 1 || run.Artifacts[0].Location.URI != filepath.ToSlash(path) {
@@ -186,5 +192,59 @@ func checkSARIF(t *testing.T, raw []byte, path string, all []findings.Finding) {
 		if f.Ignored != (len(r.Suppressions) == 1) {
 			t.Errorf("result %d: ignored %t, suppressions %+v", i, f.Ignored, r.Suppressions)
 		}
+	}
+}
+
+// readmeAnchor is the anchor GitHub gives README.md's first heading that
+// begins with prefix: lower case, spaces as hyphens, punctuation other than
+// hyphens dropped.
+func readmeAnchor(t *testing.T, prefix string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#"))) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	t.Fatalf("README.md has no heading %q", prefix)
+	return ""
+}
+
+// TestASARIFArtifactURIEscapesTheTracesName: SARIF's artifact location is a
+// URI reference; a space or a # in the trace's name is escaped, where it
+// made the log's URI another file (and a fragment).
+func TestASARIFArtifactURIEscapesTheTracesName(t *testing.T) {
+	raw, err := os.ReadFile(bundled + "demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run 1#b.jsonl")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Runs []struct {
+			Artifacts []struct{ Location struct{ URI string } }
+		}
+	}
+	if err := json.Unmarshal(explainAs(t, path, "sarif"), &log); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.ReplaceAll(strings.ReplaceAll(filepath.ToSlash(path), " ", "%20"), "#", "%23")
+	if len(log.Runs) != 1 || len(log.Runs[0].Artifacts) != 1 || log.Runs[0].Artifacts[0].Location.URI != want {
+		t.Errorf("artifacts %+v, want the one URI %q", log.Runs, want)
 	}
 }
