@@ -1,9 +1,14 @@
 package proxy
 
 import (
+	"bytes"
+	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -137,3 +142,55 @@ func (*refused) Error() string { return "dial tcp 127.0.0.1:6443: connect: conne
 func (*refused) Unwrap() error { return syscall.ECONNREFUSED }
 
 var podsGR = schema.GroupResource{Resource: "pods"}
+
+// failing is a body that gives its parts, then err.
+type failing struct {
+	chunks
+	err error
+}
+
+func (f *failing) Read(p []byte) (int, error) {
+	if len(f.parts) == 0 {
+		return 0, f.err
+	}
+	return f.chunks.Read(p)
+}
+
+// A body cut mid-stream (a server's cut, --fault cut) aborts the client's
+// connection, and the stream's end has the cut's error; the forwarder
+// (httputil.ReverseProxy, as UpgradeAwareHandler makes it, whose log is
+// the process's stderr) logs nothing: its line came out over the dashboard.
+func TestACutBodyAbortsTheClientWithoutALogLine(t *testing.T) {
+	q := newQueue()
+	cut := errors.New("cut by the test")
+	var logged bytes.Buffer
+	rp := &httputil.ReverseProxy{
+		Rewrite:  func(r *httputil.ProxyRequest) { r.SetURL(&url.URL{Scheme: "http", Host: "upstream"}) },
+		ErrorLog: log.New(&logged, "", 0),
+		Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+			body := &teeBody{ctx: t.Context(), body: &failing{chunks: chunks{parts: []string{`{"type":"ADDED"}`}}, err: cut}, q: q, remaining: -1}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: body, ContentLength: -1}, nil
+		}),
+	}
+	srv := httptest.NewServer(rp)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/pods?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err == nil {
+		t.Errorf("the client read %q to a clean end, want its connection aborted", got)
+	}
+	if _, err := io.ReadAll(q); !errors.Is(err, cut) {
+		t.Errorf("the stream ended with %v, want the cut", err)
+	}
+	if logged.Len() > 0 {
+		t.Errorf("the forwarder logged %q", logged.String())
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -141,6 +141,13 @@ func (t *teeBody) Read(p []byte) (int, error) {
 	default:
 		t.end(err)
 	}
+	if err != nil && err != io.EOF {
+		// The forwarding aborts the client's connection on any error but
+		// EOF (a server's cut, a --fault cut). httputil.ReverseProxy logs
+		// each one to the process's stderr, over the dashboard, except
+		// context.Canceled: the stream's end has the error already.
+		return n, context.Canceled
+	}
 	return n, err
 }
 
