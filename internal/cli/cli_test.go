@@ -123,6 +123,7 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"monitor --listen not an address", []string{"monitor", "pods", "--listen", "bogus"}, ExitUsage, `error: invalid --listen "bogus": want HOST:PORT, e.g. 127.0.0.1:9090`},
 		{"monitor -o yaml", []string{"monitor", "pods", "-o", "yaml"}, ExitUsage, `error: invalid output format "yaml": monitor logs JSON lines`},
 		{"monitor -o text", []string{"monitor", "pods", "-o", "text"}, ExitUsage, `error: invalid output format "text": monitor logs JSON lines`},
+		{"monitor port out of range", []string{"monitor", "pods", "--listen", "127.0.0.1:99999"}, ExitUsage, `error: invalid --listen "127.0.0.1:99999": want HOST:PORT, e.g. 127.0.0.1:9090`},
 		{"protobuf with a full trace", []string{"pods", "--wire", "protobuf", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-objects", "full"}, ExitUsage, "error: --wire protobuf cannot keep, diff or record full objects (--keep-objects, --diff, --trace-objects full): they are asked for in JSON"},
 		{"unsafe secrets without trace", []string{"secrets", "--trace-unsafe-secrets"}, ExitUsage, "error: --trace-unsafe-secrets needs --trace"},
 		{"--trace-max-size without --trace", []string{"pods", "--trace-max-size", "1Mi"}, ExitUsage, "error: --trace-max-size needs --trace"},

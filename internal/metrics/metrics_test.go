@@ -244,7 +244,9 @@ func TestLoopbackAddresses(t *testing.T) {
 			t.Errorf("IsLoopback(%q): got %v, %v; want %v", addr, got, err, want)
 		}
 	}
-	if _, err := metrics.IsLoopback("9090"); err == nil {
-		t.Error("IsLoopback(\"9090\"): no error")
+	for _, bad := range []string{"9090", "127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1:nosuchservice"} {
+		if _, err := metrics.IsLoopback(bad); err == nil {
+			t.Errorf("IsLoopback(%q): no error", bad)
+		}
 	}
 }

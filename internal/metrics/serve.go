@@ -14,8 +14,13 @@ import (
 // only loopback interfaces: localhost, 127.0.0.0/8 or ::1. An empty host
 // (":9090") binds every interface.
 func IsLoopback(addr string) (bool, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
+		return false, fmt.Errorf("invalid address %q: %w", addr, err)
+	}
+	// A port past 65535 (or an unknown service name) is refused here, as a
+	// bad command line, not by the listen that would follow.
+	if _, err := net.LookupPort("tcp", port); err != nil {
 		return false, fmt.Errorf("invalid address %q: %w", addr, err)
 	}
 	if host == "localhost" {
