@@ -218,9 +218,6 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	// The streams announce themselves on the clients' goroutines while this
 	// one says where it serves: one writer at a time.
 	o.ErrOut = &lockedWriter{w: o.ErrOut}
-	if loopback, _ := metrics.IsLoopback(o.listenAddress()); !loopback {
-		fmt.Fprintf(o.ErrOut, "warning: serving on %s, which is not a loopback address: anyone who can reach it acts on %s with your credentials\n", o.listenAddress(), restCfg.Host)
-	}
 
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor.MetricsAddress = o.MetricsAddress
@@ -254,6 +251,12 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(o.ErrOut, "Starting to serve on %s\n", addr)
+	if loopback, _ := metrics.IsLoopback(o.listenAddress()); !loopback {
+		// The address asked for, with the port the listener has (not the 0
+		// that --port 0 asked for).
+		_, port, _ := net.SplitHostPort(addr)
+		fmt.Fprintf(o.ErrOut, "warning: serving on %s, which is not a loopback address: anyone who can reach it acts on %s with your credentials\n", net.JoinHostPort(o.Address, port), restCfg.Host)
+	}
 	for _, w := range p.FaultTargetWarnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,10 @@ func TestE2EProxyBindsOnlyLoopbackUnlessToldAndRefusesBadFlags(t *testing.T) {
 	// With it, the proxy serves and warns; the kubeconfig it prints points at loopback,
 	// which --accept-hosts lets in.
 	code, _, errOut := run(t, "proxy", "--kubeconfig", kc, "--address", "0.0.0.0", "--port", "0", "--no-tui", "--duration", "1s")
-	if code != ExitOK || !strings.Contains(errOut, "warning: serving on 0.0.0.0:0, which is not a loopback address: anyone who can reach it acts on") ||
-		!strings.Contains(errOut, "Starting to serve on ") || !strings.Contains(errOut, "server: http://127.0.0.1:") {
+	// The warning names the port the proxy listens on, not the 0 asked for.
+	served := regexp.MustCompile(`Starting to serve on \S+:([1-9][0-9]*)\n`).FindStringSubmatch(errOut)
+	if code != ExitOK || served == nil || !strings.Contains(errOut, "warning: serving on 0.0.0.0:"+served[1]+", which is not a loopback address: anyone who can reach it acts on") ||
+		!strings.Contains(errOut, "server: http://127.0.0.1:") {
 		t.Errorf("--address 0.0.0.0: exit %d, stderr:\n%s", code, errOut)
 	}
 }
