@@ -116,7 +116,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "Refuse to watch more resources than this (a category such as all can name many)")
 	f.IntVar(&o.MaxConcurrentLists, "max-concurrent-lists", o.MaxConcurrentLists, "How many resources make their first list at once")
 	f.DurationVar(&o.GiveUpAfter, "give-up-after", o.GiveUpAfter, "Without the dashboard, fail when nothing has made progress for this long: no answer from the server and no watch open (0: retry forever)")
-	f.StringVar(&o.Probe, "probe", "", "Measure delivery latency with a Lease of our own in this namespace: created, renewed every --probe-interval, watched, deleted at the end (needs create, update, delete, list and watch on Leases there)")
+	f.StringVar(&o.Probe, "probe", "", "Measure delivery latency with a Lease of our own in this namespace: created, renewed every --probe-interval, watched, deleted at the end (needs get, create, update, delete, list and watch on Leases there)")
 	o.probeFlag = f.Lookup("probe")
 	f.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "With --probe, the time between the probe's renewals of its Lease")
 	o.intervalFlag = f.Lookup("probe-interval")

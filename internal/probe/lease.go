@@ -41,11 +41,11 @@ func Target(namespace, name string) reflector.Target {
 }
 
 // Check makes sure the probe can run in namespace before the run starts:
-// that the user may create, update, delete, list and watch Leases there
+// that the user may get, create, update, delete, list and watch Leases there
 // (SelfSubjectAccessReview), and that the namespace exists. Its error says
 // why not, in the server's words.
 func Check(ctx context.Context, client kubernetes.Interface, namespace string) error {
-	for _, verb := range []string{"create", "update", "delete", "list", "watch"} {
+	for _, verb := range []string{"create", "update", "delete", "list", "watch", "get"} {
 		r, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: namespace, Verb: verb, Group: "coordination.k8s.io", Resource: "leases",
@@ -59,7 +59,7 @@ func Check(ctx context.Context, client kubernetes.Interface, namespace string) e
 			if why == "" {
 				why = "no RBAC rule allows it"
 			}
-			return fmt.Errorf("--probe %s: forbidden: cannot %s leases.coordination.k8s.io in namespace %q (%s); the probe needs create, update, delete, list and watch on Leases there", namespace, verb, namespace, why)
+			return fmt.Errorf("--probe %s: forbidden: cannot %s leases.coordination.k8s.io in namespace %q (%s); the probe needs get, create, update, delete, list and watch on Leases there (get reads the Lease again after a conflict)", namespace, verb, namespace, why)
 		}
 	}
 	if _, err := client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{}); err != nil {

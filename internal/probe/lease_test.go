@@ -4,9 +4,11 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -199,5 +201,21 @@ func TestARenewalWhoseEventNeverCameIsLostAfterTenIntervalsOrAMinute(t *testing.
 	defer p.mu.Unlock()
 	if len(p.arrived) != 0 || len(p.sent) != 1 {
 		t.Errorf("%d events waiting for their update, %d renewals for their event; want none and the last renewal", len(p.arrived), len(p.sent))
+	}
+}
+
+// TestCheckAsksForEveryVerbTheProbeUses: a renewal refused for a conflict
+// reads the Lease again (get); a Role without get let the run start, and
+// after one conflict every renewal failed. Check asks for get too.
+func TestCheckAsksForEveryVerbTheProbeUses(t *testing.T) {
+	client := fake.NewClientset()
+	client.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+		r.Status.Allowed = r.Spec.ResourceAttributes.Verb != "get"
+		return true, r, nil
+	})
+	err := Check(context.Background(), client, "default")
+	if err == nil || !strings.Contains(err.Error(), `forbidden: cannot get leases.coordination.k8s.io in namespace "default"`) {
+		t.Errorf("Check without get: %v, want it refused", err)
 	}
 }
