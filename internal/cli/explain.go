@@ -36,6 +36,29 @@ func NewExplainOptions(streams genericiooptions.IOStreams) *ExplainOptions {
 	return &ExplainOptions{IOStreams: streams, Output: "text"}
 }
 
+// catalogueIDs are the findings' ids, in the catalogue's order, for the
+// help: lines of at most about 100 columns.
+func catalogueIDs() string {
+	var b strings.Builder
+	col := 0
+	for i, e := range findings.Catalogue() {
+		if i > 0 {
+			b.WriteString(",")
+			col++
+			if col+len(e.ID) > 98 {
+				b.WriteString("\n")
+				col = 0
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString(string(e.ID))
+		col += len(e.ID)
+	}
+	return b.String()
+}
+
 func newExplainCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {
 	o := NewExplainOptions(streams)
 	o.version = version
@@ -43,10 +66,8 @@ func newExplainCommand(streams genericiooptions.IOStreams, version string) *cobr
 		Use:   "explain TRACE [-o text|json|sarif|junit]",
 		Short: "Say what went wrong in a recorded trace: its findings, with evidence, cause and what to do",
 		Long: "Replay a trace recorded with --trace (or by kubectl watchcache proxy) as fast as it goes, through the\n" +
-			"same reflector, and print the findings it raises: missed deletes, relist storms, missing bookmarks,\n" +
-			"a refused streaming list, a large initial list, throttling, a resourceVersion going backwards, cache\n" +
-			"drift, flapping watches, UID mismatches, giving up, slow delivery. Each with its evidence (request\n" +
-			"ids, objects, times), its cause, and what to do.\n\n" +
+			"same reflector, and print the findings it raises:\n" + catalogueIDs() + ".\n" +
+			"Each with its evidence (request ids, objects, times), its cause, and what to do.\n\n" +
 			"With -o json it prints one object, {\"resources\": [{\"resource\", \"stream\" (observed traces only),\n" +
 			"\"findings\": [...]}]}, the findings in the form of --summary's. To fail a CI job on the findings of\n" +
 			"a watch's trace, replay it with a rule: kubectl watchcache replay TRACE --speed 0 --no-tui --fail-on\n" +

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -118,9 +119,9 @@ func (r *relistStorm) raise(e *Engine, at time.Time) {
 	}
 	e.raise(RelistStorm, Error, at, func(f *Finding) {
 		f.Count = max(f.Count, int64(n)) // the most relists seen within one window
-		f.Title = fmt.Sprintf("%d relists within %s", n, roundDur(r.window))
+		f.Title = fmt.Sprintf("%s within %s", format.PluralUngrouped(n, "relist"), roundDur(r.window))
 		f.Evidence = Evidence{
-			Text:     fmt.Sprintf("%d relists (complete lists after the first) began within %s (the threshold is %d); each one lists every object again", n, roundDur(r.window), r.relists),
+			Text:     fmt.Sprintf("%s (complete lists after the first) began within %s (the threshold is %d); each one lists every object again", format.PluralUngrouped(n, "relist"), roundDur(r.window), r.relists),
 			Requests: slices.Clone(r.reqs),
 			Window:   window(r.began[0], at),
 		}

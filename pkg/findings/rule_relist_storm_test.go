@@ -71,3 +71,16 @@ func TestRelistsTheUserForcedAreNoStorm(t *testing.T) {
 		t.Fatalf("4 relists the user forced raised relist-storm: %+v", f.e.List())
 	}
 }
+
+// A threshold of one relist (--relist-storm 1/10m) says "1 relist", not "1 relists".
+func TestARelistStormOfOneSaysOneRelist(t *testing.T) {
+	f := newFeed(t, Options{StormRelists: 1})
+	f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
+	f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+	f.listBegan(reflector.CauseGone)
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	got, ok := f.e.Get(RelistStorm)
+	if !ok || got.Title != "1 relist within 10m0s" || !strings.HasPrefix(got.Evidence.Text, "1 relist (") {
+		t.Fatalf("got %v %q, %q", ok, got.Title, got.Evidence.Text)
+	}
+}
