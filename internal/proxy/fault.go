@@ -261,7 +261,7 @@ func (inj *injector) newBody(resp *http.Response, sl *slot, c call, log *faultLo
 		case fault.Cut:
 			needed = true
 			if !a.spec.Scheduled() {
-				fb.cutAfterFirst = a
+				fb.cutAfterFirst, fb.cutListing = a, c.opts.SendInitialEvents
 			}
 		case fault.Delay:
 			needed = true
@@ -345,6 +345,10 @@ type faultBody struct {
 	delays        []*active // delay
 	filters       []*active // drop-deletes, no-bookmarks, stall-initial-list
 	cutAfterFirst *active   // cut without a schedule: after the first frame
+	// cutListing: cutAfterFirst waits for a streaming list's end. Cut in
+	// its initial events, a client never synced: each retry listed afresh,
+	// on a new connection, as a new stream.
+	cutListing bool
 
 	// stale: the frame it holds to send again (nil: none), and the later
 	// events to pass before; listing says a streaming list's initial
@@ -465,7 +469,7 @@ func (fb *faultBody) Read(p []byte) (int, error) {
 	fb.cur = fb.cur[n:]
 	if len(fb.cur) == 0 {
 		fb.log.pass()
-		if a := fb.cutAfterFirst; a != nil && a.sched.Take(time.Now()) {
+		if a := fb.cutAfterFirst; a != nil && !fb.cutListing && a.sched.Take(time.Now()) {
 			fb.end(a, errFaultCut, 1, "cut the watch after its first event (no 410): its client resumes from its last resourceVersion", nil)
 		}
 	}
@@ -510,7 +514,7 @@ func (fb *faultBody) hold(f frame) bool {
 
 // filter is the frame to pass on, or nil when a fault leaves it out.
 func (fb *faultBody) filter(f frame) []byte {
-	if len(fb.filters) == 0 && fb.stale == nil {
+	if len(fb.filters) == 0 && fb.stale == nil && !fb.cutListing {
 		return f.b
 	}
 	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(f.b)), fb.contentType, wire.WatchOptions{})
@@ -546,6 +550,9 @@ func (fb *faultBody) filter(f frame) []byte {
 	}
 	if fb.stale != nil {
 		fb.staleAfter(f, ev.Type, ev.InitialEventsEnd, ev.Item.Object)
+	}
+	if ev.Type == reflector.EventBookmark && ev.InitialEventsEnd {
+		fb.cutListing = false // passed on: the list is complete, its watch may be cut
 	}
 	return f.b
 }

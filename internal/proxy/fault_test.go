@@ -226,6 +226,39 @@ func TestStallInitialListWithholdsTheListEndBookmark(t *testing.T) {
 	}
 }
 
+// cut without a schedule cuts a watch after its first event, and a
+// streaming list after the event that ends its list: cut in its initial
+// events, a client never synced, and every retry listed again.
+func TestAnUnscheduledCutLetsAStreamingListEnd(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "ADDED", name: "b", rv: "12"}, {typ: "BOOKMARK", rv: "12", listEnd: true},
+		{typ: "MODIFIED", name: "a", rv: "13"}, {typ: "MODIFIED", name: "b", rv: "14"}}
+	inj := newInjector(mustSpecs(t, "cut"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	ct := "application/json;stream=watch"
+	stream := faultWatch
+	stream.opts = reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}
+	for _, tc := range []struct {
+		c    call
+		want []string
+	}{
+		{stream, []string{"ADDED a", "ADDED b", "BOOKMARK "}},
+		{faultWatch, []string{"ADDED a"}},
+	} {
+		log := &faultLog{}
+		resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), tc.c, &slot{}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		if !errors.Is(err, errFaultCut) {
+			t.Errorf("sendInitialEvents=%v: the body ended with %v, want the cut", tc.c.opts.SendInitialEvents, err)
+		}
+		if d := decodeWatch(t, got, ct); strings.Join(d, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("sendInitialEvents=%v: the client got %q before the cut, want %q", tc.c.opts.SendInitialEvents, d, tc.want)
+		}
+	}
+}
+
 // gone ends the open watch as a server ends one, and its resume (the
 // stream's next watch) is answered 410 Gone by the proxy, without
 // forwarding it; the watch after that is forwarded.
