@@ -56,6 +56,10 @@ func (r *noisyUpdates) entry() Entry {
 }
 
 func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
+	if d := n.Decision; d != nil && (d.State == reflector.StateStopped || d.State == reflector.StateFailed) && len(r.buckets) > 0 {
+		r.check(e, n.At) // the run's end: the events since the last check count too
+		return
+	}
 	ch := n.Changes
 	if n.Kind != reflector.NoteApplied || ch == nil || ch.Skipped != "" {
 		return
@@ -76,7 +80,13 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 		b.objects[o.Namespace+"/"+o.Name] = true
 	}
 	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
-	if n.At.Sub(r.checked) >= time.Second {
+	// At most a check a second, and one when the window reaches the
+	// events it needs, however soon after the last.
+	var events int64
+	for i := range r.buckets {
+		events += r.buckets[i].events
+	}
+	if n.At.Sub(r.checked) >= time.Second || events == noisyMinEvents {
 		r.checked = n.At
 		r.check(e, n.At)
 	}

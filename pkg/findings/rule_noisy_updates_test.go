@@ -103,3 +103,36 @@ func TestNoisyUpdatesSeesOneStatusFieldRewrittenOnNearlyEveryEvent(t *testing.T)
 		t.Error("events not diffed raised it")
 	}
 }
+
+// TestNoisyUpdatesIsRaisedWhenItsEventsComeFast: 105 heartbeats within
+// 15 s were checked once a second, while the window had fewer than 100,
+// and never again: the finding is checked when the window reaches 100
+// events, and at the run's end.
+func TestNoisyUpdatesIsRaisedWhenItsEventsComeFast(t *testing.T) {
+	feedEvents := func(f *feed, n int, every time.Duration, ch func() *diff.Changes) {
+		for range n {
+			f.advance(every)
+			f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Changes: ch(),
+				Applied: &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: "c1", UID: "u"}}})
+		}
+	}
+	f := newFeed(t, Options{})
+	feedEvents(f, noisyMinEvents, 140*time.Millisecond, heartbeat)
+	if !f.has(NoisyUpdates) {
+		t.Error("the 100th heartbeat, 140ms after the 99th, did not raise noisy-updates")
+	}
+	// 100 real changes, then 105 heartbeats within half a second of a
+	// check: the share passes half after it, and is counted at the end.
+	f = newFeed(t, Options{})
+	feedEvents(f, noisyMinEvents, 140*time.Millisecond, dataChange)
+	f.advance(2 * time.Second)
+	feedEvents(f, noisyMinEvents+5, 5*time.Millisecond, heartbeat)
+	if f.has(NoisyUpdates) {
+		t.Fatal("raised within a second of the last check: the test no longer shows the end's check")
+	}
+	f.advance(time.Minute)
+	f.decide(reflector.Decision{State: reflector.StateStopped, Reason: reflector.ReasonStopped})
+	if !f.has(NoisyUpdates) {
+		t.Error("the run ended with 105 heartbeats of 205 events in the window, and no noisy-updates")
+	}
+}
