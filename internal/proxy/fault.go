@@ -668,11 +668,20 @@ func (l *faultLog) add(after int64, a *active, count int, what string) {
 	l.notes = append(l.notes, faultNote{after: after, fault: observed.Fault{Spec: a.spec.Raw, What: what, Count: count}})
 }
 
+// held counts an event a delay held. The first is noted at once, among the
+// frames (before the event it holds, so a slow-delivery finding names the
+// delay); the rest are counted when the request ends.
 func (l *faultLog) held(a *active) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.holds == nil {
 		l.holds = map[*active]int{}
+	}
+	if _, seen := l.holds[a]; !seen {
+		l.holds[a] = 0
+		l.notes = append(l.notes, faultNote{after: l.passed, fault: observed.Fault{Spec: a.spec.Raw, Count: 1,
+			What: fmt.Sprintf("held a watch event %s before passing it on; the events held after it are counted when the watch ends", a.spec.Value)}})
+		return
 	}
 	l.holds[a]++
 }
@@ -690,7 +699,9 @@ func (l *faultLog) upTo(n int64) []observed.Fault {
 	l.notes = l.notes[i:]
 	if n < 0 {
 		for a, k := range l.holds {
-			out = append(out, observed.Fault{Spec: a.spec.Raw, Count: k, What: fmt.Sprintf("held %d event(s) %s each before passing them on", k, a.spec.Value)})
+			if k > 0 {
+				out = append(out, observed.Fault{Spec: a.spec.Raw, Count: k, What: fmt.Sprintf("held %d more event(s) %s each before passing them on", k, a.spec.Value)})
+			}
 		}
 		l.holds = nil
 	}

@@ -259,6 +259,33 @@ func TestAnUnscheduledCutLetsAStreamingListEnd(t *testing.T) {
 	}
 }
 
+// delay notes the first event it holds at once, before that event, so
+// that the note's time is when it first acted and a slow-delivery finding
+// names it; the rest are counted when the watch ends.
+func TestDelayNotesItsFirstHoldBeforeTheEventItHolds(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "MODIFIED", name: "a", rv: "12"}, {typ: "MODIFIED", name: "a", rv: "13"}}
+	inj := newInjector(mustSpecs(t, "delay=1ms"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	ct := "application/json;stream=watch"
+	log := &faultLog{}
+	resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if d := decodeWatch(t, got, ct); len(d) != 3 {
+		t.Fatalf("the client got %q, want the 3 events", d)
+	}
+	first := log.upTo(0)
+	if len(first) != 1 || first[0].Count != 1 || !strings.HasPrefix(first[0].What, "held a watch event 1ms") {
+		t.Errorf("before the first event: %+v, want the first hold's note", first)
+	}
+	rest := log.upTo(-1)
+	if len(rest) != 1 || rest[0].Count != 2 || rest[0].What != "held 2 more event(s) 1ms each before passing them on" {
+		t.Errorf("at the end: %+v, want the 2 more held", rest)
+	}
+}
+
 // gone ends the open watch as a server ends one, and its resume (the
 // stream's next watch) is answered 410 Gone by the proxy, without
 // forwarding it; the watch after that is forwarded.
