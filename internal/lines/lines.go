@@ -180,7 +180,13 @@ func DiffText(resource string, n reflector.Note) string {
 		case c.Old != nil:
 			p = fmt.Sprintf("%s removed (was %s)", c.Path, format.Clip(string(c.Old), 40))
 		}
-		if c.Manager != "" {
+		switch {
+		case c.Manager == "":
+		case c.Op == diff.Removed:
+			// A removed path's manager is the one that had set it: who
+			// removed it, the object no longer says.
+			p += " last set by " + c.Writer()
+		default:
 			p += " by " + c.Writer()
 		}
 		parts = append(parts, p)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -63,5 +64,20 @@ func TestAnEventLineSaysItsLagBucketWhenKnown(t *testing.T) {
 	n.Delivery = reflector.Delivery{}
 	if got := Text("configmaps.v1", n); strings.Contains(got, "lag") {
 		t.Errorf("an event without a write time: %q", got)
+	}
+}
+
+// A diffed event's line names who wrote each change; a removed path's
+// manager is the one that had set it (the object does not say who removed
+// it), and the line says so.
+func TestADiffLineSaysWhoSetARemovedPath(t *testing.T) {
+	res := &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: "c1", UID: "u", ResourceVersion: "9"}}
+	n := reflector.Note{Seq: 1, Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: res, Changes: &diff.Changes{Paths: []diff.Change{
+		{Path: ".data.k", Op: diff.Removed, Old: []byte(`"v"`), Manager: "kubectl-create", Operation: "Update"},
+		{Path: ".data.n", Op: diff.Changed, Old: []byte(`"1"`), New: []byte(`"2"`), Manager: "kubectl-patch", Operation: "Update"},
+	}}}
+	got := DiffText("configmaps.v1", n)
+	if !strings.Contains(got, `.data.k removed (was "v") last set by kubectl-create`) || !strings.Contains(got, `.data.n "1"→"2" by kubectl-patch`) {
+		t.Errorf("line %q", got)
 	}
 }

@@ -212,7 +212,11 @@ func changeLine(st common.Styles, c diff.Change) string {
 	default:
 		line += ": " + common.RawValue(c.Old) + " → " + common.RawValue(c.New)
 	}
-	if w := c.Writer(); w != "" {
+	switch w := c.Writer(); {
+	case w == "":
+	case c.Op == diff.Removed: // who removed it, the object no longer says
+		line += st.Label.Render("  last set by ") + st.Accent.Render(w)
+	default:
 		line += st.Label.Render("  by ") + st.Accent.Render(w)
 	}
 	return line
