@@ -584,12 +584,17 @@ func plain(s string) bool {
 	return true
 }
 
+// marshal is v's JSON as a person reads it: <, > and & as they are, not
+// \u003c (json.Marshal's escaping for HTML; a page that shows a value
+// escapes it itself).
 func marshal(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 func equal(a, b any) bool {

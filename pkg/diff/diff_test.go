@@ -178,3 +178,18 @@ func TestChurnCountsPathsObjectsAndTopManagers(t *testing.T) {
 		t.Errorf("top 1: %+v", got)
 	}
 }
+
+// A value is shown as JSON a person reads: <, > and & as they are, not as
+// the \u003c that json.Marshal writes for HTML (the report escapes what it
+// shows itself).
+func TestAValueKeepsItsAngleBracketsAndAmpersands(t *testing.T) {
+	old := `{"metadata":{"name":"c"},"data":{"x":{"y":"a"}}}`
+	new := `{"metadata":{"name":"c"},"data":{"x":{"y":"<b>hi</b> & co"}}}`
+	ch, err := diff.Compare([]byte(old), []byte(new), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(byPath(t, ch)[".data.x.y"].New); got != `"<b>hi</b> & co"` {
+		t.Errorf("new value %s, want \"<b>hi</b> & co\"", got)
+	}
+}
