@@ -89,6 +89,8 @@ type Resource struct {
 	Resource string `json:"resource"`
 	// Namespace is the namespace counted ("" for all, or a cluster-scoped resource).
 	Namespace string `json:"namespace,omitempty"`
+	// ClusterScoped says the resource has no namespaces.
+	ClusterScoped bool `json:"clusterScoped,omitempty"`
 	Objects   int64  `json:"objects"`
 	// Read is the whole list as it was read once, to count the objects and
 	// their sizes and to sample them.
@@ -244,7 +246,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 }
 
 func measureResource(ctx context.Context, c *client, t reflector.Target, o Options) (r Resource, err error) {
-	r = Resource{Resource: Name(t.Resource), Namespace: t.Namespace}
+	r = Resource{Resource: Name(t.Resource), Namespace: t.Namespace, ClusterScoped: !t.Resource.Namespaced}
 	builtIn := live.BuiltIn(t.Resource)
 	n := o.Sample
 	if o.Exact {

@@ -1,6 +1,9 @@
 package cost
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCheapestServesTheNeedAgainstTheInformerOneWouldWrite(t *testing.T) {
 	h := Heaps{
@@ -48,5 +51,26 @@ func TestExtrapolateAndTotals(t *testing.T) {
 	// Typed is not in every resource, so it has no total.
 	if tot.Heap.Typed != nil || tot.Heap.Dynamic == nil || tot.Heap.Dynamic.Total != 1400 || tot.Heap.Dynamic.PerObject != 35 {
 		t.Errorf("totals' heaps: %+v", tot.Heap)
+	}
+}
+
+// The text report says where it counted: a cluster-scoped resource has
+// no namespaces, where it said "(all namespaces)".
+func TestTheTextSaysAClusterScopedResourceIsOne(t *testing.T) {
+	for _, tc := range []struct {
+		r    Resource
+		want string
+	}{
+		{Resource{Resource: "namespaces.v1", ClusterScoped: true}, "namespaces.v1 (cluster-scoped): "},
+		{Resource{Resource: "configmaps.v1"}, "configmaps.v1 (all namespaces): "},
+		{Resource{Resource: "configmaps.v1", Namespace: "shop"}, "configmaps.v1 (namespace shop): "},
+	} {
+		var b strings.Builder
+		if err := WriteText(&b, &Report{Resources: []Resource{tc.r}}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(b.String(), tc.want) {
+			t.Errorf("got %q, want it to begin %q", strings.SplitN(b.String(), "\n", 2)[0], tc.want)
+		}
 	}
 }

@@ -27,7 +27,10 @@ func WriteText(w io.Writer, rep *Report) error {
 			p("\n")
 		}
 		where := "all namespaces"
-		if r.Namespace != "" {
+		switch {
+		case r.ClusterScoped:
+			where = "cluster-scoped"
+		case r.Namespace != "":
 			where = "namespace " + r.Namespace
 		}
 		fmt.Fprintf(w, "%s (%s): %s, read whole once in %s (%s of %s, %.2fs); %d measured",
