@@ -432,6 +432,11 @@ func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOption
 	}
 	// A client that had left is back (it resumed, on a new connection).
 	s.ledger.ClientBack()
+	if st := s.ledger.Stats(); st.Totals.Requests == 0 && !started.IsZero() && started.Before(st.Started) {
+		// The stream began with its first request, sent before the
+		// proxy made the stream (after discovery named its resource).
+		s.ledger.Start(started)
+	}
 	streamed := verb == reflector.VerbWatch && opts.SendInitialEvents
 	listing := s.ledger.Listing()
 	startsList := (verb == reflector.VerbList && (opts.Continue == "" || !listing)) || streamed

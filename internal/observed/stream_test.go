@@ -327,3 +327,23 @@ func TestAWatchWithoutAResourceVersionGetsItsStateInNoOrder(t *testing.T) {
 		t.Errorf("a watch from 31 got an ADDED at 29: %d moves backwards, want 2", n)
 	}
 }
+
+// The proxy makes a stream once discovery names its resource, after its
+// first request was sent: the stream begins with that request, so the
+// sync time counts from it (it said 0.001s for a 100ms list).
+func TestAStreamBeginsWithItsFirstRequest(t *testing.T) {
+	s, clock, _ := newTestStream()
+	sent := clock.now.Add(-100 * time.Millisecond)
+	r := s.BeginAt(reflector.VerbList, reflector.RequestOptions{}, sent)
+	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{item("a", "ua", "5")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	st := s.Stats()
+	if !st.Started.Equal(sent) || st.Synced.Sub(st.Started) != 100*time.Millisecond {
+		t.Errorf("started %v, synced %v after; want %v and 100ms", st.Started, st.Synced.Sub(st.Started), sent)
+	}
+	// A later request sent "before" it moves nothing.
+	s.BeginAt(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"}, sent.Add(-time.Hour))
+	if got := s.Stats().Started; !got.Equal(sent) {
+		t.Errorf("a second request moved the start to %v", got)
+	}
+}
