@@ -91,8 +91,10 @@ func TestE2EAMonitorsTraceRotatesAndEachSegmentReplaysAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A closed segment takes lines until each resource resumes (a watch
-		// timeout of at most 4 s here) past the bound.
-		if name != "monitor.jsonl" && fi.Size() > 2*maxBytes {
+		// timeout of at most 4 s here) past the bound: at about 50 writes a
+		// second of 400 to 600 bytes of lines each, up to about 120 KiB
+		// more (it was 76 KiB past it on a loaded machine).
+		if name != "monitor.jsonl" && fi.Size() > 3*maxBytes {
 			t.Errorf("%s holds %d bytes: far past the bound of %d", name, fi.Size(), maxBytes)
 		}
 		code, out, errOut := run(t, "replay", seg, "--speed", "0", "--no-tui", "--summary", "-o", "json", "--strict")
