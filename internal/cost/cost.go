@@ -90,8 +90,8 @@ type Resource struct {
 	// Namespace is the namespace counted ("" for all, or a cluster-scoped resource).
 	Namespace string `json:"namespace,omitempty"`
 	// ClusterScoped says the resource has no namespaces.
-	ClusterScoped bool `json:"clusterScoped,omitempty"`
-	Objects   int64  `json:"objects"`
+	ClusterScoped bool  `json:"clusterScoped,omitempty"`
+	Objects       int64 `json:"objects"`
 	// Read is the whole list as it was read once, to count the objects and
 	// their sizes and to sample them.
 	Read Read `json:"read"`

@@ -186,7 +186,7 @@ func TestObjectDetailShowsEachVersionsDiff(t *testing.T) {
 	m.detail, m.state = detailView{kind: detailObject, ref: store.Ref{Namespace: "default", Name: "web-config-1"}}, stateDetail
 	sc := screen(m)
 	mustContain(t, sc, `.data.k: "x1" → "x2"  by writer`, `.data.new: (none) → "v"  by other`,
-		`.status.phase: "Ready" → (removed)  by kubelet/status`, "+2 meta paths (resourceVersion, managedFields): m shows them",
+		`.status.phase: "Ready" → (removed)  last set by kubelet/status`, "+2 meta paths (resourceVersion, managedFields): m shows them",
 		"not diffed: "+diff.SkipCap, "resourceVersion 160 → 170", "m show meta paths")
 	mustNotContain(t, sc, ".metadata.resourceVersion", ".metadata.managedFields")
 	// The version before the diffed ones is compared as before.
