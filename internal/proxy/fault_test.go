@@ -198,64 +198,42 @@ func TestDropDeletesAndNoBookmarksLeaveOutWholeFramesInJSONAndProtobuf(t *testin
 	}
 }
 
-// stall-initial-list withholds only the bookmark that ends a streaming
-// list, and only on a streaming list.
-func TestStallInitialListWithholdsTheListEndBookmark(t *testing.T) {
-	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "BOOKMARK", rv: "12", listEnd: true}, {typ: "BOOKMARK", rv: "13"}}
-	inj := newInjector(mustSpecs(t, "stall-initial-list"), fault.Target{}, 1, time.Now())
-	defer inj.close()
-	ct := "application/json;stream=watch"
+// On a streaming list and on a plain watch: stall-initial-list withholds
+// only the bookmark that ends a streaming list, and only on one; cut
+// without a schedule cuts a watch after its first event, and a streaming
+// list after the event that ends its list (cut in its initial events, a
+// client never synced, and every retry listed again).
+func TestStallInitialListAndAnUnscheduledCutLetAStreamingListBe(t *testing.T) {
 	stream := faultWatch
 	stream.opts = reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}
 	for _, tc := range []struct {
-		c    call
-		want []string
+		spec         string
+		evs          []watchEvent
+		end          error // how the client's body ends
+		stream, plan []string
 	}{
-		{stream, []string{"ADDED a", "BOOKMARK "}},
-		{faultWatch, []string{"ADDED a", "BOOKMARK ", "BOOKMARK "}},
+		{"stall-initial-list", []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "BOOKMARK", rv: "12", listEnd: true}, {typ: "BOOKMARK", rv: "13"}},
+			nil, []string{"ADDED a", "BOOKMARK "}, []string{"ADDED a", "BOOKMARK ", "BOOKMARK "}},
+		{"cut", []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "ADDED", name: "b", rv: "12"}, {typ: "BOOKMARK", rv: "12", listEnd: true},
+			{typ: "MODIFIED", name: "a", rv: "13"}, {typ: "MODIFIED", name: "b", rv: "14"}},
+			errFaultCut, []string{"ADDED a", "ADDED b", "BOOKMARK "}, []string{"ADDED a"}},
 	} {
-		log := &faultLog{}
-		resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), tc.c, &slot{}, log)
-		if err != nil {
-			t.Fatal(err)
+		inj := newInjector(mustSpecs(t, tc.spec), fault.Target{}, 1, time.Now())
+		ct := "application/json;stream=watch"
+		for c, want := range map[*call][]string{&stream: tc.stream, &faultWatch: tc.plan} {
+			resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, tc.evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), *c, &slot{}, &faultLog{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			if !errors.Is(err, tc.end) {
+				t.Errorf("%s, sendInitialEvents=%v: the body ended with %v, want %v", tc.spec, c.opts.SendInitialEvents, err, tc.end)
+			}
+			if d := decodeWatch(t, got, ct); strings.Join(d, ",") != strings.Join(want, ",") {
+				t.Errorf("%s, sendInitialEvents=%v: the client got %q, want %q", tc.spec, c.opts.SendInitialEvents, d, want)
+			}
 		}
-		got, _ := io.ReadAll(resp.Body)
-		if d := decodeWatch(t, got, ct); strings.Join(d, ",") != strings.Join(tc.want, ",") {
-			t.Errorf("sendInitialEvents=%v: the client got %q, want %q", tc.c.opts.SendInitialEvents, d, tc.want)
-		}
-	}
-}
-
-// cut without a schedule cuts a watch after its first event, and a
-// streaming list after the event that ends its list: cut in its initial
-// events, a client never synced, and every retry listed again.
-func TestAnUnscheduledCutLetsAStreamingListEnd(t *testing.T) {
-	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "ADDED", name: "b", rv: "12"}, {typ: "BOOKMARK", rv: "12", listEnd: true},
-		{typ: "MODIFIED", name: "a", rv: "13"}, {typ: "MODIFIED", name: "b", rv: "14"}}
-	inj := newInjector(mustSpecs(t, "cut"), fault.Target{}, 1, time.Now())
-	defer inj.close()
-	ct := "application/json;stream=watch"
-	stream := faultWatch
-	stream.opts = reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}
-	for _, tc := range []struct {
-		c    call
-		want []string
-	}{
-		{stream, []string{"ADDED a", "ADDED b", "BOOKMARK "}},
-		{faultWatch, []string{"ADDED a"}},
-	} {
-		log := &faultLog{}
-		resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), tc.c, &slot{}, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := io.ReadAll(resp.Body)
-		if !errors.Is(err, errFaultCut) {
-			t.Errorf("sendInitialEvents=%v: the body ended with %v, want the cut", tc.c.opts.SendInitialEvents, err)
-		}
-		if d := decodeWatch(t, got, ct); strings.Join(d, ",") != strings.Join(tc.want, ",") {
-			t.Errorf("sendInitialEvents=%v: the client got %q before the cut, want %q", tc.c.opts.SendInitialEvents, d, tc.want)
-		}
+		inj.close()
 	}
 }
 
