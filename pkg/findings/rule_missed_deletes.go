@@ -49,7 +49,12 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 			text += fmt.Sprintf(" (%d in all, over every relist)", f.Count)
 		}
 		f.Evidence = Evidence{Text: text, Requests: slices.Clone(r.reqs), Objects: slices.Clone(r.objects), ObjectsTotal: r.total, Window: r.window}
-		f.Cause = "history was gone when the watch came back (410 Gone after a compaction, a restart, a long disconnect), so the deletes were never sent; the relist found them by comparing lists. A client-go informer hands such objects to OnDelete as cache.DeletedFinalStateUnknown, with the last state it knew, and a handler that expects the object itself misses them"
+		why := "history was gone when the watch came back (410 Gone after a compaction, a restart, a long disconnect), so the deletes were never sent"
+		if _, dropped := e.track.faults["drop-deletes"]; dropped {
+			// The server sent them; the observing proxy left them out.
+			why = "the DELETED events were left out on their way to the client, so its watch never reported them"
+		}
+		f.Cause = why + "; the relist found them by comparing lists. A client-go informer hands such objects to OnDelete as cache.DeletedFinalStateUnknown, with the last state it knew, and a handler that expects the object itself misses them"
 		f.Action = "handle cache.DeletedFinalStateUnknown in every OnDelete handler; make cleanup level-based (reconcile what exists) rather than edge-triggered on delete events; use finalizers for cleanup that must run"
 		f.Docs = "https://pkg.go.dev/k8s.io/client-go/tools/cache#DeletedFinalStateUnknown"
 	})

@@ -49,6 +49,11 @@ func TestMissedDeletesNamesTheInjectedFaultsAsItsCause(t *testing.T) {
 	if !ok || !strings.HasPrefix(got.Cause, want) || strings.Count(got.Cause, "caused by --fault") != 1 {
 		t.Fatalf("want the cause to begin %q: %v %q", want, ok, got.Cause)
 	}
+	// The server sent the deletes, and the proxy left them out: the
+	// cause says that, not that history was gone.
+	if !strings.Contains(got.Cause, "the DELETED events were left out on their way to the client") || strings.Contains(got.Cause, "history was gone") {
+		t.Errorf("cause %q, want it to say the deletes were left out", got.Cause)
+	}
 	// A second relist that missed more: the faults are named once.
 	diff = &store.RelistDiff{ResourceVersion: "12", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "y"}, OldUID: "u-y"}}}
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
