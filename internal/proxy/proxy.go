@@ -661,7 +661,16 @@ type job struct {
 	// faults is what the injected faults did to the request (nil when none may).
 	faults *faultLog
 	s      *observed.Stream
+	// feeding orders a watch's events and its faults' notes; fed counts
+	// the events fed, so that a note placed after them is noted at once
+	// (faultEvery), not only before the next frame the fault lets pass.
+	feeding sync.Mutex
+	fed     int64
 }
+
+// faultEvery is how often a watch with faults notes what they did while
+// no frame passes: a delete dropped on a quiet resource says so then.
+const faultEvery = 250 * time.Millisecond
 
 // flushFaults notes in the stream what the faults did up to the frame
 // about to be fed (n frames fed before it; n < 0: all of it).
@@ -676,6 +685,8 @@ func (j *job) flushFaults(n int64) {
 
 // endRequest ends r, after what the faults did to it.
 func (j *job) endRequest(r *observed.Request, end *reflector.RequestEnd) {
+	j.feeding.Lock() // after a note noteFaults is making
+	defer j.feeding.Unlock()
 	j.flushFaults(-1)
 	r.End(end)
 }
@@ -750,7 +761,12 @@ func (j *job) run() {
 // events feeds a watch's events to the stream until next fails (closed says
 // which failure is the body's normal end) or the server sends an ERROR event.
 func (j *job) events(r *observed.Request, next func() (reflector.WatchEvent, error), closed func(error) bool) {
-	for fed := int64(0); ; fed++ {
+	if j.faults != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go j.noteFaults(stop)
+	}
+	for {
 		ev, err := next()
 		if err != nil {
 			if closed(err) {
@@ -759,11 +775,31 @@ func (j *job) events(r *observed.Request, next func() (reflector.WatchEvent, err
 			j.endRequest(r, j.end(err))
 			return
 		}
-		j.flushFaults(fed)
+		j.feeding.Lock()
+		j.flushFaults(j.fed)
 		r.Event(ev)
+		j.fed++
+		j.feeding.Unlock()
 		if ev.Type == reflector.EventError {
 			j.endRequest(r, &reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
 			return
+		}
+	}
+}
+
+// noteFaults notes, every faultEvery until stop, what the faults did after
+// the events already fed: between two of them, in their order.
+func (j *job) noteFaults(stop <-chan struct{}) {
+	t := time.NewTicker(faultEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			j.feeding.Lock()
+			j.flushFaults(j.fed)
+			j.feeding.Unlock()
 		}
 	}
 }
