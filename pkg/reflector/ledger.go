@@ -296,16 +296,7 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time, stateAdd bool
 	l.mu.Unlock()
 	// Counted first: a listener reads the totals with the event in them.
 	l.Note(Note{Kind: NoteApplied, Event: ev.Type, Applied: &res, Delivery: ev.Delivery, Changes: ev.Changes})
-	rv := ev.Item.Object.ResourceVersion
-	if stateAdd {
-		l.mu.Lock()
-		if !ResourceVersionBackwards(rv, l.stats.ResourceVersion) {
-			l.stats.ResourceVersion = rv
-		}
-		l.mu.Unlock()
-		return nil
-	}
-	l.advance(rv) // after the event's note: it may decide on it
+	l.advance(ev.Item.Object.ResourceVersion, stateAdd) // after the event's note: it may decide on it
 	return nil
 }
 
@@ -317,7 +308,7 @@ func (l *Ledger) bookmark(rv string, listEnd bool) {
 	l.wmu.Lock()
 	_, _ = l.writer.ApplyEvent(store.Event{Type: store.Bookmark, ResourceVersion: rv})
 	l.wmu.Unlock()
-	l.advance(rv)
+	l.advance(rv, false)
 	l.mu.Lock()
 	if listEnd {
 		l.stats.Counters.InitialEventsEnd++
@@ -330,18 +321,22 @@ func (l *Ledger) bookmark(rv string, listEnd bool) {
 	l.Note(Note{Kind: NoteBookmark, Bookmark: &Bookmark{ResourceVersion: rv, ListEnd: listEnd}})
 }
 
-// advance moves the cursor to rv, noting (and refusing) a move backwards.
-func (l *Ledger) advance(rv string) {
+// advance moves the cursor to rv, noting (and refusing) a move backwards;
+// unordered (a watch's state adds, Ledger.stateAdds) refuses it quietly.
+func (l *Ledger) advance(rv string, unordered bool) {
 	if rv == "" {
 		return
 	}
 	l.mu.Lock()
 	last := l.stats.ResourceVersion
 	backwards := ResourceVersionBackwards(rv, last)
-	if backwards {
-		l.stats.Counters.ResourceVersionBackwards++
-	} else {
+	switch {
+	case !backwards:
 		l.stats.ResourceVersion = rv
+	case unordered:
+		backwards = false
+	default:
+		l.stats.Counters.ResourceVersionBackwards++
 	}
 	l.mu.Unlock()
 	if backwards {
