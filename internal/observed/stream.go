@@ -127,6 +127,10 @@ type Stream struct {
 	// announced, and never change.
 	Asked   Asked
 	Options Options
+	// created is when the stream was made, its start until its first
+	// request, sent earlier, moves it back; begun: that request came.
+	created time.Time
+	begun   bool
 
 	now    func() time.Time
 	st     *store.Store
@@ -239,7 +243,8 @@ func NewStream(id int, client Client, target reflector.Target, now func() time.T
 	s := &Stream{ID: id, Client: client, target: target, now: now, st: st, ledger: reflector.NewLedger(w, now, maxRequests)}
 	s.findings = findings.New(findings.Options{Resource: target.Resource.String(), Client: client.String()}, s.ledger)
 	s.ledger.OnNote(s.note)
-	s.ledger.Start(now())
+	s.created = now()
+	s.ledger.Start(s.created)
 	return s
 }
 
@@ -432,10 +437,13 @@ func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOption
 	}
 	// A client that had left is back (it resumed, on a new connection).
 	s.ledger.ClientBack()
-	if st := s.ledger.Stats(); st.Totals.Requests == 0 && !started.IsZero() && started.Before(st.Started) {
-		// The stream began with its first request, sent before the
-		// proxy made the stream (after discovery named its resource).
-		s.ledger.Start(started)
+	if !s.begun {
+		s.begun = true
+		if !started.IsZero() && started.Before(s.created) {
+			// The stream began with its first request, sent before the
+			// proxy made the stream (after discovery named its resource).
+			s.ledger.Start(started)
+		}
 	}
 	streamed := verb == reflector.VerbWatch && opts.SendInitialEvents
 	listing := s.ledger.Listing()
