@@ -263,7 +263,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if len(o.faults) > 0 {
 		fmt.Fprintf(o.ErrOut, "injecting faults: --fault %s\n", strings.Join(o.Faults, " --fault "))
 	}
-	server := "http://" + clientAddress(ln.Addr(), o.Address)
+	server := "http://" + metrics.ClientAddress(ln.Addr(), o.Address)
 	kc := proxyKubeconfig(server)
 	if o.PrintKubeconfig != "" {
 		if err := writeKubeconfig(o.PrintKubeconfig, kc); err != nil {
@@ -337,21 +337,6 @@ func cancelled() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx
-}
-
-// clientAddress is the address a local client reaches the proxy at: the
-// bound one, or loopback when the proxy binds every interface (a client's
-// Host must pass --accept-hosts, which 0.0.0.0 does not by default).
-func clientAddress(a net.Addr, asked string) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsUnspecified() {
-		return a.String()
-	}
-	// Go binds both families for 0.0.0.0; the family asked for decides.
-	if ip := net.ParseIP(asked); ip != nil && ip.To4() == nil {
-		return net.JoinHostPort("::1", strconv.Itoa(tcp.Port))
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // connectLines tell, on the dashboard with no stream yet, how a program

@@ -45,3 +45,34 @@ func TestListenAnswersBeforeTheRegistryAndServesItOncePublished(t *testing.T) {
 		t.Errorf("/metrics after Publish: %d, without the resource's series:\n%s", code, body)
 	}
 }
+
+// A server bound to every interface names, in its URL, the loopback address
+// of the family asked for: the address a client on this host reaches, not
+// "[::]", which a browser cannot open. A scrape of that URL answers.
+func TestTheURLOfAServerOnEveryInterfaceIsLoopback(t *testing.T) {
+	for _, c := range []struct{ addr, prefix string }{
+		{":0", "http://127.0.0.1:"},
+		{"0.0.0.0:0", "http://127.0.0.1:"},
+		{"[::]:0", "http://[::1]:"},
+		{"127.0.0.1:0", "http://127.0.0.1:"},
+	} {
+		s, err := metrics.Listen(c.addr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := s.URL()
+		if !strings.HasPrefix(url, c.prefix) || !strings.HasSuffix(url, "/metrics") {
+			t.Errorf("Listen(%q).URL() = %q, want %s…/metrics", c.addr, url, c.prefix)
+		} else if resp, err := http.Get(url); err != nil {
+			t.Errorf("GET %s: %v", url, err)
+		} else {
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("GET %s: %s", url, resp.Status)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -34,6 +35,7 @@ func IsLoopback(addr string) (bool, error) {
 type Server struct {
 	srv     *http.Server
 	ln      net.Listener
+	asked   string // the host asked for: "" or "0.0.0.0" binds every interface
 	done    chan error
 	metrics atomic.Pointer[http.Handler] // the process's own metrics until Publish
 }
@@ -63,7 +65,8 @@ func Listen(addr string, ready func() error) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	s := &Server{ln: ln, done: make(chan error, 1)}
+	host, _, _ := net.SplitHostPort(addr)
+	s := &Server{ln: ln, asked: host, done: make(chan error, 1)}
 	h := handlerFor(processRegistry())
 	s.metrics.Store(&h)
 	mux := http.NewServeMux()
@@ -105,8 +108,25 @@ func (s *Server) Publish(m *Metrics) {
 // Addr is the address the server listens on (with the port chosen when addr's was 0).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// URL is the metrics endpoint: "http://127.0.0.1:9090/metrics".
-func (s *Server) URL() string { return "http://" + s.Addr() + "/metrics" }
+// URL is the metrics endpoint as a client on this host reaches it:
+// "http://127.0.0.1:9090/metrics", also when the server binds every
+// interface (":9090", where Addr is "[::]:9090").
+func (s *Server) URL() string { return "http://" + ClientAddress(s.ln.Addr(), s.asked) + "/metrics" }
+
+// ClientAddress is the address a client on this host reaches a listener
+// bound at a (asked for as host asked) at: a itself, or loopback when it
+// binds every interface, in the family asked for ("::" gives ::1, "" and
+// 0.0.0.0 give 127.0.0.1; Go binds both families for either).
+func ClientAddress(a net.Addr, asked string) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	if ip := net.ParseIP(asked); ip != nil && ip.To4() == nil {
+		return net.JoinHostPort("::1", strconv.Itoa(tcp.Port))
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+}
 
 // Close stops the server, letting a scrape in progress finish for up to a second.
 func (s *Server) Close() error {
