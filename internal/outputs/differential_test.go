@@ -171,12 +171,13 @@ func checkViews(t *testing.T, path string) {
 	}
 }
 
-// summaryTotals is what a summary counts, and want's figures the summary
-// does not carry (missed objects, requests).
+// summaryTotals is what a summary counts, and want's figure the summary
+// does not carry (requests).
 func summaryTotals(s summary.Summary, want totals) totals {
 	c, got := s.Counters, want
 	got.Lists, got.Relists, got.Gone, got.Bookmarks, got.ListEnds = c.Lists, c.Relists, c.Gone, c.Bookmarks, c.InitialEventsEnd
 	got.Added, got.Modified, got.Deleted, got.Duplicates = c.Added, c.Modified, c.Deleted, c.Duplicates
+	got.MissedDeletes, got.MissedRecreates, got.MissedUpdates = s.Missed.Deletes, s.Missed.Recreates, s.Missed.Updates
 	return got
 }
 

@@ -31,7 +31,11 @@ type Summary struct {
 	ResourceVersion string             `json:"resourceVersion"`
 	Bookmark        BookmarkSummary    `json:"bookmark"`
 	Counters        reflector.Counters `json:"counters"`
-	Store           []StoreEntry       `json:"store"`
+	// Missed sums what the relists found the watch had missed (every
+	// relist diff's deletes, recreates, updates and adds): what --fail-on
+	// 'missed>0' and 'missed-deletes>0' read.
+	Missed reflector.MissedCounts `json:"missed"`
+	Store  []StoreEntry           `json:"store"`
 	// Findings are what the findings engine raised, in the order raised
 	// (ignored ones included, marked); [] when none.
 	Findings []findings.Finding `json:"findings"`
@@ -169,6 +173,7 @@ func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now ti
 		ResourceVersion: st.ResourceVersion,
 		Bookmark:        BookmarkSummary{ResourceVersion: st.BookmarkRV},
 		Counters:        st.Counters,
+		Missed:          st.Totals.Missed,
 		Store:           entries,
 		Findings:        []findings.Finding{},
 		Delivery:        DeliverySummary{Lag: LagSummaryOf(st.Lag.Counts)},
@@ -259,6 +264,8 @@ func (s Summary) WriteText(w io.Writer) error {
 		c.Lists, c.Relists, c.ListPages, c.Watches, c.Gone, c.TooLargeResourceVersion, c.Bookmarks, c.InitialEventsEnd)
 	fmt.Fprintf(&b, "events: added %d, modified %d, deleted %d; UID mismatches %d, duplicates %d; watch errors %d, backoffs %d\n",
 		c.Added, c.Modified, c.Deleted, c.UIDMismatches, c.Duplicates, c.WatchErrors, c.Backoffs)
+	m := s.Missed
+	fmt.Fprintf(&b, "missed, as relists found: deletes %d, recreates %d, updates %d, adds %d\n", m.Deletes, m.Recreates, m.Updates, m.Adds)
 	if len(s.Findings) == 0 {
 		b.WriteString("findings: none\n")
 	}

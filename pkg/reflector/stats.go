@@ -344,7 +344,12 @@ type GoneOn struct{ Watch, List, Continue int64 }
 type PageResults struct{ OK, Gone, TooLarge, Error, Timeout, Canceled, Stopped int64 }
 
 // MissedCounts sum what relist diffs found the watch had missed.
-type MissedCounts struct{ Deletes, Recreates, Updates, Adds int64 }
+type MissedCounts struct {
+	Deletes   int64 `json:"deletes"`
+	Recreates int64 `json:"recreates"`
+	Updates   int64 `json:"updates"`
+	Adds      int64 `json:"adds"`
+}
 
 // Total is every missed object.
 func (m MissedCounts) Total() int64 { return m.Deletes + m.Recreates + m.Updates + m.Adds }
