@@ -105,9 +105,6 @@ func (s *Server) Publish(m *Metrics) {
 	s.metrics.Store(&h)
 }
 
-// Addr is the address the server listens on (with the port chosen when addr's was 0).
-func (s *Server) Addr() string { return s.ln.Addr().String() }
-
 // URL is the metrics endpoint as a client on this host reaches it:
 // "http://127.0.0.1:9090/metrics", also when the server binds every
 // interface (":9090", where Addr is "[::]:9090").
