@@ -79,12 +79,6 @@ func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// states are every state of the state set, in order.
-func states() []reflector.State {
-	return []reflector.State{reflector.StateEmpty, reflector.StateListing, reflector.StateStreamingList, reflector.StateWatching,
-		reflector.StateRelisting, reflector.StateBackoff, reflector.StateFailed, reflector.StateStopped}
-}
-
 // Collect implements prometheus.Collector. Sets with the same labels (two
 // streams of one client of a proxy: its User-Agent, resource, namespace and
 // selectors) make one series: counters and store sizes are summed, ages
@@ -163,7 +157,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.bookmarkAge, ages[0].Seconds())
 		gauge(c.noProgress, ages[1].Seconds())
 		gauge(c.timeToSync, ages[2].Seconds())
-		for _, s := range states() {
+		for _, s := range reflector.States() {
 			gauge(c.state, float64(g.states[s]), s.String())
 		}
 		for _, k := range g.findingOrder {

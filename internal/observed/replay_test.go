@@ -83,9 +83,10 @@ func TestAnObservedTraceReplaysAsRecorded(t *testing.T) {
 	if got.Counters.Gone != 1 || got.Counters.Relists != 1 || got.LastRelistDiff == nil || len(got.LastRelistDiff.Deleted) != 1 {
 		t.Errorf("the replayed 410 and relist: %+v, diff %+v", got.Counters, got.LastRelistDiff)
 	}
-	// That the client left is in the trace: the replay says it, since when and in what state.
-	if !got.ClientLeft.Equal(left) || got.ClientLeftState != reflector.StateWatching {
-		t.Errorf("the replayed client left at %v in %s, want at %v in Watching", got.ClientLeft, got.ClientLeftState, left)
+	// That the client left is in the trace: the replay says it, since when
+	// and in what state (its relist was complete and it asked for no watch).
+	if !got.ClientLeft.Equal(left) || got.ClientLeftState != reflector.StateListed {
+		t.Errorf("the replayed client left at %v in %s, want at %v in Listed", got.ClientLeft, got.ClientLeftState, left)
 	}
 	if !rp.Now().Equal(start.Add(7 * time.Second)) {
 		t.Errorf("the replay's clock ends at %v, want the last line's time", rp.Now())

@@ -241,6 +241,7 @@ func NewStream(id int, client Client, target reflector.Target, now func() time.T
 	}
 	st, w := store.New()
 	s := &Stream{ID: id, Client: client, target: target, now: now, st: st, ledger: reflector.NewLedger(w, now, maxRequests)}
+	s.ledger.Observed()
 	s.findings = findings.New(findings.Options{Resource: target.Resource.String(), Client: client.String()}, s.ledger)
 	s.ledger.OnNote(s.note)
 	s.created = now()

@@ -56,11 +56,16 @@ func TestAStreamFollowsAListWatchA410AndTheRelist(t *testing.T) {
 	r := s.Begin(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "0", Limit: 500})
 	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{item("a", "ua", "5"), item("b", "ub", "6"), item("c", "uc", "7")}})
 	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
-	if st := s.Stats(); st.State != reflector.StateWatching || st.ResourceVersion != "10" || s.Store().Len() != 3 || st.Synced.IsZero() {
+	// Listed, not Watching: until its next request, the client may never
+	// watch (kubectl get).
+	if st := s.Stats(); st.State != reflector.StateListed || st.ResourceVersion != "10" || s.Store().Len() != 3 || st.Synced.IsZero() {
 		t.Fatalf("after the list: %s at %q with %d objects", st.State, st.ResourceVersion, s.Store().Len())
 	}
 
 	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true, TimeoutSeconds: 300})
+	if st := s.Stats(); st.State != reflector.StateWatching {
+		t.Fatalf("once it asked for a watch: %s", st.State)
+	}
 	w.Event(event(reflector.EventModified, "a", "ua", "11"))
 	w.Event(event(reflector.EventDeleted, "b", "ub", "12"))
 	clock.now = clock.now.Add(time.Second)

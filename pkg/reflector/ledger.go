@@ -55,6 +55,9 @@ type Ledger struct {
 	// Only another program's client watches so (an observed stream): our
 	// reflector resumes from a cursor or streams its list.
 	stateAdds bool
+	// afterList is the state a complete list leaves: Watching, or Listed
+	// for an observed client's ledger (Observed).
+	afterList State
 	listBytes int64 // the bodies of the list in progress, as received (Decision.Bytes)
 	// What the decisions say of lists: one was decided (from then on it
 	// counts in Totals.Lists), when, and why the next relist begins.
@@ -84,9 +87,19 @@ func NewLedger(w *store.Writer, now func() time.Time, history int) *Ledger {
 	if history < 1 {
 		history = 1
 	}
-	l := &Ledger{now: now, writer: w, history: make([]RequestInfo, history), latency: newLatencyRing(1024), relistCause: CauseError}
+	l := &Ledger{now: now, writer: w, history: make([]RequestInfo, history), latency: newLatencyRing(1024), relistCause: CauseError, afterList: StateWatching}
 	l.stats.StateSince = now()
 	return l
+}
+
+// Observed makes l the ledger of another program's client, rebuilt from its
+// traffic (internal/observed): a complete list leaves it Listed, not
+// Watching, until the client's next request says what it does (kubectl get
+// never watches). Call it before the first note.
+func (l *Ledger) Observed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.afterList = StateListed
 }
 
 // OnNote adds a listener of the notes. Listeners are called in Seq order,
@@ -454,7 +467,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	if res.Diff != nil {
 		n = res.Diff.After
 	}
-	l.Decide(Decision{State: StateWatching, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took, Began: began})
+	l.Decide(Decision{State: l.afterList, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took, Began: began})
 	return res.Diff, relist, nil
 }
 
@@ -471,7 +484,7 @@ func (l *Ledger) NoteRelistDiff(rv string, diff *store.RelistDiff, relist bool) 
 	m.Updates += int64(len(diff.Updated))
 	m.Adds += int64(len(diff.Added))
 	l.mu.Unlock()
-	l.Decide(Decision{State: StateWatching, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: diff})
+	l.Decide(Decision{State: l.afterList, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: diff})
 }
 
 // Listing reports whether a list has begun and is not complete.
@@ -523,21 +536,9 @@ func (l *Ledger) ClientLeft(since time.Time) {
 	}
 	l.stats.ClientLeft, l.stats.ClientLeftState = since, l.stats.State
 	l.stats.ClientLeftWas = l.stats.State.String()
-	if l.stats.State == StateWatching && l.lastVerb() == VerbList {
-		// Its list was complete and it asked for no watch (kubectl get).
-		l.stats.ClientLeftWas = "Listed"
-	}
 	state, was := l.stats.State, l.stats.ClientLeftWas
 	l.mu.Unlock()
 	l.Decide(Decision{State: state, Reason: ReasonClientLeft, Wait: max(l.now().Sub(since), 0), Cause: was})
-}
-
-// lastVerb is the verb of the last finished request ("" before one); mu held.
-func (l *Ledger) lastVerb() Verb {
-	if !l.histFull && l.histNext == 0 {
-		return ""
-	}
-	return l.history[(l.histNext-1+len(l.history))%len(l.history)].Verb
 }
 
 // ClientBack records that the client of a stream it had left sent a

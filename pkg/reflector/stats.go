@@ -34,7 +34,19 @@ const (
 	StateFailed
 	// StateStopped: Run's context ended.
 	StateStopped
+	// StateListed: another program's client (a stream the observing proxy
+	// follows) has a complete list and has not asked for a watch: kubectl
+	// get stays here. Its next request says what it does. Our reflector
+	// never is Listed: it watches as soon as a list is complete.
+	StateListed
 )
+
+// States are every state, in the order a list of them reads best: the
+// way to a complete cache, watching, and the ends.
+func States() []State {
+	return []State{StateEmpty, StateListing, StateStreamingList, StateListed, StateWatching,
+		StateRelisting, StateBackoff, StateFailed, StateStopped}
+}
 
 // String returns the state's display name.
 func (s State) String() string {
@@ -55,6 +67,8 @@ func (s State) String() string {
 		return "Failed"
 	case StateStopped:
 		return "Stopped"
+	case StateListed:
+		return "Listed"
 	}
 	return "Unknown"
 }
@@ -460,9 +474,8 @@ type Stats struct {
 	// own never sets them), and again once it comes back.
 	ClientLeft      time.Time
 	ClientLeftState State
-	// ClientLeftWas says it for people: the state's name, or "Listed" for
-	// a client whose complete list was its last request (kubectl get: it
-	// never watched).
+	// ClientLeftWas says it for people: the state's name ("Listed" for a
+	// client whose complete list was its last request: kubectl get).
 	ClientLeftWas string
 	// Lag is the passive delivery estimate: how late the watch events
 	// applied past their list arrived after their object's last write

@@ -136,7 +136,7 @@ func namespaceOf(r *Resource) string {
 // stateCounts is how many resources are in each state, worst colors and all;
 // the observed streams whose client left are counted apart, in none.
 func (o *Overview) stateCounts() string {
-	var counts [reflector.StateStopped + 1]int
+	counts := map[reflector.State]int{}
 	waiting, left := 0, 0
 	for i := range o.subs {
 		m := &o.subs[i]
@@ -145,14 +145,13 @@ func (o *Overview) stateCounts() string {
 			waiting++
 		case !m.stats.ClientLeft.IsZero():
 			left++
-		case m.stats.State >= 0 && int(m.stats.State) < len(counts):
+		default:
 			counts[m.stats.State]++
 		}
 	}
 	var parts []string
-	for s, n := range counts {
-		if n > 0 {
-			state := reflector.State(s)
+	for _, state := range reflector.States() {
+		if n := counts[state]; n > 0 {
 			parts = append(parts, o.st.Sev(common.StateSeverity(state), fmt.Sprintf("● %d %s", n, state)))
 		}
 	}

@@ -110,11 +110,12 @@ func (s Styles) Counter(n int64, worrying bool) string {
 	return s.Value.Render(format.Count(n))
 }
 
-// StateSeverity colors the reflector's state: watching is healthy, listing is
-// work in progress, backoff and failure are trouble.
+// StateSeverity colors the reflector's state: watching (or an observed
+// client's complete list) is healthy, listing is work in progress, backoff
+// and failure are trouble.
 func StateSeverity(st reflector.State) Severity {
 	switch st {
-	case reflector.StateWatching:
+	case reflector.StateWatching, reflector.StateListed:
 		return SevGood
 	case reflector.StateListing, reflector.StateStreamingList, reflector.StateRelisting:
 		return SevWarn
