@@ -175,13 +175,39 @@ func (n Label) Name() string {
 	return n.base + n.apart
 }
 
+// minBase is the fewest cells a cut leaves the resource's name ("dep…").
+const minBase = 4
+
 // fit fits the resource's name in width cells, cutting the resource's name
-// before what sets it apart from the others.
+// before what sets it apart from the others. What sets it apart, cut too,
+// loses its middle, not its end: " -n team-payments-prod" and
+// " -n team-payments-stage" become " -n te…ts-prod" and " -n te…s-stage",
+// which still tell the rows apart whether the names differ at the start or
+// at the end.
 func (n Label) fit(width int) string {
 	if n.nameW <= width || n.apart == "" {
 		return n.base + n.apart
 	}
-	return common.Clip(common.Clip(n.base, max(width-ansi.StringWidth(n.apart), 4))+n.apart, width)
+	apartW := ansi.StringWidth(n.apart)
+	if width-apartW >= minBase {
+		return common.Clip(n.base, width-apartW) + n.apart
+	}
+	base := common.Clip(n.base, minBase)
+	return base + clipMiddle(n.apart, width-ansi.StringWidth(base))
+}
+
+// clipMiddle fits plain text s in width cells by putting an ellipsis in
+// place of its middle: its start and its end are kept, the end a cell more.
+func clipMiddle(s string, width int) string {
+	w := ansi.StringWidth(s)
+	if w <= width {
+		return s
+	}
+	if width < 3 {
+		return common.Clip(s, width)
+	}
+	head := (width - 1) / 2
+	return ansi.Truncate(s, head, "") + format.Ellipsis + ansi.TruncateLeft(s, w-(width-1-head), "")
 }
 
 // fitClient fits the client in width cells, cutting the program's name

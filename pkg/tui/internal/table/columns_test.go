@@ -3,6 +3,8 @@ package table
 import (
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 func TestNarrowTerminalsDropColumnsInPriorityOrder(t *testing.T) {
@@ -41,5 +43,31 @@ func TestNarrowTerminalsDropColumnsInPriorityOrder(t *testing.T) {
 	}
 	if used != 158 {
 		t.Errorf("the columns take %d cells of 158", used)
+	}
+}
+
+// Two streams of one client in two namespaces whose names share a long
+// start stay apart in a narrow resource column: the cut takes the middle
+// of the namespace, not its end.
+func TestACutNameKeepsWhatSetsTheRowsApart(t *testing.T) {
+	prod := NewLabel("deployments.apps", " -n team-payments-prod", "kubectl", " (tables)")
+	stage := NewLabel("deployments.apps", " -n team-payments-stage", "kubectl", " (tables)")
+	first := NewLabel("deployments.apps", " -n prod-team-payments", "", "")
+	for width := 10; width <= 26; width++ {
+		a, b, c := prod.fit(width), stage.fit(width), first.fit(width)
+		for _, s := range []string{a, b, c} {
+			if w := ansi.StringWidth(s); w > width {
+				t.Errorf("width %d: %q is %d cells", width, s, w)
+			}
+		}
+		if a == b || a == c || b == c {
+			t.Errorf("width %d: the rows read %q, %q and %q", width, a, b, c)
+		}
+	}
+	if got, want := prod.fit(18), "dep… -n te…ts-prod"; got != want {
+		t.Errorf("fit(18) = %q, want %q", got, want)
+	}
+	if got, want := stage.fit(40), "deployments.apps -n team-payments-stage"; got != want {
+		t.Errorf("fit(40) = %q, want %q (nothing cut where it fits)", got, want)
 	}
 }
