@@ -194,7 +194,7 @@ func (m *Model) applySnapshot(s snapshotMsg) {
 	}
 	if s.hasStats {
 		m.stats, m.haveStats = s.stats, true
-		m.rates.Observe(s.at, s.stats.Counters)
+		m.rates.Observe(s.at, s.stats.Started, s.stats.Counters)
 		m.diff.SetDiff(s.stats.LastRelistDiff, s.at)
 	}
 	if s.hasStore {

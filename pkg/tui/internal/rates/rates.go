@@ -35,8 +35,12 @@ func Counts(c reflector.Counters) [NumSeries]int64 {
 }
 
 // Window turns successive counter snapshots into per-second event counts
-// over the last minute: each snapshot's delta from the previous one goes to
-// the bucket of the second it was taken in.
+// over the last minute: each snapshot's delta from the previous one (from
+// zero, at the time the counting began, for the first) goes to the bucket
+// of the second it was taken in, or, when seconds passed between the two
+// (a replay faster than real time: at --speed 0 a poll can span minutes of
+// the trace's clock, and the first can come after the whole trace), is
+// spread evenly over them.
 type Window struct {
 	have    bool
 	last    [NumSeries]int64
@@ -44,17 +48,25 @@ type Window struct {
 	buckets [NumSeries][Seconds]int64
 }
 
-// Observe adds one snapshot of the counters taken at at.
-func (w *Window) Observe(at time.Time, c reflector.Counters) {
+// Observe adds one snapshot of the counters taken at at; began is when
+// they began counting from zero (Stats.Started; zero: unknown, taken as at's
+// second).
+func (w *Window) Observe(at, began time.Time, c reflector.Counters) {
 	cur := Counts(c)
 	sec := at.Unix()
 	if !w.have {
-		w.have, w.last, w.lastSec = true, cur, sec
-		return
+		w.have, w.lastSec = true, sec-1
+		if !began.IsZero() && began.Unix() < sec {
+			w.lastSec = began.Unix() - 1
+		}
 	}
+	// The seconds the delta spreads over: those after the last snapshot's,
+	// up to this one's, of which the window keeps the last Seconds.
+	first, span := w.lastSec, int64(1)
 	if sec > w.lastSec {
+		first, span = w.lastSec+1, sec-w.lastSec
 		// Clear the buckets of the seconds that passed without a snapshot.
-		for s := w.lastSec + 1; s <= sec && s <= w.lastSec+Seconds; s++ {
+		for s := max(first, sec-Seconds+1); s <= sec; s++ {
 			for i := range w.buckets {
 				w.buckets[i][s%Seconds] = 0
 			}
@@ -66,7 +78,15 @@ func (w *Window) Observe(at time.Time, c reflector.Counters) {
 		if d < 0 { // a new reflector started counting from zero
 			d = cur[i]
 		}
-		w.buckets[i][w.lastSec%Seconds] += d
+		// Each second gets d/span; the rest, one each, the latest seconds.
+		each, rest := d/span, d%span
+		for s := max(first, w.lastSec-Seconds+1); s <= w.lastSec; s++ {
+			n := each
+			if w.lastSec-s < rest {
+				n++
+			}
+			w.buckets[i][s%Seconds] += n
+		}
 	}
 	w.last = cur
 }
