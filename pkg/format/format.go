@@ -20,10 +20,11 @@ import (
 const Ellipsis = "…"
 
 // Age is a compact duration for ages and long spans: 850ms, 4.2s, 42s,
-// 2m10s, 3h02m, 2d03h. A negative duration (clock skew) reads as 0s.
+// 2m10s, 3h02m, 2d03h. Under a millisecond, and a negative duration (clock
+// skew), reads as 0s, never 0ms.
 func Age(d time.Duration) string {
 	switch {
-	case d <= 0:
+	case d < time.Millisecond:
 		return "0s"
 	case d < time.Second:
 		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"

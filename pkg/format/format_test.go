@@ -20,7 +20,7 @@ func check[T comparable](t *testing.T, name string, f func(T) string, cases map[
 
 func TestDurations(t *testing.T) {
 	check(t, "Age", format.Age, map[time.Duration]string{
-		-time.Second: "0s", 0: "0s", 850 * time.Millisecond: "850ms", 4200 * time.Millisecond: "4.2s", 42 * time.Second: "42s",
+		-time.Second: "0s", 0: "0s", 400 * time.Microsecond: "0s", time.Millisecond: "1ms", 850 * time.Millisecond: "850ms", 4200 * time.Millisecond: "4.2s", 42 * time.Second: "42s",
 		130 * time.Second: "2m10s", 3*time.Hour + 2*time.Minute: "3h02m", 51 * time.Hour: "2d03h",
 	})
 	check(t, "Latency", format.Latency, map[time.Duration]string{
