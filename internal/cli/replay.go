@@ -152,6 +152,10 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		var rewind atomic.Int64
 		rewind.Store(-1)
 		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt, Kind: traits.Dashboard}
+		// The dashboard's clock goes on between two lines at pace, as it
+		// did live (the reflectors' stays on the lines' times).
+		start := sess.Header.StartedAt
+		opts.Now = func() time.Time { return start.Add(player.Reached()) }
 		if canRewind {
 			opts.Rewind = func(at time.Duration) { rewind.Store(int64(at)) }
 			outs.Rewinding = func() bool { return rewind.Load() >= 0 }

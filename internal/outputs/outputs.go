@@ -320,7 +320,9 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	}()
 	var runErr, uiErr error
 	if x.opts.Dashboard {
-		opts.Now = sess.Now
+		if opts.Now == nil {
+			opts.Now = sess.Now
+		}
 		opts.Probe = probeView(sess)
 		if x.traits.Arrive {
 			opts.Added = x.added // subjects come while it runs

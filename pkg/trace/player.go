@@ -57,6 +57,10 @@ type Player struct {
 	// timedWaits counts its waits for a line's time.
 	waiting    bool
 	timedWaits int64
+	// ahead is true while the next line, recorded at next, waits for its
+	// time at pace: the replay's time goes on towards it (Reached).
+	ahead bool
+	next  time.Duration
 	// wake is closed, and replaced, at every change.
 	wake chan struct{}
 	// now is the wall clock.
@@ -202,6 +206,22 @@ func (pl *Player) Seek(at time.Duration) error {
 	return nil
 }
 
+// Reached is the recorded time (an offset from the trace's start) the
+// replay has reached: the last line served's, or, while the next line
+// waits for its time at pace, where the pace has come to, short of that
+// line's time. A dashboard's clock follows it, so ages and running times go
+// on between two lines as they did live; the reflectors' clock is the
+// lines' (Position), which keeps what they note the same at any speed.
+func (pl *Player) Reached() time.Duration {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if !pl.ahead || pl.paused || pl.seeking || pl.speed <= 0 {
+		return pl.pos
+	}
+	paced := pl.anchorAt + time.Duration(min(float64(pl.now().Sub(pl.anchorWall))*pl.speed, 1<<62))
+	return max(pl.pos, min(paced, pl.next))
+}
+
 // Position is the recorded time (an offset from the trace's start) of the
 // last line served, and how many lines have been served.
 func (pl *Player) Position() (time.Duration, int64) {
@@ -229,6 +249,13 @@ func (pl *Player) SetEnd(end time.Duration) {
 // now; if not, how long to wait at most (0: until a change) and the channel
 // a change closes. Call it with mu held.
 func (pl *Player) decide(at time.Duration, now time.Time) (serve bool, wait time.Duration, wake <-chan struct{}) {
+	serve, wait, wake = pl.pace(at, now)
+	pl.ahead, pl.next = wait > 0, at
+	return serve, wait, wake
+}
+
+// pace is decide's answer; mu held.
+func (pl *Player) pace(at time.Duration, now time.Time) (serve bool, wait time.Duration, wake <-chan struct{}) {
 	switch {
 	case pl.seeking && at < pl.seekTo:
 		return true, 0, nil

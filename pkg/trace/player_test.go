@@ -331,3 +331,41 @@ func TestAVerySlowSpeedWaitsInsteadOfServingAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Between two lines, the replay's time goes on at pace towards the next
+// one, never past it, and stands still while paused or at speed 0: the
+// dashboard's clock does not freeze on the last line's time.
+func TestTheReplaysTimeGoesOnAtPaceBetweenLines(t *testing.T) {
+	pl, w := newTestPlayer(2)
+	serveAt(t, pl, w, 10*time.Second, KindRequest)
+	if got := pl.Reached(); got != 10*time.Second {
+		t.Fatalf("after the first line: reached %v, want 10s", got)
+	}
+	serveAt(t, pl, w, 20*time.Second, KindEvent) // due 5s later at ×2
+	w.t = w.t.Add(time.Second)
+	if got := pl.Reached(); got != 12*time.Second {
+		t.Errorf("1s later at ×2: reached %v, want 12s", got)
+	}
+	w.t = w.t.Add(time.Hour) // the reading goroutine is late: never past the line
+	if got := pl.Reached(); got != 20*time.Second {
+		t.Errorf("an hour later: reached %v, want the next line's 20s", got)
+	}
+	serveAt(t, pl, w, 20*time.Second, KindEvent)
+	pl.SetSpeed(1) // paces on from 20s, now
+	if ok, wait := serveAt(t, pl, w, 30*time.Second, KindEvent); ok || wait != 10*time.Second {
+		t.Fatalf("the line at 30s: served %v, wait %v; want a wait of 10s", ok, wait)
+	}
+	pl.Pause()
+	w.t = w.t.Add(2 * time.Second)
+	if got := pl.Reached(); got != 20*time.Second {
+		t.Errorf("paused: reached %v, want the last line's 20s", got)
+	}
+	pl.Resume()
+	pl.SetSpeed(0)
+	if got := pl.Reached(); got != 20*time.Second {
+		t.Errorf("at speed 0: reached %v, want the last line's 20s", got)
+	}
+	if pos, _ := pl.Position(); pos != 20*time.Second {
+		t.Errorf("position %v, want the last line's 20s", pos)
+	}
+}

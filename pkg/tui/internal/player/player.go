@@ -39,6 +39,9 @@ type Player interface {
 	Speed() float64
 	// Position is the recorded time of the last line served, and how many were.
 	Position() (time.Duration, int64)
+	// Reached is the recorded time the replay has come to: Position's, or,
+	// between two lines at pace, on towards the next (the header's clock).
+	Reached() time.Duration
 	// End is the recorded time of the trace's last line, once known.
 	End() (time.Duration, bool)
 }
@@ -54,7 +57,7 @@ type State struct {
 // Read reads p's state.
 func Read(p Player) State {
 	s := State{Paused: p.Paused(), Speed: p.Speed()}
-	s.Pos, _ = p.Position()
+	s.Pos = p.Reached()
 	s.End, s.EndKnown = p.End()
 	return s
 }
