@@ -24,9 +24,26 @@ type decisionComparison struct {
 	rec, rep      []*Line // waiting for their counterpart
 	recLines      []int   // line numbers of rec
 	recordedCount int
+	// recordedStop: the recording has its run's stop (a stopped decision).
+	recordedStop bool
+	// replayedCount counts the replayed decisions; settled is what it was
+	// when the replay last took a line of another request than the line
+	// before (lastID): a decision before that has its counterpart in the
+	// recording, which wrote it before the next request's lines. The
+	// decisions after it answer the last request the trace has (a live
+	// reflector may decide at its end line what the replay decides at its
+	// ERROR event), or the trace's end. prev keeps the mark a look ahead
+	// moved (skipped puts it back).
+	replayedCount, settled int
+	lastID                 int64
+	prev                   struct {
+		settled int
+		lastID  int64
+	}
 	// endedEarly: the recording ended before its run recorded its stop
-	// (killed, or its file cut), and the replay's own stop at the trace's
-	// end was all that was left unmatched.
+	// (killed, or its file cut): what the replay decided during its last
+	// request and after (its answer to that request, and its own stop) had
+	// nothing recorded to be compared with.
 	endedEarly bool
 	index      int // decisions compared so far
 	total      int
@@ -35,6 +52,7 @@ type decisionComparison struct {
 
 func (c *decisionComparison) recorded(l *Line, line int) {
 	c.recordedCount++
+	c.recordedStop = c.recordedStop || l.Reason == string(reflector.ReasonStopped)
 	c.rec = append(c.rec, compared(l))
 	c.recLines = append(c.recLines, line)
 	c.compare()
@@ -45,7 +63,21 @@ func (c *decisionComparison) recorded(l *Line, line int) {
 	}
 }
 
+// took marks that the replay took a line of request id for its reflector.
+func (c *decisionComparison) took(id int64) {
+	c.prev.settled, c.prev.lastID = c.settled, c.lastID
+	if id != c.lastID {
+		c.settled, c.lastID = c.replayedCount, id
+	}
+}
+
+// skipped takes back the last took: the line was looked at ahead or passed
+// over (the end of a request the reflector left at an ERROR event), not
+// answered.
+func (c *decisionComparison) skipped() { c.settled, c.lastID = c.prev.settled, c.prev.lastID }
+
 func (c *decisionComparison) replayed(l *Line) {
+	c.replayedCount++
 	c.rep = append(c.rep, compared(l))
 	c.compare()
 	if len(c.rep) > maxUnmatched {
@@ -79,11 +111,23 @@ func (c *decisionComparison) differ(s string) {
 }
 
 // finish counts the decisions left without a counterpart and returns the
-// differences. A replay that stops at the end of a recording which never
-// recorded its own stop is no difference: the recording ended early.
+// differences. Where the recording never recorded its own stop (its run
+// was killed, its file cut), what the replay decided during the trace's last
+// request or after it is no difference: its answer to that request (a
+// watch's end, a 410, a backoff) and its stop at the trace's end were never
+// recorded.
 func (c *decisionComparison) finish(max int) ([]string, int) {
-	if len(c.rec) == 0 && len(c.rep) > 0 && c.recordedCount > 0 && allStops(c.rep) {
-		c.endedEarly, c.rep = true, nil
+	if len(c.rec) == 0 && len(c.rep) > 0 && c.recordedCount > 0 && !c.recordedStop {
+		// c.rep are the last len(c.rep) replayed decisions; those since
+		// the last request began are past the recording.
+		past := min(c.replayedCount-c.settled, len(c.rep))
+		if past > 0 || allStops(c.rep) {
+			c.endedEarly = true
+			if allStops(c.rep) {
+				past = len(c.rep)
+			}
+			c.rep = c.rep[:len(c.rep)-past]
+		}
 	}
 	for i, rec := range c.rec {
 		c.index++

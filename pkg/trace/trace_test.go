@@ -447,3 +447,39 @@ func TestOnLineSeesEveryLineBeforeTheNotesAboutIt(t *testing.T) {
 		t.Errorf("requests %s ended without OnLine having handed their end line first", strings.Join(late, ", "))
 	}
 }
+
+// A recording cut anywhere (a run killed, a file cut short, between two
+// lines or inside one) replays up to there without a difference: what the
+// replay decides after the last line (its answer to a watch's end, a
+// backoff, its stop) was never recorded, so it is compared with nothing.
+// A difference found on such a cut made `replay --strict` fail a CI job
+// whose monitor was killed right after a watch ended.
+func TestARecordingCutAnywhereReplaysWithoutADifference(t *testing.T) {
+	for _, name := range []string{"demo", "steady", "gone-relist", "recreate", "bookmarks", "streaming", "forced-relist-restart"} {
+		b, err := os.ReadFile(filepath.Join(bundled, name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+		for k := 2; k < len(lines); k++ {
+			for _, half := range []bool{false, true} {
+				body := strings.Join(lines[:k], "")
+				if half { // and the next line cut in its middle
+					body += lines[k][:len(lines[k])/2]
+				}
+				path := filepath.Join(t.TempDir(), "cut.jsonl")
+				if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				rp, _, err := replayFile(t, path)
+				if err != nil {
+					t.Errorf("%s cut after line %d (half a line more: %v): %v", name, k, half, err)
+					continue
+				}
+				if shown, total := rp.Differences(3); total > 0 {
+					t.Errorf("%s cut after line %d (half a line more: %v): %d differences: %v", name, k, half, total, shown)
+				}
+			}
+		}
+	}
+}
