@@ -149,3 +149,32 @@ func MustParse(t *testing.T, s string) Rule {
 	}
 	return r
 }
+
+// A value is never rounded across the threshold: "bookmark-age is 2s" for
+// a rule bookmark-age>2s read as if it had not tripped. A threshold reads
+// as given.
+func TestValuesAreNotRoundedAcrossTheThreshold(t *testing.T) {
+	for _, c := range []struct {
+		rule  string
+		value time.Duration
+		want  string
+	}{
+		{"bookmark-age>2s", 2040 * time.Millisecond, "2.04s"},
+		{"bookmark-age>2s", 2600 * time.Millisecond, "3s"},
+		{"bookmark-age>2s", 2000*time.Millisecond + time.Microsecond, "2.000001s"},
+		{"sync>=3s", 2600 * time.Millisecond, "2.6s"}, // does not trip: not "3s"
+		{"sync>=3s", 3400 * time.Millisecond, "3s"},
+		{"no-progress>10m", 10*time.Minute + 20*time.Second, "10m20s"},
+	} {
+		r, err := Parse(c.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.format(int64(c.value)); got != c.want {
+			t.Errorf("%s: %v reads %q, want %q", c.rule, c.value, got, c.want)
+		}
+	}
+	if r, _ := Parse("sync>2500ms"); r.Canonical() != "sync>2.5s" || (Status{Rule: r}).FormatThreshold() != "> 2.5s" {
+		t.Errorf("a threshold of 2.5s reads %q and %q", r.Canonical(), Status{Rule: r}.FormatThreshold())
+	}
+}

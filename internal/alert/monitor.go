@@ -60,7 +60,7 @@ func (s Status) FormatValue() string { return s.Rule.format(s.Value) }
 
 // FormatThreshold renders the rule's comparison and threshold: "> 3m0s".
 func (s Status) FormatThreshold() string {
-	return string(s.Rule.Op) + " " + s.Rule.format(s.Rule.Threshold)
+	return string(s.Rule.Op) + " " + s.Rule.formatThreshold()
 }
 
 // Monitor evaluates rules on every resource added to it. Its methods are

@@ -137,10 +137,33 @@ func (r Rule) String() string {
 }
 
 // Canonical is the rule in its canonical form: "relists>0", "bookmark-age>3m0s".
-func (r Rule) Canonical() string { return string(r.Measure) + string(r.Op) + r.format(r.Threshold) }
+func (r Rule) Canonical() string { return string(r.Measure) + string(r.Op) + r.formatThreshold() }
 
-// format renders a value of the rule's measure.
-func (r Rule) format(v int64) string { return FormatValue(r.Measure, v) }
+// format renders a value of the rule's measure as FormatValue does, but
+// never rounded across the threshold: a value that trips the rule reads as
+// one that does ("bookmark-age is 2.04s" for bookmark-age>2s, not "is 2s"),
+// and one that does not, as one that does not.
+func (r Rule) format(v int64) string {
+	s := FormatValue(r.Measure, v)
+	if !r.Measure.IsDuration() || r.Measure == LagP99 && v == LagOverAMinute {
+		return s
+	}
+	for _, unit := range []time.Duration{100 * time.Millisecond, 10 * time.Millisecond, time.Millisecond, time.Nanosecond} {
+		if d, err := time.ParseDuration(s); err == nil && r.Trips(int64(d)) == r.Trips(v) {
+			return s
+		}
+		s = time.Duration(v).Round(unit).String()
+	}
+	return s
+}
+
+// formatThreshold renders the threshold as given, unrounded (2.5s, not 3s).
+func (r Rule) formatThreshold() string {
+	if !r.Measure.IsDuration() {
+		return strconv.FormatInt(r.Threshold, 10)
+	}
+	return time.Duration(r.Threshold).String()
+}
 
 // FormatValue renders a value of measure m: a count, or a duration rounded to
 // the second (to the millisecond below a second).
