@@ -286,7 +286,7 @@ func TestHelpOverlayToggles(t *testing.T) {
 		t.Fatalf("state = %v, want help", m.state)
 	}
 	mustContain(t, screen(m), "Keys", "force relist", "audit now", "pause log", "filter by type", "next pane",
-		"q          quit", "one a minute")
+		"q         quit", "one a minute")
 	m = update(m, keyPress("?"))
 	if m.state != stateDashboard {
 		t.Errorf("? again: state %v, want dashboard", m.state)

@@ -10,6 +10,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
@@ -67,9 +68,62 @@ func (s *Screen) Window(lines []string) []string {
 	return lines[min(s.top, len(lines)):]
 }
 
-// Keys lays key bindings out in columns, one per group.
+// keyWidth is the key's column in a group laid out evenly.
+const keyWidth = 10
+
+// Keys lays key bindings out in columns, one per group: side by side in
+// columns of an even share of width when every binding fits in its share
+// with a space to spare; else each group as wide as its bindings need (its
+// keys' column as wide as its widest key), and the groups that do not fit
+// beside the ones before them in a band of their own below. A narrow
+// terminal gets every description whole, in fewer columns, never cut.
 func Keys(st common.Styles, groups [][]key.Binding, width int) []string {
+	cell := func(b key.Binding, keyW int) string {
+		h := b.Help()
+		return " " + st.Value.Render(fmt.Sprintf("%-*s", keyW, h.Key)) + " " + st.Label.Render(h.Desc)
+	}
 	colW := max(width/len(groups), 24)
+	even := colW*len(groups) <= width
+	keyW, need := make([]int, len(groups)), make([]int, len(groups))
+	for i, g := range groups {
+		for _, b := range g {
+			keyW[i] = max(keyW[i], ansi.StringWidth(b.Help().Key))
+			even = even && ansi.StringWidth(cell(b, keyWidth)) < colW
+		}
+		for _, b := range g {
+			need[i] = max(need[i], ansi.StringWidth(cell(b, keyW[i])))
+		}
+	}
+	if even {
+		for i := range groups {
+			keyW[i], need[i] = keyWidth, colW
+		}
+		return band(groups, keyW, need, cell)
+	}
+	const gap = 2
+	var out []string
+	for start := 0; start < len(groups); {
+		end, used := start+1, need[start]
+		for end < len(groups) && used+gap+need[end] <= width {
+			used += gap + need[end]
+			end++
+		}
+		widths := make([]int, end-start)
+		for i := range widths {
+			widths[i] = min(need[start+i]+gap, width)
+		}
+		if start > 0 {
+			out = append(out, "")
+		}
+		out = append(out, band(groups[start:end], keyW[start:end], widths, cell)...)
+		start = end
+	}
+	return out
+}
+
+// band lays groups side by side, group i in widths[i] cells with its keys'
+// column keyW[i] wide.
+func band(groups [][]key.Binding, keyW, widths []int, cell func(key.Binding, int) string) []string {
 	rows := 0
 	for _, g := range groups {
 		rows = max(rows, len(g))
@@ -77,13 +131,12 @@ func Keys(st common.Styles, groups [][]key.Binding, width int) []string {
 	out := make([]string, 0, rows)
 	for r := range rows {
 		var b strings.Builder
-		for _, g := range groups {
-			cell := ""
+		for i, g := range groups {
+			c := ""
 			if r < len(g) {
-				h := g[r].Help()
-				cell = " " + st.Value.Render(fmt.Sprintf("%-10s", h.Key)) + " " + st.Label.Render(h.Desc)
+				c = cell(g[r], keyW[i])
 			}
-			b.WriteString(common.Pad(cell, colW))
+			b.WriteString(common.Pad(c, widths[i]))
 		}
 		out = append(out, strings.TrimRight(b.String(), " "))
 	}

@@ -57,3 +57,39 @@ func TestTheLegendDoesNotBreakAFlagAtItsHyphens(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysAreNeverCut: at any width the dashboard draws, every key and its
+// description show whole (a third column of "…" at 60 columns hid what f,
+// c and space do), no line is wider than the screen, and two columns never
+// touch.
+func TestKeysAreNeverCut(t *testing.T) {
+	b := func(k, desc string) key.Binding { return key.NewBinding(key.WithKeys(k), key.WithHelp(k, desc)) }
+	groups := [][]key.Binding{
+		{b("↑/k", "up"), b("↓/j", "down"), b("pgup", "page up"), b("g/home", "oldest"), b("G/end", "newest, follow")},
+		{b("tab", "next pane"), b("shift+tab", "previous pane"), b("enter", "details"), b("esc", "back, unfilter, overview"), b("?", "help")},
+		{b("f", "findings"), b("c", "field churn"), b("space", "pause, resume"), b("/", "filter"), b("t", "filter by type"), b("r", "force relist")},
+	}
+	for width := 40; width <= 200; width++ {
+		lines := Keys(common.NewStyles(), groups, width)
+		text := ansi.Strip(strings.Join(lines, "\n"))
+		if strings.Contains(text, "…") {
+			t.Fatalf("at width %d a key is cut:\n%s", width, text)
+		}
+		for _, g := range groups {
+			for _, k := range g {
+				h := k.Help()
+				if !strings.Contains(text, h.Key) || !strings.Contains(text, h.Desc+" ") && !strings.Contains(text, h.Desc+"\n") && !strings.HasSuffix(text, h.Desc) {
+					t.Fatalf("at width %d %q (%s) is not whole:\n%s", width, h.Key, h.Desc, text)
+				}
+			}
+		}
+		for _, l := range lines {
+			if w := ansi.StringWidth(l); w > width {
+				t.Fatalf("at width %d a line is %d wide: %q", width, w, ansi.Strip(l))
+			}
+		}
+		if strings.Contains(text, "follow ?") || strings.Contains(text, "overview f") {
+			t.Fatalf("at width %d two columns touch:\n%s", width, text)
+		}
+	}
+}
