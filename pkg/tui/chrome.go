@@ -123,8 +123,12 @@ func (c *chrome) header(width int, now time.Time, parts []string, state, finding
 		left += "  " + o.Server
 	}
 	return []string{common.Spread(left, st.Label.Render("up ")+format.Age(now.Sub(o.Start)), width),
-		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.Spread(state, joinRight(findings, c.badge(r)), width)}
+		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, joinRight(findings, c.badge(r)), width, stateKept)}
 }
+
+// stateKept is how much of the state line's left (the state: "● Backoff
+// for 1.2s") a narrow screen keeps before the right side is cut.
+const stateKept = 24
 
 // joinRight puts a before b, two spaces apart, when there is an a.
 func joinRight(a, b string) string {

@@ -118,3 +118,19 @@ func TestWrapNeverBreaksAfterAHyphen(t *testing.T) {
 		}
 	}
 }
+
+// A narrow state line keeps its state and cuts the right side's end; where
+// both fit, it is Spread.
+func TestSpreadKeepingKeepsTheLeftsStart(t *testing.T) {
+	left, right := "● Stopped for 0s", "1 finding (warning)   REPLAY  ×max ██████████ 03:43:16 / 03:43:16 · 100% ended"
+	got := SpreadKeeping(left, right, 80, 24)
+	if !strings.HasPrefix(got, left+" ") || ansi.StringWidth(got) != 80 || !strings.HasSuffix(got, "…") {
+		t.Errorf("at 80: %q", got)
+	}
+	if got, want := SpreadKeeping(left, right, 120, 24), Spread(left, right, 120); got != want {
+		t.Errorf("at 120: %q, want Spread's %q", got, want)
+	}
+	if got := SpreadKeeping(left, right, 10, 24); ansi.StringWidth(got) > 10 {
+		t.Errorf("at 10: %q is wider than 10", got)
+	}
+}

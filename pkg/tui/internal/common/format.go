@@ -73,6 +73,17 @@ func Spread(left, right string, width int) string {
 	return left + strings.Repeat(" ", gap) + right
 }
 
+// SpreadKeeping is Spread, but where both do not fit it keeps at least
+// keep cells of left (all of it when shorter), cutting the end of right
+// first: a state line keeps its state on a narrow screen.
+func SpreadKeeping(left, right string, width, keep int) string {
+	keep = min(keep, ansi.StringWidth(left), width)
+	if ansi.StringWidth(right) > width-keep-1 {
+		right = Clip(right, max(width-keep-1, 0))
+	}
+	return Spread(left, right, width)
+}
+
 // FitLines cuts or pads lines to exactly height lines of at most width cells.
 func FitLines(lines []string, width, height int) []string {
 	if height < 0 {
