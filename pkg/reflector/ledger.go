@@ -458,7 +458,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	} else {
 		l.stats.Synced = l.now()
 	}
-	decided, took, began := l.listDecided, time.Duration(0), l.listBeganAt
+	decided, took, began, after := l.listDecided, time.Duration(0), l.listBeganAt, l.afterList
 	if decided {
 		took = l.now().Sub(l.listDecidedAt)
 	}
@@ -467,7 +467,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	if res.Diff != nil {
 		n = res.Diff.After
 	}
-	l.Decide(Decision{State: l.afterList, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took, Began: began})
+	l.Decide(Decision{State: after, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took, Began: began})
 	return res.Diff, relist, nil
 }
 
@@ -483,8 +483,9 @@ func (l *Ledger) NoteRelistDiff(rv string, diff *store.RelistDiff, relist bool) 
 	m.Recreates += int64(len(diff.Recreated))
 	m.Updates += int64(len(diff.Updated))
 	m.Adds += int64(len(diff.Added))
+	after := l.afterList
 	l.mu.Unlock()
-	l.Decide(Decision{State: l.afterList, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: diff})
+	l.Decide(Decision{State: after, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: diff})
 }
 
 // Listing reports whether a list has begun and is not complete.
