@@ -140,6 +140,10 @@ func TestAStreamFollowsAStreamingList(t *testing.T) {
 		t.Fatal("the cache is ready before the end bookmark")
 	}
 	w.Event(reflector.WatchEvent{Type: reflector.EventBookmark, InitialEventsEnd: true, Item: reflector.Item{Object: &store.Object{ResourceVersion: "9"}}})
+	// Its watch goes on: Watching, not Listed as after a LIST.
+	if st := s.Stats(); st.State != reflector.StateWatching {
+		t.Fatalf("after the end bookmark: %s, want Watching", st.State)
+	}
 	w.Event(event(reflector.EventAdded, "c", "uc", "10"))
 	st := s.Stats()
 	if !s.Store().Ready() || s.Store().Len() != 3 || st.Counters.Added != 1 || st.Counters.Lists != 1 || st.Counters.Watches != 1 || st.ResourceVersion != "10" {

@@ -297,8 +297,9 @@ func TestAStreamWhoseClientLeftIsTold(t *testing.T) {
 	p.clientLeft(sl, gen, closedAt) // what the check's timer does
 	p.Wait()
 	st := s.Stats()
-	if !st.ClientLeft.Equal(closedAt) || st.ClientLeftState != reflector.StateWatching || st.State != reflector.StateWatching {
-		t.Errorf("client left at %v in %s (state %s), want at %v in Watching", st.ClientLeft, st.ClientLeftState, st.State, closedAt)
+	// Its LIST was complete and it asked for no watch: Listed.
+	if !st.ClientLeft.Equal(closedAt) || st.ClientLeftState != reflector.StateListed || st.State != reflector.StateListed {
+		t.Errorf("client left at %v in %s (state %s), want at %v in Listed", st.ClientLeft, st.ClientLeftState, st.State, closedAt)
 	}
 
 	// The client back before a check ends: that check does nothing.

@@ -55,8 +55,9 @@ type Ledger struct {
 	// Only another program's client watches so (an observed stream): our
 	// reflector resumes from a cursor or streams its list.
 	stateAdds bool
-	// afterList is the state a complete list leaves: Watching, or Listed
-	// for an observed client's ledger (Observed).
+	// afterList is the state a complete LIST leaves: Watching, or Listed
+	// for an observed client's ledger (Observed). A streaming list always
+	// leaves Watching: its watch goes on.
 	afterList State
 	listBytes int64 // the bodies of the list in progress, as received (Decision.Bytes)
 	// What the decisions say of lists: one was decided (from then on it
@@ -93,9 +94,10 @@ func NewLedger(w *store.Writer, now func() time.Time, history int) *Ledger {
 }
 
 // Observed makes l the ledger of another program's client, rebuilt from its
-// traffic (internal/observed): a complete list leaves it Listed, not
+// traffic (internal/observed): a complete LIST leaves it Listed, not
 // Watching, until the client's next request says what it does (kubectl get
-// never watches). Call it before the first note.
+// never watches). A streaming list is a watch already: it leaves Watching.
+// Call it before the first note.
 func (l *Ledger) Observed() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -450,6 +452,11 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	}
 	l.mu.Lock()
 	relist = l.listed
+	// A streaming list ends inside its watch, which goes on: Watching.
+	after := l.afterList
+	if l.streaming {
+		after = StateWatching
+	}
 	l.listed, l.listing, l.streaming = true, false, false
 	bytes := l.listBytes
 	l.stats.ResourceVersion = rv
@@ -458,7 +465,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	} else {
 		l.stats.Synced = l.now()
 	}
-	decided, took, began, after := l.listDecided, time.Duration(0), l.listBeganAt, l.afterList
+	decided, took, began := l.listDecided, time.Duration(0), l.listBeganAt
 	if decided {
 		took = l.now().Sub(l.listDecidedAt)
 	}
@@ -483,7 +490,7 @@ func (l *Ledger) NoteRelistDiff(rv string, diff *store.RelistDiff, relist bool) 
 	m.Recreates += int64(len(diff.Recreated))
 	m.Updates += int64(len(diff.Updated))
 	m.Adds += int64(len(diff.Added))
-	after := l.afterList
+	after := l.stats.State // what the list-complete decision left: Watching, or Listed
 	l.mu.Unlock()
 	l.Decide(Decision{State: after, Reason: ReasonRelistDiff, ResourceVersion: rv, Diff: diff})
 }
