@@ -241,7 +241,6 @@ func NewStream(id int, client Client, target reflector.Target, now func() time.T
 	}
 	st, w := store.New()
 	s := &Stream{ID: id, Client: client, target: target, now: now, st: st, ledger: reflector.NewLedger(w, now, maxRequests)}
-	s.ledger.Observed()
 	s.findings = findings.New(findings.Options{Resource: target.Resource.String(), Client: client.String()}, s.ledger)
 	s.ledger.OnNote(s.note)
 	s.created = now()
@@ -515,7 +514,8 @@ func (r *Request) Event(ev reflector.WatchEvent) {
 	if complete {
 		r.streamingList = false
 		rv := ev.Item.Object.ResourceVersion
-		if diff, relist, err := s.ledger.CompleteList(rv); err == nil {
+		// A streaming list is a watch already, and goes on.
+		if diff, relist, err := s.ledger.CompleteList(rv, reflector.StateWatching); err == nil {
 			s.ledger.NoteRelistDiff(rv, diff, relist)
 		}
 	}
@@ -573,7 +573,9 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 		// The list is complete once its last page's response is: installed
 		// after the request's end, as a reflector does.
 		rv := r.page.ResourceVersion
-		if diff, relist, err := s.ledger.CompleteList(rv); err == nil {
+		// Listed until the client's next request says what it does (kubectl
+		// get never watches).
+		if diff, relist, err := s.ledger.CompleteList(rv, reflector.StateListed); err == nil {
 			s.ledger.NoteRelistDiff(rv, diff, relist)
 		}
 	}

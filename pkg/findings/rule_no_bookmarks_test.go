@@ -135,7 +135,7 @@ func TestTheStreamingListsEndBookmarkIsNoProgressBookmark(t *testing.T) {
 			t.Fatal(err)
 		}
 		if complete {
-			if _, _, err := l.CompleteList("11"); err != nil {
+			if _, _, err := l.CompleteList("11", reflector.StateWatching); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -55,10 +55,6 @@ type Ledger struct {
 	// Only another program's client watches so (an observed stream): our
 	// reflector resumes from a cursor or streams its list.
 	stateAdds bool
-	// afterList is the state a complete LIST leaves: Watching, or Listed
-	// for an observed client's ledger (Observed). A streaming list always
-	// leaves Watching: its watch goes on.
-	afterList State
 	listBytes int64 // the bodies of the list in progress, as received (Decision.Bytes)
 	// What the decisions say of lists: one was decided (from then on it
 	// counts in Totals.Lists), when, and why the next relist begins.
@@ -88,20 +84,9 @@ func NewLedger(w *store.Writer, now func() time.Time, history int) *Ledger {
 	if history < 1 {
 		history = 1
 	}
-	l := &Ledger{now: now, writer: w, history: make([]RequestInfo, history), latency: newLatencyRing(1024), relistCause: CauseError, afterList: StateWatching}
+	l := &Ledger{now: now, writer: w, history: make([]RequestInfo, history), latency: newLatencyRing(1024), relistCause: CauseError}
 	l.stats.StateSince = now()
 	return l
-}
-
-// Observed makes l the ledger of another program's client, rebuilt from its
-// traffic (internal/observed): a complete LIST leaves it Listed, not
-// Watching, until the client's next request says what it does (kubectl get
-// never watches). A streaming list is a watch already: it leaves Watching.
-// Call it before the first note.
-func (l *Ledger) Observed() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.afterList = StateListed
 }
 
 // OnNote adds a listener of the notes. Listeners are called in Seq order,
@@ -441,9 +426,12 @@ func countPage(p *PageResults, end *RequestEnd) {
 
 // CompleteList installs the list received so far (InitDone: readers get
 // the new snapshot at once), moves the cursor to the list's
-// resourceVersion and notes the list-complete decision. relist says
-// whether a list was installed before; diff is what this one changed.
-func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, err error) {
+// resourceVersion and notes the list-complete decision, which leaves the
+// state next: Watching for a reflector, which watches at once; Listed for
+// another program's client after a LIST (internal/observed), until its next
+// request says what it does. relist says whether a list was installed
+// before; diff is what this one changed.
+func (l *Ledger) CompleteList(rv string, next State) (diff *store.RelistDiff, relist bool, err error) {
 	l.wmu.Lock()
 	res, err := l.writer.ApplyEvent(store.Event{Type: store.InitDone, ResourceVersion: rv})
 	l.wmu.Unlock()
@@ -452,11 +440,6 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	}
 	l.mu.Lock()
 	relist = l.listed
-	// A streaming list ends inside its watch, which goes on: Watching.
-	after := l.afterList
-	if l.streaming {
-		after = StateWatching
-	}
 	l.listed, l.listing, l.streaming = true, false, false
 	bytes := l.listBytes
 	l.stats.ResourceVersion = rv
@@ -474,7 +457,7 @@ func (l *Ledger) CompleteList(rv string) (diff *store.RelistDiff, relist bool, e
 	if res.Diff != nil {
 		n = res.Diff.After
 	}
-	l.Decide(Decision{State: after, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took, Began: began})
+	l.Decide(Decision{State: next, Reason: ReasonListComplete, ResourceVersion: rv, Objects: n, Bytes: bytes, Relist: relist, Decided: decided, Took: took, Began: began})
 	return res.Diff, relist, nil
 }
 

@@ -33,7 +33,7 @@ func TestTheLedgerNotesListsPagesAndBookmarksAndCountsTheirTotals(t *testing.T) 
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := l.CompleteList("10"); err != nil {
+	if _, _, err := l.CompleteList("10", StateWatching); err != nil {
 		t.Fatal(err)
 	}
 	// A watch: a bookmark, an event, then 410 Gone.
@@ -58,7 +58,7 @@ func TestTheLedgerNotesListsPagesAndBookmarksAndCountsTheirTotals(t *testing.T) 
 			t.Fatal(err)
 		}
 		if complete {
-			diff, relist, err := l.CompleteList("20")
+			diff, relist, err := l.CompleteList("20", StateWatching)
 			if err != nil {
 				t.Fatal(err)
 			}

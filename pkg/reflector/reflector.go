@@ -255,7 +255,7 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 
 // completeList swaps the listed snapshot in and moves the cursor to the list's resourceVersion.
 func (r *Reflector) completeList(p phase, rv string) error {
-	diff, relist, err := r.ledger.CompleteList(rv)
+	diff, relist, err := r.ledger.CompleteList(rv, StateWatching)
 	if err != nil {
 		return &Error{Phase: r.errPhase(p), Err: err}
 	}
