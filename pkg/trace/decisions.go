@@ -27,19 +27,12 @@ type decisionComparison struct {
 	// recordedStop: the recording has its run's stop (a stopped decision).
 	recordedStop bool
 	// replayedCount counts the replayed decisions; settled is what it was
-	// when the replay last took a line of another request than the line
-	// before (lastID): a decision before that has its counterpart in the
-	// recording, which wrote it before the next request's lines. The
-	// decisions after it answer the last request the trace has (a live
-	// reflector may decide at its end line what the replay decides at its
-	// ERROR event), or the trace's end. prev keeps the mark a look ahead
-	// moved (skipped puts it back).
+	// when the replayed reflector last began a request: a decision before
+	// that has its counterpart in the recording, which wrote it before that
+	// request's line. The decisions after it answer the last request the
+	// trace has (a live reflector may decide at its end line what the
+	// replay decides at its ERROR event), or the trace's end.
 	replayedCount, settled int
-	lastID                 int64
-	prev                   struct {
-		settled int
-		lastID  int64
-	}
 	// endedEarly: the recording ended before its run recorded its stop
 	// (killed, or its file cut): what the replay decided during its last
 	// request and after (its answer to that request, and its own stop) had
@@ -63,18 +56,8 @@ func (c *decisionComparison) recorded(l *Line, line int) {
 	}
 }
 
-// took marks that the replay took a line of request id for its reflector.
-func (c *decisionComparison) took(id int64) {
-	c.prev.settled, c.prev.lastID = c.settled, c.lastID
-	if id != c.lastID {
-		c.settled, c.lastID = c.replayedCount, id
-	}
-}
-
-// skipped takes back the last took: the line was looked at ahead or passed
-// over (the end of a request the reflector left at an ERROR event), not
-// answered.
-func (c *decisionComparison) skipped() { c.settled, c.lastID = c.prev.settled, c.prev.lastID }
+// began marks that the replayed reflector began a request.
+func (c *decisionComparison) began() { c.settled = c.replayedCount }
 
 func (c *decisionComparison) replayed(l *Line) {
 	c.replayedCount++

@@ -618,9 +618,6 @@ func (rr *ResourceReplay) watchTimeout(base time.Duration) time.Duration {
 	// event it stopped at) stands before the request: nextRequest would skip
 	// it, and so does the peek, or the watch is sent with base.
 	for err == nil && l.K != KindRequest && l.ID == rr.curID {
-		rr.mu.Lock()
-		rr.decisions.skipped()
-		rr.mu.Unlock()
 		l, err = rr.next(rr.p.runCtx)
 	}
 	if err != nil {
@@ -675,9 +672,6 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 		if at := rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)); at.After(rr.now) {
 			rr.now = at
 		}
-		if l.K != KindNote {
-			rr.decisions.took(l.ID)
-		}
 		rr.mu.Unlock()
 		return l, nil
 	}
@@ -692,11 +686,6 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 			rr.mu.Lock()
 			if at.After(rr.now) {
 				rr.now = at
-			}
-			if l.K != KindNote {
-				// A line of the next request: the decisions before it are
-				// in the recording (see decisionComparison.settled).
-				rr.decisions.took(l.ID)
 			}
 			rr.mu.Unlock()
 			rr.p.clock.advanceTo(at)
@@ -733,9 +722,6 @@ func (rr *ResourceReplay) recorded(l *Line) {
 
 func (rr *ResourceReplay) unread(l *Line) {
 	rr.mu.Lock()
-	if l.K != KindNote {
-		rr.decisions.skipped() // not answered yet: taken again later
-	}
 	rr.pending = l
 	rr.mu.Unlock()
 }
@@ -756,9 +742,6 @@ func (rr *ResourceReplay) nextRequest(ctx context.Context, verb reflector.Verb) 
 		}
 		if l.K != KindRequest {
 			if l.ID == rr.curID {
-				rr.mu.Lock()
-				rr.decisions.skipped()
-				rr.mu.Unlock()
 				continue
 			}
 			err := p.lineError(l.num, fmt.Errorf("%s line of request %d outside its request", l.K, l.ID))
@@ -766,6 +749,9 @@ func (rr *ResourceReplay) nextRequest(ctx context.Context, verb reflector.Verb) 
 			return nil, err
 		}
 		rr.curID = l.ID
+		rr.mu.Lock()
+		rr.decisions.began() // the decisions before this request are in the recording
+		rr.mu.Unlock()
 		if reflector.Verb(l.Verb) != verb {
 			err := &Divergence{Line: l.num, Expected: reflector.Verb(l.Verb), Got: verb}
 			p.finish(err)
