@@ -144,17 +144,17 @@ func (r Rule) Canonical() string { return string(r.Measure) + string(r.Op) + r.f
 // one that does ("bookmark-age is 2.04s" for bookmark-age>2s, not "is 2s"),
 // and one that does not, as one that does not.
 func (r Rule) format(v int64) string {
-	s := FormatValue(r.Measure, v)
 	if !r.Measure.IsDuration() || r.Measure == LagP99 && v == LagOverAMinute {
-		return s
+		return FormatValue(r.Measure, v)
 	}
-	for _, unit := range []time.Duration{100 * time.Millisecond, 10 * time.Millisecond, time.Millisecond, time.Nanosecond} {
-		if d, err := time.ParseDuration(s); err == nil && r.Trips(int64(d)) == r.Trips(v) {
-			return s
-		}
-		s = time.Duration(v).Round(unit).String()
+	d, unit := time.Duration(v), time.Second // FormatValue's units
+	if d < time.Second {
+		unit = time.Millisecond
 	}
-	return s
+	for unit > 1 && r.Trips(int64(d.Round(unit))) != r.Trips(v) {
+		unit /= 10
+	}
+	return d.Round(unit).String()
 }
 
 // formatThreshold renders the threshold as given, unrounded (2.5s, not 3s).
