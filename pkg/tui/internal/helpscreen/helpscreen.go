@@ -84,15 +84,16 @@ func Keys(st common.Styles, groups [][]key.Binding, width int) []string {
 	}
 	colW := max(width/len(groups), 24)
 	even := colW*len(groups) <= width
+	// A cell is " key desc", its key padded to the group's keys' column.
 	keyW, need := make([]int, len(groups)), make([]int, len(groups))
 	for i, g := range groups {
+		descW := 0
 		for _, b := range g {
-			keyW[i] = max(keyW[i], ansi.StringWidth(b.Help().Key))
-			even = even && ansi.StringWidth(cell(b, keyWidth)) < colW
+			k, d := ansi.StringWidth(b.Help().Key), ansi.StringWidth(b.Help().Desc)
+			keyW[i], descW = max(keyW[i], k), max(descW, d)
+			even = even && 2+max(k, keyWidth)+d < colW
 		}
-		for _, b := range g {
-			need[i] = max(need[i], ansi.StringWidth(cell(b, keyW[i])))
-		}
+		need[i] = 2 + keyW[i] + descW
 	}
 	if even {
 		for i := range groups {
