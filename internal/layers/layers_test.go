@@ -40,6 +40,7 @@ var layers = []struct {
 	}},
 	{"dashboard, traces, the summary; the live source", []string{"pkg/tui", "pkg/trace", "internal/summary", "pkg/live"}},
 	{"the overview's table", []string{"pkg/tui/internal/table"}},
+	{"what the dashboard's models share", []string{"pkg/tui/internal/program"}},
 	{"the dashboard's components", []string{"pkg/tui/internal/..."}},
 	{"what the components share", []string{"pkg/tui/internal/common"}},
 	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},

@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // fullModel is the demo dashboard with a full event log.
 func fullModel(b *testing.B, w, h int) Model {
 	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(Feed{}))
+	m := New(demoOptions(clock), demoResource(program.Feed{}))
 	b.Cleanup(m.Close)
 	m = resize(m, w, h)
 	for _, s := range demoSnapshots() {
 		m = update(m, s)
 	}
-	results := make([]store.Result, DefaultLogSize)
+	results := make([]store.Result, program.DefaultLogSize)
 	for i := range results {
 		results[i] = store.Result{Outcome: store.Modified, Object: obj("default", fmt.Sprintf("cm-%04d", i), "uid", fmt.Sprint(i))}
 	}

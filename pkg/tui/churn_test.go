@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // demoChurn is what a resource's diffed MODIFIED events changed: mostly a
@@ -47,8 +48,8 @@ func openChurn(t *testing.T, m Model) Model {
 	t.Helper()
 	next, cmd := m.Update(keyPress("c"))
 	m = next.(Model)
-	if m.state != stateChurn {
-		t.Fatalf("c left state %v, want churn", m.state)
+	if m.State != program.StateChurn {
+		t.Fatalf("c left state %v, want churn", m.State)
 	}
 	for _, msg := range runCmd(cmd) {
 		m = update(m, msg)
@@ -64,7 +65,7 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 	s := demoChurn()
 	feed.sum.Store(&s)
 	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(Feed{Churn: feed.Churn}))
+	m := New(demoOptions(clock), demoResource(program.Feed{Churn: feed.Churn}))
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 40)
 	mustNotContain(t, screen(m), "c churn (--diff)") // in the footer once an event was diffed
@@ -83,9 +84,9 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 	}
 
 	for _, close := range []string{"esc", "c"} {
-		m.state = stateChurn
-		if m = update(m, keyPress(close)); m.state != stateDashboard {
-			t.Errorf("%s on the churn pane left state %v, want the dashboard", close, m.state)
+		m.State = program.StateChurn
+		if m = update(m, keyPress(close)); m.State != program.StateDashboard {
+			t.Errorf("%s on the churn pane left state %v, want the dashboard", close, m.State)
 		}
 	}
 	mustContain(t, screen(update(peek(m), keyPress("?"))), "churn (--diff)", "c shows what the MODIFIED events changed")
@@ -95,7 +96,7 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 // changed yet, and counts the events it could not diff.
 func TestChurnPaneSaysDiffIsOffOrNothingChanged(t *testing.T) {
 	feed := &churnFeed{}
-	m := New(demoOptions(newFakeClock()), demoResource(Feed{Churn: feed.Churn}))
+	m := New(demoOptions(newFakeClock()), demoResource(program.Feed{Churn: feed.Churn}))
 	t.Cleanup(m.Close)
 	m = openChurn(t, resize(m, 120, 30))
 	sc := screen(m)
@@ -112,8 +113,8 @@ func TestChurnPaneSaysDiffIsOffOrNothingChanged(t *testing.T) {
 func TestNoChurnFeedNoChurnKey(t *testing.T) {
 	m, _ := demoModel(t, 120, 40)
 	mustNotContain(t, screen(m), "churn")
-	if m = update(m, keyPress("c")); m.state != stateDashboard {
-		t.Errorf("c without a Churn left state %v, want the dashboard", m.state)
+	if m = update(m, keyPress("c")); m.State != program.StateDashboard {
+		t.Errorf("c without a Churn left state %v, want the dashboard", m.State)
 	}
 	mustNotContain(t, screen(update(peek(m), keyPress("?"))), "churn")
 }
@@ -123,7 +124,7 @@ func TestNoChurnFeedNoChurnKey(t *testing.T) {
 func TestChurnIsPolledOnlyWhileOpenAndAtMostOncePerSecond(t *testing.T) {
 	feed := &churnFeed{}
 	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(Feed{Churn: feed.Churn}))
+	m := New(demoOptions(clock), demoResource(program.Feed{Churn: feed.Churn}))
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 30)
 	m = update(m, demoChanges()) // the model's clock at 110s
@@ -159,11 +160,11 @@ func TestChurnIsPolledOnlyWhileOpenAndAtMostOncePerSecond(t *testing.T) {
 
 // diffedChange is web-config-1's MODIFIED event diffed: its data and an
 // annotation, each with its writer, and the meta paths.
-func diffedChange() notesMsg {
+func diffedChange() program.NotesMsg {
 	prev := obj("default", "web-config-1", "0a1b2c3d-0001", "140")
 	cur := obj("default", "web-config-1", "0a1b2c3d-0001", "160")
 	msg := applied(at(110*time.Second), store.Result{Outcome: store.Modified, Object: cur, Previous: prev})
-	msg.notes[0].Changes = &diff.Changes{Paths: []diff.Change{
+	msg.Notes[0].Changes = &diff.Changes{Paths: []diff.Change{
 		{Path: ".data.k", Op: diff.Changed, Old: json.RawMessage(`"x1"`), New: json.RawMessage(`"x2"`), Manager: "writer", Operation: "Update"},
 		{Path: ".data.new", Op: diff.Added, New: json.RawMessage(`"v"`), Manager: "other", Operation: "Apply"},
 		{Path: ".metadata.managedFields", Op: diff.Changed, Meta: true},
@@ -181,9 +182,9 @@ func TestObjectDetailShowsEachVersionsDiff(t *testing.T) {
 	m = update(m, diffedChange())
 	skipped := applied(at(111*time.Second), store.Result{Outcome: store.Modified,
 		Object: obj("default", "web-config-1", "0a1b2c3d-0001", "170"), Previous: obj("default", "web-config-1", "0a1b2c3d-0001", "160")})
-	skipped.notes[0].Changes = diff.Skip(diff.SkipCap)
+	skipped.Notes[0].Changes = diff.Skip(diff.SkipCap)
 	m = update(m, skipped)
-	m.detail, m.state = detailView{kind: detailObject, ref: store.Ref{Namespace: "default", Name: "web-config-1"}}, stateDetail
+	m.Detail, m.State = program.DetailView{Kind: program.DetailObject, Ref: store.Ref{Namespace: "default", Name: "web-config-1"}}, program.StateDetail
 	sc := screen(m)
 	mustContain(t, sc, `.data.k: "x1" → "x2"  by writer`, `.data.new: (none) → "v"  by other`,
 		`.status.phase: "Ready" → (removed)  last set by kubelet/status`, "+2 meta paths (resourceVersion, managedFields): m shows them",
@@ -193,19 +194,19 @@ func TestObjectDetailShowsEachVersionsDiff(t *testing.T) {
 	mustContain(t, sc, "label +tier=frontend")
 
 	m = update(m, keyPress("m"))
-	if m.state != stateDetail || !m.detail.meta {
-		t.Fatalf("m left state %v, meta %v; want the detail with meta paths", m.state, m.detail.meta)
+	if m.State != program.StateDetail || !m.Detail.Meta {
+		t.Fatalf("m left state %v, meta %v; want the detail with meta paths", m.State, m.Detail.Meta)
 	}
 	sc = screen(m)
 	mustContain(t, sc, `.metadata.resourceVersion: "140" → "160"`, ".metadata.managedFields changed", "m hide meta paths")
 	mustNotContain(t, sc, "m shows them")
-	if m = update(m, keyPress("m")); m.detail.meta {
+	if m = update(m, keyPress("m")); m.Detail.Meta {
 		t.Error("a second m did not hide the meta paths")
 	}
 	// A new detail starts with them hidden.
 	m = update(m, keyPress("esc"))
 	m = update(m, keyPress("enter"))
-	if m.detail.meta {
+	if m.Detail.Meta {
 		t.Error("a new detail shows the meta paths")
 	}
 }
@@ -214,10 +215,10 @@ func TestObjectDetailShowsEachVersionsDiff(t *testing.T) {
 func TestObjectDetailWrapsALongChangeUnderItself(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
 	msg := diffedChange()
-	msg.notes[0].Changes.Paths[0].New = json.RawMessage(`"` + strings.Repeat("y", 60) + `"`)
+	msg.Notes[0].Changes.Paths[0].New = json.RawMessage(`"` + strings.Repeat("y", 60) + `"`)
 	m = update(m, msg)
-	m.detail, m.state = detailView{kind: detailObject, ref: store.Ref{Namespace: "default", Name: "web-config-1"}}, stateDetail
-	_, text := m.detailContent(80)
+	m.Detail, m.State = program.DetailView{Kind: program.DetailObject, Ref: store.Ref{Namespace: "default", Name: "web-config-1"}}, program.StateDetail
+	_, text := m.DetailContent(80)
 	for i, l := range text {
 		if strings.Contains(ansi.Strip(l), ".data.k:") {
 			if i+1 >= len(text) || !strings.HasPrefix(text[i+1], strings.Repeat(" ", 13)) {
@@ -230,19 +231,19 @@ func TestObjectDetailWrapsALongChangeUnderItself(t *testing.T) {
 }
 
 func TestGoldenChurn80x24(t *testing.T) {
-	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, Feed{Churn: func(int) diff.Summary { return demoChurn() }}, nil,
+	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, program.Feed{Churn: func(int) diff.Summary { return demoChurn() }}, nil,
 		keyPress("c"), churn.Msg{Sum: demoChurn()}))
 }
 
 func TestGoldenObjectDiff80x24(t *testing.T) {
-	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, Feed{}, nil, diffedChange(), keyPress("enter")))
+	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, program.Feed{}, nil, diffedChange(), keyPress("enter")))
 }
 
 // On the overview, an opened resource's c shows its own churn: the read
 // comes back to it (a resourceMsg), and esc closes the pane before it
 // leaves the resource.
 func TestOverviewResourceChurnPane(t *testing.T) {
-	var feeds [numOvDemo]Feed
+	var feeds [numOvDemo]program.Feed
 	feeds[ovPods].Churn = func(int) diff.Summary { return demoChurn() }
 	o := ovDemo(t, 120, 40, feeds)
 	o = ovKeys(o, "down", "enter")
@@ -256,8 +257,8 @@ func TestOverviewResourceChurnPane(t *testing.T) {
 	}
 	mustContain(t, ovScreen(o), "churn · what the MODIFIED events changed", "42 MODIFIED events", "stamper")
 	o = ovKeys(o, "esc")
-	if o.shown != ovPods || o.state != stateDashboard {
-		t.Errorf("esc on the churn pane: row %d shown, state %v; want the resource's dashboard", o.shown, o.state)
+	if o.Shown != ovPods || o.State != program.StateDashboard {
+		t.Errorf("esc on the churn pane: row %d shown, state %v; want the resource's dashboard", o.Shown, o.State)
 	}
 	// The configmaps have no Churn: no c there.
 	o = ovKeys(o, "esc", "up", "enter", "c")

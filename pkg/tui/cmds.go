@@ -7,12 +7,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // maxBatch bounds one delivery of notes to the model, so
@@ -20,85 +17,33 @@ import (
 // its buffer (and a full buffer drops, counted, never blocking the writer).
 const maxBatch = 16384
 
-// snapshotMsg is one poll of the feed.
-type snapshotMsg struct {
-	at          time.Time
-	hasStats    bool
-	stats       reflector.Stats
-	hasStore    bool
-	counters    store.Counters
-	storeReady  bool
-	hasProgress bool
-	done, total int64
-	notesLost   int64
-	alerts      *Alerts
-	player      *player.State
-	// findings are Feed.Findings' (hasFindings: the feed has an engine).
-	hasFindings bool
-	findings    []findings.Finding
-	// churn is Feed.Churn's, read only while the churn pane is open on
-	// this resource's dashboard.
-	hasChurn bool
-	churn    diff.Summary
-}
-
-// notesMsg delivers notes from the NoteBuffer.
-type notesMsg struct{ notes []reflector.Note }
-
-// auditMsg is the end of an audit.
-type auditMsg struct {
-	report *reflector.AuditReport
-	err    error
-}
-
-// forceRelistDoneMsg says ForceRelist returned.
-type forceRelistDoneMsg struct{}
-
-// endedMsg says the run ended by itself (Options.Ended).
-type endedMsg struct{}
-
-// waitEnded waits for Options.Ended; nil when there is none.
-func waitEnded(ctx context.Context, ended <-chan struct{}) tea.Cmd {
-	if ended == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		select {
-		case <-ended:
-			return endedMsg{}
-		case <-ctx.Done():
-			return nil
-		}
-	}
-}
-
 // takeSnapshot polls everything the feed offers. It runs on a command
 // goroutine, never on the reflector's.
-func takeSnapshot(opts Options, feed Feed) snapshotMsg {
-	s := snapshotMsg{at: opts.Now()}
+func takeSnapshot(opts program.Options, feed program.Feed) program.SnapshotMsg {
+	s := program.SnapshotMsg{At: opts.Now()}
 	if feed.Stats != nil {
-		s.hasStats, s.stats = true, feed.Stats()
+		s.HasStats, s.Stats = true, feed.Stats()
 	}
 	if feed.Store != nil {
-		s.hasStore, s.counters, s.storeReady = true, feed.Store.Counters(), feed.Store.Ready()
+		s.HasStore, s.Counters, s.StoreReady = true, feed.Store.Counters(), feed.Store.Ready()
 	}
 	if opts.Progress != nil {
-		s.hasProgress = true
-		s.done, s.total = opts.Progress()
+		s.HasProgress = true
+		s.Done, s.Total = opts.Progress()
 	}
 	if opts.Player != nil {
 		p := player.Read(opts.Player)
-		s.player = &p
+		s.Player = &p
 	}
 	if feed.Notes != nil {
-		s.notesLost = feed.Notes.Dropped()
+		s.NotesLost = feed.Notes.Dropped()
 	}
 	if feed.Alerts != nil {
 		a := feed.Alerts()
-		s.alerts = &a
+		s.Alerts = &a
 	}
 	if feed.Findings != nil {
-		s.hasFindings, s.findings = true, feed.Findings()
+		s.HasFindings, s.Findings = true, feed.Findings()
 	}
 	return s
 }
@@ -107,12 +52,12 @@ func takeSnapshot(opts Options, feed Feed) snapshotMsg {
 // this resource's dashboard, and its last read churn.Every old, the
 // snapshot reads Feed.Churn too.
 func (m Model) pollCmd(wait time.Duration) tea.Cmd {
-	opts, feed := m.opts, m.feed
-	readChurn := m.mode() == stateChurn && feed.Churn != nil && m.churn.Due(m.now)
+	opts, feed := m.Opts, m.feed
+	readChurn := m.mode() == program.StateChurn && feed.Churn != nil && m.churn.Due(m.now)
 	take := func() tea.Msg {
 		s := takeSnapshot(opts, feed)
 		if readChurn {
-			s.hasChurn, s.churn = true, feed.Churn(churn.Top)
+			s.HasChurn, s.Churn = true, feed.Churn(churn.Top)
 		}
 		return s
 	}
@@ -127,13 +72,13 @@ func (m Model) notesCmd(wait time.Duration) tea.Cmd {
 	if m.feed.Notes == nil {
 		return nil
 	}
-	done, ch := m.life.ctx.Done(), m.feed.Notes.ch
+	done, ch := m.life.ctx.Done(), m.feed.Notes.C()
 	return func() tea.Msg {
 		notes, _, ok := readBatch(done, ch, wait)
 		if !ok {
 			return nil
 		}
-		return notesMsg{notes: notes}
+		return program.NotesMsg{Notes: notes}
 	}
 }
 
@@ -177,13 +122,13 @@ func readBatch[T any](done <-chan struct{}, ch <-chan T, wait time.Duration) (ba
 func forceRelistCmd(f func()) tea.Cmd {
 	return func() tea.Msg {
 		f()
-		return forceRelistDoneMsg{}
+		return program.ForceRelistDoneMsg{}
 	}
 }
 
 // auditCmd runs an audit, bounded by the audit timeout and by the model's life.
 func (m Model) auditCmd() tea.Cmd {
-	audit, ctx, timeout := m.feed.Audit, m.life.ctx, m.opts.AuditTimeout
+	audit, ctx, timeout := m.feed.Audit, m.life.ctx, m.Opts.AuditTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -191,7 +136,7 @@ func (m Model) auditCmd() tea.Cmd {
 		if err == nil && rep == nil {
 			err = errors.New("audit returned no report")
 		}
-		return auditMsg{report: rep, err: err}
+		return program.AuditMsg{Report: rep, Err: err}
 	}
 }
 
@@ -215,7 +160,7 @@ func wrapCmd(i int, cmd tea.Cmd) tea.Cmd {
 // command by command, and anything else (tea.QuitMsg) goes to the program as it is.
 func wrapMsg(i int, msg tea.Msg) tea.Msg {
 	switch msg := msg.(type) {
-	case snapshotMsg, notesMsg, auditMsg, forceRelistDoneMsg, endedMsg, churn.Msg:
+	case program.SnapshotMsg, program.NotesMsg, program.AuditMsg, program.ForceRelistDoneMsg, program.EndedMsg, churn.Msg:
 		return resourceMsg{i: i, msg: msg}
 	case tea.BatchMsg:
 		out := make(tea.BatchMsg, len(msg))

@@ -8,20 +8,9 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
-
-// ProbeView is what the dashboard shows of a run's delivery probe (one per
-// run): its write-to-event p50 and p99 over the last minute and the run,
-// and the last samples, oldest first, for a sparkline.
-type ProbeView struct {
-	// On says the run has a probe (a replay: its trace had one so far).
-	On                   bool
-	Count                int
-	MinuteP50, MinuteP99 time.Duration
-	P50, P99             time.Duration
-	Recent               []time.Duration
-}
 
 // labelDelivery is the delivery line's label in the health section.
 const labelDelivery = "delivery"
@@ -36,18 +25,18 @@ func (m *Model) showsDelivery() bool {
 }
 
 // probeView is the run's probe, if any.
-func (m *Model) probeView() ProbeView {
-	if m.opts.Probe == nil {
-		return ProbeView{}
+func (m *Model) probeView() program.ProbeView {
+	if m.Opts.Probe == nil {
+		return program.ProbeView{}
 	}
-	return m.opts.Probe()
+	return m.Opts.Probe()
 }
 
 // deliveryLine is the health section's delivery line: the probe's p50 and
 // p99 over the last minute with a sparkline of its last samples, and the
 // passive estimate's buckets (good to about ±2 s).
 func (m *Model) deliveryLine(width int) string {
-	st := m.st
+	st := m.St
 	var parts []string
 	if p := m.probeView(); p.On {
 		if p.Count == 0 {
@@ -69,7 +58,7 @@ func (m *Model) deliveryLine(width int) string {
 		}
 	}
 	if c := m.stats.Lag.Counts; c.Total() > 0 {
-		parts = append(parts, st.Label.Render("lag ")+lagBuckets(m.st, c)+st.Faint.Render(" (±2s)"))
+		parts = append(parts, st.Label.Render("lag ")+lagBuckets(m.St, c)+st.Faint.Render(" (±2s)"))
 	}
 	return common.Clip(" "+st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelDelivery))+strings.Join(parts, st.Label.Render(" · ")), width)
 }

@@ -8,16 +8,17 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // lagModel is the demo dashboard at w x h whose last poll counted lags,
 // with probe as the run's probe (nil: none).
-func lagModel(t *testing.T, w, h int, probe func() ProbeView, lag reflector.LagCounts) Model {
+func lagModel(t *testing.T, w, h int, probe func() program.ProbeView, lag reflector.LagCounts) Model {
 	t.Helper()
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Probe = probe
-	m := New(opts, demoResource(Feed{}))
+	m := New(opts, demoResource(program.Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, w, h)
 	s := demoStats()
@@ -27,8 +28,8 @@ func lagModel(t *testing.T, w, h int, probe func() ProbeView, lag reflector.LagC
 }
 
 func TestTheHealthSectionHasADeliveryLineWithTheProbeAndTheLagBuckets(t *testing.T) {
-	probe := func() ProbeView {
-		return ProbeView{On: true, Count: 12, MinuteP50: 4 * time.Millisecond, MinuteP99: 61 * time.Millisecond,
+	probe := func() program.ProbeView {
+		return program.ProbeView{On: true, Count: 12, MinuteP50: 4 * time.Millisecond, MinuteP99: 61 * time.Millisecond,
 			Recent: []time.Duration{time.Millisecond, 3 * time.Millisecond, 60 * time.Millisecond}}
 	}
 	got := screen(lagModel(t, 140, 40, probe, reflector.LagCounts{12, 1, 0, 0, 0}))
@@ -47,17 +48,17 @@ func TestTheHealthSectionHasADeliveryLineWithTheProbeAndTheLagBuckets(t *testing
 func TestNoProbeAndNoLagNoDeliveryLine(t *testing.T) {
 	mustNotContain(t, screen(lagModel(t, 140, 40, nil, reflector.LagCounts{})), labelDelivery)
 	// A probe without a sample yet says so.
-	got := screen(lagModel(t, 140, 40, func() ProbeView { return ProbeView{On: true} }, reflector.LagCounts{}))
+	got := screen(lagModel(t, 140, 40, func() program.ProbeView { return program.ProbeView{On: true} }, reflector.LagCounts{}))
 	mustContain(t, got, "probe: no sample yet")
 	mustNotContain(t, got, "lag <2s")
 }
 
 func TestTheOverviewHasALagColumnOnceARowCountedOne(t *testing.T) {
-	o := ovDemo(t, 160, 30, [numOvDemo]Feed{})
+	o := ovDemo(t, 160, 30, [numOvDemo]program.Feed{})
 	mustNotContain(t, ovScreen(o), "LAG P99")
 	s := ovDemoStats(ovConfigMaps)
 	s.Lag.Counts = reflector.LagCounts{50, 0, 0, 1, 0}
-	o = ovUpdate(o, resourceMsg{i: ovConfigMaps, msg: snapshotMsg{at: t0.Add(2 * time.Minute), hasStats: true, stats: s}})
+	o = ovUpdate(o, resourceMsg{i: ovConfigMaps, msg: program.SnapshotMsg{At: t0.Add(2 * time.Minute), HasStats: true, Stats: s}})
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 30})
 	got := ovScreen(o)
 	mustContain(t, got, "LAG P99", "15-60s")

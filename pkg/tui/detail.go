@@ -5,88 +5,55 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
-
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
-
-// detailKind is what the detail view shows.
-type detailKind int
-
-const (
-	detailObject  detailKind = iota // one object's identity and history, live
-	detailRequest                   // one request with all its options
-	detailText                      // a note, a relist or an audit, fixed text
-	detailFinding                   // one finding's evidence, as the engine updates it
-)
-
-// detailView is the full-screen detail of the selected entry.
-type detailView struct {
-	kind   detailKind
-	ref    store.Ref
-	req    reflector.RequestInfo
-	title  string
-	text   []string
-	offset int
-	// finding is the finding shown (detailFinding), as when it was opened;
-	// res is its resource's row on the overview (0 on a dashboard).
-	finding findings.Finding
-	res     int
-	// back is where esc goes: the dashboard, or the findings pane.
-	back viewState
-	// meta shows, in an object's versions, the meta paths of their diffed
-	// changes (resourceVersion, managedFields); m toggles it.
-	meta bool
-}
 
 // detailFor builds the detail of a log entry.
-func detailFor(e *logpane.Entry) detailView {
+func detailFor(e *logpane.Entry) program.DetailView {
 	switch {
 	case e.HasRef:
-		return detailView{kind: detailObject, ref: e.Ref}
+		return program.DetailView{Kind: program.DetailObject, Ref: e.Ref}
 	case e.Note != nil && e.Note.Request != nil:
-		return detailView{kind: detailRequest, req: *e.Note.Request}
+		return program.DetailView{Kind: program.DetailRequest, Req: *e.Note.Request}
 	case e.Diff != nil:
-		return detailView{kind: detailText, title: e.Kind.String() + " at rv " + common.OrDash(e.Diff.ResourceVersion), text: detail.Diff(e.Diff)}
+		return program.DetailView{Kind: program.DetailText, Title: e.Kind.String() + " at rv " + common.OrDash(e.Diff.ResourceVersion), Text: detail.Diff(e.Diff)}
 	case e.Audit != nil:
-		return detailView{kind: detailText, title: "Audit", text: detail.Audit(e.Audit)}
+		return program.DetailView{Kind: program.DetailText, Title: "Audit", Text: detail.Audit(e.Audit)}
 	case e.Note != nil:
-		return detailView{kind: detailText, title: "Note: " + string(e.Note.Reason()), text: detail.Note(e.Note)}
+		return program.DetailView{Kind: program.DetailText, Title: "Note: " + string(e.Note.Reason()), Text: detail.Note(e.Note)}
 	}
-	return detailView{kind: detailText, title: e.Kind.String(), text: []string{e.Message()}}
+	return program.DetailView{Kind: program.DetailText, Title: e.Kind.String(), Text: []string{e.Message()}}
 }
 
-// content is the detail's title and its lines at now, wrapped to width;
+// detailContent is d's title and its lines at now, wrapped to width;
 // m is the dashboard of the resource it is about.
-func (d detailView) content(m *Model, now time.Time, width int) (string, []string) {
+func detailContent(d program.DetailView, m *Model, now time.Time, width int) (string, []string) {
 	var title string
 	var body []string
-	switch d.kind {
-	case detailObject:
-		title = "Object " + d.ref.String() + "  (" + m.res.Target.Resource.String() + ")"
-		body = m.objectDetail(d.ref, width)
-	case detailRequest:
-		title = fmt.Sprintf("Request #%d  %s", d.req.ID, d.req.Verb)
-		body = detail.Request(&d.req, now)
-	case detailFinding:
-		f := d.finding
+	switch d.Kind {
+	case program.DetailObject:
+		title = "Object " + d.Ref.String() + "  (" + m.res.Target.Resource.String() + ")"
+		body = m.objectDetail(d.Ref, width)
+	case program.DetailRequest:
+		title = fmt.Sprintf("Request #%d  %s", d.Req.ID, d.Req.Verb)
+		body = detail.Request(&d.Req, now)
+	case program.DetailFinding:
+		f := d.Finding
 		for _, g := range m.findings {
 			if g.ID == f.ID {
 				f = g // its evidence as it stands now
 			}
 		}
-		title, body = findingspane.Title(f), findingspane.Detail(m.st, f, now, width)
+		title, body = findingspane.Title(f), findingspane.Detail(m.St, f, now, width)
 	default:
-		title, body = d.title, d.text
+		title, body = d.Title, d.Text
 	}
 	var wrapped []string
 	for _, l := range body {
@@ -95,17 +62,10 @@ func (d detailView) content(m *Model, now time.Time, width int) (string, []strin
 	return title, wrapped
 }
 
-// scroll moves the detail on a key of common.ListKeys: by a line, by a page of
-// body-1 lines, to the top or to the bottom of its total lines (total is
-// called only for a scroll key).
-func (d *detailView) scroll(k tea.KeyPressMsg, body int, total func() int) {
-	scrollOffset(&d.offset, k, body, total)
-}
-
 // objectDetail is what the dashboard knows of one object: its state in the
 // cache now, and the versions it saw with what each changed.
 func (m *Model) objectDetail(ref store.Ref, width int) []string {
-	st := m.st
+	st := m.St
 	var out []string
 	if m.feed.Store != nil {
 		if o, ok := m.feed.Store.Get(ref); ok {
@@ -120,7 +80,7 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 	if !ok {
 		return append(out, st.Faint.Render(fmt.Sprintf(
 			"no versions recorded: the dashboard keeps the last %d versions of the %s most recently changed objects",
-			history.VersionsPerObject, format.Count(m.opts.TrackedObjects))))
+			history.VersionsPerObject, format.Count(m.Opts.TrackedObjects))))
 	}
 	head := "versions seen, oldest first"
 	if r.Forgotten > 0 {
@@ -138,7 +98,7 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 		if v.Delta != nil {
 			// The event's diff: each changed path, old → new, and who wrote
 			// it, a long one wrapped under itself.
-			for _, c := range detail.ChangeLines(st, v.Delta, m.detail.meta) {
+			for _, c := range detail.ChangeLines(st, v.Delta, m.Detail.Meta) {
 				for j, l := range strings.Split(common.Wrap(c, max(width-2-len(indent)-2, 20), " ,"), "\n") {
 					if j == 0 {
 						out = append(out, indent+st.Accent.Render("· ")+l)
@@ -171,27 +131,4 @@ func (m *Model) hasDiffs(ref store.Ref) bool {
 		}
 	}
 	return false
-}
-
-// scrollOffset moves offset, the first of total lines shown in a body of
-// body lines, on a key of common.ListKeys (total is called only for a scroll key).
-func scrollOffset(offset *int, k tea.KeyPressMsg, body int, total func() int) {
-	lk, page, by := common.NewListKeys(), body-1, 0
-	switch {
-	case key.Matches(k, lk.Up):
-		by = -1
-	case key.Matches(k, lk.Down):
-		by = 1
-	case key.Matches(k, lk.PageUp):
-		by = -page
-	case key.Matches(k, lk.PageDown):
-		by = page
-	case key.Matches(k, lk.Top):
-		by = -1 << 30
-	case key.Matches(k, lk.Bottom):
-		by = 1 << 30
-	default:
-		return
-	}
-	*offset = min(max(*offset+by, 0), max(total()-page, 0))
 }

@@ -19,12 +19,12 @@
 // →, +, -, 0-9) pause, step, speed up, slow down and jump the replay forward,
 // and the header shows its position in recorded time.
 //
-// This package holds the models and what frames them: the Overview (the
-// one model Run runs), each resource's Model, the run's one root, which the
-// Overview holds and every Model shares (the chrome: size, status, help,
-// the player's keys and badge; the state and which dashboard shows; the
-// findings pane and the detail), and the Options, Resource and Feed a
-// caller gives. What they show is made by components, a package each under
+// This package holds the models: the Overview (the one model Run runs) and
+// each resource's Model. What they share is internal/program: the run's
+// one root, which the Overview holds and every Model shares (the chrome:
+// size, status, help, the player's keys and badge; the state and which
+// dashboard shows; the findings pane and the detail), and the Options,
+// Resource and Feed a caller gives, which this package aliases. What they show is made by components, a package each under
 // internal/, as gh-dash lays out its own: findingspane, detail, logpane,
 // panes (the requests and the relist diff), churn, history, rates,
 // helpscreen, player (the replay's keys and badge) and prompt. Each knows

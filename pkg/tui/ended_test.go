@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // quits says whether cmd ends the program.
@@ -47,7 +48,7 @@ func isEnded(msg tea.Msg) bool {
 	if rm, ok := msg.(resourceMsg); ok {
 		msg = rm.msg
 	}
-	_, ok := msg.(endedMsg)
+	_, ok := msg.(program.EndedMsg)
 	return ok
 }
 
@@ -83,10 +84,10 @@ func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
 	ended := make(chan struct{})
 	opts := demoOptions(clock)
 	opts.Ended = ended
-	m := resize(New(opts, demoResource(Feed{})), 120, 40)
+	m := resize(New(opts, demoResource(program.Feed{})), 120, 40)
 	t.Cleanup(m.Close)
 	for _, s := range demoSnapshots() {
-		clock.now = s.at
+		clock.now = s.At
 		m = update(m, s)
 	}
 	mustNotContain(t, screen(m), "ended")
@@ -113,7 +114,7 @@ func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Ended = ended
-	var feeds [numOvDemo]Feed
+	var feeds [numOvDemo]program.Feed
 	o := NewOverview(opts, ovDemoResources(feeds))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 40})
@@ -130,7 +131,7 @@ func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
 		t.Error("j on the ended overview: did not quit")
 	}
 	// Opened on a resource, the same.
-	o.shown = o.tbl.Selected()
+	o.Shown = o.tbl.Selected()
 	mustContain(t, ovScreen(o), "ended: press any key to quit")
 	if _, cmd := o.Update(keyPress("k")); !quits(cmd) {
 		t.Error("k on an ended resource's dashboard: did not quit")
@@ -150,12 +151,12 @@ func TestAResourceThatFailedBeforeItsFirstListSaysSo(t *testing.T) {
 		{reflector.StateListing, "waiting for the first"},
 	} {
 		cache, _ := store.New()
-		m := New(demoOptions(newFakeClock()), demoResource(Feed{Store: cache}))
+		m := New(demoOptions(newFakeClock()), demoResource(program.Feed{Store: cache}))
 		m = resize(m, 120, 24)
 		st := demoStats()
 		st.State = tc.state
 		s := demoSnapshot(time.Second, st)
-		s.storeReady, s.counters = false, store.Counters{}
+		s.StoreReady, s.Counters = false, store.Counters{}
 		m = update(m, s)
 		mustContain(t, screen(m), tc.want)
 		m.Close()

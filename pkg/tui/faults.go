@@ -20,7 +20,7 @@ func (m *Model) showsFaults() bool { return len(m.stats.Faults) > 0 }
 // on the stream, with how many times it acted and since when, in the
 // order they first acted. What each did is in the log, next to its effect.
 func (m *Model) faultsLine(width int) string {
-	st := m.st
+	st := m.St
 	parts := make([]string, 0, len(m.stats.Faults))
 	for _, f := range m.stats.Faults {
 		count := st.Faint.Render("armed")

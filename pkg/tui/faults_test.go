@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // faultsModel is the demo dashboard at w x h whose last poll carried faults.
 func faultsModel(t *testing.T, w, h int, faults []reflector.FaultCount) Model {
 	t.Helper()
 	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(Feed{}))
+	m := New(demoOptions(clock), demoResource(program.Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, w, h)
 	s := demoStats()

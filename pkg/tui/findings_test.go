@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // findingsFeed is a findings engine's List for a test: set changes what it returns.
@@ -66,7 +67,7 @@ func poll(t *testing.T, m Model) Model {
 func TestFindingsPaneListsNewestFirstAndShowsEvidence(t *testing.T) {
 	feed := &findingsFeed{}
 	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(Feed{Findings: feed.List}))
+	m := New(demoOptions(clock), demoResource(program.Feed{Findings: feed.List}))
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 40)
 	clock.now = at(110 * time.Second)
@@ -80,8 +81,8 @@ func TestFindingsPaneListsNewestFirstAndShowsEvidence(t *testing.T) {
 	mustContain(t, s, "2 findings (error)", "+1 ignored")
 
 	m = update(m, keyPress("f"))
-	if m.state != stateFindings {
-		t.Fatalf("f left the dashboard in state %v, want findings", m.state)
+	if m.State != program.StateFindings {
+		t.Fatalf("f left the dashboard in state %v, want findings", m.State)
 	}
 	s = screen(m)
 	mustContain(t, s, "findings · 2 findings (+1 ignored) · newest first", "(ignored) the streaming list was refused", findingspane.Hint)
@@ -92,8 +93,8 @@ func TestFindingsPaneListsNewestFirstAndShowsEvidence(t *testing.T) {
 	mustNotContain(t, s, "objects ", "event rates") // the pane is over the dashboard
 
 	m = update(update(update(m, keyPress("down")), keyPress("down")), keyPress("enter"))
-	if m.state != stateDetail {
-		t.Fatalf("enter on a finding left state %v, want detail", m.state)
+	if m.State != program.StateDetail {
+		t.Fatalf("enter on a finding left state %v, want detail", m.State)
 	}
 	s = screen(m)
 	mustContain(t, s, "Finding missed-deletes  warning  configmaps.v1", "the relist at resourceVersion 1250",
@@ -108,13 +109,13 @@ func TestFindingsPaneListsNewestFirstAndShowsEvidence(t *testing.T) {
 	mustContain(t, screen(m), "the relist at resourceVersion 1400 found 5 objects deleted")
 
 	m = update(m, keyPress("esc"))
-	if m.state != stateFindings {
-		t.Fatalf("esc from a finding's evidence left state %v, want the findings pane", m.state)
+	if m.State != program.StateFindings {
+		t.Fatalf("esc from a finding's evidence left state %v, want the findings pane", m.State)
 	}
 	for _, close := range []string{"esc", "f"} {
-		m.state = stateFindings
-		if m = update(m, keyPress(close)); m.state != stateDashboard {
-			t.Errorf("%s on the findings pane left state %v, want the dashboard", close, m.state)
+		m.State = program.StateFindings
+		if m = update(m, keyPress(close)); m.State != program.StateDashboard {
+			t.Errorf("%s on the findings pane left state %v, want the dashboard", close, m.State)
 		}
 	}
 	mustContain(t, screen(update(peek(m), keyPress("?"))), "findings", "f ", "what the notes mean")
@@ -126,11 +127,11 @@ func TestNoFindingsEngineNoFindingsKey(t *testing.T) {
 	m, _ := demoModel(t, 120, 40)
 	s := screen(m)
 	mustNotContain(t, s, "f findings", "no findings")
-	if m = update(m, keyPress("f")); m.state != stateDashboard {
-		t.Errorf("f without an engine left state %v, want the dashboard", m.state)
+	if m = update(m, keyPress("f")); m.State != program.StateDashboard {
+		t.Errorf("f without an engine left state %v, want the dashboard", m.State)
 	}
 	mustNotContain(t, screen(update(peek(m), keyPress("?"))), "f          findings", "what the notes mean")
-	o := ovDemo(t, 160, 40, [numOvDemo]Feed{})
+	o := ovDemo(t, 160, 40, [numOvDemo]program.Feed{})
 	mustNotContain(t, ovScreen(o), "FINDINGS", "f findings")
 }
 
@@ -138,7 +139,7 @@ func TestNoFindingsEngineNoFindingsKey(t *testing.T) {
 // count across them, and f lists every resource's findings naming each
 // one's resource; enter shows one's evidence, esc goes back.
 func TestOverviewFindingsColumnAndPane(t *testing.T) {
-	var feeds [numOvDemo]Feed
+	var feeds [numOvDemo]program.Feed
 	cm, pods := &findingsFeed{}, &findingsFeed{}
 	feeds[ovConfigMaps].Findings, feeds[ovPods].Findings = cm.List, pods.List
 	feeds[ovDeployments].Findings = (&findingsFeed{}).List
@@ -147,9 +148,9 @@ func TestOverviewFindingsColumnAndPane(t *testing.T) {
 	podStorm := fs[2]
 	podStorm.Resource, podStorm.FirstAt = "pods.v1", at(108*time.Second)
 	podStorm.Evidence.Text = "the pods relisted three times"
-	o = ovUpdate(o, resourceMsg{i: ovConfigMaps, msg: snapshotMsg{at: at(110 * time.Second), hasFindings: true, findings: fs[:2]}})
-	o = ovUpdate(o, resourceMsg{i: ovPods, msg: snapshotMsg{at: at(110 * time.Second), hasFindings: true, findings: []findings.Finding{podStorm}}})
-	o = ovUpdate(o, resourceMsg{i: ovDeployments, msg: snapshotMsg{at: at(110 * time.Second), hasFindings: true}})
+	o = ovUpdate(o, resourceMsg{i: ovConfigMaps, msg: program.SnapshotMsg{At: at(110 * time.Second), HasFindings: true, Findings: fs[:2]}})
+	o = ovUpdate(o, resourceMsg{i: ovPods, msg: program.SnapshotMsg{At: at(110 * time.Second), HasFindings: true, Findings: []findings.Finding{podStorm}}})
+	o = ovUpdate(o, resourceMsg{i: ovDeployments, msg: program.SnapshotMsg{At: at(110 * time.Second), HasFindings: true}})
 	s := ovScreen(o)
 	mustContain(t, s, "FINDINGS", "2 findings (error)", "+1 ignored", "f findings")
 	// The findings column's cell of each row (no row has wide characters).

@@ -11,19 +11,20 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // goldenScreen runs the dashboard as a program at w x h with the plain
 // color profile and a clock fixed at the demo's last poll, sends msgs, quits,
 // and returns the final screen as plain text. Regenerate the goldens with
 // go test ./pkg/tui -run Golden -update.
-func goldenScreen(t *testing.T, w, h int, opts func(*Options), msgs ...tea.Msg) []byte {
+func goldenScreen(t *testing.T, w, h int, opts func(*program.Options), msgs ...tea.Msg) []byte {
 	t.Helper()
-	return goldenScreenOf(t, w, h, Feed{}, opts, msgs...)
+	return goldenScreenOf(t, w, h, program.Feed{}, opts, msgs...)
 }
 
 // goldenScreenOf is goldenScreen of the demo resource with feed.
-func goldenScreenOf(t *testing.T, w, h int, feed Feed, opts func(*Options), msgs ...tea.Msg) []byte {
+func goldenScreenOf(t *testing.T, w, h int, feed program.Feed, opts func(*program.Options), msgs ...tea.Msg) []byte {
 	t.Helper()
 	o := demoOptions(newFakeClock())
 	end := at(110 * time.Second)
@@ -39,7 +40,7 @@ func goldenScreenOf(t *testing.T, w, h int, feed Feed, opts func(*Options), msgs
 	for _, s := range demoSnapshots() {
 		tm.Send(s)
 	}
-	tm.Send(notesMsg{notes: demoNotes()})
+	tm.Send(program.NotesMsg{Notes: demoNotes()})
 	tm.Send(demoChanges())
 	for _, msg := range msgs {
 		tm.Send(msg)
@@ -64,7 +65,7 @@ func goldenOverview(t *testing.T, w, h int, keys ...string) []byte {
 
 // goldenOverviewOf is goldenOverview with the options and the resources
 // changed by opts and res (either may be nil).
-func goldenOverviewOf(t *testing.T, w, h int, opts func(*Options), res func([]Resource), keys ...string) []byte {
+func goldenOverviewOf(t *testing.T, w, h int, opts func(*program.Options), res func([]program.Resource), keys ...string) []byte {
 	t.Helper()
 	o := demoOptions(newFakeClock())
 	end := at(110 * time.Second)
@@ -72,7 +73,7 @@ func goldenOverviewOf(t *testing.T, w, h int, opts func(*Options), res func([]Re
 	if opts != nil {
 		opts(&o)
 	}
-	resources := ovDemoResources([numOvDemo]Feed{})
+	resources := ovDemoResources([numOvDemo]program.Feed{})
 	if res != nil {
 		res(resources)
 	}
@@ -117,7 +118,7 @@ func TestGoldenOverview160x48(t *testing.T) {
 
 // proxyClients make the demo's resources a proxy's streams: two informers
 // of kube-controller-manager, kubectl get, and a controller-runtime manager.
-func proxyClients(rs []Resource) {
+func proxyClients(rs []program.Resource) {
 	for i, c := range []struct {
 		ua         string
 		meta, tabl bool
@@ -135,7 +136,7 @@ func proxyClients(rs []Resource) {
 	}
 }
 
-func observing(o *Options) { o.Kind = Observing("proxy 127.0.0.1:8001") }
+func observing(o *program.Options) { o.Kind = program.Observing("proxy 127.0.0.1:8001") }
 
 // The overview of a proxy's streams has a client column: what tells the
 // programs, and two reflectors of one program, apart.
@@ -160,12 +161,12 @@ func TestGoldenDashboard160x48(t *testing.T) {
 }
 
 func TestGoldenReplayRequests120x40(t *testing.T) {
-	replay := func(o *Options) {
+	replay := func(o *program.Options) {
 		o.Replay, o.Trace = true, "testdata/traces/demo.jsonl"
 	}
 	snaps := demoSnapshots()
 	snap := snaps[len(snaps)-1] // the same stats (and diff) as the last poll, now with a position
-	snap.hasProgress, snap.done, snap.total = true, 3120, 4800
+	snap.HasProgress, snap.Done, snap.Total = true, 3120, 4800
 	teatest.RequireEqualOutput(t, goldenScreen(t, 120, 40, replay, snap, keyPress("tab"), keyPress("up")))
 }
 

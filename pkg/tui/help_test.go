@@ -11,7 +11,7 @@ import (
 // requests table; at 80x24 it does not fit, and ↓/G scroll to its end.
 func TestHelpExplainsTheGaugesAndTheEndsAndScrolls(t *testing.T) {
 	m, _ := demoModel(t, 160, 60)
-	all := strings.Join(strings.Fields(ansi.Strip(strings.Join(m.helpLines(160), "\n"))), " ")
+	all := strings.Join(strings.Fields(ansi.Strip(strings.Join(m.HelpLines(160), "\n"))), " ")
 	mustContain(t, all, "watch restarts:", "duplicates:", "UID mismatch:", "apply latency:", "the bookmark's rv",
 		"closed by the server", "timeout:", "error:", "canceled:", "stopped: the run ended it")
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // t0 is the fake clock's start: every screen in these tests is computed
@@ -33,7 +34,7 @@ func lines(s string) []string           { return strings.Split(s, "\n") }
 // peek is m with a root of its own, so that what is given to it leaves m
 // as it was: a model shares its root with its copies, as bubbletea keeps
 // only the latest.
-func peek(m Model) Model { r := *m.root; m.root = &r; return m }
+func peek(m Model) Model { r := *m.Root; m.Root = &r; return m }
 
 // keyPress builds the key message a terminal would send for s.
 func keyPress(s string) tea.KeyPressMsg {
@@ -69,8 +70,8 @@ func typeText(m Model, s string) Model {
 	return m
 }
 
-func demoOptions(clock *fakeClock) Options {
-	return Options{
+func demoOptions(clock *fakeClock) program.Options {
+	return program.Options{
 		Context: "kind-watchcache",
 		Server:  "https://127.0.0.1:6443",
 		Now:     clock.Now,
@@ -80,8 +81,8 @@ func demoOptions(clock *fakeClock) Options {
 
 // demoResource is the demo's resource (configmaps, -l app=web, all
 // namespaces, paged lists of metadata) with feed.
-func demoResource(feed Feed) Resource {
-	return Resource{
+func demoResource(feed program.Feed) program.Resource {
+	return program.Resource{
 		Target: reflector.Target{
 			Resource:      reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
 			LabelSelector: "app=web",
@@ -130,17 +131,17 @@ func demoStats() reflector.Stats {
 }
 
 // demoSnapshot is one poll at d after t0.
-func demoSnapshot(d time.Duration, s reflector.Stats) snapshotMsg {
-	return snapshotMsg{
-		at: at(d), hasStats: true, stats: s,
-		hasStore: true, storeReady: true, counters: store.Counters{Objects: 618, BytesHeld: 1 << 20},
+func demoSnapshot(d time.Duration, s reflector.Stats) program.SnapshotMsg {
+	return program.SnapshotMsg{
+		At: at(d), HasStats: true, Stats: s,
+		HasStore: true, StoreReady: true, Counters: store.Counters{Objects: 618, BytesHeld: 1 << 20},
 	}
 }
 
 // demoSnapshots are a minute of polls, one a second, from 50s to 110s
 // after t0, whose watch-event counters grow to demoStats' so the
 // sparklines have something to draw.
-func demoSnapshots() []snapshotMsg {
+func demoSnapshots() []program.SnapshotMsg {
 	events := func(secs ...int) []int { return secs }
 	added := events(5, 6, 6, 7, 20, 21, 33, 40, 41, 41, 55, 58)
 	deleted := events(10, 25, 44, 57)
@@ -153,7 +154,7 @@ func demoSnapshots() []snapshotMsg {
 		}
 		return n
 	}
-	var out []snapshotMsg
+	var out []program.SnapshotMsg
 	final := demoStats()
 	for i := 0; i <= 60; i++ {
 		s := final // the reflector hands out the same diff until the next relist
@@ -178,7 +179,7 @@ func demoNotes() []reflector.Note {
 }
 
 // demoChanges are store changes: adds, an update, a delete and a recreate.
-func demoChanges() notesMsg {
+func demoChanges() program.NotesMsg {
 	a1 := obj("default", "web-config-1", "0a1b2c3d-0001", "101")
 	a1b := obj("default", "web-config-1", "0a1b2c3d-0001", "140")
 	a1b.Labels = store.MakeLabels(map[string]string{"app": "web", "tier": "frontend"})
@@ -197,14 +198,14 @@ func demoChanges() notesMsg {
 func demoModel(t *testing.T, w, h int) (Model, *fakeClock) {
 	t.Helper()
 	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(Feed{}))
+	m := New(demoOptions(clock), demoResource(program.Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, w, h)
 	for _, s := range demoSnapshots() {
-		clock.now = s.at
+		clock.now = s.At
 		m = update(m, s)
 	}
-	m = update(m, notesMsg{notes: demoNotes()})
+	m = update(m, program.NotesMsg{Notes: demoNotes()})
 	m = update(m, demoChanges())
 	return m, clock
 }
@@ -230,11 +231,11 @@ func mustNotContain(t *testing.T, s string, bad ...string) {
 
 // applied is the notes of store changes applied at one time, as the
 // reflector hands them over (unnumbered).
-func applied(at time.Time, results ...store.Result) notesMsg {
-	msg := notesMsg{}
+func applied(at time.Time, results ...store.Result) program.NotesMsg {
+	msg := program.NotesMsg{}
 	for _, res := range results {
 		res := res
-		msg.notes = append(msg.notes, reflector.Note{At: at, Kind: reflector.NoteApplied, Applied: &res})
+		msg.Notes = append(msg.Notes, reflector.Note{At: at, Kind: reflector.NoteApplied, Applied: &res})
 	}
 	return msg
 }

@@ -2,25 +2,7 @@ package tui
 
 import (
 	"charm.land/bubbles/v2/key"
-
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
 )
-
-// chromeKeys are the keys of every screen, which the chrome handles: help,
-// quit, and the replay's player.
-type chromeKeys struct {
-	Help, Quit, Close key.Binding // Close: esc closes the help screen too, unlisted
-	Player            player.Keys // enabled with a Player
-}
-
-func newChromeKeys() chromeKeys {
-	return chromeKeys{
-		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Close:  key.NewBinding(key.WithKeys("esc")),
-		Player: player.NewKeys(),
-	}
-}
 
 // keyMap is the key bindings of one resource's dashboard besides the
 // chrome's; the help screen and the footer are generated from them.
@@ -88,13 +70,13 @@ func (k keyMap) withoutActions() keyMap {
 	return k
 }
 
-// footerKeys are the footer's (screenKeys).
-func (k keyMap) footerKeys() (first, rest []key.Binding) {
+// FooterKeys are the footer's (screenKeys).
+func (k keyMap) FooterKeys() (first, rest []key.Binding) {
 	return []key.Binding{k.ToOverview}, []key.Binding{k.Findings, k.Churn, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
 }
 
-// helpGroups are the help screen's columns (screenKeys).
-func (k keyMap) helpGroups() (nav, moves, actions []key.Binding) {
+// HelpGroups are the help screen's columns (screenKeys).
+func (k keyMap) HelpGroups() (nav, moves, actions []key.Binding) {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		[]key.Binding{k.NextPane, k.PrevPane, k.Select, k.Back},
 		[]key.Binding{k.Findings, k.Churn, k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}
@@ -136,16 +118,16 @@ func (k overviewKeyMap) withoutActions() overviewKeyMap {
 	return k
 }
 
-// footerKeys are the overview's footer (screenKeys).
-func (k overviewKeyMap) footerKeys() (first, rest []key.Binding) {
+// FooterKeys are the overview's footer (screenKeys).
+func (k overviewKeyMap) FooterKeys() (first, rest []key.Binding) {
 	up, open := k.Up, k.Open
 	up.SetHelp("↑/↓", "select")
 	open.SetHelp("enter", "open")
 	return []key.Binding{up, open}, []key.Binding{k.Findings, k.Relist, k.Audit}
 }
 
-// helpGroups are the overview's help screen's columns (screenKeys).
-func (k overviewKeyMap) helpGroups() (nav, moves, actions []key.Binding) {
+// HelpGroups are the overview's help screen's columns (screenKeys).
+func (k overviewKeyMap) HelpGroups() (nav, moves, actions []key.Binding) {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		[]key.Binding{k.Open, k.Back},
 		[]key.Binding{k.Findings, k.Relist, k.Audit}

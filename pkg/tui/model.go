@@ -19,48 +19,10 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/panes"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/prompt"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
-
-// viewState is what the screen shows; the root and the component shown
-// route keys on it. On the overview's table, the dashboard state is the
-// table, and the filter and churn states do not occur.
-type viewState int
-
-const (
-	// stateDashboard: header, gauges, rates and the panes; keys act on the focused pane.
-	stateDashboard viewState = iota
-	// stateFilter: the dashboard with the filter prompt taking the keys.
-	stateFilter
-	// stateDetail: the selected object, request or note, full screen.
-	stateDetail
-	// stateHelp: the key help overlay.
-	stateHelp
-	// stateFindings: the findings pane (f), newest first.
-	stateFindings
-	// stateChurn: the churn pane (c): what the MODIFIED events changed.
-	stateChurn
-)
-
-// String names the state.
-func (s viewState) String() string {
-	switch s {
-	case stateDashboard:
-		return "dashboard"
-	case stateFilter:
-		return "filter"
-	case stateDetail:
-		return "detail"
-	case stateHelp:
-		return "help"
-	case stateFindings:
-		return "findings"
-	case stateChurn:
-		return "churn"
-	}
-	return "unknown"
-}
 
 // lifecycle is what a model shares with its copies and must release.
 type lifecycle struct {
@@ -76,11 +38,11 @@ type lifecycle struct {
 // pane and detail): use the value Update returns, as bubbletea does, and
 // not an older copy.
 type Model struct {
-	*root     // the run's: the chrome, the state, the findings pane and the detail
-	row   int // the resource's row on the overview (0 alone)
-	res   Resource
-	feed  Feed // res.Feed
-	life  *lifecycle
+	*program.Root     // the run's: the chrome, the state, the findings pane and the detail
+	row           int // the resource's row on the overview (0 alone)
+	res           program.Resource
+	feed          program.Feed // res.Feed
+	life          *lifecycle
 	// keys.ToOverview is on when the model is one of several behind an
 	// Overview: its help and footer say that esc goes back to the overview.
 	keys  keyMap
@@ -89,10 +51,10 @@ type Model struct {
 	now time.Time // the model's clock: opts.Now at the last message that carried time
 	// replay is where this resource's replay stands, as last polled: its
 	// progress, and whether it stopped (the player's reading is the root's).
-	replay progress
+	replay program.Progress
 	// status reports this resource's last action (r, a), in its footer and,
 	// named, on the overview's table; the player's is the root's.
-	status     status
+	status     program.Status
 	stats      reflector.Stats
 	haveStats  bool
 	counters   store.Counters
@@ -107,7 +69,7 @@ type Model struct {
 	history  *history.Objects
 	filter   prompt.Prompt
 
-	alerts Alerts
+	alerts program.Alerts
 
 	// findings are the feed's, as last polled (haveFindings: it has an engine).
 	findings     []findings.Finding
@@ -125,13 +87,13 @@ type Model struct {
 // New builds the dashboard of one resource; Close stops its background
 // reads. It is what Run shows for a single resource; NewOverview builds the
 // dashboard of several.
-func New(opts Options, res Resource) Model {
-	return newModel(context.Background(), newRoot(opts.withDefaults(), 0), res, 0)
+func New(opts program.Options, res program.Resource) Model {
+	return newModel(context.Background(), program.NewRoot(opts.WithDefaults(), 0), res, 0)
 }
 
 // newModel builds the Model of the resource on row under ctx, sharing r.
-func newModel(ctx context.Context, r *root, res Resource, row int) Model {
-	opts := r.opts
+func newModel(ctx context.Context, r *program.Root, res program.Resource, row int) Model {
+	opts := r.Opts
 	ctx, cancel := context.WithCancel(ctx)
 	life := &lifecycle{ctx: ctx, cancel: cancel}
 	keys := newKeyMap()
@@ -141,7 +103,7 @@ func newModel(ctx context.Context, r *root, res Resource, row int) Model {
 	keys.Findings.SetEnabled(res.Feed.Findings != nil) // f only where there are findings to show
 	keys.Churn.SetEnabled(res.Feed.Churn != nil)       // c only where events can be diffed
 	return Model{
-		root:     r,
+		Root:     r,
 		row:      row,
 		res:      res,
 		feed:     res.Feed,
@@ -159,7 +121,7 @@ func (m Model) Close() { m.life.cancel() }
 
 // Init starts the poller and the reader of the note buffer.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.pollCmd(0), m.notesCmd(0), waitEnded(m.life.ctx, m.opts.Ended))
+	return tea.Batch(m.pollCmd(0), m.notesCmd(0), program.WaitEnded(m.life.ctx, m.Opts.Ended))
 }
 
 // Update handles one message.
@@ -167,19 +129,19 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.chrome.width, m.chrome.height = msg.Width, msg.Height
-	case snapshotMsg:
+		m.Chrome.Width, m.Chrome.Height = msg.Width, msg.Height
+	case program.SnapshotMsg:
 		m.applySnapshot(msg)
-		cmd = m.pollCmd(m.opts.Refresh)
-	case notesMsg:
-		m.addNotes(msg.notes)
-		cmd = m.notesCmd(m.opts.Refresh)
-	case auditMsg:
+		cmd = m.pollCmd(m.Opts.Refresh)
+	case program.NotesMsg:
+		m.addNotes(msg.Notes)
+		cmd = m.notesCmd(m.Opts.Refresh)
+	case program.AuditMsg:
 		m.addAudit(msg)
 	case churn.Msg:
 		m.churn.Set(msg.Sum, m.now)
-	case endedMsg:
-		m.chrome.ended = true
+	case program.EndedMsg:
+		m.Chrome.Ended = true
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	}
@@ -188,37 +150,37 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // applySnapshot takes one poll of the feed.
-func (m *Model) applySnapshot(s snapshotMsg) {
-	if s.at.After(m.now) {
-		m.now = s.at
+func (m *Model) applySnapshot(s program.SnapshotMsg) {
+	if s.At.After(m.now) {
+		m.now = s.At
 	}
-	if s.hasStats {
-		m.stats, m.haveStats = s.stats, true
-		m.rates.Observe(s.at, s.stats.Counters)
-		m.diff.SetDiff(s.stats.LastRelistDiff, s.at)
+	if s.HasStats {
+		m.stats, m.haveStats = s.Stats, true
+		m.rates.Observe(s.At, s.Stats.Counters)
+		m.diff.SetDiff(s.Stats.LastRelistDiff, s.At)
 	}
-	if s.hasStore {
-		m.counters, m.storeReady = s.counters, s.storeReady
+	if s.HasStore {
+		m.counters, m.storeReady = s.Counters, s.StoreReady
 	}
-	if s.hasProgress {
-		m.replay.done, m.replay.total = s.done, s.total
+	if s.HasProgress {
+		m.replay.Done, m.replay.Total = s.Done, s.Total
 	}
-	if s.player != nil {
+	if s.Player != nil {
 		// The one player, as read now: newer than any key's or poll's reading before.
-		m.chrome.player, m.chrome.havePlayer = *s.player, true
+		m.Chrome.Player, m.Chrome.HavePlayer = *s.Player, true
 	}
-	m.notesLost = s.notesLost
-	if s.alerts != nil {
-		m.alerts = *s.alerts
+	m.notesLost = s.NotesLost
+	if s.Alerts != nil {
+		m.alerts = *s.Alerts
 	}
-	if s.hasFindings {
-		m.findings, m.haveFindings = s.findings, true
+	if s.HasFindings {
+		m.findings, m.haveFindings = s.Findings, true
 	}
-	if s.hasChurn {
-		m.churn.Set(s.churn, m.now)
+	if s.HasChurn {
+		m.churn.Set(s.Churn, m.now)
 	}
-	m.status.expire(m.now)
-	m.chrome.status.expire(m.now)
+	m.status.Expire(m.now)
+	m.Chrome.Status.Expire(m.now)
 }
 
 // addNotes takes the reflector's notes, in the order it made them: the log
@@ -269,71 +231,71 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 		}
 	case reflector.ReasonRelistDiff:
 		if d.Diff != nil {
-			m.history.RecordDiff(n.At, d.Diff, m.opts.TrackedObjects)
+			m.history.RecordDiff(n.At, d.Diff, m.Opts.TrackedObjects)
 			return logpane.Entry{At: n.At, Kind: logpane.KindRelist, Seq: n.Seq, Req: n.RequestID, Note: &n, Diff: d.Diff}, true
 		}
 	case reflector.ReasonStopped:
-		m.replay.stopped = true
+		m.replay.Stopped = true
 	}
 	return logpane.FromNote(n), true
 }
 
-func (m *Model) addAudit(a auditMsg) {
+func (m *Model) addAudit(a program.AuditMsg) {
 	m.auditing = false
-	if a.err != nil {
-		m.setStatus(common.SevBad, "audit failed: "+a.err.Error())
+	if a.Err != nil {
+		m.setStatus(common.SevBad, "audit failed: "+a.Err.Error())
 		return
 	}
 	sev := common.SevGood
-	if a.report.Drift() {
+	if a.Report.Drift() {
 		sev = common.SevBad
 	}
 	// The log has the audit from the reflector's notes, in order.
-	m.setStatus(sev, a.report.String())
+	m.setStatus(sev, a.Report.String())
 }
 
 // setStatus reports this resource's action in the footer.
 func (m *Model) setStatus(sev common.Severity, s string) {
-	m.status = status{text: s, sev: sev, at: m.now}
+	m.status = program.Status{Text: s, Sev: sev, At: m.now}
 }
 
 // shownStatus is the status the dashboard's footer shows: the newer of its
 // own action's and the player's.
-func (m *Model) shownStatus() status {
-	if p := m.chrome.status; p.text != "" && (m.status.text == "" || p.at.After(m.status.at)) {
+func (m *Model) shownStatus() program.Status {
+	if p := m.Chrome.Status; p.Text != "" && (m.status.Text == "" || p.At.After(m.status.At)) {
 		return p
 	}
 	return m.status
 }
 
 // isShown says this resource's dashboard is on the screen.
-func (m *Model) isShown() bool { return m.shown == m.row }
+func (m *Model) isShown() bool { return m.Shown == m.row }
 
 // mode is what this resource's dashboard shows: the root's state while it
 // is on the screen; hidden, its panes as they stand (stateDashboard).
-func (m *Model) mode() viewState {
+func (m *Model) mode() program.ViewState {
 	if m.isShown() {
-		return m.state
+		return m.State
 	}
-	return stateDashboard
+	return program.StateDashboard
 }
 
 // handleKey routes a key on the view state.
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if k.String() == "ctrl+c" || m.chrome.ended {
+	if k.String() == "ctrl+c" || m.Chrome.Ended {
 		// The run ended by itself: its last screen stays until any key.
 		return m, tea.Quit
 	}
-	if m.state == stateDetail && m.detail.kind == detailObject && key.Matches(k, metaKey) {
-		m.detail.meta = !m.detail.meta
+	if m.State == program.StateDetail && m.Detail.Kind == program.DetailObject && key.Matches(k, metaKey) {
+		m.Detail.Meta = !m.Detail.Meta
 		return m, nil
 	}
-	cmd, ok := m.overlayKey(&m, k)
+	cmd, ok := m.OverlayKey(&m, k)
 	switch {
 	case ok:
-	case m.state == stateFilter:
+	case m.State == program.StateFilter:
 		cmd = m.filterKey(k)
-	case m.state == stateChurn:
+	case m.State == program.StateChurn:
 		var quit bool
 		if cmd, quit = m.churnKey(k); quit {
 			return m, tea.Quit
@@ -348,19 +310,19 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// detailContent is the open detail's title and lines at width (framed).
-func (m *Model) detailContent(width int) (string, []string) {
-	return m.detail.content(m, m.now, width)
+// DetailContent is the open detail's title and lines at width (framed).
+func (m *Model) DetailContent(width int) (string, []string) {
+	return detailContent(m.Detail, m, m.now, width)
 }
 
 // filterKey edits the log filter as it is typed.
 func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case k.String() == "enter":
-		m.state = stateDashboard
+		m.State = program.StateDashboard
 		return nil
 	case key.Matches(k, m.keys.Back):
-		m.state = stateDashboard
+		m.State = program.StateDashboard
 		m.filter.Value, m.log.Filter = "", ""
 		return nil
 	}
@@ -373,15 +335,15 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if cmd, ok := m.chrome.playerKey(k, m.now); ok {
+	if cmd, ok := m.Chrome.PlayerKey(k, m.now); ok {
 		return cmd, false
 	}
 	n := m.rowsIn(m.focus)
 	switch {
-	case key.Matches(k, m.chrome.keys.Quit):
+	case key.Matches(k, m.Chrome.Keys.Quit):
 		return nil, true
-	case key.Matches(k, m.chrome.keys.Help):
-		m.state = stateHelp
+	case key.Matches(k, m.Chrome.Keys.Help):
+		m.State = program.StateHelp
 	case key.Matches(k, m.keys.NextPane):
 		m.focus = (m.focus + 1) % panes.Num
 	case key.Matches(k, m.keys.PrevPane):
@@ -404,7 +366,7 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 		m.log.SetPaused(!m.log.Paused)
 		m.focus = panes.Log
 	case key.Matches(k, m.keys.Filter):
-		m.state, m.focus = stateFilter, panes.Log
+		m.State, m.focus = program.StateFilter, panes.Log
 		return nil, false
 	case key.Matches(k, m.keys.TypeFilter):
 		m.log.TypeIdx = (m.log.TypeIdx + 1) % logpane.NumTypeFilters
@@ -413,11 +375,11 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.keys.Back):
 		m.log.Filter, m.log.TypeIdx = "", 0
 		m.filter.Value = ""
-		m.status.text, m.chrome.status.text = "", ""
+		m.status.Text, m.Chrome.Status.Text = "", ""
 	case key.Matches(k, m.keys.Findings):
-		m.state = stateFindings
+		m.State = program.StateFindings
 	case key.Matches(k, m.keys.Churn):
-		m.state, m.churn.Offset = stateChurn, 0
+		m.State, m.churn.Offset = program.StateChurn, 0
 		return churn.Cmd(m.feed.Churn), false
 	case key.Matches(k, m.keys.Relist):
 		return m.forceRelist(), false
@@ -430,16 +392,16 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 // churnKey handles a key on the churn pane: q quits, ? opens the help,
 // esc or c close it, and the list keys scroll it.
 func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	_, _, body := m.chrome.size()
+	_, _, body := m.Chrome.Size()
 	switch {
-	case key.Matches(k, m.chrome.keys.Quit):
+	case key.Matches(k, m.Chrome.Keys.Quit):
 		return nil, true
-	case key.Matches(k, m.chrome.keys.Help):
-		m.state = stateHelp
-	case key.Matches(k, m.chrome.keys.Close, m.keys.Churn):
-		m.state = stateDashboard
+	case key.Matches(k, m.Chrome.Keys.Help):
+		m.State = program.StateHelp
+	case key.Matches(k, m.Chrome.Keys.Close, m.keys.Churn):
+		m.State = program.StateDashboard
 	default:
-		scrollOffset(&m.churn.Offset, k, body, func() int { return len(m.churn.Lines(m.st, m.chrome.width)) })
+		program.ScrollOffset(&m.churn.Offset, k, body, func() int { return len(m.churn.Lines(m.St, m.Chrome.Width)) })
 	}
 	return nil, false
 }
@@ -472,13 +434,13 @@ func (m *Model) startAudit() tea.Cmd {
 // atTopLevel says esc has nothing left to close or clear here: the
 // dashboard shows, with no filter on its log.
 func (m *Model) atTopLevel() bool {
-	return m.state == stateDashboard && !m.log.Filtering()
+	return m.State == program.StateDashboard && !m.log.Filtering()
 }
 
 // acts says r and a act here: a live run's own reflector, which no alert
 // stopped. Elsewhere they only say why not, and the footer and help leave
 // them out.
-func (m *Model) acts() bool { return actsOn(m.opts) && !m.alerts.Fatal }
+func (m *Model) acts() bool { return program.ActsOn(m.Opts) && !m.alerts.Fatal }
 
 // shownKeys are the keys the footer and the help offer: without r and a where they do not act.
 func (m *Model) shownKeys() keyMap {
@@ -496,10 +458,10 @@ func (m *Model) reflectorReturned() bool {
 
 // unavailable explains why an action that needs a cluster cannot run.
 func (m *Model) unavailable(what string) string {
-	if p := m.opts.Kind.Passive; p != "" {
+	if p := m.Opts.Kind.Passive; p != "" {
 		return what + " is not available: " + p
 	}
-	if m.opts.Replay {
+	if m.Opts.Replay {
 		return what + " needs a live cluster: this is a replay"
 	}
 	if m.alerts.Fatal {
@@ -516,17 +478,17 @@ func (m *Model) openDetail() {
 	switch m.focus {
 	case panes.Log:
 		if e, ok := m.log.Selected(); ok {
-			m.detail, m.state = detailFor(e), stateDetail
+			m.Detail, m.State = detailFor(e), program.StateDetail
 		}
 	case panes.Requests:
 		rows := panes.RequestRows(&m.stats)
 		if len(rows) > 0 {
 			r := rows[min(m.requests.Scroll.Cursor, len(rows)-1)]
-			m.detail, m.state = detailView{kind: detailRequest, req: r}, stateDetail
+			m.Detail, m.State = program.DetailView{Kind: program.DetailRequest, Req: r}, program.StateDetail
 		}
 	case panes.Diff:
 		if r, ok := m.diff.Selected(); ok {
-			m.detail, m.state = detailView{kind: detailObject, ref: r.Entry.Ref}, stateDetail
+			m.Detail, m.State = program.DetailView{Kind: program.DetailObject, Ref: r.Entry.Ref}, program.StateDetail
 		}
 	}
 }
@@ -562,8 +524,8 @@ func (m *Model) clampPanes() {
 	}
 }
 
-// findingRows are the findings as the pane lists them, newest first.
-func (m *Model) findingRows() []findingspane.Row {
+// FindingRows are the findings as the pane lists them, newest first.
+func (m *Model) FindingRows() []findingspane.Row {
 	rows := make([]findingspane.Row, len(m.findings))
 	for i, f := range m.findings {
 		rows[i] = findingspane.Row{Finding: f}

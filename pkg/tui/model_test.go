@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/history"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/panes"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
@@ -100,15 +101,15 @@ func TestBookmarkAgeIsColoredAgainstTheOncePerMinuteCadence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
-			m := New(demoOptions(clock), demoResource(Feed{}))
+			m := New(demoOptions(clock), demoResource(program.Feed{}))
 			t.Cleanup(m.Close)
 			m = resize(m, 80, 24)
 			s := demoStats()
 			s.BookmarkAt = tt.bookmarkAt
 			m = update(m, demoSnapshot(tt.now, s))
-			want := m.st.Sev(tt.sev, tt.text)
+			want := m.St.Sev(tt.sev, tt.text)
 			if tt.sev == common.SevNone {
-				want = m.st.Faint.Render(tt.text)
+				want = m.St.Faint.Render(tt.text)
 			}
 			if !strings.Contains(m.View().Content, want) {
 				t.Errorf("screen lacks %q styled as %v:\n%s", tt.text, tt.sev, screen(m))
@@ -123,11 +124,11 @@ func TestStatsSnapshotsArePolledAgainAtTheRefreshInterval(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("a snapshot must schedule the next poll")
 	}
-	if m.opts.Refresh < 100*time.Millisecond {
-		t.Errorf("Refresh = %v, want at least 100ms (at most ten polls a second)", m.opts.Refresh)
+	if m.Opts.Refresh < 100*time.Millisecond {
+		t.Errorf("Refresh = %v, want at least 100ms (at most ten polls a second)", m.Opts.Refresh)
 	}
-	if o := (Options{Refresh: time.Millisecond}).withDefaults(); o.Refresh != DefaultRefresh {
-		t.Errorf("Refresh 1ms became %v, want %v", o.Refresh, DefaultRefresh)
+	if o := (program.Options{Refresh: time.Millisecond}).WithDefaults(); o.Refresh != program.DefaultRefresh {
+		t.Errorf("Refresh 1ms became %v, want %v", o.Refresh, program.DefaultRefresh)
 	}
 }
 
@@ -148,8 +149,8 @@ func TestRequestTimelineShowsExactOptionsDurationCountsAndEnds(t *testing.T) {
 	m = update(m, keyPress("up"))
 	m = update(m, keyPress("up"))
 	m = update(m, keyPress("enter"))
-	if m.state != stateDetail {
-		t.Fatalf("state = %v, want detail", m.state)
+	if m.State != program.StateDetail {
+		t.Fatalf("state = %v, want detail", m.State)
 	}
 	mustContain(t, screen(m), "Request #3  watch", "resourceVersion=211", "allowWatchBookmarks=true",
 		"timeoutSeconds=397", "took         1m23s", "received     40 events",
@@ -178,7 +179,7 @@ func TestRelistDiffPaneNamesWhatTheWatchMissed(t *testing.T) {
 
 func TestNoRelistYetSaysSo(t *testing.T) {
 	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(Feed{}))
+	m := New(demoOptions(clock), demoResource(program.Feed{}))
 	t.Cleanup(m.Close)
 	s := demoStats()
 	s.LastRelistDiff = nil
@@ -207,8 +208,8 @@ func TestPauseFreezesTheLogWhileEventsKeepArriving(t *testing.T) {
 func TestFilterByTextAsTyped(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
 	m = update(m, keyPress("/"))
-	if m.state != stateFilter {
-		t.Fatalf("state = %v, want filter", m.state)
+	if m.State != program.StateFilter {
+		t.Fatalf("state = %v, want filter", m.State)
 	}
 	m = typeText(m, "Config-3q") // q is text here, not quit
 	m = update(m, keyPress("backspace"))
@@ -216,8 +217,8 @@ func TestFilterByTextAsTyped(t *testing.T) {
 	mustContain(t, s, "/Config-3", `filter "config-3"`, "DELETED  default/web-config-3")
 	mustNotContain(t, s, "MODIFIED default/web-config-1", "REQUEST")
 	m = update(m, keyPress("enter"))
-	if m.state != stateDashboard || m.log.Filter != "config-3" {
-		t.Fatalf("after enter: state %v, filter %q; want dashboard with the filter kept", m.state, m.log.Filter)
+	if m.State != program.StateDashboard || m.log.Filter != "config-3" {
+		t.Fatalf("after enter: state %v, filter %q; want dashboard with the filter kept", m.State, m.log.Filter)
 	}
 	m = update(m, keyPress("esc"))
 	mustContain(t, screen(m), "MODIFIED default/web-config-1")
@@ -243,22 +244,22 @@ func TestEnterOnALogEntryShowsTheObjectsVersionsAndWhatChanged(t *testing.T) {
 	m = update(m, keyPress("up"))
 	m = update(m, keyPress("up"))
 	m = update(m, keyPress("enter"))
-	if m.state != stateDetail || m.detail.ref.Name != "web-config-1" {
-		t.Fatalf("state %v on %v, want the detail of web-config-1", m.state, m.detail.ref)
+	if m.State != program.StateDetail || m.Detail.Ref.Name != "web-config-1" {
+		t.Fatalf("state %v on %v, want the detail of web-config-1", m.State, m.Detail.Ref)
 	}
 	mustContain(t, screen(m), "Object default/web-config-1  (configmaps.v1)",
 		"ADDED", "rv 101", "first version seen",
 		"MODIFIED", "resourceVersion 101 → 140", "generation 0 → 2", "label +tier=frontend")
 	m = update(m, keyPress("esc"))
-	if m.state != stateDashboard {
-		t.Errorf("esc: state %v, want dashboard", m.state)
+	if m.State != program.StateDashboard {
+		t.Errorf("esc: state %v, want dashboard", m.State)
 	}
 }
 
 func TestObjectDetailSaysWhetherTheObjectIsInTheCacheNow(t *testing.T) {
 	clock := newFakeClock()
 	st, w := store.New()
-	m := New(demoOptions(clock), demoResource(Feed{Store: st}))
+	m := New(demoOptions(clock), demoResource(program.Feed{Store: st}))
 	t.Cleanup(m.Close)
 	apply := func(ev store.Event) store.Result {
 		res, err := w.ApplyEvent(ev)
@@ -282,14 +283,14 @@ func TestObjectDetailSaysWhetherTheObjectIsInTheCacheNow(t *testing.T) {
 func TestHelpOverlayToggles(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
 	m = update(m, keyPress("?"))
-	if m.state != stateHelp {
-		t.Fatalf("state = %v, want help", m.state)
+	if m.State != program.StateHelp {
+		t.Fatalf("state = %v, want help", m.State)
 	}
 	mustContain(t, screen(m), "Keys", "force relist", "audit now", "pause log", "filter by type", "next pane",
 		"q          quit", "one a minute")
 	m = update(m, keyPress("?"))
-	if m.state != stateDashboard {
-		t.Errorf("? again: state %v, want dashboard", m.state)
+	if m.State != program.StateDashboard {
+		t.Errorf("? again: state %v, want dashboard", m.State)
 	}
 }
 
@@ -346,7 +347,7 @@ func TestTabCyclesThePanes(t *testing.T) {
 func TestScrollingStopsFollowingAndEndResumes(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
-	m := New(opts, demoResource(Feed{}))
+	m := New(opts, demoResource(program.Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, 80, 24)
 	var results []store.Result
@@ -372,7 +373,7 @@ func TestScrollingStopsFollowingAndEndResumes(t *testing.T) {
 func TestForceRelistCallsTheFeedOffTheScreensGoroutine(t *testing.T) {
 	clock := newFakeClock()
 	called := make(chan struct{})
-	m := New(demoOptions(clock), demoResource(Feed{ForceRelist: func() { close(called) }}))
+	m := New(demoOptions(clock), demoResource(program.Feed{ForceRelist: func() { close(called) }}))
 	t.Cleanup(m.Close)
 	m = resize(m, 80, 24)
 	next, cmd := m.Update(keyPress("r"))
@@ -400,7 +401,7 @@ func TestForceRelistCallsTheFeedOffTheScreensGoroutine(t *testing.T) {
 func TestForceRelistOnAFailedResourceSaysWhyNot(t *testing.T) {
 	clock := newFakeClock()
 	called := false
-	m := New(demoOptions(clock), demoResource(Feed{ForceRelist: func() { called = true }}))
+	m := New(demoOptions(clock), demoResource(program.Feed{ForceRelist: func() { called = true }}))
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 24)
 	st := demoStats()
@@ -422,7 +423,7 @@ func TestActionsThatNeedAClusterExplainThemselvesInAReplay(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Replay = true
-	m := New(opts, demoResource(Feed{}))
+	m := New(opts, demoResource(program.Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, 100, 24)
 	for _, k := range []string{"r", "a"} {
@@ -457,7 +458,7 @@ func TestAuditReportsDriftAndErrors(t *testing.T) {
 				}
 				return report, nil
 			}
-			m := New(demoOptions(clock), demoResource(Feed{Audit: audit}))
+			m := New(demoOptions(clock), demoResource(program.Feed{Audit: audit}))
 			t.Cleanup(m.Close)
 			m = resize(m, 160, 48)
 			next, cmd := m.Update(keyPress("a"))
@@ -479,7 +480,7 @@ func TestAuditReportsDriftAndErrors(t *testing.T) {
 	}
 	// The log has the audit from the reflector's note, in order with the rest.
 	m, _ := demoModel(t, 160, 48)
-	m = update(m, notesMsg{notes: []reflector.Note{{At: at(111 * time.Second), Kind: reflector.NoteAudit, Audit: report}}})
+	m = update(m, program.NotesMsg{Notes: []reflector.Note{{At: at(111 * time.Second), Kind: reflector.NoteAudit, Audit: report}}})
 	mustContain(t, screen(m), "AUDIT    audit at resourceVersion 1300: drift")
 }
 
@@ -487,11 +488,11 @@ func TestReplayHeaderShowsPosition(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Replay, opts.Trace = true, "testdata/traces/demo.jsonl"
-	m := New(opts, demoResource(Feed{}))
+	m := New(opts, demoResource(program.Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, 100, 24)
 	snap := demoSnapshot(time.Second, demoStats())
-	snap.hasProgress, snap.done, snap.total = true, 450, 1000
+	snap.HasProgress, snap.Done, snap.Total = true, 450, 1000
 	m = update(m, snap)
 	mustContain(t, screen(m), "REPLAY", "45% 450/1,000", "trace testdata/traces/demo.jsonl")
 	mustNotContain(t, screen(m), "LIVE")
@@ -501,7 +502,7 @@ func TestDroppedNotesAreCountedOnScreen(t *testing.T) {
 	m, _ := demoModel(t, 80, 24)
 	mustNotContain(t, screen(m), "dropped")
 	snap := demoSnapshot(111*time.Second, demoStats())
-	snap.notesLost = 1200
+	snap.NotesLost = 1200
 	m = update(m, snap)
 	mustContain(t, screen(m), "dropped 1,200 notes")
 }
@@ -518,7 +519,7 @@ func TestResizeIsHonoured(t *testing.T) {
 }
 
 func TestStateAndPaneNames(t *testing.T) {
-	for s, want := range map[viewState]string{stateDashboard: "dashboard", stateFilter: "filter", stateDetail: "detail", stateHelp: "help"} {
+	for s, want := range map[program.ViewState]string{program.StateDashboard: "dashboard", program.StateFilter: "filter", program.StateDetail: "detail", program.StateHelp: "help"} {
 		if s.String() != want {
 			t.Errorf("%d.String() = %q, want %q", s, s.String(), want)
 		}
@@ -532,7 +533,7 @@ func TestStateAndPaneNames(t *testing.T) {
 
 func TestDetailScrollsWithinItsContent(t *testing.T) {
 	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(Feed{}))
+	m := New(demoOptions(clock), demoResource(program.Feed{}))
 	t.Cleanup(m.Close)
 	m = resize(m, 80, 24)
 	var results []store.Result
@@ -546,14 +547,14 @@ func TestDetailScrollsWithinItsContent(t *testing.T) {
 	s := screen(m)
 	mustContain(t, s, "resourceVersion 114 → 115")
 	mustNotContain(t, s, "lines 1-")
-	bottom := m.detail.offset
+	bottom := m.Detail.Offset
 	m = update(m, keyPress("down"))
-	if m.detail.offset != bottom {
-		t.Errorf("down at the bottom moved the offset from %d to %d", bottom, m.detail.offset)
+	if m.Detail.Offset != bottom {
+		t.Errorf("down at the bottom moved the offset from %d to %d", bottom, m.Detail.Offset)
 	}
 	m = update(m, keyPress("up"))
-	if m.detail.offset != bottom-1 {
-		t.Errorf("up from the bottom: offset %d, want %d", m.detail.offset, bottom-1)
+	if m.Detail.Offset != bottom-1 {
+		t.Errorf("up from the bottom: offset %d, want %d", m.Detail.Offset, bottom-1)
 	}
 	m = update(m, keyPress("g"))
 	mustContain(t, screen(m), "lines 1-19 of 33")
@@ -561,7 +562,7 @@ func TestDetailScrollsWithinItsContent(t *testing.T) {
 
 func TestHeaderNamesTheWireFormat(t *testing.T) {
 	for _, wire := range []reflector.Wire{reflector.WireProtobuf, reflector.WireJSON} {
-		r := demoResource(Feed{})
+		r := demoResource(program.Feed{})
 		r.MetadataOnly, r.Wire = false, wire
 		m := New(demoOptions(newFakeClock()), r)
 		t.Cleanup(m.Close)

@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
-	b := NewNoteBuffer(2)
+	b := program.NewNoteBuffer(2)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -29,14 +30,14 @@ func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
 	}
 	// The notes that fit are the first ones, in order.
 	for _, want := range []string{"a", "b"} {
-		if got := (<-b.ch).Decision.Cause; got != want {
+		if got := (<-b.C()).Decision.Cause; got != want {
 			t.Errorf("kept note %q, want %q", got, want)
 		}
 	}
 }
 
 func TestNoteBufferKeepsAppliedNotesInOrderWithDecisions(t *testing.T) {
-	b := NewNoteBuffer(2)
+	b := program.NewNoteBuffer(2)
 	b.Push(reflector.Note{Seq: 1, Kind: reflector.NoteApplied})
 	b.Push(reflector.Note{Seq: 2, Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonGone}})
 	b.Push(reflector.Note{Seq: 3, Kind: reflector.NoteApplied})
@@ -44,14 +45,14 @@ func TestNoteBufferKeepsAppliedNotesInOrderWithDecisions(t *testing.T) {
 		t.Fatalf("Len() = %d, Dropped() = %d; want the first two kept and the third dropped", b.Len(), b.Dropped())
 	}
 	for _, want := range []uint64{1, 2} {
-		if got := (<-b.ch).Seq; got != want {
+		if got := (<-b.C()).Seq; got != want {
 			t.Errorf("kept note %d, want %d", got, want)
 		}
 	}
 }
 
 func TestNoteBufferCapacityBelowOneMeansOne(t *testing.T) {
-	if got := NewNoteBuffer(0).Cap(); got != 1 {
+	if got := program.NewNoteBuffer(0).Cap(); got != 1 {
 		t.Errorf("Cap() = %d, want 1", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // The proxy's overview with no stream yet says how to connect to it
@@ -13,8 +14,8 @@ import (
 func TestEmptyProxyOverviewSaysHowToConnectAndTicks(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
-	opts.Added = make(chan Resource)
-	opts.Kind = Observing("proxy 127.0.0.1:34567")
+	opts.Added = make(chan program.Resource)
+	opts.Kind = program.Observing("proxy 127.0.0.1:34567")
 	opts.Connect = []string{"no stream yet: the proxy serves on http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller"}
 	o := NewOverview(opts, nil)
 	t.Cleanup(o.Close)
@@ -39,9 +40,9 @@ func TestReplayOffersNoRelistOrAudit(t *testing.T) {
 		clock := newFakeClock()
 		opts := demoOptions(clock)
 		opts.Replay = replay
-		m := resize(New(opts, demoResource(Feed{})), 160, 40)
+		m := resize(New(opts, demoResource(program.Feed{})), 160, 40)
 		t.Cleanup(m.Close)
-		o := NewOverview(opts, ovDemoResources([numOvDemo]Feed{}))
+		o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 		t.Cleanup(o.Close)
 		o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
 		screens := map[string]string{"dashboard": screen(m), "dashboard help": screen(update(peek(m), keyPress("?"))),
@@ -65,13 +66,13 @@ func TestFatalAlertOffersNoRelistOrAudit(t *testing.T) {
 	m, _ := demoModel(t, 160, 40)
 	mustContain(t, screen(m), "r force relist", "a audit now")
 	s := demoSnapshots()[len(demoSnapshots())-1]
-	s.alerts = &Alerts{Banner: "the run stopped, q exits with status 3: relists>0", Fatal: true}
+	s.Alerts = &program.Alerts{Banner: "the run stopped, q exits with status 3: relists>0", Fatal: true}
 	m = update(m, s)
 	mustNotContain(t, screen(m), "r force relist", "a audit now")
 	mustNotContain(t, screen(update(peek(m), keyPress("?"))), "force relist", "audit now")
 	mustContain(t, screen(update(peek(m), keyPress("r"))), "force relist is not available: an alert stopped the run")
 
-	o := ovDemo(t, 160, 40, [numOvDemo]Feed{})
+	o := ovDemo(t, 160, 40, [numOvDemo]program.Feed{})
 	mustContain(t, ovScreen(o), "r force relist")
 	o = ovUpdate(o, resourceMsg{i: 0, msg: s})
 	mustNotContain(t, ovScreen(o), "r force relist", "a audit now")

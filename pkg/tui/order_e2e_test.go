@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/logpane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // The scenarios' clusters start on the first end-to-end test that asks for them.
@@ -81,10 +82,10 @@ func (o *outputs) check(t *testing.T, run string) {
 			t.Errorf("%s, the notes: %v", run, err)
 		}
 		// The dashboard takes the notes in batches, as its reader delivers them.
-		m := New(Options{LogSize: 1 << 20, TrackedObjects: 100}, Resource{})
+		m := New(program.Options{LogSize: 1 << 20, TrackedObjects: 100}, program.Resource{})
 		for rest := notes; len(rest) > 0; {
 			n := min(len(rest), maxBatch)
-			m = update(m, notesMsg{notes: rest[:n]})
+			m = update(m, program.NotesMsg{Notes: rest[:n]})
 			rest = rest[n:]
 		}
 		if err := causal.Check(logLines(m)); err != nil {

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 )
 
@@ -15,12 +16,12 @@ import (
 // is -1), by its names for them; a dashboard shown takes the keys.
 const (
 	// overviewTable: one row per resource; keys select, open and act on a row.
-	overviewTable = stateDashboard
+	overviewTable = program.StateDashboard
 	// overviewHelp: the overview's key help.
-	overviewHelp = stateHelp
+	overviewHelp = program.StateHelp
 	// overviewFindings: every resource's findings (f), newest first; enter
 	// shows one's evidence (stateDetail).
-	overviewFindings = stateFindings
+	overviewFindings = program.StateFindings
 )
 
 // Overview is the dashboard of several resources, a tea.Model: a table with
@@ -46,9 +47,9 @@ const (
 // NewOverview; release it with Close. Like a Model, it is used through the
 // value its Update returns; its copies share its root.
 type Overview struct {
-	*root
+	*program.Root
 	ctx       context.Context
-	resources []Resource // each row's, for its name
+	resources []program.Resource // each row's, for its name
 	subs      []Model
 	names     []table.Label // each row's name, as the rows stand
 	keys      overviewKeyMap
@@ -65,7 +66,7 @@ type tickMsg struct{}
 
 // tickCmd reads the clock again after tickEvery; nil when no resource can come.
 func (o *Overview) tickCmd() tea.Cmd {
-	if o.opts.Added == nil {
+	if o.Opts.Added == nil {
 		return nil
 	}
 	return tea.Tick(tickEvery, func(time.Time) tea.Msg { return tickMsg{} })
@@ -73,34 +74,34 @@ func (o *Overview) tickCmd() tea.Cmd {
 
 // NewOverview builds the dashboard of resources, one row and one Model for
 // each, in their order; Close stops their background reads.
-func NewOverview(opts Options, resources []Resource) Overview {
+func NewOverview(opts program.Options, resources []program.Resource) Overview {
 	return newOverview(context.Background(), opts, resources)
 }
 
-func newOverview(ctx context.Context, opts Options, resources []Resource) Overview {
-	opts = opts.withDefaults() // once, so every resource has the same start
-	o := Overview{root: newRoot(opts, -1), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]Model, 0, len(resources))}
+func newOverview(ctx context.Context, opts program.Options, resources []program.Resource) Overview {
+	opts = opts.WithDefaults() // once, so every resource has the same start
+	o := Overview{Root: program.NewRoot(opts, -1), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]Model, 0, len(resources))}
 	for i, r := range resources {
-		m := newModel(ctx, o.root, r, i)
+		m := newModel(ctx, o.Root, r, i)
 		if len(resources) > 1 || opts.Added != nil {
 			m.keys.setMulti()
 		}
 		o.subs = append(o.subs, m)
 	}
-	o.resources = append([]Resource(nil), resources...)
+	o.resources = append([]program.Resource(nil), resources...)
 	o.names = rowNames(o.resources)
 	if o.single() {
-		o.shown = 0
+		o.Shown = 0
 	}
 	return o
 }
 
 // addedMsg is a resource that came while the dashboard runs (Options.Added).
-type addedMsg struct{ res Resource }
+type addedMsg struct{ res program.Resource }
 
 // waitAdded waits for the next resource of Options.Added; nil when there is none.
 func (o *Overview) waitAdded() tea.Cmd {
-	ch := o.opts.Added
+	ch := o.Opts.Added
 	if ch == nil {
 		return nil
 	}
@@ -118,23 +119,23 @@ func (o *Overview) waitAdded() tea.Cmd {
 }
 
 // add gives a resource that came its row and its Model, started and sized.
-func (o *Overview) add(r Resource) tea.Cmd {
-	m := newModel(o.ctx, o.root, r, len(o.subs))
+func (o *Overview) add(r program.Resource) tea.Cmd {
+	m := newModel(o.ctx, o.Root, r, len(o.subs))
 	m.keys.setMulti()
 	o.subs = append(o.subs, m)
 	o.resources = append(o.resources, r)
 	o.names = rowNames(o.resources)
 	i := len(o.subs) - 1
 	cmds := []tea.Cmd{wrapCmd(i, o.subs[i].Init()), o.waitAdded()}
-	if o.chrome.width > 0 {
-		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.chrome.width, Height: o.chrome.height}))
+	if o.Chrome.Width > 0 {
+		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.Chrome.Width, Height: o.Chrome.Height}))
 	}
 	return tea.Batch(cmds...)
 }
 
 // single says there is one resource, and no more can come: no overview,
 // its dashboard only.
-func (o *Overview) single() bool { return len(o.subs) == 1 && o.opts.Added == nil }
+func (o *Overview) single() bool { return len(o.subs) == 1 && o.Opts.Added == nil }
 
 // Close stops every resource's background reads. It is idempotent; Run calls it.
 func (o Overview) Close() {
@@ -165,12 +166,12 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case addedMsg:
 		cmd = o.add(msg.res)
 	case tickMsg:
-		if now := o.opts.Now(); now.After(o.clock) {
+		if now := o.Opts.Now(); now.After(o.clock) {
 			o.clock = now
 		}
 		cmd = o.tickCmd()
 	case tea.WindowSizeMsg:
-		o.chrome.width, o.chrome.height = msg.Width, msg.Height
+		o.Chrome.Width, o.Chrome.Height = msg.Width, msg.Height
 		cmds := make([]tea.Cmd, 0, len(o.subs))
 		for i := range o.subs {
 			cmds = append(cmds, o.updateSub(i, msg))
@@ -193,29 +194,29 @@ func (o *Overview) updateSub(i int, msg tea.Msg) tea.Cmd {
 // handleKey routes a key on the state: the open resource takes every key
 // but the esc that leaves it.
 func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
-	if o.chrome.ended {
+	if o.Chrome.Ended {
 		return tea.Quit // the run ended by itself: its last screen stays until any key
 	}
-	if i := o.shown; i >= 0 {
+	if i := o.Shown; i >= 0 {
 		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[i].atTopLevel() {
 			o.show(-1)
 			return nil
 		}
 		return o.updateSub(i, k)
 	}
-	if cmd, ok := o.overlayKey(o, k); ok {
+	if cmd, ok := o.OverlayKey(o, k); ok {
 		return cmd
 	}
-	if cmd, ok := o.chrome.playerKey(k, o.now()); ok {
+	if cmd, ok := o.Chrome.PlayerKey(k, o.now()); ok {
 		return cmd
 	}
-	o.chrome.status.text = "" // the player's; a resource's action's stays until it expires
+	o.Chrome.Status.Text = "" // the player's; a resource's action's stays until it expires
 	n, cur := len(o.subs), o.tbl.Selected()
 	switch {
-	case key.Matches(k, o.chrome.keys.Quit):
+	case key.Matches(k, o.Chrome.Keys.Quit):
 		return tea.Quit
-	case key.Matches(k, o.chrome.keys.Help):
-		o.state = overviewHelp
+	case key.Matches(k, o.Chrome.Keys.Help):
+		o.State = overviewHelp
 	case key.Matches(k, o.keys.Up):
 		o.tbl.Move(-1, n)
 	case key.Matches(k, o.keys.Down):
@@ -229,7 +230,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, o.keys.Bottom):
 		o.tbl.Select(n-1, n)
 	case key.Matches(k, o.shownKeys().Findings):
-		o.state = overviewFindings
+		o.State = overviewFindings
 	case n == 0:
 	case key.Matches(k, o.keys.Open):
 		o.show(cur)
@@ -244,14 +245,14 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 // show shows row i's dashboard, or the table (-1); the findings pane,
 // which lists another resource's findings or every one's, starts afresh.
 func (o *Overview) show(i int) {
-	o.shown, o.fpane = i, findingspane.Pane{}
+	o.Shown, o.FindingsPane = i, findingspane.Pane{}
 }
 
 // acts says r and a act here: a live run's own reflectors, which no alert
 // stopped. Elsewhere they only say why not, and the footer and help leave
 // them out.
 func (o *Overview) acts() bool {
-	if !actsOn(o.opts) {
+	if !program.ActsOn(o.Opts) {
 		return false
 	}
 	a, ok := o.banner()
@@ -293,11 +294,11 @@ func (o *Overview) findingsBadge() string {
 	if !o.hasFindings() {
 		return ""
 	}
-	return o.findingsTally().Badge(o.st)
+	return o.findingsTally().Badge(o.St)
 }
 
-// findingRows are every resource's findings, newest first.
-func (o *Overview) findingRows() []findingspane.Row {
+// FindingRows are every resource's findings, newest first.
+func (o *Overview) FindingRows() []findingspane.Row {
 	var rows []findingspane.Row
 	for i := range o.subs {
 		for _, f := range o.subs[i].findings {
@@ -307,21 +308,17 @@ func (o *Overview) findingRows() []findingspane.Row {
 	return findingspane.NewestFirst(rows)
 }
 
-// detailContent is the open detail's title and lines at width (framed):
+// DetailContent is the open detail's title and lines at width (framed):
 // its resource's, at the overview's clock.
-func (o *Overview) detailContent(width int) (string, []string) {
-	return o.detail.content(&o.subs[o.detail.res], o.now(), width)
+func (o *Overview) DetailContent(width int) (string, []string) {
+	return detailContent(o.Detail, &o.subs[o.Detail.Res], o.now(), width)
 }
-
-// actsOn says r and a can act in a run of opts: not in a replay, not on
-// a passive Kind of rows (another program's reflectors).
-func actsOn(opts Options) bool { return !opts.Replay && opts.Kind.Passive == "" }
 
 // clampRows keeps the table's selection on a row and its window on the
 // selection, while the table shows: a row's reason line, come or gone,
 // moves the window.
 func (o *Overview) clampRows() {
-	if o.shown < 0 {
+	if o.Shown < 0 {
 		o.tbl.Clamp(o.tableLayout(o.rows(false)).table)
 	}
 }

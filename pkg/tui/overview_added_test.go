@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // An overview with Options.Added starts with no row, shows its table, and
@@ -15,19 +16,19 @@ import (
 // title says the resources are observed.
 func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	clock := newFakeClock()
-	added := make(chan Resource, 2)
+	added := make(chan program.Resource, 2)
 	opts := demoOptions(clock)
 	opts.Added = added
-	opts.Kind = Observing("proxy 127.0.0.1:8001")
+	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
 	o := NewOverview(opts, nil)
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
-	if o.state != overviewTable {
-		t.Fatalf("the overview of no resource yet is in state %d, want its table", o.state)
+	if o.State != overviewTable {
+		t.Fatalf("the overview of no resource yet is in state %d, want its table", o.State)
 	}
 	mustContain(t, ovScreen(o), "observing proxy 127.0.0.1:8001", "0 observed streams")
 
-	cms := ovResource("", "configmaps", "ConfigMap", Feed{})
+	cms := ovResource("", "configmaps", "ConfigMap", program.Feed{})
 	cms.Client, cms.ClientAddr, cms.MetadataOnly = "my-controller/v1", "127.0.0.1:50000", false
 	added <- cms
 	msg := o.waitAdded()()
@@ -35,12 +36,12 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 		t.Fatalf("waiting for a resource gave %T, want the added resource", msg)
 	}
 	o = ovUpdate(o, msg)
-	if o.state != overviewTable || len(o.subs) != 1 {
-		t.Fatalf("one resource added: state %d with %d rows, want the table with 1", o.state, len(o.subs))
+	if o.State != overviewTable || len(o.subs) != 1 {
+		t.Fatalf("one resource added: state %d with %d rows, want the table with 1", o.State, len(o.subs))
 	}
 	mustContain(t, ovScreen(o), "1 observed stream · namespace prod", "RESOURCE       CLIENT", "configmaps     my-controller/v1")
 
-	pods := ovResource("", "pods", "Pod", Feed{})
+	pods := ovResource("", "pods", "Pod", program.Feed{})
 	pods.Client, pods.ClientAddr, pods.MetadataOnly = "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", "127.0.0.1:50001", false
 	added <- pods
 	o = ovUpdate(o, o.waitAdded()())
@@ -82,20 +83,20 @@ func TestShortClientKeepsTheProgramAndWhatSetsItApart(t *testing.T) {
 func TestAStreamWhoseClientLeftSaysSoAndIsNotCountedWatching(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
-	opts.Kind = Observing("proxy 127.0.0.1:8001")
-	first := ovResource("", "pods", "Pod", Feed{})
+	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
+	first := ovResource("", "pods", "Pod", program.Feed{})
 	first.Client, first.ClientAddr = "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", "127.0.0.1:50000"
 	second := first
 	second.ClientAddr = "127.0.0.1:50001"
-	o := NewOverview(opts, []Resource{first, second})
+	o := NewOverview(opts, []program.Resource{first, second})
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 30})
 	clock.now = at(60 * time.Second)
 	watching := reflector.Stats{State: reflector.StateWatching, StateSince: at(10 * time.Second), ResourceVersion: "120"}
 	left := watching
 	left.ClientLeft, left.ClientLeftState, left.ClientLeftWas = at(48*time.Second), reflector.StateWatching, "Watching"
-	o = ovUpdate(o, resourceMsg{i: 0, msg: snapshotMsg{at: clock.now, hasStats: true, stats: left}})
-	o = ovUpdate(o, resourceMsg{i: 1, msg: snapshotMsg{at: clock.now, hasStats: true, stats: watching}})
+	o = ovUpdate(o, resourceMsg{i: 0, msg: program.SnapshotMsg{At: clock.now, HasStats: true, Stats: left}})
+	o = ovUpdate(o, resourceMsg{i: 1, msg: program.SnapshotMsg{At: clock.now, HasStats: true, Stats: watching}})
 	screen := ovScreen(o)
 	// Two kubectl processes: told apart by their connections' ports.
 	mustContain(t, screen, "● 1 Watching  ○ 1 client left", "kubectl (metadata) :50000 ○ left       12s", "was Watching",

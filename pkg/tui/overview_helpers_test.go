@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // The overview's demo: four resources in namespace prod, in four situations.
@@ -27,8 +28,8 @@ const (
 const forbidden = `403 Forbidden: deployments.apps is forbidden: User "dev" cannot list resource "deployments" in API group "apps" in the namespace "prod"`
 
 // ovResource is a resource of the overview's demo, in namespace prod.
-func ovResource(group, resource, kind string, feed Feed) Resource {
-	return Resource{
+func ovResource(group, resource, kind string, feed program.Feed) program.Resource {
+	return program.Resource{
 		Target: reflector.Target{
 			Resource:  reflector.Resource{GVR: schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource}, Kind: kind, Namespaced: true},
 			Namespace: "prod",
@@ -39,8 +40,8 @@ func ovResource(group, resource, kind string, feed Feed) Resource {
 }
 
 // ovDemoResources are the overview demo's four resources, each with its feed.
-func ovDemoResources(feeds [numOvDemo]Feed) []Resource {
-	return []Resource{
+func ovDemoResources(feeds [numOvDemo]program.Feed) []program.Resource {
+	return []program.Resource{
 		ovResource("", "configmaps", "ConfigMap", feeds[ovConfigMaps]),
 		ovResource("", "pods", "Pod", feeds[ovPods]),
 		ovResource("apps", "deployments", "Deployment", feeds[ovDeployments]),
@@ -92,7 +93,7 @@ func ovDemoCounters(i int) (store.Counters, bool) {
 // ovDemoSnapshots are a minute of polls of resource i, one a second from 50s
 // to 110s after t0, whose event counters grow to ovDemoStats' (the
 // configmaps' are the single dashboard's demo).
-func ovDemoSnapshots(i int) []snapshotMsg {
+func ovDemoSnapshots(i int) []program.SnapshotMsg {
 	if i == ovConfigMaps {
 		return demoSnapshots()
 	}
@@ -110,14 +111,14 @@ func ovDemoSnapshots(i int) []snapshotMsg {
 	default:
 		added, modified, deleted = func(int64) int64 { return 0 }, func(int64) int64 { return 0 }, func(int64) int64 { return 0 }
 	}
-	var out []snapshotMsg
+	var out []program.SnapshotMsg
 	for k := int64(0); k <= 60; k++ {
 		s := final
 		s.Counters.Added += added(k) - added(60)
 		s.Counters.Modified += modified(k) - modified(60)
 		s.Counters.Deleted += deleted(k) - deleted(60)
-		out = append(out, snapshotMsg{at: at(time.Duration(50+k) * time.Second), hasStats: true, stats: s,
-			hasStore: true, storeReady: ready, counters: c})
+		out = append(out, program.SnapshotMsg{At: at(time.Duration(50+k) * time.Second), HasStats: true, Stats: s,
+			HasStore: true, StoreReady: ready, Counters: c})
 	}
 	return out
 }
@@ -127,7 +128,7 @@ func ovDemoSnapshots(i int) []snapshotMsg {
 // notes for the log.
 func ovDemoMessages() []tea.Msg {
 	var msgs []tea.Msg
-	snaps := make([][]snapshotMsg, numOvDemo)
+	snaps := make([][]program.SnapshotMsg, numOvDemo)
 	for i := range numOvDemo {
 		snaps[i] = ovDemoSnapshots(i)
 	}
@@ -136,12 +137,12 @@ func ovDemoMessages() []tea.Msg {
 			msgs = append(msgs, resourceMsg{i: i, msg: snaps[i][k]})
 		}
 	}
-	msgs = append(msgs, resourceMsg{i: ovConfigMaps, msg: notesMsg{notes: demoNotes()}})
+	msgs = append(msgs, resourceMsg{i: ovConfigMaps, msg: program.NotesMsg{Notes: demoNotes()}})
 	return append(msgs, resourceMsg{i: ovConfigMaps, msg: demoChanges()})
 }
 
 // ovDemo is the overview of the demo's four resources at w x h, with feeds.
-func ovDemo(t testing.TB, w, h int, feeds [numOvDemo]Feed) Overview {
+func ovDemo(t testing.TB, w, h int, feeds [numOvDemo]program.Feed) Overview {
 	t.Helper()
 	clock := newFakeClock()
 	o := NewOverview(demoOptions(clock), ovDemoResources(feeds))
@@ -149,8 +150,8 @@ func ovDemo(t testing.TB, w, h int, feeds [numOvDemo]Feed) Overview {
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: w, Height: h})
 	for _, msg := range ovDemoMessages() {
 		if rm, ok := msg.(resourceMsg); ok {
-			if s, ok := rm.msg.(snapshotMsg); ok {
-				clock.now = s.at
+			if s, ok := rm.msg.(program.SnapshotMsg); ok {
+				clock.now = s.At
 			}
 		}
 		o = ovUpdate(o, msg)
@@ -163,11 +164,11 @@ func ovScreen(o Overview) string                { return plain(o.View()) }
 
 // ovPeek is o with a root and rows of its own (peek).
 func ovPeek(o Overview) Overview {
-	r := *o.root
-	o.root = &r
+	r := *o.Root
+	o.Root = &r
 	o.subs = append([]Model(nil), o.subs...)
 	for i := range o.subs {
-		o.subs[i].root = &r
+		o.subs[i].Root = &r
 	}
 	return o
 }
@@ -199,10 +200,10 @@ func (l *callLog) String() string {
 }
 
 // recordingFeeds are the demo's feeds, whose ForceRelist and Audit record their calls in log.
-func recordingFeeds(log *callLog) [numOvDemo]Feed {
-	var feeds [numOvDemo]Feed
+func recordingFeeds(log *callLog) [numOvDemo]program.Feed {
+	var feeds [numOvDemo]program.Feed
 	for i := range feeds {
-		feeds[i] = Feed{
+		feeds[i] = program.Feed{
 			ForceRelist: func() { log.record(fmt.Sprint("relist ", i)) },
 			Audit: func(context.Context) (*reflector.AuditReport, error) {
 				log.record(fmt.Sprint("audit ", i))

@@ -15,13 +15,14 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 )
 
 func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
-			o := ovDemo(t, sz.w, sz.h, [numOvDemo]Feed{})
+			o := ovDemo(t, sz.w, sz.h, [numOvDemo]program.Feed{})
 			s := ovScreen(o)
 			mustContain(t, s,
 				"kubectl watchcache", "ctx kind-watchcache", "https://127.0.0.1:6443", "up 1m50s", "LIVE",
@@ -44,7 +45,7 @@ func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
 }
 
 func TestOverviewTotalsSumTheResources(t *testing.T) {
-	o := ovDemo(t, 160, 48, [numOvDemo]Feed{})
+	o := ovDemo(t, 160, 48, [numOvDemo]program.Feed{})
 	var objects, bytes int64
 	inFlight := 0
 	for i := range numOvDemo {
@@ -72,14 +73,14 @@ func TestOverviewTotalsSumTheResources(t *testing.T) {
 func TestAFailedResourceShowsItsReasonUnderItsRow(t *testing.T) {
 	for _, sz := range []struct{ w, h int }{{80, 24}, {160, 48}, {60, 16}} {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
-			o := ovDemo(t, sz.w, sz.h, [numOvDemo]Feed{})
+			o := ovDemo(t, sz.w, sz.h, [numOvDemo]program.Feed{})
 			got := lines(ovScreen(o))
 			for i, l := range got {
 				if strings.Contains(l, "deployments") && strings.Contains(l, "● Failed") {
 					if i+1 >= len(got) || !strings.HasPrefix(got[i+1], "    └ 403 Forbidden: deployments.apps is forbidden") {
 						t.Fatalf("the line under the failed row is not its reason:\n%s", strings.Join(got, "\n"))
 					}
-					if want := o.st.Bad.Render("    └ 403 Forbidden:"); !strings.Contains(o.View().Content, want[:len(want)-4]) {
+					if want := o.St.Bad.Render("    └ 403 Forbidden:"); !strings.Contains(o.View().Content, want[:len(want)-4]) {
 						t.Errorf("the reason is not red and bold")
 					}
 					return
@@ -89,14 +90,14 @@ func TestAFailedResourceShowsItsReasonUnderItsRow(t *testing.T) {
 		})
 	}
 	// A resource in backoff says why under its row only where the table has no last-error column.
-	mustContain(t, ovScreen(ovDemo(t, 80, 24, [numOvDemo]Feed{})), "    └ retry in 3.2s: dial tcp 10.96.0.1:443: connect: connection refused")
-	mustNotContain(t, ovScreen(ovDemo(t, 160, 48, [numOvDemo]Feed{})), "└ retry in")
+	mustContain(t, ovScreen(ovDemo(t, 80, 24, [numOvDemo]program.Feed{})), "    └ retry in 3.2s: dial tcp 10.96.0.1:443: connect: connection refused")
+	mustNotContain(t, ovScreen(ovDemo(t, 160, 48, [numOvDemo]program.Feed{})), "└ retry in")
 }
 
 func TestOverviewFitsTheTerminalExactly(t *testing.T) {
 	for _, sz := range []struct{ w, h int }{{80, 24}, {160, 48}, {120, 40}, {100, 30}, {60, 16}, {45, 11}, {30, 8}} {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
-			o := ovDemo(t, sz.w, sz.h, [numOvDemo]Feed{})
+			o := ovDemo(t, sz.w, sz.h, [numOvDemo]program.Feed{})
 			for _, state := range []string{"table", "help", "table again", "resource"} {
 				switch state {
 				case "help":
@@ -121,7 +122,7 @@ func TestOverviewFitsTheTerminalExactly(t *testing.T) {
 }
 
 func TestSelectingAndOpeningAResource(t *testing.T) {
-	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
+	o := ovDemo(t, 80, 24, [numOvDemo]program.Feed{})
 	o = ovKeys(o, "k") // already on the first row
 	if o.tbl.Selected() != 0 {
 		t.Fatalf("k on the first row: row %d", o.tbl.Selected())
@@ -141,46 +142,46 @@ func TestSelectingAndOpeningAResource(t *testing.T) {
 		t.Fatalf("down on the last row: row %d", o.tbl.Selected())
 	}
 	o = ovKeys(o, "g", "j", "enter")
-	if o.shown != 1 || o.tbl.Selected() != 1 {
-		t.Fatalf("enter: row %d shown, on row %d, want the pods' dashboard", o.shown, o.tbl.Selected())
+	if o.Shown != 1 || o.tbl.Selected() != 1 {
+		t.Fatalf("enter: row %d shown, on row %d, want the pods' dashboard", o.Shown, o.tbl.Selected())
 	}
 	s = ovScreen(o)
 	mustContain(t, s, "pods.v1 · namespace prod", "● Relisting for 3.0s", "list #12 running",
 		"objects        12,345 · 48.0 MiB", "410 Gone       3")
 	mustNotContain(t, s, "EVENTS/MIN")
 	o = ovKeys(o, "esc")
-	if o.state != overviewTable || o.tbl.Selected() != 1 {
-		t.Fatalf("esc: state %v on row %d, want the overview on the pods", o.state, o.tbl.Selected())
+	if o.State != overviewTable || o.tbl.Selected() != 1 {
+		t.Fatalf("esc: state %v on row %d, want the overview on the pods", o.State, o.tbl.Selected())
 	}
 	mustContain(t, ovScreen(o), "EVENTS/MIN", "▸ pods")
 }
 
 func TestEscInsideAResourceClosesItsOwnViewsFirst(t *testing.T) {
-	o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]Feed{}), "enter")
+	o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]program.Feed{}), "enter")
 	for _, tt := range []struct {
 		name  string
 		setup []string
-		state viewState
+		state program.ViewState
 	}{
-		{"a detail", []string{"enter"}, stateDetail},
-		{"the help", []string{"?"}, stateHelp},
-		{"the filter prompt", []string{"/"}, stateFilter},
-		{"a kept filter", []string{"/", "w", "e", "b", "enter"}, stateDashboard},
-		{"a type filter", []string{"t"}, stateDashboard},
+		{"a detail", []string{"enter"}, program.StateDetail},
+		{"the help", []string{"?"}, program.StateHelp},
+		{"the filter prompt", []string{"/"}, program.StateFilter},
+		{"a kept filter", []string{"/", "w", "e", "b", "enter"}, program.StateDashboard},
+		{"a type filter", []string{"t"}, program.StateDashboard},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			in := ovKeys(ovPeek(o), tt.setup...)
-			if got := in.subs[0].state; got != tt.state {
+			if got := in.subs[0].State; got != tt.state {
 				t.Fatalf("state %v, want %v", got, tt.state)
 			}
 			in = ovKeys(in, "esc")
-			if in.shown != 0 || !in.subs[0].atTopLevel() {
+			if in.Shown != 0 || !in.subs[0].atTopLevel() {
 				t.Fatalf("esc in %s: row %d shown, state %v, filtering %v; want the dashboard, cleared",
-					tt.name, in.shown, in.state, in.subs[0].log.Filtering())
+					tt.name, in.Shown, in.State, in.subs[0].log.Filtering())
 			}
 			in = ovKeys(in, "esc")
-			if in.state != overviewTable {
-				t.Fatalf("a second esc: state %v, want the overview", in.state)
+			if in.State != overviewTable {
+				t.Fatalf("a second esc: state %v, want the overview", in.State)
 			}
 		})
 	}
@@ -217,7 +218,7 @@ func TestRelistAndAuditActOnTheSelectedResource(t *testing.T) {
 		o = ovUpdate(o, msg)
 	}
 	mustContain(t, ovScreen(o), "pods: audit at resourceVersion 901")
-	if o.subs[ovPods].auditing || o.subs[ovConfigMaps].status.text != "" {
+	if o.subs[ovPods].auditing || o.subs[ovConfigMaps].status.Text != "" {
 		t.Errorf("the audit's result did not reach the pods alone")
 	}
 
@@ -239,7 +240,7 @@ func TestActionsExplainThemselvesOnTheOverview(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Replay = true
-	o := NewOverview(opts, ovDemoResources([numOvDemo]Feed{}))
+	o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 30})
 	for _, k := range []string{"r", "a"} {
@@ -254,23 +255,23 @@ func TestActionsExplainThemselvesOnTheOverview(t *testing.T) {
 
 func TestOneResourceOpensStraightIntoItsDashboard(t *testing.T) {
 	clock := newFakeClock()
-	o := NewOverview(demoOptions(clock), []Resource{demoResource(Feed{})})
+	o := NewOverview(demoOptions(clock), []program.Resource{demoResource(program.Feed{})})
 	t.Cleanup(o.Close)
 	single, _ := demoModel(t, 80, 24)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 80, Height: 24})
 	for _, s := range demoSnapshots() {
-		clock.now = s.at
+		clock.now = s.At
 		o = ovUpdate(o, resourceMsg{i: 0, msg: s})
 	}
-	o = ovUpdate(o, resourceMsg{i: 0, msg: notesMsg{notes: demoNotes()}})
+	o = ovUpdate(o, resourceMsg{i: 0, msg: program.NotesMsg{Notes: demoNotes()}})
 	o = ovUpdate(o, resourceMsg{i: 0, msg: demoChanges()})
 	if got, want := ovScreen(o), screen(single); got != want {
 		t.Fatalf("one resource's overview:\n%s\nwant its dashboard:\n%s", got, want)
 	}
 	// esc keeps the dashboard's meaning: it clears a filter, and never leaves.
 	o = ovKeys(o, "t", "esc", "esc")
-	if o.shown != 0 || o.state != stateDashboard || o.subs[0].log.Filtering() {
-		t.Fatalf("esc on a single resource: row %d shown, state %v, filtering %v", o.shown, o.state, o.subs[0].log.Filtering())
+	if o.Shown != 0 || o.State != program.StateDashboard || o.subs[0].log.Filtering() {
+		t.Fatalf("esc on a single resource: row %d shown, state %v, filtering %v", o.Shown, o.State, o.subs[0].log.Filtering())
 	}
 	mustNotContain(t, ovScreen(o), "EVENTS/MIN", "overview")
 	o = ovKeys(o, "?")
@@ -278,21 +279,21 @@ func TestOneResourceOpensStraightIntoItsDashboard(t *testing.T) {
 }
 
 func TestInsideOneOfSeveralTheHelpAndFooterNameTheOverview(t *testing.T) {
-	o := ovKeys(ovDemo(t, 160, 48, [numOvDemo]Feed{}), "enter")
+	o := ovKeys(ovDemo(t, 160, 48, [numOvDemo]program.Feed{}), "enter")
 	mustContain(t, ovScreen(o), "esc overview")
 	mustContain(t, ovScreen(ovKeys(ovPeek(o), "?")), "back, unfilter, overview", "esc goes back to the overview")
 }
 
 func TestOverviewHelpListsItsKeys(t *testing.T) {
-	o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]Feed{}), "?")
-	if o.state != overviewHelp {
-		t.Fatalf("state %v, want help", o.state)
+	o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]program.Feed{}), "?")
+	if o.State != overviewHelp {
+		t.Fatalf("state %v, want help", o.State)
 	}
 	mustContain(t, ovScreen(o), "Overview keys", "↑/k", "↓/j", "enter      open resource", "esc        overview",
 		"r          force relist", "a          audit now", "q          quit", "a failure's reason shows under its row", "r and a act on the selected resource")
 	for _, k := range []string{"?", "esc"} {
-		if back := ovKeys(o, k); back.state != overviewTable {
-			t.Errorf("%s in the help: state %v, want the overview", k, back.state)
+		if back := ovKeys(o, k); back.State != overviewTable {
+			t.Errorf("%s in the help: state %v, want the overview", k, back.State)
 		}
 	}
 }
@@ -314,7 +315,7 @@ func TestOverviewQuitKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]Feed{}), tt.setup...)
+			o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]program.Feed{}), tt.setup...)
 			_, cmd := o.Update(keyPress(tt.key))
 			quit := false
 			for _, msg := range runCmd(cmd) {
@@ -332,9 +333,9 @@ func TestOverviewQuitKeys(t *testing.T) {
 // manyResources are n configmaps, one a namespace, the one at failed Failed.
 func manyResources(t *testing.T, n, failed, w, h int) Overview {
 	t.Helper()
-	var resources []Resource
+	var resources []program.Resource
 	for i := range n {
-		r := ovResource("", "configmaps", "ConfigMap", Feed{})
+		r := ovResource("", "configmaps", "ConfigMap", program.Feed{})
 		r.Target.Namespace = fmt.Sprintf("ns-%02d", i)
 		resources = append(resources, r)
 	}
@@ -400,7 +401,7 @@ func TestTheTableComesBackWithTheSelectedRowInView(t *testing.T) {
 }
 
 func TestEachResourceGetsItsOwnMessages(t *testing.T) {
-	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
+	o := ovDemo(t, 80, 24, [numOvDemo]program.Feed{})
 	before := o.subs[ovConfigMaps].log.Entries.Len()
 	late := applied(at(111*time.Second), store.Result{Outcome: store.Added, Object: obj("prod", "late-pod", "u-late", "48300")})
 	next, cmd := o.Update(resourceMsg{i: ovPods, msg: late})
@@ -424,10 +425,10 @@ func TestEachResourceGetsItsOwnMessages(t *testing.T) {
 }
 
 func TestEveryResourcesCommandsComeBackToIt(t *testing.T) {
-	feeds := [numOvDemo]Feed{}
+	feeds := [numOvDemo]program.Feed{}
 	for i := range feeds {
 		st, _ := store.New()
-		feeds[i] = Feed{Stats: func() reflector.Stats { return ovDemoStats(i) }, Store: st}
+		feeds[i] = program.Feed{Stats: func() reflector.Stats { return ovDemoStats(i) }, Store: st}
 	}
 	o := NewOverview(demoOptions(newFakeClock()), ovDemoResources(feeds))
 	t.Cleanup(o.Close)
@@ -437,8 +438,8 @@ func TestEveryResourcesCommandsComeBackToIt(t *testing.T) {
 		if !ok {
 			t.Fatalf("Init gave %T, want resourceMsg", msg)
 		}
-		s, ok := rm.msg.(snapshotMsg)
-		if !ok || s.stats.State != ovDemoStats(rm.i).State {
+		s, ok := rm.msg.(program.SnapshotMsg)
+		if !ok || s.Stats.State != ovDemoStats(rm.i).State {
 			t.Fatalf("resource %d got %#v, want its own snapshot", rm.i, rm.msg)
 		}
 		got[rm.i] = true
@@ -459,11 +460,11 @@ func TestEveryResourcesCommandsComeBackToIt(t *testing.T) {
 }
 
 func TestTheWindowSizeReachesEveryResource(t *testing.T) {
-	o := ovDemo(t, 80, 24, [numOvDemo]Feed{})
+	o := ovDemo(t, 80, 24, [numOvDemo]program.Feed{})
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 132, Height: 41})
 	for i, m := range o.subs {
-		if m.chrome.width != 132 || m.chrome.height != 41 {
-			t.Errorf("resource %d is %dx%d, want 132x41", i, m.chrome.width, m.chrome.height)
+		if m.Chrome.Width != 132 || m.Chrome.Height != 41 {
+			t.Errorf("resource %d is %dx%d, want 132x41", i, m.Chrome.Width, m.Chrome.Height)
 		}
 	}
 }
@@ -472,14 +473,14 @@ func TestOverviewShowsReplayPositionAndAlerts(t *testing.T) {
 	clock := newFakeClock()
 	opts := demoOptions(clock)
 	opts.Replay, opts.Trace = true, "testdata/traces/several.jsonl"
-	o := NewOverview(opts, ovDemoResources([numOvDemo]Feed{}))
+	o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 100, Height: 24})
 	for i := range numOvDemo {
 		snap := demoSnapshot(time.Second, ovDemoStats(i))
-		snap.hasProgress, snap.done, snap.total = true, 450, 1000
+		snap.HasProgress, snap.Done, snap.Total = true, 450, 1000
 		if i == ovPods {
-			snap.alerts = &Alerts{Banner: "relists>2 tripped on pods", Fatal: true}
+			snap.Alerts = &program.Alerts{Banner: "relists>2 tripped on pods", Fatal: true}
 		}
 		o = ovUpdate(o, resourceMsg{i: i, msg: snap})
 	}
@@ -489,7 +490,7 @@ func TestOverviewShowsReplayPositionAndAlerts(t *testing.T) {
 }
 
 func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
-	var resources []Resource
+	var resources []program.Resource
 	for range 3 {
 		feed, _ := liveFeed(t)
 		resources = append(resources, demoResource(feed))

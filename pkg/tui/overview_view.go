@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 )
@@ -31,7 +32,7 @@ type overviewLayout struct {
 // tableLayout fits the table of rows to the screen, then the glimpse to
 // what is left.
 func (o *Overview) tableLayout(rows []table.Row) overviewLayout {
-	w, _, body := o.chrome.size()
+	w, _, body := o.Chrome.Size()
 	l := overviewLayout{}
 	if _, banner := o.banner(); banner {
 		body--
@@ -76,10 +77,10 @@ func (o *Overview) rows(shown bool) []table.Row {
 
 // View renders the overview, the help, or the open resource's dashboard.
 func (o Overview) View() tea.View {
-	if i := o.shown; i >= 0 && i < len(o.subs) {
+	if i := o.Shown; i >= 0 && i < len(o.subs) {
 		return o.subs[i].View()
 	}
-	return o.view(&o, o.rowName, o.now(), o.table)
+	return o.Frame(&o, o.rowName, o.now(), o.table)
 }
 
 // now is the overview's clock: the latest of its resources'.
@@ -91,15 +92,15 @@ func (o *Overview) now() time.Time {
 		}
 	}
 	if now.IsZero() {
-		now = o.opts.Start
+		now = o.Opts.Start
 	}
 	return now
 }
 
-// header is the run's identity, what the resources share, their states, and live or replay.
-func (o *Overview) header(width int) []string {
-	parts := []string{o.st.Value.Render(format.Plural(len(o.subs), cmp.Or(o.opts.Kind.Noun, "resource")))}
-	switch ns, ok := shared(o.resources, namespaceOf); {
+// Header is the run's identity, what the resources share, their states, and live or replay.
+func (o *Overview) Header(width int) []string {
+	parts := []string{o.St.Value.Render(format.Plural(len(o.subs), cmp.Or(o.Opts.Kind.Noun, "resource")))}
+	switch ns, ok := program.Shared(o.resources, namespaceOf); {
 	case len(o.subs) == 0:
 	case !ok:
 		parts = append(parts, "several namespaces")
@@ -108,25 +109,25 @@ func (o *Overview) header(width int) []string {
 	default:
 		parts = append(parts, "namespace "+ns)
 	}
-	parts = append(parts, watchedParts(o.resources, !o.opts.Kind.OwnLists, "")...)
-	return o.chrome.header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.progress())
+	parts = append(parts, program.WatchedParts(o.resources, !o.Opts.Kind.OwnLists, "")...)
+	return o.Chrome.Header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.progress())
 }
 
 // progress is where the replay stands across the resources: the furthest
 // progress, ended once every resource's is.
-func (o *Overview) progress() progress {
-	r := progress{stopped: len(o.subs) > 0}
+func (o *Overview) progress() program.Progress {
+	r := program.Progress{Stopped: len(o.subs) > 0}
 	for i := range o.subs {
 		p := o.subs[i].replay
-		r.done, r.total = max(r.done, p.done), max(r.total, p.total)
-		r.stopped = r.stopped && p.stopped
+		r.Done, r.Total = max(r.Done, p.Done), max(r.Total, p.Total)
+		r.Stopped = r.Stopped && p.Stopped
 	}
 	return r
 }
 
 // namespaceOf is the namespace a namespaced resource is watched in ("" for
 // all), or "" for a cluster-scoped one, which has none to differ in.
-func namespaceOf(r *Resource) string {
+func namespaceOf(r *program.Resource) string {
 	if r.Target.Resource.Kind != "" && !r.Target.Resource.Namespaced {
 		return ""
 	}
@@ -153,14 +154,14 @@ func (o *Overview) stateCounts() string {
 	for s, n := range counts {
 		if n > 0 {
 			state := reflector.State(s)
-			parts = append(parts, o.st.Sev(common.StateSeverity(state), fmt.Sprintf("● %d %s", n, state)))
+			parts = append(parts, o.St.Sev(common.StateSeverity(state), fmt.Sprintf("● %d %s", n, state)))
 		}
 	}
 	if left > 0 {
-		parts = append(parts, o.st.Faint.Render("○ "+format.Plural(left, "client")+" left"))
+		parts = append(parts, o.St.Faint.Render("○ "+format.Plural(left, "client")+" left"))
 	}
 	if waiting > 0 {
-		parts = append(parts, o.st.Faint.Render(fmt.Sprintf("○ %d waiting for stats", waiting)))
+		parts = append(parts, o.St.Faint.Render(fmt.Sprintf("○ %d waiting for stats", waiting)))
 	}
 	return strings.Join(parts, "  ")
 }
@@ -173,7 +174,7 @@ func (o *Overview) rowName(i int) string { return o.names[i].Name() }
 // parts: the program, and what follows it (the rest of the User-Agent that
 // tells two reflectors of one program apart, as shortClient keeps it, and
 // what it asked for when it is not full objects), which a cut keeps.
-func clientLabel(r *Resource) (program, tail string) {
+func clientLabel(r *program.Resource) (program, tail string) {
 	program, tail = shortClient(r.Client)
 	switch {
 	case r.Table:
@@ -211,7 +212,7 @@ func shortClient(ua string) (program, tail string) {
 // rowNames names every row, as the rows stand: resource.group
 // (resource.version.group when two versions of it are shown), and what sets
 // it apart from the others (" -n prod", selectors), which a cut keeps.
-func rowNames(resources []Resource) []table.Label {
+func rowNames(resources []program.Resource) []table.Label {
 	type label struct{ base, apart, program, tail string }
 	names := make([]label, len(resources))
 	for i := range resources {
@@ -221,8 +222,8 @@ func rowNames(resources []Resource) []table.Label {
 		if gvr.Group != "" {
 			base += "." + gvr.Group
 		}
-		differs := func(f func(r *Resource) string) bool { _, same := shared(resources, f); return !same }
-		if differs(func(r *Resource) string {
+		differs := func(f func(r *program.Resource) string) bool { _, same := program.Shared(resources, f); return !same }
+		if differs(func(r *program.Resource) string {
 			u := r.Target.Resource.GVR
 			if u.Resource == gvr.Resource && u.Group == gvr.Group {
 				return u.Version
@@ -235,10 +236,10 @@ func rowNames(resources []Resource) []table.Label {
 		if differs(namespaceOf) && namespaceOf(&resources[i]) != "" {
 			apart += " -n " + t.Namespace
 		}
-		if differs(func(r *Resource) string { return r.Target.LabelSelector }) && t.LabelSelector != "" {
+		if differs(func(r *program.Resource) string { return r.Target.LabelSelector }) && t.LabelSelector != "" {
 			apart += " -l " + t.LabelSelector
 		}
-		if differs(func(r *Resource) string { return r.Target.FieldSelector }) && t.FieldSelector != "" {
+		if differs(func(r *program.Resource) string { return r.Target.FieldSelector }) && t.FieldSelector != "" {
 			apart += " --field-selector " + t.FieldSelector
 		}
 		names[i] = label{base: base, apart: apart}
@@ -272,15 +273,15 @@ func rowNames(resources []Resource) []table.Label {
 func (o *Overview) table() []string {
 	rows := o.rows(true)
 	l := o.tableLayout(rows)
-	width, _, _ := o.chrome.size()
+	width, _, _ := o.Chrome.Size()
 	var out []string
 	if a, ok := o.banner(); ok {
-		out = append(out, alertBanner(o.st, a, width))
+		out = append(out, program.AlertBanner(o.St, a, width))
 	}
-	out = append(out, o.tbl.Lines(o.st, l.table, o.now(), o.opts.Start)...)
+	out = append(out, o.tbl.Lines(o.St, l.table, o.now(), o.Opts.Start)...)
 	if cur := o.tbl.Selected(); l.preview > 0 && len(rows) > 0 {
-		out = append(out, common.SectionRule(o.st, "recent · "+o.rowName(cur), width))
-		out = append(out, o.subs[cur].log.Tail(o.st, width, l.preview-1)...)
+		out = append(out, common.SectionRule(o.St, "recent · "+o.rowName(cur), width))
+		out = append(out, o.subs[cur].log.Tail(o.St, width, l.preview-1)...)
 	}
 	return out
 }
@@ -288,49 +289,49 @@ func (o *Overview) table() []string {
 // emptyRows is the table with no row: how to connect (Options.Connect), or
 // that there is nothing.
 func (o *Overview) emptyRows() []string {
-	if len(o.opts.Connect) == 0 {
-		return []string{o.st.Faint.Render("  no resources")}
+	if len(o.Opts.Connect) == 0 {
+		return []string{o.St.Faint.Render("  no resources")}
 	}
-	rows := make([]string, 0, len(o.opts.Connect))
-	for _, c := range o.opts.Connect {
+	rows := make([]string, 0, len(o.Opts.Connect))
+	for _, c := range o.Opts.Connect {
 		rows = append(rows, "  "+c)
 	}
 	return rows
 }
 
 // banner is the first alert banner of the resources, if any.
-func (o *Overview) banner() (Alerts, bool) {
+func (o *Overview) banner() (program.Alerts, bool) {
 	for i := range o.subs {
 		if a := o.subs[i].alerts; a.Banner != "" {
 			return a, true
 		}
 	}
-	return Alerts{}, false
+	return program.Alerts{}, false
 }
 
-// footer is the latest action's status (a resource's, named, but not over
+// Footer is the latest action's status (a resource's, named, but not over
 // the help, the findings or a detail; or the player's), or the key help;
 // with the count of notes dropped on the way to the screen.
-func (o *Overview) footer(width int) string {
-	lost, latest, from := int64(0), status{}, -1
+func (o *Overview) Footer(width int) string {
+	lost, latest, from := int64(0), program.Status{}, -1
 	for i := range o.subs {
 		lost += o.subs[i].notesLost
-		if s := o.subs[i].status; s.text != "" && (from < 0 || s.at.After(latest.at)) {
+		if s := o.subs[i].status; s.Text != "" && (from < 0 || s.At.After(latest.At)) {
 			latest, from = s, i
 		}
 	}
 	over := ""
-	hint, overlay := o.overlayHint(o)
-	if !overlay && from >= 0 && (o.chrome.status.text == "" || latest.at.After(o.chrome.status.at)) {
-		over = o.st.Value.Render(o.rowName(from)+": ") + o.st.Sev(latest.sev, latest.text)
+	hint, overlay := o.OverlayHint(o)
+	if !overlay && from >= 0 && (o.Chrome.Status.Text == "" || latest.At.After(o.Chrome.Status.At)) {
+		over = o.St.Value.Render(o.rowName(from)+": ") + o.St.Sev(latest.Sev, latest.Text)
 	}
-	return o.chrome.footer(width, over, o.chrome.status, hint, o.shownKeys(), lost)
+	return o.Chrome.Footer(width, over, o.Chrome.Status, hint, o.shownKeys(), lost)
 }
 
-// helpLines is the overview's key help, what one resource's dashboard adds,
+// HelpLines is the overview's key help, what one resource's dashboard adds,
 // and how to read the table.
-func (o *Overview) helpLines(width int) []string {
-	st := o.st
+func (o *Overview) HelpLines(width int) []string {
+	st := o.St
 	legend := [][2]string{
 		{"state", st.Good.Render("green") + " watching, " + st.Warn.Render("yellow") + " listing or relisting, " +
 			st.Bad.Render("red") + " backoff or failed; a failure's reason shows under its row"},
@@ -340,7 +341,7 @@ func (o *Overview) helpLines(width int) []string {
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
 	}
-	legend = append(append(legend[:len(legend)-1:len(legend)-1], o.opts.Kind.Legend...), legend[len(legend)-1])
+	legend = append(append(legend[:len(legend)-1:len(legend)-1], o.Opts.Kind.Legend...), legend[len(legend)-1])
 	if o.acts() {
 		legend[len(legend)-1][1] += "; r and a act on the selected resource here too"
 	}
@@ -349,5 +350,5 @@ func (o *Overview) helpLines(width int) []string {
 		legend = append(legend, [2]string{"findings", "the column counts each resource's findings, those not ignored, with the worst severity; f lists every resource's, newest first, " +
 			"and enter shows one's evidence, cause and what to do"})
 	}
-	return o.chrome.helpLines(width, "Overview keys", "Reading the overview", keys, legend)
+	return o.Chrome.HelpLines(width, "Overview keys", "Reading the overview", keys, legend)
 }

@@ -13,16 +13,17 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // liveFeed is a real store and note buffer, as the CLI wires them.
-func liveFeed(t *testing.T) (Feed, *store.Writer) {
+func liveFeed(t *testing.T) (program.Feed, *store.Writer) {
 	t.Helper()
 	st, w := store.New()
-	return Feed{
+	return program.Feed{
 		Stats: demoStats,
 		Store: st,
-		Notes: NewNoteBuffer(8),
+		Notes: program.NewNoteBuffer(8),
 	}, w
 }
 
@@ -62,24 +63,24 @@ func TestPollTakesOneSnapshotOfEverythingTheFeedOffers(t *testing.T) {
 	m := New(opts, demoResource(feed))
 	t.Cleanup(m.Close)
 	msg := run(t, func() any { return m.pollCmd(0)() })
-	s, ok := msg.(snapshotMsg)
+	s, ok := msg.(program.SnapshotMsg)
 	if !ok {
 		t.Fatalf("poll returned %T, want snapshotMsg", msg)
 	}
-	if !s.hasStats || s.stats.ResourceVersion != "1290" {
-		t.Errorf("stats not taken: %+v", s.stats)
+	if !s.HasStats || s.Stats.ResourceVersion != "1290" {
+		t.Errorf("stats not taken: %+v", s.Stats)
 	}
-	if !s.hasStore || !s.storeReady || s.counters.Objects != 1 {
-		t.Errorf("store: ready %v, objects %d; want ready with 1", s.storeReady, s.counters.Objects)
+	if !s.HasStore || !s.StoreReady || s.Counters.Objects != 1 {
+		t.Errorf("store: ready %v, objects %d; want ready with 1", s.StoreReady, s.Counters.Objects)
 	}
-	if !s.hasProgress || s.done != 7 || s.total != 10 {
-		t.Errorf("progress %d/%d, want 7/10", s.done, s.total)
+	if !s.HasProgress || s.Done != 7 || s.Total != 10 {
+		t.Errorf("progress %d/%d, want 7/10", s.Done, s.Total)
 	}
-	if s.notesLost != 2 {
-		t.Errorf("notesLost = %d, want 2", s.notesLost)
+	if s.NotesLost != 2 {
+		t.Errorf("notesLost = %d, want 2", s.NotesLost)
 	}
-	if !s.at.Equal(t0) {
-		t.Errorf("at = %v, want the injected clock's %v", s.at, t0)
+	if !s.At.Equal(t0) {
+		t.Errorf("at = %v, want the injected clock's %v", s.At, t0)
 	}
 }
 
@@ -91,9 +92,9 @@ func TestNotesEnterThroughTheChannelReadingCommand(t *testing.T) {
 		feed.Notes.Push(n)
 	}
 	msg := run(t, func() any { return m.notesCmd(0)() })
-	notes, ok := msg.(notesMsg)
-	if !ok || len(notes.notes) != 5 {
-		t.Fatalf("got %T with %d notes, want notesMsg with 5", msg, len(notes.notes))
+	notes, ok := msg.(program.NotesMsg)
+	if !ok || len(notes.Notes) != 5 {
+		t.Fatalf("got %T with %d notes, want notesMsg with 5", msg, len(notes.Notes))
 	}
 	next, cmd := m.Update(notes)
 	if cmd == nil {
@@ -115,9 +116,9 @@ func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
 		feed.Notes.Push(n)
 	}
 	msg := run(t, func() any { return m.notesCmd(0)() })
-	notes, ok := msg.(notesMsg)
-	if !ok || len(notes.notes) != 3 {
-		t.Fatalf("got %T with %d notes, want the 3 notes", msg, len(notes.notes))
+	notes, ok := msg.(program.NotesMsg)
+	if !ok || len(notes.Notes) != 3 {
+		t.Fatalf("got %T with %d notes, want the 3 notes", msg, len(notes.Notes))
 	}
 	next, cmd := m.Update(notes)
 	if cmd == nil {
@@ -144,11 +145,11 @@ func TestDroppedNotesAreSkippedNeverReorderedAndTheLogSaysWhere(t *testing.T) {
 	if got := feed.Notes.Dropped(); got != 12 {
 		t.Fatalf("dropped %d notes, want 12 (a buffer of 8)", got)
 	}
-	m = update(m, run(t, func() any { return m.notesCmd(0)() }).(notesMsg))
+	m = update(m, run(t, func() any { return m.notesCmd(0)() }).(program.NotesMsg))
 	// The screen catches up: the next notes come in order after the gap.
 	feed.Notes.Push(reflector.Note{Seq: 21, At: at(21 * time.Second), Kind: reflector.NoteApplied,
 		Applied: &store.Result{Outcome: store.Added, Object: obj("ns", "obj-21", "u", "21")}})
-	m = update(m, run(t, func() any { return m.notesCmd(0)() }).(notesMsg))
+	m = update(m, run(t, func() any { return m.notesCmd(0)() }).(program.NotesMsg))
 	var got []string
 	for i := range m.log.Entries.Len() {
 		e := m.log.Entries.At(i)
@@ -196,7 +197,9 @@ func TestRunReturnsWhenTheContextEnds(t *testing.T) {
 	t.Cleanup(func() { inW.Close() })
 	out := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, demoOptions(newFakeClock()), []Resource{demoResource(feed)}, inR, out) }()
+	go func() {
+		done <- Run(ctx, demoOptions(newFakeClock()), []program.Resource{demoResource(feed)}, inR, out)
+	}()
 	waitFor(t, out, "kubectl watchcache")
 	cancel()
 	select {
@@ -218,7 +221,7 @@ func TestRunReturnsWhenTheUserQuits(t *testing.T) {
 			out := &syncBuffer{}
 			done := make(chan error, 1)
 			go func() {
-				done <- Run(context.Background(), demoOptions(newFakeClock()), []Resource{demoResource(feed)}, inR, out)
+				done <- Run(context.Background(), demoOptions(newFakeClock()), []program.Resource{demoResource(feed)}, inR, out)
 			}()
 			waitFor(t, out, "kubectl watchcache")
 			go io.WriteString(inW, k) //nolint:errcheck // the pipe closes at cleanup
@@ -257,7 +260,7 @@ func TestNoColorDropsColorsEvenWhenColorIsForced(t *testing.T) {
 			t.Cleanup(func() { inW.Close() })
 			out := &syncBuffer{}
 			done := make(chan error, 1)
-			go func() { done <- Run(ctx, opts, []Resource{demoResource(feed)}, inR, out) }()
+			go func() { done <- Run(ctx, opts, []program.Resource{demoResource(feed)}, inR, out) }()
 			waitFor(t, out, "Watching")
 			cancel()
 			<-done

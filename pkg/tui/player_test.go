@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 const demoTrace = "../../testdata/traces/demo.jsonl"
@@ -24,8 +25,8 @@ type playerRig struct {
 	t         *testing.T
 	replay    *trace.Replay
 	player    *trace.Player
-	opts      Options
-	resources []Resource
+	opts      program.Options
+	resources []program.Resource
 	run       func() <-chan error
 	kinds     []string // the trace's line kinds, in order
 }
@@ -41,7 +42,7 @@ func newPlayerRig(t *testing.T, path string, speed float64) *playerRig {
 	r := &playerRig{t: t, replay: rp, player: rp.Player(), kinds: lineKinds(t, path)}
 	var reflectors []*reflector.Reflector
 	for _, rr := range rp.Resources() {
-		notes := NewNoteBuffer(DefaultNoteBuffer)
+		notes := program.NewNoteBuffer(program.DefaultNoteBuffer)
 		cfg := rr.ReflectorConfig()
 		record := cfg.OnNote
 		cfg.OnNote = func(n reflector.Note) { record(n); notes.Push(n) }
@@ -53,8 +54,8 @@ func newPlayerRig(t *testing.T, path string, speed float64) *playerRig {
 		rr.SetForceRelist(rf.ForceRelist)
 		reflectors = append(reflectors, rf)
 		rh := rr.Header()
-		r.resources = append(r.resources, Resource{Target: rh.Target(), Strategy: rh.Options.Strategy, PageSize: rh.Options.PageSize,
-			Feed: Feed{Stats: rf.Stats, Store: st, Notes: notes}})
+		r.resources = append(r.resources, program.Resource{Target: rh.Target(), Strategy: rh.Options.Strategy, PageSize: rh.Options.PageSize,
+			Feed: program.Feed{Stats: rf.Stats, Store: st, Notes: notes}})
 	}
 	end, err := trace.RecordedEnd(context.Background(), path)
 	if err != nil {
@@ -62,7 +63,7 @@ func newPlayerRig(t *testing.T, path string, speed float64) *playerRig {
 	}
 	r.player.SetEnd(end)
 	h := rd.Header()
-	r.opts = Options{Server: h.Server, Replay: true, Trace: "demo.jsonl", Player: r.player, Now: rp.Clock().Now, Start: h.StartedAt}
+	r.opts = program.Options{Server: h.Server, Replay: true, Trace: "demo.jsonl", Player: r.player, Now: rp.Clock().Now, Start: h.StartedAt}
 	r.run = func() <-chan error {
 		errc := make(chan error, 1)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -120,12 +121,12 @@ func (r *playerRig) held(n int64) int64 {
 func refresh(m Model) Model {
 	for {
 		select {
-		case n := <-m.feed.Notes.ch:
-			m = update(m, notesMsg{notes: []reflector.Note{n}})
+		case n := <-m.feed.Notes.C():
+			m = update(m, program.NotesMsg{Notes: []reflector.Note{n}})
 			continue
 		default:
 		}
-		return update(m, takeSnapshot(m.opts, m.feed))
+		return update(m, takeSnapshot(m.Opts, m.feed))
 	}
 }
 

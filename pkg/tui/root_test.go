@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // The overview and every resource's dashboard share the run's one root:
@@ -21,7 +22,7 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 	feeds[ovPods].Churn, feeds[ovDeployments].Churn = pods.Churn, deployments.Churn
 	o := ovDemo(t, 160, 48, feeds)
 	for i := range o.subs {
-		if o.subs[i].root != o.root {
+		if o.subs[i].Root != o.Root {
 			t.Fatalf("resource %d has a root of its own", i)
 		}
 	}
@@ -31,21 +32,21 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 	next, _ := ovKeys(o, "j").Update(keyPress("r"))
 	o = next.(Overview)
 	mustContain(t, ovScreen(o), "pods: forced relist requested")
-	o.fpane.Key(keyPress("j"), 3, 3) // the table's findings pane, moved
+	o.FindingsPane.Key(keyPress("j"), 3, 3) // the table's findings pane, moved
 	o = ovKeys(o, "enter")
-	if o.fpane != (findingspane.Pane{}) {
+	if o.FindingsPane != (findingspane.Pane{}) {
 		t.Error("the pods' findings pane starts where the table's was")
 	}
 	mustContain(t, ovScreen(o), "forced relist requested")
 	mustNotContain(t, ovScreen(o), "pods: forced relist")
-	o.fpane.Key(keyPress("j"), 3, 3)
+	o.FindingsPane.Key(keyPress("j"), 3, 3)
 	o = ovKeys(o, "esc")
-	if o.fpane != (findingspane.Pane{}) {
+	if o.FindingsPane != (findingspane.Pane{}) {
 		t.Error("the table's findings pane starts where the pods' was")
 	}
 	o = ovKeys(o, "j", "enter")
-	if o.shown != ovDeployments {
-		t.Fatalf("row %d shown, want the deployments'", o.shown)
+	if o.Shown != ovDeployments {
+		t.Fatalf("row %d shown, want the deployments'", o.Shown)
 	}
 	mustNotContain(t, ovScreen(o), "forced relist requested")
 
@@ -54,7 +55,7 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 	// (Their reflector failed: r says why it does nothing.)
 	next, _ = o.Update(keyPress("r"))
 	o = next.(Overview)
-	o = ovUpdate(o, resourceMsg{i: ovPods, msg: auditMsg{report: &reflector.AuditReport{ResourceVersion: "77", Listed: 1, Cached: 1}}})
+	o = ovUpdate(o, resourceMsg{i: ovPods, msg: program.AuditMsg{Report: &reflector.AuditReport{ResourceVersion: "77", Listed: 1, Cached: 1}}})
 	mustContain(t, ovScreen(o), "force relist is not available: the reflector is Failed")
 	mustNotContain(t, ovScreen(o), "audit at resourceVersion 77")
 	o = ovKeys(o, "esc")
@@ -67,8 +68,8 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 
 	next, _ = o.Update(keyPress("c"))
 	o = next.(Overview)
-	if o.state != stateChurn {
-		t.Fatalf("c on the deployments: state %v, want churn", o.state)
+	if o.State != program.StateChurn {
+		t.Fatalf("c on the deployments: state %v, want churn", o.State)
 	}
 	for i := range o.subs {
 		o.subs[i].pollCmd(0)()

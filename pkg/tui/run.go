@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // Run shows the dashboard of resources on out, reading keys from in, until
@@ -18,7 +19,7 @@ import (
 // overview (an Overview). A nil in or out means the process's
 // terminal. A non-empty NO_COLOR in the environment, or opts.NoColor, selects
 // the plain profile (no colors; bold and reverse stay).
-func Run(ctx context.Context, opts Options, resources []Resource, in io.Reader, out io.Writer) error {
+func Run(ctx context.Context, opts program.Options, resources []program.Resource, in io.Reader, out io.Writer) error {
 	if len(resources) == 0 && opts.Added == nil {
 		return errors.New("tui: no resource to show")
 	}
@@ -26,7 +27,7 @@ func Run(ctx context.Context, opts Options, resources []Resource, in io.Reader, 
 	defer m.Close()
 	// The size is the fallback for an output that is not a terminal; a
 	// terminal reports its own.
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithWindowSize(defaultWidth, defaultHeight)}
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithWindowSize(program.DefaultWidth, program.DefaultHeight)}
 	if in != nil {
 		popts = append(popts, tea.WithInput(in))
 	}

@@ -15,16 +15,14 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/detail"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/panes"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
 // Screen geometry.
 const (
-	defaultWidth, defaultHeight = 80, 24 // before the terminal reports its size
-	minWidth, minHeight         = 40, 10 // below this only a notice fits
-	gaugeColumnWidth            = 40
-	headerLines                 = 3
-	numGauges                   = 10
+	gaugeColumnWidth = 40
+	numGauges        = 10
 )
 
 // layout says which sections fit and how many rows each pane gets.
@@ -55,7 +53,7 @@ func (l layout) selectable(p panes.Pane) int {
 }
 
 func (m *Model) layout() layout {
-	w, h, body := m.chrome.size()
+	w, h, body := m.Chrome.Size()
 	l := layout{width: w, height: h, body: body}
 	l.gaugeCols = min(max(w/gaugeColumnWidth, 1), 4)
 	l.gaugeRows = (numGauges + l.gaugeCols - 1) / l.gaugeCols
@@ -102,25 +100,25 @@ func (m *Model) layout() layout {
 
 // View renders the screen.
 func (m Model) View() tea.View {
-	return m.view(&m, nil, m.now, func() []string {
-		if m.state == stateChurn {
-			_, _, body := m.chrome.size()
-			return m.churn.Window(m.st, m.chrome.width, body)
+	return m.Frame(&m, nil, m.now, func() []string {
+		if m.State == program.StateChurn {
+			_, _, body := m.Chrome.Size()
+			return m.churn.Window(m.St, m.Chrome.Width, body)
 		}
 		return m.dashboard(m.layout())
 	})
 }
 
-// header is the run's identity, the resource, the reflector's state, and live or replay.
-func (m *Model) header(width int) []string {
+// Header is the run's identity, the resource, the reflector's state, and live or replay.
+func (m *Model) Header(width int) []string {
 	t := m.res.Target
-	name := m.st.Value.Render(t.Resource.String())
+	name := m.St.Value.Render(t.Resource.String())
 	if t.Resource.Kind != "" && width >= common.WideWidth {
-		name += " " + m.st.Label.Render(t.Resource.Kind)
+		name += " " + m.St.Label.Render(t.Resource.Kind)
 	}
 	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
-	parts := append([]string{name, scope(t)}, watchedParts([]Resource{m.res}, m.res.Client == "", client)...)
-	return m.chrome.header(width, m.now, parts, m.stateLine(), m.findingsBadge(), m.replay)
+	parts := append([]string{name, scope(t)}, program.WatchedParts([]program.Resource{m.res}, m.res.Client == "", client)...)
+	return m.Chrome.Header(width, m.now, parts, m.stateLine(), m.findingsBadge(), m.replay)
 }
 
 // findingsBadge is the header's count of findings, "" without an engine.
@@ -128,7 +126,7 @@ func (m *Model) findingsBadge() string {
 	if !m.haveFindings {
 		return ""
 	}
-	return findingspane.TallyOf(m.findings).Badge(m.st)
+	return findingspane.TallyOf(m.findings).Badge(m.St)
 }
 
 // scope is where a target watches: its namespace, all namespaces, or the cluster.
@@ -142,21 +140,9 @@ func scope(t reflector.Target) string {
 	return "cluster-scoped"
 }
 
-// listMethod is how a resource's lists are made: "list, page 500".
-func listMethod(r Resource) string {
-	strategy := string(r.Strategy)
-	if strategy == "" {
-		strategy = string(reflector.StrategyList)
-	}
-	if r.PageSize > 0 {
-		return strategy + ", page " + format.Count(r.PageSize)
-	}
-	return strategy + ", unpaged"
-}
-
 // stateLine is the reflector's state, colored, with how long it has been in it.
 func (m *Model) stateLine() string {
-	st := m.st
+	st := m.St
 	if !m.haveStats {
 		return st.Faint.Render("○ waiting for the reflector's first stats")
 	}
@@ -182,7 +168,7 @@ func (m *Model) stateLine() string {
 
 // section is a rule with a title: "── health ─────".
 func (m *Model) section(title string, width int) string {
-	return common.SectionRule(m.st, title, width)
+	return common.SectionRule(m.St, title, width)
 }
 
 // dashboard renders everything between the header and the footer.
@@ -214,19 +200,19 @@ func (m *Model) paneLines(p panes.Pane, width, h int) []string {
 	focused := m.focus == p
 	switch p {
 	case panes.Requests:
-		return m.requests.Lines(m.st, panes.RequestRows(&m.stats), m.now, width, h, focused)
+		return m.requests.Lines(m.St, panes.RequestRows(&m.stats), m.now, width, h, focused)
 	case panes.Diff:
-		return m.diff.Lines(m.st, m.now, width, h, focused)
+		return m.diff.Lines(m.St, m.now, width, h, focused)
 	}
-	return m.log.Lines(m.st, width, h, focused)
+	return m.log.Lines(m.St, width, h, focused)
 }
 
 // paneTitle is a pane's title line; the focused one stands out.
 func (m *Model) paneTitle(p panes.Pane, width int) string {
 	title := " " + p.String() + " "
-	styled := m.st.Tab.Render(title)
+	styled := m.St.Tab.Render(title)
 	if m.focus == p {
-		styled = m.st.TabActive.Render(title)
+		styled = m.St.TabActive.Render(title)
 	}
 	return common.Clip(styled+" "+m.paneStatus(p), width)
 }
@@ -235,7 +221,7 @@ func (m *Model) paneTitle(p panes.Pane, width int) string {
 func (m *Model) paneStatus(p panes.Pane) string {
 	switch p {
 	case panes.Log:
-		return m.log.Title(m.st)
+		return m.log.Title(m.St)
 	case panes.Requests:
 		return format.Count(len(panes.RequestRows(&m.stats))) + " recent"
 	case panes.Diff:
@@ -253,7 +239,7 @@ func (m *Model) widePanes(l layout) []string {
 	rightW := l.width - l.logWidth - 3
 	left := append([]string{m.paneTitle(panes.Log, l.logWidth)}, m.paneLines(panes.Log, l.logWidth, l.rows(panes.Log))...)
 	right := append([]string{m.paneTitle(panes.Diff, rightW)}, m.paneLines(panes.Diff, rightW, l.rows(panes.Diff))...)
-	return append(out, common.SideBySide(left, l.logWidth, m.st.Section.Render(" │ "), right)...)
+	return append(out, common.SideBySide(left, l.logWidth, m.St.Section.Render(" │ "), right)...)
 }
 
 // tabBar names the panes, the focused one highlighted, and its status.
@@ -261,12 +247,12 @@ func (m *Model) tabBar(width int) string {
 	var tabs []string
 	for p := range panes.Num {
 		if p == m.focus {
-			tabs = append(tabs, m.st.TabActive.Render(" "+p.String()+" "))
+			tabs = append(tabs, m.St.TabActive.Render(" "+p.String()+" "))
 		} else {
-			tabs = append(tabs, m.st.Tab.Render(" "+p.String()+" "))
+			tabs = append(tabs, m.St.Tab.Render(" "+p.String()+" "))
 		}
 	}
-	bar := strings.Join(tabs, m.st.Faint.Render("│"))
+	bar := strings.Join(tabs, m.St.Faint.Render("│"))
 	status := m.paneStatus(m.focus)
 	if ansi.StringWidth(bar)+ansi.StringWidth(status)+2 > width {
 		return common.Clip(bar+"  "+status, width)
@@ -274,25 +260,25 @@ func (m *Model) tabBar(width int) string {
 	return common.Spread(bar, status, width)
 }
 
-// footer is the filter prompt, an action's status, or the key help; with
+// Footer is the filter prompt, an action's status, or the key help; with
 // the count of anything dropped on the way to the screen.
-func (m *Model) footer(width int) string {
+func (m *Model) Footer(width int) string {
 	var over string
-	if m.state == stateFilter {
-		over = m.filter.View(m.st) + m.st.Faint.Render("  enter keep · esc clear")
+	if m.State == program.StateFilter {
+		over = m.filter.View(m.St) + m.St.Faint.Render("  enter keep · esc clear")
 	}
-	hint, _ := m.overlayHint(m)
+	hint, _ := m.OverlayHint(m)
 	switch {
-	case m.state == stateChurn:
+	case m.State == program.StateChurn:
 		hint = churn.Hint
-	case m.state == stateDetail && m.detail.kind == detailObject && m.hasDiffs(m.detail.ref):
-		hint = detail.ObjectDiffHint(m.detail.meta)
+	case m.State == program.StateDetail && m.Detail.Kind == program.DetailObject && m.hasDiffs(m.Detail.Ref):
+		hint = detail.ObjectDiffHint(m.Detail.Meta)
 	}
 	keys := m.shownKeys()
 	if !m.diffed {
 		keys.Churn.SetEnabled(false) // in the help, not the footer, until an event was diffed
 	}
-	return m.chrome.footer(width, over, m.shownStatus(), hint, keys, m.notesLost)
+	return m.Chrome.Footer(width, over, m.shownStatus(), hint, keys, m.notesLost)
 }
 
 // gauge is one labelled health value.
@@ -316,7 +302,7 @@ const (
 )
 
 func (m *Model) gauges() []gauge {
-	st, s, c := m.st, m.stats, m.stats.Counters
+	st, s, c := m.St, m.stats, m.stats.Counters
 	objects := st.Faint.Render("-")
 	if m.feed.Store != nil || m.counters.Objects > 0 {
 		switch {
@@ -334,7 +320,7 @@ func (m *Model) gauges() []gauge {
 	case !m.haveStats:
 		bookmark = st.Faint.Render("-")
 	case s.BookmarkAt.IsZero():
-		waited := m.now.Sub(m.opts.Start)
+		waited := m.now.Sub(m.Opts.Start)
 		sev := common.BookmarkSeverity(waited)
 		if sev == common.SevGood {
 			bookmark = st.Faint.Render("none yet")
@@ -364,7 +350,7 @@ func (m *Model) gauges() []gauge {
 	}
 	lat := st.Faint.Render("-")
 	switch l := s.ApplyLatency; {
-	case m.opts.Replay:
+	case m.Opts.Replay:
 		// Measured on the replay's virtual clock, which does not move while an event is applied.
 		lat = st.Faint.Render("- in a replay")
 	case l.Samples > 0:
@@ -403,7 +389,7 @@ func (m *Model) gaugeLines(l layout) []string {
 			if i >= len(g) {
 				break
 			}
-			cell := " " + m.st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, g[i].label)) + g[i].value
+			cell := " " + m.St.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, g[i].label)) + g[i].value
 			b.WriteString(common.Pad(cell, colW))
 		}
 		out = append(out, strings.TrimRight(b.String(), " "))
@@ -421,16 +407,16 @@ func (m *Model) rateLines(width int) []string {
 			stats += fmt.Sprintf("  total %s", format.Count(rates.Counts(m.stats.Counters)[i]))
 		}
 		sw := min(width-labelW-ansi.StringWidth(stats)-1, rates.Seconds)
-		line := " " + m.st.Label.Render(fmt.Sprintf("%-*s", labelW-1, rates.SeriesName(i))) +
-			m.st.Spark.Render(rates.Sparkline(m.rates.Series(i), sw)) + m.st.Value.Render(stats)
+		line := " " + m.St.Label.Render(fmt.Sprintf("%-*s", labelW-1, rates.SeriesName(i))) +
+			m.St.Spark.Render(rates.Sparkline(m.rates.Series(i), sw)) + m.St.Value.Render(stats)
 		out = append(out, line)
 	}
 	return out
 }
 
-// helpLines is the help screen: the dashboard's keys and how to read it.
-func (m *Model) helpLines(width int) []string {
-	st := m.st
+// HelpLines is the help screen: the dashboard's keys and how to read it.
+func (m *Model) HelpLines(width int) []string {
+	st := m.St
 	legend := [][2]string{
 		{"bookmark", st.Good.Render("green") + " under " + format.Age(common.BookmarkLate) + ", " + st.Warn.Render("yellow") + " under " +
 			format.Age(common.BookmarkStale) + ", " + st.Bad.Render("red") + " beyond: the apiserver sends about one a minute"},
@@ -457,5 +443,5 @@ func (m *Model) helpLines(width int) []string {
 	if m.keys.ToOverview.Enabled() {
 		after = append(after, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})
 	}
-	return m.chrome.helpLines(width, "Keys", "Reading the screen", m.shownKeys(), legend, after...)
+	return m.Chrome.HelpLines(width, "Keys", "Reading the screen", m.shownKeys(), legend, after...)
 }

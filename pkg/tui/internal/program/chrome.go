@@ -1,4 +1,4 @@
-package tui
+package program
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/helpscreen"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
@@ -20,72 +21,80 @@ import (
 // shows the key help again.
 const statusFor = 10 * time.Second
 
-// chrome frames every screen, the overview's and a resource's alike: the
+// Chrome frames every screen, the overview's and a resource's alike: the
 // header (title, what is watched, state line, LIVE or REPLAY badge), the
 // footer (an action's status or the key help, and the notes dropped), the ?
 // help screen and the replay's player (its keys and last reading). The
 // root holds the one chrome; the component shown hands it what only it knows.
-type chrome struct {
-	opts   Options
-	st     common.Styles
-	help   help.Model
-	keys   chromeKeys
-	status status // the player's last action's
-	// player is the player as last read, by a player key or any
-	// resource's poll (havePlayer: once read).
-	player        player.State
-	havePlayer    bool
-	width, height int  // the terminal's, 0 until it says
-	ended         bool // the run ended by itself (Options.Ended): any key quits
-	helpScreen    helpscreen.Screen
+type Chrome struct {
+	opts Options
+	st   common.Styles
+	help help.Model
+	// Keys are the keys of every screen: help, quit, the player's.
+	Keys ChromeKeys
+	// Status is the player's last action's.
+	Status Status
+	// Player is the player as last read, by a player key or any
+	// resource's poll (HavePlayer: once read).
+	Player     player.State
+	HavePlayer bool
+	// Width and Height are the terminal's, 0 until it says.
+	Width, Height int
+	// Ended says the run ended by itself (Options.Ended): any key quits.
+	Ended bool
+	// HelpScreen is the help screen's scroll.
+	HelpScreen helpscreen.Screen
 }
 
-// status is an action's one-line report, shown in the footer until a newer one.
-type status struct {
-	text string
-	sev  common.Severity
-	at   time.Time
+// Status is an action's one-line report, shown in the footer until a newer one.
+type Status struct {
+	// Text is the report, "" for none; Sev grades it; At is when it was made.
+	Text string
+	Sev  common.Severity
+	At   time.Time
 }
 
-// progress is where a replay stands, for the header's badge: done of total
+// Progress is where a replay stands, for the header's badge: done of total
 // (Options.Progress's), shown when there is no player to say where it is;
 // and whether the reflector stopped (the replay ended), shown either way.
-type progress struct {
-	done, total int64
-	stopped     bool
+type Progress struct {
+	// Done of Total is Options.Progress's reading.
+	Done, Total int64
+	// Stopped says the reflector stopped: the replay ended.
+	Stopped bool
 }
 
-// screenKeys are a root model's own keys, which the chrome lays out around
+// ScreenKeys are a root model's own keys, which the chrome lays out around
 // its own: in the footer, first after help and quit, rest after the
 // player's; on the help screen, help and quit join moves, the player's actions.
-type screenKeys interface {
-	footerKeys() (first, rest []key.Binding)
-	helpGroups() (nav, moves, actions []key.Binding)
+type ScreenKeys interface {
+	FooterKeys() (first, rest []key.Binding)
+	HelpGroups() (nav, moves, actions []key.Binding)
 }
 
-func newChrome(opts Options, st common.Styles) chrome {
+func newChrome(opts Options, st common.Styles) Chrome {
 	h := help.New()
 	h.Styles = st.Help
 	keys := newChromeKeys()
 	if opts.Player != nil {
 		keys.Player.Enable()
 	}
-	return chrome{opts: opts, st: st, help: h, keys: keys}
+	return Chrome{opts: opts, st: st, help: h, Keys: keys}
 }
 
-// size is the screen's width and height, and the lines between header and footer.
-func (c *chrome) size() (w, h, body int) {
-	w, h = c.width, c.height
+// Size is the screen's width and height, and the lines between header and footer.
+func (c *Chrome) Size() (w, h, body int) {
+	w, h = c.Width, c.Height
 	if w <= 0 || h <= 0 {
-		w, h = defaultWidth, defaultHeight
+		w, h = DefaultWidth, DefaultHeight
 	}
 	return w, h, h - headerLines - 1
 }
 
 // view frames the screen: draw's header, body (fitted between header and
 // footer) and footer; on a terminal too small, a notice instead.
-func (c *chrome) view(draw func() (header, body []string, footer string)) tea.View {
-	width, height, bodyLines := c.size()
+func (c *Chrome) view(draw func() (header, body []string, footer string)) tea.View {
+	width, height, bodyLines := c.Size()
 	var lines []string
 	if width < minWidth || height < minHeight {
 		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", width, height, minWidth, minHeight)
@@ -101,10 +110,10 @@ func (c *chrome) view(draw func() (header, body []string, footer string)) tea.Vi
 	return v
 }
 
-// header is the title line (the tool, the trace, the context and server,
+// Header is the title line (the tool, the trace, the context and server,
 // the uptime), what is watched (parts), and the state line with the
 // findings' count (findings, "" for none) and r's badge.
-func (c *chrome) header(width int, now time.Time, parts []string, state, findings string, r progress) []string {
+func (c *Chrome) Header(width int, now time.Time, parts []string, state, findings string, r Progress) []string {
 	st, o := c.st, c.opts
 	left := st.App.Render("kubectl watchcache")
 	switch {
@@ -123,26 +132,26 @@ func (c *chrome) header(width int, now time.Time, parts []string, state, finding
 		left += "  " + o.Server
 	}
 	return []string{common.Spread(left, st.Label.Render("up ")+format.Age(now.Sub(o.Start)), width),
-		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.Spread(state, joinRight(findings, c.badge(r)), width)}
+		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.Spread(state, JoinRight(findings, c.badge(r)), width)}
 }
 
-// joinRight puts a before b, two spaces apart, when there is an a.
-func joinRight(a, b string) string {
+// JoinRight puts a before b, two spaces apart, when there is an a.
+func JoinRight(a, b string) string {
 	if a == "" {
 		return b
 	}
 	return a + "  " + b
 }
 
-// watchedParts say how resources are watched, as far as they all watch
+// WatchedParts say how resources are watched, as far as they all watch
 // alike: the selectors, how lists are made (with lists) or, for another
 // program's reflector, whose it is (client), and the wire.
-func watchedParts(rs []Resource, lists bool, client string) []string {
+func WatchedParts(rs []Resource, lists bool, client string) []string {
 	var parts []string
-	if sel, ok := shared(rs, func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
+	if sel, ok := Shared(rs, func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
 		parts = append(parts, "-l "+sel)
 	}
-	if sel, ok := shared(rs, func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
+	if sel, ok := Shared(rs, func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
 		parts = append(parts, "--field-selector "+sel)
 	}
 	switch {
@@ -159,24 +168,24 @@ func watchedParts(rs []Resource, lists bool, client string) []string {
 			parts = append(parts, "full objects")
 		}
 	case lists:
-		if method, ok := shared(rs, func(r *Resource) string { return listMethod(*r) }); ok {
+		if method, ok := Shared(rs, func(r *Resource) string { return listMethod(*r) }); ok {
 			parts = append(parts, method)
 		}
-		switch meta, _ := shared(rs, func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); meta {
+		switch meta, _ := Shared(rs, func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); meta {
 		case "true":
 			parts = append(parts, "metadata-only")
 		case "false":
 			parts = append(parts, "full objects")
 		}
 	}
-	if wire, ok := shared(rs, func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
+	if wire, ok := Shared(rs, func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
 		parts = append(parts, wire)
 	}
 	return parts
 }
 
-// shared is f's value for every one of rs; ok is false when they differ, or there are none.
-func shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
+// Shared is f's value for every one of rs; ok is false when they differ, or there are none.
+func Shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
 	if len(rs) == 0 {
 		return "", false
 	}
@@ -191,57 +200,57 @@ func shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
 
 // badge says LIVE, or REPLAY with its position: the player's in recorded
 // time when there is one, else r's done of total; and whether the replay ended.
-func (c *chrome) badge(r progress) string {
+func (c *Chrome) badge(r Progress) string {
 	st := c.st
 	if !c.opts.Replay {
-		if c.ended {
+		if c.Ended {
 			return st.Good.Render("LIVE") + st.Label.Render(" ended")
 		}
 		return st.Good.Render("LIVE")
 	}
 	b := st.Badge.Render(" REPLAY ")
 	switch {
-	case c.havePlayer:
-		b += " " + player.Badge(st, c.player, c.opts.Start, r.stopped)
-	case r.total > 0:
-		pct := min(r.done*100/r.total, 100)
-		b += fmt.Sprintf(" %s %d%% %s/%s", common.ProgressBar(r.done, r.total, 10), pct, format.Count(r.done), format.Count(r.total))
-	case r.done > 0:
-		b += " " + format.Count(r.done)
+	case c.HavePlayer:
+		b += " " + player.Badge(st, c.Player, c.opts.Start, r.Stopped)
+	case r.Total > 0:
+		pct := min(r.Done*100/r.Total, 100)
+		b += fmt.Sprintf(" %s %d%% %s/%s", common.ProgressBar(r.Done, r.Total, 10), pct, format.Count(r.Done), format.Count(r.Total))
+	case r.Done > 0:
+		b += " " + format.Count(r.Done)
 	}
-	if r.stopped {
+	if r.Stopped {
 		b += st.Label.Render(" ended")
 	}
 	return b
 }
 
-// expire drops the status once it is older than statusFor at now.
-func (s *status) expire(now time.Time) {
-	if s.text != "" && now.Sub(s.at) > statusFor {
-		s.text = ""
+// Expire drops the status once it is older than statusFor at now.
+func (s *Status) Expire(now time.Time) {
+	if s.Text != "" && now.Sub(s.At) > statusFor {
+		s.Text = ""
 	}
 }
 
-// footer is over (a prompt), else the status s, else hint (faint), else the
+// Footer is over (a prompt), else the status s, else hint (faint), else the
 // key help; on the right, how many notes were dropped on the way to the screen.
-func (c *chrome) footer(width int, over string, s status, hint string, keys screenKeys, lost int64) string {
+func (c *Chrome) Footer(width int, over string, s Status, hint string, keys ScreenKeys, lost int64) string {
 	right := ""
 	if lost > 0 {
 		right = c.st.Warn.Render("dropped " + format.Count(lost) + " notes")
 	}
 	left := over
 	switch {
-	case c.ended:
+	case c.Ended:
 		left = c.st.Warn.Render(endedHint)
 	case left != "":
-	case s.text != "":
-		left = c.st.Sev(s.sev, s.text)
+	case s.Text != "":
+		left = c.st.Sev(s.Sev, s.Text)
 	case hint != "":
 		left = c.st.Faint.Render(hint)
 	default:
-		first, rest := keys.footerKeys()
-		short := append([]key.Binding{c.keys.Help, c.keys.Quit}, first...)
-		short = append(append(short, c.keys.Player.PlayPause, c.keys.Player.Step), rest...)
+		first, rest := keys.FooterKeys()
+		short := append([]key.Binding{c.Keys.Help, c.Keys.Quit}, first...)
+		short = append(append(short, c.Keys.Player.PlayPause, c.Keys.Player.Step), rest...)
 		h := c.help
 		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
 		left = h.ShortHelpView(short)
@@ -253,24 +262,24 @@ func (c *chrome) footer(width int, over string, s status, hint string, keys scre
 const endedHint = "ended: press any key to quit"
 
 // helpHintFor is the hint under a help screen of total lines.
-func (c *chrome) helpHintFor(total int) string {
-	_, _, body := c.size()
+func (c *Chrome) helpHintFor(total int) string {
+	_, _, body := c.Size()
 	return helpscreen.HintFor(total, body)
 }
 
 // helpKey handles a key on the help screen of total lines: q quits, ? and
 // esc close it, the rest scroll it when it does not fit.
-func (c *chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool) {
-	_, _, body := c.size()
-	return c.helpScreen.Key(k, c.keys.Quit, c.keys.Help, c.keys.Close, total, body)
+func (c *Chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool) {
+	_, _, body := c.Size()
+	return c.HelpScreen.Key(k, c.Keys.Quit, c.Keys.Help, c.Keys.Close, total, body)
 }
 
-// helpLines is the help screen: the keys in columns, then the legend, to
+// HelpLines is the help screen: the keys in columns, then the legend, to
 // which a replay adds what it cannot do and the player, before after.
-func (c *chrome) helpLines(width int, keysTitle, legendTitle string, keys screenKeys, legend [][2]string, after ...[2]string) []string {
+func (c *Chrome) HelpLines(width int, keysTitle, legendTitle string, keys ScreenKeys, legend [][2]string, after ...[2]string) []string {
 	st := c.st
-	nav, moves, actions := keys.helpGroups()
-	groups := enabledOnly([][]key.Binding{nav, append(moves, c.keys.Help, c.keys.Quit), append(actions, c.keys.Player.Group()...)})
+	nav, moves, actions := keys.HelpGroups()
+	groups := enabledOnly([][]key.Binding{nav, append(moves, c.Keys.Help, c.Keys.Quit), append(actions, c.Keys.Player.Group()...)})
 	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, helpscreen.Keys(st, groups, width)...)
 	out = append(out, "", st.TabActive.Render(" "+legendTitle+" "), "")
 	if c.opts.Replay {
@@ -298,3 +307,28 @@ func enabledOnly(groups [][]key.Binding) [][]key.Binding {
 	}
 	return out
 }
+
+// ActsOn says r and a can act in a run of opts: not in a replay, not on
+// a passive Kind of rows (another program's reflectors).
+func ActsOn(opts Options) bool { return !opts.Replay && opts.Kind.Passive == "" }
+
+// listMethod is how a resource's lists are made: "list, page 500".
+func listMethod(r Resource) string {
+	strategy := string(r.Strategy)
+	if strategy == "" {
+		strategy = string(reflector.StrategyList)
+	}
+	if r.PageSize > 0 {
+		return strategy + ", page " + format.Count(r.PageSize)
+	}
+	return strategy + ", unpaged"
+}
+
+// Screen geometry.
+const (
+	// DefaultWidth and DefaultHeight are the screen's size before the
+	// terminal reports its own, and Run's for an output that is not a terminal.
+	DefaultWidth, DefaultHeight = 80, 24
+	minWidth, minHeight         = 40, 10 // below this only a notice fits
+	headerLines                 = 3
+)

@@ -1,4 +1,4 @@
-package tui
+package program
 
 import (
 	"context"
@@ -101,8 +101,8 @@ type Options struct {
 	NoColor bool
 }
 
-// withDefaults fills the zero fields.
-func (o Options) withDefaults() Options {
+// WithDefaults fills the zero fields.
+func (o Options) WithDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}

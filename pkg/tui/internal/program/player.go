@@ -1,4 +1,4 @@
-package tui
+package program
 
 import (
 	"time"
@@ -16,20 +16,20 @@ import (
 // return at once.
 type Player = player.Player
 
-// playerKey acts on k when it is one of the player's keys (ok false
+// PlayerKey acts on k when it is one of the player's keys (ok false
 // otherwise): the status says what it did, and the player is read afresh.
 // A rewind quits (cmd): the replay starts again.
-func (c *chrome) playerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bool) {
+func (c *Chrome) PlayerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bool) {
 	p := c.opts.Player
 	if p == nil {
 		return nil, false
 	}
-	sev, text, quit, ok := player.Act(p, c.keys.Player, k, c.opts.Start, c.opts.Rewind)
+	sev, text, quit, ok := player.Act(p, c.Keys.Player, k, c.opts.Start, c.opts.Rewind)
 	if !ok {
 		return nil, false
 	}
-	c.status = status{text: text, sev: sev, at: now}
-	c.player, c.havePlayer = player.Read(p), true
+	c.Status = Status{Text: text, Sev: sev, At: now}
+	c.Player, c.HavePlayer = player.Read(p), true
 	if quit {
 		return tea.Quit, true
 	}

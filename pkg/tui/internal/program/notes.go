@@ -1,4 +1,4 @@
-package tui
+package program
 
 import (
 	"sync/atomic"
@@ -47,6 +47,9 @@ func (b *NoteBuffer) Dropped() int64 { return b.dropped.Load() }
 
 // Len returns how many notes wait to be shown.
 func (b *NoteBuffer) Len() int { return len(b.ch) }
+
+// C is the channel of the notes pushed: the dashboard's reader drains it.
+func (b *NoteBuffer) C() <-chan reflector.Note { return b.ch }
 
 // Cap returns the buffer's capacity.
 func (b *NoteBuffer) Cap() int { return cap(b.ch) }
