@@ -6,14 +6,15 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
 // The proxy's overview with no stream yet says how to connect to it
 // (Options.Connect), its uptime ticks with no row to poll, and its footer
 // and help offer no r and a: they cannot act on another program's reflector.
 func TestEmptyProxyOverviewSaysHowToConnectAndTicks(t *testing.T) {
-	clock := newFakeClock()
-	opts := demoOptions(clock)
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
 	opts.Added = make(chan program.Resource)
 	opts.Kind = program.Observing("proxy 127.0.0.1:34567")
 	opts.Connect = []string{"no stream yet: the proxy serves on http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller"}
@@ -21,41 +22,41 @@ func TestEmptyProxyOverviewSaysHowToConnectAndTicks(t *testing.T) {
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 24})
 	s := ovScreen(o)
-	mustContain(t, s, "http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller", "up 0s")
-	mustNotContain(t, s, "no resources", "force relist", "audit now")
+	tuitest.MustContain(t, s, "http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller", "up 0s")
+	tuitest.MustNotContain(t, s, "no resources", "force relist", "audit now")
 	if o.tickCmd() == nil {
 		t.Fatal("an overview to which resources come has no tick: its uptime stands still with no row")
 	}
-	clock.now = at(7 * time.Second)
+	clock.Time = tuitest.At(7 * time.Second)
 	o = ovUpdate(o, tickMsg{})
-	mustContain(t, ovScreen(o), "up 7.0s")
+	tuitest.MustContain(t, ovScreen(o), "up 7.0s")
 	help := ovScreen(ovKeys(ovPeek(o), "?"))
-	mustNotContain(t, help, "force relist", "audit now", "r and a act")
+	tuitest.MustNotContain(t, help, "force relist", "audit now", "r and a act")
 }
 
 // A replay's dashboard and overview offer no r and a (they need a live
 // reflector), but say why when pressed; a live one offers them.
 func TestReplayOffersNoRelistOrAudit(t *testing.T) {
 	for _, replay := range []bool{false, true} {
-		clock := newFakeClock()
-		opts := demoOptions(clock)
+		clock := tuitest.NewFakeClock()
+		opts := tuitest.DemoOptions(clock)
 		opts.Replay = replay
-		m := resize(New(opts, demoResource(program.Feed{})), 160, 40)
+		m := resize(newAlone(opts, tuitest.DemoResource(program.Feed{})), 160, 40)
 		t.Cleanup(m.Close)
 		o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 		t.Cleanup(o.Close)
 		o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
-		screens := map[string]string{"dashboard": screen(m), "dashboard help": screen(update(peek(m), keyPress("?"))),
+		screens := map[string]string{"dashboard": screen(m), "dashboard help": screen(update(peek(m), tuitest.KeyPress("?"))),
 			"overview": ovScreen(o), "overview help": ovScreen(ovKeys(ovPeek(o), "?"))}
 		for name, s := range screens {
 			if replay {
-				mustNotContain(t, s, "r force relist", "a audit now", "force relist  ", "audit now")
+				tuitest.MustNotContain(t, s, "r force relist", "a audit now", "force relist  ", "audit now")
 			} else if name != "overview help" {
-				mustContain(t, s, "force relist", "audit now")
+				tuitest.MustContain(t, s, "force relist", "audit now")
 			}
 		}
 		if replay {
-			mustContain(t, screen(update(peek(m), keyPress("r"))), "force relist needs a live cluster: this is a replay")
+			tuitest.MustContain(t, screen(update(peek(m), tuitest.KeyPress("r"))), "force relist needs a live cluster: this is a replay")
 		}
 	}
 }
@@ -64,16 +65,16 @@ func TestReplayOffersNoRelistOrAudit(t *testing.T) {
 // says why when they are pressed.
 func TestFatalAlertOffersNoRelistOrAudit(t *testing.T) {
 	m, _ := demoModel(t, 160, 40)
-	mustContain(t, screen(m), "r force relist", "a audit now")
-	s := demoSnapshots()[len(demoSnapshots())-1]
+	tuitest.MustContain(t, screen(m), "r force relist", "a audit now")
+	s := tuitest.DemoSnapshots()[len(tuitest.DemoSnapshots())-1]
 	s.Alerts = &program.Alerts{Banner: "the run stopped, q exits with status 3: relists>0", Fatal: true}
 	m = update(m, s)
-	mustNotContain(t, screen(m), "r force relist", "a audit now")
-	mustNotContain(t, screen(update(peek(m), keyPress("?"))), "force relist", "audit now")
-	mustContain(t, screen(update(peek(m), keyPress("r"))), "force relist is not available: an alert stopped the run")
+	tuitest.MustNotContain(t, screen(m), "r force relist", "a audit now")
+	tuitest.MustNotContain(t, screen(update(peek(m), tuitest.KeyPress("?"))), "force relist", "audit now")
+	tuitest.MustContain(t, screen(update(peek(m), tuitest.KeyPress("r"))), "force relist is not available: an alert stopped the run")
 
 	o := ovDemo(t, 160, 40, [numOvDemo]program.Feed{})
-	mustContain(t, ovScreen(o), "r force relist")
+	tuitest.MustContain(t, ovScreen(o), "r force relist")
 	o = ovUpdate(o, resourceMsg{i: 0, msg: s})
-	mustNotContain(t, ovScreen(o), "r force relist", "a audit now")
+	tuitest.MustNotContain(t, ovScreen(o), "r force relist", "a audit now")
 }

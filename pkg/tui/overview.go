@@ -7,6 +7,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/dashboard"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
@@ -50,7 +52,7 @@ type Overview struct {
 	*program.Root
 	ctx       context.Context
 	resources []program.Resource // each row's, for its name
-	subs      []Model
+	subs      []dashboard.Model
 	names     []table.Label // each row's name, as the rows stand
 	keys      overviewKeyMap
 	tbl       table.Table // the table's selection and window
@@ -80,11 +82,11 @@ func NewOverview(opts program.Options, resources []program.Resource) Overview {
 
 func newOverview(ctx context.Context, opts program.Options, resources []program.Resource) Overview {
 	opts = opts.WithDefaults() // once, so every resource has the same start
-	o := Overview{Root: program.NewRoot(opts, -1), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]Model, 0, len(resources))}
+	o := Overview{Root: program.NewRoot(opts, -1), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]dashboard.Model, 0, len(resources))}
 	for i, r := range resources {
-		m := newModel(ctx, o.Root, r, i)
+		m := dashboard.New(ctx, o.Root, r, i)
 		if len(resources) > 1 || opts.Added != nil {
-			m.keys.setMulti()
+			m.Keys.SetMulti()
 		}
 		o.subs = append(o.subs, m)
 	}
@@ -120,8 +122,8 @@ func (o *Overview) waitAdded() tea.Cmd {
 
 // add gives a resource that came its row and its Model, started and sized.
 func (o *Overview) add(r program.Resource) tea.Cmd {
-	m := newModel(o.ctx, o.Root, r, len(o.subs))
-	m.keys.setMulti()
+	m := dashboard.New(o.ctx, o.Root, r, len(o.subs))
+	m.Keys.SetMulti()
 	o.subs = append(o.subs, m)
 	o.resources = append(o.resources, r)
 	o.names = rowNames(o.resources)
@@ -187,7 +189,7 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // updateSub hands msg to resource i's Model and wraps the command it returns.
 func (o *Overview) updateSub(i int, msg tea.Msg) tea.Cmd {
 	next, cmd := o.subs[i].Update(msg)
-	o.subs[i] = next.(Model)
+	o.subs[i] = next.(dashboard.Model)
 	return wrapCmd(i, cmd)
 }
 
@@ -198,7 +200,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit // the run ended by itself: its last screen stays until any key
 	}
 	if i := o.Shown; i >= 0 {
-		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[i].atTopLevel() {
+		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[i].AtTopLevel() {
 			o.show(-1)
 			return nil
 		}
@@ -235,9 +237,9 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, o.keys.Open):
 		o.show(cur)
 	case key.Matches(k, o.keys.Relist):
-		return wrapCmd(cur, o.subs[cur].forceRelist())
+		return wrapCmd(cur, o.subs[cur].ForceRelist())
 	case key.Matches(k, o.keys.Audit):
-		return wrapCmd(cur, o.subs[cur].startAudit())
+		return wrapCmd(cur, o.subs[cur].StartAudit())
 	}
 	return nil
 }
@@ -284,7 +286,7 @@ func (o *Overview) hasFindings() bool {
 func (o *Overview) findingsTally() findingspane.Tally {
 	t := findingspane.Tally{}
 	for i := range o.subs {
-		t.Add(findingspane.TallyOf(o.subs[i].findings))
+		t.Add(findingspane.TallyOf(o.subs[i].Findings))
 	}
 	return t
 }
@@ -301,7 +303,7 @@ func (o *Overview) findingsBadge() string {
 func (o *Overview) FindingRows() []findingspane.Row {
 	var rows []findingspane.Row
 	for i := range o.subs {
-		for _, f := range o.subs[i].findings {
+		for _, f := range o.subs[i].Findings {
 			rows = append(rows, findingspane.Row{Finding: f, Res: i})
 		}
 	}
@@ -311,7 +313,7 @@ func (o *Overview) FindingRows() []findingspane.Row {
 // DetailContent is the open detail's title and lines at width (framed):
 // its resource's, at the overview's clock.
 func (o *Overview) DetailContent(width int) (string, []string) {
-	return detailContent(o.Detail, &o.subs[o.Detail.Res], o.now(), width)
+	return dashboard.DetailContent(o.Detail, &o.subs[o.Detail.Res], o.now(), width)
 }
 
 // clampRows keeps the table's selection on a row and its window on the
@@ -321,4 +323,83 @@ func (o *Overview) clampRows() {
 	if o.Shown < 0 {
 		o.tbl.Clamp(o.tableLayout(o.rows(false)).table)
 	}
+}
+
+// resourceMsg is a message of resource i's Model, routed back to it by the
+// Overview: every command of a sub-model is wrapped so that what it returns
+// carries the index.
+type resourceMsg struct {
+	i   int
+	msg tea.Msg
+}
+
+// wrapCmd makes cmd's message (and those of a batch it returns) a resourceMsg for resource i.
+func wrapCmd(i int, cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() tea.Msg { return wrapMsg(i, cmd()) }
+}
+
+// wrapMsg routes the Model's own messages to resource i; a batch is wrapped
+// command by command, and anything else (tea.QuitMsg) goes to the program as it is.
+func wrapMsg(i int, msg tea.Msg) tea.Msg {
+	switch msg := msg.(type) {
+	case program.SnapshotMsg, program.NotesMsg, program.AuditMsg, program.ForceRelistDoneMsg, program.EndedMsg, churn.Msg:
+		return resourceMsg{i: i, msg: msg}
+	case tea.BatchMsg:
+		out := make(tea.BatchMsg, len(msg))
+		for j, c := range msg {
+			out[j] = wrapCmd(i, c)
+		}
+		return out
+	}
+	return msg
+}
+
+// overviewKeyMap is the overview's key bindings besides the chrome's; its
+// help screen and footer are generated from them.
+type overviewKeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Open, Back, Relist, Audit               key.Binding
+	// Findings opens every resource's findings; shown where one has them.
+	Findings key.Binding
+}
+
+func newOverviewKeyMap() overviewKeyMap {
+	return overviewKeyMap{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open resource")),
+		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview")),
+		Relist:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
+		Audit:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
+		Findings: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
+	}
+}
+
+// withoutActions is k without r and a, for where they do not act.
+func (k overviewKeyMap) withoutActions() overviewKeyMap {
+	k.Relist.SetEnabled(false)
+	k.Audit.SetEnabled(false)
+	return k
+}
+
+// FooterKeys are the overview's footer (screenKeys).
+func (k overviewKeyMap) FooterKeys() (first, rest []key.Binding) {
+	up, open := k.Up, k.Open
+	up.SetHelp("↑/↓", "select")
+	open.SetHelp("enter", "open")
+	return []key.Binding{up, open}, []key.Binding{k.Findings, k.Relist, k.Audit}
+}
+
+// HelpGroups are the overview's help screen's columns (screenKeys).
+func (k overviewKeyMap) HelpGroups() (nav, moves, actions []key.Binding) {
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		[]key.Binding{k.Open, k.Back},
+		[]key.Binding{k.Findings, k.Relist, k.Audit}
 }

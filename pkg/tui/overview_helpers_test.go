@@ -12,7 +12,9 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/dashboard"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
 // The overview's demo: four resources in namespace prod, in four situations.
@@ -54,27 +56,27 @@ func ovDemoStats(i int) reflector.Stats {
 	switch i {
 	case ovPods:
 		return reflector.Stats{
-			State: reflector.StateRelisting, StateSince: at(107 * time.Second),
-			ResourceVersion: "48213", BookmarkRV: "48100", BookmarkAt: at(20 * time.Second), LastGone: at(107 * time.Second),
+			State: reflector.StateRelisting, StateSince: tuitest.At(107 * time.Second),
+			ResourceVersion: "48213", BookmarkRV: "48100", BookmarkAt: tuitest.At(20 * time.Second), LastGone: tuitest.At(107 * time.Second),
 			LastError: "410 Expired: too old resource version: 47001 (48150)",
 			Counters:  reflector.Counters{Lists: 4, Relists: 3, Gone: 3, Watches: 4, Bookmarks: 2, Added: 900, Modified: 5400, Deleted: 300},
-			Current:   &reflector.RequestInfo{ID: 12, Verb: reflector.VerbList, Opts: reflector.RequestOptions{Limit: 500}, Started: at(107 * time.Second), Items: 1500},
+			Current:   &reflector.RequestInfo{ID: 12, Verb: reflector.VerbList, Opts: reflector.RequestOptions{Limit: 500}, Started: tuitest.At(107 * time.Second), Items: 1500},
 		}
 	case ovDeployments:
 		return reflector.Stats{
-			State: reflector.StateFailed, StateSince: at(40 * time.Second),
+			State: reflector.StateFailed, StateSince: tuitest.At(40 * time.Second),
 			LastError: forbidden,
 			Counters:  reflector.Counters{Lists: 0, Backoffs: 5},
 		}
 	case ovReplicaSets:
 		return reflector.Stats{
-			State: reflector.StateBackoff, StateSince: at(108 * time.Second), BackoffUntil: at(113*time.Second + 200*time.Millisecond),
-			ResourceVersion: "47990", BookmarkRV: "47990", BookmarkAt: at(95 * time.Second),
+			State: reflector.StateBackoff, StateSince: tuitest.At(108 * time.Second), BackoffUntil: tuitest.At(113*time.Second + 200*time.Millisecond),
+			ResourceVersion: "47990", BookmarkRV: "47990", BookmarkAt: tuitest.At(95 * time.Second),
 			LastError: "dial tcp 10.96.0.1:443: connect: connection refused",
 			Counters:  reflector.Counters{Lists: 1, Watches: 2, Bookmarks: 1, Added: 3, Modified: 40, Backoffs: 2},
 		}
 	}
-	return demoStats()
+	return tuitest.DemoStats()
 }
 
 // ovDemoCounters is resource i's store at the end of the demo; ready is false before its first list.
@@ -95,7 +97,7 @@ func ovDemoCounters(i int) (store.Counters, bool) {
 // configmaps' are the single dashboard's demo).
 func ovDemoSnapshots(i int) []program.SnapshotMsg {
 	if i == ovConfigMaps {
-		return demoSnapshots()
+		return tuitest.DemoSnapshots()
 	}
 	final := ovDemoStats(i)
 	c, ready := ovDemoCounters(i)
@@ -117,7 +119,7 @@ func ovDemoSnapshots(i int) []program.SnapshotMsg {
 		s.Counters.Added += added(k) - added(60)
 		s.Counters.Modified += modified(k) - modified(60)
 		s.Counters.Deleted += deleted(k) - deleted(60)
-		out = append(out, program.SnapshotMsg{At: at(time.Duration(50+k) * time.Second), HasStats: true, Stats: s,
+		out = append(out, program.SnapshotMsg{At: tuitest.At(time.Duration(50+k) * time.Second), HasStats: true, Stats: s,
 			HasStore: true, StoreReady: ready, Counters: c})
 	}
 	return out
@@ -137,21 +139,21 @@ func ovDemoMessages() []tea.Msg {
 			msgs = append(msgs, resourceMsg{i: i, msg: snaps[i][k]})
 		}
 	}
-	msgs = append(msgs, resourceMsg{i: ovConfigMaps, msg: program.NotesMsg{Notes: demoNotes()}})
-	return append(msgs, resourceMsg{i: ovConfigMaps, msg: demoChanges()})
+	msgs = append(msgs, resourceMsg{i: ovConfigMaps, msg: program.NotesMsg{Notes: tuitest.DemoNotes()}})
+	return append(msgs, resourceMsg{i: ovConfigMaps, msg: tuitest.DemoChanges()})
 }
 
 // ovDemo is the overview of the demo's four resources at w x h, with feeds.
 func ovDemo(t testing.TB, w, h int, feeds [numOvDemo]program.Feed) Overview {
 	t.Helper()
-	clock := newFakeClock()
-	o := NewOverview(demoOptions(clock), ovDemoResources(feeds))
+	clock := tuitest.NewFakeClock()
+	o := NewOverview(tuitest.DemoOptions(clock), ovDemoResources(feeds))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: w, Height: h})
 	for _, msg := range ovDemoMessages() {
 		if rm, ok := msg.(resourceMsg); ok {
 			if s, ok := rm.msg.(program.SnapshotMsg); ok {
-				clock.now = s.At
+				clock.Time = s.At
 			}
 		}
 		o = ovUpdate(o, msg)
@@ -160,13 +162,13 @@ func ovDemo(t testing.TB, w, h int, feeds [numOvDemo]program.Feed) Overview {
 }
 
 func ovUpdate(o Overview, msg tea.Msg) Overview { next, _ := o.Update(msg); return next.(Overview) }
-func ovScreen(o Overview) string                { return plain(o.View()) }
+func ovScreen(o Overview) string                { return tuitest.Plain(o.View()) }
 
 // ovPeek is o with a root and rows of its own (peek).
 func ovPeek(o Overview) Overview {
 	r := *o.Root
 	o.Root = &r
-	o.subs = append([]Model(nil), o.subs...)
+	o.subs = append([]dashboard.Model(nil), o.subs...)
 	for i := range o.subs {
 		o.subs[i].Root = &r
 	}
@@ -176,7 +178,7 @@ func ovPeek(o Overview) Overview {
 // ovKeys presses each key in turn.
 func ovKeys(o Overview, keys ...string) Overview {
 	for _, k := range keys {
-		o = ovUpdate(o, keyPress(k))
+		o = ovUpdate(o, tuitest.KeyPress(k))
 	}
 	return o
 }
@@ -212,24 +214,4 @@ func recordingFeeds(log *callLog) [numOvDemo]program.Feed {
 		}
 	}
 	return feeds
-}
-
-// runCmd runs a command and every command of the batches it returns, and
-// returns the messages they gave, in order.
-func runCmd(cmd tea.Cmd) []tea.Msg {
-	if cmd == nil {
-		return nil
-	}
-	msg := cmd()
-	if b, ok := msg.(tea.BatchMsg); ok {
-		var out []tea.Msg
-		for _, c := range b {
-			out = append(out, runCmd(c)...)
-		}
-		return out
-	}
-	if msg == nil {
-		return nil
-	}
-	return []tea.Msg{msg}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
 func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
@@ -24,7 +25,7 @@ func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
 			o := ovDemo(t, sz.w, sz.h, [numOvDemo]program.Feed{})
 			s := ovScreen(o)
-			mustContain(t, s,
+			tuitest.MustContain(t, s,
 				"kubectl watchcache", "ctx kind-watchcache", "https://127.0.0.1:6443", "up 1m50s", "LIVE",
 				"4 resources · namespace prod · list, page 500 · metadata-only",
 				"● 1 Watching  ● 1 Relisting  ● 1 Backoff  ● 1 Failed",
@@ -34,11 +35,11 @@ func TestOverviewShowsOneRowPerResourceAndTheirTotals(t *testing.T) {
 				"── recent · configmaps", "REPLACED default/web-config-5",
 			)
 			if sz.w >= common.WideWidth {
-				mustContain(t, s, "LAST RV", "BOOKMARK", "LAST ERROR", "FOR",
+				tuitest.MustContain(t, s, "LAST RV", "BOOKMARK", "LAST ERROR", "FOR",
 					"1290       10s ago", "48213      1m30s ago",
 					"410 Expired: too old resource version", "dial tcp 10.96.0.1:443: connect")
 			} else {
-				mustNotContain(t, s, "LAST RV", "LAST ERROR")
+				tuitest.MustNotContain(t, s, "LAST RV", "LAST ERROR")
 			}
 		})
 	}
@@ -62,8 +63,8 @@ func TestOverviewTotalsSumTheResources(t *testing.T) {
 	}
 	// The events: 46 configmaps' (the dashboard demo's), 2,880 pods', 12 replicasets'.
 	want := fmt.Sprintf("  total            %d in flight           %s  %s                         4       4 ", inFlight, format.Count(objects), format.Bytes(bytes))
-	mustContain(t, ovScreen(o), want, "2,938", "  pods ", "2,880")
-	for _, l := range lines(ovScreen(o)) {
+	tuitest.MustContain(t, ovScreen(o), want, "2,938", "  pods ", "2,880")
+	for _, l := range tuitest.Lines(ovScreen(o)) {
 		if strings.HasPrefix(l, "  total ") && !strings.HasSuffix(l, " 2,938") {
 			t.Errorf("the totals row does not end with the 2,938 events of the minute: %q", l)
 		}
@@ -74,7 +75,7 @@ func TestAFailedResourceShowsItsReasonUnderItsRow(t *testing.T) {
 	for _, sz := range []struct{ w, h int }{{80, 24}, {160, 48}, {60, 16}} {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
 			o := ovDemo(t, sz.w, sz.h, [numOvDemo]program.Feed{})
-			got := lines(ovScreen(o))
+			got := tuitest.Lines(ovScreen(o))
 			for i, l := range got {
 				if strings.Contains(l, "deployments") && strings.Contains(l, "● Failed") {
 					if i+1 >= len(got) || !strings.HasPrefix(got[i+1], "    └ 403 Forbidden: deployments.apps is forbidden") {
@@ -90,8 +91,8 @@ func TestAFailedResourceShowsItsReasonUnderItsRow(t *testing.T) {
 		})
 	}
 	// A resource in backoff says why under its row only where the table has no last-error column.
-	mustContain(t, ovScreen(ovDemo(t, 80, 24, [numOvDemo]program.Feed{})), "    └ retry in 3.2s: dial tcp 10.96.0.1:443: connect: connection refused")
-	mustNotContain(t, ovScreen(ovDemo(t, 160, 48, [numOvDemo]program.Feed{})), "└ retry in")
+	tuitest.MustContain(t, ovScreen(ovDemo(t, 80, 24, [numOvDemo]program.Feed{})), "    └ retry in 3.2s: dial tcp 10.96.0.1:443: connect: connection refused")
+	tuitest.MustNotContain(t, ovScreen(ovDemo(t, 160, 48, [numOvDemo]program.Feed{})), "└ retry in")
 }
 
 func TestOverviewFitsTheTerminalExactly(t *testing.T) {
@@ -107,7 +108,7 @@ func TestOverviewFitsTheTerminalExactly(t *testing.T) {
 				case "resource":
 					o = ovKeys(o, "down", "enter")
 				}
-				got := lines(o.View().Content)
+				got := tuitest.Lines(o.View().Content)
 				if len(got) != sz.h {
 					t.Errorf("%s: %d lines, want %d", state, len(got), sz.h)
 				}
@@ -132,7 +133,7 @@ func TestSelectingAndOpeningAResource(t *testing.T) {
 		t.Fatalf("j, down, up: row %d, want 1", o.tbl.Selected())
 	}
 	s := ovScreen(o)
-	mustContain(t, s, "▸ pods", "── recent · pods", "no events yet")
+	tuitest.MustContain(t, s, "▸ pods", "── recent · pods", "no events yet")
 	o = ovKeys(o, "G")
 	if o.tbl.Selected() != numOvDemo-1 {
 		t.Fatalf("G: row %d, want the last", o.tbl.Selected())
@@ -146,14 +147,14 @@ func TestSelectingAndOpeningAResource(t *testing.T) {
 		t.Fatalf("enter: row %d shown, on row %d, want the pods' dashboard", o.Shown, o.tbl.Selected())
 	}
 	s = ovScreen(o)
-	mustContain(t, s, "pods.v1 · namespace prod", "● Relisting for 3.0s", "list #12 running",
+	tuitest.MustContain(t, s, "pods.v1 · namespace prod", "● Relisting for 3.0s", "list #12 running",
 		"objects        12,345 · 48.0 MiB", "410 Gone       3")
-	mustNotContain(t, s, "EVENTS/MIN")
+	tuitest.MustNotContain(t, s, "EVENTS/MIN")
 	o = ovKeys(o, "esc")
 	if o.State != overviewTable || o.tbl.Selected() != 1 {
 		t.Fatalf("esc: state %v on row %d, want the overview on the pods", o.State, o.tbl.Selected())
 	}
-	mustContain(t, ovScreen(o), "EVENTS/MIN", "▸ pods")
+	tuitest.MustContain(t, ovScreen(o), "EVENTS/MIN", "▸ pods")
 }
 
 func TestEscInsideAResourceClosesItsOwnViewsFirst(t *testing.T) {
@@ -175,9 +176,9 @@ func TestEscInsideAResourceClosesItsOwnViewsFirst(t *testing.T) {
 				t.Fatalf("state %v, want %v", got, tt.state)
 			}
 			in = ovKeys(in, "esc")
-			if in.Shown != 0 || !in.subs[0].atTopLevel() {
+			if in.Shown != 0 || !in.subs[0].AtTopLevel() {
 				t.Fatalf("esc in %s: row %d shown, state %v, filtering %v; want the dashboard, cleared",
-					tt.name, in.Shown, in.State, in.subs[0].log.Filtering())
+					tt.name, in.Shown, in.State, in.subs[0].Log.Filtering())
 			}
 			in = ovKeys(in, "esc")
 			if in.State != overviewTable {
@@ -193,95 +194,95 @@ func TestRelistAndAuditActOnTheSelectedResource(t *testing.T) {
 
 	// From the overview: pods is selected.
 	o = ovKeys(o, "j")
-	next, cmd := o.Update(keyPress("r"))
+	next, cmd := o.Update(tuitest.KeyPress("r"))
 	o = next.(Overview)
 	if got := calls.String(); got != "[]" {
 		t.Fatalf("r called %s inside Update; it must run in a command", got)
 	}
-	msgs := runCmd(cmd)
+	msgs := tuitest.RunCmd(cmd)
 	if got := calls.String(); got != "[relist 1]" {
 		t.Fatalf("r on the pods: calls %s, want [relist 1]", got)
 	}
 	if len(msgs) != 1 || msgs[0].(resourceMsg).i != ovPods {
 		t.Fatalf("the relist's message %#v is not routed back to the pods", msgs)
 	}
-	mustContain(t, ovScreen(o), "pods: forced relist requested")
+	tuitest.MustContain(t, ovScreen(o), "pods: forced relist requested")
 
-	next, cmd = o.Update(keyPress("a"))
+	next, cmd = o.Update(tuitest.KeyPress("a"))
 	o = next.(Overview)
-	mustContain(t, ovScreen(o), "pods: audit running")
-	msgs = runCmd(cmd)
+	tuitest.MustContain(t, ovScreen(o), "pods: audit running")
+	msgs = tuitest.RunCmd(cmd)
 	if got := calls.String(); got != "[relist 1 audit 1]" {
 		t.Fatalf("a on the pods: calls %s", got)
 	}
 	for _, msg := range msgs {
 		o = ovUpdate(o, msg)
 	}
-	mustContain(t, ovScreen(o), "pods: audit at resourceVersion 901")
-	if o.subs[ovPods].auditing || o.subs[ovConfigMaps].status.Text != "" {
+	tuitest.MustContain(t, ovScreen(o), "pods: audit at resourceVersion 901")
+	if o.subs[ovPods].Auditing || o.subs[ovConfigMaps].Status.Text != "" {
 		t.Errorf("the audit's result did not reach the pods alone")
 	}
 
 	// From inside a resource: the deployments, whose reflector failed (a
 	// 403): r says it does nothing there, a audits.
 	o = ovKeys(o, "j", "enter")
-	next, cmd = o.Update(keyPress("r"))
+	next, cmd = o.Update(tuitest.KeyPress("r"))
 	o = next.(Overview)
-	runCmd(cmd)
-	mustContain(t, ovScreen(o), "force relist is not available: the reflector is Failed")
-	_, cmd = o.Update(keyPress("a"))
-	runCmd(cmd)
+	tuitest.RunCmd(cmd)
+	tuitest.MustContain(t, ovScreen(o), "force relist is not available: the reflector is Failed")
+	_, cmd = o.Update(tuitest.KeyPress("a"))
+	tuitest.RunCmd(cmd)
 	if got := calls.String(); got != "[relist 1 audit 1 audit 2]" {
 		t.Fatalf("r and a inside the deployments: calls %s", got)
 	}
 }
 
 func TestActionsExplainThemselvesOnTheOverview(t *testing.T) {
-	clock := newFakeClock()
-	opts := demoOptions(clock)
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
 	opts.Replay = true
 	o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 30})
 	for _, k := range []string{"r", "a"} {
-		next, cmd := o.Update(keyPress(k))
+		next, cmd := o.Update(tuitest.KeyPress(k))
 		o = next.(Overview)
 		if cmd != nil {
 			t.Errorf("%s returned a command in a replay without the function", k)
 		}
-		mustContain(t, ovScreen(o), "configmaps: ", "needs a live cluster: this is a replay")
+		tuitest.MustContain(t, ovScreen(o), "configmaps: ", "needs a live cluster: this is a replay")
 	}
 }
 
 func TestOneResourceOpensStraightIntoItsDashboard(t *testing.T) {
-	clock := newFakeClock()
-	o := NewOverview(demoOptions(clock), []program.Resource{demoResource(program.Feed{})})
+	clock := tuitest.NewFakeClock()
+	o := NewOverview(tuitest.DemoOptions(clock), []program.Resource{tuitest.DemoResource(program.Feed{})})
 	t.Cleanup(o.Close)
 	single, _ := demoModel(t, 80, 24)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 80, Height: 24})
-	for _, s := range demoSnapshots() {
-		clock.now = s.At
+	for _, s := range tuitest.DemoSnapshots() {
+		clock.Time = s.At
 		o = ovUpdate(o, resourceMsg{i: 0, msg: s})
 	}
-	o = ovUpdate(o, resourceMsg{i: 0, msg: program.NotesMsg{Notes: demoNotes()}})
-	o = ovUpdate(o, resourceMsg{i: 0, msg: demoChanges()})
+	o = ovUpdate(o, resourceMsg{i: 0, msg: program.NotesMsg{Notes: tuitest.DemoNotes()}})
+	o = ovUpdate(o, resourceMsg{i: 0, msg: tuitest.DemoChanges()})
 	if got, want := ovScreen(o), screen(single); got != want {
 		t.Fatalf("one resource's overview:\n%s\nwant its dashboard:\n%s", got, want)
 	}
 	// esc keeps the dashboard's meaning: it clears a filter, and never leaves.
 	o = ovKeys(o, "t", "esc", "esc")
-	if o.Shown != 0 || o.State != program.StateDashboard || o.subs[0].log.Filtering() {
-		t.Fatalf("esc on a single resource: row %d shown, state %v, filtering %v", o.Shown, o.State, o.subs[0].log.Filtering())
+	if o.Shown != 0 || o.State != program.StateDashboard || o.subs[0].Log.Filtering() {
+		t.Fatalf("esc on a single resource: row %d shown, state %v, filtering %v", o.Shown, o.State, o.subs[0].Log.Filtering())
 	}
-	mustNotContain(t, ovScreen(o), "EVENTS/MIN", "overview")
+	tuitest.MustNotContain(t, ovScreen(o), "EVENTS/MIN", "overview")
 	o = ovKeys(o, "?")
-	mustNotContain(t, ovScreen(o), "overview")
+	tuitest.MustNotContain(t, ovScreen(o), "overview")
 }
 
 func TestInsideOneOfSeveralTheHelpAndFooterNameTheOverview(t *testing.T) {
 	o := ovKeys(ovDemo(t, 160, 48, [numOvDemo]program.Feed{}), "enter")
-	mustContain(t, ovScreen(o), "esc overview")
-	mustContain(t, ovScreen(ovKeys(ovPeek(o), "?")), "back, unfilter, overview", "esc goes back to the overview")
+	tuitest.MustContain(t, ovScreen(o), "esc overview")
+	tuitest.MustContain(t, ovScreen(ovKeys(ovPeek(o), "?")), "back, unfilter, overview", "esc goes back to the overview")
 }
 
 func TestOverviewHelpListsItsKeys(t *testing.T) {
@@ -289,7 +290,7 @@ func TestOverviewHelpListsItsKeys(t *testing.T) {
 	if o.State != overviewHelp {
 		t.Fatalf("state %v, want help", o.State)
 	}
-	mustContain(t, ovScreen(o), "Overview keys", "↑/k", "↓/j", "enter      open resource", "esc        overview",
+	tuitest.MustContain(t, ovScreen(o), "Overview keys", "↑/k", "↓/j", "enter      open resource", "esc        overview",
 		"r          force relist", "a          audit now", "q          quit", "a failure's reason shows under its row", "r and a act on the selected resource")
 	for _, k := range []string{"?", "esc"} {
 		if back := ovKeys(o, k); back.State != overviewTable {
@@ -316,9 +317,9 @@ func TestOverviewQuitKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := ovKeys(ovDemo(t, 80, 24, [numOvDemo]program.Feed{}), tt.setup...)
-			_, cmd := o.Update(keyPress(tt.key))
+			_, cmd := o.Update(tuitest.KeyPress(tt.key))
 			quit := false
-			for _, msg := range runCmd(cmd) {
+			for _, msg := range tuitest.RunCmd(cmd) {
 				if _, ok := msg.(tea.QuitMsg); ok {
 					quit = true
 				}
@@ -339,15 +340,15 @@ func manyResources(t *testing.T, n, failed, w, h int) Overview {
 		r.Target.Namespace = fmt.Sprintf("ns-%02d", i)
 		resources = append(resources, r)
 	}
-	o := NewOverview(demoOptions(newFakeClock()), resources)
+	o := NewOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), resources)
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: w, Height: h})
 	for i := range n {
-		s := demoStats()
+		s := tuitest.DemoStats()
 		if i == failed {
 			s = ovDemoStats(ovDeployments)
 		}
-		o = ovUpdate(o, resourceMsg{i: i, msg: demoSnapshot(time.Second, s)})
+		o = ovUpdate(o, resourceMsg{i: i, msg: tuitest.DemoSnapshot(time.Second, s)})
 	}
 	return o
 }
@@ -357,12 +358,12 @@ func TestTheTableScrollsAndTheSelectedRowStaysVisible(t *testing.T) {
 	o := manyResources(t, n, n-1, 80, 24)
 	s := ovScreen(o)
 	// At 80 columns the names are cut before the namespace that tells them apart.
-	mustContain(t, s, "▸ configma… -n ns-00", "resources · 1-", "of 30", "30 resources · several namespaces")
-	mustNotContain(t, s, "-n ns-29")
+	tuitest.MustContain(t, s, "▸ configma… -n ns-00", "resources · 1-", "of 30", "30 resources · several namespaces")
+	tuitest.MustNotContain(t, s, "-n ns-29")
 	o = ovKeys(o, "G")
 	s = ovScreen(o)
-	mustContain(t, s, "▸ configma… -n ns-29", "    └ 403 Forbidden", "-30 of 30")
-	mustNotContain(t, s, "-n ns-00 ")
+	tuitest.MustContain(t, s, "▸ configma… -n ns-29", "    └ 403 Forbidden", "-30 of 30")
+	tuitest.MustNotContain(t, s, "-n ns-00 ")
 	for i := n - 1; i >= 0; i-- {
 		o = ovKeys(o, "up")
 		if !strings.Contains(ovScreen(o), fmt.Sprintf("▸ configma… -n ns-%02d", max(i-1, 0))) {
@@ -374,7 +375,7 @@ func TestTheTableScrollsAndTheSelectedRowStaysVisible(t *testing.T) {
 		t.Fatalf("pgdown: row %d, not shown:\n%s", o.tbl.Selected(), ovScreen(o))
 	}
 	// Every row fits at 160x48 and the log glimpse takes the rest.
-	mustNotContain(t, ovScreen(manyResources(t, 8, 7, 160, 48)), " of 8")
+	tuitest.MustNotContain(t, ovScreen(manyResources(t, 8, 7, 160, 48)), " of 8")
 }
 
 // The table does not follow the screen while a dashboard covers it: back
@@ -386,38 +387,38 @@ func TestTheTableComesBackWithTheSelectedRowInView(t *testing.T) {
 		o = ovUpdate(o, tea.WindowSizeMsg{Width: 80, Height: h})
 		o = ovKeys(o, "esc")
 		s := ovScreen(o)
-		mustContain(t, s, "▸ configma… -n ns-29", "    └ 403 Forbidden")
+		tuitest.MustContain(t, s, "▸ configma… -n ns-29", "    └ 403 Forbidden")
 		if h == 40 { // every row fits
-			mustNotContain(t, s, " of 30")
+			tuitest.MustNotContain(t, s, " of 30")
 		} else { // the window ends on the last row: full
-			mustContain(t, s, "-30 of 30")
+			tuitest.MustContain(t, s, "-30 of 30")
 		}
 		o = ovKeys(o, "enter")
 	}
 	o = ovKeys(o, "esc", "g", "enter")
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 80, Height: 12})
 	o = ovKeys(o, "esc")
-	mustContain(t, ovScreen(o), "▸ configma… -n ns-00", "resources · 1-")
+	tuitest.MustContain(t, ovScreen(o), "▸ configma… -n ns-00", "resources · 1-")
 }
 
 func TestEachResourceGetsItsOwnMessages(t *testing.T) {
 	o := ovDemo(t, 80, 24, [numOvDemo]program.Feed{})
-	before := o.subs[ovConfigMaps].log.Entries.Len()
-	late := applied(at(111*time.Second), store.Result{Outcome: store.Added, Object: obj("prod", "late-pod", "u-late", "48300")})
+	before := o.subs[ovConfigMaps].Log.Entries.Len()
+	late := tuitest.Applied(tuitest.At(111*time.Second), store.Result{Outcome: store.Added, Object: tuitest.Obj("prod", "late-pod", "u-late", "48300")})
 	next, cmd := o.Update(resourceMsg{i: ovPods, msg: late})
 	o = next.(Overview)
-	if got := o.subs[ovPods].log.Entries.Len(); got != 1 {
+	if got := o.subs[ovPods].Log.Entries.Len(); got != 1 {
 		t.Errorf("the pods' log has %d entries, want the 1 sent to it", got)
 	}
-	if got := o.subs[ovConfigMaps].log.Entries.Len(); got != before {
+	if got := o.subs[ovConfigMaps].Log.Entries.Len(); got != before {
 		t.Errorf("the configmaps' log went from %d to %d entries on the pods' notes", before, got)
 	}
 	if cmd != nil {
 		t.Error("a feed without notes re-armed a notes reader")
 	}
 	// A hidden resource keeps its log: opening it shows what came while it was hidden.
-	mustContain(t, ovScreen(ovKeys(ovPeek(o), "j")), "── recent · pods", "ADDED    prod/late-pod")
-	mustContain(t, ovScreen(ovKeys(ovPeek(o), "j", "enter")), "ADDED    prod/late-pod")
+	tuitest.MustContain(t, ovScreen(ovKeys(ovPeek(o), "j")), "── recent · pods", "ADDED    prod/late-pod")
+	tuitest.MustContain(t, ovScreen(ovKeys(ovPeek(o), "j", "enter")), "ADDED    prod/late-pod")
 	// A message for no resource is dropped.
 	if _, cmd := o.Update(resourceMsg{i: numOvDemo, msg: late}); cmd != nil {
 		t.Error("a message for no resource returned a command")
@@ -430,10 +431,10 @@ func TestEveryResourcesCommandsComeBackToIt(t *testing.T) {
 		st, _ := store.New()
 		feeds[i] = program.Feed{Stats: func() reflector.Stats { return ovDemoStats(i) }, Store: st}
 	}
-	o := NewOverview(demoOptions(newFakeClock()), ovDemoResources(feeds))
+	o := NewOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), ovDemoResources(feeds))
 	t.Cleanup(o.Close)
 	got := map[int]bool{}
-	for _, msg := range runCmd(o.Init()) {
+	for _, msg := range tuitest.RunCmd(o.Init()) {
 		rm, ok := msg.(resourceMsg)
 		if !ok {
 			t.Fatalf("Init gave %T, want resourceMsg", msg)
@@ -446,7 +447,7 @@ func TestEveryResourcesCommandsComeBackToIt(t *testing.T) {
 		// The snapshot re-arms that resource's poller, still routed to it.
 		next, cmd := o.Update(rm)
 		o = next.(Overview)
-		again := runCmd(cmd)
+		again := tuitest.RunCmd(cmd)
 		if len(again) != 1 || again[0].(resourceMsg).i != rm.i {
 			t.Fatalf("resource %d's next poll came back as %#v", rm.i, again)
 		}
@@ -470,37 +471,39 @@ func TestTheWindowSizeReachesEveryResource(t *testing.T) {
 }
 
 func TestOverviewShowsReplayPositionAndAlerts(t *testing.T) {
-	clock := newFakeClock()
-	opts := demoOptions(clock)
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
 	opts.Replay, opts.Trace = true, "testdata/traces/several.jsonl"
 	o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 100, Height: 24})
 	for i := range numOvDemo {
-		snap := demoSnapshot(time.Second, ovDemoStats(i))
+		snap := tuitest.DemoSnapshot(time.Second, ovDemoStats(i))
 		snap.HasProgress, snap.Done, snap.Total = true, 450, 1000
 		if i == ovPods {
 			snap.Alerts = &program.Alerts{Banner: "relists>2 tripped on pods", Fatal: true}
 		}
 		o = ovUpdate(o, resourceMsg{i: i, msg: snap})
 	}
-	mustContain(t, ovScreen(o), "REPLAY", "45% 450/1,000", "trace testdata/traces/several.jsonl",
+	tuitest.MustContain(t, ovScreen(o), "REPLAY", "45% 450/1,000", "trace testdata/traces/several.jsonl",
 		"ALERT  relists>2 tripped on pods")
-	mustNotContain(t, ovScreen(o), "LIVE")
+	tuitest.MustNotContain(t, ovScreen(o), "LIVE")
 }
 
 func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
 	var resources []program.Resource
 	for range 3 {
-		feed, _ := liveFeed(t)
-		resources = append(resources, demoResource(feed))
+		feed, _ := tuitest.LiveFeed(t)
+		resources = append(resources, tuitest.DemoResource(feed))
 	}
 	inR, inW := io.Pipe()
 	t.Cleanup(func() { inW.Close() })
-	out := &syncBuffer{}
+	out := &tuitest.SyncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- Run(context.Background(), demoOptions(newFakeClock()), resources, inR, out) }()
-	waitFor(t, out, table.HeadEvents)
+	go func() {
+		done <- Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), resources, inR, out)
+	}()
+	tuitest.WaitFor(t, out, table.HeadEvents)
 	go io.WriteString(inW, "q") //nolint:errcheck // the pipe closes at cleanup
 	select {
 	case err := <-done:
@@ -510,7 +513,7 @@ func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after q")
 	}
-	if err := Run(context.Background(), demoOptions(newFakeClock()), nil, nil, io.Discard); err == nil {
+	if err := Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), nil, nil, io.Discard); err == nil {
 		t.Error("Run with no resource returned nil")
 	}
 }

@@ -62,14 +62,14 @@ func (o *Overview) rows(shown bool) []table.Row {
 	}
 	for i := range o.subs {
 		m, r := &o.subs[i], &rows[i]
-		*r = table.Row{Label: o.names[i], Counters: m.counters, StoreReady: m.storeReady, HaveFindings: m.haveFindings, Now: m.now}
-		if m.haveStats {
-			r.Stats = &m.stats
+		*r = table.Row{Label: o.names[i], Counters: m.Counters, StoreReady: m.StoreReady, HaveFindings: m.HaveFindings, Now: m.Now}
+		if m.HaveStats {
+			r.Stats = &m.Stats
 		}
 		if shown {
-			r.Findings = findingspane.TallyOf(m.findings)
+			r.Findings = findingspane.TallyOf(m.Findings)
 			r.Events = series[i*rates.Seconds : (i+1)*rates.Seconds]
-			m.rates.AddEvents(r.Events, now)
+			m.Rates.AddEvents(r.Events, now)
 		}
 	}
 	return rows
@@ -87,8 +87,8 @@ func (o Overview) View() tea.View {
 func (o *Overview) now() time.Time {
 	now := o.clock
 	for i := range o.subs {
-		if o.subs[i].now.After(now) {
-			now = o.subs[i].now
+		if o.subs[i].Now.After(now) {
+			now = o.subs[i].Now
 		}
 	}
 	if now.IsZero() {
@@ -118,7 +118,7 @@ func (o *Overview) Header(width int) []string {
 func (o *Overview) progress() program.Progress {
 	r := program.Progress{Stopped: len(o.subs) > 0}
 	for i := range o.subs {
-		p := o.subs[i].replay
+		p := o.subs[i].Replay
 		r.Done, r.Total = max(r.Done, p.Done), max(r.Total, p.Total)
 		r.Stopped = r.Stopped && p.Stopped
 	}
@@ -142,12 +142,12 @@ func (o *Overview) stateCounts() string {
 	for i := range o.subs {
 		m := &o.subs[i]
 		switch {
-		case !m.haveStats:
+		case !m.HaveStats:
 			waiting++
-		case !m.stats.ClientLeft.IsZero():
+		case !m.Stats.ClientLeft.IsZero():
 			left++
-		case m.stats.State >= 0 && int(m.stats.State) < len(counts):
-			counts[m.stats.State]++
+		case m.Stats.State >= 0 && int(m.Stats.State) < len(counts):
+			counts[m.Stats.State]++
 		}
 	}
 	var parts []string
@@ -281,7 +281,7 @@ func (o *Overview) table() []string {
 	out = append(out, o.tbl.Lines(o.St, l.table, o.now(), o.Opts.Start)...)
 	if cur := o.tbl.Selected(); l.preview > 0 && len(rows) > 0 {
 		out = append(out, common.SectionRule(o.St, "recent · "+o.rowName(cur), width))
-		out = append(out, o.subs[cur].log.Tail(o.St, width, l.preview-1)...)
+		out = append(out, o.subs[cur].Log.Tail(o.St, width, l.preview-1)...)
 	}
 	return out
 }
@@ -302,7 +302,7 @@ func (o *Overview) emptyRows() []string {
 // banner is the first alert banner of the resources, if any.
 func (o *Overview) banner() (program.Alerts, bool) {
 	for i := range o.subs {
-		if a := o.subs[i].alerts; a.Banner != "" {
+		if a := o.subs[i].Alerts; a.Banner != "" {
 			return a, true
 		}
 	}
@@ -315,8 +315,8 @@ func (o *Overview) banner() (program.Alerts, bool) {
 func (o *Overview) Footer(width int) string {
 	lost, latest, from := int64(0), program.Status{}, -1
 	for i := range o.subs {
-		lost += o.subs[i].notesLost
-		if s := o.subs[i].status; s.Text != "" && (from < 0 || s.At.After(latest.At)) {
+		lost += o.subs[i].NotesLost
+		if s := o.subs[i].Status; s.Text != "" && (from < 0 || s.At.After(latest.At)) {
 			latest, from = s, i
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
 // The overview and every resource's dashboard share the run's one root:
@@ -18,7 +19,7 @@ import (
 func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 	var calls callLog
 	feeds := recordingFeeds(&calls)
-	pods, deployments := &churnFeed{}, &churnFeed{}
+	pods, deployments := &tuitest.ChurnFeed{}, &tuitest.ChurnFeed{}
 	feeds[ovPods].Churn, feeds[ovDeployments].Churn = pods.Churn, deployments.Churn
 	o := ovDemo(t, 160, 48, feeds)
 	for i := range o.subs {
@@ -29,17 +30,17 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 
 	// The pods' relist, asked on the table: named there, shown in the
 	// pods' dashboard, not in the deployments'.
-	next, _ := ovKeys(o, "j").Update(keyPress("r"))
+	next, _ := ovKeys(o, "j").Update(tuitest.KeyPress("r"))
 	o = next.(Overview)
-	mustContain(t, ovScreen(o), "pods: forced relist requested")
-	o.FindingsPane.Key(keyPress("j"), 3, 3) // the table's findings pane, moved
+	tuitest.MustContain(t, ovScreen(o), "pods: forced relist requested")
+	o.FindingsPane.Key(tuitest.KeyPress("j"), 3, 3) // the table's findings pane, moved
 	o = ovKeys(o, "enter")
 	if o.FindingsPane != (findingspane.Pane{}) {
 		t.Error("the pods' findings pane starts where the table's was")
 	}
-	mustContain(t, ovScreen(o), "forced relist requested")
-	mustNotContain(t, ovScreen(o), "pods: forced relist")
-	o.FindingsPane.Key(keyPress("j"), 3, 3)
+	tuitest.MustContain(t, ovScreen(o), "forced relist requested")
+	tuitest.MustNotContain(t, ovScreen(o), "pods: forced relist")
+	o.FindingsPane.Key(tuitest.KeyPress("j"), 3, 3)
 	o = ovKeys(o, "esc")
 	if o.FindingsPane != (findingspane.Pane{}) {
 		t.Error("the table's findings pane starts where the pods' was")
@@ -48,36 +49,36 @@ func TestOneRootSharedByTheOverviewAndItsDashboards(t *testing.T) {
 	if o.Shown != ovDeployments {
 		t.Fatalf("row %d shown, want the deployments'", o.Shown)
 	}
-	mustNotContain(t, ovScreen(o), "forced relist requested")
+	tuitest.MustNotContain(t, ovScreen(o), "forced relist requested")
 
 	// The deployments' own action stays in their footer when the pods'
 	// audit ends behind them; esc there clears their status, not the pods'.
 	// (Their reflector failed: r says why it does nothing.)
-	next, _ = o.Update(keyPress("r"))
+	next, _ = o.Update(tuitest.KeyPress("r"))
 	o = next.(Overview)
 	o = ovUpdate(o, resourceMsg{i: ovPods, msg: program.AuditMsg{Report: &reflector.AuditReport{ResourceVersion: "77", Listed: 1, Cached: 1}}})
-	mustContain(t, ovScreen(o), "force relist is not available: the reflector is Failed")
-	mustNotContain(t, ovScreen(o), "audit at resourceVersion 77")
+	tuitest.MustContain(t, ovScreen(o), "force relist is not available: the reflector is Failed")
+	tuitest.MustNotContain(t, ovScreen(o), "audit at resourceVersion 77")
 	o = ovKeys(o, "esc")
-	mustNotContain(t, ovScreen(o), "force relist is not available")
+	tuitest.MustNotContain(t, ovScreen(o), "force relist is not available")
 	o = ovKeys(o, "esc")
-	mustContain(t, ovScreen(o), "pods: audit at resourceVersion 77")
+	tuitest.MustContain(t, ovScreen(o), "pods: audit at resourceVersion 77")
 	// Not over the table's help.
-	mustNotContain(t, ovScreen(ovKeys(ovPeek(o), "?")), "pods: audit")
+	tuitest.MustNotContain(t, ovScreen(ovKeys(ovPeek(o), "?")), "pods: audit")
 	o = ovKeys(o, "enter")
 
-	next, _ = o.Update(keyPress("c"))
+	next, _ = o.Update(tuitest.KeyPress("c"))
 	o = next.(Overview)
 	if o.State != program.StateChurn {
 		t.Fatalf("c on the deployments: state %v, want churn", o.State)
 	}
 	for i := range o.subs {
-		o.subs[i].pollCmd(0)()
+		o.subs[i].PollCmd(0)()
 	}
-	if got := pods.reads.Load(); got != 0 {
+	if got := pods.Reads.Load(); got != 0 {
 		t.Errorf("the pods' polls read their churn %d times while the deployments' pane was open", got)
 	}
-	if got := deployments.reads.Load(); got != 1 {
+	if got := deployments.Reads.Load(); got != 1 {
 		t.Errorf("the deployments' poll read their churn %d times, want 1", got)
 	}
 }

@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"context"
@@ -48,12 +48,12 @@ func takeSnapshot(opts program.Options, feed program.Feed) program.SnapshotMsg {
 	return s
 }
 
-// pollCmd takes the next snapshot after wait; with the churn pane open on
+// PollCmd takes the next snapshot after wait; with the churn pane open on
 // this resource's dashboard, and its last read churn.Every old, the
 // snapshot reads Feed.Churn too.
-func (m Model) pollCmd(wait time.Duration) tea.Cmd {
-	opts, feed := m.Opts, m.feed
-	readChurn := m.mode() == program.StateChurn && feed.Churn != nil && m.churn.Due(m.now)
+func (m Model) PollCmd(wait time.Duration) tea.Cmd {
+	opts, feed := m.Opts, m.Feed
+	readChurn := m.mode() == program.StateChurn && feed.Churn != nil && m.churn.Due(m.Now)
 	take := func() tea.Msg {
 		s := takeSnapshot(opts, feed)
 		if readChurn {
@@ -69,10 +69,10 @@ func (m Model) pollCmd(wait time.Duration) tea.Cmd {
 
 // notesCmd delivers the next batch of notes, no sooner than wait from now.
 func (m Model) notesCmd(wait time.Duration) tea.Cmd {
-	if m.feed.Notes == nil {
+	if m.Feed.Notes == nil {
 		return nil
 	}
-	done, ch := m.life.ctx.Done(), m.feed.Notes.C()
+	done, ch := m.life.ctx.Done(), m.Feed.Notes.C()
 	return func() tea.Msg {
 		notes, _, ok := readBatch(done, ch, wait)
 		if !ok {
@@ -128,7 +128,7 @@ func forceRelistCmd(f func()) tea.Cmd {
 
 // auditCmd runs an audit, bounded by the audit timeout and by the model's life.
 func (m Model) auditCmd() tea.Cmd {
-	audit, ctx, timeout := m.feed.Audit, m.life.ctx, m.Opts.AuditTimeout
+	audit, ctx, timeout := m.Feed.Audit, m.life.ctx, m.Opts.AuditTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -138,36 +138,4 @@ func (m Model) auditCmd() tea.Cmd {
 		}
 		return program.AuditMsg{Report: rep, Err: err}
 	}
-}
-
-// resourceMsg is a message of resource i's Model, routed back to it by the
-// Overview: every command of a sub-model is wrapped so that what it returns
-// carries the index.
-type resourceMsg struct {
-	i   int
-	msg tea.Msg
-}
-
-// wrapCmd makes cmd's message (and those of a batch it returns) a resourceMsg for resource i.
-func wrapCmd(i int, cmd tea.Cmd) tea.Cmd {
-	if cmd == nil {
-		return nil
-	}
-	return func() tea.Msg { return wrapMsg(i, cmd()) }
-}
-
-// wrapMsg routes the Model's own messages to resource i; a batch is wrapped
-// command by command, and anything else (tea.QuitMsg) goes to the program as it is.
-func wrapMsg(i int, msg tea.Msg) tea.Msg {
-	switch msg := msg.(type) {
-	case program.SnapshotMsg, program.NotesMsg, program.AuditMsg, program.ForceRelistDoneMsg, program.EndedMsg, churn.Msg:
-		return resourceMsg{i: i, msg: msg}
-	case tea.BatchMsg:
-		out := make(tea.BatchMsg, len(msg))
-		for j, c := range msg {
-			out[j] = wrapCmd(i, c)
-		}
-		return out
-	}
-	return msg
 }

@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"bytes"
@@ -82,7 +82,7 @@ func (o *outputs) check(t *testing.T, run string) {
 			t.Errorf("%s, the notes: %v", run, err)
 		}
 		// The dashboard takes the notes in batches, as its reader delivers them.
-		m := New(program.Options{LogSize: 1 << 20, TrackedObjects: 100}, program.Resource{})
+		m := newAlone(program.Options{LogSize: 1 << 20, TrackedObjects: 100}, program.Resource{})
 		for rest := notes; len(rest) > 0; {
 			n := min(len(rest), maxBatch)
 			m = update(m, program.NotesMsg{Notes: rest[:n]})
@@ -114,9 +114,9 @@ func (o *outputs) check(t *testing.T, run string) {
 
 // logLines reads the dashboard's log for the check.
 func logLines(m Model) []causal.Line {
-	out := make([]causal.Line, 0, m.log.Entries.Len())
-	for i := range m.log.Entries.Len() {
-		e := m.log.Entries.At(i)
+	out := make([]causal.Line, 0, m.Log.Entries.Len())
+	for i := range m.Log.Entries.Len() {
+		e := m.Log.Entries.At(i)
 		l := causal.Line{Seq: e.Seq, Request: e.Req}
 		switch {
 		case e.Dropped > 0:

@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // alertLines is the banner (when set) and the rules section.
 func (m *Model) alertLines(width int) []string {
-	a := m.alerts
+	a := m.Alerts
 	var out []string
 	if a.Banner != "" {
 		out = append(out, program.AlertBanner(m.St, a, width))
@@ -45,11 +45,11 @@ func (m *Model) alertLines(width int) []string {
 // alertLineCount is how many lines alertLines takes.
 func (m *Model) alertLineCount() int {
 	n := 0
-	if m.alerts.Banner != "" {
+	if m.Alerts.Banner != "" {
 		n++
 	}
-	if len(m.alerts.Rows) > 0 {
-		n += 1 + len(m.alerts.Rows)
+	if len(m.Alerts.Rows) > 0 {
+		n += 1 + len(m.Alerts.Rows)
 	}
 	return n
 }

@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"context"
@@ -31,8 +31,10 @@ type lifecycle struct {
 }
 
 // Model is the dashboard of one resource, a tea.Model. Build it with New;
-// release it with Close. An Overview holds one Model for each of its
-// resources, a component that shares the Overview's root.
+// release it with Close. The overview holds one Model for each of its
+// resources, a component that shares the overview's root. Its exported
+// fields are what the overview reads of it, for its rows, header and
+// footer; only the Model writes them.
 //
 // A Model's copies share its root (the screen's state, chrome, findings
 // pane and detail): use the value Update returns, as bubbletea does, and
@@ -41,39 +43,47 @@ type Model struct {
 	*program.Root     // the run's: the chrome, the state, the findings pane and the detail
 	row           int // the resource's row on the overview (0 alone)
 	res           program.Resource
-	feed          program.Feed // res.Feed
-	life          *lifecycle
-	// keys.ToOverview is on when the model is one of several behind an
+	// Feed is res.Feed.
+	Feed program.Feed
+	life *lifecycle
+	// Keys.ToOverview is on when the model is one of several behind an
 	// Overview: its help and footer say that esc goes back to the overview.
-	keys  keyMap
+	Keys  keyMap
 	focus panes.Pane
 
-	now time.Time // the model's clock: opts.Now at the last message that carried time
-	// replay is where this resource's replay stands, as last polled: its
+	// Now is the model's clock: opts.Now at the last message that carried time.
+	Now time.Time
+	// Replay is where this resource's replay stands, as last polled: its
 	// progress, and whether it stopped (the player's reading is the root's).
-	replay program.Progress
-	// status reports this resource's last action (r, a), in its footer and,
+	Replay program.Progress
+	// Status reports this resource's last action (r, a), in its footer and,
 	// named, on the overview's table; the player's is the root's.
-	status     program.Status
-	stats      reflector.Stats
-	haveStats  bool
-	counters   store.Counters
-	storeReady bool
-	notesLost  int64  // dropped by the NoteBuffer
-	lastSeq    uint64 // the last note's sequence number, to show where notes were dropped
+	Status program.Status
+	// Stats are the feed's, as last polled (HaveStats: once polled).
+	Stats     reflector.Stats
+	HaveStats bool
+	// Counters and StoreReady are the store's, as last polled.
+	Counters   store.Counters
+	StoreReady bool
+	// NotesLost is how many notes the NoteBuffer dropped.
+	NotesLost int64
+	lastSeq   uint64 // the last note's sequence number, to show where notes were dropped
 
-	rates    rates.Window
-	log      logpane.Pane
+	// Rates are the events per second of the last minute.
+	Rates rates.Window
+	// Log is the event log.
+	Log      logpane.Pane
 	requests panes.RequestsPane
 	diff     panes.DiffPane
 	history  *history.Objects
 	filter   prompt.Prompt
 
-	alerts program.Alerts
+	// Alerts are the feed's, as last polled.
+	Alerts program.Alerts
 
-	// findings are the feed's, as last polled (haveFindings: it has an engine).
-	findings     []findings.Finding
-	haveFindings bool
+	// Findings are the feed's, as last polled (HaveFindings: it has an engine).
+	Findings     []findings.Finding
+	HaveFindings bool
 
 	// churn is the churn pane (c), with the feed's Churn as last read
 	// while it was open; diffed says a note carried Changes (the footer
@@ -81,18 +91,19 @@ type Model struct {
 	churn  churn.Pane
 	diffed bool
 
-	auditing bool
+	// Auditing says an audit (a) runs.
+	Auditing bool
 }
 
-// New builds the dashboard of one resource; Close stops its background
-// reads. It is what Run shows for a single resource; NewOverview builds the
-// dashboard of several.
-func New(opts program.Options, res program.Resource) Model {
-	return newModel(context.Background(), program.NewRoot(opts.WithDefaults(), 0), res, 0)
+// newAlone builds the dashboard of one resource alone, with a root of its
+// own, as the tests look at it; Close stops its background reads.
+func newAlone(opts program.Options, res program.Resource) Model {
+	return New(context.Background(), program.NewRoot(opts.WithDefaults(), 0), res, 0)
 }
 
-// newModel builds the Model of the resource on row under ctx, sharing r.
-func newModel(ctx context.Context, r *program.Root, res program.Resource, row int) Model {
+// New builds the Model of the resource on row under ctx, sharing r (whose
+// Opts have their defaults); Close stops its background reads.
+func New(ctx context.Context, r *program.Root, res program.Resource, row int) Model {
 	opts := r.Opts
 	ctx, cancel := context.WithCancel(ctx)
 	life := &lifecycle{ctx: ctx, cancel: cancel}
@@ -106,11 +117,11 @@ func newModel(ctx context.Context, r *program.Root, res program.Resource, row in
 		Root:     r,
 		row:      row,
 		res:      res,
-		feed:     res.Feed,
+		Feed:     res.Feed,
 		life:     life,
-		keys:     keys,
-		now:      opts.Now(),
-		log:      logpane.NewPane(opts.LogSize),
+		Keys:     keys,
+		Now:      opts.Now(),
+		Log:      logpane.NewPane(opts.LogSize),
 		requests: panes.RequestsPane{Scroll: common.NewScroller()},
 		history:  history.NewObjects(opts.TrackedObjects),
 	}
@@ -121,7 +132,7 @@ func (m Model) Close() { m.life.cancel() }
 
 // Init starts the poller and the reader of the note buffer.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.pollCmd(0), m.notesCmd(0), program.WaitEnded(m.life.ctx, m.Opts.Ended))
+	return tea.Batch(m.PollCmd(0), m.notesCmd(0), program.WaitEnded(m.life.ctx, m.Opts.Ended))
 }
 
 // Update handles one message.
@@ -132,14 +143,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.Chrome.Width, m.Chrome.Height = msg.Width, msg.Height
 	case program.SnapshotMsg:
 		m.applySnapshot(msg)
-		cmd = m.pollCmd(m.Opts.Refresh)
+		cmd = m.PollCmd(m.Opts.Refresh)
 	case program.NotesMsg:
 		m.addNotes(msg.Notes)
 		cmd = m.notesCmd(m.Opts.Refresh)
 	case program.AuditMsg:
 		m.addAudit(msg)
 	case churn.Msg:
-		m.churn.Set(msg.Sum, m.now)
+		m.churn.Set(msg.Sum, m.Now)
 	case program.EndedMsg:
 		m.Chrome.Ended = true
 	case tea.KeyPressMsg:
@@ -151,36 +162,36 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // applySnapshot takes one poll of the feed.
 func (m *Model) applySnapshot(s program.SnapshotMsg) {
-	if s.At.After(m.now) {
-		m.now = s.At
+	if s.At.After(m.Now) {
+		m.Now = s.At
 	}
 	if s.HasStats {
-		m.stats, m.haveStats = s.Stats, true
-		m.rates.Observe(s.At, s.Stats.Counters)
+		m.Stats, m.HaveStats = s.Stats, true
+		m.Rates.Observe(s.At, s.Stats.Counters)
 		m.diff.SetDiff(s.Stats.LastRelistDiff, s.At)
 	}
 	if s.HasStore {
-		m.counters, m.storeReady = s.Counters, s.StoreReady
+		m.Counters, m.StoreReady = s.Counters, s.StoreReady
 	}
 	if s.HasProgress {
-		m.replay.Done, m.replay.Total = s.Done, s.Total
+		m.Replay.Done, m.Replay.Total = s.Done, s.Total
 	}
 	if s.Player != nil {
 		// The one player, as read now: newer than any key's or poll's reading before.
 		m.Chrome.Player, m.Chrome.HavePlayer = *s.Player, true
 	}
-	m.notesLost = s.NotesLost
+	m.NotesLost = s.NotesLost
 	if s.Alerts != nil {
-		m.alerts = *s.Alerts
+		m.Alerts = *s.Alerts
 	}
 	if s.HasFindings {
-		m.findings, m.haveFindings = s.Findings, true
+		m.Findings, m.HaveFindings = s.Findings, true
 	}
 	if s.HasChurn {
-		m.churn.Set(s.Churn, m.now)
+		m.churn.Set(s.Churn, m.Now)
 	}
-	m.status.Expire(m.now)
-	m.Chrome.Status.Expire(m.now)
+	m.Status.Expire(m.Now)
+	m.Chrome.Status.Expire(m.Now)
 }
 
 // addNotes takes the reflector's notes, in the order it made them: the log
@@ -192,19 +203,19 @@ func (m *Model) addNotes(notes []reflector.Note) {
 		if n.Kind.Fact() {
 			continue // it shares the Seq of the note before it; the gauges read Stats
 		}
-		if n.At.After(m.now) {
-			m.now = n.At
+		if n.At.After(m.Now) {
+			m.Now = n.At
 		}
 		if m.lastSeq > 0 && n.Seq > m.lastSeq+1 {
 			missing := n.Seq - m.lastSeq - 1
-			m.log.Add(logpane.Entry{At: n.At, Kind: logpane.KindNote, Seq: m.lastSeq + 1, Dropped: missing,
+			m.Log.Add(logpane.Entry{At: n.At, Kind: logpane.KindNote, Seq: m.lastSeq + 1, Dropped: missing,
 				Text: fmt.Sprintf("%s dropped here: the screen could not keep up", format.Plural(int(missing), "line"))})
 		}
 		if n.Seq > 0 {
 			m.lastSeq = n.Seq
 		}
 		if e, ok := m.entry(n); ok {
-			m.log.Add(e)
+			m.Log.Add(e)
 		}
 	}
 }
@@ -235,13 +246,13 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 			return logpane.Entry{At: n.At, Kind: logpane.KindRelist, Seq: n.Seq, Req: n.RequestID, Note: &n, Diff: d.Diff}, true
 		}
 	case reflector.ReasonStopped:
-		m.replay.Stopped = true
+		m.Replay.Stopped = true
 	}
 	return logpane.FromNote(n), true
 }
 
 func (m *Model) addAudit(a program.AuditMsg) {
-	m.auditing = false
+	m.Auditing = false
 	if a.Err != nil {
 		m.setStatus(common.SevBad, "audit failed: "+a.Err.Error())
 		return
@@ -256,16 +267,16 @@ func (m *Model) addAudit(a program.AuditMsg) {
 
 // setStatus reports this resource's action in the footer.
 func (m *Model) setStatus(sev common.Severity, s string) {
-	m.status = program.Status{Text: s, Sev: sev, At: m.now}
+	m.Status = program.Status{Text: s, Sev: sev, At: m.Now}
 }
 
 // shownStatus is the status the dashboard's footer shows: the newer of its
 // own action's and the player's.
 func (m *Model) shownStatus() program.Status {
-	if p := m.Chrome.Status; p.Text != "" && (m.status.Text == "" || p.At.After(m.status.At)) {
+	if p := m.Chrome.Status; p.Text != "" && (m.Status.Text == "" || p.At.After(m.Status.At)) {
 		return p
 	}
-	return m.status
+	return m.Status
 }
 
 // isShown says this resource's dashboard is on the screen.
@@ -312,7 +323,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 
 // DetailContent is the open detail's title and lines at width (framed).
 func (m *Model) DetailContent(width int) (string, []string) {
-	return detailContent(m.Detail, m, m.now, width)
+	return DetailContent(m.Detail, m, m.Now, width)
 }
 
 // filterKey edits the log filter as it is typed.
@@ -321,21 +332,21 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 	case k.String() == "enter":
 		m.State = program.StateDashboard
 		return nil
-	case key.Matches(k, m.keys.Back):
+	case key.Matches(k, m.Keys.Back):
 		m.State = program.StateDashboard
-		m.filter.Value, m.log.Filter = "", ""
+		m.filter.Value, m.Log.Filter = "", ""
 		return nil
 	}
 	if m.filter.Update(k) {
-		m.log.Filter = strings.ToLower(m.filter.Value)
-		m.log.Scroll.Follow = true
+		m.Log.Filter = strings.ToLower(m.filter.Value)
+		m.Log.Scroll.Follow = true
 	}
 	return nil
 }
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if cmd, ok := m.Chrome.PlayerKey(k, m.now); ok {
+	if cmd, ok := m.Chrome.PlayerKey(k, m.Now); ok {
 		return cmd, false
 	}
 	n := m.rowsIn(m.focus)
@@ -344,47 +355,47 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 		return nil, true
 	case key.Matches(k, m.Chrome.Keys.Help):
 		m.State = program.StateHelp
-	case key.Matches(k, m.keys.NextPane):
+	case key.Matches(k, m.Keys.NextPane):
 		m.focus = (m.focus + 1) % panes.Num
-	case key.Matches(k, m.keys.PrevPane):
+	case key.Matches(k, m.Keys.PrevPane):
 		m.focus = (m.focus + panes.Num - 1) % panes.Num
-	case key.Matches(k, m.keys.Up):
+	case key.Matches(k, m.Keys.Up):
 		m.scrollOf(m.focus).Move(-1, n)
-	case key.Matches(k, m.keys.Down):
+	case key.Matches(k, m.Keys.Down):
 		m.scrollOf(m.focus).Move(1, n)
-	case key.Matches(k, m.keys.PageUp):
+	case key.Matches(k, m.Keys.PageUp):
 		m.scrollOf(m.focus).Move(-m.paneHeight(), n)
-	case key.Matches(k, m.keys.PageDown):
+	case key.Matches(k, m.Keys.PageDown):
 		m.scrollOf(m.focus).Move(m.paneHeight(), n)
-	case key.Matches(k, m.keys.Top):
+	case key.Matches(k, m.Keys.Top):
 		m.scrollOf(m.focus).Home(n)
-	case key.Matches(k, m.keys.Bottom):
+	case key.Matches(k, m.Keys.Bottom):
 		m.scrollOf(m.focus).End(n)
-	case key.Matches(k, m.keys.Select):
+	case key.Matches(k, m.Keys.Select):
 		m.openDetail()
-	case key.Matches(k, m.keys.Pause):
-		m.log.SetPaused(!m.log.Paused)
+	case key.Matches(k, m.Keys.Pause):
+		m.Log.SetPaused(!m.Log.Paused)
 		m.focus = panes.Log
-	case key.Matches(k, m.keys.Filter):
+	case key.Matches(k, m.Keys.Filter):
 		m.State, m.focus = program.StateFilter, panes.Log
 		return nil, false
-	case key.Matches(k, m.keys.TypeFilter):
-		m.log.TypeIdx = (m.log.TypeIdx + 1) % logpane.NumTypeFilters
+	case key.Matches(k, m.Keys.TypeFilter):
+		m.Log.TypeIdx = (m.Log.TypeIdx + 1) % logpane.NumTypeFilters
 		m.focus = panes.Log
-		m.log.Scroll.Follow = true
-	case key.Matches(k, m.keys.Back):
-		m.log.Filter, m.log.TypeIdx = "", 0
+		m.Log.Scroll.Follow = true
+	case key.Matches(k, m.Keys.Back):
+		m.Log.Filter, m.Log.TypeIdx = "", 0
 		m.filter.Value = ""
-		m.status.Text, m.Chrome.Status.Text = "", ""
-	case key.Matches(k, m.keys.Findings):
+		m.Status.Text, m.Chrome.Status.Text = "", ""
+	case key.Matches(k, m.Keys.Findings):
 		m.State = program.StateFindings
-	case key.Matches(k, m.keys.Churn):
+	case key.Matches(k, m.Keys.Churn):
 		m.State, m.churn.Offset = program.StateChurn, 0
-		return churn.Cmd(m.feed.Churn), false
-	case key.Matches(k, m.keys.Relist):
-		return m.forceRelist(), false
-	case key.Matches(k, m.keys.Audit):
-		return m.startAudit(), false
+		return churn.Cmd(m.Feed.Churn), false
+	case key.Matches(k, m.Keys.Relist):
+		return m.ForceRelist(), false
+	case key.Matches(k, m.Keys.Audit):
+		return m.StartAudit(), false
 	}
 	return nil, false
 }
@@ -398,7 +409,7 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 		return nil, true
 	case key.Matches(k, m.Chrome.Keys.Help):
 		m.State = program.StateHelp
-	case key.Matches(k, m.Chrome.Keys.Close, m.keys.Churn):
+	case key.Matches(k, m.Chrome.Keys.Close, m.Keys.Churn):
 		m.State = program.StateDashboard
 	default:
 		program.ScrollOffset(&m.churn.Offset, k, body, func() int { return len(m.churn.Lines(m.St, m.Chrome.Width)) })
@@ -406,54 +417,54 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	return nil, false
 }
 
-// forceRelist asks the reflector to relist (r), saying so in the status line.
-func (m *Model) forceRelist() tea.Cmd {
-	if m.feed.ForceRelist == nil || m.alerts.Fatal || m.reflectorReturned() {
+// ForceRelist asks the reflector to relist (r), saying so in the status line.
+func (m *Model) ForceRelist() tea.Cmd {
+	if m.Feed.ForceRelist == nil || m.Alerts.Fatal || m.reflectorReturned() {
 		m.setStatus(common.SevWarn, m.unavailable("force relist"))
 		return nil
 	}
 	m.setStatus(common.SevWarn, "forced relist requested: the cache keeps serving the old snapshot until the new list is in")
-	return forceRelistCmd(m.feed.ForceRelist)
+	return forceRelistCmd(m.Feed.ForceRelist)
 }
 
-// startAudit starts an audit (a), one at a time; its result comes back as an auditMsg.
-func (m *Model) startAudit() tea.Cmd {
-	if m.feed.Audit == nil || m.alerts.Fatal {
+// StartAudit starts an audit (a), one at a time; its result comes back as a program.AuditMsg.
+func (m *Model) StartAudit() tea.Cmd {
+	if m.Feed.Audit == nil || m.Alerts.Fatal {
 		m.setStatus(common.SevWarn, m.unavailable("audit"))
 		return nil
 	}
-	if m.auditing {
+	if m.Auditing {
 		m.setStatus(common.SevWarn, "an audit is already running")
 		return nil
 	}
-	m.auditing = true
+	m.Auditing = true
 	m.setStatus(common.SevNone, "audit running: listing afresh and comparing with the cache…")
 	return m.auditCmd()
 }
 
-// atTopLevel says esc has nothing left to close or clear here: the
+// AtTopLevel says esc has nothing left to close or clear here: the
 // dashboard shows, with no filter on its log.
-func (m *Model) atTopLevel() bool {
-	return m.State == program.StateDashboard && !m.log.Filtering()
+func (m *Model) AtTopLevel() bool {
+	return m.State == program.StateDashboard && !m.Log.Filtering()
 }
 
 // acts says r and a act here: a live run's own reflector, which no alert
 // stopped. Elsewhere they only say why not, and the footer and help leave
 // them out.
-func (m *Model) acts() bool { return program.ActsOn(m.Opts) && !m.alerts.Fatal }
+func (m *Model) acts() bool { return program.ActsOn(m.Opts) && !m.Alerts.Fatal }
 
 // shownKeys are the keys the footer and the help offer: without r and a where they do not act.
 func (m *Model) shownKeys() keyMap {
 	if m.acts() {
-		return m.keys
+		return m.Keys
 	}
-	return m.keys.withoutActions()
+	return m.Keys.withoutActions()
 }
 
 // reflectorReturned says this resource's reflector has returned (Failed, Stopped):
 // nothing it is asked to do happens any more.
 func (m *Model) reflectorReturned() bool {
-	return m.haveStats && (m.stats.State == reflector.StateFailed || m.stats.State == reflector.StateStopped)
+	return m.HaveStats && (m.Stats.State == reflector.StateFailed || m.Stats.State == reflector.StateStopped)
 }
 
 // unavailable explains why an action that needs a cluster cannot run.
@@ -464,11 +475,11 @@ func (m *Model) unavailable(what string) string {
 	if m.Opts.Replay {
 		return what + " needs a live cluster: this is a replay"
 	}
-	if m.alerts.Fatal {
+	if m.Alerts.Fatal {
 		return what + " is not available: an alert stopped the run"
 	}
 	if m.reflectorReturned() {
-		return what + " is not available: the reflector is " + m.stats.State.String() + " and makes no more requests"
+		return what + " is not available: the reflector is " + m.Stats.State.String() + " and makes no more requests"
 	}
 	return what + " is not available here"
 }
@@ -477,11 +488,11 @@ func (m *Model) unavailable(what string) string {
 func (m *Model) openDetail() {
 	switch m.focus {
 	case panes.Log:
-		if e, ok := m.log.Selected(); ok {
+		if e, ok := m.Log.Selected(); ok {
 			m.Detail, m.State = detailFor(e), program.StateDetail
 		}
 	case panes.Requests:
-		rows := panes.RequestRows(&m.stats)
+		rows := panes.RequestRows(&m.Stats)
 		if len(rows) > 0 {
 			r := rows[min(m.requests.Scroll.Cursor, len(rows)-1)]
 			m.Detail, m.State = program.DetailView{Kind: program.DetailRequest, Req: r}, program.StateDetail
@@ -501,18 +512,18 @@ func (m *Model) scrollOf(p panes.Pane) *common.Scroller {
 	case panes.Diff:
 		return &m.diff.Scroll
 	}
-	return &m.log.Scroll
+	return &m.Log.Scroll
 }
 
 // rowsIn is how many selectable rows a pane has.
 func (m *Model) rowsIn(p panes.Pane) int {
 	switch p {
 	case panes.Requests:
-		return len(panes.RequestRows(&m.stats))
+		return len(panes.RequestRows(&m.Stats))
 	case panes.Diff:
 		return len(m.diff.Rows)
 	}
-	n, _ := m.log.Rows()
+	n, _ := m.Log.Rows()
 	return n
 }
 
@@ -526,8 +537,8 @@ func (m *Model) clampPanes() {
 
 // FindingRows are the findings as the pane lists them, newest first.
 func (m *Model) FindingRows() []findingspane.Row {
-	rows := make([]findingspane.Row, len(m.findings))
-	for i, f := range m.findings {
+	rows := make([]findingspane.Row, len(m.Findings))
+	for i, f := range m.Findings {
 		rows[i] = findingspane.Row{Finding: f}
 	}
 	return findingspane.NewestFirst(rows)

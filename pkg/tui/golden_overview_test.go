@@ -9,51 +9,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
-
-// goldenScreen runs the dashboard as a program at w x h with the plain
-// color profile and a clock fixed at the demo's last poll, sends msgs, quits,
-// and returns the final screen as plain text. Regenerate the goldens with
-// go test ./pkg/tui -run Golden -update.
-func goldenScreen(t *testing.T, w, h int, opts func(*program.Options), msgs ...tea.Msg) []byte {
-	t.Helper()
-	return goldenScreenOf(t, w, h, program.Feed{}, opts, msgs...)
-}
-
-// goldenScreenOf is goldenScreen of the demo resource with feed.
-func goldenScreenOf(t *testing.T, w, h int, feed program.Feed, opts func(*program.Options), msgs ...tea.Msg) []byte {
-	t.Helper()
-	o := demoOptions(newFakeClock())
-	end := at(110 * time.Second)
-	o.Now = func() time.Time { return end } // read by the program's goroutines: fixed, so no race
-	if opts != nil {
-		opts(&o)
-	}
-	m := New(o, demoResource(feed))
-	t.Cleanup(m.Close)
-	tm := teatest.NewTestModel(t, m,
-		teatest.WithInitialTermSize(w, h),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ASCII)))
-	for _, s := range demoSnapshots() {
-		tm.Send(s)
-	}
-	tm.Send(program.NotesMsg{Notes: demoNotes()})
-	tm.Send(demoChanges())
-	for _, msg := range msgs {
-		tm.Send(msg)
-	}
-	tm.Send(keyPress("ctrl+c"))
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
-	var out bytes.Buffer
-	plainText := &colorprofile.Writer{Forward: &out, Profile: colorprofile.NoTTY}
-	if _, err := plainText.Write([]byte(final.View().Content)); err != nil {
-		t.Fatal(err)
-	}
-	return append(out.Bytes(), '\n')
-}
 
 // goldenOverview runs the overview of the demo's four resources as a
 // program at w x h, like goldenScreen, sends the demo's messages and then
@@ -67,8 +26,8 @@ func goldenOverview(t *testing.T, w, h int, keys ...string) []byte {
 // changed by opts and res (either may be nil).
 func goldenOverviewOf(t *testing.T, w, h int, opts func(*program.Options), res func([]program.Resource), keys ...string) []byte {
 	t.Helper()
-	o := demoOptions(newFakeClock())
-	end := at(110 * time.Second)
+	o := tuitest.DemoOptions(tuitest.NewFakeClock())
+	end := tuitest.At(110 * time.Second)
 	o.Now = func() time.Time { return end } // read by the program's goroutines: fixed, so no race
 	if opts != nil {
 		opts(&o)
@@ -96,9 +55,9 @@ func goldenOverviewOf(t *testing.T, w, h int, opts func(*program.Options), res f
 		tm.Send(msg)
 	}
 	for _, k := range keys {
-		tm.Send(keyPress(k))
+		tm.Send(tuitest.KeyPress(k))
 	}
-	tm.Send(keyPress("ctrl+c"))
+	tm.Send(tuitest.KeyPress("ctrl+c"))
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Overview)
 	var out bytes.Buffer
 	plainText := &colorprofile.Writer{Forward: &out, Profile: colorprofile.NoTTY}
@@ -150,30 +109,4 @@ func TestGoldenProxyOverview80x24(t *testing.T) {
 
 func TestGoldenOverviewHelp80x24(t *testing.T) {
 	teatest.RequireEqualOutput(t, goldenOverview(t, 80, 24, "?"))
-}
-
-func TestGoldenDashboard80x24(t *testing.T) {
-	teatest.RequireEqualOutput(t, goldenScreen(t, 80, 24, nil))
-}
-
-func TestGoldenDashboard160x48(t *testing.T) {
-	teatest.RequireEqualOutput(t, goldenScreen(t, 160, 48, nil))
-}
-
-func TestGoldenReplayRequests120x40(t *testing.T) {
-	replay := func(o *program.Options) {
-		o.Replay, o.Trace = true, "testdata/traces/demo.jsonl"
-	}
-	snaps := demoSnapshots()
-	snap := snaps[len(snaps)-1] // the same stats (and diff) as the last poll, now with a position
-	snap.HasProgress, snap.Done, snap.Total = true, 3120, 4800
-	teatest.RequireEqualOutput(t, goldenScreen(t, 120, 40, replay, snap, keyPress("tab"), keyPress("up")))
-}
-
-func TestGoldenObjectDetail80x24(t *testing.T) {
-	teatest.RequireEqualOutput(t, goldenScreen(t, 80, 24, nil, keyPress("up"), keyPress("up"), keyPress("enter")))
-}
-
-func TestGoldenHelp80x24(t *testing.T) {
-	teatest.RequireEqualOutput(t, goldenScreen(t, 80, 24, nil, keyPress("?")))
 }

@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"fmt"
@@ -7,22 +7,23 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
 // fullModel is the demo dashboard with a full event log.
 func fullModel(b *testing.B, w, h int) Model {
-	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(program.Feed{}))
+	clock := tuitest.NewFakeClock()
+	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{}))
 	b.Cleanup(m.Close)
 	m = resize(m, w, h)
-	for _, s := range demoSnapshots() {
+	for _, s := range tuitest.DemoSnapshots() {
 		m = update(m, s)
 	}
 	results := make([]store.Result, program.DefaultLogSize)
 	for i := range results {
-		results[i] = store.Result{Outcome: store.Modified, Object: obj("default", fmt.Sprintf("cm-%04d", i), "uid", fmt.Sprint(i))}
+		results[i] = store.Result{Outcome: store.Modified, Object: tuitest.Obj("default", fmt.Sprintf("cm-%04d", i), "uid", fmt.Sprint(i))}
 	}
-	return update(m, applied(at(110*time.Second), results...))
+	return update(m, tuitest.Applied(tuitest.At(110*time.Second), results...))
 }
 
 func BenchmarkView160x48(b *testing.B) {
@@ -34,7 +35,7 @@ func BenchmarkView160x48(b *testing.B) {
 }
 
 func BenchmarkViewFiltered160x48(b *testing.B) {
-	m := typeText(update(fullModel(b, 160, 48), keyPress("/")), "cm-01")
+	m := typeText(update(fullModel(b, 160, 48), tuitest.KeyPress("/")), "cm-01")
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = m.View()
@@ -46,10 +47,10 @@ func BenchmarkChangesBatch(b *testing.B) {
 	m := fullModel(b, 160, 48)
 	results := make([]store.Result, maxBatch)
 	for i := range results {
-		o := obj("default", fmt.Sprintf("cm-%05d", i%5000), "uid", fmt.Sprint(i))
+		o := tuitest.Obj("default", fmt.Sprintf("cm-%05d", i%5000), "uid", fmt.Sprint(i))
 		results[i] = store.Result{Outcome: store.Modified, Object: o, Previous: o}
 	}
-	msg := applied(at(111*time.Second), results...)
+	msg := tuitest.Applied(tuitest.At(111*time.Second), results...)
 	b.ReportAllocs()
 	for b.Loop() {
 		m = update(m, msg)

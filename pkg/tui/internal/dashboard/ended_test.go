@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"strings"
@@ -10,20 +10,11 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
-// quits says whether cmd ends the program.
-func quits(cmd tea.Cmd) bool {
-	for _, msg := range runCmd(cmd) {
-		if _, ok := msg.(tea.QuitMsg); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// endedMsgOf waits for the model's Init to report that Options.Ended closed.
-func endedMsgOf(t *testing.T, init tea.Cmd) tea.Msg {
+// EndedMsgOf waits for the model's Init to report that Options.Ended closed.
+func EndedMsgOf(t *testing.T, init tea.Cmd) tea.Msg {
 	t.Helper()
 	ch := make(chan tea.Msg, 16)
 	go func() {
@@ -44,14 +35,6 @@ func endedMsgOf(t *testing.T, init tea.Cmd) tea.Msg {
 	return nil
 }
 
-func isEnded(msg tea.Msg) bool {
-	if rm, ok := msg.(resourceMsg); ok {
-		msg = rm.msg
-	}
-	_, ok := msg.(program.EndedMsg)
-	return ok
-}
-
 // runCmdsUntil runs the commands of init's batch, each on its own goroutine
 // (a poller's waits), and returns the first message that matches.
 func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) []tea.Msg {
@@ -66,7 +49,7 @@ func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) []tea.Msg {
 			continue
 		}
 		go func() {
-			for _, m := range runCmd(c) {
+			for _, m := range tuitest.RunCmd(c) {
 				if match(m) {
 					found <- m
 					return
@@ -80,61 +63,31 @@ func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) []tea.Msg {
 // A live run that ends by itself (--once, --duration) keeps its last screen:
 // the footer says it ended and any key quits; until then keys do their usual.
 func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
-	clock := newFakeClock()
+	clock := tuitest.NewFakeClock()
 	ended := make(chan struct{})
-	opts := demoOptions(clock)
+	opts := tuitest.DemoOptions(clock)
 	opts.Ended = ended
-	m := resize(New(opts, demoResource(program.Feed{})), 120, 40)
+	m := resize(newAlone(opts, tuitest.DemoResource(program.Feed{})), 120, 40)
 	t.Cleanup(m.Close)
-	for _, s := range demoSnapshots() {
-		clock.now = s.At
+	for _, s := range tuitest.DemoSnapshots() {
+		clock.Time = s.At
 		m = update(m, s)
 	}
-	mustNotContain(t, screen(m), "ended")
-	if _, cmd := m.Update(keyPress("j")); quits(cmd) {
+	tuitest.MustNotContain(t, screen(m), "ended")
+	if _, cmd := m.Update(tuitest.KeyPress("j")); tuitest.Quits(cmd) {
 		t.Fatal("j quit a running dashboard")
 	}
 	close(ended)
-	m = update(m, endedMsgOf(t, m.Init()))
+	m = update(m, EndedMsgOf(t, m.Init()))
 	s := screen(m)
-	mustContain(t, s, "ended: press any key to quit", "LIVE ended")
-	if last := lines(s)[len(lines(s))-1]; !strings.Contains(last, "ended: press any key to quit") {
+	tuitest.MustContain(t, s, "ended: press any key to quit", "LIVE ended")
+	if last := tuitest.Lines(s)[len(tuitest.Lines(s))-1]; !strings.Contains(last, "ended: press any key to quit") {
 		t.Errorf("footer: got %q, want it to say the run ended", last)
 	}
 	for _, k := range []string{"j", "q", "space", "enter", "x"} {
-		if _, cmd := m.Update(keyPress(k)); !quits(cmd) {
+		if _, cmd := m.Update(tuitest.KeyPress(k)); !tuitest.Quits(cmd) {
 			t.Errorf("key %s on the ended run's screen: did not quit", k)
 		}
-	}
-}
-
-// The overview of several resources holds its last screen the same way.
-func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
-	ended := make(chan struct{})
-	clock := newFakeClock()
-	opts := demoOptions(clock)
-	opts.Ended = ended
-	var feeds [numOvDemo]program.Feed
-	o := NewOverview(opts, ovDemoResources(feeds))
-	t.Cleanup(o.Close)
-	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 40})
-	for _, msg := range ovDemoMessages() {
-		o = ovUpdate(o, msg)
-	}
-	if _, cmd := o.Update(keyPress("j")); quits(cmd) {
-		t.Fatal("j quit a running overview")
-	}
-	close(ended)
-	o = ovUpdate(o, endedMsgOf(t, o.Init()))
-	mustContain(t, ovScreen(o), "ended: press any key to quit", "LIVE ended")
-	if _, cmd := o.Update(keyPress("j")); !quits(cmd) {
-		t.Error("j on the ended overview: did not quit")
-	}
-	// Opened on a resource, the same.
-	o.Shown = o.tbl.Selected()
-	mustContain(t, ovScreen(o), "ended: press any key to quit")
-	if _, cmd := o.Update(keyPress("k")); !quits(cmd) {
-		t.Error("k on an ended resource's dashboard: did not quit")
 	}
 }
 
@@ -151,14 +104,20 @@ func TestAResourceThatFailedBeforeItsFirstListSaysSo(t *testing.T) {
 		{reflector.StateListing, "waiting for the first"},
 	} {
 		cache, _ := store.New()
-		m := New(demoOptions(newFakeClock()), demoResource(program.Feed{Store: cache}))
+		m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(program.Feed{Store: cache}))
 		m = resize(m, 120, 24)
-		st := demoStats()
+		st := tuitest.DemoStats()
 		st.State = tc.state
-		s := demoSnapshot(time.Second, st)
+		s := tuitest.DemoSnapshot(time.Second, st)
 		s.StoreReady, s.Counters = false, store.Counters{}
 		m = update(m, s)
-		mustContain(t, screen(m), tc.want)
+		tuitest.MustContain(t, screen(m), tc.want)
 		m.Close()
 	}
+}
+
+// isEnded says msg is the run's end.
+func isEnded(msg tea.Msg) bool {
+	_, ok := msg.(program.EndedMsg)
+	return ok
 }

@@ -1,9 +1,8 @@
-package tui
+package dashboard
 
 import (
 	"encoding/json"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,44 +13,18 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
-
-// demoChurn is what a resource's diffed MODIFIED events changed: mostly a
-// stamper's annotation, a writer's data, some not diffed.
-func demoChurn() diff.Summary {
-	return diff.Summary{Events: 42, TimestampOnly: 30, Skipped: 3,
-		Paths: []diff.PathChurn{
-			{Path: `.metadata.annotations["example.com/at"]`, Count: 30, Share: 30.0 / 42, Manager: "stamper"},
-			{Path: ".data.k", Count: 12, Share: 12.0 / 42, Manager: "writer"},
-			{Path: ".status.conditions[type=Ready].status", Count: 2, Share: 2.0 / 42, Manager: "kube-controller-manager/status"},
-		},
-		Objects: []diff.ObjectChurn{{Name: "default/web-config-1", Count: 31}, {Name: "default/web-config-2", Count: 11}},
-	}
-}
-
-// churnFeed counts its reads.
-type churnFeed struct {
-	sum   atomic.Pointer[diff.Summary]
-	reads atomic.Int64
-}
-
-func (f *churnFeed) Churn(top int) diff.Summary {
-	f.reads.Add(1)
-	if s := f.sum.Load(); s != nil {
-		return *s
-	}
-	return diff.Summary{}
-}
 
 // openChurn presses c and delivers what its command read.
 func openChurn(t *testing.T, m Model) Model {
 	t.Helper()
-	next, cmd := m.Update(keyPress("c"))
+	next, cmd := m.Update(tuitest.KeyPress("c"))
 	m = next.(Model)
 	if m.State != program.StateChurn {
 		t.Fatalf("c left state %v, want churn", m.State)
 	}
-	for _, msg := range runCmd(cmd) {
+	for _, msg := range tuitest.RunCmd(cmd) {
 		m = update(m, msg)
 	}
 	return m
@@ -61,99 +34,99 @@ func openChurn(t *testing.T, m Model) Model {
 // events not diffed, the top paths with count, share and top writer, and
 // the objects that take most events; esc or c close it; the help lists it.
 func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
-	feed := &churnFeed{}
-	s := demoChurn()
-	feed.sum.Store(&s)
-	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(program.Feed{Churn: feed.Churn}))
+	feed := &tuitest.ChurnFeed{}
+	s := tuitest.DemoChurn()
+	feed.Sum.Store(&s)
+	clock := tuitest.NewFakeClock()
+	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{Churn: feed.Churn}))
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 40)
-	mustNotContain(t, screen(m), "c churn (--diff)") // in the footer once an event was diffed
-	mustContain(t, screen(update(peek(m), keyPress("?"))), "churn (--diff)")
+	tuitest.MustNotContain(t, screen(m), "c churn (--diff)") // in the footer once an event was diffed
+	tuitest.MustContain(t, screen(update(peek(m), tuitest.KeyPress("?"))), "churn (--diff)")
 	m = update(m, diffedChange())
-	mustContain(t, screen(m), "c churn (--diff)")
+	tuitest.MustContain(t, screen(m), "c churn (--diff)")
 
 	m = openChurn(t, m)
 	sc := screen(m)
-	mustContain(t, sc, "churn · what the MODIFIED events changed", "42 MODIFIED events", "30 (71%) changed only times",
+	tuitest.MustContain(t, sc, "churn · what the MODIFIED events changed", "42 MODIFIED events", "30 (71%) changed only times",
 		"not diffed   3", `.metadata.annotations["example.com/at"]`, "30    71%  stamper", "12    29%  writer",
 		"2     5%  kube-controller-manager/status", "default/web-config-1", "31    74%", churn.Hint)
-	mustNotContain(t, sc, "event rates") // the pane is over the dashboard
+	tuitest.MustNotContain(t, sc, "event rates") // the pane is over the dashboard
 	if a, b := strings.Index(sc, "stamper"), strings.Index(sc, "writer"); a < 0 || b < a {
 		t.Errorf("want the most changed path first:\n%s", sc)
 	}
 
 	for _, close := range []string{"esc", "c"} {
 		m.State = program.StateChurn
-		if m = update(m, keyPress(close)); m.State != program.StateDashboard {
+		if m = update(m, tuitest.KeyPress(close)); m.State != program.StateDashboard {
 			t.Errorf("%s on the churn pane left state %v, want the dashboard", close, m.State)
 		}
 	}
-	mustContain(t, screen(update(peek(m), keyPress("?"))), "churn (--diff)", "c shows what the MODIFIED events changed")
+	tuitest.MustContain(t, screen(update(peek(m), tuitest.KeyPress("?"))), "churn (--diff)", "c shows what the MODIFIED events changed")
 }
 
 // With nothing diffed the pane says plainly that --diff is off or nothing
 // changed yet, and counts the events it could not diff.
 func TestChurnPaneSaysDiffIsOffOrNothingChanged(t *testing.T) {
-	feed := &churnFeed{}
-	m := New(demoOptions(newFakeClock()), demoResource(program.Feed{Churn: feed.Churn}))
+	feed := &tuitest.ChurnFeed{}
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(program.Feed{Churn: feed.Churn}))
 	t.Cleanup(m.Close)
 	m = openChurn(t, resize(m, 120, 30))
 	sc := screen(m)
-	mustContain(t, sc, "no MODIFIED event diffed yet: --diff is off, or nothing changed yet")
-	mustNotContain(t, sc, "PATH", "not diffed:")
+	tuitest.MustContain(t, sc, "no MODIFIED event diffed yet: --diff is off, or nothing changed yet")
+	tuitest.MustNotContain(t, sc, "PATH", "not diffed:")
 
-	feed.sum.Store(&diff.Summary{Skipped: 4})
-	m = update(m, keyPress("c"))
+	feed.Sum.Store(&diff.Summary{Skipped: 4})
+	m = update(m, tuitest.KeyPress("c"))
 	m = openChurn(t, m)
-	mustContain(t, screen(m), "--diff is off, or nothing changed yet", "4 MODIFIED events not diffed")
+	tuitest.MustContain(t, screen(m), "--diff is off, or nothing changed yet", "4 MODIFIED events not diffed")
 }
 
 // Without a Churn in the feed (another program's reflector) there is no c.
 func TestNoChurnFeedNoChurnKey(t *testing.T) {
 	m, _ := demoModel(t, 120, 40)
-	mustNotContain(t, screen(m), "churn")
-	if m = update(m, keyPress("c")); m.State != program.StateDashboard {
+	tuitest.MustNotContain(t, screen(m), "churn")
+	if m = update(m, tuitest.KeyPress("c")); m.State != program.StateDashboard {
 		t.Errorf("c without a Churn left state %v, want the dashboard", m.State)
 	}
-	mustNotContain(t, screen(update(peek(m), keyPress("?"))), "churn")
+	tuitest.MustNotContain(t, screen(update(peek(m), tuitest.KeyPress("?"))), "churn")
 }
 
 // The churn is read by the poller only while the pane is open, and at
 // most once a churn.Every: never per event, never while it is closed.
 func TestChurnIsPolledOnlyWhileOpenAndAtMostOncePerSecond(t *testing.T) {
-	feed := &churnFeed{}
-	clock := newFakeClock()
-	m := New(demoOptions(clock), demoResource(program.Feed{Churn: feed.Churn}))
+	feed := &tuitest.ChurnFeed{}
+	clock := tuitest.NewFakeClock()
+	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{Churn: feed.Churn}))
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 30)
-	m = update(m, demoChanges()) // the model's clock at 110s
-	clock.now = at(110 * time.Second)
+	m = update(m, tuitest.DemoChanges()) // the model's clock at 110s
+	clock.Time = tuitest.At(110 * time.Second)
 	m = poll(t, m)
-	if n := feed.reads.Load(); n != 0 {
+	if n := feed.Reads.Load(); n != 0 {
 		t.Fatalf("the churn was read %d times with the pane closed, want 0", n)
 	}
 	m = openChurn(t, m)
-	if n := feed.reads.Load(); n != 1 {
+	if n := feed.Reads.Load(); n != 1 {
 		t.Fatalf("opening the pane read the churn %d times, want 1", n)
 	}
 	m = poll(t, m) // at the same time: not due
-	if n := feed.reads.Load(); n != 1 {
+	if n := feed.Reads.Load(); n != 1 {
 		t.Fatalf("a poll right after the open read the churn again (%d reads)", n)
 	}
-	s := demoChurn()
-	feed.sum.Store(&s)
-	clock.now = at(111 * time.Second)
+	s := tuitest.DemoChurn()
+	feed.Sum.Store(&s)
+	clock.Time = tuitest.At(111 * time.Second)
 	m = poll(t, m) // takes the time
 	m = poll(t, m) // due: reads
-	if n := feed.reads.Load(); n != 2 {
+	if n := feed.Reads.Load(); n != 2 {
 		t.Fatalf("%d reads a second later, want 2", n)
 	}
-	mustContain(t, screen(m), "42 MODIFIED events")
-	m = update(m, keyPress("esc"))
-	clock.now = at(115 * time.Second)
+	tuitest.MustContain(t, screen(m), "42 MODIFIED events")
+	m = update(m, tuitest.KeyPress("esc"))
+	clock.Time = tuitest.At(115 * time.Second)
 	poll(t, poll(t, m))
-	if n := feed.reads.Load(); n != 2 {
+	if n := feed.Reads.Load(); n != 2 {
 		t.Errorf("the churn was read after the pane closed (%d reads)", n)
 	}
 }
@@ -161,9 +134,9 @@ func TestChurnIsPolledOnlyWhileOpenAndAtMostOncePerSecond(t *testing.T) {
 // diffedChange is web-config-1's MODIFIED event diffed: its data and an
 // annotation, each with its writer, and the meta paths.
 func diffedChange() program.NotesMsg {
-	prev := obj("default", "web-config-1", "0a1b2c3d-0001", "140")
-	cur := obj("default", "web-config-1", "0a1b2c3d-0001", "160")
-	msg := applied(at(110*time.Second), store.Result{Outcome: store.Modified, Object: cur, Previous: prev})
+	prev := tuitest.Obj("default", "web-config-1", "0a1b2c3d-0001", "140")
+	cur := tuitest.Obj("default", "web-config-1", "0a1b2c3d-0001", "160")
+	msg := tuitest.Applied(tuitest.At(110*time.Second), store.Result{Outcome: store.Modified, Object: cur, Previous: prev})
 	msg.Notes[0].Changes = &diff.Changes{Paths: []diff.Change{
 		{Path: ".data.k", Op: diff.Changed, Old: json.RawMessage(`"x1"`), New: json.RawMessage(`"x2"`), Manager: "writer", Operation: "Update"},
 		{Path: ".data.new", Op: diff.Added, New: json.RawMessage(`"v"`), Manager: "other", Operation: "Apply"},
@@ -180,32 +153,32 @@ func diffedChange() program.NotesMsg {
 func TestObjectDetailShowsEachVersionsDiff(t *testing.T) {
 	m, _ := demoModel(t, 120, 40)
 	m = update(m, diffedChange())
-	skipped := applied(at(111*time.Second), store.Result{Outcome: store.Modified,
-		Object: obj("default", "web-config-1", "0a1b2c3d-0001", "170"), Previous: obj("default", "web-config-1", "0a1b2c3d-0001", "160")})
+	skipped := tuitest.Applied(tuitest.At(111*time.Second), store.Result{Outcome: store.Modified,
+		Object: tuitest.Obj("default", "web-config-1", "0a1b2c3d-0001", "170"), Previous: tuitest.Obj("default", "web-config-1", "0a1b2c3d-0001", "160")})
 	skipped.Notes[0].Changes = diff.Skip(diff.SkipCap)
 	m = update(m, skipped)
 	m.Detail, m.State = program.DetailView{Kind: program.DetailObject, Ref: store.Ref{Namespace: "default", Name: "web-config-1"}}, program.StateDetail
 	sc := screen(m)
-	mustContain(t, sc, `.data.k: "x1" → "x2"  by writer`, `.data.new: (none) → "v"  by other`,
+	tuitest.MustContain(t, sc, `.data.k: "x1" → "x2"  by writer`, `.data.new: (none) → "v"  by other`,
 		`.status.phase: "Ready" → (removed)  last set by kubelet/status`, "+2 meta paths (resourceVersion, managedFields): m shows them",
 		"not diffed: "+diff.SkipCap, "resourceVersion 160 → 170", "m show meta paths")
-	mustNotContain(t, sc, ".metadata.resourceVersion", ".metadata.managedFields")
+	tuitest.MustNotContain(t, sc, ".metadata.resourceVersion", ".metadata.managedFields")
 	// The version before the diffed ones is compared as before.
-	mustContain(t, sc, "label +tier=frontend")
+	tuitest.MustContain(t, sc, "label +tier=frontend")
 
-	m = update(m, keyPress("m"))
+	m = update(m, tuitest.KeyPress("m"))
 	if m.State != program.StateDetail || !m.Detail.Meta {
 		t.Fatalf("m left state %v, meta %v; want the detail with meta paths", m.State, m.Detail.Meta)
 	}
 	sc = screen(m)
-	mustContain(t, sc, `.metadata.resourceVersion: "140" → "160"`, ".metadata.managedFields changed", "m hide meta paths")
-	mustNotContain(t, sc, "m shows them")
-	if m = update(m, keyPress("m")); m.Detail.Meta {
+	tuitest.MustContain(t, sc, `.metadata.resourceVersion: "140" → "160"`, ".metadata.managedFields changed", "m hide meta paths")
+	tuitest.MustNotContain(t, sc, "m shows them")
+	if m = update(m, tuitest.KeyPress("m")); m.Detail.Meta {
 		t.Error("a second m did not hide the meta paths")
 	}
 	// A new detail starts with them hidden.
-	m = update(m, keyPress("esc"))
-	m = update(m, keyPress("enter"))
+	m = update(m, tuitest.KeyPress("esc"))
+	m = update(m, tuitest.KeyPress("enter"))
 	if m.Detail.Meta {
 		t.Error("a new detail shows the meta paths")
 	}
@@ -231,36 +204,10 @@ func TestObjectDetailWrapsALongChangeUnderItself(t *testing.T) {
 }
 
 func TestGoldenChurn80x24(t *testing.T) {
-	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, program.Feed{Churn: func(int) diff.Summary { return demoChurn() }}, nil,
-		keyPress("c"), churn.Msg{Sum: demoChurn()}))
+	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, program.Feed{Churn: func(int) diff.Summary { return tuitest.DemoChurn() }}, nil,
+		tuitest.KeyPress("c"), churn.Msg{Sum: tuitest.DemoChurn()}))
 }
 
 func TestGoldenObjectDiff80x24(t *testing.T) {
-	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, program.Feed{}, nil, diffedChange(), keyPress("enter")))
-}
-
-// On the overview, an opened resource's c shows its own churn: the read
-// comes back to it (a resourceMsg), and esc closes the pane before it
-// leaves the resource.
-func TestOverviewResourceChurnPane(t *testing.T) {
-	var feeds [numOvDemo]program.Feed
-	feeds[ovPods].Churn = func(int) diff.Summary { return demoChurn() }
-	o := ovDemo(t, 120, 40, feeds)
-	o = ovKeys(o, "down", "enter")
-	next, cmd := o.Update(keyPress("c"))
-	o = next.(Overview)
-	for _, msg := range runCmd(cmd) {
-		if _, ok := msg.(resourceMsg); !ok {
-			t.Fatalf("the churn read came back as %T, want a resourceMsg", msg)
-		}
-		o = ovUpdate(o, msg)
-	}
-	mustContain(t, ovScreen(o), "churn · what the MODIFIED events changed", "42 MODIFIED events", "stamper")
-	o = ovKeys(o, "esc")
-	if o.Shown != ovPods || o.State != program.StateDashboard {
-		t.Errorf("esc on the churn pane: row %d shown, state %v; want the resource's dashboard", o.Shown, o.State)
-	}
-	// The configmaps have no Churn: no c there.
-	o = ovKeys(o, "esc", "up", "enter", "c")
-	mustNotContain(t, ovScreen(o), "churn")
+	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, program.Feed{}, nil, diffedChange(), tuitest.KeyPress("enter")))
 }

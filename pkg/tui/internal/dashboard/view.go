@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"fmt"
@@ -100,7 +100,7 @@ func (m *Model) layout() layout {
 
 // View renders the screen.
 func (m Model) View() tea.View {
-	return m.Frame(&m, nil, m.now, func() []string {
+	return m.Frame(&m, nil, m.Now, func() []string {
 		if m.State == program.StateChurn {
 			_, _, body := m.Chrome.Size()
 			return m.churn.Window(m.St, m.Chrome.Width, body)
@@ -118,15 +118,15 @@ func (m *Model) Header(width int) []string {
 	}
 	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
 	parts := append([]string{name, scope(t)}, program.WatchedParts([]program.Resource{m.res}, m.res.Client == "", client)...)
-	return m.Chrome.Header(width, m.now, parts, m.stateLine(), m.findingsBadge(), m.replay)
+	return m.Chrome.Header(width, m.Now, parts, m.stateLine(), m.findingsBadge(), m.Replay)
 }
 
 // findingsBadge is the header's count of findings, "" without an engine.
 func (m *Model) findingsBadge() string {
-	if !m.haveFindings {
+	if !m.HaveFindings {
 		return ""
 	}
-	return findingspane.TallyOf(m.findings).Badge(m.St)
+	return findingspane.TallyOf(m.Findings).Badge(m.St)
 }
 
 // scope is where a target watches: its namespace, all namespaces, or the cluster.
@@ -143,22 +143,22 @@ func scope(t reflector.Target) string {
 // stateLine is the reflector's state, colored, with how long it has been in it.
 func (m *Model) stateLine() string {
 	st := m.St
-	if !m.haveStats {
+	if !m.HaveStats {
 		return st.Faint.Render("○ waiting for the reflector's first stats")
 	}
-	s := m.stats
+	s := m.Stats
 	if !s.ClientLeft.IsZero() {
-		return st.Faint.Render("○ " + common.ClientLeftText(&s, m.now))
+		return st.Faint.Render("○ " + common.ClientLeftText(&s, m.Now))
 	}
 	line := st.Sev(common.StateSeverity(s.State), "● "+s.State.String())
 	if !s.StateSince.IsZero() {
-		line += " for " + format.Age(m.now.Sub(s.StateSince))
+		line += " for " + format.Age(m.Now.Sub(s.StateSince))
 	}
 	if s.State == reflector.StateBackoff && !s.BackoffUntil.IsZero() {
-		line += ", retry in " + format.Age(s.BackoffUntil.Sub(m.now))
+		line += ", retry in " + format.Age(s.BackoffUntil.Sub(m.Now))
 	}
 	if c := s.Current; c != nil {
-		line += st.Label.Render(fmt.Sprintf(" · %s #%d running %s, %s", c.Verb, c.ID, format.Age(m.now.Sub(c.Started)), common.RequestCount(c)))
+		line += st.Label.Render(fmt.Sprintf(" · %s #%d running %s, %s", c.Verb, c.ID, format.Age(m.Now.Sub(c.Started)), common.RequestCount(c)))
 	}
 	if s.LastError != "" && s.State != reflector.StateWatching {
 		line += st.Bad.Render(" · last error: ") + s.LastError
@@ -200,11 +200,11 @@ func (m *Model) paneLines(p panes.Pane, width, h int) []string {
 	focused := m.focus == p
 	switch p {
 	case panes.Requests:
-		return m.requests.Lines(m.St, panes.RequestRows(&m.stats), m.now, width, h, focused)
+		return m.requests.Lines(m.St, panes.RequestRows(&m.Stats), m.Now, width, h, focused)
 	case panes.Diff:
-		return m.diff.Lines(m.St, m.now, width, h, focused)
+		return m.diff.Lines(m.St, m.Now, width, h, focused)
 	}
-	return m.log.Lines(m.St, width, h, focused)
+	return m.Log.Lines(m.St, width, h, focused)
 }
 
 // paneTitle is a pane's title line; the focused one stands out.
@@ -221,9 +221,9 @@ func (m *Model) paneTitle(p panes.Pane, width int) string {
 func (m *Model) paneStatus(p panes.Pane) string {
 	switch p {
 	case panes.Log:
-		return m.log.Title(m.St)
+		return m.Log.Title(m.St)
 	case panes.Requests:
-		return format.Count(len(panes.RequestRows(&m.stats))) + " recent"
+		return format.Count(len(panes.RequestRows(&m.Stats))) + " recent"
 	case panes.Diff:
 		if m.diff.Diff != nil {
 			return format.Count(m.diff.Diff.Missed()) + " missed"
@@ -278,7 +278,7 @@ func (m *Model) Footer(width int) string {
 	if !m.diffed {
 		keys.Churn.SetEnabled(false) // in the help, not the footer, until an event was diffed
 	}
-	return m.Chrome.Footer(width, over, m.shownStatus(), hint, keys, m.notesLost)
+	return m.Chrome.Footer(width, over, m.shownStatus(), hint, keys, m.NotesLost)
 }
 
 // gauge is one labelled health value.
@@ -302,25 +302,25 @@ const (
 )
 
 func (m *Model) gauges() []gauge {
-	st, s, c := m.St, m.stats, m.stats.Counters
+	st, s, c := m.St, m.Stats, m.Stats.Counters
 	objects := st.Faint.Render("-")
-	if m.feed.Store != nil || m.counters.Objects > 0 {
+	if m.Feed.Store != nil || m.Counters.Objects > 0 {
 		switch {
-		case m.storeReady:
-			objects = st.Value.Render(format.Count(m.counters.Objects)) + st.Label.Render(" · "+format.Bytes(m.counters.BytesHeld))
+		case m.StoreReady:
+			objects = st.Value.Render(format.Count(m.Counters.Objects)) + st.Label.Render(" · "+format.Bytes(m.Counters.BytesHeld))
 		case m.reflectorReturned():
 			// No list will come: the reflector returned before its first.
-			objects = st.Sev(common.StateSeverity(m.stats.State), strings.ToLower(m.stats.State.String())+", never listed")
+			objects = st.Sev(common.StateSeverity(m.Stats.State), strings.ToLower(m.Stats.State.String())+", never listed")
 		default:
 			objects = st.Warn.Render("waiting for the first list")
 		}
 	}
 	var bookmark string
 	switch {
-	case !m.haveStats:
+	case !m.HaveStats:
 		bookmark = st.Faint.Render("-")
 	case s.BookmarkAt.IsZero():
-		waited := m.now.Sub(m.Opts.Start)
+		waited := m.Now.Sub(m.Opts.Start)
 		sev := common.BookmarkSeverity(waited)
 		if sev == common.SevGood {
 			bookmark = st.Faint.Render("none yet")
@@ -329,7 +329,7 @@ func (m *Model) gauges() []gauge {
 		}
 	default:
 		// The age first: it is what the color grades, and what a cut keeps.
-		d := m.now.Sub(s.BookmarkAt)
+		d := m.Now.Sub(s.BookmarkAt)
 		sev := common.BookmarkSeverity(d)
 		text := format.Age(d) + " ago"
 		switch sev {
@@ -342,7 +342,7 @@ func (m *Model) gauges() []gauge {
 	}
 	gone := st.Counter(c.Gone, true)
 	if !s.LastGone.IsZero() {
-		gone += st.Label.Render(" · last " + format.Age(m.now.Sub(s.LastGone)) + " ago")
+		gone += st.Label.Render(" · last " + format.Age(m.Now.Sub(s.LastGone)) + " ago")
 	}
 	restarts := int64(0)
 	if c.Watches > 1 {
@@ -402,13 +402,13 @@ func (m *Model) rateLines(width int) []string {
 	out := make([]string, 0, rates.NumSeries)
 	const labelW = 10
 	for i := range rates.NumSeries {
-		stats := fmt.Sprintf(" %6s/s %8s/min", format.Count(m.rates.PerSecond(i)), format.Count(m.rates.Total(i)))
+		stats := fmt.Sprintf(" %6s/s %8s/min", format.Count(m.Rates.PerSecond(i)), format.Count(m.Rates.Total(i)))
 		if width >= common.WideWidth {
-			stats += fmt.Sprintf("  total %s", format.Count(rates.Counts(m.stats.Counters)[i]))
+			stats += fmt.Sprintf("  total %s", format.Count(rates.Counts(m.Stats.Counters)[i]))
 		}
 		sw := min(width-labelW-ansi.StringWidth(stats)-1, rates.Seconds)
 		line := " " + m.St.Label.Render(fmt.Sprintf("%-*s", labelW-1, rates.SeriesName(i))) +
-			m.St.Spark.Render(rates.Sparkline(m.rates.Series(i), sw)) + m.St.Value.Render(stats)
+			m.St.Spark.Render(rates.Sparkline(m.Rates.Series(i), sw)) + m.St.Value.Render(stats)
 		out = append(out, line)
 	}
 	return out
@@ -433,14 +433,14 @@ func (m *Model) HelpLines(width int) []string {
 		{"log", "store changes and reflector notes; enter on an object shows the versions seen and what changed"},
 		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
 	}
-	if m.keys.Findings.Enabled() {
+	if m.Keys.Findings.Enabled() {
 		legend = append(legend, [2]string{"findings", findingspane.Legend})
 	}
-	if m.keys.Churn.Enabled() {
+	if m.Keys.Churn.Enabled() {
 		legend = append(legend, [2]string{"churn", churn.Legend})
 	}
 	var after [][2]string
-	if m.keys.ToOverview.Enabled() {
+	if m.Keys.ToOverview.Enabled() {
 		after = append(after, [2]string{"overview", "esc goes back to the overview of all resources once nothing is left to close or clear"})
 	}
 	return m.Chrome.HelpLines(width, "Keys", "Reading the screen", m.shownKeys(), legend, after...)

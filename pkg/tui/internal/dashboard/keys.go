@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"charm.land/bubbles/v2/key"
@@ -56,9 +56,9 @@ func newKeyMap() keyMap {
 	}
 }
 
-// setMulti makes the keys of one resource among several: esc, once there is
+// SetMulti makes the keys of one resource among several: esc, once there is
 // nothing left to close or clear, goes back to the overview.
-func (k *keyMap) setMulti() {
+func (k *keyMap) SetMulti() {
 	k.Back.SetHelp("esc", "back, unfilter, overview")
 	k.ToOverview.SetEnabled(true)
 }
@@ -85,50 +85,3 @@ func (k keyMap) HelpGroups() (nav, moves, actions []key.Binding) {
 // metaKey shows and hides, in an object's detail, the meta paths of each
 // version's changes (resourceVersion, managedFields).
 var metaKey = key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "meta paths"))
-
-// overviewKeyMap is the overview's key bindings besides the chrome's; its
-// help screen and footer are generated from them.
-type overviewKeyMap struct {
-	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
-	Open, Back, Relist, Audit               key.Binding
-	// Findings opens every resource's findings; shown where one has them.
-	Findings key.Binding
-}
-
-func newOverviewKeyMap() overviewKeyMap {
-	return overviewKeyMap{
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
-		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open resource")),
-		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview")),
-		Relist:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
-		Audit:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
-		Findings: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
-	}
-}
-
-// withoutActions is k without r and a, for where they do not act.
-func (k overviewKeyMap) withoutActions() overviewKeyMap {
-	k.Relist.SetEnabled(false)
-	k.Audit.SetEnabled(false)
-	return k
-}
-
-// FooterKeys are the overview's footer (screenKeys).
-func (k overviewKeyMap) FooterKeys() (first, rest []key.Binding) {
-	up, open := k.Up, k.Open
-	up.SetHelp("↑/↓", "select")
-	open.SetHelp("enter", "open")
-	return []key.Binding{up, open}, []key.Binding{k.Findings, k.Relist, k.Audit}
-}
-
-// HelpGroups are the overview's help screen's columns (screenKeys).
-func (k overviewKeyMap) HelpGroups() (nav, moves, actions []key.Binding) {
-	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		[]key.Binding{k.Open, k.Back},
-		[]key.Binding{k.Findings, k.Relist, k.Audit}
-}

@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ const probeSparkWidth = 20
 // showsDelivery says whether the health section has a delivery line: with
 // a probe, or once the passive estimate counted an event.
 func (m *Model) showsDelivery() bool {
-	return m.probeView().On || m.stats.Lag.Counts.Total() > 0
+	return m.probeView().On || m.Stats.Lag.Counts.Total() > 0
 }
 
 // probeView is the run's probe, if any.
@@ -57,7 +57,7 @@ func (m *Model) deliveryLine(width int) string {
 				" "+st.Spark.Render(rates.Sparkline(vals, probeSparkWidth)))
 		}
 	}
-	if c := m.stats.Lag.Counts; c.Total() > 0 {
+	if c := m.Stats.Lag.Counts; c.Total() > 0 {
 		parts = append(parts, st.Label.Render("lag ")+lagBuckets(m.St, c)+st.Faint.Render(" (±2s)"))
 	}
 	return common.Clip(" "+st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelDelivery))+strings.Join(parts, st.Label.Render(" · ")), width)

@@ -1,9 +1,8 @@
-package tui
+package dashboard
 
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +14,10 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
-const demoTrace = "../../testdata/traces/demo.jsonl"
+const demoTrace = "../../../../testdata/traces/demo.jsonl"
 
 // playerRig is a replay of a bundled trace, one reflector per resource,
 // with its player, not started yet.
@@ -91,19 +91,6 @@ func lineKinds(t *testing.T, path string) []string {
 	}
 }
 
-// waitUntil waits for cond, which the replay's goroutines make true; the
-// test's deadline bounds it.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		if t.Context().Err() != nil {
-			t.Fatalf("still waiting for %s", what)
-		}
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // served is how many lines the replay has served.
 func (r *playerRig) served() int64 {
 	_, n := r.player.Position()
@@ -113,7 +100,7 @@ func (r *playerRig) served() int64 {
 // held waits until a pause holds the replay with more than n lines served.
 func (r *playerRig) held(n int64) int64 {
 	r.t.Helper()
-	waitUntil(r.t, "the replay to be held by its pause", func() bool { return r.player.Held() && r.served() > n })
+	tuitest.WaitUntil(r.t, "the replay to be held by its pause", func() bool { return r.player.Held() && r.served() > n })
 	return r.served()
 }
 
@@ -121,13 +108,155 @@ func (r *playerRig) held(n int64) int64 {
 func refresh(m Model) Model {
 	for {
 		select {
-		case n := <-m.feed.Notes.C():
+		case n := <-m.Feed.Notes.C():
 			m = update(m, program.NotesMsg{Notes: []reflector.Note{n}})
 			continue
 		default:
 		}
-		return update(m, takeSnapshot(m.Opts, m.feed))
+		return update(m, takeSnapshot(m.Opts, m.Feed))
 	}
+}
+
+func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T) {
+	r := newPlayerRig(t, demoTrace, 1)
+	m := newAlone(r.opts, r.resources[0])
+	t.Cleanup(m.Close)
+	m = resize(m, 120, 40)
+
+	// space pauses before anything is served: the replay holds its first line.
+	m = update(m, tuitest.KeyPress("space"))
+	tuitest.MustContain(t, screen(m), "replay paused: space resumes", "⏸ paused ×1", "03:43:03 / 03:43:16 · 0%")
+	errc := r.run()
+	r.held(-1)
+	if n := r.served(); n != 0 {
+		t.Fatalf("paused before the start, the replay served %d lines", n)
+	}
+
+	// → serves exactly one request or decision each time, then holds again.
+	var served int64
+	sawRequest := false
+	for step := 1; step <= 8; step++ {
+		m = update(m, tuitest.KeyPress("right"))
+		tuitest.MustContain(t, screen(m), "stepping to the next request or decision")
+		before := served
+		served = r.held(before)
+		if got := marks(r.kinds[before:served]); got != 1 {
+			t.Fatalf("step %d served lines %d-%d %v: %d requests and decisions, want 1", step, before+1, served, r.kinds[before:served], got)
+		}
+		m = refresh(m)
+		tuitest.MustContain(t, screen(m), "⏸ paused")
+		if last := r.kinds[served-1]; last == trace.KindRequest {
+			sawRequest = true
+			// The request the step stopped at is the one running now: the
+			// reflector takes the served line on its own goroutine, so wait
+			// for it (and fail if it never comes).
+			tuitest.WaitUntil(t, fmt.Sprintf("step %d's request to be running", step), func() bool {
+				m = refresh(m)
+				return m.Stats.Current != nil
+			})
+		}
+	}
+	if !sawRequest {
+		t.Error("no step stopped at a request")
+	}
+
+	// + and - double and halve the speed, and say so.
+	m = update(m, tuitest.KeyPress("+"))
+	m = update(m, tuitest.KeyPress("+"))
+	tuitest.MustContain(t, screen(m), "replay speed ×4", "⏸ paused ×4")
+	m = update(m, tuitest.KeyPress("-"))
+	tuitest.MustContain(t, screen(m), "replay speed ×2", "⏸ paused ×2")
+	if s := r.player.Speed(); s != 2 {
+		t.Errorf("speed: got %v, want 2", s)
+	}
+
+	// 5 jumps to half of the recorded time, then goes on at ×2.
+	end, _ := r.player.End()
+	m = update(m, tuitest.KeyPress("5"))
+	tuitest.MustContain(t, screen(m), "jumping to 50% (03:43:09), then on at ×2")
+	tuitest.WaitUntil(t, "the jump to 50%", func() bool { pos, _ := r.player.Position(); return pos >= end/2 })
+	m = update(m, tuitest.KeyPress("space"))
+	r.held(0)
+	m = refresh(m)
+	pos, _ := r.player.Position()
+	pct := int(pos * 100 / end)
+	if pct < 50 {
+		t.Fatalf("after jumping to 50%%: at %d%%", pct)
+	}
+	tuitest.MustContain(t, screen(m), "⏸ paused ×2", "· "+itoa(pct)+"%")
+
+	// Back is refused: a replay only runs forward.
+	m = update(m, tuitest.KeyPress("2"))
+	tuitest.MustContain(t, screen(m), "20% (03:43:05) is behind the replay", "a replay only runs forward")
+	if p, _ := r.player.Position(); p != pos || !r.player.Paused() {
+		t.Errorf("a refused jump moved the replay to %v (paused %v), want it still at %v, paused", p, r.player.Paused(), pos)
+	}
+
+	// + up to ×max, then space resumes: the rest goes as fast as possible.
+	for range 10 {
+		m = update(m, tuitest.KeyPress("+"))
+	}
+	tuitest.MustContain(t, screen(m), "replay speed ×max")
+	m = update(m, tuitest.KeyPress("space"))
+	tuitest.MustContain(t, screen(m), "replay resumed at ×max")
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	m = refresh(m)
+	tuitest.MustContain(t, screen(m), "03:43:16 / 03:43:16 · 100%", "ended")
+	if shown, n := r.replay.Differences(5); n != 0 {
+		t.Errorf("the replay, paused, stepped, sped up and jumped, decided differently: %v", shown)
+	}
+
+	// ? lists the player's keys, and what they do.
+	m = update(m, tuitest.KeyPress("?"))
+	tuitest.MustContain(t, screen(m), "space", "pause, resume", "→", "step", "faster ×2", "slower ÷2", "0-9", "jump to 0-90%",
+		"a replay only runs forward")
+}
+
+func itoa(n int) string { return strings.TrimSpace(format.Count(int64(n))) }
+
+func TestWithoutAPlayerSpacePausesTheLogAndThePlayerKeysAreNotInTheHelp(t *testing.T) {
+	m, _ := demoModel(t, 120, 40)
+	m = update(m, tuitest.KeyPress("space"))
+	if !m.Log.Paused {
+		t.Error("space did not pause the log")
+	}
+	for _, k := range []string{"right", "+", "-", "5"} {
+		m = update(m, tuitest.KeyPress(k))
+	}
+	tuitest.MustNotContain(t, screen(m), "replay speed", "jumping")
+	m = update(m, tuitest.KeyPress("?"))
+	tuitest.MustNotContain(t, screen(m), "pause, resume", "jump to 0-90%")
+	tuitest.MustContain(t, screen(m), "pause log")
+}
+
+// With Options.Rewind, a jump behind the replay hands the target to the
+// caller, which starts the replay again, and ends the dashboard; a jump
+// ahead still seeks.
+func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
+	r := newPlayerRig(t, demoTrace, 0)
+	rewound := time.Duration(-1)
+	r.opts.Rewind = func(at time.Duration) { rewound = at }
+	m := newAlone(r.opts, r.resources[0])
+	t.Cleanup(m.Close)
+	m = resize(m, 120, 40)
+	if err := <-r.run(); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := r.player.End()
+	next, cmd := m.Update(tuitest.KeyPress("2"))
+	m = next.(Model)
+	if rewound != end*2/10 {
+		t.Fatalf("Rewind got %v, want 20%% of %v", rewound, end)
+	}
+	if cmd == nil {
+		t.Fatal("a rewind leaves the dashboard running")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Errorf("a rewind's command: got %T, want tea.QuitMsg", cmd())
+	}
+	tuitest.MustContain(t, screen(m), "rewinding to 20%")
 }
 
 // marks counts the requests and decisions among kinds.
@@ -139,212 +268,4 @@ func marks(kinds []string) int {
 		}
 	}
 	return n
-}
-
-func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T) {
-	r := newPlayerRig(t, demoTrace, 1)
-	m := New(r.opts, r.resources[0])
-	t.Cleanup(m.Close)
-	m = resize(m, 120, 40)
-
-	// space pauses before anything is served: the replay holds its first line.
-	m = update(m, keyPress("space"))
-	mustContain(t, screen(m), "replay paused: space resumes", "⏸ paused ×1", "03:43:03 / 03:43:16 · 0%")
-	errc := r.run()
-	r.held(-1)
-	if n := r.served(); n != 0 {
-		t.Fatalf("paused before the start, the replay served %d lines", n)
-	}
-
-	// → serves exactly one request or decision each time, then holds again.
-	var served int64
-	sawRequest := false
-	for step := 1; step <= 8; step++ {
-		m = update(m, keyPress("right"))
-		mustContain(t, screen(m), "stepping to the next request or decision")
-		before := served
-		served = r.held(before)
-		if got := marks(r.kinds[before:served]); got != 1 {
-			t.Fatalf("step %d served lines %d-%d %v: %d requests and decisions, want 1", step, before+1, served, r.kinds[before:served], got)
-		}
-		m = refresh(m)
-		mustContain(t, screen(m), "⏸ paused")
-		if last := r.kinds[served-1]; last == trace.KindRequest {
-			sawRequest = true
-			// The request the step stopped at is the one running now: the
-			// reflector takes the served line on its own goroutine, so wait
-			// for it (and fail if it never comes).
-			waitUntil(t, fmt.Sprintf("step %d's request to be running", step), func() bool {
-				m = refresh(m)
-				return m.stats.Current != nil
-			})
-		}
-	}
-	if !sawRequest {
-		t.Error("no step stopped at a request")
-	}
-
-	// + and - double and halve the speed, and say so.
-	m = update(m, keyPress("+"))
-	m = update(m, keyPress("+"))
-	mustContain(t, screen(m), "replay speed ×4", "⏸ paused ×4")
-	m = update(m, keyPress("-"))
-	mustContain(t, screen(m), "replay speed ×2", "⏸ paused ×2")
-	if s := r.player.Speed(); s != 2 {
-		t.Errorf("speed: got %v, want 2", s)
-	}
-
-	// 5 jumps to half of the recorded time, then goes on at ×2.
-	end, _ := r.player.End()
-	m = update(m, keyPress("5"))
-	mustContain(t, screen(m), "jumping to 50% (03:43:09), then on at ×2")
-	waitUntil(t, "the jump to 50%", func() bool { pos, _ := r.player.Position(); return pos >= end/2 })
-	m = update(m, keyPress("space"))
-	r.held(0)
-	m = refresh(m)
-	pos, _ := r.player.Position()
-	pct := int(pos * 100 / end)
-	if pct < 50 {
-		t.Fatalf("after jumping to 50%%: at %d%%", pct)
-	}
-	mustContain(t, screen(m), "⏸ paused ×2", "· "+itoa(pct)+"%")
-
-	// Back is refused: a replay only runs forward.
-	m = update(m, keyPress("2"))
-	mustContain(t, screen(m), "20% (03:43:05) is behind the replay", "a replay only runs forward")
-	if p, _ := r.player.Position(); p != pos || !r.player.Paused() {
-		t.Errorf("a refused jump moved the replay to %v (paused %v), want it still at %v, paused", p, r.player.Paused(), pos)
-	}
-
-	// + up to ×max, then space resumes: the rest goes as fast as possible.
-	for range 10 {
-		m = update(m, keyPress("+"))
-	}
-	mustContain(t, screen(m), "replay speed ×max")
-	m = update(m, keyPress("space"))
-	mustContain(t, screen(m), "replay resumed at ×max")
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	m = refresh(m)
-	mustContain(t, screen(m), "03:43:16 / 03:43:16 · 100%", "ended")
-	if shown, n := r.replay.Differences(5); n != 0 {
-		t.Errorf("the replay, paused, stepped, sped up and jumped, decided differently: %v", shown)
-	}
-
-	// ? lists the player's keys, and what they do.
-	m = update(m, keyPress("?"))
-	mustContain(t, screen(m), "space", "pause, resume", "→", "step", "faster ×2", "slower ÷2", "0-9", "jump to 0-90%",
-		"a replay only runs forward")
-}
-
-// refreshOverview brings what the replay did to each of the overview's resources.
-func refreshOverview(o Overview) Overview {
-	for i := range o.subs {
-		o.subs[i] = refresh(o.subs[i])
-	}
-	return o
-}
-
-func itoa(n int) string { return strings.TrimSpace(format.Count(int64(n))) }
-
-func TestWithoutAPlayerSpacePausesTheLogAndThePlayerKeysAreNotInTheHelp(t *testing.T) {
-	m, _ := demoModel(t, 120, 40)
-	m = update(m, keyPress("space"))
-	if !m.log.Paused {
-		t.Error("space did not pause the log")
-	}
-	for _, k := range []string{"right", "+", "-", "5"} {
-		m = update(m, keyPress(k))
-	}
-	mustNotContain(t, screen(m), "replay speed", "jumping")
-	m = update(m, keyPress("?"))
-	mustNotContain(t, screen(m), "pause, resume", "jump to 0-90%")
-	mustContain(t, screen(m), "pause log")
-}
-
-func TestTheOverviewTakesThePlayerKeysOnAReplayOfTwoResources(t *testing.T) {
-	r := newPlayerRig(t, "../trace/testdata/handwritten/two-resources.jsonl", 1)
-	o := NewOverview(r.opts, r.resources)
-	t.Cleanup(o.Close)
-	next, _ := o.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	o = next.(Overview)
-	next, _ = o.Update(keyPress("space"))
-	o = next.(Overview)
-	if !r.player.Paused() {
-		t.Fatal("space on the overview did not pause the replay")
-	}
-	errc := r.run()
-	r.held(-1)
-	// Three steps: the two resources' first decisions, then the first request (at 1ms).
-	var served int64
-	for range 3 {
-		next, _ = o.Update(keyPress("right"))
-		o = next.(Overview)
-		before := served
-		served = r.held(before)
-		if got := marks(r.kinds[before:served]); got != 1 {
-			t.Errorf("a step served %v: %d requests and decisions, want 1", r.kinds[before:served], got)
-		}
-	}
-	if r.kinds[served-1] != trace.KindRequest {
-		t.Errorf("the third step ended at a %s line, want the first request", r.kinds[served-1])
-	}
-	o = refreshOverview(o)
-	view := plain(o.View())
-	for _, want := range []string{"stepping to the next request or decision", "⏸ paused ×1", "2 resources"} {
-		if !strings.Contains(view, want) {
-			t.Errorf("the overview lacks %q:\n%s", want, view)
-		}
-	}
-	next, _ = o.Update(keyPress("0"))
-	o = next.(Overview)
-	if view := plain(o.View()); !strings.Contains(view, "is behind the replay") {
-		t.Errorf("0 after a step: the overview does not say the start is behind:\n%s", view)
-	}
-	for range 12 {
-		next, _ = o.Update(keyPress("+"))
-		o = next.(Overview)
-	}
-	next, _ = o.Update(keyPress("space"))
-	o = next.(Overview)
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if view := plain(o.View()); !strings.Contains(view, "replay resumed at ×max") {
-		t.Errorf("the overview does not say the replay resumed:\n%s", view)
-	}
-	next, _ = o.Update(keyPress("?"))
-	o = next.(Overview)
-	if view := plain(o.View()); !strings.Contains(view, "pause, resume") || !strings.Contains(view, "jump to 0-90%") || !strings.Contains(view, "a replay only runs forward") {
-		t.Errorf("the overview's help lacks the player keys:\n%s", view)
-	}
-}
-
-// With Options.Rewind, a jump behind the replay hands the target to the
-// caller, which starts the replay again, and ends the dashboard; a jump
-// ahead still seeks.
-func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
-	r := newPlayerRig(t, demoTrace, 0)
-	rewound := time.Duration(-1)
-	r.opts.Rewind = func(at time.Duration) { rewound = at }
-	m := New(r.opts, r.resources[0])
-	t.Cleanup(m.Close)
-	m = resize(m, 120, 40)
-	if err := <-r.run(); err != nil {
-		t.Fatal(err)
-	}
-	end, _ := r.player.End()
-	next, cmd := m.Update(keyPress("2"))
-	m = next.(Model)
-	if rewound != end*2/10 {
-		t.Fatalf("Rewind got %v, want 20%% of %v", rewound, end)
-	}
-	if cmd == nil {
-		t.Fatal("a rewind leaves the dashboard running")
-	}
-	if _, ok := cmd().(tea.QuitMsg); !ok {
-		t.Errorf("a rewind's command: got %T, want tea.QuitMsg", cmd())
-	}
-	mustContain(t, screen(m), "rewinding to 20%")
 }

@@ -1,4 +1,4 @@
-package tui
+package dashboard
 
 import (
 	"fmt"
@@ -32,9 +32,9 @@ func detailFor(e *logpane.Entry) program.DetailView {
 	return program.DetailView{Kind: program.DetailText, Title: e.Kind.String(), Text: []string{e.Message()}}
 }
 
-// detailContent is d's title and its lines at now, wrapped to width;
+// DetailContent is d's title and its lines at now, wrapped to width;
 // m is the dashboard of the resource it is about.
-func detailContent(d program.DetailView, m *Model, now time.Time, width int) (string, []string) {
+func DetailContent(d program.DetailView, m *Model, now time.Time, width int) (string, []string) {
 	var title string
 	var body []string
 	switch d.Kind {
@@ -46,7 +46,7 @@ func detailContent(d program.DetailView, m *Model, now time.Time, width int) (st
 		body = detail.Request(&d.Req, now)
 	case program.DetailFinding:
 		f := d.Finding
-		for _, g := range m.findings {
+		for _, g := range m.Findings {
 			if g.ID == f.ID {
 				f = g // its evidence as it stands now
 			}
@@ -67,8 +67,8 @@ func detailContent(d program.DetailView, m *Model, now time.Time, width int) (st
 func (m *Model) objectDetail(ref store.Ref, width int) []string {
 	st := m.St
 	var out []string
-	if m.feed.Store != nil {
-		if o, ok := m.feed.Store.Get(ref); ok {
+	if m.Feed.Store != nil {
+		if o, ok := m.Feed.Store.Get(ref); ok {
 			out = append(out, st.Label.Render("in cache now"))
 			out = append(out, detail.ObjectFacts(o)...)
 		} else {

@@ -1,15 +1,14 @@
-package tui
+package program
 
 import (
 	"testing"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
-	b := program.NewNoteBuffer(2)
+	b := NewNoteBuffer(2)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -37,7 +36,7 @@ func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
 }
 
 func TestNoteBufferKeepsAppliedNotesInOrderWithDecisions(t *testing.T) {
-	b := program.NewNoteBuffer(2)
+	b := NewNoteBuffer(2)
 	b.Push(reflector.Note{Seq: 1, Kind: reflector.NoteApplied})
 	b.Push(reflector.Note{Seq: 2, Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonGone}})
 	b.Push(reflector.Note{Seq: 3, Kind: reflector.NoteApplied})
@@ -52,7 +51,7 @@ func TestNoteBufferKeepsAppliedNotesInOrderWithDecisions(t *testing.T) {
 }
 
 func TestNoteBufferCapacityBelowOneMeansOne(t *testing.T) {
-	if got := program.NewNoteBuffer(0).Cap(); got != 1 {
+	if got := NewNoteBuffer(0).Cap(); got != 1 {
 		t.Errorf("Cap() = %d, want 1", got)
 	}
 }
