@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
@@ -90,5 +91,33 @@ func TestNoColorDropsColorsEvenWhenColorIsForced(t *testing.T) {
 				t.Errorf("color codes in the output: %v, want %v", got, tt.wantSGRs)
 			}
 		})
+	}
+}
+
+func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
+	var resources []program.Resource
+	for range 3 {
+		feed, _ := tuitest.LiveFeed(t)
+		resources = append(resources, tuitest.DemoResource(feed))
+	}
+	inR, inW := io.Pipe()
+	t.Cleanup(func() { inW.Close() })
+	out := &tuitest.SyncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), resources, inR, out)
+	}()
+	tuitest.WaitFor(t, out, table.HeadEvents)
+	go io.WriteString(inW, "q") //nolint:errcheck // the pipe closes at cleanup
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after q")
+	}
+	if err := Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), nil, nil, io.Discard); err == nil {
+		t.Error("Run with no resource returned nil")
 	}
 }

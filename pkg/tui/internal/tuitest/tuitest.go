@@ -170,6 +170,7 @@ func DemoSnapshots() []program.SnapshotMsg {
 	return out
 }
 
+// DemoNotes are the demo reflector's notes: its requests and decisions.
 func DemoNotes() []reflector.Note {
 	s := DemoStats()
 	return []reflector.Note{
@@ -207,6 +208,7 @@ func MustContain(t *testing.T, s string, want ...string) {
 	}
 }
 
+// MustNotContain fails when s has any of bad.
 func MustNotContain(t *testing.T, s string, bad ...string) {
 	t.Helper()
 	for _, b := range bad {

@@ -1,4 +1,4 @@
-package tui
+package overview
 
 import (
 	"testing"
@@ -18,7 +18,7 @@ func TestEmptyProxyOverviewSaysHowToConnectAndTicks(t *testing.T) {
 	opts.Added = make(chan program.Resource)
 	opts.Kind = program.Observing("proxy 127.0.0.1:34567")
 	opts.Connect = []string{"no stream yet: the proxy serves on http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller"}
-	o := NewOverview(opts, nil)
+	o := newOverview(opts, nil)
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 24})
 	s := ovScreen(o)
@@ -43,7 +43,7 @@ func TestReplayOffersNoRelistOrAudit(t *testing.T) {
 		opts.Replay = replay
 		m := resize(newAlone(opts, tuitest.DemoResource(program.Feed{})), 160, 40)
 		t.Cleanup(m.Close)
-		o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
+		o := newOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 		t.Cleanup(o.Close)
 		o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
 		screens := map[string]string{"dashboard": screen(m), "dashboard help": screen(update(peek(m), tuitest.KeyPress("?"))),

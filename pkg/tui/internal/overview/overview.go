@@ -1,4 +1,4 @@
-package tui
+package overview
 
 import (
 	"context"
@@ -29,7 +29,8 @@ const (
 // Overview is the dashboard of several resources, a tea.Model: a table with
 // one row per resource (its state, objects, memory, last resourceVersion,
 // bookmark age, 410s, relists, events per minute and last error) and their
-// totals, and behind enter each resource's own dashboard, a Model, which esc
+// totals, and behind enter each resource's own dashboard, a Model (package
+// dashboard), which esc
 // leaves. The table is a component (package table): the Overview holds its
 // selection and window, and gives it each resource's row, read from the
 // resource's Model for each frame, and for each message while it shows.
@@ -46,7 +47,7 @@ const (
 //
 // With one resource an Overview is that resource's dashboard and nothing
 // more: it opens on it, and esc keeps the dashboard's meaning. Build it with
-// NewOverview; release it with Close. Like a Model, it is used through the
+// New; release it with Close. Like a Model, it is used through the
 // value its Update returns; its copies share its root.
 type Overview struct {
 	*program.Root
@@ -74,13 +75,15 @@ func (o *Overview) tickCmd() tea.Cmd {
 	return tea.Tick(tickEvery, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
-// NewOverview builds the dashboard of resources, one row and one Model for
-// each, in their order; Close stops their background reads.
-func NewOverview(opts program.Options, resources []program.Resource) Overview {
-	return newOverview(context.Background(), opts, resources)
+// newOverview is New without a context of its own, as the tests build it.
+func newOverview(opts program.Options, resources []program.Resource) Overview {
+	return New(context.Background(), opts, resources)
 }
 
-func newOverview(ctx context.Context, opts program.Options, resources []program.Resource) Overview {
+// New builds the dashboard of resources, one row and one Model for each,
+// in their order, under ctx; opts need not have their defaults. Close stops
+// their background reads.
+func New(ctx context.Context, opts program.Options, resources []program.Resource) Overview {
 	opts = opts.WithDefaults() // once, so every resource has the same start
 	o := Overview{Root: program.NewRoot(opts, -1), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]dashboard.Model, 0, len(resources))}
 	for i, r := range resources {

@@ -1,4 +1,4 @@
-package tui
+package overview
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	opts := tuitest.DemoOptions(clock)
 	opts.Added = added
 	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
-	o := NewOverview(opts, nil)
+	o := newOverview(opts, nil)
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
 	if o.State != overviewTable {
@@ -89,7 +89,7 @@ func TestAStreamWhoseClientLeftSaysSoAndIsNotCountedWatching(t *testing.T) {
 	first.Client, first.ClientAddr = "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", "127.0.0.1:50000"
 	second := first
 	second.ClientAddr = "127.0.0.1:50001"
-	o := NewOverview(opts, []program.Resource{first, second})
+	o := newOverview(opts, []program.Resource{first, second})
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 30})
 	clock.Time = tuitest.At(60 * time.Second)

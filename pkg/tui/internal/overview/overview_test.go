@@ -1,9 +1,7 @@
-package tui
+package overview
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
@@ -241,7 +238,7 @@ func TestActionsExplainThemselvesOnTheOverview(t *testing.T) {
 	clock := tuitest.NewFakeClock()
 	opts := tuitest.DemoOptions(clock)
 	opts.Replay = true
-	o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
+	o := newOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 30})
 	for _, k := range []string{"r", "a"} {
@@ -256,7 +253,7 @@ func TestActionsExplainThemselvesOnTheOverview(t *testing.T) {
 
 func TestOneResourceOpensStraightIntoItsDashboard(t *testing.T) {
 	clock := tuitest.NewFakeClock()
-	o := NewOverview(tuitest.DemoOptions(clock), []program.Resource{tuitest.DemoResource(program.Feed{})})
+	o := newOverview(tuitest.DemoOptions(clock), []program.Resource{tuitest.DemoResource(program.Feed{})})
 	t.Cleanup(o.Close)
 	single, _ := demoModel(t, 80, 24)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 80, Height: 24})
@@ -340,7 +337,7 @@ func manyResources(t *testing.T, n, failed, w, h int) Overview {
 		r.Target.Namespace = fmt.Sprintf("ns-%02d", i)
 		resources = append(resources, r)
 	}
-	o := NewOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), resources)
+	o := newOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), resources)
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: w, Height: h})
 	for i := range n {
@@ -431,7 +428,7 @@ func TestEveryResourcesCommandsComeBackToIt(t *testing.T) {
 		st, _ := store.New()
 		feeds[i] = program.Feed{Stats: func() reflector.Stats { return ovDemoStats(i) }, Store: st}
 	}
-	o := NewOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), ovDemoResources(feeds))
+	o := newOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), ovDemoResources(feeds))
 	t.Cleanup(o.Close)
 	got := map[int]bool{}
 	for _, msg := range tuitest.RunCmd(o.Init()) {
@@ -474,7 +471,7 @@ func TestOverviewShowsReplayPositionAndAlerts(t *testing.T) {
 	clock := tuitest.NewFakeClock()
 	opts := tuitest.DemoOptions(clock)
 	opts.Replay, opts.Trace = true, "testdata/traces/several.jsonl"
-	o := NewOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
+	o := newOverview(opts, ovDemoResources([numOvDemo]program.Feed{}))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 100, Height: 24})
 	for i := range numOvDemo {
@@ -488,32 +485,4 @@ func TestOverviewShowsReplayPositionAndAlerts(t *testing.T) {
 	tuitest.MustContain(t, ovScreen(o), "REPLAY", "45% 450/1,000", "trace testdata/traces/several.jsonl",
 		"ALERT  relists>2 tripped on pods")
 	tuitest.MustNotContain(t, ovScreen(o), "LIVE")
-}
-
-func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
-	var resources []program.Resource
-	for range 3 {
-		feed, _ := tuitest.LiveFeed(t)
-		resources = append(resources, tuitest.DemoResource(feed))
-	}
-	inR, inW := io.Pipe()
-	t.Cleanup(func() { inW.Close() })
-	out := &tuitest.SyncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), resources, inR, out)
-	}()
-	tuitest.WaitFor(t, out, table.HeadEvents)
-	go io.WriteString(inW, "q") //nolint:errcheck // the pipe closes at cleanup
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after q")
-	}
-	if err := Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), nil, nil, io.Discard); err == nil {
-		t.Error("Run with no resource returned nil")
-	}
 }

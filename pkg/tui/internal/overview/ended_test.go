@@ -1,4 +1,4 @@
-package tui
+package overview
 
 import (
 	"testing"
@@ -23,7 +23,7 @@ func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
 	opts := tuitest.DemoOptions(clock)
 	opts.Ended = ended
 	var feeds [numOvDemo]program.Feed
-	o := NewOverview(opts, ovDemoResources(feeds))
+	o := newOverview(opts, ovDemoResources(feeds))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 40})
 	for _, msg := range ovDemoMessages() {

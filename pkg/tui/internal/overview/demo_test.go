@@ -1,4 +1,4 @@
-package tui
+package overview
 
 import (
 	"context"
@@ -147,7 +147,7 @@ func ovDemoMessages() []tea.Msg {
 func ovDemo(t testing.TB, w, h int, feeds [numOvDemo]program.Feed) Overview {
 	t.Helper()
 	clock := tuitest.NewFakeClock()
-	o := NewOverview(tuitest.DemoOptions(clock), ovDemoResources(feeds))
+	o := newOverview(tuitest.DemoOptions(clock), ovDemoResources(feeds))
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: w, Height: h})
 	for _, msg := range ovDemoMessages() {

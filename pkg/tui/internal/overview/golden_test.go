@@ -1,4 +1,4 @@
-package tui
+package overview
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func goldenOverviewOf(t *testing.T, w, h int, opts func(*program.Options), res f
 	if res != nil {
 		res(resources)
 	}
-	m := NewOverview(o, resources)
+	m := newOverview(o, resources)
 	t.Cleanup(m.Close)
 	// A program renders a frame after every message, and under -race a frame
 	// of the overview costs a tenth of a second: the demo's first minute of

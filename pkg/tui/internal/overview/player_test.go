@@ -1,4 +1,4 @@
-package tui
+package overview
 
 import (
 	"strings"
@@ -18,8 +18,8 @@ func refreshOverview(o Overview) Overview {
 }
 
 func TestTheOverviewTakesThePlayerKeysOnAReplayOfTwoResources(t *testing.T) {
-	r := newPlayerRig(t, "../trace/testdata/handwritten/two-resources.jsonl", 1)
-	o := NewOverview(r.opts, r.resources)
+	r := newPlayerRig(t, "../../../trace/testdata/handwritten/two-resources.jsonl", 1)
+	o := newOverview(r.opts, r.resources)
 	t.Cleanup(o.Close)
 	next, _ := o.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	o = next.(Overview)
