@@ -38,7 +38,7 @@ var layers = []struct {
 		"internal/alert", "internal/lines", "internal/causal", "internal/cost", "internal/probe",
 		"internal/subjects",
 	}},
-	{"dashboard, traces, the summary; the live source", []string{"pkg/tui", "pkg/trace", "internal/summary", "pkg/live"}},
+	{"the dashboard's entry, traces, the summary; the live source", []string{"pkg/tui", "pkg/trace", "internal/summary", "pkg/live"}},
 	{"the overview", []string{"pkg/tui/internal/overview"}},
 	{"a resource's dashboard, the overview's table, the tests' fakes", []string{"pkg/tui/internal/dashboard", "pkg/tui/internal/table", "pkg/tui/internal/tuitest"}},
 	{"what the dashboard's models share", []string{"pkg/tui/internal/program"}},

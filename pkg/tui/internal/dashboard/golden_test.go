@@ -16,7 +16,7 @@ import (
 // goldenScreen runs the dashboard as a program at w x h with the plain
 // color profile and a clock fixed at the demo's last poll, sends msgs, quits,
 // and returns the final screen as plain text. Regenerate the goldens with
-// go test ./pkg/tui -run Golden -update.
+// go test ./pkg/tui/internal/dashboard ./pkg/tui/internal/overview -run Golden -update.
 func goldenScreen(t *testing.T, w, h int, opts func(*program.Options), msgs ...tea.Msg) []byte {
 	t.Helper()
 	return goldenScreenOf(t, w, h, program.Feed{}, opts, msgs...)
