@@ -42,8 +42,8 @@ type Chrome struct {
 	Width, Height int
 	// Ended says the run ended by itself (Options.Ended): any key quits.
 	Ended bool
-	// HelpScreen is the help screen's scroll.
-	HelpScreen helpscreen.Screen
+	// helpScreen is the help screen's scroll.
+	helpScreen helpscreen.Screen
 }
 
 // Status is an action's one-line report, shown in the footer until a newer one.
@@ -132,11 +132,11 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 		left += "  " + o.Server
 	}
 	return []string{common.Spread(left, st.Label.Render("up ")+format.Age(now.Sub(o.Start)), width),
-		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.Spread(state, JoinRight(findings, c.badge(r)), width)}
+		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.Spread(state, joinRight(findings, c.badge(r)), width)}
 }
 
-// JoinRight puts a before b, two spaces apart, when there is an a.
-func JoinRight(a, b string) string {
+// joinRight puts a before b, two spaces apart, when there is an a.
+func joinRight(a, b string) string {
 	if a == "" {
 		return b
 	}
@@ -271,7 +271,7 @@ func (c *Chrome) helpHintFor(total int) string {
 // esc close it, the rest scroll it when it does not fit.
 func (c *Chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool) {
 	_, _, body := c.Size()
-	return c.HelpScreen.Key(k, c.Keys.Quit, c.Keys.Help, c.Keys.Close, total, body)
+	return c.helpScreen.Key(k, c.Keys.Quit, c.Keys.Help, c.Keys.Close, total, body)
 }
 
 // HelpLines is the help screen: the keys in columns, then the legend, to

@@ -115,7 +115,7 @@ func (r *Root) overlayBody(s Framed, where func(int) string, now time.Time) (bod
 	width, _, lines := r.Chrome.Size()
 	switch r.State {
 	case StateHelp:
-		return r.Chrome.HelpScreen.Window(s.HelpLines(width)), true
+		return r.Chrome.helpScreen.Window(s.HelpLines(width)), true
 	case StateFindings:
 		return r.FindingsPane.Lines(r.St, s.FindingRows(), where, now, width, lines), true
 	case StateDetail:
