@@ -9,24 +9,26 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/overview"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
 // Run shows the dashboard of resources on out, reading keys from in, until
 // the user quits (q, ctrl+c) or ctx ends; either way it returns nil. With one
-// resource it is that resource's dashboard (a Model); with several, or with
+// resource it is that resource's dashboard; with several, or with
 // opts.Added (resources that come while it runs), it opens on their
-// overview (an Overview). A nil in or out means the process's
+// overview. A nil in or out means the process's
 // terminal. A non-empty NO_COLOR in the environment, or opts.NoColor, selects
 // the plain profile (no colors; bold and reverse stay).
-func Run(ctx context.Context, opts Options, resources []Resource, in io.Reader, out io.Writer) error {
+func Run(ctx context.Context, opts program.Options, resources []program.Resource, in io.Reader, out io.Writer) error {
 	if len(resources) == 0 && opts.Added == nil {
 		return errors.New("tui: no resource to show")
 	}
-	m := newOverview(ctx, opts, resources)
+	m := overview.New(ctx, opts, resources)
 	defer m.Close()
 	// The size is the fallback for an output that is not a terminal; a
 	// terminal reports its own.
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithWindowSize(defaultWidth, defaultHeight)}
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithWindowSize(program.DefaultWidth, program.DefaultHeight)}
 	if in != nil {
 		popts = append(popts, tea.WithInput(in))
 	}

@@ -1,0 +1,141 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+)
+
+// maxBatch bounds one delivery of notes to the model, so
+// one message never holds the screen for long; what does not fit waits in
+// its buffer (and a full buffer drops, counted, never blocking the writer).
+const maxBatch = 16384
+
+// takeSnapshot polls everything the feed offers. It runs on a command
+// goroutine, never on the reflector's.
+func takeSnapshot(opts program.Options, feed program.Feed) program.SnapshotMsg {
+	s := program.SnapshotMsg{At: opts.Now()}
+	if feed.Stats != nil {
+		s.HasStats, s.Stats = true, feed.Stats()
+	}
+	if feed.Store != nil {
+		s.HasStore, s.Counters, s.StoreReady = true, feed.Store.Counters(), feed.Store.Ready()
+	}
+	if opts.Progress != nil {
+		s.HasProgress = true
+		s.Done, s.Total = opts.Progress()
+	}
+	if opts.Player != nil {
+		p := player.Read(opts.Player)
+		s.Player = &p
+	}
+	if feed.Notes != nil {
+		s.NotesLost = feed.Notes.Dropped()
+	}
+	if feed.Alerts != nil {
+		a := feed.Alerts()
+		s.Alerts = &a
+	}
+	if feed.Findings != nil {
+		s.HasFindings, s.Findings = true, feed.Findings()
+	}
+	return s
+}
+
+// PollCmd takes the next snapshot after wait; with the churn pane open on
+// this resource's dashboard, and its last read churn.Every old, the
+// snapshot reads Feed.Churn too.
+func (m Model) PollCmd(wait time.Duration) tea.Cmd {
+	opts, feed := m.Opts, m.Feed
+	readChurn := m.mode() == program.StateChurn && feed.Churn != nil && m.churn.Due(m.Now)
+	take := func() tea.Msg {
+		s := takeSnapshot(opts, feed)
+		if readChurn {
+			s.HasChurn, s.Churn = true, feed.Churn(churn.Top)
+		}
+		return s
+	}
+	if wait <= 0 {
+		return take
+	}
+	return tea.Tick(wait, func(time.Time) tea.Msg { return take() })
+}
+
+// notesCmd delivers the next batch of notes, no sooner than wait from now.
+func (m Model) notesCmd(wait time.Duration) tea.Cmd {
+	if m.Feed.Notes == nil {
+		return nil
+	}
+	done, ch := m.life.ctx.Done(), m.Feed.Notes.C()
+	return func() tea.Msg {
+		notes, _, ok := readBatch(done, ch, wait)
+		if !ok {
+			return nil
+		}
+		return program.NotesMsg{Notes: notes}
+	}
+}
+
+// readBatch waits wait, then blocks until ch has something, then takes
+// what else is ready, up to maxBatch. closed reports that ch was closed;
+// ok is false when done closed first.
+func readBatch[T any](done <-chan struct{}, ch <-chan T, wait time.Duration) (batch []T, closed, ok bool) {
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-done:
+			return nil, false, false
+		case <-t.C:
+		}
+	}
+	select {
+	case <-done:
+		return nil, false, false
+	case v, open := <-ch:
+		if !open {
+			return nil, true, true
+		}
+		batch = append(batch, v)
+	}
+	for len(batch) < maxBatch {
+		select {
+		case v, open := <-ch:
+			if !open {
+				return batch, true, true
+			}
+			batch = append(batch, v)
+		default:
+			return batch, false, true
+		}
+	}
+	return batch, false, true
+}
+
+// forceRelistCmd asks the reflector to relist, off the screen's goroutine.
+func forceRelistCmd(f func()) tea.Cmd {
+	return func() tea.Msg {
+		f()
+		return program.ForceRelistDoneMsg{}
+	}
+}
+
+// auditCmd runs an audit, bounded by the audit timeout and by the model's life.
+func (m Model) auditCmd() tea.Cmd {
+	audit, ctx, timeout := m.Feed.Audit, m.life.ctx, m.Opts.AuditTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		rep, err := audit(ctx)
+		if err == nil && rep == nil {
+			err = errors.New("audit returned no report")
+		}
+		return program.AuditMsg{Report: rep, Err: err}
+	}
+}

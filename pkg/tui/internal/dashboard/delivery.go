@@ -1,0 +1,87 @@
+package dashboard
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
+)
+
+// labelDelivery is the delivery line's label in the health section.
+const labelDelivery = "delivery"
+
+// probeSparkWidth is how many of the probe's last samples the sparkline shows.
+const probeSparkWidth = 20
+
+// showsDelivery says whether the health section has a delivery line: with
+// a probe, or once the passive estimate counted an event.
+func (m *Model) showsDelivery() bool {
+	return m.probeView().On || m.Stats.Lag.Counts.Total() > 0
+}
+
+// probeView is the run's probe, if any.
+func (m *Model) probeView() program.ProbeView {
+	if m.Opts.Probe == nil {
+		return program.ProbeView{}
+	}
+	return m.Opts.Probe()
+}
+
+// deliveryLine is the health section's delivery line: the probe's p50 and
+// p99 over the last minute with a sparkline of its last samples, and the
+// passive estimate's buckets (good to about ±2 s).
+func (m *Model) deliveryLine(width int) string {
+	st := m.St
+	var parts []string
+	if p := m.probeView(); p.On {
+		if p.Count == 0 {
+			parts = append(parts, st.Faint.Render("probe: no sample yet"))
+		} else {
+			sev := common.SevNone
+			switch {
+			case p.MinuteP99 >= 2*time.Second:
+				sev = common.SevBad
+			case p.MinuteP99 >= 500*time.Millisecond:
+				sev = common.SevWarn
+			}
+			vals := make([]int64, len(p.Recent))
+			for i, d := range p.Recent {
+				vals[i] = int64(d)
+			}
+			parts = append(parts, st.Label.Render("probe ")+st.Sev(sev, "p50 "+format.Latency(p.MinuteP50)+" · p99 "+format.Latency(p.MinuteP99))+
+				" "+st.Spark.Render(rates.Sparkline(vals, probeSparkWidth)))
+		}
+	}
+	if c := m.Stats.Lag.Counts; c.Total() > 0 {
+		parts = append(parts, st.Label.Render("lag ")+lagBuckets(m.St, c)+st.Faint.Render(" (±2s)"))
+	}
+	return common.Clip(" "+st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelDelivery))+strings.Join(parts, st.Label.Render(" · ")), width)
+}
+
+// lagBuckets are the passive estimate's buckets, "<2s 12 2-5s 1 …", the
+// late ones graded.
+func lagBuckets(st common.Styles, c reflector.LagCounts) string {
+	var b strings.Builder
+	for i, n := range c {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		text := reflector.LagBucketName(i) + " " + format.Count(n)
+		switch {
+		case n == 0:
+			b.WriteString(st.Faint.Render(text))
+		case i >= 3:
+			b.WriteString(st.Bad.Render(text))
+		case i == 2:
+			b.WriteString(st.Warn.Render(text))
+		default:
+			b.WriteString(st.Value.Render(text))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,123 @@
+package dashboard
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
+)
+
+// EndedMsgOf waits for the model's Init to report that Options.Ended closed.
+func EndedMsgOf(t *testing.T, init tea.Cmd) tea.Msg {
+	t.Helper()
+	ch := make(chan tea.Msg, 16)
+	go func() {
+		for _, msg := range runCmdsUntil(init, func(m tea.Msg) bool { return isEnded(m) }) {
+			ch <- msg
+		}
+		close(ch)
+	}()
+	select {
+	case msg, ok := <-ch:
+		if !ok {
+			t.Fatal("Init never said the run ended")
+		}
+		return msg
+	case <-time.After(5 * time.Second):
+		t.Fatal("Init never said the run ended")
+	}
+	return nil
+}
+
+// runCmdsUntil runs the commands of init's batch, each on its own goroutine
+// (a poller's waits), and returns the first message that matches.
+func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) []tea.Msg {
+	msg := init()
+	b, ok := msg.(tea.BatchMsg)
+	if !ok {
+		b = tea.BatchMsg{func() tea.Msg { return msg }}
+	}
+	found := make(chan tea.Msg, len(b))
+	for _, c := range b {
+		if c == nil {
+			continue
+		}
+		go func() {
+			for _, m := range tuitest.RunCmd(c) {
+				if match(m) {
+					found <- m
+					return
+				}
+			}
+		}()
+	}
+	return []tea.Msg{<-found}
+}
+
+// A live run that ends by itself (--once, --duration) keeps its last screen:
+// the footer says it ended and any key quits; until then keys do their usual.
+func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	ended := make(chan struct{})
+	opts := tuitest.DemoOptions(clock)
+	opts.Ended = ended
+	m := resize(newAlone(opts, tuitest.DemoResource(program.Feed{})), 120, 40)
+	t.Cleanup(m.Close)
+	for _, s := range tuitest.DemoSnapshots() {
+		clock.Time = s.At
+		m = update(m, s)
+	}
+	tuitest.MustNotContain(t, screen(m), "ended")
+	if _, cmd := m.Update(tuitest.KeyPress("j")); tuitest.Quits(cmd) {
+		t.Fatal("j quit a running dashboard")
+	}
+	close(ended)
+	m = update(m, EndedMsgOf(t, m.Init()))
+	s := screen(m)
+	tuitest.MustContain(t, s, "ended: press any key to quit", "LIVE ended")
+	if last := tuitest.Lines(s)[len(tuitest.Lines(s))-1]; !strings.Contains(last, "ended: press any key to quit") {
+		t.Errorf("footer: got %q, want it to say the run ended", last)
+	}
+	for _, k := range []string{"j", "q", "space", "enter", "x"} {
+		if _, cmd := m.Update(tuitest.KeyPress(k)); !tuitest.Quits(cmd) {
+			t.Errorf("key %s on the ended run's screen: did not quit", k)
+		}
+	}
+}
+
+// TestAResourceThatFailedBeforeItsFirstListSaysSo: a reflector that failed
+// (a 403, say) before any list will never list; its objects gauge said it
+// was "waiting for the first list"; it says it never listed.
+func TestAResourceThatFailedBeforeItsFirstListSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		state reflector.State
+		want  string
+	}{
+		{reflector.StateFailed, "failed, never listed"},
+		{reflector.StateStopped, "stopped, never listed"},
+		{reflector.StateListing, "waiting for the first"},
+	} {
+		cache, _ := store.New()
+		m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(program.Feed{Store: cache}))
+		m = resize(m, 120, 24)
+		st := tuitest.DemoStats()
+		st.State = tc.state
+		s := tuitest.DemoSnapshot(time.Second, st)
+		s.StoreReady, s.Counters = false, store.Counters{}
+		m = update(m, s)
+		tuitest.MustContain(t, screen(m), tc.want)
+		m.Close()
+	}
+}
+
+// isEnded says msg is the run's end.
+func isEnded(msg tea.Msg) bool {
+	_, ok := msg.(program.EndedMsg)
+	return ok
+}

@@ -1,0 +1,35 @@
+package dashboard
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
+)
+
+// The help explains every gauge a reader may stop at and each END of the
+// requests table; at 80x24 it does not fit, and ↓/G scroll to its end.
+func TestHelpExplainsTheGaugesAndTheEndsAndScrolls(t *testing.T) {
+	m, _ := demoModel(t, 160, 60)
+	all := strings.Join(strings.Fields(ansi.Strip(strings.Join(m.HelpLines(160), "\n"))), " ")
+	tuitest.MustContain(t, all, "watch restarts:", "duplicates:", "UID mismatch:", "apply latency:", "the bookmark's rv",
+		"closed by the server", "timeout:", "error:", "canceled:", "stopped: the run ended it")
+
+	m, _ = demoModel(t, 80, 24)
+	m = update(m, tuitest.KeyPress("?"))
+	s := screen(m)
+	tuitest.MustContain(t, s, "Keys", "scroll · esc or ? closes the help")
+	tuitest.MustNotContain(t, s, "--once, an alert")
+	m = update(m, tuitest.KeyPress("G"))
+	s = screen(m)
+	tuitest.MustContain(t, s, "--once, an alert")
+	tuitest.MustNotContain(t, s, " Keys ")
+	m = update(m, tuitest.KeyPress("g"))
+	tuitest.MustContain(t, screen(m), " Keys ")
+	// Closed and opened again, it starts at the top.
+	m = update(m, tuitest.KeyPress("G"))
+	m = update(m, tuitest.KeyPress("?"))
+	m = update(m, tuitest.KeyPress("?"))
+	tuitest.MustContain(t, screen(m), " Keys ")
+}

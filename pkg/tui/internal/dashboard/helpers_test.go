@@ -1,0 +1,43 @@
+package dashboard
+
+import (
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
+)
+
+func update(m Model, msg tea.Msg) Model { next, _ := m.Update(msg); return next.(Model) }
+func resize(m Model, w, h int) Model    { return update(m, tea.WindowSizeMsg{Width: w, Height: h}) }
+func screen(m Model) string             { return tuitest.Plain(m.View()) }
+
+// peek is m with a root of its own, so that what is given to it leaves m
+// as it was: a model shares its root with its copies, as bubbletea keeps
+// only the latest.
+func peek(m Model) Model { r := *m.Root; m.Root = &r; return m }
+
+// typeText sends each rune of s as a key press.
+func typeText(m Model, s string) Model {
+	for _, r := range s {
+		m = update(m, tuitest.KeyPress(string(r)))
+	}
+	return m
+}
+
+// demoModel is a dashboard fed the demo data at w x h.
+func demoModel(t *testing.T, w, h int) (Model, *tuitest.FakeClock) {
+	t.Helper()
+	clock := tuitest.NewFakeClock()
+	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{}))
+	t.Cleanup(m.Close)
+	m = resize(m, w, h)
+	for _, s := range tuitest.DemoSnapshots() {
+		clock.Time = s.At
+		m = update(m, s)
+	}
+	m = update(m, program.NotesMsg{Notes: tuitest.DemoNotes()})
+	m = update(m, tuitest.DemoChanges())
+	return m, clock
+}

@@ -1,0 +1,87 @@
+package dashboard
+
+import (
+	"charm.land/bubbles/v2/key"
+)
+
+// keyMap is the key bindings of one resource's dashboard besides the
+// chrome's; the help screen and the footer are generated from them.
+type keyMap struct {
+	// Pause pauses the log; disabled with a Player, whose space pauses the
+	// replay (so the log is still while it is paused).
+	Pause      key.Binding
+	Filter     key.Binding
+	TypeFilter key.Binding
+	Relist     key.Binding
+	Audit      key.Binding
+	// Findings opens the findings pane; disabled where the feed has none.
+	Findings key.Binding
+	// Churn opens the churn pane; disabled where the feed has no Churn.
+	Churn    key.Binding
+	NextPane key.Binding
+	PrevPane key.Binding
+	Up       key.Binding
+	Down     key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+	Select   key.Binding
+	Back     key.Binding
+	// ToOverview is esc seen from one resource of several: back to the
+	// overview. Disabled (and so out of the help) for a single resource.
+	ToOverview key.Binding
+}
+
+func newKeyMap() keyMap {
+	return keyMap{
+		Pause:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "pause log")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		TypeFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "filter by type")),
+		Relist:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
+		Audit:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
+		Findings:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
+		Churn:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "churn (--diff)")),
+		NextPane:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
+		Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "oldest")),
+		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "newest, follow")),
+		Select:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back, unfilter")),
+		ToOverview: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview"), key.WithDisabled()),
+	}
+}
+
+// SetMulti makes the keys of one resource among several: esc, once there is
+// nothing left to close or clear, goes back to the overview.
+func (k *keyMap) SetMulti() {
+	k.Back.SetHelp("esc", "back, unfilter, overview")
+	k.ToOverview.SetEnabled(true)
+}
+
+// withoutActions is k without r and a, for where they do not act.
+func (k keyMap) withoutActions() keyMap {
+	k.Relist.SetEnabled(false)
+	k.Audit.SetEnabled(false)
+	return k
+}
+
+// FooterKeys are the footer's (screenKeys).
+func (k keyMap) FooterKeys() (first, rest []key.Binding) {
+	return []key.Binding{k.ToOverview}, []key.Binding{k.Findings, k.Churn, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
+}
+
+// HelpGroups are the help screen's columns (screenKeys).
+func (k keyMap) HelpGroups() (nav, moves, actions []key.Binding) {
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		[]key.Binding{k.NextPane, k.PrevPane, k.Select, k.Back},
+		[]key.Binding{k.Findings, k.Churn, k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}
+}
+
+// metaKey shows and hides, in an object's detail, the meta paths of each
+// version's changes (resourceVersion, managedFields).
+var metaKey = key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "meta paths"))

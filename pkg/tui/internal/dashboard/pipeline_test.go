@@ -1,0 +1,162 @@
+package dashboard
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
+)
+
+func mustApply(t *testing.T, w *store.Writer, ev store.Event) {
+	t.Helper()
+	if _, err := w.ApplyEvent(ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPollTakesOneSnapshotOfEverythingTheFeedOffers(t *testing.T) {
+	feed, w := tuitest.LiveFeed(t)
+	mustApply(t, w, store.Event{Type: store.Init})
+	mustApply(t, w, store.Event{Type: store.InitApply, Object: tuitest.Obj("a", "b", "u", "1")})
+	mustApply(t, w, store.Event{Type: store.InitDone, ResourceVersion: "1"})
+	for range 10 {
+		feed.Notes.Push(reflector.Note{Kind: reflector.NoteDecision})
+	}
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
+	opts.Progress = func() (int64, int64) { return 7, 10 }
+	m := newAlone(opts, tuitest.DemoResource(feed))
+	t.Cleanup(m.Close)
+	msg := tuitest.RunOff(t, func() any { return m.PollCmd(0)() })
+	s, ok := msg.(program.SnapshotMsg)
+	if !ok {
+		t.Fatalf("poll returned %T, want snapshotMsg", msg)
+	}
+	if !s.HasStats || s.Stats.ResourceVersion != "1290" {
+		t.Errorf("stats not taken: %+v", s.Stats)
+	}
+	if !s.HasStore || !s.StoreReady || s.Counters.Objects != 1 {
+		t.Errorf("store: ready %v, objects %d; want ready with 1", s.StoreReady, s.Counters.Objects)
+	}
+	if !s.HasProgress || s.Done != 7 || s.Total != 10 {
+		t.Errorf("progress %d/%d, want 7/10", s.Done, s.Total)
+	}
+	if s.NotesLost != 2 {
+		t.Errorf("notesLost = %d, want 2", s.NotesLost)
+	}
+	if !s.At.Equal(tuitest.T0()) {
+		t.Errorf("at = %v, want the injected clock's %v", s.At, tuitest.T0())
+	}
+}
+
+func TestNotesEnterThroughTheChannelReadingCommand(t *testing.T) {
+	feed, _ := tuitest.LiveFeed(t)
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(feed))
+	t.Cleanup(m.Close)
+	for _, n := range tuitest.DemoNotes() {
+		feed.Notes.Push(n)
+	}
+	msg := tuitest.RunOff(t, func() any { return m.notesCmd(0)() })
+	notes, ok := msg.(program.NotesMsg)
+	if !ok || len(notes.Notes) != 5 {
+		t.Fatalf("got %T with %d notes, want notesMsg with 5", msg, len(notes.Notes))
+	}
+	next, cmd := m.Update(notes)
+	if cmd == nil {
+		t.Error("the notes reader did not re-arm itself")
+	}
+	tuitest.MustContain(t, screen(resize(next.(Model), 160, 48)), `gone: 410 Gone at resourceVersion "211": history is gone`)
+}
+
+func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
+	feed, _ := tuitest.LiveFeed(t)
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(feed))
+	t.Cleanup(m.Close)
+	fresh := tuitest.Obj("default", "fresh", "u-1", "2")
+	for _, n := range []reflector.Note{
+		{Seq: 1, At: tuitest.At(0), Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonInitialList, List: &reflector.ListMethod{}}},
+		{Seq: 2, At: tuitest.At(0), Kind: reflector.NoteDecision, RequestID: 1, Decision: &reflector.Decision{Reason: reflector.ReasonListComplete, ResourceVersion: "1", Objects: 1}},
+		{Seq: 3, At: tuitest.At(time.Second), Kind: reflector.NoteApplied, RequestID: 2, Event: reflector.EventAdded, Applied: &store.Result{Outcome: store.Added, Object: fresh}},
+	} {
+		feed.Notes.Push(n)
+	}
+	msg := tuitest.RunOff(t, func() any { return m.notesCmd(0)() })
+	notes, ok := msg.(program.NotesMsg)
+	if !ok || len(notes.Notes) != 3 {
+		t.Fatalf("got %T with %d notes, want the 3 notes", msg, len(notes.Notes))
+	}
+	next, cmd := m.Update(notes)
+	if cmd == nil {
+		t.Error("the notes reader did not re-arm itself")
+	}
+	s := screen(resize(next.(Model), 80, 24))
+	tuitest.MustContain(t, s, "LIST", "initial list installed at rv 1: 1 object\n", "ADDED    default/fresh")
+	if i, j := strings.Index(s, "initial list installed"), strings.Index(s, "ADDED    default/fresh"); i > j {
+		t.Errorf("the list is shown after the event that followed it:\n%s", s)
+	}
+	if h, ok := next.(Model).history.Get(fresh.Ref()); !ok || h.Len() != 1 {
+		t.Errorf("object history of %s: %v, want its one version", fresh.Ref(), ok)
+	}
+}
+
+func TestDroppedNotesAreSkippedNeverReorderedAndTheLogSaysWhere(t *testing.T) {
+	feed, _ := tuitest.LiveFeed(t) // a NoteBuffer of 8
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(feed))
+	t.Cleanup(m.Close)
+	for seq := uint64(1); seq <= 20; seq++ {
+		feed.Notes.Push(reflector.Note{Seq: seq, At: tuitest.At(time.Duration(seq) * time.Second), Kind: reflector.NoteApplied,
+			Applied: &store.Result{Outcome: store.Added, Object: tuitest.Obj("ns", fmt.Sprintf("obj-%02d", seq), "u", fmt.Sprint(seq))}})
+	}
+	if got := feed.Notes.Dropped(); got != 12 {
+		t.Fatalf("dropped %d notes, want 12 (a buffer of 8)", got)
+	}
+	m = update(m, tuitest.RunOff(t, func() any { return m.notesCmd(0)() }).(program.NotesMsg))
+	// The screen catches up: the next notes come in order after the gap.
+	feed.Notes.Push(reflector.Note{Seq: 21, At: tuitest.At(21 * time.Second), Kind: reflector.NoteApplied,
+		Applied: &store.Result{Outcome: store.Added, Object: tuitest.Obj("ns", "obj-21", "u", "21")}})
+	m = update(m, tuitest.RunOff(t, func() any { return m.notesCmd(0)() }).(program.NotesMsg))
+	var got []string
+	for i := range m.Log.Entries.Len() {
+		e := m.Log.Entries.At(i)
+		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Message()))
+	}
+	want := []string{"1:ns/obj-01", "2:ns/obj-02", "3:ns/obj-03", "4:ns/obj-04", "5:ns/obj-05", "6:ns/obj-06", "7:ns/obj-07", "8:ns/obj-08",
+		"9:12 lines dropped here: the screen could not keep up", "21:ns/obj-21"}
+	if len(got) != len(want) {
+		t.Fatalf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("log entry %d: got %q, want %q…", i, got[i], want[i])
+		}
+	}
+}
+
+func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
+	feed, _ := tuitest.LiveFeed(t)
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(feed))
+	notes := m.notesCmd(0)
+	var wg sync.WaitGroup
+	got := make([]any, 1)
+	for i, cmd := range []func() any{func() any { return notes() }} {
+		wg.Add(1)
+		go func() { defer wg.Done(); got[i] = cmd() }()
+	}
+	m.Close()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("readers still blocked after Close")
+	}
+	if got[0] != nil {
+		t.Errorf("notes reader returned %#v after Close, want nil", got[0])
+	}
+}

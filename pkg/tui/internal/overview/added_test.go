@@ -1,0 +1,115 @@
+package overview
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
+)
+
+// An overview with Options.Added starts with no row, shows its table, and
+// gives each resource that comes its row, named with its client; the
+// title says the resources are observed.
+func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	added := make(chan program.Resource, 2)
+	opts := tuitest.DemoOptions(clock)
+	opts.Added = added
+	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
+	o := newOverview(opts, nil)
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 40})
+	if o.State != overviewTable {
+		t.Fatalf("the overview of no resource yet is in state %d, want its table", o.State)
+	}
+	tuitest.MustContain(t, ovScreen(o), "observing proxy 127.0.0.1:8001", "0 observed streams")
+
+	cms := ovResource("", "configmaps", "ConfigMap", program.Feed{})
+	cms.Client, cms.ClientAddr, cms.MetadataOnly = "my-controller/v1", "127.0.0.1:50000", false
+	added <- cms
+	msg := o.waitAdded()()
+	if _, ok := msg.(addedMsg); !ok {
+		t.Fatalf("waiting for a resource gave %T, want the added resource", msg)
+	}
+	o = ovUpdate(o, msg)
+	if o.State != overviewTable || len(o.subs) != 1 {
+		t.Fatalf("one resource added: state %d with %d rows, want the table with 1", o.State, len(o.subs))
+	}
+	tuitest.MustContain(t, ovScreen(o), "1 observed stream · namespace prod", "RESOURCE       CLIENT", "configmaps     my-controller/v1")
+
+	pods := ovResource("", "pods", "Pod", program.Feed{})
+	pods.Client, pods.ClientAddr, pods.MetadataOnly = "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", "127.0.0.1:50001", false
+	added <- pods
+	o = ovUpdate(o, o.waitAdded()())
+	// The client has a column of its own: the program, and what tells it apart.
+	tuitest.MustContain(t, ovScreen(o), "2 observed streams · namespace prod\n", "configmaps     my-controller/v1 ", "pods           kubectl          ")
+	o = ovKeys(o, "enter")
+	tuitest.MustContain(t, ovScreen(o), "client my-controller/v1 127.0.0.1:50000")
+	o = ovKeys(o, "esc")
+	// An observed reflector cannot be made to relist or audited from here, and says so.
+	o = ovKeys(o, "enter", "r")
+	tuitest.MustContain(t, ovScreen(o), "force relist is not available: this is another program's reflector, only observed")
+	close(added)
+	if msg := o.waitAdded()(); msg != nil {
+		t.Errorf("a closed Added gave %T, want nothing", msg)
+	}
+}
+
+// A client's User-Agent is cut to what tells programs, and two reflectors
+// of one program, apart.
+func TestShortClientKeepsTheProgramAndWhatSetsItApart(t *testing.T) {
+	for ua, want := range map[string]string{
+		"kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0123abc/shared-informers":   "kube-controller-manager …/shared-informers",
+		"kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0123abc/metadata-informers": "kube-controller-manager …/metadata-informers",
+		"kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc":                                    "kubectl",
+		"manager/v0.0.0 (linux/amd64) kubernetes/$Format":                                     "manager",
+		"my-controller/v1": "my-controller/v1",
+		"curl":             "curl",
+		"":                 "",
+	} {
+		if p, tail := shortClient(ua); p+tail != want {
+			t.Errorf("shortClient(%q) = %q, want %q", ua, p+tail, want)
+		}
+	}
+}
+
+// An observed stream whose client left says so on its row (since when, and
+// the state it was in), in its dashboard, and in the header, which counts
+// it apart from the streams Watching.
+func TestAStreamWhoseClientLeftSaysSoAndIsNotCountedWatching(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
+	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
+	first := ovResource("", "pods", "Pod", program.Feed{})
+	first.Client, first.ClientAddr = "kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc", "127.0.0.1:50000"
+	second := first
+	second.ClientAddr = "127.0.0.1:50001"
+	o := newOverview(opts, []program.Resource{first, second})
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 30})
+	clock.Time = tuitest.At(60 * time.Second)
+	watching := reflector.Stats{State: reflector.StateWatching, StateSince: tuitest.At(10 * time.Second), ResourceVersion: "120"}
+	left := watching
+	left.ClientLeft, left.ClientLeftState, left.ClientLeftWas = tuitest.At(48*time.Second), reflector.StateWatching, "Watching"
+	o = ovUpdate(o, resourceMsg{i: 0, msg: program.SnapshotMsg{At: clock.Time, HasStats: true, Stats: left}})
+	o = ovUpdate(o, resourceMsg{i: 1, msg: program.SnapshotMsg{At: clock.Time, HasStats: true, Stats: watching}})
+	screen := ovScreen(o)
+	// Two kubectl processes: told apart by their connections' ports.
+	tuitest.MustContain(t, screen, "● 1 Watching  ○ 1 client left", "kubectl (metadata) :50000 ○ left       12s", "was Watching",
+		"kubectl (metadata) :50001 ● Watching   50s")
+	if strings.Contains(screen, "● 2 Watching") {
+		t.Errorf("the header counts the stream whose client left as Watching:\n%s", screen)
+	}
+	o = ovKeys(o, "enter")
+	tuitest.MustContain(t, ovScreen(o), "○ client left 12s ago, was Watching")
+
+	// On a narrow screen, without the last error's column, a line under the row says it.
+	o = ovKeys(o, "esc")
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 90, Height: 30})
+	tuitest.MustContain(t, ovScreen(o), "client left 12s ago, was Watching")
+}

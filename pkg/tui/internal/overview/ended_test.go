@@ -1,0 +1,47 @@
+package overview
+
+import (
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
+)
+
+func isEnded(msg tea.Msg) bool {
+	if rm, ok := msg.(resourceMsg); ok {
+		msg = rm.msg
+	}
+	_, ok := msg.(program.EndedMsg)
+	return ok
+}
+
+// The overview of several resources holds its last screen the same way.
+func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
+	ended := make(chan struct{})
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
+	opts.Ended = ended
+	var feeds [numOvDemo]program.Feed
+	o := newOverview(opts, ovDemoResources(feeds))
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 40})
+	for _, msg := range ovDemoMessages() {
+		o = ovUpdate(o, msg)
+	}
+	if _, cmd := o.Update(tuitest.KeyPress("j")); tuitest.Quits(cmd) {
+		t.Fatal("j quit a running overview")
+	}
+	close(ended)
+	o = ovUpdate(o, EndedMsgOf(t, o.Init()))
+	tuitest.MustContain(t, ovScreen(o), "ended: press any key to quit", "LIVE ended")
+	if _, cmd := o.Update(tuitest.KeyPress("j")); !tuitest.Quits(cmd) {
+		t.Error("j on the ended overview: did not quit")
+	}
+	// Opened on a resource, the same.
+	o.Shown = o.tbl.Selected()
+	tuitest.MustContain(t, ovScreen(o), "ended: press any key to quit")
+	if _, cmd := o.Update(tuitest.KeyPress("k")); !tuitest.Quits(cmd) {
+		t.Error("k on an ended resource's dashboard: did not quit")
+	}
+}

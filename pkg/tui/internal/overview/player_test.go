@@ -1,0 +1,76 @@
+package overview
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
+)
+
+// refreshOverview brings what the replay did to each of the overview's resources.
+func refreshOverview(o Overview) Overview {
+	for i := range o.subs {
+		o.subs[i] = refresh(o.subs[i])
+	}
+	return o
+}
+
+func TestTheOverviewTakesThePlayerKeysOnAReplayOfTwoResources(t *testing.T) {
+	r := newPlayerRig(t, "../../../trace/testdata/handwritten/two-resources.jsonl", 1)
+	o := newOverview(r.opts, r.resources)
+	t.Cleanup(o.Close)
+	next, _ := o.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	o = next.(Overview)
+	next, _ = o.Update(tuitest.KeyPress("space"))
+	o = next.(Overview)
+	if !r.player.Paused() {
+		t.Fatal("space on the overview did not pause the replay")
+	}
+	errc := r.run()
+	r.held(-1)
+	// Three steps: the two resources' first decisions, then the first request (at 1ms).
+	var served int64
+	for range 3 {
+		next, _ = o.Update(tuitest.KeyPress("right"))
+		o = next.(Overview)
+		before := served
+		served = r.held(before)
+		if got := marks(r.kinds[before:served]); got != 1 {
+			t.Errorf("a step served %v: %d requests and decisions, want 1", r.kinds[before:served], got)
+		}
+	}
+	if r.kinds[served-1] != trace.KindRequest {
+		t.Errorf("the third step ended at a %s line, want the first request", r.kinds[served-1])
+	}
+	o = refreshOverview(o)
+	view := tuitest.Plain(o.View())
+	for _, want := range []string{"stepping to the next request or decision", "⏸ paused ×1", "2 resources"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the overview lacks %q:\n%s", want, view)
+		}
+	}
+	next, _ = o.Update(tuitest.KeyPress("0"))
+	o = next.(Overview)
+	if view := tuitest.Plain(o.View()); !strings.Contains(view, "is behind the replay") {
+		t.Errorf("0 after a step: the overview does not say the start is behind:\n%s", view)
+	}
+	for range 12 {
+		next, _ = o.Update(tuitest.KeyPress("+"))
+		o = next.(Overview)
+	}
+	next, _ = o.Update(tuitest.KeyPress("space"))
+	o = next.(Overview)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if view := tuitest.Plain(o.View()); !strings.Contains(view, "replay resumed at ×max") {
+		t.Errorf("the overview does not say the replay resumed:\n%s", view)
+	}
+	next, _ = o.Update(tuitest.KeyPress("?"))
+	o = next.(Overview)
+	if view := tuitest.Plain(o.View()); !strings.Contains(view, "pause, resume") || !strings.Contains(view, "jump to 0-90%") || !strings.Contains(view, "a replay only runs forward") {
+		t.Errorf("the overview's help lacks the player keys:\n%s", view)
+	}
+}

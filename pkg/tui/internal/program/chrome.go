@@ -1,0 +1,338 @@
+package program
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/helpscreen"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
+)
+
+// statusFor is how long an action's status line stays before the footer
+// shows the key help again.
+const statusFor = 10 * time.Second
+
+// Chrome frames every screen, the overview's and a resource's alike: the
+// header (title, what is watched, state line, LIVE or REPLAY badge), the
+// footer (an action's status or the key help, and the notes dropped), the ?
+// help screen and the replay's player (its keys and last reading). The
+// root holds the one chrome; the component shown hands it what only it knows.
+type Chrome struct {
+	opts Options
+	st   common.Styles
+	help help.Model
+	// Keys are the keys of every screen: help, quit, the player's.
+	Keys ChromeKeys
+	// Status is the player's last action's.
+	Status Status
+	// Player is the player as last read, by a player key or any
+	// resource's poll (HavePlayer: once read).
+	Player     player.State
+	HavePlayer bool
+	// Width and Height are the terminal's, 0 until it says.
+	Width, Height int
+	// Ended says the run ended by itself (Options.Ended): any key quits.
+	Ended bool
+	// helpScreen is the help screen's scroll.
+	helpScreen helpscreen.Screen
+}
+
+// Status is an action's one-line report, shown in the footer until a newer one.
+type Status struct {
+	// Text is the report, "" for none; Sev grades it; At is when it was made.
+	Text string
+	Sev  common.Severity
+	At   time.Time
+}
+
+// Progress is where a replay stands, for the header's badge: done of total
+// (Options.Progress's), shown when there is no player to say where it is;
+// and whether the reflector stopped (the replay ended), shown either way.
+type Progress struct {
+	// Done of Total is Options.Progress's reading.
+	Done, Total int64
+	// Stopped says the reflector stopped: the replay ended.
+	Stopped bool
+}
+
+// ScreenKeys are a root model's own keys, which the chrome lays out around
+// its own: in the footer, first after help and quit, rest after the
+// player's; on the help screen, help and quit join moves, the player's actions.
+type ScreenKeys interface {
+	FooterKeys() (first, rest []key.Binding)
+	HelpGroups() (nav, moves, actions []key.Binding)
+}
+
+func newChrome(opts Options, st common.Styles) Chrome {
+	h := help.New()
+	h.Styles = st.Help
+	keys := newChromeKeys()
+	if opts.Player != nil {
+		keys.Player.Enable()
+	}
+	return Chrome{opts: opts, st: st, help: h, Keys: keys}
+}
+
+// Size is the screen's width and height, and the lines between header and footer.
+func (c *Chrome) Size() (w, h, body int) {
+	w, h = c.Width, c.Height
+	if w <= 0 || h <= 0 {
+		w, h = DefaultWidth, DefaultHeight
+	}
+	return w, h, h - headerLines - 1
+}
+
+// view frames the screen: draw's header, body (fitted between header and
+// footer) and footer; on a terminal too small, a notice instead.
+func (c *Chrome) view(draw func() (header, body []string, footer string)) tea.View {
+	width, height, bodyLines := c.Size()
+	var lines []string
+	if width < minWidth || height < minHeight {
+		msg := fmt.Sprintf("kubectl watchcache: the terminal is %dx%d; it needs at least %dx%d", width, height, minWidth, minHeight)
+		lines = strings.Split(common.Wrap(msg, width, " "), "\n")
+	} else {
+		header, body, footer := draw()
+		lines = append(header, common.FitLines(body, width, bodyLines)...)
+		lines = append(lines, footer)
+	}
+	v := tea.NewView(strings.Join(common.FitLines(lines, width, height), "\n"))
+	v.AltScreen = true
+	v.WindowTitle = "kubectl watchcache"
+	return v
+}
+
+// Header is the title line (the tool, the trace, the context and server,
+// the uptime), what is watched (parts), and the state line with the
+// findings' count (findings, "" for none) and r's badge.
+func (c *Chrome) Header(width int, now time.Time, parts []string, state, findings string, r Progress) []string {
+	st, o := c.st, c.opts
+	left := st.App.Render("kubectl watchcache")
+	switch {
+	case o.Replay && o.Trace != "":
+		left += st.Label.Render("  trace ") + o.Trace
+	case o.Trace != "":
+		left += st.Label.Render("  recording ") + o.Trace
+	}
+	if o.Kind.Source != "" {
+		left += st.Label.Render("  observing ") + o.Kind.Source
+	}
+	if o.Context != "" {
+		left += st.Label.Render("  ctx ") + o.Context
+	}
+	if o.Server != "" {
+		left += "  " + o.Server
+	}
+	return []string{common.Spread(left, st.Label.Render("up ")+format.Age(now.Sub(o.Start)), width),
+		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, joinRight(findings, c.badge(r)), width, stateKept)}
+}
+
+// stateKept is how much of the state line's left (the state: "● Backoff
+// for 1.2s") a narrow screen keeps before the right side is cut.
+const stateKept = 24
+
+// joinRight puts a before b, two spaces apart, when there is an a.
+func joinRight(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "  " + b
+}
+
+// WatchedParts say how resources are watched, as far as they all watch
+// alike: the selectors, how lists are made (with lists) or, for another
+// program's reflector, whose it is (client), and the wire.
+func WatchedParts(rs []Resource, lists bool, client string) []string {
+	var parts []string
+	if sel, ok := Shared(rs, func(r *Resource) string { return r.Target.LabelSelector }); ok && sel != "" {
+		parts = append(parts, "-l "+sel)
+	}
+	if sel, ok := Shared(rs, func(r *Resource) string { return r.Target.FieldSelector }); ok && sel != "" {
+		parts = append(parts, "--field-selector "+sel)
+	}
+	switch {
+	case client != "":
+		// Another program's reflector: what it asked for (how it lists is in its requests).
+		parts = append(parts, "client "+client)
+		switch {
+		case len(rs) != 1:
+		case rs[0].Table:
+			parts = append(parts, "tables")
+		case rs[0].MetadataOnly:
+			parts = append(parts, "metadata-only")
+		case rs[0].Wire != "":
+			parts = append(parts, "full objects")
+		}
+	case lists:
+		if method, ok := Shared(rs, func(r *Resource) string { return listMethod(*r) }); ok {
+			parts = append(parts, method)
+		}
+		switch meta, _ := Shared(rs, func(r *Resource) string { return fmt.Sprint(r.MetadataOnly) }); meta {
+		case "true":
+			parts = append(parts, "metadata-only")
+		case "false":
+			parts = append(parts, "full objects")
+		}
+	}
+	if wire, ok := Shared(rs, func(r *Resource) string { return string(r.Wire) }); ok && wire != "" {
+		parts = append(parts, wire)
+	}
+	return parts
+}
+
+// Shared is f's value for every one of rs; ok is false when they differ, or there are none.
+func Shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
+	if len(rs) == 0 {
+		return "", false
+	}
+	v = f(&rs[0])
+	for i := range rs[1:] {
+		if f(&rs[i+1]) != v {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// badge says LIVE, or REPLAY with its position: the player's in recorded
+// time when there is one, else r's done of total; and whether the replay ended.
+func (c *Chrome) badge(r Progress) string {
+	st := c.st
+	if !c.opts.Replay {
+		if c.Ended {
+			return st.Good.Render("LIVE") + st.Label.Render(" ended")
+		}
+		return st.Good.Render("LIVE")
+	}
+	b := st.Badge.Render(" REPLAY ")
+	switch {
+	case c.HavePlayer:
+		b += " " + player.Badge(st, c.Player, c.opts.Start, r.Stopped)
+	case r.Total > 0:
+		pct := min(r.Done*100/r.Total, 100)
+		b += fmt.Sprintf(" %s %d%% %s/%s", common.ProgressBar(r.Done, r.Total, 10), pct, format.Count(r.Done), format.Count(r.Total))
+	case r.Done > 0:
+		b += " " + format.Count(r.Done)
+	}
+	if r.Stopped {
+		b += st.Label.Render(" ended")
+	}
+	return b
+}
+
+// Expire drops the status once it is older than statusFor at now.
+func (s *Status) Expire(now time.Time) {
+	if s.Text != "" && now.Sub(s.At) > statusFor {
+		s.Text = ""
+	}
+}
+
+// Footer is over (a prompt), else the status s, else hint (faint), else the
+// key help; on the right, how many notes were dropped on the way to the screen.
+func (c *Chrome) Footer(width int, over string, s Status, hint string, keys ScreenKeys, lost int64) string {
+	right := ""
+	if lost > 0 {
+		right = c.st.Warn.Render("dropped " + format.Count(lost) + " notes")
+	}
+	left := over
+	switch {
+	case c.Ended:
+		left = c.st.Warn.Render(endedHint)
+	case left != "":
+	case s.Text != "":
+		left = c.st.Sev(s.Sev, s.Text)
+	case hint != "":
+		left = c.st.Faint.Render(hint)
+	default:
+		first, rest := keys.FooterKeys()
+		short := append([]key.Binding{c.Keys.Help, c.Keys.Quit}, first...)
+		short = append(append(short, c.Keys.Player.PlayPause, c.Keys.Player.Step), rest...)
+		h := c.help
+		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
+		left = h.ShortHelpView(short)
+	}
+	return common.Spread(left, right, width)
+}
+
+// endedHint is the footer of a run that ended by itself (Options.Ended).
+const endedHint = "ended: press any key to quit"
+
+// helpHintFor is the hint under a help screen of total lines.
+func (c *Chrome) helpHintFor(total int) string {
+	_, _, body := c.Size()
+	return helpscreen.HintFor(total, body)
+}
+
+// helpKey handles a key on the help screen of total lines: q quits, ? and
+// esc close it, the rest scroll it when it does not fit.
+func (c *Chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool) {
+	_, _, body := c.Size()
+	return c.helpScreen.Key(k, c.Keys.Quit, c.Keys.Help, c.Keys.Close, total, body)
+}
+
+// HelpLines is the help screen: the keys in columns, then the legend, to
+// which a replay adds what it cannot do and the player, before after.
+func (c *Chrome) HelpLines(width int, keysTitle, legendTitle string, keys ScreenKeys, legend [][2]string, after ...[2]string) []string {
+	st := c.st
+	nav, moves, actions := keys.HelpGroups()
+	groups := enabledOnly([][]key.Binding{nav, append(moves, c.Keys.Help, c.Keys.Quit), append(actions, c.Keys.Player.Group()...)})
+	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, helpscreen.Keys(st, groups, width)...)
+	out = append(out, "", st.TabActive.Render(" "+legendTitle+" "), "")
+	if c.opts.Replay {
+		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
+		if c.opts.Player != nil {
+			legend = append(legend, [2]string{"player", player.Legend})
+		}
+	}
+	return append(out, helpscreen.Legend(st, append(legend, after...), width)...)
+}
+
+// enabledOnly drops the disabled bindings of each group, and groups left empty.
+func enabledOnly(groups [][]key.Binding) [][]key.Binding {
+	var out [][]key.Binding
+	for _, g := range groups {
+		var kept []key.Binding
+		for _, b := range g {
+			if b.Enabled() {
+				kept = append(kept, b)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, kept)
+		}
+	}
+	return out
+}
+
+// ActsOn says r and a can act in a run of opts: not in a replay, not on
+// a passive Kind of rows (another program's reflectors).
+func ActsOn(opts Options) bool { return !opts.Replay && opts.Kind.Passive == "" }
+
+// listMethod is how a resource's lists are made: "list, page 500".
+func listMethod(r Resource) string {
+	strategy := string(r.Strategy)
+	if strategy == "" {
+		strategy = string(reflector.StrategyList)
+	}
+	if r.PageSize > 0 {
+		return strategy + ", page " + format.Count(r.PageSize)
+	}
+	return strategy + ", unpaged"
+}
+
+// Screen geometry.
+const (
+	// DefaultWidth and DefaultHeight are the screen's size before the
+	// terminal reports its own, and Run's for an output that is not a terminal.
+	DefaultWidth, DefaultHeight = 80, 24
+	minWidth, minHeight         = 40, 10 // below this only a notice fits
+	headerLines                 = 3
+)
