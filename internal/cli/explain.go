@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -115,9 +114,6 @@ type Explained struct {
 
 // Run replays the trace and prints its findings.
 func (o *ExplainOptions) Run(ctx context.Context) error {
-	if _, err := os.Stat(o.path); err != nil {
-		return fmt.Errorf("cannot read %s: %w", o.path, errors.Unwrap(err))
-	}
 	rd, err := trace.Open(o.path)
 	if err != nil {
 		return err

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -95,9 +93,6 @@ func (o *ReplayOptions) Validate() error {
 
 // Run replays the trace.
 func (o *ReplayOptions) Run(ctx context.Context) error {
-	if _, err := os.Stat(o.path); err != nil {
-		return fmt.Errorf("cannot replay %s: %w", o.path, errors.Unwrap(err))
-	}
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	var d *session.DiffOptions
 	if o.Diff.On {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -128,9 +127,6 @@ func sameFile(a, b string) bool {
 // Run reads the trace and writes the report; it runs to the end, whatever
 // the context (it waits for nothing).
 func (o *ReportOptions) Run(context.Context) error {
-	if _, err := os.Stat(o.path); err != nil {
-		return fmt.Errorf("cannot read %s: %w", o.path, errors.Unwrap(err))
-	}
 	rd, err := trace.Open(o.path)
 	if err != nil {
 		return err

@@ -370,12 +370,12 @@ func RecordedEnd(ctx context.Context, path string) (time.Duration, error) {
 func tailEnd(path string) (time.Duration, bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, false, fmt.Errorf("opening trace: %w", err)
+		return 0, false, cannotRead(path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, false, fmt.Errorf("opening trace: %w", err)
+		return 0, false, cannotRead(path, err)
 	}
 	off := max(fi.Size()-tailBytes, 0)
 	buf := make([]byte, fi.Size()-off)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -102,20 +103,31 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
+// cannotRead is the error of a trace file that cannot be opened, the same
+// for every command that reads one: "cannot read PATH: no such file or
+// directory", the operation and the path said once.
+func cannotRead(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", path, err)
+}
+
 // Open opens a trace file (gzip when the name ends in .gz) and reads its header.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("opening trace: %w", err)
+		return nil, cannotRead(path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("opening trace: %w", err)
+		return nil, cannotRead(path, err)
 	}
 	if fi.IsDir() {
 		_ = f.Close()
-		return nil, fmt.Errorf("opening trace: %s is a directory", path)
+		return nil, fmt.Errorf("cannot read %s: it is a directory", path)
 	}
 	counter := &countingReader{r: f}
 	var in io.Reader = counter
