@@ -136,6 +136,8 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"unreachable", []string{"pods", "--kubeconfig", unreachable}, ExitFailure, "error: the connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},
 		{"no current context", []string{"pods", "--kubeconfig", noContext}, ExitFailure, `error: the kubeconfig has no current context: set one with "kubectl config use-context NAME", or pass --context`},
 		{"replay missing", []string{"replay", filepath.Join(dir, "missing.jsonl")}, ExitFailure, "error: cannot read " + filepath.Join(dir, "missing.jsonl") + ": no such file or directory"},
+		{"replay a directory", []string{"replay", dir}, ExitFailure, "error: cannot read " + dir + ": is a directory"},
+		{"explain a directory", []string{"explain", dir}, ExitFailure, "error: cannot read " + dir + ": is a directory"},
 		{"replay empty", []string{"replay", empty}, ExitFailure, "error: " + empty + ": the trace is empty"},
 		{"replay corrupt", []string{"replay", corrupt}, ExitFailure, "error: " + corrupt + ":1: not a watchcache trace (the first line is not JSON): invalid character 'h' in literal true (expecting 'r')"},
 		{"replay future version", []string{"replay", future}, ExitFailure, "error: " + future + ":1: unsupported trace version 3 (this build reads versions 1 and 2)"},

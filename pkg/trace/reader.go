@@ -127,7 +127,7 @@ func Open(path string) (*Reader, error) {
 	}
 	if fi.IsDir() {
 		_ = f.Close()
-		return nil, fmt.Errorf("cannot read %s: it is a directory", path)
+		return nil, fmt.Errorf("cannot read %s: is a directory", path)
 	}
 	counter := &countingReader{r: f}
 	var in io.Reader = counter
