@@ -238,6 +238,7 @@ func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			p.resources[i].begin(ctx)
 			errs[i] = r.Run(ctx)
 			// A reflector that stopped (it failed as the recorded one did)
 			// takes no more lines: they are dropped.
@@ -638,6 +639,20 @@ func (rr *ResourceReplay) stopped() {
 			close(rr.p.allStopped)
 		}
 	})
+}
+
+// begin moves the resource's clock to the time of its first line before
+// its reflector runs. The recorded reflector began its run there (its first
+// line is its first decision, written as Run began), not at the trace's
+// start: the header is written first, and with several resources each began
+// on its own. So the replay's Stats.Started, and the time to sync counted
+// from it, are the recorded run's. A first line that is a decision is
+// recorded for the comparison as next would; any other line is put back.
+func (rr *ResourceReplay) begin(ctx context.Context) {
+	l, err := rr.take(ctx, true)
+	if err == nil && l.K != KindNote {
+		rr.unread(l)
+	}
 }
 
 // next returns the resource's next line. Taking a line moves the clock to

@@ -483,3 +483,51 @@ func TestARecordingCutAnywhereReplaysWithoutADifference(t *testing.T) {
 		}
 	}
 }
+
+// A replayed reflector begins where the recorded one did: at its resource's
+// first line (its first decision), not at the header's start, which the
+// recording wrote before any reflector ran. So Stats.Started, and the time
+// to sync counted from it, are the recorded run's, for each resource.
+func TestAReplayedReflectorStartsAtItsResourcesFirstLine(t *testing.T) {
+	for _, name := range []string{"demo.jsonl", "several.jsonl", "streaming.jsonl"} {
+		path := filepath.Join(bundled, name)
+		rd, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := rd.Header()
+		first := map[int]time.Duration{}
+		for {
+			l, err := rd.Next()
+			if err != nil {
+				break
+			}
+			if _, seen := first[l.R]; !seen {
+				first[l.R] = time.Duration(l.At)
+			}
+		}
+		_ = rd.Close()
+		rd, err = trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := trace.NewReplay(rd, 0)
+		reflectors, _ := reflectorsFor(t, rp)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = rp.Run(ctx, reflectors...)
+		cancel()
+		_ = rd.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, r := range reflectors {
+			want := h.StartedAt.Add(first[i])
+			if first[i] == 0 {
+				t.Fatalf("%s: resource %d has no line after the start", name, i)
+			}
+			if got := r.Stats().Started; !got.Equal(want) {
+				t.Errorf("%s: resource %d started at %s, want its first line's %s (the header's is %s)", name, i, got, want, h.StartedAt)
+			}
+		}
+	}
+}
