@@ -28,7 +28,17 @@ func main() {
 	events := flag.Int("events", 1_000_000, "watch events in the generated trace")
 	objects := flag.Int("objects", 1000, "objects the events cycle over")
 	reps := flag.Int("reps", 3, "repetitions of each variant")
+	write := flag.String("write", "", "only write the trace to this file and exit: for timing two builds' `replay FILE --speed 0` side by side")
 	flag.Parse()
+	if *write != "" {
+		size, err := writeTrace(*write, *events, *objects)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "error: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d events over %d objects, %.1f MB\n", *write, *events, *objects, float64(size)/1e6)
+		return
+	}
 	if err := run(*events, *objects, *reps); err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)
