@@ -88,6 +88,43 @@ func (c *Cluster) reservePort() (int, error) {
 	return r.port, nil
 }
 
+// heldPorts is how many ports the cluster holds.
+func (c *Cluster) heldPorts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ports)
+}
+
+// releasePortsAfter releases the ports reserved after the first n.
+func (c *Cluster) releasePortsAfter(n int) {
+	c.mu.Lock()
+	later := c.ports[n:]
+	c.ports = c.ports[:n:n]
+	c.mu.Unlock()
+	for _, r := range later {
+		r.release()
+	}
+}
+
+// releasePort releases the cluster's reservation of port, if it holds one.
+func (c *Cluster) releasePort(port int) {
+	c.mu.Lock()
+	var keep []portReservation
+	var drop []portReservation
+	for _, r := range c.ports {
+		if r.port == port {
+			drop = append(drop, r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	c.ports = keep
+	c.mu.Unlock()
+	for _, r := range drop {
+		r.release()
+	}
+}
+
 // atStop runs f when the cluster stops, before its servers do.
 func (c *Cluster) atStop(f func()) {
 	c.mu.Lock()
@@ -125,18 +162,20 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	// A port is reserved and checked free, but something outside the tests
 	// can still take it before the server binds it: retry with fresh ports
 	// when a server does not come up.
-	if err := retryPorts(func() error { return cl.startEtcd(ctx) }, cl.stopEtcd); err != nil {
+	if err := cl.retryPorts(func() error { return cl.startEtcd(ctx) }, cl.stopEtcd); err != nil {
 		return nil, err
 	}
 	if err := cl.prepareAPIServer(); err != nil {
 		return nil, err
 	}
-	if err := retryPorts(func() error { return cl.startAPIServer(ctx) }, cl.StopAPIServer, func() error {
+	if err := cl.retryPorts(func() error { return cl.startAPIServer(ctx) }, cl.StopAPIServer, func() error {
+		failed := cl.apiPort
 		port, err := cl.reservePort()
 		if err != nil {
 			return err
 		}
 		cl.setAPIPort(port)
+		cl.releasePort(failed)
 		return nil
 	}); err != nil {
 		return nil, err
@@ -148,14 +187,18 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 const portAttempts = 3
 
 // retryPorts runs start up to portAttempts times, calling stop and the
-// re-port functions between attempts.
-func retryPorts(start func() error, stop func(), reports ...func() error) error {
+// re-port functions between attempts. The ports a failed attempt reserved
+// are released once it is stopped: the next attempt reserves its own, and
+// the cluster holds only the ports its servers use.
+func (c *Cluster) retryPorts(start func() error, stop func(), reports ...func() error) error {
 	var err error
 	for i := 0; i < portAttempts; i++ {
+		held := c.heldPorts()
 		if err = start(); err == nil {
 			return nil
 		}
 		stop()
+		c.releasePortsAfter(held)
 		for _, f := range reports {
 			if perr := f(); perr != nil {
 				return perr

@@ -69,3 +69,41 @@ func TestReservedPortsAreOutsideTheEphemeralRangeAndLocked(t *testing.T) {
 		t.Fatal("a lock taken on a removed file counts as the port's")
 	}
 }
+
+// A server start that fails (its port taken between the reservation and
+// the bind) is retried on fresh ports; the ports of the failed attempts are
+// released then, not held until the cluster stops.
+func TestAFailedStartsPortsAreReleasedBeforeTheRetry(t *testing.T) {
+	c := &Cluster{}
+	defer c.releasePortsAfter(0)
+	var tried []portReservation
+	attempts := 0
+	err := c.retryPorts(func() error {
+		attempts++
+		p, err := c.reservePort()
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		tried = append(tried, c.ports[len(c.ports)-1])
+		c.mu.Unlock()
+		if attempts < portAttempts {
+			return errors.New("address already in use on " + strconv.Itoa(p))
+		}
+		return nil
+	}, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ports) != 1 || c.ports[0].port != tried[len(tried)-1].port {
+		t.Fatalf("the cluster holds %v, want only the last attempt's port %d", c.ports, tried[len(tried)-1].port)
+	}
+	for _, r := range tried[:len(tried)-1] {
+		if r.lock == nil {
+			continue
+		}
+		if _, err := os.Stat(r.lock.Name()); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the failed attempt's port %d is still locked (%s: %v)", r.port, r.lock.Name(), err)
+		}
+	}
+}
