@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,98 +10,12 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
 const demoTrace = "../../../../testdata/traces/demo.jsonl"
-
-// playerRig is a replay of a bundled trace, one reflector per resource,
-// with its player, not started yet.
-type playerRig struct {
-	t         *testing.T
-	replay    *trace.Replay
-	player    *trace.Player
-	opts      program.Options
-	resources []program.Resource
-	run       func() <-chan error
-	kinds     []string // the trace's line kinds, in order
-}
-
-func newPlayerRig(t *testing.T, path string, speed float64) *playerRig {
-	t.Helper()
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rd.Close() })
-	rp := trace.NewReplay(rd, speed)
-	r := &playerRig{t: t, replay: rp, player: rp.Player(), kinds: lineKinds(t, path)}
-	var reflectors []*reflector.Reflector
-	for _, rr := range rp.Resources() {
-		notes := program.NewNoteBuffer(program.DefaultNoteBuffer)
-		cfg := rr.ReflectorConfig()
-		record := cfg.OnNote
-		cfg.OnNote = func(n reflector.Note) { record(n); notes.Push(n) }
-		st, w := store.New()
-		rf, err := reflector.New(cfg, w, st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rr.SetForceRelist(rf.ForceRelist)
-		reflectors = append(reflectors, rf)
-		rh := rr.Header()
-		r.resources = append(r.resources, program.Resource{Target: rh.Target(), Strategy: rh.Options.Strategy, PageSize: rh.Options.PageSize,
-			Feed: program.Feed{Stats: rf.Stats, Store: st, Notes: notes}})
-	}
-	end, err := trace.RecordedEnd(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.player.SetEnd(end)
-	h := rd.Header()
-	r.opts = program.Options{Server: h.Server, Replay: true, Trace: "demo.jsonl", Player: r.player, Now: rp.Clock().Now, Start: h.StartedAt}
-	r.run = func() <-chan error {
-		errc := make(chan error, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		go func() { errc <- rp.Run(ctx, reflectors...) }()
-		return errc
-	}
-	return r
-}
-
-func lineKinds(t *testing.T, path string) []string {
-	t.Helper()
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	var out []string
-	for {
-		l, err := rd.Next()
-		if err != nil {
-			return out
-		}
-		out = append(out, l.K)
-	}
-}
-
-// served is how many lines the replay has served.
-func (r *playerRig) served() int64 {
-	_, n := r.player.Position()
-	return n
-}
-
-// held waits until a pause holds the replay with more than n lines served.
-func (r *playerRig) held(n int64) int64 {
-	r.t.Helper()
-	tuitest.WaitUntil(r.t, "the replay to be held by its pause", func() bool { return r.player.Held() && r.served() > n })
-	return r.served()
-}
 
 // refresh brings what the replay did to model i: its notes so far, then a poll.
 func refresh(m Model) Model {
@@ -118,17 +31,17 @@ func refresh(m Model) Model {
 }
 
 func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T) {
-	r := newPlayerRig(t, demoTrace, 1)
-	m := newAlone(r.opts, r.resources[0])
+	r := tuitest.NewPlayerRig(t, demoTrace, 1)
+	m := newAlone(r.Opts, r.Resources[0])
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 40)
 
 	// space pauses before anything is served: the replay holds its first line.
 	m = update(m, tuitest.KeyPress("space"))
 	tuitest.MustContain(t, screen(m), "replay paused: space resumes", "⏸ paused ×1", "03:43:03 / 03:43:16 · 0%")
-	errc := r.run()
-	r.held(-1)
-	if n := r.served(); n != 0 {
+	errc := r.Run()
+	r.Held(-1)
+	if n := r.Served(); n != 0 {
 		t.Fatalf("paused before the start, the replay served %d lines", n)
 	}
 
@@ -139,13 +52,13 @@ func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T)
 		m = update(m, tuitest.KeyPress("right"))
 		tuitest.MustContain(t, screen(m), "stepping to the next request or decision")
 		before := served
-		served = r.held(before)
-		if got := marks(r.kinds[before:served]); got != 1 {
-			t.Fatalf("step %d served lines %d-%d %v: %d requests and decisions, want 1", step, before+1, served, r.kinds[before:served], got)
+		served = r.Held(before)
+		if got := tuitest.Marks(r.Kinds[before:served]); got != 1 {
+			t.Fatalf("step %d served lines %d-%d %v: %d requests and decisions, want 1", step, before+1, served, r.Kinds[before:served], got)
 		}
 		m = refresh(m)
 		tuitest.MustContain(t, screen(m), "⏸ paused")
-		if last := r.kinds[served-1]; last == trace.KindRequest {
+		if last := r.Kinds[served-1]; last == trace.KindRequest {
 			sawRequest = true
 			// The request the step stopped at is the one running now: the
 			// reflector takes the served line on its own goroutine, so wait
@@ -166,19 +79,19 @@ func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T)
 	tuitest.MustContain(t, screen(m), "replay speed ×4", "⏸ paused ×4")
 	m = update(m, tuitest.KeyPress("-"))
 	tuitest.MustContain(t, screen(m), "replay speed ×2", "⏸ paused ×2")
-	if s := r.player.Speed(); s != 2 {
+	if s := r.Player.Speed(); s != 2 {
 		t.Errorf("speed: got %v, want 2", s)
 	}
 
 	// 5 jumps to half of the recorded time, then goes on at ×2.
-	end, _ := r.player.End()
+	end, _ := r.Player.End()
 	m = update(m, tuitest.KeyPress("5"))
 	tuitest.MustContain(t, screen(m), "jumping to 50% (03:43:09), then on at ×2")
-	tuitest.WaitUntil(t, "the jump to 50%", func() bool { pos, _ := r.player.Position(); return pos >= end/2 })
+	tuitest.WaitUntil(t, "the jump to 50%", func() bool { pos, _ := r.Player.Position(); return pos >= end/2 })
 	m = update(m, tuitest.KeyPress("space"))
-	r.held(0)
+	r.Held(0)
 	m = refresh(m)
-	pos, _ := r.player.Position()
+	pos, _ := r.Player.Position()
 	pct := int(pos * 100 / end)
 	if pct < 50 {
 		t.Fatalf("after jumping to 50%%: at %d%%", pct)
@@ -188,8 +101,8 @@ func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T)
 	// Back is refused: a replay only runs forward.
 	m = update(m, tuitest.KeyPress("2"))
 	tuitest.MustContain(t, screen(m), "20% (03:43:05) is behind the replay", "a replay only runs forward")
-	if p, _ := r.player.Position(); p != pos || !r.player.Paused() {
-		t.Errorf("a refused jump moved the replay to %v (paused %v), want it still at %v, paused", p, r.player.Paused(), pos)
+	if p, _ := r.Player.Position(); p != pos || !r.Player.Paused() {
+		t.Errorf("a refused jump moved the replay to %v (paused %v), want it still at %v, paused", p, r.Player.Paused(), pos)
 	}
 
 	// + up to ×max, then space resumes: the rest goes as fast as possible.
@@ -204,7 +117,7 @@ func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T)
 	}
 	m = refresh(m)
 	tuitest.MustContain(t, screen(m), "03:43:16 / 03:43:16 · 100%", "ended")
-	if shown, n := r.replay.Differences(5); n != 0 {
+	if shown, n := r.Replay.Differences(5); n != 0 {
 		t.Errorf("the replay, paused, stepped, sped up and jumped, decided differently: %v", shown)
 	}
 
@@ -235,16 +148,16 @@ func TestWithoutAPlayerSpacePausesTheLogAndThePlayerKeysAreNotInTheHelp(t *testi
 // caller, which starts the replay again, and ends the dashboard; a jump
 // ahead still seeks.
 func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
-	r := newPlayerRig(t, demoTrace, 0)
+	r := tuitest.NewPlayerRig(t, demoTrace, 0)
 	rewound := time.Duration(-1)
-	r.opts.Rewind = func(at time.Duration) { rewound = at }
-	m := newAlone(r.opts, r.resources[0])
+	r.Opts.Rewind = func(at time.Duration) { rewound = at }
+	m := newAlone(r.Opts, r.Resources[0])
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 40)
-	if err := <-r.run(); err != nil {
+	if err := <-r.Run(); err != nil {
 		t.Fatal(err)
 	}
-	end, _ := r.player.End()
+	end, _ := r.Player.End()
 	next, cmd := m.Update(tuitest.KeyPress("2"))
 	m = next.(Model)
 	if rewound != end*2/10 {
@@ -257,15 +170,4 @@ func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
 		t.Errorf("a rewind's command: got %T, want tea.QuitMsg", cmd())
 	}
 	tuitest.MustContain(t, screen(m), "rewinding to 20%")
-}
-
-// marks counts the requests and decisions among kinds.
-func marks(kinds []string) int {
-	n := 0
-	for _, k := range kinds {
-		if k == trace.KindRequest || k == trace.KindNote {
-			n++
-		}
-	}
-	return n
 }

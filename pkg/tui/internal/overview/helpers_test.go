@@ -8,8 +8,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/dashboard"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
@@ -113,102 +111,4 @@ func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) []tea.Msg {
 		}()
 	}
 	return []tea.Msg{<-found}
-}
-
-// playerRig is a replay of a bundled trace, one reflector per resource,
-// with its player, not started yet.
-type playerRig struct {
-	t         *testing.T
-	replay    *trace.Replay
-	player    *trace.Player
-	opts      program.Options
-	resources []program.Resource
-	run       func() <-chan error
-	kinds     []string // the trace's line kinds, in order
-}
-
-// served is how many lines the replay has served.
-func (r *playerRig) served() int64 {
-	_, n := r.player.Position()
-	return n
-}
-
-// held waits until a pause holds the replay with more than n lines served.
-func (r *playerRig) held(n int64) int64 {
-	r.t.Helper()
-	tuitest.WaitUntil(r.t, "the replay to be held by its pause", func() bool { return r.player.Held() && r.served() > n })
-	return r.served()
-}
-
-// newPlayerRig is a replay of the trace at path at speed, with its player, not started yet.
-func newPlayerRig(t *testing.T, path string, speed float64) *playerRig {
-	t.Helper()
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rd.Close() })
-	rp := trace.NewReplay(rd, speed)
-	r := &playerRig{t: t, replay: rp, player: rp.Player(), kinds: lineKinds(t, path)}
-	var reflectors []*reflector.Reflector
-	for _, rr := range rp.Resources() {
-		notes := program.NewNoteBuffer(program.DefaultNoteBuffer)
-		cfg := rr.ReflectorConfig()
-		record := cfg.OnNote
-		cfg.OnNote = func(n reflector.Note) { record(n); notes.Push(n) }
-		st, w := store.New()
-		rf, err := reflector.New(cfg, w, st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rr.SetForceRelist(rf.ForceRelist)
-		reflectors = append(reflectors, rf)
-		rh := rr.Header()
-		r.resources = append(r.resources, program.Resource{Target: rh.Target(), Strategy: rh.Options.Strategy, PageSize: rh.Options.PageSize,
-			Feed: program.Feed{Stats: rf.Stats, Store: st, Notes: notes}})
-	}
-	end, err := trace.RecordedEnd(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.player.SetEnd(end)
-	h := rd.Header()
-	r.opts = program.Options{Server: h.Server, Replay: true, Trace: "demo.jsonl", Player: r.player, Now: rp.Clock().Now, Start: h.StartedAt}
-	r.run = func() <-chan error {
-		errc := make(chan error, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		go func() { errc <- rp.Run(ctx, reflectors...) }()
-		return errc
-	}
-	return r
-}
-
-// lineKinds are the kinds of the trace's lines at path, in order.
-func lineKinds(t *testing.T, path string) []string {
-	t.Helper()
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	var out []string
-	for {
-		l, err := rd.Next()
-		if err != nil {
-			return out
-		}
-		out = append(out, l.K)
-	}
-}
-
-// marks counts the requests and decisions among kinds.
-func marks(kinds []string) int {
-	n := 0
-	for _, k := range kinds {
-		if k == trace.KindRequest || k == trace.KindNote {
-			n++
-		}
-	}
-	return n
 }

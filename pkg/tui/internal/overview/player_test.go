@@ -18,31 +18,31 @@ func refreshOverview(o Overview) Overview {
 }
 
 func TestTheOverviewTakesThePlayerKeysOnAReplayOfTwoResources(t *testing.T) {
-	r := newPlayerRig(t, "../../../trace/testdata/handwritten/two-resources.jsonl", 1)
-	o := newOverview(r.opts, r.resources)
+	r := tuitest.NewPlayerRig(t, "../../../trace/testdata/handwritten/two-resources.jsonl", 1)
+	o := newOverview(r.Opts, r.Resources)
 	t.Cleanup(o.Close)
 	next, _ := o.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	o = next.(Overview)
 	next, _ = o.Update(tuitest.KeyPress("space"))
 	o = next.(Overview)
-	if !r.player.Paused() {
+	if !r.Player.Paused() {
 		t.Fatal("space on the overview did not pause the replay")
 	}
-	errc := r.run()
-	r.held(-1)
+	errc := r.Run()
+	r.Held(-1)
 	// Three steps: the two resources' first decisions, then the first request (at 1ms).
 	var served int64
 	for range 3 {
 		next, _ = o.Update(tuitest.KeyPress("right"))
 		o = next.(Overview)
 		before := served
-		served = r.held(before)
-		if got := marks(r.kinds[before:served]); got != 1 {
-			t.Errorf("a step served %v: %d requests and decisions, want 1", r.kinds[before:served], got)
+		served = r.Held(before)
+		if got := tuitest.Marks(r.Kinds[before:served]); got != 1 {
+			t.Errorf("a step served %v: %d requests and decisions, want 1", r.Kinds[before:served], got)
 		}
 	}
-	if r.kinds[served-1] != trace.KindRequest {
-		t.Errorf("the third step ended at a %s line, want the first request", r.kinds[served-1])
+	if r.Kinds[served-1] != trace.KindRequest {
+		t.Errorf("the third step ended at a %s line, want the first request", r.Kinds[served-1])
 	}
 	o = refreshOverview(o)
 	view := tuitest.Plain(o.View())
