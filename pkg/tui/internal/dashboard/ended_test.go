@@ -13,53 +13,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
-// EndedMsgOf waits for the model's Init to report that Options.Ended closed.
-func EndedMsgOf(t *testing.T, init tea.Cmd) tea.Msg {
-	t.Helper()
-	ch := make(chan tea.Msg, 16)
-	go func() {
-		for _, msg := range runCmdsUntil(init, func(m tea.Msg) bool { return isEnded(m) }) {
-			ch <- msg
-		}
-		close(ch)
-	}()
-	select {
-	case msg, ok := <-ch:
-		if !ok {
-			t.Fatal("Init never said the run ended")
-		}
-		return msg
-	case <-time.After(5 * time.Second):
-		t.Fatal("Init never said the run ended")
-	}
-	return nil
-}
-
-// runCmdsUntil runs the commands of init's batch, each on its own goroutine
-// (a poller's waits), and returns the first message that matches.
-func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) []tea.Msg {
-	msg := init()
-	b, ok := msg.(tea.BatchMsg)
-	if !ok {
-		b = tea.BatchMsg{func() tea.Msg { return msg }}
-	}
-	found := make(chan tea.Msg, len(b))
-	for _, c := range b {
-		if c == nil {
-			continue
-		}
-		go func() {
-			for _, m := range tuitest.RunCmd(c) {
-				if match(m) {
-					found <- m
-					return
-				}
-			}
-		}()
-	}
-	return []tea.Msg{<-found}
-}
-
 // A live run that ends by itself (--once, --duration) keeps its last screen:
 // the footer says it ended and any key quits; until then keys do their usual.
 func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
@@ -78,7 +31,7 @@ func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
 		t.Fatal("j quit a running dashboard")
 	}
 	close(ended)
-	m = update(m, EndedMsgOf(t, m.Init()))
+	m = update(m, tuitest.EndedMsgOf(t, m.Init(), isEnded))
 	s := screen(m)
 	tuitest.MustContain(t, s, "ended: press any key to quit", "LIVE ended")
 	if last := tuitest.Lines(s)[len(tuitest.Lines(s))-1]; !strings.Contains(last, "ended: press any key to quit") {

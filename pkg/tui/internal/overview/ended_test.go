@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
+// isEnded says msg, or the resource message that wraps it, is the run's end.
 func isEnded(msg tea.Msg) bool {
 	if rm, ok := msg.(resourceMsg); ok {
 		msg = rm.msg
@@ -33,7 +34,7 @@ func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
 		t.Fatal("j quit a running overview")
 	}
 	close(ended)
-	o = ovUpdate(o, EndedMsgOf(t, o.Init()))
+	o = ovUpdate(o, tuitest.EndedMsgOf(t, o.Init(), isEnded))
 	tuitest.MustContain(t, ovScreen(o), "ended: press any key to quit", "LIVE ended")
 	if _, cmd := o.Update(tuitest.KeyPress("j")); !tuitest.Quits(cmd) {
 		t.Error("j on the ended overview: did not quit")

@@ -3,7 +3,6 @@ package overview
 import (
 	"context"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -64,51 +63,4 @@ func demoModel(t *testing.T, w, h int) (dashboard.Model, *tuitest.FakeClock) {
 	m = update(m, program.NotesMsg{Notes: tuitest.DemoNotes()})
 	m = update(m, tuitest.DemoChanges())
 	return m, clock
-}
-
-// EndedMsgOf waits for the model's Init to report that Options.Ended closed.
-func EndedMsgOf(t *testing.T, init tea.Cmd) tea.Msg {
-	t.Helper()
-	ch := make(chan tea.Msg, 16)
-	go func() {
-		for _, msg := range runCmdsUntil(init, func(m tea.Msg) bool { return isEnded(m) }) {
-			ch <- msg
-		}
-		close(ch)
-	}()
-	select {
-	case msg, ok := <-ch:
-		if !ok {
-			t.Fatal("Init never said the run ended")
-		}
-		return msg
-	case <-time.After(5 * time.Second):
-		t.Fatal("Init never said the run ended")
-	}
-	return nil
-}
-
-// runCmdsUntil runs the commands of init's batch, each on its own goroutine
-// (a poller's waits), and returns the first message that matches.
-func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) []tea.Msg {
-	msg := init()
-	b, ok := msg.(tea.BatchMsg)
-	if !ok {
-		b = tea.BatchMsg{func() tea.Msg { return msg }}
-	}
-	found := make(chan tea.Msg, len(b))
-	for _, c := range b {
-		if c == nil {
-			continue
-		}
-		go func() {
-			for _, m := range tuitest.RunCmd(c) {
-				if match(m) {
-					found <- m
-					return
-				}
-			}
-		}()
-	}
-	return []tea.Msg{<-found}
 }

@@ -418,3 +418,44 @@ func RunCmd(cmd tea.Cmd) []tea.Msg {
 	}
 	return []tea.Msg{msg}
 }
+
+// EndedMsgOf waits for a model's Init to report that Options.Ended closed:
+// it runs the commands of init's batch, each on its own goroutine (a
+// poller's waits), and is the first message that isEnded says is the end.
+func EndedMsgOf(t *testing.T, init tea.Cmd, isEnded func(tea.Msg) bool) tea.Msg {
+	t.Helper()
+	ch := make(chan tea.Msg, 1)
+	go func() { ch <- runCmdsUntil(init, isEnded) }()
+	select {
+	case msg := <-ch:
+		return msg
+	case <-time.After(5 * time.Second):
+		t.Fatal("Init never said the run ended")
+	}
+	return nil
+}
+
+// runCmdsUntil runs the commands of init's batch, each on its own goroutine
+// (a poller's waits), and returns the first message that matches.
+func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) tea.Msg {
+	msg := init()
+	b, ok := msg.(tea.BatchMsg)
+	if !ok {
+		b = tea.BatchMsg{func() tea.Msg { return msg }}
+	}
+	found := make(chan tea.Msg, len(b))
+	for _, c := range b {
+		if c == nil {
+			continue
+		}
+		go func() {
+			for _, m := range RunCmd(c) {
+				if match(m) {
+					found <- m
+					return
+				}
+			}
+		}()
+	}
+	return <-found
+}
