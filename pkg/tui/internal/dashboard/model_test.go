@@ -9,7 +9,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -24,9 +23,9 @@ import (
 var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
 
 func TestViewFitsTheTerminalExactly(t *testing.T) {
-	for _, sz := range []struct{ w, h int }{{80, 24}, {160, 48}, {120, 40}, {100, 30}, {60, 16}, {45, 11}, {30, 8}} {
-		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
-			m, _ := demoModel(t, sz.w, sz.h)
+	for _, sz := range tuitest.FitSizes() {
+		t.Run(fmt.Sprintf("%dx%d", sz.W, sz.H), func(t *testing.T) {
+			m, _ := demoModel(t, sz.W, sz.H)
 			for _, state := range []string{"dashboard", "help", "detail"} {
 				switch state {
 				case "help":
@@ -35,15 +34,7 @@ func TestViewFitsTheTerminalExactly(t *testing.T) {
 					m = update(m, tuitest.KeyPress("esc"))
 					m = update(m, tuitest.KeyPress("enter"))
 				}
-				got := tuitest.Lines(m.View().Content)
-				if len(got) != sz.h {
-					t.Errorf("%s: %d lines, want %d", state, len(got), sz.h)
-				}
-				for i, l := range got {
-					if w := ansi.StringWidth(l); w > sz.w {
-						t.Errorf("%s: line %d is %d cells wide, want at most %d: %q", state, i, w, sz.w, ansi.Strip(l))
-					}
-				}
+				tuitest.MustFit(t, state, m.View().Content, sz)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -93,9 +92,9 @@ func TestAFailedResourceShowsItsReasonUnderItsRow(t *testing.T) {
 }
 
 func TestOverviewFitsTheTerminalExactly(t *testing.T) {
-	for _, sz := range []struct{ w, h int }{{80, 24}, {160, 48}, {120, 40}, {100, 30}, {60, 16}, {45, 11}, {30, 8}} {
-		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
-			o := ovDemo(t, sz.w, sz.h, [numOvDemo]program.Feed{})
+	for _, sz := range tuitest.FitSizes() {
+		t.Run(fmt.Sprintf("%dx%d", sz.W, sz.H), func(t *testing.T) {
+			o := ovDemo(t, sz.W, sz.H, [numOvDemo]program.Feed{})
 			for _, state := range []string{"table", "help", "table again", "resource"} {
 				switch state {
 				case "help":
@@ -105,15 +104,7 @@ func TestOverviewFitsTheTerminalExactly(t *testing.T) {
 				case "resource":
 					o = ovKeys(o, "down", "enter")
 				}
-				got := tuitest.Lines(o.View().Content)
-				if len(got) != sz.h {
-					t.Errorf("%s: %d lines, want %d", state, len(got), sz.h)
-				}
-				for i, l := range got {
-					if w := ansi.StringWidth(l); w > sz.w {
-						t.Errorf("%s: line %d is %d cells wide, want at most %d: %q", state, i, w, sz.w, ansi.Strip(l))
-					}
-				}
+				tuitest.MustFit(t, state, o.View().Content, sz)
 			}
 		})
 	}

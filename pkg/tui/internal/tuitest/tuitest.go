@@ -459,3 +459,27 @@ func runCmdsUntil(init tea.Cmd, match func(tea.Msg) bool) tea.Msg {
 	}
 	return <-found
 }
+
+// Size is a terminal's size in cells.
+type Size struct{ W, H int }
+
+// FitSizes are the terminal sizes a screen must fit exactly, from roomy to
+// cramped.
+func FitSizes() []Size {
+	return []Size{{80, 24}, {160, 48}, {120, 40}, {100, 30}, {60, 16}, {45, 11}, {30, 8}}
+}
+
+// MustFit fails when content, the screen in state, is not exactly sz.H
+// lines of at most sz.W cells.
+func MustFit(t *testing.T, state, content string, sz Size) {
+	t.Helper()
+	got := Lines(content)
+	if len(got) != sz.H {
+		t.Errorf("%s: %d lines, want %d", state, len(got), sz.H)
+	}
+	for i, l := range got {
+		if w := ansi.StringWidth(l); w > sz.W {
+			t.Errorf("%s: line %d is %d cells wide, want at most %d: %q", state, i, w, sz.W, ansi.Strip(l))
+		}
+	}
+}
