@@ -1,12 +1,9 @@
 package dashboard
 
 import (
-	"bytes"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
@@ -25,17 +22,10 @@ func goldenScreen(t *testing.T, w, h int, opts func(*program.Options), msgs ...t
 // goldenScreenOf is goldenScreen of the demo resource with feed.
 func goldenScreenOf(t *testing.T, w, h int, feed program.Feed, opts func(*program.Options), msgs ...tea.Msg) []byte {
 	t.Helper()
-	o := tuitest.DemoOptions(tuitest.NewFakeClock())
-	end := tuitest.At(110 * time.Second)
-	o.Now = func() time.Time { return end } // read by the program's goroutines: fixed, so no race
-	if opts != nil {
-		opts(&o)
-	}
+	o := tuitest.GoldenOptions(opts)
 	m := newAlone(o, tuitest.DemoResource(feed))
 	t.Cleanup(m.Close)
-	tm := teatest.NewTestModel(t, m,
-		teatest.WithInitialTermSize(w, h),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ASCII)))
+	tm := tuitest.GoldenProgram(t, m, w, h)
 	for _, s := range tuitest.DemoSnapshots() {
 		tm.Send(s)
 	}
@@ -44,14 +34,7 @@ func goldenScreenOf(t *testing.T, w, h int, feed program.Feed, opts func(*progra
 	for _, msg := range msgs {
 		tm.Send(msg)
 	}
-	tm.Send(tuitest.KeyPress("ctrl+c"))
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
-	var out bytes.Buffer
-	plainText := &colorprofile.Writer{Forward: &out, Profile: colorprofile.NoTTY}
-	if _, err := plainText.Write([]byte(final.View().Content)); err != nil {
-		t.Fatal(err)
-	}
-	return append(out.Bytes(), '\n')
+	return tuitest.FinalScreen(t, tm)
 }
 
 func TestGoldenDashboard80x24(t *testing.T) {

@@ -1,13 +1,10 @@
 package overview
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
@@ -26,12 +23,7 @@ func goldenOverview(t *testing.T, w, h int, keys ...string) []byte {
 // changed by opts and res (either may be nil).
 func goldenOverviewOf(t *testing.T, w, h int, opts func(*program.Options), res func([]program.Resource), keys ...string) []byte {
 	t.Helper()
-	o := tuitest.DemoOptions(tuitest.NewFakeClock())
-	end := tuitest.At(110 * time.Second)
-	o.Now = func() time.Time { return end } // read by the program's goroutines: fixed, so no race
-	if opts != nil {
-		opts(&o)
-	}
+	o := tuitest.GoldenOptions(opts)
 	resources := ovDemoResources([numOvDemo]program.Feed{})
 	if res != nil {
 		res(resources)
@@ -48,23 +40,14 @@ func goldenOverviewOf(t *testing.T, w, h int, opts func(*program.Options), res f
 	for _, msg := range msgs[:last] {
 		m = ovUpdate(m, msg)
 	}
-	tm := teatest.NewTestModel(t, m,
-		teatest.WithInitialTermSize(w, h),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ASCII)))
+	tm := tuitest.GoldenProgram(t, m, w, h)
 	for _, msg := range msgs[last:] {
 		tm.Send(msg)
 	}
 	for _, k := range keys {
 		tm.Send(tuitest.KeyPress(k))
 	}
-	tm.Send(tuitest.KeyPress("ctrl+c"))
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Overview)
-	var out bytes.Buffer
-	plainText := &colorprofile.Writer{Forward: &out, Profile: colorprofile.NoTTY}
-	if _, err := plainText.Write([]byte(final.View().Content)); err != nil {
-		t.Fatal(err)
-	}
-	return append(out.Bytes(), '\n')
+	return tuitest.FinalScreen(t, tm)
 }
 
 func TestGoldenOverview80x24(t *testing.T) {
