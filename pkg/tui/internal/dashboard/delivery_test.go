@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -14,16 +13,7 @@ import (
 // with probe as the run's probe (nil: none).
 func lagModel(t *testing.T, w, h int, probe func() program.ProbeView, lag reflector.LagCounts) Model {
 	t.Helper()
-	clock := tuitest.NewFakeClock()
-	opts := tuitest.DemoOptions(clock)
-	opts.Probe = probe
-	m := newAlone(opts, tuitest.DemoResource(program.Feed{}))
-	t.Cleanup(m.Close)
-	m = resize(m, w, h)
-	s := tuitest.DemoStats()
-	s.Lag.Counts = lag
-	clock.Time = tuitest.At(time.Minute)
-	return update(m, tuitest.DemoSnapshot(time.Minute, s))
+	return polledModel(t, w, h, func(o *program.Options) { o.Probe = probe }, func(s *reflector.Stats) { s.Lag.Counts = lag })
 }
 
 func TestTheHealthSectionHasADeliveryLineWithTheProbeAndTheLagBuckets(t *testing.T) {
@@ -32,15 +22,7 @@ func TestTheHealthSectionHasADeliveryLineWithTheProbeAndTheLagBuckets(t *testing
 			Recent: []time.Duration{time.Millisecond, 3 * time.Millisecond, 60 * time.Millisecond}}
 	}
 	got := screen(lagModel(t, 140, 40, probe, reflector.LagCounts{12, 1, 0, 0, 0}))
-	var line string
-	for _, l := range tuitest.Lines(got) {
-		if strings.HasPrefix(strings.TrimSpace(l), labelDelivery) {
-			line = l
-		}
-	}
-	if line == "" {
-		t.Fatalf("no delivery line:\n%s", got)
-	}
+	line := labelLine(t, got, labelDelivery, "delivery")
 	tuitest.MustContain(t, line, "probe p50 4.0ms · p99 61ms", "lag <2s 12 2-5s 1 5-15s 0 15-60s 0 >60s 0 (±2s)")
 }
 

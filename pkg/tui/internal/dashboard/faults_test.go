@@ -1,26 +1,17 @@
 package dashboard
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
 // faultsModel is the demo dashboard at w x h whose last poll carried faults.
 func faultsModel(t *testing.T, w, h int, faults []reflector.FaultCount) Model {
 	t.Helper()
-	clock := tuitest.NewFakeClock()
-	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{}))
-	t.Cleanup(m.Close)
-	m = resize(m, w, h)
-	s := tuitest.DemoStats()
-	s.Faults = faults
-	clock.Time = tuitest.At(time.Minute)
-	return update(m, tuitest.DemoSnapshot(time.Minute, s))
+	return polledModel(t, w, h, nil, func(s *reflector.Stats) { s.Faults = faults })
 }
 
 func TestAStreamWithFaultsInjectedHasAFaultsLine(t *testing.T) {
@@ -29,15 +20,7 @@ func TestAStreamWithFaultsInjectedHasAFaultsLine(t *testing.T) {
 		{Fault: "drop-deletes@p=0.5", First: tuitest.At(30 * time.Second), Count: 17},
 		{Fault: "cut@every=1h", First: tuitest.At(50 * time.Second)},
 	}))
-	var line string
-	for _, l := range tuitest.Lines(got) {
-		if strings.HasPrefix(strings.TrimSpace(l), labelFaults) {
-			line = l
-		}
-	}
-	if line == "" {
-		t.Fatalf("no faults line:\n%s", got)
-	}
+	line := labelLine(t, got, labelFaults, "faults")
 	tuitest.MustContain(t, line, "faults         gone@every=20s ×2 since 40s ago · drop-deletes@p=0.5 ×17 since 30s ago · cut@every=1h armed since 10s ago")
 	// The panes keep their rows: the line takes one from them, the screen keeps its height.
 	if n := len(tuitest.Lines(got)); n != 40 {

@@ -1,10 +1,13 @@
 package dashboard
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
@@ -40,4 +43,39 @@ func demoModel(t *testing.T, w, h int) (Model, *tuitest.FakeClock) {
 	m = update(m, program.NotesMsg{Notes: tuitest.DemoNotes()})
 	m = update(m, tuitest.DemoChanges())
 	return m, clock
+}
+
+// polledModel is the demo dashboard at w x h, its options changed by opts
+// (nil: none), after one poll a minute in whose stats, the demo's, stats
+// changed.
+func polledModel(t *testing.T, w, h int, opts func(*program.Options), stats func(*reflector.Stats)) Model {
+	t.Helper()
+	clock := tuitest.NewFakeClock()
+	o := tuitest.DemoOptions(clock)
+	if opts != nil {
+		opts(&o)
+	}
+	m := newAlone(o, tuitest.DemoResource(program.Feed{}))
+	t.Cleanup(m.Close)
+	m = resize(m, w, h)
+	s := tuitest.DemoStats()
+	stats(&s)
+	clock.Time = tuitest.At(time.Minute)
+	return update(m, tuitest.DemoSnapshot(time.Minute, s))
+}
+
+// labelLine is the last line of screen s that starts (but for spaces)
+// with label; without one, the test fails, saying it has no what line.
+func labelLine(t *testing.T, s, label, what string) string {
+	t.Helper()
+	var line string
+	for _, l := range tuitest.Lines(s) {
+		if strings.HasPrefix(strings.TrimSpace(l), label) {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("no %s line:\n%s", what, s)
+	}
+	return line
 }
