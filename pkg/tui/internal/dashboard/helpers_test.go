@@ -35,14 +35,7 @@ func demoModel(t *testing.T, w, h int) (Model, *tuitest.FakeClock) {
 	clock := tuitest.NewFakeClock()
 	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{}))
 	t.Cleanup(m.Close)
-	m = resize(m, w, h)
-	for _, s := range tuitest.DemoSnapshots() {
-		clock.Time = s.At
-		m = update(m, s)
-	}
-	m = update(m, program.NotesMsg{Notes: tuitest.DemoNotes()})
-	m = update(m, tuitest.DemoChanges())
-	return m, clock
+	return tuitest.FeedDemo(resize(m, w, h), clock, update), clock
 }
 
 // polledModel is the demo dashboard at w x h, its options changed by opts

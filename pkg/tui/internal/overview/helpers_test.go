@@ -55,12 +55,5 @@ func demoModel(t *testing.T, w, h int) (dashboard.Model, *tuitest.FakeClock) {
 	clock := tuitest.NewFakeClock()
 	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{}))
 	t.Cleanup(m.Close)
-	m = resize(m, w, h)
-	for _, s := range tuitest.DemoSnapshots() {
-		clock.Time = s.At
-		m = update(m, s)
-	}
-	m = update(m, program.NotesMsg{Notes: tuitest.DemoNotes()})
-	m = update(m, tuitest.DemoChanges())
-	return m, clock
+	return tuitest.FeedDemo(resize(m, w, h), clock, update), clock
 }

@@ -483,3 +483,14 @@ func MustFit(t *testing.T, state, content string, sz Size) {
 		}
 	}
 }
+
+// FeedDemo is m after update gave it the demo's polls, each at its time
+// on clock, then the demo's notes and store changes.
+func FeedDemo[M any](m M, clock *FakeClock, update func(M, tea.Msg) M) M {
+	for _, s := range DemoSnapshots() {
+		clock.Time = s.At
+		m = update(m, s)
+	}
+	m = update(m, program.NotesMsg{Notes: DemoNotes()})
+	return update(m, DemoChanges())
+}
