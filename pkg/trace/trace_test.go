@@ -313,16 +313,7 @@ func replayedRequestsCarryTheRecordedOptions(t *testing.T, path string) {
 // they were handed; replayed many times, no run may lose one.
 func TestSeveralResourcesReplayEveryRecordedDecisionEveryTime(t *testing.T) {
 	for i := range 40 {
-		rd, err := trace.Open(filepath.Join(bundled, "several.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rp := trace.NewReplay(rd, 0)
-		reflectors, _ := reflectorsFor(t, rp)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = rp.Run(ctx, reflectors...)
-		cancel()
-		_ = rd.Close()
+		rp, _, err := replayEach(t, filepath.Join(bundled, "several.jsonl"))
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -333,6 +324,22 @@ func TestSeveralResourcesReplayEveryRecordedDecisionEveryTime(t *testing.T) {
 			t.Fatalf("run %d: %d differences: %v", i, total, shown)
 		}
 	}
+}
+
+// replayEach replays the trace at path as fast as it goes, a reflector per
+// resource, and returns the replay, its reflectors and the run's error.
+func replayEach(t *testing.T, path string) (*trace.Replay, []*reflector.Reflector, error) {
+	t.Helper()
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	reflectors, _ := reflectorsFor(t, rp)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return rp, reflectors, rp.Run(ctx, reflectors...)
 }
 
 // reflectorsFor builds a reflector and store for each of rp's resources.
@@ -507,16 +514,7 @@ func TestAReplayedReflectorStartsAtItsResourcesFirstLine(t *testing.T) {
 			}
 		}
 		_ = rd.Close()
-		rd, err = trace.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rp := trace.NewReplay(rd, 0)
-		reflectors, _ := reflectorsFor(t, rp)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = rp.Run(ctx, reflectors...)
-		cancel()
-		_ = rd.Close()
+		_, reflectors, err := replayEach(t, path)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
