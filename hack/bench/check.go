@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,19 @@ type checkFigures struct {
 	// AnonMiB and TypedAnonMiB are the peaks the Anon ratio comes from.
 	AnonMiB      float64 `json:"anonMiB"`
 	TypedAnonMiB float64 `json:"typedAnonMiB"`
+	// StreamSec is a raw protobuf streaming list's time to its
+	// initial-events-end bookmark: the default sync's request with no
+	// client work behind it.
+	StreamSec float64 `json:"streamSec,omitempty"`
+	// The CPU-seconds of each run, medians: the plugin's own (CPUSec), the
+	// apiserver's and etcd's while the default sync ran (ServerCPUSec), while
+	// the raw streaming list ran (StreamServerCPUSec) and while the GET ran
+	// (FloorServerCPUSec). Cores is how many the machine has.
+	CPUSec             float64 `json:"cpuSec,omitempty"`
+	ServerCPUSec       float64 `json:"serverCPUSec,omitempty"`
+	StreamServerCPUSec float64 `json:"streamServerCPUSec,omitempty"`
+	FloorServerCPUSec  float64 `json:"floorServerCPUSec,omitempty"`
+	Cores              int     `json:"cores,omitempty"`
 }
 
 // checkRecord is what one check wrote: when, and its figures by N.
@@ -52,12 +66,13 @@ type checkRecord struct {
 }
 
 // checkVariants are the processes the check runs: the plugin with its
-// defaults, the protobuf floor and the typed informer in both modes.
+// defaults, the protobuf floor, the raw streaming list (the default's request
+// with no client work behind it) and the typed informer in both modes.
 func checkVariants(e *env) []variant {
 	var vs []variant
 	for _, v := range syncVariants(e) {
 		switch v.key {
-		case vDefault, vFloorPB, vTypedStream, vTypedList:
+		case vDefault, vFloorPB, vFloorStreamPB, vTypedStream, vTypedList:
 			vs = append(vs, v)
 		}
 	}
@@ -98,6 +113,9 @@ func runCheck(ctx context.Context, e *env, out string) error {
 		f.Floor, f.Typed = f.Sync/f.FloorSec, f.Sync/f.TypedSec
 		f.AnonMiB, f.TypedAnonMiB = get(vDefault, peakAnon), min(get(vTypedStream, peakAnon), get(vTypedList, peakAnon))
 		f.Anon = f.AnonMiB / f.TypedAnonMiB
+		server := func(r procResult) float64 { return serverCPU(r) + etcdCPU(r) }
+		f.StreamSec, f.CPUSec, f.Cores = get(vFloorStreamPB, syncSec), get(vDefault, cpuSec), runtime.NumCPU()
+		f.ServerCPUSec, f.StreamServerCPUSec, f.FloorServerCPUSec = get(vDefault, server), get(vFloorStreamPB, server), get(vFloorPB, server)
 		rec.Figures[fmt.Sprint(n)] = f
 	}
 	md := checkMarkdown(rec, last, e.opts.reps)
@@ -132,7 +150,28 @@ func checkMarkdown(rec, last checkRecord, reps int) string {
 		row("default sync / client-go typed informer, protobuf, faster mode", f.Typed, l.Typed, 0.5, fmt.Sprintf("(vs %.3f s)", f.TypedSec))
 		row("peak anonymous memory / typed informer's lower peak", f.Anon, l.Anon, 0.25, fmt.Sprintf("(%.1f vs %.1f MiB)", f.AnonMiB, f.TypedAnonMiB))
 	}
+	for _, n := range sortedSizes(rec.Figures) {
+		if f := rec.Figures[n]; f.Cores > 0 && f.StreamSec > 0 {
+			p("\n%s", allowance(n, f))
+		}
+	}
 	return b.String()
+}
+
+// allowance says what the machine's cores allow the default sync at one N:
+// the server's CPU for the streaming list against the GET's, and the most
+// CPU the plugin may spend for the floor's goal to be reachable at all,
+// even with every core busy all the time.
+func allowance(n string, f checkFigures) string {
+	cores := float64(f.Cores)
+	spent := f.ServerCPUSec + f.CPUSec
+	budget := 1.1*f.FloorSec*cores - f.ServerCPUSec
+	return fmt.Sprintf("What the machine allows at N=%s, on %d cores: a raw protobuf streaming list (the default's request, its objects read and dropped) "+
+		"took %.3f s, %.2f× the GET; the apiserver and etcd spent %.3f CPU-s serving it, against %.3f for the GET (%.2f×). "+
+		"During the default sync they spent %.3f CPU-s and the plugin %.3f: %.3f CPU-s, which %d cores run in %.3f s at the least, %.2f× the GET. "+
+		"For 1.1× the GET to be reachable at this server cost, the plugin could spend at most %.3f CPU-s, with no core ever idle.\n",
+		n, f.Cores, f.StreamSec, f.StreamSec/f.FloorSec, f.StreamServerCPUSec, f.FloorServerCPUSec, f.StreamServerCPUSec/f.FloorServerCPUSec,
+		f.ServerCPUSec, f.CPUSec, spent, f.Cores, spent/cores, spent/cores/f.FloorSec, budget)
 }
 
 // change says how now compares with before, as a ratio of the two.
