@@ -78,14 +78,12 @@ func (w *Window) Observe(at, began time.Time, c reflector.Counters) {
 		if d < 0 { // a new reflector started counting from zero
 			d = cur[i]
 		}
-		// Each second gets d/span; the rest, one each, the latest seconds.
-		each, rest := d/span, d%span
+		// Spread evenly: the k-th of the span's seconds gets the events
+		// between k/span and (k+1)/span of d, so a remainder lands spaced
+		// across the span rather than heaped on its latest seconds.
 		for s := max(first, w.lastSec-Seconds+1); s <= w.lastSec; s++ {
-			n := each
-			if w.lastSec-s < rest {
-				n++
-			}
-			w.buckets[i][s%Seconds] += n
+			k := s - first
+			w.buckets[i][s%Seconds] += (k+1)*d/span - k*d/span
 		}
 	}
 	w.last = cur

@@ -57,6 +57,23 @@ func TestRateWindowSpreadsALookThatSpansManySeconds(t *testing.T) {
 	}
 }
 
+// Fewer events than seconds: a replay at --speed 0 whose one look spans
+// 113 seconds holding 56 deletes. They are spaced across the whole span, so
+// the last minute holds its share of them (about 60/113), not all 56.
+func TestRateWindowSpacesFewerEventsThanSeconds(t *testing.T) {
+	var w Window
+	end := at(10 * time.Minute)
+	w.Observe(end, end.Add(-113*time.Second), reflector.Counters{Deleted: 56})
+	if got := w.Total(2); got < 29 || got > 30 {
+		t.Errorf("DELETED over the last minute = %d, want 29 or 30 (56 spread over 113 seconds)", got)
+	}
+	for k, v := range w.Series(2) {
+		if v > 1 {
+			t.Errorf("second %d holds %d deletes, want at most 1: 56 over 113 seconds", k, v)
+		}
+	}
+}
+
 func TestRateWindowForgetsWhatIsOlderThanAMinute(t *testing.T) {
 	var w Window
 	w.Observe(at(0), time.Time{}, reflector.Counters{})
