@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,12 +37,13 @@ func TestE2EAnAuditFindsWhatAProxyThatLosesDeletesLeftInTheCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	tracePath := filepath.Join(t.TempDir(), "drift.jsonl")
 	mb, err := c.NewMiddlebox()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mb.Close()
-	sess, err := NewLive(LiveConfig{Rest: mb.Config(c.Config()), Resources: []ResourceConfig{{
+	sess, err := NewLive(LiveConfig{Rest: mb.Config(c.Config()), TracePath: tracePath, Resources: []ResourceConfig{{
 		Target:    reflector.Target{Resource: builtin("configmaps", "ConfigMap"), Namespace: ns},
 		Reflector: reflector.Config{Strategy: reflector.StrategyAuto},
 		Wire:      reflector.WireJSON, // the middlebox changes JSON watches only
@@ -51,10 +54,11 @@ func TestE2EAnAuditFindsWhatAProxyThatLosesDeletesLeftInTheCache(t *testing.T) {
 	w := sess.Resources[0]
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(ctx) }()
-	defer func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		<-done
-	}()
+	})
+	defer stop()
 	if err := sess.WaitUntilReady(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -106,5 +110,23 @@ func TestE2EAnAuditFindsWhatAProxyThatLosesDeletesLeftInTheCache(t *testing.T) {
 	}
 	if fs := w.Findings().List(); len(fs) != 1 {
 		t.Errorf("want cache-drift alone: %+v", fs)
+	}
+
+	// The trace recorded both audits: its replay raises the same finding,
+	// from what the audit found then (a replay cannot list afresh).
+	stop()
+	rp, err := NewReplay(tracePath, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		t.Fatalf("replaying the trace: %v", err)
+	}
+	rf, ok := rp.Resources[0].Findings().Get(findings.CacheDrift)
+	if !ok {
+		t.Fatalf("the replay raised no cache-drift; findings %+v", rp.Resources[0].Findings().List())
+	}
+	if got, want := rf.Detail(), f.Detail(); got != want {
+		t.Errorf("the replay's cache-drift:\n%s\nwant the live one's:\n%s", got, want)
 	}
 }

@@ -548,6 +548,7 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 			return nil, fmt.Errorf("%s: %w", res.Name(), err)
 		}
 		rr.SetForceRelist(res.Reflector.ForceRelist)
+		rr.SetAudit(res.Reflector.NoteAudit)
 		s.addResource(res)
 	}
 	return s, nil

@@ -75,10 +75,17 @@ func (r *Reflector) Audit(ctx context.Context, catchUp time.Duration) (*AuditRep
 			}
 		}
 		if done {
-			r.ledger.Note(Note{Kind: NoteAudit, Audit: rep})
+			r.NoteAudit(rep)
 			return rep, nil
 		}
 	}
+}
+
+// NoteAudit notes an audit made elsewhere (a replay's recorded one) in order
+// with the reflector's own notes, as Audit notes its report. It may be
+// called from any goroutine.
+func (r *Reflector) NoteAudit(rep *AuditReport) {
+	r.ledger.Note(Note{Kind: NoteAudit, Audit: rep})
 }
 
 // auditRecheck is how often Audit compares again while events may be in flight.

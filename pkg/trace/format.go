@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 // Version is the trace format version this package writes; it reads this
@@ -32,6 +33,9 @@ const (
 	// 429s gave by UID, learned after those 429s; it is about the run, not
 	// one resource (its r is 0).
 	KindFlowControl = "flowcontrol"
+	// KindAudit is what an audit (the dashboard's a) found when it compared
+	// the resource's cache with a fresh list (Line.Audit).
+	KindAudit = "audit"
 )
 
 // ObjectMode says how much of each object a trace keeps.
@@ -313,6 +317,9 @@ type Line struct {
 	// before a client-left note its client left, or how long a client-back
 	// note's client was away.
 	Wait Duration `json:"wait,omitempty"`
+	// Audit is an audit line's report; its list's resourceVersion is
+	// ResourceVersion above.
+	Audit *AuditRecord `json:"audit,omitempty"`
 	// Fault and Count are a fault note's (observed traces): the --fault
 	// spec as given, and how many times it acted.
 	Fault string `json:"fault,omitempty"`
@@ -358,6 +365,61 @@ type DiffCounts struct {
 	Updated   int `json:"updated"`
 	Added     int `json:"added"`
 	Unchanged int `json:"unchanged"`
+}
+
+// AuditRecord is an `audit` line's `audit`: how many objects the fresh list
+// and the cache held, and the objects on which they disagreed.
+type AuditRecord struct {
+	Listed int `json:"listed"`
+	Cached int `json:"cached"`
+	// Missing were listed but not cached; Extra cached but not listed;
+	// Different cached with another UID or resourceVersion than listed.
+	Missing   []AuditEntry `json:"missing,omitempty"`
+	Extra     []AuditEntry `json:"extra,omitempty"`
+	Different []AuditEntry `json:"different,omitempty"`
+}
+
+// AuditEntry is one object an audit found: the cache's UID and
+// resourceVersion (old) and the list's (new), each absent where it had none.
+type AuditEntry struct {
+	Namespace          string `json:"namespace,omitempty"`
+	Name               string `json:"name"`
+	OldUID             string `json:"oldUID,omitempty"`
+	OldResourceVersion string `json:"oldResourceVersion,omitempty"`
+	NewUID             string `json:"newUID,omitempty"`
+	NewResourceVersion string `json:"newResourceVersion,omitempty"`
+}
+
+// auditLine is the `audit` line of an audit's report.
+func auditLine(a *reflector.AuditReport) *Line {
+	entries := func(es []store.DiffEntry) []AuditEntry {
+		var out []AuditEntry
+		for _, e := range es {
+			out = append(out, AuditEntry{Namespace: e.Ref.Namespace, Name: e.Ref.Name, OldUID: e.OldUID, OldResourceVersion: e.OldResourceVersion,
+				NewUID: e.NewUID, NewResourceVersion: e.NewResourceVersion})
+		}
+		return out
+	}
+	return &Line{K: KindAudit, ResourceVersion: a.ResourceVersion, Audit: &AuditRecord{Listed: a.Listed, Cached: a.Cached,
+		Missing: entries(a.Missing), Extra: entries(a.Extra), Different: entries(a.Different)}}
+}
+
+// AuditReport is an audit line's report as the reflector made it.
+func (l *Line) AuditReport() *reflector.AuditReport {
+	if l.Audit == nil {
+		return nil
+	}
+	entries := func(es []AuditEntry) []store.DiffEntry {
+		var out []store.DiffEntry
+		for _, e := range es {
+			out = append(out, store.DiffEntry{Ref: store.Ref{Namespace: e.Namespace, Name: e.Name}, OldUID: e.OldUID, OldResourceVersion: e.OldResourceVersion,
+				NewUID: e.NewUID, NewResourceVersion: e.NewResourceVersion})
+		}
+		return out
+	}
+	a := l.Audit
+	return &reflector.AuditReport{ResourceVersion: l.ResourceVersion, Listed: a.Listed, Cached: a.Cached,
+		Missing: entries(a.Missing), Extra: entries(a.Extra), Different: entries(a.Different)}
 }
 
 // noteLine is the `note` line of a decision.

@@ -477,6 +477,7 @@ var malformed = []struct {
 	{"a request id reused while open", list1 + "\n" + item1 + "\n" + list1, ":4: request id 1 reused while request 1 (line 2) is still open"},
 	{"a request while another is open", list1 + "\n" + watch2, ":3: request 2 starts while request 1 (line 2) is still open: a request ends before the next one starts"},
 	{"request ids that do not increase", listed1 + "\n" + strings.Replace(watch2, `"id":2`, `"id":1`, 1), ":6: request id 1 after request 1: request ids increase"},
+	{"an audit line without its audit", `{"k":"audit","at":1,"resourceVersion":"5"}`, `:2: audit line without its "audit"`},
 	{"a request without an id", `{"k":"request","at":1,"verb":"list"}`, ":2: request line with id 0, want a positive id"},
 	{"a request of another verb", strings.Replace(list1, `"list"`, `"delete"`, 1), `:2: request 1 has verb "delete", want list or watch`},
 	{"an end for an unknown id", listed1 + "\n" + `{"k":"end","at":3000,"id":9,"reason":"closed"}`, ":6: end line for request 9, which never started"},

@@ -346,7 +346,7 @@ func tooDeep(err error) (error, bool) {
 
 func knownKind(k string) bool {
 	switch k {
-	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote, KindResource, KindProbe, KindFlowControl:
+	case KindRequest, KindItem, KindPage, KindEvent, KindEnd, KindNote, KindResource, KindProbe, KindFlowControl, KindAudit:
 		return true
 	}
 	return false
@@ -440,8 +440,11 @@ func (r *Reader) check(l *Line) error {
 		}
 		return fmt.Errorf("%s line for resource %d, but the header lists %d", l.K, l.R, len(r.streams))
 	}
-	if l.K == KindNote || l.K == KindProbe {
-		return nil // decisions and the probe's measures may come anywhere, also between a watch's events
+	if l.K == KindAudit && l.Audit == nil {
+		return errors.New(`audit line without its "audit"`)
+	}
+	if l.K == KindNote || l.K == KindProbe || l.K == KindAudit {
+		return nil // decisions, audits and the probe's measures may come anywhere, also between a watch's events
 	}
 	st := &r.streams[l.R]
 	o := st.open

@@ -272,14 +272,19 @@ func directLine(l *Line) bool {
 	return sc.End() == nil && sc.Compact()
 }
 
-// Notes is the OnNote listener that records resource i's decisions
-// (request notes are recorded by the Source wrapper).
+// Notes is the OnNote listener that records resource i's decisions and
+// audits (request notes are recorded by the Source wrapper).
 func (r *Recorder) Notes(i int) func(reflector.Note) {
 	return func(n reflector.Note) {
-		if n.Kind != reflector.NoteDecision || n.Decision == nil {
+		var l *Line
+		switch {
+		case n.Kind == reflector.NoteDecision && n.Decision != nil:
+			l = noteLine(n.Decision)
+		case n.Kind == reflector.NoteAudit && n.Audit != nil:
+			l = auditLine(n.Audit)
+		default:
 			return
 		}
-		l := noteLine(n.Decision)
 		l.R = i
 		r.write(l)
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -176,3 +178,33 @@ func TestTheRecorderFlushesWithoutBeingClosed(t *testing.T) {
 
 // oneResource is the header of a trace of one resource, all else left out.
 var oneResource = trace.Header{Resources: []trace.ResourceHeader{{}}}
+
+// An audit's report is a line of the trace, read back as the reflector made it.
+func TestAnAuditIsRecordedAndReadBackWhole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	rec, err := trace.Create(path, oneResource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &reflector.AuditReport{ResourceVersion: "42", Listed: 3, Cached: 4,
+		Missing:   []store.DiffEntry{{Ref: store.Ref{Namespace: "ns", Name: "new"}, NewUID: "u9", NewResourceVersion: "40"}},
+		Extra:     []store.DiffEntry{{Ref: store.Ref{Name: "gone"}, OldUID: "u1", OldResourceVersion: "7"}, {Ref: store.Ref{Namespace: "ns", Name: "gone-too"}, OldUID: "u2", OldResourceVersion: "8"}},
+		Different: []store.DiffEntry{{Ref: store.Ref{Namespace: "ns", Name: "moved"}, OldUID: "u3", OldResourceVersion: "9", NewUID: "u4", NewResourceVersion: "41"}},
+	}
+	rec.Notes(0)(reflector.Note{Kind: reflector.NoteAudit, Audit: rep})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	l, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.AuditReport(); l.K != trace.KindAudit || !reflect.DeepEqual(got, rep) {
+		t.Errorf("read back a %s line with %+v, want an audit line with %+v", l.K, got, rep)
+	}
+}

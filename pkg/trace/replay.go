@@ -83,6 +83,7 @@ type ResourceReplay struct {
 	peek      chan struct{} // while a backoff waits for the next line: closed once it came
 	curID     int64
 	onForce   func()
+	onAudit   func(*reflector.AuditReport)
 	onLine    func(*Line)
 	decisions decisionComparison
 }
@@ -457,6 +458,15 @@ func (rr *ResourceReplay) SetForceRelist(f func()) {
 	rr.mu.Unlock()
 }
 
+// SetAudit gives the replay a way to note a recorded audit in the replayed
+// reflector's run (Reflector.NoteAudit), so an audit the user made while
+// recording is noted again at the same point, with what it found then.
+func (rr *ResourceReplay) SetAudit(f func(*reflector.AuditReport)) {
+	rr.mu.Lock()
+	rr.onAudit = f
+	rr.mu.Unlock()
+}
+
 // Note collects the replayed reflector's decisions for Differences; pass it as (part of) OnNote.
 func (rr *ResourceReplay) Note(n reflector.Note) {
 	if n.Kind != reflector.NoteDecision || n.Decision == nil {
@@ -680,7 +690,7 @@ func (rr *ResourceReplay) nextOf(ctx context.Context, notes bool) (*Line, error)
 // take is nextOf without waiting for a look ahead (it is the look).
 func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 	rr.mu.Lock()
-	l, onLine := rr.pending, rr.onLine
+	l, onLine, onAudit := rr.pending, rr.onLine, rr.onAudit
 	rr.pending = nil
 	if l != nil {
 		// A line put back may have been taken without its time (StopsHere).
@@ -706,6 +716,13 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 			rr.p.clock.advanceTo(at)
 			if onLine != nil {
 				onLine(l)
+			}
+			if l.K == KindAudit {
+				// Not the reflector's to read: a note of its run, at its time.
+				if onAudit != nil {
+					onAudit(l.AuditReport())
+				}
+				continue
 			}
 			if l.K == KindNote {
 				// A decision taken off the channel is the recording's even if
