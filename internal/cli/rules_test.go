@@ -61,7 +61,7 @@ func TestATripPrintsTheSummaryAndStopsTheReplayThere(t *testing.T) {
 		t.Errorf("stderr: got %q, want %q", stderr, want)
 	}
 	// The trip came just before the bookmark at 8m: the summary is of that moment.
-	if !strings.Contains(out, "resource configmaps.v1: 1 objects at resourceVersion 12\n") || !strings.Contains(out, "bookmarks 2, list-end bookmarks 0\n") {
+	if !strings.Contains(out, "resource configmaps.v1: 1 object at resourceVersion 12\n") || !strings.Contains(out, "bookmarks 2, list-end bookmarks 0\n") {
 		t.Errorf("summary is not of the moment of the trip:\n%s", out)
 	}
 	if strings.Contains(out, "00:10:00") {

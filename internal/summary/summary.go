@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -248,7 +249,7 @@ func (s Summary) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "client left %.1fs before the end; it was %s\n", l.AgeSeconds, l.State)
 		}
 	}
-	fmt.Fprintf(&b, "resource %s: %d objects at resourceVersion %s\n", s.Resource, s.Objects, s.ResourceVersion)
+	fmt.Fprintf(&b, "resource %s: %s at resourceVersion %s\n", s.Resource, format.PluralUngrouped(s.Objects, "object"), s.ResourceVersion)
 	if s.SyncSeconds != nil {
 		fmt.Fprintf(&b, "state at the end: %s; synced %.3fs after the start\n", s.State, *s.SyncSeconds)
 	} else {

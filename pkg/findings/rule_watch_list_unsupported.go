@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -86,7 +87,7 @@ func (r *watchListUnsupported) raise(e *Engine, at time.Time, objects int, bytes
 		}
 		facts := map[string]string{"answer": rf.cause}
 		if objects > 0 || bytes > 0 || took > 0 {
-			text += fmt.Sprintf("; the LIST that replaced it brought %d objects", objects)
+			text += "; the LIST that replaced it brought " + format.PluralUngrouped(objects, "object")
 			if bytes > 0 {
 				text += ", " + mib(bytes)
 				facts["listBytes"] = fmt.Sprint(bytes)

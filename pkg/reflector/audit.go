@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -29,7 +30,7 @@ func (a *AuditReport) Drift() bool {
 // String is a one-line summary.
 func (a *AuditReport) String() string {
 	if !a.Drift() {
-		return fmt.Sprintf("audit at resourceVersion %s: no drift (%d objects)", a.ResourceVersion, a.Listed)
+		return fmt.Sprintf("audit at resourceVersion %s: no drift (%s)", a.ResourceVersion, format.PluralUngrouped(a.Listed, "object"))
 	}
 	return fmt.Sprintf("audit at resourceVersion %s: drift: %d missing, %d extra, %d different (listed %d, cached %d)",
 		a.ResourceVersion, len(a.Missing), len(a.Extra), len(a.Different), a.Listed, a.Cached)

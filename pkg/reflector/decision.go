@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -159,7 +160,7 @@ func (d Decision) String() string {
 	case ReasonForcedRelist:
 		return fmt.Sprintf("forced relist (%s); the old snapshot is served until it completes", d.List)
 	case ReasonListComplete:
-		return fmt.Sprintf("list complete: %d objects at resourceVersion %s", d.Objects, d.ResourceVersion)
+		return fmt.Sprintf("list complete: %s at resourceVersion %s", format.PluralUngrouped(d.Objects, "object"), d.ResourceVersion)
 	case ReasonRelistDiff:
 		if d.Diff == nil {
 			return "relist diff: none"

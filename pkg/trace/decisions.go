@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -166,7 +167,7 @@ func describeDecision(l *Line) string {
 		f = append(f, "resourceVersion "+l.ResourceVersion)
 	}
 	if l.Objects != nil {
-		f = append(f, fmt.Sprintf("%d objects", *l.Objects))
+		f = append(f, format.PluralUngrouped(*l.Objects, "object"))
 	}
 	if l.Code != 0 {
 		f = append(f, fmt.Sprintf("code %d", l.Code))
