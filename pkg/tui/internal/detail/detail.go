@@ -7,6 +7,7 @@ package detail
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,10 +39,14 @@ func Frame(st common.Styles, title string, wrapped []string, offset, width, h in
 
 // ObjectFacts are an object's identity and metadata, one fact a line.
 func ObjectFacts(o *store.Object) []string {
+	gen := "-" // unset: ConfigMaps and Secrets, say, have no spec to count
+	if o.Generation != 0 {
+		gen = strconv.FormatInt(o.Generation, 10)
+	}
 	out := []string{
 		"  uid          " + common.OrDash(o.UID),
 		"  rv           " + common.OrDash(o.ResourceVersion),
-		fmt.Sprintf("  generation   %d", o.Generation),
+		"  generation   " + gen,
 	}
 	if !o.CreationTimestamp.IsZero() {
 		out = append(out, "  created      "+o.CreationTimestamp.UTC().Format(time.RFC3339))
