@@ -37,6 +37,17 @@ func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
 	if last := tuitest.Lines(s)[len(tuitest.Lines(s))-1]; !strings.Contains(last, "ended: press any key to quit") {
 		t.Errorf("footer: got %q, want it to say the run ended", last)
 	}
+	// The uptime stops where the run ended; the screen still redraws.
+	up := func(s string) string {
+		first := tuitest.Lines(s)[0]
+		return first[strings.LastIndex(first, " up "):]
+	}
+	before := up(s)
+	clock.Time = clock.Time.Add(10 * time.Minute)
+	m = update(m, tuitest.DemoSnapshot(15*time.Minute, tuitest.DemoStats()))
+	if after := up(screen(m)); after != before {
+		t.Errorf("the uptime went on after the run ended: %q, then %q", before, after)
+	}
 	for _, k := range []string{"j", "q", "space", "enter", "x"} {
 		if _, cmd := m.Update(tuitest.KeyPress(k)); !tuitest.Quits(cmd) {
 			t.Errorf("key %s on the ended run's screen: did not quit", k)

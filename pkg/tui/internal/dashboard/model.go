@@ -152,7 +152,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case churn.Msg:
 		m.churn.Set(msg.Sum, m.Now)
 	case program.EndedMsg:
-		m.Chrome.Ended = true
+		if !m.Chrome.Ended {
+			m.Chrome.Ended, m.Chrome.EndedAt = true, m.Opts.Now()
+		}
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	}

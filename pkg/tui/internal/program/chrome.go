@@ -41,7 +41,9 @@ type Chrome struct {
 	// Width and Height are the terminal's, 0 until it says.
 	Width, Height int
 	// Ended says the run ended by itself (Options.Ended): any key quits.
-	Ended bool
+	// EndedAt is when it was heard of: the uptime stops there.
+	Ended   bool
+	EndedAt time.Time
 	// helpScreen is the help screen's scroll.
 	helpScreen helpscreen.Screen
 }
@@ -130,6 +132,9 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 	}
 	if o.Server != "" {
 		left += "  " + o.Server
+	}
+	if c.Ended && !c.EndedAt.IsZero() && c.EndedAt.Before(now) {
+		now = c.EndedAt
 	}
 	return []string{common.Spread(left, st.Label.Render("up ")+format.Age(now.Sub(o.Start)), width),
 		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, joinRight(findings, c.badge(r)), width, stateKept)}
