@@ -18,11 +18,12 @@ import (
 // hint is the footer's hint under a help screen that fits.
 const hint = "esc or ? closes the help · q quit"
 
-// HintFor is the hint under a help screen of total lines in a body of body
-// lines: how to scroll it when it does not fit.
-func HintFor(total, body int) string {
+// Hint is the hint under the help screen of total lines in a body of body
+// lines: when it does not fit, which lines show and how to scroll.
+func (s *Screen) Hint(total, body int) string {
 	if total > body {
-		return "↑/↓ pgup/pgdn scroll · " + hint
+		top := min(s.top, total-body)
+		return fmt.Sprintf("lines %d-%d of %d · ↑/↓ pgup/pgdn scroll · %s", top+1, top+body, total, hint)
 	}
 	return hint
 }

@@ -35,6 +35,16 @@ func TestTheListKeysAndSpaceScrollTheHelp(t *testing.T) {
 			t.Fatalf("%s: top %d (closed %v), want %d", step.name, s.top, closed, step.top)
 		}
 	}
+	if got, want := s.Hint(50, 10), "lines 1-10 of 50 · ↑/↓ pgup/pgdn scroll · "+hint; got != want {
+		t.Errorf("hint at the top: %q, want %q", got, want)
+	}
+	s.Key(runes("G"), quit, toggle, closeKey, 50, 10)
+	if got := s.Hint(50, 10); !strings.HasPrefix(got, "lines 41-50 of 50 · ") {
+		t.Errorf("hint at the end: %q, want it to say lines 41-50 of 50", got)
+	}
+	if got := s.Hint(10, 10); got != hint {
+		t.Errorf("hint of a help that fits: %q, want %q", got, hint)
+	}
 	if _, closed := s.Key(runes("?"), quit, toggle, closeKey, 50, 10); !closed || s.top != 0 {
 		t.Fatalf("?: closed %v, top %d; want closed, back to the top", closed, s.top)
 	}

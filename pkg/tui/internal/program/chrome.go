@@ -273,7 +273,7 @@ const endedHint = "ended: press any key to quit"
 // helpHintFor is the hint under a help screen of total lines.
 func (c *Chrome) helpHintFor(total int) string {
 	_, _, body := c.Size()
-	return helpscreen.HintFor(total, body)
+	return c.helpScreen.Hint(total, body)
 }
 
 // helpKey handles a key on the help screen of total lines: q quits, ? and
