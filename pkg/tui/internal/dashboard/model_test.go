@@ -425,6 +425,10 @@ func TestActionsThatNeedAClusterExplainThemselvesInAReplay(t *testing.T) {
 			t.Errorf("%s returned a command in a replay without the function", k)
 		}
 		tuitest.MustContain(t, screen(m), "needs a live cluster: this is a replay")
+		// The status leads the footer; the key help keeps the room left.
+		if lines := tuitest.Lines(screen(m)); !strings.Contains(lines[len(lines)-1], "? help") {
+			t.Errorf("the footer under the status lost the key help: %q", lines[len(lines)-1])
+		}
 	}
 }
 

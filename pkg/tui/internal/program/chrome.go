@@ -240,20 +240,29 @@ func (s *Status) Expire(now time.Time) {
 	}
 }
 
-// Footer is over (a prompt), else the status s, else hint (faint), else the
-// key help; on the right, how many notes were dropped on the way to the screen.
+// Footer is over (a prompt), else the status s followed by what room is
+// left of hint (faint), else of the key help; on the right, how many notes
+// were dropped on the way to the screen.
 func (c *Chrome) Footer(width int, over string, s Status, hint string, keys ScreenKeys, lost int64) string {
 	right := ""
 	if lost > 0 {
 		right = c.st.Warn.Render("dropped " + format.Count(lost) + " notes")
 	}
-	left := over
 	switch {
 	case c.Ended:
-		left = c.st.Warn.Render(endedHint)
-	case left != "":
-	case s.Text != "":
-		left = c.st.Sev(s.Sev, s.Text)
+		return common.Spread(c.st.Warn.Render(endedHint), right, width)
+	case over != "":
+		return common.Spread(over, right, width)
+	}
+	left, room := "", width-ansi.StringWidth(right)-1
+	if s.Text != "" {
+		left = c.st.Sev(s.Sev, s.Text) + "  "
+		room -= ansi.StringWidth(left)
+	}
+	switch {
+	case room < minFooterHelp && left != "":
+	case hint != "" && left != "":
+		left += c.st.Faint.Render(common.Clip(hint, room))
 	case hint != "":
 		left = c.st.Faint.Render(hint)
 	default:
@@ -261,11 +270,15 @@ func (c *Chrome) Footer(width int, over string, s Status, hint string, keys Scre
 		short := append([]key.Binding{c.Keys.Help, c.Keys.Quit}, first...)
 		short = append(append(short, c.Keys.Player.PlayPause, c.Keys.Player.Step), rest...)
 		h := c.help
-		h.SetWidth(max(width-ansi.StringWidth(right)-1, 10))
-		left = h.ShortHelpView(short)
+		h.SetWidth(max(room, minFooterHelp))
+		left += h.ShortHelpView(short)
 	}
 	return common.Spread(left, right, width)
 }
+
+// minFooterHelp is the least room the footer gives the key help or hint;
+// after a status, with less room left, they are left out.
+const minFooterHelp = 10
 
 // endedHint is the footer of a run that ended by itself (Options.Ended).
 const endedHint = "ended: press any key to quit"
