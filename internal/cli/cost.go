@@ -125,7 +125,7 @@ func (o *CostOptions) Run(ctx context.Context) error {
 		return err
 	}
 	restCfg, resources, ns := c.rest, c.resources, c.namespace
-	warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns)
+	warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns, "there is nothing to measure in it")
 	rep, err := cost.Measure(ctx, cost.Options{
 		Rest: restCfg, Resources: resources, Namespace: ns,
 		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
@@ -154,11 +154,12 @@ func (o *CostOptions) Run(ctx context.Context) error {
 	return cost.WriteText(o.Out, rep)
 }
 
-// warnMissingNamespace says when the namespace to measure does not exist
-// (kubectl get says nothing there; a cost of zero would look like a
-// measurement). It says nothing when it cannot tell (no permission to read
-// namespaces, say).
-func warnMissingNamespace(ctx context.Context, errOut io.Writer, cfg *rest.Config, resources []reflector.Resource, ns string) {
+// warnMissingNamespace says when the namespace to measure or watch does not
+// exist, and meaning, what that means for the command (kubectl get says
+// nothing there; a cost of zero would look like a measurement, an empty
+// cache like a quiet namespace). It says nothing when it cannot tell (no
+// permission to read namespaces, or no answer within a few seconds).
+func warnMissingNamespace(ctx context.Context, errOut io.Writer, cfg *rest.Config, resources []reflector.Resource, ns, meaning string) {
 	namespaced := false
 	for _, r := range resources {
 		namespaced = namespaced || r.Namespaced
@@ -170,7 +171,9 @@ func warnMissingNamespace(ctx context.Context, errOut io.Writer, cfg *rest.Confi
 	if err != nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		fmt.Fprintf(errOut, "warning: namespace %q not found: there is nothing to measure in it\n", ns)
+		fmt.Fprintf(errOut, "warning: namespace %q not found: %s\n", ns, meaning)
 	}
 }

@@ -263,6 +263,22 @@ func TestE2EACategoryOverMaxResourcesIsAUsageErrorThatCountsWhatItWouldWatch(t *
 	}
 }
 
+// A namespace that does not exist (a name mistyped) is watched, as kubectl
+// get -w does, with a warning that nothing is in it; one that exists, none.
+func TestE2EAMissingNamespaceIsWatchedWithAWarning(t *testing.T) {
+	kc := kubeconfig(t)
+	code, out, stderr := run(t, "configmaps", "-n", "no-such-namespace", "--kubeconfig", kc, "--no-tui", "--once")
+	if want := "warning: namespace \"no-such-namespace\" not found: nothing is in it to watch until it is created\n"; code != ExitOK || stderr != want {
+		t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, stderr, ExitOK, want)
+	}
+	if !strings.Contains(out, "list complete: 0 objects") {
+		t.Errorf("the watch of the missing namespace did not list it empty:\n%s", out)
+	}
+	if code, _, stderr := run(t, "configmaps", "-n", "default", "--kubeconfig", kc, "--no-tui", "--once"); code != ExitOK || stderr != "" {
+		t.Errorf("namespace default: exit %d, stderr %q; want exit %d and no warning", code, stderr, ExitOK)
+	}
+}
+
 // TestE2EAnExactReadListsTheObjectsAtThatResourceVersion: with the default
 // --initial-list (auto), --resource-version-match Exact reads the state at
 // that resourceVersion, by a LIST: a streaming list reads NotOlderThan only,

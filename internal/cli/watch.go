@@ -265,6 +265,8 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		return err
 	}
 	restCfg, resources, ns := c.rest, c.resources, c.namespace
+	// A name mistyped watches nothing, quietly: kubectl get says "No resources found".
+	warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns, "nothing is in it to watch until it is created")
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, TraceRotation: o.TraceRotation.options(), MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
