@@ -22,8 +22,8 @@ const hint = "esc or ? closes the help · q quit"
 // lines: when it does not fit, which lines show and how to scroll.
 func (s *Screen) Hint(total, body int) string {
 	if total > body {
-		top := min(s.top, total-body)
-		return fmt.Sprintf("lines %d-%d of %d · ↑/↓ pgup/pgdn scroll · %s", top+1, top+body, total, hint)
+		top := min(s.top, total-1) // as Window shows it, also after a resize
+		return fmt.Sprintf("lines %d-%d of %d · ↑/↓ pgup/pgdn scroll · %s", top+1, min(top+body, total), total, hint)
 	}
 	return hint
 }

@@ -42,6 +42,10 @@ func TestTheListKeysAndSpaceScrollTheHelp(t *testing.T) {
 	if got := s.Hint(50, 10); !strings.HasPrefix(got, "lines 41-50 of 50 · ") {
 		t.Errorf("hint at the end: %q, want it to say lines 41-50 of 50", got)
 	}
+	// A terminal made taller after the scroll: the lines Window still shows.
+	if got := s.Hint(50, 20); !strings.HasPrefix(got, "lines 41-50 of 50 · ") {
+		t.Errorf("hint after a resize: %q, want it to say lines 41-50 of 50, as shown", got)
+	}
 	if got := s.Hint(10, 10); got != hint {
 		t.Errorf("hint of a help that fits: %q, want %q", got, hint)
 	}
