@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -514,8 +515,8 @@ func (c *collector) relistDiff(dec *reflector.Decision) {
 		rl.Diff = c.capDiff(d, c.replaced)
 	}
 	if d != nil {
-		c.mark(Marker{Kind: MarkRelist, At: c.at, End: c.at, Relist: c.listNumber(), Detail: fmt.Sprintf("relist complete: %d objects at resourceVersion %s (was %d); missed %d deletes, %d recreates, %d updates, %d adds",
-			d.After, d.ResourceVersion, d.Before, len(d.Deleted), len(d.Recreated), len(d.Updated), len(d.Added))})
+		c.mark(Marker{Kind: MarkRelist, At: c.at, End: c.at, Relist: c.listNumber(), Detail: fmt.Sprintf("relist complete: %s at resourceVersion %s (was %d); missed %d deletes, %d recreates, %d updates, %d adds",
+			format.PluralUngrouped(d.After, "object"), d.ResourceVersion, d.Before, len(d.Deleted), len(d.Recreated), len(d.Updated), len(d.Added))})
 	}
 	c.replaced = nil
 }

@@ -32,10 +32,11 @@ func (cacheDrift) observe(e *Engine, n reflector.Note) {
 	add(a.Missing, "missing")
 	add(a.Extra, "extra")
 	add(a.Different, "different")
-	total := len(a.Missing) + len(a.Extra) + len(a.Different)
+	missing, extra, different := a.Counts()
+	total := missing + extra + different
 	e.raise(CacheDrift, Error, n.At, func(f *Finding) {
 		f.Count++
-		f.Title = fmt.Sprintf("the cache differs from a fresh list: %d missing, %d extra, %d different", len(a.Missing), len(a.Extra), len(a.Different))
+		f.Title = fmt.Sprintf("the cache differs from a fresh list: %d missing, %d extra, %d different", missing, extra, different)
 		f.Evidence = Evidence{Text: a.String(), Objects: objs, ObjectsTotal: total, Requests: []int64{n.RequestID},
 			Facts: map[string]string{"listed": fmt.Sprint(a.Listed), "cached": fmt.Sprint(a.Cached), "resourceVersion": a.ResourceVersion}}
 		f.Cause = "the watch's view and the server's disagree: events were lost or applied out of order, or objects changed between the list and the watch; a cache that drifts serves wrong answers until the next relist"

@@ -20,11 +20,21 @@ type AuditReport struct {
 	// Missing are listed but not cached; Extra are cached but not listed;
 	// Different are cached with another UID or resourceVersion than listed.
 	Missing, Extra, Different []store.DiffEntry
+	// Omitted counts the objects left out of Missing, Extra and Different,
+	// in that order: a trace keeps the first few of a large drift.
+	Omitted [3]int
+}
+
+// Counts are how many objects are missing, extra and different, those
+// left out of the lists included.
+func (a *AuditReport) Counts() (missing, extra, different int) {
+	return len(a.Missing) + a.Omitted[0], len(a.Extra) + a.Omitted[1], len(a.Different) + a.Omitted[2]
 }
 
 // Drift reports whether the cache and the list disagree.
 func (a *AuditReport) Drift() bool {
-	return len(a.Missing)+len(a.Extra)+len(a.Different) > 0
+	m, e, d := a.Counts()
+	return m+e+d > 0
 }
 
 // String is a one-line summary.
@@ -32,8 +42,9 @@ func (a *AuditReport) String() string {
 	if !a.Drift() {
 		return fmt.Sprintf("audit at resourceVersion %s: no drift (%s)", a.ResourceVersion, format.PluralUngrouped(a.Listed, "object"))
 	}
+	m, e, d := a.Counts()
 	return fmt.Sprintf("audit at resourceVersion %s: drift: %d missing, %d extra, %d different (listed %d, cached %d)",
-		a.ResourceVersion, len(a.Missing), len(a.Extra), len(a.Different), a.Listed, a.Cached)
+		a.ResourceVersion, m, e, d, a.Listed, a.Cached)
 }
 
 // auditPageSize keeps an audit's LIST requests moderate on big collections.

@@ -377,7 +377,22 @@ type AuditRecord struct {
 	Missing   []AuditEntry `json:"missing,omitempty"`
 	Extra     []AuditEntry `json:"extra,omitempty"`
 	Different []AuditEntry `json:"different,omitempty"`
+	// Omitted counts the objects of a large drift that the lists leave
+	// out: they keep the first MaxAuditEntries, missing first, then extra,
+	// then different, so that the line stays within MaxBytesOutsideObject.
+	Omitted *AuditCounts `json:"omitted,omitempty"`
 }
+
+// AuditCounts counts an audit's objects by what it found of them.
+type AuditCounts struct {
+	Missing   int `json:"missing,omitempty"`
+	Extra     int `json:"extra,omitempty"`
+	Different int `json:"different,omitempty"`
+}
+
+// MaxAuditEntries bounds the objects an audit line lists (at most about
+// 600 bytes each, with the longest names Kubernetes allows).
+const MaxAuditEntries = 50
 
 // AuditEntry is one object an audit found: the cache's UID and
 // resourceVersion (old) and the list's (new), each absent where it had none.
@@ -390,18 +405,30 @@ type AuditEntry struct {
 	NewResourceVersion string `json:"newResourceVersion,omitempty"`
 }
 
-// auditLine is the `audit` line of an audit's report.
+// auditLine is the `audit` line of an audit's report: its first
+// MaxAuditEntries objects, and the count of the rest.
 func auditLine(a *reflector.AuditReport) *Line {
-	entries := func(es []store.DiffEntry) []AuditEntry {
+	room := MaxAuditEntries
+	var omitted [3]int
+	entries := func(es []store.DiffEntry, omittedBefore, i int) []AuditEntry {
 		var out []AuditEntry
 		for _, e := range es {
+			if room == 0 {
+				break
+			}
+			room--
 			out = append(out, AuditEntry{Namespace: e.Ref.Namespace, Name: e.Ref.Name, OldUID: e.OldUID, OldResourceVersion: e.OldResourceVersion,
 				NewUID: e.NewUID, NewResourceVersion: e.NewResourceVersion})
 		}
+		omitted[i] = omittedBefore + len(es) - len(out)
 		return out
 	}
-	return &Line{K: KindAudit, ResourceVersion: a.ResourceVersion, Audit: &AuditRecord{Listed: a.Listed, Cached: a.Cached,
-		Missing: entries(a.Missing), Extra: entries(a.Extra), Different: entries(a.Different)}}
+	rec := &AuditRecord{Listed: a.Listed, Cached: a.Cached,
+		Missing: entries(a.Missing, a.Omitted[0], 0), Extra: entries(a.Extra, a.Omitted[1], 1), Different: entries(a.Different, a.Omitted[2], 2)}
+	if omitted != [3]int{} {
+		rec.Omitted = &AuditCounts{Missing: omitted[0], Extra: omitted[1], Different: omitted[2]}
+	}
+	return &Line{K: KindAudit, ResourceVersion: a.ResourceVersion, Audit: rec}
 }
 
 // AuditReport is an audit line's report as the reflector made it.
@@ -418,8 +445,12 @@ func (l *Line) AuditReport() *reflector.AuditReport {
 		return out
 	}
 	a := l.Audit
-	return &reflector.AuditReport{ResourceVersion: l.ResourceVersion, Listed: a.Listed, Cached: a.Cached,
+	rep := &reflector.AuditReport{ResourceVersion: l.ResourceVersion, Listed: a.Listed, Cached: a.Cached,
 		Missing: entries(a.Missing), Extra: entries(a.Extra), Different: entries(a.Different)}
+	if o := a.Omitted; o != nil {
+		rep.Omitted = [3]int{o.Missing, o.Extra, o.Different}
+	}
+	return rep
 }
 
 // noteLine is the `note` line of a decision.

@@ -3,6 +3,7 @@ package trace_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -206,5 +207,43 @@ func TestAnAuditIsRecordedAndReadBackWhole(t *testing.T) {
 	}
 	if got := l.AuditReport(); l.K != trace.KindAudit || !reflect.DeepEqual(got, rep) {
 		t.Errorf("read back a %s line with %+v, want an audit line with %+v", l.K, got, rep)
+	}
+}
+
+// A large drift (a thousand objects with the longest names) still makes a
+// line the reader takes: the trace keeps the first MaxAuditEntries objects
+// and counts the rest, so the replayed report says what the live one said.
+func TestALargeAuditIsCutToALineTheReaderTakes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	rec, err := trace.Create(path, oneResource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("n", 240)
+	rep := &reflector.AuditReport{ResourceVersion: "42", Listed: 10, Cached: 1010}
+	for i := range 1000 {
+		rep.Extra = append(rep.Extra, store.DiffEntry{Ref: store.Ref{Namespace: strings.Repeat("s", 63), Name: fmt.Sprintf("%s-%04d", long, i)},
+			OldUID: "0a8f4f5e-0000-4000-8000-000000000000", OldResourceVersion: "123456789012"})
+	}
+	rep.Different = []store.DiffEntry{{Ref: store.Ref{Name: "moved"}, OldUID: "u3", NewUID: "u4"}}
+	rec.Notes(0)(reflector.Note{Kind: reflector.NoteAudit, Audit: rep})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	l, err := rd.Next()
+	if err != nil {
+		t.Fatalf("reading the audit line back: %v", err)
+	}
+	got := l.AuditReport()
+	if len(got.Extra) != trace.MaxAuditEntries || got.Extra[0] != rep.Extra[0] || len(got.Different) != 0 {
+		t.Errorf("kept %d extra and %d different, want the first %d extra", len(got.Extra), len(got.Different), trace.MaxAuditEntries)
+	}
+	if got.String() != rep.String() {
+		t.Errorf("replayed report %q, want the live one's %q", got.String(), rep.String())
 	}
 }

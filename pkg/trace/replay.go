@@ -203,7 +203,7 @@ func (p *Replay) Feed(f func(*Line) error) { p.feed = f }
 
 // Run runs the reflectors, one per resource in the header's order (each
 // built from its ResourceReplay's ReflectorConfig, with SetForceRelist
-// done), until the trace ends, then stops them; a replay with a Feed takes
+// and SetAudit done), until the trace ends, then stops them; a replay with a Feed takes
 // no reflector and serves its lines to the feed. It returns the divergence
 // or read error that ended the replay, if any, and the reflectors' failures.
 func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) error {

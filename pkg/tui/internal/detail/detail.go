@@ -152,6 +152,9 @@ func Audit(a *reflector.AuditReport) []string {
 			n++
 		}
 	}
+	if left := a.Omitted[0] + a.Omitted[1] + a.Omitted[2]; left > 0 {
+		out = append(out, fmt.Sprintf("… and %d more, which the trace did not keep", left))
+	}
 	return out
 }
 

@@ -22,7 +22,7 @@ const hint = "esc or ? closes the help · q quit"
 // lines: when it does not fit, which lines show and how to scroll.
 func (s *Screen) Hint(total, body int) string {
 	if total > body {
-		top := min(s.top, total-1) // as Window shows it, also after a resize
+		top := min(s.top, total-1) // as Window shows it, also after a resize made it shorter
 		return fmt.Sprintf("lines %d-%d of %d · ↑/↓ pgup/pgdn scroll · %s", top+1, min(top+body, total), total, hint)
 	}
 	return hint
@@ -66,7 +66,7 @@ func (s *Screen) Key(k tea.KeyPressMsg, quit, toggle, closeKey key.Binding, tota
 
 // Window is the part of the help screen's lines shown.
 func (s *Screen) Window(lines []string) []string {
-	return lines[min(s.top, len(lines)):]
+	return lines[min(s.top, max(len(lines)-1, 0)):]
 }
 
 // keyWidth is the key's column in a group laid out evenly.

@@ -46,6 +46,13 @@ func TestTheListKeysAndSpaceScrollTheHelp(t *testing.T) {
 	if got := s.Hint(50, 20); !strings.HasPrefix(got, "lines 41-50 of 50 · ") {
 		t.Errorf("hint after a resize: %q, want it to say lines 41-50 of 50, as shown", got)
 	}
+	// Made wider, the help wraps to fewer lines than the scroll: the last
+	// one shows, and the hint says so.
+	lines := make([]string, 30)
+	lines[29] = "last"
+	if w := s.Window(lines); len(w) != 1 || w[0] != "last" || !strings.HasPrefix(s.Hint(30, 10), "lines 30-30 of 30 · ") {
+		t.Errorf("after a resize to 30 lines: window %q, hint %q; want the last line, and the hint to say so", w, s.Hint(30, 10))
+	}
 	if got := s.Hint(10, 10); got != hint {
 		t.Errorf("hint of a help that fits: %q, want %q", got, hint)
 	}
