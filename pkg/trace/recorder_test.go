@@ -182,26 +182,12 @@ var oneResource = trace.Header{Resources: []trace.ResourceHeader{{}}}
 
 // An audit's report is a line of the trace, read back as the reflector made it.
 func TestAnAuditIsRecordedAndReadBackWhole(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.jsonl")
-	rec, err := trace.Create(path, oneResource)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rep := &reflector.AuditReport{ResourceVersion: "42", Listed: 3, Cached: 4,
 		Missing:   []store.DiffEntry{{Ref: store.Ref{Namespace: "ns", Name: "new"}, NewUID: "u9", NewResourceVersion: "40"}},
 		Extra:     []store.DiffEntry{{Ref: store.Ref{Name: "gone"}, OldUID: "u1", OldResourceVersion: "7"}, {Ref: store.Ref{Namespace: "ns", Name: "gone-too"}, OldUID: "u2", OldResourceVersion: "8"}},
 		Different: []store.DiffEntry{{Ref: store.Ref{Namespace: "ns", Name: "moved"}, OldUID: "u3", OldResourceVersion: "9", NewUID: "u4", NewResourceVersion: "41"}},
 	}
-	rec.Notes(0)(reflector.Note{Kind: reflector.NoteAudit, Audit: rep})
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	l, err := rd.Next()
+	l, err := recordAudit(t, rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,11 +200,6 @@ func TestAnAuditIsRecordedAndReadBackWhole(t *testing.T) {
 // line the reader takes: the trace keeps the first MaxAuditEntries objects
 // and counts the rest, so the replayed report says what the live one said.
 func TestALargeAuditIsCutToALineTheReaderTakes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.jsonl")
-	rec, err := trace.Create(path, oneResource)
-	if err != nil {
-		t.Fatal(err)
-	}
 	long := strings.Repeat("n", 240)
 	rep := &reflector.AuditReport{ResourceVersion: "42", Listed: 10, Cached: 1010}
 	for i := range 1000 {
@@ -226,16 +207,7 @@ func TestALargeAuditIsCutToALineTheReaderTakes(t *testing.T) {
 			OldUID: "0a8f4f5e-0000-4000-8000-000000000000", OldResourceVersion: "123456789012"})
 	}
 	rep.Different = []store.DiffEntry{{Ref: store.Ref{Name: "moved"}, OldUID: "u3", NewUID: "u4"}}
-	rec.Notes(0)(reflector.Note{Kind: reflector.NoteAudit, Audit: rep})
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rd, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	l, err := rd.Next()
+	l, err := recordAudit(t, rep)
 	if err != nil {
 		t.Fatalf("reading the audit line back: %v", err)
 	}
@@ -246,4 +218,24 @@ func TestALargeAuditIsCutToALineTheReaderTakes(t *testing.T) {
 	if got.String() != rep.String() {
 		t.Errorf("replayed report %q, want the live one's %q", got.String(), rep.String())
 	}
+}
+
+// recordAudit records rep as a trace's one line and reads that line back.
+func recordAudit(t *testing.T, rep *reflector.AuditReport) (*trace.Line, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	rec, err := trace.Create(path, oneResource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Notes(0)(reflector.Note{Kind: reflector.NoteAudit, Audit: rep})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	return rd.Next()
 }
