@@ -121,9 +121,6 @@ func handlerFor(reg *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// Registry is the run's registry.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // Handler serves the registry in the Prometheus exposition formats.
 func (m *Metrics) Handler() http.Handler { return handlerFor(m.reg) }
 

@@ -306,3 +306,13 @@ func joinLast(lines []string, n int) string {
 	}
 	return s
 }
+
+// changesLive reports whether the outcome altered the live snapshot; only these
+// reach subscribers.
+func (o Outcome) changesLive() bool {
+	switch o {
+	case Relisted, Added, Modified, Replaced, Deleted:
+		return true
+	}
+	return false
+}

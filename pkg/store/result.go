@@ -77,16 +77,6 @@ func (o Outcome) String() string {
 // Replaced or StaleDelete.
 func (o Outcome) UIDMismatch() bool { return o == Replaced || o == StaleDelete }
 
-// changesLive reports whether the outcome altered the live snapshot; only these
-// reach subscribers.
-func (o Outcome) changesLive() bool {
-	switch o {
-	case Relisted, Added, Modified, Replaced, Deleted:
-		return true
-	}
-	return false
-}
-
 // Result is what ApplyEvent did with one event. It is also what subscribers
 // receive, for the outcomes that changed the live snapshot.
 type Result struct {

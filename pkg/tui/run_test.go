@@ -1,10 +1,12 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,12 +20,12 @@ func TestRunReturnsWhenTheContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	t.Cleanup(func() { inW.Close() })
-	out := &tuitest.SyncBuffer{}
+	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, tuitest.DemoOptions(tuitest.NewFakeClock()), []program.Resource{tuitest.DemoResource(feed)}, inR, out)
 	}()
-	tuitest.WaitFor(t, out, "kubectl watchcache")
+	waitFor(t, out, "kubectl watchcache")
 	cancel()
 	select {
 	case err := <-done:
@@ -41,12 +43,12 @@ func TestRunReturnsWhenTheUserQuits(t *testing.T) {
 			feed, _ := tuitest.LiveFeed(t)
 			inR, inW := io.Pipe()
 			t.Cleanup(func() { inW.Close() })
-			out := &tuitest.SyncBuffer{}
+			out := &syncBuffer{}
 			done := make(chan error, 1)
 			go func() {
 				done <- Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), []program.Resource{tuitest.DemoResource(feed)}, inR, out)
 			}()
-			tuitest.WaitFor(t, out, "kubectl watchcache")
+			waitFor(t, out, "kubectl watchcache")
 			go io.WriteString(inW, k) //nolint:errcheck // the pipe closes at cleanup
 			select {
 			case err := <-done:
@@ -81,10 +83,10 @@ func TestNoColorDropsColorsEvenWhenColorIsForced(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			inR, inW := io.Pipe()
 			t.Cleanup(func() { inW.Close() })
-			out := &tuitest.SyncBuffer{}
+			out := &syncBuffer{}
 			done := make(chan error, 1)
 			go func() { done <- Run(ctx, opts, []program.Resource{tuitest.DemoResource(feed)}, inR, out) }()
-			tuitest.WaitFor(t, out, "Watching")
+			waitFor(t, out, "Watching")
 			cancel()
 			<-done
 			if got := sgrColor.MatchString(out.String()); got != tt.wantSGRs {
@@ -102,12 +104,12 @@ func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
 	}
 	inR, inW := io.Pipe()
 	t.Cleanup(func() { inW.Close() })
-	out := &tuitest.SyncBuffer{}
+	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), resources, inR, out)
 	}()
-	tuitest.WaitFor(t, out, table.HeadEvents)
+	waitFor(t, out, table.HeadEvents)
 	go io.WriteString(inW, "q") //nolint:errcheck // the pipe closes at cleanup
 	select {
 	case err := <-done:
@@ -119,5 +121,56 @@ func TestRunOpensTheOverviewOfSeveralResources(t *testing.T) {
 	}
 	if err := Run(context.Background(), tuitest.DemoOptions(tuitest.NewFakeClock()), nil, nil, io.Discard); err == nil {
 		t.Error("Run with no resource returned nil")
+	}
+}
+
+// syncBuffer is an output the program writes while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	// grew is signalled on every write, so waiting needs no polling sleep.
+	grew chan struct{}
+}
+
+// Write appends p, safe for concurrent use.
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.grew == nil {
+		b.grew = make(chan struct{}, 1)
+	}
+	select {
+	case b.grew <- struct{}{}:
+	default:
+	}
+	return b.buf.Write(p)
+}
+
+// String is what was written so far.
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *syncBuffer) signal() chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.grew == nil {
+		b.grew = make(chan struct{}, 1)
+	}
+	return b.grew
+}
+
+// WaitFor blocks until the output contains s, woken by each write.
+func waitFor(t *testing.T, b *syncBuffer, s string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !bytes.Contains([]byte(b.String()), []byte(s)) {
+		select {
+		case <-b.signal():
+		case <-deadline:
+			t.Fatalf("output never contained %q:\n%q", s, b.String())
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +84,10 @@ func TestAResourceThatFailedBeforeItsFirstListSaysSo(t *testing.T) {
 func isEnded(msg tea.Msg) bool {
 	_, ok := msg.(program.EndedMsg)
 	return ok
+}
+
+// newAlone builds the dashboard of one resource alone, with a root of its
+// own, as the tests look at it; Close stops its background reads.
+func newAlone(opts program.Options, res program.Resource) Model {
+	return New(context.Background(), program.NewRoot(opts.WithDefaults(), 0), res, 0)
 }

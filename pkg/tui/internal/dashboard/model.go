@@ -95,12 +95,6 @@ type Model struct {
 	Auditing bool
 }
 
-// newAlone builds the dashboard of one resource alone, with a root of its
-// own, as the tests look at it; Close stops its background reads.
-func newAlone(opts program.Options, res program.Resource) Model {
-	return New(context.Background(), program.NewRoot(opts.WithDefaults(), 0), res, 0)
-}
-
 // New builds the Model of the resource on row under ctx, sharing r (whose
 // Opts have their defaults); Close stops its background reads.
 func New(ctx context.Context, r *program.Root, res program.Resource, row int) Model {

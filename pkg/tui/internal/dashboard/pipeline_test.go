@@ -33,7 +33,7 @@ func TestPollTakesOneSnapshotOfEverythingTheFeedOffers(t *testing.T) {
 	opts.Progress = func() (int64, int64) { return 7, 10 }
 	m := newAlone(opts, tuitest.DemoResource(feed))
 	t.Cleanup(m.Close)
-	msg := tuitest.RunOff(t, func() any { return m.PollCmd(0)() })
+	msg := runOff(t, func() any { return m.PollCmd(0)() })
 	s, ok := msg.(program.SnapshotMsg)
 	if !ok {
 		t.Fatalf("poll returned %T, want snapshotMsg", msg)
@@ -62,7 +62,7 @@ func TestNotesEnterThroughTheChannelReadingCommand(t *testing.T) {
 	for _, n := range tuitest.DemoNotes() {
 		feed.Notes.Push(n)
 	}
-	msg := tuitest.RunOff(t, func() any { return m.notesCmd(0)() })
+	msg := runOff(t, func() any { return m.notesCmd(0)() })
 	notes, ok := msg.(program.NotesMsg)
 	if !ok || len(notes.Notes) != 5 {
 		t.Fatalf("got %T with %d notes, want notesMsg with 5", msg, len(notes.Notes))
@@ -86,7 +86,7 @@ func TestStoreChangesEnterAsNotesInTheOrderTheyHappened(t *testing.T) {
 	} {
 		feed.Notes.Push(n)
 	}
-	msg := tuitest.RunOff(t, func() any { return m.notesCmd(0)() })
+	msg := runOff(t, func() any { return m.notesCmd(0)() })
 	notes, ok := msg.(program.NotesMsg)
 	if !ok || len(notes.Notes) != 3 {
 		t.Fatalf("got %T with %d notes, want the 3 notes", msg, len(notes.Notes))
@@ -116,11 +116,11 @@ func TestDroppedNotesAreSkippedNeverReorderedAndTheLogSaysWhere(t *testing.T) {
 	if got := feed.Notes.Dropped(); got != 12 {
 		t.Fatalf("dropped %d notes, want 12 (a buffer of 8)", got)
 	}
-	m = update(m, tuitest.RunOff(t, func() any { return m.notesCmd(0)() }).(program.NotesMsg))
+	m = update(m, runOff(t, func() any { return m.notesCmd(0)() }).(program.NotesMsg))
 	// The screen catches up: the next notes come in order after the gap.
 	feed.Notes.Push(reflector.Note{Seq: 21, At: tuitest.At(21 * time.Second), Kind: reflector.NoteApplied,
 		Applied: &store.Result{Outcome: store.Added, Object: tuitest.Obj("ns", "obj-21", "u", "21")}})
-	m = update(m, tuitest.RunOff(t, func() any { return m.notesCmd(0)() }).(program.NotesMsg))
+	m = update(m, runOff(t, func() any { return m.notesCmd(0)() }).(program.NotesMsg))
 	var got []string
 	for i := range m.Log.Entries.Len() {
 		e := m.Log.Entries.At(i)
@@ -158,5 +158,20 @@ func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
 	}
 	if got[0] != nil {
 		t.Errorf("notes reader returned %#v after Close, want nil", got[0])
+	}
+}
+
+// runOff executes a command with a deadline, so a pump that never returns
+// fails the test instead of hanging it.
+func runOff(t *testing.T, cmd func() any) any {
+	t.Helper()
+	got := make(chan any, 1)
+	go func() { got <- cmd() }()
+	select {
+	case msg := <-got:
+		return msg
+	case <-time.After(10 * time.Second):
+		t.Fatal("command did not return")
+		return nil
 	}
 }

@@ -75,11 +75,6 @@ func (o *Overview) tickCmd() tea.Cmd {
 	return tea.Tick(tickEvery, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
-// newOverview is New without a context of its own, as the tests build it.
-func newOverview(opts program.Options, resources []program.Resource) Overview {
-	return New(context.Background(), opts, resources)
-}
-
 // New builds the dashboard of resources, one row and one Model for each,
 // in their order, under ctx; opts need not have their defaults. Close stops
 // their background reads.

@@ -1,6 +1,7 @@
 package overview
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -476,4 +477,9 @@ func TestOverviewShowsReplayPositionAndAlerts(t *testing.T) {
 	tuitest.MustContain(t, ovScreen(o), "REPLAY", "45% 450/1,000", "trace testdata/traces/several.jsonl",
 		"ALERT  relists>2 tripped on pods")
 	tuitest.MustNotContain(t, ovScreen(o), "LIVE")
+}
+
+// newOverview is New without a context of its own, as the tests build it.
+func newOverview(opts program.Options, resources []program.Resource) Overview {
+	return New(context.Background(), opts, resources)
 }

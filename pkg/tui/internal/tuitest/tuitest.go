@@ -1,7 +1,6 @@
 package tuitest
 
 import (
-	"bytes"
 	"runtime"
 	"strings"
 	"sync"
@@ -308,72 +307,6 @@ func LiveFeed(t *testing.T) (program.Feed, *store.Writer) {
 		Store: st,
 		Notes: program.NewNoteBuffer(8),
 	}, w
-}
-
-// RunOff executes a command with a deadline, so a pump that never returns
-// fails the test instead of hanging it.
-func RunOff(t *testing.T, cmd func() any) any {
-	t.Helper()
-	got := make(chan any, 1)
-	go func() { got <- cmd() }()
-	select {
-	case msg := <-got:
-		return msg
-	case <-time.After(10 * time.Second):
-		t.Fatal("command did not return")
-		return nil
-	}
-}
-
-// SyncBuffer is an output the program writes while the test reads.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	// grew is signalled on every write, so waiting needs no polling sleep.
-	grew chan struct{}
-}
-
-// Write appends p, safe for concurrent use.
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.grew == nil {
-		b.grew = make(chan struct{}, 1)
-	}
-	select {
-	case b.grew <- struct{}{}:
-	default:
-	}
-	return b.buf.Write(p)
-}
-
-// String is what was written so far.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *SyncBuffer) signal() chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.grew == nil {
-		b.grew = make(chan struct{}, 1)
-	}
-	return b.grew
-}
-
-// WaitFor blocks until the output contains s, woken by each write.
-func WaitFor(t *testing.T, b *SyncBuffer, s string) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for !bytes.Contains([]byte(b.String()), []byte(s)) {
-		select {
-		case <-b.signal():
-		case <-deadline:
-			t.Fatalf("output never contained %q:\n%q", s, b.String())
-		}
-	}
 }
 
 // Quits says whether cmd ends the program.
