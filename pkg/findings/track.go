@@ -92,25 +92,9 @@ func faultName(spec string) string {
 
 // provokedBy are the faults of proxy --fault that provoke each finding.
 func provokedBy(id ID) []string {
-	switch id {
-	case MissedDeletes:
-		return []string{"drop-deletes", "gone"}
-	case RelistStorm:
-		return []string{"gone"}
-	case NoBookmarks:
-		return []string{"no-bookmarks"}
-	case WatchListUnsupported:
-		return []string{"stall-initial-list"}
-	case Throttled:
-		return []string{"throttle"}
-	case WatchFlapping:
-		return []string{"cut"}
-	case SlowDelivery:
-		return []string{"delay"}
-	case RVBackwards:
-		return []string{"stale"}
-	}
-	return nil
+	return map[ID][]string{MissedDeletes: {"drop-deletes", "gone"}, RelistStorm: {"gone"}, NoBookmarks: {"no-bookmarks"},
+		WatchListUnsupported: {"stall-initial-list"}, Throttled: {"throttle"}, WatchFlapping: {"cut"},
+		SlowDelivery: {"delay"}, RVBackwards: {"stale"}}[id]
 }
 
 // injected says which faults the proxy injected that provoke the finding

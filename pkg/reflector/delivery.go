@@ -50,17 +50,8 @@ func LagBucketOf(d time.Duration) int {
 // LagBucketName is bucket i's name in the summary: "<2s", "2-5s", "5-15s",
 // "15-60s", ">60s".
 func LagBucketName(i int) string {
-	switch i {
-	case 0:
-		return "<2s"
-	case 1:
-		return "2-5s"
-	case 2:
-		return "5-15s"
-	case 3:
-		return "15-60s"
-	case 4:
-		return ">60s"
+	if names := [...]string{"<2s", "2-5s", "5-15s", "15-60s", ">60s"}; i >= 0 && i < len(names) {
+		return names[i]
 	}
 	return ""
 }

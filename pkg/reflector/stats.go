@@ -50,27 +50,13 @@ func States() []State {
 
 // String returns the state's display name.
 func (s State) String() string {
-	switch s {
-	case StateEmpty:
-		return "Empty"
-	case StateListing:
-		return "Listing"
-	case StateStreamingList:
-		return "StreamingList"
-	case StateWatching:
-		return "Watching"
-	case StateRelisting:
-		return "Relisting"
-	case StateBackoff:
-		return "Backoff"
-	case StateFailed:
-		return "Failed"
-	case StateStopped:
-		return "Stopped"
-	case StateListed:
-		return "Listed"
+	names := [...]string{StateEmpty: "Empty", StateListing: "Listing", StateStreamingList: "StreamingList",
+		StateWatching: "Watching", StateRelisting: "Relisting", StateBackoff: "Backoff", StateFailed: "Failed",
+		StateStopped: "Stopped", StateListed: "Listed"}
+	if s < 0 || int(s) >= len(names) {
+		return "Unknown"
 	}
-	return "Unknown"
+	return names[s]
 }
 
 // NoteKind says what a note is about.

@@ -27,21 +27,12 @@ const (
 
 // String returns the event type's name as used in notes and traces.
 func (t EventType) String() string {
-	switch t {
-	case Init:
-		return "Init"
-	case InitApply:
-		return "InitApply"
-	case InitDone:
-		return "InitDone"
-	case Apply:
-		return "Apply"
-	case Delete:
-		return "Delete"
-	case Bookmark:
-		return "Bookmark"
+	names := [...]string{Init: "Init", InitApply: "InitApply", InitDone: "InitDone", Apply: "Apply",
+		Delete: "Delete", Bookmark: "Bookmark"}
+	if t < 0 || int(t) >= len(names) || names[t] == "" {
+		return "Unknown"
 	}
-	return "Unknown"
+	return names[t]
 }
 
 // Event is one step for the Writer. Object is set for InitApply, Apply and

@@ -46,31 +46,13 @@ const (
 
 // String returns the outcome's name as used in notes and traces.
 func (o Outcome) String() string {
-	switch o {
-	case RelistStarted:
-		return "RelistStarted"
-	case Buffered:
-		return "Buffered"
-	case Relisted:
-		return "Relisted"
-	case Added:
-		return "Added"
-	case Modified:
-		return "Modified"
-	case Replaced:
-		return "Replaced"
-	case Duplicate:
-		return "Duplicate"
-	case Deleted:
-		return "Deleted"
-	case StaleDelete:
-		return "StaleDelete"
-	case AbsentDelete:
-		return "AbsentDelete"
-	case Ignored:
-		return "Ignored"
+	names := [...]string{RelistStarted: "RelistStarted", Buffered: "Buffered", Relisted: "Relisted", Added: "Added",
+		Modified: "Modified", Replaced: "Replaced", Duplicate: "Duplicate", Deleted: "Deleted",
+		StaleDelete: "StaleDelete", AbsentDelete: "AbsentDelete", Ignored: "Ignored"}
+	if o <= 0 || int(o) >= len(names) {
+		return "Unknown"
 	}
-	return "Unknown"
+	return names[o]
 }
 
 // UIDMismatch reports whether the outcome is one the UID guard counts:

@@ -36,27 +36,12 @@ const (
 
 // String is the kind's word in the log.
 func (k EntryKind) String() string {
-	switch k {
-	case KindAdded:
-		return "ADDED"
-	case KindModified:
-		return "MODIFIED"
-	case KindReplaced:
-		return "REPLACED"
-	case KindDeleted:
-		return "DELETED"
-	case KindList:
-		return "LIST"
-	case KindRelist:
-		return "RELIST"
-	case KindRequest:
-		return "REQUEST"
-	case KindNote:
-		return "NOTE"
-	case KindAudit:
-		return "AUDIT"
+	words := [...]string{KindAdded: "ADDED", KindModified: "MODIFIED", KindReplaced: "REPLACED", KindDeleted: "DELETED",
+		KindList: "LIST", KindRelist: "RELIST", KindRequest: "REQUEST", KindNote: "NOTE", KindAudit: "AUDIT"}
+	if k < 0 || int(k) >= len(words) || words[k] == "" {
+		return "?"
 	}
-	return "?"
+	return words[k]
 }
 
 // NumTypeFilters is how many choices the t key cycles through.

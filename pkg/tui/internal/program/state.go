@@ -7,21 +7,12 @@ type ViewState int
 
 // String names the state.
 func (s ViewState) String() string {
-	switch s {
-	case StateDashboard:
-		return "dashboard"
-	case StateFilter:
-		return "filter"
-	case StateDetail:
-		return "detail"
-	case StateHelp:
-		return "help"
-	case StateFindings:
-		return "findings"
-	case StateChurn:
-		return "churn"
+	names := [...]string{StateDashboard: "dashboard", StateFilter: "filter", StateDetail: "detail",
+		StateHelp: "help", StateFindings: "findings", StateChurn: "churn"}
+	if s < 0 || int(s) >= len(names) || names[s] == "" {
+		return "unknown"
 	}
-	return "unknown"
+	return names[s]
 }
 
 const (

@@ -41,35 +41,21 @@ const (
 // spec is a column's head, its narrowest width, and whether its values are
 // right-aligned.
 func spec(c col) (head string, width int, right bool) {
-	switch c {
-	case colResource:
-		return headResource, 14, false
-	case colClient:
-		return "CLIENT", 12, false
-	case colState:
-		return "STATE", 12, false
-	case colFor:
-		return "FOR", 6, false
-	case colObjects:
-		return "OBJECTS", 8, true
-	case colMemory:
-		return "MEMORY", 9, true
-	case colLastRV:
-		return "LAST RV", 10, false
-	case colBookmark:
-		return "BOOKMARK", 9, false
-	case colGone:
-		return "410s", 4, true
-	case colRelists:
-		return "RELISTS", 7, true
-	case colFindings:
-		return "FINDINGS", 9, false
-	case colEvents:
-		return HeadEvents, 14, false
-	case colLag:
-		return "LAG P99", 7, false
+	type spec struct {
+		head  string
+		width int
+		right bool
 	}
-	return "LAST ERROR", 16, false
+	specs := [...]spec{colResource: {headResource, 14, false}, colClient: {"CLIENT", 12, false},
+		colState: {"STATE", 12, false}, colFor: {"FOR", 6, false}, colObjects: {"OBJECTS", 8, true},
+		colMemory: {"MEMORY", 9, true}, colLastRV: {"LAST RV", 10, false}, colBookmark: {"BOOKMARK", 9, false},
+		colGone: {"410s", 4, true}, colRelists: {"RELISTS", 7, true}, colFindings: {"FINDINGS", 9, false},
+		colEvents: {HeadEvents, 14, false}, colLag: {"LAG P99", 7, false}, colError: {"LAST ERROR", 16, false}}
+	s := specs[colError]
+	if c >= 0 && int(c) < len(specs) {
+		s = specs[c]
+	}
+	return s.head, s.width, s.right
 }
 
 // priority is the order in which columns get room: what a narrow terminal
