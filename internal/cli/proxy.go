@@ -35,16 +35,14 @@ type ProxyOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	Port               int
-	Address            string
-	AcceptHosts        string
-	PrintKubeconfig    string
-	Trace              string
-	TraceObjects       string
-	TraceUnsafeSecrets bool
-	MetricsAddress     string
-	Duration           time.Duration
-	Display            DisplayOptions
+	Port            int
+	Address         string
+	AcceptHosts     string
+	PrintKubeconfig string
+	TraceFlags
+	MetricsAddress string
+	Duration       time.Duration
+	Display        DisplayOptions
 	// Faults are the --fault specs as given, FaultTargets the
 	// --fault-target values, FaultSeed seeds their @p.
 	Faults       []string
@@ -70,13 +68,12 @@ type ProxyOptions struct {
 // NewProxyOptions returns the defaults: kubectl proxy's.
 func NewProxyOptions(streams genericiooptions.IOStreams) *ProxyOptions {
 	return &ProxyOptions{
-		ConfigFlags:  genericclioptions.NewConfigFlags(true),
-		IOStreams:    streams,
-		Port:         8001,
-		Address:      "127.0.0.1",
-		AcceptHosts:  proxy.DefaultAcceptHosts,
-		TraceObjects: string(trace.ObjectsMetadata),
-		isTerminal:   func() bool { return isTerminal(streams.Out) },
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		IOStreams:   streams,
+		Port:        8001,
+		Address:     "127.0.0.1",
+		AcceptHosts: proxy.DefaultAcceptHosts,
+		isTerminal:  func() bool { return isTerminal(streams.Out) },
 	}
 }
 
@@ -120,9 +117,7 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 	f.StringVar(&o.Address, "address", o.Address, "The IP address to serve on. Anything but a loopback address lets whoever reaches it act with your credentials")
 	f.StringVar(&o.AcceptHosts, "accept-hosts", o.AcceptHosts, "Regular expressions (comma-separated) the Host header must match; other hosts get 403")
 	f.StringVar(&o.PrintKubeconfig, "print-kubeconfig", "", "Write a kubeconfig that points at the proxy to this file (mode 0600)")
-	f.StringVar(&o.Trace, "trace", "", "Record every observed LIST and WATCH to this JSONL file (gzip if it ends in .gz); replay it with \"kubectl watchcache replay\"")
-	f.StringVar(&o.TraceObjects, "trace-objects", o.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
-	f.BoolVar(&o.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
+	o.TraceFlags.addFlags(cmd, "Record every observed LIST and WATCH to this JSONL file (gzip if it ends in .gz); replay it with \"kubectl watchcache replay\"")
 	f.StringVar(&o.MetricsAddress, "metrics-address", "", "Serve Prometheus metrics, one set per observed stream, at http://HOST:PORT/metrics")
 	f.DurationVar(&o.Duration, "duration", 0, "Stop after this long (0: until interrupted)")
 	f.StringArrayVar(&o.Faults, "fault", nil, "Inject a watch fault into the traffic, NAME[=VALUE][@every=D|@after=D][@p=F] (repeatable): "+
@@ -131,7 +126,6 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 	f.Int64Var(&o.FaultSeed, "fault-seed", 1, "Seed of the random draws of --fault's @p (one seed, the same draws)")
 	o.Diff.addFlags(cmd, false)
 	o.Display.addFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("trace-objects", cobra.FixedCompletions([]string{"none", "metadata", "full"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -158,18 +152,8 @@ func (o *ProxyOptions) Validate() error {
 	if _, err := kubectlproxy.MakeRegexpArray(o.AcceptHosts); err != nil {
 		return usageErrorf("invalid --accept-hosts %q: %w", o.AcceptHosts, err)
 	}
-	switch trace.ObjectMode(o.TraceObjects) {
-	case trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull:
-	default:
-		return usageErrorf("invalid --trace-objects %q: want none, metadata or full", o.TraceObjects)
-	}
-	if o.TraceUnsafeSecrets && o.Trace == "" {
-		return usageErrorf("--trace-unsafe-secrets needs --trace")
-	}
-	if o.Trace != "" {
-		if err := checkOutputPath("--trace", o.Trace); err != nil {
-			return err
-		}
+	if err := o.TraceFlags.validate(); err != nil {
+		return err
 	}
 	if o.PrintKubeconfig != "" {
 		if err := checkOutputPath("--print-kubeconfig", o.PrintKubeconfig); err != nil {

@@ -1,12 +1,50 @@
 package cli
 
 import (
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 )
+
+// TraceFlags are --trace and the flags that say what it keeps, shared by
+// watch and proxy.
+type TraceFlags struct {
+	// Trace is --trace, the file to record to ("": none).
+	Trace string
+	// TraceObjects is --trace-objects: none, metadata or full.
+	TraceObjects string
+	// TraceUnsafeSecrets is --trace-unsafe-secrets.
+	TraceUnsafeSecrets bool
+}
+
+// addFlags registers the flags; usage is --trace's.
+func (t *TraceFlags) addFlags(cmd *cobra.Command, usage string) {
+	f := cmd.Flags()
+	t.TraceObjects = string(trace.ObjectsMetadata)
+	f.StringVar(&t.Trace, "trace", "", usage)
+	f.StringVar(&t.TraceObjects, "trace-objects", t.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
+	f.BoolVar(&t.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
+	_ = cmd.RegisterFlagCompletionFunc("trace-objects", cobra.FixedCompletions([]string{"none", "metadata", "full"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// validate checks the flags without touching the file.
+func (t *TraceFlags) validate() error {
+	switch trace.ObjectMode(t.TraceObjects) {
+	case trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull:
+	default:
+		return usageErrorf("invalid --trace-objects %q: want none, metadata or full", t.TraceObjects)
+	}
+	if t.TraceUnsafeSecrets && t.Trace == "" {
+		return usageErrorf("--trace-unsafe-secrets needs --trace")
+	}
+	if t.Trace == "" {
+		return nil
+	}
+	return checkOutputPath("--trace", t.Trace)
+}
 
 // minTraceSegment is the smallest --trace-max-size: a segment holds a
 // header and every resource's cache, and a smaller one would rotate at

@@ -37,17 +37,15 @@ type WatchOptions struct {
 	KeepObjects          bool
 	Diff                 DiffFlags
 	Wire                 string
-	Trace                string
-	TraceObjects         string
-	TraceUnsafeSecrets   bool
-	TraceRotation        TraceRotation
-	Display              DisplayOptions
-	Duration             time.Duration
-	Once                 bool
-	GiveUpAfter          time.Duration
-	MaxResources         int
-	MaxConcurrentLists   int
-	Monitor              MonitorOptions
+	TraceFlags
+	TraceRotation      TraceRotation
+	Display            DisplayOptions
+	Duration           time.Duration
+	Once               bool
+	GiveUpAfter        time.Duration
+	MaxResources       int
+	MaxConcurrentLists int
+	Monitor            MonitorOptions
 	// Probe is the namespace of the delivery probe's Lease ("" : no probe).
 	Probe         string
 	ProbeInterval time.Duration
@@ -74,7 +72,6 @@ func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
 		InitialList:  string(reflector.StrategyAuto),
 		PageSize:     500,
 		WatchTimeout: 5 * time.Minute,
-		TraceObjects: string(trace.ObjectsMetadata),
 		Wire:         string(reflector.WireAuto),
 		GiveUpAfter:  30 * time.Second,
 		MaxResources: 30,
@@ -102,9 +99,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "Ask the server for metadata only (PartialObjectMetadata)")
 	f.BoolVar(&o.KeepObjects, "keep-objects", false, "Keep each object's full JSON in the cache (shown in the object detail)")
 	f.StringVar(&o.Wire, "wire", o.Wire, "Encoding to ask the server for: auto (protobuf for built-in resources and --metadata-only, JSON for custom resources and whenever full objects are kept or traced), protobuf, or json")
-	f.StringVar(&o.Trace, "trace", "", "Record everything the reflector sees to this JSONL file (gzip if it ends in .gz)")
-	f.StringVar(&o.TraceObjects, "trace-objects", o.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
-	f.BoolVar(&o.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
+	o.TraceFlags.addFlags(cmd, "Record everything the reflector sees to this JSONL file (gzip if it ends in .gz)")
 	// A monitor runs for weeks: its trace, if asked for, is bounded by default.
 	maxTrace := "0"
 	if o.monitor {
@@ -127,7 +122,6 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	for flag, values := range map[string][]string{
 		"initial-list":           {"auto", "list", "stream"},
 		"resource-version-match": {"Exact", "NotOlderThan"},
-		"trace-objects":          {"none", "metadata", "full"},
 		"wire":                   {"auto", "protobuf", "json"},
 	} {
 		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
@@ -193,10 +187,8 @@ func (o *WatchOptions) Validate() error {
 	if o.MaxConcurrentLists < 1 {
 		return usageErrorf("invalid --max-concurrent-lists %d: must be at least 1", o.MaxConcurrentLists)
 	}
-	switch trace.ObjectMode(o.TraceObjects) {
-	case trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull:
-	default:
-		return usageErrorf("invalid --trace-objects %q: want none, metadata or full", o.TraceObjects)
+	if err := o.TraceFlags.validate(); err != nil {
+		return err
 	}
 	switch reflector.Wire(o.Wire) {
 	case reflector.WireAuto, reflector.WireJSON:
@@ -213,16 +205,8 @@ func (o *WatchOptions) Validate() error {
 	if o.Diff.On && o.MetadataOnly {
 		return usageErrorf("--diff needs whole objects: it cannot be used with --metadata-only")
 	}
-	if o.TraceUnsafeSecrets && o.Trace == "" {
-		return usageErrorf("--trace-unsafe-secrets needs --trace")
-	}
 	if err := o.TraceRotation.validate(o.Trace); err != nil {
 		return err
-	}
-	if o.Trace != "" {
-		if err := checkOutputPath("--trace", o.Trace); err != nil {
-			return err
-		}
 	}
 	if err := o.validateProbe(); err != nil {
 		return err
