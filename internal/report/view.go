@@ -2,7 +2,8 @@ package report
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -599,11 +600,7 @@ func formatOffset(d time.Duration) string { return "+" + format.Duration(d) }
 
 // labelsText renders labels as kubectl does ("app=web,tier=1"), sorted and clipped.
 func labelsText(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(l))
 	var b strings.Builder
 	for i, k := range keys {
 		if i > 0 {

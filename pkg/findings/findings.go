@@ -10,6 +10,7 @@ package findings
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -179,12 +180,7 @@ func (f Finding) Detail() string {
 		fmt.Fprintf(&b, "  window: %s → %s (%s)\n", w.From.UTC().Format("15:04:05.000"), w.To.UTC().Format("15:04:05.000"), roundSeconds(w.Seconds))
 	}
 	if len(f.Evidence.Facts) > 0 {
-		keys := make([]string, 0, len(f.Evidence.Facts))
-		for k := range f.Evidence.Facts {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(f.Evidence.Facts)) {
 			fmt.Fprintf(&b, "  %s: %s\n", k, f.Evidence.Facts[k])
 		}
 	}

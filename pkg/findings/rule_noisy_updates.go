@@ -3,6 +3,7 @@ package findings
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -172,11 +173,7 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 
 // most is the key with the highest count, the first in path order among equals.
 func most(m map[writtenPath]int64) (writtenPath, int64) {
-	keys := make([]writtenPath, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b writtenPath) int {
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b writtenPath) int {
 		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a.path, b.path), cmp.Compare(a.writer, b.writer))
 	})
 	if len(keys) == 0 {

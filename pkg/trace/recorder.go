@@ -369,15 +369,19 @@ func (o *ObservedRecording) Page(id int64, page *reflector.Page) {
 
 // Event records one watch event.
 func (o *ObservedRecording) Event(id int64, ev reflector.WatchEvent) {
-	l := &Line{K: KindEvent, R: o.r, ID: id, Type: string(ev.Type)}
+	o.rec.write(o.rec.eventLine(o.r, id, ev))
+}
+
+// eventLine is the line of watch event ev, of request id on resource r.
+func (r *Recorder) eventLine(res int, id int64, ev reflector.WatchEvent) *Line {
+	l := &Line{K: KindEvent, R: res, ID: id, Type: string(ev.Type), Changes: r.changes(res, ev.Changes)}
 	if ev.Type == reflector.EventError {
 		l.Object, _ = json.Marshal(ev.Status)
 	} else {
-		l.Object = o.rec.object(o.r, ev.Item.Raw)
+		l.Object = r.object(res, ev.Item.Raw)
 	}
 	l.setDelivery(ev.Delivery)
-	l.Changes = o.rec.changes(o.r, ev.Changes)
-	o.rec.write(l)
+	return l
 }
 
 // End records how the request ended.
@@ -492,14 +496,7 @@ func (s *recordingStream) Next() (reflector.WatchEvent, error) {
 		s.end(err)
 		return ev, err
 	}
-	l := &Line{K: KindEvent, R: s.r, ID: s.id, Type: string(ev.Type)}
-	if ev.Type == reflector.EventError {
-		l.Object, _ = json.Marshal(ev.Status)
-	} else {
-		l.Object = s.rec.object(s.r, ev.Item.Raw)
-	}
-	l.setDelivery(ev.Delivery)
-	l.Changes = s.rec.changes(s.r, ev.Changes)
+	l := s.rec.eventLine(s.r, s.id, ev)
 	l.Bytes = ev.Bytes
 	s.rec.write(l)
 	if ev.Type == reflector.EventError {
