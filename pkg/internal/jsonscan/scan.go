@@ -535,18 +535,8 @@ func (s *Scanner) number() []byte {
 		return nil
 	}
 	if i < len(d) && d[i] == '.' {
-		i++
-		if i >= len(d) {
-			s.short()
+		if i = s.digits(i+1, "after decimal point"); i < 0 {
 			return nil
-		}
-		if d[i] < '0' || d[i] > '9' {
-			s.pos = i
-			s.fail("invalid character %s after decimal point in numeric literal", quoteChar(d[i]))
-			return nil
-		}
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
 		}
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
@@ -554,21 +544,32 @@ func (s *Scanner) number() []byte {
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
 		}
-		if i >= len(d) {
-			s.short()
+		if i = s.digits(i, "in exponent of"); i < 0 {
 			return nil
-		}
-		if d[i] < '0' || d[i] > '9' {
-			s.pos = i
-			s.fail("invalid character %s in exponent of numeric literal", quoteChar(d[i]))
-			return nil
-		}
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
 		}
 	}
 	s.pos = i
 	return d[start:i]
+}
+
+// digits reads the one or more digits a number has at i, where (after
+// decimal point, in exponent of) names in an error; it returns where they
+// end, or -1 having failed.
+func (s *Scanner) digits(i int, where string) int {
+	d := s.data
+	if i >= len(d) {
+		s.short()
+		return -1
+	}
+	if d[i] < '0' || d[i] > '9' {
+		s.pos = i
+		s.fail("invalid character %s "+where+" numeric literal", quoteChar(d[i]))
+		return -1
+	}
+	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // scanString reads the string at pos and reports whether decoding it needs
