@@ -33,7 +33,8 @@
 # ticks, and its footer offers no r or a. Then, against the same cluster,
 # `kubectl watchcache configmaps -A --once`, then `--duration 3s`: each ends
 # by itself and must keep its last screen, saying so in the footer, until a
-# key is pressed. The cluster is always stopped.
+# key is pressed. Then `configmaps -n no-such-namespace`: its footer warns
+# that the namespace does not exist. The cluster is always stopped.
 set -euo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -289,3 +290,12 @@ for live in "once:--once" "duration:--duration 3s"; do
   await '^\[exited with status 0\]' "the exit after a key ($flags)"
   echo "tui-check: ok: the live run with $flags kept its final screen until a key, then exited 0"
 done
+
+# A namespace that does not exist is watched, with a warning: on stderr,
+# which the dashboard covers, and at the start in its footer.
+run nons 120x40 "configmaps -n no-such-namespace --kubeconfig '$kubeconfig'"
+echo "tui-check: running kubectl watchcache configmaps -n no-such-namespace live in tmux session $session (120x40)"
+await 'warning: namespace "no-such-namespace" not found' "the missing namespace's warning in the footer"
+tmux send-keys -t "$session" q
+await '^\[exited with status 0\]' "the exit after q (missing namespace)"
+echo "tui-check: ok: the dashboard of a missing namespace warns in its footer"

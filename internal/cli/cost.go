@@ -158,22 +158,26 @@ func (o *CostOptions) Run(ctx context.Context) error {
 // exist, and meaning, what that means for the command (kubectl get says
 // nothing there; a cost of zero would look like a measurement, an empty
 // cache like a quiet namespace). It says nothing when it cannot tell (no
-// permission to read namespaces, or no answer within a few seconds).
-func warnMissingNamespace(ctx context.Context, errOut io.Writer, cfg *rest.Config, resources []reflector.Resource, ns, meaning string) {
+// permission to read namespaces, or no answer within a few seconds). It
+// returns what it said, without "warning: ", or "".
+func warnMissingNamespace(ctx context.Context, errOut io.Writer, cfg *rest.Config, resources []reflector.Resource, ns, meaning string) string {
 	namespaced := false
 	for _, r := range resources {
 		namespaced = namespaced || r.Namespaced
 	}
 	if ns == "" || !namespaced {
-		return
+		return ""
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		fmt.Fprintf(errOut, "warning: namespace %q not found: %s\n", ns, meaning)
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		return ""
 	}
+	warning := fmt.Sprintf("namespace %q not found: %s", ns, meaning)
+	fmt.Fprintln(errOut, "warning: "+warning)
+	return warning
 }

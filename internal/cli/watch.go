@@ -250,7 +250,8 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	restCfg, resources, ns := c.rest, c.resources, c.namespace
 	// A name mistyped watches nothing, quietly: kubectl get says "No resources found".
-	warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns, "nothing is in it to watch until it is created")
+	// The dashboard's footer says it too: the line on stderr is hidden under it.
+	warning := warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns, "nothing is in it to watch until it is created")
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, TraceRotation: o.TraceRotation.options(), MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
@@ -314,7 +315,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			kubeContext = *o.ConfigFlags.Context
 		}
 	}
-	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace}
+	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace, Warning: warning}
 	// --once, --duration and a tripped rule end the session, not the
 	// dashboard: it keeps the last screen until a key (or ctx ends).
 	return outs.Finish(outs.Run(runCtx, ctx, cancel, tuiOpts))

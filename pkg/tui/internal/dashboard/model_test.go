@@ -582,3 +582,27 @@ func TestFilteredLogTitleCountsTheMatches(t *testing.T) {
 	tuitest.MustContain(t, s, fmt.Sprintf("%d entries", total))
 	tuitest.MustNotContain(t, s, "entries match")
 }
+
+// A warning from before the start (a namespace that does not exist) leads
+// the footer at first, beside the key help, and goes as an action's
+// status goes: without it a TUI user saw it only after quitting.
+func TestAStartUpWarningLeadsTheFooterAtFirst(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
+	opts.Warning = `namespace "nope" not found: nothing is in it to watch until it is created`
+	m := resize(newAlone(opts, tuitest.DemoResource(program.Feed{})), 160, 40)
+	t.Cleanup(m.Close)
+	footer := func(d time.Duration) string {
+		s := tuitest.DemoSnapshot(d, tuitest.DemoStats())
+		clock.Time = s.At
+		m = update(m, s)
+		lines := tuitest.Lines(screen(m))
+		return lines[len(lines)-1]
+	}
+	if f := footer(time.Second); !strings.Contains(f, `warning: namespace "nope" not found`) || !strings.Contains(f, "? help") {
+		t.Errorf("footer 1s after the start: got %q, want the warning and the key help", f)
+	}
+	if f := footer(time.Minute); strings.Contains(f, "warning") {
+		t.Errorf("footer a minute after the start: got %q, want the warning gone", f)
+	}
+}

@@ -32,7 +32,7 @@ type Chrome struct {
 	help help.Model
 	// Keys are the keys of every screen: help, quit, the player's.
 	Keys ChromeKeys
-	// Status is the player's last action's.
+	// Status is the player's last action's, or Options.Warning at the start.
 	Status Status
 	// Player is the player as last read, by a player key or any
 	// resource's poll (HavePlayer: once read).
@@ -81,7 +81,11 @@ func newChrome(opts Options, st common.Styles) Chrome {
 	if opts.Player != nil {
 		keys.Player.Enable()
 	}
-	return Chrome{opts: opts, st: st, help: h, Keys: keys}
+	c := Chrome{opts: opts, st: st, help: h, Keys: keys}
+	if opts.Warning != "" {
+		c.Status = Status{Text: "warning: " + opts.Warning, Sev: common.SevWarn, At: opts.Start}
+	}
+	return c
 }
 
 // Size is the screen's width and height, and the lines between header and footer.

@@ -96,6 +96,10 @@ type Options struct {
 	// delivery line of every resource's health section; called from the
 	// dashboard's goroutines, so it must be safe for concurrent use.
 	Probe func() ProbeView
+	// Warning, when set, is what the run found wrong before it started (a
+	// namespace that does not exist): the footer leads with it, as with an
+	// action's status, for its first seconds.
+	Warning string
 	// NoColor forces the plain profile in Run. NO_COLOR in the environment
 	// has the same effect without it.
 	NoColor bool
