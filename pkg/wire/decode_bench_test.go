@@ -3,6 +3,7 @@ package wire_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/benchdata"
@@ -273,6 +276,46 @@ func BenchmarkLiveWatch(b *testing.B) {
 				}
 				if n != w.events {
 					b.Fatalf("got %d events, want %d", n, w.events)
+				}
+			}
+		})
+	}
+}
+
+// benchProtoList is a protobuf LIST answer of n ConfigMaps: the JSON
+// fixture, owned by a ReplicaSet, each under its own name.
+func benchProtoList(b *testing.B, n int) []byte {
+	var cm corev1.ConfigMap
+	if err := json.Unmarshal(benchConfigMap(b), &cm); err != nil {
+		b.Fatal(err)
+	}
+	controller := true
+	cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f", UID: "0b6c1f2e-5a4d-4e8b-9c3a-2f1e0d9c8b7a", Controller: &controller}}
+	items := make([][]byte, n)
+	for i := range items {
+		cm.Name = fmt.Sprintf("app-%05d-config", i)
+		raw, err := cm.Marshal()
+		if err != nil {
+			b.Fatal(err)
+		}
+		items[i] = raw
+	}
+	return wire.EncodeProtoList("v1", "ConfigMapList", items)
+}
+
+// BenchmarkDecodeProtoList reads a page of 500 ConfigMaps in protobuf, the
+// default wire of built-in resources: the compact objects only, and with
+// the JSON a trace records.
+func BenchmarkDecodeProtoList(b *testing.B) {
+	body := benchProtoList(b, 500)
+	for _, keep := range []bool{false, true} {
+		b.Run(fmt.Sprintf("items=500/keepRaw=%t", keep), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				page, err := wire.DecodeProtoList(bytes.NewReader(body), keep)
+				if err != nil || len(page.Items) != 500 || len(page.Items[0].Object.OwnerReferences) != 1 {
+					b.Fatalf("err %v, %d items", err, len(page.Items))
 				}
 			}
 		})
