@@ -65,12 +65,8 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 		Example: "  kubectl watchcache cost pods -A\n" +
 			"  kubectl watchcache cost configmaps,secrets -n prod --sample 1000 -o json\n" +
 			"  kubectl watchcache cost widgets.example.com -A -l team=a --need metadata",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
-		RunE:          runOptions(o),
+		RunE: runOptions(o),
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	o.identity.addFlags(f, o.ConfigFlags)

@@ -30,8 +30,6 @@ func newMonitorCommand(streams genericiooptions.IOStreams, version string) *cobr
 			"kubeconfig it uses the pod's service account (in-cluster configuration), as kubectl does.",
 		Example: "  kubectl watchcache monitor deployments.apps,configmaps -A\n" +
 			"  kubectl watchcache monitor pods -n shop --listen :8080 --probe shop   # in a pod",
-		SilenceErrors:     true,
-		SilenceUsage:      true,
 		RunE:              run,
 		ValidArgsFunction: completeResources(o),
 	}
