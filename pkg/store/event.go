@@ -29,7 +29,7 @@ const (
 func (t EventType) String() string {
 	names := [...]string{Init: "Init", InitApply: "InitApply", InitDone: "InitDone", Apply: "Apply",
 		Delete: "Delete", Bookmark: "Bookmark"}
-	if t < 0 || int(t) >= len(names) || names[t] == "" {
+	if int(t) >= len(names) || names[t] == "" {
 		return "Unknown"
 	}
 	return names[t]
