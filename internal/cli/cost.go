@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -33,6 +34,8 @@ type CostOptions struct {
 	Output        string
 	MaxResources  int
 
+	// sampleFlag is --sample's, to tell it given from its default.
+	sampleFlag *pflag.Flag
 	// identity names the plugin to the server (--user-agent).
 	identity     identity
 	resourceArgs []string
@@ -74,12 +77,13 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector, as in kubectl get -l")
 	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector, as in kubectl get --field-selector")
 	f.IntVar(&o.Sample, "sample", o.Sample, fmt.Sprintf("Objects to sample at random from the list and measure (at most %d)", cost.MaxSample))
+	o.sampleFlag = f.Lookup("sample")
 	f.BoolVar(&o.Exact, "exact", false, "Measure every object of the list, not a sample (the whole list is held in memory while it is measured)")
 	f.StringVar(&o.Need, "need", o.Need, "What the informer's handlers read, for the cheapest form that serves it: full (spec, status) or metadata (names, labels, owners)")
-	f.StringVarP(&o.Output, "output", "o", "", "Output format: json, or empty for text")
+	f.StringVarP(&o.Output, "output", "o", "", "Output format: text or json")
 	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "Refuse to measure more resources than this (a category such as all can name many)")
 	_ = cmd.RegisterFlagCompletionFunc("need", cobra.FixedCompletions([]string{cost.NeedFull, cost.NeedMetadata}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -104,9 +108,12 @@ func (o *CostOptions) Validate() error {
 		return usageErrorf("invalid --need %q: want full or metadata", o.Need)
 	}
 	switch o.Output {
-	case "", "json":
+	case "", "text", "json":
 	default:
-		return usageErrorf("unable to match a printer suitable for the output format %q, allowed formats are: json", o.Output)
+		return usageErrorf("invalid output format %q: want text or json", o.Output)
+	}
+	if o.Exact && o.sampleFlag != nil && o.sampleFlag.Changed {
+		return usageErrorf("--sample and --exact cannot be used together: --exact measures every object")
 	}
 	if o.MaxResources < 1 {
 		return usageErrorf("invalid --max-resources %d: must be at least 1", o.MaxResources)

@@ -18,6 +18,8 @@ type TraceFlags struct {
 	TraceObjects string
 	// TraceUnsafeSecrets is --trace-unsafe-secrets.
 	TraceUnsafeSecrets bool
+
+	objectsFlag *pflag.Flag
 }
 
 // addFlags registers the flags; usage is --trace's.
@@ -26,6 +28,7 @@ func (t *TraceFlags) addFlags(cmd *cobra.Command, usage string) {
 	t.TraceObjects = string(trace.ObjectsMetadata)
 	f.StringVar(&t.Trace, "trace", "", usage)
 	f.StringVar(&t.TraceObjects, "trace-objects", t.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
+	t.objectsFlag = f.Lookup("trace-objects")
 	f.BoolVar(&t.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
 	_ = cmd.RegisterFlagCompletionFunc("trace-objects", cobra.FixedCompletions([]string{"none", "metadata", "full"}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -39,6 +42,9 @@ func (t *TraceFlags) validate() error {
 	}
 	if t.TraceUnsafeSecrets && t.Trace == "" {
 		return usageErrorf("--trace-unsafe-secrets needs --trace")
+	}
+	if t.Trace == "" && t.objectsFlag != nil && t.objectsFlag.Changed {
+		return usageErrorf("--trace-objects needs --trace")
 	}
 	if t.Trace == "" {
 		return nil
