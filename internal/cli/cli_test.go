@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"os"
@@ -150,6 +151,8 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"replay speed Inf", []string{"replay", empty, "--speed", "Inf"}, ExitUsage, "error: invalid --speed +Inf: must be 0 (as fast as possible) or a positive number"},
 		{"version with an argument", []string{"version", "extra"}, ExitUsage, `error: version takes no arguments, got ["extra"]`},
 		{"replay without file", []string{"replay"}, ExitUsage, "error: replay takes one trace file, got 0 arguments"},
+		{"replay --diff of metadata", []string{"replay", "../../testdata/traces/demo.jsonl", "--diff", "--no-tui"}, ExitUsage, "error: --diff needs whole objects, and the trace keeps none: record it with --trace-objects full"},
+		{"replay --diff of a proxy's trace", []string{"replay", "../../testdata/traces/proxy.jsonl", "--diff", "--no-tui"}, ExitUsage, "error: --diff does not apply to a proxy's trace: it replays as recorded, with the changes proxy --diff recorded"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -392,5 +395,23 @@ func TestTheMonitorNamesItsOwnFlagWhenItsAddressIsTaken(t *testing.T) {
 	code, _, stderr := run(t, "monitor", "configmaps", "--kubeconfig", kubeconfig(t), "--listen", addr)
 	if want := "error: --listen " + addr + ": "; code != ExitFailure || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "address already in use") {
 		t.Errorf("monitor --listen %s (taken): exit %d, stderr %q; want exit %d and %q…address already in use", addr, code, stderr, ExitFailure, want)
+	}
+}
+
+// replay --diff diffs the resources whose trace kept whole objects and says
+// which it cannot: here configmaps' header says full, the others metadata.
+func TestReplayDiffWarnsOfTheResourcesItCannotDiff(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/several.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mixed.jsonl")
+	if err := os.WriteFile(path, bytes.Replace(b, []byte(`"objects":"metadata"`), []byte(`"objects":"full"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "replay", path, "--speed", "0", "--no-tui", "--diff")
+	want := "warning: --diff: the trace keeps no whole objects of deployments, widgets (recorded without --trace-objects full): they are not diffed\n"
+	if code != ExitOK || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 0 and %q", code, stderr, want)
 	}
 }

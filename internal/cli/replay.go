@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -107,6 +108,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if traits.AsRecorded != "" && len(o.Monitor.rules) > 0 {
 		return usageErrorf("--fail-on does not apply to %s", traits.AsRecorded)
 	}
+	if o.Diff.On {
+		if err := o.checkDiffable(sess); err != nil {
+			return err
+		}
+	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()
 	outs, err := outputs.New(oo)
@@ -204,5 +210,26 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("the replayed reflector decided differently from the recorded one in %s (--strict)", format.PluralUngrouped(total, "place"))
 	}
 	fmt.Fprintf(o.ErrOut, "warning: the replayed reflector decided differently from the recorded one in %s; --strict makes this an error\n", format.PluralUngrouped(total, "place"))
+	return nil
+}
+
+// checkDiffable refuses --diff where the trace keeps no whole object to diff,
+// and warns of each resource it keeps only part of.
+func (o *ReplayOptions) checkDiffable(sess *session.Session) error {
+	if sess.Header.Observed {
+		return usageErrorf("--diff does not apply to a proxy's trace: it replays as recorded, with the changes proxy --diff recorded")
+	}
+	var partial []string
+	for _, rr := range sess.Replay.Resources() {
+		if h := rr.Header(); h.Objects != trace.ObjectsFull {
+			partial = append(partial, h.Resource.GVR.Resource)
+		}
+	}
+	switch {
+	case len(partial) == len(sess.Replay.Resources()):
+		return usageErrorf("--diff needs whole objects, and the trace keeps none: record it with --trace-objects full")
+	case len(partial) > 0:
+		fmt.Fprintf(o.ErrOut, "warning: --diff: the trace keeps no whole objects of %s (recorded without --trace-objects full): they are not diffed\n", strings.Join(partial, ", "))
+	}
 	return nil
 }
