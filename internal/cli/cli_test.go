@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -413,5 +414,21 @@ func TestReplayDiffWarnsOfTheResourcesItCannotDiff(t *testing.T) {
 	want := "warning: --diff: the trace keeps no whole objects of deployments, widgets (recorded without --trace-objects full): they are not diffed\n"
 	if code != ExitOK || !strings.Contains(stderr, want) {
 		t.Fatalf("exit %d, stderr %q; want exit 0 and %q", code, stderr, want)
+	}
+}
+
+// A replay the user stops (SIGINT, SIGTERM: its context ends) says so; it
+// does not call a whole recording cut short.
+func TestAnInterruptedReplaySaysSoNotThatTheRecordingIsCut(t *testing.T) {
+	streams, _, _, errOut := genericiooptions.NewTestIOStreams()
+	cmd := testCommand(streams)
+	cmd.SetArgs([]string{"replay", "../../testdata/traces/demo.jsonl", "--no-tui", "--speed", "1"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer time.AfterFunc(time.Second, cancel).Stop() // the demo lasts 13 s; a signal cancels the same way
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := errOut.String(); !strings.Contains(got, "replay: interrupted at 03:43:0") || strings.Contains(got, "ends early") {
+		t.Errorf("stderr %q: want it to say the replay was interrupted, and not that the recording ends early", got)
 	}
 }
