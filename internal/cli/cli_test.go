@@ -346,7 +346,7 @@ func TestReplayOfTheBundledDemoPrintsTheRelistAndItsDiff(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Relisting     gone: 410 Gone at resourceVersion",
-		"relist-diff: relist diff: 3 missed deletes, 1 missed recreates, 2 missed updates, 0 missed adds, 119 unchanged",
+		"relist-diff: relist diff: 3 missed deletes, 1 missed recreate, 2 missed updates, 0 missed adds, 119 unchanged",
 		"request #1 LIST resourceVersion=\"\" limit=50: closed after",
 		"Stopped       stopped: stopped",
 	} {

@@ -432,7 +432,7 @@ func TestE2EAProbeLeaseLeftBehindIsReportedAndCleanupRemovesIt(t *testing.T) {
 		t.Errorf("stderr %q names the running probe's Lease %s", stderr, live)
 	}
 	code, _, stderr = run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--no-tui", "--once", "--probe", ns, "--probe-cleanup")
-	if code != ExitOK || !strings.Contains(stderr, "probe: deleted 1 Lease(s) left by earlier runs in "+ns+": "+left.Name+"\n") {
+	if code != ExitOK || !strings.Contains(stderr, "probe: deleted 1 Lease left by earlier runs in "+ns+": "+left.Name+"\n") {
 		t.Errorf("cleanup: exit %d, stderr %q", code, stderr)
 	}
 	if got := probeLeases(t, cs, ns); len(got) != 1 || got[0] != live {

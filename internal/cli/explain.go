@@ -200,7 +200,7 @@ func writeExplained(w io.Writer, all []Explained) error {
 			fmt.Fprintf(&b, "%s: no findings\n", name)
 			continue
 		}
-		fmt.Fprintf(&b, "%s: %d finding(s)\n", name, len(e.Findings))
+		fmt.Fprintf(&b, "%s: %s\n", name, format.PluralUngrouped(len(e.Findings), "finding"))
 		for _, f := range e.Findings {
 			b.WriteString(f.Detail())
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -67,7 +68,7 @@ func (o *WatchOptions) startProbe(ctx context.Context, cfg *rest.Config) (*start
 			if err := probe.Cleanup(ctx, client, o.Probe, left); err != nil {
 				return nil, fmt.Errorf("--probe-cleanup: %w", err)
 			}
-			fmt.Fprintf(o.ErrOut, "probe: deleted %d Lease(s) left by earlier runs in %s: %s\n", len(left), o.Probe, strings.Join(left, ", "))
+			fmt.Fprintf(o.ErrOut, "probe: deleted %s left by earlier runs in %s: %s\n", format.PluralUngrouped(len(left), "Lease"), o.Probe, strings.Join(left, ", "))
 		} else {
 			fmt.Fprintf(o.ErrOut, "warning: probe Lease(s) left by earlier runs in %s (label %s=%s): %s; --probe-cleanup deletes them\n",
 				o.Probe, probe.LabelKey, probe.LabelValue, strings.Join(left, ", "))

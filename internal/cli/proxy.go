@@ -26,6 +26,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/proxy"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
 )
@@ -303,7 +304,7 @@ func (o *ProxyOptions) warnUnmatchedTarget(subs []session.Subject) {
 			return
 		}
 	}
-	fmt.Fprintf(o.ErrOut, "warning: --fault-target %s matched none of the %d stream(s) the proxy observed: no fault acted\n", strings.Join(o.FaultTargets, " --fault-target "), len(subs))
+	fmt.Fprintf(o.ErrOut, "warning: --fault-target %s matched none of the %s the proxy observed: no fault acted\n", strings.Join(o.FaultTargets, " --fault-target "), format.PluralUngrouped(len(subs), "stream"))
 }
 
 // joinNames is "a, b or c".

@@ -295,9 +295,9 @@ func Text(resource string, n reflector.Note) string {
 		return head + fmt.Sprintf("request #%d %s %s: started", r.ID, strings.ToUpper(string(r.Verb)), r.Opts.Format(false))
 	case reflector.NoteRequestEnded:
 		r := n.Request
-		count := fmt.Sprintf("%d items", r.Items)
+		count := format.PluralUngrouped(r.Items, "item")
 		if r.Verb == reflector.VerbWatch {
-			count = fmt.Sprintf("%d events", r.Events)
+			count = format.PluralUngrouped(r.Events, "event")
 		}
 		return head + fmt.Sprintf("request #%d %s %s: %s after %s, %s", r.ID, strings.ToUpper(string(r.Verb)), r.Opts.Format(false), r.End.Format(false), r.Duration.Round(time.Millisecond), count)
 	case reflector.NoteAudit:

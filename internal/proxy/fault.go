@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
@@ -700,7 +701,7 @@ func (l *faultLog) upTo(n int64) []observed.Fault {
 	if n < 0 {
 		for a, k := range l.holds {
 			if k > 0 {
-				out = append(out, observed.Fault{Spec: a.spec.Raw, Count: k, What: fmt.Sprintf("held %d more event(s) %s each before passing them on", k, a.spec.Value)})
+				out = append(out, observed.Fault{Spec: a.spec.Raw, Count: k, What: fmt.Sprintf("held %s %s each before passing them on", format.PluralUngrouped(k, "more event"), a.spec.Value)})
 			}
 		}
 		l.holds = nil

@@ -259,7 +259,7 @@ func TestDelayNotesItsFirstHoldBeforeTheEventItHolds(t *testing.T) {
 		t.Errorf("before the first event: %+v, want the first hold's note", first)
 	}
 	rest := log.upTo(-1)
-	if len(rest) != 1 || rest[0].Count != 2 || rest[0].What != "held 2 more event(s) 1ms each before passing them on" {
+	if len(rest) != 1 || rest[0].Count != 2 || rest[0].What != "held 2 more events 1ms each before passing them on" {
 		t.Errorf("at the end: %+v, want the 2 more held", rest)
 	}
 }

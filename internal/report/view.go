@@ -212,11 +212,11 @@ func requestTitle(r *Request) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s #%d · %s → %s (%s) · %s", r.Kind.Noun(), r.ID, formatOffset(r.Start), formatOffset(r.End), format.Duration(r.End-r.Start), r.Opts.Format(true))
 	if r.Verb == reflector.VerbList {
-		fmt.Fprintf(&b, " · %d items", r.Items)
+		b.WriteString(" · " + format.PluralUngrouped(r.Items, "item"))
 	} else {
-		fmt.Fprintf(&b, " · %d events", r.Events)
+		b.WriteString(" · " + format.PluralUngrouped(r.Events, "event"))
 		if r.Bookmarks > 0 {
-			fmt.Fprintf(&b, " (%d bookmarks)", r.Bookmarks)
+			fmt.Fprintf(&b, " (%s)", format.PluralUngrouped(r.Bookmarks, "bookmark"))
 		}
 	}
 	b.WriteString(" · " + format.ClipWithLength(describeEnd(r), clipTitle))

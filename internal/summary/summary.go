@@ -274,7 +274,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		b.WriteString("FINDING " + f.Detail())
 	}
 	for _, f := range s.Faults {
-		fmt.Fprintf(&b, "FAULT --fault %s acted %d time(s), first at %s\n", f.Fault, f.Count, f.At.Format(time.RFC3339))
+		fmt.Fprintf(&b, "FAULT --fault %s acted %s, first at %s\n", f.Fault, format.PluralUngrouped(f.Count, "time"), f.At.Format(time.RFC3339))
 	}
 	if c := s.Churn; c != nil {
 		fmt.Fprintf(&b, "churn: %d MODIFIED events diffed, %d timestamp-only", c.Events, c.TimestampOnly)
@@ -283,14 +283,14 @@ func (s Summary) WriteText(w io.Writer) error {
 		}
 		b.WriteString("\n")
 		for _, p := range c.Paths {
-			fmt.Fprintf(&b, "CHURN %s changed %d time(s), %.0f%% of events", p.Path, p.Count, 100*p.Share)
+			fmt.Fprintf(&b, "CHURN %s changed %s, %.0f%% of events", p.Path, format.PluralUngrouped(p.Count, "time"), 100*p.Share)
 			if p.Manager != "" {
 				fmt.Fprintf(&b, ", mostly by %s", p.Manager)
 			}
 			b.WriteString("\n")
 		}
 		for _, o := range c.Objects {
-			fmt.Fprintf(&b, "HOT %s: %d MODIFIED event(s)\n", o.Name, o.Count)
+			fmt.Fprintf(&b, "HOT %s: %s\n", o.Name, format.PluralUngrouped(o.Count, "MODIFIED event"))
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

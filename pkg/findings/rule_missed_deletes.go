@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -40,8 +41,8 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	deleted, recreated := len(diff.Deleted), len(diff.Recreated)
 	e.raise(MissedDeletes, Warning, n.At, func(f *Finding) {
 		f.Count += int64(deleted + recreated)
-		f.Title = fmt.Sprintf("%d delete(s) never reached the watch", f.Count)
-		text := fmt.Sprintf("the relist at resourceVersion %s found %d object(s) deleted and %d recreated under the same name with another UID that the watch never reported", diff.ResourceVersion, deleted, recreated)
+		f.Title = format.PluralUngrouped(f.Count, "delete") + " never reached the watch"
+		text := fmt.Sprintf("the relist at resourceVersion %s found %s deleted and %d recreated under the same name with another UID that the watch never reported", diff.ResourceVersion, format.PluralUngrouped(deleted, "object"), recreated)
 		if w := r.window; w != nil {
 			text += fmt.Sprintf("; the watch was down for %s, from its last event to the relist", roundSeconds(w.Seconds))
 		}

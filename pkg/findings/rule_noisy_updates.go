@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -159,8 +160,8 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 		f.Count = events
 		f.Title = what
 		f.Evidence = Evidence{
-			Text: fmt.Sprintf("over the last %s, %s; the path changed most among them is %s, written by %s, across %d object(s)",
-				span(noisyWindow), what, path.path, writer, len(objects)),
+			Text: fmt.Sprintf("over the last %s, %s; the path changed most among them is %s, written by %s, across %s",
+				span(noisyWindow), what, path.path, writer, format.PluralUngrouped(len(objects), "object")),
 			Requests: slices.Clone(r.reqs),
 			Facts: map[string]string{"path": path.path, "manager": path.writer, "share": fmt.Sprintf("%.0f%%", 100*max(stampShare, soleShare)),
 				"events": fmt.Sprint(events), "timestampOnly": fmt.Sprint(stamp)},

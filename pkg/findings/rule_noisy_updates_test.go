@@ -44,7 +44,7 @@ func TestNoisyUpdatesNamesTheStampedPathAndItsWriter(t *testing.T) {
 	if got.Evidence.Facts["path"] != `.metadata.annotations["example.com/at"]` || got.Evidence.Facts["manager"] != "stamper" || got.Evidence.Facts["share"] != "100%" {
 		t.Errorf("facts: %v", got.Evidence.Facts)
 	}
-	if !strings.Contains(got.Evidence.Text, "50 object(s)") || !strings.Contains(got.Action, "predicate") {
+	if !strings.Contains(got.Evidence.Text, "50 objects") || !strings.Contains(got.Action, "predicate") {
 		t.Errorf("evidence %q, action %q", got.Evidence.Text, got.Action)
 	}
 }

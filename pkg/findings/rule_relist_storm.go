@@ -109,7 +109,7 @@ func (r *relistStorm) raise(e *Engine, at time.Time) {
 		cause = append(cause, fmt.Sprintf("%d 410 Gone came right after a reconnect: the resourceVersion the watch resumed from had been compacted away while it was down", atOnce))
 	}
 	if longDowns > 0 {
-		cause = append(cause, fmt.Sprintf("%d time(s) the watch was down longer than the server keeps history (etcd compacts every %s by default)", longDowns, span(longDown)))
+		cause = append(cause, fmt.Sprintf("%s the watch was down longer than the server keeps history (etcd compacts every %s by default)", format.PluralUngrouped(longDowns, "time"), span(longDown)))
 	}
 	if e.src != nil && e.src.Counters().Bookmarks == 0 {
 		cause = append(cause, "no bookmark ever arrived, so a quiet resource's cursor falls behind compaction")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -26,7 +27,7 @@ func (r *rvBackwards) observe(e *Engine, n reflector.Note) {
 	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
 	e.raise(RVBackwards, Error, n.At, func(f *Finding) {
 		f.Count++
-		f.Title = fmt.Sprintf("the resourceVersion went backwards %d time(s)", f.Count)
+		f.Title = "the resourceVersion went backwards " + format.PluralUngrouped(f.Count, "time")
 		f.Evidence = Evidence{
 			Text:     fmt.Sprintf("request #%d delivered resourceVersion %s after the cursor had reached %s (the cursor was kept)", n.RequestID, d.ResourceVersion, d.Cursor),
 			Requests: slices.Clone(r.reqs),

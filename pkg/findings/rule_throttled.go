@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -35,7 +36,7 @@ func (r *throttled) observe(e *Engine, n reflector.Note) {
 	r.reqs = appendLast(r.reqs, q.ID, keepRequests)
 	e.raise(Throttled, Warning, n.At, func(f *Finding) {
 		f.Count++
-		f.Title = fmt.Sprintf("the API server throttled %d request(s) (429 Too Many Requests)", f.Count)
+		f.Title = fmt.Sprintf("the API server throttled %s (429 Too Many Requests)", format.PluralUngrouped(f.Count, "request"))
 		facts := f.Evidence.Facts
 		if facts == nil {
 			facts = map[string]string{}
@@ -56,7 +57,7 @@ func (r *throttled) observe(e *Engine, n reflector.Note) {
 				r.keepName("prioritylevelconfiguration", t.PriorityLevelUID, t.PriorityLevel)
 			}
 		}
-		r.said = fmt.Sprintf("%d request(s) answered 429; the last, #%d (%s), said: %s", f.Count, q.ID, strings.ToUpper(string(q.Verb)), end.Cause())
+		r.said = fmt.Sprintf("%s answered 429; the last, #%d (%s), said: %s", format.PluralUngrouped(f.Count, "request"), q.ID, strings.ToUpper(string(q.Verb)), end.Cause())
 		f.Evidence = Evidence{Requests: slices.Clone(r.reqs), Facts: facts}
 		f.Cause = "API Priority and Fairness had no seat for the request in its priority level and its queues were full (or the level rejects): the client's requests, or others in the same level, exceed its share"
 		f.Docs = "https://kubernetes.io/docs/concepts/cluster-administration/flow-control/"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -39,9 +40,9 @@ func (r *uidMismatch) observe(e *Engine, n reflector.Note) {
 	}
 	e.raise(UIDMismatch, Warning, n.At, func(f *Finding) {
 		f.Count++
-		f.Title = fmt.Sprintf("%d object(s) replaced under the same name between events", f.Count)
+		f.Title = format.PluralUngrouped(f.Count, "object") + " replaced under the same name between events"
 		f.Evidence = Evidence{
-			Text:         fmt.Sprintf("%d watch event(s) carried another UID than the cached object of the same name; the last: %s (%s) in request #%d", f.Count, o, o.What, n.RequestID),
+			Text:         fmt.Sprintf("%s carried another UID than the cached object of the same name; the last: %s (%s) in request #%d", format.PluralUngrouped(f.Count, "watch event"), o, o.What, n.RequestID),
 			Requests:     appendLast(f.Evidence.Requests, n.RequestID, keepRequests),
 			Objects:      slices.Clone(r.objects),
 			ObjectsTotal: int(f.Count),

@@ -165,8 +165,9 @@ func (d Decision) String() string {
 		if d.Diff == nil {
 			return "relist diff: none"
 		}
-		return fmt.Sprintf("relist diff: %d missed deletes, %d missed recreates, %d missed updates, %d missed adds, %d unchanged",
-			len(d.Diff.Deleted), len(d.Diff.Recreated), len(d.Diff.Updated), len(d.Diff.Added), d.Diff.Unchanged)
+		return fmt.Sprintf("relist diff: %s, %s, %s, %s, %d unchanged",
+			format.PluralUngrouped(len(d.Diff.Deleted), "missed delete"), format.PluralUngrouped(len(d.Diff.Recreated), "missed recreate"),
+			format.PluralUngrouped(len(d.Diff.Updated), "missed update"), format.PluralUngrouped(len(d.Diff.Added), "missed add"), d.Diff.Unchanged)
 	case ReasonGone:
 		if d.State == StateRelisting && d.List == nil {
 			// Another program's reflector, observed: how it will list is not known yet.

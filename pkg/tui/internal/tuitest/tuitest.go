@@ -282,7 +282,7 @@ func (f *FindingsFeed) Set(fs ...findings.Finding) {
 // (error) at 100s.
 func DemoFindings() []findings.Finding {
 	return []findings.Finding{
-		{ID: findings.MissedDeletes, Severity: findings.Warning, Resource: "configmaps.v1", Title: "2 delete(s) never reached the watch",
+		{ID: findings.MissedDeletes, Severity: findings.Warning, Resource: "configmaps.v1", Title: "2 deletes never reached the watch",
 			Evidence: findings.Evidence{Text: "the relist at resourceVersion 1250 found 1 object deleted and 1 recreated", Requests: []int64{3, 4},
 				Objects: []findings.Object{{Namespace: "default", Name: "web-config-7", What: "deleted", OldUID: "5f0c9a1e-aaaa"},
 					{Namespace: "default", Name: "web-config-2", What: "recreated", OldUID: "1b2c3d4e-bbbb", NewUID: "9e8d7c6b-cccc"}},
