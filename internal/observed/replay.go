@@ -124,7 +124,11 @@ func (r *Feed) Line(l *trace.Line) error {
 		if l.Opts != nil {
 			opts = *l.Opts
 		}
-		setOpen(&openRequest{req: s.BeginAnswered(reflector.Verb(l.Verb), opts, time.Time{}, l.ContentType), page: &reflector.Page{}})
+		var started time.Time // the line's time, unless the request came before its answer
+		if l.Wait > 0 {
+			started = r.now().Add(-time.Duration(l.Wait))
+		}
+		setOpen(&openRequest{req: s.BeginAnswered(reflector.Verb(l.Verb), opts, started, l.ContentType), page: &reflector.Page{}})
 	case trace.KindItem:
 		obj, err := wire.DecodeObject(l.Object, false)
 		if err != nil {

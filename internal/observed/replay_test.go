@@ -283,3 +283,57 @@ func (r *feedReplay) Run(ctx context.Context) error {
 func (r *feedReplay) Now() time.Time        { return r.rp.Now() }
 func (r *feedReplay) Player() *trace.Player { return r.rp.Player() }
 func (r *feedReplay) Streams() []*Stream    { return r.feed.Streams() }
+
+// The proxy feeds a request to its stream once the answer came, with the
+// time it came: the trace keeps that time, and the replay times the request
+// (and the sync) as the live stream did, not from the answer.
+func TestAReplayTimesARequestFromWhenItCameNotFromItsAnswer(t *testing.T) {
+	var buf bytes.Buffer
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fixedClock{now: start}
+	rec, err := trace.NewRecorder(&buf, trace.Header{StartedAt: start, Observed: true}, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "ns"}
+	live := NewStream(1, Client{UserAgent: "ctrl/1"}, target, clock.Now)
+	i, err := rec.AddResource(trace.ResourceHeader{Resource: target.Resource, Namespace: "ns"}, trace.Client{UserAgent: "ctrl/1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Record(rec.Observed(i))
+	live.OnNote(rec.Notes(i))
+	clock.now = start.Add(2 * time.Second)
+	sent := clock.now
+	clock.now = sent.Add(400 * time.Millisecond) // the server took 400 ms to answer
+	r := live.BeginAt(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "0"}, sent)
+	clock.now = clock.now.Add(100 * time.Millisecond) // and 100 ms more to send the page
+	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{rawItem("a", "ua", "5")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []*Stream
+	rp, err := newFeedReplay(rd, 0, func(s *Stream) { seen = append(seen, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, want := seen[0].Stats(), live.Stats()
+	if len(got.Requests) != 1 || len(want.Requests) != 1 {
+		t.Fatalf("requests: replayed %d, live %d; want 1 each", len(got.Requests), len(want.Requests))
+	}
+	g, w := got.Requests[0], want.Requests[0]
+	if w.Duration != 500*time.Millisecond || g.Duration != w.Duration || !g.Started.Equal(w.Started) {
+		t.Errorf("the request: replayed from %v for %v, live from %v for %v; want 500ms", g.Started, g.Duration, w.Started, w.Duration)
+	}
+	if gs, ws := got.Synced.Sub(got.Started), want.Synced.Sub(want.Started); gs != ws {
+		t.Errorf("time to sync: replayed %v, live %v", gs, ws)
+	}
+}

@@ -100,8 +100,9 @@ func (a Asked) Key() Asked { a.Accept = ""; return a }
 // Calls for one Stream never overlap.
 type Recording interface {
 	// Request records a request's start; contentType is the response's
-	// Content-Type when the request was answered with success ("" otherwise).
-	Request(id int64, verb reflector.Verb, opts reflector.RequestOptions, contentType string)
+	// Content-Type when the request was answered with success ("" otherwise),
+	// started when it came (zero: now).
+	Request(id int64, verb reflector.Verb, opts reflector.RequestOptions, contentType string, started time.Time)
 	Page(id int64, page *reflector.Page)
 	Event(id int64, ev reflector.WatchEvent)
 	End(id int64, end *reflector.RequestEnd)
@@ -468,7 +469,7 @@ func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOption
 	s.current = r
 	s.setContentType(contentType)
 	if rec := s.recording(); rec != nil {
-		rec.Request(r.info.ID, verb, opts, contentType)
+		rec.Request(r.info.ID, verb, opts, contentType, started)
 	}
 	if startsList && !s.announced {
 		s.announced = true

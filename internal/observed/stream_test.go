@@ -161,7 +161,7 @@ func TestAStreamFollowsAStreamingList(t *testing.T) {
 // recording is a Recording that keeps what it was given.
 type recording struct{ calls []string }
 
-func (r *recording) Request(id int64, verb reflector.Verb, _ reflector.RequestOptions, _ string) {
+func (r *recording) Request(id int64, verb reflector.Verb, _ reflector.RequestOptions, _ string, _ time.Time) {
 	r.calls = append(r.calls, fmt.Sprintf("request %d %s", id, verb))
 }
 func (r *recording) Page(id int64, p *reflector.Page) {

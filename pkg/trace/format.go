@@ -315,7 +315,8 @@ type Line struct {
 	// Wait is a backoff's wait, to the millisecond (absent in traces
 	// written before it was recorded); in an observed trace, how long
 	// before a client-left note its client left, or how long a client-back
-	// note's client was away.
+	// note's client was away; on an observed request line, how long before
+	// the line (its answer) the request came.
 	Wait Duration `json:"wait,omitempty"`
 	// Audit is an audit line's report; its list's resourceVersion is
 	// ResourceVersion above.

@@ -351,9 +351,15 @@ type ObservedRecording struct {
 }
 
 // Request records the start of a request with its options as sent, and the
-// Content-Type of its successful response.
-func (o *ObservedRecording) Request(id int64, verb reflector.Verb, opts reflector.RequestOptions, contentType string) {
-	o.rec.write(&Line{K: KindRequest, R: o.r, ID: id, Verb: string(verb), Opts: &opts, ContentType: contentType})
+// Content-Type of its successful response. The line is written when the
+// answer came; started is when the request did (zero: then), kept as the
+// line's wait, so the replay times the request as the live run did.
+func (o *ObservedRecording) Request(id int64, verb reflector.Verb, opts reflector.RequestOptions, contentType string, started time.Time) {
+	l := &Line{K: KindRequest, R: o.r, ID: id, Verb: string(verb), Opts: &opts, ContentType: contentType}
+	if !started.IsZero() {
+		l.Wait = Duration(max(o.rec.now().Sub(started), 0))
+	}
+	o.rec.write(l)
 }
 
 // Page records a LIST response: its items, then its page line.
