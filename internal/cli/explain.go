@@ -179,7 +179,7 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 		}
 	}
 	if rp.EndedEarly() {
-		warn("the recording ends early, before it recorded its stop (its run was killed, the file cut, or it is a segment of a rotating trace, closed before the run stopped); its findings are those up to there")
+		warn(trace.EndedEarlyText + "; its findings are those up to there")
 	}
 	var out []Explained
 	for _, sub := range sess.Subjects() {

@@ -199,7 +199,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		// Stopped by the user (SIGINT, SIGTERM): the recording itself may be whole.
 		fmt.Fprintf(o.ErrOut, "replay: interrupted at %s of the recording; its decisions were compared up to there\n", sess.Replay.Now().UTC().Format("15:04:05.000"))
 	case sess.Replay.EndedEarly():
-		fmt.Fprintln(o.ErrOut, "replay: the recording ends early, before it recorded its stop (its run was killed, the file cut, or it is a segment of a rotating trace, closed before the run stopped); it was replayed up to there")
+		fmt.Fprintln(o.ErrOut, "replay: "+trace.EndedEarlyText+"; it was replayed up to there")
 	}
 	if total == 0 {
 		return nil

@@ -136,6 +136,10 @@ func (o *ReportOptions) Run(context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The page says them too; stderr says them where a script or a person reads first.
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
 	if o.out == "" {
 		return rep.WriteHTML(o.Out)
 	}

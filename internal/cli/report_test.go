@@ -116,3 +116,29 @@ func TestReportRefusesBadInputWithTheRightExitCode(t *testing.T) {
 		t.Errorf("the directory holds %d files after the refusals, want the 2 it had", len(entries))
 	}
 }
+
+// A report of a trace cut short says so on stderr, as replay and explain
+// do, and on the page; a whole trace gets no such warning.
+func TestReportOfACutTraceWarnsOnStderrAndOnThePage(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.jsonl")
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(cut, []byte(strings.Join(lines[:150], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "cut.html")
+	code, _, stderr := run(t, "report", cut, "-o", page)
+	if code != ExitOK || !strings.Contains(stderr, "warning: the recording ends early") {
+		t.Fatalf("exit %d, stderr %q; want exit 0 and the warning that the recording ends early", code, stderr)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "the recording ends early") {
+		t.Errorf("the page lacks the warning (%v)", err)
+	}
+	if code, _, stderr := run(t, "report", "../../testdata/traces/demo.jsonl", "-o", filepath.Join(dir, "demo.html")); code != ExitOK || strings.Contains(stderr, "warning") {
+		t.Errorf("the whole demo trace: exit %d, stderr %q; want exit 0 and no warning", code, stderr)
+	}
+}

@@ -161,6 +161,10 @@ func (p *Replay) RecordedDecisions() int {
 	return n
 }
 
+// EndedEarlyText says that a trace ends before its run recorded its stop,
+// and what may have cut it (EndedEarly).
+const EndedEarlyText = "the recording ends early, before it recorded its stop (its run was killed, the file cut, or it is a segment of a rotating trace, closed before the run stopped)"
+
 // EndedEarly says whether the recording of any resource ended before its
 // run recorded its stop (a run killed, a file cut short): the replay stopped
 // there, and that is no difference. Call it after Differences.
