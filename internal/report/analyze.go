@@ -520,8 +520,9 @@ func (c *collector) relistDiff(dec *reflector.Decision) {
 		rl.Diff = c.capDiff(d, c.replaced)
 	}
 	if d != nil {
-		c.mark(Marker{Kind: MarkRelist, At: c.at, End: c.at, Relist: c.listNumber(), Detail: fmt.Sprintf("relist complete: %s at resourceVersion %s (was %d); missed %d deletes, %d recreates, %d updates, %d adds",
-			format.PluralUngrouped(d.After, "object"), d.ResourceVersion, d.Before, len(d.Deleted), len(d.Recreated), len(d.Updated), len(d.Added))})
+		c.mark(Marker{Kind: MarkRelist, At: c.at, End: c.at, Relist: c.listNumber(), Detail: fmt.Sprintf("relist complete: %s at resourceVersion %s (was %d); missed %s, %s, %s, %s",
+			format.PluralUngrouped(d.After, "object"), d.ResourceVersion, d.Before, format.PluralUngrouped(len(d.Deleted), "delete"),
+			format.PluralUngrouped(len(d.Recreated), "recreate"), format.PluralUngrouped(len(d.Updated), "update"), format.PluralUngrouped(len(d.Added), "add"))})
 	}
 	c.replaced = nil
 }

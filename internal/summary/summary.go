@@ -249,7 +249,11 @@ func (s Summary) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "client left %.1fs before the end; it was %s\n", l.AgeSeconds, l.State)
 		}
 	}
-	fmt.Fprintf(&b, "resource %s: %s at resourceVersion %s\n", s.Resource, format.PluralUngrouped(s.Objects, "object"), s.ResourceVersion)
+	at := " (no list completed)"
+	if s.ResourceVersion != "" {
+		at = " at resourceVersion " + s.ResourceVersion
+	}
+	fmt.Fprintf(&b, "resource %s: %s%s\n", s.Resource, format.PluralUngrouped(s.Objects, "object"), at)
 	if s.SyncSeconds != nil {
 		fmt.Fprintf(&b, "state at the end: %s; synced %.3fs after the start\n", s.State, *s.SyncSeconds)
 	} else {
