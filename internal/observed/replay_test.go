@@ -25,21 +25,9 @@ func rawItem(name, uid, rv string) reflector.Item {
 // What a stream observed, recorded in an observed trace, replays as
 // recorded: the same cache and counters, no reflector involved.
 func TestAnObservedTraceReplaysAsRecorded(t *testing.T) {
-	var buf bytes.Buffer
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := &fixedClock{now: start}
-	rec, err := trace.NewRecorder(&buf, trace.Header{StartedAt: start, Observed: true}, clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "ns"}
-	live := NewStream(1, Client{UserAgent: "ctrl/1", RemoteAddr: "127.0.0.1:5000"}, target, clock.Now)
-	i, err := rec.AddResource(trace.ResourceHeader{Resource: target.Resource, Namespace: "ns"}, trace.Client{UserAgent: "ctrl/1", RemoteAddr: "127.0.0.1:5000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live.Record(rec.Observed(i))
-	live.OnNote(rec.Notes(i))
+	live, rec, buf := recordedStream(t, clock)
 
 	r := live.Begin(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "0", Limit: 500})
 	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{rawItem("a", "ua", "5"), rawItem("b", "ub", "6")}})
@@ -56,22 +44,7 @@ func TestAnObservedTraceReplaysAsRecorded(t *testing.T) {
 	left := clock.now.Add(time.Second)
 	clock.now = left.Add(5 * time.Second)
 	live.ClientLeft(left) // its connections closed, with nothing open
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	rd, err := trace.NewReader("t.jsonl", strings.NewReader(buf.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seen []*Stream
-	rp, err := newFeedReplay(rd, 0, func(s *Stream) { seen = append(seen, s) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rp.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	seen, rp := replayRecorded(t, rec, buf)
 	if len(seen) != 1 || seen[0].Client.UserAgent != "ctrl/1" || seen[0].Target().Namespace != "ns" {
 		t.Fatalf("replayed streams %+v", seen)
 	}
@@ -288,21 +261,9 @@ func (r *feedReplay) Streams() []*Stream    { return r.feed.Streams() }
 // time it came: the trace keeps that time, and the replay times the request
 // (and the sync) as the live stream did, not from the answer.
 func TestAReplayTimesARequestFromWhenItCameNotFromItsAnswer(t *testing.T) {
-	var buf bytes.Buffer
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := &fixedClock{now: start}
-	rec, err := trace.NewRecorder(&buf, trace.Header{StartedAt: start, Observed: true}, clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "ns"}
-	live := NewStream(1, Client{UserAgent: "ctrl/1"}, target, clock.Now)
-	i, err := rec.AddResource(trace.ResourceHeader{Resource: target.Resource, Namespace: "ns"}, trace.Client{UserAgent: "ctrl/1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live.Record(rec.Observed(i))
-	live.OnNote(rec.Notes(i))
+	live, rec, buf := recordedStream(t, clock)
 	clock.now = start.Add(2 * time.Second)
 	sent := clock.now
 	clock.now = sent.Add(400 * time.Millisecond) // the server took 400 ms to answer
@@ -310,6 +271,44 @@ func TestAReplayTimesARequestFromWhenItCameNotFromItsAnswer(t *testing.T) {
 	clock.now = clock.now.Add(100 * time.Millisecond) // and 100 ms more to send the page
 	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{rawItem("a", "ua", "5")}})
 	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	seen, _ := replayRecorded(t, rec, buf)
+	got, want := seen[0].Stats(), live.Stats()
+	if len(got.Requests) != 1 || len(want.Requests) != 1 {
+		t.Fatalf("requests: replayed %d, live %d; want 1 each", len(got.Requests), len(want.Requests))
+	}
+	g, w := got.Requests[0], want.Requests[0]
+	if w.Duration != 500*time.Millisecond || g.Duration != w.Duration || !g.Started.Equal(w.Started) {
+		t.Errorf("the request: replayed from %v for %v, live from %v for %v; want 500ms", g.Started, g.Duration, w.Started, w.Duration)
+	}
+	if gs, ws := got.Synced.Sub(got.Started), want.Synced.Sub(want.Started); gs != ws {
+		t.Errorf("time to sync: replayed %v, live %v", gs, ws)
+	}
+}
+
+// recordedStream is a stream of configmaps in ns whose client is ctrl/1,
+// recorded, with its notes, in an observed trace that starts at clock's now.
+func recordedStream(t *testing.T, clock *fixedClock) (*Stream, *trace.Recorder, *bytes.Buffer) {
+	t.Helper()
+	buf := &bytes.Buffer{}
+	rec, err := trace.NewRecorder(buf, trace.Header{StartedAt: clock.now, Observed: true}, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, Namespace: "ns"}
+	live := NewStream(1, Client{UserAgent: "ctrl/1", RemoteAddr: "127.0.0.1:5000"}, target, clock.Now)
+	i, err := rec.AddResource(trace.ResourceHeader{Resource: target.Resource, Namespace: "ns"}, trace.Client{UserAgent: "ctrl/1", RemoteAddr: "127.0.0.1:5000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Record(rec.Observed(i))
+	live.OnNote(rec.Notes(i))
+	return live, rec, buf
+}
+
+// replayRecorded closes rec and replays what it wrote to buf as fast as
+// possible: the streams it made, and the replay.
+func replayRecorded(t *testing.T, rec *trace.Recorder, buf *bytes.Buffer) ([]*Stream, *feedReplay) {
+	t.Helper()
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -325,15 +324,5 @@ func TestAReplayTimesARequestFromWhenItCameNotFromItsAnswer(t *testing.T) {
 	if err := rp.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got, want := seen[0].Stats(), live.Stats()
-	if len(got.Requests) != 1 || len(want.Requests) != 1 {
-		t.Fatalf("requests: replayed %d, live %d; want 1 each", len(got.Requests), len(want.Requests))
-	}
-	g, w := got.Requests[0], want.Requests[0]
-	if w.Duration != 500*time.Millisecond || g.Duration != w.Duration || !g.Started.Equal(w.Started) {
-		t.Errorf("the request: replayed from %v for %v, live from %v for %v; want 500ms", g.Started, g.Duration, w.Started, w.Duration)
-	}
-	if gs, ws := got.Synced.Sub(got.Started), want.Synced.Sub(want.Started); gs != ws {
-		t.Errorf("time to sync: replayed %v, live %v", gs, ws)
-	}
+	return seen, rp
 }
