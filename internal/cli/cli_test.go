@@ -428,7 +428,7 @@ func TestAnInterruptedReplaySaysSoNotThatTheRecordingIsCut(t *testing.T) {
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := errOut.String(); !strings.Contains(got, "replay: interrupted at 03:43:0") || strings.Contains(got, "ends early") {
+	if got := errOut.String(); !strings.Contains(got, "replay: stopped at 03:43:0") || strings.Contains(got, "ends early") {
 		t.Errorf("stderr %q: want it to say the replay was interrupted, and not that the recording ends early", got)
 	}
 }

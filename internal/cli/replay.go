@@ -195,9 +195,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	shown, total := sess.Replay.Differences(maxReplayDifferences)
 	switch {
-	case ctx.Err() != nil:
-		// Stopped by the user (SIGINT, SIGTERM): the recording itself may be whole.
-		fmt.Fprintf(o.ErrOut, "replay: interrupted at %s of the recording; its decisions were compared up to there\n", sess.Replay.Now().UTC().Format("15:04:05.000"))
+	case !sess.Replay.ReadToEnd():
+		// Stopped by the user (q, SIGINT, SIGTERM): the recording itself may be whole.
+		fmt.Fprintf(o.ErrOut, "replay: stopped at %s of the recording, before its end; its decisions were compared up to there\n", sess.Replay.Now().UTC().Format("15:04:05.000"))
 	case sess.Replay.EndedEarly():
 		fmt.Fprintln(o.ErrOut, "replay: "+trace.EndedEarlyText+"; it was replayed up to there")
 	}

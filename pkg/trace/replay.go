@@ -161,6 +161,14 @@ func (p *Replay) RecordedDecisions() int {
 	return n
 }
 
+// ReadToEnd says whether the replay read the whole trace: false when it
+// was stopped before (the user quit, or interrupted it).
+func (p *Replay) ReadToEnd() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return errors.Is(p.eof, io.EOF)
+}
+
 // EndedEarlyText says that a trace ends before its run recorded its stop,
 // and what may have cut it (EndedEarly).
 const EndedEarlyText = "the recording ends early, before it recorded its stop (its run was killed, the file cut, or it is a segment of a rotating trace, closed before the run stopped)"
