@@ -288,7 +288,7 @@ func TestE2ECostBadInputAndAnEmptyCollection(t *testing.T) {
 		{[]string{"cost", "configmaps", "--sample", "5001", "--kubeconfig", kc}, 2, "error: invalid --sample 5001"},
 		{[]string{"cost", "--kubeconfig", kc}, 2, "error: you must specify the type of resource to measure"},
 		{[]string{"cost", "configmaps", "--need", "spec", "--kubeconfig", kc}, 2, `error: invalid --need "spec"`},
-		{[]string{"cost", "configmaps", "-o", "yaml", "--kubeconfig", kc}, 2, `error: unable to match a printer suitable for the output format "yaml"`},
+		{[]string{"cost", "configmaps", "-o", "yaml", "--kubeconfig", kc}, 2, `error: invalid output format "yaml": want text or json`},
 		{[]string{"cost", "nosuchthings", "--kubeconfig", kc}, 1, `error: the server doesn't have a resource type "nosuchthings"`},
 	} {
 		code, _, errOut := run(t, tc.args...)
