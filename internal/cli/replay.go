@@ -217,23 +217,16 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// checkDiffable refuses --diff where the trace keeps no whole object to diff,
-// and warns of each resource it keeps only part of.
+// checkDiffable refuses --diff where the session diffs nothing, and warns
+// of the resources it does not diff.
 func (o *ReplayOptions) checkDiffable(sess *session.Session) error {
-	if sess.Header.Observed {
-		return usageErrorf("--diff does not apply to a proxy's trace: it replays as recorded, with the changes proxy --diff recorded")
-	}
-	var partial []string
-	for _, rr := range sess.Replay.Resources() {
-		if h := rr.Header(); h.Objects != trace.ObjectsFull {
-			partial = append(partial, h.Resource.GVR.Resource)
-		}
-	}
 	switch {
-	case len(partial) == len(sess.Replay.Resources()):
+	case sess.Header.Observed:
+		return usageErrorf("--diff does not apply to a proxy's trace: it replays as recorded, with the changes proxy --diff recorded")
+	case len(sess.NotDiffed) == len(sess.Resources):
 		return usageErrorf("--diff needs whole objects, and the trace keeps none: record it with --trace-objects full")
-	case len(partial) > 0:
-		fmt.Fprintf(o.ErrOut, "warning: --diff: the trace keeps no whole objects of %s (recorded without --trace-objects full): they are not diffed\n", strings.Join(partial, ", "))
+	case len(sess.NotDiffed) > 0:
+		fmt.Fprintf(o.ErrOut, "warning: --diff: the trace keeps no whole objects of %s (recorded without --trace-objects full): they are not diffed\n", strings.Join(sess.NotDiffed, ", "))
 	}
 	return nil
 }

@@ -201,7 +201,10 @@ type Session struct {
 	// ProbeIndex is the resource the last probe line named (read it after Run).
 	Probe      *probe.Stats
 	ProbeIndex int
-	clock      reflector.Clock
+	// NotDiffed names the resources of a replay asked to diff whose trace
+	// kept no whole objects: they are replayed without a diff.
+	NotDiffed []string
+	clock     reflector.Clock
 	// run runs the session as its constructor wired it: our reflectors,
 	// their replay, the proxy, or its trace's replay.
 	run func(context.Context) error
@@ -539,8 +542,12 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 	for i, rr := range rp.Resources() {
 		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, sess: s, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
-		if d != nil && rr.Header().Objects == trace.ObjectsFull {
+		switch {
+		case d == nil:
+		case rr.Header().Objects == trace.ObjectsFull:
 			c.Source = newDiffer(c.Source, *d)
+		default:
+			s.NotDiffed = append(s.NotDiffed, rr.Header().Resource.GVR.Resource)
 		}
 		res.OnNote(rr.Note)
 		c.OnNote = res.note
