@@ -175,7 +175,7 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 		warn("the trace holds no recorded decision (a header alone, or a run cut before it decided anything): there is little to explain")
 	default:
 		if _, total := rp.Differences(0); total > 0 && !rp.EndedEarly() {
-			warn(fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where): its findings are the replay's", format.PluralUngrouped(total, "place")))
+			warn(trace.DifferedText(total) + ": its findings are the replay's")
 		}
 	}
 	if rp.EndedEarly() {

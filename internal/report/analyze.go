@@ -121,7 +121,7 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 	if _, total := sess.Replay.Differences(0); sess.Replay.EndedEarly() { // EndedEarly is known once Differences ran
 		rep.Warnings = append(rep.Warnings, trace.EndedEarlyText+"; the report shows the run up to there")
 	} else if total > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where): the report shows the replay", format.PluralUngrouped(total, "place")))
+		rep.Warnings = append(rep.Warnings, trace.DifferedText(total)+": the report shows the replay")
 	}
 	for i, sub := range sess.Subjects() {
 		c := cs[i]

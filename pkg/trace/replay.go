@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
@@ -172,6 +173,12 @@ func (p *Replay) ReadToEnd() bool {
 // EndedEarlyText says that a trace ends before its run recorded its stop,
 // and what may have cut it (EndedEarly).
 const EndedEarlyText = "the recording ends early, before it recorded its stop (its run was killed, the file cut, or it is a segment of a rotating trace, closed before the run stopped)"
+
+// DifferedText says that a replay decided differently from the recorded
+// decisions in n places, and where to see them.
+func DifferedText(n int) string {
+	return fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where)", format.PluralUngrouped(n, "place"))
+}
 
 // EndedEarly says whether the recording of any resource ended before its
 // run recorded its stop (a run killed, a file cut short): the replay stopped
