@@ -536,6 +536,15 @@ func (r *Request) End(end *reflector.RequestEnd) {
 
 // finish records the end of r, the current request, and notes the
 // decisions its end shows the client made. Caller holds feedMu.
+// relistState is the state a 410 or a too-large resourceVersion leads to:
+// Relisting once the client has listed, its first list again before that.
+func (s *Stream) relistState() reflector.State {
+	if s.ledger.Listed() {
+		return reflector.StateRelisting
+	}
+	return reflector.StateListing
+}
+
 func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	s.current = nil
 	info := r.info
@@ -555,13 +564,13 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	watch := info.Verb == reflector.VerbWatch
 	switch {
 	case end.IsGone():
-		reason, state := reflector.ReasonGone, reflector.StateRelisting
+		reason, state := reflector.ReasonGone, s.relistState()
 		if info.Verb == reflector.VerbList && info.Opts.Continue != "" {
 			reason, state = reflector.ReasonContinueGone, reflector.StateListing
 		}
 		s.ledger.Decide(reflector.Decision{State: state, Reason: reason, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code(), Cause: end.Cause()})
 	case end.IsTooLargeResourceVersion():
-		s.ledger.Decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonTooLargeRV, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code()})
+		s.ledger.Decide(reflector.Decision{State: s.relistState(), Reason: reflector.ReasonTooLargeRV, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code()})
 	case end.Reason == reflector.EndError && watch:
 		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonWatchError, ResourceVersion: s.ledger.Cursor(), Code: end.Code(), Cause: end.Cause(), Streaming: r.streamingList})
 	case end.Reason == reflector.EndError:

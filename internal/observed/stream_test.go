@@ -49,6 +49,28 @@ func reasons(notes []reflector.Note) []reflector.Reason {
 	return out
 }
 
+// A client whose first list at a resourceVersion is refused with a 410 lists
+// again: that is its first list, not a relist.
+func TestAFirstListRefusedWithA410IsNoRelist(t *testing.T) {
+	s, _, notes := newTestStream()
+	r := s.Begin(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "5", ResourceVersionMatch: "Exact"})
+	gone := &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 5 (20)"}
+	r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: gone})
+	d := (*notes)[len(*notes)-1].Decision
+	if want := `410 Gone at resourceVersion "5": history is gone; no list has completed yet; the first list starts again`; d == nil || d.String() != want {
+		t.Errorf("the 410's decision says %v, want %s", d, want)
+	}
+	if st := s.Stats(); st.State != reflector.StateListing || st.Counters.Gone != 1 {
+		t.Errorf("after the 410: %s, %d 410s; want Listing, 1", st.State, st.Counters.Gone)
+	}
+	r = s.Begin(reflector.VerbList, reflector.RequestOptions{})
+	r.Page(&reflector.Page{ResourceVersion: "20", Items: []reflector.Item{item("a", "ua", "5")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	if c := s.Counters(); c.Lists != 1 || c.Relists != 0 {
+		t.Errorf("lists/relists: got %d/%d, want 1/0", c.Lists, c.Relists)
+	}
+}
+
 // client-go's informer, as the proxy sees it: a LIST at resourceVersion 0,
 // a watch, a 410 on the next watch, a relist that finds what was missed.
 func TestAStreamFollowsAListWatchA410AndTheRelist(t *testing.T) {

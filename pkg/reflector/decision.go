@@ -169,18 +169,11 @@ func (d Decision) String() string {
 			format.PluralUngrouped(len(d.Diff.Deleted), "missed delete"), format.PluralUngrouped(len(d.Diff.Recreated), "missed recreate"),
 			format.PluralUngrouped(len(d.Diff.Updated), "missed update"), format.PluralUngrouped(len(d.Diff.Added), "missed add"), d.Diff.Unchanged)
 	case ReasonGone:
-		if d.State == StateRelisting && d.List == nil {
-			// Another program's reflector, observed: how it will list is not known yet.
-			return fmt.Sprintf("410 Gone at resourceVersion %q: history is gone; a relist follows", d.ResourceVersion)
-		}
-		if d.State == StateRelisting {
-			return fmt.Sprintf("410 Gone at resourceVersion %q: history is gone; relisting from a consistent read (%s)", d.ResourceVersion, d.List)
-		}
-		return fmt.Sprintf("410 Gone on a LIST at resourceVersion %q: listing again from a consistent read", d.ResourceVersion)
+		return fmt.Sprintf("410 Gone at resourceVersion %q: history is gone; %s", d.ResourceVersion, d.listAgain())
 	case ReasonContinueGone:
 		return "410 Gone on a continue token: restarting the whole list from a consistent read"
 	case ReasonTooLargeRV:
-		return fmt.Sprintf("resourceVersion %q is too large for the server: relisting from a consistent read", d.ResourceVersion)
+		return fmt.Sprintf("resourceVersion %q is too large for the server: %s", d.ResourceVersion, d.listAgain())
 	case ReasonStreamRefused:
 		return fmt.Sprintf("the server refused the streaming list (%s): falling back to LIST", d.Cause)
 	case ReasonInitialEventsEnd:
@@ -230,6 +223,22 @@ func (d Decision) String() string {
 		return string(d.Reason) + ": " + d.Cause
 	}
 	return string(d.Reason)
+}
+
+// listAgain says what follows a 410 or a too-large resourceVersion: a
+// relist once a list has completed (State Relisting), the first list again
+// before that. An observed reflector's (no List) way of listing is not known
+// yet.
+func (d Decision) listAgain() string {
+	switch {
+	case d.List == nil && d.State == StateRelisting:
+		return "a relist follows"
+	case d.List == nil:
+		return "no list has completed yet; the first list starts again"
+	case d.State == StateRelisting:
+		return fmt.Sprintf("relisting from a consistent read (%s)", d.List)
+	}
+	return fmt.Sprintf("no list has completed yet; listing again from a consistent read (%s)", d.List)
 }
 
 // roundDuration rounds to seconds, or to milliseconds below a second.

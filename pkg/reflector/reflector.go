@@ -130,7 +130,7 @@ func (r *Reflector) Run(ctx context.Context) error {
 		}
 		if r.takeForced() {
 			p = r.listPhase(true)
-			r.decide(Decision{State: StateRelisting, Reason: ReasonForcedRelist, List: r.method(p)})
+			r.decide(Decision{State: r.displayState(p), Reason: ReasonForcedRelist, List: r.method(p)})
 		}
 		var err error
 		switch p.kind {
@@ -152,10 +152,13 @@ func (r *Reflector) sourceStopsHere(ctx context.Context) bool {
 	return ok && s.StopsHere(ctx)
 }
 
-// listPhase is the start of a full list with the configured strategy.
-func (r *Reflector) listPhase(relist bool) phase {
-	p := phase{kind: phaseList, relist: relist}
-	if !relist {
+// listPhase is the start of a full list with the configured strategy. A
+// consistent one reads the newest state (resourceVersion ""), as the list
+// after a 410 or a too-large resourceVersion does; otherwise it reads at the
+// configured resourceVersion. It is a relist once a list has completed.
+func (r *Reflector) listPhase(consistent bool) phase {
+	p := phase{kind: phaseList, relist: r.listedOnce}
+	if !consistent {
 		p.rv, p.rvMatch = r.cfg.ResourceVersion, r.cfg.ResourceVersionMatch
 	}
 	if r.cfg.Strategy != StrategyList && !r.preferList {
@@ -361,10 +364,7 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 	if streaming {
 		refused := IsStreamRefused(st)
 		if refused || errors.Is(end.Err, ErrInitialEventsTimeout) {
-			fallback := phase{kind: phaseList, relist: p.relist}
-			if !p.relist {
-				fallback.rv, fallback.rvMatch = r.cfg.ResourceVersion, r.cfg.ResourceVersionMatch
-			}
+			fallback := phase{kind: phaseList, relist: p.relist, rv: p.rv, rvMatch: p.rvMatch}
 			if r.cfg.Strategy == StrategyAuto {
 				r.preferList = true
 			}
@@ -380,11 +380,11 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 	case IsGone(st):
 		r.goneInARow++
 		relist := r.listPhase(true)
-		r.decide(Decision{State: StateRelisting, Reason: ReasonGone, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
+		r.decide(Decision{State: r.displayState(relist), Reason: ReasonGone, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
 		return relist, r.goneBackoff(ctx, relist)
 	case IsTooLargeResourceVersion(st):
 		relist := r.listPhase(true)
-		r.decide(Decision{State: StateRelisting, Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
+		r.decide(Decision{State: r.displayState(relist), Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
 		return relist, r.failed(ctx, relist, end)
 	}
 	if IsBadRequest(st) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,58 @@ func TestTooLargeResourceVersionRelists(t *testing.T) {
 	}
 	if c := h.r.Stats().Counters; c.TooLargeResourceVersion != 1 || c.Relists != 1 {
 		t.Errorf("tooLarge/relists: got %d/%d, want 1/1", c.TooLargeResourceVersion, c.Relists)
+	}
+}
+
+func TestAFirstListRefusedAtItsResourceVersionListsAgainAndIsNoRelist(t *testing.T) {
+	gone := httpErr(410, metav1.StatusReasonExpired, "too old resource version: 5 (300)")
+	tooLarge := &RequestEnd{Reason: EndError, Status: &metav1.Status{Code: 504, Reason: metav1.StatusReasonTimeout, Message: "Too large resource version: 5, current: 3",
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge}}}}}
+	cases := []struct {
+		name     string
+		strategy Strategy
+		refusal  error
+		asked    string
+		said     string
+	}{
+		{"410 on a LIST", StrategyList, gone, "list rv=5 | list rv= | watch rv=300",
+			`410 Gone at resourceVersion "5": history is gone; no list has completed yet; listing again from a consistent read (LIST, unpaginated)`},
+		{"too large on a LIST", StrategyList, tooLarge, "list rv=5 | list rv= | watch rv=300",
+			`resourceVersion "5" is too large for the server: no list has completed yet; listing again from a consistent read (LIST, unpaginated)`},
+		{"410 on a streaming list", StrategyStream, gone, "watch rv=5 sendInitialEvents | watch rv= sendInitialEvents",
+			`410 Gone at resourceVersion "5": history is gone; no list has completed yet; listing again from a consistent read (streaming list)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			first := call{verb: VerbList, err: tc.refusal}
+			again := call{verb: VerbList, page: page("300", "", obj("a", "u-a", "200"))}
+			if tc.strategy == StrategyStream {
+				first.verb = VerbWatch
+				again = call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "200")), bookmark("300", true)}}
+			}
+			h := runFake(t, Config{Strategy: tc.strategy, ResourceVersion: "5"}, first, again)
+			if got := join(h.askedSummary()); got != tc.asked {
+				t.Errorf("requests: got %q, want %q", got, tc.asked)
+			}
+			var said []string
+			h.mu.Lock()
+			for _, n := range h.notes {
+				if n.Kind != NoteDecision {
+					continue
+				}
+				if n.Decision.State == StateRelisting {
+					t.Errorf("decision %q: state Relisting before any list completed", n.Decision)
+				}
+				said = append(said, n.Decision.String())
+			}
+			h.mu.Unlock()
+			if !slices.Contains(said, tc.said) {
+				t.Errorf("decisions: got %q, want one saying %q", said, tc.said)
+			}
+			if c := h.r.Stats().Counters; c.Lists != 1 || c.Relists != 0 {
+				t.Errorf("lists/relists: got %d/%d, want 1/0", c.Lists, c.Relists)
+			}
+		})
 	}
 }
 
