@@ -124,13 +124,15 @@ func (r *Reflector) Run(ctx context.Context) error {
 		if ctx.Err() == nil && !r.listedOnce && p.kind != phaseWatch {
 			r.holdGate(ctx)
 		}
+		if ctx.Err() == nil && r.takeForced() {
+			p = r.listPhase(true)
+			r.decide(Decision{State: r.displayState(p), Reason: ReasonForcedRelist, List: r.method(p)})
+		}
+		// A replay asked after the forced relist: a recording cut right
+		// after it stops there, with the relist decided as recorded.
 		if ctx.Err() != nil || r.sourceStopsHere(ctx) {
 			r.decide(Decision{State: StateStopped, Reason: ReasonStopped})
 			return nil
-		}
-		if r.takeForced() {
-			p = r.listPhase(true)
-			r.decide(Decision{State: r.displayState(p), Reason: ReasonForcedRelist, List: r.method(p)})
 		}
 		var err error
 		switch p.kind {

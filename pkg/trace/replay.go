@@ -884,7 +884,9 @@ type replaySource struct{ rr *ResourceReplay }
 // decisions and the rest of the last request that it passes). The replay
 // then ends where the recording did. Otherwise the line read ahead is put
 // back, and the resource's clock keeps the time it had, so that the next
-// request starts when it would have.
+// request starts when it would have. A recording that ends here without its
+// stop (its run killed, its file cut) ends the replay here too: the
+// reflector makes no request the recording does not have.
 func (s *replaySource) StopsHere(ctx context.Context) bool {
 	rr := s.rr
 	rr.mu.Lock()
@@ -892,6 +894,10 @@ func (s *replaySource) StopsHere(ctx context.Context) bool {
 	rr.mu.Unlock()
 	for {
 		l, err := rr.nextOf(ctx, true)
+		if errors.Is(err, io.EOF) {
+			rr.p.finish(nil)
+			return true
+		}
 		if err != nil {
 			return false
 		}

@@ -460,7 +460,9 @@ func TestOnLineSeesEveryLineBeforeTheNotesAboutIt(t *testing.T) {
 // replay decides after the last line (its answer to a watch's end, a
 // backoff, its stop) was never recorded, so it is compared with nothing.
 // A difference found on such a cut made `replay --strict` fail a CI job
-// whose monitor was killed right after a watch ended.
+// whose monitor was killed right after a watch ended. Nor does the replay
+// make a request the recording does not have (it showed one, "request #1 …
+// stopped after 0s", for a trace cut after its header).
 func TestARecordingCutAnywhereReplaysWithoutADifference(t *testing.T) {
 	for _, name := range []string{"demo", "steady", "gone-relist", "recreate", "bookmarks", "streaming", "forced-relist-restart"} {
 		b, err := os.ReadFile(filepath.Join(bundled, name+".jsonl"))
@@ -478,13 +480,18 @@ func TestARecordingCutAnywhereReplaysWithoutADifference(t *testing.T) {
 				if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 					t.Fatal(err)
 				}
-				rp, _, err := replayFile(t, path)
+				out, err := replayTrace(t, path, nil)
 				if err != nil {
 					t.Errorf("%s cut after line %d (half a line more: %v): %v", name, k, half, err)
 					continue
 				}
-				if shown, total := rp.Differences(3); total > 0 {
+				if shown, total := out.rp.Differences(3); total > 0 {
 					t.Errorf("%s cut after line %d (half a line more: %v): %d differences: %v", name, k, half, total, shown)
+				}
+				// The replay makes no request the recording does not have:
+				// it stops at the trace's end.
+				if got, want := out.r.Stats().Totals.Requests, int64(strings.Count(strings.Join(lines[:k], ""), `{"k":"request"`)); got != want {
+					t.Errorf("%s cut after line %d (half a line more: %v): the replay made %d requests, the recording has %d", name, k, half, got, want)
 				}
 			}
 		}
