@@ -118,12 +118,12 @@ func SideBySide(left []string, leftWidth int, sep string, right []string) []stri
 // RequestCount is what a request received: "500 items" or "812 events".
 func RequestCount(r *reflector.RequestInfo) string {
 	if r.Verb == reflector.VerbList {
-		return format.Count(r.Items) + " items"
+		return format.Plural(r.Items, "item")
 	}
 	if r.Items > 0 {
-		return format.Count(r.Items) + " items+" + format.Count(r.Events) + " ev"
+		return format.Plural(r.Items, "item") + "+" + format.Count(r.Events) + " ev"
 	}
-	return format.Count(r.Events) + " events"
+	return format.Plural(r.Events, "event")
 }
 
 // MissedBreakdown is what a relist made up for, by category.
