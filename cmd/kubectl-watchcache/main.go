@@ -6,8 +6,6 @@ package main
 import (
 	"os"
 
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
 )
 
@@ -15,6 +13,5 @@ import (
 var version = "dev"
 
 func main() {
-	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	os.Exit(cli.Execute(cli.NewCommand(streams, version), streams))
+	os.Exit(cli.Main(version))
 }

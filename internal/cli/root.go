@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -112,13 +113,59 @@ func newVersionCommand(streams genericiooptions.IOStreams, version string) *cobr
 	}
 }
 
-// Execute runs cmd, prints an error the way kubectl does ("error: ...") and
-// returns the process exit code.
-func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
-	// SIGINT and SIGTERM end the run cleanly: the trace is flushed, the summary printed.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// stopSignals end a run cleanly: the trace is flushed, the summary printed.
+// SIGHUP is a closed terminal (or tmux pane).
+func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} }
+
+// Main runs the plugin on the process's own streams and returns its exit
+// code. Besides the stop signals, a closed stdout pipe (| head) ends a run
+// cleanly, where the default SIGPIPE would kill it with its trace unwritten.
+func Main(version string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
+	ctx, closed := context.WithCancelCause(ctx)
+	defer closed(nil)
+	var out io.Writer = os.Stdout
+	if !isTerminal(os.Stdout) {
+		// Writes to a closed stdout then fail with EPIPE instead.
+		signal.Ignore(syscall.SIGPIPE)
+		out = &closedPipeStops{w: os.Stdout, stop: closed}
+	}
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: out, ErrOut: os.Stderr}
+	return execute(ctx, NewCommand(streams, version), streams)
+}
+
+// errStdoutClosed is why a run stopped when its stdout pipe closed.
+var errStdoutClosed = errors.New("stdout closed")
+
+// closedPipeStops ends the run (stop) at the first write to a closed pipe.
+type closedPipeStops struct {
+	w    io.Writer
+	stop context.CancelCauseFunc
+}
+
+func (c *closedPipeStops) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		c.stop(errStdoutClosed)
+	}
+	return n, err
+}
+
+// Execute runs cmd, prints an error the way kubectl does ("error: ...") and
+// returns the process exit code. The stop signals end a run cleanly.
+func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	defer stop()
+	return execute(ctx, cmd, streams)
+}
+
+func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 	err := cmd.ExecuteContext(ctx)
+	if err != nil && errors.Is(err, syscall.EPIPE) && errors.Is(context.Cause(ctx), errStdoutClosed) {
+		// What read the output has gone (| head): nothing is left to tell it.
+		return ExitOK
+	}
 	if err == nil {
 		return ExitOK
 	}

@@ -164,10 +164,16 @@ func (r *Recorder) Flush() error {
 	return r.err
 }
 
-// flush writes the buffered lines of every open segment. Caller holds mu.
+// flush writes the buffered lines of every open segment, through gzip's
+// buffer too, so a run killed (SIGKILL, a crash) leaves a .gz trace that
+// reads up to its last flush. Caller holds mu.
 func (r *Recorder) flush() {
 	for _, seg := range r.segments() {
-		if err := seg.buf.Flush(); err != nil {
+		err := seg.buf.Flush()
+		if err == nil && seg.gz != nil {
+			err = seg.gz.Flush()
+		}
+		if err != nil {
 			r.fail(fmt.Errorf("writing trace: %w", err))
 			return
 		}
