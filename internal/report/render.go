@@ -478,11 +478,11 @@ func requestRow(res int, q *Request) requestView {
 		v.Timeout = strconv.FormatInt(o.TimeoutSeconds, 10) + "s"
 	}
 	if q.Verb == "list" {
-		v.Count, v.CountV = format.Count(q.Items)+" items", q.Items
+		v.Count, v.CountV = format.Plural(q.Items, "item"), q.Items
 	} else {
-		v.Count, v.CountV = format.Count(q.Events)+" events", q.Events
+		v.Count, v.CountV = format.Plural(q.Events, "event"), q.Events
 		if q.Bookmarks > 0 {
-			v.Count += fmt.Sprintf(" (%s bookmarks)", format.Count(q.Bookmarks))
+			v.Count += " (" + format.Plural(q.Bookmarks, "bookmark") + ")"
 		}
 	}
 	return v

@@ -438,3 +438,22 @@ func TestTheReportNamesWhatWasAskedForAsTheDashboardDoes(t *testing.T) {
 		}
 	}
 }
+
+// A request's row counts what it received in words that agree with the
+// number: "1 event", "1 item", "(1 bookmark)".
+func TestARequestRowCountsInTheSingularAndThePlural(t *testing.T) {
+	for _, tc := range []struct {
+		q    Request
+		want string
+	}{
+		{Request{Verb: "list", Items: 1}, "1 item"},
+		{Request{Verb: "list", Items: 500}, "500 items"},
+		{Request{Verb: "watch", Events: 1}, "1 event"},
+		{Request{Verb: "watch", Events: 362, Bookmarks: 1}, "362 events (1 bookmark)"},
+		{Request{Verb: "watch", Events: 2, Bookmarks: 2}, "2 events (2 bookmarks)"},
+	} {
+		if got := requestRow(0, &tc.q).Count; got != tc.want {
+			t.Errorf("%+v: got %q, want %q", tc.q, got, tc.want)
+		}
+	}
+}
