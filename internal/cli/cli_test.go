@@ -183,6 +183,28 @@ func TestE2EResourceNamesTheServerDoesNotServeAreRefused(t *testing.T) {
 	}
 }
 
+// The names the tool prints for resources (configmaps.v1,
+// deployments.v1.apps) are accepted as input and name the same resource:
+// configmaps.v1 was refused, taken for resource configmaps of group v1.
+func TestE2EAResourceAsTheToolNamesItIsAccepted(t *testing.T) {
+	kc := kubeconfig(t)
+	for _, arg := range []string{"configmaps.v1", "cm.v1", "configmaps.v1.", "deployments.v1.apps", "deployments.apps"} {
+		code, out, stderr := run(t, arg, "--kubeconfig", kc, "-n", "default", "--once", "--no-tui", "--summary", "-o", "json")
+		sums := allSummaries(t, out)
+		want := "configmaps.v1"
+		if strings.HasPrefix(arg, "deployments") {
+			want = "deployments.v1.apps"
+		}
+		if code != ExitOK || len(sums) != 1 || sums[0].Resource != want {
+			t.Errorf("%s: exit %d, %d summaries, want %d and one of %s:\n%s", arg, code, len(sums), ExitOK, want, stderr)
+		}
+	}
+	code, _, stderr := run(t, "configmaps.v2", "--kubeconfig", kc, "--once", "--no-tui")
+	if want := `error: the server doesn't have a resource type "configmaps.v2"`; code != ExitFailure || strings.TrimSpace(stderr) != want {
+		t.Errorf("configmaps.v2: got %d %q, want %d %q", code, strings.TrimSpace(stderr), ExitFailure, want)
+	}
+}
+
 func TestNoKubeconfigAtAllIsRefusedBeforeTryingLocalhost(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("HOME", t.TempDir())

@@ -80,7 +80,8 @@ func resolveResources(flags *genericclioptions.ConfigFlags, args []string, max i
 }
 
 // resolveResource turns one kubectl resource name (po, pods, deploy,
-// deployments.apps, deployments.v1.apps, a CRD plural) into the resource to
+// deployments.apps, deployments.v1.apps, configmaps.v1 as the tool prints a
+// core resource, a CRD plural) into the resource to
 // watch, through the RESTMapper and discovery, with kubectl's wording for errors.
 func resolveResource(mapper meta.RESTMapper, dc discovery.DiscoveryInterface, arg string) (reflector.Resource, error) {
 	fullySpecified, groupResource := schema.ParseResourceArg(strings.ToLower(arg))
@@ -92,6 +93,12 @@ func resolveResource(mapper meta.RESTMapper, dc discovery.DiscoveryInterface, ar
 	}
 	if gvr.Empty() {
 		g, err := mapper.ResourceFor(groupResource.WithVersion(""))
+		if err != nil && strings.Count(arg, ".") == 1 {
+			// configmaps.v1, as the tool names a core resource: its version, not a group.
+			if core, e := mapper.ResourceFor(schema.GroupVersionResource{Version: groupResource.Group, Resource: groupResource.Resource}); e == nil {
+				g, err = core, nil
+			}
+		}
 		if err != nil {
 			if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "no matches for") {
 				return reflector.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", arg)
