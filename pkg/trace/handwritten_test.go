@@ -107,6 +107,33 @@ func TestATraceOfTwoResourcesReplaysEachThroughItsOwnReflector(t *testing.T) {
 	}
 }
 
+// Two resources that both failed (403: the user may watch neither): the
+// replay fails as the recording did, and its error names each resource, as
+// the live run's did.
+func TestAReplayOfSeveralResourcesNamesEachOneThatFailed(t *testing.T) {
+	rd, err := trace.Open("testdata/handwritten/two-forbidden.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rp := trace.NewReplay(rd, 0)
+	reflectors, _ := reflectorsFor(t, rp)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = rp.Run(ctx, reflectors...)
+	for _, want := range []string{
+		`configmaps.v1: failed to perform initial object list: 403 Forbidden: configmaps is forbidden: User "alice"`,
+		`secrets.v1: failed to perform initial object list: 403 Forbidden: secrets is forbidden: User "alice"`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("replay: got %v, want it to say %s", err, want)
+		}
+	}
+	if shown, total := rp.Differences(10); total != 0 {
+		t.Errorf("differences: %v", shown)
+	}
+}
+
 func TestAVersion2LineForAResourceTheHeaderDoesNotListIsAnError(t *testing.T) {
 	in := `{"k":"header","v":2,"resources":[{"resource":{"version":"v1","resource":"configmaps"}}]}
 {"k":"request","r":1,"at":0,"id":1,"verb":"list"}

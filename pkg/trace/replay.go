@@ -260,6 +260,9 @@ func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) er
 			defer wg.Done()
 			p.resources[i].begin(ctx)
 			errs[i] = r.Run(ctx)
+			if errs[i] != nil && len(reflectors) > 1 {
+				errs[i] = fmt.Errorf("%s: %w", p.resources[i].header.Resource, errs[i])
+			}
 			// A reflector that stopped (it failed as the recorded one did)
 			// takes no more lines: they are dropped.
 			p.resources[i].stopped()
