@@ -153,6 +153,29 @@ func TestE2EMoreFindingsFromRealScenarios(t *testing.T) {
 		checkLinesAndReplayExit(t, r.out.String(), tracePath, []summary.Summary{s}, ExitFailure)
 	})
 
+	// A user RBAC lets list and watch nothing: the server answers 403 on
+	// every attempt, request-refused says so with the server's words, and
+	// the run fails; its replay fails the same way.
+	scenario("request-refused", func(t *testing.T) {
+		cfg, err := cluster(t).UserConfig("nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tracePath := filepath.Join(t.TempDir(), "refused.jsonl")
+		r := startRun(t, "configmaps", "-n", "default", "--kubeconfig", kubeconfigOf(t, cfg), "--no-tui", "-o", "json", "--summary", "--trace", tracePath)
+		sums, err := r.ended(t, time.Minute)
+		if err == nil {
+			t.Fatal("the run ended without an error though every request was refused")
+		}
+		s := only(t, sums)
+		f := findingOf(t, s, findings.RequestRefused)
+		if f.Severity != findings.Error || f.Title != "the server refused the watch: 403 Forbidden" || !strings.Contains(f.Evidence.Text, `User "nobody" cannot`) {
+			t.Errorf("want an error naming the 403 and the server's words: %s", f.Detail())
+		}
+		onlyFindings(t, s, findings.RequestRefused)
+		checkLinesAndReplayExit(t, r.out.String(), tracePath, []summary.Summary{s}, ExitFailure)
+	})
+
 	// A proxy in between loses the DELETE events; two objects are deleted
 	// and created again under their names: the watch delivers each new
 	// object where the cache holds the old one, uid-mismatch names both

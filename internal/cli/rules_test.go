@@ -84,7 +84,7 @@ func TestFailOnWarnPrintsTheAlertAndTheRunGoesOn(t *testing.T) {
 
 func TestBadRulesAreUsageErrorsThatListTheMeasures(t *testing.T) {
 	measures := "; measures: relists, gone, too-large, uid-mismatches, duplicates, rv-backwards, backoffs, watch-errors, missed, missed-deletes, bookmark-age, no-progress, sync, lag-p99, probe-p99, findings, finding:ID (IDs: " +
-		"missed-deletes, relist-storm, no-bookmarks, watch-list-unsupported, large-initial-list, throttled, resource-version-backwards, cache-drift, watch-flapping, uid-mismatch, gave-up, slow-delivery, noisy-updates)"
+		"missed-deletes, relist-storm, no-bookmarks, watch-list-unsupported, large-initial-list, throttled, resource-version-backwards, cache-drift, watch-flapping, uid-mismatch, gave-up, request-refused, slow-delivery, noisy-updates)"
 	cases := []struct{ rule, want string }{
 		{"x", `error: invalid --fail-on "x": no comparison: want MEASURE>VALUE such as relists>0 or bookmark-age>3m` + measures},
 		{"relist>0", `error: invalid --fail-on "relist>0": unknown measure "relist"` + measures},

@@ -34,6 +34,7 @@ func newRules() []rule {
 		&watchFlapping{},
 		&uidMismatch{},
 		&gaveUp{},
+		&requestRefused{},
 		&slowDelivery{},
 		&noisyUpdates{},
 	}

@@ -1,0 +1,69 @@
+package findings
+
+import (
+	"fmt"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+)
+
+// RequestRefused is a run failed because the server refused its requests
+// in a way no retry fixes: the credentials, RBAC, a resource that is gone,
+// or the request's own options.
+const RequestRefused ID = "request-refused"
+
+type requestRefused struct{}
+
+func (requestRefused) entry() Entry {
+	return Entry{RequestRefused, Error, "the run failed because the server refused its requests in a way no retry fixes: 401, 403, 404 or 405 on every attempt, or a 400/422 refusing the request's own options (a mistyped selector)"}
+}
+
+func (requestRefused) observe(e *Engine, n reflector.Note) {
+	d := decided(n, reflector.ReasonPermanentError, reflector.ReasonBadRequest)
+	if d == nil {
+		return
+	}
+	e.raise(RequestRefused, Error, n.At, func(f *Finding) {
+		f.Count++
+		f.Title = "the server refused the watch: " + refusedAs(d.Code)
+		if d.Reason == reflector.ReasonBadRequest {
+			f.Title = fmt.Sprintf("the server refused the request's options (%d)", d.Code)
+		}
+		f.Evidence = Evidence{Text: d.String(), Requests: []int64{n.RequestID}}
+		f.Cause, f.Action = refusedWhy(d)
+	})
+}
+
+// refusedAs names a refusal's status code.
+func refusedAs(code int32) string {
+	switch code {
+	case 401:
+		return "401 Unauthorized"
+	case 403:
+		return "403 Forbidden"
+	case 404:
+		return "404 Not Found"
+	case 405:
+		return "405 Method Not Allowed"
+	}
+	return fmt.Sprint(code)
+}
+
+// refusedWhy is a refusal's cause and action, by its code.
+func refusedWhy(d *reflector.Decision) (cause, action string) {
+	switch {
+	case d.Reason == reflector.ReasonBadRequest:
+		return "the server refused the request's own options (a mistyped label or field selector, or a field the resource cannot be selected by): the same request is refused every time",
+			"correct the options the server names in its message (-l, --field-selector, --resource-version)"
+	case d.Code == 401:
+		return "the server did not accept the credentials: a token expired or was revoked, or a client certificate it does not trust",
+			"refresh the kubeconfig's credentials (log in again), then check with kubectl auth whoami"
+	case d.Code == 403:
+		return "RBAC grants the user no list or watch on this resource here: a namespaced run needs them in that namespace (a Role), -A or a cluster-scoped resource cluster-wide (a ClusterRole)",
+			"check with kubectl auth can-i list,watch RESOURCE -n NAMESPACE (with --as USER for another user) and grant both verbs; README's \"RBAC needed\" lists what each mode needs"
+	case d.Code == 404:
+		return "the resource or the namespace is not there: a CRD removed or not yet installed, an API version the server no longer serves, or a namespace deleted",
+			"check kubectl api-resources and kubectl get namespace NAMESPACE, and watch a version the server serves"
+	}
+	return "the server does not allow this request on this resource (" + refusedAs(d.Code) + ")",
+		"check that the resource supports list and watch: kubectl api-resources -o wide"
+}
