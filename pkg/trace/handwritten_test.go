@@ -111,7 +111,7 @@ func TestATraceOfTwoResourcesReplaysEachThroughItsOwnReflector(t *testing.T) {
 // replay fails as the recording did, and its error names each resource, as
 // the live run's did.
 func TestAReplayOfSeveralResourcesNamesEachOneThatFailed(t *testing.T) {
-	rd, err := trace.Open("testdata/handwritten/two-forbidden.jsonl")
+	rd, err := trace.Open("testdata/failed/two-forbidden.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
