@@ -346,10 +346,15 @@ type faultBody struct {
 	delays        []*active // delay
 	filters       []*active // drop-deletes, no-bookmarks, stall-initial-list
 	cutAfterFirst *active   // cut without a schedule: after the first frame
-	// cutListing: cutAfterFirst waits for a streaming list's end. Cut in
-	// its initial events, a client never synced: each retry listed afresh,
-	// on a new connection, as a new stream.
+	// cutListing: cutAfterFirst waits for a streaming list's end, and then
+	// for one more event. Cut in its initial events, a client never synced:
+	// each retry listed afresh, on a new connection, as a new stream. Cut
+	// right at its end, client-go's informer took the watch for a very
+	// short one (under a second, no event) and listed again, every time.
 	cutListing bool
+	// cutListed: the streaming list has just ended; the cut waits for the
+	// next event.
+	cutListed bool
 
 	// stale: the frame it holds to send again (nil: none), and the later
 	// events to pass before; listing says a streaming list's initial
@@ -470,7 +475,11 @@ func (fb *faultBody) Read(p []byte) (int, error) {
 	fb.cur = fb.cur[n:]
 	if len(fb.cur) == 0 {
 		fb.log.pass()
-		if a := fb.cutAfterFirst; a != nil && !fb.cutListing && a.sched.Take(time.Now()) {
+		switch a := fb.cutAfterFirst; {
+		case a == nil || fb.cutListing:
+		case fb.cutListed:
+			fb.cutListed = false
+		case a.sched.Take(time.Now()):
 			fb.end(a, errFaultCut, 1, "cut the watch after its first event (no 410): its client resumes from its last resourceVersion", nil)
 		}
 	}
@@ -553,7 +562,8 @@ func (fb *faultBody) filter(f frame) []byte {
 		fb.staleAfter(f, ev.Type, ev.InitialEventsEnd, ev.Item.Object)
 	}
 	if ev.Type == reflector.EventBookmark && ev.InitialEventsEnd {
-		fb.cutListing = false // passed on: the list is complete, its watch may be cut
+		// Passed on: the list is complete; its watch is cut after its next event.
+		fb.cutListing, fb.cutListed = false, fb.cutListing
 	}
 	return f.b
 }
