@@ -64,8 +64,12 @@ type injector struct {
 	// answers a token older than its history.
 	pagedFrom map[*slot]time.Time
 	fired     map[*active]time.Time
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	// watched says the slot's last request was a watch: its next watch is
+	// a resume, which an unscheduled gone answers 410. The watch after a
+	// LIST starts from the list and is forwarded.
+	watched map[*slot]bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // active is one --fault and its schedule.
@@ -77,7 +81,7 @@ type active struct {
 // newInjector schedules specs from start (@p drawn from seed, one stream
 // of draws per spec) and starts the firings of gone and cut.
 func newInjector(specs []fault.Spec, target fault.Target, seed int64, start time.Time) *injector {
-	inj := &injector{target: target, open: map[*faultBody]bool{}, armed: map[*slot]*active{}, pagedFrom: map[*slot]time.Time{}, fired: map[*active]time.Time{}, stop: make(chan struct{})}
+	inj := &injector{target: target, open: map[*faultBody]bool{}, armed: map[*slot]*active{}, pagedFrom: map[*slot]time.Time{}, fired: map[*active]time.Time{}, watched: map[*slot]bool{}, stop: make(chan struct{})}
 	for i, s := range specs {
 		a := &active{spec: s, sched: fault.NewSchedule(s, start, seed+int64(i))}
 		inj.faults = append(inj.faults, a)
@@ -185,6 +189,17 @@ func (inj *injector) arm(sl *slot, a *active) {
 	inj.armed[sl] = a
 }
 
+// resumes says whether c, a request of the slot, resumes a watch the slot
+// made before (not after a LIST, nor one that lists), and notes what c is.
+func (inj *injector) resumes(sl *slot, c call) bool {
+	inj.mu.Lock()
+	defer inj.mu.Unlock()
+	watch := c.verb == reflector.VerbWatch
+	resumed := watch && inj.watched[sl] && !c.opts.SendInitialEvents && !observed.StartsAfresh(c.verb, c.opts)
+	inj.watched[sl] = watch
+	return resumed
+}
+
 // takeArmed is the gone armed for the slot's next watch, disarmed.
 func (inj *injector) takeArmed(sl *slot) *active {
 	inj.mu.Lock()
@@ -205,6 +220,7 @@ func (inj *injector) roundTrip(rt http.RoundTripper, req *http.Request, c call, 
 			return throttled(req, secs), nil
 		}
 	}
+	resumed := inj.resumes(sl, c)
 	watch := c.verb == reflector.VerbWatch
 	if !watch {
 		if a := inj.expiredContinue(sl, c, now); a != nil {
@@ -214,7 +230,7 @@ func (inj *injector) roundTrip(rt http.RoundTripper, req *http.Request, c call, 
 	}
 	if watch {
 		a := inj.takeArmed(sl)
-		if a == nil && !c.opts.SendInitialEvents && !observed.StartsAfresh(c.verb, c.opts) {
+		if a == nil && resumed {
 			for _, g := range inj.faults {
 				if g.spec.Name == fault.Gone && !g.spec.Scheduled() && g.sched.Take(now) {
 					a = g

@@ -322,6 +322,47 @@ func TestGoneEndsTheWatchAndAnswersItsResume410(t *testing.T) {
 	}
 }
 
+// gone without a schedule answers every resumed watch 410, and forwards
+// the watch that follows a LIST (it starts from the list), and a streaming
+// list: kubectl get -w failed at once, its first watch answered 410.
+func TestAnUnscheduledGoneAnswersOnlyResumedWatches(t *testing.T) {
+	inj := newInjector(mustSpecs(t, "gone"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	list := call{verb: reflector.VerbList, gvr: configMapsGVR}
+	watchFrom := func(rv string) call {
+		c := faultWatch
+		c.opts.ResourceVersion = rv
+		return c
+	}
+	streaming := faultWatch
+	streaming.opts.SendInitialEvents = true
+	sl := &slot{}
+	for i, step := range []struct {
+		c    call
+		gone bool
+	}{
+		{list, false},
+		{watchFrom("10"), false}, // the list's watch
+		{watchFrom("15"), true},  // its resume
+		{watchFrom("15"), true},  // and again
+		{list, false},            // the relist
+		{watchFrom("20"), false},
+		{streaming, false},
+		{watchFrom("30"), true},
+	} {
+		up := &upstream{t: t, contentType: "application/json;stream=watch", body: []byte{}}
+		resp, err := inj.roundTrip(up, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), step.c, sl, &faultLog{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone, forwarded := resp.StatusCode == http.StatusGone, up.calls > 0
+		if gone != step.gone || forwarded == gone {
+			t.Errorf("request %d (%s rv=%q sendInitialEvents=%v): 410 %v, forwarded %d; want 410 %v", i+1, step.c.verb, step.c.opts.ResourceVersion, step.c.opts.SendInitialEvents, gone, up.calls, step.gone)
+		}
+		_ = resp.Body.Close()
+	}
+}
+
 // throttle answers 429 with Retry-After, rounded up to a second, without forwarding.
 func TestThrottleAnswers429WithRetryAfter(t *testing.T) {
 	inj := newInjector(mustSpecs(t, "throttle=1500ms"), fault.Target{}, 1, time.Now())
