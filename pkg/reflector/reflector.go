@@ -311,7 +311,8 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		arrived := r.cfg.Clock.Now()
 		r.progressAt(arrived)
 		idleTimer.Reset(idle)
-		if streaming {
+		if streaming && ev.Type != EventBookmark {
+			// An initial event; a progress bookmark is none.
 			stallTimer.Reset(r.cfg.InitialEventsTimeout)
 		}
 		complete, err := r.ledger.Event(info, ev, arrived)

@@ -145,6 +145,24 @@ func TestAStreamingListThatStallsFallsBackToList(t *testing.T) {
 	}
 }
 
+// Progress bookmarks (the server's, about once a minute) are no initial
+// events: they do not put off the fallback of a stalled streaming list. A
+// run behind a proxy that withheld the list's end fell back after 120 s,
+// or never, instead of 60 s after its last initial event.
+func TestProgressBookmarksDoNotPutOffAStalledStreamingListsFallback(t *testing.T) {
+	h := runFake(t, Config{Strategy: StrategyStream, InitialEventsTimeout: time.Minute, Clock: newManualClock()},
+		// One initial event, then a progress bookmark every 40 s, and no end.
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "5")), bookmark("6", false), bookmark("7", false), bookmark("8", false)}, gap: 40 * time.Second},
+		call{verb: VerbList, page: page("9", "", obj("a", "u-a", "5"))},
+	)
+	if !strings.Contains(join(h.reasons()), string(ReasonInitialEventsEnd)) {
+		t.Errorf("decisions: got %v, want %s", h.reasons(), ReasonInitialEventsEnd)
+	}
+	if got, want := join(h.askedSummary()), "watch rv= sendInitialEvents | list rv="; !strings.HasPrefix(got, want) {
+		t.Errorf("requests: got %q, want %q…", got, want)
+	}
+}
+
 func TestTheIdleTimeoutCountsFromTheLastEvent(t *testing.T) {
 	// Events every 20s for 200s with a 30s idle timeout: never idle.
 	h := runFake(t, Config{IdleTimeout: 30 * time.Second, Clock: newManualClock()},
