@@ -425,7 +425,7 @@ func TestE2EAProbeLeaseLeftBehindIsReportedAndCleanupRemovesIt(t *testing.T) {
 	}
 
 	code, _, stderr := run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--no-tui", "--once", "--probe", ns)
-	if code != ExitOK || !strings.Contains(stderr, "warning: probe Lease(s) left by earlier runs in "+ns+" (label "+probe.LabelKey+"="+probe.LabelValue+"): "+left.Name+";") {
+	if code != ExitOK || !strings.Contains(stderr, "warning: probe Lease left by earlier runs in "+ns+" (label "+probe.LabelKey+"="+probe.LabelValue+"): "+left.Name+";") {
 		t.Errorf("exit %d, stderr %q: want a warning naming the Lease left behind, and it alone", code, stderr)
 	}
 	if strings.Contains(stderr, live) {

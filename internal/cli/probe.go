@@ -70,8 +70,8 @@ func (o *WatchOptions) startProbe(ctx context.Context, cfg *rest.Config) (*start
 			}
 			fmt.Fprintf(o.ErrOut, "probe: deleted %s left by earlier runs in %s: %s\n", format.PluralUngrouped(len(left), "Lease"), o.Probe, strings.Join(left, ", "))
 		} else {
-			fmt.Fprintf(o.ErrOut, "warning: probe Lease(s) left by earlier runs in %s (label %s=%s): %s; --probe-cleanup deletes them\n",
-				o.Probe, probe.LabelKey, probe.LabelValue, strings.Join(left, ", "))
+			fmt.Fprintf(o.ErrOut, "warning: probe %s left by earlier runs in %s (label %s=%s): %s; --probe-cleanup deletes them\n",
+				leases(len(left)), o.Probe, probe.LabelKey, probe.LabelValue, strings.Join(left, ", "))
 		}
 	}
 	sp := &startedProbe{}
@@ -119,4 +119,12 @@ func (sp *startedProbe) delete(errOut io.Writer) {
 			fmt.Fprintf(errOut, "warning: %v (kubectl watchcache --probe %s --probe-cleanup deletes it)\n", err, sp.Namespace())
 		}
 	})
+}
+
+// leases is "Lease" or "Leases", as n says.
+func leases(n int) string {
+	if n == 1 {
+		return "Lease"
+	}
+	return "Leases"
 }

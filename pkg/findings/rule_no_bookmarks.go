@@ -124,7 +124,10 @@ func (r *noBookmarks) raise(e *Engine, at time.Time, id int64, open, sinceEvent 
 		if atTimeout {
 			how = fmt.Sprintf("ran to its timeout (%s)", roundDur(open))
 		}
-		f.Title = fmt.Sprintf("no bookmark arrived on %d watch(es) that asked for them", f.Count)
+		f.Title = "no bookmark arrived on 1 watch that asked for them"
+		if f.Count != 1 {
+			f.Title = fmt.Sprintf("no bookmark arrived on %d watches that asked for them", f.Count)
+		}
 		f.Evidence = Evidence{
 			Text:     fmt.Sprintf("watch #%d asked for bookmarks (allowWatchBookmarks=true) and %s without one, %s after its first event showed the resource had moved on; the API server sends one about every minute, and %s before a watch's timeout, whenever it has a newer resourceVersion than the watch's", id, how, roundDur(sinceEvent), roundDur(preTimeoutBookmark)),
 			Requests: slices.Clone(r.reqs),

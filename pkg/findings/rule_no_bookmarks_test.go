@@ -153,3 +153,16 @@ func TestTheStreamingListsEndBookmarkIsNoProgressBookmark(t *testing.T) {
 		t.Errorf("a watch 80 s past its first event with only the list's end bookmark raised no %s: %+v", NoBookmarks, e.List())
 	}
 }
+
+// The title counts the watches in words that agree with the number.
+func TestNoBookmarksTitleCountsItsWatches(t *testing.T) {
+	r := &noBookmarks{}
+	for n, want := range map[int64]string{1: "no bookmark arrived on 1 watch that asked for them", 3: "no bookmark arrived on 3 watches that asked for them"} {
+		e := New(Options{}, nil)
+		e.found[NoBookmarks] = &Finding{ID: NoBookmarks, Count: n - 1}
+		r.raise(e, time.Time{}, 7, time.Minute, time.Second, false)
+		if got := e.found[NoBookmarks].Title; got != want {
+			t.Errorf("%d watches: got %q, want %q", n, got, want)
+		}
+	}
+}
