@@ -128,6 +128,9 @@ func TestE2EProxyFaultThrottleRaisesThrottledAndTheClientBacksOff(t *testing.T) 
 		if took < time.Duration(throttled)*time.Second {
 			t.Errorf("%s: %d LISTs with %d 429s took %s: the client did not back off a second per 429", what, lists, throttled, took)
 		}
+		if !strings.HasPrefix(f.Title, "the observing proxy (--fault) throttled ") {
+			t.Errorf("%s: the title %q blames another than the proxy", what, f.Title)
+		}
 		if !strings.HasPrefix(f.Cause, "caused by --fault "+spec+" (injected by the observing proxy). ") || f.Evidence.Facts["retryAfter"] != "1s" {
 			t.Errorf("%s: throttled does not name the fault as its cause, or its Retry-After: %s %v", what, f.Cause, f.Evidence.Facts)
 		}

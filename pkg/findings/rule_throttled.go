@@ -36,7 +36,11 @@ func (r *throttled) observe(e *Engine, n reflector.Note) {
 	r.reqs = appendLast(r.reqs, q.ID, keepRequests)
 	e.raise(Throttled, Warning, n.At, func(f *Finding) {
 		f.Count++
-		f.Title = fmt.Sprintf("the API server throttled %s (429 Too Many Requests)", format.PluralUngrouped(f.Count, "request"))
+		who := "the API server"
+		if e.track.injected(Throttled) != "" {
+			who = "the observing proxy (--fault)"
+		}
+		f.Title = fmt.Sprintf("%s throttled %s (429 Too Many Requests)", who, format.PluralUngrouped(f.Count, "request"))
 		facts := f.Evidence.Facts
 		if facts == nil {
 			facts = map[string]string{}
