@@ -57,6 +57,8 @@ type ProxyOptions struct {
 
 	// addressGiven says --address was on the command line: only then may the proxy bind beyond loopback.
 	addressGiven bool
+	// seedGiven says --fault-seed was: it needs a --fault to seed.
+	seedGiven bool
 	// identity names the proxy's own requests to the server (--user-agent);
 	// its clients' requests keep their own User-Agent.
 	identity identity
@@ -104,7 +106,7 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.addressGiven = cmd.Flags().Changed("address")
+			o.addressGiven, o.seedGiven = cmd.Flags().Changed("address"), cmd.Flags().Changed("fault-seed")
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -178,6 +180,9 @@ func (o *ProxyOptions) Validate() error {
 	}
 	if len(o.FaultTargets) > 0 && len(o.faults) == 0 {
 		return usageErrorf("--fault-target needs --fault")
+	}
+	if o.seedGiven && len(o.faults) == 0 {
+		return usageErrorf("--fault-seed needs --fault")
 	}
 	o.faultTarget = target
 	if err := o.Diff.validate(); err != nil {

@@ -19,6 +19,7 @@ func TestProxyRefusesBadFaultsWithAUsageErrorListingThem(t *testing.T) {
 		{[]string{"--fault", "drop-deletes@p=2"}, `error: invalid --fault "drop-deletes@p=2": @p=2: want a fraction above 0 and at most 1`},
 		{[]string{"--fault", "gone", "--fault-target", "pods/status"}, `error: invalid --fault-target: "pods/status": want RESOURCE, RESOURCE.GROUP or client=USER-AGENT-SUBSTRING`},
 		{[]string{"--fault-target", "pods"}, "error: --fault-target needs --fault"},
+		{[]string{"--fault-seed", "7"}, "error: --fault-seed needs --fault"},
 	} {
 		code, _, errOut := run(t, append([]string{"proxy", "--port", "0", "--no-tui"}, tc.args...)...)
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
