@@ -113,6 +113,26 @@ func TestClockAdvancedEvaluatesAtMostOncePerInterval(t *testing.T) {
 	}
 }
 
+// Between two trace lines nothing changes but the clock: a replay's rule
+// on an age trips at the first second past its threshold, with that value,
+// as the live run's did, not at the next line with a larger one (6 s for
+// a no-progress>2s the live run tripped at 3 s).
+func TestClockAdvancedTripsAnAgeRuleAtTheSecondItBreaks(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rules, _ := ParseAll([]string{"no-progress>2s", "bookmark-age>4s", "relists>0"})
+	var trips []Trip
+	m := NewMonitor(rules, func(tr Trip) { trips = append(trips, tr) })
+	r := m.Add("x")
+	s := &fakeStats{st: reflector.Stats{Started: t0, LastReceived: t0, BookmarkAt: t0}}
+	r.Attach(s.get)
+	r.ClockAdvanced(t0)
+	r.ClockAdvanced(t0.Add(7*time.Second + 500*time.Millisecond)) // the next line
+	if len(trips) != 2 || trips[0].Value != int64(3*time.Second) || !trips[0].At.Equal(t0.Add(3*time.Second)) ||
+		trips[1].Value != int64(5*time.Second) || !trips[1].At.Equal(t0.Add(5*time.Second)) {
+		t.Errorf("trips: %+v, want no-progress at 3s and bookmark-age at 5s", trips)
+	}
+}
+
 func TestLagP99IsTheUpperBoundOfItsBucketAndProbeP99TheRunsProbe(t *testing.T) {
 	var st reflector.Stats
 	if v := Values(st, time.Time{})[LagP99]; v != 0 {

@@ -198,33 +198,80 @@ func (r *Subject) AttachFindings(list func() []findings.Finding) {
 	r.mu.Unlock()
 }
 
+// maxSteps bounds the evaluations ClockAdvanced makes for one advance: a
+// day of seconds. Past it, the rest of a longer gap is evaluated once, at
+// its end.
+const maxSteps = 24 * 60 * 60
+
 // ClockAdvanced evaluates on a virtual clock: pass it as the replay clock's
 // advance hook. It runs before the trace line that moved the clock is
-// served, so it sees the run as it stood just before now (an age at its
-// largest); it evaluates when at least Interval has passed since the last
-// evaluation.
+// served, so it sees the run as it stood just before now. Nothing but the
+// clock changed since the last evaluation, so it evaluates every Interval
+// up to now, as a live run does: a rule on an age (no-progress,
+// bookmark-age) trips where the live run's did, to the second.
 func (r *Subject) ClockAdvanced(now time.Time) {
 	r.mu.Lock()
-	due := r.lastEval.IsZero() || now.Sub(r.lastEval) >= Interval
+	last := r.lastEval
 	r.mu.Unlock()
-	if due {
-		r.Evaluate(now)
+	if !last.IsZero() && now.Sub(last) < Interval {
+		return
+	}
+	st, fs, ok := r.read()
+	if !ok {
+		return
+	}
+	if last.IsZero() {
+		r.evaluate(st, fs, now)
+		return
+	}
+	t := last.Add(Interval)
+	for n := 0; !t.After(now) && n < maxSteps && !r.allTripped(); n++ {
+		r.evaluate(st, fs, t)
+		t = t.Add(Interval)
+	}
+	if !t.After(now) && !r.allTripped() {
+		r.evaluate(st, fs, now)
 	}
 }
 
-// Evaluate computes the measures at now and trips the rules they break.
-func (r *Subject) Evaluate(now time.Time) {
+// allTripped says every rule has tripped: evaluating again changes nothing.
+func (r *Subject) allTripped() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.tripped {
+		if !t {
+			return false
+		}
+	}
+	return true
+}
+
+// read is the resource's Stats and findings now (ok false before Attach).
+func (r *Subject) read() (reflector.Stats, []findings.Finding, bool) {
 	r.mu.Lock()
 	stats, list := r.stats, r.findings
 	r.mu.Unlock()
 	if stats == nil {
-		return
+		return reflector.Stats{}, nil, false
 	}
-	v := Values(stats(), now)
+	st := stats()
 	var fs []findings.Finding
 	if list != nil {
 		fs = list()
 	}
+	return st, fs, true
+}
+
+// Evaluate computes the measures at now and trips the rules they break.
+func (r *Subject) Evaluate(now time.Time) {
+	if st, fs, ok := r.read(); ok {
+		r.evaluate(st, fs, now)
+	}
+}
+
+// evaluate is Evaluate of st and fs, read before.
+func (r *Subject) evaluate(st reflector.Stats, fs []findings.Finding, now time.Time) {
+	v := Values(st, now)
 	v[Findings] = int64(findings.CountAtLeast(fs, findings.Warning))
 	for _, f := range fs {
 		if !f.Ignored {

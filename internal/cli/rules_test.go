@@ -25,11 +25,11 @@ func TestEveryRuleTripsOnATraceThatBreaksItAndNotOnOneThatDoesNot(t *testing.T) 
 		{"watch-errors>0", bundled + "demo.jsonl", bundled + "steady.jsonl", "watch-errors is "},
 		{"missed>5", bundled + "demo.jsonl", bundled + "gone-relist.jsonl", "missed is 6"},
 		{"missed-deletes>2", bundled + "demo.jsonl", bundled + "recreate.jsonl", "missed-deletes is 3"},
-		{"bookmark-age>3m", handWritten + "quiet-watch.jsonl", bundled + "bookmarks.jsonl", "bookmark-age is 6m0s"},
+		{"bookmark-age>3m", handWritten + "quiet-watch.jsonl", bundled + "bookmarks.jsonl", "bookmark-age is 3m0.001s"}, // a second after the last line 3m after the bookmark, not at the next line
 		{"bookmark-age>7m", "", handWritten + "quiet-watch.jsonl", ""},
-		{"no-progress>5m", handWritten + "quiet-watch.jsonl", bundled + "steady.jsonl", "no-progress is 6m0s"},
+		{"no-progress>5m", handWritten + "quiet-watch.jsonl", bundled + "steady.jsonl", "no-progress is 5m0.001s"},
 		{"no-progress>10m", "", handWritten + "quiet-watch.jsonl", ""},
-		{"sync>30s", handWritten + "slow-sync.jsonl", bundled + "streaming.jsonl", "sync is 40s"},
+		{"sync>30s", handWritten + "slow-sync.jsonl", bundled + "streaming.jsonl", "sync is 31s"},
 		{"sync>1m", "", handWritten + "slow-sync.jsonl", ""},
 	}
 	for _, tc := range cases {
@@ -57,10 +57,11 @@ func TestATripPrintsTheSummaryAndStopsTheReplayThere(t *testing.T) {
 	if code != ExitAlert {
 		t.Fatalf("exit %d, want %d: %s", code, ExitAlert, stderr)
 	}
-	if want := "error: --fail-on bookmark-age>3m tripped on configmaps.v1 in namespace quiet: bookmark-age is 6m0s\n"; stderr != want {
+	if want := "error: --fail-on bookmark-age>3m tripped on configmaps.v1 in namespace quiet: bookmark-age is 3m0.001s\n"; stderr != want {
 		t.Errorf("stderr: got %q, want %q", stderr, want)
 	}
-	// The trip came just before the bookmark at 8m: the summary is of that moment.
+	// The trip came 3 minutes after the bookmark before the one at 8m,
+	// before that one: the summary is of that moment.
 	if !strings.Contains(out, "resource configmaps.v1: 1 object at resourceVersion 12\n") || !strings.Contains(out, "bookmarks 2, list-end bookmarks 0\n") {
 		t.Errorf("summary is not of the moment of the trip:\n%s", out)
 	}
@@ -74,7 +75,7 @@ func TestFailOnWarnPrintsTheAlertAndTheRunGoesOn(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d, want %d: %s", code, ExitOK, stderr)
 	}
-	if want := "warning: --fail-on no-progress>5m tripped on configmaps.v1 in namespace quiet: no-progress is 6m0s (--fail-on-warn: the run goes on)\n"; !strings.Contains(stderr, want) {
+	if want := "warning: --fail-on no-progress>5m tripped on configmaps.v1 in namespace quiet: no-progress is 5m0.001s (--fail-on-warn: the run goes on)\n"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	if !strings.Contains(out, "Stopped       stopped: stopped") || !strings.Contains(out, "00:10:10") {
