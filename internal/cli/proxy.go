@@ -286,7 +286,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		}
 		_ = srv.Close()
 		p.Close()
-		o.warnUnmatchedTarget(sess.Subjects())
+		o.warnUnmatchedTarget(p.FaultTarget(), sess.Subjects())
 		return err
 	})
 	kind := subjects.Of(sess.Header).Dashboard // its source is known once listening
@@ -295,10 +295,10 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))
 }
 
-// warnUnmatchedTarget warns, at the end of a run, when --fault-target
-// matched none of the streams the proxy observed: no fault acted.
-func (o *ProxyOptions) warnUnmatchedTarget(subs []session.Subject) {
-	t := o.faultTarget
+// warnUnmatchedTarget warns, at the end of a run, when --fault-target (t,
+// as the proxy resolved it) matched none of the streams the proxy
+// observed: no fault acted.
+func (o *ProxyOptions) warnUnmatchedTarget(t fault.Target, subs []session.Subject) {
 	if len(o.faults) == 0 || len(t.Resources) == 0 && len(t.Clients) == 0 {
 		return
 	}

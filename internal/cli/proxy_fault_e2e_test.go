@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -378,6 +379,32 @@ func cutInformers(t *testing.T, spec string) {
 			t.Errorf("%s (stream #%d, %s): %d cuts, %d relists, %d 410s, %d watches; want at least 2 cuts, no relist, no 410, a watch more than cuts",
 				ua, s.Stream.ID, s.Stream.ContentType, cuts, s.Counters.Relists, s.Counters.Gone, s.Counters.Watches)
 		}
+	}
+}
+
+// TestE2EAFaultTargetTakesTheNamesKubectlAndTheToolUse: --fault-target
+// cm, configmaps.v1 (as the tool prints it) and configmaps all target the
+// ConfigMaps' streams, and only those, with no warning. cm and configmaps.v1
+// were taken for resources the server does not serve, and no fault acted.
+func TestE2EAFaultTargetTakesTheNamesKubectlAndTheToolUse(t *testing.T) {
+	for _, target := range []string{"cm", "configmaps.v1", "configmaps"} {
+		t.Run(target, func(t *testing.T) {
+			fr := startFaultProxy(t, "target-names/1", "--fault", "throttle", "--fault-target", target)
+			for path, want := range map[string]int{"/api/v1/namespaces/default/configmaps": http.StatusTooManyRequests, "/api/v1/namespaces/default/secrets": http.StatusOK} {
+				resp, err := http.Get(fr.cfg.Host + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode != want {
+					t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+				}
+			}
+			fr.stop(t)
+			if strings.Contains(fr.errOut.String(), "warning: --fault-target") {
+				t.Errorf("a warning about the target:\n%s", fr.errOut.String())
+			}
+		})
 	}
 }
 

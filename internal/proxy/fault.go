@@ -16,6 +16,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -735,18 +736,49 @@ func (l *faultLog) upTo(n int64) []observed.Fault {
 	return out
 }
 
+// resolveTarget names each resource of t as the server does, as kubectl
+// resolves names: a short name (cm), a plural with its version and group
+// (deployments.v1.apps) or a core resource's version (configmaps.v1, as the
+// tool prints it), so that it matches the streams it means. A name the
+// server does not serve stays as given; unserved lists those.
+func resolveTarget(mapper meta.RESTMapper, t fault.Target) (out fault.Target, unserved []fault.GroupResource) {
+	out.Clients = t.Clients
+	for _, r := range t.Resources {
+		full, gr := schema.ParseResourceArg(r.String())
+		var tries []schema.GroupVersionResource
+		if full != nil {
+			tries = append(tries, *full)
+		}
+		tries = append(tries, gr.WithVersion(""))
+		if r.Group != "" && !strings.Contains(r.Group, ".") {
+			tries = append(tries, schema.GroupVersionResource{Version: r.Group, Resource: r.Resource})
+		}
+		found := false
+		for _, try := range tries {
+			if gvr, err := mapper.ResourceFor(try); err == nil {
+				out.Resources = append(out.Resources, fault.GroupResource{Group: gvr.Group, Resource: gvr.Resource})
+				found = true
+				break
+			}
+		}
+		if !found {
+			out.Resources = append(out.Resources, r)
+			unserved = append(unserved, r)
+		}
+	}
+	return out, unserved
+}
+
+// FaultTarget is Options.FaultTarget with its resources named as the
+// server names them (cm is configmaps).
+func (p *Proxy) FaultTarget() fault.Target { return p.opts.FaultTarget }
+
 // FaultTargetWarnings says which resources of Options.FaultTarget the
 // server does not serve (a target that matches nothing).
 func (p *Proxy) FaultTargetWarnings() []string {
 	var out []string
-	for _, r := range p.opts.FaultTarget.Resources {
-		gvr := schema.GroupVersionResource{Group: r.Group, Resource: r.Resource}
-		if _, err := p.mapper.ResourcesFor(gvr); err != nil {
-			p.mapper.Reset()
-			if _, err := p.mapper.ResourcesFor(gvr); err != nil {
-				out = append(out, fmt.Sprintf("--fault-target %s: the server serves no such resource (yet): no fault acts on it until it does", r))
-			}
-		}
+	for _, r := range p.unservedTargets {
+		out = append(out, fmt.Sprintf("--fault-target %s: the server serves no such resource (yet): no fault acts on it until it does", r))
 	}
 	return out
 }

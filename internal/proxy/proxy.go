@@ -105,6 +105,9 @@ type Proxy struct {
 	opts    Options
 	handler http.Handler
 	mapper  meta.ResettableRESTMapper
+	// unservedTargets are the --fault-target resources the server did not
+	// serve at the start.
+	unservedTargets []fault.GroupResource
 	// names names the FlowSchema and PriorityLevel of the 429s the proxy
 	// forwards, read with the user's credentials (as the requests are sent).
 	names *live.FlowControlNames
@@ -239,7 +242,9 @@ func New(opts Options) (*Proxy, error) {
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 	names.OnNamed(p.named)
 	if len(opts.Faults) > 0 {
-		p.inj = newInjector(opts.Faults, opts.FaultTarget, opts.FaultSeed, time.Now())
+		expander := restmapper.NewShortcutExpander(p.mapper, dc, func(string) {})
+		p.opts.FaultTarget, p.unservedTargets = resolveTarget(expander, opts.FaultTarget)
+		p.inj = newInjector(opts.Faults, p.opts.FaultTarget, opts.FaultSeed, time.Now())
 	}
 	h := utilproxy.NewUpgradeAwareHandler(target, &observingTransport{p: p, rt: rt}, false, false, responder{})
 	h.UpgradeTransport = upgrade
