@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
@@ -147,6 +148,9 @@ type Stream struct {
 	current   *Request
 	announced bool // the initial-list decision was noted
 	closed    bool
+	// endedBy is the --fault gone that ended the open watch, if one did:
+	// its close is then the fault's, not the server's.
+	endedBy string
 	// versions holds the objects' last JSON for --diff (nil without it).
 	versions *diff.Versions
 
@@ -204,6 +208,11 @@ func (s *Stream) Fault(f Fault) {
 		return
 	}
 	s.ledger.Fault(reflector.Decision{Fault: f.Spec, Cause: f.What, Count: f.Count})
+	if spec, err := fault.Parse(f.Spec); err == nil && spec.Name == fault.Gone && f.Count == 0 {
+		// gone's firing ended the open watch as a server ends one (its
+		// count is of the 410s it answers): the watch's close is its doing.
+		s.endedBy = f.Spec
+	}
 }
 
 // Faults are the faults injected into the stream so far, in the order they first acted.
@@ -547,6 +556,7 @@ func (s *Stream) relistState() reflector.State {
 
 func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	s.current = nil
+	defer func() { s.endedBy = "" }()
 	info := r.info
 	if rec := s.recording(); rec != nil {
 		rec.End(info.ID, end)
@@ -576,8 +586,12 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	case end.Reason == reflector.EndError:
 		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonRequestError, Code: end.Code(), Cause: end.Cause()})
 	case watch && end.Reason == reflector.EndClosed && !r.streamingList:
-		s.ledger.Decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonWatchClosed, ResourceVersion: s.ledger.Cursor(),
-			AtOnce: info.ClosedAtOnce()})
+		d := reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonWatchClosed, ResourceVersion: s.ledger.Cursor(),
+			AtOnce: info.ClosedAtOnce()}
+		if s.endedBy != "" {
+			d.Fault, d.AtOnce = s.endedBy, false
+		}
+		s.ledger.Decide(d)
 	}
 	if r.page != nil && r.page.Continue == "" && end.Reason == reflector.EndClosed {
 		// The list is complete once its last page's response is: installed

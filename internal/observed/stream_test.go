@@ -378,3 +378,26 @@ func TestAStreamBeginsWithItsFirstRequest(t *testing.T) {
 		t.Errorf("a second request moved the start to %v", got)
 	}
 }
+
+// A watch the proxy's --fault gone ended (as a server ends one) is said to
+// be the fault's doing, not the server's; the next close is the server's.
+func TestAWatchGoneEndedIsTheFaultsNotTheServers(t *testing.T) {
+	s, clock, notes := newTestStream()
+	r := s.Begin(reflector.VerbList, reflector.RequestOptions{})
+	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{item("a", "ua", "5")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	last := func() string { return (*notes)[len(*notes)-1].Decision.String() }
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"})
+	s.Fault(Fault{Spec: "gone@every=8s", What: "ended the watch; its resume will be answered 410 Gone"})
+	w.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	if want := "watch ended by --fault gone@every=8s (the observing proxy, as a server ends one): watching again from resourceVersion 10"; last() != want {
+		t.Errorf("got %q, want %q", last(), want)
+	}
+	w = s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"})
+	s.Fault(Fault{Spec: "drop-deletes", What: "dropped DELETED ns/a", Count: 1})
+	clock.now = clock.now.Add(time.Minute)
+	w.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	if want := "watch closed by the server: watching again from resourceVersion 10"; last() != want {
+		t.Errorf("got %q, want %q", last(), want)
+	}
+}

@@ -179,6 +179,9 @@ func (d Decision) String() string {
 	case ReasonInitialEventsEnd:
 		return fmt.Sprintf("the streaming list delivered nothing for %s before its initial-events-end bookmark: falling back to LIST", d.Wait)
 	case ReasonWatchClosed:
+		if d.Fault != "" {
+			return fmt.Sprintf("watch ended by --fault %s (the observing proxy, as a server ends one): watching again from resourceVersion %s", d.Fault, d.ResourceVersion)
+		}
 		if d.AtOnce {
 			return fmt.Sprintf("watch closed at once with no events: watching again from resourceVersion %s after a backoff", d.ResourceVersion)
 		}
