@@ -129,7 +129,11 @@ func TestClockAdvancedTripsAnAgeRuleAtTheSecondItBreaks(t *testing.T) {
 	r.ClockAdvanced(t0.Add(7*time.Second + 500*time.Millisecond)) // the next line
 	if len(trips) != 2 || trips[0].Value != int64(3*time.Second) || !trips[0].At.Equal(t0.Add(3*time.Second)) ||
 		trips[1].Value != int64(5*time.Second) || !trips[1].At.Equal(t0.Add(5*time.Second)) {
-		t.Errorf("trips: %+v, want no-progress at 3s and bookmark-age at 5s", trips)
+		t.Fatalf("trips: %+v, want no-progress at 3s and bookmark-age at 5s", trips)
+	}
+	// The banner's words: the rule, where, and the value, without repeating the measure.
+	if got, want := trips[0].Short(), "no-progress>2s on x: 3s"; got != want {
+		t.Errorf("Short: got %q, want %q", got, want)
 	}
 }
 

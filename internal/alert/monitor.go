@@ -30,6 +30,12 @@ func (t Trip) String() string {
 	return fmt.Sprintf("%s tripped on %s: %s is %s", t.Rule, t.Resource, t.Rule.Measure, t.Rule.format(t.Value))
 }
 
+// Short is the trip in few words, for a banner that says ALERT already:
+// "no-progress>2s on configmaps.v1 in namespace app: 3s".
+func (t Trip) Short() string {
+	return fmt.Sprintf("%s on %s: %s", t.Rule, t.Resource, t.Rule.format(t.Value))
+}
+
 // Status is one rule on one resource, for a display: its current value and
 // how close it is to tripping.
 type Status struct {

@@ -438,15 +438,16 @@ func (x *Outputs) alerts() func() tui.Alerts {
 		if len(trips) == 0 {
 			return a
 		}
+		// What tripped first, the words a narrow screen may cut last.
 		words := make([]string, len(trips))
 		for i, t := range trips {
-			words[i] = t.String()
+			words[i] = t.Short()
 		}
 		if x.opts.Monitor.WarnOnly {
-			a.Banner = strings.Join(words, "; ") + " (--fail-on-warn: the run goes on)"
+			a.Banner = strings.Join(words, "; ") + " · --fail-on-warn: the run goes on"
 		} else {
 			a.Fatal = true
-			a.Banner = "the run stopped, q exits with status 3: " + strings.Join(words, "; ")
+			a.Banner = strings.Join(words, "; ") + " · the run stopped, q exits with status 3"
 		}
 		return a
 	}
