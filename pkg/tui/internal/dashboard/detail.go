@@ -65,6 +65,20 @@ func DetailContent(d program.DetailView, m *Model, now time.Time, width int) (st
 // objectDetail is what the dashboard knows of one object: its state in the
 // cache now, and the versions it saw with what each changed.
 func (m *Model) objectDetail(ref store.Ref, width int) []string {
+	out := m.objectVersions(ref, width)
+	if m.Feed.Store == nil {
+		return out
+	}
+	if o, ok := m.Feed.Store.Get(ref); ok && len(o.Body) > 0 {
+		gvr := m.res.Target.Resource.GVR
+		out = append(out, "", m.St.Label.Render("its JSON in the cache (--keep-objects)"))
+		out = append(out, detail.Body(o.Body, gvr.Group == "" && gvr.Resource == "secrets")...)
+	}
+	return out
+}
+
+// objectVersions is objectDetail but the object's JSON.
+func (m *Model) objectVersions(ref store.Ref, width int) []string {
 	st := m.St
 	var out []string
 	if m.Feed.Store != nil {

@@ -606,3 +606,39 @@ func TestAStartUpWarningLeadsTheFooterAtFirst(t *testing.T) {
 		t.Errorf("footer a minute after the start: got %q, want the warning gone", f)
 	}
 }
+
+// --keep-objects: the object detail shows the JSON the cache keeps,
+// indented; a Secret's values are REDACTED, its names and metadata shown.
+func TestObjectDetailShowsTheKeptJSONWithASecretsValuesRedacted(t *testing.T) {
+	for _, secret := range []bool{false, true} {
+		clock := tuitest.NewFakeClock()
+		st, w := store.New()
+		res := tuitest.DemoResource(program.Feed{Store: st})
+		if secret {
+			res.Target.Resource.GVR.Resource, res.Target.Resource.Kind = "secrets", "Secret"
+		}
+		m := newAlone(tuitest.DemoOptions(clock), res)
+		t.Cleanup(m.Close)
+		apply := func(ev store.Event) store.Result {
+			r, err := w.ApplyEvent(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		apply(store.Event{Type: store.Init})
+		apply(store.Event{Type: store.InitDone, ResourceVersion: "1"})
+		o := tuitest.Obj("default", "cm", "uid-1", "2")
+		o.Body = []byte(`{"metadata":{"name":"cm","namespace":"default","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"aHVudGVyMg==\"}}"}},"data":{"password":"aHVudGVyMg=="}}`)
+		m = update(resize(m, 120, 40), tuitest.Applied(tuitest.At(time.Second), []store.Result{apply(store.Event{Type: store.Apply, Object: o})}...))
+		m = update(m, tuitest.KeyPress("enter"))
+		got := screen(m)
+		tuitest.MustContain(t, got, "its JSON in the cache (--keep-objects)", `"name": "cm",`, `"password":`)
+		if leaked := strings.Contains(got, "aHVudGVyMg=="); leaked == secret {
+			t.Errorf("secret %v: the value shown %v:\n%s", secret, leaked, got)
+		}
+		if secret {
+			tuitest.MustContain(t, got, `"password": "REDACTED"`, `"kubectl.kubernetes.io/last-applied-configuration": "REDACTED"`)
+		}
+	}
+}
