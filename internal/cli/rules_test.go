@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/report"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 const bundled = "../../testdata/traces/"
@@ -118,13 +122,14 @@ func TestE2ELiveRunTripsOnNoProgressAndStopsBeforeItsDuration(t *testing.T) {
 	createConfigMaps(t, "quiet-live", 2)
 	start := time.Now()
 	// Nothing is written and bookmarks come about once a minute: two seconds without data trip the rule.
+	tracePath := filepath.Join(t.TempDir(), "tripped.jsonl")
 	code, out, stderr := run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", "quiet-live", "--no-tui", "--duration", "60s", "--summary", "-o", "json",
-		"--fail-on", "relists>0", "--fail-on", "no-progress>2s")
+		"--fail-on", "relists>0", "--fail-on", "no-progress>2s", "--trace", tracePath)
 	took := time.Since(start)
 	if code != ExitAlert {
 		t.Fatalf("exit %d, want %d: %s", code, ExitAlert, stderr)
 	}
-	if !strings.HasPrefix(stderr, "error: --fail-on no-progress>2s tripped on configmaps.v1 in namespace quiet-live: no-progress is ") || strings.Contains(stderr, "relists>0") {
+	if !strings.Contains(stderr, "\nerror: --fail-on no-progress>2s tripped on configmaps.v1 in namespace quiet-live: no-progress is ") || strings.Contains(stderr, "relists>0") {
 		t.Errorf("stderr: %q", stderr)
 	}
 	if took > 30*time.Second {
@@ -132,6 +137,27 @@ func TestE2ELiveRunTripsOnNoProgressAndStopsBeforeItsDuration(t *testing.T) {
 	}
 	if sum := lastJSONObject(t, out); sum.Objects != 2 {
 		t.Errorf("summary: got %+v", sum)
+	}
+	// The trip is a note of the run: a line, and in the trace, where the
+	// report's "Alert rules" finds it and a strict replay compares it with
+	// nothing.
+	if !strings.Contains(out, `"reason":"alert","detail":"--fail-on no-progress\u003e2s tripped on configmaps.v1 in namespace quiet-live: no-progress is `) {
+		t.Errorf("no alert line:\n%s", out)
+	}
+	rd, err := trace.Open(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Analyze(rd, report.Options{})
+	rd.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if al := rep.Alerts; !al.Evaluated || len(al.Tripped) != 1 || al.Tripped[0].Rule != "no-progress>2s" || al.Tripped[0].Resource != "configmaps.v1" {
+		t.Errorf("the report's alerts: %+v, want no-progress>2s tripped on configmaps.v1", al)
+	}
+	if code, _, stderr := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "--strict"); code != ExitOK {
+		t.Errorf("replay --strict: exit %d, want %d: %s", code, ExitOK, stderr)
 	}
 	code, _, stderr = run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", "quiet-live", "--no-tui", "--once", "--fail-on", "relists>0", "--fail-on", "sync>30s")
 	if code != ExitOK {

@@ -79,8 +79,11 @@ type Outputs struct {
 	metrics *metrics.Metrics
 	server  *metrics.Server
 	rules   *alert.Monitor
-	stop    context.CancelFunc // ends the session at a trip (fail mode)
-	stopMu  sync.Mutex
+	// reporters note a trip in the run of the resource the rules name
+	// (alert.Trip.Resource): our reflectors', not a proxy's streams.
+	reporters map[string]func(reflector.Decision)
+	stop      context.CancelFunc // ends the session at a trip (fail mode)
+	stopMu    sync.Mutex
 
 	warnings chan alert.Trip // line output in warn mode: printed as they come
 	printed  chan struct{}
@@ -216,6 +219,14 @@ func (x *Outputs) attach(sub session.Subject) {
 	}
 	if x.rules != nil {
 		rs := x.rules.Add(Describe(t))
+		if w, ok := sub.(*session.Watched); ok {
+			x.mu.Lock()
+			if x.reporters == nil {
+				x.reporters = map[string]func(reflector.Decision){}
+			}
+			x.reporters[Describe(t)] = w.Reflector.Report
+			x.mu.Unlock()
+		}
 		rs.Attach(sub.Stats)
 		rs.AttachFindings(sub.Findings().List)
 		if sess.Replay != nil {
@@ -386,6 +397,7 @@ func (x *Outputs) context(ctx context.Context) context.Context {
 
 // onTrip is the rules' trip callback; it never blocks.
 func (x *Outputs) onTrip(t alert.Trip) {
+	x.noteTrip(t)
 	if x.opts.Monitor.WarnOnly {
 		if x.warnings != nil {
 			select {
@@ -400,6 +412,18 @@ func (x *Outputs) onTrip(t alert.Trip) {
 	x.stopMu.Unlock()
 	if stop != nil {
 		stop()
+	}
+}
+
+// noteTrip notes a trip in its resource's run, in order with the
+// reflector's notes: the lines and the dashboard's log show it, and a trace
+// records it for the report's "Alert rules".
+func (x *Outputs) noteTrip(t alert.Trip) {
+	x.mu.Lock()
+	report := x.reporters[t.Resource]
+	x.mu.Unlock()
+	if report != nil {
+		report(reflector.Decision{Reason: reflector.ReasonAlert, Cause: t.String()})
 	}
 }
 

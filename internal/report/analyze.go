@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,7 +222,7 @@ func (c *collector) line(l *trace.Line) {
 	case trace.KindNote:
 		switch reflector.Reason(l.Reason) {
 		case ReasonAlert:
-			c.alert(l.State, l.Detail)
+			c.alert(alertRule(l), strings.TrimPrefix(l.Detail, "--fail-on "))
 		case reflector.ReasonBackoff:
 			// The replay takes the recorded backoff after deciding its own:
 			// the span starts when the recording decided it.
@@ -820,4 +822,14 @@ func (b *Bucket) merge(n *Bucket) {
 		}
 		b.ObjectsMin, b.ObjectsMax, b.ObjectsLast = min(b.ObjectsMin, n.ObjectsMin), max(b.ObjectsMax, n.ObjectsMax), n.ObjectsLast
 	}
+}
+
+// alertRule is the rule an alert note names: its state in a trace written
+// by hand, else the words before " tripped on " in its detail.
+func alertRule(l *trace.Line) string {
+	if !slices.ContainsFunc(reflector.States(), func(s reflector.State) bool { return s.String() == l.State }) {
+		return l.State
+	}
+	rule, _, _ := strings.Cut(strings.TrimPrefix(l.Detail, "--fail-on "), " tripped on ")
+	return rule
 }

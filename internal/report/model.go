@@ -71,10 +71,11 @@ type Alert struct {
 }
 
 // ReasonAlert is the `note` reason under which a recording reports a tripped
-// alert rule: the note's state names the rule and its detail says what
-// tripped it. The alert-rule feature owns this word; the report only shows
-// what such notes say.
-const ReasonAlert reflector.Reason = "alert"
+// alert rule (--fail-on): its detail says which rule tripped, where and
+// with what value ("--fail-on RULE tripped on RESOURCE: MEASURE is VALUE").
+// Traces written by hand before the rules recorded trips named the rule by
+// the note's state instead; the report reads both.
+const ReasonAlert = reflector.ReasonAlert
 
 // Section is the part of the report about one watched resource: its
 // counters, timeline and tables.

@@ -62,6 +62,11 @@ const (
 	// ReasonFault: the observing proxy injected a fault into an observed
 	// stream's traffic (kubectl watchcache proxy --fault); the state is kept.
 	ReasonFault Reason = "fault"
+	// ReasonAlert: a --fail-on rule tripped on the run (Cause says which,
+	// where and with what value); the state is kept. The rules note it, not
+	// the reflector: a replay does not decide it again, and compares it
+	// with nothing.
+	ReasonAlert Reason = "alert"
 )
 
 // ListMethod is how a complete list is made.
@@ -221,6 +226,8 @@ func (d Decision) String() string {
 		return fmt.Sprintf("client came back after %s away: its stream goes on", roundDuration(d.Wait))
 	case ReasonFault:
 		return "--fault " + d.Fault + ": " + d.Cause
+	case ReasonAlert:
+		return "--fail-on " + d.Cause
 	}
 	if d.Cause != "" {
 		return string(d.Reason) + ": " + d.Cause

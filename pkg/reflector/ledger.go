@@ -70,9 +70,12 @@ type Ledger struct {
 	// noteMu keeps notes in Seq order through the listeners when notes
 	// come from several goroutines; listeners are called without mu, so
 	// they may read the ledger.
-	noteMu    sync.Mutex
-	seq       uint64
-	listeners []func(Note)
+	noteMu sync.Mutex
+	// notesEnded: the run that fed the ledger has ended; a note reported
+	// after it (Reflector.Report) reaches no listener. Guarded by noteMu.
+	notesEnded bool
+	seq        uint64
+	listeners  []func(Note)
 }
 
 // NewLedger records into w, stamping notes and times with now; it keeps the
@@ -642,6 +645,9 @@ func (l *Ledger) Faults() []FaultCount {
 func (l *Ledger) Note(n Note) {
 	l.noteMu.Lock()
 	defer l.noteMu.Unlock()
+	if l.notesEnded {
+		return
+	}
 	n.At = l.now()
 	l.mu.Lock()
 	n.State, n.RequestID = l.stats.State, l.lastReq
@@ -653,6 +659,14 @@ func (l *Ledger) Note(n Note) {
 	for _, f := range l.listeners {
 		f(n)
 	}
+}
+
+// endNotes ends the notes: the listeners (a closed line output, a finished
+// trace) hear nothing more, whatever Reflector.Report says after the run.
+func (l *Ledger) endNotes() {
+	l.noteMu.Lock()
+	l.notesEnded = true
+	l.noteMu.Unlock()
 }
 
 // Close closes the store's writer: nothing more is written.

@@ -116,6 +116,7 @@ type phase struct {
 // (returning an *Error).
 func (r *Reflector) Run(ctx context.Context) error {
 	defer r.releaseGate()
+	defer r.ledger.endNotes()
 	r.progress()
 	r.ledger.Start(r.lastProgress)
 	p := r.listPhase(false)
@@ -619,6 +620,7 @@ func (r *Reflector) decide(d Decision) { r.ledger.Decide(d) }
 // Report notes a decision made outside the reflector about its run (a
 // trace that stopped recording, say), in order with its own notes. It may
 // be called from any goroutine; d.State is replaced by the current state.
+// Once Run has returned, nothing more is noted.
 func (r *Reflector) Report(d Decision) {
 	d.State = r.State()
 	r.ledger.Note(Note{Kind: NoteDecision, Decision: &d})

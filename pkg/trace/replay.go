@@ -769,6 +769,9 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 
 // recorded keeps a recorded decision for the comparison.
 func (rr *ResourceReplay) recorded(l *Line) {
+	if l.Reason == string(reflector.ReasonAlert) {
+		return // the rules' note, not a decision of the reflector's
+	}
 	rr.mu.Lock()
 	rr.decisions.recorded(l, l.num)
 	rr.mu.Unlock()
