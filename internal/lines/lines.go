@@ -64,8 +64,8 @@ func (l *Output) Only(keep func(reflector.Note) bool) { l.keep = keep }
 
 // Significant keeps the notes a long-running monitor logs: a list complete
 // (the first sync, each relist), what a relist found missed, a 410 and the
-// other decisions on errors and faults, the end of the run, and each
-// request that ended with an error.
+// other decisions on errors and faults, a --fail-on rule that tripped, the
+// end of the run, and each request that ended with an error.
 func Significant(n reflector.Note) bool {
 	if n.Kind == reflector.NoteRequestEnded {
 		return n.Request != nil && n.Request.End != nil && n.Request.End.Reason == reflector.EndError
@@ -74,7 +74,7 @@ func Significant(n reflector.Note) bool {
 	case reflector.ReasonListComplete, reflector.ReasonRelistDiff, reflector.ReasonGone, reflector.ReasonContinueGone,
 		reflector.ReasonTooLargeRV, reflector.ReasonForcedRelist, reflector.ReasonWatchError, reflector.ReasonRequestError,
 		reflector.ReasonRVBackwards, reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd, reflector.ReasonBadRequest,
-		reflector.ReasonPermanentError, reflector.ReasonGaveUp, reflector.ReasonStopped, reflector.ReasonFault:
+		reflector.ReasonPermanentError, reflector.ReasonGaveUp, reflector.ReasonStopped, reflector.ReasonFault, reflector.ReasonAlert:
 		return true
 	}
 	return false

@@ -543,8 +543,6 @@ func (r *Request) End(end *reflector.RequestEnd) {
 	s.finish(r, end)
 }
 
-// finish records the end of r, the current request, and notes the
-// decisions its end shows the client made. Caller holds feedMu.
 // relistState is the state a 410 or a too-large resourceVersion leads to:
 // Relisting once the client has listed, its first list again before that.
 func (s *Stream) relistState() reflector.State {
@@ -554,6 +552,8 @@ func (s *Stream) relistState() reflector.State {
 	return reflector.StateListing
 }
 
+// finish records the end of r, the current request, and notes the
+// decisions its end shows the client made. Caller holds feedMu.
 func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	s.current = nil
 	defer func() { s.endedBy = "" }()
