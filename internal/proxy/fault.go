@@ -265,6 +265,7 @@ func (inj *injector) newBody(resp *http.Response, sl *slot, c call, log *faultLo
 	fb := &faultBody{inj: inj, slot: sl, up: resp.Body, contentType: resp.Header.Get("Content-Type"), log: log,
 		frames: make(chan frame, 1024), stop: make(chan struct{})}
 	fb.proto = wire.IsProtobuf(fb.contentType)
+	fb.table = sl != nil && sl.asked.Table && !fb.proto
 	switch enc := resp.Header.Get("Content-Encoding"); {
 	case strings.EqualFold(enc, "gzip"):
 		fb.gzip = true
@@ -358,7 +359,10 @@ type faultBody struct {
 	contentType string
 	proto       bool
 	gzip        bool // the server's body is gzipped: read through gzip
-	log         *faultLog
+	// table: the client asked for Tables (kubectl get): each event's object
+	// is a Table of one row, whose object the fault notes name.
+	table bool
+	log   *faultLog
 
 	delays        []*active // delay
 	filters       []*active // drop-deletes, no-bookmarks, stall-initial-list
@@ -544,12 +548,7 @@ func (fb *faultBody) filter(f frame) []byte {
 	if len(fb.filters) == 0 && fb.stale == nil && !fb.cutListing {
 		return f.b
 	}
-	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(f.b)), fb.contentType, wire.WatchOptions{})
-	if err != nil {
-		return f.b
-	}
-	ev, err := st.Next()
-	st.Close()
+	ev, err := fb.decode(f.b)
 	if err != nil {
 		return f.b
 	}
@@ -583,6 +582,19 @@ func (fb *faultBody) filter(f frame) []byte {
 		fb.cutListing, fb.cutListed = false, fb.cutListing
 	}
 	return f.b
+}
+
+// decode reads the one event a frame holds.
+func (fb *faultBody) decode(b []byte) (reflector.WatchEvent, error) {
+	if fb.table {
+		return newTableWatch(bytes.NewReader(b), false).next()
+	}
+	st, err := wire.DecodeWatchResponse(io.NopCloser(bytes.NewReader(b)), fb.contentType, wire.WatchOptions{})
+	if err != nil {
+		return reflector.WatchEvent{}, err
+	}
+	defer st.Close()
+	return st.Next()
 }
 
 // staleAfter is stale's part in passing on frame f, an event of type typ:

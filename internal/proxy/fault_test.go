@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
@@ -195,6 +196,34 @@ func TestDropDeletesAndNoBookmarksLeaveOutWholeFramesInJSONAndProtobuf(t *testin
 				t.Errorf("the last notes: %+v", last)
 			}
 		})
+	}
+}
+
+// kubectl get -w asks for Tables: each event's object is a Table of one
+// row. A fault's note names the row's object, as it does on any other
+// stream (it said "dropped DELETED  (uid , resourceVersion 12)").
+func TestAFaultNoteOnATableStreamNamesTheRowsObject(t *testing.T) {
+	row := func(typ, name, rv string) string {
+		return `{"type":"` + typ + `","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"` + rv + `"},"rows":[{"cells":["` + name +
+			`"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"` + name + `","namespace":"ns","uid":"uid-` + name + `","resourceVersion":"` + rv + `"}}}]}}` + "\n"
+	}
+	body := row("ADDED", "a", "11") + row("DELETED", "a", "12")
+	inj := newInjector(mustSpecs(t, "drop-deletes"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	up := &upstream{t: t, contentType: "application/json;stream=watch", body: []byte(body)}
+	log := &faultLog{}
+	sl := &slot{asked: observed.Asked{Wire: reflector.WireJSON, Table: true}}
+	resp, err := inj.roundTrip(up, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, sl, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if string(got) != row("ADDED", "a", "11") {
+		t.Errorf("the client got %q, want the ADDED row alone", got)
+	}
+	if notes := log.upTo(-1); len(notes) != 1 || notes[0].What != "dropped DELETED ns/a (uid uid-a, resourceVersion 12)" {
+		t.Errorf("notes: %+v", notes)
 	}
 }
 
