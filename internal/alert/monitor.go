@@ -182,6 +182,7 @@ type Subject struct {
 	mu           sync.Mutex
 	stats        func() reflector.Stats
 	findings     func() []findings.Finding
+	onTrip       func(Trip) // the resource's own (OnTrip), before the monitor's
 	lastEval     time.Time
 	values       []int64
 	tripped      []bool
@@ -296,10 +297,22 @@ func (r *Subject) evaluate(st reflector.Stats, fs []findings.Finding, now time.T
 			trips = append(trips, Trip{Rule: rule, Resource: r.name, Value: val, At: now})
 		}
 	}
+	onTrip := r.onTrip
 	r.mu.Unlock()
 	for _, t := range trips {
+		if onTrip != nil {
+			onTrip(t)
+		}
 		r.m.tripped(t)
 	}
+}
+
+// OnTrip gives the resource a callback of its own for each rule that
+// trips on it, called before the monitor's: its run notes the trip there.
+func (r *Subject) OnTrip(f func(Trip)) {
+	r.mu.Lock()
+	r.onTrip = f
+	r.mu.Unlock()
 }
 
 // Statuses are the resource's rules as of the last evaluation.

@@ -79,11 +79,8 @@ type Outputs struct {
 	metrics *metrics.Metrics
 	server  *metrics.Server
 	rules   *alert.Monitor
-	// reporters note a trip in the run of the resource the rules name
-	// (alert.Trip.Resource): our reflectors', not a proxy's streams.
-	reporters map[string]func(reflector.Decision)
-	stop      context.CancelFunc // ends the session at a trip (fail mode)
-	stopMu    sync.Mutex
+	stop    context.CancelFunc // ends the session at a trip (fail mode)
+	stopMu  sync.Mutex
 
 	warnings chan alert.Trip // line output in warn mode: printed as they come
 	printed  chan struct{}
@@ -220,12 +217,13 @@ func (x *Outputs) attach(sub session.Subject) {
 	if x.rules != nil {
 		rs := x.rules.Add(Describe(t))
 		if w, ok := sub.(*session.Watched); ok {
-			x.mu.Lock()
-			if x.reporters == nil {
-				x.reporters = map[string]func(reflector.Decision){}
-			}
-			x.reporters[Describe(t)] = w.Reflector.Report
-			x.mu.Unlock()
+			// A trip is a note of the resource's run, in order with its
+			// reflector's: the lines and the dashboard's log show it, and a
+			// trace records it for the report's "Alert rules". A proxy's
+			// streams take no rules.
+			rs.OnTrip(func(tr alert.Trip) {
+				w.Reflector.Report(reflector.Decision{Reason: reflector.ReasonAlert, Cause: tr.String()})
+			})
 		}
 		rs.Attach(sub.Stats)
 		rs.AttachFindings(sub.Findings().List)
@@ -397,7 +395,6 @@ func (x *Outputs) context(ctx context.Context) context.Context {
 
 // onTrip is the rules' trip callback; it never blocks.
 func (x *Outputs) onTrip(t alert.Trip) {
-	x.noteTrip(t)
 	if x.opts.Monitor.WarnOnly {
 		if x.warnings != nil {
 			select {
@@ -412,18 +409,6 @@ func (x *Outputs) onTrip(t alert.Trip) {
 	x.stopMu.Unlock()
 	if stop != nil {
 		stop()
-	}
-}
-
-// noteTrip notes a trip in its resource's run, in order with the
-// reflector's notes: the lines and the dashboard's log show it, and a trace
-// records it for the report's "Alert rules".
-func (x *Outputs) noteTrip(t alert.Trip) {
-	x.mu.Lock()
-	report := x.reporters[t.Resource]
-	x.mu.Unlock()
-	if report != nil {
-		report(reflector.Decision{Reason: reflector.ReasonAlert, Cause: t.String()})
 	}
 }
 
