@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -84,32 +85,16 @@ func resolveResources(flags *genericclioptions.ConfigFlags, args []string, max i
 // core resource, a CRD plural) into the resource to
 // watch, through the RESTMapper and discovery, with kubectl's wording for errors.
 func resolveResource(mapper meta.RESTMapper, dc discovery.DiscoveryInterface, arg string) (reflector.Resource, error) {
-	fullySpecified, groupResource := schema.ParseResourceArg(strings.ToLower(arg))
-	var gvr schema.GroupVersionResource
-	if fullySpecified != nil {
-		if g, err := mapper.ResourceFor(*fullySpecified); err == nil {
-			gvr = g
+	gvr, err := live.ResourceFor(mapper, arg)
+	if err != nil {
+		if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "no matches for") {
+			return reflector.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", arg)
 		}
-	}
-	if gvr.Empty() {
-		g, err := mapper.ResourceFor(groupResource.WithVersion(""))
-		if err != nil && strings.Count(arg, ".") == 1 {
-			// configmaps.v1, as the tool names a core resource: its version, not a group.
-			if core, e := mapper.ResourceFor(schema.GroupVersionResource{Version: groupResource.Group, Resource: groupResource.Resource}); e == nil {
-				g, err = core, nil
-			}
+		var amb *meta.AmbiguousResourceError
+		if errors.As(err, &amb) {
+			return reflector.Resource{}, fmt.Errorf("resource type %q is ambiguous: %w; name it fully, e.g. %s", arg, err, qualified(amb.MatchingResources))
 		}
-		if err != nil {
-			if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "no matches for") {
-				return reflector.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", arg)
-			}
-			var amb *meta.AmbiguousResourceError
-			if errors.As(err, &amb) {
-				return reflector.Resource{}, fmt.Errorf("resource type %q is ambiguous: %w; name it fully, e.g. %s", arg, err, qualified(amb.MatchingResources))
-			}
-			return reflector.Resource{}, err
-		}
-		gvr = g
+		return reflector.Resource{}, err
 	}
 	return describeResource(dc, gvr, arg)
 }

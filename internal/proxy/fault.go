@@ -18,11 +18,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
@@ -756,27 +756,13 @@ func (l *faultLog) upTo(n int64) []observed.Fault {
 func resolveTarget(mapper meta.RESTMapper, t fault.Target) (out fault.Target, unserved []fault.GroupResource) {
 	out.Clients = t.Clients
 	for _, r := range t.Resources {
-		full, gr := schema.ParseResourceArg(r.String())
-		var tries []schema.GroupVersionResource
-		if full != nil {
-			tries = append(tries, *full)
-		}
-		tries = append(tries, gr.WithVersion(""))
-		if r.Group != "" && !strings.Contains(r.Group, ".") {
-			tries = append(tries, schema.GroupVersionResource{Version: r.Group, Resource: r.Resource})
-		}
-		found := false
-		for _, try := range tries {
-			if gvr, err := mapper.ResourceFor(try); err == nil {
-				out.Resources = append(out.Resources, fault.GroupResource{Group: gvr.Group, Resource: gvr.Resource})
-				found = true
-				break
-			}
-		}
-		if !found {
+		gvr, err := live.ResourceFor(mapper, r.String())
+		if err != nil {
 			out.Resources = append(out.Resources, r)
 			unserved = append(unserved, r)
+			continue
 		}
+		out.Resources = append(out.Resources, fault.GroupResource{Group: gvr.Group, Resource: gvr.Resource})
 	}
 	return out, unserved
 }
