@@ -248,20 +248,30 @@ func TestEnterOnALogEntryShowsTheObjectsVersionsAndWhatChanged(t *testing.T) {
 	}
 }
 
-func TestObjectDetailSaysWhetherTheObjectIsInTheCacheNow(t *testing.T) {
-	clock := tuitest.NewFakeClock()
+// withStore is a dashboard of the demo resource (as edit changes it) whose
+// feed has a store of its own, listed empty at resourceVersion 1, and the
+// apply of that store's writer.
+func withStore(t *testing.T, edit func(*program.Resource)) (Model, func(store.Event) store.Result) {
+	t.Helper()
 	st, w := store.New()
-	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{Store: st}))
+	res := tuitest.DemoResource(program.Feed{Store: st})
+	edit(&res)
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), res)
 	t.Cleanup(m.Close)
 	apply := func(ev store.Event) store.Result {
-		res, err := w.ApplyEvent(ev)
+		r, err := w.ApplyEvent(ev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return res
+		return r
 	}
 	apply(store.Event{Type: store.Init})
 	apply(store.Event{Type: store.InitDone, ResourceVersion: "1"})
+	return m, apply
+}
+
+func TestObjectDetailSaysWhetherTheObjectIsInTheCacheNow(t *testing.T) {
+	m, apply := withStore(t, func(*program.Resource) {})
 	o := tuitest.Obj("default", "cm", "uid-1", "2")
 	m = update(resize(m, 80, 24), tuitest.Applied(tuitest.At(time.Second), []store.Result{apply(store.Event{Type: store.Apply, Object: o})}...))
 	m = update(m, tuitest.KeyPress("enter"))
@@ -611,23 +621,11 @@ func TestAStartUpWarningLeadsTheFooterAtFirst(t *testing.T) {
 // indented; a Secret's values are REDACTED, its names and metadata shown.
 func TestObjectDetailShowsTheKeptJSONWithASecretsValuesRedacted(t *testing.T) {
 	for _, secret := range []bool{false, true} {
-		clock := tuitest.NewFakeClock()
-		st, w := store.New()
-		res := tuitest.DemoResource(program.Feed{Store: st})
-		if secret {
-			res.Target.Resource.GVR.Resource, res.Target.Resource.Kind = "secrets", "Secret"
-		}
-		m := newAlone(tuitest.DemoOptions(clock), res)
-		t.Cleanup(m.Close)
-		apply := func(ev store.Event) store.Result {
-			r, err := w.ApplyEvent(ev)
-			if err != nil {
-				t.Fatal(err)
+		m, apply := withStore(t, func(res *program.Resource) {
+			if secret {
+				res.Target.Resource.GVR.Resource, res.Target.Resource.Kind = "secrets", "Secret"
 			}
-			return r
-		}
-		apply(store.Event{Type: store.Init})
-		apply(store.Event{Type: store.InitDone, ResourceVersion: "1"})
+		})
 		o := tuitest.Obj("default", "cm", "uid-1", "2")
 		o.Body = []byte(`{"metadata":{"name":"cm","namespace":"default","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"aHVudGVyMg==\"}}"}},"data":{"password":"aHVudGVyMg=="}}`)
 		m = update(resize(m, 120, 40), tuitest.Applied(tuitest.At(time.Second), []store.Result{apply(store.Event{Type: store.Apply, Object: o})}...))
