@@ -111,16 +111,7 @@ func TestATraceOfTwoResourcesReplaysEachThroughItsOwnReflector(t *testing.T) {
 // replay fails as the recording did, and its error names each resource, as
 // the live run's did.
 func TestAReplayOfSeveralResourcesNamesEachOneThatFailed(t *testing.T) {
-	rd, err := trace.Open("testdata/failed/two-forbidden.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	rp := trace.NewReplay(rd, 0)
-	reflectors, _ := reflectorsFor(t, rp)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = rp.Run(ctx, reflectors...)
+	rp, _, err := replayEach(t, "testdata/failed/two-forbidden.jsonl")
 	for _, want := range []string{
 		`configmaps.v1: failed to perform initial object list: 403 Forbidden: configmaps is forbidden: User "alice"`,
 		`secrets.v1: failed to perform initial object list: 403 Forbidden: secrets is forbidden: User "alice"`,
