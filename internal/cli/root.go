@@ -162,7 +162,7 @@ func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 
 func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 	err := cmd.ExecuteContext(ctx)
-	if err != nil && errors.Is(err, syscall.EPIPE) && errors.Is(context.Cause(ctx), errStdoutClosed) {
+	if errors.Is(err, syscall.EPIPE) && errors.Is(context.Cause(ctx), errStdoutClosed) {
 		// What read the output has gone (| head): nothing is left to tell it.
 		return ExitOK
 	}
