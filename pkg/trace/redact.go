@@ -47,14 +47,6 @@ func (r *Recorder) changes(i int, ch *diff.Changes) *diff.Changes {
 	return ch
 }
 
-// RedactSecret is a whole object's JSON with a Secret's values redacted as
-// a trace redacts them (data, stringData, the last applied configuration):
-// any object of the secrets resource (secretsResource), or of kind Secret.
-// Another object is returned as it is.
-func RedactSecret(raw json.RawMessage, secretsResource bool) (json.RawMessage, error) {
-	return trimObject(raw, ObjectsFull, true, secretsResource)
-}
-
 // trimObject applies an object mode and Secret redaction to one object.
 func trimObject(raw json.RawMessage, mode ObjectMode, redact, secretsResource bool) (json.RawMessage, error) {
 	if redact && secretsResource {

@@ -17,7 +17,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
@@ -73,16 +72,39 @@ func ObjectFacts(o *store.Object) []string {
 	return out
 }
 
+// lastApplied is the annotation kubectl apply keeps the applied object in.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
 // Body is an object's kept JSON (--keep-objects), indented, one line a
-// line. A Secret's (secret: the resource is secrets) has its values
-// REDACTED, as a trace has them: the screen may be shared, or captured.
+// line. A Secret's (secret: the resource is secrets) has its data,
+// stringData and last applied configuration's values REDACTED, as a trace
+// has: the screen may be shared, or captured.
 func Body(body []byte, secret bool) []string {
-	red, err := trace.RedactSecret(body, secret)
-	if err != nil {
-		return []string{"(JSON that could not be read, not shown: " + err.Error() + ")"}
+	if secret {
+		var obj map[string]any
+		if err := json.Unmarshal(body, &obj); err != nil {
+			return []string{"(a Secret's JSON that could not be read, not shown)"}
+		}
+		for _, field := range []string{"data", "stringData"} {
+			if m, ok := obj[field].(map[string]any); ok {
+				for k := range m {
+					m[k] = "REDACTED"
+				}
+			}
+		}
+		if md, ok := obj["metadata"].(map[string]any); ok {
+			if a, ok := md["annotations"].(map[string]any); ok && a[lastApplied] != nil {
+				a[lastApplied] = "REDACTED"
+			}
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return []string{"(a Secret's JSON that could not be read, not shown)"}
+		}
+		body = b
 	}
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, red, "", "  "); err != nil {
+	if err := json.Indent(&buf, body, "", "  "); err != nil {
 		return []string{"(JSON that could not be read: " + err.Error() + ")"}
 	}
 	return strings.Split(buf.String(), "\n")
