@@ -6,13 +6,9 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/redact"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
-
-// Redacted replaces secret values in traces.
-const Redacted = "REDACTED"
-
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // object returns what the trace keeps of one of resource i's objects for
 // the resource's mode, with Secret values redacted unless the user asked otherwise.
@@ -226,14 +222,14 @@ const hexDigits = "0123456789abcdef"
 
 // trimMaps trims an object by decoding it into maps: the way for Secrets,
 // whose values must be replaced one by one.
-func trimMaps(raw json.RawMessage, mode ObjectMode, redact, secretsResource bool) (json.RawMessage, error) {
+func trimMaps(raw json.RawMessage, mode ObjectMode, hide, secretsResource bool) (json.RawMessage, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, err
 	}
 	var kind string
 	_ = json.Unmarshal(top["kind"], &kind)
-	secret := redact && (secretsResource || kind == "Secret")
+	secret := hide && (secretsResource || kind == "Secret")
 	var meta map[string]json.RawMessage
 	if m, ok := top["metadata"]; ok {
 		if err := json.Unmarshal(m, &meta); err != nil {
@@ -264,26 +260,13 @@ func trimMaps(raw json.RawMessage, mode ObjectMode, redact, secretsResource bool
 		if !secret {
 			return raw, nil
 		}
-		for _, field := range []string{"data", "stringData"} {
-			if v, ok := top[field]; ok {
-				red, err := redactValues(v)
-				if err != nil {
-					return nil, err
-				}
-				top[field] = red
-			}
+		if err := redact.Data(top); err != nil {
+			return nil, err
 		}
 	}
 	if secret {
-		if ann, ok := meta["annotations"]; ok {
-			var a map[string]string
-			if err := json.Unmarshal(ann, &a); err != nil {
-				return nil, err
-			}
-			if _, ok := a[lastApplied]; ok {
-				a[lastApplied] = Redacted
-				meta["annotations"], _ = json.Marshal(a)
-			}
+		if err := redact.Annotations(meta); err != nil {
+			return nil, err
 		}
 	}
 	if meta != nil {
@@ -302,16 +285,3 @@ func trimMaps(raw json.RawMessage, mode ObjectMode, redact, secretsResource bool
 }
 
 const initialEventsEnd = wire.InitialEventsEndAnnotation
-
-// redactValues replaces every value of a JSON object with "REDACTED".
-func redactValues(v json.RawMessage) (json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(v, &m); err != nil {
-		return nil, err
-	}
-	red, _ := json.Marshal(Redacted)
-	for k := range m {
-		m[k] = red
-	}
-	return json.Marshal(m)
-}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/redact"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
@@ -72,32 +73,13 @@ func ObjectFacts(o *store.Object) []string {
 	return out
 }
 
-// lastApplied is the annotation kubectl apply keeps the applied object in.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
 // Body is an object's kept JSON (--keep-objects), indented, one line a
 // line. A Secret's (secret: the resource is secrets) has its data,
 // stringData and last applied configuration's values REDACTED, as a trace
 // has: the screen may be shared, or captured.
 func Body(body []byte, secret bool) []string {
 	if secret {
-		var obj map[string]any
-		if err := json.Unmarshal(body, &obj); err != nil {
-			return []string{"(a Secret's JSON that could not be read, not shown)"}
-		}
-		for _, field := range []string{"data", "stringData"} {
-			if m, ok := obj[field].(map[string]any); ok {
-				for k := range m {
-					m[k] = "REDACTED"
-				}
-			}
-		}
-		if md, ok := obj["metadata"].(map[string]any); ok {
-			if a, ok := md["annotations"].(map[string]any); ok && a[lastApplied] != nil {
-				a[lastApplied] = "REDACTED"
-			}
-		}
-		b, err := json.Marshal(obj)
+		b, err := redact.Secret(body)
 		if err != nil {
 			return []string{"(a Secret's JSON that could not be read, not shown)"}
 		}
