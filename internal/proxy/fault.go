@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -485,11 +486,12 @@ func (fb *faultBody) Read(p []byte) (int, error) {
 				fb.finish(f.err)
 				continue
 			}
-			if !fb.hold(f) {
+			// A frame left out is not held: a delay holds only what it passes on.
+			if fb.cur = fb.filter(f); fb.cur != nil && !fb.hold(f) {
+				fb.cur = nil
 				fb.finish(nil)
 				continue
 			}
-			fb.cur = fb.filter(f)
 		}
 	}
 	n := copy(p, fb.cur)
@@ -705,7 +707,17 @@ func (l *faultLog) passedNow() int64 {
 func (l *faultLog) add(after int64, a *active, count int, what string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.notes = append(l.notes, faultNote{after: after, fault: observed.Fault{Spec: a.spec.Raw, What: what, Count: count}})
+	l.place(faultNote{after: after, fault: observed.Fault{Spec: a.spec.Raw, What: what, Count: count}})
+}
+
+// place adds a note after the notes placed after as many frames or fewer,
+// so that upTo takes them in order (l.mu held).
+func (l *faultLog) place(n faultNote) {
+	i := len(l.notes)
+	for i > 0 && l.notes[i-1].after > n.after {
+		i--
+	}
+	l.notes = slices.Insert(l.notes, i, n)
 }
 
 // held counts an event a delay held. The first is noted at once, among the
@@ -719,7 +731,7 @@ func (l *faultLog) held(a *active) {
 	}
 	if _, seen := l.holds[a]; !seen {
 		l.holds[a] = 0
-		l.notes = append(l.notes, faultNote{after: l.passed, fault: observed.Fault{Spec: a.spec.Raw, Count: 1,
+		l.place(faultNote{after: l.passed, fault: observed.Fault{Spec: a.spec.Raw, Count: 1,
 			What: fmt.Sprintf("held a watch event %s before passing it on; the events held after it are counted when the watch ends", a.spec.Value)}})
 		return
 	}

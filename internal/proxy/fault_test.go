@@ -510,3 +510,35 @@ func TestGoneExpiresTheContinueTokenOfAListBegunBeforeIt(t *testing.T) {
 		t.Errorf("after the 410, %d requests forwarded, want 4", up.calls)
 	}
 }
+
+// A delay holds only what it passes on: with drop-deletes, the DELETED
+// events left out are neither held nor counted as held (they were).
+func TestADelayCountsNoEventAnotherFaultLeftOut(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "DELETED", name: "a", rv: "12"},
+		{typ: "MODIFIED", name: "b", rv: "13"}, {typ: "DELETED", name: "b", rv: "14"}, {typ: "MODIFIED", name: "c", rv: "15"}}
+	inj := newInjector(mustSpecs(t, "delay=1ms", "drop-deletes"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	ct := "application/json;stream=watch"
+	log := &faultLog{}
+	resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if d := decodeWatch(t, got, ct); len(d) != 3 {
+		t.Fatalf("the client got %q, want the 3 events not deleted", d)
+	}
+	var notes []string
+	for _, n := range log.upTo(-1) {
+		notes = append(notes, fmt.Sprintf("%s ×%d: %s", n.Spec, n.Count, n.What))
+	}
+	want := []string{
+		"delay=1ms ×1: held a watch event 1ms before passing it on; the events held after it are counted when the watch ends",
+		"drop-deletes ×1: dropped DELETED ns/a (uid uid-a, resourceVersion 12)",
+		"drop-deletes ×1: dropped DELETED ns/b (uid uid-b, resourceVersion 14)",
+		"delay=1ms ×2: held 2 more events 1ms each before passing them on",
+	}
+	if strings.Join(notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes\n%s\nwant\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
+	}
+}
