@@ -36,7 +36,10 @@ const (
 type noisyUpdates struct {
 	buckets []noisyBucket
 	checked time.Time // the last check: at most one a second
-	reqs    []int64
+	// unchecked says events came since the last check: any later note
+	// checks them, so that a burst's last events count once it stops.
+	unchecked bool
+	reqs      []int64
 }
 
 type noisyBucket struct {
@@ -64,6 +67,10 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 	}
 	ch := n.Changes
 	if n.Kind != reflector.NoteApplied || ch == nil || ch.Skipped != "" {
+		if r.unchecked && n.At.Sub(r.checked) >= time.Second {
+			r.checked, r.unchecked = n.At, false
+			r.check(e, n.At)
+		}
 		return
 	}
 	b := r.bucket(n.At)
@@ -73,6 +80,11 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 		b.stamp++
 		for _, c := range visible {
 			count(b.stamped, writtenPath{c.Path, c.Writer()})
+		}
+		if len(visible) == 0 {
+			// Not even a time: only managedFields (and resourceVersion),
+			// a write of the same values under another manager.
+			count(b.stamped, writtenPath{path: managedFieldsPath})
 		}
 	}
 	if len(visible) == 1 && bookkeeping(visible[0].Path) {
@@ -88,11 +100,15 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 	for i := range r.buckets {
 		events += r.buckets[i].events
 	}
+	r.unchecked = true
 	if n.At.Sub(r.checked) >= time.Second || events == noisyMinEvents {
-		r.checked = n.At
+		r.checked, r.unchecked = n.At, false
 		r.check(e, n.At)
 	}
 }
+
+// managedFieldsPath stands for the events that changed only managedFields.
+const managedFieldsPath = ".metadata.managedFields"
 
 // bookkeeping says a path is status, a label or an annotation: fields a
 // writer stamps, not the object's content (spec, data).
@@ -145,7 +161,11 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 	switch {
 	case stampShare >= noisyTimestampShare:
 		path, _ = most(stamped)
-		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only times", stamp, events, 100*stampShare)
+		only := "times"
+		if path.path == managedFieldsPath {
+			only = "who manages the fields (managedFields), not a value"
+		}
+		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", stamp, events, 100*stampShare, only)
 	case soleShare >= noisySoleShare:
 		path = top
 		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", topN, events, 100*soleShare, top.path)
@@ -156,17 +176,22 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 	if writer == "" {
 		writer = "a writer the object's managedFields do not name"
 	}
+	cause := fmt.Sprintf("%s rewrites %s on nearly every update while nothing a controller acts on changes", writer, path.path)
+	if path.path == managedFieldsPath {
+		writer = "writers the diff cannot name: no value changed"
+		cause = "writes of the values the object already has (a server-side apply under another field manager each time, or an update that changes nothing) still make a new resourceVersion and an event"
+	}
 	e.raise(NoisyUpdates, Warning, at, func(f *Finding) {
 		f.Count = events
 		f.Title = what
 		f.Evidence = Evidence{
-			Text: fmt.Sprintf("over the last %s, %s; the path changed most among them is %s, written by %s, across %s",
-				span(noisyWindow), what, path.path, writer, format.PluralUngrouped(len(objects), "object")),
+			Text: fmt.Sprintf("over the last %s, %s, of %s; the path changed most among them is %s, written by %s",
+				span(noisyWindow), what, format.PluralUngrouped(len(objects), "object"), path.path, writer),
 			Requests: slices.Clone(r.reqs),
 			Facts: map[string]string{"path": path.path, "manager": path.writer, "share": fmt.Sprintf("%.0f%%", 100*max(stampShare, soleShare)),
 				"events": fmt.Sprint(events), "timestampOnly": fmt.Sprint(stamp)},
 		}
-		f.Cause = fmt.Sprintf("%s rewrites %s on nearly every update while nothing a controller acts on changes: every informer of the resource receives, decodes and hands each such event to its handlers, and each controller reconciles for nothing", writer, path.path)
+		f.Cause = cause + ": every informer of the resource receives, decodes and hands each such event to its handlers, and each controller reconciles for nothing"
 		f.Action = "in the writer, compare the new object with the old before writing status, and do not stamp times (heartbeats, lastUpdateTime) on a reconcile that changed nothing; in the controllers that watch it, filter these updates with a predicate (controller-runtime's GenerationChangedPredicate, or one that ignores this path)"
 		f.Docs = "https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management"
 	})

@@ -136,3 +136,55 @@ func TestNoisyUpdatesIsRaisedWhenItsEventsComeFast(t *testing.T) {
 		t.Error("the run ended with 105 heartbeats of 205 events in the window, and no noisy-updates")
 	}
 }
+
+// Applies of the same values under a new field manager each change only
+// managedFields: the finding says so, and names no path nor writer it
+// does not have (it said "changed only times", the path "" and "a writer
+// the object's managedFields do not name").
+func TestNoisyUpdatesOfManagedFieldsAloneSaySo(t *testing.T) {
+	f := newFeed(t, Options{})
+	reapply := &diff.Changes{TimestampOnly: true, Paths: []diff.Change{
+		{Path: ".metadata.managedFields", Op: diff.Changed, Meta: true},
+		{Path: ".metadata.resourceVersion", Op: diff.Changed, Meta: true}}}
+	for i := range noisyMinEvents {
+		f.modified(i, reapply)
+	}
+	got, ok := f.e.Get(NoisyUpdates)
+	if !ok {
+		t.Fatal("100 events that changed only managedFields did not raise noisy-updates")
+	}
+	if got.Evidence.Facts["path"] != ".metadata.managedFields" || got.Evidence.Facts["manager"] != "" {
+		t.Errorf("facts: %v", got.Evidence.Facts)
+	}
+	if want := "100 of the last 100 MODIFIED events (100%) changed only who manages the fields (managedFields), not a value"; got.Title != want {
+		t.Errorf("title %q, want %q", got.Title, want)
+	}
+	for _, text := range []string{got.Evidence.Text, got.Cause} {
+		if strings.Contains(text, "is ,") || strings.Contains(text, "rewrites  ") || strings.Contains(text, "do not name") {
+			t.Errorf("says a path or writer it does not have: %q", text)
+		}
+	}
+	if !strings.Contains(got.Evidence.Text, "of 50 objects;") {
+		t.Errorf("evidence %q does not count the window's objects", got.Evidence.Text)
+	}
+}
+
+// A burst's last events are counted by the next note of any kind a second
+// or more after the last check, not only at the run's end: the finding's
+// count agreed with the churn pane only once the run ended.
+func TestNoisyUpdatesCountsABurstsLastEventsAtTheNextNote(t *testing.T) {
+	f := newFeed(t, Options{})
+	for range noisyMinEvents + 5 {
+		f.advance(5 * time.Millisecond)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Changes: heartbeat(),
+			Applied: &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: "c1", UID: "u"}}})
+	}
+	if got, _ := f.e.Get(NoisyUpdates); got.Count != noisyMinEvents {
+		t.Fatalf("count %d right after the burst, want the %d of its check", got.Count, noisyMinEvents)
+	}
+	f.advance(19 * time.Second)
+	f.bookmark()
+	if got, _ := f.e.Get(NoisyUpdates); got.Count != noisyMinEvents+5 {
+		t.Errorf("count %d after the next note, want %d", got.Count, noisyMinEvents+5)
+	}
+}
