@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"regexp"
 	"strings"
 	"sync"
@@ -436,6 +437,37 @@ func TestReplayDiffWarnsOfTheResourcesItCannotDiff(t *testing.T) {
 	want := "warning: --diff: the trace keeps no whole objects of deployments, widgets (recorded without --trace-objects full): they are not diffed\n"
 	if code != ExitOK || !strings.Contains(stderr, want) {
 		t.Fatalf("exit %d, stderr %q; want exit 0 and %q", code, stderr, want)
+	}
+}
+
+// A Secret's values are REDACTED in a trace recorded without
+// --trace-unsafe-secrets: a diff of two versions would see no change of
+// data, and call a changed password "nothing changed but resourceVersion
+// and managedFields". replay --diff does not diff them, and says why.
+func TestReplayDiffDoesNotDiffSecretsWhoseValuesTheTraceRedacted(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/several.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := bytes.Cut(b, []byte("\n"))
+	header = bytes.ReplaceAll(header, []byte(`"objects":"metadata"`), []byte(`"objects":"full"`))
+	header = bytes.Replace(header, []byte(`"resource":"configmaps","kind":"ConfigMap"`), []byte(`"resource":"secrets","kind":"Secret"`), 1)
+	path := filepath.Join(t.TempDir(), "secrets.jsonl")
+	if err := os.WriteFile(path, slices.Concat(header, []byte("\n"), rest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "replay", path, "--speed", "0", "--no-tui", "--diff")
+	want := "warning: --diff: the trace keeps the values of secrets REDACTED (recorded without --trace-unsafe-secrets), so a diff would see no change of their data: they are not diffed\n"
+	if code != ExitOK || stderr != want {
+		t.Fatalf("exit %d, stderr %q; want exit 0 and %q", code, stderr, want)
+	}
+	// Recorded with their values, they are diffed.
+	unsafe := bytes.Replace(header, []byte(`"objects":"full","options":{`), []byte(`"objects":"full","options":{"unsafeSecrets":true,`), 1)
+	if err := os.WriteFile(path, slices.Concat(unsafe, []byte("\n"), rest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "replay", path, "--speed", "0", "--no-tui", "--diff"); code != ExitOK || stderr != "" {
+		t.Errorf("with unsafeSecrets: exit %d, stderr %q; want exit 0 and no warning", code, stderr)
 	}
 }
 

@@ -223,10 +223,30 @@ func (o *ReplayOptions) checkDiffable(sess *session.Session) error {
 	switch {
 	case sess.Header.Observed:
 		return usageErrorf("--diff does not apply to a proxy's trace: it replays as recorded, with the changes proxy --diff recorded")
-	case len(sess.NotDiffed) == len(sess.Resources):
+	}
+	var partial, redacted []string
+	for _, n := range sess.NotDiffed {
+		if n.Redacted {
+			redacted = append(redacted, n.Resource)
+		} else {
+			partial = append(partial, n.Resource)
+		}
+	}
+	why := []string{}
+	if len(partial) > 0 {
+		why = append(why, fmt.Sprintf("the trace keeps no whole objects of %s (recorded without --trace-objects full)", strings.Join(partial, ", ")))
+	}
+	if len(redacted) > 0 {
+		why = append(why, fmt.Sprintf("the trace keeps the values of %s REDACTED (recorded without --trace-unsafe-secrets), so a diff would see no change of their data", strings.Join(redacted, ", ")))
+	}
+	switch {
+	case len(sess.NotDiffed) == len(sess.Resources) && len(redacted) == 0:
 		return usageErrorf("--diff needs whole objects, and the trace keeps none: record it with --trace-objects full")
-	case len(sess.NotDiffed) > 0:
-		fmt.Fprintf(o.ErrOut, "warning: --diff: the trace keeps no whole objects of %s (recorded without --trace-objects full): they are not diffed\n", strings.Join(sess.NotDiffed, ", "))
+	case len(sess.NotDiffed) == len(sess.Resources):
+		return usageErrorf("--diff has nothing to diff: %s", strings.Join(why, "; "))
+	}
+	for _, w := range why {
+		fmt.Fprintf(o.ErrOut, "warning: --diff: %s: they are not diffed\n", w)
 	}
 	return nil
 }

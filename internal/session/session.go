@@ -201,9 +201,10 @@ type Session struct {
 	// ProbeIndex is the resource the last probe line named (read it after Run).
 	Probe      *probe.Stats
 	ProbeIndex int
-	// NotDiffed names the resources of a replay asked to diff whose trace
-	// kept no whole objects: they are replayed without a diff.
-	NotDiffed []string
+	// NotDiffed are the resources of a replay asked to diff that are
+	// replayed without a diff, and why: their trace kept no whole objects,
+	// or a Secret's values only REDACTED (a diff would see no change).
+	NotDiffed []NotDiffed
 	clock     reflector.Clock
 	// run runs the session as its constructor wired it: our reflectors,
 	// their replay, the proxy, or its trace's replay.
@@ -497,6 +498,13 @@ func NewReplayOf(rd *trace.Reader, speed float64) (*Session, error) {
 	return newReplayOf(rd, speed, nil)
 }
 
+// NotDiffed is a resource a replay does not diff: its trace kept no whole
+// objects, or (Redacted) its Secrets' values only REDACTED.
+type NotDiffed struct {
+	Resource string
+	Redacted bool
+}
+
 func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
 	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: probe.NewRecordedStats()}
@@ -542,12 +550,14 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 	for i, rr := range rp.Resources() {
 		res := &Watched{Index: i, Header: rr.Header(), Replay: rr, sess: s, done: make(chan struct{})}
 		c := rr.ReflectorConfig()
-		switch {
+		switch h := rr.Header(); {
 		case d == nil:
-		case rr.Header().Objects == trace.ObjectsFull:
-			c.Source = newDiffer(c.Source, *d)
+		case h.Objects != trace.ObjectsFull:
+			s.NotDiffed = append(s.NotDiffed, NotDiffed{Resource: h.Resource.GVR.Resource})
+		case !h.KeepsChangeValues():
+			s.NotDiffed = append(s.NotDiffed, NotDiffed{Resource: h.Resource.GVR.Resource, Redacted: true})
 		default:
-			s.NotDiffed = append(s.NotDiffed, rr.Header().Resource.GVR.Resource)
+			c.Source = newDiffer(c.Source, *d)
 		}
 		res.OnNote(rr.Note)
 		c.OnNote = res.note
