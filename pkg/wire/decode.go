@@ -105,14 +105,21 @@ func (p *objectParts) writeTime(obj *store.Object) time.Time {
 // carry one: ADDED and MODIFIED, and a DELETED whose object has a
 // deletionTimestamp. A delete without one (the usual immediate delete)
 // writes nothing to the object: its newest time is its last update, which
-// may be days old, so such an event's lag is unknown.
+// may be days old, so such an event's lag is unknown. So is a MODIFIED
+// event's whose newest time is its creation: the write left no time of its
+// own (a server-side apply of values the object already had adds a manager
+// without one), and the creation may be days old too.
 func (p *objectParts) delivery(typ reflector.EventType, obj *store.Object) reflector.Delivery {
 	if obj == nil {
 		return reflector.Delivery{}
 	}
 	switch typ {
-	case reflector.EventAdded, reflector.EventModified:
+	case reflector.EventAdded:
 		return reflector.Delivery{Written: p.writeTime(obj)}
+	case reflector.EventModified:
+		if w := p.writeTime(obj); w.After(obj.CreationTimestamp) {
+			return reflector.Delivery{Written: w}
+		}
 	case reflector.EventDeleted:
 		if obj.DeletionTimestamp != nil {
 			return reflector.Delivery{Written: p.writeTime(obj)}

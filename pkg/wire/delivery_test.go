@@ -19,13 +19,15 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
-// writeTimeCases are objects and the write time the passive estimate takes
-// from each: the newest managedFields time, else deletionTimestamp, else
-// creationTimestamp (whichever is newest).
+// writeTimeCases are events' objects and the write time the passive
+// estimate takes from each: the newest managedFields time, else
+// deletionTimestamp, else creationTimestamp (whichever is newest); none for
+// a MODIFIED event whose newest time is its creation (the write left no
+// time of its own).
 func writeTimeCases() []struct {
-	name string
-	meta metav1.ObjectMeta
-	want time.Time
+	name, typ string
+	meta      metav1.ObjectMeta
+	want      time.Time
 } {
 	created := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(created.Add(d)); return &t }
@@ -39,15 +41,24 @@ func writeTimeCases() []struct {
 	}
 	deleting := withFields
 	deleting.DeletionTimestamp = at(5 * time.Minute)
+	// kubectl create, then server-side applies of the same values under new
+	// managers: their entries have no time.
+	reapplied := base
+	reapplied.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "kubectl-create", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(0)},
+		{Manager: "mgr1", Operation: metav1.ManagedFieldsOperationApply},
+	}
 	return []struct {
-		name string
-		meta metav1.ObjectMeta
-		want time.Time
+		name, typ string
+		meta      metav1.ObjectMeta
+		want      time.Time
 	}{
-		{"created only", base, created},
-		{"newest managedFields entry", withFields, created.Add(3 * time.Minute)},
-		{"deletionTimestamp newer than managedFields", deleting, created.Add(5 * time.Minute)},
-		{"no timestamps at all", metav1.ObjectMeta{Name: "x", UID: "u", ResourceVersion: "1"}, time.Time{}},
+		{"created only", "ADDED", base, created},
+		{"newest managedFields entry", "MODIFIED", withFields, created.Add(3 * time.Minute)},
+		{"deletionTimestamp newer than managedFields", "MODIFIED", deleting, created.Add(5 * time.Minute)},
+		{"no timestamps at all", "MODIFIED", metav1.ObjectMeta{Name: "x", UID: "u", ResourceVersion: "1"}, time.Time{}},
+		{"modified, its newest time its creation", "MODIFIED", base, time.Time{}},
+		{"modified by applies that left no time", "MODIFIED", reapplied, time.Time{}},
 	}
 }
 
@@ -63,16 +74,16 @@ func TestWatchEventsCarryTheirObjectsLatestWriteTimeInJSONAndProtobuf(t *testing
 			if err != nil {
 				t.Fatal(err)
 			}
-			jsonBody := fmt.Sprintf(`{"type":"MODIFIED","object":%s}`, js)
+			jsonBody := fmt.Sprintf(`{"type":%q,"object":%s}`, c.typ, js)
 			fromJSON, err := wire.ReadWatchEvents(bytes.NewReader([]byte(jsonBody)), false)
 			if err != nil || len(fromJSON) != 1 {
 				t.Fatalf("JSON: %v, %d events", err, len(fromJSON))
 			}
-			fromProto, err := wire.ReadProtoWatchEvents(bytes.NewReader(frame("MODIFIED", unknown("v1", "ConfigMap", pb))), true)
+			fromProto, err := wire.ReadProtoWatchEvents(bytes.NewReader(frame(c.typ, unknown("v1", "ConfigMap", pb))), true)
 			if err != nil || len(fromProto) != 1 {
 				t.Fatalf("protobuf: %v, %d events", err, len(fromProto))
 			}
-			decoded, err := wire.DecodeWatchEvent("MODIFIED", js, false)
+			decoded, err := wire.DecodeWatchEvent(c.typ, js, false)
 			if err != nil {
 				t.Fatal(err)
 			}
