@@ -177,9 +177,11 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 		writer = "a writer the object's managedFields do not name"
 	}
 	cause := fmt.Sprintf("%s rewrites %s on nearly every update while nothing a controller acts on changes", writer, path.path)
+	action := "in the writer, compare the new object with the old before writing status, and do not stamp times (heartbeats, lastUpdateTime) on a reconcile that changed nothing"
 	if path.path == managedFieldsPath {
 		writer = "writers the diff cannot name: no value changed"
 		cause = "writes of the values the object already has (a server-side apply under another field manager each time, or an update that changes nothing) still make a new resourceVersion and an event"
+		action = "in the writer, apply under one field manager name, not a new one each time, and skip a write whose values the object already has"
 	}
 	e.raise(NoisyUpdates, Warning, at, func(f *Finding) {
 		f.Count = events
@@ -192,7 +194,7 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 				"events": fmt.Sprint(events), "timestampOnly": fmt.Sprint(stamp)},
 		}
 		f.Cause = cause + ": every informer of the resource receives, decodes and hands each such event to its handlers, and each controller reconciles for nothing"
-		f.Action = "in the writer, compare the new object with the old before writing status, and do not stamp times (heartbeats, lastUpdateTime) on a reconcile that changed nothing; in the controllers that watch it, filter these updates with a predicate (controller-runtime's GenerationChangedPredicate, or one that ignores this path)"
+		f.Action = action + "; in the controllers that watch it, filter these updates with a predicate (controller-runtime's GenerationChangedPredicate, or one that ignores this path)"
 		f.Docs = "https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management"
 	})
 }
