@@ -147,12 +147,12 @@ func (o *CostOptions) Run(ctx context.Context) error {
 		for _, r := range rep.Requests {
 			fmt.Fprintf(o.ErrOut, "asked: %s\n", r)
 		}
-		b, err := json.Marshal(rep)
-		if err != nil {
+		enc := json.NewEncoder(o.Out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rep); err != nil {
 			return fmt.Errorf("encoding the report: %w", err)
 		}
-		_, err = fmt.Fprintf(o.Out, "%s\n", b)
-		return err
+		return nil
 	}
 	return cost.WriteText(o.Out, rep)
 }

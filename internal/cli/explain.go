@@ -129,7 +129,9 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	switch o.Output {
 	case "json":
-		if err := json.NewEncoder(o.Out).Encode(struct {
+		enc := json.NewEncoder(o.Out)
+		enc.SetEscapeHTML(false) // "lag >60s" as it is, not "\u003e60s"
+		if err := enc.Encode(struct {
 			Resources []Explained `json:"resources"`
 		}{out}); err != nil {
 			return fmt.Errorf("writing the findings: %w", err)

@@ -4,6 +4,7 @@
 package lines
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -212,7 +213,7 @@ func DiffJSON(resource string, n reflector.Note) ([]byte, error) {
 	if j.Changes == nil {
 		j.Changes = []diff.Change{}
 	}
-	return json.Marshal(j)
+	return marshal(j)
 }
 
 // writeFinding prints a FINDING line: its time is the finding's, its
@@ -220,7 +221,7 @@ func DiffJSON(resource string, n reflector.Note) ([]byte, error) {
 func (l *Output) writeFinding(it item) {
 	f, seq := it.finding, l.lastSeq[it.resource]
 	if l.json {
-		b, err := json.Marshal(jsonNote{Seq: seq, Resource: it.resource, Time: f.FirstAt, Type: "finding", Finding: f})
+		b, err := marshal(jsonNote{Seq: seq, Resource: it.resource, Time: f.FirstAt, Type: "finding", Finding: f})
 		if err == nil {
 			l.write(string(b))
 		}
@@ -271,7 +272,7 @@ func (l *Output) pad(resource string) string {
 // droppedLine says where lines of resource are missing: count lines from seq on.
 func droppedLine(asJSON bool, resource string, at time.Time, seq, count uint64) string {
 	if asJSON {
-		b, _ := json.Marshal(jsonNote{Seq: seq, Resource: resource, Time: at, Type: "dropped", Dropped: count})
+		b, _ := marshal(jsonNote{Seq: seq, Resource: resource, Time: at, Type: "dropped", Dropped: count})
 		return string(b)
 	}
 	return fmt.Sprintf("%s %s %6d %d lines dropped here: the output could not keep up", at.Local().Format(timeFormat), resource, seq, count)
@@ -363,7 +364,7 @@ type jsonEnd struct {
 func JSON(resource string, n reflector.Note) ([]byte, error) {
 	j := jsonLine(n)
 	j.Resource = resource
-	return json.Marshal(j)
+	return marshal(j)
 }
 
 func jsonLine(n reflector.Note) jsonNote {
@@ -416,4 +417,16 @@ func jsonLine(n reflector.Note) jsonNote {
 		}
 	}
 	return j
+}
+
+// marshal is json.Marshal without HTML escaping: a line says "sync>1ms"
+// and "<2s" as a person greps for them, not "sync\u003e1ms".
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -81,3 +81,22 @@ func TestADiffLineSaysWhoSetARemovedPath(t *testing.T) {
 		t.Errorf("line %q", got)
 	}
 }
+
+// A JSON line says what the text line says, as a person greps for it:
+// "sync>1ms" and "<2s", not "sync\u003e1ms" and "\u003c2s".
+func TestJSONLinesDoNotEscapeWhatAPersonGrepsFor(t *testing.T) {
+	alert := reflector.Note{Seq: 3, Kind: reflector.NoteDecision, Decision: &reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonAlert,
+		Cause: "sync>1ms tripped on configmaps.v1 in namespace h43: sync is 12ms"}}
+	event := reflector.Note{Seq: 4, Kind: reflector.NoteApplied, Event: reflector.EventModified,
+		Applied:  &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: "a&b", UID: "u", ResourceVersion: "7"}},
+		Delivery: reflector.Delivery{Written: time.Unix(1, 0), Lag: time.Second}}
+	for _, c := range []struct {
+		n    reflector.Note
+		want string
+	}{{alert, "--fail-on sync>1ms tripped"}, {event, `"lag":"<2s"`}, {event, `"a&b"`}} {
+		b, err := JSON("configmaps.v1", c.n)
+		if err != nil || !strings.Contains(string(b), c.want) || bytes.Contains(b, []byte(`\u00`)) {
+			t.Errorf("JSON line %s (%v), want %s as it is", b, err, c.want)
+		}
+	}
+}
