@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -41,8 +42,18 @@ func probeBuckets() []float64 {
 type probeCollector struct {
 	desc *prometheus.Desc
 	mu   sync.Mutex
-	src  func() (on bool, events []time.Duration)
+	src  ProbeSource
+	// The histogram's running totals: a histogram never goes down, though
+	// the probe keeps only its last samples. read counts the samples read.
+	read, count uint64
+	sum         float64
+	buckets     map[float64]uint64
 }
+
+// ProbeSource says whether the run has a probe (a replay: whether its
+// trace had one so far), and the write-to-event times of its samples from
+// the run's from-th on (from 0), with how many samples were taken in all.
+type ProbeSource func(from uint64) (on bool, events []time.Duration, total uint64)
 
 // Describe implements prometheus.Collector.
 func (c *probeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
@@ -50,35 +61,35 @@ func (c *probeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 // Collect implements prometheus.Collector.
 func (c *probeCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	src := c.src
-	c.mu.Unlock()
-	if src == nil {
+	defer c.mu.Unlock()
+	if c.src == nil {
 		return
 	}
-	on, events := src()
+	on, events, total := c.src(c.read)
 	if !on {
 		return
 	}
 	bounds := probeBuckets()
-	buckets := make(map[float64]uint64, len(bounds))
-	var sum float64
+	if c.buckets == nil {
+		c.buckets = make(map[float64]uint64, len(bounds))
+	}
 	for _, e := range events {
 		s := e.Seconds()
-		sum += s
+		c.sum += s
 		for _, b := range bounds {
 			if s <= b {
-				buckets[b]++
+				c.buckets[b]++
 			}
 		}
 	}
-	ch <- prometheus.MustNewConstHistogram(c.desc, uint64(len(events)), sum, buckets)
+	c.count += uint64(len(events))
+	c.read = total
+	ch <- prometheus.MustNewConstHistogram(c.desc, c.count, c.sum, maps.Clone(c.buckets))
 }
 
 // SetProbe exports the run's delivery probe as
-// watchcache_probe_write_to_event_seconds: src says whether the run has a
-// probe (a replay: whether its trace had one so far) and its samples'
-// write-to-event times, read at scrape time.
-func (m *Metrics) SetProbe(src func() (on bool, events []time.Duration)) {
+// watchcache_probe_write_to_event_seconds, read from src at scrape time.
+func (m *Metrics) SetProbe(src ProbeSource) {
 	m.probe.mu.Lock()
 	m.probe.src = src
 	m.probe.mu.Unlock()

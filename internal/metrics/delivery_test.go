@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 )
 
 func TestTheLagHistogramHasTheEstimatesBucketsAndTheProbeItsSamples(t *testing.T) {
 	m := metrics.New(false)
-	m.SetProbe(func() (bool, []time.Duration) {
-		return true, []time.Duration{3 * time.Millisecond, 40 * time.Millisecond, 2 * time.Second}
+	m.SetProbe(func(from uint64) (bool, []time.Duration, uint64) {
+		return true, []time.Duration{3 * time.Millisecond, 40 * time.Millisecond, 2 * time.Second}[from:], 3
 	})
 	// One event under 2 s, one 2-5 s, one 15-60 s; one without a recorded lag.
 	replayWithMetrics(t, m, "../../pkg/trace/testdata/handwritten/delivery.jsonl")
@@ -54,7 +55,7 @@ func TestTheLagHistogramHasTheEstimatesBucketsAndTheProbeItsSamples(t *testing.T
 
 func TestNoProbeNoProbeHistogram(t *testing.T) {
 	m := metrics.New(false)
-	m.SetProbe(func() (bool, []time.Duration) { return false, nil })
+	m.SetProbe(func(uint64) (bool, []time.Duration, uint64) { return false, nil, 0 })
 	mfs, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -63,5 +64,48 @@ func TestNoProbeNoProbeHistogram(t *testing.T) {
 		if mf.GetName() == "watchcache_probe_write_to_event_seconds" {
 			t.Error("a run without a probe exports the probe's histogram")
 		}
+	}
+}
+
+// The probe keeps its last probe.MaxSamples samples (about 91 hours at
+// one every 5 s), and lets the oldest eighth go past them; its histogram
+// counts every sample of the run, and never goes down: Prometheus reads a
+// count that falls as a counter reset (it fell from 65,536 to 57,345).
+func TestTheProbeHistogramNeverGoesDownWhenTheProbeLetsOldSamplesGo(t *testing.T) {
+	st := probe.NewStats()
+	m := metrics.New(false)
+	m.SetProbe(st.EventsFrom)
+	scrape := func() (count uint64, sum float64) {
+		t.Helper()
+		mfs, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "watchcache_probe_write_to_event_seconds" {
+				h := mf.GetMetric()[0].GetHistogram()
+				return h.GetSampleCount(), h.GetSampleSum()
+			}
+		}
+		t.Fatal("no probe histogram")
+		return 0, 0
+	}
+	add := func(n int) {
+		for range n {
+			st.Add(probe.Sample{Event: 10 * time.Millisecond})
+		}
+	}
+	add(probe.MaxSamples - 1)
+	if c, _ := scrape(); c != probe.MaxSamples-1 {
+		t.Fatalf("count %d, want %d", c, probe.MaxSamples-1)
+	}
+	add(2) // past the cap: the oldest eighth goes
+	add(probe.MaxSamples / 4)
+	want := uint64(probe.MaxSamples + 1 + probe.MaxSamples/4)
+	if c, sum := scrape(); c != want || sum < float64(want)*0.0099 || sum > float64(want)*0.0101 {
+		t.Errorf("count %d, sum %v; want %d and %v", c, sum, want, float64(want)*0.01)
+	}
+	if c, _ := scrape(); c != want {
+		t.Errorf("a scrape with no new sample: count %d, want %d", c, want)
 	}
 }

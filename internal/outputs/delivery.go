@@ -16,14 +16,7 @@ func (x *Outputs) attachProbe(sess *session.Session) {
 		return
 	}
 	if x.metrics != nil {
-		x.metrics.SetProbe(func() (bool, []time.Duration) {
-			samples := st.Samples()
-			events := make([]time.Duration, len(samples))
-			for i, s := range samples {
-				events[i] = s.Event
-			}
-			return st.On(), events
-		})
+		x.metrics.SetProbe(st.EventsFrom)
 	}
 	if x.rules != nil {
 		x.rules.SetProbe(func() time.Duration { return st.Figures(time.Time{}).P99 })

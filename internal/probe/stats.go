@@ -37,6 +37,7 @@ const MaxSamples = 1 << 16
 type Stats struct {
 	mu      sync.Mutex
 	samples []Sample
+	dropped uint64 // the oldest samples let go (MaxSamples)
 	lost    int
 	on      bool
 	notes   []string
@@ -83,8 +84,25 @@ func (s *Stats) Add(x Sample) {
 	s.on = true
 	if len(s.samples) == MaxSamples {
 		s.samples = slices.Delete(s.samples, 0, MaxSamples/8)
+		s.dropped += MaxSamples / 8
 	}
 	s.samples = append(s.samples, x)
+}
+
+// EventsFrom says whether the run has a probe (a replay: whether its
+// trace had one so far), and returns the write-to-event times of the
+// samples taken since the run's i-th (from 0; of those, the ones let go
+// since are gone) and how many were taken in all: a reader that keeps
+// running totals (a Prometheus histogram, which must never go down) reads
+// each sample once, however long the run.
+func (s *Stats) EventsFrom(i uint64) (on bool, events []time.Duration, total uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total = s.dropped + uint64(len(s.samples))
+	for _, x := range s.samples[min(max(i, s.dropped)-s.dropped, uint64(len(s.samples))):] {
+		events = append(events, x.Event)
+	}
+	return s.on, events, total
 }
 
 // AddLost counts one renewal lost: its watch event never came (within

@@ -115,14 +115,17 @@ func (c LagCounts) P99Seconds() float64 {
 
 // LagStats is the passive estimate of a Ledger: the buckets of the events
 // applied past their list whose object carried a write time, and the sum
-// of their lags (for a histogram's _sum).
+// of their lags (for a histogram's _sum), a negative one counted as 0.
 type LagStats struct {
 	Counts LagCounts
 	Sum    time.Duration
 }
 
-// add counts one lag.
+// add counts one lag. A lag below 0 is the estimate's error (the write
+// times and the server's Date are to the second): it is 0 in the sum,
+// which a histogram's mean (sum / count) reads, as it is in the first
+// bucket.
 func (s *LagStats) add(d time.Duration) {
 	s.Counts[LagBucketOf(d)]++
-	s.Sum += d
+	s.Sum += max(d, 0)
 }
