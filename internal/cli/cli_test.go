@@ -471,6 +471,40 @@ func TestReplayDiffDoesNotDiffSecretsWhoseValuesTheTraceRedacted(t *testing.T) {
 	}
 }
 
+// Two watches of one resource (the probe's Lease beside the user's leases)
+// have lines that tell them apart: the second is name#2, and stderr says
+// which watch that is (both were "leases.v1.coordination.k8s.io").
+func TestTwoWatchesOfOneResourceHaveLinesThatTellThemApart(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/several.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := bytes.Cut(b, []byte("\n"))
+	header = bytes.Replace(header, []byte(`"group":"apps","version":"v1","resource":"deployments","kind":"Deployment","namespaced":true},"namespace":"several-768133","labelSelector":""`),
+		[]byte(`"group":"","version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true},"namespace":"several-768133","labelSelector":"app=x"`), 1)
+	path := filepath.Join(t.TempDir(), "twice.jsonl")
+	if err := os.WriteFile(path, slices.Concat(header, []byte("\n"), rest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "replay", path, "--speed", "0", "--no-tui")
+	if want := "lines of configmaps.v1#2 are the watch of configmaps.v1 in namespace several-768133 -l app=x\n"; code != ExitOK || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 0 and %q", code, stderr, want)
+	}
+	var first, second int
+	for _, l := range strings.Split(out, "\n") {
+		switch f := strings.Fields(l); {
+		case len(f) < 2:
+		case f[1] == "configmaps.v1":
+			first++
+		case f[1] == "configmaps.v1#2":
+			second++
+		}
+	}
+	if first == 0 || second == 0 {
+		t.Errorf("%d lines of configmaps.v1, %d of configmaps.v1#2; want both:\n%s", first, second, out)
+	}
+}
+
 // A replay the user stops (SIGINT, SIGTERM: its context ends) says so; it
 // does not call a whole recording cut short.
 func TestAnInterruptedReplaySaysSoNotThatTheRecordingIsCut(t *testing.T) {

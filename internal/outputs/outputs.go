@@ -90,6 +90,9 @@ type Outputs struct {
 	added   chan tui.Resource // the subjects that come while it runs
 	running bool
 	errs    error // what went wrong giving subjects their outputs
+	// lineNames counts the lines' names given each name: a second watch of
+	// a resource (the probe's Lease beside the user's leases) is name#2.
+	lineNames map[string]int
 
 	// Rewinding, when set and true, says the dashboard ended to start the
 	// replay again: no summary yet.
@@ -194,10 +197,14 @@ func (x *Outputs) attach(sub session.Subject) {
 		notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
 		sub.OnNote(notes.Push)
 	} else {
-		sub.OnNote(x.lines.For(name))
-		sub.Findings().OnRaise(x.lines.Finding(name))
-		if client != (trace.Client{}) {
+		lineName := x.lineName(name)
+		sub.OnNote(x.lines.For(lineName))
+		sub.Findings().OnRaise(x.lines.Finding(lineName))
+		switch {
+		case client != (trace.Client{}):
 			fmt.Fprintf(x.opts.ErrOut, "stream %s: %s from %s (%s)%s\n", name, Describe(t), client.RemoteAddr, client.UserAgent, asks(rh, client))
+		case lineName != name:
+			fmt.Fprintf(x.opts.ErrOut, "lines of %s are the watch of %s\n", lineName, Describe(t))
 		}
 	}
 	if x.metrics != nil {
@@ -234,6 +241,21 @@ func (x *Outputs) attach(sub session.Subject) {
 	if notes != nil {
 		x.addView(x.view(sub, notes))
 	}
+}
+
+// lineName is the name the lines give a subject named name: name, and
+// name#N for the N-th subject of that name.
+func (x *Outputs) lineName(name string) string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.lineNames == nil {
+		x.lineNames = map[string]int{}
+	}
+	x.lineNames[name]++
+	if n := x.lineNames[name]; n > 1 {
+		return fmt.Sprintf("%s#%d", name, n)
+	}
+	return name
 }
 
 // asks is ", asking for …" what a stream's client asked for ("" when it says nothing).
