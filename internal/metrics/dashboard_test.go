@@ -36,7 +36,9 @@ func promQLWords() map[string]bool {
 func exported(t *testing.T) map[string]bool {
 	t.Helper()
 	m := metrics.New(false)
-	m.SetProbe(func(from uint64) (bool, []time.Duration, uint64) { return true, []time.Duration{time.Millisecond}[from:], 1 }) // a run with --probe
+	m.SetProbe(func(from uint64) (bool, []time.Duration, uint64) {
+		return true, []time.Duration{time.Millisecond}[from:], 1
+	}) // a run with --probe
 	replayWithMetrics(t, m, traces+"demo.jsonl")
 	mfs, err := m.Registry().Gather()
 	if err != nil {

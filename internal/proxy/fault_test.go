@@ -273,18 +273,7 @@ func TestStallInitialListAndAnUnscheduledCutLetAStreamingListBe(t *testing.T) {
 // names it; the rest are counted when the watch ends.
 func TestDelayNotesItsFirstHoldBeforeTheEventItHolds(t *testing.T) {
 	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "MODIFIED", name: "a", rv: "12"}, {typ: "MODIFIED", name: "a", rv: "13"}}
-	inj := newInjector(mustSpecs(t, "delay=1ms"), fault.Target{}, 1, time.Now())
-	defer inj.close()
-	ct := "application/json;stream=watch"
-	log := &faultLog{}
-	resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	if d := decodeWatch(t, got, ct); len(d) != 3 {
-		t.Fatalf("the client got %q, want the 3 events", d)
-	}
+	log := passJSONWatch(t, evs, 3, "delay=1ms")
 	first := log.upTo(0)
 	if len(first) != 1 || first[0].Count != 1 || !strings.HasPrefix(first[0].What, "held a watch event 1ms") {
 		t.Errorf("before the first event: %+v, want the first hold's note", first)
@@ -516,18 +505,7 @@ func TestGoneExpiresTheContinueTokenOfAListBegunBeforeIt(t *testing.T) {
 func TestADelayCountsNoEventAnotherFaultLeftOut(t *testing.T) {
 	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "DELETED", name: "a", rv: "12"},
 		{typ: "MODIFIED", name: "b", rv: "13"}, {typ: "DELETED", name: "b", rv: "14"}, {typ: "MODIFIED", name: "c", rv: "15"}}
-	inj := newInjector(mustSpecs(t, "delay=1ms", "drop-deletes"), fault.Target{}, 1, time.Now())
-	defer inj.close()
-	ct := "application/json;stream=watch"
-	log := &faultLog{}
-	resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	if d := decodeWatch(t, got, ct); len(d) != 3 {
-		t.Fatalf("the client got %q, want the 3 events not deleted", d)
-	}
+	log := passJSONWatch(t, evs, 3, "delay=1ms", "drop-deletes")
 	var notes []string
 	for _, n := range log.upTo(-1) {
 		notes = append(notes, fmt.Sprintf("%s ×%d: %s", n.Spec, n.Count, n.What))
@@ -541,4 +519,23 @@ func TestADelayCountsNoEventAnotherFaultLeftOut(t *testing.T) {
 	if strings.Join(notes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("notes\n%s\nwant\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// passJSONWatch passes a JSON watch of evs through faults, checks that the
+// client got want events, and returns the faults' log.
+func passJSONWatch(t *testing.T, evs []watchEvent, want int, faults ...string) *faultLog {
+	t.Helper()
+	inj := newInjector(mustSpecs(t, faults...), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	ct := "application/json;stream=watch"
+	log := &faultLog{}
+	resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if d := decodeWatch(t, got, ct); len(d) != want {
+		t.Fatalf("the client got %q, want %d events", d, want)
+	}
+	return log
 }
