@@ -70,9 +70,8 @@ func (m *Model) objectDetail(ref store.Ref, width int) []string {
 		return out
 	}
 	if o, ok := m.Feed.Store.Get(ref); ok && len(o.Body) > 0 {
-		gvr := m.res.Target.Resource.GVR
 		out = append(out, "", m.St.Label.Render("its JSON in the cache (--keep-objects)"))
-		out = append(out, detail.Body(o.Body, gvr.Group == "" && gvr.Resource == "secrets")...)
+		out = append(out, detail.Body(o.Body, m.res.Target.Resource.Secrets())...)
 	}
 	return out
 }
@@ -125,7 +124,7 @@ func (m *Model) objectVersions(ref store.Ref, width int) []string {
 				continue
 			}
 		}
-		for _, c := range r.ChangesOf(i) {
+		for _, c := range r.ChangesOf(i, m.res.Target.Resource.Secrets()) {
 			out = append(out, indent+st.Accent.Render("· ")+c)
 		}
 	}

@@ -640,3 +640,34 @@ func TestObjectDetailShowsTheKeptJSONWithASecretsValuesRedacted(t *testing.T) {
 		}
 	}
 }
+
+// The object detail's history lists what each version changed: a
+// Secret's without its values (it showed the old and new password's
+// base64, above the JSON that said REDACTED).
+func TestObjectHistoryShowsNoSecretsValues(t *testing.T) {
+	for _, secret := range []bool{false, true} {
+		m, apply := withStore(t, func(res *program.Resource) {
+			if secret {
+				res.Target.Resource.GVR.Resource, res.Target.Resource.Kind = "secrets", "Secret"
+			}
+		})
+		o := tuitest.Obj("default", "s1", "uid-1", "2")
+		o.Body = []byte(`{"metadata":{"name":"s1","namespace":"default"},"data":{"password":"aHVudGVyMg=="}}`)
+		o2 := tuitest.Obj("default", "s1", "uid-1", "3")
+		o2.Body = []byte(`{"metadata":{"name":"s1","namespace":"default"},"data":{"password":"bmV3cGFzcw=="}}`)
+		m = update(resize(m, 120, 40), tuitest.Applied(tuitest.At(time.Second), apply(store.Event{Type: store.Apply, Object: o})))
+		m = update(m, tuitest.Applied(tuitest.At(2*time.Second), apply(store.Event{Type: store.Apply, Object: o2})))
+		m = update(m, tuitest.KeyPress("enter"))
+		got := screen(m)
+		if secret {
+			tuitest.MustContain(t, got, "data.password changed")
+		} else {
+			tuitest.MustContain(t, got, `data.password: "aHVudGVyMg==" → "bmV3cGFzcw=="`)
+		}
+		for _, v := range []string{"aHVudGVyMg==", "bmV3cGFzcw=="} {
+			if leaked := strings.Contains(got, v); leaked == secret {
+				t.Errorf("secret %v: %s shown %v:\n%s", secret, v, leaked, got)
+			}
+		}
+	}
+}

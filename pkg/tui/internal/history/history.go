@@ -172,8 +172,10 @@ func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int) {
 	}
 }
 
-// ChangesOf returns (and caches) what version i of r changed.
-func (r *Record) ChangesOf(i int) []string {
+// ChangesOf returns (and caches) what version i of r changed; secret says
+// the object is a Secret, whose values it never shows (--keep-objects keeps
+// them in memory, not for the screen).
+func (r *Record) ChangesOf(i int, secret bool) []string {
 	v := r.At(i)
 	if v.diffed {
 		return v.changes
@@ -186,15 +188,16 @@ func (r *Record) ChangesOf(i int) []string {
 		v.changes, v.diffed = []string{"the versions before it were forgotten"}, true
 		return v.changes
 	}
-	v.changes, v.diffed = versionChanges(prev, v), true
+	v.changes, v.diffed = versionChanges(prev, v, secret), true
 	return v.changes
 }
 
 // maxBodyChanges bounds the body fields listed for one version.
 const maxBodyChanges = 12
 
-// versionChanges describes what differs between two successive versions.
-func versionChanges(prev, cur *Version) []string {
+// versionChanges describes what differs between two successive versions
+// (a Secret's: without its values).
+func versionChanges(prev, cur *Version, secret bool) []string {
 	if prev == nil {
 		return []string{"first version seen"}
 	}
@@ -220,7 +223,7 @@ func versionChanges(prev, cur *Version) []string {
 		out = append(out, fmt.Sprintf("owners %s → %s", common.Owners(a), common.Owners(b)))
 	}
 	if len(a.Body) > 0 && len(b.Body) > 0 {
-		out = append(out, bodyChanges(a.Body, b.Body)...)
+		out = append(out, bodyChanges(a.Body, b.Body, secret)...)
 	}
 	if len(out) == 0 {
 		out = append(out, "no change in what is kept (metadata-only objects hide spec and status)")
@@ -249,9 +252,10 @@ func labelChanges(a, b map[string]string) []string {
 }
 
 // bodyChanges lists what changed between two JSON bodies (diff.Compare:
-// list items by their key), leaving out the metadata already compared.
-func bodyChanges(a, b []byte) []string {
-	ch, err := diff.Compare(a, b, true)
+// list items by their key), leaving out the metadata already compared;
+// hide leaves out the values (a Secret's).
+func bodyChanges(a, b []byte, hide bool) []string {
+	ch, err := diff.Compare(a, b, !hide)
 	if err != nil {
 		return []string{"body changed (not JSON)"}
 	}
@@ -266,11 +270,15 @@ func bodyChanges(a, b []byte) []string {
 		if c.Meta || shownElsewhere(p) {
 			continue
 		}
-		switch c.Op {
-		case diff.Added:
-			out = append(out, "+ "+p+": "+common.RawValue(c.New))
-		case diff.Removed:
+		switch {
+		case c.Op == diff.Removed:
 			out = append(out, "- "+p)
+		case hide && c.Op == diff.Added:
+			out = append(out, "+ "+p)
+		case hide:
+			out = append(out, p+" changed")
+		case c.Op == diff.Added:
+			out = append(out, "+ "+p+": "+common.RawValue(c.New))
 		default:
 			out = append(out, p+": "+common.RawValue(c.Old)+" → "+common.RawValue(c.New))
 		}
