@@ -34,7 +34,7 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	for _, de := range diff.Recreated {
 		r.add(Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "recreated", OldUID: de.OldUID, NewUID: de.NewUID})
 	}
-	if w := window(e.track.lastAlive, n.At); w != nil {
+	if w := window(e.track.aliveBeforeList, n.At); w != nil {
 		r.window = w
 	}
 	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
@@ -44,7 +44,7 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		f.Title = format.PluralUngrouped(f.Count, "delete") + " never reached the watch"
 		text := fmt.Sprintf("the relist at resourceVersion %s found %s deleted and %d recreated under the same name with another UID that the watch never reported", diff.ResourceVersion, format.PluralUngrouped(deleted, "object"), recreated)
 		if w := r.window; w != nil {
-			text += fmt.Sprintf("; the watch was down for %s, from its last event to the relist", roundSeconds(w.Seconds))
+			text += fmt.Sprintf("; the watch was down for %s, from its last event or list to the relist", roundSeconds(w.Seconds))
 		}
 		if f.Count > int64(deleted+recreated) {
 			text += fmt.Sprintf(" (%d in all, over every relist)", f.Count)

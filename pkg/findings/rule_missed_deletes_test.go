@@ -12,6 +12,8 @@ import (
 func TestMissedDeletesCountsEveryRelistAndTheWatchsDowntime(t *testing.T) {
 	f := newFeed(t, Options{})
 	relist := func(rv string, names ...string) {
+		// As the ledger says it: the list complete, then what it found.
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: rv})
 		diff := &store.RelistDiff{ResourceVersion: rv}
 		for _, n := range names {
 			diff.Deleted = append(diff.Deleted, store.DiffEntry{Ref: store.Ref{Namespace: "a", Name: n}, OldUID: "u-" + n})
@@ -25,11 +27,14 @@ func TestMissedDeletesCountsEveryRelistAndTheWatchsDowntime(t *testing.T) {
 	f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
 	f.advance(90 * time.Second)
 	relist("30", "x", "y")
+	f.advance(12 * time.Second)
 	relist("40", "z")
 	got, ok := f.e.Get(MissedDeletes)
-	if !ok || got.Count != 3 || got.Evidence.ObjectsTotal != 3 || got.Evidence.Window == nil || got.Evidence.Window.Seconds != 90 ||
-		!strings.Contains(got.Evidence.Text, "down for 1m30s") || !strings.Contains(got.Evidence.Text, "(3 in all, over every relist)") {
-		t.Fatalf("want missed-deletes counting 3 over two relists, the watch down 90s: %v %+v", ok, got)
+	// The last relist's window begins at the list before it, 12 s earlier,
+	// not at the last event before that list (it said 1m42s).
+	if !ok || got.Count != 3 || got.Evidence.ObjectsTotal != 3 || got.Evidence.Window == nil || got.Evidence.Window.Seconds != 12 ||
+		!strings.Contains(got.Evidence.Text, "down for 12s, from its last event or list") || !strings.Contains(got.Evidence.Text, "(3 in all, over every relist)") {
+		t.Fatalf("want missed-deletes counting 3 over two relists, the last window 12s: %v %+v", ok, got)
 	}
 }
 

@@ -14,7 +14,11 @@ type track struct {
 	// ended is the watch the note being read ended (its RequestEnded), if
 	// it was the one in flight.
 	ended     *openWatch
-	lastAlive time.Time // the last applied event, or the end of a watch that delivered an event or bookmark
+	lastAlive time.Time // the last applied event or complete list, or the end of a watch that delivered an event or bookmark
+	// aliveBeforeList is lastAlive before the last complete list: where the
+	// window of what that list found missed begins (its relist diff comes
+	// after it).
+	aliveBeforeList time.Time
 	// the last watch that ended: when, how long it lived and whether it delivered nothing
 	lastWatchEnd   time.Time
 	lastWatchLife  time.Duration
@@ -71,8 +75,12 @@ func (t *track) observe(n reflector.Note) {
 			}
 		}
 	case reflector.NoteDecision:
-		if decided(n, reflector.ReasonListComplete) != nil && !t.firstListed {
-			t.firstListed, t.firstList = true, true
+		if decided(n, reflector.ReasonListComplete) != nil {
+			// The cache was whole as of the list: nothing was missed before it.
+			t.aliveBeforeList, t.lastAlive = t.lastAlive, n.At
+			if !t.firstListed {
+				t.firstListed, t.firstList = true, true
+			}
 		}
 		if d := decided(n, reflector.ReasonFault); d != nil && d.Fault != "" {
 			if t.faults == nil {
