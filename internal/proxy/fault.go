@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -249,7 +250,7 @@ func (inj *injector) roundTrip(rt http.RoundTripper, req *http.Request, c call, 
 	if err != nil || !watch || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
-	fb := inj.newBody(resp, sl, c, log)
+	fb := inj.newBody(req.Context(), resp, sl, c, log)
 	if fb == nil {
 		return resp, nil
 	}
@@ -262,9 +263,9 @@ func (inj *injector) roundTrip(rt http.RoundTripper, req *http.Request, c call, 
 }
 
 // newBody wraps a watch's body in the faults that act on it (nil when none does).
-func (inj *injector) newBody(resp *http.Response, sl *slot, c call, log *faultLog) *faultBody {
+func (inj *injector) newBody(ctx context.Context, resp *http.Response, sl *slot, c call, log *faultLog) *faultBody {
 	fb := &faultBody{inj: inj, slot: sl, up: resp.Body, contentType: resp.Header.Get("Content-Type"), log: log,
-		frames: make(chan frame, 1024), stop: make(chan struct{})}
+		frames: make(chan frame, 1024), stop: make(chan struct{}), client: ctx.Done()}
 	fb.proto = wire.IsProtobuf(fb.contentType)
 	fb.table = sl != nil && sl.asked.Table && !fb.proto
 	switch enc := resp.Header.Get("Content-Encoding"); {
@@ -390,6 +391,7 @@ type faultBody struct {
 
 	frames chan frame
 	stop   chan struct{}
+	client <-chan struct{} // closed when the client has gone (its request's context)
 	mu     sync.Mutex
 	halted bool  // a fault (or Close) ends the body: stop is closed, or about to be
 	why    error // what Read returns once stop is closed
@@ -520,13 +522,16 @@ func (fb *faultBody) finish(err error) {
 	fb.done = err
 }
 
-// hold waits until each delay that takes the frame has held it; false
-// when the body was stopped meanwhile.
+// hold waits until each delay that takes the frame has held it, and
+// counts it held; false when the body was stopped meanwhile, or its client
+// left (the frame is not passed on, nor counted: a client gone is noted as
+// gone when it went, not a delay later).
 func (fb *faultBody) hold(f frame) bool {
 	var until time.Time
+	var took []*active
 	for _, a := range fb.delays {
 		if a.sched.Take(f.at) {
-			fb.log.held(a)
+			took = append(took, a)
 			if u := f.at.Add(a.spec.Value); u.After(until) {
 				until = u
 			}
@@ -539,8 +544,14 @@ func (fb *faultBody) hold(f frame) bool {
 	defer t.Stop()
 	select {
 	case <-t.C:
+		for _, a := range took {
+			fb.log.held(a)
+		}
 		return true
 	case <-fb.stop:
+		return false
+	case <-fb.client:
+		fb.halt()
 		return false
 	}
 }
@@ -662,14 +673,19 @@ func (fb *faultBody) endedByFault() bool {
 	return fb.halted && fb.why != errClientGone
 }
 
-// Close implements io.Closer: the forwarding is over.
-func (fb *faultBody) Close() error {
+// halt ends the body for its client, which has gone.
+func (fb *faultBody) halt() {
 	fb.mu.Lock()
+	defer fb.mu.Unlock()
 	if !fb.halted {
 		fb.halted, fb.why = true, errClientGone
 		close(fb.stop)
 	}
-	fb.mu.Unlock()
+}
+
+// Close implements io.Closer: the forwarding is over.
+func (fb *faultBody) Close() error {
+	fb.halt()
 	fb.inj.mu.Lock()
 	delete(fb.inj.open, fb)
 	fb.inj.mu.Unlock()

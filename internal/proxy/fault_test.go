@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -538,4 +539,41 @@ func passJSONWatch(t *testing.T, evs []watchEvent, want int, faults ...string) *
 		t.Fatalf("the client got %q, want %d events", d, want)
 	}
 	return log
+}
+
+// A client that leaves while a delay holds an event: the event is not
+// passed on (an observer would count it delivered), nor counted as held,
+// and the body ends at once as the client's, not when the delay is over.
+func TestADelayedEventIsNotPassedOnToAClientThatLeft(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}}
+	inj := newInjector(mustSpecs(t, "delay=1h"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &faultLog{}
+	req := httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil).WithContext(ctx)
+	resp, err := inj.roundTrip(&upstream{t: t, contentType: "application/json;stream=watch", body: jsonWatch(t, evs)}, req, faultWatch, &slot{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type read struct {
+		b   []byte
+		err error
+	}
+	got := make(chan read, 1)
+	go func() {
+		b, err := io.ReadAll(resp.Body)
+		got <- read{b, err}
+	}()
+	cancel()
+	select {
+	case r := <-got:
+		if len(r.b) != 0 || !errors.Is(r.err, errClientGone) {
+			t.Errorf("read %q, %v; want nothing and %v", r.b, r.err, errClientGone)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the body was still held a minute after its client left")
+	}
+	if notes := log.upTo(-1); len(notes) != 0 {
+		t.Errorf("notes %+v, want none: nothing was held to the end", notes)
+	}
 }
