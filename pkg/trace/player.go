@@ -48,7 +48,10 @@ type Player struct {
 	anchorWall time.Time
 	anchorAt   time.Duration
 	// pos is the recorded time of the last line served; served counts them.
-	pos    time.Duration
+	// pausedAt is where the pace had come to when the replay was paused
+	// (between two lines: past pos), where Resume goes on from.
+	pos      time.Duration
+	pausedAt time.Duration
 	served int64
 	// end is the recorded time of the trace's last line, when known.
 	end      time.Duration
@@ -82,17 +85,22 @@ func (pl *Player) changed() {
 	pl.wake = make(chan struct{})
 }
 
-// reanchor makes now the anchor for the position; call it with mu held.
-func (pl *Player) reanchor() {
+// reanchor makes now the anchor for where the replay has come to (at,
+// read before the change of pace); call it with mu held.
+func (pl *Player) reanchor(at time.Duration) {
 	if pl.anchored {
-		pl.anchorWall, pl.anchorAt = pl.now(), pl.pos
+		pl.anchorWall, pl.anchorAt = pl.now(), at
 	}
 }
 
-// Pause holds the next line back until Resume, Step or Seek.
+// Pause holds the next line back until Resume, Step or Seek; the replay's
+// time stops where the pace has come to, between two lines too.
 func (pl *Player) Pause() {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	if !pl.paused {
+		pl.pausedAt = pl.reached()
+	}
 	pl.paused, pl.stepping = true, false
 	pl.changed()
 }
@@ -101,8 +109,9 @@ func (pl *Player) Pause() {
 func (pl *Player) Resume() {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	at := pl.reached()
 	pl.paused, pl.stepping = false, false
-	pl.reanchor()
+	pl.reanchor(at)
 	pl.changed()
 }
 
@@ -157,8 +166,9 @@ func (pl *Player) Speed() float64 {
 func (pl *Player) SetSpeed(s float64) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	at := pl.reached()
 	pl.speed = max(s, 0)
-	pl.reanchor()
+	pl.reanchor(at)
 	pl.changed()
 }
 
@@ -215,7 +225,17 @@ func (pl *Player) Seek(at time.Duration) error {
 func (pl *Player) Reached() time.Duration {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	if !pl.ahead || pl.paused || pl.seeking || pl.speed <= 0 {
+	return pl.reached()
+}
+
+// reached is Reached; mu held. A change of pace (a speed, a pause) goes on
+// from it, not from the last line served: it neither catches up nor falls
+// behind.
+func (pl *Player) reached() time.Duration {
+	switch {
+	case pl.paused:
+		return max(pl.pos, pl.pausedAt)
+	case !pl.ahead || pl.seeking || pl.speed <= 0:
 		return pl.pos
 	}
 	paced := pl.anchorAt + time.Duration(min(float64(pl.now().Sub(pl.anchorWall))*pl.speed, 1<<62))

@@ -369,3 +369,34 @@ func TestTheReplaysTimeGoesOnAtPaceBetweenLines(t *testing.T) {
 		t.Errorf("position %v, want the last line's 20s", pos)
 	}
 }
+
+// A change of pace between two lines goes on from where the pace has come
+// to, not from the last line served: + eight seconds into a 30 s gap went
+// back to the last line (the header's time jumped back 11 s and stood
+// still), and a pause went back there too, replaying what had been shown.
+func TestAChangeOfPaceBetweenLinesGoesOnFromWhereThePaceHasCome(t *testing.T) {
+	pl, w := newTestPlayer(1)
+	serveAt(t, pl, w, 10*time.Second, KindRequest)
+	serveAt(t, pl, w, 40*time.Second, KindEvent) // due 30s later at ×1
+	w.t = w.t.Add(8 * time.Second)
+	pl.Faster()
+	if got := pl.Reached(); got != 18*time.Second {
+		t.Errorf("×2 eight seconds into the gap: reached %v, want 18s", got)
+	}
+	if _, wait := serveAt(t, pl, w, 40*time.Second, KindEvent); wait != 11*time.Second {
+		t.Errorf("the line at 40s waits %v, want 11s ((40s - 18s) / 2)", wait)
+	}
+	w.t = w.t.Add(2 * time.Second)
+	pl.Pause()
+	w.t = w.t.Add(5 * time.Second)
+	if got := pl.Reached(); got != 22*time.Second {
+		t.Errorf("paused after 2s more at ×2: reached %v, want 22s", got)
+	}
+	pl.Resume()
+	if got := pl.Reached(); got != 22*time.Second {
+		t.Errorf("resumed: reached %v, want 22s", got)
+	}
+	if _, wait := serveAt(t, pl, w, 40*time.Second, KindEvent); wait != 9*time.Second {
+		t.Errorf("after the pause, the line at 40s waits %v, want 9s ((40s - 22s) / 2)", wait)
+	}
+}
