@@ -52,7 +52,7 @@ type Player struct {
 	// (between two lines: past pos), where Resume goes on from.
 	pos      time.Duration
 	pausedAt time.Duration
-	served int64
+	served   int64
 	// end is the recorded time of the trace's last line, when known.
 	end      time.Duration
 	endKnown bool
