@@ -141,7 +141,7 @@ func TestE2ELiveRunTripsOnNoProgressAndStopsBeforeItsDuration(t *testing.T) {
 	// The trip is a note of the run: a line, and in the trace, where the
 	// report's "Alert rules" finds it and a strict replay compares it with
 	// nothing.
-	if !strings.Contains(out, `"reason":"alert","detail":"--fail-on no-progress\u003e2s tripped on configmaps.v1 in namespace quiet-live: no-progress is `) {
+	if !strings.Contains(out, `"reason":"alert","detail":"--fail-on no-progress>2s tripped on configmaps.v1 in namespace quiet-live: no-progress is `) {
 		t.Errorf("no alert line:\n%s", out)
 	}
 	rd, err := trace.Open(tracePath)
