@@ -621,11 +621,7 @@ func TestAStartUpWarningLeadsTheFooterAtFirst(t *testing.T) {
 // indented; a Secret's values are REDACTED, its names and metadata shown.
 func TestObjectDetailShowsTheKeptJSONWithASecretsValuesRedacted(t *testing.T) {
 	for _, secret := range []bool{false, true} {
-		m, apply := withStore(t, func(res *program.Resource) {
-			if secret {
-				res.Target.Resource.GVR.Resource, res.Target.Resource.Kind = "secrets", "Secret"
-			}
-		})
+		m, apply := withStore(t, secrets(secret))
 		o := tuitest.Obj("default", "cm", "uid-1", "2")
 		o.Body = []byte(`{"metadata":{"name":"cm","namespace":"default","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"aHVudGVyMg==\"}}"}},"data":{"password":"aHVudGVyMg=="}}`)
 		m = update(resize(m, 120, 40), tuitest.Applied(tuitest.At(time.Second), []store.Result{apply(store.Event{Type: store.Apply, Object: o})}...))
@@ -646,11 +642,7 @@ func TestObjectDetailShowsTheKeptJSONWithASecretsValuesRedacted(t *testing.T) {
 // base64, above the JSON that said REDACTED).
 func TestObjectHistoryShowsNoSecretsValues(t *testing.T) {
 	for _, secret := range []bool{false, true} {
-		m, apply := withStore(t, func(res *program.Resource) {
-			if secret {
-				res.Target.Resource.GVR.Resource, res.Target.Resource.Kind = "secrets", "Secret"
-			}
-		})
+		m, apply := withStore(t, secrets(secret))
 		o := tuitest.Obj("default", "s1", "uid-1", "2")
 		o.Body = []byte(`{"metadata":{"name":"s1","namespace":"default"},"data":{"password":"aHVudGVyMg=="}}`)
 		o2 := tuitest.Obj("default", "s1", "uid-1", "3")
@@ -668,6 +660,15 @@ func TestObjectHistoryShowsNoSecretsValues(t *testing.T) {
 			if leaked := strings.Contains(got, v); leaked == secret {
 				t.Errorf("secret %v: %s shown %v:\n%s", secret, v, leaked, got)
 			}
+		}
+	}
+}
+
+// secrets makes a store's resource Secrets when secret is true.
+func secrets(secret bool) func(*program.Resource) {
+	return func(res *program.Resource) {
+		if secret {
+			res.Target.Resource.GVR.Resource, res.Target.Resource.Kind = "secrets", "Secret"
 		}
 	}
 }
