@@ -181,11 +181,11 @@ func onConn(p *Proxy, c net.Conn) *http.Request {
 }
 
 // served has the proxy forward and process the request sl was given (its
-// job closing mine), as RoundTrip and its job do.
+// job closing mine), as RoundTrip and its job do: its stream is Listed.
 func served(p *Proxy, sl *slot, mine chan struct{}) {
 	p.release(sl)
 	close(mine)
-	p.processed(sl, false)
+	p.processed(sl, reflector.StateListed)
 }
 
 func newConn(t *testing.T) net.Conn {
@@ -223,6 +223,42 @@ func TestASecondProcessFirstListIsANewClient(t *testing.T) {
 	}
 }
 
+// Two kubectl get runs one after the other: the second's first LIST can
+// come before the proxy has seen the first one's connection close, or has
+// processed its list. A client whose list is complete never lists afresh
+// again (it resumes from its resourceVersion): the second is a new client.
+func TestASecondProcessFirstListBeforeTheFirstIsSeenGoneIsANewClient(t *testing.T) {
+	list := call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500}}
+	for _, processedLate := range []bool{false, true} {
+		p := newAssignProxy()
+		first, _, mine := p.assign(list, onConn(p, newConn(t)))
+		p.release(first)
+		close(mine)
+		if !processedLate {
+			p.processed(first, reflector.StateListed)
+		} else {
+			go func() {
+				time.Sleep(sameClientGrace / 5)
+				p.processed(first, reflector.StateListed)
+			}()
+		}
+		second, _, _ := p.assign(list, onConn(p, newConn(t)))
+		if second == first {
+			t.Errorf("processed late %v: the second kubectl's LIST was taken into the first one's stream", processedLate)
+		}
+	}
+	// Until its list is complete (its first LIST failed), a client's LIST
+	// from "" on another connection may be its retry: it stays.
+	p := newAssignProxy()
+	first, _, mine := p.assign(list, onConn(p, newConn(t)))
+	p.release(first)
+	close(mine)
+	p.processed(first, reflector.StateBackoff)
+	if again, _, _ := p.assign(list, onConn(p, newConn(t))); again != first {
+		t.Error("a retry of a LIST that failed opened another stream")
+	}
+}
+
 // A client that was cut off (every connection it used closed) and comes
 // back on a new connection resuming where it was (a watch from its cursor,
 // a relist from its resourceVersion) is the same client: its stream goes on.
@@ -240,12 +276,15 @@ func TestAClientThatResumesOnANewConnectionKeepsItsStream(t *testing.T) {
 			t.Errorf("a %s from resourceVersion 120 on a new connection opened another stream", next.verb)
 		}
 	}
-	// A LIST from "" while the client is still connected (a relist after
-	// its resourceVersion expired) is its own, on whatever connection.
+	// A LIST from "" while the client is still connected, after its
+	// resourceVersion expired (its relist from "0" was answered 410), is
+	// its own, on whatever connection.
 	p := newAssignProxy()
 	c1 := newConn(t)
 	sl, _, mine := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "0"}}, onConn(p, c1))
-	served(p, sl, mine)
+	p.release(sl)
+	close(mine)
+	p.processed(sl, reflector.StateRelisting)
 	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
 		t.Error("a relist from \"\" of a client still connected opened another stream")
 	}
@@ -332,7 +371,7 @@ func TestARelistFromNothingAfterA410StaysOnItsStream(t *testing.T) {
 	sl, _, mine := p.assign(call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "120"}}, onConn(p, c1))
 	p.release(sl)
 	close(mine)
-	p.processed(sl, true) // answered 410: its stream is Relisting
+	p.processed(sl, reflector.StateRelisting) // answered 410
 	p.connState(c1, http.StateClosed)
 	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
 		t.Error("the relist from \"\" after a 410, on a new connection, opened another stream")

@@ -118,7 +118,7 @@ type Proxy struct {
 	creating sync.Mutex
 	mu       sync.Mutex
 	slots    map[streamKey][]*slot
-	released chan struct{} // closed (and replaced) when a slot is released
+	released chan struct{} // closed (and replaced) when a slot is released or a request processed
 	streams  []*observed.Stream
 	nextID   int
 	jobs     sync.WaitGroup
@@ -185,6 +185,10 @@ type slot struct {
 	// relisting: its last request processed was answered 410 (or a too
 	// large resourceVersion): the client's next is a relist, perhaps from "".
 	relisting bool
+	// synced: its client holds a resourceVersion (its stream came to
+	// Listed or Watching, and no 410 since): it resumes from it, and never
+	// starts afresh again (see assign).
+	synced bool
 }
 
 // takesAfresh says whether a request that starts afresh may be the slot's
@@ -478,15 +482,24 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	key := streamKey{userAgent: req.UserAgent(), host: host, gvr: c.gvr, namespace: c.namespace, label: c.label, field: c.field, asked: asked}
 	cn := connOf(req)
 	fresh := cn != nil && observed.StartsAfresh(c.verb, c.opts)
-	freeOf := func(k streamKey) *slot {
-		// The client's own first: a stream that used this connection, then
-		// one whose client is still connected, then one whose client has gone.
+	// freeOf finds the client's own stream first: one that used this
+	// connection, then one whose client is still connected, then one whose
+	// client has gone. Patient, it leaves a stream whose request in progress
+	// is not processed yet to a request that starts afresh on another
+	// connection (whether that stream's client is synced is not known yet).
+	freeOf := func(k streamKey, patient bool) *slot {
 		var live, gone *slot
 		for _, s := range p.slots[k] {
 			switch {
 			case s.busy:
 			case cn != nil && s.conns[cn]:
 				return s
+			case fresh && s.synced:
+				// Its client resumes from its resourceVersion, on whatever
+				// connection: a request on another connection that starts
+				// afresh is another process's first, even when the proxy
+				// has not seen that client's connections close yet.
+			case patient && fresh && s.pending > 0:
 			case !s.gone():
 				if live == nil {
 					live = s
@@ -500,10 +513,11 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 		}
 		return gone
 	}
-	free := func() *slot { return freeOf(key) }
-	anyBusy := func() bool {
+	// undecided: a stream of this client is forwarding a request, or, for
+	// a request that starts afresh, has one not processed yet.
+	undecided := func() bool {
 		for _, s := range p.slots[key] {
-			if s.busy {
+			if s.busy || (fresh && s.pending > 0) {
 				return true
 			}
 		}
@@ -511,7 +525,7 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	sl = free()
+	sl = freeOf(key, true)
 	if sl == nil && len(p.slots[key]) == 0 {
 		// No stream asks for this encoding: a free stream of the client
 		// that asks for another, and otherwise the same, takes the request
@@ -521,18 +535,19 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 		for _, w := range []reflector.Wire{reflector.WireJSON, reflector.WireProtobuf} {
 			if other := key; w != key.asked.Wire {
 				other.asked.Wire = w
-				if sl = freeOf(other); sl != nil {
+				if sl = freeOf(other, true); sl != nil {
 					break
 				}
 			}
 		}
 	}
-	if sl == nil && anyBusy() {
+	if sl == nil && undecided() {
 		// A stream of this client is forwarding a request. A reflector
 		// makes one at a time, but the one it just left may not be seen
 		// ending yet: a watch it closed on a 410 ERROR event is released
 		// when the server's end of the body is read, which races with the
-		// client's next request (its relist). Wait a moment for a release
+		// client's next request (its relist), and is processed later
+		// still. Wait a moment for a release or a request processed
 		// before taking this request for another reflector's.
 		grace := time.NewTimer(sameClientGrace)
 		defer grace.Stop()
@@ -548,7 +563,7 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 				waiting = false
 			}
 			p.mu.Lock()
-			sl = free()
+			sl = freeOf(key, waiting)
 			if !waiting {
 				break
 			}
@@ -578,15 +593,22 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 }
 
 // processed marks one of the slot's requests as processed (its stream has
-// all of it; relisting: it was answered 410, or a too large resourceVersion,
-// so the client's next request is a relist): with every connection it used
-// closed, its client may have left.
-func (p *Proxy) processed(sl *slot, relisting bool) {
+// all of it, and is now in state st; Relisting: it was answered 410, or a
+// too large resourceVersion, so the client's next request is a relist):
+// with every connection it used closed, its client may have left.
+func (p *Proxy) processed(sl *slot, st reflector.State) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl.pending--
-	sl.relisting = relisting
+	sl.relisting = st == reflector.StateRelisting
+	switch st {
+	case reflector.StateListed, reflector.StateWatching:
+		sl.synced = true
+	case reflector.StateRelisting:
+		sl.synced = false
+	}
 	p.checkLeft(sl, p.opts.Now())
+	p.changed()
 }
 
 // release marks the slot's request as forwarded: the client may make its next.
@@ -594,9 +616,15 @@ func (p *Proxy) release(sl *slot) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl.busy = false
+	p.changed()
+}
+
+// changed wakes the requests waiting in assign. Caller holds p.mu.
+func (p *Proxy) changed() {
 	close(p.released)
 	p.released = make(chan struct{})
 }
+
 
 // stream returns the slot's stream, creating it (and announcing it) at its
 // first request. It runs on the slot's processing goroutine. Streams are
@@ -703,7 +731,7 @@ func (j *job) run() {
 	s := j.p.stream(j.slot, j.call)
 	j.s = s
 	// Once processed: a stream left Relisting (a 410) awaits its client's relist.
-	defer func() { j.p.processed(j.slot, s.State() == reflector.StateRelisting) }()
+	defer func() { j.p.processed(j.slot, s.State()) }()
 	<-j.ready
 	var ct string
 	if j.err == nil && j.code >= 200 && j.code <= 299 {
