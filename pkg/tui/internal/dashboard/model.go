@@ -263,7 +263,7 @@ func (m *Model) addAudit(a program.AuditMsg) {
 
 // setStatus reports this resource's action in the footer.
 func (m *Model) setStatus(sev common.Severity, s string) {
-	m.Status = program.Status{Text: s, Sev: sev, At: m.Now}
+	m.Status = program.NewStatus(s, sev, m.Now)
 }
 
 // shownStatus is the status the dashboard's footer shows: the newer of its
@@ -342,7 +342,7 @@ func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if cmd, ok := m.Chrome.PlayerKey(k, m.Now); ok {
+	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Replay.Stopped); ok {
 		return cmd, false
 	}
 	n := m.rowsIn(m.focus)

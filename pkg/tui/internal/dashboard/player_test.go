@@ -120,6 +120,12 @@ func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T)
 	if shown, n := r.Replay.Differences(5); n != 0 {
 		t.Errorf("the replay, paused, stepped, sped up and jumped, decided differently: %v", shown)
 	}
+	// Once it has ended, the keys that play on say so, not what they would do.
+	for _, k := range []string{"right", "space", "+", "-"} {
+		m = update(m, tuitest.KeyPress(k))
+		tuitest.MustContain(t, screen(m), "the replay has ended: q quits")
+		tuitest.MustNotContain(t, screen(m), "stepping to", "replay resumed", "replay paused", "replay speed")
+	}
 
 	// ? lists the player's keys, and what they do.
 	m = update(m, tuitest.KeyPress("?"))

@@ -207,7 +207,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := o.OverlayKey(o, k); ok {
 		return cmd
 	}
-	if cmd, ok := o.Chrome.PlayerKey(k, o.now()); ok {
+	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.progress().Stopped); ok {
 		return cmd
 	}
 	o.Chrome.Status.Text = "" // the player's; a resource's action's stays until it expires

@@ -144,9 +144,16 @@ func Badge(st common.Styles, p State, start time.Time, stopped bool) string {
 // Act does what k asks of p when it is one of keys (ok false otherwise),
 // and says what it did: start is the trace's start in wall time, rewind
 // (nil: none) starts the replay again at an earlier point; quit says it did
-// (the dashboard quits, and the replay starts again).
-func Act(p Player, keys Keys, k tea.KeyPressMsg, start time.Time, rewind func(time.Duration)) (sev common.Severity, text string, quit, ok bool) {
+// (the dashboard quits, and the replay starts again). Once the replay has
+// ended, the keys that play on say so instead.
+func Act(p Player, keys Keys, k tea.KeyPressMsg, start time.Time, rewind func(time.Duration), ended bool) (sev common.Severity, text string, quit, ok bool) {
 	switch {
+	case ended && (key.Matches(k, keys.PlayPause) || key.Matches(k, keys.Step) || key.Matches(k, keys.Faster) || key.Matches(k, keys.Slower)):
+		// Nothing is left to play: say so rather than what the key would do.
+		text = "the replay has ended: q quits"
+		if rewind != nil {
+			text = "the replay has ended: 0-9 replays it again from that point, q quits"
+		}
 	case key.Matches(k, keys.PlayPause):
 		text = "replay paused: space resumes, → steps to the next request or decision"
 		if !p.TogglePause() {

@@ -48,12 +48,22 @@ type Chrome struct {
 	helpScreen helpscreen.Screen
 }
 
-// Status is an action's one-line report, shown in the footer until a newer one.
+// Status is an action's one-line report, shown in the footer until a newer
+// one, or until it expires (Expire).
 type Status struct {
-	// Text is the report, "" for none; Sev grades it; At is when it was made.
+	// Text is the report, "" for none; Sev grades it; At is when it was
+	// made, on the run's clock.
 	Text string
 	Sev  common.Severity
 	At   time.Time
+	// made is when it was made on the wall clock (zero: not known): a
+	// replay's clock stops while it is paused and once it has ended.
+	made time.Time
+}
+
+// NewStatus is the status text graded sev, made now: at on the run's clock.
+func NewStatus(text string, sev common.Severity, at time.Time) Status {
+	return Status{Text: text, Sev: sev, At: at, made: time.Now()}
 }
 
 // Progress is where a replay stands, for the header's badge: done of total
@@ -83,7 +93,7 @@ func newChrome(opts Options, st common.Styles) Chrome {
 	}
 	c := Chrome{opts: opts, st: st, help: h, Keys: keys}
 	if opts.Warning != "" {
-		c.Status = Status{Text: "warning: " + opts.Warning, Sev: common.SevWarn, At: opts.Start}
+		c.Status = NewStatus("warning: "+opts.Warning, common.SevWarn, opts.Start)
 	}
 	return c
 }
@@ -237,9 +247,11 @@ func (c *Chrome) badge(r Progress) string {
 	return b
 }
 
-// Expire drops the status once it is older than statusFor at now.
+// Expire drops the status once it is older than statusFor at now (the
+// run's clock), or on the wall clock: a status made while a replay is
+// paused or over goes all the same.
 func (s *Status) Expire(now time.Time) {
-	if s.Text != "" && now.Sub(s.At) > statusFor {
+	if s.Text != "" && (now.Sub(s.At) > statusFor || (!s.made.IsZero() && time.Since(s.made) > statusFor)) {
 		s.Text = ""
 	}
 }

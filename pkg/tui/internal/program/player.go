@@ -18,17 +18,18 @@ type Player = player.Player
 
 // PlayerKey acts on k when it is one of the player's keys (ok false
 // otherwise): the status says what it did, and the player is read afresh.
-// A rewind quits (cmd): the replay starts again.
-func (c *Chrome) PlayerKey(k tea.KeyPressMsg, now time.Time) (cmd tea.Cmd, ok bool) {
+// A rewind quits (cmd): the replay starts again. ended says the replay has
+// ended (Progress.Stopped).
+func (c *Chrome) PlayerKey(k tea.KeyPressMsg, now time.Time, ended bool) (cmd tea.Cmd, ok bool) {
 	p := c.opts.Player
 	if p == nil {
 		return nil, false
 	}
-	sev, text, quit, ok := player.Act(p, c.Keys.Player, k, c.opts.Start, c.opts.Rewind)
+	sev, text, quit, ok := player.Act(p, c.Keys.Player, k, c.opts.Start, c.opts.Rewind, ended)
 	if !ok {
 		return nil, false
 	}
-	c.Status = Status{Text: text, Sev: sev, At: now}
+	c.Status = NewStatus(text, sev, now)
 	c.Player, c.HavePlayer = player.Read(p), true
 	if quit {
 		return tea.Quit, true
