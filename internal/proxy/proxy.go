@@ -625,7 +625,6 @@ func (p *Proxy) changed() {
 	p.released = make(chan struct{})
 }
 
-
 // stream returns the slot's stream, creating it (and announcing it) at its
 // first request. It runs on the slot's processing goroutine. Streams are
 // numbered in the order they are announced, so a stream's number is also
