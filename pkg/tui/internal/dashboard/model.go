@@ -244,6 +244,9 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 	case reflector.ReasonStopped:
 		m.Replay.Stopped = true
 	}
+	if d.State == reflector.StateFailed {
+		m.Replay.Stopped = true // its reflector returned: it makes no more requests
+	}
 	return logpane.FromNote(n), true
 }
 

@@ -74,3 +74,34 @@ func TestTheOverviewTakesThePlayerKeysOnAReplayOfTwoResources(t *testing.T) {
 		t.Errorf("the overview's help lacks the player keys:\n%s", view)
 	}
 }
+
+// A replay whose resources failed (the API server refused their watches)
+// ends as one whose resources stopped does: the header says "ended", and
+// the player keys say so, once the last resource failed or stopped.
+func TestTheReplayOfARunWhoseResourcesFailedEnds(t *testing.T) {
+	r := tuitest.NewPlayerRig(t, "../../../trace/testdata/failed/two-forbidden.jsonl", 0)
+	o := newOverview(r.Opts, r.Resources)
+	t.Cleanup(o.Close)
+	next, _ := o.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	o = next.(Overview)
+	if err := <-r.Run(); err == nil || !strings.Contains(err.Error(), "403 Forbidden") {
+		t.Fatalf("the replay of the forbidden watches: %v, want their 403s", err)
+	}
+	o = refreshOverview(o)
+	view := tuitest.Plain(o.View())
+	for _, want := range []string{"2 Failed", "100% ended"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the overview lacks %q:\n%s", want, view)
+		}
+	}
+	next, _ = o.Update(tuitest.KeyPress("right"))
+	o = next.(Overview)
+	if view := tuitest.Plain(o.View()); !strings.Contains(view, "the replay has ended") {
+		t.Errorf("→ on the ended replay does not say it ended:\n%s", view)
+	}
+	// One resource's dashboard alone says it too.
+	d := refresh(o.subs[0])
+	if view := tuitest.Plain(d.View()); !strings.Contains(view, "100% ended") {
+		t.Errorf("the failed resource's dashboard does not say the replay ended:\n%s", view)
+	}
+}
