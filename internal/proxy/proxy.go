@@ -778,7 +778,7 @@ func (j *job) run() {
 		return
 	}
 	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, wire.WatchOptions{KeepRaw: j.p.opts.KeepRaw, Clock: wire.ServerClockOf(j.header, j.started), Now: j.p.opts.Now,
-		InitialEvents: j.call.opts.SendInitialEvents})
+		InitialEvents: j.call.opts.SendInitialEvents, Selected: j.call.label != "" || j.call.field != ""})
 	if err != nil {
 		j.endRequest(r, j.end(err))
 		return

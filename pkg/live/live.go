@@ -191,7 +191,7 @@ func (s *Source) Watch(ctx context.Context, opts reflector.RequestOptions) (refl
 	}
 	return wire.DecodeWatchBody(ctx, cancel, resp.Body, resp.Header.Get("Content-Type"), wire.WatchOptions{
 		KeepBody: s.opts.KeepBody, KeepRaw: !s.dropRaw, Clock: wire.ServerClockOf(resp.Header, sent), Now: time.Now,
-		InitialEvents: opts.SendInitialEvents}), nil
+		InitialEvents: opts.SendInitialEvents, Selected: s.target.LabelSelector != "" || s.target.FieldSelector != ""}), nil
 }
 
 // gunzip is a response body with its gzip Content-Encoding taken off, as

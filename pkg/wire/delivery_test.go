@@ -270,3 +270,49 @@ func TestAStreamingListsInitialEventsCarryNoDelivery(t *testing.T) {
 		})
 	}
 }
+
+// A watch with a selector sees an object that changed into it as ADDED:
+// when its newest time is its creation (the write that moved it left no
+// managedFields time), nothing says when that write was, and the creation
+// may be minutes old: no estimate. A newer managedFields time is the
+// write's, and a watch without a selector takes ADDED as created.
+func TestAnAddedEventOfASelectedWatchWhoseNewestTimeIsItsCreationHasNoEstimate(t *testing.T) {
+	created := time.Now().Add(-150 * time.Second).UTC().Format(time.RFC3339)
+	labelled := time.Now().UTC().Format(time.RFC3339)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"type":"ADDED","object":{"metadata":{"name":"moved","namespace":"ns","uid":"u1","resourceVersion":"2","creationTimestamp":%q}}}`+"\n", created)
+		fmt.Fprintf(w, `{"type":"ADDED","object":{"metadata":{"name":"labelled","namespace":"ns","uid":"u2","resourceVersion":"3","creationTimestamp":%q,"managedFields":[{"manager":"kubectl-label","time":%q}]}}}`+"\n", created, labelled)
+	}))
+	defer srv.Close()
+	for _, selector := range []string{"tier=web", ""} {
+		target := reflector.Target{Resource: reflector.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespaced: true}, LabelSelector: selector}
+		src, err := live.NewSource(&rest.Config{Host: srv.URL}, target, live.Options{Wire: reflector.WireJSON})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := src.Watch(t.Context(), reflector.RequestOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved, err := st.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		withTime, err := st.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		if selector != "" && moved.Delivery.Known() {
+			t.Errorf("selector %q: an ADDED event whose newest time is its creation 2m30s ago has a lag of %v", selector, moved.Delivery.Lag)
+		}
+		if selector == "" && (!moved.Delivery.Known() || moved.Delivery.Lag < 140*time.Second) {
+			t.Errorf("no selector: an ADDED event is a creation: delivery %+v, want its creation's lag of about 2m30s", moved.Delivery)
+		}
+		if !withTime.Delivery.Known() || withTime.Delivery.Lag > 3*time.Second {
+			t.Errorf("selector %q: an ADDED event with a managedFields time of now: delivery %+v, want a lag of about 0", selector, withTime.Delivery)
+		}
+	}
+}

@@ -88,6 +88,11 @@ type WatchOptions struct {
 	// managedFields are skipped unread (the passive estimate costs nothing
 	// on the initial list).
 	InitialEvents bool
+	// Selected says the watch has a label or field selector: an ADDED
+	// event may be an object that changed into it, not one just created,
+	// so one whose newest time is its creation has no estimate (the write
+	// that moved it left no time of its own, and the creation may be days old).
+	Selected bool
 }
 
 // DecodeWatchResponse reads a watch response body (JSON or protobuf framing,

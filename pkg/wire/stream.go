@@ -65,6 +65,8 @@ func (s *watchStream) Next() (reflector.WatchEvent, error) {
 	switch {
 	case s.initial:
 		ev.Delivery = reflector.Delivery{} // a listed object, not news
+	case s.o.Selected && ev.Type == reflector.EventAdded && ev.Item.Object != nil && !ev.Delivery.Written.After(ev.Item.Object.CreationTimestamp):
+		ev.Delivery = reflector.Delivery{} // perhaps one that changed into the selector: when, nothing says
 	case ev.Delivery.Known() && s.o.Now != nil:
 		ev.Delivery.Lag = s.o.Clock.Lag(s.o.Now(), ev.Delivery.Written)
 	}
