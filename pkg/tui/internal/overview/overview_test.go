@@ -483,3 +483,44 @@ func TestOverviewShowsReplayPositionAndAlerts(t *testing.T) {
 func newOverview(opts program.Options, resources []program.Resource) Overview {
 	return New(context.Background(), opts, resources)
 }
+
+// A cluster-scoped resource has no namespace: the header names the
+// namespace the namespaced ones share, and says cluster-scoped when none is
+// namespaced (kubectl watchcache ns,crd -n x watches no namespace).
+func TestTheHeaderNamesTheNamespaceOfTheNamespacedResourcesOnly(t *testing.T) {
+	clusterScoped := func(resource, kind, ns string) program.Resource {
+		r := ovResource("", resource, kind, program.Feed{})
+		r.Target.Resource.Namespaced = false
+		r.Target.Namespace = ns
+		return r
+	}
+	namespaced := func(resource, kind, ns string) program.Resource {
+		r := ovResource("", resource, kind, program.Feed{})
+		r.Target.Namespace = ns
+		return r
+	}
+	for _, c := range []struct {
+		name      string
+		resources []program.Resource
+		want      string
+		rows      []string
+	}{
+		{"cluster-scoped only, -n given", []program.Resource{clusterScoped("namespaces", "Namespace", "h60a"), clusterScoped("nodes", "Node", "h60a")}, "2 resources · cluster-scoped", nil},
+		{"both, one namespace", []program.Resource{namespaced("configmaps", "ConfigMap", "h60a"), clusterScoped("nodes", "Node", "")}, "2 resources · namespace h60a", nil},
+		{"both, all namespaces", []program.Resource{namespaced("configmaps", "ConfigMap", ""), clusterScoped("nodes", "Node", "")}, "2 resources · all namespaces", nil},
+		{"two namespaces", []program.Resource{namespaced("configmaps", "ConfigMap", "a"), namespaced("secrets", "Secret", "b"), clusterScoped("nodes", "Node", "")},
+			"3 resources · several namespaces", []string{"configmaps -n a", "secrets -n b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := newOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), c.resources)
+			t.Cleanup(o.Close)
+			o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 30})
+			s := ovScreen(o)
+			tuitest.MustContain(t, s, append([]string{c.want}, c.rows...)...)
+			tuitest.MustNotContain(t, s, "nodes -n")
+			if c.rows == nil {
+				tuitest.MustNotContain(t, s, " -n ")
+			}
+		})
+	}
+}

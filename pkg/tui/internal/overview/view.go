@@ -100,8 +100,10 @@ func (o *Overview) now() time.Time {
 // Header is the run's identity, what the resources share, their states, and live or replay.
 func (o *Overview) Header(width int) []string {
 	parts := []string{o.St.Value.Render(format.Plural(len(o.subs), cmp.Or(o.Opts.Kind.Noun, "resource")))}
-	switch ns, ok := program.Shared(o.resources, namespaceOf); {
+	switch ns, ok, namespaced := namespaces(o.resources); {
 	case len(o.subs) == 0:
+	case !namespaced:
+		parts = append(parts, "cluster-scoped")
 	case !ok:
 		parts = append(parts, "several namespaces")
 	case ns == "":
@@ -125,13 +127,26 @@ func (o *Overview) progress() program.Progress {
 	return r
 }
 
-// namespaceOf is the namespace a namespaced resource is watched in ("" for
-// all), or "" for a cluster-scoped one, which has none to differ in.
-func namespaceOf(r *program.Resource) string {
-	if r.Target.Resource.Kind != "" && !r.Target.Resource.Namespaced {
-		return ""
+// namespaces is the namespace the namespaced resources among rs are
+// watched in ("" for all), when they share one (ok); namespaced says any
+// is. A cluster-scoped resource has no namespace to differ in.
+func namespaces(rs []program.Resource) (ns string, ok, namespaced bool) {
+	var in []program.Resource
+	for i := range rs {
+		if !clusterScoped(&rs[i]) {
+			in = append(in, rs[i])
+		}
 	}
-	return r.Target.Namespace
+	if len(in) == 0 {
+		return "", true, false
+	}
+	ns, ok = program.Shared(in, func(r *program.Resource) string { return r.Target.Namespace })
+	return ns, ok, true
+}
+
+// clusterScoped says r's resource is known to be cluster-scoped.
+func clusterScoped(r *program.Resource) bool {
+	return r.Target.Resource.Kind != "" && !r.Target.Resource.Namespaced
 }
 
 // stateCounts is how many resources are in each state, worst colors and all;
@@ -232,7 +247,7 @@ func rowNames(resources []program.Resource) []table.Label {
 			base = t.Resource.String()
 		}
 		var apart string
-		if differs(namespaceOf) && namespaceOf(&resources[i]) != "" {
+		if _, same, _ := namespaces(resources); !same && !clusterScoped(&resources[i]) && t.Namespace != "" {
 			apart += " -n " + t.Namespace
 		}
 		if differs(func(r *program.Resource) string { return r.Target.LabelSelector }) && t.LabelSelector != "" {
