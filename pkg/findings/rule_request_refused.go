@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
@@ -28,9 +29,22 @@ func (requestRefused) observe(e *Engine, n reflector.Note) {
 		if d.Reason == reflector.ReasonBadRequest {
 			f.Title = fmt.Sprintf("the server refused the request's options (%d)", d.Code)
 		}
-		f.Evidence = Evidence{Text: d.String(), Requests: []int64{n.RequestID}}
+		f.Evidence = Evidence{Text: saidBeyondTheStatus(d), Requests: []int64{n.RequestID}}
 		f.Cause, f.Action = refusedWhy(d)
 	})
+}
+
+// saidBeyondTheStatus is the refusal's sentence without the status it
+// begins with ("403 Forbidden: "), which the title says: what the server
+// said, and how often it was asked.
+func saidBeyondTheStatus(d *reflector.Decision) string {
+	s := d.String()
+	if strings.HasPrefix(s, fmt.Sprint(d.Code)+" ") {
+		if _, said, ok := strings.Cut(s, ": "); ok {
+			return "the server said: " + said
+		}
+	}
+	return s
 }
 
 // refusedAs names a refusal's status code.
@@ -58,7 +72,7 @@ func refusedWhy(d *reflector.Decision) (cause, action string) {
 		return "the server did not accept the credentials: a token expired or was revoked, or a client certificate it does not trust",
 			"refresh the kubeconfig's credentials (log in again), then check with kubectl auth whoami"
 	case d.Code == 403:
-		return "RBAC grants the user no list or watch on this resource here: a namespaced run needs them in that namespace (a Role), -A or a cluster-scoped resource cluster-wide (a ClusterRole)",
+		return "RBAC does not grant the user both list and watch on this resource here (a streaming list, the default first request, is a watch): a namespaced run needs them in that namespace (a Role), -A or a cluster-scoped resource cluster-wide (a ClusterRole)",
 			"check with kubectl auth can-i list,watch RESOURCE -n NAMESPACE (with --as USER for another user) and grant both verbs; README's \"RBAC needed\" lists what each mode needs"
 	case d.Code == 404:
 		return "the resource or the namespace is not there: a CRD removed or not yet installed, an API version the server no longer serves, or a namespace deleted",
