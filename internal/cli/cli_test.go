@@ -101,6 +101,11 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 	}{
 		{"no resource", []string{}, ExitUsage, `error: you must specify the type of resource to watch, e.g. "kubectl watchcache pods" or "kubectl watchcache pods,deployments.apps"`},
 		{"empty resource name", []string{"pods,,secrets"}, ExitUsage, `error: "pods,,secrets" has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps`},
+		{"TYPE/NAME", []string{"pods,configmaps/cm-1"}, ExitUsage, `error: "configmaps/cm-1" is TYPE/NAME: watch a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache configmaps --field-selector metadata.name=cm-1"`},
+		{"completion of a shell cobra does not know", []string{"completion", "tcsh"}, ExitUsage, `error: unsupported shell type "tcsh": one of bash, zsh, fish, powershell`},
+		{"completion without a shell", []string{"completion"}, ExitUsage, `error: shell not specified: one of bash, zsh, fish, powershell`},
+		{"completion with an argument too many", []string{"completion", "bash", "extra"}, ExitUsage, `error: unknown command "extra" for "kubectl watchcache completion bash"`},
+		{"help on no such command", []string{"help", "nosuch"}, ExitUsage, `error: unknown help topic "nosuch": run "kubectl watchcache --help" for the commands`},
 		{"zero max resources", []string{"pods", "--max-resources", "0"}, ExitUsage, "error: invalid --max-resources 0: must be at least 1"},
 		{"zero concurrent lists", []string{"pods", "--max-concurrent-lists", "0"}, ExitUsage, "error: invalid --max-concurrent-lists 0: must be at least 1"},
 		{"negative page size", []string{"pods", "--page-size", "-1"}, ExitUsage, "error: invalid --page-size -1: must be 0 (no pagination) or more"},

@@ -156,6 +156,11 @@ func resourceArgs(args []string, verb, example string) ([]string, error) {
 			if strings.TrimSpace(name) == "" {
 				return nil, usageErrorf("%q has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps", arg)
 			}
+			if kind, obj, ok := strings.Cut(name, "/"); ok {
+				// kubectl get's TYPE/NAME: a reflector watches a resource,
+				// and a field selector narrows it to one object.
+				return nil, usageErrorf("%q is TYPE/NAME: %s a resource type, and narrow it to one object with a field selector, e.g. \"%s %s --field-selector metadata.name=%s\"", name, verb, example, kind, obj)
+			}
 		}
 	}
 	return args, nil

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -93,7 +94,56 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 	addKlogFlags(cmd)
 	cmd.AddCommand(newVersionCommand(streams, version), newReplayCommand(streams), newProxyCommand(streams, version), newReportCommand(streams),
 		newExplainCommand(streams, version), newCostCommand(streams, version), newMonitorCommand(streams, version))
+	cmd.SetHelpCommand(newHelpCommand())
+	cmd.InitDefaultCompletionCmd()
+	if c, _, err := cmd.Find([]string{"completion"}); err == nil && c != cmd {
+		// cobra's completion prints its help and exits 0 for a shell it
+		// does not know; kubectl completion says so and fails.
+		c.RunE = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("shell not specified: one of bash, zsh, fish, powershell")
+			}
+			return usageErrorf("unsupported shell type %q: one of bash, zsh, fish, powershell", args[0])
+		}
+		c.Args = cobra.ArbitraryArgs
+	}
+	argsAreUsage(cmd)
 	return cmd
+}
+
+// newHelpCommand is "help [command]": cobra's prints the root's help and
+// exits 0 for a command it does not know.
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil || target == nil || len(rest) > 0 {
+				return usageErrorf("unknown help topic %q: run \"kubectl watchcache --help\" for the commands", strings.Join(args, " "))
+			}
+			target.InitDefaultHelpFlag()
+			return target.Help()
+		},
+	}
+}
+
+// argsAreUsage makes the arguments' errors of c and its subcommands usage
+// errors (exit 2), cobra's own ("unknown command") included.
+func argsAreUsage(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			var ue usageError
+			if err != nil && !errors.As(err, &ue) {
+				return usageError{err}
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		argsAreUsage(sub)
+	}
 }
 
 func newVersionCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {
