@@ -129,7 +129,8 @@ func (l *Ledger) StartRequest(verb Verb, opts RequestOptions, started time.Time)
 	}
 	snapshot := *info
 	l.mu.Unlock()
-	l.Note(Note{Kind: NoteRequestStarted, Request: &snapshot})
+	// When it was sent: an observed request is fed once its answer came.
+	l.Note(Note{Kind: NoteRequestStarted, Request: &snapshot, At: started})
 	return info
 }
 
@@ -639,16 +640,18 @@ func (l *Ledger) Faults() []FaultCount {
 	return slices.Clone(l.stats.Faults)
 }
 
-// Note stamps n with its sequence number, time, state and request, and
-// hands it to the listeners; notes reach them in Seq order (a fact keeps
-// the Seq of the note before it).
+// Note stamps n with its sequence number, time (now, unless n has one),
+// state and request, and hands it to the listeners; notes reach them in Seq
+// order (a fact keeps the Seq of the note before it).
 func (l *Ledger) Note(n Note) {
 	l.noteMu.Lock()
 	defer l.noteMu.Unlock()
 	if l.notesEnded {
 		return
 	}
-	n.At = l.now()
+	if n.At.IsZero() {
+		n.At = l.now()
+	}
 	l.mu.Lock()
 	n.State, n.RequestID = l.stats.State, l.lastReq
 	l.mu.Unlock()

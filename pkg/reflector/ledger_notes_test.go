@@ -119,3 +119,24 @@ func TestTheLedgerNotesListsPagesAndBookmarksAndCountsTheirTotals(t *testing.T) 
 		}
 	}
 }
+
+// A request's started note is at the time it was sent: an observed
+// request is fed to its ledger once its answer came, and "started" at the
+// answer's time made a 6 s LIST look as if it took no time.
+func TestARequestStartedNoteIsAtTheTimeTheRequestWasSent(t *testing.T) {
+	now := time.Date(2026, 12, 6, 3, 36, 31, 886e6, time.UTC)
+	_, w := store.New()
+	l := NewLedger(w, func() time.Time { return now }, 10)
+	var notes []Note
+	l.OnNote(func(n Note) { notes = append(notes, n) })
+	sent := now.Add(-6 * time.Second)
+	info := l.StartRequest(VerbList, RequestOptions{}, sent)
+	l.EndRequest(info, &RequestEnd{Reason: EndClosed})
+	l.StartRequest(VerbWatch, RequestOptions{ResourceVersion: "5"}, time.Time{}) // sent now
+	if len(notes) != 3 {
+		t.Fatalf("%d notes, want 3", len(notes))
+	}
+	if !notes[0].At.Equal(sent) || !notes[1].At.Equal(now) || !notes[2].At.Equal(now) {
+		t.Errorf("started at %v, ended at %v, next started at %v; want %v, %v, %v", notes[0].At, notes[1].At, notes[2].At, sent, now, now)
+	}
+}
