@@ -180,6 +180,9 @@ func Main(version string) int {
 		// Writes to a closed stdout then fail with EPIPE instead.
 		signal.Ignore(syscall.SIGPIPE)
 		out = &closedPipeStops{w: os.Stdout, stop: closed}
+		// And a reader that left is noticed before the next write, which a
+		// quiet watch may make minutes later.
+		watchPipeReader(os.Stdout, func() { closed(errStdoutClosed) })
 	}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: out, ErrOut: os.Stderr}
 	return execute(ctx, NewCommand(streams, version), streams)

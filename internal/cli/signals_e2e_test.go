@@ -69,7 +69,7 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 }
 
 // A closed terminal (SIGHUP) and a closed stdout pipe (| head) end a run as
-// SIGTERM does: the trace is written to its end, gzip included. Both killed
+// SIGTERM does, at once: the trace is written to its end, gzip included. Both killed
 // the run before, leaving a 10-byte .gz trace, or an empty one. A run
 // killed outright (SIGKILL) leaves a .gz trace that reads up to its last
 // flush, a second before.
@@ -94,6 +94,9 @@ func TestE2EAClosedTerminalOrPipeEndsTheRunWithItsTraceWritten(t *testing.T) {
 			_ = out.Close()
 			create("after-the-pipe-closed") // a line to write to the closed pipe
 		}, ExitOK, true},
+		// Nothing more to write: the run notices the reader left all the
+		// same (it waited for its next line, minutes on a quiet watch).
+		{"closed stdout, nothing to write", func(_ *exec.Cmd, out *os.File) { _ = out.Close() }, ExitOK, true},
 		{"SIGKILL", func(cmd *exec.Cmd, _ *os.File) {
 			time.Sleep(3 * time.Second) // a flush or two after the list
 			_ = cmd.Process.Kill()
