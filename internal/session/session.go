@@ -434,9 +434,6 @@ func (s *Session) FlowControlNames(flowSchemas, priorityLevels map[string]string
 	}
 }
 
-// ReasonTraceWriteError is the note reason when recording stops on a write error.
-const ReasonTraceWriteError reflector.Reason = "trace-write-error"
-
 // reportTraceFailure tells every resource's display, in order with the
 // reflector's notes, that recording stopped; the reflectors keep running and
 // Run reports the error at the end.
@@ -448,7 +445,7 @@ func (s *Session) reportTraceFailure() {
 	}
 	if err := s.Recorder.Err(); err != nil {
 		for _, r := range s.Resources {
-			r.Reflector.Report(reflector.Decision{Reason: ReasonTraceWriteError,
+			r.Reflector.Report(reflector.Decision{Reason: reflector.ReasonTraceWriteError,
 				Cause: fmt.Sprintf("recording stopped: %v; the live view goes on, the trace is incomplete", err)})
 		}
 	}

@@ -67,6 +67,10 @@ const (
 	// the reflector: a replay does not decide it again, and compares it
 	// with nothing.
 	ReasonAlert Reason = "alert"
+	// ReasonTraceWriteError: recording the trace stopped on a write error
+	// (Cause says which); the run goes on. The session notes it, not the
+	// reflector, and the trace cannot hold it.
+	ReasonTraceWriteError Reason = "trace-write-error"
 )
 
 // ListMethod is how a complete list is made.
@@ -228,6 +232,8 @@ func (d Decision) String() string {
 		return "--fault " + d.Fault + ": " + d.Cause
 	case ReasonAlert:
 		return "--fail-on " + d.Cause
+	case ReasonTraceWriteError:
+		return d.Cause
 	}
 	if d.Cause != "" {
 		return string(d.Reason) + ": " + d.Cause

@@ -91,3 +91,17 @@ func isEnded(msg tea.Msg) bool {
 func newAlone(opts program.Options, res program.Resource) Model {
 	return New(context.Background(), program.NewRoot(opts.WithDefaults(), 0), res, 0)
 }
+
+// Recording that stopped on a write error (a full disk) is said where the
+// header named the trace being recorded, and once in the log: the run goes
+// on, and a person watching a long run must see nothing is recorded.
+func TestAStoppedRecordingIsSaidInTheHeader(t *testing.T) {
+	m := polledModel(t, 120, 36, func(o *program.Options) { o.Trace = "run.jsonl" }, func(*reflector.Stats) {})
+	tuitest.MustContain(t, screen(m), "recording run.jsonl")
+	cause := "recording stopped: writing trace: write run.jsonl: no space left on device; the live view goes on, the trace is incomplete"
+	m = update(m, program.NotesMsg{Notes: []reflector.Note{{At: tuitest.At(time.Minute), Seq: 100, Kind: reflector.NoteDecision, State: reflector.StateWatching,
+		Decision: &reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonTraceWriteError, Cause: cause}}}})
+	s := screen(m)
+	tuitest.MustContain(t, s, "recording stopped run.jsonl", "trace-write-error: recording stopped: writing trace")
+	tuitest.MustNotContain(t, s, "trace-write-error: trace-write-error")
+}

@@ -243,6 +243,9 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 		}
 	case reflector.ReasonStopped:
 		m.Replay.Stopped = true
+	case reflector.ReasonTraceWriteError:
+		m.Chrome.RecordingStopped = true
+		m.setStatus(common.SevBad, d.String())
 	}
 	if d.State == reflector.StateFailed {
 		m.Replay.Stopped = true // its reflector returned: it makes no more requests

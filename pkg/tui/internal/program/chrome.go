@@ -44,6 +44,9 @@ type Chrome struct {
 	// EndedAt is when it was heard of: the uptime stops there.
 	Ended   bool
 	EndedAt time.Time
+	// RecordingStopped says the trace stopped on a write error: the header
+	// says so where it named the trace being recorded.
+	RecordingStopped bool
 	// helpScreen is the help screen's scroll.
 	helpScreen helpscreen.Screen
 }
@@ -135,6 +138,8 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 	switch {
 	case o.Replay && o.Trace != "":
 		left += st.Label.Render("  trace ") + o.Trace
+	case o.Trace != "" && c.RecordingStopped:
+		left += st.Bad.Render("  recording stopped ") + o.Trace
 	case o.Trace != "":
 		left += st.Label.Render("  recording ") + o.Trace
 	}
