@@ -65,6 +65,7 @@ type Reader struct {
 	closers  []io.Closer
 	header   Header
 	line     int
+	cutShort bool  // the input ended in the middle of its encoding (a gzip stream cut or broken)
 	err      error // the first error: Next returns it from then on
 	warnings []string
 	dropped  int // warnings beyond maxWarnings
@@ -139,6 +140,9 @@ func Open(path string) (*Reader, error) {
 			if errors.Is(err, io.EOF) {
 				return nil, fmt.Errorf("%s: the trace is empty", path)
 			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, fmt.Errorf("%s: the gzip file is cut short before its header ends (%w)", path, err)
+			}
 			return nil, fmt.Errorf("%s: not a gzip trace: %w", path, err)
 		}
 		in = gz
@@ -186,6 +190,9 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 	r := &Reader{name: name, r: bufio.NewReaderSize(in, readerBufferSize)}
 	raw, last, err := r.readLine()
 	if err != nil {
+		if errors.Is(err, io.EOF) && r.cutShort {
+			return nil, fmt.Errorf("%s: the file is cut short or broken before its first line (%w)", name, io.ErrUnexpectedEOF)
+		}
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: the trace is empty", name)
 		}
@@ -305,6 +312,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 				b = r.long
 			}
 			if len(bytes.TrimSpace(b)) == 0 {
+				r.cutShort = errors.Is(err, io.ErrUnexpectedEOF)
 				return nil, true, io.EOF
 			}
 			return b, true, nil

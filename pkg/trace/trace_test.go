@@ -222,6 +222,43 @@ func TestReaderErrorsNameTheProblemAndTheLine(t *testing.T) {
 	}
 }
 
+// A .gz trace cut or broken before its first line is said to be so, not
+// "empty" (a gzip of nothing is the empty trace).
+func TestAGzipTraceCutBeforeItsFirstLineIsNotCalledEmpty(t *testing.T) {
+	var whole bytes.Buffer
+	zw := gzip.NewWriter(&whole)
+	if _, err := zw.Write([]byte(`{"k":"header","v":2,"startedAt":"2026-01-01T00:00:00Z"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var empty bytes.Buffer
+	if err := gzip.NewWriter(&empty).Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		content []byte
+		want    string
+	}{
+		{"cut in its header", whole.Bytes()[:8], "the gzip file is cut short before its header ends"},
+		{"cut in its first line", whole.Bytes()[:len(whole.Bytes())-12], "the header line is truncated"},
+		{"garbage after a gzip header", []byte("\x1f\x8b\x08\x00garbage"), "the file is cut short or broken before its first line"},
+		{"a gzip of nothing", empty.Bytes(), "the trace is empty"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl.gz")
+		if err := os.WriteFile(path, tc.content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := trace.Open(path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 func TestUnknownLineKindsAreSkippedWithAWarning(t *testing.T) {
 	in := `{"k":"header","v":1,"startedAt":"2026-01-01T00:00:00Z"}` + "\n" + `{"k":"future-thing","at":1}` + "\n" + `{"k":"note","at":2,"reason":"x"}` + "\n"
 	rd, err := trace.NewReader("t.jsonl", strings.NewReader(in))
