@@ -50,17 +50,30 @@ func TestListenAnswersBeforeTheRegistryAndServesItOncePublished(t *testing.T) {
 // of the family asked for: the address a client on this host reaches, not
 // "[::]", which a browser cannot open. A scrape of that URL answers.
 func TestTheURLOfAServerOnEveryInterfaceIsLoopback(t *testing.T) {
-	for _, c := range []struct{ addr, prefix string }{
-		{":0", "http://127.0.0.1:"},
-		{"0.0.0.0:0", "http://127.0.0.1:"},
-		{"[::]:0", "http://[::1]:"},
-		{"127.0.0.1:0", "http://127.0.0.1:"},
+	for _, c := range []struct {
+		addr, prefix string
+		everywhere   bool
+	}{
+		{":0", "http://127.0.0.1:", true},
+		{"0.0.0.0:0", "http://127.0.0.1:", true},
+		{"[::]:0", "http://[::1]:", true},
+		{"127.0.0.1:0", "http://127.0.0.1:", false},
 	} {
 		s, err := metrics.Listen(c.addr, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		url := s.URL()
+		// The line a run prints says where it listens when that is every
+		// interface (a loopback URL alone read as a loopback listener), and
+		// the URL is read back from it.
+		line := metrics.ServingLineOf(s)
+		if says := strings.Contains(line, "(listening on every interface, "); says != c.everywhere {
+			t.Errorf("Listen(%q): %q says it listens on every interface: %v, want %v", c.addr, line, says, c.everywhere)
+		}
+		if got, ok := metrics.ServingURL(line + "\n"); !ok || got != url {
+			t.Errorf("ServingURL(%q) = %q, %v; want %q", line, got, ok, url)
+		}
 		if !strings.HasPrefix(url, c.prefix) || !strings.HasSuffix(url, "/metrics") {
 			t.Errorf("Listen(%q).URL() = %q, want %s…/metrics", c.addr, url, c.prefix)
 		} else if resp, err := http.Get(url); err != nil {

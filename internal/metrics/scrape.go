@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -19,6 +20,17 @@ const servingPrefix = "serving metrics at "
 // it serves its metrics at url; ServingURL reads it back.
 func ServingLine(url string) string { return servingPrefix + url }
 
+// ServingLineOf is s's ServingLine: its URL, and, when it binds every
+// interface, the address it listens on, so that a loopback URL does not
+// read as a loopback listener.
+func ServingLineOf(s *Server) string {
+	line := ServingLine(s.URL())
+	if tcp, ok := s.ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		line += " (listening on every interface, " + s.ln.Addr().String() + ")"
+	}
+	return line
+}
+
 // ServingURL is the endpoint ("http://127.0.0.1:PORT/metrics") that the
 // first whole ServingLine in stderr names, as a run printed it; a line not
 // yet ended by its newline is not read.
@@ -29,7 +41,8 @@ func ServingURL(stderr string) (string, bool) {
 			return "", false
 		}
 		if url, ok := strings.CutPrefix(line, servingPrefix); ok {
-			return strings.TrimSpace(url), true
+			url, _, _ = strings.Cut(strings.TrimSpace(url), " ")
+			return url, true
 		}
 		stderr = rest
 	}

@@ -120,7 +120,7 @@ func New(o Options) (*Outputs, error) {
 			return nil, fmt.Errorf("%s %s: %w", flag, m.MetricsAddress, err)
 		}
 		x.server = srv
-		fmt.Fprintln(o.ErrOut, metrics.ServingLine(srv.URL()))
+		fmt.Fprintln(o.ErrOut, metrics.ServingLineOf(srv))
 	}
 	if len(m.Rules) > 0 {
 		x.rules = alert.NewMonitor(m.Rules, x.onTrip)
