@@ -29,7 +29,14 @@ type segment struct {
 	enc     *json.Encoder
 	// started is the segment header's startedAt: its lines' `at` count from it.
 	started time.Time
+	// begun is the size the caches it begins its resources with took
+	// (see size): the history after them is what fills it.
+	begun int64
 }
+
+// size is what the segment has taken: the bytes that reached the file,
+// and the lines not yet compressed at their full size.
+func (s *segment) size() int64 { return s.written.n + int64(s.buf.Buffered()) }
 
 // countingWriter counts the bytes written through it.
 type countingWriter struct {
@@ -191,11 +198,13 @@ func (r *Recorder) segmentOf(i int) *segment {
 	return r.rot.prev
 }
 
-// rotateIfFull marks the trace full when the current segment has reached
-// its size and no rotation is under way. Caller holds mu.
+// rotateIfFull marks the trace full when the current segment's history
+// (what came after the caches it begins with) has reached its size and no
+// rotation is under way: a cache larger than the size does not start a
+// segment at every resume. Caller holds mu.
 func (r *Recorder) rotateIfFull() {
 	rot := r.rot
-	if rot == nil || rot.full || rot.prev != nil || r.seg.written.n+int64(r.seg.buf.Buffered()) < rot.MaxBytes {
+	if rot == nil || rot.full || rot.prev != nil || r.seg.size()-r.seg.begun < rot.MaxBytes {
 		return
 	}
 	rot.full = true
@@ -283,6 +292,8 @@ func (r *Recorder) move(i int, opts reflector.RequestOptions, nextID func() int6
 // sends its lines there from now on. Caller holds mu.
 func (r *Recorder) writeMoved(i int, lines []*Line) bool {
 	at := r.now().Sub(r.seg.started).Nanoseconds()
+	before := r.seg.size()
+	defer func() { r.seg.begun += r.seg.size() - before }()
 	for _, l := range lines {
 		l.At = at
 		if err := r.seg.encode(l); err != nil {

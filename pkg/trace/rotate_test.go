@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -210,6 +211,64 @@ func TestCreateRotatingRefusesWhatCannotRotate(t *testing.T) {
 	} {
 		if _, err := trace.CreateRotating(path, c.h, c.rot); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want an error saying %q", c.rot, err, c.want)
+		}
+	}
+}
+
+// A segment begins its resources with their caches, which may be larger
+// than --trace-max-size: the size bounds the history after them, so a cache
+// over the size does not start a segment at every watch resume (3 KiB
+// against the demo's cache started one at each of its nine resumes).
+func TestASegmentIsFullWhenItsHistoryPastItsCachesReachesTheSize(t *testing.T) {
+	const size = 3 << 10
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	rerecord(t, "demo.jsonl", path, trace.Rotation{MaxBytes: size, Keep: 1000})
+	var full []string // the segments a rotation closed: all but the current one
+	for n := 1000; n >= 1; n-- {
+		if _, err := os.Stat(trace.SegmentPath(path, n)); err == nil {
+			full = append(full, trace.SegmentPath(path, n))
+		}
+	}
+	if len(full) == 0 {
+		t.Fatal("the trace did not rotate")
+	}
+	for _, seg := range full {
+		b, err := os.ReadFile(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A cache is written at one instant: its snapshot request and
+		// every line of its resource at that request's time.
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")[1:]
+		type when struct {
+			r  int
+			at int64
+		}
+		read := func(l string) (w when, snapshot bool) {
+			var v struct {
+				R        int   `json:"r"`
+				At       int64 `json:"at"`
+				Snapshot bool  `json:"snapshot"`
+			}
+			if err := json.Unmarshal([]byte(l), &v); err != nil {
+				t.Fatal(err)
+			}
+			return when{v.R, v.At}, v.Snapshot
+		}
+		caches := map[when]bool{}
+		for _, l := range lines {
+			if w, snapshot := read(l); snapshot {
+				caches[w] = true
+			}
+		}
+		history := 0
+		for _, l := range lines {
+			if w, _ := read(l); !caches[w] {
+				history += len(l) + 1
+			}
+		}
+		if history < size {
+			t.Errorf("%s: %d bytes of history past its header and caches, under the size %d: a rotation came too soon", filepath.Base(seg), history, size)
 		}
 	}
 }
