@@ -92,6 +92,12 @@ func probeRunSummaries(t *testing.T, cs kubernetes.Interface, kc, ns string, d t
 	if p == nil || sums[1].Delivery.Probe == nil || *p != *sums[1].Delivery.Probe {
 		t.Fatalf("probe figures: %+v and %+v, want the same in every resource's summary", p, sums[1].Delivery.Probe)
 	}
+	// The summaries say which watch is the probe's, and where each watches.
+	if sums[0].Probe || !sums[1].Probe || sums[0].Namespace != ns || sums[1].Namespace != ns ||
+		sums[0].FieldSelector != "" || !strings.HasPrefix(sums[1].FieldSelector, "metadata.name=kubectl-watchcache-probe-") {
+		t.Errorf("summaries: configmaps probe=%v namespace=%q selector=%q, leases probe=%v namespace=%q selector=%q; want the Lease's watch marked the probe's, by its name, both in %s",
+			sums[0].Probe, sums[0].Namespace, sums[0].FieldSelector, sums[1].Probe, sums[1].Namespace, sums[1].FieldSelector, ns)
+	}
 	if left := probeLeases(t, cs, ns); len(left) != 0 {
 		t.Errorf("probe Leases left after the run: %v", left)
 	}
@@ -222,6 +228,9 @@ func TestE2EAProbeSlowerThanTwoSecondsRaisesSlowDelivery(t *testing.T) {
 	code, out, stderr := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "--summary", "-o", "json")
 	if code != ExitOK {
 		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	if r := allSummaries(t, out); !r[1].Probe || r[0].Probe {
+		t.Errorf("the replay's summaries do not mark the Lease's watch alone as the probe's: %v, %v", r[0].Probe, r[1].Probe)
 	}
 	replayed := find(allSummaries(t, out)[1])
 	if replayed == nil || replayed.Count != live.Count || replayed.Evidence.Facts["probe p99"] != live.Evidence.Facts["probe p99"] {

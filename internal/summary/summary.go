@@ -23,6 +23,14 @@ import (
 type Summary struct {
 	// Resource is "resource.version.group" ("configmaps.v1", "deployments.v1.apps").
 	Resource string `json:"resource"`
+	// Namespace, LabelSelector and FieldSelector are where and what a
+	// watch of our own watches ("" for all namespaces, or none; an observed
+	// stream says them in Stream); Probe marks the delivery probe's watch
+	// of its Lease: two watches of one resource are told apart.
+	Namespace     string `json:"namespace,omitempty"`
+	LabelSelector string `json:"labelSelector,omitempty"`
+	FieldSelector string `json:"fieldSelector,omitempty"`
+	Probe         bool   `json:"probe,omitempty"`
 	// State is the reflector's state at the end ("Stopped", "Failed"…).
 	State string `json:"state"`
 	// SyncSeconds is the time from the start of the run to its first
