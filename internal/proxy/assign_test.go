@@ -378,6 +378,29 @@ func TestARelistFromNothingAfterA410StaysOnItsStream(t *testing.T) {
 	}
 }
 
+// On a loaded machine the watch a 410 ended may be processed (its stream
+// left Relisting) well after the relist from "" came, past sameClientGrace:
+// the relist waits for it, and stays on its stream.
+func TestARelistThatComesBeforeIts410IsProcessedWaitsForIt(t *testing.T) {
+	p := newAssignProxy()
+	c1 := newConn(t)
+	list, _, mine := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "0"}}, onConn(p, c1))
+	served(p, list, mine) // a complete list: its client is synced
+	sl, _, mine := p.assign(call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "120"}}, onConn(p, c1))
+	if sl != list {
+		t.Fatal("the watch from the list's resourceVersion opened another stream")
+	}
+	p.release(sl) // the watch's body is read whole; its processing lags
+	close(mine)
+	go func() {
+		time.Sleep(3 * sameClientGrace)
+		p.processed(sl, reflector.StateRelisting) // answered 410
+	}()
+	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
+		t.Error("the relist from \"\" that came before its 410 was processed opened another stream")
+	}
+}
+
 // replayStreams replays an observed trace as a session does (a trace.Replay
 // feeding an observed.Feed) and returns its streams.
 func replayStreams(t *testing.T, ctx context.Context, rd *trace.Reader) []*observed.Stream {

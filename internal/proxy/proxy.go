@@ -60,6 +60,12 @@ const maxErrorBody = 1 << 20
 // assign).
 const sameClientGrace = 500 * time.Millisecond
 
+// processedGrace is how long a request that starts afresh waits for a
+// stream of its client's whose request was forwarded whole to be processed
+// (its stream's state then says whether the client relists): that takes
+// milliseconds, but a loaded machine may take longer than sameClientGrace.
+const processedGrace = 10 * time.Second
+
 // DefaultClientLeftAfter is how long a stream's client must have been gone
 // (every connection it used closed, no request open) before its stream says
 // it left: a client-go reflector cut off (an apiserver restart, a GOAWAY)
@@ -513,15 +519,14 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 		}
 		return gone
 	}
-	// undecided: a stream of this client is forwarding a request, or, for
-	// a request that starts afresh, has one not processed yet.
-	undecided := func() bool {
+	// undecided: a stream of this client is forwarding a request (busy),
+	// or, for a request that starts afresh, has one not processed yet.
+	undecided := func() (busy, pending bool) {
 		for _, s := range p.slots[key] {
-			if s.busy || (fresh && s.pending > 0) {
-				return true
-			}
+			busy = busy || s.busy
+			pending = pending || (fresh && s.pending > 0)
 		}
-		return false
+		return busy, pending
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -541,20 +546,29 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 			}
 		}
 	}
-	if sl == nil && undecided() {
+	if busy, pending := undecided(); sl == nil && (busy || pending) {
 		// A stream of this client is forwarding a request. A reflector
 		// makes one at a time, but the one it just left may not be seen
 		// ending yet: a watch it closed on a 410 ERROR event is released
 		// when the server's end of the body is read, which races with the
 		// client's next request (its relist), and is processed later
-		// still. Wait a moment for a release or a request processed
-		// before taking this request for another reflector's.
-		grace := time.NewTimer(sameClientGrace)
-		defer grace.Stop()
+		// still. Wait a moment for a release (sameClientGrace), or for a
+		// request forwarded whole to be processed (processedGrace), before
+		// taking this request for another reflector's.
+		start := time.Now()
 		for sl == nil {
 			released := p.released
+			limit := sameClientGrace
+			busy, pending := undecided()
+			if !busy && !pending {
+				break // decided: nothing of the client's is in progress
+			}
+			if !busy {
+				limit = processedGrace
+			}
 			p.mu.Unlock()
 			waiting := true
+			grace := time.NewTimer(limit - time.Since(start))
 			select {
 			case <-released:
 			case <-grace.C:
@@ -562,6 +576,7 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 			case <-req.Context().Done():
 				waiting = false
 			}
+			grace.Stop()
 			p.mu.Lock()
 			sl = freeOf(key, waiting)
 			if !waiting {
