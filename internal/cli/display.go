@@ -35,6 +35,16 @@ func (d *DisplayOptions) validate() error {
 	return d.Findings.validate()
 }
 
+// dashboardIgnores is the warning for -o json on the dashboard without
+// --summary: it shapes the lines and the summary, and the run prints
+// neither ("" when it does not apply).
+func (d *DisplayOptions) dashboardIgnores(useTUI bool) string {
+	if !useTUI || d.Output != "json" || d.Summary {
+		return ""
+	}
+	return "-o json shapes the line output (--no-tui) and the summary (--summary): the dashboard shows neither"
+}
+
 // outputs are the options of a run's outputs: where its notes go.
 func (d *DisplayOptions) outputs(streams genericiooptions.IOStreams, useTUI bool) outputs.Options {
 	return outputs.Options{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Dashboard: useTUI, JSON: d.Output == "json", Summary: d.Summary,

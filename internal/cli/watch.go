@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -253,6 +255,10 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	// The dashboard's footer says it too: the line on stderr is hidden under it.
 	warning := warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns, "nothing is in it to watch until it is created")
 	useTUI := !o.Display.NoTUI && o.isTerminal()
+	if w := o.Display.dashboardIgnores(useTUI); w != "" {
+		fmt.Fprintln(o.ErrOut, "warning: "+w)
+		warning = cmp.Or(warning, w)
+	}
 	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, TraceRotation: o.TraceRotation.options(), MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
 	var pr *startedProbe
