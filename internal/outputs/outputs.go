@@ -275,9 +275,7 @@ func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource 
 	o := rh.Options
 	feed := tui.Feed{Stats: sub.Stats, Store: sub.Store(), Notes: notes, Findings: sub.Findings().List, Churn: sub.Churn, Alerts: x.alerts()}
 	if w, ok := sub.(*session.Watched); ok {
-		feed.Audit = func(context.Context) (*reflector.AuditReport, error) {
-			return nil, errors.New("audit needs a live cluster; this is a replay")
-		}
+		// In a replay neither is set: the dashboard says each needs a live cluster.
 		if x.sess.Replay == nil {
 			rf := w.Reflector
 			feed.ForceRelist = rf.ForceRelist
