@@ -448,7 +448,7 @@ func (l *Ledger) CompleteList(rv string, next State) (diff *store.RelistDiff, re
 	bytes := l.listBytes
 	l.stats.ResourceVersion = rv
 	if relist {
-		l.stats.LastRelistDiff = res.Diff
+		l.stats.LastRelistDiff, l.stats.LastRelistAt = res.Diff, l.now()
 	} else {
 		l.stats.Synced = l.now()
 	}

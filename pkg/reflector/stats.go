@@ -448,8 +448,10 @@ type Stats struct {
 	Current *RequestInfo
 	// Requests are the last finished requests, oldest first.
 	Requests []RequestInfo
-	// LastRelistDiff is the diff of the last completed relist (nil before the first relist).
+	// LastRelistDiff is the diff of the last completed relist (nil before
+	// the first relist), LastRelistAt when that relist completed.
 	LastRelistDiff *store.RelistDiff
+	LastRelistAt   time.Time
 	// ApplyLatency summarises the time from a watch event's arrival to its
 	// application in the store, over the last samples.
 	ApplyLatency Latency

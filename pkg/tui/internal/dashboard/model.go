@@ -164,7 +164,7 @@ func (m *Model) applySnapshot(s program.SnapshotMsg) {
 	if s.HasStats {
 		m.Stats, m.HaveStats = s.Stats, true
 		m.Rates.Observe(s.At, s.Stats.Started, s.Stats.Counters)
-		m.diff.SetDiff(s.Stats.LastRelistDiff, s.At)
+		m.diff.SetDiff(s.Stats.LastRelistDiff, s.Stats.LastRelistAt)
 	}
 	if s.HasStore {
 		m.Counters, m.StoreReady = s.Counters, s.StoreReady

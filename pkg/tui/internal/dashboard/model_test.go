@@ -156,7 +156,7 @@ func TestRelistDiffPaneNamesWhatTheWatchMissed(t *testing.T) {
 		t.Fatalf("focus = %v, want Relist diff", m.focus)
 	}
 	tuitest.MustContain(t, screen(m),
-		"relist at rv 1250 (1m00s ago): 620 → 618 objects",
+		"relist at rv 1250 (23s ago): 620 → 618 objects", // completed at 1m26.15s, the screen at 1m50s
 		"missed 3 · 1 delete · 1 recreate · 1 update · 0 adds · 612 unchanged",
 		"missed delete default/web-config-7  uid 5f0c9a1e  rv 180",
 		"recreated     default/web-config-2  uid 1b2c3d4e → 9e8d7c6b  rv 150 → 1220",

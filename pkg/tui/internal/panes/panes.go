@@ -102,16 +102,17 @@ func (p RequestsPane) Lines(st common.Styles, rows []reflector.RequestInfo, now 
 type DiffPane struct {
 	Diff   *store.RelistDiff // the diff shown (nil: none yet)
 	Rows   []common.DiffRow  // built once per diff
-	seenAt time.Time         // when the dashboard first saw this diff
+	seenAt time.Time         // when its relist completed (zero: not known)
 	Scroll common.Scroller
 }
 
-// SetDiff installs a new diff (a no-op for the one already shown).
-func (p *DiffPane) SetDiff(d *store.RelistDiff, now time.Time) {
+// SetDiff installs a new diff (a no-op for the one already shown), whose
+// relist completed at.
+func (p *DiffPane) SetDiff(d *store.RelistDiff, at time.Time) {
 	if d == p.Diff {
 		return
 	}
-	p.Diff, p.Rows, p.seenAt = d, common.DiffRows(d), now
+	p.Diff, p.Rows, p.seenAt = d, common.DiffRows(d), at
 	p.Scroll = common.Scroller{}
 }
 

@@ -121,7 +121,8 @@ func DemoStats() reflector.Stats {
 			{ID: 3, Verb: reflector.VerbWatch, Opts: reflector.RequestOptions{ResourceVersion: "211", AllowWatchBookmarks: true, TimeoutSeconds: 397}, Started: At(2 * time.Second), Duration: 83 * time.Second, Events: 40, End: &reflector.RequestEnd{Reason: reflector.EndError, Status: gone}},
 			{ID: 4, Verb: reflector.VerbList, Opts: reflector.RequestOptions{Limit: 500}, Started: At(86 * time.Second), Duration: 150 * time.Millisecond, Items: 498, End: &reflector.RequestEnd{Reason: reflector.EndClosed}},
 		},
-		Current: &reflector.RequestInfo{ID: 5, Verb: reflector.VerbWatch, Opts: reflector.RequestOptions{ResourceVersion: "1250", AllowWatchBookmarks: true, TimeoutSeconds: 412}, Started: At(90 * time.Second), Events: 6},
+		Current:      &reflector.RequestInfo{ID: 5, Verb: reflector.VerbWatch, Opts: reflector.RequestOptions{ResourceVersion: "1250", AllowWatchBookmarks: true, TimeoutSeconds: 412}, Started: At(90 * time.Second), Events: 6},
+		LastRelistAt: At(86*time.Second + 150*time.Millisecond), // request #4 ended
 		LastRelistDiff: &store.RelistDiff{
 			ResourceVersion: "1250", Before: 620, After: 618, Unchanged: 612,
 			Deleted:   []store.DiffEntry{{Ref: store.Ref{Namespace: "default", Name: "web-config-7"}, OldUID: "5f0c9a1e-aaaa", OldResourceVersion: "180"}},
