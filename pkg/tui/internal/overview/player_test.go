@@ -104,4 +104,11 @@ func TestTheReplayOfARunWhoseResourcesFailedEnds(t *testing.T) {
 	if view := tuitest.Plain(d.View()); !strings.Contains(view, "100% ended") {
 		t.Errorf("the failed resource's dashboard does not say the replay ended:\n%s", view)
 	}
+	// On a narrow screen too: the badge's bar and clock give way to where
+	// the replay is and that it ended (the line was cut at "· 100…").
+	next, _ = o.Update(tea.WindowSizeMsg{Width: 64, Height: 24})
+	o = next.(Overview)
+	if view := tuitest.Plain(o.View()); !strings.Contains(view, "· 100% ended") {
+		t.Errorf("at 64 columns the overview does not say the replay ended:\n%s", view)
+	}
 }

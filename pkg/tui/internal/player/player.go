@@ -118,8 +118,9 @@ func clockTime(start time.Time, at time.Duration) string {
 }
 
 // Badge is the replay's position in recorded time, its speed, and
-// whether it is paused: "▶ ×1 ███░░░░░░░ 12:03:04 / 12:10:00 · 29%".
-func Badge(st common.Styles, p State, start time.Time, stopped bool) string {
+// whether it is paused: "▶ ×1 ███░░░░░░░ 12:03:04 / 12:10:00 · 29%";
+// compact (a narrow screen): "▶ ×1 · 29%".
+func Badge(st common.Styles, p State, start time.Time, stopped, compact bool) string {
 	var b strings.Builder
 	switch {
 	case stopped:
@@ -136,6 +137,10 @@ func Badge(st common.Styles, p State, start time.Time, stopped bool) string {
 	pct := int64(100)
 	if p.End > 0 {
 		pct = min(int64(p.Pos)*100/int64(p.End), 100)
+	}
+	if compact {
+		fmt.Fprintf(&b, " · %d%%", pct)
+		return b.String()
 	}
 	fmt.Fprintf(&b, " %s %s / %s · %d%%", common.ProgressBar(int64(p.Pos), int64(max(p.End, 1)), 10), clockTime(start, p.Pos), clockTime(start, p.End), pct)
 	return b.String()

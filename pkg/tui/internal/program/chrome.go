@@ -155,8 +155,14 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 	if c.Ended && !c.EndedAt.IsZero() && c.EndedAt.Before(now) {
 		now = c.EndedAt
 	}
+	right := joinRight(findings, c.badge(r, false))
+	if ansi.StringWidth(right) > width-min(stateKept, ansi.StringWidth(state))-1 {
+		// Too narrow for the whole badge: its end (where the replay is,
+		// and "ended") matters more than its bar and clock.
+		right = joinRight(findings, c.badge(r, true))
+	}
 	return []string{common.Spread(left, st.Label.Render("up ")+format.Age(now.Sub(o.Start)), width),
-		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, joinRight(findings, c.badge(r)), width, stateKept)}
+		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, right, width, stateKept)}
 }
 
 // stateKept is how much of the state line's left (the state: "● Backoff
@@ -227,8 +233,9 @@ func Shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
 }
 
 // badge says LIVE, or REPLAY with its position: the player's in recorded
-// time when there is one, else r's done of total; and whether the replay ended.
-func (c *Chrome) badge(r Progress) string {
+// time when there is one, else r's done of total; and whether the replay
+// ended. Compact, it leaves out the progress bars and the player's clock.
+func (c *Chrome) badge(r Progress, compact bool) string {
 	st := c.st
 	if !c.opts.Replay {
 		if c.Ended {
@@ -239,7 +246,9 @@ func (c *Chrome) badge(r Progress) string {
 	b := st.Badge.Render(" REPLAY ")
 	switch {
 	case c.HavePlayer:
-		b += " " + player.Badge(st, c.Player, c.opts.Start, r.Stopped)
+		b += " " + player.Badge(st, c.Player, c.opts.Start, r.Stopped, compact)
+	case r.Total > 0 && compact:
+		b += fmt.Sprintf(" %d%%", min(r.Done*100/r.Total, 100))
 	case r.Total > 0:
 		pct := min(r.Done*100/r.Total, 100)
 		b += fmt.Sprintf(" %s %d%% %s/%s", common.ProgressBar(r.Done, r.Total, 10), pct, format.Count(r.Done), format.Count(r.Total))
