@@ -127,3 +127,70 @@ func TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft(t *testing.T) {
 	}
 	check("replayed", allSummaries(t, out))
 }
+
+// TestE2EParallelKubectlGetsOverSeveralPagesAreOneStreamEach runs three
+// kubectl get in parallel through the proxy over 520 ConfigMaps: kubectl
+// asks for pages of 500, so each lists in two pages. Each is one stream
+// with one complete list of all of them, no relist and no finding (the
+// second's first page was counted a relist of the first's list, and pages
+// went to a stream whose client had left: 500 missed deletes).
+func TestE2EParallelKubectlGetsOverSeveralPagesAreOneStreamEach(t *testing.T) {
+	c := cluster(t)
+	dir := pluginPath(t)
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	ns := uniqueNamespace(t, cs, "paged-clients")
+	const objects = 520
+	for i := range objects {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i)}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proxyKC := filepath.Join(t.TempDir(), "proxy.kubeconfig")
+	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "-o", "json", "--summary", "--print-kubeconfig", proxyKC)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(proxyKC); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy wrote no kubeconfig within a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	const clients = 3
+	errs := make(chan error, clients)
+	for range clients {
+		go func() {
+			get := exec.Command(filepath.Join(dir, "kubectl"), "--kubeconfig", proxyKC, "get", "cm", "-n", ns, "--no-headers")
+			get.Env = []string{"HOME=" + t.TempDir()}
+			out, err := get.CombinedOutput()
+			if n := strings.Count(string(out), "\n"); err != nil || n != objects {
+				err = fmt.Errorf("kubectl get cm -n %s: %d lines, %v\n%.300s", ns, n, err, out)
+			}
+			errs <- err
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second) // the proxy has processed the last pages
+	stdout, _ := p.interrupt(t)
+	var streams []summary.Summary
+	for _, s := range allSummaries(t, stdout) {
+		if s.Resource == "configmaps.v1" && s.Stream != nil && s.Stream.Namespace == ns {
+			streams = append(streams, s)
+		}
+	}
+	if len(streams) != clients {
+		t.Fatalf("%d streams of configmaps in %s, want one per kubectl get (%d)", len(streams), ns, clients)
+	}
+	for _, s := range streams {
+		if s.Objects != objects || s.Counters.Lists != 1 || s.Counters.Relists != 0 || len(s.Findings) != 0 {
+			t.Errorf("stream #%d (%s): %d objects, %d lists, %d relists, %d findings; want %d, 1, 0, 0",
+				s.Stream.ID, s.Stream.RemoteAddr, s.Objects, s.Counters.Lists, s.Counters.Relists, len(s.Findings), objects)
+		}
+	}
+}

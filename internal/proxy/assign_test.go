@@ -417,3 +417,53 @@ func replayStreams(t *testing.T, ctx context.Context, rd *trace.Reader) []*obser
 	}
 	return feed.Streams()
 }
+
+// kubectl get runs in parallel over more than a page: each first page is a
+// process's own stream, and each next page goes to the stream whose last
+// page gave its continue token, on whatever connection (they were merged:
+// a second process's first page counted as a relist of the first's list,
+// its pages put on a stream whose client had left).
+func TestParallelPagedListsGoToTheStreamWhoseTokenTheySendBack(t *testing.T) {
+	first := call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500}}
+	next := func(token string) call {
+		return call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500, Continue: token}}
+	}
+	p := newAssignProxy()
+	ca, cb := newConn(t), newConn(t)
+	a, _, mine := p.assign(first, onConn(p, ca))
+	p.release(a)
+	close(mine)
+	p.paged(a, "token-a")
+	p.processed(a, reflector.StateListing)
+	b, _, mineB := p.assign(first, onConn(p, cb))
+	if b == a {
+		t.Fatal("the second process's first page joined the first process's list")
+	}
+	p.release(b)
+	close(mineB)
+	p.paged(b, "token-b")
+	p.processed(b, reflector.StateListing)
+	// Each next page on a connection of its own (neither the other's, nor
+	// one its stream used): the token says whose it is.
+	if got, _, _ := p.assign(next("token-b"), onConn(p, newConn(t))); got != b {
+		t.Error("the second process's next page went to another stream")
+	}
+	if got, _, _ := p.assign(next("token-a"), onConn(p, newConn(t))); got != a {
+		t.Error("the first process's next page went to another stream")
+	}
+
+	// A next page that comes before the page that gave its token is
+	// processed waits for it.
+	p = newAssignProxy()
+	a, _, mine = p.assign(first, onConn(p, newConn(t)))
+	p.release(a)
+	close(mine)
+	go func() {
+		time.Sleep(3 * sameClientGrace)
+		p.paged(a, "token-a")
+		p.processed(a, reflector.StateListing)
+	}()
+	if got, _, _ := p.assign(next("token-a"), onConn(p, newConn(t))); got != a {
+		t.Error("a next page that came before its token was known went to another stream")
+	}
+}

@@ -195,6 +195,9 @@ type slot struct {
 	// Listed or Watching, and no 410 since): it resumes from it, and never
 	// starts afresh again (see assign).
 	synced bool
+	// cont is the continue token of its last page, until its next request:
+	// its client's next request is the LIST that sends it back (see assign).
+	cont string
 }
 
 // takesAfresh says whether a request that starts afresh may be the slot's
@@ -488,24 +491,41 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	key := streamKey{userAgent: req.UserAgent(), host: host, gvr: c.gvr, namespace: c.namespace, label: c.label, field: c.field, asked: asked}
 	cn := connOf(req)
 	fresh := cn != nil && observed.StartsAfresh(c.verb, c.opts)
+	// A page after the first sends back the continue token of the page
+	// before it: the stream whose last page gave that token is its client's,
+	// whatever connection it comes on (kubectl get runs in parallel page
+	// the same list, each on connections of its own).
+	continuing := c.verb == reflector.VerbList && c.opts.Continue != ""
+	// decided: a request whose stream the streams' processed state decides.
+	decided := fresh || continuing
 	// freeOf finds the client's own stream first: one that used this
 	// connection, then one whose client is still connected, then one whose
 	// client has gone. Patient, it leaves a stream whose request in progress
 	// is not processed yet to a request that starts afresh on another
 	// connection (whether that stream's client is synced is not known yet).
 	freeOf := func(k streamKey, patient bool) *slot {
+		if continuing {
+			for _, s := range p.slots[k] {
+				if !s.busy && s.cont == c.opts.Continue {
+					return s
+				}
+			}
+		}
 		var live, gone *slot
 		for _, s := range p.slots[k] {
 			switch {
 			case s.busy:
 			case cn != nil && s.conns[cn]:
 				return s
+			case fresh && s.cont != "":
+				// In the middle of its client's list (its next request is
+				// that list's next page): this is another process's first.
 			case fresh && s.synced:
 				// Its client resumes from its resourceVersion, on whatever
 				// connection: a request on another connection that starts
 				// afresh is another process's first, even when the proxy
 				// has not seen that client's connections close yet.
-			case patient && fresh && s.pending > 0:
+			case patient && decided && s.pending > 0:
 			case !s.gone():
 				if live == nil {
 					live = s
@@ -524,7 +544,7 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	undecided := func() (busy, pending bool) {
 		for _, s := range p.slots[key] {
 			busy = busy || s.busy
-			pending = pending || (fresh && s.pending > 0)
+			pending = pending || (decided && s.pending > 0)
 		}
 		return busy, pending
 	}
@@ -592,6 +612,7 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 		p.slots[key] = append(p.slots[key], sl)
 	}
 	sl.busy = true
+	sl.cont = "" // its client's next request is this one
 	sl.pending++
 	sl.leftGen++ // cancels a wait for its client to have left
 	sl.left = false
@@ -788,7 +809,7 @@ func (j *job) run() {
 			j.endRequest(r, j.end(err))
 			return
 		}
-		r.Page(page)
+		j.page(r, page)
 		j.endRequest(r, j.end(nil))
 		return
 	}
@@ -851,6 +872,23 @@ func (j *job) noteFaults(stop <-chan struct{}) {
 	}
 }
 
+// page feeds a LIST response to the stream, and keeps its continue token
+// on the slot: the request that sends it back is the same client's.
+func (j *job) page(r *observed.Request, page *reflector.Page) {
+	r.Page(page)
+	j.p.paged(j.slot, page.Continue)
+}
+
+// paged keeps the continue token of the slot's last page, unless a later
+// request of it has come already.
+func (p *Proxy) paged(sl *slot, cont string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sl.pending == 1 {
+		sl.cont = cont
+	}
+}
+
 // runTable feeds a response in Tables to the stream.
 func (j *job) runTable(r *observed.Request, body io.Reader) {
 	if j.call.verb == reflector.VerbList {
@@ -861,7 +899,7 @@ func (j *job) runTable(r *observed.Request, body io.Reader) {
 			return
 		}
 		page.Bytes = counted.N
-		r.Page(page)
+		j.page(r, page)
 		j.endRequest(r, j.end(nil))
 		return
 	}
