@@ -333,6 +333,10 @@ func (s *Stream) Stats() reflector.Stats { return s.ledger.Stats() }
 // State is the state the client's reflector is in, as its traffic shows it.
 func (s *Stream) State() reflector.State { return s.ledger.State() }
 
+// Cursor is the last resourceVersion the client's reflector was seen to
+// get: the one it resumes from.
+func (s *Stream) Cursor() string { return s.ledger.Cursor() }
+
 // Counters are the stream's running totals.
 func (s *Stream) Counters() reflector.Counters { return s.ledger.Counters() }
 

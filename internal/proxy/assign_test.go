@@ -185,7 +185,7 @@ func onConn(p *Proxy, c net.Conn) *http.Request {
 func served(p *Proxy, sl *slot, mine chan struct{}) {
 	p.release(sl)
 	close(mine)
-	p.processed(sl, reflector.StateListed)
+	p.processed(sl, reflector.StateListed, "")
 }
 
 func newConn(t *testing.T) net.Conn {
@@ -235,11 +235,11 @@ func TestASecondProcessFirstListBeforeTheFirstIsSeenGoneIsANewClient(t *testing.
 		p.release(first)
 		close(mine)
 		if !processedLate {
-			p.processed(first, reflector.StateListed)
+			p.processed(first, reflector.StateListed, "")
 		} else {
 			go func() {
 				time.Sleep(sameClientGrace / 5)
-				p.processed(first, reflector.StateListed)
+				p.processed(first, reflector.StateListed, "")
 			}()
 		}
 		second, _, _ := p.assign(list, onConn(p, newConn(t)))
@@ -253,7 +253,7 @@ func TestASecondProcessFirstListBeforeTheFirstIsSeenGoneIsANewClient(t *testing.
 	first, _, mine := p.assign(list, onConn(p, newConn(t)))
 	p.release(first)
 	close(mine)
-	p.processed(first, reflector.StateBackoff)
+	p.processed(first, reflector.StateBackoff, "")
 	if again, _, _ := p.assign(list, onConn(p, newConn(t))); again != first {
 		t.Error("a retry of a LIST that failed opened another stream")
 	}
@@ -284,7 +284,7 @@ func TestAClientThatResumesOnANewConnectionKeepsItsStream(t *testing.T) {
 	sl, _, mine := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "0"}}, onConn(p, c1))
 	p.release(sl)
 	close(mine)
-	p.processed(sl, reflector.StateRelisting)
+	p.processed(sl, reflector.StateRelisting, "")
 	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
 		t.Error("a relist from \"\" of a client still connected opened another stream")
 	}
@@ -371,7 +371,7 @@ func TestARelistFromNothingAfterA410StaysOnItsStream(t *testing.T) {
 	sl, _, mine := p.assign(call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "120"}}, onConn(p, c1))
 	p.release(sl)
 	close(mine)
-	p.processed(sl, reflector.StateRelisting) // answered 410
+	p.processed(sl, reflector.StateRelisting, "") // answered 410
 	p.connState(c1, http.StateClosed)
 	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
 		t.Error("the relist from \"\" after a 410, on a new connection, opened another stream")
@@ -394,7 +394,7 @@ func TestARelistThatComesBeforeIts410IsProcessedWaitsForIt(t *testing.T) {
 	close(mine)
 	go func() {
 		time.Sleep(3 * sameClientGrace)
-		p.processed(sl, reflector.StateRelisting) // answered 410
+		p.processed(sl, reflector.StateRelisting, "") // answered 410
 	}()
 	if again, _, _ := p.assign(call{verb: reflector.VerbList, gvr: configMapsGVR}, onConn(p, newConn(t))); again != sl {
 		t.Error("the relist from \"\" that came before its 410 was processed opened another stream")
@@ -434,7 +434,7 @@ func TestParallelPagedListsGoToTheStreamWhoseTokenTheySendBack(t *testing.T) {
 	p.release(a)
 	close(mine)
 	p.paged(a, "token-a")
-	p.processed(a, reflector.StateListing)
+	p.processed(a, reflector.StateListing, "")
 	b, _, mineB := p.assign(first, onConn(p, cb))
 	if b == a {
 		t.Fatal("the second process's first page joined the first process's list")
@@ -442,7 +442,7 @@ func TestParallelPagedListsGoToTheStreamWhoseTokenTheySendBack(t *testing.T) {
 	p.release(b)
 	close(mineB)
 	p.paged(b, "token-b")
-	p.processed(b, reflector.StateListing)
+	p.processed(b, reflector.StateListing, "")
 	// Each next page on a connection of its own (neither the other's, nor
 	// one its stream used): the token says whose it is.
 	if got, _, _ := p.assign(next("token-b"), onConn(p, newConn(t))); got != b {
@@ -461,9 +461,43 @@ func TestParallelPagedListsGoToTheStreamWhoseTokenTheySendBack(t *testing.T) {
 	go func() {
 		time.Sleep(3 * sameClientGrace)
 		p.paged(a, "token-a")
-		p.processed(a, reflector.StateListing)
+		p.processed(a, reflector.StateListing, "")
 	}()
 	if got, _, _ := p.assign(next("token-a"), onConn(p, newConn(t))); got != a {
 		t.Error("a next page that came before its token was known went to another stream")
+	}
+}
+
+// Two informers of one resource in one program share its connections:
+// after a 410 that ended both watches, each informer's next request may go
+// out on a connection the other's used. The request resumes from its own
+// informer's resourceVersion: it goes to the stream at it (the two
+// informers swapped streams, and one said its client had left).
+func TestAResumeGoesToTheStreamAtItsResourceVersionWhateverItsConnection(t *testing.T) {
+	p := newAssignProxy()
+	ca, cb := newConn(t), newConn(t)
+	watch := func(rv string) call {
+		return call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: rv}}
+	}
+	a, _, mine := p.assign(watch("900"), onConn(p, ca))
+	b, _, mineB := p.assign(watch("900"), onConn(p, cb)) // the second informer, while the first's watch is open
+	if a == b {
+		t.Fatal("two informers' watches open at once were given one stream")
+	}
+	p.release(a)
+	close(mine)
+	p.processed(a, reflector.StateRelisting, "917")
+	p.release(b)
+	close(mineB)
+	p.processed(b, reflector.StateRelisting, "926")
+	// Each relists from its own resourceVersion on the other's connection.
+	relist := func(rv string) call {
+		return call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: rv, SendInitialEvents: true}}
+	}
+	if got, _, _ := p.assign(relist("926"), onConn(p, ca)); got != b {
+		t.Error("the second informer's relist from 926, on the first's connection, went to the first's stream (at 917)")
+	}
+	if got, _, _ := p.assign(relist("917"), onConn(p, cb)); got != a {
+		t.Error("the first informer's relist from 917, on the second's connection, went to the second's stream")
 	}
 }

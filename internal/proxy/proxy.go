@@ -198,6 +198,9 @@ type slot struct {
 	// cont is the continue token of its last page, until its next request:
 	// its client's next request is the LIST that sends it back (see assign).
 	cont string
+	// cursor is its stream's last resourceVersion, once processed: the one
+	// its client resumes from.
+	cursor string
 }
 
 // takesAfresh says whether a request that starts afresh may be the slot's
@@ -496,8 +499,13 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 	// whatever connection it comes on (kubectl get runs in parallel page
 	// the same list, each on connections of its own).
 	continuing := c.verb == reflector.VerbList && c.opts.Continue != ""
+	// A request that resumes from a resourceVersion is the client's whose
+	// stream is at it: two informers of one program share its connections,
+	// and either may send its next request on the other's.
+	rv := c.opts.ResourceVersion
+	resuming := !continuing && rv != "" && rv != "0"
 	// decided: a request whose stream the streams' processed state decides.
-	decided := fresh || continuing
+	decided := fresh || continuing || resuming
 	// freeOf finds the client's own stream first: one that used this
 	// connection, then one whose client is still connected, then one whose
 	// client has gone. Patient, it leaves a stream whose request in progress
@@ -509,6 +517,24 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 				if !s.busy && s.cont == c.opts.Continue {
 					return s
 				}
+			}
+		}
+		if resuming {
+			// The one stream at that resourceVersion (the one that used this
+			// connection first); several are no sign of whose it is.
+			var at *slot
+			n := 0
+			for _, s := range p.slots[k] {
+				if s.busy || s.cursor != rv {
+					continue
+				}
+				if cn != nil && s.conns[cn] {
+					return s
+				}
+				at, n = s, n+1
+			}
+			if n == 1 {
+				return at
 			}
 		}
 		var live, gone *slot
@@ -629,13 +655,14 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 }
 
 // processed marks one of the slot's requests as processed (its stream has
-// all of it, and is now in state st; Relisting: it was answered 410, or a
-// too large resourceVersion, so the client's next request is a relist):
-// with every connection it used closed, its client may have left.
-func (p *Proxy) processed(sl *slot, st reflector.State) {
+// all of it, and is now in state st at cursor; Relisting: it was answered
+// 410, or a too large resourceVersion, so the client's next request is a
+// relist): with every connection it used closed, its client may have left.
+func (p *Proxy) processed(sl *slot, st reflector.State, cursor string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl.pending--
+	sl.cursor = cursor
 	sl.relisting = st == reflector.StateRelisting
 	switch st {
 	case reflector.StateListed, reflector.StateWatching:
@@ -766,7 +793,7 @@ func (j *job) run() {
 	s := j.p.stream(j.slot, j.call)
 	j.s = s
 	// Once processed: a stream left Relisting (a 410) awaits its client's relist.
-	defer func() { j.p.processed(j.slot, s.State()) }()
+	defer func() { j.p.processed(j.slot, s.State(), s.Cursor()) }()
 	<-j.ready
 	var ct string
 	if j.err == nil && j.code >= 200 && j.code <= 299 {
