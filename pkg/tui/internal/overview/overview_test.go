@@ -506,10 +506,10 @@ func TestTheHeaderNamesTheNamespaceOfTheNamespacedResourcesOnly(t *testing.T) {
 		rows      []string
 	}{
 		{"cluster-scoped only, -n given", []program.Resource{clusterScoped("namespaces", "Namespace", "h60a"), clusterScoped("nodes", "Node", "h60a")}, "2 resources · cluster-scoped", nil},
-		{"both, one namespace", []program.Resource{namespaced("configmaps", "ConfigMap", "h60a"), clusterScoped("nodes", "Node", "")}, "2 resources · namespace h60a", nil},
-		{"both, all namespaces", []program.Resource{namespaced("configmaps", "ConfigMap", ""), clusterScoped("nodes", "Node", "")}, "2 resources · all namespaces", nil},
+		{"both, one namespace", []program.Resource{namespaced("configmaps", "ConfigMap", "h60a"), clusterScoped("nodes", "Node", "")}, "2 resources · namespace h60a (1 cluster-scoped)", nil},
+		{"both, all namespaces", []program.Resource{namespaced("configmaps", "ConfigMap", ""), clusterScoped("nodes", "Node", "")}, "2 resources · all namespaces (1 cluster-scoped)", nil},
 		{"two namespaces", []program.Resource{namespaced("configmaps", "ConfigMap", "a"), namespaced("secrets", "Secret", "b"), clusterScoped("nodes", "Node", "")},
-			"3 resources · several namespaces", []string{"configmaps -n a", "secrets -n b"}},
+			"3 resources · several namespaces (1 cluster-scoped)", []string{"configmaps -n a", "secrets -n b"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := newOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), c.resources)

@@ -100,16 +100,25 @@ func (o *Overview) now() time.Time {
 // Header is the run's identity, what the resources share, their states, and live or replay.
 func (o *Overview) Header(width int) []string {
 	parts := []string{o.St.Value.Render(format.Plural(len(o.subs), cmp.Or(o.Opts.Kind.Noun, "resource")))}
-	switch ns, ok, namespaced := namespaces(o.resources); {
+	ns, ok, namespaced := namespaces(o.resources)
+	scope := ""
+	switch {
 	case len(o.subs) == 0:
 	case !namespaced:
-		parts = append(parts, "cluster-scoped")
+		scope = "cluster-scoped"
 	case !ok:
-		parts = append(parts, "several namespaces")
+		scope = "several namespaces"
 	case ns == "":
-		parts = append(parts, "all namespaces")
+		scope = "all namespaces"
 	default:
-		parts = append(parts, "namespace "+ns)
+		scope = "namespace " + ns
+	}
+	if n := clusterScopedOf(o.resources); namespaced && n > 0 {
+		// Those rows count cluster-wide, whatever -n says.
+		scope += fmt.Sprintf(" (%d cluster-scoped)", n)
+	}
+	if scope != "" {
+		parts = append(parts, scope)
 	}
 	parts = append(parts, program.WatchedParts(o.resources, !o.Opts.Kind.OwnLists, "")...)
 	return o.Chrome.Header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.progress())
@@ -142,6 +151,17 @@ func namespaces(rs []program.Resource) (ns string, ok, namespaced bool) {
 	}
 	ns, ok = program.Shared(in, func(r *program.Resource) string { return r.Target.Namespace })
 	return ns, ok, true
+}
+
+// clusterScopedOf is how many of rs are cluster-scoped.
+func clusterScopedOf(rs []program.Resource) int {
+	n := 0
+	for i := range rs {
+		if clusterScoped(&rs[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // clusterScoped says r's resource is known to be cluster-scoped.
