@@ -153,6 +153,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		var rewind atomic.Int64
 		rewind.Store(-1)
 		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt, Kind: traits.Dashboard}
+		if last != nil {
+			// The dashboard before this one said it rewinds; this one says it did.
+			opts.NoticeAt = sess.Header.StartedAt.Add(rewindTo)
+			opts.Notice = "rewound to " + opts.NoticeAt.Format("15:04:05") + ": the replay started again and ran to it"
+		}
 		// The dashboard's clock goes on between two lines at pace, as it
 		// did live (the reflectors' stays on the lines' times).
 		start := sess.Header.StartedAt

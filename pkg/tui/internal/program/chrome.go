@@ -95,8 +95,11 @@ func newChrome(opts Options, st common.Styles) Chrome {
 		keys.Player.Enable()
 	}
 	c := Chrome{opts: opts, st: st, help: h, Keys: keys}
-	if opts.Warning != "" {
+	switch {
+	case opts.Warning != "":
 		c.Status = NewStatus("warning: "+opts.Warning, common.SevWarn, opts.Start)
+	case opts.Notice != "":
+		c.Status = NewStatus(opts.Notice, common.SevNone, opts.NoticeAt)
 	}
 	return c
 }

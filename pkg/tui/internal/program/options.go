@@ -100,6 +100,11 @@ type Options struct {
 	// namespace that does not exist): the footer leads with it, as with an
 	// action's status, for its first seconds.
 	Warning string
+	// Notice, when set and there is no Warning, is what the run says as
+	// it starts (a replay that started again to rewind), shown as an
+	// action's status is, from NoticeAt on the run's clock.
+	Notice   string
+	NoticeAt time.Time
 	// NoColor forces the plain profile in Run. NO_COLOR in the environment
 	// has the same effect without it.
 	NoColor bool

@@ -29,3 +29,18 @@ func TestAStatusGoesAfterItsTimeOnTheRunsClockOrTheWallClock(t *testing.T) {
 		t.Errorf("a status %s old on the wall clock stayed while the replay's clock stood still", statusFor+time.Second)
 	}
 }
+
+// A replay started again to rewind says so as it opens (the dashboard
+// that said "rewinding" quit for it), until its status time is over.
+func TestANoticeIsTheStatusARunOpensWith(t *testing.T) {
+	at := time.Date(2026, 12, 6, 3, 43, 5, 0, time.UTC)
+	c := newChrome(Options{Notice: "rewound to 03:43:05: the replay started again and ran to it", NoticeAt: at}, common.Styles{})
+	c.Status.Expire(at.Add(time.Second))
+	if c.Status.Text != "rewound to 03:43:05: the replay started again and ran to it" {
+		t.Errorf("status %q, want the notice", c.Status.Text)
+	}
+	c = newChrome(Options{Warning: "namespace \"x\" not found", Notice: "rewound", NoticeAt: at}, common.Styles{})
+	if c.Status.Text != "warning: namespace \"x\" not found" {
+		t.Errorf("status %q, want the warning first", c.Status.Text)
+	}
+}
