@@ -120,7 +120,11 @@ func TestThePlayerKeysPauseStepSpeedUpAndJumpAReplayOfTheDemoTrace(t *testing.T)
 	if shown, n := r.Replay.Differences(5); n != 0 {
 		t.Errorf("the replay, paused, stepped, sped up and jumped, decided differently: %v", shown)
 	}
-	// Once it has ended, the keys that play on say so, not what they would do.
+	// Once it has ended, the footer no longer offers the keys that play on
+	// (this replay cannot rewind: no jump either), and they say so, not what
+	// they would do.
+	m.Status, m.Chrome.Status = program.Status{}, program.Status{} // the last key's status gone
+	tuitest.MustNotContain(t, screen(m), "space pause, resume", "→ step", "0-9 jump")
 	for _, k := range []string{"right", "space", "+", "-"} {
 		m = update(m, tuitest.KeyPress(k))
 		tuitest.MustContain(t, screen(m), "the replay has ended: q quits")

@@ -278,7 +278,7 @@ func (m *Model) Footer(width int) string {
 	if !m.diffed {
 		keys.Churn.SetEnabled(false) // in the help, not the footer, until an event was diffed
 	}
-	return m.Chrome.Footer(width, over, m.shownStatus(), hint, keys, m.NotesLost)
+	return m.Chrome.Footer(width, over, m.shownStatus(), hint, keys, m.NotesLost, m.Replay.Stopped)
 }
 
 // gauge is one labelled health value.

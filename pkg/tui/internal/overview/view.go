@@ -359,7 +359,7 @@ func (o *Overview) Footer(width int) string {
 	if !overlay && from >= 0 && (o.Chrome.Status.Text == "" || latest.At.After(o.Chrome.Status.At)) {
 		over = o.St.Value.Render(o.rowName(from)+": ") + o.St.Sev(latest.Sev, latest.Text)
 	}
-	return o.Chrome.Footer(width, over, o.Chrome.Status, hint, o.shownKeys(), lost)
+	return o.Chrome.Footer(width, over, o.Chrome.Status, hint, o.shownKeys(), lost, o.progress().Stopped)
 }
 
 // HelpLines is the overview's key help, what one resource's dashboard adds,

@@ -275,8 +275,9 @@ func (s *Status) Expire(now time.Time) {
 
 // Footer is over (a prompt), else the status s followed by what room is
 // left of hint (faint), else of the key help; on the right, how many notes
-// were dropped on the way to the screen.
-func (c *Chrome) Footer(width int, over string, s Status, hint string, keys ScreenKeys, lost int64) string {
+// were dropped on the way to the screen. Once a replay has ended
+// (replayEnded), the help leaves out the keys that play on.
+func (c *Chrome) Footer(width int, over string, s Status, hint string, keys ScreenKeys, lost int64, replayEnded bool) string {
 	right := ""
 	if lost > 0 {
 		right = c.st.Warn.Render("dropped " + format.Count(lost) + " notes")
@@ -301,7 +302,13 @@ func (c *Chrome) Footer(width int, over string, s Status, hint string, keys Scre
 	default:
 		first, rest := keys.FooterKeys()
 		short := append([]key.Binding{c.Keys.Help, c.Keys.Quit}, first...)
-		short = append(append(short, c.Keys.Player.PlayPause, c.Keys.Player.Step), rest...)
+		switch {
+		case !replayEnded:
+			short = append(short, c.Keys.Player.PlayPause, c.Keys.Player.Step)
+		case c.opts.Rewind != nil:
+			short = append(short, c.Keys.Player.Jump) // it replays again from a point
+		}
+		short = append(short, rest...)
 		h := c.help
 		h.SetWidth(max(room, minFooterHelp))
 		left += h.ShortHelpView(short)
