@@ -628,16 +628,7 @@ func TestE2EFindingsFromRealScenarios(t *testing.T) {
 			"--trace", watchTrace, "--duration", runFor.String())
 		p := startRun(t, "proxy", "--kubeconfig", c.Kubeconfig(), "--port", "0", "--no-tui", "-o", "json", "--summary",
 			"--trace", proxyTrace, "--print-kubeconfig", kc, "--duration", (runFor + 10*time.Second).String())
-		deadline := time.Now().Add(time.Minute)
-		for {
-			if _, err := os.Stat(kc); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the proxy wrote no kubeconfig within a minute")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitForProxyKubeconfig(t, kc)
 		cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 		if err != nil {
 			t.Fatal(err)

@@ -39,16 +39,7 @@ func TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft(t *testing.T) {
 	}
 	tracePath, proxyKC := filepath.Join(work, "proxy.jsonl"), filepath.Join(work, "proxy.kubeconfig")
 	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "-o", "json", "--summary", "--trace", tracePath, "--print-kubeconfig", proxyKC)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := os.Stat(proxyKC); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the proxy wrote no kubeconfig within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForProxyKubeconfig(t, proxyKC)
 
 	for range 2 {
 		get := exec.Command(filepath.Join(dir, "kubectl"), "--kubeconfig", proxyKC, "get", "cm", "-A")
@@ -148,16 +139,7 @@ func TestE2EParallelKubectlGetsOverSeveralPagesAreOneStreamEach(t *testing.T) {
 	}
 	proxyKC := filepath.Join(t.TempDir(), "proxy.kubeconfig")
 	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "-o", "json", "--summary", "--print-kubeconfig", proxyKC)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := os.Stat(proxyKC); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the proxy wrote no kubeconfig within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForProxyKubeconfig(t, proxyKC)
 	const clients = 3
 	errs := make(chan error, clients)
 	for range clients {
@@ -192,5 +174,21 @@ func TestE2EParallelKubectlGetsOverSeveralPagesAreOneStreamEach(t *testing.T) {
 			t.Errorf("stream #%d (%s): %d objects, %d lists, %d relists, %d findings; want %d, 1, 0, 0",
 				s.Stream.ID, s.Stream.RemoteAddr, s.Objects, s.Counters.Lists, s.Counters.Relists, len(s.Findings), objects)
 		}
+	}
+}
+
+// waitForProxyKubeconfig waits, a minute at most, for the kubeconfig a
+// proxy started with --print-kubeconfig writes at path.
+func waitForProxyKubeconfig(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy wrote no kubeconfig within a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -95,16 +95,7 @@ func TestE2EProxyKubectlGetWatchGetsEveryEventAndNoSecretLeaks(t *testing.T) {
 	metricsAddr := freeAddress(t)
 	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "--trace", tracePath, "--trace-objects", "full", "--print-kubeconfig", proxyKC, "-v=8",
 		"--metrics-address", metricsAddr, "--user-agent", proxyUserAgent)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := os.Stat(proxyKC); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the proxy wrote no kubeconfig within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForProxyKubeconfig(t, proxyKC)
 	if fi, err := os.Stat(proxyKC); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the printed kubeconfig: %v, mode %v", err, fi.Mode())
 	}

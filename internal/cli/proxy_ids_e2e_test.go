@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -39,16 +38,7 @@ func TestE2EProxyNumbersItsStreamsAsItsTraceAndReplayDo(t *testing.T) {
 			"--trace", tracePath, "--print-kubeconfig", kc, "--duration", "20s")
 		done <- result{code, out, errOut}
 	}()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := os.Stat(kc); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the proxy wrote no kubeconfig within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForProxyKubeconfig(t, kc)
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {
 		t.Fatal(err)
