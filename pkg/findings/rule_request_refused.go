@@ -2,7 +2,6 @@ package findings
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
@@ -34,17 +33,14 @@ func (requestRefused) observe(e *Engine, n reflector.Note) {
 	})
 }
 
-// saidBeyondTheStatus is the refusal's sentence without the status it
-// begins with ("403 Forbidden: "), which the title says: what the server
-// said, and how often it was asked.
+// saidBeyondTheStatus is what the server said beyond the status the title
+// names, and how often it was asked: the decision itself when the answer
+// carried no Status message.
 func saidBeyondTheStatus(d *reflector.Decision) string {
-	s := d.String()
-	if strings.HasPrefix(s, fmt.Sprint(d.Code)+" ") {
-		if _, said, ok := strings.Cut(s, ": "); ok {
-			return "the server said: " + said
-		}
+	if d.Said == "" {
+		return d.String()
 	}
-	return s
+	return "the server said: " + d.Said + " " + d.Refusal()
 }
 
 // refusedAs names a refusal's status code.

@@ -12,14 +12,14 @@ func TestRequestRefusedSaysTheRefusalItsCauseAndWhatToDo(t *testing.T) {
 		d                      reflector.Decision
 		title, cause, evidence string
 	}{
-		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 403, Attempts: 2, Cause: `403 Forbidden: secrets is forbidden: User "alice" cannot watch resource "secrets"`},
+		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 403, Attempts: 2, Cause: `403 Forbidden: secrets is forbidden: User "alice" cannot watch resource "secrets"`, Said: `secrets is forbidden: User "alice" cannot watch resource "secrets"`},
 			"the server refused the watch: 403 Forbidden", "RBAC does not grant the user both list and watch",
 			`the server said: secrets is forbidden: User "alice" cannot watch resource "secrets" (gave up after 2 attempts)`},
 		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 401, Attempts: 2, Cause: "401 Unauthorized"},
 			"the server refused the watch: 401 Unauthorized", "did not accept the credentials", "401 Unauthorized (gave up after 2 attempts)"},
-		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 404, Attempts: 2, Cause: "404 NotFound: the server could not find the requested resource"},
+		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 404, Attempts: 2, Cause: "404 NotFound: the server could not find the requested resource", Said: "the server could not find the requested resource"},
 			"the server refused the watch: 404 Not Found", "a CRD removed", "the server said: the server could not find the requested resource (gave up after 2 attempts)"},
-		{reflector.Decision{Reason: reflector.ReasonBadRequest, Code: 400, Cause: `400 BadRequest: unable to parse requirement: found '=', expected: identifier`},
+		{reflector.Decision{Reason: reflector.ReasonBadRequest, Code: 400, Cause: `400 BadRequest: unable to parse requirement: found '=', expected: identifier`, Said: `unable to parse requirement: found '=', expected: identifier`},
 			"the server refused the request's options (400)", "mistyped label or field selector",
 			"the server said: unable to parse requirement: found '=', expected: identifier (the request's options are wrong: the same request would be refused again)"},
 	} {

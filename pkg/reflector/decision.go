@@ -123,6 +123,10 @@ type Decision struct {
 	// Cause is what ended the request that caused the decision (its Status or
 	// error, as RequestEnd.String says it), or why a backoff waits.
 	Cause string
+	// Said is the message of the server's Status that caused a
+	// permanent-error or bad-request decision ("secrets is forbidden: …"):
+	// what the server said beyond the status code Cause begins with.
+	Said string
 	// Wait is the backoff's duration (backoff), the time without progress
 	// (gave-up), the stall that ended a streaming list
 	// (initial-events-end-missing), how long before the decision the client
@@ -162,6 +166,15 @@ type Decision struct {
 }
 
 // String renders the decision as one sentence.
+// Refusal is what a permanent-error or bad-request decision adds to the
+// server's answer: how often it was asked, or that asking again is no use.
+func (d Decision) Refusal() string {
+	if d.Reason == ReasonBadRequest {
+		return "(the request's options are wrong: the same request would be refused again)"
+	}
+	return fmt.Sprintf("(gave up after %d attempts)", d.Attempts)
+}
+
 func (d Decision) String() string {
 	switch d.Reason {
 	case ReasonInitialList:
@@ -212,10 +225,8 @@ func (d Decision) String() string {
 		return fmt.Sprintf("backing off before the next %s: %s", strings.ToUpper(string(d.Next)), why)
 	case ReasonRVBackwards:
 		return fmt.Sprintf("resourceVersion went backwards from %s to %s; keeping %s as the cursor", d.Cursor, d.ResourceVersion, d.Cursor)
-	case ReasonBadRequest:
-		return fmt.Sprintf("%s (the request's options are wrong: the same request would be refused again)", d.Cause)
-	case ReasonPermanentError:
-		return fmt.Sprintf("%s (gave up after %d attempts)", d.Cause, d.Attempts)
+	case ReasonBadRequest, ReasonPermanentError:
+		return d.Cause + " " + d.Refusal()
 	case ReasonGaveUp:
 		return fmt.Sprintf("%s (no progress for %s)", d.Cause, roundDuration(d.Wait))
 	case ReasonStopped:

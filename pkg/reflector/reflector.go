@@ -439,7 +439,7 @@ func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) err
 	if isPermanent(end.Status) {
 		r.permanent++
 		if r.permanent > r.cfg.MaxPermanentRetries {
-			return r.fail(next, Decision{Reason: ReasonPermanentError, Code: end.Code(), Cause: end.Cause(), Attempts: r.permanent}, end)
+			return r.fail(next, Decision{Reason: ReasonPermanentError, Code: end.Code(), Cause: end.Cause(), Said: end.Said(), Attempts: r.permanent}, end)
 		}
 	} else {
 		r.permanent = 0
@@ -464,7 +464,7 @@ func StoppedBy(cause error) bool {
 // and retrying the same request would only be refused again.
 func (r *Reflector) badRequest(p phase, end *RequestEnd) error {
 	r.ledger.RecordError(end.Cause())
-	return r.fail(p, Decision{Reason: ReasonBadRequest, Code: end.Code(), Cause: end.Cause()}, end)
+	return r.fail(p, Decision{Reason: ReasonBadRequest, Code: end.Code(), Cause: end.Cause(), Said: end.Said()}, end)
 }
 
 // fail records the decision that ends Run and returns its error.

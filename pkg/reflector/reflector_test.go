@@ -245,6 +245,11 @@ func TestForbiddenFailsAfterBoundedRetries(t *testing.T) {
 	if st := h.r.Stats(); st.State != StateFailed || st.Counters.Backoffs != 2 {
 		t.Errorf("state/backoffs: got %s/%d, want Failed/2", st.State, st.Counters.Backoffs)
 	}
+	// The decision carries what the server said apart from its status, for
+	// the request-refused finding's evidence.
+	if d := h.lastDecision(); d.Said != `configmaps is forbidden: User "u" cannot list resource "configmaps" in API group "" in the namespace "ns"` {
+		t.Errorf("the failing decision: got %+v, want it to carry the Status message", d)
+	}
 }
 
 func TestUnreachableServerGivesUpAfterTheConfiguredTime(t *testing.T) {

@@ -223,6 +223,14 @@ func (e *RequestEnd) Cause() string {
 	return string(e.Reason)
 }
 
+// Said is the message of the server's Status, "" when the answer had none.
+func (e *RequestEnd) Said() string {
+	if e.Status == nil {
+		return ""
+	}
+	return e.Status.Message
+}
+
 // causeFirst puts a transport error's cause before its request, so that a
 // clipped line still says what went wrong: Go's
 //
