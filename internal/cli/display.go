@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -43,6 +44,16 @@ func (d *DisplayOptions) dashboardIgnores(useTUI bool) string {
 		return ""
 	}
 	return "-o json shapes the line output (--no-tui) and the summary (--summary): the dashboard shows neither"
+}
+
+// warnDashboardIgnores prints dashboardIgnores's warning on errOut and
+// returns it for the dashboard's footer, where the line on stderr is hidden.
+func (d *DisplayOptions) warnDashboardIgnores(errOut io.Writer, useTUI bool) string {
+	w := d.dashboardIgnores(useTUI)
+	if w != "" {
+		fmt.Fprintln(errOut, "warning: "+w)
+	}
+	return w
 }
 
 // outputs are the options of a run's outputs: where its notes go.

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"strings"
 	"testing"
+	"time"
 )
 
 // -o json on the dashboard without --summary shapes nothing the run prints:
@@ -23,5 +27,26 @@ func TestTheDashboardSaysWhenOutputJSONShapesNothing(t *testing.T) {
 		if (w != "") != c.warns || (c.warns && !strings.Contains(w, "the dashboard shows neither")) {
 			t.Errorf("-o %s, summary %v, dashboard %v: warning %q, want one: %v", c.output, c.summary, c.tui, w, c.warns)
 		}
+	}
+}
+
+// A replay and the proxy say it too, as the live watch does: on stderr and
+// in the dashboard's footer.
+func TestAReplaysDashboardSaysWhenOutputJSONShapesNothing(t *testing.T) {
+	var out, errOut bytes.Buffer
+	o := NewReplayOptions(genericiooptions.IOStreams{In: strings.NewReader("q"), Out: &out, ErrOut: &errOut})
+	o.isTerminal = func() bool { return true }
+	// At pace: the status goes after 10 s of the replay's clock, and q quits at once.
+	o.path, o.Speed, o.Display.Output = "../../testdata/traces/demo.jsonl", 1, "json"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := o.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "warning: -o json shapes the line output") {
+		t.Errorf("stderr: %q, want the warning", errOut.String())
+	}
+	if !strings.Contains(out.String(), "-o json shapes the line") {
+		t.Errorf("the dashboard's screens never said it:\n%s", out.String())
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -247,8 +248,10 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		_, port, _ := net.SplitHostPort(addr)
 		fmt.Fprintf(o.ErrOut, "warning: serving on %s, which is not a loopback address: anyone who can reach it acts on %s with your credentials\n", net.JoinHostPort(o.Address, port), restCfg.Host)
 	}
+	warning := o.Display.warnDashboardIgnores(o.ErrOut, useTUI)
 	for _, w := range p.FaultTargetWarnings() {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+		warning = cmp.Or(warning, w)
 	}
 	if len(o.faults) > 0 {
 		fmt.Fprintf(o.ErrOut, "injecting faults: --fault %s\n", strings.Join(o.Faults, " --fault "))
@@ -291,7 +294,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	})
 	kind := subjects.Of(sess.Header).Dashboard // its source is known once listening
 	kind.Source = "proxy " + addr
-	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Kind: kind, Connect: connectLines(server, o.PrintKubeconfig, kc)}
+	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Kind: kind, Connect: connectLines(server, o.PrintKubeconfig, kc), Warning: warning}
 	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))
 }
 

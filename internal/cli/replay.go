@@ -95,6 +95,7 @@ func (o *ReplayOptions) Validate() error {
 // Run replays the trace.
 func (o *ReplayOptions) Run(ctx context.Context) error {
 	useTUI := !o.Display.NoTUI && o.isTerminal()
+	warning := o.Display.warnDashboardIgnores(o.ErrOut, useTUI)
 	var d *session.DiffOptions
 	if o.Diff.On {
 		// The trace's Secrets kept their values only if recorded with --trace-unsafe-secrets.
@@ -152,7 +153,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		}
 		var rewind atomic.Int64
 		rewind.Store(-1)
-		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt, Kind: traits.Dashboard}
+		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt, Kind: traits.Dashboard, Warning: warning}
 		if last != nil {
 			// The dashboard before this one said it rewinds; this one says it did.
 			opts.NoticeAt = sess.Header.StartedAt.Add(rewindTo)

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -255,10 +254,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	// The dashboard's footer says it too: the line on stderr is hidden under it.
 	warning := warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns, "nothing is in it to watch until it is created")
 	useTUI := !o.Display.NoTUI && o.isTerminal()
-	if w := o.Display.dashboardIgnores(useTUI); w != "" {
-		fmt.Fprintln(o.ErrOut, "warning: "+w)
-		warning = cmp.Or(warning, w)
-	}
+	warning = cmp.Or(warning, o.Display.warnDashboardIgnores(o.ErrOut, useTUI))
 	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, TraceRotation: o.TraceRotation.options(), MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
 	var pr *startedProbe
