@@ -233,7 +233,7 @@ func TestE2EForbiddenNamesTheVerbResourceAndNamespace(t *testing.T) {
 	// The default strategy starts with a streaming list, which is a watch.
 	for _, verb := range []string{"watch", "list"} {
 		code, _, stderr := run(t, "configmaps", "--kubeconfig", kc, "-n", "kube-system", "--no-tui", "--initial-list", map[string]string{"watch": "auto", "list": "list"}[verb])
-		want := `error: failed to perform initial object list: 403 Forbidden: configmaps is forbidden: User "nobody" cannot ` + verb + ` resource "configmaps" in API group "" in the namespace "kube-system" (gave up after 2 attempts)`
+		want := `error: failed to perform initial object list` + map[string]string{"watch": " (a streaming list, which is a watch)", "list": ""}[verb] + `: 403 Forbidden: configmaps is forbidden: User "nobody" cannot ` + verb + ` resource "configmaps" in API group "" in the namespace "kube-system" (gave up after 2 attempts)`
 		if code != ExitFailure || strings.TrimSpace(stderr) != want {
 			t.Errorf("got %d\n%q\nwant %d\n%q", code, stderr, ExitFailure, want)
 		}

@@ -224,7 +224,7 @@ func TestE2EAForbiddenResourceFailsAloneAndTheRunExitsOne(t *testing.T) {
 	if code != ExitFailure {
 		t.Errorf("exit code: got %d, want %d", code, ExitFailure)
 	}
-	if want := `secrets.v1: failed to perform initial object list: 403 Forbidden: secrets is forbidden: User "nobody" cannot watch resource "secrets"`; !strings.Contains(stderr, want) {
+	if want := `secrets.v1: failed to perform initial object list (a streaming list, which is a watch): 403 Forbidden: secrets is forbidden: User "nobody" cannot watch resource "secrets"`; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	sums := allSummaries(t, out)

@@ -43,17 +43,24 @@ type Reflector struct {
 type Error struct {
 	// Phase is "initial list", "relist" or "watch".
 	Phase string
-	Err   error
+	// Streaming says the list was a streaming list, which the server
+	// authorizes as a watch: its 403 says "cannot watch".
+	Streaming bool
+	Err       error
 }
 
 func (e *Error) Error() string {
+	how := ""
+	if e.Streaming {
+		how = " (a streaming list, which is a watch)"
+	}
 	switch e.Phase {
 	case "watch":
 		return fmt.Sprintf("failed to watch: %v", e.Err)
 	case "relist":
-		return fmt.Sprintf("failed to relist: %v", e.Err)
+		return fmt.Sprintf("failed to relist%s: %v", how, e.Err)
 	}
-	return fmt.Sprintf("failed to perform initial object list: %v", e.Err)
+	return fmt.Sprintf("failed to perform initial object list%s: %v", how, e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -471,7 +478,7 @@ func (r *Reflector) badRequest(p phase, end *RequestEnd) error {
 func (r *Reflector) fail(p phase, d Decision, end *RequestEnd) error {
 	d.State = StateFailed
 	r.decide(d)
-	return &Error{Phase: r.errPhase(p), Err: &failure{d: d, end: end}}
+	return &Error{Phase: r.errPhase(p), Streaming: p.kind == phaseStream, Err: &failure{d: d, end: end}}
 }
 
 // failure is the decision that failed a run; it unwraps to the request end that caused it.

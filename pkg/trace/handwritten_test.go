@@ -113,8 +113,8 @@ func TestATraceOfTwoResourcesReplaysEachThroughItsOwnReflector(t *testing.T) {
 func TestAReplayOfSeveralResourcesNamesEachOneThatFailed(t *testing.T) {
 	rp, _, err := replayEach(t, "testdata/failed/two-forbidden.jsonl")
 	for _, want := range []string{
-		`configmaps.v1: failed to perform initial object list: 403 Forbidden: configmaps is forbidden: User "alice"`,
-		`secrets.v1: failed to perform initial object list: 403 Forbidden: secrets is forbidden: User "alice"`,
+		`configmaps.v1: failed to perform initial object list (a streaming list, which is a watch): 403 Forbidden: configmaps is forbidden: User "alice"`,
+		`secrets.v1: failed to perform initial object list (a streaming list, which is a watch): 403 Forbidden: secrets is forbidden: User "alice"`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("replay: got %v, want it to say %s", err, want)
