@@ -38,10 +38,14 @@ func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
 	if last := tuitest.Lines(s)[len(tuitest.Lines(s))-1]; !strings.Contains(last, "ended: press any key to quit") {
 		t.Errorf("footer: got %q, want it to say the run ended", last)
 	}
-	// The uptime stops where the run ended; the screen still redraws.
+	// The uptime stops where the run ended, and says the run ran that
+	// long (beside "Stopped for"); the screen still redraws.
 	up := func(s string) string {
 		first := tuitest.Lines(s)[0]
-		return first[strings.LastIndex(first, " up "):]
+		if !strings.Contains(first, " ran ") {
+			t.Fatalf("header: got %q, want it to say how long the run ran", first)
+		}
+		return first[strings.LastIndex(first, " ran "):]
 	}
 	before := up(s)
 	m = update(m, tuitest.DemoSnapshot(15*time.Minute, tuitest.DemoStats()))

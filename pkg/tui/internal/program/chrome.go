@@ -155,8 +155,13 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 	if o.Server != "" {
 		left += "  " + o.Server
 	}
-	if c.Ended && !c.EndedAt.IsZero() && c.EndedAt.Before(now) {
-		now = c.EndedAt
+	up := "up "
+	if c.Ended {
+		// The run is over: how long it ran, beside the state's "Stopped for".
+		up = "ran "
+		if !c.EndedAt.IsZero() && c.EndedAt.Before(now) {
+			now = c.EndedAt
+		}
 	}
 	right := joinRight(findings, c.badge(r, false))
 	if ansi.StringWidth(right) > width-min(stateKept, ansi.StringWidth(state))-1 {
@@ -164,7 +169,7 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 		// and "ended") matters more than its bar and clock.
 		right = joinRight(findings, c.badge(r, true))
 	}
-	return []string{common.Spread(left, st.Label.Render("up ")+format.Age(now.Sub(o.Start)), width),
+	return []string{common.Spread(left, st.Label.Render(up)+format.Age(now.Sub(o.Start)), width),
 		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, right, width, stateKept)}
 }
 
