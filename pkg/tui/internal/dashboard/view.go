@@ -420,11 +420,14 @@ func (m *Model) HelpLines(width int) []string {
 	legend := [][2]string{
 		{"bookmark", st.Good.Render("green") + " under " + format.Age(common.BookmarkLate) + ", " + st.Warn.Render("yellow") + " under " +
 			format.Age(common.BookmarkStale) + ", " + st.Bad.Render("red") + " beyond: the apiserver sends about one a minute"},
+		{"410 Gone", "the server no longer had the history the watch asked to resume from (etcd compacted it, or the server restarted behind it): each one means a relist"},
 		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
 		{"last RV", "the cursor: where the next watch resumes, moved by every event and bookmark; the bookmark's rv is the one the last bookmark carried, behind the last RV when events came after it"},
 		{"restarts", "watch restarts: watches after the first, each resuming from the last RV (a server-side timeout, a cut connection, a relist)"},
 		{"duplicate", "duplicates: events that carried an object's cached UID and resourceVersion again: a watch that resumed behind what the cache holds"},
 		{"UID", "UID mismatch: an object replaced under the same namespace/name by another UID (deleted and recreated, the delete missed), or a delete of a UID the cache no longer holds"},
+		{"backoffs", "waits before retrying a failed request (an error answer, a refused connection, 410s in a row): 0.8s doubling to 30s, with jitter, back to 0.8s after 2 healthy minutes"},
+		{"delivery", "how late events come after their object's write: the --probe Lease's p50 and p99 over the last minute, and the passive estimate from the objects' own write times, in buckets (good to about ±2s)"},
 		{"latency", "apply latency: from a watch event's arrival to its change in the cache, p50 and p99 of the last samples; " +
 			st.Warn.Render("yellow") + " from 100ms, " + st.Bad.Render("red") + " from 1s; not measured in a replay"},
 		{"END", "how a request ended: closed by the server (a LIST answered, a watch's timeout, EOF); timeout: we gave up on a silent connection; " +
