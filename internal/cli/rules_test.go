@@ -87,6 +87,16 @@ func TestFailOnWarnPrintsTheAlertAndTheRunGoesOn(t *testing.T) {
 	}
 }
 
+// An alert is the rules' note, not a decision of the reflector's: a trace
+// whose decisions the replay compares replays with no difference, --strict
+// too, when a rule trips and the run goes on.
+func TestAnAlertThatLetsTheReplayGoOnIsNoDifference(t *testing.T) {
+	code, _, stderr := run(t, "replay", "../../testdata/traces/demo.jsonl", "--speed", "0", "--no-tui", "--strict", "--fail-on", "findings>0", "--fail-on-warn")
+	if code != ExitOK || strings.Contains(stderr, "difference") || !strings.Contains(stderr, "tripped") {
+		t.Fatalf("exit %d, want %d, the rule tripped and no difference:\n%s", code, ExitOK, stderr)
+	}
+}
+
 func TestBadRulesAreUsageErrorsThatListTheMeasures(t *testing.T) {
 	measures := "; measures: relists, gone, too-large, uid-mismatches, duplicates, rv-backwards, backoffs, watch-errors, missed, missed-deletes, bookmark-age, no-progress, sync, lag-p99, probe-p99, findings, finding:ID (IDs: " +
 		"missed-deletes, relist-storm, no-bookmarks, watch-list-unsupported, large-initial-list, throttled, resource-version-backwards, cache-drift, watch-flapping, uid-mismatch, gave-up, request-refused, slow-delivery, noisy-updates)"

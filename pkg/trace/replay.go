@@ -491,8 +491,8 @@ func (rr *ResourceReplay) SetAudit(f func(*reflector.AuditReport)) {
 
 // Note collects the replayed reflector's decisions for Differences; pass it as (part of) OnNote.
 func (rr *ResourceReplay) Note(n reflector.Note) {
-	if n.Kind != reflector.NoteDecision || n.Decision == nil {
-		return
+	if n.Kind != reflector.NoteDecision || n.Decision == nil || n.Decision.Reason == reflector.ReasonAlert {
+		return // an alert is the rules' note, not a decision of the reflector's (see recorded)
 	}
 	rr.mu.Lock()
 	rr.decisions.replayed(noteLine(n.Decision))
