@@ -287,6 +287,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		case serr := <-serveErr:
 			err = fmt.Errorf("serving: %w", serr)
 		}
+		p.Stopping()
 		_ = srv.Close()
 		p.Close()
 		o.warnUnmatchedTarget(p.FaultTarget(), sess.Subjects())

@@ -379,7 +379,8 @@ func (s *Stream) Close() {
 	}
 	s.closed = true
 	if s.current != nil {
-		s.finish(s.current, &reflector.RequestEnd{Reason: reflector.EndCanceled})
+		// The run ended with the request open: the run stopped it.
+		s.finish(s.current, &reflector.RequestEnd{Reason: reflector.EndStopped, Err: reflector.ErrStopped})
 	}
 	s.ledger.Decide(reflector.Decision{State: reflector.StateStopped, Reason: reflector.ReasonStopped})
 	s.ledger.Close()

@@ -175,7 +175,7 @@ func TestAStreamFollowsAStreamingList(t *testing.T) {
 	if got := fmt.Sprint(reasons(*notes)); got != "[initial-list list-complete stopped]" {
 		t.Errorf("decisions %s", got)
 	}
-	if st := s.Stats(); st.State != reflector.StateStopped || st.Current != nil || st.Requests[0].End.Reason != reflector.EndCanceled {
+	if st := s.Stats(); st.State != reflector.StateStopped || st.Current != nil || st.Requests[0].End.Reason != reflector.EndStopped {
 		t.Errorf("after Close: %s, current %v, %+v", st.State, st.Current, st.Requests)
 	}
 }

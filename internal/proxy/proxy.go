@@ -419,6 +419,23 @@ func (p *Proxy) named(n live.Named) {
 	}
 }
 
+// Stopping says the run is ending: a request cut from now on (when the
+// proxy's server closes its connections) was stopped by the run, not left by
+// its client, and no stream's client is said to have left. Call it before
+// closing the server; Close follows.
+func (p *Proxy) Stopping() {
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
+}
+
+// stopping says whether Stopping or Close was called.
+func (p *Proxy) stopping() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closing
+}
+
 // Close ends every stream (after the requests in progress are processed,
 // and a last lookup of the names its 429s gave by UID alone).
 func (p *Proxy) Close() {
@@ -802,7 +819,7 @@ func (j *job) run() {
 	r := s.BeginAnswered(j.call.verb, j.call.opts, j.started, ct)
 	j.flushFaults(0)
 	if j.err != nil {
-		j.endRequest(r, endOf(j.ctx, j.err))
+		j.endRequest(r, j.endOf(j.err))
 		return
 	}
 	defer j.q.Close()
@@ -945,6 +962,8 @@ func (j *job) end(decodeErr error) *reflector.RequestEnd {
 		}
 	}
 	switch res := j.q.result(); {
+	case errors.Is(res, errClientGone) && j.p.stopping():
+		return stoppedEnd()
 	case errors.Is(res, errClientGone):
 		return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: res}
 	case res != nil && !errors.Is(res, io.EOF):
@@ -955,10 +974,20 @@ func (j *job) end(decodeErr error) *reflector.RequestEnd {
 	return &reflector.RequestEnd{Reason: reflector.EndClosed}
 }
 
-// endOf classifies a transport error; a request its client canceled is canceled.
-func endOf(ctx context.Context, err error) *reflector.RequestEnd {
-	if ctx.Err() != nil {
+// endOf classifies a transport error; a request its client canceled is
+// canceled, one cut because the run ended is stopped.
+func (j *job) endOf(err error) *reflector.RequestEnd {
+	switch {
+	case j.ctx.Err() != nil && j.p.stopping():
+		return stoppedEnd()
+	case j.ctx.Err() != nil:
 		return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: err}
 	}
 	return &reflector.RequestEnd{Reason: reflector.EndError, Err: err}
+}
+
+// stoppedEnd is the end of a request the run's end cut, as our reflector
+// says it (README: "the request they end says stopped").
+func stoppedEnd() *reflector.RequestEnd {
+	return &reflector.RequestEnd{Reason: reflector.EndStopped, Err: reflector.ErrStopped}
 }

@@ -453,3 +453,59 @@ func TestE2EProxyRefusesAForeignHost(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EAWatchTheProxysEndCutIsStoppedNotLeftByItsClient: when the run
+// ends (--duration, ctrl-c) the proxy closes its clients' connections; the
+// watch it cut ends "stopped", as our reflector's does, not "canceled" by a
+// client that left. A client that leaves by itself is still "canceled".
+func TestE2EAWatchTheProxysEndCutIsStoppedNotLeftByItsClient(t *testing.T) {
+	c := shared.Get(t)
+	admin := c.Config()
+	ns := newNamespace(t, kubernetes.NewForConfigOrDie(admin))
+	for _, stop := range []bool{true, false} {
+		p, err := New(Options{Config: admin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := p.NewServer()
+		go func() { _ = srv.Serve(ln) }()
+		ua := fmt.Sprintf("stop-test-%v", stop)
+		ctx, cancel := context.WithCancel(context.Background())
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ln.Addr().String()+"/api/v1/namespaces/"+ns+"/configmaps?watch=true&resourceVersion=0", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", ua)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "the watch's stream", func() string {
+			if len(streamsOf(p, ua, configMapsGVR)) != 1 {
+				return "no stream yet"
+			}
+			return ""
+		})
+		if stop {
+			p.Stopping()
+			_ = srv.Close()
+		} else {
+			cancel()
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		p.Wait()
+		st := streamsOf(p, ua, configMapsGVR)[0].Stats()
+		_ = srv.Close()
+		p.Close()
+		cancel()
+		want := map[bool]reflector.EndReason{true: reflector.EndStopped, false: reflector.EndCanceled}[stop]
+		if n := len(st.Requests); n != 1 || st.Requests[0].End == nil || st.Requests[0].End.Reason != want {
+			t.Errorf("the run stopped %v: requests %+v, want the watch ended %s", stop, st.Requests, want)
+		}
+	}
+}
