@@ -587,12 +587,12 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	case end.IsTooLargeResourceVersion():
 		s.ledger.Decide(reflector.Decision{State: s.relistState(), Reason: reflector.ReasonTooLargeRV, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code()})
 	case end.Reason == reflector.EndError && watch:
-		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonWatchError, ResourceVersion: s.ledger.Cursor(), Code: end.Code(), Cause: end.Cause(), Streaming: r.streamingList})
+		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonWatchError, ResourceVersion: s.ledger.Cursor(), Code: end.Code(), Cause: end.Cause(), Streaming: r.streamingList, Observed: true})
 	case end.Reason == reflector.EndError:
 		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonRequestError, Code: end.Code(), Cause: end.Cause()})
 	case watch && end.Reason == reflector.EndClosed && !r.streamingList:
 		d := reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonWatchClosed, ResourceVersion: s.ledger.Cursor(),
-			AtOnce: info.ClosedAtOnce()}
+			AtOnce: info.ClosedAtOnce(), Observed: true}
 		if s.endedBy != "" {
 			d.Fault, d.AtOnce = s.endedBy, false
 		}

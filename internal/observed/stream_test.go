@@ -390,14 +390,14 @@ func TestAWatchGoneEndedIsTheFaultsNotTheServers(t *testing.T) {
 	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"})
 	s.Fault(Fault{Spec: "gone@every=8s", What: "ended the watch; its resume will be answered 410 Gone"})
 	w.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
-	if want := "watch ended by --fault gone@every=8s (the observing proxy, as a server ends one): watching again from resourceVersion 10"; last() != want {
+	if want := "watch ended by --fault gone@every=8s (the observing proxy, as a server ends one): its client resumes from resourceVersion 10 if it watches again"; last() != want {
 		t.Errorf("got %q, want %q", last(), want)
 	}
 	w = s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"})
 	s.Fault(Fault{Spec: "drop-deletes", What: "dropped DELETED ns/a", Count: 1})
 	clock.now = clock.now.Add(time.Minute)
 	w.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
-	if want := "watch closed by the server: watching again from resourceVersion 10"; last() != want {
+	if want := "watch closed by the server: its client resumes from resourceVersion 10 if it watches again"; last() != want {
 		t.Errorf("got %q, want %q", last(), want)
 	}
 }

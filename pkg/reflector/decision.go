@@ -142,6 +142,11 @@ type Decision struct {
 	AtOnce bool
 	// Streaming is a streaming list that broke before it completed (watch-error).
 	Streaming bool
+	// Observed says the watch that ended (watch-closed, watch-error) was
+	// another program's, seen through the proxy: whether it watches again
+	// is its own choice, so the decision says where it would resume, not
+	// that it does.
+	Observed bool
 	// Diff is the relist's diff (relist-diff).
 	Diff *store.RelistDiff
 	// Relist is a complete list that was not the first (list-complete).
@@ -166,6 +171,16 @@ type Decision struct {
 }
 
 // String renders the decision as one sentence.
+// resumes is what follows a watch's end: ours watches again from the
+// cursor (then, when), an observed client would resume from it if it
+// watches again (kubectl get -w does not).
+func (d Decision) resumes(when string) string {
+	if d.Observed {
+		return fmt.Sprintf("its client resumes from resourceVersion %s if it watches again", d.ResourceVersion)
+	}
+	return fmt.Sprintf("watching again from resourceVersion %s%s", d.ResourceVersion, when)
+}
+
 // Refusal is what a permanent-error or bad-request decision adds to the
 // server's answer: how often it was asked, or that asking again is no use.
 func (d Decision) Refusal() string {
@@ -202,19 +217,19 @@ func (d Decision) String() string {
 		return fmt.Sprintf("the streaming list delivered nothing for %s before its initial-events-end bookmark: falling back to LIST", d.Wait)
 	case ReasonWatchClosed:
 		if d.Fault != "" {
-			return fmt.Sprintf("watch ended by --fault %s (the observing proxy, as a server ends one): watching again from resourceVersion %s", d.Fault, d.ResourceVersion)
+			return fmt.Sprintf("watch ended by --fault %s (the observing proxy, as a server ends one): %s", d.Fault, d.resumes(""))
 		}
 		if d.AtOnce {
-			return fmt.Sprintf("watch closed at once with no events: watching again from resourceVersion %s after a backoff", d.ResourceVersion)
+			return "watch closed at once with no events: " + d.resumes(" after a backoff")
 		}
-		return fmt.Sprintf("watch closed by the server: watching again from resourceVersion %s", d.ResourceVersion)
+		return "watch closed by the server: " + d.resumes("")
 	case ReasonIdleTimeout:
 		return fmt.Sprintf("no event for the idle timeout: watching again from resourceVersion %s", d.ResourceVersion)
 	case ReasonWatchError:
 		if d.Streaming {
 			return "streaming list ended before its initial-events-end bookmark: " + d.Cause
 		}
-		return fmt.Sprintf("watch failed (%s): watching again from resourceVersion %s", d.Cause, d.ResourceVersion)
+		return fmt.Sprintf("watch failed (%s): %s", d.Cause, d.resumes(""))
 	case ReasonRequestError:
 		return "LIST failed: " + d.Cause
 	case ReasonBackoff:
