@@ -129,7 +129,7 @@ func measureDiffReplay(ctx context.Context, e *env, n int) (*diffReplay, error) 
 	}
 	logf("diff replay: %d items and %d events (%d recorded live), %.0f MB", rr.Items, rr.Events, rr.Recorded, float64(rr.Bytes)/1e6)
 	dr := &diffReplay{replayResult: rr, Reps: o.replayReps, MaxObjects: max(n, diff.DefaultMaxObjects)}
-	opts := &session.DiffOptions{MaxObjects: dr.MaxObjects, KeepValues: true}
+	opts := &session.DiffOptions{MaxObjects: dr.MaxObjects}
 	for rep := range o.replayReps {
 		// Each first every other time, so neither always follows the other.
 		order := []bool{false, true}
@@ -217,7 +217,7 @@ func (res *diffResult) markdown() string {
 	if r := res.Replay; r != nil {
 		plain, dif := medSec(r.Plain), medSec(r.Diff)
 		p("\n#### Replay of %d MODIFIED events, %d repetitions (medians; with and without take turns)\n\n", r.Modified, r.Reps)
-		p("A live trace with whole objects (`--trace-objects full`) of the initial list of %d ConfigMaps and %d real updates, grown to %d watch events by repeating the recorded MODIFIED events with new resourceVersions, every other round with another data.revision: %d lines, %.0f MB. `session.NewReplay(path, 0)` against `session.NewReplayDiffing(path, 0, &session.DiffOptions{MaxObjects: %d, KeepValues: true})`.\n\n",
+		p("A live trace with whole objects (`--trace-objects full`) of the initial list of %d ConfigMaps and %d real updates, grown to %d watch events by repeating the recorded MODIFIED events with new resourceVersions, every other round with another data.revision: %d lines, %.0f MB. `session.NewReplay(path, 0)` against `session.NewReplayDiffing(path, 0, &session.DiffOptions{MaxObjects: %d})`.\n\n",
 			r.Items, r.Recorded, r.Events, r.Lines+1, float64(r.Bytes)/1e6, r.MaxObjects)
 		p("| replay | time s | events/s | × without | runs, s |\n|---|---:|---:|---:|---|\n")
 		p("| without --diff | %.2f | %.0f | 1.00× | %s |\n", plain, float64(r.Events)/plain, joinDurations(r.Plain))

@@ -158,7 +158,7 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"replay speed Inf", []string{"replay", empty, "--speed", "Inf"}, ExitUsage, "error: invalid --speed +Inf: must be 0 (as fast as possible) or a positive number"},
 		{"version with an argument", []string{"version", "extra"}, ExitUsage, `error: version takes no arguments, got ["extra"]`},
 		{"replay without file", []string{"replay"}, ExitUsage, "error: replay takes one trace file, got 0 arguments"},
-		{"replay --diff of metadata", []string{"replay", "../../testdata/traces/demo.jsonl", "--diff", "--no-tui"}, ExitUsage, "error: --diff needs whole objects, and the trace keeps none: record it with --trace-objects full"},
+		{"replay --diff of metadata", []string{"replay", "../../testdata/traces/demo.jsonl", "--diff", "--no-tui"}, ExitUsage, "error: --diff needs whole objects, and the trace keeps none: record it with --trace-objects full (a trace recorded with --diff shows its changes without --diff)"},
 		{"replay --diff of a proxy's trace", []string{"replay", "../../testdata/traces/proxy.jsonl", "--diff", "--no-tui"}, ExitUsage, "error: --diff does not apply to a proxy's trace: it replays as recorded, with the changes proxy --diff recorded"},
 	}
 	for _, tc := range cases {
@@ -439,7 +439,7 @@ func TestReplayDiffWarnsOfTheResourcesItCannotDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := run(t, "replay", path, "--speed", "0", "--no-tui", "--diff")
-	want := "warning: --diff: the trace keeps no whole objects of deployments, widgets (recorded without --trace-objects full): they are not diffed\n"
+	want := "warning: --diff: the trace keeps no whole objects of deployments, widgets (recorded without --trace-objects full): they are not diffed (the changes a trace recorded with --diff still show)\n"
 	if code != ExitOK || !strings.Contains(stderr, want) {
 		t.Fatalf("exit %d, stderr %q; want exit 0 and %q", code, stderr, want)
 	}
@@ -462,7 +462,7 @@ func TestReplayDiffDoesNotDiffSecretsWhoseValuesTheTraceRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := run(t, "replay", path, "--speed", "0", "--no-tui", "--diff")
-	want := "warning: --diff: the trace keeps the values of secrets REDACTED (recorded without --trace-unsafe-secrets), so a diff would see no change of their data: they are not diffed\n"
+	want := "warning: --diff: the trace keeps the values of secrets REDACTED (recorded without --trace-unsafe-secrets), so a diff would see no change of their data: they are not diffed (the changes a trace recorded with --diff still show)\n"
 	if code != ExitOK || stderr != want {
 		t.Fatalf("exit %d, stderr %q; want exit 0 and %q", code, stderr, want)
 	}

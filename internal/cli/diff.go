@@ -5,7 +5,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
 // DiffFlags are --diff and --diff-max-objects, the same on watch and replay.
@@ -35,11 +34,10 @@ func (d *DiffFlags) validate() error {
 	return nil
 }
 
-// options are the session's DiffOptions for a resource (nil without
-// --diff): a Secret's changes keep no values unless the user asked for them.
-func (d *DiffFlags) options(res reflector.Resource, unsafeSecrets bool) *session.DiffOptions {
+// options are the session's DiffOptions (nil without --diff).
+func (d *DiffFlags) options() *session.DiffOptions {
 	if !d.On {
 		return nil
 	}
-	return &session.DiffOptions{MaxObjects: d.MaxObjects, KeepValues: !res.Secrets() || unsafeSecrets}
+	return &session.DiffOptions{MaxObjects: d.MaxObjects}
 }

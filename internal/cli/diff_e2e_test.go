@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -293,4 +295,60 @@ func TestE2EDiffNamesTheDeploymentControllerAndTheScaler(t *testing.T) {
 		t.Errorf("the new image is not keyed by its container's name, or not by e2e-deployer: %+v", c2.Paths)
 	}
 	checkReplaySays(t, tracePath, sum)
+}
+
+// TestE2EADiffOfASecretShowsNoValueEvenWithTraceUnsafeSecrets: a Secret's
+// DIFF lines say which keys changed and who changed them, never their
+// values: --trace-unsafe-secrets asks for the values in the trace (its whole
+// objects keep them), not on the terminal or in a CI log.
+func TestE2EADiffOfASecretShowsNoValueEvenWithTraceUnsafeSecrets(t *testing.T) {
+	c := cluster(t)
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	ctx := context.Background()
+	const ns = "diff-secret"
+	newNamespace(t, cs, ns)
+	first, second := "first-secret-value-1", "second-secret-value-2"
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, StringData: map[string]string{"token": first}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tracePath := filepath.Join(t.TempDir(), "secrets.jsonl")
+	p := startPlugin(t, pluginPath(t), c.Kubeconfig(), "secrets", "-n", ns, "--diff", "--no-tui", "-o", "json",
+		"--trace", tracePath, "--trace-objects", "full", "--trace-unsafe-secrets")
+	p.waitForLine(t, `"reason":"list-complete"`)
+	patch := fmt.Sprintf(`{"stringData":{"token":%q}}`, second)
+	if _, err := cs.CoreV1().Secrets(ns).Patch(ctx, "s", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "e2e-rotator"}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitForLine(t, `"type":"diff"`)
+	out, stderr := p.interrupt(t)
+	var changed bool
+	for _, line := range strings.Split(out, "\n") {
+		var d diffLine
+		if json.Unmarshal([]byte(line), &d) != nil || d.Type != "diff" {
+			continue
+		}
+		for _, ch := range d.Changes {
+			if ch.Path == ".data.token" && ch.Manager == "e2e-rotator" && ch.Old == nil && ch.New == nil {
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		t.Errorf("no DIFF line says .data.token changed by e2e-rotator without its values:\n%s", out)
+	}
+	for _, v := range []string{first, second} {
+		b64 := base64.StdEncoding.EncodeToString([]byte(v))
+		if strings.Contains(out+stderr, b64) || strings.Contains(out+stderr, v) {
+			t.Errorf("the output shows the Secret's value %q:\n%s", v, out)
+		}
+	}
+	// The trace, which the user asked to hold them, does.
+	b, err := os.ReadFile(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), base64.StdEncoding.EncodeToString([]byte(second))) {
+		t.Error("the trace recorded with --trace-objects full --trace-unsafe-secrets lacks the Secret's value")
+	}
 }

@@ -216,10 +216,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var diffOpts *session.DiffOptions
-	if o.Diff.On {
-		diffOpts = &session.DiffOptions{MaxObjects: o.Diff.MaxObjects, KeepValues: true} // not a Secret's values: Observe
-	}
+	diffOpts := o.Diff.options()
 	sess, err := session.NewObserved(session.ObservedConfig{Rest: restCfg, TracePath: o.Trace, TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets, Diff: diffOpts})
 	if err != nil {
 		return outs.Finish(err)

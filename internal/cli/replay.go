@@ -96,11 +96,7 @@ func (o *ReplayOptions) Validate() error {
 func (o *ReplayOptions) Run(ctx context.Context) error {
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	warning := o.Display.warnDashboardIgnores(o.ErrOut, useTUI)
-	var d *session.DiffOptions
-	if o.Diff.On {
-		// The trace's Secrets kept their values only if recorded with --trace-unsafe-secrets.
-		d = &session.DiffOptions{MaxObjects: o.Diff.MaxObjects, KeepValues: true}
-	}
+	d := o.Diff.options()
 	sess, err := session.NewReplayDiffing(o.path, o.Speed, d)
 	if err != nil {
 		return err
@@ -247,12 +243,12 @@ func (o *ReplayOptions) checkDiffable(sess *session.Session) error {
 	}
 	switch {
 	case len(sess.NotDiffed) == len(sess.Resources) && len(redacted) == 0:
-		return usageErrorf("--diff needs whole objects, and the trace keeps none: record it with --trace-objects full")
+		return usageErrorf("--diff needs whole objects, and the trace keeps none: record it with --trace-objects full (a trace recorded with --diff shows its changes without --diff)")
 	case len(sess.NotDiffed) == len(sess.Resources):
 		return usageErrorf("--diff has nothing to diff: %s", strings.Join(why, "; "))
 	}
 	for _, w := range why {
-		fmt.Fprintf(o.ErrOut, "warning: --diff: %s: they are not diffed\n", w)
+		fmt.Fprintf(o.ErrOut, "warning: --diff: %s: they are not diffed (the changes a trace recorded with --diff still show)\n", w)
 	}
 	return nil
 }

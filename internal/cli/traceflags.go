@@ -29,7 +29,7 @@ func (t *TraceFlags) addFlags(cmd *cobra.Command, usage string) {
 	f.StringVar(&t.Trace, "trace", "", usage)
 	f.StringVar(&t.TraceObjects, "trace-objects", t.TraceObjects, "How much of each object the trace keeps: none, metadata or full")
 	t.objectsFlag = f.Lookup("trace-objects")
-	f.BoolVar(&t.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace instead of REDACTED (dangerous)")
+	f.BoolVar(&t.TraceUnsafeSecrets, "trace-unsafe-secrets", false, "Record Secret values in the trace's objects instead of REDACTED (dangerous; --diff never shows them)")
 	_ = cmd.RegisterFlagCompletionFunc("trace-objects", cobra.FixedCompletions([]string{"none", "metadata", "full"}, cobra.ShellCompDirectiveNoFileComp))
 }
 

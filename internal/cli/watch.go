@@ -275,7 +275,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			t = probe.Target(pr.Namespace(), pr.Name()) // the probe's Lease, and no other object
 		}
 		lc.Resources = append(lc.Resources, session.ResourceConfig{Target: t, Reflector: rc, MetadataOnly: o.MetadataOnly, KeepBodies: o.KeepObjects, Wire: reflector.Wire(o.Wire),
-			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets, Diff: o.Diff.options(t.Resource, o.TraceUnsafeSecrets)})
+			TraceObjects: trace.ObjectMode(o.TraceObjects), UnsafeSecrets: o.TraceUnsafeSecrets, Diff: o.Diff.options()})
 	}
 	oo := o.Display.outputs(o.IOStreams, useTUI)
 	oo.Monitor = o.Monitor.options()

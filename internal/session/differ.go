@@ -13,12 +13,13 @@ import (
 // skipped (diff.SkipCap).
 const DefaultDiffMaxObjects = diff.DefaultMaxObjects
 
-// DiffOptions are --diff's: how many objects' last versions are held, and
-// whether the changes keep their old and new values (not for Secrets unless
-// the user asked for their values).
+// DiffOptions are --diff's: how many objects' last versions are held.
+// The changes keep their old and new values, except a Secret's: its DIFF
+// lines, dashboard and report name the keys that changed and who changed
+// them, never their values (--trace-unsafe-secrets asks for the values in
+// the trace's whole objects, not there).
 type DiffOptions struct {
 	MaxObjects int
-	KeepValues bool
 }
 
 // differ is a Source that gives each MODIFIED event its Changes: it holds
@@ -34,8 +35,8 @@ type differ struct {
 	v  *diff.Versions
 }
 
-func newDiffer(src reflector.Source, o DiffOptions) *differ {
-	return &differ{src: src, v: diff.NewVersions(o.MaxObjects, o.KeepValues)}
+func newDiffer(src reflector.Source, o DiffOptions, res reflector.Resource) *differ {
+	return &differ{src: src, v: diff.NewVersions(o.MaxObjects, !res.Secrets())}
 }
 
 // List implements reflector.Source: a list's first page starts the held

@@ -59,7 +59,7 @@ func TestDifferDiffsOnlyTheSameObjectAndHoldsNoMoreThanItsCap(t *testing.T) {
 			ev(reflector.EventModified, item("b", "u9", "9", "z")), // held since its recreate
 		},
 	}
-	d := newDiffer(src, DiffOptions{MaxObjects: 2, KeepValues: true})
+	d := newDiffer(src, DiffOptions{MaxObjects: 2}, reflector.Resource{})
 	if _, err := d.List(context.Background(), reflector.RequestOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestDifferPassesRecordedChangesAsTheyCame(t *testing.T) {
 	recorded := &diff.Changes{Paths: []diff.Change{{Path: ".data.v", Op: diff.Changed}}}
 	e := ev(reflector.EventModified, item("a", "u1", "3", "y"))
 	e.Changes = recorded
-	d := newDiffer(&scripted{page: &reflector.Page{}, events: []reflector.WatchEvent{e}}, DiffOptions{})
+	d := newDiffer(&scripted{page: &reflector.Page{}, events: []reflector.WatchEvent{e}}, DiffOptions{}, reflector.Resource{})
 	st, _ := d.Watch(context.Background(), reflector.RequestOptions{})
 	got, err := st.Next()
 	if err != nil || got.Changes != recorded {

@@ -328,7 +328,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		c := rc.Reflector
 		c.Source, c.AuditSource, c.Clock, c.InitialLists = live, live, s.clock, gate
 		if rc.Diff != nil {
-			c.Source = newDiffer(live, *rc.Diff)
+			c.Source = newDiffer(live, *rc.Diff, rc.Target.Resource)
 		}
 		resolved, err := reflector.ResolveConfig(c)
 		if err != nil {
@@ -553,10 +553,10 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 		case d == nil:
 		case h.Objects != trace.ObjectsFull:
 			s.NotDiffed = append(s.NotDiffed, NotDiffed{Resource: h.Resource.GVR.Resource})
-		case !h.KeepsChangeValues():
+		case !h.KeepsObjectValues():
 			s.NotDiffed = append(s.NotDiffed, NotDiffed{Resource: h.Resource.GVR.Resource, Redacted: true})
 		default:
-			c.Source = newDiffer(c.Source, *d)
+			c.Source = newDiffer(c.Source, *d, h.Resource)
 		}
 		res.OnNote(rr.Note)
 		c.OnNote = res.note
@@ -608,7 +608,8 @@ func (s *Session) Serve(serve func(context.Context) error) { s.serve = serve }
 // (proxy.Options.OnStream), recorded when the run is; before it is fed.
 func (s *Session) Observe(st *observed.Stream) {
 	if d := s.diff; d != nil {
-		st.Diff(d.MaxObjects, d.KeepValues && (!st.Target().Resource.Secrets() || s.unsafe))
+		// A Secret's changes keep no values (see DiffOptions).
+		st.Diff(d.MaxObjects, !st.Target().Resource.Secrets())
 	}
 	if rec := s.Recorder; rec != nil {
 		// Its resource line records its number, its client and what it asked for.

@@ -153,9 +153,16 @@ type ResourceHeader struct {
 }
 
 // KeepsChangeValues says whether the trace keeps the old and new values of
-// the resource's changes (--diff): only with whole objects, and for Secrets
-// only when the user asked for their values (--trace-unsafe-secrets).
+// the resource's changes (--diff): only with whole objects, and never a
+// Secret's (a diff keeps none of its values).
 func (rh ResourceHeader) KeepsChangeValues() bool {
+	return rh.Objects == ObjectsFull && !rh.Resource.Secrets()
+}
+
+// KeepsObjectValues says whether the trace's objects keep their values,
+// so that replay --diff can diff them: whole objects, and for Secrets only
+// when the user asked for their values (--trace-unsafe-secrets).
+func (rh ResourceHeader) KeepsObjectValues() bool {
 	return rh.Objects == ObjectsFull && (!rh.Resource.Secrets() || rh.Options.UnsafeSecrets)
 }
 
