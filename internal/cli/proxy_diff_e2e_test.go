@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 )
 
 // TestE2EProxyDiffDiffsJSONStreamsAndSaysProtobufOnesCannotBe runs
@@ -26,7 +28,10 @@ import (
 // same ConfigMaps: a dynamic one (JSON) and a typed one (protobuf). Each
 // write's changed path reaches the dynamic informer's stream with the
 // writer's field manager; the typed informer's stream says each MODIFIED
-// event was not diffed, and why. The trace replays to the same churn.
+// event was not diffed, and why; so do a JSON watch of metadata only and a
+// watch of tables (kubectl get -w), which carry no spec or data to compare
+// (diffed, every update looked like a change of managedFields alone, and
+// raised noisy-updates). The trace replays to the same churn.
 func TestE2EProxyDiffDiffsJSONStreamsAndSaysProtobufOnesCannotBe(t *testing.T) {
 	c := cluster(t)
 	cs := kubernetes.NewForConfigOrDie(c.Config())
@@ -38,7 +43,7 @@ func TestE2EProxyDiffDiffsJSONStreamsAndSaysProtobufOnesCannotBe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const typedUA, dynamicUA = "diff-typed/1 (linux/amd64)", "diff-dynamic/1 (linux/amd64)"
+	const typedUA, dynamicUA, metaUA, tableUA = "diff-typed/1 (linux/amd64)", "diff-dynamic/1 (linux/amd64)", "diff-metadata/1 (linux/amd64)", "diff-table/1 (linux/amd64)"
 	fr := startFaultProxy(t, typedUA, "--diff")
 	stop := make(chan struct{})
 	defer close(stop)
@@ -54,6 +59,34 @@ func TestE2EProxyDiffDiffsJSONStreamsAndSaysProtobufOnesCannotBe(t *testing.T) {
 	defer cancel()
 	if !cache.WaitForCacheSync(syncCtx.Done(), ti.HasSynced, di.HasSynced) {
 		t.Fatal("the informers did not sync through the proxy")
+	}
+	// Two watches from now in JSON: kubectl get -w's (tables), and one of
+	// metadata only (client-go's metadata client asks for protobuf first).
+	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawEvents := make(chan struct{}, 2*n*rounds)
+	for ua, accept := range map[string]string{
+		tableUA: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+		metaUA:  "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+	} {
+		req, err := http.NewRequestWithContext(syncCtx, http.MethodGet, fr.cfg.Host+"/api/v1/namespaces/"+ns+"/configmaps?watch=1&resourceVersion="+l.ResourceVersion, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", accept)
+		req.Header.Set("User-Agent", ua)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer resp.Body.Close()
+			for dec := json.NewDecoder(resp.Body); dec.Decode(new(json.RawMessage)) == nil; {
+				rawEvents <- struct{}{}
+			}
+		}()
 	}
 	for r := range rounds {
 		for i := range n {
@@ -75,6 +108,13 @@ func TestE2EProxyDiffDiffsJSONStreamsAndSaysProtobufOnesCannotBe(t *testing.T) {
 			t.Fatal("the informers did not get the last write")
 		}
 	}
+	for range 2 * n * rounds {
+		select {
+		case <-rawEvents:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the table and metadata watches did not get every write")
+		}
+	}
 	time.Sleep(time.Second)
 	sums := fr.stop(t)
 	d := streamOf(t, sums, "configmaps.v1", dynamicUA)
@@ -88,6 +128,22 @@ func TestE2EProxyDiffDiffsJSONStreamsAndSaysProtobufOnesCannotBe(t *testing.T) {
 	}
 	if !strings.Contains(fr.out.String(), diff.SkipProtobuf) {
 		t.Error("no DIFF line says why the protobuf stream was not diffed")
+	}
+	for _, ua := range []string{metaUA, tableUA} {
+		s := streamOf(t, sums, "configmaps.v1", ua)
+		if c := s.Churn; c == nil || c.Events != 0 || c.Skipped != n*rounds {
+			t.Errorf("%s's stream's churn: %+v, want its %d MODIFIED events not diffed", ua, c, n*rounds)
+		}
+		for _, f := range s.Findings {
+			if f.ID == findings.NoisyUpdates {
+				t.Errorf("%s's stream raised %s: %s", ua, f.ID, f.Title)
+			}
+		}
+	}
+	for _, why := range []string{diff.SkipMetadata, diff.SkipTable} {
+		if !strings.Contains(fr.out.String(), why) {
+			t.Errorf("no DIFF line says %q", why)
+		}
 	}
 	checkReplaySays(t, fr.trace, sums...)
 }

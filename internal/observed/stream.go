@@ -177,14 +177,29 @@ func (s *Stream) diffEvent(ev *reflector.WatchEvent) {
 	if v == nil || o == nil {
 		return
 	}
-	if ev.Changes == nil && s.Wire() == reflector.WireProtobuf {
-		// What the proxy decodes of a protobuf object is not the object.
+	if why := s.notDiffed(); ev.Changes == nil && why != "" {
 		if ev.Type == reflector.EventModified {
-			ev.Changes = diff.Skip(diff.SkipProtobuf)
+			ev.Changes = diff.Skip(why)
 		}
 		return
 	}
 	ev.Changes = v.Event(string(ev.Type), o.Ref().String(), o.UID, ev.Item.Raw, ev.Changes)
+}
+
+// notDiffed is why the stream's events are not diffed, "" when they are:
+// what the proxy decodes of a protobuf object is not the object, and a
+// metadata-only object or a table row (kubectl get) has no spec or data to
+// compare: every update would look like a change of managedFields alone.
+func (s *Stream) notDiffed() string {
+	switch {
+	case s.Wire() == reflector.WireProtobuf:
+		return diff.SkipProtobuf
+	case s.Asked.Table:
+		return diff.SkipTable
+	case s.Asked.MetadataOnly:
+		return diff.SkipMetadata
+	}
+	return ""
 }
 
 // Fault is a fault the observing proxy injected into the stream's traffic

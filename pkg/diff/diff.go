@@ -119,6 +119,8 @@ const (
 	SkipCap        = "over the cap on objects held for diffs"
 	SkipNotJSON    = "the object's body is not JSON"
 	SkipProtobuf   = "the stream is protobuf: only JSON streams are diffed"
+	SkipMetadata   = "the stream asks for metadata only: only whole objects are diffed"
+	SkipTable      = "the stream asks for tables (kubectl get), which carry metadata only: only whole objects are diffed"
 )
 
 // Compare returns what changed from old to new, two versions of one object's
