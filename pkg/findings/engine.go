@@ -116,6 +116,7 @@ func (e *Engine) List() []Finding {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.settle()
 	out := make([]Finding, 0, len(e.order))
 	for _, id := range e.order {
 		out = append(out, e.found[id].clone())
@@ -130,6 +131,7 @@ func (e *Engine) Get(id ID) (Finding, bool) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.settle()
 	f, ok := e.found[id]
 	if !ok {
 		return Finding{}, false
@@ -219,6 +221,15 @@ func (e *Engine) unlockAndTell() {
 	for _, f := range pending {
 		for _, l := range listeners {
 			l(f)
+		}
+	}
+}
+
+// settle has the settlers bring their findings up to date; mu is held.
+func (e *Engine) settle() {
+	for _, r := range e.rules {
+		if s, ok := r.(settler); ok {
+			s.settle(e)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -135,5 +136,25 @@ func TestANoteRaisesItsFindingsInPassOrder(t *testing.T) {
 	}
 	if want := []ID{SlowDelivery, UIDMismatch, NoBookmarks}; !slices.Equal(got, want) {
 		t.Fatalf("raised %v, want %v", got, want)
+	}
+}
+
+// BenchmarkObserveAppliedNoisy is the cost per diffed MODIFIED event that
+// changed only a timestamp, past noisy-updates' threshold (checked on each
+// event), over 50 objects.
+func BenchmarkObserveAppliedNoisy(b *testing.B) {
+	e := New(Options{}, &feed{})
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	started := reflector.RequestInfo{ID: 1, Verb: reflector.VerbWatch, Opts: bookmarked, Started: at}
+	e.Observe(reflector.Note{Seq: 1, At: at, Kind: reflector.NoteRequestStarted, Request: &started})
+	results := make([]*store.Result, 50)
+	for i := range results {
+		results[i] = &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: fmt.Sprintf("cm-%d", i), UID: "u"}}
+	}
+	ch := heartbeat()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		e.Observe(reflector.Note{Seq: uint64(i + 2), At: at.Add(time.Duration(i) * time.Millisecond), Kind: reflector.NoteApplied, Event: reflector.EventModified,
+			Applied: results[i%len(results)], Changes: ch, RequestID: 1})
 	}
 }

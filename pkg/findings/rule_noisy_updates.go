@@ -3,7 +3,6 @@ package findings
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -32,24 +31,39 @@ const (
 )
 
 // noisyUpdates counts the diffed MODIFIED events (Note.Changes) in buckets
-// of a minute, the last noisyWindow of them.
+// of a minute, the last noisyWindow of them, and keeps their sums as they
+// go. The event that makes the finding raises it; once raised, it is
+// written out again when read (settle), with the numbers of the last event
+// before the read, even when no note follows a burst.
 type noisyUpdates struct {
 	buckets []noisyBucket
-	checked time.Time // the last check: at most one a second
-	// unchecked says events came since the last check: any later note
-	// checks them, so that a burst's last events count once it stops.
-	unchecked bool
-	reqs      []int64
+	sum     noisyCounts // the buckets' sums
+	reqs    []int64
+	// unsettled: events came since the raised finding was last written
+	// out, the last of them at unsettledAt.
+	unsettled   bool
+	unsettledAt time.Time
 }
 
 type noisyBucket struct {
-	minute        time.Time
+	minute time.Time
+	noisyCounts
+}
+
+// noisyCounts are a bucket's counts, or the window's sums.
+type noisyCounts struct {
 	events, stamp int64
 	// stamped counts, for timestamp-only events, each path and writer
 	// changed; sole counts the events whose only change was one status,
 	// label or annotation path (by its writer).
 	stamped, sole map[writtenPath]int64
-	objects       map[string]bool
+	// stampObjects and soleObjects count the events of each object among
+	// those (of at most noisyKeys objects).
+	stampObjects, soleObjects map[string]int64
+}
+
+func newNoisyCounts() noisyCounts {
+	return noisyCounts{stamped: map[writtenPath]int64{}, sole: map[writtenPath]int64{}, stampObjects: map[string]int64{}, soleObjects: map[string]int64{}}
 }
 
 // writtenPath is a path and the manager that wrote it.
@@ -61,49 +75,52 @@ func (r *noisyUpdates) entry() Entry {
 }
 
 func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
-	if d := n.Decision; d != nil && (d.State == reflector.StateStopped || d.State == reflector.StateFailed) && len(r.buckets) > 0 {
-		r.check(e, n.At) // the run's end: the events since the last check count too
-		return
-	}
 	ch := n.Changes
 	if n.Kind != reflector.NoteApplied || ch == nil || ch.Skipped != "" {
-		if r.unchecked && n.At.Sub(r.checked) >= time.Second {
-			r.checked, r.unchecked = n.At, false
-			r.check(e, n.At)
-		}
 		return
 	}
 	b := r.bucket(n.At)
 	b.events++
+	r.sum.events++
 	visible := ch.Visible()
+	object := ""
+	if o := n.Applied.Object; o != nil {
+		object = o.Namespace + "/" + o.Name
+	}
 	if ch.TimestampOnly {
 		b.stamp++
+		r.sum.stamp++
 		for _, c := range visible {
-			count(b.stamped, writtenPath{c.Path, c.Writer()})
+			count(b.stamped, r.sum.stamped, writtenPath{c.Path, c.Writer()})
 		}
 		if len(visible) == 0 {
 			// Not even a time: only managedFields (and resourceVersion),
 			// a write of the same values under another manager.
-			count(b.stamped, writtenPath{path: managedFieldsPath})
+			count(b.stamped, r.sum.stamped, writtenPath{path: managedFieldsPath})
+		}
+		if object != "" {
+			count(b.stampObjects, r.sum.stampObjects, object)
 		}
 	}
 	if len(visible) == 1 && bookkeeping(visible[0].Path) {
-		count(b.sole, writtenPath{visible[0].Path, visible[0].Writer()})
-	}
-	if o := n.Applied.Object; o != nil && len(b.objects) < noisyKeys {
-		b.objects[o.Namespace+"/"+o.Name] = true
+		count(b.sole, r.sum.sole, writtenPath{visible[0].Path, visible[0].Writer()})
+		if object != "" {
+			count(b.soleObjects, r.sum.soleObjects, object)
+		}
 	}
 	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
-	// At most a check a second, and one when the window reaches the
-	// events it needs, however soon after the last.
-	var events int64
-	for i := range r.buckets {
-		events += r.buckets[i].events
+	if _, raised := e.found[NoisyUpdates]; raised {
+		r.unsettled, r.unsettledAt = true, n.At
+		return
 	}
-	r.unchecked = true
-	if n.At.Sub(r.checked) >= time.Second || events == noisyMinEvents {
-		r.checked, r.unchecked = n.At, false
-		r.check(e, n.At)
+	r.check(e, n.At)
+}
+
+// settle writes the raised finding out with the window's sums.
+func (r *noisyUpdates) settle(e *Engine) {
+	if r.unsettled {
+		r.unsettled = false
+		r.check(e, r.unsettledAt)
 	}
 }
 
@@ -116,58 +133,73 @@ func bookkeeping(path string) bool {
 	return strings.HasPrefix(path, ".status") || strings.HasPrefix(path, ".metadata.annotations") || strings.HasPrefix(path, ".metadata.labels")
 }
 
-func count(m map[writtenPath]int64, k writtenPath) {
+// count counts k in a bucket's map m and in the window's sum, when m
+// counts it already or has room for another key.
+func count[K comparable](m, sum map[K]int64, k K) {
 	if _, ok := m[k]; ok || len(m) < noisyKeys {
 		m[k]++
+		sum[k]++
 	}
 }
 
-// bucket returns the bucket of at's minute, dropping those out of the window.
+// uncount takes a bucket's map m out of the window's sum.
+func uncount[K comparable](m, sum map[K]int64) {
+	for k, n := range m {
+		if sum[k] -= n; sum[k] <= 0 {
+			delete(sum, k)
+		}
+	}
+}
+
+// bucket returns the bucket of at's minute, taking those out of the
+// window out of its sums.
 func (r *noisyUpdates) bucket(at time.Time) *noisyBucket {
 	minute := at.Truncate(time.Minute)
-	r.buckets = slices.DeleteFunc(r.buckets, func(b noisyBucket) bool { return !b.minute.After(minute.Add(-noisyWindow)) })
+	if r.sum.stamped == nil {
+		r.sum = newNoisyCounts()
+	}
+	r.buckets = slices.DeleteFunc(r.buckets, func(b noisyBucket) bool {
+		if b.minute.After(minute.Add(-noisyWindow)) {
+			return false
+		}
+		r.sum.events -= b.events
+		r.sum.stamp -= b.stamp
+		uncount(b.stamped, r.sum.stamped)
+		uncount(b.sole, r.sum.sole)
+		uncount(b.stampObjects, r.sum.stampObjects)
+		uncount(b.soleObjects, r.sum.soleObjects)
+		return true
+	})
 	if n := len(r.buckets); n > 0 && !r.buckets[n-1].minute.Before(minute) {
 		return &r.buckets[n-1]
 	}
-	r.buckets = append(r.buckets, noisyBucket{minute: minute, stamped: map[writtenPath]int64{}, sole: map[writtenPath]int64{}, objects: map[string]bool{}})
+	r.buckets = append(r.buckets, noisyBucket{minute: minute, noisyCounts: newNoisyCounts()})
 	return &r.buckets[len(r.buckets)-1]
 }
 
 // check raises or updates the finding from the window's sums.
 func (r *noisyUpdates) check(e *Engine, at time.Time) {
-	var events, stamp int64
-	stamped, sole, objects := map[writtenPath]int64{}, map[writtenPath]int64{}, map[string]bool{}
-	for _, b := range r.buckets {
-		events += b.events
-		stamp += b.stamp
-		for k, n := range b.stamped {
-			stamped[k] += n
-		}
-		for k, n := range b.sole {
-			sole[k] += n
-		}
-		for o := range b.objects {
-			objects[o] = true
-		}
-	}
+	events, stamp := r.sum.events, r.sum.stamp
 	if events < noisyMinEvents {
 		return
 	}
 	stampShare := float64(stamp) / float64(events)
-	top, topN := most(sole)
+	top, topN := most(r.sum.sole)
 	soleShare := float64(topN) / float64(events)
 	var what string
 	var path writtenPath
+	var objects int
 	switch {
 	case stampShare >= noisyTimestampShare:
-		path, _ = most(stamped)
+		path, _ = most(r.sum.stamped)
+		objects = len(r.sum.stampObjects)
 		only := "times"
 		if path.path == managedFieldsPath {
 			only = "who manages the fields (managedFields), not a value"
 		}
 		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", stamp, events, 100*stampShare, only)
 	case soleShare >= noisySoleShare:
-		path = top
+		path, objects = top, len(r.sum.soleObjects)
 		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", topN, events, 100*soleShare, top.path)
 	default:
 		return
@@ -188,7 +220,7 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 		f.Title = what
 		f.Evidence = Evidence{
 			Text: fmt.Sprintf("over the last %s, %s, of %s; the path changed most among them is %s, written by %s",
-				span(noisyWindow), what, format.PluralUngrouped(len(objects), "object"), path.path, writer),
+				span(noisyWindow), what, format.PluralUngrouped(objects, "object"), path.path, writer),
 			Requests: slices.Clone(r.reqs),
 			Facts: map[string]string{"path": path.path, "manager": path.writer, "share": fmt.Sprintf("%.0f%%", 100*max(stampShare, soleShare)),
 				"events": fmt.Sprint(events), "timestampOnly": fmt.Sprint(stamp)},
@@ -201,11 +233,12 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 
 // most is the key with the highest count, the first in path order among equals.
 func most(m map[writtenPath]int64) (writtenPath, int64) {
-	keys := slices.SortedFunc(maps.Keys(m), func(a, b writtenPath) int {
-		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a.path, b.path), cmp.Compare(a.writer, b.writer))
-	})
-	if len(keys) == 0 {
-		return writtenPath{}, 0
+	var top writtenPath
+	var topN int64
+	for k, n := range m {
+		if n > topN || (n == topN && cmp.Or(cmp.Compare(k.path, top.path), cmp.Compare(k.writer, top.writer)) < 0) {
+			top, topN = k, n
+		}
 	}
-	return keys[0], m[keys[0]]
+	return top, topN
 }

@@ -106,8 +106,7 @@ func TestNoisyUpdatesSeesOneStatusFieldRewrittenOnNearlyEveryEvent(t *testing.T)
 
 // TestNoisyUpdatesIsRaisedWhenItsEventsComeFast: 105 heartbeats within
 // 15 s were checked once a second, while the window had fewer than 100,
-// and never again: the finding is checked when the window reaches 100
-// events, and at the run's end.
+// and never again. Every event is checked: the one that makes the share.
 func TestNoisyUpdatesIsRaisedWhenItsEventsComeFast(t *testing.T) {
 	feedEvents := func(f *feed, n int, every time.Duration, ch func() *diff.Changes) {
 		for range n {
@@ -121,19 +120,17 @@ func TestNoisyUpdatesIsRaisedWhenItsEventsComeFast(t *testing.T) {
 	if !f.has(NoisyUpdates) {
 		t.Error("the 100th heartbeat, 140ms after the 99th, did not raise noisy-updates")
 	}
-	// 100 real changes, then 105 heartbeats within half a second of a
-	// check: the share passes half after it, and is counted at the end.
+	// 100 real changes, then heartbeats 5ms apart: the 100th makes half.
 	f = newFeed(t, Options{})
 	feedEvents(f, noisyMinEvents, 140*time.Millisecond, dataChange)
 	f.advance(2 * time.Second)
-	feedEvents(f, noisyMinEvents+5, 5*time.Millisecond, heartbeat)
+	feedEvents(f, noisyMinEvents-1, 5*time.Millisecond, heartbeat)
 	if f.has(NoisyUpdates) {
-		t.Fatal("raised within a second of the last check: the test no longer shows the end's check")
+		t.Fatal("99 heartbeats of 199 events raised noisy-updates")
 	}
-	f.advance(time.Minute)
-	f.decide(reflector.Decision{State: reflector.StateStopped, Reason: reflector.ReasonStopped})
-	if !f.has(NoisyUpdates) {
-		t.Error("the run ended with 105 heartbeats of 205 events in the window, and no noisy-updates")
+	feedEvents(f, 1, 5*time.Millisecond, heartbeat)
+	if got, ok := f.e.Get(NoisyUpdates); !ok || got.Count != 2*noisyMinEvents {
+		t.Errorf("the 100th heartbeat of 200 events, 5ms after the 99th: %v %+v, want noisy-updates raised", ok, got)
 	}
 }
 
@@ -169,22 +166,29 @@ func TestNoisyUpdatesOfManagedFieldsAloneSaySo(t *testing.T) {
 	}
 }
 
-// A burst's last events are counted by the next note of any kind a second
-// or more after the last check, not only at the run's end: the finding's
-// count agreed with the churn pane only once the run ended.
-func TestNoisyUpdatesCountsABurstsLastEventsAtTheNextNote(t *testing.T) {
+// Every event of a burst counts at once: the finding's count agreed with
+// the churn pane only at the next note (a bookmark, a minute later) or the
+// run's end. Its objects are those of the noisy events: a data change to
+// another object is none of them.
+func TestNoisyUpdatesCountsEveryEventOfABurstAtOnce(t *testing.T) {
 	f := newFeed(t, Options{})
-	for range noisyMinEvents + 5 {
+	for i := range noisyMinEvents + 5 {
 		f.advance(5 * time.Millisecond)
-		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Changes: heartbeat(),
-			Applied: &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: "c1", UID: "u"}}})
+		name, ch := "c1", heartbeat()
+		if i%10 == 9 {
+			name, ch = "c2", dataChange()
+		}
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Changes: ch,
+			Applied: &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: name, UID: "u"}}})
 	}
-	if got, _ := f.e.Get(NoisyUpdates); got.Count != noisyMinEvents {
-		t.Fatalf("count %d right after the burst, want the %d of its check", got.Count, noisyMinEvents)
+	got, _ := f.e.Get(NoisyUpdates)
+	if got.Count != noisyMinEvents+5 {
+		t.Errorf("count %d right after the burst, want %d", got.Count, noisyMinEvents+5)
 	}
-	f.advance(19 * time.Second)
-	f.bookmark()
-	if got, _ := f.e.Get(NoisyUpdates); got.Count != noisyMinEvents+5 {
-		t.Errorf("count %d after the next note, want %d", got.Count, noisyMinEvents+5)
+	if want := "95 of the last 105 MODIFIED events (90%) changed only times"; got.Title != want {
+		t.Errorf("title %q, want %q", got.Title, want)
+	}
+	if !strings.Contains(got.Evidence.Text, "changed only times, of 1 object;") {
+		t.Errorf("evidence %q, want the one object whose events changed only times", got.Evidence.Text)
 	}
 }

@@ -19,6 +19,15 @@ type rule interface {
 	observe(e *Engine, n reflector.Note)
 }
 
+// settler is a rule that updates a finding it raised only when the
+// finding is read (List, Get): its evidence is up to date at every read,
+// though writing it out on every note would cost more than the rule's
+// counting. It never raises a finding there: a finding is raised by the
+// note that makes it, so that it comes at the same place in a replay.
+type settler interface {
+	settle(e *Engine)
+}
+
 // newRules makes the catalogue's rules, in the order help lists them: a
 // new finding is a file with its rule and a line here.
 func newRules() []rule {
