@@ -64,6 +64,10 @@ func (r *throttled) observe(e *Engine, n reflector.Note) {
 		r.said = fmt.Sprintf("%s answered 429; the last, #%d (%s), said: %s", format.PluralUngrouped(f.Count, "request"), q.ID, strings.ToUpper(string(q.Verb)), end.Cause())
 		f.Evidence = Evidence{Requests: slices.Clone(r.reqs), Facts: facts}
 		f.Cause = "API Priority and Fairness had no seat for the request in its priority level and its queues were full (or the level rejects): the client's requests, or others in the same level, exceed its share"
+		if e.track.injected(Throttled) != "" && r.schemaUID == "" && r.levelUID == "" {
+			// No 429 named a FlowSchema: the server throttled none of them.
+			f.Cause = "the proxy answered these requests 429 with a Retry-After in the server's place, as API Priority and Fairness does; the server itself throttled none of them"
+		}
 		f.Docs = "https://kubernetes.io/docs/concepts/cluster-administration/flow-control/"
 		r.name(f)
 	})

@@ -151,3 +151,22 @@ func TestCommandSafeTakesNamesAndNothingElse(t *testing.T) {
 		}
 	}
 }
+
+// 429s the observing proxy answered (--fault throttle) name no FlowSchema:
+// the cause says the server throttled none of them, not that API Priority
+// and Fairness had no seat; a server's 429 among them keeps that cause.
+func TestThrottledByTheProxyAloneDoesNotBlameAPIPriorityAndFairness(t *testing.T) {
+	for _, server := range []bool{false, true} {
+		f := newFeed(t, Options{})
+		f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonFault, Fault: "throttle=1.5s", Cause: "answered 429", Count: 1})
+		f.throttle429(reflector.Throttle{RetryAfter: 2 * time.Second})
+		if server {
+			f.throttle429(reflector.Throttle{RetryAfter: time.Second, FlowSchemaUID: "fs-1", PriorityLevelUID: "pl-1"})
+		}
+		got, _ := f.e.Get(Throttled)
+		blamesAPF := strings.Contains(got.Cause, "API Priority and Fairness had no seat")
+		if !strings.HasPrefix(got.Cause, "caused by --fault throttle=1.5s") || blamesAPF != server {
+			t.Errorf("the server throttled too: %v; cause %q", server, got.Cause)
+		}
+	}
+}
