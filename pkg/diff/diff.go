@@ -72,7 +72,7 @@ type Changes struct {
 	// Paths are the changes, in path order (meta ones included).
 	Paths []Change `json:"paths"`
 	// TimestampOnly: nothing changed but resourceVersion, managedFields and
-	// values that are RFC 3339 times.
+	// values under metadata or status that are RFC 3339 times.
 	TimestampOnly bool `json:"timestampOnly,omitempty"`
 	// Skipped says why the event was not diffed ("" when it was): no earlier
 	// version was held, the object has another UID (a recreate), the cap on
@@ -472,7 +472,7 @@ func shapeOf(path []step) string {
 
 func (d *differ) add(path []step, op Op, o, n any, meta bool) {
 	c := Change{Path: render(path), Op: op, Meta: meta}
-	if !meta && !(op == Changed && isTime(o) && isTime(n)) {
+	if !meta && !(op == Changed && stamped(path) && isTime(o) && isTime(n)) {
 		d.substantive = true
 	}
 	if d.keep && !meta {
@@ -626,6 +626,13 @@ func equal(a, b any) bool {
 		return true
 	}
 	return a == b
+}
+
+// stamped says a time at path is bookkeeping a writer stamps (metadata,
+// status: a heartbeat, a lastUpdateTime), not the object's content: a
+// ConfigMap's data or a spec that holds a time is what a consumer reads.
+func stamped(path []step) bool {
+	return len(path) > 0 && path[0].kind == 'f' && (path[0].field == "metadata" || path[0].field == "status")
 }
 
 // isTime says v is a string that is an RFC 3339 time.

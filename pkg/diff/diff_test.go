@@ -107,6 +107,14 @@ func TestCompareSaysTimestampOnlyOnlyWhenNothingButTimesChanged(t *testing.T) {
 		if ch.TimestampOnly {
 			t.Errorf("keep=%v: a data change called timestamp-only: %+v", keep, ch)
 		}
+		// A time in the data is content a consumer reads, not a stamp.
+		ch, err = diff.Compare([]byte(cm("1", "2026-12-02T10:00:00Z", "2026-01-01T00:00:00Z")), []byte(cm("2", "2026-12-02T10:00:00Z", "2026-02-01T00:00:00Z")), keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.TimestampOnly || len(ch.Visible()) != 1 {
+			t.Errorf("keep=%v: a time in .data called timestamp-only: %+v", keep, ch)
+		}
 	}
 }
 

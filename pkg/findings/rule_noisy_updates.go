@@ -70,7 +70,7 @@ func newNoisyCounts() noisyCounts {
 type writtenPath struct{ path, writer string }
 
 func (r *noisyUpdates) entry() Entry {
-	return Entry{NoisyUpdates, Warning, fmt.Sprintf("over the last %s, %d MODIFIED events or more were diffed (`--diff`) and %.0f%% or more of them changed nothing but resourceVersion, managedFields and RFC 3339 times, or one status, label or annotation path, written by one manager, was the only change in %.0f%% or more of them",
+	return Entry{NoisyUpdates, Warning, fmt.Sprintf("over the last %s, %d MODIFIED events or more were diffed (`--diff`) and %.0f%% or more of them changed nothing but resourceVersion, managedFields and RFC 3339 times under metadata or status, or one status, label or annotation path, written by one manager, was the only change in %.0f%% or more of them",
 		span(noisyWindow), noisyMinEvents, 100*noisyTimestampShare, 100*noisySoleShare)}
 }
 
