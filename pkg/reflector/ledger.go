@@ -75,7 +75,10 @@ type Ledger struct {
 	// after it (Reflector.Report) reaches no listener. Guarded by noteMu.
 	notesEnded bool
 	seq        uint64
-	listeners  []func(Note)
+	// lastAt is the last note's time: a note's time never goes back
+	// (guarded by noteMu).
+	lastAt    time.Time
+	listeners []func(Note)
 }
 
 // NewLedger records into w, stamping notes and times with now; it keeps the
@@ -652,6 +655,13 @@ func (l *Ledger) Note(n Note) {
 	if n.At.IsZero() {
 		n.At = l.now()
 	}
+	if n.At.Before(l.lastAt) {
+		// A request observed once its answer came was sent before the
+		// notes of the one before it were: its note comes in their order,
+		// at the last one's time (its RequestInfo keeps when it was sent).
+		n.At = l.lastAt
+	}
+	l.lastAt = n.At
 	l.mu.Lock()
 	n.State, n.RequestID = l.stats.State, l.lastReq
 	l.mu.Unlock()

@@ -139,4 +139,13 @@ func TestARequestStartedNoteIsAtTheTimeTheRequestWasSent(t *testing.T) {
 	if !notes[0].At.Equal(sent) || !notes[1].At.Equal(now) || !notes[2].At.Equal(now) {
 		t.Errorf("started at %v, ended at %v, next started at %v; want %v, %v, %v", notes[0].At, notes[1].At, notes[2].At, sent, now, now)
 	}
+	// A request sent before the last note (the proxy passes a list on
+	// before it has decoded it, and its client's watch comes meanwhile):
+	// its note is at the last note's time, never before; its RequestInfo
+	// keeps when it was sent.
+	early := now.Add(-3 * time.Millisecond)
+	info = l.StartRequest(VerbWatch, RequestOptions{ResourceVersion: "6"}, early)
+	if last := notes[len(notes)-1]; !last.At.Equal(now) || !info.Started.Equal(early) {
+		t.Errorf("a request sent at %v after a note at %v: its note at %v, started %v", early, now, last.At, info.Started)
+	}
 }
