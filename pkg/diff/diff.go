@@ -302,7 +302,16 @@ func (d *differ) object(path []step, o, n map[string]any) {
 		ov, inOld := o[k]
 		nv, inNew := n[k]
 		meta := len(path) == 1 && path[0].field == "metadata" && (k == "resourceVersion" || k == "managedFields")
+		// The first annotation or label (or the last) is a change of its
+		// key, as every later one is, not of the whole map.
+		keyed := len(path) == 1 && path[0].field == "metadata" && (k == "annotations" || k == "labels")
+		om, _ := ov.(map[string]any)
+		nm, _ := nv.(map[string]any)
 		switch {
+		case !inOld && keyed && nm != nil:
+			d.object(p, nil, nm)
+		case !inNew && keyed && om != nil:
+			d.object(p, om, nil)
 		case !inOld:
 			d.add(p, Added, nil, nv, meta)
 		case !inNew:

@@ -201,3 +201,24 @@ func TestAValueKeepsItsAngleBracketsAndAmpersands(t *testing.T) {
 		t.Errorf("new value %s, want \"<b>hi</b> & co\"", got)
 	}
 }
+
+// The first annotation (or label) of an object that had none, and the last
+// one removed, are changes of their keys, as every other is: the churn
+// counted the map and the key apart (119 + 1 for one path).
+func TestTheFirstAndLastAnnotationAreChangesOfTheirKeys(t *testing.T) {
+	bare := `{"metadata":{"name":"c","resourceVersion":"1"},"data":{"k":"v"}}`
+	stamped := `{"metadata":{"name":"c","resourceVersion":"2","annotations":{"example.com/at":"2026-12-02T10:00:00Z"},"labels":{"app":"web"}},"data":{"k":"v"}}`
+	for _, tc := range []struct {
+		old, new string
+		op       diff.Op
+	}{{bare, stamped, diff.Added}, {stamped, bare, diff.Removed}} {
+		ch, err := diff.Compare([]byte(tc.old), []byte(tc.new), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := byPath(t, ch)
+		if len(got) != 3 || got[`.metadata.annotations["example.com/at"]`].Op != tc.op || got[".metadata.labels.app"].Op != tc.op {
+			t.Errorf("%s: %v, want each key %s", tc.op, got, tc.op)
+		}
+	}
+}
