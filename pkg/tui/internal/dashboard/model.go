@@ -241,13 +241,11 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 			m.history.RecordDiff(n.At, d.Diff, m.Opts.TrackedObjects)
 			return logpane.Entry{At: n.At, Kind: logpane.KindRelist, Seq: n.Seq, Req: n.RequestID, Note: &n, Diff: d.Diff}, true
 		}
-	case reflector.ReasonStopped:
-		m.Replay.Stopped = true
 	case reflector.ReasonTraceWriteError:
 		m.Chrome.RecordingStopped = true
 		m.setStatus(common.SevBad, d.String())
 	}
-	if d.State == reflector.StateFailed {
+	if d.Reason == reflector.ReasonStopped || d.State == reflector.StateFailed {
 		m.Replay.Stopped = true // its reflector returned: it makes no more requests
 	}
 	return logpane.FromNote(n), true
