@@ -24,7 +24,14 @@ func (requestRefused) observe(e *Engine, n reflector.Note) {
 	}
 	e.raise(RequestRefused, Error, n.At, func(f *Finding) {
 		f.Count++
-		f.Title = "the server refused the watch: " + refusedAs(d.Code)
+		what := "request"
+		switch e.track.lastVerb {
+		case reflector.VerbList:
+			what = "list"
+		case reflector.VerbWatch:
+			what = "watch"
+		}
+		f.Title = "the server refused the " + what + ": " + refusedAs(d.Code)
 		if d.Reason == reflector.ReasonBadRequest {
 			f.Title = fmt.Sprintf("the server refused the request's options (%d)", d.Code)
 		}
@@ -69,7 +76,7 @@ func refusedWhy(d *reflector.Decision) (cause, action string) {
 			"refresh the kubeconfig's credentials (log in again), then check with kubectl auth whoami"
 	case d.Code == 403:
 		return "RBAC does not grant the user both list and watch on this resource here (a streaming list, the default first request, is a watch): a namespaced run needs them in that namespace (a Role), -A or a cluster-scoped resource cluster-wide (a ClusterRole)",
-			"check with kubectl auth can-i list,watch RESOURCE -n NAMESPACE (with --as USER for another user) and grant both verbs; README's \"RBAC needed\" lists what each mode needs"
+			"check each verb with kubectl auth can-i list RESOURCE -n NAMESPACE and kubectl auth can-i watch RESOURCE -n NAMESPACE (with --as USER for another user; can-i takes one verb) and grant both; README's \"RBAC needed\" lists what each mode needs"
 	case d.Code == 404:
 		return "the resource or the namespace is not there: a CRD removed or not yet installed, an API version the server no longer serves, or a namespace deleted",
 			"check kubectl api-resources and kubectl get namespace NAMESPACE, and watch a version the server serves"

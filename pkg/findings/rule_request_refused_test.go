@@ -11,19 +11,25 @@ func TestRequestRefusedSaysTheRefusalItsCauseAndWhatToDo(t *testing.T) {
 	for _, tc := range []struct {
 		d                      reflector.Decision
 		title, cause, evidence string
+		verb                   reflector.Verb // of the refused request
 	}{
 		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 403, Attempts: 2, Cause: `403 Forbidden: secrets is forbidden: User "alice" cannot watch resource "secrets"`, Said: `secrets is forbidden: User "alice" cannot watch resource "secrets"`},
 			"the server refused the watch: 403 Forbidden", "RBAC does not grant the user both list and watch",
-			`the server said: secrets is forbidden: User "alice" cannot watch resource "secrets" (gave up after 2 attempts)`},
+			`the server said: secrets is forbidden: User "alice" cannot watch resource "secrets" (gave up after 2 attempts)`, reflector.VerbWatch},
+		// --initial-list=list: the LIST was refused, not a watch.
+		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 403, Attempts: 2, Cause: `403 Forbidden: pods is forbidden: User "bob" cannot list resource "pods"`, Said: `pods is forbidden: User "bob" cannot list resource "pods"`},
+			"the server refused the list: 403 Forbidden", "RBAC does not grant the user both list and watch",
+			`the server said: pods is forbidden: User "bob" cannot list resource "pods" (gave up after 2 attempts)`, reflector.VerbList},
 		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 401, Attempts: 2, Cause: "401 Unauthorized"},
-			"the server refused the watch: 401 Unauthorized", "did not accept the credentials", "401 Unauthorized (gave up after 2 attempts)"},
+			"the server refused the watch: 401 Unauthorized", "did not accept the credentials", "401 Unauthorized (gave up after 2 attempts)", reflector.VerbWatch},
 		{reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 404, Attempts: 2, Cause: "404 NotFound: the server could not find the requested resource", Said: "the server could not find the requested resource"},
-			"the server refused the watch: 404 Not Found", "a CRD removed", "the server said: the server could not find the requested resource (gave up after 2 attempts)"},
+			"the server refused the watch: 404 Not Found", "a CRD removed", "the server said: the server could not find the requested resource (gave up after 2 attempts)", reflector.VerbWatch},
 		{reflector.Decision{Reason: reflector.ReasonBadRequest, Code: 400, Cause: `400 BadRequest: unable to parse requirement: found '=', expected: identifier`, Said: `unable to parse requirement: found '=', expected: identifier`},
 			"the server refused the request's options (400)", "mistyped label or field selector",
-			"the server said: unable to parse requirement: found '=', expected: identifier (the request's options are wrong: the same request would be refused again)"},
+			"the server said: unable to parse requirement: found '=', expected: identifier (the request's options are wrong: the same request would be refused again)", reflector.VerbList},
 	} {
 		f := newFeed(t, Options{})
+		f.note(reflector.Note{Kind: reflector.NoteRequestStarted, Request: &reflector.RequestInfo{ID: 1, Verb: tc.verb}})
 		tc.d.State = reflector.StateFailed
 		f.decide(tc.d)
 		got, ok := f.e.Get(RequestRefused)
@@ -35,6 +41,12 @@ func TestRequestRefusedSaysTheRefusalItsCauseAndWhatToDo(t *testing.T) {
 		if got.Evidence.Text != tc.evidence {
 			t.Errorf("%s %d: evidence %q, want %q", tc.d.Reason, tc.d.Code, got.Evidence.Text, tc.evidence)
 		}
+	}
+	// kubectl auth can-i takes one verb: "list,watch" is a verb of that
+	// name, which a user who may list and watch may not.
+	_, action := refusedWhy(&reflector.Decision{Reason: reflector.ReasonPermanentError, Code: 403})
+	if strings.Contains(action, "list,watch") || !strings.Contains(action, "can-i list RESOURCE") || !strings.Contains(action, "can-i watch RESOURCE") {
+		t.Errorf("403's action %q, want a can-i command for each verb", action)
 	}
 	f := newFeed(t, Options{})
 	f.decide(reflector.Decision{State: reflector.StateStopped, Reason: reflector.ReasonGaveUp, Cause: "connection refused"})

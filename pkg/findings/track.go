@@ -27,6 +27,8 @@ type track struct {
 	// read), and its requests
 	firstListed, firstList bool
 	listReqs               []int64
+	// lastVerb is the verb of the last request started.
+	lastVerb reflector.Verb
 	// faults are the specs of the faults the observing proxy injected so
 	// far (proxy --fault), by fault name: each finding that such a fault
 	// provokes names it as its cause (see provokedBy).
@@ -118,6 +120,7 @@ func (t *track) injected(id ID) string {
 }
 
 func (t *track) requestStarted(r *reflector.RequestInfo) {
+	t.lastVerb = r.Verb
 	if r.Verb == reflector.VerbWatch {
 		t.watch = &openWatch{id: r.ID, started: r.Started, asked: r.Opts.AllowWatchBookmarks, streaming: r.Opts.SendInitialEvents,
 			timeout: time.Duration(r.Opts.TimeoutSeconds) * time.Second}
