@@ -22,7 +22,7 @@ type DisplayOptions struct {
 }
 
 func (d *DisplayOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&d.NoTUI, "no-tui", false, "Print one line per event and decision instead of the dashboard (automatic when stdout is not a terminal)")
+	cmd.Flags().BoolVar(&d.NoTUI, "no-tui", false, "Print one line per request, event (bookmarks aside) and decision instead of the dashboard (automatic when stdout is not a terminal)")
 	cmd.Flags().StringVarP(&d.Output, "output", "o", "text", "Line output format: text or json")
 	cmd.Flags().BoolVar(&d.Summary, "summary", false, "Print the summary at exit (JSON with -o json)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
