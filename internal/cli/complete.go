@@ -1,12 +1,21 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 )
 
@@ -61,6 +70,66 @@ func addKlogFlags(cmd *cobra.Command) {
 			_ = fs.Set("logtostderr", "false")
 			_ = fs.Set("stderrthreshold", "FATAL")
 			klog.SetOutput(io.Discard)
+		}
+	}
+}
+
+// completeConfigFlags completes the connection flags as kubectl does: -n
+// with the server's namespaces, --context, --cluster and --user with the
+// kubeconfig's; -l and --field-selector with nothing (not file names).
+func completeConfigFlags(cmd *cobra.Command, cf *genericclioptions.ConfigFlags) {
+	type completion = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)
+	matching := func(names []string, prefix string) []string {
+		out := make([]string, 0, len(names))
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) {
+				out = append(out, n)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	fromKubeconfig := func(names func(*clientcmdapi.Config) []string) completion {
+		return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			raw, err := cf.ToRawKubeConfigLoader().RawConfig()
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return matching(names(&raw), toComplete), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	namespaces := func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		cfg, err := cf.ToRESTConfig()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		cfg = rest.CopyConfig(cfg)
+		cfg.Timeout = 5 * time.Second // a prompt waits for it
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		l, err := cs.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		names := make([]string, 0, len(l.Items))
+		for _, ns := range l.Items {
+			names = append(names, ns.Name)
+		}
+		return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+	for flag, f := range map[string]completion{
+		"namespace": namespaces,
+		"context":   fromKubeconfig(func(c *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.Contexts)) }),
+		"cluster":   fromKubeconfig(func(c *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.Clusters)) }),
+		"user":      fromKubeconfig(func(c *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.AuthInfos)) }),
+	} {
+		_ = cmd.RegisterFlagCompletionFunc(flag, f)
+	}
+	for _, flag := range []string{"selector", "field-selector"} {
+		if cmd.Flags().Lookup(flag) != nil {
+			_ = cmd.RegisterFlagCompletionFunc(flag, cobra.NoFileCompletions)
 		}
 	}
 }

@@ -76,6 +76,7 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Measure the resources in all namespaces")
 	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector, as in kubectl get -l")
 	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector, as in kubectl get --field-selector")
+	completeConfigFlags(cmd, o.ConfigFlags)
 	f.IntVar(&o.Sample, "sample", o.Sample, fmt.Sprintf("Objects to sample at random from the list and measure (at most %d)", cost.MaxSample))
 	o.sampleFlag = f.Lookup("sample")
 	f.BoolVar(&o.Exact, "exact", false, "Measure every object of the list, not a sample (the whole list is held in memory while it is measured)")

@@ -117,6 +117,7 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	o.identity.addFlags(f, o.ConfigFlags)
+	completeConfigFlags(cmd, o.ConfigFlags)
 	f.IntVarP(&o.Port, "port", "p", o.Port, "The port to serve on; 0 picks a free one")
 	f.StringVar(&o.Address, "address", o.Address, "The IP address to serve on. Anything but a loopback address lets whoever reaches it act with your credentials")
 	f.StringVar(&o.AcceptHosts, "accept-hosts", o.AcceptHosts, "Regular expressions (comma-separated) the Host header must match; other hosts get 403")

@@ -92,6 +92,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Watch the resources in all namespaces")
 	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector to filter on, as in kubectl get -l")
 	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector to filter on, as in kubectl get --field-selector")
+	completeConfigFlags(cmd, o.ConfigFlags)
 	f.StringVar(&o.InitialList, "initial-list", o.InitialList, "How to get complete lists: auto (streaming list, falling back to LIST), list, or stream")
 	f.Int64Var(&o.PageSize, "page-size", o.PageSize, "LIST page size (limit); 0 lists in one response")
 	f.StringVar(&o.ResourceVersion, "resource-version", "", `resourceVersion of the first list: "" (consistent read), "0" (any), or a number`)

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const twoContexts = `apiVersion: v1
+kind: Config
+clusters:
+- name: east
+  cluster: {server: "https://127.0.0.1:1"}
+- name: west
+  cluster: {server: "https://127.0.0.1:2"}
+users:
+- name: alice
+  user: {token: "x"}
+contexts:
+- name: prod
+  context: {cluster: east, user: alice}
+- name: staging
+  context: {cluster: west, user: alice}
+current-context: prod
+`
+
+// The connection flags complete as kubectl's do: --context, --cluster and
+// --user from the kubeconfig, and -l and --field-selector with nothing
+// (they offered file names), on every command that takes them.
+func TestTheConnectionFlagsCompleteAsKubectlsDo(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kc, []byte(twoContexts), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"configmaps"}, {"cost", "configmaps"}, {"proxy"}, {"monitor", "configmaps"}} {
+		for _, tc := range []struct {
+			flag string
+			want []string
+		}{
+			{"--context", []string{"prod", "staging"}},
+			{"--cluster", []string{"east", "west"}},
+			{"--user", []string{"alice"}},
+			{"-l", nil},
+			{"--field-selector", nil},
+		} {
+			if cmd[0] == "proxy" && (tc.flag == "-l" || tc.flag == "--field-selector") {
+				continue
+			}
+			args := append([]string{"__complete"}, cmd...)
+			args = append(args, "--kubeconfig", kc, tc.flag, "")
+			_, out, _ := run(t, args...)
+			if want := strings.Join(append(tc.want, ":4"), "\n"); !strings.HasPrefix(out, want+"\n") {
+				t.Errorf("%s %s: got %q, want %q (no file names)", strings.Join(cmd, " "), tc.flag, out, want)
+			}
+		}
+	}
+}
+
+// -n completes with the server's namespaces, as kubectl get -n does.
+func TestE2ENamespaceCompletesWithTheServersNamespaces(t *testing.T) {
+	_, out, _ := run(t, "__complete", "configmaps", "--kubeconfig", kubeconfig(t), "-n", "kube-")
+	if !strings.HasPrefix(out, "kube-node-lease\nkube-public\nkube-system\n:4\n") {
+		t.Errorf("got %q, want the kube- namespaces", out)
+	}
+}
