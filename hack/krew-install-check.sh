@@ -95,6 +95,6 @@ TMPDIR="$tmp/krew-tmp" quietly kubectl krew install --manifest="$manifest" --arc
 
 step "kubectl watchcache version"
 out=$(kubectl watchcache version)
-[ "$out" = "kubectl-watchcache $version" ] || fail "kubectl watchcache version printed '$out', want 'kubectl-watchcache $version'"
+[ "$out" = "kubectl-watchcache v$version" ] || fail "kubectl watchcache version printed '$out', want 'kubectl-watchcache v$version' (the tag, as krew names it)"
 echo "$out"
 step "ok in $((SECONDS - start))s"
