@@ -31,13 +31,23 @@ import (
 const (
 	DefaultSample = 500
 	MaxSample     = 5000
-	// pageSize is the JSON page that times JSON's rate, as kubectl's chunks.
-	pageSize = 500
 	// readPageSize is the page the whole list is read in: ten times an
 	// informer's, because the read is timed against one GET of the whole
 	// list (measured at 50,000 ConfigMaps: 500 a page took 1.45× the time
 	// of 5,000 a page, which held 24 MiB more at its peak).
 	readPageSize = 5000
+	// rateBytes is about how many bytes (protobuf) of the list's first
+	// objects the JSON page that times JSON holds.
+	rateBytes = 8 << 20
+	// largeObject is the size on the wire from which an object is sampled
+	// apart (see listing): a heap per byte on the wire measured on small
+	// objects, whose keys and maps weigh more than their bytes, scaled to
+	// a list whose bytes are mostly a few large objects (Helm releases,
+	// dashboards) told 2 to 5 times their heap.
+	largeObject = 64 << 10
+	// largeSample is how many large objects are sampled at most (all of
+	// them with --exact).
+	largeSample = 50
 )
 
 // Needs a user can state: what the informer's handlers read.
@@ -256,32 +266,43 @@ func measureResource(ctx context.Context, c *client, t reflector.Target, o Optio
 	if err != nil {
 		return r, err
 	}
-	r.Objects, r.Sampled = l.objects, len(l.sample)
+	r.Objects, r.Sampled = l.objects, len(l.sample)+len(l.large)
 	r.Read = Read{Objects: l.objects, Bytes: l.bodyBytes, Wire: "json", Pages: l.pages, Seconds: seconds(l.took)}
 	if l.proto {
 		r.Read.Wire = "protobuf"
 	}
 	measureStart := time.Now()
 	defer func() { r.MeasureSeconds = seconds(time.Since(measureStart)) }()
-	groups, err := l.groups()
+	strata, err := l.strata()
 	if err != nil {
 		return r, fmt.Errorf("building the sample of %s: %w", r.Resource, err)
 	}
-	// Bytes on the wire, per object: the list's own wire as read; JSON from
-	// the sample's JSON when the list was read in protobuf.
-	var sampleJSON, sampleWire int64
-	for _, g := range groups {
-		sampleJSON += int64(len(g.json))
-		sampleWire += g.wireBytes
+	var groups []*group
+	for _, s := range strata {
+		groups = append(groups, s.groups...)
 	}
+	// Bytes on the wire, per object: the list's own wire as read; JSON from
+	// each stratum's sample's JSON when the list was read in protobuf.
 	jsonBytes := l.bytes
 	if l.proto {
-		jsonBytes = round(ratio(sampleJSON, sampleWire) * float64(l.bytes))
+		var est float64
+		for _, s := range strata {
+			var sampleJSON, sampleWire int64
+			for _, g := range s.groups {
+				sampleJSON += int64(len(g.json))
+				sampleWire += g.wireBytes
+			}
+			est += ratio(sampleJSON, sampleWire) * float64(s.bytes)
+		}
+		jsonBytes = round(est)
 		r.BytesPerObject.Protobuf = ptr(round(ratio(l.bodyBytes, l.objects)))
 		r.ListBytes.Protobuf = ptr(l.bodyBytes)
 		r.ListSeconds.Protobuf = ptr(seconds(l.took))
-		// JSON's time at the rate of one JSON page of the same objects.
-		rate, err := jsonRate(ctx, c, t, min(pageSize, max(r.Sampled, 1)), l.resourceVersion)
+		// JSON's time at the rate of one JSON page of the list's first
+		// objects, as many as make a page long enough that its time is
+		// the bytes', not the request's (it was at most the sample's count:
+		// one object's page timed the round trip, 30 to 100 times too slow).
+		rate, err := jsonRate(ctx, c, t, max(l.leading, 1), l.resourceVersion)
 		if err != nil {
 			return r, err
 		}
@@ -309,10 +330,10 @@ func measureResource(ctx context.Context, c *client, t reflector.Target, o Optio
 			continue
 		}
 		if f.name == FormWatchcache {
-			*f.p = estimate(groups, per, f.name, l, nil) // no informer: the store as measured
+			*f.p = estimate(strata, per, f.name, l, nil) // no informer: the store as measured
 			continue
 		}
-		*f.p = estimate(groups, per, f.name, l, holders)
+		*f.p = estimate(strata, per, f.name, l, holders)
 	}
 	r.Cheapest = cheapest(&r.Heap, o.Need)
 	return r, nil
@@ -353,46 +374,61 @@ func measureContainers(groups []*group, l *listing) (*containers, error) {
 	return c, nil
 }
 
-// estimate is one form's heap for the whole list: the ratio of the sample's
-// heap (its containers' taken out) to its bytes on the wire, times the
-// list's bytes, and an informer's containers for the list's count put back.
-// Its range is ±t·s/√k, s the spread of the k groups' own ratios (each group
-// a random part of the sample, measured alone) and t Student's for k-1
-// degrees of freedom at 95 %, and the heap readings' own tolerance (±1 %),
-// added in quadrature.
-func estimate(groups []*group, per []map[string]float64, form string, l *listing, c *containers) *Heap {
-	var heap, bytes float64
-	ratios := make([]float64, len(groups))
-	for i, g := range groups {
-		p := per[i][form]
-		if c != nil {
-			p = max(p-c.group[i], 0)
-		}
-		h := p * float64(g.objects)
-		heap += h
-		bytes += float64(g.wireBytes)
-		ratios[i] = h / max(float64(g.wireBytes), 1)
-	}
-	if bytes == 0 || l.objects == 0 {
+// estimate is one form's heap for the whole list: in each stratum, the
+// ratio of its sample's heap (its containers' taken out) to its bytes on
+// the wire, times the stratum's bytes; summed, and an informer's
+// containers for the list's count put back. Its range is ±t·s/√k per
+// stratum, s the spread of the k parts' own ratios (each a random part of
+// the stratum's sample, measured alone) and t Student's for k-1 degrees of
+// freedom at 95 % (none for a stratum sampled whole), the strata's and the
+// heap readings' own tolerance (±1 %) added in quadrature. A stratum
+// sampled in one part, not whole, leaves the estimate without a range.
+func estimate(strata []*stratum, per []map[string]float64, form string, l *listing, c *containers) *Heap {
+	if l.bytes == 0 || l.objects == 0 {
 		return extrapolate(0, 0)
 	}
-	r := heap / bytes
-	fixed := 0.0
-	if c != nil {
-		fixed = c.list * float64(l.objects)
-	}
-	total := r*float64(l.bytes) + fixed
-	h := extrapolate(total/float64(l.objects), l.objects)
-	if k := len(ratios); k >= 2 {
-		var ss float64
-		for _, x := range ratios {
-			ss += (x - r) * (x - r)
+	var total, variance float64
+	ranged := true
+	i := 0 // the group's index in per and c.group
+	for _, s := range strata {
+		var heap, bytes float64
+		ratios := make([]float64, len(s.groups))
+		sampled := 0
+		for j, g := range s.groups {
+			p := per[i][form]
+			if c != nil {
+				p = max(p-c.group[i], 0)
+			}
+			i++
+			h := p * float64(g.objects)
+			heap += h
+			bytes += float64(g.wireBytes)
+			ratios[j] = h / max(float64(g.wireBytes), 1)
+			sampled += g.objects
 		}
-		sampling := studentT95[k-1] * math.Sqrt(ss/float64(k-1)) / math.Sqrt(float64(k)) * float64(l.bytes)
+		r := heap / max(bytes, 1)
+		total += r * float64(s.bytes)
+		switch k := len(ratios); {
+		case k >= 2:
+			var ss float64
+			for _, x := range ratios {
+				ss += (x - r) * (x - r)
+			}
+			sd := studentT95[k-1] * math.Sqrt(ss/float64(k-1)) / math.Sqrt(float64(k)) * float64(s.bytes)
+			variance += sd * sd
+		case int64(sampled) < s.objects:
+			ranged = false
+		}
+	}
+	if c != nil {
+		total += c.list * float64(l.objects)
+	}
+	h := extrapolate(total/float64(l.objects), l.objects)
+	if ranged {
 		// A heap reading is taken once its last readings agree within
 		// stableWithin: good to about half that, whatever the sample.
 		reading := stableWithin / 2 * float64(h.Total)
-		half := math.Hypot(sampling, reading)
+		half := math.Hypot(math.Sqrt(variance), reading)
 		h.Range = &[2]int64{max(round(float64(h.Total)-half), 0), round(float64(h.Total) + half)}
 	}
 	return h
@@ -513,8 +549,12 @@ func totals(rs []Resource) *Totals {
 	return t
 }
 
-// listing is a list read whole, once: its size and a uniform random sample
-// of its items, kept as they came on the wire.
+// listing is a list read whole, once: its size and a sample of its items,
+// kept as they came on the wire, in two strata sampled apart: the objects
+// under largeObject (a uniform random sample of them, sample) and those
+// over (large: up to largeSample of them, uniform too), each with its
+// exact count and bytes, so that each stratum's heap per byte is scaled to
+// that stratum's bytes alone.
 type listing struct {
 	objects int64
 	// bytes are the items' own bytes on the wire; bodyBytes the responses'.
@@ -523,20 +563,32 @@ type listing struct {
 	took             time.Duration
 	resourceVersion  string
 	proto            bool
+	// leading is how many of the first objects make up to rateBytes on
+	// the wire (at most readPageSize): the JSON page that times JSON.
+	leading int
 	// To build lists of the sample again: the list's apiVersion and kind.
 	apiVersion, kind string
 	sample           [][]byte
-	// keys is the shape of the sample's keys (set by groups).
+	// large are the sampled objects of largeObject bytes or more, of
+	// largeObjects objects of largeBytes in the list.
+	large                    [][]byte
+	largeObjects, largeBytes int64
+	// keys is the shape of the sample's keys (set by strata).
 	keys keyShape
 }
 
 // readList reads t's whole list, page by page (protobuf for a built-in
 // resource), counting every object's bytes and keeping a uniform random
-// sample of n of them (reservoir sampling, seeded so that the same list
-// gives the same sample). The sample is shuffled.
+// sample of n of its small objects and of up to largeSample (all with
+// --exact) of its large ones (reservoir sampling, seeded so that the same
+// list gives the same sample). The samples are shuffled.
 func readList(ctx context.Context, c *client, t reflector.Target, builtIn bool, n int) (*listing, error) {
 	rng := rand.New(rand.NewPCG(0x5a4d91e, 0xc057))
 	l := &listing{}
+	nLarge := min(n, largeSample)
+	if n == math.MaxInt { // --exact
+		nLarge = n
+	}
 	cont := ""
 	for {
 		p, err := c.list(ctx, t, request.Options{Limit: readPageSize, Continue: cont}, builtIn)
@@ -553,13 +605,15 @@ func readList(ctx context.Context, c *client, t reflector.Target, builtIn bool, 
 		}
 		for _, it := range p.parts.items {
 			l.bytes += int64(len(it))
-			switch {
-			case len(l.sample) < n:
-				l.sample = append(l.sample, bytes.Clone(it))
-			default:
-				if j := rng.Int64N(l.objects + 1); j < int64(n) {
-					l.sample[j] = bytes.Clone(it)
-				}
+			if l.bytes <= rateBytes && l.objects < readPageSize {
+				l.leading++
+			}
+			if len(it) >= largeObject {
+				reservoir(rng, &l.large, it, l.largeObjects, nLarge)
+				l.largeObjects++
+				l.largeBytes += int64(len(it))
+			} else {
+				reservoir(rng, &l.sample, it, l.objects-l.largeObjects, n)
 			}
 			l.objects++
 		}
@@ -568,7 +622,21 @@ func readList(ctx context.Context, c *client, t reflector.Target, builtIn bool, 
 		}
 	}
 	rng.Shuffle(len(l.sample), func(i, j int) { l.sample[i], l.sample[j] = l.sample[j], l.sample[i] })
+	rng.Shuffle(len(l.large), func(i, j int) { l.large[i], l.large[j] = l.large[j], l.large[i] })
 	return l, nil
+}
+
+// reservoir offers it, the seen-th item (from 0) of its stratum, to a
+// uniform random sample of n of them.
+func reservoir(rng *rand.Rand, sample *[][]byte, it []byte, seen int64, n int) {
+	switch {
+	case len(*sample) < n:
+		*sample = append(*sample, bytes.Clone(it))
+	default:
+		if j := rng.Int64N(seen + 1); j < int64(n) {
+			(*sample)[j] = bytes.Clone(it)
+		}
+	}
 }
 
 // group is one part of the sample, built as the lists an informer would get.
@@ -589,14 +657,48 @@ func groupsOf(n int) int {
 	return 5
 }
 
-// groups splits the sample into its parts and builds each part's lists.
+// stratum is one stratum of the list (see listing): its exact count and
+// bytes, and its sample's parts.
+type stratum struct {
+	objects, bytes int64
+	groups         []*group
+}
+
+// strata splits each stratum's sample into its parts and builds each
+// part's lists; a stratum with no object is left out.
+func (l *listing) strata() ([]*stratum, error) {
+	var out []*stratum
+	for _, s := range []struct {
+		objects, bytes int64
+		sample         [][]byte
+	}{
+		{l.objects - l.largeObjects, l.bytes - l.largeBytes, l.sample},
+		{l.largeObjects, l.largeBytes, l.large},
+	} {
+		if len(s.sample) == 0 {
+			continue
+		}
+		groups, err := l.groups(s.sample)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &stratum{objects: s.objects, bytes: s.bytes, groups: groups})
+	}
+	var all []*group
+	for _, s := range out {
+		all = append(all, s.groups...)
+	}
+	return out, l.readKeys(all)
+}
+
+// groups splits a sample into its parts and builds each part's lists.
 // JSON of protobuf objects is their typed objects' JSON, as the server writes it.
-func (l *listing) groups() ([]*group, error) {
-	k := groupsOf(len(l.sample))
+func (l *listing) groups(sample [][]byte) ([]*group, error) {
+	k := groupsOf(len(sample))
 	out := make([]*group, 0, k)
 	for i := range k {
-		lo, hi := i*len(l.sample)/k, (i+1)*len(l.sample)/k
-		items := l.sample[lo:hi]
+		lo, hi := i*len(sample)/k, (i+1)*len(sample)/k
+		items := sample[lo:hi]
 		g := &group{objects: len(items)}
 		for _, it := range items {
 			g.wireBytes += int64(len(it))
@@ -614,7 +716,7 @@ func (l *listing) groups() ([]*group, error) {
 		g.json = j
 		out = append(out, g)
 	}
-	return out, l.readKeys(out)
+	return out, nil
 }
 
 // readKeys reads the sample's keys' shape from its groups' JSON.

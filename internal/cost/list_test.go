@@ -107,23 +107,50 @@ func TestTheEstimateAndItsRange(t *testing.T) {
 		groups[i] = &group{objects: 10, wireBytes: 10_000}
 		per[i] = map[string]float64{FormTyped: 3000} // 3 bytes of heap per wire byte
 	}
-	h := estimate(groups, per, FormTyped, l, nil)
+	h := estimate(one(l, groups), per, FormTyped, l, nil)
 	// No spread: the heap readings' own tolerance only, ±1 %.
 	if h.Total != 3_000_000 || h.PerObject != 3000 || h.Range == nil || h.Range[0] != 2_970_000 || h.Range[1] != 3_030_000 {
 		t.Errorf("no spread: %+v %v", h, h.Range)
 	}
 	per[0][FormTyped], per[1][FormTyped] = 2000, 4000
-	h = estimate(groups, per, FormTyped, l, nil)
+	h = estimate(one(l, groups), per, FormTyped, l, nil)
 	if h.Total != 3_000_000 || h.Range[0] >= 2_970_000 || h.Range[1] <= 3_030_000 || h.Range[1]-3_000_000 != 3_000_000-h.Range[0] {
 		t.Errorf("spread: %+v %v", h, *h.Range)
 	}
-	if h := estimate(groups[:1], per[:1], FormTyped, l, nil); h.Range != nil {
+	if h := estimate(one(l, groups[:1]), per[:1], FormTyped, l, nil); h.Range != nil {
 		t.Errorf("one group has a range: %v", *h.Range)
 	}
 	c := &containers{group: []float64{500, 500, 500, 500, 500}, list: 200}
 	per[0][FormTyped], per[1][FormTyped] = 3000, 3000
-	if h := estimate(groups, per, FormTyped, l, c); h.Total != 2_500_000+200*1000 {
+	if h := estimate(one(l, groups), per, FormTyped, l, c); h.Total != 2_500_000+200*1000 {
 		t.Errorf("containers: %+v", h)
+	}
+}
+
+// one is the list as one stratum, sampled in groups.
+func one(l *listing, groups []*group) []*stratum {
+	return []*stratum{{objects: l.objects, bytes: l.bytes, groups: groups}}
+}
+
+// Each stratum's heap per byte scales to its own bytes: 1,000 small objects
+// of 3 bytes of heap per wire byte and 4 large ones of 1.1, whose bytes are
+// most of the list's, cost 3 × the small bytes + 1.1 × the large (one
+// ratio for the whole sample told 2.6 times that when no large object was
+// drawn). The large stratum, sampled whole, adds nothing to the range.
+func TestEachStratumScalesToItsOwnBytes(t *testing.T) {
+	l := &listing{objects: 1004, bytes: 1_000_000 + 4_000_000, largeObjects: 4, largeBytes: 4_000_000}
+	small := make([]*group, 5)
+	per := make([]map[string]float64, 0, 6)
+	for i := range small {
+		small[i] = &group{objects: 10, wireBytes: 10_000}
+		per = append(per, map[string]float64{FormTyped: 3000})
+	}
+	large := []*group{{objects: 4, wireBytes: 4_000_000}}
+	per = append(per, map[string]float64{FormTyped: 1_100_000})
+	strata := []*stratum{{objects: 1000, bytes: 1_000_000, groups: small}, {objects: 4, bytes: 4_000_000, groups: large}}
+	h := estimate(strata, per, FormTyped, l, nil)
+	if want := int64(3_000_000 + 4_400_000); h.Total != want || h.Range == nil || h.Range[0] != want-want/100 || h.Range[1] != want+want/100 {
+		t.Errorf("got %+v %v, want %d ±1%%", h, h.Range, want)
 	}
 }
 

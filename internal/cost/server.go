@@ -37,7 +37,7 @@ type Request struct {
 
 // String is the request as the text output prints it.
 func (r Request) String() string {
-	return fmt.Sprintf("GET %s (%s) -> %d, %d items, %s in %.3fs", r.URL, r.Asked, r.Status, r.Items, format.Bytes(r.Bytes), r.Seconds)
+	return fmt.Sprintf("GET %s (%s) -> %d, %s, %s in %.3fs", r.URL, r.Asked, r.Status, format.PluralUngrouped(r.Items, "item"), format.Bytes(r.Bytes), r.Seconds)
 }
 
 // client makes the command's requests and keeps their log.
