@@ -106,7 +106,8 @@ type Resource struct {
 	// their sizes and to sample them.
 	Read Read `json:"read"`
 	// Sampled is how many objects were decoded and measured: a uniform
-	// random sample of the list (every object with --exact).
+	// random sample of the list's objects under 64 KiB, and up to 50 of
+	// those over besides (every object with --exact).
 	Sampled int `json:"sampled"`
 	// MeasureSeconds is the time the sample's measuring took, after the read.
 	MeasureSeconds float64 `json:"measureSeconds"`
@@ -325,15 +326,20 @@ func measureResource(ctx context.Context, c *client, t reflector.Target, o Optio
 	if err != nil {
 		return r, fmt.Errorf("measuring an informer of %s's size: %w", r.Resource, err)
 	}
+	bufs, err := measureBuffers(l)
+	if err != nil {
+		return r, fmt.Errorf("measuring the watch buffers of %s's largest object: %w", r.Resource, err)
+	}
+	kept := map[string]float64{FormTyped: bufs.proto, FormTypedNoManagedFields: bufs.proto, FormDynamic: bufs.json, FormDynamicNoManagedFields: bufs.json}
 	for _, f := range r.Heap.forms() {
 		if _, ok := per[0][f.name]; !ok {
 			continue
 		}
 		if f.name == FormWatchcache {
-			*f.p = estimate(strata, per, f.name, l, nil) // no informer: the store as measured
+			*f.p = estimate(strata, per, f.name, l, nil, 0) // no informer: the store as measured
 			continue
 		}
-		*f.p = estimate(strata, per, f.name, l, holders)
+		*f.p = estimate(strata, per, f.name, l, holders, kept[f.name])
 	}
 	r.Cheapest = cheapest(&r.Heap, o.Need)
 	return r, nil
@@ -383,7 +389,8 @@ func measureContainers(groups []*group, l *listing) (*containers, error) {
 // freedom at 95 % (none for a stratum sampled whole), the strata's and the
 // heap readings' own tolerance (±1 %) added in quadrature. A stratum
 // sampled in one part, not whole, leaves the estimate without a range.
-func estimate(strata []*stratum, per []map[string]float64, form string, l *listing, c *containers) *Heap {
+// kept is what the informer's watch keeps besides (see buffers).
+func estimate(strata []*stratum, per []map[string]float64, form string, l *listing, c *containers, kept float64) *Heap {
 	if l.bytes == 0 || l.objects == 0 {
 		return extrapolate(0, 0)
 	}
@@ -423,6 +430,7 @@ func estimate(strata []*stratum, per []map[string]float64, form string, l *listi
 	if c != nil {
 		total += c.list * float64(l.objects)
 	}
+	total += kept
 	h := extrapolate(total/float64(l.objects), l.objects)
 	if ranged {
 		// A heap reading is taken once its last readings agree within
@@ -573,6 +581,8 @@ type listing struct {
 	// largeObjects objects of largeBytes in the list.
 	large                    [][]byte
 	largeObjects, largeBytes int64
+	// largest is the list's largest object (see buffers).
+	largest []byte
 	// keys is the shape of the sample's keys (set by strata).
 	keys keyShape
 }
@@ -607,6 +617,9 @@ func readList(ctx context.Context, c *client, t reflector.Target, builtIn bool, 
 			l.bytes += int64(len(it))
 			if l.bytes <= rateBytes && l.objects < readPageSize {
 				l.leading++
+			}
+			if len(it) > len(l.largest) {
+				l.largest = bytes.Clone(it)
 			}
 			if len(it) >= largeObject {
 				reservoir(rng, &l.large, it, l.largeObjects, nLarge)
@@ -665,7 +678,9 @@ type stratum struct {
 }
 
 // strata splits each stratum's sample into its parts and builds each
-// part's lists; a stratum with no object is left out.
+// part's lists; the large stratum is left out when it has no object (the
+// small one is kept, in one empty part for an empty list: it says which
+// forms apply).
 func (l *listing) strata() ([]*stratum, error) {
 	var out []*stratum
 	for _, s := range []struct {
@@ -675,7 +690,7 @@ func (l *listing) strata() ([]*stratum, error) {
 		{l.objects - l.largeObjects, l.bytes - l.largeBytes, l.sample},
 		{l.largeObjects, l.largeBytes, l.large},
 	} {
-		if len(s.sample) == 0 {
+		if len(s.sample) == 0 && len(out) > 0 {
 			continue
 		}
 		groups, err := l.groups(s.sample)

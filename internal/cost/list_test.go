@@ -107,22 +107,22 @@ func TestTheEstimateAndItsRange(t *testing.T) {
 		groups[i] = &group{objects: 10, wireBytes: 10_000}
 		per[i] = map[string]float64{FormTyped: 3000} // 3 bytes of heap per wire byte
 	}
-	h := estimate(one(l, groups), per, FormTyped, l, nil)
+	h := estimate(one(l, groups), per, FormTyped, l, nil, 0)
 	// No spread: the heap readings' own tolerance only, ±1 %.
 	if h.Total != 3_000_000 || h.PerObject != 3000 || h.Range == nil || h.Range[0] != 2_970_000 || h.Range[1] != 3_030_000 {
 		t.Errorf("no spread: %+v %v", h, h.Range)
 	}
 	per[0][FormTyped], per[1][FormTyped] = 2000, 4000
-	h = estimate(one(l, groups), per, FormTyped, l, nil)
+	h = estimate(one(l, groups), per, FormTyped, l, nil, 0)
 	if h.Total != 3_000_000 || h.Range[0] >= 2_970_000 || h.Range[1] <= 3_030_000 || h.Range[1]-3_000_000 != 3_000_000-h.Range[0] {
 		t.Errorf("spread: %+v %v", h, *h.Range)
 	}
-	if h := estimate(one(l, groups[:1]), per[:1], FormTyped, l, nil); h.Range != nil {
+	if h := estimate(one(l, groups[:1]), per[:1], FormTyped, l, nil, 0); h.Range != nil {
 		t.Errorf("one group has a range: %v", *h.Range)
 	}
 	c := &containers{group: []float64{500, 500, 500, 500, 500}, list: 200}
 	per[0][FormTyped], per[1][FormTyped] = 3000, 3000
-	if h := estimate(one(l, groups), per, FormTyped, l, c); h.Total != 2_500_000+200*1000 {
+	if h := estimate(one(l, groups), per, FormTyped, l, c, 0); h.Total != 2_500_000+200*1000 {
 		t.Errorf("containers: %+v", h)
 	}
 }
@@ -148,7 +148,7 @@ func TestEachStratumScalesToItsOwnBytes(t *testing.T) {
 	large := []*group{{objects: 4, wireBytes: 4_000_000}}
 	per = append(per, map[string]float64{FormTyped: 1_100_000})
 	strata := []*stratum{{objects: 1000, bytes: 1_000_000, groups: small}, {objects: 4, bytes: 4_000_000, groups: large}}
-	h := estimate(strata, per, FormTyped, l, nil)
+	h := estimate(strata, per, FormTyped, l, nil, 0)
 	if want := int64(3_000_000 + 4_400_000); h.Total != want || h.Range == nil || h.Range[0] != want-want/100 || h.Range[1] != want+want/100 {
 		t.Errorf("got %+v %v, want %d ±1%%", h, h.Range, want)
 	}
@@ -170,5 +170,29 @@ func TestAnInformersContainersCostMoreThanAnIndexers(t *testing.T) {
 	t.Logf("per object: indexer %.0f bytes, informer %.0f", idx, inf)
 	if idx <= 0 || inf <= idx {
 		t.Errorf("indexer %.0f, informer %.0f bytes per object", idx, inf)
+	}
+}
+
+// What an informer's watch keeps for the largest object is measured with
+// client-go's own stream decoders: a buffer as large as that object at
+// least, in protobuf and in JSON (a 900 KiB ConfigMap kept 1.2 MiB in a
+// typed informer and 4.4 MiB in a dynamic one, besides the object).
+func TestTheWatchBuffersOfTheLargestObjectAreMeasured(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dashboard", Namespace: "ns"},
+		Data: map[string]string{"dashboard.json": strings.Repeat(`{"panel":"p","expr":"sum(rate(x[5m]))"},`, 900<<10/40)}}
+	item, err := cm.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := measureBuffers(&listing{largest: item, proto: true, apiVersion: "v1", kind: "ConfigMap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a %d-byte ConfigMap: protobuf stream keeps %.0f bytes, JSON %.0f", len(item), b.proto, b.json)
+	if b.proto < float64(len(item)) || b.proto > 4*float64(len(item)) || b.json < float64(len(item)) || b.json > 8*float64(len(item)) {
+		t.Errorf("a %d-byte object: protobuf %.0f, JSON %.0f bytes kept", len(item), b.proto, b.json)
+	}
+	if b, err := measureBuffers(&listing{}); err != nil || b != (buffers{}) {
+		t.Errorf("an empty list: %+v, %v", b, err)
 	}
 }

@@ -36,6 +36,19 @@ type Population struct {
 	// like this: argocd, cert-manager and default each hold their own kinds
 	// of objects.
 	First Shape
+	// Huge of the ConfigMaps, spread over the namespaces, hold about
+	// 900 KiB of data each (a Grafana dashboard, a Helm release's
+	// manifest): a few objects that are much of the list's bytes.
+	Huge int
+}
+
+// huge says whether ConfigMap i is one of the Huge ones.
+func (p Population) huge(i int) bool {
+	if p.Huge <= 0 {
+		return false
+	}
+	every := max(p.ConfigMaps/p.Huge, 1)
+	return i%every == every/2 && i/every < p.Huge
 }
 
 // Shape is what a population's objects look like.
@@ -99,7 +112,11 @@ func (p Population) Create(ctx context.Context, cfg *rest.Config) error {
 		ns, name := p.Namespace(i), fmt.Sprintf("app-%05d-config", i)
 		jobs = append(jobs, func(ctx context.Context) error {
 			c := cs.CoreV1().ConfigMaps(ns)
-			if _, err := c.Apply(ctx, configMap(name, ns, i, p.shape(ns), p.Prefix), metav1.ApplyOptions{FieldManager: FirstManager, Force: true}); err != nil {
+			cm := configMap(name, ns, i, p.shape(ns), p.Prefix)
+			if p.huge(i) {
+				cm = cm.WithData(map[string]string{"dashboard.json": hugeData(i)})
+			}
+			if _, err := c.Apply(ctx, cm, metav1.ApplyOptions{FieldManager: FirstManager, Force: true}); err != nil {
 				return fmt.Errorf("applying ConfigMap %s/%s: %w", ns, name, err)
 			}
 			second := corev1ac.ConfigMap(name, ns).WithLabels(map[string]string{"argocd.argoproj.io/instance": "shop-" + ns}).
@@ -195,6 +212,15 @@ func configMap(name, ns string, i int, shape Shape, population string) *corev1ac
 	}
 	return corev1ac.ConfigMap(name, ns).WithLabels(labels).WithAnnotations(annotations).
 		WithData(map[string]string{"application.yaml": data, "log-level": "info", "revision": "1"})
+}
+
+// hugeData is about 900 KiB of a dashboard's JSON.
+func hugeData(i int) string {
+	var b strings.Builder
+	for j := 0; b.Len() < 900<<10; j++ {
+		fmt.Fprintf(&b, `{"id":%d,"title":"panel %d of dashboard %d","expr":"sum(rate(http_requests_total{job=\"shop\",instance=~\".*-%d\"}[5m]))"},`, j, j, i, j%97)
+	}
+	return b.String()
 }
 
 // lastApplied is kubectl apply's annotation: the whole object as applied.
