@@ -31,18 +31,31 @@ const (
 )
 
 // noisyUpdates counts the diffed MODIFIED events (Note.Changes) in buckets
-// of a minute, the last noisyWindow of them, and keeps their sums as they
-// go. The event that makes the finding raises it; once raised, it is
-// written out again when read (settle), with the numbers of the last event
-// before the read, even when no note follows a burst.
+// of a minute, the last noisyWindow of them, and keeps their sums, and the
+// paths changed most, as it goes: each event is checked at once. The event
+// that makes the finding raises it; once raised, the finding is written out
+// when read (settle), with the window as it was at the last event that
+// held it (what a check of every event would have written), so that what
+// it says does not depend on when it was read.
 type noisyUpdates struct {
 	buckets []noisyBucket
 	sum     noisyCounts // the buckets' sums
-	reqs    []int64
-	// unsettled: events came since the raised finding was last written
-	// out, the last of them at unsettledAt.
-	unsettled   bool
-	unsettledAt time.Time
+	// stampTop and soleTop are the sums' paths counted most (see most).
+	stampTop, soleTop writtenPath
+	reqs              []int64
+	// held is the window at the last event that held the finding, not
+	// written out yet when unsettled.
+	held      noisyView
+	unsettled bool
+}
+
+// noisyView is what the finding says of the window at one event.
+type noisyView struct {
+	at                  time.Time
+	events, stamp, sole int64 // sole: the events of soleTop
+	stampTop, soleTop   writtenPath
+	stampObjects        int
+	reqs                []int64
 }
 
 type noisyBucket struct {
@@ -57,17 +70,22 @@ type noisyCounts struct {
 	// changed; sole counts the events whose only change was one status,
 	// label or annotation path (by its writer).
 	stamped, sole map[writtenPath]int64
-	// stampObjects and soleObjects count the events of each object among
-	// those (of at most noisyKeys objects).
-	stampObjects, soleObjects map[string]int64
+	// stampObjects counts the timestamp-only events of each object (of at
+	// most noisyKeys objects).
+	stampObjects map[string]int64
 }
 
 func newNoisyCounts() noisyCounts {
-	return noisyCounts{stamped: map[writtenPath]int64{}, sole: map[writtenPath]int64{}, stampObjects: map[string]int64{}, soleObjects: map[string]int64{}}
+	return noisyCounts{stamped: map[writtenPath]int64{}, sole: map[writtenPath]int64{}, stampObjects: map[string]int64{}}
 }
 
 // writtenPath is a path and the manager that wrote it.
 type writtenPath struct{ path, writer string }
+
+// before says a comes before b among paths counted as often: most's order.
+func (a writtenPath) before(b writtenPath) bool {
+	return cmp.Or(cmp.Compare(a.path, b.path), cmp.Compare(a.writer, b.writer)) < 0
+}
 
 func (r *noisyUpdates) entry() Entry {
 	return Entry{NoisyUpdates, Warning, fmt.Sprintf("over the last %s, %d MODIFIED events or more were diffed (`--diff`) and %.0f%% or more of them changed nothing but resourceVersion, managedFields and RFC 3339 times under metadata or status, or one status, label or annotation path, written by one manager, was the only change in %.0f%% or more of them",
@@ -83,44 +101,42 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 	b.events++
 	r.sum.events++
 	visible := ch.Visible()
-	object := ""
-	if o := n.Applied.Object; o != nil {
-		object = o.Namespace + "/" + o.Name
-	}
 	if ch.TimestampOnly {
 		b.stamp++
 		r.sum.stamp++
 		for _, c := range visible {
-			count(b.stamped, r.sum.stamped, writtenPath{c.Path, c.Writer()})
+			r.countPath(b.stamped, r.sum.stamped, &r.stampTop, writtenPath{c.Path, c.Writer()})
 		}
 		if len(visible) == 0 {
 			// Not even a time: only managedFields (and resourceVersion),
 			// a write of the same values under another manager.
-			count(b.stamped, r.sum.stamped, writtenPath{path: managedFieldsPath})
+			r.countPath(b.stamped, r.sum.stamped, &r.stampTop, writtenPath{path: managedFieldsPath})
 		}
-		if object != "" {
-			count(b.stampObjects, r.sum.stampObjects, object)
+		if o := n.Applied.Object; o != nil {
+			count(b.stampObjects, r.sum.stampObjects, o.Namespace+"/"+o.Name)
 		}
 	}
 	if len(visible) == 1 && bookkeeping(visible[0].Path) {
-		count(b.sole, r.sum.sole, writtenPath{visible[0].Path, visible[0].Writer()})
-		if object != "" {
-			count(b.soleObjects, r.sum.soleObjects, object)
-		}
+		r.countPath(b.sole, r.sum.sole, &r.soleTop, writtenPath{visible[0].Path, visible[0].Writer()})
 	}
 	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
+	v := noisyView{at: n.At, events: r.sum.events, stamp: r.sum.stamp, sole: r.sum.sole[r.soleTop],
+		stampTop: r.stampTop, soleTop: r.soleTop, stampObjects: len(r.sum.stampObjects), reqs: r.reqs}
+	if !v.holds() {
+		return // the finding, if raised, keeps what it said at the last event that held it
+	}
 	if _, raised := e.found[NoisyUpdates]; raised {
-		r.unsettled, r.unsettledAt = true, n.At
+		r.held, r.unsettled = v, true
 		return
 	}
-	r.check(e, n.At)
+	v.write(e)
 }
 
-// settle writes the raised finding out with the window's sums.
+// settle writes the raised finding out as the last event that held it left it.
 func (r *noisyUpdates) settle(e *Engine) {
 	if r.unsettled {
 		r.unsettled = false
-		r.check(e, r.unsettledAt)
+		r.held.write(e)
 	}
 }
 
@@ -134,11 +150,24 @@ func bookkeeping(path string) bool {
 }
 
 // count counts k in a bucket's map m and in the window's sum, when m
-// counts it already or has room for another key.
-func count[K comparable](m, sum map[K]int64, k K) {
+// counts it already or has room for another key; it says whether it did.
+func count[K comparable](m, sum map[K]int64, k K) bool {
 	if _, ok := m[k]; ok || len(m) < noisyKeys {
 		m[k]++
 		sum[k]++
+		return true
+	}
+	return false
+}
+
+// countPath counts k as count does, and keeps top the sum's path counted
+// most (sums only grow between two minutes: the top follows them).
+func (r *noisyUpdates) countPath(m, sum map[writtenPath]int64, top *writtenPath, k writtenPath) {
+	if !count(m, sum, k) {
+		return
+	}
+	if n, topN := sum[k], sum[*top]; n > topN || (n == topN && k.before(*top)) {
+		*top = k
 	}
 }
 
@@ -158,6 +187,7 @@ func (r *noisyUpdates) bucket(at time.Time) *noisyBucket {
 	if r.sum.stamped == nil {
 		r.sum = newNoisyCounts()
 	}
+	dropped := false
 	r.buckets = slices.DeleteFunc(r.buckets, func(b noisyBucket) bool {
 		if b.minute.After(minute.Add(-noisyWindow)) {
 			return false
@@ -167,9 +197,13 @@ func (r *noisyUpdates) bucket(at time.Time) *noisyBucket {
 		uncount(b.stamped, r.sum.stamped)
 		uncount(b.sole, r.sum.sole)
 		uncount(b.stampObjects, r.sum.stampObjects)
-		uncount(b.soleObjects, r.sum.soleObjects)
+		dropped = true
 		return true
 	})
+	if dropped { // the sums went down: their tops are found again
+		r.stampTop, _ = most(r.sum.stamped)
+		r.soleTop, _ = most(r.sum.sole)
+	}
 	if n := len(r.buckets); n > 0 && !r.buckets[n-1].minute.Before(minute) {
 		return &r.buckets[n-1]
 	}
@@ -177,32 +211,29 @@ func (r *noisyUpdates) bucket(at time.Time) *noisyBucket {
 	return &r.buckets[len(r.buckets)-1]
 }
 
-// check raises or updates the finding from the window's sums.
-func (r *noisyUpdates) check(e *Engine, at time.Time) {
-	events, stamp := r.sum.events, r.sum.stamp
-	if events < noisyMinEvents {
-		return
-	}
+// holds says the window at v makes the finding.
+func (v noisyView) holds() bool {
+	return v.events >= noisyMinEvents && (float64(v.stamp)/float64(v.events) >= noisyTimestampShare || float64(v.sole)/float64(v.events) >= noisySoleShare)
+}
+
+// write raises or updates the finding as v says.
+func (v noisyView) write(e *Engine) {
+	events, stamp := v.events, v.stamp
 	stampShare := float64(stamp) / float64(events)
-	top, topN := most(r.sum.sole)
-	soleShare := float64(topN) / float64(events)
-	var what string
+	soleShare := float64(v.sole) / float64(events)
+	var what, of string
 	var path writtenPath
-	var objects int
-	switch {
-	case stampShare >= noisyTimestampShare:
-		path, _ = most(r.sum.stamped)
-		objects = len(r.sum.stampObjects)
+	if stampShare >= noisyTimestampShare {
+		path = v.stampTop
 		only := "times"
 		if path.path == managedFieldsPath {
 			only = "who manages the fields (managedFields), not a value"
 		}
 		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", stamp, events, 100*stampShare, only)
-	case soleShare >= noisySoleShare:
-		path, objects = top, len(r.sum.soleObjects)
-		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", topN, events, 100*soleShare, top.path)
-	default:
-		return
+		of = ", of " + format.PluralUngrouped(v.stampObjects, "object")
+	} else {
+		path = v.soleTop
+		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", v.sole, events, 100*soleShare, path.path)
 	}
 	writer := path.writer
 	if writer == "" {
@@ -215,13 +246,13 @@ func (r *noisyUpdates) check(e *Engine, at time.Time) {
 		cause = "writes of the values the object already has (a server-side apply under another field manager each time, or an update that changes nothing) still make a new resourceVersion and an event"
 		action = "in the writer, apply under one field manager name, not a new one each time, and skip a write whose values the object already has"
 	}
-	e.raise(NoisyUpdates, Warning, at, func(f *Finding) {
+	e.raise(NoisyUpdates, Warning, v.at, func(f *Finding) {
 		f.Count = events
 		f.Title = what
 		f.Evidence = Evidence{
-			Text: fmt.Sprintf("over the last %s, %s, of %s; the path changed most among them is %s, written by %s",
-				span(noisyWindow), what, format.PluralUngrouped(objects, "object"), path.path, writer),
-			Requests: slices.Clone(r.reqs),
+			Text: fmt.Sprintf("over the last %s, %s%s; the path changed most among them is %s, written by %s",
+				span(noisyWindow), what, of, path.path, writer),
+			Requests: slices.Clone(v.reqs),
 			Facts: map[string]string{"path": path.path, "manager": path.writer, "share": fmt.Sprintf("%.0f%%", 100*max(stampShare, soleShare)),
 				"events": fmt.Sprint(events), "timestampOnly": fmt.Sprint(stamp)},
 		}

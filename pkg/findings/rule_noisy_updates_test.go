@@ -192,3 +192,30 @@ func TestNoisyUpdatesCountsEveryEventOfABurstAtOnce(t *testing.T) {
 		t.Errorf("evidence %q, want the one object whose events changed only times", got.Evidence.Text)
 	}
 }
+
+// What the finding says does not depend on when it was read: it is what
+// the last event that held it left (a dashboard reads it often, --no-tui
+// at the end; the two runs' summaries differed).
+func TestNoisyUpdatesSaysTheSameWhenEverItIsRead(t *testing.T) {
+	final := func(readBetween bool) Finding {
+		f := newFeed(t, Options{})
+		for i := range noisyMinEvents + 10 {
+			f.modified(i, heartbeat())
+			if readBetween && i == noisyMinEvents+5 {
+				f.e.Get(NoisyUpdates)
+			}
+		}
+		for i := range 200 {
+			f.modified(i, dataChange())
+		}
+		got, _ := f.e.Get(NoisyUpdates)
+		return got
+	}
+	read, unread := final(true), final(false)
+	if read.Title != unread.Title || read.Count != unread.Count || !read.LastAt.Equal(unread.LastAt) || read.Evidence.Text != unread.Evidence.Text {
+		t.Errorf("read during the run: %q (%d, %v); read at the end only: %q (%d, %v)", read.Title, read.Count, read.LastAt, unread.Title, unread.Count, unread.LastAt)
+	}
+	if want := "110 of the last 220 MODIFIED events (50%) changed only times"; unread.Title != want {
+		t.Errorf("title %q, want %q: the last event that held it", unread.Title, want)
+	}
+}
