@@ -66,7 +66,7 @@ func (r *throttled) observe(e *Engine, n reflector.Note) {
 		f.Cause = "API Priority and Fairness had no seat for the request in its priority level and its queues were full (or the level rejects): the client's requests, or others in the same level, exceed its share"
 		if e.track.injected(Throttled) != "" && r.schemaUID == "" && r.levelUID == "" {
 			// No 429 named a FlowSchema: the server throttled none of them.
-			f.Cause = "the proxy answered these requests 429 with a Retry-After in the server's place, as API Priority and Fairness does; the server itself throttled none of them"
+			f.Cause = "the proxy answered these requests 429 with a Retry-After in the server's place, as API Priority and Fairness does; no 429 named a FlowSchema or PriorityLevel, as the server's do"
 		}
 		f.Docs = "https://kubernetes.io/docs/concepts/cluster-administration/flow-control/"
 		r.name(f)

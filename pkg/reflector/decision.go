@@ -170,7 +170,6 @@ type Decision struct {
 	Count int
 }
 
-// String renders the decision as one sentence.
 // resumes is what follows a watch's end: ours watches again from the
 // cursor (then, when), an observed client would resume from it if it
 // watches again (kubectl get -w does not).
@@ -190,6 +189,7 @@ func (d Decision) Refusal() string {
 	return fmt.Sprintf("(gave up after %d attempts)", d.Attempts)
 }
 
+// String renders the decision as one sentence.
 func (d Decision) String() string {
 	switch d.Reason {
 	case ReasonInitialList:
