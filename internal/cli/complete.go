@@ -30,7 +30,7 @@ func completeResources(o *WatchOptions) func(*cobra.Command, []string, string) (
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		lists, _ := dc.ServerPreferredResources()
-		var out []string
+		var names []string
 		for _, l := range lists {
 			group := ""
 			if i := strings.Index(l.GroupVersion, "/"); i > 0 {
@@ -44,14 +44,23 @@ func completeResources(o *WatchOptions) func(*cobra.Command, []string, string) (
 				if group != "" {
 					name += "." + group
 				}
-				if strings.HasPrefix(name, toComplete) {
-					out = append(out, name)
-				}
+				names = append(names, name)
 			}
 		}
-		sort.Strings(out)
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// withPrefix is names that begin with prefix, sorted.
+func withPrefix(names []string, prefix string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // addKlogFlags adds klog's -v and --vmodule, for client-go's debug logs.
@@ -79,23 +88,13 @@ func addKlogFlags(cmd *cobra.Command) {
 // kubeconfig's; -l and --field-selector with nothing (not file names).
 func completeConfigFlags(cmd *cobra.Command, cf *genericclioptions.ConfigFlags) {
 	type completion = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)
-	matching := func(names []string, prefix string) []string {
-		out := make([]string, 0, len(names))
-		for _, n := range names {
-			if strings.HasPrefix(n, prefix) {
-				out = append(out, n)
-			}
-		}
-		sort.Strings(out)
-		return out
-	}
 	fromKubeconfig := func(names func(*clientcmdapi.Config) []string) completion {
 		return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			raw, err := cf.ToRawKubeConfigLoader().RawConfig()
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return matching(names(&raw), toComplete), cobra.ShellCompDirectiveNoFileComp
+			return withPrefix(names(&raw), toComplete), cobra.ShellCompDirectiveNoFileComp
 		}
 	}
 	namespaces := func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
@@ -117,7 +116,7 @@ func completeConfigFlags(cmd *cobra.Command, cf *genericclioptions.ConfigFlags) 
 		for _, ns := range l.Items {
 			names = append(names, ns.Name)
 		}
-		return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 	for flag, f := range map[string]completion{
 		"namespace": namespaces,

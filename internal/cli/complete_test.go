@@ -57,8 +57,12 @@ func TestTheConnectionFlagsCompleteAsKubectlsDo(t *testing.T) {
 	}
 }
 
-// -n completes with the server's namespaces, as kubectl get -n does.
+// -n completes with the server's namespaces, as kubectl get -n does, and
+// RESOURCE with the resources one may list and watch.
 func TestE2ENamespaceCompletesWithTheServersNamespaces(t *testing.T) {
+	if _, out, _ := run(t, "__complete", "--kubeconfig", kubeconfig(t), "config"); !strings.HasPrefix(out, "configmaps\n:4\n") {
+		t.Errorf("RESOURCE: got %q, want configmaps", out)
+	}
 	_, out, _ := run(t, "__complete", "configmaps", "--kubeconfig", kubeconfig(t), "-n", "kube-")
 	if !strings.HasPrefix(out, "kube-node-lease\nkube-public\nkube-system\n:4\n") {
 		t.Errorf("got %q, want the kube- namespaces", out)

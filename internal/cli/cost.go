@@ -59,7 +59,8 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 		Use:   "cost RESOURCE[,RESOURCE…]",
 		Short: "Measure what an informer of a resource would cost, before you run one",
 		Long: "Read the whole list once, page by page (protobuf for built-in kinds), counting every object's\n" +
-			"bytes and keeping a uniform random sample; build the sample in each form an informer holds\n" +
+			"bytes and keeping a uniform random sample (objects of 64 KiB or more apart, up to 50 of them);\n" +
+			"build the sample in each form an informer holds\n" +
 			"(typed, dynamic, metadata, typed without managedFields, this tool's store) in a real client-go\n" +
 			"indexer, measure the heap after GC, and scale it by the list's bytes: per object, steady cache\n" +
 			"and its 95% range, peak during the initial sync (paged LIST and streaming list), the initial\n" +
@@ -77,7 +78,7 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 	f.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector, as in kubectl get -l")
 	f.StringVar(&o.FieldSelector, "field-selector", "", "Field selector, as in kubectl get --field-selector")
 	completeConfigFlags(cmd, o.ConfigFlags)
-	f.IntVar(&o.Sample, "sample", o.Sample, fmt.Sprintf("Objects to sample at random from the list and measure (at most %d)", cost.MaxSample))
+	f.IntVar(&o.Sample, "sample", o.Sample, fmt.Sprintf("Objects under 64 KiB to sample at random from the list and measure (at most %d); up to 50 larger ones are sampled besides", cost.MaxSample))
 	o.sampleFlag = f.Lookup("sample")
 	f.BoolVar(&o.Exact, "exact", false, "Measure every object of the list, not a sample (the whole list is held in memory while it is measured)")
 	f.StringVar(&o.Need, "need", o.Need, "What the informer's handlers read, for the cheapest form that serves it: full (spec, status) or metadata (names, labels, owners)")

@@ -3,6 +3,7 @@ package cost
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -25,6 +26,10 @@ import (
 // decoder for the wire the informer asks for, and the heap it keeps read.
 type buffers struct {
 	proto, json float64 // bytes kept by a stream of protobuf, of JSON
+	// metadata is the metadata informer's: its events are the object's
+	// metadata alone (in protobuf), which a large last-applied
+	// annotation makes large too.
+	metadata float64
 }
 
 // measureBuffers measures them for the list's largest object (none for an
@@ -54,6 +59,37 @@ func measureBuffers(l *listing) (buffers, error) {
 	var err error
 	if b.json, err = measure(func() (any, int, error) { return decodeOnce("application/json", event) }); err != nil {
 		return b, fmt.Errorf("a JSON stream: %w", err)
+	}
+	meta, err := metadataOf(obj)
+	if err != nil {
+		return b, err
+	}
+	if event, err = protoEventFrame(meta); err != nil {
+		return b, err
+	}
+	if b.metadata, err = measure(func() (any, int, error) { return decodeOnce(request.ContentTypeProtobuf, event) }); err != nil {
+		return b, fmt.Errorf("a stream of metadata: %w", err)
+	}
+	return b, nil
+}
+
+// metadataOf is the protobuf of the metadata of obj, the JSON of an object
+// or of a list of one: what a metadata informer's event of it carries.
+func metadataOf(obj []byte) ([]byte, error) {
+	var one struct {
+		metav1.PartialObjectMetadata
+		Items []metav1.PartialObjectMetadata `json:"items"`
+	}
+	if err := json.Unmarshal(obj, &one); err != nil {
+		return nil, fmt.Errorf("reading the largest object's metadata: %w", err)
+	}
+	m := one.PartialObjectMetadata
+	if len(one.Items) > 0 {
+		m = one.Items[0]
+	}
+	b, err := m.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the largest object's metadata: %w", err)
 	}
 	return b, nil
 }

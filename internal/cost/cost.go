@@ -330,7 +330,8 @@ func measureResource(ctx context.Context, c *client, t reflector.Target, o Optio
 	if err != nil {
 		return r, fmt.Errorf("measuring the watch buffers of %s's largest object: %w", r.Resource, err)
 	}
-	kept := map[string]float64{FormTyped: bufs.proto, FormTypedNoManagedFields: bufs.proto, FormDynamic: bufs.json, FormDynamicNoManagedFields: bufs.json}
+	kept := map[string]float64{FormTyped: bufs.proto, FormTypedNoManagedFields: bufs.proto, FormDynamic: bufs.json, FormDynamicNoManagedFields: bufs.json,
+		FormMetadata: bufs.metadata}
 	for _, f := range r.Heap.forms() {
 		if _, ok := per[0][f.name]; !ok {
 			continue
@@ -416,6 +417,8 @@ func estimate(strata []*stratum, per []map[string]float64, form string, l *listi
 		r := heap / max(bytes, 1)
 		total += r * float64(s.bytes)
 		switch k := len(ratios); {
+		case int64(sampled) >= s.objects:
+			// Sampled whole: no sampling error, the readings' alone.
 		case k >= 2:
 			var ss float64
 			for _, x := range ratios {
@@ -423,7 +426,7 @@ func estimate(strata []*stratum, per []map[string]float64, form string, l *listi
 			}
 			sd := studentT95[k-1] * math.Sqrt(ss/float64(k-1)) / math.Sqrt(float64(k)) * float64(s.bytes)
 			variance += sd * sd
-		case int64(sampled) < s.objects:
+		default:
 			ranged = false
 		}
 	}

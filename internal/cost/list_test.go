@@ -120,6 +120,12 @@ func TestTheEstimateAndItsRange(t *testing.T) {
 	if h := estimate(one(l, groups[:1]), per[:1], FormTyped, l, nil, 0); h.Range != nil {
 		t.Errorf("one group has a range: %v", *h.Range)
 	}
+	// The whole list sampled (50 objects): no sampling error, whatever the
+	// spread; the readings' ±1 % only.
+	whole := &listing{objects: 50, bytes: 50_000}
+	if h := estimate(one(whole, groups), per, FormTyped, whole, nil, 0); h.Range == nil || h.Range[0] != 148_500 || h.Range[1] != 151_500 {
+		t.Errorf("sampled whole: %+v %v", h, h.Range)
+	}
 	c := &containers{group: []float64{500, 500, 500, 500, 500}, list: 200}
 	per[0][FormTyped], per[1][FormTyped] = 3000, 3000
 	if h := estimate(one(l, groups), per, FormTyped, l, c, 0); h.Total != 2_500_000+200*1000 {
@@ -184,13 +190,28 @@ func TestTheWatchBuffersOfTheLargestObjectAreMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := measureBuffers(&listing{largest: item, proto: true, apiVersion: "v1", kind: "ConfigMap"})
+	b, err := measureBuffers(&listing{largest: item, proto: true, apiVersion: "v1", kind: "ConfigMapList"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("a %d-byte ConfigMap: protobuf stream keeps %.0f bytes, JSON %.0f", len(item), b.proto, b.json)
 	if b.proto < float64(len(item)) || b.proto > 4*float64(len(item)) || b.json < float64(len(item)) || b.json > 8*float64(len(item)) {
 		t.Errorf("a %d-byte object: protobuf %.0f, JSON %.0f bytes kept", len(item), b.proto, b.json)
+	}
+	if b.metadata > 64<<10 {
+		t.Errorf("its metadata, a few hundred bytes: %.0f bytes kept", b.metadata)
+	}
+	// A last-applied annotation as large as the data: the metadata
+	// informer's event is large too.
+	cm.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": cm.Data["dashboard.json"]}
+	if item, err = cm.Marshal(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = measureBuffers(&listing{largest: item, proto: true, apiVersion: "v1", kind: "ConfigMapList"}); err != nil {
+		t.Fatal(err)
+	}
+	if half := float64(len(item)) / 2; b.metadata < half {
+		t.Errorf("a %d-byte object, half of it an annotation: metadata %.0f bytes kept", len(item), b.metadata)
 	}
 	if b, err := measureBuffers(&listing{}); err != nil || b != (buffers{}) {
 		t.Errorf("an empty list: %+v, %v", b, err)
