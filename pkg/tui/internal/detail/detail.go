@@ -111,9 +111,18 @@ func Request(r *reflector.RequestInfo, now time.Time) []string {
 		}
 		out = append(out, label+o)
 	}
+	if r.End == nil {
+		return out // running: nothing ended
+	}
 	out = append(out, "ended        "+r.End.Format(false))
-	if r.End != nil && r.End.Err != nil {
-		out = append(out, "error        "+r.End.Err.Error())
+	if r.End.Err != nil {
+		// What ended it: an error only when it ended in one (a forced
+		// relist or a client's leaving is a cause, not an error).
+		label := "cause        "
+		if r.End.Reason == reflector.EndError {
+			label = "error        "
+		}
+		out = append(out, label+r.End.Err.Error())
 	}
 	return out
 }

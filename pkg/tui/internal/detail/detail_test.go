@@ -1,9 +1,13 @@
 package detail
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -14,5 +18,24 @@ func TestObjectFactsShowAGenerationOnlyWhereTheObjectHasOne(t *testing.T) {
 		if got := ObjectFacts(o); !slices.Contains(got, want) {
 			t.Errorf("generation %d: facts %q, want the line %q", gen, got, want)
 		}
+	}
+}
+
+// A running request has not ended; one a forced relist cut says its cause,
+// not an error; one that ended in an error says so.
+func TestARequestsDetailSaysHowItEndedAndWhy(t *testing.T) {
+	now := time.Date(2026, 12, 6, 7, 0, 0, 0, time.UTC)
+	lines := func(end *reflector.RequestEnd) string {
+		r := &reflector.RequestInfo{ID: 3, Verb: reflector.VerbWatch, Started: now.Add(-time.Minute), End: end}
+		return strings.Join(Request(r, now), "\n")
+	}
+	if got := lines(nil); strings.Contains(got, "ended") {
+		t.Errorf("a running request:\n%s", got)
+	}
+	if got := lines(&reflector.RequestEnd{Reason: reflector.EndCanceled, Err: reflector.ErrForcedRelist}); !strings.Contains(got, "cause        forced relist") || strings.Contains(got, "error") {
+		t.Errorf("a watch a forced relist cut:\n%s", got)
+	}
+	if got := lines(&reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("unexpected EOF")}); !strings.Contains(got, "error        unexpected EOF") {
+		t.Errorf("a watch that failed:\n%s", got)
 	}
 }
