@@ -727,6 +727,16 @@ func (l *Ledger) Churn(top int) diff.Summary {
 	return l.churn.Summary(top)
 }
 
+// SetAwaiting says whether the current request info still waits for the
+// server's answer (RequestInfo.Awaiting).
+func (l *Ledger) SetAwaiting(info *RequestInfo, awaiting bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.current == info {
+		info.Awaiting = awaiting
+	}
+}
+
 // Stats returns a snapshot of everything recorded.
 func (l *Ledger) Stats() Stats {
 	l.mu.Lock()

@@ -291,7 +291,9 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		opts.ResourceVersionMatch = "NotOlderThan"
 	}
 	rctx, info := r.startRequest(ctx, VerbWatch, opts)
+	r.ledger.SetAwaiting(info, true)
 	stream, err := r.cfg.Source.Watch(rctx, opts)
+	r.ledger.SetAwaiting(info, false)
 	if err != nil {
 		end := r.endRequest(rctx, info, err)
 		return r.afterWatch(ctx, p, streaming, end, info)

@@ -195,6 +195,11 @@ type RequestInfo struct {
 	Bytes int64
 	// End is set once the request ended.
 	End *RequestEnd
+	// Awaiting says the server has not answered yet: our reflector's watch
+	// sent, its response headers not come (a hung connection, a TLS
+	// handshake that does not end). An observed request is fed once
+	// answered.
+	Awaiting bool
 }
 
 // Ended reports whether the request is over.

@@ -310,3 +310,56 @@ func (l listOnly) List(ctx context.Context, o RequestOptions) (*Page, error) { r
 func (l listOnly) Watch(ctx context.Context, _ RequestOptions) (Stream, error) {
 	return &fakeStream{ctx: ctx, src: &fakeSource{drained: make(chan struct{})}}, nil
 }
+
+// answerGate is a Source whose watch waits for release before the server
+// "answers" (its response headers), as over a hung connection.
+type answerGate struct {
+	release chan struct{}
+	src     *fakeSource
+}
+
+func (g *answerGate) List(ctx context.Context, o RequestOptions) (*Page, error) {
+	return g.src.List(ctx, o)
+}
+
+func (g *answerGate) Watch(ctx context.Context, o RequestOptions) (Stream, error) {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.src.Watch(ctx, o)
+}
+
+// A watch whose answer has not come is awaiting it (Stats.Current), and
+// no longer once the server answered: the dashboard tells a hung
+// connection from a quiet watch by it.
+func TestAWatchAwaitsTheServersAnswer(t *testing.T) {
+	g := &answerGate{release: make(chan struct{}), src: newFake(t, call{verb: VerbList, page: page("10", "")})}
+	st, w := store.New()
+	r, err := New(Config{Source: g, Strategy: StrategyList}, w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitAwaiting := func(want bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			c := r.Stats().Current
+			if c != nil && c.Verb == VerbWatch && c.Awaiting == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the watch never had Awaiting %v: %+v", want, c)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitAwaiting(true)
+	close(g.release)
+	waitAwaiting(false)
+}

@@ -62,7 +62,9 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 			t.Errorf("%s on the churn pane left state %v, want the dashboard", close, m.State)
 		}
 	}
-	tuitest.MustContain(t, screen(update(peek(m), tuitest.KeyPress("?"))), "churn (--diff)", "c shows what the MODIFIED events changed")
+	help := update(peek(m), tuitest.KeyPress("?"))
+	tuitest.MustContain(t, screen(help), "churn (--diff)")
+	tuitest.MustContain(t, screen(update(help, tuitest.KeyPress("G"))), "c shows what the MODIFIED events changed") // the help's end
 }
 
 // With nothing diffed the pane says plainly that --diff is off or nothing

@@ -109,3 +109,25 @@ func TestAStoppedRecordingIsSaidInTheHeader(t *testing.T) {
 	tuitest.MustContain(t, s, "recording stopped run.jsonl", "trace-write-error: recording stopped: writing trace")
 	tuitest.MustNotContain(t, s, "trace-write-error: trace-write-error")
 }
+
+// A watch the server has not answered for a second (a hung connection, a
+// TLS handshake that does not end) is no watch yet: the state line says so,
+// in yellow, not "running, 0 events".
+func TestAWatchTheServerHasNotAnsweredIsSaidToWait(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	m := resize(newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{})), 120, 40)
+	t.Cleanup(m.Close)
+	stats := tuitest.DemoStats()
+	stats.Current.Awaiting, stats.Current.Events, stats.Current.Started = true, 0, tuitest.At(100*time.Second)
+	for _, tc := range []struct {
+		at   time.Duration
+		want string
+	}{
+		{100*time.Second + 500*time.Millisecond, "watch #5 running 500ms, 0 events"}, // a normal answer takes this long
+		{109 * time.Second, "watch #5 sent 9.0s ago: no answer from the server yet"},
+	} {
+		clock.Time = tuitest.At(tc.at)
+		m = update(m, tuitest.DemoSnapshot(tc.at, stats))
+		tuitest.MustContain(t, screen(m), tc.want)
+	}
+}

@@ -78,5 +78,7 @@ func TestFindingsPaneListsNewestFirstAndShowsEvidence(t *testing.T) {
 			t.Errorf("%s on the findings pane left state %v, want the dashboard", close, m.State)
 		}
 	}
-	tuitest.MustContain(t, screen(update(peek(m), tuitest.KeyPress("?"))), "findings", "f ", "what the notes mean")
+	help := update(peek(m), tuitest.KeyPress("?"))
+	tuitest.MustContain(t, screen(help), "findings", "f ")
+	tuitest.MustContain(t, screen(update(help, tuitest.KeyPress("G"))), "what the notes mean") // the help's end
 }

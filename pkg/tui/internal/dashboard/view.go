@@ -150,14 +150,25 @@ func (m *Model) stateLine() string {
 	if !s.ClientLeft.IsZero() {
 		return st.Faint.Render("○ " + common.ClientLeftText(&s, m.Now))
 	}
-	line := st.Sev(common.StateSeverity(s.State), "● "+s.State.String())
+	sev := common.StateSeverity(s.State)
+	c := s.Current
+	// A request the server has not answered for a second is no watch yet
+	// (a hung connection, a TLS handshake that does not end).
+	unanswered := c != nil && c.Awaiting && m.Now.Sub(c.Started) >= time.Second
+	if unanswered {
+		sev = common.SevWarn
+	}
+	line := st.Sev(sev, "● "+s.State.String())
 	if !s.StateSince.IsZero() {
 		line += " for " + format.Age(m.Now.Sub(s.StateSince))
 	}
 	if s.State == reflector.StateBackoff && !s.BackoffUntil.IsZero() {
 		line += ", retry in " + format.Age(s.BackoffUntil.Sub(m.Now))
 	}
-	if c := s.Current; c != nil {
+	switch {
+	case unanswered:
+		line += st.Warn.Render(fmt.Sprintf(" · %s #%d sent %s ago: no answer from the server yet", c.Verb, c.ID, format.Age(m.Now.Sub(c.Started))))
+	case c != nil:
 		line += st.Label.Render(fmt.Sprintf(" · %s #%d running %s, %s", c.Verb, c.ID, format.Age(m.Now.Sub(c.Started)), common.RequestCount(c)))
 	}
 	if s.LastError != "" && s.State != reflector.StateWatching {
@@ -418,8 +429,11 @@ func (m *Model) rateLines(width int) []string {
 func (m *Model) HelpLines(width int) []string {
 	st := m.St
 	legend := [][2]string{
-		{"bookmark", st.Good.Render("green") + " under " + format.Age(common.BookmarkLate) + ", " + st.Warn.Render("yellow") + " under " +
-			format.Age(common.BookmarkStale) + ", " + st.Bad.Render("red") + " beyond: the apiserver sends about one a minute"},
+		{"state", "the reflector's state and for how long, then its request in flight; " + st.Warn.Render("yellow") +
+			" when the server has not answered it for a second (a hung connection, a TLS handshake that does not end)"},
+		{"objects", "the objects in the cache, and the memory they hold"},
+		{"bookmark", "the age of the last progress bookmark and its rv: " + st.Good.Render("green") + " under " + format.Age(common.BookmarkLate) + ", " + st.Warn.Render("yellow") + " (late) under " +
+			format.Age(common.BookmarkStale) + ", " + st.Bad.Render("red") + " (stale) beyond: the apiserver sends about one a minute; the bookmark that ends a streaming list is not one (the summary counts those apart)"},
 		{"410 Gone", "the server no longer had the history the watch asked to resume from (etcd compacted it, or the server restarted behind it): each one means a relist"},
 		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
 		{"last RV", "the cursor: where the next watch resumes, moved by every event and bookmark; the bookmark's rv is the one the last bookmark carried, behind the last RV when events came after it"},
@@ -433,7 +447,9 @@ func (m *Model) HelpLines(width int) []string {
 		{"END", "how a request ended: closed by the server (a LIST answered, a watch's timeout, EOF); timeout: we gave up on a silent connection; " +
 			"error: an error status, an ERROR event or a transport error; canceled: cut short to act (a forced relist, a fallback) or, observed, its client left; " +
 			"stopped: the run ended it (q, --duration, --once, an alert)"},
-		{"log", "store changes and reflector notes; enter on an object shows the versions seen and what changed"},
+		{"rates", "events a second over the last second, a minute over the last minute, and since the start"},
+		{"Requests", "the last requests: TOOK how long, RECEIVED items or events, END how it ended, OPTIONS as sent"},
+		{"log", "store changes and reflector notes (REPLACED: an object of another UID under the same name); enter on an object shows the versions seen and what changed"},
 		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
 	}
 	if m.Keys.Findings.Enabled() {
