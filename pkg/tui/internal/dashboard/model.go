@@ -376,6 +376,12 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.Keys.Pause):
 		m.Log.SetPaused(!m.Log.Paused)
 		m.focus = panes.Log
+		// The footer offers what space does now.
+		if m.Log.Paused {
+			m.Keys.Pause.SetHelp("space", "resume log")
+		} else {
+			m.Keys.Pause.SetHelp("space", "pause log")
+		}
 	case key.Matches(k, m.Keys.Filter):
 		m.State, m.focus = program.StateFilter, panes.Log
 		return nil, false

@@ -191,10 +191,16 @@ func TestPauseFreezesTheLogWhileEventsKeepArriving(t *testing.T) {
 	s := screen(m)
 	tuitest.MustContain(t, s, "PAUSED", "+1 new")
 	tuitest.MustNotContain(t, s, "late-arrival")
+	if got := m.Keys.Pause.Help().Desc; got != "resume log" { // what the footer offers
+		t.Errorf("paused, space offers %q", got)
+	}
 	m = update(m, tuitest.KeyPress("space"))
 	s = screen(m)
 	tuitest.MustContain(t, s, "ADDED    default/late-arrival")
 	tuitest.MustNotContain(t, s, "PAUSED")
+	if got := m.Keys.Pause.Help().Desc; got != "pause log" {
+		t.Errorf("resumed, space offers %q", got)
+	}
 }
 
 func TestFilterByTextAsTyped(t *testing.T) {
