@@ -152,7 +152,7 @@ func TestWithoutAPlayerSpacePausesTheLogAndThePlayerKeysAreNotInTheHelp(t *testi
 	tuitest.MustNotContain(t, screen(m), "replay speed", "jumping")
 	m = update(m, tuitest.KeyPress("?"))
 	tuitest.MustNotContain(t, screen(m), "pause, resume", "jump to 0-90%")
-	tuitest.MustContain(t, screen(m), "pause log")
+	tuitest.MustContain(t, screen(m), "resume log") // paused: space resumes it
 }
 
 // With Options.Rewind, a jump behind the replay hands the target to the
