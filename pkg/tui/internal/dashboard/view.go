@@ -234,7 +234,13 @@ func (m *Model) paneStatus(p panes.Pane) string {
 	case panes.Log:
 		return m.Log.Title(m.St)
 	case panes.Requests:
-		return format.Count(len(panes.RequestRows(&m.Stats))) + " recent"
+		n := len(panes.RequestRows(&m.Stats))
+		status := format.Count(n) + " recent"
+		if s := m.requests.Scroll; !s.Follow && s.Cursor < n-1 {
+			// Moved off the newest: say that newer ones came, and how to follow.
+			status += m.St.Warn.Render(fmt.Sprintf(" · %s newer below (G follows)", format.Count(n-1-s.Cursor)))
+		}
+		return status
 	case panes.Diff:
 		if m.diff.Diff != nil {
 			return format.Count(m.diff.Diff.Missed()) + " missed"
