@@ -285,6 +285,22 @@ func startManual(t *testing.T, src *fakeSource) (*store.Store, *Reflector) {
 	return st, r
 }
 
+// runInBackground runs a reflector of cfg until the test ends; it returns
+// the reflector and its store.
+func runInBackground(t *testing.T, cfg Config) (*Reflector, *store.Store) {
+	t.Helper()
+	st, w := store.New()
+	r, err := New(cfg, w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return r, st
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -1,7 +1,6 @@
 package reflector
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 func join(s []string) string { return strings.Join(s, " | ") }
@@ -476,15 +473,7 @@ func TestForceRelistRelistsWhileTheOldSnapshotStaysReadable(t *testing.T) {
 
 func TestForceRelistCutsABackoffShort(t *testing.T) {
 	src := newFake(t, call{verb: VerbList, err: httpErr(503, metav1.StatusReasonServiceUnavailable, "down")})
-	st, w := store.New()
-	r, err := New(Config{Source: src, Backoff: Backoff{Initial: time.Hour, Max: time.Hour}}, w, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	r, st := runInBackground(t, Config{Source: src, Backoff: Backoff{Initial: time.Hour, Max: time.Hour}})
 	waitFor(t, func() bool { return r.Stats().State == StateBackoff })
 	src.mu.Lock()
 	src.script = append(src.script, call{verb: VerbList, page: page("7", "", obj("a", "u-a", "7"))})

@@ -336,30 +336,14 @@ func (g *answerGate) Watch(ctx context.Context, o RequestOptions) (Stream, error
 // connection from a quiet watch by it.
 func TestAWatchAwaitsTheServersAnswer(t *testing.T) {
 	g := &answerGate{release: make(chan struct{}), src: newFake(t, call{verb: VerbList, page: page("10", "")})}
-	st, w := store.New()
-	r, err := New(Config{Source: g, Strategy: StrategyList}, w, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	waitAwaiting := func(want bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+	r, _ := runInBackground(t, Config{Source: g, Strategy: StrategyList})
+	awaiting := func(want bool) func() bool {
+		return func() bool {
 			c := r.Stats().Current
-			if c != nil && c.Verb == VerbWatch && c.Awaiting == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the watch never had Awaiting %v: %+v", want, c)
-			}
-			time.Sleep(time.Millisecond)
+			return c != nil && c.Verb == VerbWatch && c.Awaiting == want
 		}
 	}
-	waitAwaiting(true)
+	waitFor(t, awaiting(true))
 	close(g.release)
-	waitAwaiting(false)
+	waitFor(t, awaiting(false))
 }
