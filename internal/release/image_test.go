@@ -271,7 +271,7 @@ func TestTheReleaseImageIsTheStaticPluginAloneRunAsNonRoot(t *testing.T) {
 		t.Errorf("the binary in the image is not static: it needs %q", libs)
 	}
 	out, err := exec.Command(extracted, "version").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "kubectl-watchcache "+version {
+	if err != nil || strings.TrimSpace(string(out)) != "kubectl-watchcache v"+version { // the tag, as krew names it
 		t.Errorf("the image's binary, version: %v %q", err, out)
 	}
 	if d, err := img.Digest(); err == nil {

@@ -92,7 +92,7 @@ func TestEveryKrewPlatformIsAnArchiveGoreleaserBuilds(t *testing.T) {
 		t.Fatalf("goreleaser: want version 2 with one build and one archive, got %+v", gr)
 	}
 	b, a := gr.Builds[0], gr.Archives[0]
-	if b.Main != "./cmd/kubectl-watchcache" || b.Binary != "kubectl-watchcache" || !contains(b.Env, "CGO_ENABLED=0") || !strings.Contains(strings.Join(b.Ldflags, " "), "-X main.version={{ .Version }}") {
+	if b.Main != "./cmd/kubectl-watchcache" || b.Binary != "kubectl-watchcache" || !contains(b.Env, "CGO_ENABLED=0") || !strings.Contains(strings.Join(b.Ldflags, " "), "-X main.version=v{{ .Version }}") {
 		t.Errorf("goreleaser build: got %+v", b)
 	}
 	if kp.Kind != "Plugin" || kp.Metadata.Name != "watchcache" || kp.Spec.Version != "v1.2.3" || len(kp.Spec.Platforms) == 0 {
