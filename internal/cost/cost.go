@@ -48,6 +48,13 @@ const (
 	// largeSample is how many large objects are sampled at most (all of
 	// them with --exact).
 	largeSample = 50
+	// modelWithin is what the estimate's model leaves out, whatever the
+	// sample: an informer's bookkeeping that its placeholders stand for
+	// (containers.go), the GC's timing. Measured: with little sampling
+	// spread, the end-to-end test's estimates were within ±1.2 % of real
+	// informers (metadata +0.9 % without -race, +1.2 % under it: past the
+	// readings' ±1 % alone).
+	modelWithin = 0.02
 )
 
 // Needs a user can state: what the informer's handlers read.
@@ -387,8 +394,9 @@ func measureContainers(groups []*group, l *listing) (*containers, error) {
 // containers for the list's count put back. Its range is ±t·s/√k per
 // stratum, s the spread of the k parts' own ratios (each a random part of
 // the stratum's sample, measured alone) and t Student's for k-1 degrees of
-// freedom at 95 % (none for a stratum sampled whole), the strata's and the
-// heap readings' own tolerance (±1 %) added in quadrature. A stratum
+// freedom at 95 % (none for a stratum sampled whole), the strata's, the
+// heap readings' own tolerance (±1 %) and the model's (modelWithin) added
+// in quadrature. A stratum
 // sampled in one part, not whole, leaves the estimate without a range.
 // kept is what the informer's watch keeps besides (see buffers).
 func estimate(strata []*stratum, per []map[string]float64, form string, l *listing, c *containers, kept float64) *Heap {
@@ -439,7 +447,8 @@ func estimate(strata []*stratum, per []map[string]float64, form string, l *listi
 		// A heap reading is taken once its last readings agree within
 		// stableWithin: good to about half that, whatever the sample.
 		reading := stableWithin / 2 * float64(h.Total)
-		half := math.Hypot(math.Sqrt(variance), reading)
+		model := modelWithin * float64(h.Total)
+		half := math.Sqrt(variance + reading*reading + model*model)
 		h.Range = &[2]int64{max(round(float64(h.Total)-half), 0), round(float64(h.Total) + half)}
 	}
 	return h

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -108,13 +109,15 @@ func TestTheEstimateAndItsRange(t *testing.T) {
 		per[i] = map[string]float64{FormTyped: 3000} // 3 bytes of heap per wire byte
 	}
 	h := estimate(one(l, groups), per, FormTyped, l, nil, 0)
-	// No spread: the heap readings' own tolerance only, ±1 %.
-	if h.Total != 3_000_000 || h.PerObject != 3000 || h.Range == nil || h.Range[0] != 2_970_000 || h.Range[1] != 3_030_000 {
-		t.Errorf("no spread: %+v %v", h, h.Range)
+	// No spread: the heap readings' own tolerance (±1 %) and the model's
+	// (±2 %) only, in quadrature.
+	half := int64(math.Round(3_000_000 * math.Hypot(stableWithin/2, modelWithin)))
+	if h.Total != 3_000_000 || h.PerObject != 3000 || h.Range == nil || h.Range[0] != 3_000_000-half || h.Range[1] != 3_000_000+half {
+		t.Errorf("no spread: %+v %v, want ±%d", h, h.Range, half)
 	}
 	per[0][FormTyped], per[1][FormTyped] = 2000, 4000
 	h = estimate(one(l, groups), per, FormTyped, l, nil, 0)
-	if h.Total != 3_000_000 || h.Range[0] >= 2_970_000 || h.Range[1] <= 3_030_000 || h.Range[1]-3_000_000 != 3_000_000-h.Range[0] {
+	if h.Total != 3_000_000 || h.Range[0] >= 3_000_000-half || h.Range[1] <= 3_000_000+half || h.Range[1]-3_000_000 != 3_000_000-h.Range[0] {
 		t.Errorf("spread: %+v %v", h, *h.Range)
 	}
 	if h := estimate(one(l, groups[:1]), per[:1], FormTyped, l, nil, 0); h.Range != nil {
@@ -123,7 +126,8 @@ func TestTheEstimateAndItsRange(t *testing.T) {
 	// The whole list sampled (50 objects): no sampling error, whatever the
 	// spread; the readings' ±1 % only.
 	whole := &listing{objects: 50, bytes: 50_000}
-	if h := estimate(one(whole, groups), per, FormTyped, whole, nil, 0); h.Range == nil || h.Range[0] != 148_500 || h.Range[1] != 151_500 {
+	wholeHalf := int64(math.Round(150_000 * math.Hypot(stableWithin/2, modelWithin)))
+	if h := estimate(one(whole, groups), per, FormTyped, whole, nil, 0); h.Range == nil || h.Range[0] != 150_000-wholeHalf || h.Range[1] != 150_000+wholeHalf {
 		t.Errorf("sampled whole: %+v %v", h, h.Range)
 	}
 	c := &containers{group: []float64{500, 500, 500, 500, 500}, list: 200}
@@ -155,8 +159,9 @@ func TestEachStratumScalesToItsOwnBytes(t *testing.T) {
 	per = append(per, map[string]float64{FormTyped: 1_100_000})
 	strata := []*stratum{{objects: 1000, bytes: 1_000_000, groups: small}, {objects: 4, bytes: 4_000_000, groups: large}}
 	h := estimate(strata, per, FormTyped, l, nil, 0)
-	if want := int64(3_000_000 + 4_400_000); h.Total != want || h.Range == nil || h.Range[0] != want-want/100 || h.Range[1] != want+want/100 {
-		t.Errorf("got %+v %v, want %d ±1%%", h, h.Range, want)
+	wantHalf := int64(math.Round(7_400_000 * math.Hypot(stableWithin/2, modelWithin)))
+	if want := int64(3_000_000 + 4_400_000); h.Total != want || h.Range == nil || h.Range[0] != want-wantHalf || h.Range[1] != want+wantHalf {
+		t.Errorf("got %+v %v, want %d ±%d", h, h.Range, want, wantHalf)
 	}
 }
 
