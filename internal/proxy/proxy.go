@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -132,7 +133,7 @@ type Proxy struct {
 	// adds each, its ConnState removes it when it closes).
 	conns    map[net.Conn]*conn
 	nextConn int64
-	closing  bool // Close has begun: no more client-left checks
+	closing  atomic.Bool // Stopping or Close has begun: no more client-left checks; a request cut from then on was stopped
 	// inj injects Options.Faults; nil without them.
 	inj *injector
 }
@@ -367,7 +368,7 @@ func (p *Proxy) connState(c net.Conn, state http.ConnState) {
 // left, when every connection it used has closed and nothing is pending:
 // at is when that became true. Caller holds p.mu.
 func (p *Proxy) checkLeft(sl *slot, at time.Time) {
-	if sl.left || sl.pending > 0 || !sl.gone() || p.closing {
+	if sl.left || sl.pending > 0 || !sl.gone() || p.closing.Load() {
 		return
 	}
 	sl.leftGen++
@@ -380,7 +381,7 @@ func (p *Proxy) checkLeft(sl *slot, at time.Time) {
 func (p *Proxy) clientLeft(sl *slot, gen int, since time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closing || sl.leftGen != gen || sl.left || sl.pending > 0 || !sl.gone() {
+	if p.closing.Load() || sl.leftGen != gen || sl.left || sl.pending > 0 || !sl.gone() {
 		return
 	}
 	sl.left = true
@@ -423,25 +424,12 @@ func (p *Proxy) named(n live.Named) {
 // proxy's server closes its connections) was stopped by the run, not left by
 // its client, and no stream's client is said to have left. Call it before
 // closing the server; Close follows.
-func (p *Proxy) Stopping() {
-	p.mu.Lock()
-	p.closing = true
-	p.mu.Unlock()
-}
-
-// stopping says whether Stopping or Close was called.
-func (p *Proxy) stopping() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closing
-}
+func (p *Proxy) Stopping() { p.closing.Store(true) }
 
 // Close ends every stream (after the requests in progress are processed,
 // and a last lookup of the names its 429s gave by UID alone).
 func (p *Proxy) Close() {
-	p.mu.Lock()
-	p.closing = true
-	p.mu.Unlock()
+	p.closing.Store(true)
 	if p.inj != nil {
 		p.inj.close()
 	}
@@ -962,7 +950,7 @@ func (j *job) end(decodeErr error) *reflector.RequestEnd {
 		}
 	}
 	switch res := j.q.result(); {
-	case errors.Is(res, errClientGone) && j.p.stopping():
+	case errors.Is(res, errClientGone) && j.p.closing.Load():
 		return stoppedEnd()
 	case errors.Is(res, errClientGone):
 		return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: res}
@@ -978,7 +966,7 @@ func (j *job) end(decodeErr error) *reflector.RequestEnd {
 // canceled, one cut because the run ended is stopped.
 func (j *job) endOf(err error) *reflector.RequestEnd {
 	switch {
-	case j.ctx.Err() != nil && j.p.stopping():
+	case j.ctx.Err() != nil && j.p.closing.Load():
 		return stoppedEnd()
 	case j.ctx.Err() != nil:
 		return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: err}
