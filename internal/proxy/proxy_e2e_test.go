@@ -50,6 +50,18 @@ func startProxy(t *testing.T, cfg *rest.Config) (*Proxy, string) {
 // startProxyWith is startProxy with opts.
 func startProxyWith(t *testing.T, opts Options) (*Proxy, string) {
 	t.Helper()
+	p, srv, addr := serveProxy(t, opts)
+	t.Cleanup(func() {
+		_ = srv.Close()
+		p.Close()
+	})
+	return p, addr
+}
+
+// serveProxy serves a Proxy for opts on a free loopback port and returns
+// it, its server and the address clients use; the caller closes them.
+func serveProxy(t *testing.T, opts Options) (*Proxy, *http.Server, string) {
+	t.Helper()
 	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -60,11 +72,7 @@ func startProxyWith(t *testing.T, opts Options) (*Proxy, string) {
 	}
 	srv := p.NewServer()
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = srv.Close()
-		p.Close()
-	})
-	return p, ln.Addr().String()
+	return p, srv, ln.Addr().String()
 }
 
 // through is a client config that talks to the proxy at addr, as the
@@ -463,19 +471,10 @@ func TestE2EAWatchTheProxysEndCutIsStoppedNotLeftByItsClient(t *testing.T) {
 	admin := c.Config()
 	ns := newNamespace(t, kubernetes.NewForConfigOrDie(admin))
 	for _, stop := range []bool{true, false} {
-		p, err := New(Options{Config: admin})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := p.NewServer()
-		go func() { _ = srv.Serve(ln) }()
+		p, srv, addr := serveProxy(t, Options{Config: admin})
 		ua := fmt.Sprintf("stop-test-%v", stop)
 		ctx, cancel := context.WithCancel(context.Background())
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ln.Addr().String()+"/api/v1/namespaces/"+ns+"/configmaps?watch=true&resourceVersion=0", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/namespaces/"+ns+"/configmaps?watch=true&resourceVersion=0", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
