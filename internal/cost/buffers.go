@@ -41,36 +41,44 @@ func measureBuffers(l *listing) (buffers, error) {
 		return b, nil
 	}
 	obj := l.largest
+	var err error
 	if l.proto {
-		event, err := protoEventFrame(wire.EncodeProtoList(l.apiVersion, l.kind, [][]byte{obj}))
-		if err != nil {
-			return b, err
-		}
-		if b.proto, err = measure(func() (any, int, error) { return decodeOnce(request.ContentTypeProtobuf, event) }); err != nil {
+		one := wire.EncodeProtoList(l.apiVersion, l.kind, [][]byte{obj})
+		if b.proto, err = streamKeeps(request.ContentTypeProtobuf, one); err != nil {
 			return b, fmt.Errorf("a protobuf stream: %w", err)
 		}
 		// Its JSON, for the dynamic informer's stream: a list of it, whose
 		// few more bytes change no buffer's size that matters.
-		if obj, err = typedJSON(wire.EncodeProtoList(l.apiVersion, l.kind, [][]byte{obj})); err != nil {
+		if obj, err = typedJSON(one); err != nil {
 			return b, err
 		}
 	}
-	event := append(append([]byte(`{"type":"ADDED","object":`), obj...), "}\n"...)
-	var err error
-	if b.json, err = measure(func() (any, int, error) { return decodeOnce("application/json", event) }); err != nil {
+	if b.json, err = streamKeeps("application/json", obj); err != nil {
 		return b, fmt.Errorf("a JSON stream: %w", err)
 	}
 	meta, err := metadataOf(obj)
 	if err != nil {
 		return b, err
 	}
-	if event, err = protoEventFrame(meta); err != nil {
-		return b, err
-	}
-	if b.metadata, err = measure(func() (any, int, error) { return decodeOnce(request.ContentTypeProtobuf, event) }); err != nil {
+	if b.metadata, err = streamKeeps(request.ContentTypeProtobuf, meta); err != nil {
 		return b, fmt.Errorf("a stream of metadata: %w", err)
 	}
 	return b, nil
+}
+
+// streamKeeps is the heap a stream decoder of mediaType keeps once it
+// decoded the watch event of obj, encoded in that type.
+func streamKeeps(mediaType string, obj []byte) (float64, error) {
+	var event []byte
+	if mediaType == request.ContentTypeProtobuf {
+		var err error
+		if event, err = protoEventFrame(obj); err != nil {
+			return 0, err
+		}
+	} else {
+		event = append(append([]byte(`{"type":"ADDED","object":`), obj...), "}\n"...)
+	}
+	return measure(func() (any, int, error) { return decodeOnce(mediaType, event) })
 }
 
 // metadataOf is the protobuf of the metadata of obj, the JSON of an object
