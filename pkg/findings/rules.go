@@ -19,11 +19,12 @@ type rule interface {
 	observe(e *Engine, n reflector.Note)
 }
 
-// settler is a rule that updates a finding it raised only when the
-// finding is read (List, Get): its evidence is up to date at every read,
-// though writing it out on every note would cost more than the rule's
-// counting. It never raises a finding there: a finding is raised by the
-// note that makes it, so that it comes at the same place in a replay.
+// settler is a rule that writes out a finding it raised only when the
+// finding is read (List, Get), as its last note left it: writing it out on
+// every note would cost more than the rule's counting, and what it says
+// must not depend on when it is read. It never raises a finding there: a
+// finding is raised by the note that makes it, so that it comes at the
+// same place in a replay.
 type settler interface {
 	settle(e *Engine)
 }
