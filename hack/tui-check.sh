@@ -265,30 +265,39 @@ until [[ "$(uptime)" != "$first_up" ]]; do
   sleep 0.5
   capture
 done
-if grep -qE 'force relist|audit now' "$tmp/capture"; then
+if grep -qE 'force relist|audit now|r relist|a audit' "$tmp/capture"; then
   dump
   fail "the proxy's footer offers r or a, which cannot act on another program's reflector"
 fi
 echo "tui-check: ok: the proxy's empty dashboard says how to connect, its uptime ticks ($first_up, then $(uptime)), and it offers no r or a"
 
-# A live run that ends by itself (--once, --duration) keeps its last screen
-# until a key.
+# A live run that ends by itself (--once, --duration) keeps its last screen,
+# to be looked through, until q.
 for live in "once:--once" "duration:--duration 3s"; do
   name=${live%%:*} flags=${live#*:}
   run "$name" 120x40 "configmaps -A $flags --kubeconfig '$kubeconfig'"
   echo "tui-check: running kubectl watchcache configmaps -A $flags live in tmux session $session (120x40)"
-  await 'ended: press any key to quit' "the footer of the ended run ($flags)"
+  await 'run ended' "the footer of the ended run ($flags)"
   await 'LIVE ended' "the LIVE ended badge ($flags)"
   await 'objects +[1-9]' "the objects gauge of the final screen ($flags)"
   sleep 2
   capture
-  if grep -q '^\[exited with status' "$tmp/capture" || ! grep -qF 'ended: press any key to quit' "$tmp/capture"; then
+  if grep -q '^\[exited with status' "$tmp/capture" || ! grep -qF 'run ended' "$tmp/capture"; then
     dump
     fail "the ended run's screen ($flags) did not stay"
   fi
-  tmux send-keys -t "$session" x
-  await '^\[exited with status 0\]' "the exit after a key ($flags)"
-  echo "tui-check: ok: the live run with $flags kept its final screen until a key, then exited 0"
+  tmux send-keys -t "$session" '?'
+  await 'Reading the screen' "the help of the ended run ($flags)"
+  tmux send-keys -t "$session" Escape
+  await 'run ended' "the ended run's screen again after the help ($flags)"
+  capture
+  if grep -q '^\[exited with status' "$tmp/capture"; then
+    dump
+    fail "a key on the ended run's screen ($flags) quit it"
+  fi
+  tmux send-keys -t "$session" q
+  await '^\[exited with status 0\]' "the exit after q ($flags)"
+  echo "tui-check: ok: the live run with $flags kept its final screen to look through, then exited 0 on q"
 done
 
 # A namespace that does not exist is watched, with a warning: on stderr,

@@ -15,8 +15,9 @@ import (
 )
 
 // A live run that ends by itself (--once, --duration) keeps its last screen:
-// the footer says it ended and any key quits; until then keys do their usual.
-func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
+// the footer says it ended; its keys still look through it (the findings,
+// a request's detail); actions that need the run say it ended; q quits.
+func TestAnEndedLiveRunKeepsItsScreenToLookThroughUntilQ(t *testing.T) {
 	clock := tuitest.NewFakeClock()
 	ended := make(chan struct{})
 	opts := tuitest.DemoOptions(clock)
@@ -34,8 +35,8 @@ func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
 	close(ended)
 	m = update(m, tuitest.EndedMsgOf(t, m.Init(), isEnded))
 	s := screen(m)
-	tuitest.MustContain(t, s, "ended: press any key to quit", "LIVE ended")
-	if last := tuitest.Lines(s)[len(tuitest.Lines(s))-1]; !strings.Contains(last, "ended: press any key to quit") {
+	tuitest.MustContain(t, s, "run ended", "LIVE ended")
+	if last := tuitest.Lines(s)[len(tuitest.Lines(s))-1]; !strings.Contains(last, "run ended") || !strings.Contains(last, "q quit") {
 		t.Errorf("footer: got %q, want it to say the run ended", last)
 	}
 	// The uptime stops where the run ended, and says the run ran that
@@ -52,10 +53,24 @@ func TestAnEndedLiveRunKeepsItsScreenUntilAKey(t *testing.T) {
 	if after := up(screen(m)); after != before {
 		t.Errorf("the uptime went on after the run ended: %q, then %q", before, after)
 	}
-	for _, k := range []string{"j", "q", "space", "enter", "x"} {
-		if _, cmd := m.Update(tuitest.KeyPress(k)); !tuitest.Quits(cmd) {
-			t.Errorf("key %s on the ended run's screen: did not quit", k)
+	for _, k := range []string{"j", "space", "enter", "esc", "?", "esc", "x", "tab"} {
+		next, cmd := m.Update(tuitest.KeyPress(k))
+		if tuitest.Quits(cmd) {
+			t.Fatalf("key %s on the ended run's screen quit it", k)
 		}
+		m = next.(Model)
+	}
+	if m.State != program.StateDashboard {
+		t.Errorf("after ? and esc: state %v, want the dashboard", m.State)
+	}
+	m = update(m, tuitest.KeyPress("?"))
+	tuitest.MustContain(t, screen(m), "Reading the screen")
+	m = update(m, tuitest.KeyPress("esc"))
+	tuitest.MustContain(t, screen(m), "run ended")
+	m = update(m, tuitest.KeyPress("r"))
+	tuitest.MustContain(t, screen(m), "force relist is not available: the run has ended")
+	if _, cmd := m.Update(tuitest.KeyPress("q")); !tuitest.Quits(cmd) {
+		t.Error("q on the ended run's screen: did not quit")
 	}
 }
 

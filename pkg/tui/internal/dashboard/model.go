@@ -293,8 +293,7 @@ func (m *Model) mode() program.ViewState {
 
 // handleKey routes a key on the view state.
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if k.String() == "ctrl+c" || m.Chrome.Ended {
-		// The run ended by itself: its last screen stays until any key.
+	if k.String() == "ctrl+c" {
 		return m, tea.Quit
 	}
 	if m.State == program.StateDetail && m.Detail.Kind == program.DetailObject && key.Matches(k, metaKey) {
@@ -425,7 +424,7 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 
 // ForceRelist asks the reflector to relist (r), saying so in the status line.
 func (m *Model) ForceRelist() tea.Cmd {
-	if m.Feed.ForceRelist == nil || m.Alerts.Fatal || m.reflectorReturned() {
+	if m.Feed.ForceRelist == nil || m.Alerts.Fatal || m.Chrome.Ended || m.reflectorReturned() {
 		m.setStatus(common.SevWarn, m.unavailable("force relist"))
 		return nil
 	}
@@ -435,7 +434,7 @@ func (m *Model) ForceRelist() tea.Cmd {
 
 // StartAudit starts an audit (a), one at a time; its result comes back as a program.AuditMsg.
 func (m *Model) StartAudit() tea.Cmd {
-	if m.Feed.Audit == nil || m.Alerts.Fatal {
+	if m.Feed.Audit == nil || m.Alerts.Fatal || m.Chrome.Ended {
 		m.setStatus(common.SevWarn, m.unavailable("audit"))
 		return nil
 	}
@@ -483,6 +482,9 @@ func (m *Model) unavailable(what string) string {
 	}
 	if m.Alerts.Fatal {
 		return what + " is not available: an alert stopped the run"
+	}
+	if m.Chrome.Ended {
+		return what + " is not available: the run has ended"
 	}
 	if m.reflectorReturned() {
 		return what + " is not available: the reflector is " + m.Stats.State.String() + " and makes no more requests"

@@ -18,7 +18,7 @@ func isEnded(msg tea.Msg) bool {
 }
 
 // The overview of several resources holds its last screen the same way.
-func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
+func TestAnEndedOverviewKeepsItsScreenToLookThroughUntilQ(t *testing.T) {
 	ended := make(chan struct{})
 	clock := tuitest.NewFakeClock()
 	opts := tuitest.DemoOptions(clock)
@@ -35,14 +35,21 @@ func TestAnEndedOverviewKeepsItsScreenUntilAKey(t *testing.T) {
 	}
 	close(ended)
 	o = ovUpdate(o, tuitest.EndedMsgOf(t, o.Init(), isEnded))
-	tuitest.MustContain(t, ovScreen(o), "ended: press any key to quit", "LIVE ended")
-	if _, cmd := o.Update(tuitest.KeyPress("j")); !tuitest.Quits(cmd) {
-		t.Error("j on the ended overview: did not quit")
+	tuitest.MustContain(t, ovScreen(o), "run ended", "LIVE ended")
+	for _, k := range []string{"j", "enter", "k", "esc"} {
+		next, cmd := o.Update(tuitest.KeyPress(k))
+		if tuitest.Quits(cmd) {
+			t.Fatalf("%s on the ended overview quit it", k)
+		}
+		o = next.(Overview)
 	}
 	// Opened on a resource, the same.
-	o.Shown = o.tbl.Selected()
-	tuitest.MustContain(t, ovScreen(o), "ended: press any key to quit")
-	if _, cmd := o.Update(tuitest.KeyPress("k")); !tuitest.Quits(cmd) {
-		t.Error("k on an ended resource's dashboard: did not quit")
+	o = ovUpdate(o, tuitest.KeyPress("enter"))
+	if o.Shown < 0 {
+		t.Fatal("enter on the ended overview opened no resource")
+	}
+	tuitest.MustContain(t, ovScreen(o), "run ended")
+	if _, cmd := o.Update(tuitest.KeyPress("q")); !tuitest.Quits(cmd) {
+		t.Error("q on an ended resource's dashboard: did not quit")
 	}
 }

@@ -40,7 +40,8 @@ type Chrome struct {
 	HavePlayer bool
 	// Width and Height are the terminal's, 0 until it says.
 	Width, Height int
-	// Ended says the run ended by itself (Options.Ended): any key quits.
+	// Ended says the run ended by itself (Options.Ended): its last screen
+	// stays, to be looked through, until q.
 	// EndedAt is when it was heard of: the uptime stops there.
 	Ended   bool
 	EndedAt time.Time
@@ -287,13 +288,14 @@ func (c *Chrome) Footer(width int, over string, s Status, hint string, keys Scre
 	if lost > 0 {
 		right = c.st.Warn.Render("dropped " + format.Count(lost) + " notes")
 	}
-	switch {
-	case c.Ended:
-		return common.Spread(c.st.Warn.Render(endedHint), right, width)
-	case over != "":
+	if over != "" {
 		return common.Spread(over, right, width)
 	}
 	left, room := "", width-ansi.StringWidth(right)-1
+	if c.Ended {
+		left = c.st.Warn.Render(endedHint) + "  "
+		room -= ansi.StringWidth(left)
+	}
 	if s.Text != "" {
 		left = c.st.Sev(s.Sev, s.Text) + "  "
 		room -= ansi.StringWidth(left)
@@ -303,7 +305,7 @@ func (c *Chrome) Footer(width int, over string, s Status, hint string, keys Scre
 	case hint != "" && left != "":
 		left += c.st.Faint.Render(common.Clip(hint, room))
 	case hint != "":
-		left = c.st.Faint.Render(hint)
+		left += c.st.Faint.Render(hint)
 	default:
 		first, rest := keys.FooterKeys()
 		short := append([]key.Binding{c.Keys.Help, c.Keys.Quit}, first...)
@@ -325,8 +327,8 @@ func (c *Chrome) Footer(width int, over string, s Status, hint string, keys Scre
 // after a status, with less room left, they are left out.
 const minFooterHelp = 10
 
-// endedHint is the footer of a run that ended by itself (Options.Ended).
-const endedHint = "ended: press any key to quit"
+// endedHint begins the footer of a run that ended by itself (Options.Ended).
+const endedHint = "run ended"
 
 // helpHintFor is the hint under a help screen of total lines.
 func (c *Chrome) helpHintFor(total int) string {

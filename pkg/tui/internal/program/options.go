@@ -54,8 +54,8 @@ type Options struct {
 
 	// Ended, when set, is closed when the run ended by itself (a live
 	// --once or --duration, a tripped rule, every resource stopped): the
-	// dashboard keeps its last screen, its footer says the run ended, and
-	// any key quits. (A replay's end is its reflectors' stop: the REPLAY
+	// dashboard keeps its last screen, to be looked through, its footer
+	// says the run ended, and q quits. (A replay's end is its reflectors' stop: the REPLAY
 	// badge says "ended", and the player keys still work.)
 	Ended <-chan struct{}
 
