@@ -1,10 +1,13 @@
 package dashboard
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
@@ -32,4 +35,24 @@ func TestHelpExplainsTheGaugesAndTheEndsAndScrolls(t *testing.T) {
 	m = update(m, tuitest.KeyPress("?"))
 	m = update(m, tuitest.KeyPress("?"))
 	tuitest.MustContain(t, screen(m), " Keys ")
+}
+
+// At 120 columns a live dashboard's footer offers every key it acts on,
+// the actions too (a reviewer found t, r and a cut off).
+func TestTheFooterOffersEveryActionAt120Columns(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	feed := program.Feed{ForceRelist: func() {}, Audit: func(context.Context) (*reflector.AuditReport, error) { return &reflector.AuditReport{}, nil }}
+	m := resize(newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(feed)), 120, 40)
+	t.Cleanup(m.Close)
+	m = tuitest.FeedDemo(m, clock, update)
+	lines := tuitest.Lines(screen(m))
+	footer := lines[len(lines)-1]
+	for _, want := range []string{"? help", "q quit", "space pause", "/ filter", "t type", "tab pane", "enter open", "r relist", "a audit"} {
+		if !strings.Contains(footer, want) {
+			t.Errorf("footer %q lacks %q", footer, want)
+		}
+	}
+	if strings.Contains(footer, "…") {
+		t.Errorf("footer %q is cut", footer)
+	}
 }

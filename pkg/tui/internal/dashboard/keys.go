@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 )
 
@@ -71,8 +73,16 @@ func (k keyMap) withoutActions() keyMap {
 }
 
 // FooterKeys are the footer's (screenKeys).
+// Their words are shorter than the help screen's, so that all of them fit
+// 120 columns.
 func (k keyMap) FooterKeys() (first, rest []key.Binding) {
-	return []key.Binding{k.ToOverview}, []key.Binding{k.Findings, k.Churn, k.Pause, k.Filter, k.NextPane, k.Select, k.Relist, k.Audit}
+	short := func(b key.Binding, desc string) key.Binding {
+		b.SetHelp(b.Help().Key, desc)
+		return b
+	}
+	return []key.Binding{k.ToOverview}, []key.Binding{k.Findings, short(k.Churn, "churn"),
+		short(k.Pause, strings.TrimSuffix(k.Pause.Help().Desc, " log")), k.Filter, short(k.TypeFilter, "type"),
+		short(k.NextPane, "pane"), short(k.Select, "open"), short(k.Relist, "relist"), short(k.Audit, "audit")}
 }
 
 // HelpGroups are the help screen's columns (screenKeys).

@@ -346,14 +346,16 @@ func (m *Model) gauges() []gauge {
 		}
 	default:
 		// The age first: it is what the color grades, and what a cut keeps.
+		// Late or stale, the word stands for "ago", so that the rv after it
+		// fits a column of 24 (120 columns) up to seven digits.
 		d := m.Now.Sub(s.BookmarkAt)
 		sev := common.BookmarkSeverity(d)
 		text := format.Age(d) + " ago"
 		switch sev {
 		case common.SevWarn:
-			text += ", late"
+			text = "late " + format.Age(d)
 		case common.SevBad:
-			text += ", stale"
+			text = "stale " + format.Age(d)
 		}
 		bookmark = st.Sev(sev, text) + st.Label.Render(" · rv "+common.OrDash(s.BookmarkRV))
 	}

@@ -194,9 +194,6 @@ func (o *Overview) updateSub(i int, msg tea.Msg) tea.Cmd {
 // handleKey routes a key on the state: the open resource takes every key
 // but the esc that leaves it.
 func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
-	if o.Chrome.Ended {
-		return tea.Quit // the run ended by itself: its last screen stays until any key
-	}
 	if i := o.Shown; i >= 0 {
 		if !o.single() && key.Matches(k, o.keys.Back) && o.subs[i].AtTopLevel() {
 			o.show(-1)
@@ -389,10 +386,12 @@ func (k overviewKeyMap) withoutActions() overviewKeyMap {
 
 // FooterKeys are the overview's footer (screenKeys).
 func (k overviewKeyMap) FooterKeys() (first, rest []key.Binding) {
-	up, open := k.Up, k.Open
+	up, open, relist, audit := k.Up, k.Open, k.Relist, k.Audit
 	up.SetHelp("↑/↓", "select")
 	open.SetHelp("enter", "open")
-	return []key.Binding{up, open}, []key.Binding{k.Findings, k.Relist, k.Audit}
+	relist.SetHelp("r", "relist")
+	audit.SetHelp("a", "audit")
+	return []key.Binding{up, open}, []key.Binding{k.Findings, relist, audit}
 }
 
 // HelpGroups are the overview's help screen's columns (screenKeys).

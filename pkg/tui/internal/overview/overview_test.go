@@ -280,7 +280,9 @@ func TestOverviewHelpListsItsKeys(t *testing.T) {
 		t.Fatalf("state %v, want help", o.State)
 	}
 	tuitest.MustContain(t, ovScreen(o), "Overview keys", "↑/k", "↓/j", "enter      open resource", "esc        overview",
-		"r          force relist", "a          audit now", "q          quit", "a failure's reason shows under its row", "r and a act on the selected resource")
+		"r          force relist", "a          audit now", "q          quit", "a failure's reason shows under its row")
+	// The legend names every column; its end is below the screen, G shows it.
+	tuitest.MustContain(t, ovScreen(ovKeys(ovPeek(o), "G")), "for       how long", "last RV", "410s", "lag p99", "last error", "r and a act on the selected resource")
 	for _, k := range []string{"?", "esc"} {
 		if back := ovKeys(o, k); back.State != overviewTable {
 			t.Errorf("%s in the help: state %v, want the overview", k, back.State)

@@ -369,9 +369,15 @@ func (o *Overview) HelpLines(width int) []string {
 	legend := [][2]string{
 		{"state", st.Good.Render("green") + " watching, " + st.Warn.Render("yellow") + " listing or relisting, " +
 			st.Bad.Render("red") + " backoff or failed; a failure's reason shows under its row"},
+		{"for", "how long the resource has been in that state"},
 		{"memory", "what the resource's cache holds, estimated"},
+		{"last RV", "the resourceVersion the cache is at: where its watch resumes from"},
 		{"bookmark", "since the last one: " + st.Warn.Render("yellow") + " after " + format.Age(common.BookmarkLate) + ", " + st.Bad.Render("red") + " after " + format.Age(common.BookmarkStale)},
+		{"410s", "410 Gone answers, each one a relist; RELISTS counts the lists after the first"},
 		{"events", "ADDED, MODIFIED and DELETED watch events in the last minute"},
+		{"lag p99", "how late events came after their object's write, the p99's bucket over the last minute (from the objects' own write times; only once there is one): " +
+			st.Warn.Render("yellow") + " " + reflector.LagBucketName(2) + ", " + st.Bad.Render("red") + " beyond"},
+		{"last error", "the last request's error: " + st.Warn.Render("yellow") + " until the watch runs again, faint once it got past it"},
 		{"total", "every cache's objects and memory; LIST and WATCH requests open now"},
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
 	}
