@@ -170,6 +170,14 @@ func (s *Stream) Diff(maxObjects int, keepValues bool) {
 	s.versions = diff.NewVersions(maxObjects, keepValues)
 }
 
+// Diffs says its MODIFIED events are diffed as they come (Diff, on a
+// stream whose objects can be: notDiffed).
+func (s *Stream) Diffs() bool {
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	return s.versions != nil && s.notDiffed() == ""
+}
+
 // diffEvent gives a MODIFIED event its changes and keeps the versions up
 // to date (feedMu held).
 func (s *Stream) diffEvent(ev *reflector.WatchEvent) {

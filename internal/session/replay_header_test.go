@@ -38,3 +38,24 @@ func TestAReplayRefusesAHeaderWithoutResourcesUnlessObserved(t *testing.T) {
 		}
 	}
 }
+
+// A resource says whether its MODIFIED events are diffed (the churn pane
+// says why it is empty from it): in a replay --diff only where the trace
+// kept whole objects, never without --diff.
+func TestAReplaysResourceSaysWhetherItDiffs(t *testing.T) {
+	const header = `{"k":"header","v":2,"resources":[{"resource":{"version":"v1","resource":"configmaps","kind":"ConfigMap"},"objects":"full"},` +
+		`{"resource":{"version":"v1","resource":"pods","kind":"Pod"},"objects":"metadata"}]}`
+	for _, d := range []*DiffOptions{nil, {MaxObjects: 10}} {
+		rd, err := trace.NewReader("t.jsonl", strings.NewReader(header+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newReplayOf(rd, 0, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := [2]bool{s.Resources[0].Diffs(), s.Resources[1].Diffs()}, [2]bool{d != nil, false}; got != want {
+			t.Errorf("--diff %v: full and metadata objects diff %v, want %v", d != nil, got, want)
+		}
+	}
+}

@@ -119,6 +119,7 @@ type Watched struct {
 	listeners []func(reflector.Note)
 	mu        sync.Mutex
 	err       error // what ended its Run, once it returned
+	diffs     bool  // its source diffs the MODIFIED events (Diffs)
 	done      chan struct{}
 }
 
@@ -139,6 +140,9 @@ func (r *Watched) Stats() reflector.Stats { return r.Reflector.Stats() }
 
 // Findings reads the resource's notes, after its listeners (nil: none read).
 func (r *Watched) Findings() *findings.Engine { return r.findings }
+
+// Diffs says its MODIFIED events are diffed as they come (--diff).
+func (r *Watched) Diffs() bool { return r.diffs }
 
 // Churn is what the reflector's diffed MODIFIED events changed (Reflector.Churn).
 func (r *Watched) Churn(top int) diff.Summary { return r.Reflector.Churn(top) }
@@ -367,7 +371,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 		s.Recorder, s.TracePath = rec, cfg.TracePath
 	}
 	for i := range cfg.Resources {
-		res := &Watched{Index: i, Header: s.Header.Resources[i], sess: s, done: make(chan struct{})}
+		res := &Watched{Index: i, Header: s.Header.Resources[i], sess: s, done: make(chan struct{}), diffs: cfg.Resources[i].Diff != nil}
 		c := configs[i]
 		if s.Recorder != nil {
 			c.Source = s.Recorder.Source(i, sources[i])
@@ -556,7 +560,7 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 		case !h.KeepsObjectValues():
 			s.NotDiffed = append(s.NotDiffed, NotDiffed{Resource: h.Resource.GVR.Resource, Redacted: true})
 		default:
-			c.Source = newDiffer(c.Source, *d, h.Resource)
+			c.Source, res.diffs = newDiffer(c.Source, *d, h.Resource), true
 		}
 		res.OnNote(rr.Note)
 		c.OnNote = res.note

@@ -5,6 +5,7 @@ package churn
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -39,6 +40,8 @@ type Pane struct {
 	have   bool      // sum was read at least once
 	readAt time.Time // when sum came (the model's clock)
 	Offset int       // the first line shown
+	// Off says why no MODIFIED event is diffed ("" when they are: Feed.Diffing).
+	Off string
 }
 
 // Set takes a read of tui.Feed.Churn that came at at.
@@ -68,13 +71,29 @@ func (p *Pane) Lines(st common.Styles, width int) []string {
 		return []string{title, "", st.Faint.Render("  reading…")}
 	}
 	if s.Events == 0 {
-		out := []string{title, "", "  " + st.Value.Render("no MODIFIED event diffed yet") + ": --diff is off, or nothing changed yet"}
+		// Wrapped, not cut: this is all the pane says.
+		out := []string{title}
+		add := func(text string) {
+			out = append(out, "")
+			for _, l := range strings.Split(common.Wrap(text, max(width-2, 20), " "), "\n") {
+				out = append(out, "  "+l)
+			}
+		}
+		switch {
+		case p.Off != "":
+			add(st.Value.Render("no MODIFIED event is diffed") + ": " + p.Off)
+		case s.Skipped == 0:
+			add(st.Value.Render("no MODIFIED event diffed yet") + ": none has come since the watch began")
+		default:
+			add(st.Value.Render("no MODIFIED event diffed yet"))
+		}
 		if s.Skipped > 0 {
-			out = append(out, "  "+st.Warn.Render(format.Plural(s.Skipped, "MODIFIED event"))+" not diffed: no earlier version held, "+
+			add(st.Warn.Render(format.Plural(s.Skipped, "MODIFIED event")) + " not diffed: no earlier version held, " +
 				"a recreate, over --diff's cap on objects held, or a body not JSON")
 		}
-		return append(out, st.Faint.Render("  (with --diff each MODIFIED event is compared with the object's previous version: "+
-			"the changed paths and the field managers that wrote them)"))
+		add(st.Faint.Render("With --diff each MODIFIED event is compared with the object's previous version: " +
+			"the changed paths and the field managers that wrote them."))
+		return out
 	}
 	const labelW = 13
 	fact := func(label, text string) string {

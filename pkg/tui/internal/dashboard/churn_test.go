@@ -67,21 +67,43 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 	tuitest.MustContain(t, screen(update(help, tuitest.KeyPress("G"))), "c shows what the MODIFIED events changed") // the help's end
 }
 
-// With nothing diffed the pane says plainly that --diff is off or nothing
-// changed yet, and counts the events it could not diff.
-func TestChurnPaneSaysDiffIsOffOrNothingChanged(t *testing.T) {
-	feed := &tuitest.ChurnFeed{}
-	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(program.Feed{Churn: feed.Churn}))
-	t.Cleanup(m.Close)
-	m = openChurn(t, resize(m, 120, 30))
-	sc := screen(m)
-	tuitest.MustContain(t, sc, "no MODIFIED event diffed yet: --diff is off, or nothing changed yet")
-	tuitest.MustNotContain(t, sc, "PATH", "not diffed:")
+// With nothing diffed the pane says why, for its run: --diff is off (live,
+// the proxy, a replay each say what diffs), or it is on and nothing has
+// changed yet; it counts the events it could not diff. At 80 columns its
+// sentences wrap, uncut.
+func TestChurnPaneSaysWhyNothingIsDiffed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    func(*program.Options)
+		diffing bool
+		want    string
+	}{
+		{"live without --diff", nil, false, "no MODIFIED event is diffed: --diff is off; run with --diff to see what each MODIFIED event changed"},
+		{"live with --diff", nil, true, "no MODIFIED event diffed yet: none has come since the watch began"},
+		{"replay", func(o *program.Options) { o.Replay = true }, false, "this replay does not diff; replay --diff diffs a trace of whole objects"},
+		{"proxy", func(o *program.Options) { o.Kind = program.Observing("proxy 127.0.0.1:1") }, false, "the proxy diffs the JSON streams it observes with --diff"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			feed := &tuitest.ChurnFeed{}
+			opts := tuitest.DemoOptions(tuitest.NewFakeClock())
+			if tc.opts != nil {
+				tc.opts(&opts)
+			}
+			m := newAlone(opts, tuitest.DemoResource(program.Feed{Churn: feed.Churn, Diffing: tc.diffing}))
+			t.Cleanup(m.Close)
+			m = openChurn(t, resize(m, 80, 30))
+			sc := screen(m)
+			if got := strings.Join(strings.Fields(sc), " "); !strings.Contains(got, tc.want) {
+				t.Errorf("pane lacks %q:\n%s", tc.want, sc)
+			}
+			tuitest.MustNotContain(t, sc, "PATH", "not diffed:")
 
-	feed.Sum.Store(&diff.Summary{Skipped: 4})
-	m = update(m, tuitest.KeyPress("c"))
-	m = openChurn(t, m)
-	tuitest.MustContain(t, screen(m), "--diff is off, or nothing changed yet", "4 MODIFIED events not diffed")
+			feed.Sum.Store(&diff.Summary{Skipped: 4})
+			m = update(m, tuitest.KeyPress("c"))
+			m = openChurn(t, m)
+			tuitest.MustContain(t, screen(m), "4 MODIFIED events not diffed")
+		})
+	}
 }
 
 // Without a Churn in the feed (another program's reflector) there is no c.

@@ -118,7 +118,22 @@ func New(ctx context.Context, r *program.Root, res program.Resource, row int) Mo
 		Log:      logpane.NewPane(opts.LogSize),
 		requests: panes.RequestsPane{Scroll: common.NewScroller()},
 		history:  history.NewObjects(opts.TrackedObjects),
+		churn:    churn.Pane{Off: churnOff(opts, res.Feed)},
 	}
+}
+
+// churnOff is why no MODIFIED event of feed is diffed, "" when they are:
+// what the churn pane says while it has nothing to show.
+func churnOff(opts program.Options, feed program.Feed) string {
+	switch {
+	case feed.Diffing:
+		return ""
+	case opts.Replay:
+		return "this replay does not diff; replay --diff diffs a trace of whole objects (--trace-objects=full), and a trace recorded with --diff carries its changes"
+	case opts.Kind.Passive != "":
+		return "the proxy diffs the JSON streams it observes with --diff"
+	}
+	return "--diff is off; run with --diff to see what each MODIFIED event changed"
 }
 
 // Close stops the model's background reads. It is idempotent; Run calls it.
