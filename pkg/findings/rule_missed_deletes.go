@@ -37,6 +37,10 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	if w := window(e.track.aliveBeforeList, n.At); w != nil {
 		r.window = w
 	}
+	// The watch that missed them, then the relist that found them.
+	if id := e.track.watchBeforeList; id != 0 && !slices.Contains(r.reqs, id) {
+		r.reqs = appendLast(r.reqs, id, keepRequests)
+	}
 	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
 	deleted, recreated := len(diff.Deleted), len(diff.Recreated)
 	e.raise(MissedDeletes, Warning, n.At, func(f *Finding) {

@@ -1,9 +1,12 @@
 package findings
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -64,5 +67,25 @@ func TestMissedDeletesNamesTheInjectedFaultsAsItsCause(t *testing.T) {
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
 	if got, _ := f.e.Get(MissedDeletes); strings.Count(got.Cause, "caused by --fault") != 1 || got.Count != 2 {
 		t.Fatalf("after a second relist: count %d, cause %q", got.Count, got.Cause)
+	}
+}
+
+// The evidence links the watch that missed the deletes (the last that
+// ended before the relist's list), then the relist that found them; a
+// reviewer found only the relist linked.
+func TestMissedDeletesLinksTheWatchThatMissedThemAndTheRelist(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, nil) // #1, the first list
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
+	f.request(reflector.VerbWatch, bookmarked, time.Minute, 3, &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410}}, nil) // #2
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, func() {                                                               // #3, the relist
+		f.advance(time.Second)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
+		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+	})
+	got, ok := f.e.Get(MissedDeletes)
+	if !ok || !slices.Equal(got.Evidence.Requests, []int64{2, 3}) {
+		t.Fatalf("want missed-deletes linking watch #2 and relist #3: %v %v", ok, got.Evidence.Requests)
 	}
 }

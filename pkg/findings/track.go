@@ -19,10 +19,14 @@ type track struct {
 	// window of what that list found missed begins (its relist diff comes
 	// after it).
 	aliveBeforeList time.Time
-	// the last watch that ended: when, how long it lived and whether it delivered nothing
-	lastWatchEnd   time.Time
-	lastWatchLife  time.Duration
-	lastWatchQuiet bool
+	// the last watch that ended: its request, when, how long it lived and
+	// whether it delivered nothing; watchBeforeList is the last that ended
+	// before the last complete list (the watch a relist's diff tells what
+	// it missed)
+	lastWatchID, watchBeforeList int64
+	lastWatchEnd                 time.Time
+	lastWatchLife                time.Duration
+	lastWatchQuiet               bool
 	// the first list: whether it completed (firstList: with the note being
 	// read), and its requests
 	firstListed, firstList bool
@@ -79,7 +83,7 @@ func (t *track) observe(n reflector.Note) {
 	case reflector.NoteDecision:
 		if decided(n, reflector.ReasonListComplete) != nil {
 			// The cache was whole as of the list: nothing was missed before it.
-			t.aliveBeforeList, t.lastAlive = t.lastAlive, n.At
+			t.aliveBeforeList, t.lastAlive, t.watchBeforeList = t.lastAlive, n.At, t.lastWatchID
 			if !t.firstListed {
 				t.firstListed, t.firstList = true, true
 			}
@@ -144,7 +148,7 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 	if alive {
 		t.lastAlive = at
 	}
-	t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = at, r.Duration, !alive
+	t.lastWatchID, t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = r.ID, at, r.Duration, !alive
 }
 
 // listTook is how long the list that the list-complete note n completed
