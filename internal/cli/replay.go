@@ -150,6 +150,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		var rewind atomic.Int64
 		rewind.Store(-1)
 		opts := tui.Options{Server: sess.Header.Server, Replay: true, Trace: o.path, Player: player, Start: sess.Header.StartedAt, Kind: traits.Dashboard, Warning: warning}
+		if traits.AsRecorded == "" { // a trace replayed as recorded decides nothing again
+			opts.Differences = sess.Replay.DifferencesSoFar
+		}
 		if last != nil {
 			// The dashboard before this one said it rewinds; this one says it did.
 			opts.NoticeAt = sess.Header.StartedAt.Add(rewindTo)

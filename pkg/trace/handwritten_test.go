@@ -46,6 +46,10 @@ func TestDecisionsWithOtherFieldsAreDifferences(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
+	// Both were counted as they were compared, before the end.
+	if n := rp.DifferencesSoFar(); n != 2 {
+		t.Errorf("differences so far: got %d, want 2", n)
+	}
 	shown, total := rp.Differences(10)
 	if total != 2 {
 		t.Fatalf("differences: got %d %v, want 2", total, shown)

@@ -180,6 +180,20 @@ func DifferedText(n int) string {
 	return fmt.Sprintf("the replayed reflector decided differently from the recorded one in %s (kubectl watchcache replay TRACE --speed 0 --no-tui shows where)", format.PluralUngrouped(n, "place"))
 }
 
+// DifferencesSoFar counts the places the replayed decisions differed from
+// the recorded ones so far, for all resources, as they are compared (the
+// decisions still waiting for their counterpart are counted by
+// Differences, at the end). Safe to call while the replay runs.
+func (p *Replay) DifferencesSoFar() int {
+	n := 0
+	for _, rr := range p.resources {
+		rr.mu.Lock()
+		n += rr.decisions.total
+		rr.mu.Unlock()
+	}
+	return n
+}
+
 // EndedEarly says whether the recording of any resource ended before its
 // run recorded its stop (a run killed, a file cut short): the replay stopped
 // there, and that is no difference. Call it after Differences.

@@ -267,6 +267,13 @@ func (c *Chrome) badge(r Progress, compact bool) string {
 	if r.Stopped {
 		b += st.Label.Render(" ended")
 	}
+	if c.opts.Differences != nil {
+		if n := c.opts.Differences(); n > 0 && compact {
+			b += st.Warn.Render(fmt.Sprintf(" %d differ", n))
+		} else if n > 0 {
+			b += st.Warn.Render(" " + format.PluralUngrouped(n, "decision") + " differ")
+		}
+	}
 	return b
 }
 

@@ -105,6 +105,11 @@ type Options struct {
 	// action's status is, from NoticeAt on the run's clock.
 	Notice   string
 	NoticeAt time.Time
+	// Differences, when set (a replay), is how many of the replayed
+	// reflectors' decisions differed from the recorded ones so far: the
+	// badge says so as they come, not only at exit. Called at each redraw,
+	// from the dashboard's goroutine; it must be safe for concurrent use.
+	Differences func() int
 	// NoColor forces the plain profile in Run. NO_COLOR in the environment
 	// has the same effect without it.
 	NoColor bool

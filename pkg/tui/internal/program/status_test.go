@@ -1,6 +1,7 @@
 package program
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +43,22 @@ func TestANoticeIsTheStatusARunOpensWith(t *testing.T) {
 	c = newChrome(Options{Warning: "namespace \"x\" not found", Notice: "rewound", NoticeAt: at}, common.Styles{})
 	if c.Status.Text != "warning: namespace \"x\" not found" {
 		t.Errorf("status %q, want the warning first", c.Status.Text)
+	}
+}
+
+// A replay whose decisions differ from the recorded ones says so in its
+// badge as they come (it was said only at exit), compact on a narrow screen.
+func TestAReplaysBadgeCountsTheDecisionsThatDiffered(t *testing.T) {
+	n := 0
+	c := newChrome(Options{Replay: true, Differences: func() int { return n }}, common.Styles{})
+	if b := c.badge(Progress{}, false); strings.Contains(b, "differ") {
+		t.Errorf("badge %q with no difference", b)
+	}
+	n = 3
+	if b := c.badge(Progress{}, false); !strings.Contains(b, "3 decisions differ") {
+		t.Errorf("badge %q, want it to say 3 decisions differ", b)
+	}
+	if b := c.badge(Progress{}, true); !strings.Contains(b, "3 differ") {
+		t.Errorf("compact badge %q, want it to say 3 differ", b)
 	}
 }
