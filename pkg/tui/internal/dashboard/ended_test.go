@@ -49,9 +49,16 @@ func TestAnEndedLiveRunKeepsItsScreenToLookThroughUntilQ(t *testing.T) {
 		return first[strings.LastIndex(first, " ran "):]
 	}
 	before := up(s)
+	clock.Time = tuitest.At(15 * time.Minute)
 	m = update(m, tuitest.DemoSnapshot(15*time.Minute, tuitest.DemoStats()))
 	if after := up(screen(m)); after != before {
 		t.Errorf("the uptime went on after the run ended: %q, then %q", before, after)
+	}
+	// The whole screen stays as it was when the run ended: the bookmark's
+	// age, the state's "for", the rates (README: frozen at the moment of
+	// the trip); a reviewer saw the ages grow past what tripped.
+	if after := screen(m); after != s {
+		t.Errorf("the ended run's screen changed 15 minutes on:\n%s\nthen:\n%s", s, after)
 	}
 	for _, k := range []string{"j", "space", "enter", "esc", "?", "esc", "x", "tab"} {
 		next, cmd := m.Update(tuitest.KeyPress(k))

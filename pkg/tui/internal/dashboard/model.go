@@ -173,6 +173,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // applySnapshot takes one poll of the feed.
 func (m *Model) applySnapshot(s program.SnapshotMsg) {
+	s.At = m.Chrome.Frozen(s.At)
 	if s.At.After(m.Now) {
 		m.Now = s.At
 	}
@@ -214,8 +215,8 @@ func (m *Model) addNotes(notes []reflector.Note) {
 		if n.Kind.Fact() {
 			continue // it shares the Seq of the note before it; the gauges read Stats
 		}
-		if n.At.After(m.Now) {
-			m.Now = n.At
+		if at := m.Chrome.Frozen(n.At); at.After(m.Now) {
+			m.Now = at
 		}
 		if m.lastSeq > 0 && n.Seq > m.lastSeq+1 {
 			missing := n.Seq - m.lastSeq - 1

@@ -2,6 +2,7 @@ package overview
 
 import (
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
@@ -36,6 +37,12 @@ func TestAnEndedOverviewKeepsItsScreenToLookThroughUntilQ(t *testing.T) {
 	close(ended)
 	o = ovUpdate(o, tuitest.EndedMsgOf(t, o.Init(), isEnded))
 	tuitest.MustContain(t, ovScreen(o), "run ended", "LIVE ended")
+	// Its clock stops there: ages and "for" stay as they were.
+	frozen := ovScreen(o)
+	clock.Time = clock.Time.Add(10 * time.Minute)
+	if o = ovUpdate(o, tickMsg{}); ovScreen(o) != frozen {
+		t.Errorf("the ended overview changed 10 minutes on:\n%s\nthen:\n%s", frozen, ovScreen(o))
+	}
 	for _, k := range []string{"j", "enter", "k", "esc"} {
 		next, cmd := o.Update(tuitest.KeyPress(k))
 		if tuitest.Quits(cmd) {

@@ -166,7 +166,7 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case addedMsg:
 		cmd = o.add(msg.res)
 	case tickMsg:
-		if now := o.Opts.Now(); now.After(o.clock) {
+		if now := o.Chrome.Frozen(o.Opts.Now()); now.After(o.clock) {
 			o.clock = now
 		}
 		cmd = o.tickCmd()

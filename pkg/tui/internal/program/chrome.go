@@ -241,6 +241,16 @@ func Shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
 	return v, true
 }
 
+// Frozen is t, or the moment the run ended if t is later: an ended run's
+// screen stays as it was then (ages, "for" durations, the rates), however
+// long it is looked at.
+func (c *Chrome) Frozen(t time.Time) time.Time {
+	if c.Ended && !c.EndedAt.IsZero() && t.After(c.EndedAt) {
+		return c.EndedAt
+	}
+	return t
+}
+
 // badge says LIVE, or REPLAY with its position: the player's in recorded
 // time when there is one, else r's done of total; and whether the replay
 // ended. Compact, it leaves out the progress bars and the player's clock.
