@@ -32,8 +32,8 @@
 # dashboard says where it serves and the KUBECONFIG= to use, its uptime
 # ticks, and its footer offers no r or a. Then, against the same cluster,
 # `kubectl watchcache configmaps -A --once`, then `--duration 3s`: each ends
-# by itself and must keep its last screen, saying so in the footer, until a
-# key is pressed. Then `configmaps -n no-such-namespace`: its footer warns
+# by itself and must keep its last screen, saying so in the footer; ? and esc
+# look through it, and q quits. Then `configmaps -n no-such-namespace`: its footer warns
 # that the namespace does not exist. The cluster is always stopped.
 set -euo pipefail
 
@@ -288,8 +288,9 @@ for live in "once:--once" "duration:--duration 3s"; do
   fi
   tmux send-keys -t "$session" '?'
   await 'Reading the screen' "the help of the ended run ($flags)"
-  tmux send-keys -t "$session" Escape
-  await 'run ended' "the ended run's screen again after the help ($flags)"
+  # ? closes the help too (an Escape followed by q would reach it as alt+q).
+  tmux send-keys -t "$session" '?'
+  await '── health' "the ended run's dashboard again after the help ($flags)"
   capture
   if grep -q '^\[exited with status' "$tmp/capture"; then
     dump
