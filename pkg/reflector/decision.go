@@ -193,6 +193,9 @@ func (d Decision) Refusal() string {
 func (d Decision) String() string {
 	switch d.Reason {
 	case ReasonInitialList:
+		if d.List == nil {
+			return "initial list"
+		}
 		return fmt.Sprintf("initial list (%s)", d.List)
 	case ReasonForcedRelist:
 		return fmt.Sprintf("forced relist (%s); the old snapshot is served until it completes", d.List)

@@ -362,8 +362,16 @@ func (r *Recorder) snapshotLines(i int, rh ResourceHeader, cursor string, object
 	n := len(objects)
 	note := func(state reflector.State, reason reflector.Reason) *Line {
 		d := &reflector.Decision{State: state, Reason: reason, Objects: n}
-		if reason == reflector.ReasonListComplete {
+		switch reason {
+		case reflector.ReasonListComplete:
 			d.ResourceVersion = cursor
+		case reflector.ReasonInitialList:
+			// As the replay of the segment decides it (a reviewer found
+			// "initial list (<nil>)").
+			d.List = &reflector.ListMethod{Stream: true}
+			if rh.Options.Strategy == reflector.StrategyList {
+				d.List = &reflector.ListMethod{PageSize: rh.Options.PageSize}
+			}
 		}
 		l := noteLine(d)
 		l.R = i

@@ -141,6 +141,11 @@ func rotatedReplaysAlone(t *testing.T, name string, size int64) {
 			t.Fatal(err)
 		}
 		snapshots += strings.Count(string(b), `"snapshot":true`)
+		// A snapshot's notes say their sentences whole (a reviewer found
+		// "initial list (<nil>)").
+		if strings.Contains(string(b), "<nil>") {
+			t.Errorf("%s holds a Go nil: %s", filepath.Base(seg), b[max(strings.Index(string(b), "<nil>")-120, 0):strings.Index(string(b), "<nil>")+5])
+		}
 	}
 	t.Logf("%s: %d segments, %d snapshots", name, len(segments), snapshots)
 	switch {
