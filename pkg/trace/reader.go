@@ -211,7 +211,13 @@ func NewReader(name string, in io.Reader) (*Reader, error) {
 		}
 		return nil, r.lineError(fmt.Errorf("not a watchcache trace (the first line is not JSON): %w", err))
 	}
-	if probe.K != KindHeader {
+	switch {
+	case probe.K == "":
+		// JSON, but no line of a trace: most likely what -o json or
+		// --summary -o json printed, saved to a file.
+		return nil, r.lineError(errors.New(`not a watchcache trace: the first line has no "k", want a header ({"k":"header",…}); ` +
+			"the JSON lines of -o json and --summary are not a trace: record one with --trace FILE"))
+	case probe.K != KindHeader:
 		return nil, r.lineError(fmt.Errorf("not a watchcache trace: the first line is %q, want a header", format.ClipBytes(probe.K, 64)))
 	}
 	switch probe.V {

@@ -205,6 +205,8 @@ func TestReaderErrorsNameTheProblemAndTheLine(t *testing.T) {
 		{"empty", "", "the trace is empty"},
 		{"not json", "hello\n", "t.jsonl:1: not a watchcache trace (the first line is not JSON)"},
 		{"no header", `{"k":"note","at":1}` + "\n", `t.jsonl:1: not a watchcache trace: the first line is "note", want a header`},
+		// What -o json or --summary -o json printed, saved and replayed by mistake.
+		{"json lines of -o json", `{"at":"2026-12-06T10:00:00Z","resource":"configmaps.v1","type":"ADDED"}` + "\n", `t.jsonl:1: not a watchcache trace: the first line has no "k", want a header ({"k":"header",…}); the JSON lines of -o json and --summary are not a trace: record one with --trace FILE`},
 		{"future version", `{"k":"header","v":7}` + "\n", "t.jsonl:1: unsupported trace version 7 (this build reads versions 1 and 2)"},
 		{"malformed middle line", header + "\n" + `{"k":"note","at":1}` + "\n{bad\n" + `{"k":"note","at":2}` + "\n", "t.jsonl:3: malformed line"},
 		{"empty middle line", header + "\n\n" + `{"k":"note","at":2}` + "\n", "t.jsonl:2: empty line"},
