@@ -445,7 +445,7 @@ func (m *Model) HelpLines(width int) []string {
 		{"410 Gone", "the server no longer had the history the watch asked to resume from (etcd compacted it, or the server restarted behind it): each one means a relist"},
 		{"relist", "after 410 Gone the cache is listed again; the Relist diff pane names what the watch missed"},
 		{"last RV", "the cursor: where the next watch resumes, moved by every event and bookmark; the bookmark's rv is the one the last bookmark carried, behind the last RV when events came after it"},
-		{"restarts", "watch restarts: watches after the first, each resuming from the last RV (a server-side timeout, a cut connection, a relist)"},
+		{"restarts", "watch restarts: WATCH requests after the first, whatever their answer: a resume from the last RV after a server-side timeout or a cut connection, a relist's streaming list, a retry of a refused one"},
 		{"duplicate", "duplicates: events that carried an object's cached UID and resourceVersion again: a watch that resumed behind what the cache holds"},
 		{"UID", "UID mismatch: an object replaced under the same namespace/name by another UID (deleted and recreated, the delete missed), or a delete of a UID the cache no longer holds"},
 		{"backoffs", "waits before retrying a failed request (an error answer, a refused connection, 410s in a row): 0.8s doubling to 30s, with jitter, back to 0.8s after 2 healthy minutes"},
