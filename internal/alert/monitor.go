@@ -45,8 +45,6 @@ type Status struct {
 	Value int64
 	// Tripped says the rule has tripped on this resource (it stays tripped).
 	Tripped bool
-	// TrippedValue is the value it tripped with.
-	TrippedValue int64
 }
 
 // Fraction is how close the value is to the threshold: value/threshold
@@ -113,7 +111,7 @@ func NewMonitor(rules []Rule, onTrip func(Trip)) *Monitor {
 // Add registers a resource: name describes it in trips ("configmaps.v1 in
 // namespace demo"); stats reads its reflector (nil until Attach).
 func (m *Monitor) Add(name string) *Subject {
-	r := &Subject{m: m, name: name, values: make([]int64, len(m.rules)), tripped: make([]bool, len(m.rules)), trippedValue: make([]int64, len(m.rules))}
+	r := &Subject{m: m, name: name, values: make([]int64, len(m.rules)), tripped: make([]bool, len(m.rules))}
 	m.mu.Lock()
 	m.resources = append(m.resources, r)
 	m.mu.Unlock()
@@ -179,14 +177,13 @@ type Subject struct {
 	m    *Monitor
 	name string
 
-	mu           sync.Mutex
-	stats        func() reflector.Stats
-	findings     func() []findings.Finding
-	onTrip       func(Trip) // the resource's own (OnTrip), before the monitor's
-	lastEval     time.Time
-	values       []int64
-	tripped      []bool
-	trippedValue []int64
+	mu       sync.Mutex
+	stats    func() reflector.Stats
+	findings func() []findings.Finding
+	onTrip   func(Trip) // the resource's own (OnTrip), before the monitor's
+	lastEval time.Time
+	values   []int64
+	tripped  []bool
 }
 
 // Attach gives the resource its reflector's Stats (e.g.
@@ -293,7 +290,7 @@ func (r *Subject) evaluate(st reflector.Stats, fs []findings.Finding, now time.T
 		val := v[rule.Measure]
 		r.values[i] = val
 		if !r.tripped[i] && rule.Trips(val) {
-			r.tripped[i], r.trippedValue[i] = true, val
+			r.tripped[i] = true
 			trips = append(trips, Trip{Rule: rule, Resource: r.name, Value: val, At: now})
 		}
 	}
@@ -321,7 +318,7 @@ func (r *Subject) Statuses() []Status {
 	defer r.mu.Unlock()
 	out := make([]Status, len(r.m.rules))
 	for i, rule := range r.m.rules {
-		out[i] = Status{Rule: rule, Resource: r.name, Value: r.values[i], Tripped: r.tripped[i], TrippedValue: r.trippedValue[i]}
+		out[i] = Status{Rule: rule, Resource: r.name, Value: r.values[i], Tripped: r.tripped[i]}
 	}
 	return out
 }
