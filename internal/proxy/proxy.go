@@ -131,16 +131,14 @@ type Proxy struct {
 	jobs     sync.WaitGroup
 	// conns are the clients' open connections (NewServer's ConnContext
 	// adds each, its ConnState removes it when it closes).
-	conns    map[net.Conn]*conn
-	nextConn int64
-	closing  atomic.Bool // Stopping or Close has begun: no more client-left checks; a request cut from then on was stopped
+	conns   map[net.Conn]*conn
+	closing atomic.Bool // Stopping or Close has begun: no more client-left checks; a request cut from then on was stopped
 	// inj injects Options.Faults; nil without them.
 	inj *injector
 }
 
 // conn is one TCP connection of a client to the proxy.
 type conn struct {
-	id     int64
 	closed bool
 	slots  map[*slot]bool // the streams whose requests came on it
 }
@@ -170,7 +168,6 @@ type streamKey struct {
 // slot is one stream in the making and then in use: its requests are
 // processed one after another, in the order they came.
 type slot struct {
-	key    streamKey
 	client observed.Client
 	asked  observed.Asked // with the first request's Accept
 	busy   bool           // a request of it is being forwarded
@@ -332,12 +329,11 @@ func (p *Proxy) NewServer() *http.Server {
 	return &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ConnContext: p.connContext, ConnState: p.connState}
 }
 
-// connContext numbers a new connection and puts it in its requests' context.
+// connContext tracks a new connection and puts it in its requests' context.
 func (p *Proxy) connContext(ctx context.Context, c net.Conn) context.Context {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.nextConn++
-	cn := &conn{id: p.nextConn, slots: map[*slot]bool{}}
+	cn := &conn{slots: map[*slot]bool{}}
 	p.conns[c] = cn
 	return context.WithValue(ctx, connKey{}, cn)
 }
@@ -639,7 +635,7 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 		closed := make(chan struct{})
 		close(closed)
 		asked.Accept = accept
-		sl = &slot{key: key, client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, asked: asked, tail: closed, conns: map[*conn]bool{}}
+		sl = &slot{client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, asked: asked, tail: closed, conns: map[*conn]bool{}}
 		p.slots[key] = append(p.slots[key], sl)
 	}
 	sl.busy = true
