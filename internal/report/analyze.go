@@ -97,7 +97,7 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 		sub.Findings().Configure(opts.Findings)
 		rh, client := sub.Describe()
 		mu.Lock()
-		c := newCollector(rep, opts, len(cs), rh, sub.Store())
+		c := newCollector(opts, len(cs), rh, sub.Store())
 		cs = append(cs, c)
 		mu.Unlock()
 		if client != (trace.Client{}) {
@@ -158,7 +158,6 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 // markers and buckets, from the notes in order and the recorded time of what
 // they are about.
 type collector struct {
-	rep  *Report
 	opts Options
 	res  *Section
 	st   *store.Store
@@ -187,8 +186,8 @@ type collector struct {
 	recentChanges lastChanges
 }
 
-func newCollector(rep *Report, opts Options, i int, h trace.ResourceHeader, st *store.Store) *collector {
-	return &collector{rep: rep, opts: opts, st: st, recent: map[int64]*Request{},
+func newCollector(opts Options, i int, h trace.ResourceHeader, st *store.Store) *collector {
+	return &collector{opts: opts, st: st, recent: map[int64]*Request{},
 		res: &Section{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
 			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
 		markers:       map[MarkerKind]int{},
