@@ -97,7 +97,6 @@ type Report struct {
 	Samples    []Sample
 	Audit      *reflector.AuditReport
 	Problems   []string
-	Decisions  int
 	ReflectErr error
 	// Monitor is what the monitor process did (nil without Options.Monitor).
 	Monitor *MonitorReport
@@ -146,9 +145,8 @@ func sample(start time.Time) Sample {
 // goneFollowedByRelist checks the decision order: every 410 is followed by
 // a completed list before the next 410 or the end.
 type goneFollowedByRelist struct {
-	mu        sync.Mutex
-	pending   int // 410s not yet followed by a complete list
-	decisions int
+	mu      sync.Mutex
+	pending int // 410s not yet followed by a complete list
 }
 
 func (g *goneFollowedByRelist) note(n reflector.Note) {
@@ -157,7 +155,6 @@ func (g *goneFollowedByRelist) note(n reflector.Note) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.decisions++
 	switch n.Decision.Reason {
 	case reflector.ReasonGone, reflector.ReasonContinueGone:
 		g.pending++
@@ -322,7 +319,6 @@ loop:
 	stats := r.Stats()
 	rep.Counters, rep.Objects = stats.Counters, st.Len()
 	order.mu.Lock()
-	rep.Decisions = order.decisions
 	if order.pending > 0 {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%d 410s were not followed by a relist", order.pending))
 	}
