@@ -272,7 +272,6 @@ func merge(gens []*generator, write func(*trace.Line) error) error {
 	}
 	type head struct {
 		next func() (trace.Line, bool)
-		stop func()
 		l    trace.Line
 		ok   bool
 	}
@@ -280,7 +279,7 @@ func merge(gens []*generator, write func(*trace.Line) error) error {
 	for i, g := range gens {
 		next, stop := iter.Pull(g.lines())
 		defer stop()
-		h := &head{next: next, stop: stop}
+		h := &head{next: next}
 		h.l, h.ok = next()
 		heads[i] = h
 	}
