@@ -72,7 +72,6 @@ const maxLookAhead = 1024
 // configuration and the decision comparison of that resource's reflector.
 type ResourceReplay struct {
 	p      *Replay
-	index  int
 	header ResourceHeader
 	lines  chan *Line    // from the reading goroutine, in recorded order
 	stop   chan struct{} // closed when the resource's run has stopped: its lines are dropped
@@ -94,8 +93,8 @@ type ResourceReplay struct {
 func NewReplay(rd *Reader, speed float64) *Replay {
 	h := rd.Header()
 	p := &Replay{rd: rd, player: newPlayer(speed, time.Now), clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
-	for i, rh := range h.Resources {
-		p.resources = append(p.resources, &ResourceReplay{p: p, index: i, header: rh, lines: make(chan *Line), stop: make(chan struct{}), now: h.StartedAt})
+	for _, rh := range h.Resources {
+		p.resources = append(p.resources, &ResourceReplay{p: p, header: rh, lines: make(chan *Line), stop: make(chan struct{}), now: h.StartedAt})
 	}
 	p.running.Store(int64(len(p.resources)))
 	return p
