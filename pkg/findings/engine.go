@@ -255,13 +255,13 @@ func (e *Engine) raise(id ID, sev Severity, at time.Time, update func(f *Finding
 	}
 }
 
-func appendLast(ids []int64, id int64, keep int) []int64 {
+func appendLast(ids []int64, id int64) []int64 {
 	if id == 0 || (len(ids) > 0 && ids[len(ids)-1] == id) {
 		return ids
 	}
 	ids = append(ids, id)
-	if len(ids) > keep {
-		ids = ids[len(ids)-keep:]
+	if len(ids) > keepRequests {
+		ids = ids[len(ids)-keepRequests:]
 	}
 	return ids
 }

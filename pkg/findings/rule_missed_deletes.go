@@ -39,9 +39,9 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	}
 	// The watch that missed them, then the relist that found them.
 	if id := e.track.watchBeforeList; id != 0 && !slices.Contains(r.reqs, id) {
-		r.reqs = appendLast(r.reqs, id, keepRequests)
+		r.reqs = appendLast(r.reqs, id)
 	}
-	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
+	r.reqs = appendLast(r.reqs, n.RequestID)
 	deleted, recreated := len(diff.Deleted), len(diff.Recreated)
 	e.raise(MissedDeletes, Warning, n.At, func(f *Finding) {
 		f.Count += int64(deleted + recreated)

@@ -76,7 +76,7 @@ func (r *noBookmarks) ended(e *Engine, at time.Time, w *openWatch, req *reflecto
 		// etcd's progress notifications, every few seconds), which a
 		// loaded server can miss. Two, with no bookmark on a watch in
 		// between, are the finding.
-		r.timeoutMisses = appendLast(r.timeoutMisses, req.ID, keepRequests)
+		r.timeoutMisses = appendLast(r.timeoutMisses, req.ID)
 		if len(r.timeoutMisses) >= minTimeoutMisses {
 			r.raise(e, at, req.ID, open, at.Sub(w.firstEvent), true)
 		}
@@ -112,12 +112,12 @@ func (r *noBookmarks) raise(e *Engine, at time.Time, id int64, open, sinceEvent 
 		// The misses before this one, held back until there were enough.
 		for _, m := range r.timeoutMisses[:len(r.timeoutMisses)-1] {
 			if !slices.Contains(r.reqs, m) {
-				r.reqs = appendLast(r.reqs, m, keepRequests)
+				r.reqs = appendLast(r.reqs, m)
 				pending++
 			}
 		}
 	}
-	r.reqs = appendLast(r.reqs, id, keepRequests)
+	r.reqs = appendLast(r.reqs, id)
 	e.raise(NoBookmarks, Warning, at, func(f *Finding) {
 		f.Count += int64(1 + pending)
 		how := fmt.Sprintf("stayed open %s", roundDur(open))

@@ -119,7 +119,7 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 	if len(visible) == 1 && bookkeeping(visible[0].Path) {
 		r.countPath(b.sole, r.sum.sole, &r.soleTop, writtenPath{visible[0].Path, visible[0].Writer()})
 	}
-	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
+	r.reqs = appendLast(r.reqs, n.RequestID)
 	v := noisyView{at: n.At, events: r.sum.events, stamp: r.sum.stamp, sole: r.sum.sole[r.soleTop],
 		stampTop: r.stampTop, soleTop: r.soleTop, stampObjects: len(r.sum.stampObjects), reqs: r.reqs}
 	if !v.holds() {
@@ -201,8 +201,8 @@ func (r *noisyUpdates) bucket(at time.Time) *noisyBucket {
 		return true
 	})
 	if dropped { // the sums went down: their tops are found again
-		r.stampTop, _ = most(r.sum.stamped)
-		r.soleTop, _ = most(r.sum.sole)
+		r.stampTop = most(r.sum.stamped)
+		r.soleTop = most(r.sum.sole)
 	}
 	if n := len(r.buckets); n > 0 && !r.buckets[n-1].minute.Before(minute) {
 		return &r.buckets[n-1]
@@ -263,7 +263,7 @@ func (v noisyView) write(e *Engine) {
 }
 
 // most is the key with the highest count, the first in path order among equals.
-func most(m map[writtenPath]int64) (writtenPath, int64) {
+func most(m map[writtenPath]int64) writtenPath {
 	var top writtenPath
 	var topN int64
 	for k, n := range m {
@@ -271,5 +271,5 @@ func most(m map[writtenPath]int64) (writtenPath, int64) {
 			top, topN = k, n
 		}
 	}
-	return top, topN
+	return top
 }

@@ -83,7 +83,7 @@ func (r *relistStorm) observe(e *Engine, n reflector.Note) {
 		return
 	}
 	r.began = append(r.began, n.At)
-	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
+	r.reqs = appendLast(r.reqs, n.RequestID)
 	r.began = slices.DeleteFunc(r.began, func(t time.Time) bool { return n.At.Sub(t) > r.window })
 	if len(r.began) >= r.relists {
 		r.raise(e, n.At)

@@ -24,7 +24,7 @@ func (r *rvBackwards) observe(e *Engine, n reflector.Note) {
 	if d == nil {
 		return
 	}
-	r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
+	r.reqs = appendLast(r.reqs, n.RequestID)
 	e.raise(RVBackwards, Error, n.At, func(f *Finding) {
 		f.Count++
 		f.Title = "the resourceVersion went backwards " + format.PluralUngrouped(f.Count, "time")

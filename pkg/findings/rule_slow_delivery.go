@@ -47,7 +47,7 @@ func (r *slowDelivery) pass() int { return -1 }
 // it already): only a late event is new evidence.
 func (r *slowDelivery) observe(e *Engine, n reflector.Note) {
 	if n.Kind == reflector.NoteApplied && n.Delivery.Known() && reflector.LagBucketOf(n.Delivery.Lag) >= slowLagBucket {
-		r.reqs = appendLast(r.reqs, n.RequestID, keepRequests)
+		r.reqs = appendLast(r.reqs, n.RequestID)
 		r.check(e, n.At)
 	}
 }

@@ -33,7 +33,7 @@ func (r *throttled) observe(e *Engine, n reflector.Note) {
 		return
 	}
 	end := q.End
-	r.reqs = appendLast(r.reqs, q.ID, keepRequests)
+	r.reqs = appendLast(r.reqs, q.ID)
 	e.raise(Throttled, Warning, n.At, func(f *Finding) {
 		f.Count++
 		who := "the API server"

@@ -43,7 +43,7 @@ func (r *uidMismatch) observe(e *Engine, n reflector.Note) {
 		f.Title = format.PluralUngrouped(f.Count, "object") + " replaced under the same name between events"
 		f.Evidence = Evidence{
 			Text:         fmt.Sprintf("%s carried another UID than the cached object of the same name; the last: %s (%s) in request #%d", format.PluralUngrouped(f.Count, "watch event"), o, o.What, n.RequestID),
-			Requests:     appendLast(f.Evidence.Requests, n.RequestID, keepRequests),
+			Requests:     appendLast(f.Evidence.Requests, n.RequestID),
 			Objects:      slices.Clone(r.objects),
 			ObjectsTotal: int(f.Count),
 		}

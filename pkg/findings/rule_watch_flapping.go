@@ -102,7 +102,7 @@ func (r *watchFlapping) raise(e *Engine, at time.Time) {
 	failed := 0
 	for i, f := range r.flaps {
 		lifetimes[i] = f.lifetime
-		ids = appendLast(ids, f.id, keepRequests)
+		ids = appendLast(ids, f.id)
 		causes[f.cause]++
 		if f.cause != string(reflector.EndClosed) {
 			failed++

@@ -132,7 +132,7 @@ func (t *track) requestStarted(r *reflector.RequestInfo) {
 		t.watch = nil
 	}
 	if !t.firstListed && (r.Verb == reflector.VerbList || r.Opts.SendInitialEvents) {
-		t.listReqs = appendLast(t.listReqs, r.ID, keepRequests)
+		t.listReqs = appendLast(t.listReqs, r.ID)
 	}
 }
 
