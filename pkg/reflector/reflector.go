@@ -252,7 +252,8 @@ func (r *Reflector) afterFailedList(ctx context.Context, p phase, end *RequestEn
 			d.Reason, d.ResourceVersion = ReasonContinueGone, ""
 		}
 		r.decide(d)
-		return restart, r.goneBackoff(ctx, restart)
+		r.goneBackoff(ctx, restart)
+		return restart, nil
 	case IsTooLargeResourceVersion(st):
 		restart := r.listPhase(true)
 		restart.kind = phaseList
@@ -394,7 +395,8 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 		r.goneInARow++
 		relist := r.listPhase(true)
 		r.decide(Decision{State: r.displayState(relist), Reason: ReasonGone, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
-		return relist, r.goneBackoff(ctx, relist)
+		r.goneBackoff(ctx, relist)
+		return relist, nil
 	case IsTooLargeResourceVersion(st):
 		relist := r.listPhase(true)
 		r.decide(Decision{State: r.displayState(relist), Reason: ReasonTooLargeRV, ResourceVersion: p.rv, List: r.method(relist), Code: st.Code, Cause: end.Cause()})
@@ -429,12 +431,10 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 // without a watch making progress (an event or bookmark after a completed
 // list) in between: a list whose resourceVersion is already gone again when
 // the watch starts must not become a relist storm.
-func (r *Reflector) goneBackoff(ctx context.Context, next phase) error {
-	if r.goneInARow <= 1 {
-		return nil
+func (r *Reflector) goneBackoff(ctx context.Context, next phase) {
+	if r.goneInARow > 1 {
+		r.wait(ctx, Decision{Next: r.verb(next), GoneInARow: r.goneInARow})
 	}
-	r.wait(ctx, Decision{Next: r.verb(next), GoneInARow: r.goneInARow})
-	return nil
 }
 
 // failed handles a failed request: the reflector fails when a permanent
