@@ -13,9 +13,6 @@ const Version = clusterbin.Version
 // Binaries are the paths of the test cluster's server binaries.
 type Binaries = clusterbin.Binaries
 
-// EnvBinDir overrides where the built binaries are cached (default: <repo>/.cache/testcluster).
-const EnvBinDir = clusterbin.EnvBinDir
-
 // EnsureBinaries returns etcd, kube-apiserver, kubectl and kube-controller-manager built from
 // hack/tools, building them first when they are missing or when hack/tools'
 // pinned versions changed (clusterbin.Ensure). Progress goes to log.
