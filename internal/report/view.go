@@ -45,8 +45,7 @@ const (
 type timelineView struct {
 	Index                 int
 	Height                int
-	ViewBox               string // the plot's time range, in milliseconds
-	Span                  string
+	Span                  string // the plot's time range, in milliseconds
 	PlotX, PlotW, LabelX  int
 	Lanes                 []laneView
 	Ticks                 []tickView
@@ -112,7 +111,7 @@ func ms(d time.Duration) string {
 }
 
 func (v *pageView) timeline(res *Section, span time.Duration) timelineView {
-	tv := timelineView{Index: res.Index, PlotX: plotX, PlotW: plotWidth, LabelX: plotX - 8, ViewBox: "0 0 " + ms(span), Span: ms(span),
+	tv := timelineView{Index: res.Index, PlotX: plotX, PlotW: plotWidth, LabelX: plotX - 8, Span: ms(span),
 		Requests: len(res.Requests), AllRequests: res.RequestsTotal, HiddenRequests: res.RequestsTotal - len(res.Requests),
 		BucketWidth: format.Duration(res.BucketWidth), Duration: format.Duration(span)}
 	y := axisHeight
