@@ -91,8 +91,8 @@ func Check(lines []Line) error {
 
 func check(lines []Line) error {
 	type req struct {
-		verb           string
-		started, ended bool
+		verb  string
+		ended bool
 	}
 	reqs := map[int64]*req{}
 	var lastSeq uint64
@@ -128,7 +128,7 @@ func check(lines []Line) error {
 			if l.Request <= lastReq {
 				return fail("request %d starts after request %d", l.Request, lastReq)
 			}
-			reqs[l.Request], lastReq = &req{verb: l.Verb, started: true}, l.Request
+			reqs[l.Request], lastReq = &req{verb: l.Verb}, l.Request
 			continue
 		case Audit:
 			continue
