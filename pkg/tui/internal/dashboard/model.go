@@ -320,10 +320,9 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case ok:
 	case m.State == program.StateFilter:
-		cmd = m.filterKey(k)
+		m.filterKey(k)
 	case m.State == program.StateChurn:
-		var quit bool
-		if cmd, quit = m.churnKey(k); quit {
+		if m.churnKey(k) {
 			return m, tea.Quit
 		}
 	default:
@@ -342,21 +341,17 @@ func (m *Model) DetailContent(width int) (string, []string) {
 }
 
 // filterKey edits the log filter as it is typed.
-func (m *Model) filterKey(k tea.KeyPressMsg) tea.Cmd {
+func (m *Model) filterKey(k tea.KeyPressMsg) {
 	switch {
 	case k.String() == "enter":
 		m.State = program.StateDashboard
-		return nil
 	case key.Matches(k, m.Keys.Back):
 		m.State = program.StateDashboard
 		m.filter.Value, m.Log.Filter = "", ""
-		return nil
-	}
-	if m.filter.Update(k) {
+	case m.filter.Update(k):
 		m.Log.Filter = strings.ToLower(m.filter.Value)
 		m.Log.Scroll.Follow = true
 	}
-	return nil
 }
 
 // dashboardKey handles the dashboard's keys.
@@ -422,12 +417,12 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 }
 
 // churnKey handles a key on the churn pane: q quits, ? opens the help,
-// esc or c close it, and the list keys scroll it.
-func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
+// esc or c close it, and the list keys scroll it. It says whether to quit.
+func (m *Model) churnKey(k tea.KeyPressMsg) (quit bool) {
 	_, _, body := m.Chrome.Size()
 	switch {
 	case key.Matches(k, m.Chrome.Keys.Quit):
-		return nil, true
+		return true
 	case key.Matches(k, m.Chrome.Keys.Help):
 		m.State = program.StateHelp
 	case key.Matches(k, m.Chrome.Keys.Close, m.Keys.Churn):
@@ -435,7 +430,7 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	default:
 		program.ScrollOffset(&m.churn.Offset, k, body, func() int { return len(m.churn.Lines(m.St, m.Chrome.Width)) })
 	}
-	return nil, false
+	return false
 }
 
 // ForceRelist asks the reflector to relist (r), saying so in the status line.

@@ -27,14 +27,14 @@ const (
 
 // layout says which sections fit and how many rows each pane gets.
 type layout struct {
-	width, height int
-	wide          bool // all panes at once; otherwise the focused one under a tab bar
-	gaugeCols     int
-	gaugeRows     int // 0 when the gauges do not fit
-	showRates     bool
-	body          int // lines between header and footer
-	paneRows      [panes.Num]int
-	logWidth      int // wide: the log's share of the width
+	width     int
+	wide      bool // all panes at once; otherwise the focused one under a tab bar
+	gaugeCols int
+	gaugeRows int // 0 when the gauges do not fit
+	showRates bool
+	body      int // lines between header and footer
+	paneRows  [panes.Num]int
+	logWidth  int // wide: the log's share of the width
 }
 
 // rows is how many lines pane p gets below its title.
@@ -54,7 +54,7 @@ func (l layout) selectable(p panes.Pane) int {
 
 func (m *Model) layout() layout {
 	w, h, body := m.Chrome.Size()
-	l := layout{width: w, height: h, body: body}
+	l := layout{width: w, body: body}
 	l.gaugeCols = min(max(w/gaugeColumnWidth, 1), 4)
 	l.gaugeRows = (numGauges + l.gaugeCols - 1) / l.gaugeCols
 	l.showRates = true
