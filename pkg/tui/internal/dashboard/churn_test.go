@@ -81,7 +81,7 @@ func TestChurnPaneSaysWhyNothingIsDiffed(t *testing.T) {
 		{"live without --diff", nil, false, "no MODIFIED event is diffed: --diff is off; run with --diff to see what each MODIFIED event changed"},
 		{"live with --diff", nil, true, "no MODIFIED event diffed yet: none has come since the watch began"},
 		{"replay", func(o *program.Options) { o.Replay = true }, false, "this replay does not diff; replay --diff diffs a trace of whole objects"},
-		{"proxy", func(o *program.Options) { o.Kind = program.Observing("proxy 127.0.0.1:1") }, false, "the proxy diffs the JSON streams it observes with --diff"},
+		{"proxy", func(o *program.Options) { o.Kind = program.Observing("proxy 127.0.0.1:1") }, false, "the proxy diffs only with --diff, and only JSON streams of whole objects (not protobuf, tables or metadata-only)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			feed := &tuitest.ChurnFeed{}

@@ -131,7 +131,7 @@ func churnOff(opts program.Options, feed program.Feed) string {
 	case opts.Replay:
 		return "this replay does not diff; replay --diff diffs a trace of whole objects (--trace-objects=full), and a trace recorded with --diff carries its changes"
 	case opts.Kind.Passive != "":
-		return "the proxy diffs the JSON streams it observes with --diff"
+		return "the proxy diffs only with --diff, and only JSON streams of whole objects (not protobuf, tables or metadata-only)"
 	}
 	return "--diff is off; run with --diff to see what each MODIFIED event changed"
 }
