@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/cli"
@@ -169,6 +172,16 @@ func checkPopulation(t *testing.T, c *testcluster.Cluster, pop informerheap.Popu
 		t.Errorf("stderr does not say what was asked of the server (%s):\n%s", want, errOut)
 	}
 	checkContract(t, []byte(out))
+	if pop.First == informerheap.Small && pop.Huge == 0 {
+		// The JSON list time with the smallest sample: it was timed on a
+		// page of the sample's count, one object, the round trip alone.
+		code, out, errOut := run(t, "cost", "configmaps", "-A", "-l", pop.Selector(), "--sample", "1", "-o", "json", "--kubeconfig", c.Kubeconfig())
+		var one cost.Report
+		if err := json.Unmarshal([]byte(out), &one); code != 0 || err != nil || len(one.Resources) != 1 {
+			t.Fatalf("cost --sample 1: exit %d, %v: %s", code, err, errOut)
+		}
+		checkJSONListTime(t, c, gvrs["configmaps.v1"], pop.Selector(), one.Resources[0])
+	}
 	var rep cost.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
@@ -178,6 +191,7 @@ func checkPopulation(t *testing.T, c *testcluster.Cluster, pop informerheap.Popu
 		if r.Read.Objects != r.Objects || r.Read.Wire != "protobuf" || r.Read.Pages < 1 || r.Read.Bytes <= 0 || r.Read.Seconds <= 0 {
 			t.Errorf("%s: read %+v", r.Resource, r.Read)
 		}
+		checkJSONListTime(t, c, gvr, pop.Selector(), r)
 		for _, kind := range informerheap.Kinds() {
 			full := measureInformer(t, childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Selector: pop.Selector(), Kind: kind})
 			base := baseOf(t, r.Resource+"/"+string(kind), childConfig{Kubeconfig: c.Kubeconfig(), GVR: gvr, Namespace: emptyNamespace(), Kind: kind})
@@ -199,6 +213,52 @@ func checkPopulation(t *testing.T, c *testcluster.Cluster, pop informerheap.Popu
 				t.Errorf("%s %s %s: a real informer holds %.0f bytes, outside the range %v", pop.Prefix, r.Resource, kind, measured, *est.Range)
 			}
 		}
+	}
+}
+
+// checkJSONListTime compares the JSON list time cost tells (timed on a page
+// of the list's first objects, the list read in protobuf) with the real
+// thing: the fastest of three GETs of the whole list in JSON, taken here.
+// Both are times on a shared machine, so the bound is wide (a factor of
+// three either way); the estimate it replaced, timed on a page of the
+// sample's count, was up to a hundred times too slow.
+func checkJSONListTime(t *testing.T, c *testcluster.Cluster, gvr schema.GroupVersionResource, selector string, r cost.Resource) {
+	t.Helper()
+	rt, err := rest.TransportFor(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/api/" + gvr.Version
+	if gvr.Group != "" {
+		path = "/apis/" + gvr.Group + "/" + gvr.Version
+	}
+	u := strings.TrimSuffix(c.Config().Host, "/") + path + "/" + gvr.Resource + "?labelSelector=" + url.QueryEscape(selector)
+	fastest := time.Duration(math.MaxInt64)
+	for range 3 {
+		req, err := http.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "application/json")
+		start := time.Now()
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d, %v", u, resp.StatusCode, err)
+		}
+		fastest = min(fastest, time.Since(start))
+		if math.Abs(float64(n)-float64(r.ListBytes.JSON)) > 0.10*float64(n) {
+			t.Errorf("%s: the JSON list is %d bytes, cost told %d", r.Resource, n, r.ListBytes.JSON)
+		}
+	}
+	told := r.ListSeconds.JSON
+	t.Logf("%s: JSON list %.3fs told, %.3fs measured (the fastest of 3 GETs)", r.Resource, told, fastest.Seconds())
+	if ratio := told / fastest.Seconds(); ratio < 1.0/3 || ratio > 3 {
+		t.Errorf("%s: cost told a JSON list of %.3fs, a GET of it took %.3fs: %.2f×, outside a factor of 3", r.Resource, told, fastest.Seconds(), ratio)
 	}
 }
 
