@@ -433,7 +433,7 @@ func (r *Reflector) afterWatch(ctx context.Context, p phase, streaming bool, end
 // the watch starts must not become a relist storm.
 func (r *Reflector) goneBackoff(ctx context.Context, next phase) {
 	if r.goneInARow > 1 {
-		r.wait(ctx, Decision{Next: r.verb(next), GoneInARow: r.goneInARow})
+		r.wait(ctx, Decision{Next: r.verb(next), GoneInARow: r.goneInARow}, 0)
 	}
 }
 
@@ -458,7 +458,13 @@ func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) err
 			return r.fail(next, Decision{Reason: ReasonGaveUp, Code: end.Code(), Cause: end.Cause(), Wait: since}, end)
 		}
 	}
-	r.wait(ctx, Decision{Next: r.verb(next), Cause: end.Cause()})
+	// A 429 says when to come back (Retry-After): not before, as client-go's
+	// REST client waits it out too.
+	var retryAfter time.Duration
+	if th := end.Throttle; th != nil {
+		retryAfter = th.RetryAfter
+	}
+	r.wait(ctx, Decision{Next: r.verb(next), Cause: end.Cause()}, retryAfter)
 	return nil
 }
 
@@ -512,11 +518,12 @@ func (r *Reflector) releaseGate() {
 	}
 }
 
-// wait is one backoff: it notes the wait (d says why) and sleeps on the clock.
-func (r *Reflector) wait(ctx context.Context, d Decision) {
+// wait is one backoff, of at least atLeast (a 429's Retry-After): it notes
+// the wait (d says why) and sleeps on the clock.
+func (r *Reflector) wait(ctx context.Context, d Decision, atLeast time.Duration) {
 	r.releaseGate()
 	now := r.cfg.Clock.Now()
-	d.State, d.Reason, d.Wait = StateBackoff, ReasonBackoff, r.backoff.next(now)
+	d.State, d.Reason, d.Wait = StateBackoff, ReasonBackoff, max(r.backoff.next(now), atLeast)
 	if g := r.cfg.GiveUpAfter; g > 0 {
 		// A backoff that outlasts GiveUpAfter ends when it runs out, so a
 		// next failure gives up on time, not up to a whole backoff late.

@@ -559,3 +559,22 @@ func TestChooseBackoffSetsTheWaitOfEachBackoff(t *testing.T) {
 		t.Errorf("computed waits handed to ChooseBackoff: got %v, want %v (the reflector keeps counting)", computed, want)
 	}
 }
+
+// A 429's Retry-After is the least a backoff waits (client-go's REST client
+// waits it out too): a reviewer saw a retry 1.1 s after a 429 that said 2 s.
+func TestABackoffAfterA429WaitsAtLeastItsRetryAfter(t *testing.T) {
+	var computed []time.Duration
+	throttled := &RequestEnd{Reason: EndError, Status: status(429, metav1.StatusReasonTooManyRequests, "slow down"), Throttle: &Throttle{RetryAfter: 2 * time.Second}}
+	runFake(t, Config{Backoff: Backoff{Initial: time.Millisecond, Max: time.Minute}, Rand: func() float64 { return 0 },
+		ChooseBackoff: func(d time.Duration) time.Duration {
+			computed = append(computed, d)
+			return time.Millisecond // the test does not wait it
+		}},
+		call{verb: VerbList, page: page("10", "")},
+		call{verb: VerbWatch, err: throttled},
+		call{verb: VerbWatch, err: httpErr(500, metav1.StatusReasonInternalError, "boom")},
+	)
+	if want := []time.Duration{2 * time.Second, 2 * time.Millisecond}; fmt.Sprint(computed) != fmt.Sprint(want) {
+		t.Errorf("backoff waits: got %v, want %v (the 429's Retry-After, then the backoff's own)", computed, want)
+	}
+}
