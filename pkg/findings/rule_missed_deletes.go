@@ -14,7 +14,12 @@ const MissedDeletes ID = "missed-deletes"
 type missedDeletes struct {
 	objects []Object // the first keepObjects
 	total   int
-	window  *Window // the last relist's: from the watch's last sign of life
+	// window spans every relist's: from the first one's beginning (the
+	// watch's last sign of life before it, or with deletes dropped on
+	// purpose the list before it) to the last relist, so that it holds
+	// every object listed.
+	window  *Window
+	relists int
 	reqs    []int64
 }
 
@@ -34,9 +39,23 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	for _, de := range diff.Recreated {
 		r.add(Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "recreated", OldUID: de.OldUID, NewUID: de.NewUID})
 	}
-	if w := window(e.track.aliveBeforeList, n.At); w != nil {
-		r.window = w
+	// The deletes the proxy dropped on purpose were sent while the watch
+	// was up: they lie anywhere after the list before this relist. Else
+	// they came while the watch was down, after its last sign of life.
+	_, dropped := e.track.faults["drop-deletes"]
+	from := e.track.aliveBeforeList
+	if dropped {
+		from = e.track.listBefore
 	}
+	this := window(from, n.At)
+	switch {
+	case this == nil:
+	case r.window == nil:
+		r.window = this
+	default:
+		r.window = window(r.window.From, n.At)
+	}
+	r.relists++
 	// The watch that missed them, then the relist that found them.
 	if id := e.track.watchBeforeList; id != 0 && !slices.Contains(r.reqs, id) {
 		r.reqs = appendLast(r.reqs, id)
@@ -47,15 +66,19 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		f.Count += int64(deleted + recreated)
 		f.Title = format.PluralUngrouped(f.Count, "delete") + " never reached the watch"
 		text := fmt.Sprintf("the relist at resourceVersion %s found %s deleted and %d recreated under the same name with another UID that the watch never reported", diff.ResourceVersion, format.PluralUngrouped(deleted, "object"), recreated)
-		if w := r.window; w != nil {
-			text += fmt.Sprintf("; the watch was down for %s, from its last event or list to the relist", roundSeconds(w.Seconds))
+		switch {
+		case this == nil:
+		case dropped:
+			text += fmt.Sprintf("; the watch was up: they were left out somewhere in the %s from the list before it to the relist", roundSeconds(this.Seconds))
+		default:
+			text += fmt.Sprintf("; the watch was down for %s before it, from its last sign of life (an event, a list, or the end of a watch that delivered one) to the relist", roundSeconds(this.Seconds))
 		}
 		if f.Count > int64(deleted+recreated) {
-			text += fmt.Sprintf(" (%d in all, over every relist)", f.Count)
+			text += fmt.Sprintf(" (%d in all, over %d relists; the window spans them all)", f.Count, r.relists)
 		}
 		f.Evidence = Evidence{Text: text, Requests: slices.Clone(r.reqs), Objects: slices.Clone(r.objects), ObjectsTotal: r.total, Window: r.window}
 		why := "history was gone when the watch came back (410 Gone after a compaction, a restart, a long disconnect), so the deletes were never sent"
-		if _, dropped := e.track.faults["drop-deletes"]; dropped {
+		if dropped {
 			// The server sent them; the observing proxy left them out.
 			why = "the DELETED events were left out on their way to the client, so its watch never reported them"
 		}

@@ -19,6 +19,9 @@ type track struct {
 	// window of what that list found missed begins (its relist diff comes
 	// after it).
 	aliveBeforeList time.Time
+	// lastList is when the last complete list was in, listBefore the one
+	// before it: between them lies all a relist's diff can have missed.
+	lastList, listBefore time.Time
 	// the last watch that ended: its request, when, how long it lived and
 	// whether it delivered nothing; watchBeforeList is the last that ended
 	// before the last complete list (the watch a relist's diff tells what
@@ -84,6 +87,7 @@ func (t *track) observe(n reflector.Note) {
 		if decided(n, reflector.ReasonListComplete) != nil {
 			// The cache was whole as of the list: nothing was missed before it.
 			t.aliveBeforeList, t.lastAlive, t.watchBeforeList = t.lastAlive, n.At, t.lastWatchID
+			t.listBefore, t.lastList = t.lastList, n.At
 			if !t.firstListed {
 				t.firstListed, t.firstList = true, true
 			}
