@@ -105,10 +105,16 @@ func (r *relistStorm) raise(e *Engine, at time.Time) {
 			longDowns++
 		}
 	}
-	if atOnce > 0 {
+	_, injected := e.track.faults["gone"]
+	switch {
+	case injected:
+		// The proxy answered them: nothing was compacted (a reviewer read
+		// both the fault and a compaction as the cause).
+		cause = append(cause, "the 410 Gone answers were the proxy's, in place of the server's, as after a compaction; each relist is the client's answer to one")
+	case atOnce > 0:
 		cause = append(cause, fmt.Sprintf("%d 410 Gone came right after a reconnect: the resourceVersion the watch resumed from had been compacted away while it was down", atOnce))
 	}
-	if longDowns > 0 {
+	if longDowns > 0 && !injected {
 		cause = append(cause, fmt.Sprintf("%s the watch was down longer than the server keeps history (etcd compacts every %s by default)", format.PluralUngrouped(longDowns, "time"), span(longDown)))
 	}
 	if e.src != nil && e.src.Counters().Bookmarks == 0 {

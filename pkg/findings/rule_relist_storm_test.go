@@ -58,6 +58,26 @@ func TestRelistStormSaysThe410sCameOnReconnect(t *testing.T) {
 	}
 }
 
+// 410s the observing proxy answered (--fault gone) are its own: the cause
+// names the fault and says nothing was compacted, not both.
+func TestRelistStormOfInjected410sBlamesNoCompaction(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: "gone@every=12s", Cause: "acted", Count: 1})
+	gone := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}
+	for range 3 {
+		f.request(reflector.VerbWatch, bookmarked, time.Minute, 5, &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("connection reset by peer")}, nil)
+		f.advance(time.Second)
+		f.request(reflector.VerbWatch, bookmarked, time.Second, 0, gone, nil)
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	}
+	got, ok := f.e.Get(RelistStorm)
+	if !ok || !strings.HasPrefix(got.Cause, "caused by --fault gone@every=12s") || strings.Contains(got.Cause, "compacted away") || !strings.Contains(got.Cause, "were the proxy's") {
+		t.Fatalf("want the injected 410s as the cause and no compaction: %v %q", ok, got.Cause)
+	}
+}
+
 func TestRelistsTheUserForcedAreNoStorm(t *testing.T) {
 	f := newFeed(t, Options{})
 	for range 4 {
