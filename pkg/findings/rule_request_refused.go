@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
@@ -11,17 +12,30 @@ import (
 // or the request's own options.
 const RequestRefused ID = "request-refused"
 
-type requestRefused struct{}
+type requestRefused struct {
+	// reqs are the requests refused in a row, up to the one that failed
+	// the run: the evidence links every attempt, not the last alone.
+	reqs []int64
+}
 
-func (requestRefused) entry() Entry {
+func (*requestRefused) entry() Entry {
 	return Entry{RequestRefused, Error, "the run failed because the server refused its requests in a way no retry fixes: 401, 403, 404 or 405 on every attempt, or a 400/422 refusing the request's own options (a mistyped selector)"}
 }
 
-func (requestRefused) observe(e *Engine, n reflector.Note) {
+func (r *requestRefused) observe(e *Engine, n reflector.Note) {
+	if n.Kind == reflector.NoteRequestEnded && n.Request != nil && n.Request.End != nil {
+		switch n.Request.End.Code() {
+		case 400, 401, 403, 404, 405, 422:
+			r.reqs = appendLast(r.reqs, n.Request.ID)
+		default:
+			r.reqs = r.reqs[:0]
+		}
+	}
 	d := decided(n, reflector.ReasonPermanentError, reflector.ReasonBadRequest)
 	if d == nil {
 		return
 	}
+	reqs := appendLast(slices.Clone(r.reqs), n.RequestID)
 	e.raise(RequestRefused, Error, n.At, func(f *Finding) {
 		f.Count++
 		what := "request"
@@ -35,7 +49,7 @@ func (requestRefused) observe(e *Engine, n reflector.Note) {
 		if d.Reason == reflector.ReasonBadRequest {
 			f.Title = fmt.Sprintf("the server refused the request's options (%d)", d.Code)
 		}
-		f.Evidence = Evidence{Text: saidBeyondTheStatus(d), Requests: []int64{n.RequestID}}
+		f.Evidence = Evidence{Text: saidBeyondTheStatus(d), Requests: reqs}
 		f.Cause, f.Action = refusedWhy(d)
 	})
 }

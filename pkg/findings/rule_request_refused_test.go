@@ -1,8 +1,12 @@
 package findings
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
@@ -52,5 +56,24 @@ func TestRequestRefusedSaysTheRefusalItsCauseAndWhatToDo(t *testing.T) {
 	f.decide(reflector.Decision{State: reflector.StateStopped, Reason: reflector.ReasonGaveUp, Cause: "connection refused"})
 	if _, ok := f.e.Get(RequestRefused); ok {
 		t.Error("gave-up raised request-refused too")
+	}
+}
+
+// The evidence links every request refused in a row, up to the one that
+// failed the run (a reviewer saw [2] where #1 was refused too); a request
+// answered in between begins the row again.
+func TestRequestRefusedLinksEveryRefusedAttempt(t *testing.T) {
+	f := newFeed(t, Options{})
+	forbidden := func() *reflector.RequestEnd {
+		return &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 403, Reason: metav1.StatusReasonForbidden}}
+	}
+	f.request(reflector.VerbWatch, bookmarked, time.Second, 0, forbidden(), nil)        // #1
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, nil) // #2, answered
+	f.request(reflector.VerbWatch, bookmarked, time.Second, 0, forbidden(), nil)        // #3
+	f.request(reflector.VerbWatch, bookmarked, time.Second, 0, forbidden(), nil)        // #4
+	f.decide(reflector.Decision{State: reflector.StateFailed, Reason: reflector.ReasonPermanentError, Code: 403, Attempts: 2})
+	got, ok := f.e.Get(RequestRefused)
+	if !ok || !slices.Equal(got.Evidence.Requests, []int64{3, 4}) {
+		t.Fatalf("want request-refused linking #3 and #4: %v %v", ok, got.Evidence.Requests)
 	}
 }
