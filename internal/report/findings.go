@@ -145,7 +145,7 @@ func findingViewOf(r *Report, res *Section, f findings.Finding, shown map[int64]
 		}
 	}
 	if w := f.Evidence.Window; w != nil {
-		v.Window = fmt.Sprintf("%s to %s (%s)", offset(w.From), offset(w.To), format.Duration(time.Duration(w.Seconds*float64(time.Second))))
+		v.Window = fmt.Sprintf("%s to %s (%s)", offset(w.From), offset(w.To), w.Length()) // as explain says it
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.Evidence.Facts)) {
 		v.Facts = append(v.Facts, keyValue{Key: format.ClipWithLength(k, 64), Value: format.ClipWithLength(f.Evidence.Facts[k], clipMessage)})

@@ -130,6 +130,10 @@ type Window struct {
 	Seconds float64   `json:"seconds"`
 }
 
+// Length is the window's length as the evidence says it: to the tenth of a
+// second (to the millisecond under one), "36.9s".
+func (w Window) Length() string { return roundSeconds(w.Seconds) }
+
 // Where names whose finding it is, for a line: "configmaps.v1" or
 // "configmaps.v1 (client kubectl/v1.37 127.0.0.1:5678)".
 func (f Finding) Where() string {
@@ -177,7 +181,7 @@ func (f Finding) Detail() string {
 		fmt.Fprintf(&b, "  objects: %s%s\n", strings.Join(names, ", "), more)
 	}
 	if w := f.Evidence.Window; w != nil {
-		fmt.Fprintf(&b, "  window: %s → %s (%s)\n", w.From.UTC().Format("15:04:05.000"), w.To.UTC().Format("15:04:05.000"), roundSeconds(w.Seconds))
+		fmt.Fprintf(&b, "  window: %s → %s (%s)\n", w.From.UTC().Format("15:04:05.000"), w.To.UTC().Format("15:04:05.000"), w.Length())
 	}
 	if len(f.Evidence.Facts) > 0 {
 		for _, k := range slices.Sorted(maps.Keys(f.Evidence.Facts)) {

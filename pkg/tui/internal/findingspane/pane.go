@@ -293,7 +293,7 @@ func Detail(st common.Styles, f findings.Finding, now time.Time, width int) []st
 		fact("requests", strings.Join(ids, " ")+"  (the Requests pane's ids)")
 	}
 	if w := f.Evidence.Window; w != nil {
-		fact("window", w.From.Format("15:04:05.000")+" → "+w.To.Format("15:04:05.000")+" ("+format.Age(time.Duration(w.Seconds*float64(time.Second)))+")")
+		fact("window", w.From.Format("15:04:05.000")+" → "+w.To.Format("15:04:05.000")+" ("+w.Length()+")") // as explain says it
 	}
 	facts := f.Evidence.Facts
 	for _, k := range slices.Sorted(maps.Keys(facts)) {

@@ -37,3 +37,15 @@ func TestAFactAsWideAsItsLabelColumnKeepsAGap(t *testing.T) {
 		}
 	}
 }
+
+// The window's length reads as explain and the report say it (36.9s), not
+// rounded to the second (a reviewer compared the dashboard's 36s with it).
+func TestTheWindowsLengthIsExplainsToo(t *testing.T) {
+	from := time.Date(2026, 12, 6, 9, 50, 0, 0, time.UTC)
+	w := &findings.Window{From: from, To: from.Add(36900 * time.Millisecond), Seconds: 36.9}
+	f := findings.Finding{ID: "relist-storm", Severity: findings.Error, Title: "storm", Evidence: findings.Evidence{Window: w}}
+	text := ansi.Strip(strings.Join(Detail(common.NewStyles(), f, from, 120), "\n"))
+	if !strings.Contains(text, "(36.9s)") || !strings.Contains(f.Detail(), "(36.9s)") {
+		t.Errorf("the pane's window:\n%s\nwant 36.9s, as explain says", text)
+	}
+}
