@@ -540,6 +540,20 @@ func TestSmallStepsBackOfAtAreJitterNotErrors(t *testing.T) {
 	if err := readAll("t.jsonl", strings.NewReader(testHeader+"\n"+lines)); err != nil {
 		t.Fatalf("got %v, want steps back of at most %v read", err, trace.MaxAtStepBack)
 	}
+	// Read, but said once, naming the line: two lines swapped replay in
+	// their new order, and what the replay then decides (a resourceVersion
+	// going backwards) points elsewhere (a reviewer found no word of it).
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(testHeader+"\n"+lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = rd.Next()
+	}
+	want := "t.jsonl:2: at steps back 5ms before the trace's start: its lines may be out of the order they were written"
+	if w := rd.Warnings(); len(w) != 1 || !strings.HasPrefix(w[0], want) {
+		t.Errorf("warnings %q, want one beginning %q", w, want)
+	}
 }
 
 func TestWarningsAreCapped(t *testing.T) {
@@ -566,7 +580,8 @@ func TestALegitimateTraceStillReplays(t *testing.T) {
 	// Every ordering rule at once: a list, a watch with a note between its events, and a trace that ends inside the watch.
 	lines := listed1 + "\n" + `{"k":"note","at":2500,"state":"Watching","reason":"list-complete","detail":"list complete: 1 objects at resourceVersion 10"}` + "\n" +
 		watch2 + "\n" + event2 + "\n" + end2 + "\n" +
-		strings.Replace(watch2, `"id":2`, `"id":4`, 1) + "\n" + strings.Replace(event2, `"id":2`, `"id":4`, 1) + "\n"
+		strings.NewReplacer(`"id":2`, `"id":4`, `"at":3000`, `"at":6000`).Replace(watch2) + "\n" +
+		strings.NewReplacer(`"id":2`, `"id":4`, `"at":4000`, `"at":7000`).Replace(event2) + "\n"
 	path := writeFile(t, "t.jsonl", []byte(testHeader+"\n"+lines))
 	rp, sum, err := replayFile(t, path)
 	if err != nil {

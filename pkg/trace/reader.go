@@ -70,9 +70,11 @@ type Reader struct {
 	warnings []string
 	dropped  int // warnings beyond maxWarnings
 
-	maxAt     int64    // the largest at so far
-	maxAtLine int      // the line that had it
-	streams   []stream // each resource's requests
+	maxAt     int64 // the largest at so far
+	maxAtLine int   // the line that had it
+	// steppedBack: a line's at stepped back, and a warning said so (once).
+	steppedBack bool
+	streams     []stream // each resource's requests
 }
 
 // MaxResources bounds the resources a trace header may list.
@@ -439,8 +441,19 @@ func (r *Reader) check(l *Line) error {
 		}
 		return fmt.Errorf("at %d is %s before %s: lines are in the order they were written, so at steps back at most %v", l.At, back, from, MaxAtStepBack)
 	}
-	if l.At > r.maxAt {
+	switch {
+	case l.At > r.maxAt:
 		r.maxAt, r.maxAtLine = l.At, r.line
+	case l.At < r.maxAt && !r.steppedBack:
+		// Within the tolerance, but said once: lines moved out of order
+		// replay as if they came so, and what the replay decides there
+		// (a resourceVersion going backwards) points to a later line.
+		r.steppedBack = true
+		from := "the trace's start"
+		if r.maxAtLine > 0 {
+			from = fmt.Sprintf("line %d's", r.maxAtLine)
+		}
+		r.warn("at steps back %v before %s: its lines may be out of the order they were written (a clock correction while recording does this too); the replay takes them in this order", time.Duration(r.maxAt-l.At), from)
 	}
 	if l.K == KindResource {
 		return r.addResource(l)
