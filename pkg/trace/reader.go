@@ -72,8 +72,10 @@ type Reader struct {
 
 	maxAt     int64 // the largest at so far
 	maxAtLine int   // the line that had it
-	// steppedBack: a line's at stepped back, and a warning said so (once).
+	// steppedBack: a line's at stepped back, and a warning said so (once):
+	// backWarning, once the line passed every other check.
 	steppedBack bool
+	backWarning string
 	streams     []stream // each resource's requests
 }
 
@@ -423,6 +425,10 @@ func (r *Reader) next() (*Line, error) {
 		if err := r.check(&l); err != nil {
 			return nil, r.lineError(err)
 		}
+		if r.backWarning != "" {
+			r.warn("%s", r.backWarning)
+			r.backWarning = ""
+		}
 		return &l, nil
 	}
 }
@@ -453,7 +459,7 @@ func (r *Reader) check(l *Line) error {
 		if r.maxAtLine > 0 {
 			from = fmt.Sprintf("line %d's", r.maxAtLine)
 		}
-		r.warn("at steps back %v before %s: its lines may be out of the order they were written (a clock correction while recording does this too); the replay takes them in this order", time.Duration(r.maxAt-l.At), from)
+		r.backWarning = fmt.Sprintf("at steps back %v before %s: its lines may be out of the order they were written (a clock correction while recording does this too); the replay takes them in this order", time.Duration(r.maxAt-l.At), from)
 	}
 	if l.K == KindResource {
 		return r.addResource(l)
