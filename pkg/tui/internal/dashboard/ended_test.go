@@ -49,7 +49,6 @@ func TestAnEndedLiveRunKeepsItsScreenToLookThroughUntilQ(t *testing.T) {
 		return first[strings.LastIndex(first, " ran "):]
 	}
 	before := up(s)
-	clock.Time = tuitest.At(15 * time.Minute)
 	m = update(m, tuitest.DemoSnapshot(15*time.Minute, tuitest.DemoStats()))
 	if after := up(screen(m)); after != before {
 		t.Errorf("the uptime went on after the run ended: %q, then %q", before, after)

@@ -1,6 +1,7 @@
 package overview
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,10 @@ func TestAnEndedOverviewKeepsItsScreenToLookThroughUntilQ(t *testing.T) {
 	clock := tuitest.NewFakeClock()
 	opts := tuitest.DemoOptions(clock)
 	opts.Ended = ended
+	// Moved on after the end without writing clock.Time, which the
+	// pollers Init started may still read (a race).
+	var later atomic.Int64
+	opts.Now = func() time.Time { return clock.Time.Add(time.Duration(later.Load())) }
 	var feeds [numOvDemo]program.Feed
 	o := newOverview(opts, ovDemoResources(feeds))
 	t.Cleanup(o.Close)
@@ -39,7 +44,7 @@ func TestAnEndedOverviewKeepsItsScreenToLookThroughUntilQ(t *testing.T) {
 	tuitest.MustContain(t, ovScreen(o), "run ended", "LIVE ended")
 	// Its clock stops there: ages and "for" stay as they were.
 	frozen := ovScreen(o)
-	clock.Time = clock.Time.Add(10 * time.Minute)
+	later.Store(int64(10 * time.Minute))
 	if o = ovUpdate(o, tickMsg{}); ovScreen(o) != frozen {
 		t.Errorf("the ended overview changed 10 minutes on:\n%s\nthen:\n%s", frozen, ovScreen(o))
 	}
