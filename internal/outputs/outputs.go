@@ -80,7 +80,11 @@ type Outputs struct {
 	server  *metrics.Server
 	rules   *alert.Monitor
 	stop    context.CancelFunc // ends the session at a trip (fail mode)
-	stopMu  sync.Mutex
+	// stopRules ends a live run's rules once its session returned: a run
+	// that ended by itself (every resource failed) keeps its screen, and
+	// no rule counts on, nor trips, after its end.
+	stopRules context.CancelFunc
+	stopMu    sync.Mutex
 
 	warnings chan alert.Trip // line output in warn mode: printed as they come
 	printed  chan struct{}
@@ -275,7 +279,7 @@ func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource 
 	o := rh.Options
 	feed := tui.Feed{Stats: sub.Stats, Store: sub.Store(), Notes: notes, Findings: sub.Findings().List, Churn: sub.Churn, Alerts: x.alerts()}
 	if d, ok := sub.(interface{ Diffs() bool }); ok {
-		feed.Diffing = d.Diffs()
+		feed.Diffing = d.Diffs
 	}
 	if w, ok := sub.(*session.Watched); ok {
 		// In a replay neither is set: the dashboard says each needs a live cluster.
@@ -332,8 +336,8 @@ func Describe(t reflector.Target) string {
 // Run runs the attached session under runCtx (ended also when a rule trips,
 // unless WarnOnly) and shows it; the dashboard lives until the user quits or
 // uiCtx ends: it outlives a replay's trace, and a live session that ended by
-// itself keeps its last screen until a key (tui.Options.Ended). cancel stops
-// the session.
+// itself keeps its last screen, its rules stopped, until q
+// (tui.Options.Ended). cancel stops the session.
 // Then it evaluates the rules once more, prints the summaries, and says
 // where a recorded trace was written.
 func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, opts tui.Options) error {
@@ -347,6 +351,7 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	x.mu.Unlock()
 	go func() {
 		err := sess.Run(runCtx)
+		x.endRules()
 		close(ended)
 		errc <- err
 	}()
@@ -360,8 +365,8 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 			opts.Added = x.added // subjects come while it runs
 		} else if sess.Replay == nil {
 			// A live run that ends by itself (--once, --duration, a tripped
-			// rule, every resource stopped) keeps its last screen until a
-			// key; a replay's end is its badge's "ended".
+			// rule, every resource stopped) keeps its last screen until q;
+			// a replay's end is its badge's "ended".
 			opts.Ended = ended
 		}
 		uiErr = tui.Run(uiCtx, opts, views, x.opts.In, x.opts.Out)
@@ -407,13 +412,24 @@ func (x *Outputs) context(ctx context.Context) context.Context {
 		return ctx
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	rulesCtx, stopRules := context.WithCancel(ctx)
 	x.stopMu.Lock()
-	x.stop = cancel
+	x.stop, x.stopRules = cancel, stopRules
 	x.stopMu.Unlock()
 	if x.sess != nil && x.sess.Replay == nil {
-		go x.rules.Run(ctx, x.sess.Now)
+		go x.rules.Run(rulesCtx, x.sess.Now)
 	}
 	return ctx
+}
+
+// endRules stops evaluating a live run's rules: its session returned.
+func (x *Outputs) endRules() {
+	x.stopMu.Lock()
+	stop := x.stopRules
+	x.stopMu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // onTrip is the rules' trip callback; it never blocks.
