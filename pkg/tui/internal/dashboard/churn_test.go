@@ -3,6 +3,7 @@ package dashboard
 import (
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,7 +90,7 @@ func TestChurnPaneSaysWhyNothingIsDiffed(t *testing.T) {
 			if tc.opts != nil {
 				tc.opts(&opts)
 			}
-			m := newAlone(opts, tuitest.DemoResource(program.Feed{Churn: feed.Churn, Diffing: tc.diffing}))
+			m := newAlone(opts, tuitest.DemoResource(program.Feed{Churn: feed.Churn, Diffing: func() bool { return tc.diffing }}))
 			t.Cleanup(m.Close)
 			m = openChurn(t, resize(m, 80, 30))
 			sc := screen(m)
@@ -234,4 +235,23 @@ func TestGoldenChurn80x24(t *testing.T) {
 
 func TestGoldenObjectDiff80x24(t *testing.T) {
 	teatest.RequireEqualOutput(t, goldenScreenOf(t, 80, 24, program.Feed{}, nil, diffedChange(), tuitest.KeyPress("enter")))
+}
+
+// Whether a stream is diffed is read as the pane is drawn, not once: a
+// proxy's stream learns its wire (protobuf: not diffed) from its first
+// answer, after its dashboard row was made (a reviewer found the reason
+// never given).
+func TestChurnPaneReadsWhetherItDiffsAsItIsDrawn(t *testing.T) {
+	feed := &tuitest.ChurnFeed{}
+	var diffs atomic.Bool
+	diffs.Store(true)
+	opts := tuitest.DemoOptions(tuitest.NewFakeClock())
+	opts.Kind = program.Observing("proxy 127.0.0.1:1")
+	m := newAlone(opts, tuitest.DemoResource(program.Feed{Churn: feed.Churn, Diffing: diffs.Load}))
+	t.Cleanup(m.Close)
+	m = openChurn(t, resize(m, 120, 30))
+	tuitest.MustContain(t, screen(m), "none has come since the watch began")
+	diffs.Store(false)
+	m = update(m, program.SnapshotMsg{At: m.Now, HasChurn: true, Churn: diff.Summary{Skipped: 2}})
+	tuitest.MustContain(t, screen(m), "the proxy diffs only with --diff, and only JSON streams", "2 MODIFIED events not diffed")
 }

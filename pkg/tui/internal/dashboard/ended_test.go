@@ -73,8 +73,14 @@ func TestAnEndedLiveRunKeepsItsScreenToLookThroughUntilQ(t *testing.T) {
 	tuitest.MustContain(t, screen(m), "Reading the screen")
 	m = update(m, tuitest.KeyPress("esc"))
 	tuitest.MustContain(t, screen(m), "run ended")
+	// r and a are not offered (they need the run); pressed, they say why,
+	// and the footer still says the run ended.
+	tuitest.MustNotContain(t, screen(m), "• r relist", "• a audit")
 	m = update(m, tuitest.KeyPress("r"))
 	tuitest.MustContain(t, screen(m), "force relist is not available: the run has ended")
+	if last := tuitest.Lines(screen(m))[len(tuitest.Lines(screen(m)))-1]; !strings.Contains(last, "run ended") {
+		t.Errorf("footer %q: the status hid that the run ended", last)
+	}
 	if _, cmd := m.Update(tuitest.KeyPress("q")); !tuitest.Quits(cmd) {
 		t.Error("q on the ended run's screen: did not quit")
 	}

@@ -118,7 +118,6 @@ func New(ctx context.Context, r *program.Root, res program.Resource, row int) Mo
 		Log:      logpane.NewPane(opts.LogSize),
 		requests: panes.RequestsPane{Scroll: common.NewScroller()},
 		history:  history.NewObjects(opts.TrackedObjects),
-		churn:    churn.Pane{Off: churnOff(opts, res.Feed)},
 	}
 }
 
@@ -126,8 +125,10 @@ func New(ctx context.Context, r *program.Root, res program.Resource, row int) Mo
 // what the churn pane says while it has nothing to show.
 func churnOff(opts program.Options, feed program.Feed) string {
 	switch {
-	case feed.Diffing:
+	case feed.Diffing != nil && feed.Diffing():
 		return ""
+	case opts.Replay && opts.Kind.Passive != "":
+		return "the proxy's trace was recorded without proxy --diff, and replays as recorded"
 	case opts.Replay:
 		return "this replay does not diff; replay --diff diffs a trace of whole objects (--trace-objects=full), and a trace recorded with --diff carries its changes"
 	case opts.Kind.Passive != "":
@@ -201,6 +202,7 @@ func (m *Model) applySnapshot(s program.SnapshotMsg) {
 	}
 	if s.HasChurn {
 		m.churn.Set(s.Churn, m.Now)
+		m.churn.Off = churnOff(m.Opts, m.Feed)
 	}
 	m.Status.Expire(m.Now)
 	m.Chrome.Status.Expire(m.Now)
@@ -406,7 +408,7 @@ func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	case key.Matches(k, m.Keys.Findings):
 		m.State = program.StateFindings
 	case key.Matches(k, m.Keys.Churn):
-		m.State, m.churn.Offset = program.StateChurn, 0
+		m.State, m.churn.Offset, m.churn.Off = program.StateChurn, 0, churnOff(m.Opts, m.Feed)
 		return churn.Cmd(m.Feed.Churn), false
 	case key.Matches(k, m.Keys.Relist):
 		return m.ForceRelist(), false
@@ -467,7 +469,7 @@ func (m *Model) AtTopLevel() bool {
 // acts says r and a act here: a live run's own reflector, which no alert
 // stopped. Elsewhere they only say why not, and the footer and help leave
 // them out.
-func (m *Model) acts() bool { return program.ActsOn(m.Opts) && !m.Alerts.Fatal }
+func (m *Model) acts() bool { return program.ActsOn(m.Opts) && !m.Alerts.Fatal && !m.Chrome.Ended }
 
 // shownKeys are the keys the footer and the help offer: without r and a where they do not act.
 func (m *Model) shownKeys() keyMap {

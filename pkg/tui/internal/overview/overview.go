@@ -249,7 +249,7 @@ func (o *Overview) show(i int) {
 // stopped. Elsewhere they only say why not, and the footer and help leave
 // them out.
 func (o *Overview) acts() bool {
-	if !program.ActsOn(o.Opts) {
+	if !program.ActsOn(o.Opts) || o.Chrome.Ended {
 		return false
 	}
 	a, ok := o.banner()

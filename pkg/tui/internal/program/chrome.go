@@ -314,8 +314,9 @@ func (c *Chrome) Footer(width int, over string, s Status, hint string, keys Scre
 		room -= ansi.StringWidth(left)
 	}
 	if s.Text != "" {
-		left = c.st.Sev(s.Sev, s.Text) + "  "
-		room -= ansi.StringWidth(left)
+		status := c.st.Sev(s.Sev, s.Text) + "  "
+		left += status
+		room -= ansi.StringWidth(status)
 	}
 	switch {
 	case room < minFooterHelp && left != "":

@@ -195,10 +195,12 @@ type Feed struct {
 	// second, never per event. Nil where nothing is diffed (another
 	// program's reflector): no churn pane then.
 	Churn func(top int) diff.Summary
-	// Diffing says each MODIFIED event is diffed as it comes (--diff, or a
-	// replay --diff of a trace of whole objects), so that a churn pane with
-	// nothing in it can say why: nothing changed yet, or nothing is diffed.
-	Diffing bool
+	// Diffing says whether each MODIFIED event is diffed as it comes
+	// (--diff, or a replay --diff of a trace of whole objects), so that a
+	// churn pane with nothing in it can say why: nothing changed yet, or
+	// nothing is diffed. Read when the pane is drawn (a proxy's stream
+	// learns its wire from its first answer); nil: never.
+	Diffing func() bool
 }
 
 // Kind says what a dashboard's rows are, for its title, header, help and
