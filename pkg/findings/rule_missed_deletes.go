@@ -56,9 +56,12 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		r.window = window(r.window.From, n.At)
 	}
 	r.relists++
-	// The watch that missed them, then the relist that found them.
-	if id := e.track.watchBeforeList; id != 0 && !slices.Contains(r.reqs, id) {
-		r.reqs = appendLast(r.reqs, id)
+	// The watch that was up when they went missing, the last one before the
+	// relist (a resume answered 410, say), then the relist that found them.
+	for _, id := range []int64{e.track.aliveWatchBeforeList, e.track.watchBeforeList} {
+		if id != 0 && !slices.Contains(r.reqs, id) {
+			r.reqs = appendLast(r.reqs, id)
+		}
 	}
 	r.reqs = appendLast(r.reqs, n.RequestID)
 	deleted, recreated := len(diff.Deleted), len(diff.Recreated)

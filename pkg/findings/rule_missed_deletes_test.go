@@ -90,6 +90,25 @@ func TestMissedDeletesLinksTheWatchThatMissedThemAndTheRelist(t *testing.T) {
 	if !ok || !slices.Equal(got.Evidence.Requests, []int64{2, 3}) {
 		t.Fatalf("want missed-deletes linking watch #2 and relist #3: %v %v", ok, got.Evidence.Requests)
 	}
+
+	// The watch that delivered, cut; its resume answered 410 at once (a
+	// compaction, or the proxy's --fault gone); the relist: all three are
+	// linked, the one that was up first (a reviewer saw only the resume).
+	f = newFeed(t, Options{})
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, nil) // #1
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
+	f.request(reflector.VerbWatch, bookmarked, time.Minute, 1, &reflector.RequestEnd{Reason: reflector.EndClosed}, func() { // #2, delivered an event
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+	})
+	f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410}}, nil) // #3
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, func() {                                                                    // #4
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
+		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+	})
+	if got, ok := f.e.Get(MissedDeletes); !ok || !slices.Equal(got.Evidence.Requests, []int64{2, 3, 4}) {
+		t.Fatalf("want missed-deletes linking watch #2, its resume #3 and relist #4: %v %v", ok, got.Evidence.Requests)
+	}
 }
 
 // Deletes the proxy dropped on purpose came while the watch was up: the

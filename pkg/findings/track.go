@@ -27,9 +27,14 @@ type track struct {
 	// before the last complete list (the watch a relist's diff tells what
 	// it missed)
 	lastWatchID, watchBeforeList int64
-	lastWatchEnd                 time.Time
-	lastWatchLife                time.Duration
-	lastWatchQuiet               bool
+	// lastAliveWatchID is the last watch that ended having delivered
+	// something, aliveWatchBeforeList the last before the last complete
+	// list: the watch that was up when what a relist found went missing
+	// (the one after it may only have been answered 410).
+	lastAliveWatchID, aliveWatchBeforeList int64
+	lastWatchEnd                           time.Time
+	lastWatchLife                          time.Duration
+	lastWatchQuiet                         bool
 	// the first list: whether it completed (firstList: with the note being
 	// read), and its requests
 	firstListed, firstList bool
@@ -88,6 +93,7 @@ func (t *track) observe(n reflector.Note) {
 			// The cache was whole as of the list: nothing was missed before it.
 			t.aliveBeforeList, t.lastAlive, t.watchBeforeList = t.lastAlive, n.At, t.lastWatchID
 			t.listBefore, t.lastList = t.lastList, n.At
+			t.aliveWatchBeforeList = t.lastAliveWatchID
 			if !t.firstListed {
 				t.firstListed, t.firstList = true, true
 			}
@@ -150,7 +156,7 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 		alive = w.applied > 0 || w.bookmarked || w.listEnded
 	}
 	if alive {
-		t.lastAlive = at
+		t.lastAlive, t.lastAliveWatchID = at, r.ID
 	}
 	t.lastWatchID, t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = r.ID, at, r.Duration, !alive
 }
