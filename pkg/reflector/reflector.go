@@ -528,7 +528,7 @@ func (r *Reflector) wait(ctx context.Context, d Decision, atLeast time.Duration)
 		// A backoff that outlasts GiveUpAfter ends when it runs out, so a
 		// next failure gives up on time, not up to a whole backoff late.
 		if left := r.lastProgress.Add(g).Sub(now); left > 0 && left < d.Wait {
-			d.Wait = left
+			d.Wait = max(left, atLeast) // never before a 429's Retry-After
 		}
 	}
 	if r.cfg.ChooseBackoff != nil {

@@ -22,6 +22,10 @@ func TestAHandWrittenTraceWithoutDecisionsReplaysWithNothingToCompare(t *testing
 	if _, total := rp.Differences(10); total == 0 {
 		t.Error("differences: got none, want the replayed decisions counted as unmatched (the CLI says there was nothing to compare)")
 	}
+	// The dashboard's badge counts none: there was nothing to compare.
+	if n := rp.DifferencesSoFar(); n != 0 {
+		t.Errorf("differences so far: got %d, want none for a trace without decisions", n)
+	}
 	c := sum.Counters
 	if sum.Objects != 2 || c.Gone != 1 || c.Relists != 1 || c.Bookmarks != 1 || sum.ResourceVersion != "25" {
 		t.Errorf("got %d objects at %s, counters %+v; want 2 objects at 25, 1 gone, 1 relist, 1 bookmark", sum.Objects, sum.ResourceVersion, c)

@@ -187,7 +187,9 @@ func (p *Replay) DifferencesSoFar() int {
 	n := 0
 	for _, rr := range p.resources {
 		rr.mu.Lock()
-		n += rr.decisions.total
+		if rr.decisions.recordedCount > 0 { // a trace without decisions has nothing to compare
+			n += rr.decisions.total
+		}
 		rr.mu.Unlock()
 	}
 	return n
