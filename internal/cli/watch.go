@@ -320,7 +320,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	tuiOpts := tui.Options{Context: kubeContext, Server: session.ServerURL(restCfg), Trace: o.Trace, Warning: warning}
 	// --once, --duration and a tripped rule end the session, not the
-	// dashboard: it keeps the last screen until a key (or ctx ends).
+	// dashboard: it keeps the last screen until q (or ctx ends).
 	return outs.Finish(outs.Run(runCtx, ctx, cancel, tuiOpts))
 }
 
