@@ -195,10 +195,12 @@ func (g *scraped) add(src Source) {
 	g.totals.Add(st.Totals)
 	g.addLag(st.Lag)
 	if src.Store != nil {
-		sc := src.Store()
 		g.hasStore = true
-		g.objects += int64(sc.Objects)
-		g.bytes += sc.BytesHeld
+		if st.ClientLeft.IsZero() { // a client that left holds no cache
+			sc := src.Store()
+			g.objects += int64(sc.Objects)
+			g.bytes += sc.BytesHeld
+		}
 	}
 	ages := [3]time.Duration{st.BookmarkAge(now), st.NoProgress(now), st.TimeToSync(now)}
 	for i, a := range ages {
