@@ -68,9 +68,11 @@ func TestShortClientKeepsTheProgramAndWhatSetsItApart(t *testing.T) {
 		"kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0123abc/metadata-informers": "kube-controller-manager …/metadata-informers",
 		"kubectl/v1.37.2 (linux/amd64) kubernetes/0123abc":                                    "kubectl",
 		"manager/v0.0.0 (linux/amd64) kubernetes/$Format":                                     "manager",
-		"my-controller/v1": "my-controller/v1",
-		"curl":             "curl",
-		"":                 "",
+		// No commit after the platform (the plugin's own): nothing added.
+		"kubectl-watchcache/dev (linux/amd64)": "kubectl-watchcache",
+		"my-controller/v1":                     "my-controller/v1",
+		"curl":                                 "curl",
+		"":                                     "",
 	} {
 		if p, tail := shortClient(ua); p+tail != want {
 			t.Errorf("shortClient(%q) = %q, want %q", ua, p+tail, want)

@@ -233,8 +233,9 @@ func shortClient(ua string) (program, tail string) {
 	}
 	program = ua[:strings.IndexAny(ua, "/ ")]
 	fields := strings.Fields(ua)
-	if last := fields[len(fields)-1]; len(fields) > 1 && strings.HasPrefix(last, "kubernetes/") && strings.Count(last, "/") == 1 {
-		return program, ""
+	if last := fields[len(fields)-1]; len(fields) > 1 && (strings.HasPrefix(last, "kubernetes/") && strings.Count(last, "/") == 1 ||
+		strings.HasPrefix(last, "(") && strings.HasSuffix(last, ")")) {
+		return program, "" // client-go's own form, or its start: "NAME/VERSION (OS/ARCH)"
 	}
 	last := strings.TrimSpace(ua[strings.LastIndex(ua, "/")+1:])
 	if last == "" {
