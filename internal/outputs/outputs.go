@@ -361,6 +361,9 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 			opts.Now = sess.Now
 		}
 		opts.Probe = probeView(sess)
+		if x.server != nil {
+			opts.Metrics = x.server.URL() // the port chosen for :0 too
+		}
 		if x.traits.Arrive {
 			opts.Added = x.added // subjects come while it runs
 		} else if sess.Replay == nil {

@@ -56,3 +56,12 @@ func TestTheFooterOffersEveryActionAt120Columns(t *testing.T) {
 		t.Errorf("footer %q is cut", footer)
 	}
 }
+
+// The help says where the run serves its metrics, a port chosen for :0
+// too (a reviewer found it only on stderr, under the dashboard).
+func TestTheHelpSaysWhereTheMetricsAreServed(t *testing.T) {
+	m := polledModel(t, 120, 40, func(o *program.Options) { o.Metrics = "http://127.0.0.1:37415/metrics" }, func(*reflector.Stats) {})
+	tuitest.MustContain(t, screen(update(m, tuitest.KeyPress("?"))), "metrics", "served at http://127.0.0.1:37415/metrics (--metrics-address)")
+	m = polledModel(t, 120, 40, nil, func(*reflector.Stats) {})
+	tuitest.MustNotContain(t, screen(update(m, tuitest.KeyPress("?"))), "served at")
+}

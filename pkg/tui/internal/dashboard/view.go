@@ -460,6 +460,7 @@ func (m *Model) HelpLines(width int) []string {
 		{"log", "store changes and reflector notes (REPLACED: an object of another UID under the same name); enter on an object shows the versions seen and what changed"},
 		{"dropped", "notes and changes the screen could not take in time: the reflector never waits for the screen"},
 	}
+	legend = append(m.Chrome.MetricsLegend(), legend...)
 	if m.Keys.Findings.Enabled() {
 		legend = append(legend, [2]string{"findings", findingspane.Legend})
 	}

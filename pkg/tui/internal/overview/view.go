@@ -383,6 +383,7 @@ func (o *Overview) HelpLines(width int) []string {
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
 	}
 	legend = append(append(legend[:len(legend)-1:len(legend)-1], o.Opts.Kind.Legend...), legend[len(legend)-1])
+	legend = append(o.Chrome.MetricsLegend(), legend...)
 	if o.acts() {
 		legend[len(legend)-1][1] += "; r and a act on the selected resource here too"
 	}

@@ -241,6 +241,15 @@ func Shared(rs []Resource, f func(r *Resource) string) (v string, ok bool) {
 	return v, true
 }
 
+// MetricsLegend is the help's first legend entry when the run serves
+// metrics (Options.Metrics), else none.
+func (c *Chrome) MetricsLegend() [][2]string {
+	if c.opts.Metrics == "" {
+		return nil
+	}
+	return [][2]string{{"metrics", "served at " + c.opts.Metrics + " (--metrics-address)"}}
+}
+
 // Frozen is t, or the moment the run ended if t is later: an ended run's
 // screen stays as it was then (ages, "for" durations, the rates), however
 // long it is looked at.

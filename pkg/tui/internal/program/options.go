@@ -105,6 +105,9 @@ type Options struct {
 	// action's status is, from NoticeAt on the run's clock.
 	Notice   string
 	NoticeAt time.Time
+	// Metrics, when set, is the URL the run serves its metrics at
+	// (--metrics-address): the help says it, a chosen port (:0) too.
+	Metrics string
 	// Differences, when set (a replay), is how many of the replayed
 	// reflectors' decisions differed from the recorded ones so far: the
 	// badge says so as they come, not only at exit. Called at each redraw,
