@@ -159,10 +159,7 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 	up := "up "
 	if c.Ended {
 		// The run is over: how long it ran, beside the state's "Stopped for".
-		up = "ran "
-		if !c.EndedAt.IsZero() && c.EndedAt.Before(now) {
-			now = c.EndedAt
-		}
+		up, now = "ran ", c.Frozen(now)
 	}
 	right := joinRight(findings, c.badge(r, false))
 	if ansi.StringWidth(right) > width-min(stateKept, ansi.StringWidth(state))-1 {
