@@ -24,10 +24,10 @@ func (*requestRefused) entry() Entry {
 
 func (r *requestRefused) observe(e *Engine, n reflector.Note) {
 	if n.Kind == reflector.NoteRequestEnded && n.Request != nil && n.Request.End != nil {
-		switch n.Request.End.Code() {
-		case 400, 401, 403, 404, 405, 422:
+		// The row the reflector counts as its permanent retries.
+		if n.Request.End.Permanent() {
 			r.reqs = appendLast(r.reqs, n.Request.ID)
-		default:
+		} else {
 			r.reqs = r.reqs[:0]
 		}
 	}

@@ -285,6 +285,11 @@ func (e *RequestEnd) IsGone() bool { return IsGone(e.Status) }
 // answer, as the reflector classifies it.
 func (e *RequestEnd) IsTooLargeResourceVersion() bool { return IsTooLargeResourceVersion(e.Status) }
 
+// Permanent says the answer is one that retrying will not fix without
+// someone acting (401, 403, 404, 405: credentials, RBAC, a deleted CRD), as
+// the reflector counts its permanent retries.
+func (e *RequestEnd) Permanent() bool { return isPermanent(e.Status) }
+
 // Code is the HTTP status code of the server's answer, 0 without one.
 func (e *RequestEnd) Code() int32 {
 	if e.Status == nil {
