@@ -433,6 +433,18 @@ func (r *Reader) next() (*Line, error) {
 	}
 }
 
+// maxAtFrom names where the largest at so far came from: "line 2's" (with
+// its value, "line 2's at 10800000000000"), or "the trace's start".
+func (r *Reader) maxAtFrom(withValue bool) string {
+	switch {
+	case r.maxAtLine == 0:
+		return "the trace's start"
+	case withValue:
+		return fmt.Sprintf("line %d's at %d", r.maxAtLine, r.maxAt)
+	}
+	return fmt.Sprintf("line %d's", r.maxAtLine)
+}
+
 // check applies the ordering rules (docs/trace-format.md, "Ordering") to the
 // next line, remembering the open request.
 func (r *Reader) check(l *Line) error {
@@ -441,11 +453,7 @@ func (r *Reader) check(l *Line) error {
 		if d := r.maxAt - l.At; d > 0 {
 			back = time.Duration(d).String()
 		}
-		from := "the trace's start"
-		if r.maxAtLine > 0 {
-			from = fmt.Sprintf("line %d's at %d", r.maxAtLine, r.maxAt)
-		}
-		return fmt.Errorf("at %d is %s before %s: lines are in the order they were written, so at steps back at most %v", l.At, back, from, MaxAtStepBack)
+		return fmt.Errorf("at %d is %s before %s: lines are in the order they were written, so at steps back at most %v", l.At, back, r.maxAtFrom(true), MaxAtStepBack)
 	}
 	switch {
 	case l.At > r.maxAt:
@@ -455,11 +463,7 @@ func (r *Reader) check(l *Line) error {
 		// replay as if they came so, and what the replay decides there
 		// (a resourceVersion going backwards) points to a later line.
 		r.steppedBack = true
-		from := "the trace's start"
-		if r.maxAtLine > 0 {
-			from = fmt.Sprintf("line %d's", r.maxAtLine)
-		}
-		r.backWarning = fmt.Sprintf("at steps back %v before %s: its lines may be out of the order they were written (a clock correction while recording does this too); the replay takes them in this order", time.Duration(r.maxAt-l.At), from)
+		r.backWarning = fmt.Sprintf("at steps back %v before %s: its lines may be out of the order they were written (a clock correction while recording does this too); the replay takes them in this order", time.Duration(r.maxAt-l.At), r.maxAtFrom(false))
 	}
 	if l.K == KindResource {
 		return r.addResource(l)
