@@ -43,9 +43,9 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	// was up: they lie anywhere after the list before this relist. Else
 	// they came while the watch was down, after its last sign of life.
 	_, dropped := e.track.faults["drop-deletes"]
-	from := e.track.aliveBeforeList
+	from := e.track.beforeList.alive
 	if dropped {
-		from = e.track.listBefore
+		from = e.track.beforeList.list
 	}
 	this := window(from, n.At)
 	switch {
@@ -58,7 +58,7 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	r.relists++
 	// The watch that was up when they went missing, the last one before the
 	// relist (a resume answered 410, say), then the relist that found them.
-	for _, id := range []int64{e.track.aliveWatchBeforeList, e.track.watchBeforeList} {
+	for _, id := range []int64{e.track.beforeList.aliveWatch, e.track.beforeList.watch} {
 		if id != 0 && !slices.Contains(r.reqs, id) {
 			r.reqs = appendLast(r.reqs, id)
 		}

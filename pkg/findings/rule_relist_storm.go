@@ -69,8 +69,8 @@ func (r *relistStorm) observe(e *Engine, n reflector.Note) {
 	if decided(n, reflector.ReasonGone) != nil {
 		t := &e.track
 		g := goneAt{at: n.At, afterStart: -1}
-		if !t.lastAlive.IsZero() {
-			g.downFor = n.At.Sub(t.lastAlive)
+		if !t.seen.alive.IsZero() {
+			g.downFor = n.At.Sub(t.seen.alive)
 		}
 		if !t.lastWatchEnd.IsZero() && t.lastWatchQuiet {
 			g.afterStart = t.lastWatchLife

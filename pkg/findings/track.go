@@ -13,28 +13,16 @@ type track struct {
 	watch *openWatch // the watch in flight
 	// ended is the watch the note being read ended (its RequestEnded), if
 	// it was the one in flight.
-	ended     *openWatch
-	lastAlive time.Time // the last applied event or complete list, or the end of a watch that delivered an event or bookmark
-	// aliveBeforeList is lastAlive before the last complete list: where the
-	// window of what that list found missed begins (its relist diff comes
-	// after it).
-	aliveBeforeList time.Time
-	// lastList is when the last complete list was in, listBefore the one
-	// before it: between them lies all a relist's diff can have missed.
-	lastList, listBefore time.Time
-	// the last watch that ended: its request, when, how long it lived and
-	// whether it delivered nothing; watchBeforeList is the last that ended
-	// before the last complete list (the watch a relist's diff tells what
-	// it missed)
-	lastWatchID, watchBeforeList int64
-	// lastAliveWatchID is the last watch that ended having delivered
-	// something, aliveWatchBeforeList the last before the last complete
-	// list: the watch that was up when what a relist found went missing
-	// (the one after it may only have been answered 410).
-	lastAliveWatchID, aliveWatchBeforeList int64
-	lastWatchEnd                           time.Time
-	lastWatchLife                          time.Duration
-	lastWatchQuiet                         bool
+	ended *openWatch
+	// seen is the run's last signs of life as they stand; beforeList is
+	// seen as it stood before the last complete list: where what that
+	// list's relist diff found missing can have gone missing.
+	seen, beforeList signs
+	// the last watch that ended: when, how long it lived and whether it
+	// delivered nothing
+	lastWatchEnd   time.Time
+	lastWatchLife  time.Duration
+	lastWatchQuiet bool
 	// the first list: whether it completed (firstList: with the note being
 	// read), and its requests
 	firstListed, firstList bool
@@ -45,6 +33,18 @@ type track struct {
 	// far (proxy --fault), by fault name: each finding that such a fault
 	// provokes names it as its cause (see provokedBy).
 	faults map[string]string
+}
+
+// signs are the last signs of life of a run.
+type signs struct {
+	// alive is the last applied event or complete list, or the end of a
+	// watch that delivered an event or bookmark; list the last complete
+	// list.
+	alive, list time.Time
+	// watch is the last watch that ended, aliveWatch the last that ended
+	// having delivered something: the one that was up when something went
+	// missing (the one after it may only have been answered 410).
+	watch, aliveWatch int64
 }
 
 type openWatch struct {
@@ -73,7 +73,7 @@ func (t *track) observe(n reflector.Note) {
 			t.watchEnded(n.At, r)
 		}
 	case reflector.NoteApplied:
-		t.lastAlive = n.At
+		t.seen.alive = n.At
 		if w := t.watch; w != nil {
 			w.applied++
 			if w.firstEvent.IsZero() {
@@ -91,9 +91,8 @@ func (t *track) observe(n reflector.Note) {
 	case reflector.NoteDecision:
 		if decided(n, reflector.ReasonListComplete) != nil {
 			// The cache was whole as of the list: nothing was missed before it.
-			t.aliveBeforeList, t.lastAlive, t.watchBeforeList = t.lastAlive, n.At, t.lastWatchID
-			t.listBefore, t.lastList = t.lastList, n.At
-			t.aliveWatchBeforeList = t.lastAliveWatchID
+			t.beforeList = t.seen
+			t.seen.alive, t.seen.list = n.At, n.At
 			if !t.firstListed {
 				t.firstListed, t.firstList = true, true
 			}
@@ -156,9 +155,9 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 		alive = w.applied > 0 || w.bookmarked || w.listEnded
 	}
 	if alive {
-		t.lastAlive, t.lastAliveWatchID = at, r.ID
+		t.seen.alive, t.seen.aliveWatch = at, r.ID
 	}
-	t.lastWatchID, t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = r.ID, at, r.Duration, !alive
+	t.seen.watch, t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = r.ID, at, r.Duration, !alive
 }
 
 // listTook is how long the list that the list-complete note n completed
