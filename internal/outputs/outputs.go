@@ -277,10 +277,7 @@ func asks(rh trace.ResourceHeader, client trace.Client) string {
 func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource {
 	rh, client := sub.Describe()
 	o := rh.Options
-	feed := tui.Feed{Stats: sub.Stats, Store: sub.Store(), Notes: notes, Findings: sub.Findings().List, Churn: sub.Churn, Alerts: x.alerts()}
-	if d, ok := sub.(interface{ Diffs() bool }); ok {
-		feed.Diffing = d.Diffs
-	}
+	feed := tui.Feed{Stats: sub.Stats, Store: sub.Store(), Notes: notes, Findings: sub.Findings().List, Churn: sub.Churn, Diffing: sub.Diffs, Alerts: x.alerts()}
 	if w, ok := sub.(*session.Watched); ok {
 		// In a replay neither is set: the dashboard says each needs a live cluster.
 		if x.sess.Replay == nil {

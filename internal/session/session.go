@@ -96,6 +96,8 @@ type Subject interface {
 	// Churn is what its diffed MODIFIED events changed so far (--diff, or
 	// a trace that recorded the changes), with the top paths and objects.
 	Churn(top int) diff.Summary
+	// Diffs says whether its MODIFIED events are diffed as they come.
+	Diffs() bool
 	// Summary is the summary contract of it at now.
 	Summary(now time.Time) summary.Summary
 }
