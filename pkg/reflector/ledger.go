@@ -35,12 +35,10 @@ type Ledger struct {
 
 	mu        sync.Mutex
 	stats     Stats
-	churn     diff.Churn    // what the diffed MODIFIED events changed (--diff)
-	history   []RequestInfo // ring of finished requests
-	histNext  int
-	histFull  bool
+	churn     diff.Churn        // what the diffed MODIFIED events changed (--diff)
+	history   ring[RequestInfo] // the last finished requests
 	current   *RequestInfo
-	latency   *latencyRing
+	latency   ring[time.Duration] // the last apply latencies, for percentiles
 	nextID    int64
 	lastReq   int64 // the request in flight or last ended, for notes
 	listing   bool  // a list has begun (Init) and is not complete
@@ -90,7 +88,7 @@ func NewLedger(w *store.Writer, now func() time.Time, history int) *Ledger {
 	if history < 1 {
 		history = 1
 	}
-	l := &Ledger{now: now, writer: w, history: make([]RequestInfo, history), latency: newLatencyRing(1024), relistCause: CauseError}
+	l := &Ledger{now: now, writer: w, history: ring[RequestInfo]{size: history}, latency: ring[time.Duration]{size: 1024}, relistCause: CauseError}
 	l.stats.StateSince = now()
 	return l
 }
@@ -361,11 +359,7 @@ func (l *Ledger) EndRequest(info *RequestInfo, end *RequestEnd) {
 	l.mu.Lock()
 	info.Duration = now.Sub(info.Started)
 	info.End = end
-	l.history[l.histNext] = *info
-	l.histNext = (l.histNext + 1) % len(l.history)
-	if l.histNext == 0 {
-		l.histFull = true
-	}
+	l.history.add(*info)
 	if l.current == info {
 		l.current = nil
 	}
@@ -747,13 +741,7 @@ func (l *Ledger) Stats() Stats {
 		c := *l.current
 		s.Current = &c
 	}
-	if l.histFull {
-		s.Requests = make([]RequestInfo, 0, len(l.history))
-		s.Requests = append(s.Requests, l.history[l.histNext:]...)
-		s.Requests = append(s.Requests, l.history[:l.histNext]...)
-	} else {
-		s.Requests = append([]RequestInfo(nil), l.history[:l.histNext]...)
-	}
-	s.ApplyLatency = l.latency.summary()
+	s.Requests = l.history.items()
+	s.ApplyLatency = latencyOf(l.latency.items())
 	return s
 }

@@ -1,7 +1,7 @@
 package reflector
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -482,34 +482,40 @@ type Latency struct {
 	P50, P99, Max time.Duration
 }
 
-// latencyRing keeps the last durations for percentiles.
-type latencyRing struct {
-	buf  []time.Duration
-	next int
-	full bool
+// ring keeps the last size values added; it grows to size as they come, so
+// a short-lived stream (one kubectl get) holds only what it saw.
+type ring[T any] struct {
+	buf  []T
+	next int // where the next value goes, once buf is full
+	size int
 }
 
-func newLatencyRing(n int) *latencyRing { return &latencyRing{buf: make([]time.Duration, n)} }
-
-func (l *latencyRing) add(d time.Duration) {
-	l.buf[l.next] = d
-	l.next++
-	if l.next == len(l.buf) {
-		l.next, l.full = 0, true
+func (r *ring[T]) add(v T) {
+	if len(r.buf) < r.size {
+		r.buf = append(r.buf, v)
+		return
 	}
+	r.buf[r.next] = v
+	r.next = (r.next + 1) % r.size
 }
 
-func (l *latencyRing) summary() Latency {
-	n := l.next
-	if l.full {
-		n = len(l.buf)
+// items are a copy of the values kept, oldest first (nil for none).
+func (r *ring[T]) items() []T {
+	if len(r.buf) == 0 {
+		return nil
 	}
+	out := make([]T, 0, len(r.buf))
+	out = append(out, r.buf[r.next:]...)
+	return append(out, r.buf[:r.next]...)
+}
+
+// latencyOf is the percentiles of s, which it sorts.
+func latencyOf(s []time.Duration) Latency {
+	n := len(s)
 	if n == 0 {
 		return Latency{}
 	}
-	s := make([]time.Duration, n)
-	copy(s, l.buf[:n])
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	slices.Sort(s)
 	return Latency{Samples: n, P50: s[n/2], P99: s[(n*99)/100], Max: s[n-1]}
 }
 
