@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/report"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -172,5 +177,39 @@ func TestE2ELiveRunTripsOnNoProgressAndStopsBeforeItsDuration(t *testing.T) {
 	code, _, stderr = run(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", "quiet-live", "--no-tui", "--once", "--fail-on", "relists>0", "--fail-on", "sync>30s")
 	if code != ExitOK {
 		t.Errorf("--once with rules that hold: exit %d, want %d: %s", code, ExitOK, stderr)
+	}
+}
+
+// A live run that ended by itself (--once) keeps its dashboard until q,
+// and its rules end with it: no-progress, the time since data last came,
+// neither trips while the ended screen is read nor at the last evaluation
+// after q, which sees the run as it was when it ended.
+func TestE2EAnEndedRunsRulesDoNotCountOnWhileItsScreenIsRead(t *testing.T) {
+	createConfigMaps(t, "ended-rules", 1)
+	in, keys := io.Pipe()
+	defer keys.Close()
+	var out, errOut syncBuffer
+	o, runE := newWatchCommand(genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}, "test")
+	o.isTerminal = func() bool { return true }
+	cmd := &cobra.Command{Use: "kubectl-watchcache", RunE: runE, SilenceErrors: true, SilenceUsage: true}
+	o.AddFlags(cmd)
+	cmd.SetArgs([]string{"configmaps", "--kubeconfig", kubeconfig(t), "-n", "ended-rules", "--once", "--fail-on", "no-progress>2s"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(out.String(), "run ended") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dashboard never said the run ended:\n%s\n%s", out.String(), errOut.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(4 * time.Second) // the ended screen is read: twice the rule's threshold
+	if _, err := keys.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the run ended with %v, want no trip: the rule counted after the end\n%s", err, errOut.String())
 	}
 }

@@ -80,10 +80,12 @@ type Outputs struct {
 	server  *metrics.Server
 	rules   *alert.Monitor
 	stop    context.CancelFunc // ends the session at a trip (fail mode)
-	// stopRules ends a live run's rules once its session returned: a run
-	// that ended by itself (every resource failed) keeps its screen, and
-	// no rule counts on, nor trips, after its end.
+	// stopRules ends a live run's rules once its session returned, at
+	// ended on its clock: a run that ended by itself (every resource
+	// failed) keeps its screen, and no rule counts on, nor trips, after its
+	// end, nor at the last evaluation, however long the screen is read.
 	stopRules context.CancelFunc
+	ended     time.Time
 	stopMu    sync.Mutex
 
 	warnings chan alert.Trip // line output in warn mode: printed as they come
@@ -422,10 +424,11 @@ func (x *Outputs) context(ctx context.Context) context.Context {
 	return ctx
 }
 
-// endRules stops evaluating a live run's rules: its session returned.
+// endRules stops evaluating a live run's rules: its session returned now.
 func (x *Outputs) endRules() {
 	x.stopMu.Lock()
 	stop := x.stopRules
+	x.ended = x.sess.Now()
 	x.stopMu.Unlock()
 	if stop != nil {
 		stop()
@@ -463,12 +466,16 @@ func (x *Outputs) Tripped() bool {
 	return x.rules != nil && !x.opts.Monitor.WarnOnly && len(x.rules.Trips()) > 0
 }
 
-// end evaluates the rules once more at the end of the run (unless one already ended it).
+// end evaluates the rules once more, as they were when the session returned
+// (unless one already ended the run).
 func (x *Outputs) end() {
 	if x.rules == nil || x.sess == nil || x.Tripped() {
 		return
 	}
-	x.rules.Evaluate(x.sess.Now())
+	x.stopMu.Lock()
+	ended := x.ended
+	x.stopMu.Unlock()
+	x.rules.Evaluate(ended)
 }
 
 // alerts is the dashboard's view of the rules (nil without rules).
