@@ -578,3 +578,21 @@ func TestABackoffAfterA429WaitsAtLeastItsRetryAfter(t *testing.T) {
 		t.Errorf("backoff waits: got %v, want %v (the 429's Retry-After, then the backoff's own)", computed, want)
 	}
 }
+
+// --give-up-after cuts a long backoff short, so the next failure gives up on
+// time, but never below a 429's Retry-After: the server asked for it.
+func TestGiveUpAfterNeverCutsABackoffBelowItsRetryAfter(t *testing.T) {
+	var computed []time.Duration
+	throttled := &RequestEnd{Reason: EndError, Status: status(429, metav1.StatusReasonTooManyRequests, "slow down"), Throttle: &Throttle{RetryAfter: 2 * time.Second}}
+	runFake(t, Config{Backoff: Backoff{Initial: time.Minute, Max: time.Hour}, Rand: func() float64 { return 0 }, GiveUpAfter: time.Second,
+		ChooseBackoff: func(d time.Duration) time.Duration {
+			computed = append(computed, d)
+			return time.Millisecond // the test does not wait it
+		}},
+		call{verb: VerbList, page: page("10", "")},
+		call{verb: VerbWatch, err: throttled},
+	)
+	if len(computed) != 1 || computed[0] != 2*time.Second {
+		t.Errorf("backoff waits: got %v, want [2s] (the minute's backoff cut to the 429's Retry-After, not to the second left)", computed)
+	}
+}
