@@ -44,7 +44,10 @@ type ProxyOptions struct {
 	TraceFlags
 	MetricsAddress string
 	Duration       time.Duration
-	Display        DisplayOptions
+	// ForgetAfter is how long a client must have left before the proxy
+	// forgets what it held (--forget-after).
+	ForgetAfter time.Duration
+	Display     DisplayOptions
 	// Faults are the --fault specs as given, FaultTargets the
 	// --fault-target values, FaultSeed seeds their @p.
 	Faults       []string
@@ -77,6 +80,7 @@ func NewProxyOptions(streams genericiooptions.IOStreams) *ProxyOptions {
 		Port:        8001,
 		Address:     "127.0.0.1",
 		AcceptHosts: proxy.DefaultAcceptHosts,
+		ForgetAfter: proxy.DefaultForgetAfter,
 		isTerminal:  func() bool { return isTerminal(streams.Out) },
 	}
 }
@@ -125,6 +129,7 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 	o.TraceFlags.addFlags(cmd, "Record every observed LIST and WATCH to this JSONL file (gzip if it ends in .gz); replay it with \"kubectl watchcache replay\"")
 	f.StringVar(&o.MetricsAddress, "metrics-address", "", "Serve Prometheus metrics, one set per observed stream, at http://HOST:PORT/metrics")
 	f.DurationVar(&o.Duration, "duration", 0, "Stop after this long (0: until interrupted)")
+	f.DurationVar(&o.ForgetAfter, "forget-after", o.ForgetAfter, "Forget what a client that left held once it has been gone this long (its stream keeps its counts; if it comes back, it is a new stream)")
 	f.StringArrayVar(&o.Faults, "fault", nil, "Inject a watch fault into the traffic, NAME[=VALUE][@every=D|@after=D][@p=F] (repeatable): "+
 		joinNames(fault.Names())+". Each is noted in the stream's log, the trace and the summary's faults")
 	f.StringArrayVar(&o.FaultTargets, "fault-target", nil, "Limit --fault to these resources (pods, deployments.apps) and clients (client=USER-AGENT-SUBSTRING), comma-separated (repeatable)")
@@ -167,6 +172,9 @@ func (o *ProxyOptions) Validate() error {
 	}
 	if o.Duration < 0 {
 		return usageErrorf("invalid --duration %s: must not be negative", o.Duration)
+	}
+	if o.ForgetAfter <= 0 {
+		return usageErrorf("invalid --forget-after %s: must be positive", o.ForgetAfter)
 	}
 	o.faults = nil
 	for _, raw := range o.Faults {
@@ -226,7 +234,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		return outs.Finish(err)
 	}
 	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recording() || o.Diff.On,
-		OnFlowControlNames: sess.FlowControlNames, Faults: o.faults, FaultTarget: o.faultTarget, FaultSeed: o.FaultSeed})
+		OnFlowControlNames: sess.FlowControlNames, ForgetAfter: o.ForgetAfter, Faults: o.faults, FaultTarget: o.faultTarget, FaultSeed: o.FaultSeed})
 	if err != nil {
 		return outs.Finish(errors.Join(err, sess.Run(cancelled())))
 	}

@@ -23,8 +23,10 @@ import (
 // told apart by their connections though their User-Agent is one; a
 // kubectl get pods -w that is killed leaves its stream saying its client
 // left, in the line output and the summary, which no longer counts it
-// Watching. The trace replays to the same streams, the client's leaving
-// included.
+// Watching. Once a client has been gone for --forget-after, the proxy
+// forgets what it held: its stream keeps its counts, holds no object, and
+// says how many it forgot. The trace replays to the same streams, the
+// client's leaving and its forgetting included.
 func TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft(t *testing.T) {
 	c := cluster(t)
 	dir := pluginPath(t)
@@ -38,7 +40,8 @@ func TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	tracePath, proxyKC := filepath.Join(work, "proxy.jsonl"), filepath.Join(work, "proxy.kubeconfig")
-	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "-o", "json", "--summary", "--trace", tracePath, "--print-kubeconfig", proxyKC)
+	p := startPlugin(t, dir, c.Kubeconfig(), "proxy", "--port", "0", "--no-tui", "-o", "json", "--summary", "--trace", tracePath, "--print-kubeconfig", proxyKC,
+		"--forget-after", "2s")
 	waitForProxyKubeconfig(t, proxyKC)
 
 	for range 2 {
@@ -56,18 +59,25 @@ func TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft(t *testing.T) {
 	if err := w.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	// Each of the three streams says its client left: the pods' last.
-	for left := 0; left < 3; {
+	// Each of the three streams says its client left: the pods' last; the
+	// two kubectl gets' are forgotten 2 s after they left, before.
+	for left, gone := 0, 0; left < 3 || gone < 2; {
 		select {
 		case l, ok := <-p.lines:
 			if !ok {
 				t.Fatal("the proxy exited")
 			}
-			if strings.Contains(l, `"reason":"client-left"`) {
+			switch {
+			case strings.Contains(l, `"reason":"client-left"`):
 				left++
+			case strings.Contains(l, `"reason":"client-gone"`):
+				gone++
+				if left < 3 && !strings.Contains(l, "configmaps") {
+					t.Errorf("a stream forgotten before the killed watch left is not a kubectl get's: %s", l)
+				}
 			}
 		case <-time.After(time.Minute):
-			t.Fatalf("%d streams said their client left within a minute, want 3", left)
+			t.Fatalf("%d streams said their client left within a minute (want 3), %d were forgotten (want 2)", left, gone)
 		}
 	}
 	noted := time.Since(killed)
@@ -96,8 +106,13 @@ func TestE2EProxyTellsKubectlProcessesApartAndSaysWhenOneLeft(t *testing.T) {
 				t.Errorf("%s: stream #%d of %s (%s): %d lists, %d relists; want 1 and 0", what, s.Stream.ID, s.Stream.RemoteAddr, s.Stream.UserAgent, s.Counters.Lists, s.Counters.Relists)
 			}
 			// It listed and never watched: it left "Listed", not Watching.
-			if s.Stream.ClientLeft == nil || s.Stream.ClientLeft.State != "Listed" {
-				t.Errorf("%s: kubectl get's stream #%d does not say its client left after its list: %+v", what, s.Stream.ID, s.Stream.ClientLeft)
+			l := s.Stream.ClientLeft
+			if l == nil || l.State != "Listed" {
+				t.Fatalf("%s: kubectl get's stream #%d does not say its client left after its list: %+v", what, s.Stream.ID, l)
+			}
+			// Gone for longer than --forget-after: what it held is forgotten.
+			if l.ForgottenObjects == nil || *l.ForgottenObjects < 1 || s.Objects != 0 || len(s.Store) != 0 {
+				t.Errorf("%s: kubectl get's stream #%d: %d objects held, forgotten %v; want none held, all it listed forgotten", what, s.Stream.ID, s.Objects, l.ForgottenObjects)
 			}
 		}
 		if pods == nil {

@@ -157,10 +157,12 @@ func (r *Feed) Line(l *trace.Line) error {
 		setOpen(nil)
 	case trace.KindNote:
 		// The other notes are the stream's own, noted again as it is fed;
-		// that its client left is only in the note.
+		// that its client left, or was forgotten, is only in the note.
 		switch reflector.Reason(l.Reason) {
 		case reflector.ReasonClientLeft:
 			s.ClientLeft(r.now().Add(-time.Duration(l.Wait)))
+		case reflector.ReasonClientGone:
+			s.Forget()
 		case reflector.ReasonFault:
 			// What the proxy injected is only in its notes.
 			s.Fault(Fault{Spec: l.Fault, Count: l.Count, What: strings.TrimPrefix(l.Detail, "--fault "+l.Fault+": ")})

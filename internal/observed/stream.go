@@ -424,6 +424,22 @@ func (s *Stream) ClientLeft(since time.Time) {
 	s.ledger.ClientLeft(since)
 }
 
+// Forget drops what the stream's client held once it left and stayed away
+// (see reflector.Ledger.ClientGone), and the objects' JSON kept for --diff:
+// the proxy no longer gives the stream requests. Nothing is forgotten on a
+// closed stream, while a request is open, or before the client left.
+func (s *Stream) Forget() {
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	if s.closed || s.current != nil {
+		return
+	}
+	if s.versions != nil {
+		s.versions.Reset()
+	}
+	s.ledger.ClientGone()
+}
+
 // StartsAfresh says whether a request is one a client makes only when it
 // starts with nothing: a LIST (without a continue token) or a WATCH from
 // resourceVersion "" or "0". A client-go reflector starts so (a LIST from

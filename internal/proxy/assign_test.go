@@ -14,12 +14,13 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 func newAssignProxy() *Proxy {
 	return &Proxy{slots: map[streamKey][]*slot{}, released: make(chan struct{}), conns: map[net.Conn]*conn{},
-		opts: Options{Now: time.Now, ClientLeftAfter: time.Hour}}
+		opts: Options{Now: time.Now, ClientLeftAfter: time.Hour, ForgetAfter: time.Hour}}
 }
 
 // A reflector's relist can reach the proxy before the watch it left (on a
@@ -358,6 +359,51 @@ func TestAStreamWhoseClientLeftIsTold(t *testing.T) {
 	p.clientLeft(sl, stale, closedAt)
 	if sl.left {
 		t.Error("a check canceled by a request still said the client left")
+	}
+}
+
+// A stream whose client left and stayed away is forgotten: its stream
+// drops what the client held, and a request of that client afterwards
+// (it resumes) is a new stream's. A request before then cancels it.
+func TestAStreamWhoseClientStayedAwayIsForgotten(t *testing.T) {
+	p := newAssignProxy()
+	p.mapper = resettable{meta.NewDefaultRESTMapper(nil)}
+	list := call{verb: reflector.VerbList, gvr: configMapsGVR}
+	c := newConn(t)
+	sl, _, mine := p.assign(list, onConn(p, c))
+	s := p.stream(sl, list)
+	r := s.BeginAnswered(reflector.VerbList, reflector.RequestOptions{}, time.Time{}, "")
+	r.Page(&reflector.Page{ResourceVersion: "5", Items: []reflector.Item{{Object: &store.Object{Name: "a", UID: "ua", ResourceVersion: "5"}}}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	served(p, sl, mine)
+	p.connState(c, http.StateClosed)
+	resume := call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "5"}}
+
+	// Back before it is forgotten: the forgetting its leaving began does nothing.
+	gen := sl.leftGen
+	p.clientLeft(sl, gen, time.Now())
+	c2 := newConn(t)
+	if back, _, mine := p.assign(resume, onConn(p, c2)); back != sl {
+		t.Fatal("the client that resumed got another stream")
+	} else {
+		served(p, back, mine)
+	}
+	p.forget(sl, gen)
+	p.Wait()
+	if st := s.Stats(); st.Forgotten || s.Store().Len() != 1 {
+		t.Fatalf("a client that came back was forgotten (%v, %d objects held)", st.Forgotten, s.Store().Len())
+	}
+
+	p.connState(c2, http.StateClosed)
+	gen = sl.leftGen
+	p.clientLeft(sl, gen, time.Now())
+	p.forget(sl, gen) // what the timer does, ForgetAfter on
+	p.Wait()
+	if st := s.Stats(); !st.Forgotten || st.ForgottenObjects != 1 || s.Store().Len() != 0 {
+		t.Errorf("forgotten %v, %d objects forgotten, %d held; want 1 forgotten, none held", st.Forgotten, st.ForgottenObjects, s.Store().Len())
+	}
+	if again, _, _ := p.assign(resume, onConn(p, newConn(t))); again == sl {
+		t.Error("a client that came back after it was forgotten joined its old stream")
 	}
 }
 

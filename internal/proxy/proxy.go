@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,6 +75,12 @@ const processedGrace = 10 * time.Second
 // shorter wait would see it leave and come back.
 const DefaultClientLeftAfter = 5 * time.Second
 
+// DefaultForgetAfter is how long a stream's client must have left before
+// the proxy forgets what it held (its stream keeps its counts): twice
+// client-go's longest backoff, 30 s. A client that comes back after that
+// is a new stream. Without it, every kubectl get kept its list until exit.
+const DefaultForgetAfter = time.Minute
+
 // Options configure a Proxy.
 type Options struct {
 	// Config is the cluster and the user's credentials every request is sent with.
@@ -93,6 +100,10 @@ type Options struct {
 	// ClientLeftAfter is how long a stream's client must have been gone
 	// before its stream says it left; default DefaultClientLeftAfter.
 	ClientLeftAfter time.Duration
+	// ForgetAfter is how long a stream's client must have left before its
+	// stream forgets what the client held (observed.Stream.Forget) and no
+	// request joins it again; default DefaultForgetAfter.
+	ForgetAfter time.Duration
 	// OnFlowControlNames is called with the names (uid → name) of
 	// FlowSchemas and PriorityLevels learned after the 429s that gave them
 	// by UID, once the streams' findings have them (record them there). It
@@ -168,6 +179,7 @@ type streamKey struct {
 // slot is one stream in the making and then in use: its requests are
 // processed one after another, in the order they came.
 type slot struct {
+	key    streamKey // its place in Proxy.slots
 	client observed.Client
 	asked  observed.Asked // with the first request's Accept
 	busy   bool           // a request of it is being forwarded
@@ -251,6 +263,9 @@ func New(opts Options) (*Proxy, error) {
 	}
 	if opts.ClientLeftAfter <= 0 {
 		opts.ClientLeftAfter = DefaultClientLeftAfter
+	}
+	if opts.ForgetAfter <= 0 {
+		opts.ForgetAfter = DefaultForgetAfter
 	}
 	p := &Proxy{opts: opts, slots: map[streamKey][]*slot{}, released: make(chan struct{}), names: names, conns: map[net.Conn]*conn{},
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
@@ -381,6 +396,29 @@ func (p *Proxy) clientLeft(sl *slot, gen int, since time.Time) {
 		return
 	}
 	sl.left = true
+	p.tell(sl, func(s *observed.Stream) { s.ClientLeft(since) })
+	time.AfterFunc(p.opts.ForgetAfter, func() { p.forget(sl, gen) })
+}
+
+// forget forgets the slot, whose client left with the check gen and has
+// not come back since: no request joins it again (a client that comes back
+// is a new stream), and its stream drops what the client held.
+func (p *Proxy) forget(sl *slot, gen int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing.Load() || sl.leftGen != gen || !sl.left || sl.pending > 0 {
+		return
+	}
+	p.slots[sl.key] = slices.DeleteFunc(p.slots[sl.key], func(s *slot) bool { return s == sl })
+	if len(p.slots[sl.key]) == 0 {
+		delete(p.slots, sl.key)
+	}
+	p.tell(sl, (*observed.Stream).Forget)
+}
+
+// tell calls f with the slot's stream once its requests queued so far are
+// processed, in their order. Caller holds p.mu.
+func (p *Proxy) tell(sl *slot, f func(*observed.Stream)) {
 	prev, mine := sl.tail, make(chan struct{})
 	sl.tail = mine
 	p.jobs.Add(1)
@@ -389,7 +427,7 @@ func (p *Proxy) clientLeft(sl *slot, gen int, since time.Time) {
 		defer close(mine)
 		<-prev
 		if sl.stream != nil {
-			sl.stream.ClientLeft(since)
+			f(sl.stream)
 		}
 	}()
 }
@@ -635,7 +673,7 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 		closed := make(chan struct{})
 		close(closed)
 		asked.Accept = accept
-		sl = &slot{client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, asked: asked, tail: closed, conns: map[*conn]bool{}}
+		sl = &slot{key: key, client: observed.Client{UserAgent: req.UserAgent(), RemoteAddr: req.RemoteAddr}, asked: asked, tail: closed, conns: map[*conn]bool{}}
 		p.slots[key] = append(p.slots[key], sl)
 	}
 	sl.busy = true

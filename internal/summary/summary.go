@@ -115,10 +115,13 @@ type StreamSummary struct {
 }
 
 // ClientLeftSummary is when a stream's client left, in seconds before the
-// end of the run, and the state its stream was in then ("Watching"…).
+// end of the run, and the state its stream was in then ("Watching"…);
+// ForgottenObjects, when the client stayed away long enough for the proxy
+// to forget what it held (--forget-after), how many objects that was.
 type ClientLeftSummary struct {
-	AgeSeconds float64 `json:"ageSeconds"`
-	State      string  `json:"state"`
+	AgeSeconds       float64 `json:"ageSeconds"`
+	State            string  `json:"state"`
+	ForgottenObjects *int    `json:"forgottenObjects,omitempty"`
 }
 
 // ClientLeftOf is what st says of a client that left, at now; nil when it has not.
@@ -126,7 +129,12 @@ func ClientLeftOf(st reflector.Stats, now time.Time) *ClientLeftSummary {
 	if st.ClientLeft.IsZero() {
 		return nil
 	}
-	return &ClientLeftSummary{AgeSeconds: now.Sub(st.ClientLeft).Seconds(), State: st.ClientLeftWas}
+	l := &ClientLeftSummary{AgeSeconds: now.Sub(st.ClientLeft).Seconds(), State: st.ClientLeftWas}
+	if st.Forgotten {
+		n := st.ForgottenObjects
+		l.ForgottenObjects = &n
+	}
+	return l
 }
 
 // Asks says for people what the stream's client asked for: "protobuf,
@@ -254,7 +262,11 @@ func (s Summary) WriteText(w io.Writer) error {
 		}
 		b.WriteString("\n")
 		if l := st.ClientLeft; l != nil {
-			fmt.Fprintf(&b, "client left %.1fs before the end; it was %s\n", l.AgeSeconds, l.State)
+			fmt.Fprintf(&b, "client left %.1fs before the end; it was %s", l.AgeSeconds, l.State)
+			if n := l.ForgottenObjects; n != nil {
+				fmt.Fprintf(&b, "; the proxy forgot the %s it held", format.PluralUngrouped(*n, "object"))
+			}
+			b.WriteString("\n")
 		}
 	}
 	at := " (no list completed)"

@@ -59,6 +59,11 @@ const (
 	// ReasonClientBack: an observed stream's client that had left sent its
 	// next request (it resumed, on a new connection): the stream goes on.
 	ReasonClientBack Reason = "client-back"
+	// ReasonClientGone: an observed stream's client left and stayed away
+	// (kubectl watchcache proxy --forget-after): the proxy forgot the
+	// Objects it held, and a client that comes back after that is a new
+	// stream. The state is kept.
+	ReasonClientGone Reason = "client-gone"
 	// ReasonFault: the observing proxy injected a fault into an observed
 	// stream's traffic (kubectl watchcache proxy --fault); the state is kept.
 	ReasonFault Reason = "fault"
@@ -112,7 +117,8 @@ type Decision struct {
 	// forced-relist, gone, continue-gone, too-large-resource-version,
 	// stream-refused, initial-events-end-missing).
 	List *ListMethod
-	// Objects is the number of objects installed (list-complete).
+	// Objects is the number of objects installed (list-complete), or
+	// forgotten (client-gone).
 	Objects int
 	// Bytes is the size of the complete list's bodies as received
 	// (list-complete): its LIST pages, or its streaming list's events up to
@@ -257,6 +263,8 @@ func (d Decision) String() string {
 		return fmt.Sprintf("client left %s ago (every connection it used closed, no request open); it was %s", roundDuration(d.Wait), was)
 	case ReasonClientBack:
 		return fmt.Sprintf("client came back after %s away: its stream goes on", roundDuration(d.Wait))
+	case ReasonClientGone:
+		return fmt.Sprintf("client away for %s: the proxy forgot the %s it held (if it comes back, it is a new stream)", roundDuration(d.Wait), format.PluralUngrouped(d.Objects, "object"))
 	case ReasonFault:
 		return "--fault " + d.Fault + ": " + d.Cause
 	case ReasonAlert:

@@ -533,6 +533,28 @@ func (l *Ledger) ClientLeft(since time.Time) {
 	l.Decide(Decision{State: state, Reason: ReasonClientLeft, Wait: max(l.now().Sub(since), 0), Cause: was})
 }
 
+// ClientGone records that the observing proxy forgot an observed stream
+// whose client left and stayed away: the objects it held are dropped (its
+// store emptied and closed) and noted, with how long the client was away.
+// Nothing is done unless the client has left, nor done twice.
+func (l *Ledger) ClientGone() {
+	l.mu.Lock()
+	since, state := l.stats.ClientLeft, l.stats.State
+	if since.IsZero() || l.stats.Forgotten {
+		l.mu.Unlock()
+		return
+	}
+	l.stats.Forgotten = true
+	l.mu.Unlock()
+	l.wmu.Lock()
+	n := l.writer.Forget()
+	l.wmu.Unlock()
+	l.mu.Lock()
+	l.stats.ForgottenObjects = n
+	l.mu.Unlock()
+	l.Decide(Decision{State: state, Reason: ReasonClientGone, Wait: max(l.now().Sub(since), 0), Objects: n})
+}
+
 // ClientBack records that the client of a stream it had left sent a
 // request again, and notes it; nothing when it had not left.
 func (l *Ledger) ClientBack() {

@@ -470,6 +470,10 @@ type Stats struct {
 	// ClientLeftWas says it for people: the state's name ("Listed" for a
 	// client whose complete list was its last request: kubectl get).
 	ClientLeftWas string
+	// Forgotten is set on an observed stream whose client stayed away:
+	// the proxy dropped the ForgottenObjects it held (ReasonClientGone).
+	Forgotten        bool
+	ForgottenObjects int
 	// Lag is the passive delivery estimate: how late the watch events
 	// applied past their list arrived after their object's last write
 	// (events whose object carries no write time are not counted).

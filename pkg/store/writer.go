@@ -197,6 +197,22 @@ func (w *Writer) publish(r Result) {
 	}
 }
 
+// Forget drops every object of the live snapshot (and a list in progress),
+// then closes the Writer (see Close): the cache is empty from then on. It
+// returns how many objects it dropped. An observing proxy forgets what a
+// client that left held.
+func (w *Writer) Forget() int {
+	c := w.c
+	c.mu.Lock()
+	n := len(c.objects)
+	c.objects = map[Ref]entry{}
+	c.len.Store(0)
+	c.bytesHeld.Store(0)
+	c.mu.Unlock()
+	w.Close()
+	return n
+}
+
 // Close tells readers that no more events will come: every subscription's
 // channel is closed, WaitUntilReady stops waiting (with ErrClosed if the cache
 // never became ready), and later events are rejected. The last snapshot stays

@@ -465,12 +465,12 @@ func (l *Line) AuditReport() *reflector.AuditReport {
 func noteLine(d *reflector.Decision) *Line {
 	l := &Line{K: KindNote, State: d.State.String(), Reason: string(d.Reason), Detail: d.String(),
 		ResourceVersion: d.ResourceVersion, Code: d.Code, Cursor: d.Cursor}
-	if d.Reason == reflector.ReasonListComplete {
+	if d.Reason == reflector.ReasonListComplete || d.Reason == reflector.ReasonClientGone {
 		n := d.Objects
 		l.Objects = &n
 	}
 	switch d.Reason {
-	case reflector.ReasonBackoff, reflector.ReasonClientLeft, reflector.ReasonClientBack:
+	case reflector.ReasonBackoff, reflector.ReasonClientLeft, reflector.ReasonClientBack, reflector.ReasonClientGone:
 		l.Wait = Duration(roundWait(d.Wait))
 	}
 	if d.Reason == reflector.ReasonFault {

@@ -29,7 +29,12 @@ func BookmarkSeverity(d time.Duration) Severity {
 }
 
 // ClientLeftText says that an observed stream's client left, since when,
-// and the state its stream was in then.
+// and the state its stream was in then; and that the proxy forgot what it
+// held, once it did.
 func ClientLeftText(s *reflector.Stats, now time.Time) string {
-	return "client left " + format.Age(now.Sub(s.ClientLeft)) + " ago, was " + s.ClientLeftWas
+	t := "client left " + format.Age(now.Sub(s.ClientLeft)) + " ago, was " + s.ClientLeftWas
+	if s.Forgotten {
+		t += ", its " + format.PluralUngrouped(s.ForgottenObjects, "object") + " forgotten"
+	}
+	return t
 }
