@@ -33,6 +33,8 @@ func TestE2EProxyBindsOnlyLoopbackUnlessToldAndRefusesBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"proxy", "--port", "70000"}, "error: invalid --port 70000"},
+		{[]string{"proxy", "--forget-after", "0s"}, "error: invalid --forget-after 0s: must be positive"},
+		{[]string{"proxy", "--forget-after", "soon"}, `error: invalid argument "soon" for "--forget-after" flag`},
 		{[]string{"proxy", "--accept-hosts", "("}, `error: invalid --accept-hosts "("`},
 		{[]string{"proxy", "--trace-objects", "all"}, `error: invalid --trace-objects "all"`},
 		{[]string{"proxy", "--trace-unsafe-secrets"}, "error: --trace-unsafe-secrets needs --trace"},
