@@ -203,11 +203,12 @@ func (l *Ledger) beginList(info *RequestInfo) {
 // streaming list the first event (an initial event or the end bookmark)
 // begins the list, ADDED and MODIFIED fill it and DELETED is ignored; after
 // it, ADDED, MODIFIED and DELETED are applied to the store (noted, counted,
-// and the cursor moved). Bookmarks move the cursor and are counted (a
-// streaming list's end apart from progress bookmarks); ERROR
+// and the cursor moved). Bookmarks are counted (a streaming list's end apart
+// from progress bookmarks); a progress bookmark moves the cursor. ERROR
 // changes nothing (the request's end says it). complete is true for the
 // bookmark that ends a streaming list: the caller completes it
-// (CompleteList) at that bookmark's resourceVersion. err is the store's.
+// (CompleteList) at that bookmark's resourceVersion, which moves the cursor
+// there. err is the store's.
 func (l *Ledger) Event(info *RequestInfo, ev WatchEvent, arrived time.Time) (complete bool, err error) {
 	l.mu.Lock()
 	info.Events++
@@ -308,12 +309,17 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time, stateAdd bool
 // bookmark moves the cursor to a bookmark's resourceVersion, counts it and
 // notes it: a streaming list's end (listEnd) apart from a progress bookmark,
 // which alone is timed (Stats.BookmarkAt): the end of a list says nothing of
-// whether the server sends bookmarks.
+// whether the server sends bookmarks. A list's end leaves the cursor to
+// CompleteList, which moves it once the list is installed: a cursor at a
+// resourceVersion says the store holds what was there then (Audit stops
+// waiting on it), and the old snapshot is served until the install.
 func (l *Ledger) bookmark(rv string, listEnd bool) {
 	l.wmu.Lock()
 	_, _ = l.writer.ApplyEvent(store.Event{Type: store.Bookmark, ResourceVersion: rv})
 	l.wmu.Unlock()
-	l.advance(rv, false)
+	if !listEnd {
+		l.advance(rv, false)
+	}
 	l.mu.Lock()
 	if listEnd {
 		l.stats.Counters.InitialEventsEnd++

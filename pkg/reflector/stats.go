@@ -88,8 +88,9 @@ const (
 	// NotePage: a LIST page's items were applied to the list in progress
 	// (Note.Page).
 	NotePage NoteKind = "page"
-	// NoteBookmark: a BOOKMARK moved the cursor (Note.Bookmark): a progress
-	// bookmark, or the one that ends a streaming list.
+	// NoteBookmark: a BOOKMARK arrived (Note.Bookmark): a progress
+	// bookmark, which moved the cursor, or the one that ends a streaming
+	// list, whose completion moves it (list-complete).
 	NoteBookmark NoteKind = "bookmark"
 )
 
@@ -124,7 +125,7 @@ type PageApplied struct {
 	Last bool
 }
 
-// Bookmark is a BOOKMARK that moved the cursor (NoteBookmark).
+// Bookmark is a BOOKMARK that arrived (NoteBookmark).
 type Bookmark struct {
 	ResourceVersion string
 	// ListEnd is the bookmark that ended a streaming list (annotated
