@@ -76,9 +76,15 @@ func (r *Reflector) Audit(ctx context.Context, catchUp time.Duration) (*AuditRep
 	}
 	// Drift while the cursor is still behind the list may just be events in
 	// flight: compare again every auditRecheck, catchUp's worth of times.
+	// The cursor is read before the cache: the cursor moves only once the
+	// store holds what it says (Ledger.advance, CompleteList), so a cursor
+	// at the list's resourceVersion makes the drift of the comparison that
+	// follows real; read after, it could be the end of a relist that the
+	// comparison just missed.
 	for tries := int(catchUp / auditRecheck); ; tries-- {
+		reached := r.cursorReached(rv)
 		rep := r.compare(rv, listed)
-		done := !rep.Drift() || r.cursorReached(rv) || tries <= 0
+		done := !rep.Drift() || reached || tries <= 0
 		if !done {
 			select {
 			case <-ctx.Done():
