@@ -163,6 +163,41 @@ func (g *goneFollowedByRelist) note(n reflector.Note) {
 	}
 }
 
+// lastBackoffs keeps the reflector's last few backoff waits, for a report
+// whose audit drifted: what the reflector was waiting for at the end.
+type lastBackoffs struct {
+	mu    sync.Mutex
+	start time.Time
+	waits []string
+}
+
+// keptBackoffs is how many backoff waits a report names.
+const keptBackoffs = 4
+
+func (b *lastBackoffs) note(n reflector.Note) {
+	d := n.Decision
+	if d == nil || d.Reason != reflector.ReasonBackoff {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := fmt.Sprintf("%s at %s (%s)", d.Wait.Round(time.Millisecond), n.At.Sub(b.start).Round(time.Millisecond), d)
+	if len(b.waits) == keptBackoffs {
+		b.waits = b.waits[1:]
+	}
+	b.waits = append(b.waits, w)
+}
+
+// String names the waits kept, oldest first.
+func (b *lastBackoffs) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.waits) == 0 {
+		return "no backoff"
+	}
+	return "the last backoffs: " + strings.Join(b.waits, "; ")
+}
+
 var configMaps = reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
 // Run soaks the reflector on c (kube-apiserver is restarted and etcd
@@ -183,12 +218,17 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 		return nil, err
 	}
 	order := &goneFollowedByRelist{}
+	start := time.Now()
+	backoffs := &lastBackoffs{start: start}
+	onNote := func(n reflector.Note) {
+		order.note(n)
+		backoffs.note(n)
+	}
 	st, w := store.New()
-	r, err := reflector.New(reflector.Config{Source: src, Strategy: reflector.StrategyAuto, PageSize: 50, GiveUpAfter: opts.GiveUpAfter, OnNote: order.note}, w, st)
+	r, err := reflector.New(reflector.Config{Source: src, Strategy: reflector.StrategyAuto, PageSize: 50, GiveUpAfter: opts.GiveUpAfter, OnNote: onNote}, w, st)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	rep := &Report{}
 	runCtx, stopReflector := context.WithCancel(ctx)
 	defer stopReflector()
@@ -298,7 +338,12 @@ loop:
 		} else {
 			rep.Audit = audit
 			if audit.Drift() {
-				rep.Problems = append(rep.Problems, "the cache differs from a LIST: "+audit.String())
+				// What the reflector was doing then says whether it was
+				// still on its way back (a restart just before the end)
+				// or stuck.
+				stats := r.Stats()
+				rep.Problems = append(rep.Problems, fmt.Sprintf("the cache differs from a LIST: %s; at %s the reflector was %s since %s at resourceVersion %s; %s",
+					audit, time.Since(start).Round(time.Millisecond), stats.State, stats.StateSince.Sub(start).Round(time.Millisecond), stats.ResourceVersion, backoffs))
 			}
 		}
 	}
