@@ -64,8 +64,11 @@ type MonitorSample struct {
 
 // Segment is one file of the trace left at the end.
 type Segment struct {
-	Name    string
-	Bytes   int64
+	Name  string
+	Bytes int64
+	// Cache is the bytes of the cache it begins with: its lines up to its
+	// first list-complete note.
+	Cache   int64
 	Replays bool   // replay --speed 0 --no-tui --strict exited 0
 	Error   string // why not
 }
@@ -78,7 +81,9 @@ type MonitorReport struct {
 	// single file seen on disk, sampled every second.
 	MaxDiskBytes, MaxFileBytes int64
 	// Bound is what the disk may hold: Keep+1 files, each at most
-	// FileBound, twice the cap. A closed segment takes the lines written
+	// FileBound, twice the cap plus the largest cache a segment began with
+	// (README: a segment is about the cap plus its caches, and up to a
+	// watch timeout of lines past that). A closed segment takes the lines written
 	// until each resource next resumes its watch, at most two watch
 	// timeouts (a watch asks for a timeout in [T, 2T)): Monitor.WatchTimeout
 	// is chosen so that this overshoot stays under the cap. That is a
@@ -129,7 +134,7 @@ func (m *MonitorReport) String() string {
 		if !s.Replays {
 			status = "does not replay: " + s.Error
 		}
-		fmt.Fprintf(&b, "  %s: %s, %s\n", s.Name, format.Bytes(s.Bytes), status)
+		fmt.Fprintf(&b, "  %s: %s (a cache of %s first), %s\n", s.Name, format.Bytes(s.Bytes), format.Bytes(s.Cache), status)
 	}
 	fmt.Fprintf(&b, "  the newest segment's replay ends as a LIST: %t\n", m.EndsAsList)
 	return b.String()
@@ -405,14 +410,22 @@ func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string
 	r.mu.Lock()
 	rep.MaxDiskBytes, rep.MaxFileBytes = max(r.maxDisk, total), max(r.maxFile, largest)
 	r.mu.Unlock()
-	rep.Bound, rep.FileBound, rep.Keep = int64(r.m.Keep+1)*2*r.m.MaxSize, 2*r.m.MaxSize, r.m.Keep
+	rep.Keep = r.m.Keep
+	defer func() {
+		var cache int64
+		for _, s := range rep.Segments {
+			cache = max(cache, s.Cache)
+		}
+		rep.FileBound = 2*r.m.MaxSize + cache
+		rep.Bound = int64(r.m.Keep+1) * rep.FileBound
+	}()
 
 	entries, err := os.ReadDir(r.m.Dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		seg := Segment{Name: e.Name()}
+		seg := Segment{Name: e.Name(), Cache: cacheBytes(filepath.Join(r.m.Dir, e.Name()))}
 		if fi, err := e.Info(); err == nil {
 			seg.Bytes = fi.Size()
 		}
@@ -426,6 +439,23 @@ func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string
 		}
 		rep.Segments = append(rep.Segments, seg)
 	}
+}
+
+// cacheBytes is the bytes of the cache the trace segment at path begins
+// with: its lines up to its first list-complete note (0 when unreadable).
+func cacheBytes(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for line := range bytes.Lines(b) {
+		n += int64(len(line))
+		if bytes.Contains(line, []byte(`"reason":"list-complete"`)) {
+			return n
+		}
+	}
+	return 0
 }
 
 // replay replays one segment with --strict and returns its summary JSON.
@@ -485,7 +515,7 @@ func (m *MonitorReport) problems() []string {
 		out = append(out, "the trace never rotated")
 	}
 	if m.MaxFileBytes > m.FileBound {
-		out = append(out, fmt.Sprintf("one file of the trace held %s, past twice the cap (%s)", format.Bytes(m.MaxFileBytes), format.Bytes(m.FileBound)))
+		out = append(out, fmt.Sprintf("one file of the trace held %s, past twice the cap plus its cache (%s)", format.Bytes(m.MaxFileBytes), format.Bytes(m.FileBound)))
 	}
 	for _, s := range m.Segments {
 		if !s.Replays {
