@@ -256,7 +256,11 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 		}
 	case reflector.ReasonRelistDiff:
 		if d.Diff != nil {
-			m.history.RecordDiff(n.At, d.Diff, m.Opts.TrackedObjects)
+			cached := func(store.Ref) (*store.Object, bool) { return nil, false }
+			if st := m.Feed.Store; st != nil {
+				cached = st.Get
+			}
+			m.history.RecordDiff(n.At, d.Diff, m.Opts.TrackedObjects, cached)
 			return logpane.Entry{At: n.At, Kind: logpane.KindRelist, Seq: n.Seq, Req: n.RequestID, Note: &n, Diff: d.Diff}, true
 		}
 	case reflector.ReasonTraceWriteError:

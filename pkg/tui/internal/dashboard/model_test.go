@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"regexp"
 	"strings"
 	"testing"
@@ -687,4 +688,31 @@ func secrets(secret bool) func(*program.Resource) {
 			res.Target.Resource.GVR.Resource, res.Target.Resource.Kind = "secrets", "Secret"
 		}
 	}
+}
+
+// An update the watch missed and a relist found says what it changed, as
+// the listed object has it (the one the cache holds), not just its
+// resourceVersion.
+func TestAMissedUpdateSaysWhatTheRelistFoundChanged(t *testing.T) {
+	labelled := func(rv, tier string) *store.Object {
+		o := tuitest.Obj("shop", "cart", "u-cart", rv)
+		o.Labels = store.MakeLabels(map[string]string{"tier": tier})
+		return o
+	}
+	st, w := store.New()
+	for _, ev := range []store.Event{{Type: store.Init}, {Type: store.InitApply, Object: labelled("385", "2")}, {Type: store.InitDone, ResourceVersion: "385"}} {
+		if _, err := w.ApplyEvent(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock := tuitest.NewFakeClock()
+	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{Store: st}))
+	t.Cleanup(m.Close)
+	m = update(m, tuitest.Applied(tuitest.At(10*time.Second), store.Result{Outcome: store.Modified, Object: labelled("335", "1"), Previous: labelled("300", "1")}))
+	diff := &store.RelistDiff{ResourceVersion: "385", Updated: []store.DiffEntry{{Ref: store.Ref{Namespace: "shop", Name: "cart"},
+		OldUID: "u-cart", NewUID: "u-cart", OldResourceVersion: "335", NewResourceVersion: "385"}}}
+	m = update(m, program.NotesMsg{Notes: []reflector.Note{{At: tuitest.At(20 * time.Second), Kind: reflector.NoteDecision,
+		Decision: &reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, ResourceVersion: "385", Diff: diff}}}})
+	detail := ansi.Strip(strings.Join(m.objectDetail(store.Ref{Namespace: "shop", Name: "cart"}, 80), "\n"))
+	tuitest.MustContain(t, detail, "missed update (relist) uid u-cart  rv 385", "resourceVersion 335 → 385", "label tier: 1 → 2")
 }

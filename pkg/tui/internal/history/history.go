@@ -146,7 +146,10 @@ func (h *Objects) RecordResult(at time.Time, res store.Result, ch *diff.Changes)
 }
 
 // RecordDiff adds the objects a relist diff names, at most limit of them.
-func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int) {
+// cached gives an object as the cache holds it now: the one
+// listed, when it still has the listed UID and resourceVersion, so the
+// detail says what a missed update changed.
+func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int, cached func(store.Ref) (*store.Object, bool)) {
 	groups := []struct {
 		what    string
 		entries []store.DiffEntry
@@ -167,7 +170,11 @@ func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int) {
 			if g.useOld {
 				uid, rv = e.OldUID, e.OldResourceVersion
 			}
-			h.add(e.Ref, Version{At: at, What: g.what, UID: uid, RV: rv}, nil)
+			v := Version{At: at, What: g.what, UID: uid, RV: rv}
+			if o, ok := cached(e.Ref); !g.useOld && ok && o.UID == uid && o.ResourceVersion == rv {
+				v.obj = o
+			}
+			h.add(e.Ref, v, nil)
 		}
 	}
 }
