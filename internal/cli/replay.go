@@ -153,6 +153,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		if traits.AsRecorded == "" { // a trace replayed as recorded decides nothing again
 			opts.Differences = sess.Replay.DifferencesSoFar
 		}
+		opts.EndedEarly = sess.Replay.RecordingCut
 		if last != nil {
 			// The dashboard before this one said it rewinds; this one says it did.
 			opts.NoticeAt = sess.Header.StartedAt.Add(rewindTo)

@@ -47,3 +47,35 @@ func TestAReplayClosesTheTraceItOpened(t *testing.T) {
 		t.Errorf("%d traces open after %d replays, %d before", after, 3*len(paths), before)
 	}
 }
+
+// A replay says, as soon as it has read the whole trace, whether the
+// recording was cut before its run recorded its stop (the dashboard's badge
+// says it then): the bundled demo is whole, its first 60,000 bytes are not.
+func TestAReplaySaysItsRecordingWasCutOnceItReadItAll(t *testing.T) {
+	whole := "../../testdata/traces/demo.jsonl"
+	b, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(cut, b[:60000], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{whole: false, cut: true} {
+		s, err := NewReplay(path, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Replay.RecordingCut() {
+			t.Errorf("%s: cut before it was read", path)
+		}
+		_ = s.Run(context.Background())
+		if got := s.Replay.RecordingCut(); got != want {
+			t.Errorf("%s: RecordingCut = %v, want %v", path, got, want)
+		}
+		s.Replay.Differences(0)
+		if got := s.Replay.EndedEarly(); got != want {
+			t.Errorf("%s: EndedEarly = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -169,6 +169,25 @@ func (p *Replay) ReadToEnd() bool {
 	return errors.Is(p.eof, io.EOF)
 }
 
+// RecordingCut says, once the whole trace has been read, whether a
+// resource's recording has decisions but not its run's stop: the run was
+// killed or its file cut (EndedEarlyText). Safe to call while the replay
+// runs; EndedEarly, after it, says whether that left a difference out.
+func (p *Replay) RecordingCut() bool {
+	if !p.ReadToEnd() {
+		return false
+	}
+	for _, rr := range p.resources {
+		rr.mu.Lock()
+		cut := rr.decisions.recordedCount > 0 && !rr.decisions.recordedStop
+		rr.mu.Unlock()
+		if cut {
+			return true
+		}
+	}
+	return false
+}
+
 // EndedEarlyText says that a trace ends before its run recorded its stop,
 // and what may have cut it (EndedEarly).
 const EndedEarlyText = "the recording ends early, before it recorded its stop (its run was killed, the file cut, or it is a segment of a rotating trace, closed before the run stopped)"

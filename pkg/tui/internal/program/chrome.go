@@ -280,7 +280,12 @@ func (c *Chrome) badge(r Progress, compact bool) string {
 	case r.Done > 0:
 		b += " " + format.Count(r.Done)
 	}
-	if r.Stopped {
+	switch {
+	case r.Stopped && c.opts.EndedEarly != nil && c.opts.EndedEarly() && compact:
+		b += st.Warn.Render(" ended early")
+	case r.Stopped && c.opts.EndedEarly != nil && c.opts.EndedEarly():
+		b += st.Warn.Render(" ended early: the recording was cut")
+	case r.Stopped:
 		b += st.Label.Render(" ended")
 	}
 	if c.opts.Differences != nil {

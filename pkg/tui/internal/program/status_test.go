@@ -62,3 +62,23 @@ func TestAReplaysBadgeCountsTheDecisionsThatDiffered(t *testing.T) {
 		t.Errorf("compact badge %q, want it to say 3 differ", b)
 	}
 }
+
+// A replay whose recording was cut (its run killed, its file cut short)
+// says so on its badge once it ended, not only in the line after q.
+func TestAReplaysBadgeSaysItsRecordingWasCut(t *testing.T) {
+	cut := false
+	c := newChrome(Options{Replay: true, EndedEarly: func() bool { return cut }}, common.Styles{})
+	if b := c.badge(Progress{Stopped: true}, false); !strings.HasSuffix(b, " ended") {
+		t.Errorf("badge %q of a whole recording, want it to end with ended", b)
+	}
+	cut = true
+	if b := c.badge(Progress{Stopped: true}, false); !strings.Contains(b, "ended early: the recording was cut") {
+		t.Errorf("badge %q, want it to say the recording was cut", b)
+	}
+	if b := c.badge(Progress{Stopped: true}, true); !strings.HasSuffix(b, " ended early") {
+		t.Errorf("compact badge %q, want it to say ended early", b)
+	}
+	if b := c.badge(Progress{}, false); strings.Contains(b, "ended") {
+		t.Errorf("badge %q of a replay still running", b)
+	}
+}
