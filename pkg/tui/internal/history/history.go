@@ -273,8 +273,9 @@ func bodyChanges(a, b []byte, hide bool) []string {
 	})
 	var out []string
 	for _, c := range paths {
-		p := strings.TrimPrefix(c.Path, ".")
-		if c.Meta || shownElsewhere(p) {
+		// Written as the diffed events' changes and the churn write them.
+		p := c.Path
+		if c.Meta || shownElsewhere(strings.TrimPrefix(p, ".")) {
 			continue
 		}
 		switch {

@@ -44,14 +44,14 @@ func TestVersionChangesComparesBodiesFieldByField(t *testing.T) {
 	b := obj("ns", "x", "u", "2")
 	b.Body = []byte(`{"metadata":{"resourceVersion":"2"},"data":{"k":"v2","new":"y"},"spec":{"replicas":2}}`)
 	got := versionChanges(&Version{obj: a, UID: "u", RV: "1"}, &Version{obj: b, UID: "u", RV: "2"}, false)
-	want := []string{"resourceVersion 1 → 2", `data.k: "v1" → "v2"`, `+ data.new: "y"`, "- data.gone"}
+	want := []string{"resourceVersion 1 → 2", `.data.k: "v1" → "v2"`, `+ .data.new: "y"`, "- .data.gone"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("changes = %q, want %q", got, want)
 	}
 	// A Secret's: what changed, never the values (they showed base64 of
 	// the old and new password, though its JSON below said REDACTED).
 	got = versionChanges(&Version{obj: a, UID: "u", RV: "1"}, &Version{obj: b, UID: "u", RV: "2"}, true)
-	want = []string{"resourceVersion 1 → 2", "data.k changed", "+ data.new", "- data.gone"}
+	want = []string{"resourceVersion 1 → 2", ".data.k changed", "+ .data.new", "- .data.gone"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("a Secret's changes = %q, want %q", got, want)
 	}
