@@ -168,7 +168,9 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 		right = joinRight(findings, c.badge(r, true))
 	}
 	return []string{common.Spread(left, st.Label.Render(up)+format.Age(now.Sub(o.Start)), width),
-		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, right, width, stateKept)}
+		// Right one more cell from the state, so a state that just fits
+		// never reads as one phrase with the findings' count.
+		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, " "+right, width, stateKept)}
 }
 
 // stateKept is how much of the state line's left (the state: "● Backoff

@@ -82,3 +82,16 @@ func TestAReplaysBadgeSaysItsRecordingWasCut(t *testing.T) {
 		t.Errorf("badge %q of a replay still running", b)
 	}
 }
+
+// A state that just fits beside the findings' count stays two cells from
+// it: "…0 events  no findings", never "…0 events no findings".
+func TestTheStateLineKeepsTheStateApartFromTheFindings(t *testing.T) {
+	c := newChrome(Options{}, common.Styles{})
+	state, findings := "● Watching for 0s · watch #9 running 0s, 0 events", "no findings"
+	for width := 60; width <= 80; width++ {
+		line := c.Header(width, time.Time{}, nil, state, findings, Progress{})[2]
+		if strings.Contains(line, "events no") || strings.Contains(line, "… no") {
+			t.Errorf("at %d: %q", width, line)
+		}
+	}
+}
