@@ -62,6 +62,9 @@ func TestTheRingKeepsTheNewestInOrder(t *testing.T) {
 	if want := []int{2, 3, 4}; !slices.Equal(got, want) {
 		t.Errorf("ring holds %v, want %v (the oldest dropped first)", got, want)
 	}
+	if big := NewRing[int](2000); cap(big.buf) != 0 {
+		t.Errorf("an empty ring of 2000 holds room for %d", cap(big.buf))
+	}
 	z := NewRing[int](0)
 	z.Push(7)
 	if z.Len() != 1 || *z.At(0) != 7 {

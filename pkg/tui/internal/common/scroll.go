@@ -1,29 +1,31 @@
 package common
 
-// Ring is a fixed-capacity FIFO that overwrites its oldest element.
+// Ring is a bounded FIFO that overwrites its oldest element once full. It
+// grows to its capacity as elements come: a proxy keeps a log for every
+// client's stream, most of them a few lines long.
 type Ring[T any] struct {
-	buf      []T
-	start, n int
+	buf   []T
+	size  int
+	start int // the oldest, once full
 }
 
 // NewRing is an empty ring that holds capacity elements (at least one).
 func NewRing[T any](capacity int) Ring[T] {
-	return Ring[T]{buf: make([]T, max(capacity, 1))}
+	return Ring[T]{size: max(capacity, 1)}
 }
 
 // Push appends v, dropping the oldest element when full.
 func (r *Ring[T]) Push(v T) {
-	if r.n < len(r.buf) {
-		r.buf[(r.start+r.n)%len(r.buf)] = v
-		r.n++
+	if len(r.buf) < r.size {
+		r.buf = append(r.buf, v)
 		return
 	}
 	r.buf[r.start] = v
-	r.start = (r.start + 1) % len(r.buf)
+	r.start = (r.start + 1) % r.size
 }
 
 // Len is how many elements the ring holds.
-func (r *Ring[T]) Len() int { return r.n }
+func (r *Ring[T]) Len() int { return len(r.buf) }
 
 // At returns element i, 0 being the oldest.
 func (r *Ring[T]) At(i int) *T { return &r.buf[(r.start+i)%len(r.buf)] }

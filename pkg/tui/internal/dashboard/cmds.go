@@ -69,53 +69,28 @@ func (m Model) PollCmd(wait time.Duration) tea.Cmd {
 
 // notesCmd delivers the next batch of notes, no sooner than wait from now.
 func (m Model) notesCmd(wait time.Duration) tea.Cmd {
-	if m.Feed.Notes == nil {
+	b := m.Feed.Notes
+	if b == nil {
 		return nil
 	}
-	done, ch := m.life.ctx.Done(), m.Feed.Notes.C()
+	done := m.life.ctx.Done()
 	return func() tea.Msg {
-		notes, _, ok := readBatch(done, ch, wait)
-		if !ok {
-			return nil
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-done:
+				return nil
+			case <-t.C:
+			}
 		}
-		return program.NotesMsg{Notes: notes}
-	}
-}
-
-// readBatch waits wait, then blocks until ch has something, then takes
-// what else is ready, up to maxBatch. closed reports that ch was closed;
-// ok is false when done closed first.
-func readBatch[T any](done <-chan struct{}, ch <-chan T, wait time.Duration) (batch []T, closed, ok bool) {
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
 		select {
 		case <-done:
-			return nil, false, false
-		case <-t.C:
+			return nil
+		case <-b.Ready():
 		}
+		return program.NotesMsg{Notes: b.Take(maxBatch)}
 	}
-	select {
-	case <-done:
-		return nil, false, false
-	case v, open := <-ch:
-		if !open {
-			return nil, true, true
-		}
-		batch = append(batch, v)
-	}
-	for len(batch) < maxBatch {
-		select {
-		case v, open := <-ch:
-			if !open {
-				return batch, true, true
-			}
-			batch = append(batch, v)
-		default:
-			return batch, false, true
-		}
-	}
-	return batch, false, true
 }
 
 // forceRelistCmd asks the reflector to relist, off the screen's goroutine.

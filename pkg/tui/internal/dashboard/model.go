@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,6 +122,9 @@ func New(ctx context.Context, r *program.Root, res program.Resource, row int) Mo
 	}
 }
 
+// leftRefresh is how often a stream whose client left is polled.
+const leftRefresh = time.Second
+
 // churnOff is why no MODIFIED event of feed is diffed, "" when they are:
 // what the churn pane says while it has nothing to show.
 func churnOff(opts program.Options, feed program.Feed) string {
@@ -153,10 +157,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.Chrome.Width, m.Chrome.Height = msg.Width, msg.Height
 	case program.SnapshotMsg:
 		m.applySnapshot(msg)
-		cmd = m.PollCmd(m.Opts.Refresh)
+		switch {
+		case m.HaveStats && m.Stats.Forgotten:
+			// The proxy forgot the stream: nothing moves again. A
+			// proxy in front of many short-lived clients keeps one
+			// model each, and each poll redraws the screen.
+		case m.HaveStats && !m.Stats.ClientLeft.IsZero():
+			cmd = m.PollCmd(leftRefresh) // nothing moves until its client comes back
+		default:
+			cmd = m.PollCmd(m.Opts.Refresh)
+		}
 	case program.NotesMsg:
 		m.addNotes(msg.Notes)
-		cmd = m.notesCmd(m.Opts.Refresh)
+		if !slices.ContainsFunc(msg.Notes, func(n reflector.Note) bool { return n.Reason() == reflector.ReasonClientGone }) {
+			cmd = m.notesCmd(m.Opts.Refresh) // no note comes after that one but the run's stop
+		}
 	case program.AuditMsg:
 		m.addAudit(msg)
 	case churn.Msg:

@@ -716,3 +716,29 @@ func TestAMissedUpdateSaysWhatTheRelistFoundChanged(t *testing.T) {
 	detail := ansi.Strip(strings.Join(m.objectDetail(store.Ref{Namespace: "shop", Name: "cart"}, 80), "\n"))
 	tuitest.MustContain(t, detail, "missed update (relist) uid u-cart  rv 385", "resourceVersion 335 → 385", "label tier: 1 → 2")
 }
+
+// A stream the proxy forgot (its client left and stayed away) is polled no
+// more, nor are its notes read after the one that says so: a proxy in front
+// of a kubectl get in a loop keeps a model for each, and every poll redraws
+// the screen. A stream whose client is there is polled on.
+func TestAForgottenStreamIsPolledNoMore(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	notes := program.NewNoteBuffer(8)
+	m := newAlone(tuitest.DemoOptions(clock), tuitest.DemoResource(program.Feed{Notes: notes}))
+	t.Cleanup(m.Close)
+	st := reflector.Stats{State: reflector.StateListed}
+	if _, cmd := m.Update(program.SnapshotMsg{At: clock.Time, HasStats: true, Stats: st}); cmd == nil {
+		t.Error("a stream whose client is there is not polled again")
+	}
+	st.ClientLeft, st.ClientLeftWas, st.Forgotten = tuitest.At(time.Second), "Listed", true
+	if _, cmd := m.Update(program.SnapshotMsg{At: clock.Time, HasStats: true, Stats: st}); cmd != nil {
+		t.Error("a forgotten stream is polled again")
+	}
+	gone := reflector.Note{Kind: reflector.NoteDecision, Decision: &reflector.Decision{State: reflector.StateListed, Reason: reflector.ReasonClientGone}}
+	if _, cmd := m.Update(program.NotesMsg{Notes: []reflector.Note{gone}}); cmd != nil {
+		t.Error("the notes of a forgotten stream are read on")
+	}
+	if _, cmd := m.Update(program.NotesMsg{Notes: []reflector.Note{{Kind: reflector.NoteDecision, Decision: &reflector.Decision{Reason: reflector.ReasonBackoff}}}}); cmd == nil {
+		t.Error("the notes of a stream are not read on")
+	}
+}

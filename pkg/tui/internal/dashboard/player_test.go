@@ -9,7 +9,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
@@ -20,11 +19,9 @@ const demoTrace = "../../../../testdata/traces/demo.jsonl"
 // refresh brings what the replay did to model i: its notes so far, then a poll.
 func refresh(m Model) Model {
 	for {
-		select {
-		case n := <-m.Feed.Notes.C():
-			m = update(m, program.NotesMsg{Notes: []reflector.Note{n}})
+		if notes := m.Feed.Notes.Take(1); len(notes) > 0 {
+			m = update(m, program.NotesMsg{Notes: notes})
 			continue
-		default:
 		}
 		return update(m, takeSnapshot(m.Opts, m.Feed))
 	}

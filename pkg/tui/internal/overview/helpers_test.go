@@ -6,7 +6,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/dashboard"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
@@ -39,11 +38,9 @@ var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
 // refresh brings what the replay did to m: its notes so far, then a poll.
 func refresh(m dashboard.Model) dashboard.Model {
 	for {
-		select {
-		case n := <-m.Feed.Notes.C():
-			m = update(m, program.NotesMsg{Notes: []reflector.Note{n}})
+		if notes := m.Feed.Notes.Take(1); len(notes) > 0 {
+			m = update(m, program.NotesMsg{Notes: notes})
 			continue
-		default:
 		}
 		return update(m, m.PollCmd(0)())
 	}

@@ -1,6 +1,7 @@
 package program
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -13,18 +14,20 @@ const DefaultNoteBuffer = 16384
 // NoteBuffer is the bounded hand-over of reflector notes to the dashboard.
 // The reflector calls Push synchronously (as Config.OnNote); Push never
 // blocks: when the buffer is full the note is dropped and counted, so the
-// reflector's speed never depends on the terminal's. The dashboard drains it.
+// reflector's speed never depends on the terminal's. The dashboard drains it
+// (Ready, Take). It holds only the notes waiting, not its capacity: a
+// proxy makes one for every client's stream, most of them short-lived.
 type NoteBuffer struct {
-	ch      chan reflector.Note
+	mu      sync.Mutex
+	waiting []reflector.Note
+	max     int
+	ready   chan struct{} // a token while notes wait
 	dropped atomic.Int64
 }
 
 // NewNoteBuffer returns a buffer for capacity notes (values below 1 mean 1).
 func NewNoteBuffer(capacity int) *NoteBuffer {
-	if capacity < 1 {
-		capacity = 1
-	}
-	return &NoteBuffer{ch: make(chan reflector.Note, capacity)}
+	return &NoteBuffer{max: max(capacity, 1), ready: make(chan struct{}, 1)}
 }
 
 // Push hands a note over without blocking; a note that does not fit is
@@ -35,21 +38,53 @@ func (b *NoteBuffer) Push(n reflector.Note) {
 	if n.Kind.Fact() {
 		return // the log shows none; the gauges read Stats
 	}
-	select {
-	case b.ch <- n:
-	default:
+	b.mu.Lock()
+	if len(b.waiting) >= b.max {
+		b.mu.Unlock()
 		b.dropped.Add(1)
+		return
 	}
+	b.waiting = append(b.waiting, n)
+	b.mu.Unlock()
+	b.signal()
+}
+
+// signal leaves a token in ready, unless one is there.
+func (b *NoteBuffer) signal() {
+	select {
+	case b.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Take takes up to limit of the notes waiting, oldest first.
+func (b *NoteBuffer) Take(limit int) []reflector.Note {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.waiting) <= limit {
+		out := b.waiting
+		b.waiting = nil // its memory goes with the notes taken
+		return out
+	}
+	out := append([]reflector.Note(nil), b.waiting[:limit]...)
+	b.waiting = append(b.waiting[:0:0], b.waiting[limit:]...)
+	b.signal() // more wait
+	return out
 }
 
 // Dropped returns how many notes Push dropped because the buffer was full.
 func (b *NoteBuffer) Dropped() int64 { return b.dropped.Load() }
 
 // Len returns how many notes wait to be shown.
-func (b *NoteBuffer) Len() int { return len(b.ch) }
+func (b *NoteBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiting)
+}
 
-// C is the channel of the notes pushed: the dashboard's reader drains it.
-func (b *NoteBuffer) C() <-chan reflector.Note { return b.ch }
+// Ready has a token while notes wait (and may have one spuriously): the
+// dashboard's reader waits on it, then Takes.
+func (b *NoteBuffer) Ready() <-chan struct{} { return b.ready }
 
 // Cap returns the buffer's capacity.
-func (b *NoteBuffer) Cap() int { return cap(b.ch) }
+func (b *NoteBuffer) Cap() int { return b.max }

@@ -28,10 +28,10 @@ func TestFullNoteBufferDropsAndCountsInsteadOfBlocking(t *testing.T) {
 		t.Errorf("Len() = %d, want %d", got, want)
 	}
 	// The notes that fit are the first ones, in order.
-	for _, want := range []string{"a", "b"} {
-		if got := (<-b.C()).Decision.Cause; got != want {
-			t.Errorf("kept note %q, want %q", got, want)
-		}
+	<-b.Ready()
+	kept := b.Take(maxTake)
+	if len(kept) != 2 || kept[0].Decision.Cause != "a" || kept[1].Decision.Cause != "b" {
+		t.Errorf("kept %d notes %v, want a and b", len(kept), kept)
 	}
 }
 
@@ -43,10 +43,34 @@ func TestNoteBufferKeepsAppliedNotesInOrderWithDecisions(t *testing.T) {
 	if b.Len() != 2 || b.Dropped() != 1 {
 		t.Fatalf("Len() = %d, Dropped() = %d; want the first two kept and the third dropped", b.Len(), b.Dropped())
 	}
-	for _, want := range []uint64{1, 2} {
-		if got := (<-b.C()).Seq; got != want {
-			t.Errorf("kept note %d, want %d", got, want)
-		}
+	if kept := b.Take(maxTake); len(kept) != 2 || kept[0].Seq != 1 || kept[1].Seq != 2 {
+		t.Errorf("kept %v, want notes 1 and 2", kept)
+	}
+}
+
+const maxTake = 100
+
+// A buffer holds only the notes that wait, whatever its capacity: Take
+// leaves it empty, takes at most its limit, and says when more wait.
+func TestNoteBufferHoldsOnlyWhatWaits(t *testing.T) {
+	b := NewNoteBuffer(DefaultNoteBuffer)
+	if b.Len() != 0 || cap(b.waiting) != 0 {
+		t.Fatalf("a new buffer holds room for %d notes", cap(b.waiting))
+	}
+	for i := range 5 {
+		b.Push(reflector.Note{Seq: uint64(i + 1), Kind: reflector.NoteApplied})
+	}
+	<-b.Ready()
+	if got := b.Take(3); len(got) != 3 || got[0].Seq != 1 || got[2].Seq != 3 {
+		t.Fatalf("Take(3) = %v, want notes 1 to 3", got)
+	}
+	select {
+	case <-b.Ready():
+	default:
+		t.Fatal("two notes wait, and Ready says nothing")
+	}
+	if got := b.Take(3); len(got) != 2 || got[0].Seq != 4 || b.Len() != 0 || b.waiting != nil {
+		t.Errorf("Take(3) = %v, Len %d; want notes 4 and 5, and nothing held", got, b.Len())
 	}
 }
 
