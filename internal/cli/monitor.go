@@ -51,10 +51,17 @@ func (o *MonitorOptions) validate() error {
 	if o.FailOnWarn && len(rules) == 0 {
 		return usageErrorf("--fail-on-warn needs at least one --fail-on rule")
 	}
-	if o.MetricsAddress != "" {
-		if _, err := metrics.IsLoopback(o.MetricsAddress); err != nil {
-			return usageErrorf("invalid %s %q: want HOST:PORT, e.g. 127.0.0.1:9090", cmp.Or(o.addressFlag, "--metrics-address"), o.MetricsAddress)
-		}
+	return checkMetricsAddress(cmp.Or(o.addressFlag, "--metrics-address"), o.MetricsAddress)
+}
+
+// checkMetricsAddress refuses a metrics address flag set to what is not
+// HOST:PORT, as a bad command line ("" is no metrics).
+func checkMetricsAddress(flag, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if _, err := metrics.IsLoopback(addr); err != nil {
+		return usageErrorf("invalid %s %q: want HOST:PORT, e.g. 127.0.0.1:9090", flag, addr)
 	}
 	return nil
 }

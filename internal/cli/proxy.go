@@ -152,6 +152,9 @@ func (o *ProxyOptions) Validate() error {
 	if o.Port < 0 || o.Port > 65535 {
 		return usageErrorf("invalid --port %d: want 0 to 65535", o.Port)
 	}
+	if o.Address == "" {
+		return usageErrorf("invalid --address \"\": want an IP address (0.0.0.0 serves on every interface)")
+	}
 	loopback, err := metrics.IsLoopback(o.listenAddress())
 	if err != nil {
 		return usageErrorf("invalid --address %q: %w", o.Address, err)
@@ -172,6 +175,9 @@ func (o *ProxyOptions) Validate() error {
 	}
 	if o.Duration < 0 {
 		return usageErrorf("invalid --duration %s: must not be negative", o.Duration)
+	}
+	if err := checkMetricsAddress("--metrics-address", o.MetricsAddress); err != nil {
+		return err
 	}
 	if o.ForgetAfter <= 0 {
 		return usageErrorf("invalid --forget-after %s: must be positive", o.ForgetAfter)

@@ -34,6 +34,8 @@ func TestE2EProxyBindsOnlyLoopbackUnlessToldAndRefusesBadFlags(t *testing.T) {
 	}{
 		{[]string{"proxy", "--port", "70000"}, "error: invalid --port 70000"},
 		{[]string{"proxy", "--forget-after", "0s"}, "error: invalid --forget-after 0s: must be positive"},
+		{[]string{"proxy", "--address", ""}, `error: invalid --address "": want an IP address (0.0.0.0 serves on every interface)`},
+		{[]string{"proxy", "--metrics-address", "foo"}, `error: invalid --metrics-address "foo": want HOST:PORT, e.g. 127.0.0.1:9090`},
 		{[]string{"proxy", "--forget-after", "soon"}, `error: invalid argument "soon" for "--forget-after" flag`},
 		{[]string{"proxy", "--accept-hosts", "("}, `error: invalid --accept-hosts "("`},
 		{[]string{"proxy", "--trace-objects", "all"}, `error: invalid --trace-objects "all"`},
