@@ -117,7 +117,7 @@ func (r *relistStorm) raise(e *Engine, at time.Time) {
 	if longDowns > 0 && !injected {
 		cause = append(cause, fmt.Sprintf("%s the watch was down longer than the server keeps history (etcd compacts every %s by default)", format.PluralUngrouped(longDowns, "time"), span(longDown)))
 	}
-	if e.src != nil && e.src.Counters().Bookmarks == 0 {
+	if e.src != nil && e.src.Counters().Bookmarks == 0 && !injected {
 		cause = append(cause, "no bookmark ever arrived, so a quiet resource's cursor falls behind compaction")
 	}
 	if len(cause) == 0 {
