@@ -154,7 +154,7 @@ func Legend(st common.Styles, legend [][2]string, width int) []string {
 		for i, w := range wrapped {
 			head := strings.Repeat(" ", indent)
 			if i == 0 {
-				head = " " + st.Value.Render(fmt.Sprintf("%-*s", indent-1, l[0]))
+				head = " " + st.Value.Render(fmt.Sprintf("%-*s", indent-2, l[0])) + " " // a term of 10 cells and more stays apart
 			}
 			out = append(out, head+w)
 		}

@@ -114,3 +114,14 @@ func TestKeysAreNeverCut(t *testing.T) {
 		}
 	}
 }
+
+// A term as wide as the legend's column stays apart from its text.
+func TestALegendsLongTermStaysApartFromItsText(t *testing.T) {
+	lines := Legend(common.NewStyles(), [][2]string{{"last error", "the last request's error"}, {"for", "how long"}}, 80)
+	if got := ansi.Strip(lines[0]); !strings.HasPrefix(got, " last error the last") {
+		t.Errorf("%q, want the term and its text a space apart", got)
+	}
+	if got := ansi.Strip(lines[1]); !strings.HasPrefix(got, " for       how long") {
+		t.Errorf("%q, want a short term padded to the column", got)
+	}
+}
