@@ -397,7 +397,8 @@ func (p *Proxy) clientLeft(sl *slot, gen int, since time.Time) {
 	}
 	sl.left = true
 	p.tell(sl, func(s *observed.Stream) { s.ClientLeft(since) })
-	time.AfterFunc(p.opts.ForgetAfter, func() { p.forget(sl, gen) })
+	// ForgetAfter counts from when it left, as the client-left note's wait does.
+	time.AfterFunc(max(p.opts.ForgetAfter-p.opts.Now().Sub(since), 0), func() { p.forget(sl, gen) })
 }
 
 // forget forgets the slot, whose client left with the check gen and has
@@ -458,12 +459,21 @@ func (p *Proxy) named(n live.Named) {
 // proxy's server closes its connections) was stopped by the run, not left by
 // its client, and no stream's client is said to have left. Call it before
 // closing the server; Close follows.
-func (p *Proxy) Stopping() { p.closing.Store(true) }
+func (p *Proxy) Stopping() { p.setClosing() }
+
+// setClosing sets closing under mu, which the timers that tell a stream
+// (clientLeft, forget) hold while they check it and add their job: each
+// job is added before Close waits for them, or not at all.
+func (p *Proxy) setClosing() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closing.Store(true)
+}
 
 // Close ends every stream (after the requests in progress are processed,
 // and a last lookup of the names its 429s gave by UID alone).
 func (p *Proxy) Close() {
-	p.closing.Store(true)
+	p.setClosing()
 	if p.inj != nil {
 		p.inj.close()
 	}
