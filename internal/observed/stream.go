@@ -434,10 +434,9 @@ func (s *Stream) Forget() {
 	if s.closed || s.current != nil {
 		return
 	}
-	if s.versions != nil {
+	if s.ledger.ClientGone() && s.versions != nil {
 		s.versions.Reset()
 	}
-	s.ledger.ClientGone()
 }
 
 // StartsAfresh says whether a request is one a client makes only when it

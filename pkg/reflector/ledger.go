@@ -44,6 +44,9 @@ type Ledger struct {
 	listing   bool  // a list has begun (Init) and is not complete
 	listed    bool  // a complete list was installed
 	streaming bool  // the request in flight is a streaming list not yet complete
+	// forgetting: ClientGone has begun (Stats.Forgotten is set once the
+	// store is emptied).
+	forgetting bool
 	// stateAdds: the watch in flight began from "" or "0" without
 	// sendInitialEvents and has had only ADDED events so far: the server's
 	// synthetic ADDED events of every object at its start, in no
@@ -542,23 +545,25 @@ func (l *Ledger) ClientLeft(since time.Time) {
 // ClientGone records that the observing proxy forgot an observed stream
 // whose client left and stayed away: the objects it held are dropped (its
 // store emptied and closed) and noted, with how long the client was away.
-// Nothing is done unless the client has left, nor done twice.
-func (l *Ledger) ClientGone() {
+// Nothing is done unless the client has left, nor done twice; it says
+// whether it was done.
+func (l *Ledger) ClientGone() bool {
 	l.mu.Lock()
 	since, state := l.stats.ClientLeft, l.stats.State
-	if since.IsZero() || l.stats.Forgotten {
+	if since.IsZero() || l.forgetting {
 		l.mu.Unlock()
-		return
+		return false
 	}
-	l.stats.Forgotten = true
+	l.forgetting = true
 	l.mu.Unlock()
 	l.wmu.Lock()
 	n := l.writer.Forget()
 	l.wmu.Unlock()
 	l.mu.Lock()
-	l.stats.ForgottenObjects = n
+	l.stats.Forgotten, l.stats.ForgottenObjects = true, n // together: Stats never says 0 forgotten of a store still full
 	l.mu.Unlock()
 	l.Decide(Decision{State: state, Reason: ReasonClientGone, Wait: max(l.now().Sub(since), 0), Objects: n})
+	return true
 }
 
 // ClientBack records that the client of a stream it had left sent a
