@@ -253,7 +253,7 @@ type Counters struct {
 	// Backoffs counts waits after errors (a reflector's own; an observed
 	// stream cannot see a client's waits).
 	Backoffs int64 `json:"backoffs"`
-	// ResourceVersionBackwards counts events and bookmarks whose resourceVersion was older than the cursor.
+	// ResourceVersionBackwards counts events and progress bookmarks whose resourceVersion was older than the cursor.
 	ResourceVersionBackwards int64 `json:"resourceVersionBackwards"`
 }
 
@@ -497,6 +497,12 @@ type ring[T any] struct {
 
 func (r *ring[T]) add(v T) {
 	if len(r.buf) < r.size {
+		if len(r.buf) == cap(r.buf) {
+			// Doubling, never past size (append's growth would be).
+			grown := make([]T, len(r.buf), min(max(2*len(r.buf), 4), r.size))
+			copy(grown, r.buf)
+			r.buf = grown
+		}
 		r.buf = append(r.buf, v)
 		return
 	}

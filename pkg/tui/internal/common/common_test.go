@@ -62,8 +62,15 @@ func TestTheRingKeepsTheNewestInOrder(t *testing.T) {
 	if want := []int{2, 3, 4}; !slices.Equal(got, want) {
 		t.Errorf("ring holds %v, want %v (the oldest dropped first)", got, want)
 	}
-	if big := NewRing[int](2000); cap(big.buf) != 0 {
+	big := NewRing[int](2000)
+	if cap(big.buf) != 0 {
 		t.Errorf("an empty ring of 2000 holds room for %d", cap(big.buf))
+	}
+	for i := range 2500 {
+		big.Push(i)
+	}
+	if cap(big.buf) != 2000 || *big.At(0) != 500 {
+		t.Errorf("a full ring of 2000 has room for %d, its oldest %d", cap(big.buf), *big.At(0))
 	}
 	z := NewRing[int](0)
 	z.Push(7)

@@ -17,6 +17,12 @@ func NewRing[T any](capacity int) Ring[T] {
 // Push appends v, dropping the oldest element when full.
 func (r *Ring[T]) Push(v T) {
 	if len(r.buf) < r.size {
+		if len(r.buf) == cap(r.buf) {
+			// Doubling, never past size (append's growth would be).
+			grown := make([]T, len(r.buf), min(max(2*len(r.buf), 4), r.size))
+			copy(grown, r.buf)
+			r.buf = grown
+		}
 		r.buf = append(r.buf, v)
 		return
 	}
