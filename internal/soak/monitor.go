@@ -411,18 +411,9 @@ func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string
 	rep.MaxDiskBytes, rep.MaxFileBytes = max(r.maxDisk, total), max(r.maxFile, largest)
 	r.mu.Unlock()
 	rep.Keep = r.m.Keep
-	defer func() {
-		var cache int64
-		for _, s := range rep.Segments {
-			cache = max(cache, s.Cache)
-		}
-		rep.FileBound = 2*r.m.MaxSize + cache
-		rep.Bound = int64(r.m.Keep+1) * rep.FileBound
-	}()
-
 	entries, err := os.ReadDir(r.m.Dir)
 	if err != nil {
-		return
+		entries = nil // no segment to read: the bounds count no cache
 	}
 	for _, e := range entries {
 		seg := Segment{Name: e.Name(), Cache: cacheBytes(filepath.Join(r.m.Dir, e.Name()))}
@@ -439,6 +430,14 @@ func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string
 		}
 		rep.Segments = append(rep.Segments, seg)
 	}
+	// The caches of the segments left at the end stand for those rotated
+	// away: they begin with the same resource, of about as many objects.
+	var cache int64
+	for _, s := range rep.Segments {
+		cache = max(cache, s.Cache)
+	}
+	rep.FileBound = 2*r.m.MaxSize + cache
+	rep.Bound = int64(r.m.Keep+1) * rep.FileBound
 }
 
 // cacheBytes is the bytes of the cache the trace segment at path begins

@@ -181,7 +181,7 @@ func (b *lastBackoffs) note(n reflector.Note) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	w := fmt.Sprintf("%s at %s (%s)", d.Wait.Round(time.Millisecond), n.At.Sub(b.start).Round(time.Millisecond), d)
+	w := fmt.Sprintf("at %s: %s", n.At.Sub(b.start).Round(time.Millisecond), d)
 	if len(b.waits) == keptBackoffs {
 		b.waits = b.waits[1:]
 	}
