@@ -204,7 +204,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	case !sess.Replay.ReadToEnd():
 		// Stopped by the user (q, SIGINT, SIGTERM): the recording itself may be whole.
 		fmt.Fprintf(o.ErrOut, "replay: stopped at %s of the recording, before its end; its decisions were compared up to there\n", sess.Replay.Now().UTC().Format("15:04:05.000"))
-	case sess.Replay.EndedEarly():
+	case sess.Replay.RecordingCut(): // as the badge says it
 		fmt.Fprintln(o.ErrOut, "replay: "+trace.EndedEarlyText+"; it was replayed up to there")
 	}
 	if total == 0 {

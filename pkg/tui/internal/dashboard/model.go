@@ -271,7 +271,7 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 		}
 	case reflector.ReasonRelistDiff:
 		if d.Diff != nil {
-			cached := func(store.Ref) (*store.Object, bool) { return nil, false }
+			var cached func(store.Ref) (*store.Object, bool)
 			if st := m.Feed.Store; st != nil {
 				cached = st.Get
 			}

@@ -146,7 +146,7 @@ func (h *Objects) RecordResult(at time.Time, res store.Result, ch *diff.Changes)
 }
 
 // RecordDiff adds the objects a relist diff names, at most limit of them.
-// cached gives an object as the cache holds it now: the one
+// cached (nil: none) gives an object as the cache holds it now: the one
 // listed, when it still has the listed UID and resourceVersion, so the
 // detail says what a missed update changed.
 func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int, cached func(store.Ref) (*store.Object, bool)) {
@@ -171,8 +171,10 @@ func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int, cache
 				uid, rv = e.OldUID, e.OldResourceVersion
 			}
 			v := Version{At: at, What: g.what, UID: uid, RV: rv}
-			if o, ok := cached(e.Ref); !g.useOld && ok && o.UID == uid && o.ResourceVersion == rv {
-				v.obj = o
+			if !g.useOld && cached != nil {
+				if o, ok := cached(e.Ref); ok && o.UID == uid && o.ResourceVersion == rv {
+					v.obj = o
+				}
 			}
 			h.add(e.Ref, v, nil)
 		}

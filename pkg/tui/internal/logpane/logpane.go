@@ -157,9 +157,10 @@ func noteText(n *reflector.Note) string {
 		}
 		b.WriteString(": " + d.String())
 	}
-	if n.Decision == nil || n.Decision.Reason != reflector.ReasonClientLeft {
-		// A stream whose client left keeps its state; the sentence says
-		// what it was, and an arrow to the same state read as a change.
+	if r := n.Reason(); r != reflector.ReasonClientLeft && r != reflector.ReasonClientGone {
+		// A stream whose client left, or was forgotten, keeps its state;
+		// the sentence says what it was, and an arrow to the same state
+		// read as a change.
 		b.WriteString(" → " + n.State.String())
 	}
 	return b.String()

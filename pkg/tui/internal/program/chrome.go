@@ -161,16 +161,16 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 		// The run is over: how long it ran, beside the state's "Stopped for".
 		up, now = "ran ", c.Frozen(now)
 	}
-	right := joinRight(findings, c.badge(r, false))
+	// Right is one more cell from the state, so a state that just fits
+	// never reads as one phrase with the findings' count.
+	right := " " + joinRight(findings, c.badge(r, false))
 	if ansi.StringWidth(right) > width-min(stateKept, ansi.StringWidth(state))-1 {
 		// Too narrow for the whole badge: its end (where the replay is,
 		// and "ended") matters more than its bar and clock.
-		right = joinRight(findings, c.badge(r, true))
+		right = " " + joinRight(findings, c.badge(r, true))
 	}
 	return []string{common.Spread(left, st.Label.Render(up)+format.Age(now.Sub(o.Start)), width),
-		// Right one more cell from the state, so a state that just fits
-		// never reads as one phrase with the findings' count.
-		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, " "+right, width, stateKept)}
+		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, right, width, stateKept)}
 }
 
 // stateKept is how much of the state line's left (the state: "● Backoff
@@ -282,11 +282,12 @@ func (c *Chrome) badge(r Progress, compact bool) string {
 	case r.Done > 0:
 		b += " " + format.Count(r.Done)
 	}
+	early := r.Stopped && c.opts.EndedEarly != nil && c.opts.EndedEarly()
 	switch {
-	case r.Stopped && c.opts.EndedEarly != nil && c.opts.EndedEarly() && compact:
+	case early && compact:
 		b += st.Warn.Render(" ended early")
-	case r.Stopped && c.opts.EndedEarly != nil && c.opts.EndedEarly():
-		b += st.Warn.Render(" ended early: the recording was cut")
+	case early:
+		b += st.Warn.Render(" ended early: before its run's stop")
 	case r.Stopped:
 		b += st.Label.Render(" ended")
 	}

@@ -114,8 +114,9 @@ type Options struct {
 	// from the dashboard's goroutine; it must be safe for concurrent use.
 	Differences func() int
 	// EndedEarly, when set (a replay), says the recording ends before its
-	// run recorded its stop (killed, its file cut): the ended badge says
-	// "ended early", not only the line after q. Called at each redraw.
+	// run recorded its stop (killed, its file cut, a rotating trace's
+	// earlier segment): the ended badge says "ended early", not only the
+	// line after q. Called at each redraw.
 	EndedEarly func() bool
 	// NoColor forces the plain profile in Run. NO_COLOR in the environment
 	// has the same effect without it.

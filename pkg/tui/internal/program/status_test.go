@@ -72,8 +72,8 @@ func TestAReplaysBadgeSaysItsRecordingWasCut(t *testing.T) {
 		t.Errorf("badge %q of a whole recording, want it to end with ended", b)
 	}
 	cut = true
-	if b := c.badge(Progress{Stopped: true}, false); !strings.Contains(b, "ended early: the recording was cut") {
-		t.Errorf("badge %q, want it to say the recording was cut", b)
+	if b := c.badge(Progress{Stopped: true}, false); !strings.Contains(b, "ended early: before its run's stop") {
+		t.Errorf("badge %q, want it to say it ended before its run's stop", b)
 	}
 	if b := c.badge(Progress{Stopped: true}, true); !strings.HasSuffix(b, " ended early") {
 		t.Errorf("compact badge %q, want it to say ended early", b)
