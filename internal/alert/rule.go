@@ -32,7 +32,7 @@ const (
 	UIDMismatches Measure = "uid-mismatches"
 	// Duplicates counts events that carried the cached UID and resourceVersion again.
 	Duplicates Measure = "duplicates"
-	// RVBackwards counts events and bookmarks whose resourceVersion was older than the cursor.
+	// RVBackwards counts events and progress bookmarks whose resourceVersion was older than the cursor.
 	RVBackwards Measure = "rv-backwards"
 	// Backoffs counts waits after errors.
 	Backoffs Measure = "backoffs"
