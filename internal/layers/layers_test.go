@@ -48,7 +48,7 @@ var layers = []struct {
 	{"the wire; findings", []string{"pkg/wire", "pkg/findings"}},
 	{"the reflector", []string{"pkg/reflector"}},
 	{"the ground", []string{
-		"pkg/store", "pkg/diff", "pkg/internal/jsonscan", "pkg/internal/redact", "pkg/wire/request", "pkg/format", "internal/fault", "internal/plugintest",
+		"pkg/store", "pkg/diff", "pkg/internal/jsonscan", "pkg/internal/redact", "pkg/internal/ring", "pkg/wire/request", "pkg/format", "internal/fault", "internal/plugintest",
 		"internal/testcluster", "internal/informerheap", "internal/testdeps", "internal/benchdata", "internal/release", "hack/bench/internal/probe",
 	}},
 	{"the test cluster's programs", []string{"internal/clusterbin"}},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/ring"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
@@ -35,10 +36,10 @@ type Ledger struct {
 
 	mu        sync.Mutex
 	stats     Stats
-	churn     diff.Churn        // what the diffed MODIFIED events changed (--diff)
-	history   ring[RequestInfo] // the last finished requests
+	churn     diff.Churn             // what the diffed MODIFIED events changed (--diff)
+	history   ring.Ring[RequestInfo] // the last finished requests
 	current   *RequestInfo
-	latency   ring[time.Duration] // the last apply latencies, for percentiles
+	latency   ring.Ring[time.Duration] // the last apply latencies, for percentiles
 	nextID    int64
 	lastReq   int64 // the request in flight or last ended, for notes
 	listing   bool  // a list has begun (Init) and is not complete
@@ -91,7 +92,7 @@ func NewLedger(w *store.Writer, now func() time.Time, history int) *Ledger {
 	if history < 1 {
 		history = 1
 	}
-	l := &Ledger{now: now, writer: w, history: ring[RequestInfo]{size: history}, latency: ring[time.Duration]{size: 1024}, relistCause: CauseError}
+	l := &Ledger{now: now, writer: w, history: ring.New[RequestInfo](history), latency: ring.New[time.Duration](1024), relistCause: CauseError}
 	l.stats.StateSince = now()
 	return l
 }
@@ -280,7 +281,7 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time, stateAdd bool
 		return err
 	}
 	l.mu.Lock()
-	l.latency.add(l.now().Sub(arrived))
+	l.latency.Push(l.now().Sub(arrived))
 	if ev.Delivery.Known() {
 		l.stats.Lag.add(ev.Delivery.Lag)
 	}
@@ -368,7 +369,7 @@ func (l *Ledger) EndRequest(info *RequestInfo, end *RequestEnd) {
 	l.mu.Lock()
 	info.Duration = now.Sub(info.Started)
 	info.End = end
-	l.history.add(*info)
+	l.history.Push(*info)
 	if l.current == info {
 		l.current = nil
 	}
@@ -774,7 +775,7 @@ func (l *Ledger) Stats() Stats {
 		c := *l.current
 		s.Current = &c
 	}
-	s.Requests = l.history.items()
-	s.ApplyLatency = latencyOf(l.latency.items())
+	s.Requests = l.history.Items()
+	s.ApplyLatency = latencyOf(l.latency.Items())
 	return s
 }

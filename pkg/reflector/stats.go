@@ -487,39 +487,6 @@ type Latency struct {
 	P50, P99, Max time.Duration
 }
 
-// ring keeps the last size values added; it grows to size as they come, so
-// a short-lived stream (one kubectl get) holds only what it saw.
-type ring[T any] struct {
-	buf  []T
-	next int // where the next value goes, once buf is full
-	size int
-}
-
-func (r *ring[T]) add(v T) {
-	if len(r.buf) < r.size {
-		if len(r.buf) == cap(r.buf) {
-			// Doubling, never past size (append's growth would be).
-			grown := make([]T, len(r.buf), min(max(2*len(r.buf), 4), r.size))
-			copy(grown, r.buf)
-			r.buf = grown
-		}
-		r.buf = append(r.buf, v)
-		return
-	}
-	r.buf[r.next] = v
-	r.next = (r.next + 1) % r.size
-}
-
-// items are a copy of the values kept, oldest first (nil for none).
-func (r *ring[T]) items() []T {
-	if len(r.buf) == 0 {
-		return nil
-	}
-	out := make([]T, 0, len(r.buf))
-	out = append(out, r.buf[r.next:]...)
-	return append(out, r.buf[:r.next]...)
-}
-
 // latencyOf is the percentiles of s, which it sorts.
 func latencyOf(s []time.Duration) Latency {
 	n := len(s)

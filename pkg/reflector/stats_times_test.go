@@ -2,7 +2,6 @@ package reflector
 
 import (
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -97,33 +96,5 @@ func TestCountersAddSumsEveryField(t *testing.T) {
 		if got, want := va.Field(i).Int(), int64(101*(i+1)); got != want {
 			t.Errorf("%s: got %d, want %d", va.Type().Field(i).Name, got, want)
 		}
-	}
-}
-
-// The ring of finished requests (and of apply latencies) keeps the last
-// ones, oldest first, and grows only as they come.
-func TestTheRingKeepsTheLastValuesOldestFirst(t *testing.T) {
-	r := ring[int]{size: 3}
-	if got := r.items(); got != nil {
-		t.Errorf("an empty ring's items: %v, want nil", got)
-	}
-	for i := 1; i <= 2; i++ {
-		r.add(i)
-	}
-	if got := r.items(); !slices.Equal(got, []int{1, 2}) {
-		t.Errorf("two in a ring of 3: %v, want [1 2]", got)
-	}
-	for i := 3; i <= 7; i++ {
-		r.add(i)
-	}
-	if got := r.items(); !slices.Equal(got, []int{5, 6, 7}) || cap(r.buf) != 3 {
-		t.Errorf("seven in a ring of 3: %v (room for %d), want [5 6 7] in room for 3", got, cap(r.buf))
-	}
-	big := ring[int]{size: 1024}
-	for i := range 1500 {
-		big.add(i)
-	}
-	if cap(big.buf) != 1024 {
-		t.Errorf("a full ring of 1024 has room for %d", cap(big.buf))
 	}
 }

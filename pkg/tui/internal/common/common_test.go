@@ -50,35 +50,6 @@ func TestFitLinesAndSideBySideMakeExactBlocks(t *testing.T) {
 	}
 }
 
-func TestTheRingKeepsTheNewestInOrder(t *testing.T) {
-	r := NewRing[int](3)
-	for i := range 5 {
-		r.Push(i)
-	}
-	var got []int
-	for i := range r.Len() {
-		got = append(got, *r.At(i))
-	}
-	if want := []int{2, 3, 4}; !slices.Equal(got, want) {
-		t.Errorf("ring holds %v, want %v (the oldest dropped first)", got, want)
-	}
-	big := NewRing[int](2000)
-	if cap(big.buf) != 0 {
-		t.Errorf("an empty ring of 2000 holds room for %d", cap(big.buf))
-	}
-	for i := range 2500 {
-		big.Push(i)
-	}
-	if cap(big.buf) != 2000 || *big.At(0) != 500 {
-		t.Errorf("a full ring of 2000 has room for %d, its oldest %d", cap(big.buf), *big.At(0))
-	}
-	z := NewRing[int](0)
-	z.Push(7)
-	if z.Len() != 1 || *z.At(0) != 7 {
-		t.Errorf("a ring of capacity 0 holds %d, want one element", z.Len())
-	}
-}
-
 func TestTheScrollerFollowsTheNewestUntilMovedAndStaysInItsWindow(t *testing.T) {
 	s := NewScroller()
 	s.Clamp(10, 4)

@@ -13,6 +13,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/ring"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
@@ -169,7 +170,7 @@ func noteText(n *reflector.Note) string {
 // Pane is the scrollable event log: a bounded ring of entries, a
 // snapshot of it while paused, and the text and type filters.
 type Pane struct {
-	Entries common.Ring[Entry]
+	Entries ring.Ring[Entry]
 	added   int64 // entries ever added
 
 	Paused      bool
@@ -183,7 +184,7 @@ type Pane struct {
 
 // NewPane is an empty pane that keeps the last size entries.
 func NewPane(size int) Pane {
-	return Pane{Entries: common.NewRing[Entry](size), Scroll: common.NewScroller()}
+	return Pane{Entries: ring.New[Entry](size), Scroll: common.NewScroller()}
 }
 
 // Add appends e, dropping the oldest entry when the pane is full.
