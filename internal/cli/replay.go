@@ -124,6 +124,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		runErr   error
 		rewindTo = time.Duration(-1)
 		last     *trace.Player
+		view     tui.View // where the dashboard was at a rewind: the next one opens there
 	)
 	for {
 		if last != nil { // a rewind: the replay starts again
@@ -158,13 +159,17 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 			// The dashboard before this one said it rewinds; this one says it did.
 			opts.NoticeAt = sess.Header.StartedAt.Add(rewindTo)
 			opts.Notice = "rewound to " + opts.NoticeAt.Format("15:04:05") + ": the replay started again and ran to it"
+			opts.Reopen = &view
 		}
 		// The dashboard's clock goes on between two lines at pace, as it
 		// did live (the reflectors' stays on the lines' times).
 		start := sess.Header.StartedAt
 		opts.Now = func() time.Time { return start.Add(player.Reached()) }
 		if canRewind {
-			opts.Rewind = func(at time.Duration) { rewind.Store(int64(at)) }
+			opts.Rewind = func(at time.Duration, v tui.View) {
+				view = v
+				rewind.Store(int64(at))
+			}
 			outs.Rewinding = func() bool { return rewind.Load() >= 0 }
 		}
 		runCtx, cancel := context.WithCancel(ctx)

@@ -51,6 +51,10 @@ type AlertRow = program.AlertRow
 // (Options.Probe).
 type ProbeView = program.ProbeView
 
+// View is where a dashboard is (the resource open, its log's filters),
+// handed to Options.Rewind for the next dashboard's Options.Reopen.
+type View = program.View
+
 // Player controls a replay's pace (Options.Player): the dashboard's player
 // keys (space, →, +, -, 0-9) call it, and the header's progress line reads
 // it. *trace.Player implements it. It must be safe for concurrent use, and

@@ -122,6 +122,11 @@ func New(ctx context.Context, r *program.Root, res program.Resource, row int) Mo
 	}
 }
 
+// Reopen sets the log's filters as a dashboard before a rewind had them.
+func (m *Model) Reopen(v program.View) {
+	m.filter.Value, m.Log.Filter, m.Log.TypeIdx = v.Filter, strings.ToLower(v.Filter), v.TypeIdx
+}
+
 // leftRefresh is how often a stream whose client left is polled.
 const leftRefresh = time.Second
 
@@ -377,7 +382,7 @@ func (m *Model) filterKey(k tea.KeyPressMsg) {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Replay.Stopped); ok {
+	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Replay.Stopped, program.View{Row: m.row, Filter: m.filter.Value, TypeIdx: m.Log.TypeIdx}); ok {
 		return cmd, false
 	}
 	n := m.rowsIn(m.focus)

@@ -154,14 +154,16 @@ func TestWithoutAPlayerSpacePausesTheLogAndThePlayerKeysAreNotInTheHelp(t *testi
 
 // With Options.Rewind, a jump behind the replay hands the target to the
 // caller, which starts the replay again, and ends the dashboard; a jump
-// ahead still seeks.
+// ahead still seeks. It hands where the dashboard was too (its row, its
+// log's filters), for the next one to open there (Options.Reopen).
 func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
 	r := tuitest.NewPlayerRig(t, demoTrace, 0)
-	rewound := time.Duration(-1)
-	r.Opts.Rewind = func(at time.Duration) { rewound = at }
+	rewound, view := time.Duration(-1), program.View{}
+	r.Opts.Rewind = func(at time.Duration, v program.View) { rewound, view = at, v }
 	m := newAlone(r.Opts, r.Resources[0])
 	t.Cleanup(m.Close)
 	m = resize(m, 120, 40)
+	m.Reopen(program.View{Filter: "Web-2", TypeIdx: 1})
 	if err := <-r.Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +172,9 @@ func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
 	m = next.(Model)
 	if rewound != end*2/10 {
 		t.Fatalf("Rewind got %v, want 20%% of %v", rewound, end)
+	}
+	if want := (program.View{Row: 0, Filter: "Web-2", TypeIdx: 1}); view != want || m.Log.Filter != "web-2" {
+		t.Errorf("Rewind got the view %+v (the log filters %q), want %+v", view, m.Log.Filter, want)
 	}
 	if cmd == nil {
 		t.Fatal("a rewind leaves the dashboard running")

@@ -93,7 +93,21 @@ func New(ctx context.Context, opts program.Options, resources []program.Resource
 	if o.single() {
 		o.Shown = 0
 	}
+	for i := range o.subs {
+		o.reopen(i)
+	}
 	return o
+}
+
+// reopen opens resource i, as the dashboard before a rewind had it
+// (Options.Reopen), once it is there: a proxy's trace brings its streams
+// as the replay reaches them.
+func (o *Overview) reopen(i int) {
+	if v := o.Opts.Reopen; v != nil && v.Row == i {
+		o.subs[i].Reopen(*v)
+		o.Shown = i
+		o.tbl.Select(i, len(o.subs))
+	}
 }
 
 // addedMsg is a resource that came while the dashboard runs (Options.Added).
@@ -126,6 +140,7 @@ func (o *Overview) add(r program.Resource) tea.Cmd {
 	o.resources = append(o.resources, r)
 	o.names = rowNames(o.resources)
 	i := len(o.subs) - 1
+	o.reopen(i)
 	cmds := []tea.Cmd{wrapCmd(i, o.subs[i].Init()), o.waitAdded()}
 	if o.Chrome.Width > 0 {
 		cmds = append(cmds, o.updateSub(i, tea.WindowSizeMsg{Width: o.Chrome.Width, Height: o.Chrome.Height}))
@@ -204,7 +219,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := o.OverlayKey(o, k); ok {
 		return cmd
 	}
-	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.progress().Stopped); ok {
+	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.progress().Stopped, program.View{Row: -1}); ok {
 		return cmd
 	}
 	o.Chrome.Status.Text = "" // the player's; a resource's action's stays until it expires

@@ -526,3 +526,33 @@ func TestTheHeaderNamesTheNamespaceOfTheNamespacedResourcesOnly(t *testing.T) {
 		})
 	}
 }
+
+// After a rewind the overview opens the resource the one before had open,
+// with its log's filters (Options.Reopen), also when that resource comes
+// later (a proxy's trace brings its streams as the replay reaches them);
+// the overview's own table is where a rewind from it comes back to.
+func TestARewoundOverviewOpensWhereTheOneBeforeWas(t *testing.T) {
+	opts := tuitest.DemoOptions(tuitest.NewFakeClock())
+	res := []program.Resource{ovResource("", "configmaps", "ConfigMap", program.Feed{}), ovResource("", "secrets", "Secret", program.Feed{})}
+	opts.Reopen = &program.View{Row: 1, Filter: "Web", TypeIdx: 2}
+	o := newOverview(opts, res)
+	t.Cleanup(o.Close)
+	if o.Shown != 1 || o.subs[1].Log.Filter != "web" || o.subs[1].Log.TypeIdx != 2 || o.subs[0].Log.Filter != "" {
+		t.Errorf("shown %d, filters %q/%d; want secrets open, filtered by web and type 2", o.Shown, o.subs[1].Log.Filter, o.subs[1].Log.TypeIdx)
+	}
+	added := make(chan program.Resource, 1)
+	opts.Added, opts.Reopen = added, &program.View{Row: 0, Filter: "x"}
+	later := newOverview(opts, nil)
+	t.Cleanup(later.Close)
+	if later.Shown != -1 {
+		t.Fatalf("shown %d before the resource came", later.Shown)
+	}
+	later.add(res[0])
+	if later.Shown != 0 || later.subs[0].Log.Filter != "x" {
+		t.Errorf("shown %d, filter %q once it came; want it open, filtered by x", later.Shown, later.subs[0].Log.Filter)
+	}
+	opts.Added, opts.Reopen = nil, &program.View{Row: -1}
+	if table := newOverview(opts, res); table.Shown != -1 {
+		t.Errorf("shown %d, want the table", table.Shown)
+	}
+}

@@ -49,8 +49,12 @@ type Options struct {
 	// trace's start) and quits, and the caller starts the replay again
 	// from the beginning and runs it as fast as possible to the target (a
 	// replayed reflector cannot unlearn what it was served). Without it a
-	// jump behind the replay is refused.
-	Rewind func(at time.Duration)
+	// jump behind the replay is refused. v is where the dashboard was:
+	// give it to the next one as Reopen.
+	Rewind func(at time.Duration, v View)
+	// Reopen, when set (the dashboard after a rewind), is where the one
+	// before it was: the resource it had open, and that log's filters.
+	Reopen *View
 
 	// Ended, when set, is closed when the run ended by itself (a live
 	// --once or --duration, a tripped rule, every resource stopped): the
@@ -243,4 +247,13 @@ func Observing(source string) Kind {
 			"and what state it was in; it goes on if the client comes back"}},
 		OwnLists: true,
 	}
+}
+
+// View is where a dashboard is, for the next one after a rewind: the
+// resource open (Row; -1 for the overview's table) and its log's text and
+// type filters.
+type View struct {
+	Row     int
+	Filter  string
+	TypeIdx int
 }

@@ -18,14 +18,18 @@ type Player = player.Player
 
 // PlayerKey acts on k when it is one of the player's keys (ok false
 // otherwise): the status says what it did, and the player is read afresh.
-// A rewind quits (cmd): the replay starts again. ended says the replay has
-// ended (Progress.Stopped).
-func (c *Chrome) PlayerKey(k tea.KeyPressMsg, now time.Time, ended bool) (cmd tea.Cmd, ok bool) {
+// A rewind quits (cmd): the replay starts again, and view is where the
+// next dashboard opens. ended says the replay has ended (Progress.Stopped).
+func (c *Chrome) PlayerKey(k tea.KeyPressMsg, now time.Time, ended bool, view View) (cmd tea.Cmd, ok bool) {
 	p := c.opts.Player
 	if p == nil {
 		return nil, false
 	}
-	sev, text, quit, ok := player.Act(p, c.Keys.Player, k, c.opts.Start, c.opts.Rewind, ended)
+	var rewind func(time.Duration)
+	if r := c.opts.Rewind; r != nil {
+		rewind = func(at time.Duration) { r(at, view) }
+	}
+	sev, text, quit, ok := player.Act(p, c.Keys.Player, k, c.opts.Start, rewind, ended)
 	if !ok {
 		return nil, false
 	}
