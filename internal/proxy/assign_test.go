@@ -310,10 +310,10 @@ func TestAStreamOfTheRequestsOwnConnectionComesFirst(t *testing.T) {
 	}
 }
 
-// A stream whose connections have all closed, with nothing pending, tells
-// its stream that the client left, since the last connection closed; a
-// request that comes first cancels that.
-func TestAStreamWhoseClientLeftIsTold(t *testing.T) {
+// listedOnAConn is a proxy whose one stream's client listed objects at
+// resourceVersion 5 on connection c, still open, and was served.
+func listedOnAConn(t *testing.T, objects ...*store.Object) (*Proxy, *slot, *observed.Stream, net.Conn) {
+	t.Helper()
 	p := newAssignProxy()
 	p.mapper = resettable{meta.NewDefaultRESTMapper(nil)}
 	list := call{verb: reflector.VerbList, gvr: configMapsGVR}
@@ -321,9 +321,21 @@ func TestAStreamWhoseClientLeftIsTold(t *testing.T) {
 	sl, _, mine := p.assign(list, onConn(p, c))
 	s := p.stream(sl, list)
 	r := s.BeginAnswered(reflector.VerbList, reflector.RequestOptions{}, time.Time{}, "")
-	r.Page(&reflector.Page{ResourceVersion: "5"})
+	page := &reflector.Page{ResourceVersion: "5"}
+	for _, o := range objects {
+		page.Items = append(page.Items, reflector.Item{Object: o})
+	}
+	r.Page(page)
 	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
 	served(p, sl, mine)
+	return p, sl, s, c
+}
+
+// A stream whose connections have all closed, with nothing pending, tells
+// its stream that the client left, since the last connection closed; a
+// request that comes first cancels that.
+func TestAStreamWhoseClientLeftIsTold(t *testing.T) {
+	p, sl, s, c := listedOnAConn(t)
 	if sl.leftGen != 1 || sl.left {
 		t.Fatalf("a check began before the connection closed (gen %d, left %v)", sl.leftGen, sl.left)
 	}
@@ -366,16 +378,7 @@ func TestAStreamWhoseClientLeftIsTold(t *testing.T) {
 // drops what the client held, and a request of that client afterwards
 // (it resumes) is a new stream's. A request before then cancels it.
 func TestAStreamWhoseClientStayedAwayIsForgotten(t *testing.T) {
-	p := newAssignProxy()
-	p.mapper = resettable{meta.NewDefaultRESTMapper(nil)}
-	list := call{verb: reflector.VerbList, gvr: configMapsGVR}
-	c := newConn(t)
-	sl, _, mine := p.assign(list, onConn(p, c))
-	s := p.stream(sl, list)
-	r := s.BeginAnswered(reflector.VerbList, reflector.RequestOptions{}, time.Time{}, "")
-	r.Page(&reflector.Page{ResourceVersion: "5", Items: []reflector.Item{{Object: &store.Object{Name: "a", UID: "ua", ResourceVersion: "5"}}}})
-	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
-	served(p, sl, mine)
+	p, sl, s, c := listedOnAConn(t, &store.Object{Name: "a", UID: "ua", ResourceVersion: "5"})
 	p.connState(c, http.StateClosed)
 	resume := call{verb: reflector.VerbWatch, gvr: configMapsGVR, opts: reflector.RequestOptions{ResourceVersion: "5"}}
 
