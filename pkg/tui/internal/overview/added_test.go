@@ -1,6 +1,8 @@
 package overview
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +116,73 @@ func TestAStreamWhoseClientLeftSaysSoAndIsNotCountedWatching(t *testing.T) {
 	o = ovKeys(o, "esc")
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 90, Height: 30})
 	tuitest.MustContain(t, ovScreen(o), "client left 12s ago, was Watching")
+}
+
+// The rows of the streams the proxy forgot are hidden, and h shows them:
+// the section rule counts them, the totals still do, and the selection
+// stays on its resource while a row before it goes.
+func TestTheStreamsTheProxyForgotAreHiddenUntilAsked(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
+	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
+	var rs []program.Resource
+	for i, name := range []string{"one-shot", "informer", "other"} {
+		r := ovResource("", "pods", "Pod", program.Feed{})
+		r.Client, r.ClientAddr = name+"/v1", fmt.Sprintf("127.0.0.1:5000%d", i)
+		rs = append(rs, r)
+	}
+	o := newOverview(opts, rs)
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 30})
+	clock.Time = tuitest.At(120 * time.Second)
+	watching := reflector.Stats{State: reflector.StateWatching, StateSince: tuitest.At(10 * time.Second), ResourceVersion: "120"}
+	gone := watching
+	gone.Counters.Relists = 7
+	gone.ClientLeft, gone.ClientLeftState, gone.ClientLeftWas = tuitest.At(48*time.Second), reflector.StateWatching, "Watching"
+	poll := func(o Overview, i int, st reflector.Stats) Overview {
+		return ovUpdate(o, resourceMsg{i: i, msg: program.SnapshotMsg{At: clock.Time, HasStats: true, Stats: st}})
+	}
+	for i := range rs {
+		o = poll(o, i, watching)
+	}
+	selects := func(o Overview, client string) {
+		t.Helper()
+		if !regexp.MustCompile(`▸ pods +` + client).MatchString(ovScreen(o)) {
+			t.Errorf("%s's row is not the one selected:\n%s", client, ovScreen(o))
+		}
+	}
+	o = ovKeys(o, "down")
+	selects(o, "informer")
+	if strings.Contains(ovScreen(o), "h show forgotten") {
+		t.Errorf("h is offered with no stream forgotten:\n%s", ovScreen(o))
+	}
+
+	o = poll(o, 0, gone)
+	tuitest.MustContain(t, ovScreen(o), "one-shot/v1", "○ left")
+	gone.Forgotten = true
+	o = poll(o, 0, gone)
+	screen := ovScreen(o)
+	tuitest.MustContain(t, screen, "resources · 1 hidden", "h show forgotten", "○ 1 client left")
+	selects(o, "informer")
+	if strings.Contains(screen, "one-shot") {
+		t.Errorf("the forgotten stream's row is shown:\n%s", screen)
+	}
+	if !regexp.MustCompile(`total .* 7 `).MatchString(screen) {
+		t.Errorf("the totals do not count the hidden row's 7 relists:\n%s", screen)
+	}
+	o = ovKeys(o, "enter")
+	tuitest.MustContain(t, ovScreen(o), "client informer/v1 127.0.0.1:50001")
+	o = ovKeys(o, "esc", "h")
+	screen = ovScreen(o)
+	tuitest.MustContain(t, screen, "one-shot/v1", "h hide forgotten")
+	selects(o, "informer")
+	if strings.Contains(screen, "hidden") {
+		t.Errorf("h did not show the hidden row:\n%s", screen)
+	}
+	o = ovKeys(o, "up")
+	selects(o, "one-shot")
+	o = ovKeys(o, "h") // the forgotten row selected, then hidden: the next one is
+	selects(o, "informer")
+	o = ovKeys(o, "?")
+	tuitest.MustContain(t, ovScreen(o), "show forgotten clients")
 }

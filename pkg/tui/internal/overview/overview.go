@@ -2,6 +2,7 @@ package overview
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -56,8 +57,12 @@ type Overview struct {
 	subs      []dashboard.Model
 	names     []table.Label // each row's name, as the rows stand
 	keys      overviewKeyMap
-	tbl       table.Table // the table's selection and window
-	clock     time.Time   // opts.Now at the last tick: the uptime moves with no row to poll
+	tbl       table.Table // the table's selection and window, among the rows listed
+	// listed are the rows the table shows, as indexes of subs: every one but
+	// the observed streams the proxy forgot, unless showForgotten (h).
+	listed        []int
+	showForgotten bool
+	clock         time.Time // opts.Now at the last tick: the uptime moves with no row to poll
 }
 
 // tickEvery is how often the overview reads the clock when resources can
@@ -93,6 +98,7 @@ func New(ctx context.Context, opts program.Options, resources []program.Resource
 	if o.single() {
 		o.Shown = 0
 	}
+	o.relist(0)
 	for i := range o.subs {
 		o.reopen(i)
 	}
@@ -106,7 +112,7 @@ func (o *Overview) reopen(i int) {
 	if v := o.Opts.Reopen; v != nil && v.Row == i {
 		o.subs[i].Reopen(*v)
 		o.Shown = i
-		o.tbl.Select(i, len(o.subs))
+		o.relist(i)
 	}
 }
 
@@ -223,7 +229,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	o.Chrome.Status.Text = "" // the player's; a resource's action's stays until it expires
-	n, cur := len(o.subs), o.tbl.Selected()
+	n, cur := len(o.listed), o.selected()
 	switch {
 	case key.Matches(k, o.Chrome.Keys.Quit):
 		return tea.Quit
@@ -243,6 +249,9 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		o.tbl.Select(n-1, n)
 	case key.Matches(k, o.shownKeys().Findings):
 		o.State = overviewFindings
+	case key.Matches(k, o.shownKeys().Forgotten):
+		o.showForgotten = !o.showForgotten
+		o.relist(cur)
 	case n == 0:
 	case key.Matches(k, o.keys.Open):
 		o.show(cur)
@@ -279,7 +288,56 @@ func (o *Overview) shownKeys() overviewKeyMap {
 		keys = keys.withoutActions()
 	}
 	keys.Findings.SetEnabled(o.hasFindings())
+	keys.Forgotten.SetEnabled(o.forgotten() > 0)
+	if o.showForgotten {
+		keys.Forgotten.SetHelp("h", "hide forgotten clients")
+	}
 	return keys
+}
+
+// forgotten is how many observed streams the proxy forgot: their clients
+// stayed away (Stats.Forgotten).
+func (o *Overview) forgotten() int {
+	n := 0
+	for i := range o.subs {
+		if o.isForgotten(i) {
+			n++
+		}
+	}
+	return n
+}
+
+// isForgotten says the proxy forgot resource i's stream.
+func (o *Overview) isForgotten(i int) bool {
+	return o.subs[i].HaveStats && o.subs[i].Stats.Forgotten
+}
+
+// selected is the selected row's resource, -1 with no row listed.
+func (o *Overview) selected() int {
+	if cur := o.tbl.Selected(); cur < len(o.listed) {
+		return o.listed[cur]
+	}
+	return -1
+}
+
+// relist lists the rows anew, and keeps sel selected (a resource's index):
+// when its row is no longer listed, the next one listed, or the last.
+func (o *Overview) relist(sel int) {
+	o.listed = o.listed[:0:0]
+	pos := -1
+	for i := range o.subs {
+		if !o.showForgotten && o.isForgotten(i) {
+			continue
+		}
+		if pos < 0 && i >= sel {
+			pos = len(o.listed)
+		}
+		o.listed = append(o.listed, i)
+	}
+	if pos < 0 {
+		pos = len(o.listed) - 1
+	}
+	o.tbl.Select(pos, len(o.listed))
 }
 
 // hasFindings says a resource has a findings engine (Feed.Findings).
@@ -326,10 +384,12 @@ func (o *Overview) DetailContent(width int) (string, []string) {
 	return dashboard.DetailContent(o.Detail, &o.subs[o.Detail.Res], o.now(), width)
 }
 
-// clampRows keeps the table's selection on a row and its window on the
-// selection, while the table shows: a row's reason line, come or gone,
-// moves the window.
+// clampRows lists the rows anew, the selected one kept, and keeps the
+// table's selection on a row and its window on the selection, while the
+// table shows: a row's reason line, come or gone, moves the window, and so
+// does a row hidden.
 func (o *Overview) clampRows() {
+	o.relist(o.selected())
 	if o.Shown < 0 {
 		o.tbl.Clamp(o.tableLayout(o.rows(false)).table)
 	}
@@ -374,21 +434,25 @@ type overviewKeyMap struct {
 	Open, Back, Relist, Audit               key.Binding
 	// Findings opens every resource's findings; shown where one has them.
 	Findings key.Binding
+	// Forgotten shows or hides the rows of the streams the proxy forgot;
+	// shown where there is one.
+	Forgotten key.Binding
 }
 
 func newOverviewKeyMap() overviewKeyMap {
 	return overviewKeyMap{
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
-		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open resource")),
-		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview")),
-		Relist:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
-		Audit:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
-		Findings: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
+		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous")),
+		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next")),
+		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
+		Top:       key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		Bottom:    key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open resource")),
+		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview")),
+		Relist:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
+		Audit:     key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "audit now")),
+		Findings:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
+		Forgotten: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "show forgotten clients")),
 	}
 }
 
@@ -406,12 +470,14 @@ func (k overviewKeyMap) FooterKeys() (first, rest []key.Binding) {
 	open.SetHelp("enter", "open")
 	relist.SetHelp("r", "relist")
 	audit.SetHelp("a", "audit")
-	return []key.Binding{up, open}, []key.Binding{k.Findings, relist, audit}
+	forgotten := k.Forgotten
+	forgotten.SetHelp("h", strings.Replace(forgotten.Help().Desc, " clients", "", 1))
+	return []key.Binding{up, open}, []key.Binding{k.Findings, forgotten, relist, audit}
 }
 
 // HelpGroups are the overview's help screen's columns (screenKeys).
 func (k overviewKeyMap) HelpGroups() (nav, moves, actions []key.Binding) {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		[]key.Binding{k.Open, k.Back},
-		[]key.Binding{k.Findings, k.Relist, k.Audit}
+		[]key.Binding{k.Findings, k.Forgotten, k.Relist, k.Audit}
 }

@@ -48,7 +48,8 @@ func (o *Overview) tableLayout(rows []table.Row) overviewLayout {
 	return l
 }
 
-// rows are the table's rows, read from every resource's dashboard; their
+// rows are the table's rows, read from every resource's dashboard (the
+// forgotten streams' Hidden unless they are shown: o.listed); their
 // stats are the dashboards' own, so the rows last no longer than this
 // Update or View. shown adds what only a frame shows and the layout does
 // not read: each one's findings tally, and its minute of events at the
@@ -62,7 +63,8 @@ func (o *Overview) rows(shown bool) []table.Row {
 	}
 	for i := range o.subs {
 		m, r := &o.subs[i], &rows[i]
-		*r = table.Row{Label: o.names[i], Counters: m.Counters, StoreReady: m.StoreReady, HaveFindings: m.HaveFindings, Now: m.Now}
+		*r = table.Row{Label: o.names[i], Counters: m.Counters, StoreReady: m.StoreReady, HaveFindings: m.HaveFindings, Now: m.Now,
+			Hidden: !o.showForgotten && o.isForgotten(i)}
 		if m.HaveStats {
 			r.Stats = &m.Stats
 		}
@@ -314,7 +316,7 @@ func (o *Overview) table() []string {
 		out = append(out, program.AlertBanner(o.St, a, width))
 	}
 	out = append(out, o.tbl.Lines(o.St, l.table, o.now(), o.Opts.Start)...)
-	if cur := o.tbl.Selected(); l.preview > 0 && len(rows) > 0 {
+	if cur := o.selected(); l.preview > 0 && cur >= 0 {
 		out = append(out, common.SectionRule(o.St, "recent · "+o.rowName(cur), width))
 		out = append(out, o.subs[cur].Log.Tail(o.St, width, l.preview-1)...)
 	}

@@ -13,6 +13,7 @@ package table
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ type Row struct {
 	Events []int64
 	// Now is the resource's own clock, which its reason line reads.
 	Now time.Time
+	// Hidden keeps the row out of the table: the totals count it, and the
+	// section rule says how many are hidden.
+	Hidden bool
 }
 
 // Table is the table's selection and window: the selected row, and the
@@ -88,7 +92,8 @@ func (t *Table) Clamp(l Layout) {
 // Layout is what fits of the table of some rows: its columns in the width,
 // and the lines of its rows.
 type Layout struct {
-	rows     []Row
+	rows     []Row    // the rows shown
+	all      []Row    // every row, the hidden ones too: the totals'
 	empty    []string // the lines shown for no row
 	width    int
 	cols     []column
@@ -103,15 +108,23 @@ type Layout struct {
 // Fit lays rows out in width cells and height lines: the columns that
 // fit, with a FINDINGS column when findings (the resources have engines) and
 // a LAG P99 column once a row's delivery estimate counted an event; then the
-// lines the rows need, reason lines included, or, with no row, the empty
-// lines, up to what height leaves after the section rule, the column heads
-// and the totals.
-func Fit(width, height int, rows []Row, empty []string, findings bool) Layout {
+// lines the rows not Hidden need, reason lines included, or, with no such
+// row, the empty lines, up to what height leaves after the section rule,
+// the column heads and the totals. The selection and the window count the
+// rows shown only.
+func Fit(width, height int, all []Row, empty []string, findings bool) Layout {
+	rows := all
+	for i := range all {
+		if all[i].Hidden {
+			rows = slices.DeleteFunc(slices.Clone(all), func(r Row) bool { return r.Hidden })
+			break
+		}
+	}
 	nameW, clientW := 0, 0
 	for i := range rows {
 		nameW, clientW = max(nameW, rows[i].Label.nameW), max(clientW, rows[i].Label.clientW)
 	}
-	l := Layout{rows: rows, empty: empty, width: width, lag: lagTotal(rows)}
+	l := Layout{rows: rows, all: all, empty: empty, width: width, lag: lagTotal(all)}
 	l.cols, l.has = columns(width-markerWidth, nameW, clientW, findings, l.lag.Total() > 0)
 	for _, c := range l.cols {
 		if c.id == colEvents {
@@ -199,6 +212,9 @@ func (t *Table) Lines(st common.Styles, l Layout, now, start time.Time) []string
 	if n > 0 && (t.top > 0 || last < n-1) {
 		title += fmt.Sprintf(" · %d-%d of %d", t.top+1, last+1, n)
 	}
+	if hidden := len(l.all) - n; hidden > 0 {
+		title += fmt.Sprintf(" · %s hidden", format.Count(hidden))
+	}
 	out := []string{common.SectionRule(st, title, l.width), l.headRow(st)}
 	if n == 0 {
 		lines = l.empty
@@ -274,10 +290,11 @@ func (l Layout) row(st common.Styles, r *Row, selected bool, now, start time.Tim
 	return joinCells(marker, l.cols, &cells)
 }
 
-// totalsRow sums the rows: objects and memory of every cache, requests in
-// flight, 410s, relists, findings, the delivery estimate and events.
+// totalsRow sums every row, the hidden ones too: objects and memory of
+// every cache, requests in flight, 410s, relists, findings, the delivery
+// estimate and events.
 func (l Layout) totalsRow(st common.Styles) string {
-	rows := l.rows
+	rows := l.all
 	var objects, bytes, gone, relists int64
 	inFlight := 0
 	var series [rates.Seconds]int64
