@@ -192,12 +192,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
+// Advance moves the clock of a model no poll moves (a stream the proxy
+// forgot) to now, the overview's: its ages go on.
+func (m *Model) Advance(now time.Time) {
+	if now = m.Chrome.Frozen(now); now.After(m.Now) {
+		m.Now = now
+	}
+	m.Status.Expire(m.Now)
+	m.Chrome.Status.Expire(m.Now)
+}
+
 // applySnapshot takes one poll of the feed.
 func (m *Model) applySnapshot(s program.SnapshotMsg) {
 	s.At = m.Chrome.Frozen(s.At)
-	if s.At.After(m.Now) {
-		m.Now = s.At
-	}
+	m.Advance(s.At)
 	if s.HasStats {
 		m.Stats, m.HaveStats = s.Stats, true
 		m.Rates.Observe(s.At, s.Stats.Started, s.Stats.Counters)
@@ -224,8 +232,6 @@ func (m *Model) applySnapshot(s program.SnapshotMsg) {
 		m.churn.Set(s.Churn, m.Now)
 		m.churn.Off = churnOff(m.Opts, m.Feed)
 	}
-	m.Status.Expire(m.Now)
-	m.Chrome.Status.Expire(m.Now)
 }
 
 // addNotes takes the reflector's notes, in the order it made them: the log

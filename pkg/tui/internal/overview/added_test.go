@@ -181,7 +181,12 @@ func TestTheStreamsTheProxyForgotAreHiddenUntilAsked(t *testing.T) {
 	}
 	o = ovKeys(o, "up")
 	selects(o, "one-shot")
-	o = ovKeys(o, "h") // the forgotten row selected, then hidden: the next one is
+	// Polled no more, its clock moves with the overview's: so do its ages.
+	clock.Time = tuitest.At(150 * time.Second)
+	o = ovUpdate(o, tickMsg{})
+	o = ovKeys(o, "enter")
+	tuitest.MustContain(t, ovScreen(o), "up 2m30s", "○ client left 1m42s ago")
+	o = ovKeys(o, "esc", "h") // the forgotten row selected, then hidden: the next one is
 	selects(o, "informer")
 	o = ovKeys(o, "?")
 	tuitest.MustContain(t, ovScreen(o), "show forgotten clients")

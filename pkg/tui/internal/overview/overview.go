@@ -190,6 +190,11 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if now := o.Chrome.Frozen(o.Opts.Now()); now.After(o.clock) {
 			o.clock = now
 		}
+		for i := range o.subs {
+			if o.isForgotten(i) { // polled no more: their clocks move with this one
+				o.subs[i].Advance(o.clock)
+			}
+		}
 		cmd = o.tickCmd()
 	case tea.WindowSizeMsg:
 		o.Chrome.Width, o.Chrome.Height = msg.Width, msg.Height
