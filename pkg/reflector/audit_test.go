@@ -61,10 +61,7 @@ func TestAStreamingRelistMovesTheCursorOnlyOnceItsListIsInstalled(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	run(t, r)
 	select {
 	case s := <-atEnd:
 		if s.cursor == "1200" && s.store != "a" {
@@ -110,10 +107,7 @@ func TestAnAuditDuringAStreamingRelistWaitsForItsInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	run(t, r)
 	select {
 	case res := <-audited:
 		if res.err != nil {

@@ -270,18 +270,7 @@ func (h *harness) askedSummary() []string {
 // startManual runs a reflector on src until the test ends.
 func startManual(t *testing.T, src *fakeSource) (*store.Store, *Reflector) {
 	t.Helper()
-	st, w := store.New()
-	r, err := New(Config{Source: src, Backoff: Backoff{Initial: time.Millisecond}}, w, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	r, st := runInBackground(t, Config{Source: src, Backoff: Backoff{Initial: time.Millisecond}})
 	return st, r
 }
 
@@ -294,11 +283,16 @@ func runInBackground(t *testing.T, cfg Config) (*Reflector, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	run(t, r)
+	return r, st
+}
+
+// run runs r until the test ends.
+func run(t *testing.T, r *Reflector) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return r, st
 }
 
 func waitFor(t *testing.T, cond func() bool) {
