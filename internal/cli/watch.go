@@ -304,13 +304,6 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		runCtx, cancel = context.WithTimeout(runCtx, o.Duration)
 		defer cancel()
 	}
-	if o.Once {
-		go func() {
-			if sess.WaitUntilReady(runCtx) == nil {
-				cancel()
-			}
-		}()
-	}
 	kubeContext := ""
 	if raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
 		kubeContext = raw.CurrentContext
@@ -343,6 +336,7 @@ func (o *WatchOptions) reflectorConfig(useTUI bool) reflector.Config {
 		ResourceVersion:      o.ResourceVersion,
 		ResourceVersionMatch: o.ResourceVersionMatch,
 		WatchTimeout:         o.WatchTimeout,
+		Once:                 o.Once, // each reflector stops at its first complete list, with nothing after it
 		// A forbidden request is retried once (RBAC may be propagating), on the
 		// dashboard as in the line output: the same rule, the same second.
 		MaxPermanentRetries: 1,

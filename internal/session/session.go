@@ -350,7 +350,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 				ResourceVersion: resolved.ResourceVersion, ResourceVersionMatch: resolved.ResourceVersionMatch,
 				WatchTimeout: trace.Duration(resolved.WatchTimeout), IdleTimeout: trace.Duration(resolved.IdleTimeout),
 				InitialEventsTimeout: trace.Duration(resolved.InitialEventsTimeout),
-				MaxPermanentRetries:  resolved.MaxPermanentRetries, GiveUpAfter: trace.Duration(resolved.GiveUpAfter),
+				MaxPermanentRetries:  resolved.MaxPermanentRetries, GiveUpAfter: trace.Duration(resolved.GiveUpAfter), Once: resolved.Once,
 				MetadataOnly: rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets, Wire: live.Wire(),
 				Backoff: trace.BackoffOptionsOf(resolved.Backoff),
 			},

@@ -74,6 +74,11 @@ type Config struct {
 	// A watch cut by a restart, a GOAWAY, a reset or a proxy after it
 	// streamed is progress up to the cut. 0 retries forever.
 	GiveUpAfter time.Duration
+	// Once stops Run (returning nil, Stopped) as soon as the first list is
+	// complete: no watch follows a LIST, and the watch of a streaming list
+	// ends at the bookmark that completes it (EndStopped), so the cache is
+	// that list and no event after it.
+	Once bool
 	// InitialLists, when set, is shared by reflectors that start together:
 	// at most its size of them make their first list at once.
 	InitialLists *ListGate

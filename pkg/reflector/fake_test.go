@@ -210,14 +210,13 @@ func runFake(t *testing.T, cfg Config, script ...call) *harness {
 	select {
 	case <-h.src.drained:
 		// The reflector is now waiting on a request the script does not answer.
-	case h.err = <-done:
+		cancel()
+		h.err = <-done
+	case h.err = <-done: // it stopped by itself
 	case <-time.After(10 * time.Second):
 		t.Fatalf("script not drained; asked %v", h.src.requests())
 	}
 	cancel()
-	if h.err == nil {
-		h.err = <-done
-	}
 	return h
 }
 

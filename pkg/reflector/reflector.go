@@ -138,7 +138,7 @@ func (r *Reflector) Run(ctx context.Context) error {
 		}
 		// A replay asked after the forced relist: a recording cut right
 		// after it stops there, with the relist decided as recorded.
-		if ctx.Err() != nil || r.sourceStopsHere(ctx) {
+		if ctx.Err() != nil || r.cfg.Once && r.listedOnce || r.sourceStopsHere(ctx) {
 			r.decide(Decision{State: StateStopped, Reason: ReasonStopped})
 			return nil
 		}
@@ -349,6 +349,10 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 					return p, err
 				}
 				p = phase{kind: phaseWatch, rv: ev.Item.Object.ResourceVersion}
+				if r.cfg.Once {
+					cancel(ErrStopped) // so the request ends as stopped everywhere, the trace too
+					end = &RequestEnd{Reason: EndStopped, Err: ErrStopped}
+				}
 			}
 		case EventAdded, EventModified, EventDeleted:
 			if !streaming {
@@ -360,6 +364,9 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	}
 	stream.Close()
 	end = r.endRequest(rctx, info, end)
+	if r.cfg.Once && r.listedOnce {
+		return p, nil // Run stops
+	}
 	// The watch was open until now: the server was there.
 	r.progress()
 	if !streaming {

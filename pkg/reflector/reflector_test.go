@@ -596,3 +596,51 @@ func TestGiveUpAfterNeverCutsABackoffBelowItsRetryAfter(t *testing.T) {
 		t.Errorf("backoff waits: got %v, want [2s] (the minute's backoff cut to the 429's Retry-After, not to the second left)", computed)
 	}
 }
+
+// Once (--once) stops at the first complete list, by itself: no watch
+// follows a LIST, and a streaming list's watch ends at the bookmark that
+// completes it, so what came after the list is not in the cache (the run's
+// cancel used to come a moment later, and a watch applied what arrived in
+// between).
+func TestOnceStopsAtTheFirstCompleteListWithNothingAfterIt(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		strategy Strategy
+		script   []call
+		asked    string
+	}{
+		{"list", StrategyList, []call{
+			{verb: VerbList, page: page("120", "", obj("a", "u-a", "100"), obj("b", "u-b", "110"))},
+			{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("c", "u-c", "121"))}},
+		}, "list rv="},
+		{"streaming list", StrategyStream, []call{
+			{verb: VerbWatch, events: []WatchEvent{
+				ev(EventAdded, obj("a", "u-a", "100")), ev(EventAdded, obj("b", "u-b", "110")), bookmark("120", true),
+				ev(EventAdded, obj("c", "u-c", "121")), ev(EventDeleted, obj("a", "u-a", "122")),
+			}},
+		}, "watch rv= sendInitialEvents"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := runFake(t, Config{Strategy: tc.strategy, Once: true}, tc.script...)
+			if h.err != nil {
+				t.Fatal(h.err)
+			}
+			if got, want := h.storeState(), "a:u-a@100 b:u-b@110"; got != want {
+				t.Errorf("store: got %q, want the list's %q", got, want)
+			}
+			st := h.r.Stats()
+			if got := join(h.askedSummary()); got != tc.asked {
+				t.Errorf("requests: got %q, want %q", got, tc.asked)
+			}
+			if c := st.Counters; st.State != StateStopped || st.ResourceVersion != "120" || c.Added+c.Deleted != 0 {
+				t.Errorf("state %s at %s with %d added and %d deleted, want Stopped at the list's 120, no event after it", st.State, st.ResourceVersion, c.Added, c.Deleted)
+			}
+			if rs := h.reasons(); rs[len(rs)-1] != string(ReasonStopped) || slices.Contains(rs, string(ReasonWatchError)) {
+				t.Errorf("decisions %v, want the list's, then stopped", rs)
+			}
+			if last := st.Requests[len(st.Requests)-1]; last.End == nil || (tc.strategy == StrategyStream && last.End.Reason != EndStopped) {
+				t.Errorf("the last request ended %+v, want ended (stopped, for the streaming list's watch)", last.End)
+			}
+		})
+	}
+}

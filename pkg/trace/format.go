@@ -61,7 +61,11 @@ type Options struct {
 	InitialEventsTimeout Duration           `json:"initialEventsTimeout"`
 	MaxPermanentRetries  int                `json:"maxPermanentRetries,omitempty"`
 	GiveUpAfter          Duration           `json:"giveUpAfter,omitempty"`
-	MetadataOnly         bool               `json:"metadataOnly"`
+	// Once is --once: the reflector stopped at its first complete list
+	// (absent in traces written before it was recorded: those runs were
+	// stopped from outside, a moment after it).
+	Once         bool `json:"once,omitempty"`
+	MetadataOnly bool `json:"metadataOnly"`
 	// UnsafeSecrets is true when the user asked to record Secret values unredacted.
 	UnsafeSecrets bool `json:"unsafeSecrets,omitempty"`
 	// Wire is the encoding the live run asked for: "protobuf" or "json"

@@ -583,6 +583,7 @@ func (rr *ResourceReplay) ReflectorConfig() reflector.Config {
 		InitialEventsTimeout: time.Duration(o.InitialEventsTimeout),
 		MaxPermanentRetries:  o.MaxPermanentRetries,
 		GiveUpAfter:          time.Duration(o.GiveUpAfter),
+		Once:                 o.Once,
 		Backoff:              o.Backoff.Backoff(),
 		ChooseWatchTimeout:   rr.watchTimeout,
 		ChooseBackoff:        rr.backoffWait,
