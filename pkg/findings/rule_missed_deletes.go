@@ -56,9 +56,11 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		r.window = window(r.window.From, n.At)
 	}
 	r.relists++
-	// The watch that was up when they went missing, the last one before the
-	// relist (a resume answered 410, say), then the relist that found them.
-	for _, id := range []int64{e.track.beforeList.aliveWatch, e.track.beforeList.watch} {
+	// The watch that was up when they went missing, those open but silent
+	// after it, the last one before the relist (a resume answered 410,
+	// say), then the relist that found them.
+	before := &e.track.beforeList
+	for _, id := range append(append([]int64{before.aliveWatch}, before.quiet...), before.watch) {
 		if id != 0 && !slices.Contains(r.reqs, id) {
 			r.reqs = appendLast(r.reqs, id)
 		}
@@ -69,10 +71,16 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		f.Count += int64(deleted + recreated)
 		f.Title = format.PluralUngrouped(f.Count, "delete") + " never reached the watch"
 		text := fmt.Sprintf("the relist at resourceVersion %s found %s deleted and %d recreated under the same name with another UID that the watch never reported", diff.ResourceVersion, format.PluralUngrouped(deleted, "object"), recreated)
+		quiet := before.quietOpen
 		switch {
 		case this == nil:
 		case dropped:
 			text += fmt.Sprintf("; the watch was up: they were left out somewhere in the %s from the list before it to the relist", roundSeconds(this.Seconds))
+		case quiet > 0:
+			// A watch was open, and said nothing: the deletes may have
+			// been lost on it, not only while no watch was open.
+			text += fmt.Sprintf("; in the %s from the watch's last sign of life (an event, a list, or the end of a watch that delivered one) to the relist, a watch was open for %s and delivered nothing",
+				roundSeconds(this.Seconds), roundSeconds(min(quiet.Seconds(), this.Seconds)))
 		default:
 			text += fmt.Sprintf("; the watch was down for %s before it, from its last sign of life (an event, a list, or the end of a watch that delivered one) to the relist", roundSeconds(this.Seconds))
 		}
@@ -81,9 +89,12 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		}
 		f.Evidence = Evidence{Text: text, Requests: slices.Clone(r.reqs), Objects: slices.Clone(r.objects), ObjectsTotal: r.total, Window: r.window}
 		why := "history was gone when the watch came back (410 Gone after a compaction, a restart, a long disconnect), so the deletes were never sent"
-		if dropped {
+		switch {
+		case dropped:
 			// The server sent them; the observing proxy left them out.
 			why = "the DELETED events were left out on their way to the client, so its watch never reported them"
+		case quiet > 0:
+			why = "either the DELETED events were lost on a watch that was open (a proxy or middlebox dropping them on the way), or they were made while no watch was open and history was gone when it came back (410 Gone after a compaction, a restart)"
 		}
 		f.Cause = why + "; the relist found them by comparing lists. A client-go informer hands such objects to OnDelete as cache.DeletedFinalStateUnknown, with the last state it knew, and a handler that expects the object itself misses them"
 		f.Action = "handle cache.DeletedFinalStateUnknown in every OnDelete handler; make cleanup level-based (reconcile what exists) rather than edge-triggered on delete events; use finalizers for cleanup that must run"

@@ -139,3 +139,40 @@ func TestMissedDeletesDroppedByTheProxyLieBetweenTheTwoLists(t *testing.T) {
 		}
 	}
 }
+
+// A watch that was open and said nothing after the last sign of life (its
+// deletes dropped on the way, say, by a proxy the client cannot see) was
+// not down: the evidence says how long a watch was open in the window and
+// links it, and the cause does not blame history alone (a reviewer read
+// "the watch was down for 15.8s" of a watch open for 15 s of it).
+func TestMissedDeletesSaysAWatchWasOpenButSilent(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, nil) // #1
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
+	f.request(reflector.VerbWatch, bookmarked, 5*time.Second, 1, nil, func() { // #2, delivered an event
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+	})
+	f.advance(500 * time.Millisecond)
+	f.request(reflector.VerbWatch, bookmarked, 15*time.Second, 0, nil, nil) // #3, open and silent
+	f.advance(300 * time.Millisecond)
+	f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410}}, nil) // #4
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, func() {                                                                    // #5, the relist
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
+		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+	})
+	got, ok := f.e.Get(MissedDeletes)
+	if !ok {
+		t.Fatal("missed-deletes not raised")
+	}
+	const want = "in the 15.8s from the watch's last sign of life (an event, a list, or the end of a watch that delivered one) to the relist, a watch was open for 15s and delivered nothing"
+	if !strings.Contains(got.Evidence.Text, want) || strings.Contains(got.Evidence.Text, "down") {
+		t.Errorf("evidence %q, want it to say %q", got.Evidence.Text, want)
+	}
+	if !slices.Equal(got.Evidence.Requests, []int64{2, 3, 4, 5}) {
+		t.Errorf("requests %v, want the watch that delivered (#2), the silent one (#3), the 410 (#4) and the relist (#5)", got.Evidence.Requests)
+	}
+	if !strings.Contains(got.Cause, "lost on a watch that was open") {
+		t.Errorf("cause %q, want it to say the deletes may have been lost on the open watch", got.Cause)
+	}
+}

@@ -45,6 +45,21 @@ type signs struct {
 	// having delivered something: the one that was up when something went
 	// missing (the one after it may only have been answered 410).
 	watch, aliveWatch int64
+	// quiet are the watches that ended after alive having delivered
+	// nothing, and quietOpen how long they were open in all: time after
+	// the last sign of life in which a watch was up, only silent.
+	quiet     []int64
+	quietOpen time.Duration
+}
+
+// quietOpenFor is how long a watch that delivered nothing must have
+// lived to count as open: one refused, cut at once or answered 410 was
+// not up.
+const quietOpenFor = time.Second
+
+// lived is a sign of life at at: no watch since has been quiet.
+func (s *signs) lived(at time.Time) {
+	s.alive, s.quiet, s.quietOpen = at, nil, 0
 }
 
 type openWatch struct {
@@ -73,7 +88,7 @@ func (t *track) observe(n reflector.Note) {
 			t.watchEnded(n.At, r)
 		}
 	case reflector.NoteApplied:
-		t.seen.alive = n.At
+		t.seen.lived(n.At)
 		if w := t.watch; w != nil {
 			w.applied++
 			if w.firstEvent.IsZero() {
@@ -92,7 +107,8 @@ func (t *track) observe(n reflector.Note) {
 		if decided(n, reflector.ReasonListComplete) != nil {
 			// The cache was whole as of the list: nothing was missed before it.
 			t.beforeList = t.seen
-			t.seen.alive, t.seen.list = n.At, n.At
+			t.seen.lived(n.At)
+			t.seen.list = n.At
 			if !t.firstListed {
 				t.firstListed, t.firstList = true, true
 			}
@@ -155,7 +171,11 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 		alive = w.applied > 0 || w.bookmarked || w.listEnded
 	}
 	if alive {
-		t.seen.alive, t.seen.aliveWatch = at, r.ID
+		t.seen.lived(at)
+		t.seen.aliveWatch = r.ID
+	} else if r.Duration >= quietOpenFor {
+		t.seen.quiet = appendLast(t.seen.quiet, r.ID)
+		t.seen.quietOpen += r.Duration
 	}
 	t.seen.watch, t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = r.ID, at, r.Duration, !alive
 }
