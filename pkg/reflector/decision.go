@@ -244,7 +244,7 @@ func (d Decision) String() string {
 	case ReasonBackoff:
 		why := d.Cause
 		if d.GoneInARow > 1 {
-			why = fmt.Sprintf("%d 410s in a row without progress", d.GoneInARow)
+			why = fmt.Sprintf("%d 410s in a row, no watch event or bookmark between them (a list alone does not count)", d.GoneInARow)
 		}
 		return fmt.Sprintf("backing off before the next %s: %s", strings.ToUpper(string(d.Next)), why)
 	case ReasonRVBackwards:

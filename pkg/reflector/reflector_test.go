@@ -644,3 +644,13 @@ func TestOnceStopsAtTheFirstCompleteListWithNothingAfterIt(t *testing.T) {
 		})
 	}
 }
+
+// A backoff after repeated 410s says what did not happen between them: a
+// watch event or bookmark (a relist that completed is no such sign; a
+// reviewer read "without progress" right after one).
+func TestABackoffAfterRepeated410sSaysNoWatchEventCameBetween(t *testing.T) {
+	got := Decision{Reason: ReasonBackoff, Next: VerbList, GoneInARow: 3}.String()
+	if want := "backing off before the next LIST: 3 410s in a row, no watch event or bookmark between them (a list alone does not count)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
