@@ -19,7 +19,7 @@ type requestRefused struct {
 }
 
 func (*requestRefused) entry() Entry {
-	return Entry{RequestRefused, Error, "the run failed because the server refused its requests in a way no retry fixes: 401, 403, 404 or 405 on every attempt, or a 400/422 refusing the request's own options (a mistyped selector)"}
+	return Entry{RequestRefused, Error, "the run failed because the server refused its requests in a way no retry fixes: 401, 403, 404 (before the first list) or 405 on every attempt, or a 400/422 refusing the request's own options (a mistyped selector)"}
 }
 
 func (r *requestRefused) observe(e *Engine, n reflector.Note) {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -444,6 +447,14 @@ func (r *Reflector) goneBackoff(ctx context.Context, next phase) {
 	}
 }
 
+// permanentHere says st is an answer no retry fixes, here: a 404 once a
+// list has completed is not one. The resource was there; its CRD was
+// deleted or its version is no longer served, maybe for a reinstall, and a
+// client-go informer retries until it is back: so does this, backing off.
+func (r *Reflector) permanentHere(st *metav1.Status) bool {
+	return isPermanent(st) && !(st.Code == http.StatusNotFound && r.listedOnce)
+}
+
 // failed handles a failed request: the reflector fails when a permanent
 // error outlasted its retries or when nothing made progress for
 // GiveUpAfter; otherwise it backs off before next.
@@ -452,7 +463,7 @@ func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) err
 	if end.Status != nil {
 		r.progress() // the server answered, if only with an error
 	}
-	if isPermanent(end.Status) {
+	if r.permanentHere(end.Status) {
 		r.permanent++
 		if r.permanent > r.cfg.MaxPermanentRetries {
 			return r.fail(next, Decision{Reason: ReasonPermanentError, Code: end.Code(), Cause: end.Cause(), Said: end.Said(), Attempts: r.permanent}, end)

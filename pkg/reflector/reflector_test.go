@@ -249,6 +249,35 @@ func TestForbiddenFailsAfterBoundedRetries(t *testing.T) {
 	}
 }
 
+// A 404 before anything was listed is a resource that is not there: it
+// fails as a 403 does. Once a list completed, the resource was there: its
+// CRD deleted (or its version unserved), maybe for a reinstall. A
+// client-go informer retries until it comes back, and so does the
+// reflector, backing off; a reviewer's run ended a second after the CRD
+// went.
+func TestA404AfterAListIsRetriedUntilTheResourceComesBack(t *testing.T) {
+	notFound := httpErr(404, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+	h := runFake(t, Config{MaxPermanentRetries: 1}, call{verb: VerbList, err: notFound}, call{verb: VerbList, err: notFound})
+	if h.err == nil || h.r.Stats().State != StateFailed {
+		t.Fatalf("a 404 on the first list: got %v, want the run failed", h.err)
+	}
+	script := []call{{verb: VerbList, page: page("10", "", obj("a", "u-a", "5"))}}
+	for range 4 {
+		script = append(script, call{verb: VerbWatch, err: notFound})
+	}
+	script = append(script, call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("b", "u-b", "20"))}})
+	h = runFake(t, Config{MaxPermanentRetries: 1}, script...)
+	if h.err != nil {
+		t.Fatalf("Run: %v, want it to go on through the 404s", h.err)
+	}
+	if got, want := h.storeState(), "a:u-a@5 b:u-b@20"; got != want {
+		t.Errorf("store: got %q, want %q once the resource was back", got, want)
+	}
+	if st := h.r.Stats(); st.Counters.Backoffs != 4 {
+		t.Errorf("backoffs: got %d, want one after each of the 4 404s", st.Counters.Backoffs)
+	}
+}
+
 func TestUnreachableServerGivesUpAfterTheConfiguredTime(t *testing.T) {
 	refused := &RequestEnd{Reason: EndError, Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}
 	script := make([]call, 0, 200)
