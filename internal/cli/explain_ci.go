@@ -2,16 +2,20 @@ package cli
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report"
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // projectURI is where the tool and its findings are documented, for the
@@ -64,6 +68,16 @@ func writeSARIF(w io.Writer, tracePath, version string, all []Explained) error {
 	// A URI reference: a space, a # or a % in the file's name is escaped.
 	uri := (&url.URL{Path: filepath.ToSlash(tracePath)}).EscapedPath()
 	run.AddDistinctArtifact(uri)
+	var raised []time.Time
+	for _, e := range all {
+		for _, f := range e.Findings {
+			raised = append(raised, f.FirstAt)
+		}
+	}
+	lines, err := linesAt(tracePath, raised)
+	if err != nil {
+		return err
+	}
 	for _, e := range all {
 		for _, f := range e.Findings {
 			where := sarif.NewLogicalLocation().WithName(e.Resource).WithFullyQualifiedName(subjectName(e)).WithKind("resource")
@@ -74,7 +88,8 @@ func writeSARIF(w io.Writer, tracePath, version string, all []Explained) error {
 			res := run.CreateResultForRule(string(f.ID)).
 				WithLevel(sarifLevel(f.Severity)).
 				WithMessage(sarif.NewTextMessage(findingText(f))).
-				AddLocation(sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uri))).
+				AddLocation(sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uri)).
+					WithRegion(sarif.NewRegion().WithStartLine(lines[f.FirstAt]))).
 					WithLogicalLocations([]*sarif.LogicalLocation{where})).
 				WithOccurrenceCount(int(max(f.Count, 1))).
 				WithProperties(props)
@@ -88,6 +103,43 @@ func writeSARIF(w io.Writer, tracePath, version string, all []Explained) error {
 		return fmt.Errorf("writing the SARIF log: %w", err)
 	}
 	return nil
+}
+
+// linesAt is, for each of times, the line of the trace at path where its
+// replay stood then: the first line recorded at or after it (the last line
+// for a time past it). A SARIF result's region is that line, where code
+// scanning shows it. It reads the trace once more.
+func linesAt(path string, times []time.Time) (map[time.Time]int, error) {
+	out := make(map[time.Time]int, len(times))
+	if len(times) == 0 {
+		return out, nil
+	}
+	times = slices.Clone(times)
+	slices.SortFunc(times, time.Time.Compare)
+	rd, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	start := rd.Header().StartedAt
+	for len(times) > 0 {
+		l, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		at := start.Add(time.Duration(l.At))
+		for len(times) > 0 && !times[0].After(at) {
+			out[times[0]] = rd.LineNumber()
+			times = times[1:]
+		}
+	}
+	for _, t := range times {
+		out[t] = max(rd.LineNumber(), 1)
+	}
+	return out, nil
 }
 
 // The JUnit XML that CI systems read: a suite per resource (or stream),

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/joshdk/go-junit"
@@ -149,7 +150,10 @@ func checkSARIF(t *testing.T, raw []byte, path string, all []findings.Finding) {
 				Level     string
 				Message   struct{ Text string }
 				Locations []struct {
-					PhysicalLocation struct{ ArtifactLocation struct{ URI string } }
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine int }
+					}
 				}
 				Suppressions []struct{ Kind string }
 			}
@@ -158,6 +162,7 @@ func checkSARIF(t *testing.T, raw []byte, path string, all []findings.Finding) {
 	if err := json.Unmarshal(raw, &log); err != nil {
 		t.Fatal(err)
 	}
+	at := recordedAt(t, path)
 	if log.Version != "2.1.0" || len(log.Runs) != 1 {
 		t.Fatalf("version %q, %d runs", log.Version, len(log.Runs))
 	}
@@ -187,12 +192,43 @@ func checkSARIF(t *testing.T, raw []byte, path string, all []findings.Finding) {
 			t.Errorf("result %d: %s %s %q, want %s %s with %q", i, r.RuleID, r.Level, r.Message.Text, f.ID, sarifLevel(f.Severity), f.Title)
 		}
 		if len(r.Locations) != 1 || r.Locations[0].PhysicalLocation.ArtifactLocation.URI != filepath.ToSlash(path) {
-			t.Errorf("result %d: locations %+v, want the trace", i, r.Locations)
+			t.Fatalf("result %d: locations %+v, want the trace", i, r.Locations)
+		}
+		// The region (code scanning shows a result at its line) is the
+		// first line recorded at or after the finding was first raised.
+		if n := r.Locations[0].PhysicalLocation.Region.StartLine; n < 2 || n > len(at) || at[n-1].Before(f.FirstAt) || n > 2 && !at[n-2].Before(f.FirstAt) {
+			t.Errorf("result %d: region.startLine %d, want the first line recorded at or after %s", i, n, f.FirstAt)
 		}
 		if f.Ignored != (len(r.Suppressions) == 1) {
 			t.Errorf("result %d: ignored %t, suppressions %+v", i, f.Ignored, r.Suppressions)
 		}
 	}
+}
+
+// recordedAt is when each line of the trace at path was recorded (its
+// header's startedAt plus its at), by line, the header's first.
+func recordedAt(t *testing.T, path string) []time.Time {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start time.Time
+	var out []time.Time
+	for i, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var l struct {
+			StartedAt time.Time
+			At        int64
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			start = l.StartedAt
+		}
+		out = append(out, start.Add(time.Duration(l.At)))
+	}
+	return out
 }
 
 // readmeAnchor is the anchor GitHub gives README.md's first heading that
