@@ -44,7 +44,9 @@ type CostOptions struct {
 // NewCostOptions returns the defaults.
 func NewCostOptions(streams genericiooptions.IOStreams) *CostOptions {
 	return &CostOptions{
-		ConfigFlags:  genericclioptions.NewConfigFlags(true),
+		// Warnings as kubectl prints them: a short name that could also
+		// mean another resource says so.
+		ConfigFlags:  genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams),
 		IOStreams:    streams,
 		Sample:       cost.DefaultSample,
 		Need:         cost.NeedFull,

@@ -68,7 +68,9 @@ type WatchOptions struct {
 // NewWatchOptions returns the defaults.
 func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
 	return &WatchOptions{
-		ConfigFlags:  genericclioptions.NewConfigFlags(true),
+		// Warnings as kubectl prints them: a short name that could also
+		// mean another resource says so.
+		ConfigFlags:  genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams),
 		IOStreams:    streams,
 		InitialList:  string(reflector.StrategyAuto),
 		PageSize:     500,

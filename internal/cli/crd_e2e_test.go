@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestE2EACRDDeletedWhileWatchedIsWaitedForAndAShortNameOfTwoWarns, on
+// the real API server: two CRDs share a short name, and the tool resolves
+// it as kubectl does, warning as kubectl does that it could mean the other
+// one (a reviewer saw it pick one in silence). Then one CRD is deleted
+// while it is watched (an operator's reinstall) and installed again: the
+// run backs off through the 404s instead of failing a second after the
+// CRD went, and its cache ends with the object made after the reinstall.
+func TestE2EACRDDeletedWhileWatchedIsWaitedForAndAShortNameOfTwoWarns(t *testing.T) {
+	dir, kc, tmp := pluginPath(t), kubeconfig(t), t.TempDir()
+	do := func(args ...string) {
+		t.Helper()
+		if out, errOut, err := kubectl(t, dir, args...); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+	}
+	file := func(name, body string) string {
+		t.Helper()
+		path := filepath.Join(tmp, name)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	crd := func(group string) string {
+		return file(group+".yaml", fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.%[1]s}
+spec:
+  group: %[1]s
+  names: {kind: Gizmo, plural: gizmos, singular: gizmo, shortNames: [gzm]}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`, group))
+	}
+	a, b := crd("a.crd-e2e.test"), crd("b.crd-e2e.test")
+	established := []string{"wait", "--for", "condition=Established", "--timeout", "60s", "crd/gizmos.a.crd-e2e.test"}
+	do("apply", "-f", a, "-f", b)
+	t.Cleanup(func() { _, _, _ = kubectl(t, dir, "delete", "--ignore-not-found", "-f", a, "-f", b) })
+	do(append(established, "crd/gizmos.b.crd-e2e.test")...)
+
+	code, _, stderr := run(t, "gzm", "-n", "default", "--kubeconfig", kc, "--no-tui", "--once")
+	if code != ExitOK || !strings.Contains(stderr, `Warning: short name "gzm" could also match lower priority resource gizmos.`) {
+		t.Errorf("gzm: exit %d, stderr %q; want exit 0 and kubectl's warning that it could mean the other", code, stderr)
+	}
+
+	r := startRun(t, "gizmos.a.crd-e2e.test", "-n", "default", "--kubeconfig", kc, "--no-tui", "--summary", "-o", "json")
+	r.waitFor(t, `"reason":"list-complete"`, 1, time.Minute)
+	do("delete", "crd", "gizmos.a.crd-e2e.test")
+	r.waitFor(t, `"reason":"backoff"`, 2, time.Minute) // 404s, retried
+	do("apply", "-f", a)
+	do(established...)
+	do("apply", "-f", file("g1.yaml", "apiVersion: a.crd-e2e.test/v1\nkind: Gizmo\nmetadata: {name: g1, namespace: default}\n"))
+	r.waitFor(t, `"name":"g1"`, 1, 2*time.Minute)
+	s := only(t, r.stop(t))
+	if s.Objects != 1 || len(s.Store) != 1 || s.Store[0].Name != "g1" {
+		t.Errorf("after the reinstall: %d objects %+v, want g1 alone", s.Objects, s.Store)
+	}
+	if strings.Contains(r.out.String(), `"reason":"permanent-error"`) {
+		t.Errorf("the 404s of the deleted CRD failed the run:\n%s", tail(r.out.String()))
+	}
+}
