@@ -306,6 +306,15 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		runCtx, cancel = context.WithTimeout(runCtx, o.Duration)
 		defer cancel()
 	}
+	if o.Once {
+		// Each reflector stops at its first list by itself (Config.Once);
+		// this ends what runs beside them, the probe, once all have.
+		go func() {
+			if sess.WaitUntilReady(runCtx) == nil {
+				cancel()
+			}
+		}()
+	}
 	kubeContext := ""
 	if raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
 		kubeContext = raw.CurrentContext
