@@ -39,7 +39,7 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 		duplicates:    desc("duplicates_total", "Events that carried the cached UID and resourceVersion again."),
 		rvBackwards:   desc("resource_version_backwards_total", "Events and bookmarks whose resourceVersion was older than the cursor."),
 		backoffs:      desc("backoffs_total", "Waits before retrying after an error."),
-		watchErrors:   desc("watch_errors_total", "Watches that ended in an error (an ERROR event or a transport error)."),
+		watchErrors:   desc("watch_errors_total", "Watches that ended in an error (an error status, an ERROR event or a transport error), except a 410 Gone (counted in watchcache_gone_total), a too-large resourceVersion (watchcache_too_large_resource_version_total) and a streaming list before its end bookmark; watchcache_watch_duration_seconds counts them all as end=\"error\"."),
 		storeObjects:  desc("store_objects", "Objects in the cache."),
 		storeBytes:    desc("store_bytes", "Estimated heap held by the cached objects, in bytes."),
 		bookmarkAge:   desc("bookmark_age_seconds", "Time since the last progress bookmark (a streaming list's end bookmark is none); with none yet, since watching began (the first complete list); 0 before that."),
@@ -49,7 +49,7 @@ func newScrapeCollector(withClient bool) *scrapeCollector {
 		findings: desc("findings", "Findings raised, by id and severity: 1 while raised, 0 when the user ignores it (--ignore-finding); "+
 			"no series for a finding not raised (behind a proxy, the number of the client's streams that raised it and do not ignore it).", "id", "severity"),
 		lag:            desc("event_lag_seconds", "Passive delivery estimate: how late watch events arrived after their object's latest write (newest managedFields time, deletionTimestamp or creationTimestamp), corrected for the server's clock by its Date header; good to about ±2 s, so in coarse buckets. Events whose object carries no write time are not counted."),
-		listPages:      desc("list_pages_total", "LIST requests (pages) by how they ended: ok (a page received), gone (410), too-large (resourceVersion too large), error, timeout, canceled.", "result"),
+		listPages:      desc("list_pages_total", "LIST requests (pages) by how they ended: ok (a page received), gone (410), too-large (resourceVersion too large), error, timeout (the client gave up), canceled (cut short to act), stopped (the run ended while it was open).", "result"),
 		lists:          desc("lists_total", "Full lists (paginated or streaming) by result: complete (installed in the cache), restarted (a 410, a too-large resourceVersion, a fallback from streaming or a forced relist started it over), failed (the reflector gave up), canceled (the run ended).", "result"),
 		gone:           desc("gone_total", "410 Gone answers, by the request that got it: a watch, a LIST, or a LIST continue token.", "on"),
 		relists:        desc("relists_total", "Full lists started after the first, by cause: gone (410), forced, too-large, fallback (from a streaming list to LIST), error (a streaming list broke and started again).", "cause"),

@@ -99,7 +99,7 @@ func New(withClient bool) *Metrics {
 		listDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "list_duration_seconds",
 			Help: "Time from deciding to list to the complete list installed in the cache (complete lists only; retries included).", Buckets: listBuckets()}, labels),
 		watchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "watch_duration_seconds",
-			Help: "How long watches (streaming lists included) lasted, by how they ended: closed (by the server), timeout (idle), error, canceled.", Buckets: watchBuckets()}, with("end")),
+			Help: "How long watches (streaming lists included) lasted, by how they ended: closed (by the server), timeout (idle), error (a 410 Gone too), canceled (cut short to act), stopped (the run ended while it was open).", Buckets: watchBuckets()}, with("end")),
 	}
 	m.scrape = newScrapeCollector(withClient)
 	m.probe = newProbeCollector()

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -247,6 +248,54 @@ func TestLoopbackAddresses(t *testing.T) {
 	for _, bad := range []string{"9090", "127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1:nosuchservice"} {
 		if _, err := metrics.IsLoopback(bad); err == nil {
 			t.Errorf("IsLoopback(%q): no error", bad)
+		}
+	}
+}
+
+// A metric broken down by a label says in its HELP what each value means:
+// a value the code produces that HELP leaves out (stopped, once) sends the
+// reader of a dashboard to the README.
+func TestTheHelpOfABrokenDownMetricNamesEveryValueItsLabelTakes(t *testing.T) {
+	m := metrics.New(false)
+	replayWithMetrics(t, m, traces+"demo.jsonl")
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLabel := map[string]string{
+		"watchcache_list_pages_total":       "result",
+		"watchcache_lists_total":            "result",
+		"watchcache_watch_duration_seconds": "end",
+		"watchcache_gone_total":             "on",
+		"watchcache_relists_total":          "cause",
+	}
+	seen := map[string]bool{}
+	for _, mf := range mfs {
+		name := mf.GetName()
+		if name == "watchcache_watch_errors_total" && !strings.Contains(mf.GetHelp(), "410") {
+			// A watch that a 410 ended is an error in the duration histogram, not here.
+			t.Errorf("%s's HELP does not say that a 410 Gone is not counted: %q", name, mf.GetHelp())
+		}
+		label, ok := byLabel[name]
+		if !ok {
+			continue
+		}
+		seen[name] = true
+		for _, mt := range mf.GetMetric() {
+			for _, lp := range mt.GetLabel() {
+				if lp.GetName() != label {
+					continue
+				}
+				word := regexp.MustCompile(`(?i)(^|[^a-z-])` + regexp.QuoteMeta(lp.GetValue()) + `($|[^a-z-])`)
+				if !word.MatchString(mf.GetHelp()) {
+					t.Errorf("%s{%s=%q}: its HELP does not name the value: %q", name, label, lp.GetValue(), mf.GetHelp())
+				}
+			}
+		}
+	}
+	for name := range byLabel {
+		if !seen[name] {
+			t.Errorf("no metric family %s", name)
 		}
 	}
 }
