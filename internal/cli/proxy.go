@@ -250,15 +250,17 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		return outs.Finish(errors.Join(fmt.Errorf("--address %s --port %d: %w", o.Address, o.Port, err), sess.Run(cancelled())))
 	}
 	addr := ln.Addr().String()
+	// Said as the address asked for, with the port the listener has (not
+	// the 0 that --port 0 asked for): the listener names 0.0.0.0 "[::]"
+	// (one socket serves IPv4 and IPv6), which the user did not write.
+	_, port, _ := net.SplitHostPort(addr)
+	served := net.JoinHostPort(o.Address, port)
 	srv := p.NewServer() // it follows its clients' connections
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	fmt.Fprintf(o.ErrOut, "Starting to serve on %s\n", addr)
+	fmt.Fprintf(o.ErrOut, "Starting to serve on %s\n", served)
 	if loopback, _ := metrics.IsLoopback(o.listenAddress()); !loopback {
-		// The address asked for, with the port the listener has (not the 0
-		// that --port 0 asked for).
-		_, port, _ := net.SplitHostPort(addr)
-		fmt.Fprintf(o.ErrOut, "warning: serving on %s, which is not a loopback address: anyone who can reach it acts on %s with your credentials\n", net.JoinHostPort(o.Address, port), restCfg.Host)
+		fmt.Fprintf(o.ErrOut, "warning: serving on %s, which is not a loopback address: anyone who can reach it acts on %s with your credentials\n", served, restCfg.Host)
 	}
 	warning := o.Display.warnDashboardIgnores(o.ErrOut, useTUI)
 	for _, w := range p.FaultTargetWarnings() {
@@ -306,7 +308,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		return err
 	})
 	kind := subjects.Of(sess.Header).Dashboard // its source is known once listening
-	kind.Source = "proxy " + addr
+	kind.Source = "proxy " + served
 	opts := tui.Options{Server: session.ServerURL(restCfg), Trace: o.Trace, Kind: kind, Connect: connectLines(server, o.PrintKubeconfig, kc), Warning: warning}
 	return outs.Finish(outs.Run(runCtx, runCtx, cancel, opts))
 }

@@ -59,8 +59,9 @@ func TestE2EProxyBindsOnlyLoopbackUnlessToldAndRefusesBadFlags(t *testing.T) {
 	// With it, the proxy serves and warns; the kubeconfig it prints points at loopback,
 	// which --accept-hosts lets in.
 	code, _, errOut := run(t, "proxy", "--kubeconfig", kc, "--address", "0.0.0.0", "--port", "0", "--no-tui", "--duration", "1s")
-	// The warning names the port the proxy listens on, not the 0 asked for.
-	served := regexp.MustCompile(`Starting to serve on \S+:([1-9][0-9]*)\n`).FindStringSubmatch(errOut)
+	// The warning names the port the proxy listens on, not the 0 asked for,
+	// and both lines name the address as asked for (not the listener's [::]).
+	served := regexp.MustCompile(`Starting to serve on 0\.0\.0\.0:([1-9][0-9]*)\n`).FindStringSubmatch(errOut)
 	if code != ExitOK || served == nil || !strings.Contains(errOut, "warning: serving on 0.0.0.0:"+served[1]+", which is not a loopback address: anyone who can reach it acts on") ||
 		!strings.Contains(errOut, "server: http://127.0.0.1:") {
 		t.Errorf("--address 0.0.0.0: exit %d, stderr:\n%s", code, errOut)
