@@ -103,6 +103,9 @@ func (o *CostOptions) Validate() error {
 	if err := o.identity.validate(); err != nil {
 		return err
 	}
+	if err := validateNamespaceFlag(o.ConfigFlags); err != nil {
+		return err
+	}
 	if o.Sample < 1 || o.Sample > cost.MaxSample {
 		return usageErrorf("invalid --sample %d: must be between 1 and %d", o.Sample, cost.MaxSample)
 	}

@@ -111,7 +111,7 @@ func TestReportMarksAnIgnoredFinding(t *testing.T) {
 func TestProbeNamespaceIsCheckedBeforeAnyRequest(t *testing.T) {
 	for _, tc := range []struct{ probe, want string }{
 		{"", "error: --probe needs a namespace: --probe NAMESPACE"},
-		{"Bad_NS", `error: invalid --probe "Bad_NS": a namespace name`},
+		{"Bad_NS", `error: invalid --probe namespace "Bad_NS": a lowercase RFC 1123 label must consist of`},
 	} {
 		code, _, stderr := run(t, "configmaps", "--kubeconfig", "/nonexistent", "--probe", tc.probe)
 		if code != ExitUsage || !strings.HasPrefix(stderr, tc.want) {

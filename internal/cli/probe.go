@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -24,8 +23,8 @@ func (o *WatchOptions) validateProbe() error {
 		return usageErrorf("--probe needs a namespace: --probe NAMESPACE")
 	}
 	if o.Probe != "" {
-		if errs := validation.IsDNS1123Label(o.Probe); len(errs) > 0 {
-			return usageErrorf("invalid --probe %q: a namespace name %s", o.Probe, strings.Join(errs, "; "))
+		if err := checkNamespace("--probe namespace", o.Probe); err != nil {
+			return usageError{err}
 		}
 	}
 	if o.ProbeInterval < time.Second {

@@ -149,6 +149,11 @@ func (o *ProxyOptions) Validate() error {
 	if err := o.identity.validate(); err != nil {
 		return err
 	}
+	// The proxy forwards every namespace's requests, but a name no
+	// namespace can have is a mistake worth saying, as for a watch.
+	if err := validateNamespaceFlag(o.ConfigFlags); err != nil {
+		return err
+	}
 	if o.Port < 0 || o.Port > 65535 {
 		return usageErrorf("invalid --port %d: want 0 to 65535", o.Port)
 	}

@@ -199,6 +199,11 @@ func connect(flags *genericclioptions.ConfigFlags, args []string, max int, allNa
 		if c.namespace, _, err = flags.ToRawKubeConfigLoader().Namespace(); err != nil {
 			return connected{}, err
 		}
+		// -n is checked with the flags; the kubeconfig's context may name
+		// a namespace no namespace can have too.
+		if err := checkNamespace("namespace", c.namespace); err != nil {
+			return connected{}, fmt.Errorf("the kubeconfig's context: %w", err)
+		}
 	}
 	return c, nil
 }

@@ -149,6 +149,9 @@ func (o *WatchOptions) Validate() error {
 	if err := o.identity.validate(); err != nil {
 		return err
 	}
+	if err := validateNamespaceFlag(o.ConfigFlags); err != nil {
+		return err
+	}
 	if o.monitor {
 		if err := o.validateMonitor(); err != nil {
 			return err
