@@ -189,6 +189,42 @@ func TestE2EResourceNamesTheServerDoesNotServeAreRefused(t *testing.T) {
 	}
 }
 
+// "configmaps c1" is how kubectl get names one object: after a first
+// argument that resolves, a second that names no resource type gets the
+// hint TYPE/NAME gets, not "the server doesn't have a resource type". Two
+// resources as two arguments are both watched, as README says.
+func TestE2ETypeThenNameIsAUsageErrorWithTheFieldSelectorHint(t *testing.T) {
+	kc := kubeconfig(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"configmaps", "c1"}, ExitUsage, `error: "configmaps c1" is TYPE NAME (the server doesn't have a resource type "c1"): watch a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache configmaps --field-selector metadata.name=c1"`},
+		{[]string{"cm", "c1", "c2"}, ExitUsage, `error: "cm c1" is TYPE NAME (the server doesn't have a resource type "c1"): watch a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache cm --field-selector metadata.name=c1"`},
+		{[]string{"cost", "configmaps", "c1"}, ExitUsage, `error: "configmaps c1" is TYPE NAME (the server doesn't have a resource type "c1"): measure a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache cost configmaps --field-selector metadata.name=c1"`},
+		// Not TYPE NAME: the first argument does not resolve, or the name
+		// is in a list of resources, or comes third.
+		{[]string{"flurbs", "c1"}, ExitFailure, `error: the server doesn't have a resource type "flurbs"`},
+		{[]string{"configmaps", "secrets,c1"}, ExitFailure, `error: the server doesn't have a resource type "c1"`},
+		{[]string{"configmaps", "secrets", "c1"}, ExitFailure, `error: the server doesn't have a resource type "c1"`},
+	} {
+		args := append(tc.args, "--kubeconfig", kc)
+		if tc.args[0] != "cost" {
+			args = append(args, "--once", "--no-tui")
+		}
+		code, _, stderr := run(t, args...)
+		if code != tc.code || strings.TrimSpace(stderr) != tc.want {
+			t.Errorf("%v: got %d %q\nwant %d %q", tc.args, code, strings.TrimSpace(stderr), tc.code, tc.want)
+		}
+	}
+	code, out, stderr := run(t, "pods", "deployments", "--kubeconfig", kc, "-n", "default", "--once", "--no-tui", "--summary", "-o", "json")
+	sums := allSummaries(t, out)
+	if code != ExitOK || len(sums) != 2 || sums[0].Resource != "pods.v1" || sums[1].Resource != "deployments.v1.apps" {
+		t.Errorf("pods deployments: exit %d, %d summaries, want 0 and pods.v1 then deployments.v1.apps:\n%s", code, len(sums), stderr)
+	}
+}
+
 // The names the tool prints for resources (configmaps.v1,
 // deployments.v1.apps) are accepted as input and name the same resource:
 // configmaps.v1 was refused, taken for resource configmaps of group v1.

@@ -38,7 +38,7 @@ type CostOptions struct {
 	sampleFlag *pflag.Flag
 	// identity names the plugin to the server (--user-agent).
 	identity     identity
-	resourceArgs []string
+	resourceArgs resourceList
 }
 
 // NewCostOptions returns the defaults.

@@ -26,7 +26,9 @@ import (
 // deployments.v1.apps, a CRD plural) or categories (all, or a CRD's), as
 // kubectl get resolves them. An error names the argument that failed, and
 // nothing resolves unless everything does; more than max resources is refused.
-func resolveResources(flags *genericclioptions.ConfigFlags, args []string, max int) ([]reflector.Resource, error) {
+// A second argument that names no resource type after a first that does is
+// kubectl get's TYPE NAME, and a usage error that says how to watch NAME.
+func resolveResources(flags *genericclioptions.ConfigFlags, list resourceList, max int) ([]reflector.Resource, error) {
 	mapper, err := flags.ToRESTMapper()
 	if err != nil {
 		return nil, err
@@ -44,11 +46,20 @@ func resolveResources(flags *genericclioptions.ConfigFlags, args []string, max i
 			out = append(out, r)
 		}
 	}
-	for _, arg := range args {
+	for i, arg := range list.args {
 		for _, name := range strings.Split(arg, ",") {
 			grs, isCategory := categories.Expand(strings.ToLower(name))
 			if !isCategory || len(grs) == 0 {
 				r, err := resolveResource(mapper, dc, name)
+				var unknown unknownResourceError
+				if i == 1 && name == arg && errors.As(err, &unknown) {
+					// The first argument resolved: "configmaps c1" is how kubectl
+					// get names one object, which a reflector watches through a
+					// field selector. Two resources as two arguments
+					// ("pods deployments") resolve and are both watched.
+					return nil, usageErrorf("%q is TYPE NAME (%w): %s a resource type, and narrow it to one object with a field selector, e.g. \"%s %s --field-selector metadata.name=%s\"",
+						list.args[0]+" "+arg, err, list.verb, list.example, list.args[0], arg)
+				}
 				if err != nil {
 					return nil, err
 				}
@@ -88,7 +99,7 @@ func resolveResource(mapper meta.RESTMapper, dc discovery.DiscoveryInterface, ar
 	gvr, err := live.ResourceFor(mapper, arg)
 	if err != nil {
 		if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "no matches for") {
-			return reflector.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", arg)
+			return reflector.Resource{}, unknownResourceError{arg}
 		}
 		var amb *meta.AmbiguousResourceError
 		if errors.As(err, &amb) {
@@ -129,7 +140,15 @@ func describeResource(dc discovery.DiscoveryInterface, gvr schema.GroupVersionRe
 		}
 		return reflector.Resource{GVR: gvr, Kind: r.Kind, Namespaced: r.Namespaced}, nil
 	}
-	return reflector.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", arg)
+	return reflector.Resource{}, unknownResourceError{arg}
+}
+
+// unknownResourceError is a name under which the server serves no resource
+// type, in kubectl's words.
+type unknownResourceError struct{ name string }
+
+func (e unknownResourceError) Error() string {
+	return fmt.Sprintf("the server doesn't have a resource type %q", e.name)
 }
 
 func hasVerb(verbs []string, v string) bool {
@@ -141,29 +160,35 @@ func hasVerb(verbs []string, v string) bool {
 	return false
 }
 
-// checkKubeconfig refuses to run without a cluster to talk to, instead of
-// falling back to localhost:8080 as client-go does.
+// resourceList is a command's resource arguments, with how the command
+// names its verb and itself in the hints of its errors.
+type resourceList struct {
+	args []string
+	// verb and example are as resourceArgs takes them.
+	verb, example string
+}
+
 // resourceArgs checks a command's resource arguments as kubectl reads
 // them: one or more, each a resource, a comma-separated list of them, or a
 // category; example is the command line that the error suggests ("kubectl
 // watchcache pods").
-func resourceArgs(args []string, verb, example string) ([]string, error) {
+func resourceArgs(args []string, verb, example string) (resourceList, error) {
 	if len(args) == 0 {
-		return nil, usageErrorf("you must specify the type of resource to %s, e.g. \"%s pods\" or \"%s pods,deployments.apps\"", verb, example, example)
+		return resourceList{}, usageErrorf("you must specify the type of resource to %s, e.g. \"%s pods\" or \"%s pods,deployments.apps\"", verb, example, example)
 	}
 	for _, arg := range args {
 		for _, name := range strings.Split(arg, ",") {
 			if strings.TrimSpace(name) == "" {
-				return nil, usageErrorf("%q has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps", arg)
+				return resourceList{}, usageErrorf("%q has an empty resource name: write resources as kubectl does, e.g. pods,deployments.apps", arg)
 			}
 			if kind, obj, ok := strings.Cut(name, "/"); ok {
 				// kubectl get's TYPE/NAME: a reflector watches a resource,
 				// and a field selector narrows it to one object.
-				return nil, usageErrorf("%q is TYPE/NAME: %s a resource type, and narrow it to one object with a field selector, e.g. \"%s %s --field-selector metadata.name=%s\"", name, verb, example, kind, obj)
+				return resourceList{}, usageErrorf("%q is TYPE/NAME: %s a resource type, and narrow it to one object with a field selector, e.g. \"%s %s --field-selector metadata.name=%s\"", name, verb, example, kind, obj)
 			}
 		}
 	}
-	return args, nil
+	return resourceList{args: args, verb: verb, example: example}, nil
 }
 
 // connected is what a command that talks to a cluster starts from: its
@@ -179,7 +204,7 @@ type connected struct {
 // bound on discovery, when the kubeconfig sets none), resolves the
 // resource arguments (at most max) and takes the namespace from the flags
 // unless allNamespaces.
-func connect(flags *genericclioptions.ConfigFlags, args []string, max int, allNamespaces bool, timeout time.Duration) (connected, error) {
+func connect(flags *genericclioptions.ConfigFlags, args resourceList, max int, allNamespaces bool, timeout time.Duration) (connected, error) {
 	if err := checkKubeconfig(flags); err != nil {
 		return connected{}, err
 	}
@@ -208,6 +233,8 @@ func connect(flags *genericclioptions.ConfigFlags, args []string, max int, allNa
 	return c, nil
 }
 
+// checkKubeconfig refuses to run without a cluster to talk to, instead of
+// falling back to localhost:8080 as client-go does.
 func checkKubeconfig(flags *genericclioptions.ConfigFlags) error {
 	if flags.APIServer != nil && *flags.APIServer != "" {
 		return nil

@@ -60,7 +60,7 @@ type WatchOptions struct {
 	monitor bool
 	Listen  string
 
-	resourceArgs []string
+	resourceArgs resourceList
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
 	isTerminal func() bool
 }
