@@ -304,7 +304,22 @@ func Text(resource string, n reflector.Note) string {
 	case reflector.NoteAudit:
 		return head + "audit: " + n.Audit.String()
 	}
-	return head + fmt.Sprintf("%-13s %s: %s", n.State, n.Reason(), n.Decision) + via
+	state := n.State.String()
+	if clientAway(n) {
+		// The stream keeps the state its client left it in, which the
+		// sentence says ("it was Watching"): the column says what the
+		// dashboard's "○ left" does, not a watch that no client holds.
+		state = "left"
+	}
+	return head + fmt.Sprintf("%-13s %s: %s", state, n.Reason(), n.Decision) + via
+}
+
+// clientAway says n is a decision made with an observed stream's client
+// away: it left (client-left), or stayed away and was forgotten
+// (client-gone).
+func clientAway(n reflector.Note) bool {
+	r := n.Reason()
+	return r == reflector.ReasonClientLeft || r == reflector.ReasonClientGone
 }
 
 // jsonNote is the stable JSON form of one output line.
@@ -318,8 +333,12 @@ type jsonNote struct {
 	// Dropped counts the lines missing from Seq on (type dropped).
 	Dropped uint64 `json:"dropped,omitempty"`
 	State   string `json:"state,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	Detail  string `json:"detail,omitempty"`
+	// ClientLeft marks a client-left or client-gone decision, whose State
+	// is still the one the stream was in when its client left (text lines
+	// say "left" in its column).
+	ClientLeft bool   `json:"clientLeft,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Detail     string `json:"detail,omitempty"`
 	// decision fields (resourceVersion below too)
 	Objects *int     `json:"objects,omitempty"`
 	Code    int32    `json:"code,omitempty"`
@@ -403,7 +422,7 @@ func jsonLine(n reflector.Note) jsonNote {
 			}
 		}
 	default:
-		j.Type, j.Reason = "decision", string(n.Reason())
+		j.Type, j.Reason, j.ClientLeft = "decision", string(n.Reason()), clientAway(n)
 		if d := n.Decision; d != nil {
 			j.Detail, j.ResourceVersion, j.Code = d.String(), d.ResourceVersion, d.Code
 			if d.Reason == reflector.ReasonListComplete {

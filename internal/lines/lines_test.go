@@ -100,3 +100,37 @@ func TestJSONLinesDoNotEscapeWhatAPersonGrepsFor(t *testing.T) {
 		}
 	}
 }
+
+// A client-left or client-gone line's state column says the client left,
+// as the dashboard's "○ left" does: the stream keeps the state it was in
+// ("it was Watching" in the sentence), which no client holds any more. Its
+// JSON line keeps that state and adds clientLeft.
+func TestAClientThatLeftIsLeftInTheStateColumn(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, d := range []*reflector.Decision{
+		{State: reflector.StateWatching, Reason: reflector.ReasonClientLeft, Wait: 5 * time.Second, Cause: "Watching"},
+		{State: reflector.StateWatching, Reason: reflector.ReasonClientGone, Wait: time.Minute, Objects: 3},
+	} {
+		n := reflector.Note{Seq: 9, At: at, Kind: reflector.NoteDecision, State: d.State, Decision: d}
+		text := Text("pods.v1", n)
+		if _, rest, _ := strings.Cut(text, "pods.v1      9 "); !strings.HasPrefix(rest, "left          "+string(d.Reason)+": ") {
+			t.Errorf("%s: got %q, want the state column to read left", d.Reason, text)
+		}
+		b, err := JSON("pods.v1", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); !strings.Contains(s, `"state":"Watching","clientLeft":true,"reason":"`+string(d.Reason)+`"`) {
+			t.Errorf("%s: JSON line %s, want state Watching (as before) and clientLeft", d.Reason, s)
+		}
+	}
+	// The client back, its stream goes on in its state.
+	back := reflector.Note{Seq: 10, At: at, Kind: reflector.NoteDecision, State: reflector.StateWatching,
+		Decision: &reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonClientBack, Wait: time.Second}}
+	if text := Text("pods.v1", back); !strings.Contains(text, "Watching      client-back: ") {
+		t.Errorf("client-back: got %q", text)
+	}
+	if b, _ := JSON("pods.v1", back); strings.Contains(string(b), "clientLeft") {
+		t.Errorf("client-back: JSON line %s has clientLeft", b)
+	}
+}
