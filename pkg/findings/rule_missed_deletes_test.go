@@ -176,3 +176,25 @@ func TestMissedDeletesSaysAWatchWasOpenButSilent(t *testing.T) {
 		t.Errorf("cause %q, want it to say the deletes may have been lost on the open watch", got.Cause)
 	}
 }
+
+// A streaming list that broke before its end bookmark was a list in
+// progress, not a watch open and silent: its time is not counted as such.
+func TestMissedDeletesDoesNotTakeABrokenStreamingListForASilentWatch(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, nil) // #1
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
+	f.request(reflector.VerbWatch, bookmarked, 5*time.Second, 1, nil, func() { // #2, delivered an event
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+	})
+	streaming := reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}
+	f.request(reflector.VerbWatch, streaming, 10*time.Second, 0, &reflector.RequestEnd{Reason: reflector.EndError}, nil) // #3, broke
+	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, func() {                              // #4
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
+		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+	})
+	got, ok := f.e.Get(MissedDeletes)
+	if !ok || !strings.Contains(got.Evidence.Text, "the watch was down for 10s before it") || strings.Contains(got.Cause, "lost on a watch that was open") {
+		t.Errorf("want the watch down for the 10s of the broken streaming list, no silent watch: %v %q %q", ok, got.Evidence.Text, got.Cause)
+	}
+}

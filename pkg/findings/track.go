@@ -173,7 +173,10 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 	if alive {
 		t.seen.lived(at)
 		t.seen.aliveWatch = r.ID
-	} else if r.Duration >= quietOpenFor {
+	} else if w != nil && w.id == r.ID && !w.streaming && r.Duration >= quietOpenFor {
+		// A watch, not a streaming list that broke before its end
+		// bookmark (its initial events are no events applied): that was
+		// a list in progress, not a watch that said nothing.
 		t.seen.quiet = appendLast(t.seen.quiet, r.ID)
 		t.seen.quietOpen += r.Duration
 	}
