@@ -63,7 +63,8 @@ spec:
 		t.Errorf("gzm: exit %d, stderr %q; want exit 0 and kubectl's warning that it could mean the other", code, stderr)
 	}
 
-	r := startRun(t, "gizmos.a.crd-e2e.test", "-n", "default", "--kubeconfig", kc, "--no-tui", "--summary", "-o", "json")
+	tracePath := filepath.Join(tmp, "crd.jsonl")
+	r := startRun(t, "gizmos.a.crd-e2e.test", "-n", "default", "--kubeconfig", kc, "--no-tui", "--summary", "-o", "json", "--trace", tracePath)
 	r.waitFor(t, `"reason":"list-complete"`, 1, time.Minute)
 	do("delete", "crd", "gizmos.a.crd-e2e.test")
 	r.waitFor(t, `"reason":"backoff"`, 2, time.Minute) // 404s, retried
@@ -86,5 +87,9 @@ spec:
 	}
 	if strings.Contains(r.out.String(), `"reason":"permanent-error"`) {
 		t.Errorf("the 404s of the deleted CRD failed the run:\n%s", tail(r.out.String()))
+	}
+	// Its trace says the 404s were retried, and its replay decides as it did.
+	if code, _, stderr := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "--strict"); code != ExitOK {
+		t.Errorf("replay --strict: exit %d\n%s", code, stderr)
 	}
 }

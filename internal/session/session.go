@@ -351,7 +351,8 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 				WatchTimeout: trace.Duration(resolved.WatchTimeout), IdleTimeout: trace.Duration(resolved.IdleTimeout),
 				InitialEventsTimeout: trace.Duration(resolved.InitialEventsTimeout),
 				MaxPermanentRetries:  resolved.MaxPermanentRetries, GiveUpAfter: trace.Duration(resolved.GiveUpAfter), Once: resolved.Once,
-				MetadataOnly: rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets, Wire: live.Wire(),
+				RetriesNotFound: !resolved.NotFoundAfterListPermanent,
+				MetadataOnly:    rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets, Wire: live.Wire(),
 				Backoff: trace.BackoffOptionsOf(resolved.Backoff),
 			},
 		})

@@ -25,7 +25,7 @@ func (*requestRefused) entry() Entry {
 func (r *requestRefused) observe(e *Engine, n reflector.Note) {
 	if n.Kind == reflector.NoteRequestEnded && n.Request != nil && n.Request.End != nil {
 		// The row the reflector counts as its permanent retries.
-		if n.Request.End.Permanent() {
+		if n.Request.End.Permanent(e.track.firstListed) {
 			r.reqs = appendLast(r.reqs, n.Request.ID)
 		} else {
 			r.reqs = r.reqs[:0]

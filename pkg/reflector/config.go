@@ -79,6 +79,12 @@ type Config struct {
 	// ends at the bookmark that completes it (EndStopped), so the cache is
 	// that list and no event after it.
 	Once bool
+	// NotFoundAfterListPermanent keeps a 404 permanent after the first list
+	// completed too, as runs decided it before 2026-12-06: the replay of a
+	// trace recorded then sets it (its options have no retriesNotFound).
+	// Otherwise such a 404 (a CRD deleted, or its version no longer served)
+	// is retried with backoff until the resource is back.
+	NotFoundAfterListPermanent bool
 	// InitialLists, when set, is shared by reflectors that start together:
 	// at most its size of them make their first list at once.
 	InitialLists *ListGate

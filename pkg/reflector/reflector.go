@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -447,12 +446,10 @@ func (r *Reflector) goneBackoff(ctx context.Context, next phase) {
 	}
 }
 
-// permanentHere says st is an answer no retry fixes, here: a 404 once a
-// list has completed is not one. The resource was there; its CRD was
-// deleted or its version is no longer served, maybe for a reinstall, and a
-// client-go informer retries until it is back: so does this, backing off.
+// permanentHere says st is an answer no retry fixes, as Permanent says
+// (unless Config.NotFoundAfterListPermanent keeps the older rule).
 func (r *Reflector) permanentHere(st *metav1.Status) bool {
-	return isPermanent(st) && !(st.Code == http.StatusNotFound && r.listedOnce)
+	return Permanent(st, r.listedOnce && !r.cfg.NotFoundAfterListPermanent)
 }
 
 // failed handles a failed request: the reflector fails when a permanent

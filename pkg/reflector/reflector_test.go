@@ -276,6 +276,11 @@ func TestA404AfterAListIsRetriedUntilTheResourceComesBack(t *testing.T) {
 	if st := h.r.Stats(); st.Counters.Backoffs != 4 {
 		t.Errorf("backoffs: got %d, want one after each of the 4 404s", st.Counters.Backoffs)
 	}
+	// The replay of a trace recorded before keeps the rule it was decided by.
+	h = runFake(t, Config{MaxPermanentRetries: 1, NotFoundAfterListPermanent: true}, script...)
+	if h.err == nil || !strings.Contains(h.err.Error(), "gave up after 2 attempts") {
+		t.Errorf("with NotFoundAfterListPermanent: got %v, want the run failed after 2 attempts", h.err)
+	}
 }
 
 func TestUnreachableServerGivesUpAfterTheConfiguredTime(t *testing.T) {

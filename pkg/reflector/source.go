@@ -286,9 +286,9 @@ func (e *RequestEnd) IsGone() bool { return IsGone(e.Status) }
 func (e *RequestEnd) IsTooLargeResourceVersion() bool { return IsTooLargeResourceVersion(e.Status) }
 
 // Permanent says the answer is one that retrying will not fix without
-// someone acting (401, 403, 404, 405: credentials, RBAC, a deleted CRD), as
-// the reflector counts its permanent retries.
-func (e *RequestEnd) Permanent() bool { return isPermanent(e.Status) }
+// someone acting, as the reflector counts its permanent retries: see
+// Permanent; listed says a list has completed.
+func (e *RequestEnd) Permanent(listed bool) bool { return Permanent(e.Status, listed) }
 
 // Code is the HTTP status code of the server's answer, 0 without one.
 func (e *RequestEnd) Code() int32 {

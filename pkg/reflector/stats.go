@@ -575,15 +575,22 @@ func ResourceVersionBackwards(rv, cursor string) bool {
 	return err == nil && cmp < 0
 }
 
-// isPermanent are answers that retrying will not fix without someone acting
-// (credentials, RBAC, a deleted CRD).
-func isPermanent(st *metav1.Status) bool {
+// Permanent says st is an answer that retrying will not fix without
+// someone acting (401, 403, 405: credentials, RBAC; 404: a resource the
+// server does not serve), as the reflector counts its permanent retries. A
+// 404 once a list has completed (listed) is not one: the resource was
+// there, its CRD was deleted or its version is no longer served, maybe for
+// a reinstall, and a client-go informer retries until it is back; so does
+// the reflector, backing off.
+func Permanent(st *metav1.Status, listed bool) bool {
 	if st == nil {
 		return false
 	}
 	switch st.Code {
-	case 401, 403, 404, 405:
+	case 401, 403, 405:
 		return true
+	case 404:
+		return !listed
 	}
 	return false
 }

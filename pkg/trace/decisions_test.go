@@ -76,3 +76,23 @@ func TestTheHeaderRecordsTheBackoffAndTheReplayUsesIt(t *testing.T) {
 		t.Errorf("a trace without it: got %+v, want the default (zero)", got)
 	}
 }
+
+// A trace recorded before a 404 after the list was retried has no
+// retriesNotFound: its replay keeps the rule its run decided by (the 404s
+// fail it), so it does not diverge; a newer trace's replay retries.
+func TestAReplayKeepsThe404RuleItsTraceWasDecidedBy(t *testing.T) {
+	rp := &Replay{clock: newVirtualClock(time.Time{})}
+	for _, c := range []struct {
+		options   string
+		permanent bool
+	}{{`{}`, true}, {`{"retriesNotFound":true}`, false}} {
+		var o Options
+		if err := json.Unmarshal([]byte(c.options), &o); err != nil {
+			t.Fatal(err)
+		}
+		rr := &ResourceReplay{p: rp, header: ResourceHeader{Options: o}}
+		if got := rr.ReflectorConfig().NotFoundAfterListPermanent; got != c.permanent {
+			t.Errorf("options %s: a 404 after the list permanent %v, want %v", c.options, got, c.permanent)
+		}
+	}
+}

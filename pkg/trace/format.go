@@ -64,8 +64,12 @@ type Options struct {
 	// Once is --once: the reflector stopped at its first complete list
 	// (absent in traces written before it was recorded: those runs were
 	// stopped from outside, a moment after it).
-	Once         bool `json:"once,omitempty"`
-	MetadataOnly bool `json:"metadataOnly"`
+	Once bool `json:"once,omitempty"`
+	// RetriesNotFound says a 404 after the first list was retried (absent
+	// in traces written before 2026-12-06, whose runs failed on it: their
+	// replays keep that rule).
+	RetriesNotFound bool `json:"retriesNotFound,omitempty"`
+	MetadataOnly    bool `json:"metadataOnly"`
 	// UnsafeSecrets is true when the user asked to record Secret values unredacted.
 	UnsafeSecrets bool `json:"unsafeSecrets,omitempty"`
 	// Wire is the encoding the live run asked for: "protobuf" or "json"

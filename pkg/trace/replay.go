@@ -584,10 +584,13 @@ func (rr *ResourceReplay) ReflectorConfig() reflector.Config {
 		MaxPermanentRetries:  o.MaxPermanentRetries,
 		GiveUpAfter:          time.Duration(o.GiveUpAfter),
 		Once:                 o.Once,
-		Backoff:              o.Backoff.Backoff(),
-		ChooseWatchTimeout:   rr.watchTimeout,
-		ChooseBackoff:        rr.backoffWait,
-		Clock:                &resourceClock{virtualClock: rr.p.clock, rr: rr},
+		// Traces written before a 404 after the list was retried replay
+		// as they were decided.
+		NotFoundAfterListPermanent: !o.RetriesNotFound,
+		Backoff:                    o.Backoff.Backoff(),
+		ChooseWatchTimeout:         rr.watchTimeout,
+		ChooseBackoff:              rr.backoffWait,
+		Clock:                      &resourceClock{virtualClock: rr.p.clock, rr: rr},
 		// Only backoff jitter is left to chance, and a backoff waits what the
 		// recording waited when the trace says it.
 		Rand:   func() float64 { return 0.5 },
