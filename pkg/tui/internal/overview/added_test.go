@@ -190,4 +190,11 @@ func TestTheStreamsTheProxyForgotAreHiddenUntilAsked(t *testing.T) {
 	selects(o, "informer")
 	o = ovKeys(o, "?")
 	tuitest.MustContain(t, ovScreen(o), "show forgotten clients")
+
+	// Every client forgotten: the table says so, and how to connect.
+	o = ovKeys(o, "esc")
+	for i := range rs {
+		o = poll(o, i, gone)
+	}
+	tuitest.MustContain(t, ovScreen(o), "resources · 3 hidden", "every client left and was forgotten (3): h shows them")
 }

@@ -2,7 +2,6 @@ package overview
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -295,10 +294,13 @@ func (o *Overview) shownKeys() overviewKeyMap {
 	keys.Findings.SetEnabled(o.hasFindings())
 	keys.Forgotten.SetEnabled(o.forgotten() > 0)
 	if o.showForgotten {
-		keys.Forgotten.SetHelp("h", "hide forgotten clients")
+		keys.Forgotten.SetHelp("h", hideForgotten)
 	}
 	return keys
 }
+
+// hideForgotten is h's help once it has shown the forgotten clients.
+const hideForgotten = "hide forgotten clients"
 
 // forgotten is how many observed streams the proxy forgot: their clients
 // stayed away (Stats.Forgotten).
@@ -317,6 +319,11 @@ func (o *Overview) isForgotten(i int) bool {
 	return o.subs[i].HaveStats && o.subs[i].Stats.Forgotten
 }
 
+// hidden says row i is not listed: its stream forgotten, and h not
+// pressed. The rows a frame lays out (rows, table.Row.Hidden) and listed
+// (the selection's) both read it, so that a table's row is listed's.
+func (o *Overview) hidden(i int) bool { return !o.showForgotten && o.isForgotten(i) }
+
 // selected is the selected row's resource, -1 with no row listed.
 func (o *Overview) selected() int {
 	if cur := o.tbl.Selected(); cur < len(o.listed) {
@@ -331,7 +338,7 @@ func (o *Overview) relist(sel int) {
 	o.listed = o.listed[:0:0]
 	pos := -1
 	for i := range o.subs {
-		if !o.showForgotten && o.isForgotten(i) {
+		if o.hidden(i) {
 			continue
 		}
 		if pos < 0 && i >= sel {
@@ -476,7 +483,10 @@ func (k overviewKeyMap) FooterKeys() (first, rest []key.Binding) {
 	relist.SetHelp("r", "relist")
 	audit.SetHelp("a", "audit")
 	forgotten := k.Forgotten
-	forgotten.SetHelp("h", strings.Replace(forgotten.Help().Desc, " clients", "", 1))
+	forgotten.SetHelp("h", "show forgotten")
+	if k.Forgotten.Help().Desc == hideForgotten {
+		forgotten.SetHelp("h", "hide forgotten")
+	}
 	return []key.Binding{up, open}, []key.Binding{k.Findings, forgotten, relist, audit}
 }
 

@@ -38,7 +38,7 @@ func (o *Overview) tableLayout(rows []table.Row) overviewLayout {
 		body--
 	}
 	var empty []string
-	if len(rows) == 0 {
+	if len(o.listed) == 0 {
 		empty = o.emptyRows()
 	}
 	l.table = table.Fit(w, body, rows, empty, o.hasFindings())
@@ -64,7 +64,7 @@ func (o *Overview) rows(shown bool) []table.Row {
 	for i := range o.subs {
 		m, r := &o.subs[i], &rows[i]
 		*r = table.Row{Label: o.names[i], Counters: m.Counters, StoreReady: m.StoreReady, HaveFindings: m.HaveFindings, Now: m.Now,
-			Hidden: !o.showForgotten && o.isForgotten(i)}
+			Hidden: o.hidden(i)}
 		if m.HaveStats {
 			r.Stats = &m.Stats
 		}
@@ -323,15 +323,19 @@ func (o *Overview) table() []string {
 	return out
 }
 
-// emptyRows is the table with no row: how to connect (Options.Connect), or
-// that there is nothing.
+// emptyRows is the table with no row shown: that every client was
+// forgotten (h shows them), how to connect (Options.Connect), or that there
+// is nothing.
 func (o *Overview) emptyRows() []string {
-	if len(o.Opts.Connect) == 0 {
-		return []string{o.St.Faint.Render("  no resources")}
+	var rows []string
+	if n := len(o.subs); n > 0 {
+		rows = append(rows, o.St.Faint.Render(fmt.Sprintf("  every client left and was forgotten (%d): h shows them", n)))
 	}
-	rows := make([]string, 0, len(o.Opts.Connect))
 	for _, c := range o.Opts.Connect {
 		rows = append(rows, "  "+c)
+	}
+	if len(rows) == 0 {
+		return []string{o.St.Faint.Render("  no resources")}
 	}
 	return rows
 }
