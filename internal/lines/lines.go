@@ -333,10 +333,10 @@ type jsonNote struct {
 	// Dropped counts the lines missing from Seq on (type dropped).
 	Dropped uint64 `json:"dropped,omitempty"`
 	State   string `json:"state,omitempty"`
-	// ClientLeft marks a client-left or client-gone decision, whose State
+	// ClientAway marks a client-left or client-gone decision, whose State
 	// is still the one the stream was in when its client left (text lines
 	// say "left" in its column).
-	ClientLeft bool   `json:"clientLeft,omitempty"`
+	ClientAway bool   `json:"clientAway,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	Detail     string `json:"detail,omitempty"`
 	// decision fields (resourceVersion below too)
@@ -422,7 +422,7 @@ func jsonLine(n reflector.Note) jsonNote {
 			}
 		}
 	default:
-		j.Type, j.Reason, j.ClientLeft = "decision", string(n.Reason()), clientAway(n)
+		j.Type, j.Reason, j.ClientAway = "decision", string(n.Reason()), clientAway(n)
 		if d := n.Decision; d != nil {
 			j.Detail, j.ResourceVersion, j.Code = d.String(), d.ResourceVersion, d.Code
 			if d.Reason == reflector.ReasonListComplete {

@@ -104,7 +104,7 @@ func TestJSONLinesDoNotEscapeWhatAPersonGrepsFor(t *testing.T) {
 // A client-left or client-gone line's state column says the client left,
 // as the dashboard's "○ left" does: the stream keeps the state it was in
 // ("it was Watching" in the sentence), which no client holds any more. Its
-// JSON line keeps that state and adds clientLeft.
+// JSON line keeps that state and adds clientAway.
 func TestAClientThatLeftIsLeftInTheStateColumn(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, d := range []*reflector.Decision{
@@ -120,8 +120,8 @@ func TestAClientThatLeftIsLeftInTheStateColumn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := string(b); !strings.Contains(s, `"state":"Watching","clientLeft":true,"reason":"`+string(d.Reason)+`"`) {
-			t.Errorf("%s: JSON line %s, want state Watching (as before) and clientLeft", d.Reason, s)
+		if s := string(b); !strings.Contains(s, `"state":"Watching","clientAway":true,"reason":"`+string(d.Reason)+`"`) {
+			t.Errorf("%s: JSON line %s, want state Watching (as before) and clientAway", d.Reason, s)
 		}
 	}
 	// The client back, its stream goes on in its state.
@@ -130,7 +130,7 @@ func TestAClientThatLeftIsLeftInTheStateColumn(t *testing.T) {
 	if text := Text("pods.v1", back); !strings.Contains(text, "Watching      client-back: ") {
 		t.Errorf("client-back: got %q", text)
 	}
-	if b, _ := JSON("pods.v1", back); strings.Contains(string(b), "clientLeft") {
-		t.Errorf("client-back: JSON line %s has clientLeft", b)
+	if b, _ := JSON("pods.v1", back); strings.Contains(string(b), "clientAway") {
+		t.Errorf("client-back: JSON line %s has clientAway", b)
 	}
 }
