@@ -89,9 +89,6 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 	}
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
-	// execute prints the errors, as kubectl does ("error: ..."); should
-	// cobra ever print one itself, it says it the same way, not "Error:".
-	cmd.SetErrPrefix("error:")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.AddFlags(cmd)
 	addKlogFlags(cmd)

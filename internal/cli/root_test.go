@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -39,27 +37,5 @@ func TestAForbiddenRequestIsRetriedAsOftenOnTheDashboardAsPiped(t *testing.T) {
 	dashboard, piped := o.reflectorConfig(true), o.reflectorConfig(false)
 	if dashboard.MaxPermanentRetries != piped.MaxPermanentRetries || piped.MaxPermanentRetries != 1 {
 		t.Errorf("permanent retries: dashboard %d, piped %d; want 1 in both", dashboard.MaxPermanentRetries, piped.MaxPermanentRetries)
-	}
-}
-
-// Every error is spelled "error: ..." as kubectl spells it: the ones
-// execute prints, and any cobra would print itself (its prefix is
-// "Error:"), under every command.
-func TestEveryCommandSpellsItsErrorsAsKubectlDoes(t *testing.T) {
-	streams, _, _, errOut := genericiooptions.NewTestIOStreams()
-	root := NewCommand(streams, "dev")
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if got := c.ErrPrefix(); got != "error:" {
-			t.Errorf("%s: cobra's error prefix is %q, want %q", c.CommandPath(), got, "error:")
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
-	root.SetArgs([]string{"configmaps", "--wire", "protobuf", "--keep-objects"})
-	if code := Execute(root, streams); code != ExitUsage || !strings.HasPrefix(errOut.String(), "error: --wire protobuf cannot keep") {
-		t.Errorf("--wire protobuf --keep-objects: exit %d, stderr %q", code, errOut.String())
 	}
 }
