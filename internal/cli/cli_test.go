@@ -200,9 +200,9 @@ func TestE2ETypeThenNameIsAUsageErrorWithTheFieldSelectorHint(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"configmaps", "c1"}, ExitUsage, `error: "configmaps c1" is TYPE NAME (the server doesn't have a resource type "c1"): watch a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache configmaps --field-selector metadata.name=c1"`},
-		{[]string{"cm", "c1", "c2"}, ExitUsage, `error: "cm c1" is TYPE NAME (the server doesn't have a resource type "c1"): watch a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache cm --field-selector metadata.name=c1"`},
-		{[]string{"cost", "configmaps", "c1"}, ExitUsage, `error: "configmaps c1" is TYPE NAME (the server doesn't have a resource type "c1"): measure a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache cost configmaps --field-selector metadata.name=c1"`},
+		{[]string{"configmaps", "c1"}, ExitUsage, `error: the server doesn't have a resource type "c1"; if "configmaps c1" is TYPE NAME, watch a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache configmaps --field-selector metadata.name=c1"`},
+		{[]string{"cm", "c1", "c2"}, ExitUsage, `error: the server doesn't have a resource type "c1"; if "cm c1" is TYPE NAME, watch a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache cm --field-selector metadata.name=c1"`},
+		{[]string{"cost", "configmaps", "c1"}, ExitUsage, `error: the server doesn't have a resource type "c1"; if "configmaps c1" is TYPE NAME, measure a resource type, and narrow it to one object with a field selector, e.g. "kubectl watchcache cost configmaps --field-selector metadata.name=c1"`},
 		// Not TYPE NAME: the first argument does not resolve, or the name
 		// is in a list of resources, or comes third.
 		{[]string{"flurbs", "c1"}, ExitFailure, `error: the server doesn't have a resource type "flurbs"`},

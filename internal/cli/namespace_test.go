@@ -51,7 +51,7 @@ func TestE2EAKubeconfigContextsNamespaceNoNamespaceCanHaveIsRefused(t *testing.T
 		t.Fatal(err)
 	}
 	code, _, stderr := run(t, "configmaps", "--kubeconfig", path, "--once", "--no-tui")
-	if want := `error: the kubeconfig's context: invalid namespace "Bad_NS": ` + rfc1123Label; code != ExitFailure || strings.TrimSpace(stderr) != want {
+	if want := `error: the namespace of the kubeconfig (or the pod): invalid namespace "Bad_NS": ` + rfc1123Label; code != ExitFailure || strings.TrimSpace(stderr) != want {
 		t.Errorf("got %d %q\nwant %d %q", code, stderr, ExitFailure, want)
 	}
 }

@@ -55,10 +55,11 @@ func resolveResources(flags *genericclioptions.ConfigFlags, list resourceList, m
 				if i == 1 && name == arg && errors.As(err, &unknown) {
 					// The first argument resolved: "configmaps c1" is how kubectl
 					// get names one object, which a reflector watches through a
-					// field selector. Two resources as two arguments
-					// ("pods deployments") resolve and are both watched.
-					return nil, usageErrorf("%q is TYPE NAME (%w): %s a resource type, and narrow it to one object with a field selector, e.g. \"%s %s --field-selector metadata.name=%s\"",
-						list.args[0]+" "+arg, err, list.verb, list.example, list.args[0], arg)
+					// field selector; or the second is a resource mistyped. Two
+					// resources as two arguments ("pods deployments") resolve and
+					// are both watched.
+					return nil, usageErrorf("%w; if %q is TYPE NAME, %s a resource type, and narrow it to one object with a field selector, e.g. \"%s %s --field-selector metadata.name=%s\"",
+						err, list.args[0]+" "+arg, list.verb, list.example, list.args[0], arg)
 				}
 				if err != nil {
 					return nil, err
@@ -224,10 +225,11 @@ func connect(flags *genericclioptions.ConfigFlags, args resourceList, max int, a
 		if c.namespace, _, err = flags.ToRawKubeConfigLoader().Namespace(); err != nil {
 			return connected{}, err
 		}
-		// -n is checked with the flags; the kubeconfig's context may name
+		// -n is checked with the flags; the kubeconfig's context (or a
+		// pod's namespace, in the cluster) may name
 		// a namespace no namespace can have too.
 		if err := checkNamespace("namespace", c.namespace); err != nil {
-			return connected{}, fmt.Errorf("the kubeconfig's context: %w", err)
+			return connected{}, fmt.Errorf("the namespace of the kubeconfig (or the pod): %w", err)
 		}
 	}
 	return c, nil
