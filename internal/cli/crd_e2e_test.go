@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // TestE2EACRDDeletedWhileWatchedIsWaitedForAndAShortNameOfTwoWarns, on
@@ -91,5 +93,18 @@ spec:
 	// Its trace says the 404s were retried, and its replay decides as it did.
 	if code, _, stderr := run(t, "replay", tracePath, "--speed", "0", "--no-tui", "--strict"); code != ExitOK {
 		t.Errorf("replay --strict: exit %d\n%s", code, stderr)
+	}
+}
+
+// A warning kubectl's own code prints while the resources resolve is kept
+// for the dashboard's footer, which hides what stderr said before it.
+func TestKubectlsWarningIsKeptForTheDashboard(t *testing.T) {
+	var errOut strings.Builder
+	o := NewWatchOptions(genericiooptions.IOStreams{ErrOut: &errOut})
+	if _, err := o.kubectlWarned.Write([]byte("Warning: short name \"gzm\" could also match lower priority resource gizmos.b.crd-e2e.test\n")); err != nil {
+		t.Fatal(err)
+	}
+	if want := `short name "gzm" could also match lower priority resource gizmos.b.crd-e2e.test`; o.kubectlWarned.last != want || !strings.HasPrefix(errOut.String(), "Warning: ") {
+		t.Errorf("kept %q, stderr %q; want %q kept and the line on stderr", o.kubectlWarned.last, errOut.String(), want)
 	}
 }

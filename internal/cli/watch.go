@@ -3,9 +3,11 @@ package cli
 import (
 	"cmp"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,23 +63,41 @@ type WatchOptions struct {
 	Listen  string
 
 	resourceArgs resourceList
+	// kubectlWarned keeps the warnings kubectl's own code printed while
+	// the resources resolved (a short name two resources share).
+	kubectlWarned *keptWarning
 	// isTerminal says whether stdout is a terminal (replaceable in tests).
 	isTerminal func() bool
 }
 
+// keptWarning writes warnings to w and keeps the last one, for the
+// dashboard's footer: the dashboard hides what was printed on stderr
+// before it.
+type keptWarning struct {
+	w    io.Writer
+	last string
+}
+
+func (k *keptWarning) Write(p []byte) (int, error) {
+	k.last = strings.TrimSpace(strings.TrimPrefix(string(p), "Warning: "))
+	return k.w.Write(p)
+}
+
 // NewWatchOptions returns the defaults.
 func NewWatchOptions(streams genericiooptions.IOStreams) *WatchOptions {
+	warned := &keptWarning{w: streams.ErrOut}
 	return &WatchOptions{
 		// Warnings as kubectl prints them: a short name that could also
 		// mean another resource says so.
-		ConfigFlags:  genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams),
-		IOStreams:    streams,
-		InitialList:  string(reflector.StrategyAuto),
-		PageSize:     500,
-		WatchTimeout: 5 * time.Minute,
-		Wire:         string(reflector.WireAuto),
-		GiveUpAfter:  30 * time.Second,
-		MaxResources: 30,
+		ConfigFlags:   genericclioptions.NewConfigFlags(true).WithWarningPrinter(genericiooptions.IOStreams{ErrOut: warned}),
+		kubectlWarned: warned,
+		IOStreams:     streams,
+		InitialList:   string(reflector.StrategyAuto),
+		PageSize:      500,
+		WatchTimeout:  5 * time.Minute,
+		Wire:          string(reflector.WireAuto),
+		GiveUpAfter:   30 * time.Second,
+		MaxResources:  30,
 		// MaxConcurrentLists: 4, as client-go's informers of one factory do not wait on each other,
 		// but a tool started on "all" should not stampede the apiserver.
 		MaxConcurrentLists: 4,
@@ -260,7 +280,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	// The dashboard's footer says it too: the line on stderr is hidden under it.
 	warning := warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns, "nothing is in it to watch until it is created")
 	useTUI := !o.Display.NoTUI && o.isTerminal()
-	warning = cmp.Or(warning, o.Display.warnDashboardIgnores(o.ErrOut, useTUI))
+	warning = cmp.Or(warning, o.kubectlWarned.last, o.Display.warnDashboardIgnores(o.ErrOut, useTUI))
 	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, TraceRotation: o.TraceRotation.options(), MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
 	var pr *startedProbe
