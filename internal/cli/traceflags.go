@@ -59,7 +59,9 @@ const minTraceSegment = 64 << 10
 
 // minTraceSegmentText is minTraceSegment as --trace-max-size takes it: the
 // flag's help and its error say it alike.
-var minTraceSegmentText = resource.NewQuantity(minTraceSegment, resource.BinarySI).String()
+func minTraceSegmentText() string {
+	return resource.NewQuantity(minTraceSegment, resource.BinarySI).String()
+}
 
 // TraceRotation are the flags that bound a trace on disk.
 type TraceRotation struct {
@@ -76,7 +78,7 @@ type TraceRotation struct {
 func (t *TraceRotation) addFlags(cmd *cobra.Command, defaultMax string) {
 	f := cmd.Flags()
 	t.MaxSize, t.Keep = defaultMax, 3
-	f.StringVar(&t.MaxSize, "trace-max-size", t.MaxSize, "With --trace, start a new segment of the trace once it reaches this size (100Mi, 1G; at least "+minTraceSegmentText+"; 0: never): the full one is kept as NAME.1.EXT, and each segment replays alone")
+	f.StringVar(&t.MaxSize, "trace-max-size", t.MaxSize, "With --trace, start a new segment of the trace once it reaches this size (100Mi, 1G; at least "+minTraceSegmentText()+"; 0: never): the full one is kept as NAME.1.EXT, and each segment replays alone")
 	f.IntVar(&t.Keep, "trace-keep", t.Keep, "With --trace-max-size, how many earlier segments to keep (NAME.1.EXT, the newest, to NAME.N.EXT)")
 	t.maxFlag, t.keepFlag = f.Lookup("trace-max-size"), f.Lookup("trace-keep")
 }
@@ -95,7 +97,7 @@ func (t *TraceRotation) validate(trace string) error {
 	case t.maxBytes < 0:
 		return usageErrorf("invalid --trace-max-size %s: must not be negative", t.MaxSize)
 	case t.maxBytes > 0 && t.maxBytes < minTraceSegment:
-		return usageErrorf("invalid --trace-max-size %s: must be at least %s, or 0 (no bound)", t.MaxSize, minTraceSegmentText)
+		return usageErrorf("invalid --trace-max-size %s: must be at least %s, or 0 (no bound)", t.MaxSize, minTraceSegmentText())
 	case t.Keep < 1:
 		return usageErrorf("invalid --trace-keep %d: must be at least 1", t.Keep)
 	case trace == "" && t.maxFlag != nil && t.maxFlag.Changed:

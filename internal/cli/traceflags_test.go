@@ -11,8 +11,8 @@ import (
 // The smallest --trace-max-size is refused with its minimum: --help and
 // README say the minimum before the user meets the error.
 func TestTheTraceMaxSizeMinimumIsInTheHelpAndREADME(t *testing.T) {
-	if minTraceSegmentText != "64Ki" {
-		t.Fatalf("the minimum reads %q, want 64Ki (README says it)", minTraceSegmentText)
+	if minTraceSegmentText() != "64Ki" {
+		t.Fatalf("the minimum reads %q, want 64Ki (README says it)", minTraceSegmentText())
 	}
 	root := NewCommand(genericiooptions.NewTestIOStreamsDiscard(), "test")
 	for _, path := range [][]string{{}, {"monitor"}} {
@@ -24,7 +24,7 @@ func TestTheTraceMaxSizeMinimumIsInTheHelpAndREADME(t *testing.T) {
 		if f == nil {
 			t.Fatalf("%s: no --trace-max-size", cmd.CommandPath())
 		}
-		if !strings.Contains(f.Usage, "at least "+minTraceSegmentText) {
+		if !strings.Contains(f.Usage, "at least "+minTraceSegmentText()) {
 			t.Errorf("%s --trace-max-size's help does not say its minimum: %q", cmd.CommandPath(), f.Usage)
 		}
 	}
@@ -37,7 +37,7 @@ func TestTheTraceMaxSizeMinimumIsInTheHelpAndREADME(t *testing.T) {
 		t.Fatal("README has no bullet on --trace-max-size")
 	}
 	bullet, _, _ = strings.Cut(bullet, "\n- ")
-	if !strings.Contains(bullet, "at least `"+minTraceSegmentText+"`") {
+	if !strings.Contains(bullet, "at least `"+minTraceSegmentText()+"`") {
 		t.Errorf("README's --trace-max-size bullet does not say its minimum:\n%s", bullet)
 	}
 }
