@@ -82,9 +82,7 @@ func TestMissedDeletesLinksTheWatchThatMissedThemAndTheRelist(t *testing.T) {
 	f.request(reflector.VerbWatch, bookmarked, time.Minute, 3, &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410}}, nil) // #2
 	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, func() {                                                               // #3, the relist
 		f.advance(time.Second)
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
-		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+		f.relistFindsXDeleted()
 	})
 	got, ok := f.e.Get(MissedDeletes)
 	if !ok || !slices.Equal(got.Evidence.Requests, []int64{2, 3}) {
@@ -102,9 +100,7 @@ func TestMissedDeletesLinksTheWatchThatMissedThemAndTheRelist(t *testing.T) {
 	})
 	f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410}}, nil) // #3
 	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, func() {                                                                    // #4
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
-		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+		f.relistFindsXDeleted()
 	})
 	if got, ok := f.e.Get(MissedDeletes); !ok || !slices.Equal(got.Evidence.Requests, []int64{2, 3, 4}) {
 		t.Fatalf("want missed-deletes linking watch #2, its resume #3 and relist #4: %v %v", ok, got.Evidence.Requests)
@@ -126,9 +122,7 @@ func TestMissedDeletesDroppedByTheProxyLieBetweenTheTwoLists(t *testing.T) {
 			f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
 		})
 		f.advance(time.Second)
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
-		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+		f.relistFindsXDeleted()
 		got, ok := f.e.Get(MissedDeletes)
 		want, seconds := "the watch was down for 1s before it", 1.0
 		if dropped {
@@ -149,17 +143,13 @@ func TestMissedDeletesSaysAWatchWasOpenButSilent(t *testing.T) {
 	f := newFeed(t, Options{})
 	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, nil) // #1
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
-	f.request(reflector.VerbWatch, bookmarked, 5*time.Second, 1, nil, func() { // #2, delivered an event
-		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
-	})
+	f.deliveringWatch(5 * time.Second) // #2
 	f.advance(500 * time.Millisecond)
 	f.request(reflector.VerbWatch, bookmarked, 15*time.Second, 0, nil, nil) // #3, open and silent
 	f.advance(300 * time.Millisecond)
 	f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410}}, nil) // #4
 	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, func() {                                                                    // #5, the relist
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
-		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+		f.relistFindsXDeleted()
 	})
 	got, ok := f.e.Get(MissedDeletes)
 	if !ok {
@@ -183,18 +173,29 @@ func TestMissedDeletesDoesNotTakeABrokenStreamingListForASilentWatch(t *testing.
 	f := newFeed(t, Options{})
 	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, nil) // #1
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
-	f.request(reflector.VerbWatch, bookmarked, 5*time.Second, 1, nil, func() { // #2, delivered an event
-		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
-	})
+	f.deliveringWatch(5 * time.Second) // #2
 	streaming := reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}
 	f.request(reflector.VerbWatch, streaming, 10*time.Second, 0, &reflector.RequestEnd{Reason: reflector.EndError}, nil) // #3, broke
 	f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, func() {                              // #4
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
-		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
-		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+		f.relistFindsXDeleted()
 	})
 	got, ok := f.e.Get(MissedDeletes)
 	if !ok || !strings.Contains(got.Evidence.Text, "the watch was down for 10s before it") || strings.Contains(got.Cause, "lost on a watch that was open") {
 		t.Errorf("want the watch down for the 10s of the broken streaming list, no silent watch: %v %q %q", ok, got.Evidence.Text, got.Cause)
 	}
+}
+
+// relistFindsXDeleted is a relist's list completing at resourceVersion 30,
+// and its diff: a/x deleted, which the watch never said.
+func (f *feed) relistFindsXDeleted() {
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
+	diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+}
+
+// deliveringWatch is a watch open for d that applied one event.
+func (f *feed) deliveringWatch(d time.Duration) {
+	f.request(reflector.VerbWatch, bookmarked, d, 1, nil, func() {
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+	})
 }
