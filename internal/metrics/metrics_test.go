@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
@@ -183,12 +184,7 @@ func TestEveryBundledTraceMatchesItsSummary(t *testing.T) {
 }
 
 func TestTheExpositionPassesPromlint(t *testing.T) {
-	m := metrics.New(false)
-	replayWithMetrics(t, m, traces+"demo.jsonl")
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := demoFamilies(t)
 	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
 	if err != nil {
 		t.Fatal(err)
@@ -256,12 +252,7 @@ func TestLoopbackAddresses(t *testing.T) {
 // a value the code produces that HELP leaves out (stopped, once) sends the
 // reader of a dashboard to the README.
 func TestTheHelpOfABrokenDownMetricNamesEveryValueItsLabelTakes(t *testing.T) {
-	m := metrics.New(false)
-	replayWithMetrics(t, m, traces+"demo.jsonl")
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := demoFamilies(t)
 	byLabel := map[string]string{
 		"watchcache_list_pages_total":       "result",
 		"watchcache_lists_total":            "result",
@@ -298,4 +289,16 @@ func TestTheHelpOfABrokenDownMetricNamesEveryValueItsLabelTakes(t *testing.T) {
 			t.Errorf("no metric family %s", name)
 		}
 	}
+}
+
+// demoFamilies are the metric families the demo trace's replay leaves.
+func demoFamilies(t *testing.T) []*dto.MetricFamily {
+	t.Helper()
+	m := metrics.New(false)
+	replayWithMetrics(t, m, traces+"demo.jsonl")
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mfs
 }
