@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // keyMap is the key bindings of one resource's dashboard besides the
@@ -22,17 +24,15 @@ type keyMap struct {
 	Churn    key.Binding
 	NextPane key.Binding
 	PrevPane key.Binding
-	Up       key.Binding
-	Down     key.Binding
-	PageUp   key.Binding
-	PageDown key.Binding
-	Top      key.Binding
-	Bottom   key.Binding
-	Select   key.Binding
-	Back     key.Binding
+	common.Moves
+	Select key.Binding
+	Back   key.Binding
 	// ToOverview is esc seen from one resource of several: back to the
 	// overview. Disabled (and so out of the help) for a single resource.
 	ToOverview key.Binding
+	// Meta shows and hides, in an object's detail, the meta paths of each
+	// version's changes (resourceVersion, managedFields).
+	Meta key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -46,15 +46,11 @@ func newKeyMap() keyMap {
 		Churn:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "churn (--diff)")),
 		NextPane:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
-		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:     key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown:   key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
-		Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "oldest")),
-		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "newest, follow")),
+		Moves:      common.NewMoves("up", "down", "oldest", "newest, follow"),
 		Select:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back, unfilter")),
 		ToOverview: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview"), key.WithDisabled()),
+		Meta:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "meta paths")),
 	}
 }
 
@@ -87,11 +83,7 @@ func (k keyMap) FooterKeys() (first, rest []key.Binding) {
 
 // HelpGroups are the help screen's columns (screenKeys).
 func (k keyMap) HelpGroups() (nav, moves, actions []key.Binding) {
-	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+	return k.Bindings(),
 		[]key.Binding{k.NextPane, k.PrevPane, k.Select, k.Back},
 		[]key.Binding{k.Findings, k.Churn, k.Pause, k.Filter, k.TypeFilter, k.Relist, k.Audit}
 }
-
-// metaKey shows and hides, in an object's detail, the meta paths of each
-// version's changes (resourceVersion, managedFields).
-var metaKey = key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "meta paths"))

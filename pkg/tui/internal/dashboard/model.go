@@ -344,7 +344,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if k.String() == "ctrl+c" {
 		return m, tea.Quit
 	}
-	if m.State == program.StateDetail && m.Detail.Kind == program.DetailObject && key.Matches(k, metaKey) {
+	if m.State == program.StateDetail && m.Detail.Kind == program.DetailObject && key.Matches(k, m.Keys.Meta) {
 		m.Detail.Meta = !m.Detail.Meta
 		return m, nil
 	}

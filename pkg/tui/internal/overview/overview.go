@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/churn"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/dashboard"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
@@ -442,8 +443,8 @@ func wrapMsg(i int, msg tea.Msg) tea.Msg {
 // overviewKeyMap is the overview's key bindings besides the chrome's; its
 // help screen and footer are generated from them.
 type overviewKeyMap struct {
-	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
-	Open, Back, Relist, Audit               key.Binding
+	common.Moves
+	Open, Back, Relist, Audit key.Binding
 	// Findings opens every resource's findings; shown where one has them.
 	Findings key.Binding
 	// Forgotten shows or hides the rows of the streams the proxy forgot;
@@ -453,12 +454,7 @@ type overviewKeyMap struct {
 
 func newOverviewKeyMap() overviewKeyMap {
 	return overviewKeyMap{
-		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous")),
-		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next")),
-		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
-		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
-		Top:       key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
-		Bottom:    key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Moves:     common.NewMoves("previous", "next", "first", "last"),
 		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open resource")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "overview")),
 		Relist:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "force relist")),
@@ -492,7 +488,7 @@ func (k overviewKeyMap) FooterKeys() (first, rest []key.Binding) {
 
 // HelpGroups are the overview's help screen's columns (screenKeys).
 func (k overviewKeyMap) HelpGroups() (nav, moves, actions []key.Binding) {
-	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+	return k.Bindings(),
 		[]key.Binding{k.Open, k.Back},
 		[]key.Binding{k.Findings, k.Forgotten, k.Relist, k.Audit}
 }
