@@ -8,14 +8,23 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 )
 
-// formLabels are the forms as the text output names them.
-var formLabels = map[string]string{
-	FormTyped:                  "typed (client-go informer)",
-	FormDynamic:                "dynamic (unstructured)",
-	FormMetadata:               "metadata (PartialObjectMetadata)",
-	FormTypedNoManagedFields:   "typed, managedFields stripped",
-	FormDynamicNoManagedFields: "dynamic, managedFields stripped",
-	FormWatchcache:             "kubectl-watchcache's store",
+// formLabel is form as the text output names it.
+func formLabel(form string) string {
+	switch form {
+	case FormTyped:
+		return "typed (client-go informer)"
+	case FormDynamic:
+		return "dynamic (unstructured)"
+	case FormMetadata:
+		return "metadata (PartialObjectMetadata)"
+	case FormTypedNoManagedFields:
+		return "typed, managedFields stripped"
+	case FormDynamicNoManagedFields:
+		return "dynamic, managedFields stripped"
+	case FormWatchcache:
+		return "kubectl-watchcache's store"
+	}
+	return form
 }
 
 // WriteText prints the report for people.
@@ -54,10 +63,10 @@ func WriteText(w io.Writer, rep *Report) error {
 		}
 		if c := r.Cheapest; c != nil {
 			if c.Form == c.Against {
-				fmt.Fprintf(w, "cheapest that serves --need %s: %s, %s (no saving)\n", c.Need, formLabels[c.Form], format.Bytes(c.Total))
+				fmt.Fprintf(w, "cheapest that serves --need %s: %s, %s (no saving)\n", c.Need, formLabel(c.Form), format.Bytes(c.Total))
 			} else {
 				fmt.Fprintf(w, "cheapest that serves --need %s: %s, %s, saving %s (%.1f%%) against the %s informer\n",
-					c.Need, formLabels[c.Form], format.Bytes(c.Total), format.Bytes(c.Saving), c.SavingPercent, c.Against)
+					c.Need, formLabel(c.Form), format.Bytes(c.Total), format.Bytes(c.Saving), c.SavingPercent, c.Against)
 			}
 		}
 	}
@@ -100,6 +109,6 @@ func writeHeaps(tw *tabwriter.Writer, h *Heaps) {
 		if x.Range != nil {
 			rng = format.Bytes(x.Range[0]) + " – " + format.Bytes(x.Range[1])
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t\n", formLabels[f.name], format.Bytes(x.PerObject), format.Bytes(x.Total), rng, format.Bytes(x.PeakList), format.Bytes(x.PeakStream))
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t\n", formLabel(f.name), format.Bytes(x.PerObject), format.Bytes(x.Total), rng, format.Bytes(x.PeakList), format.Bytes(x.PeakStream))
 	}
 }
