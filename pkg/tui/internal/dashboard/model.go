@@ -388,7 +388,7 @@ func (m *Model) filterKey(k tea.KeyPressMsg) {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Replay.Stopped, program.View{Row: m.row, Filter: m.filter.Value, TypeIdx: m.Log.TypeIdx}); ok {
+	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Replay.Stopped, program.View{Row: m.row, Filter: m.filter.Value, TypeIdx: m.Log.TypeIdx, ShowForgotten: m.ShowForgotten}); ok {
 		return cmd, false
 	}
 	n := m.rowsIn(m.focus)

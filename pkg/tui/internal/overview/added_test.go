@@ -197,4 +197,12 @@ func TestTheStreamsTheProxyForgotAreHiddenUntilAsked(t *testing.T) {
 		o = poll(o, i, gone)
 	}
 	tuitest.MustContain(t, ovScreen(o), "resources · 3 hidden", "every client left and was forgotten (3): h shows them")
+
+	// After a rewind with h pressed, the next overview shows them too.
+	opts.Reopen = &program.View{Row: -1, ShowForgotten: true}
+	again := newOverview(opts, rs)
+	t.Cleanup(again.Close)
+	again = ovUpdate(again, tea.WindowSizeMsg{Width: 160, Height: 30})
+	again = poll(again, 0, gone)
+	tuitest.MustContain(t, ovScreen(again), "one-shot/v1", "h hide forgotten")
 }

@@ -59,10 +59,9 @@ type Overview struct {
 	keys      overviewKeyMap
 	tbl       table.Table // the table's selection and window, among the rows listed
 	// listed are the rows the table shows, as indexes of subs: every one but
-	// the observed streams the proxy forgot, unless showForgotten (h).
-	listed        []int
-	showForgotten bool
-	clock         time.Time // opts.Now at the last tick: the uptime moves with no row to poll
+	// the observed streams the proxy forgot, unless Root.ShowForgotten (h).
+	listed []int
+	clock  time.Time // opts.Now at the last tick: the uptime moves with no row to poll
 }
 
 // tickEvery is how often the overview reads the clock when resources can
@@ -230,7 +229,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := o.OverlayKey(o, k); ok {
 		return cmd
 	}
-	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.progress().Stopped, program.View{Row: -1}); ok {
+	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.progress().Stopped, program.View{Row: -1, ShowForgotten: o.ShowForgotten}); ok {
 		return cmd
 	}
 	o.Chrome.Status.Text = "" // the player's; a resource's action's stays until it expires
@@ -255,7 +254,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, o.shownKeys().Findings):
 		o.State = overviewFindings
 	case key.Matches(k, o.shownKeys().Forgotten):
-		o.showForgotten = !o.showForgotten
+		o.ShowForgotten = !o.ShowForgotten
 		o.relist(cur)
 	case n == 0:
 	case key.Matches(k, o.keys.Open):
@@ -294,7 +293,7 @@ func (o *Overview) shownKeys() overviewKeyMap {
 	}
 	keys.Findings.SetEnabled(o.hasFindings())
 	keys.Forgotten.SetEnabled(o.forgotten() > 0)
-	if o.showForgotten {
+	if o.ShowForgotten {
 		keys.Forgotten.SetHelp("h", hideForgotten)
 	}
 	return keys
@@ -323,7 +322,7 @@ func (o *Overview) isForgotten(i int) bool {
 // hidden says row i is not listed: its stream forgotten, and h not
 // pressed. The rows a frame lays out (rows, table.Row.Hidden) and listed
 // (the selection's) both read it, so that a table's row is listed's.
-func (o *Overview) hidden(i int) bool { return !o.showForgotten && o.isForgotten(i) }
+func (o *Overview) hidden(i int) bool { return !o.ShowForgotten && o.isForgotten(i) }
 
 // selected is the selected row's resource, -1 with no row listed.
 func (o *Overview) selected() int {

@@ -3,9 +3,11 @@ package overview
 import (
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/tuitest"
 )
 
@@ -110,5 +112,24 @@ func TestTheReplayOfARunWhoseResourcesFailedEnds(t *testing.T) {
 	o = next.(Overview)
 	if view := tuitest.Plain(o.View()); !strings.Contains(view, "· 100% ended") {
 		t.Errorf("at 64 columns the overview does not say the replay ended:\n%s", view)
+	}
+}
+
+// A rewind from the overview's table hands whether h showed the forgotten
+// streams, for the next overview to show them too (Options.Reopen).
+func TestARewindFromTheTableKeepsTheForgottenStreamsShown(t *testing.T) {
+	r := tuitest.NewPlayerRig(t, "../../../trace/testdata/handwritten/two-resources.jsonl", 0)
+	var view *program.View
+	r.Opts.Rewind = func(_ time.Duration, v program.View) { view = &v }
+	o := newOverview(r.Opts, r.Resources)
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 40})
+	if err := <-r.Run(); err != nil {
+		t.Fatal(err)
+	}
+	o.ShowForgotten = true // h, as when a stream was forgotten
+	o = ovKeys(o, "2")
+	if want := (program.View{Row: -1, ShowForgotten: true}); view == nil || *view != want {
+		t.Errorf("Rewind got the view %+v, want %+v", view, want)
 	}
 }

@@ -35,13 +35,17 @@ type Root struct {
 	FindingsPane findingspane.Pane
 	// Detail is the detail open (StateDetail), or the last one.
 	Detail DetailView
+	// ShowForgotten says the overview's table lists the streams the proxy
+	// forgot too (h); a rewind keeps it.
+	ShowForgotten bool
 }
 
 // NewRoot is the root of a run of opts, which must have their defaults,
 // showing the dashboard of row shown (-1: the overview's table).
 func NewRoot(opts Options, shown int) *Root {
 	st := common.NewStyles()
-	return &Root{Opts: opts, St: st, Chrome: newChrome(opts, st), Shown: shown}
+	return &Root{Opts: opts, St: st, Chrome: newChrome(opts, st), Shown: shown,
+		ShowForgotten: opts.Reopen != nil && opts.Reopen.ShowForgotten}
 }
 
 // Framed is what the root asks of the component shown: its header and
