@@ -104,13 +104,17 @@ func New(ctx context.Context, opts program.Options, resources []program.Resource
 	return o
 }
 
-// reopen opens resource i, as the dashboard before a rewind had it
-// (Options.Reopen), once it is there: a proxy's trace brings its streams
-// as the replay reaches them.
+// reopen opens resource i, or selects its row, as the dashboard before a
+// rewind had it (Options.Reopen), once it is there: a proxy's trace brings
+// its streams as the replay reaches them.
 func (o *Overview) reopen(i int) {
-	if v := o.Opts.Reopen; v != nil && v.Row == i {
+	switch v := o.Opts.Reopen; {
+	case v == nil:
+	case v.Row == i:
 		o.subs[i].Reopen(*v)
 		o.Shown = i
+		o.relist(i)
+	case v.Row < 0 && v.Selected == i:
 		o.relist(i)
 	}
 }
@@ -229,7 +233,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := o.OverlayKey(o, k); ok {
 		return cmd
 	}
-	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.progress().Stopped, program.View{Row: -1, ShowForgotten: o.ShowForgotten}); ok {
+	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.progress().Stopped, program.View{Row: -1, Selected: o.selected(), ShowForgotten: o.ShowForgotten}); ok {
 		return cmd
 	}
 	o.Chrome.Status.Text = "" // the player's; a resource's action's stays until it expires

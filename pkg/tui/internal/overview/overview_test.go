@@ -530,7 +530,8 @@ func TestTheHeaderNamesTheNamespaceOfTheNamespacedResourcesOnly(t *testing.T) {
 // After a rewind the overview opens the resource the one before had open,
 // with its log's filters (Options.Reopen), also when that resource comes
 // later (a proxy's trace brings its streams as the replay reaches them);
-// the overview's own table is where a rewind from it comes back to.
+// the overview's own table is where a rewind from it comes back to, with
+// the row it had selected.
 func TestARewoundOverviewOpensWhereTheOneBeforeWas(t *testing.T) {
 	opts := tuitest.DemoOptions(tuitest.NewFakeClock())
 	res := []program.Resource{ovResource("", "configmaps", "ConfigMap", program.Feed{}), ovResource("", "secrets", "Secret", program.Feed{})}
@@ -554,5 +555,13 @@ func TestARewoundOverviewOpensWhereTheOneBeforeWas(t *testing.T) {
 	opts.Added, opts.Reopen = nil, &program.View{Row: -1}
 	if table := newOverview(opts, res); table.Shown != -1 {
 		t.Errorf("shown %d, want the table", table.Shown)
+	}
+	opts.Added, opts.Reopen = make(chan program.Resource), &program.View{Row: -1, Selected: 1}
+	selecting := newOverview(opts, nil)
+	t.Cleanup(selecting.Close)
+	selecting.add(res[0])
+	selecting.add(res[1])
+	if selecting.Shown != -1 || selecting.selected() != 1 {
+		t.Errorf("shown %d, selected %d once both came; want the table, the second row selected", selecting.Shown, selecting.selected())
 	}
 }

@@ -115,9 +115,9 @@ func TestTheReplayOfARunWhoseResourcesFailedEnds(t *testing.T) {
 	}
 }
 
-// A rewind from the overview's table hands whether h showed the forgotten
-// streams, for the next overview to show them too (Options.Reopen).
-func TestARewindFromTheTableKeepsTheForgottenStreamsShown(t *testing.T) {
+// A rewind from the overview's table hands the row selected and whether h
+// showed the forgotten streams, for the next overview (Options.Reopen).
+func TestARewindFromTheTableKeepsItsSelectionAndTheForgottenStreamsShown(t *testing.T) {
 	r := tuitest.NewPlayerRig(t, "../../../trace/testdata/handwritten/two-resources.jsonl", 0)
 	var view *program.View
 	r.Opts.Rewind = func(_ time.Duration, v program.View) { view = &v }
@@ -128,8 +128,15 @@ func TestARewindFromTheTableKeepsTheForgottenStreamsShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.ShowForgotten = true // h, as when a stream was forgotten
-	o = ovKeys(o, "2")
-	if want := (program.View{Row: -1, ShowForgotten: true}); view == nil || *view != want {
-		t.Errorf("Rewind got the view %+v, want %+v", view, want)
+	o = ovKeys(o, "down", "2")
+	want := program.View{Row: -1, Selected: 1, ShowForgotten: true}
+	if view == nil || *view != want {
+		t.Fatalf("Rewind got the view %+v, want %+v", view, want)
+	}
+	r.Opts.Reopen = view
+	again := newOverview(r.Opts, r.Resources)
+	t.Cleanup(again.Close)
+	if again.Shown != -1 || again.selected() != 1 || !again.ShowForgotten {
+		t.Errorf("after the rewind: shown %d, selected %d, forgotten shown %v; want the table, the second row, shown", again.Shown, again.selected(), again.ShowForgotten)
 	}
 }

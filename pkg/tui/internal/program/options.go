@@ -250,10 +250,12 @@ func Observing(source string) Kind {
 }
 
 // View is where a dashboard is, for the next one after a rewind: the
-// resource open (Row; -1 for the overview's table), its log's text and
-// type filters, and whether the overview lists forgotten streams (h).
+// resource open (Row; -1 for the overview's table, with the resource
+// Selected in it), its log's text and type filters, and whether the
+// overview lists forgotten streams (h).
 type View struct {
 	Row           int
+	Selected      int
 	Filter        string
 	TypeIdx       int
 	ShowForgotten bool
