@@ -406,3 +406,24 @@ func TestAnObservedRelistNamesTheMissedDeleteWithItsLabels(t *testing.T) {
 		t.Errorf("the relist: got %+v with diff %+v, want completed after watch #2's 410, b deleted with its labels", rl, d)
 	}
 }
+
+// A flowcontrol line is about the run, not a stream (its r is 0): in an
+// observed trace it may come before any stream's resource line, as when
+// the proxy named a 429's FlowSchema before it recorded the stream.
+func TestAnObservedTracesFlowControlLineBeforeItsFirstStreamIsTheRunsNotAStreams(t *testing.T) {
+	body, err := os.ReadFile("../../testdata/traces/proxy.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := strings.Cut(string(body), "\n")
+	path := filepath.Join(t.TempDir(), "flowcontrol-first.jsonl")
+	early := `{"k":"flowcontrol","r":0,"at":1000,"flowSchemas":{"0b1c":"global-default"}}`
+	if err := os.WriteFile(path, []byte(header+"\n"+early+"\n"+rest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeFile(t, path, Options{})
+	want := analyzeFile(t, "../../testdata/traces/proxy.jsonl", Options{})
+	if len(rep.Resources) != len(want.Resources) || rep.Duration != want.Duration {
+		t.Errorf("got %d streams over %v, want %d over %v as without the line", len(rep.Resources), rep.Duration, len(want.Resources), want.Duration)
+	}
+}

@@ -522,7 +522,9 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 		}
 		s.feed, s.run = feed, s.runFeed
 		rp.Feed(func(l *trace.Line) error {
-			if s.onLine != nil && l.K != trace.KindResource {
+			// A resource line makes a stream; a flowcontrol line is the
+			// run's (its r is 0, maybe before any stream).
+			if s.onLine != nil && l.K != trace.KindResource && l.K != trace.KindFlowControl {
 				s.onLine(l.R, l)
 			}
 			return feed.Line(l)
