@@ -591,3 +591,20 @@ func TestALegitimateTraceStillReplays(t *testing.T) {
 		t.Errorf("got counters %+v, warnings %v", sum.Counters, rp.Warnings())
 	}
 }
+
+// A header that lists no resources (the session refuses it; Replay is
+// public) is refused by Run, which would otherwise wait for resources that
+// never stop.
+func TestAReplayOfAHeaderWithNoResourcesIsRefusedNotWaitedOn(t *testing.T) {
+	rd := readerOf(t, `{"k":"header","v":2,"startedAt":"2026-01-01T00:00:00Z","resources":[]}`+"\n")
+	errc := make(chan error, 1)
+	go func() { errc <- trace.NewReplay(rd, 0).Run(context.Background()) }()
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "lists no resources") {
+			t.Errorf("got %v, want the header refused", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run of a header with no resources did not return")
+	}
+}

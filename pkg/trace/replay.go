@@ -263,6 +263,9 @@ func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) er
 	if p.feed != nil && len(reflectors) > 0 {
 		return errors.New("replaying an observed trace: it feeds no reflector")
 	}
+	if p.feed == nil && len(p.resources) == 0 {
+		return errors.New("the trace's header lists no resources: there is nothing to replay")
+	}
 	if p.feed == nil && len(reflectors) != len(p.resources) {
 		return fmt.Errorf("replaying a trace of %d resources with %d reflectors", len(p.resources), len(reflectors))
 	}
