@@ -57,18 +57,19 @@ const readerBufferSize = 1 << 20
 // line, at most MaxLineBytes). It checks the ordering rules of
 // docs/trace-format.md as it goes, keeping only the open request.
 type Reader struct {
-	name     string
-	counter  *countingReader
-	size     int64
-	r        *bufio.Reader
-	long     []byte // a line longer than the read buffer, gathered up to MaxLineBytes
-	closers  []io.Closer
-	header   Header
-	line     int
-	cutShort bool  // the input ended in the middle of its encoding (a gzip stream cut or broken)
-	err      error // the first error: Next returns it from then on
-	warnings []string
-	dropped  int // warnings beyond maxWarnings
+	name      string
+	counter   *countingReader
+	size      int64
+	r         *bufio.Reader
+	long      []byte // a line longer than the read buffer, gathered up to MaxLineBytes
+	closers   []io.Closer
+	header    Header
+	line      int
+	cutShort  bool  // the input ended in the middle of its encoding (a gzip stream cut or broken)
+	cutWarned bool  // the warning that says so was given
+	err       error // the first error: Next returns it from then on
+	warnings  []string
+	dropped   int // warnings beyond maxWarnings
 
 	maxAt     int64 // the largest at so far
 	maxAtLine int   // the line that had it
@@ -390,6 +391,11 @@ func (r *Reader) next() (*Line, error) {
 	for {
 		raw, last, err := r.readLine()
 		if err != nil {
+			if errors.Is(err, io.EOF) && r.cutShort && !r.cutWarned {
+				// Cut where the recorder flushed: every line is whole.
+				r.cutWarned = true
+				r.warn("the gzip stream ends early (the recording stopped before it closed the file); replayed everything before it")
+			}
 			return nil, err
 		}
 		if len(bytes.TrimSpace(raw)) == 0 {

@@ -309,6 +309,29 @@ func TestGzipTracesRoundTripAndATruncatedGzipStillReplays(t *testing.T) {
 	if len(rp.Warnings()) != 1 {
 		t.Errorf("warnings: got %v, want one about the truncated last line", rp.Warnings())
 	}
+
+	// Cut where the recorder flushed (it flushes every second): every line
+	// is whole, and only the gzip stream says the file was cut.
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	var flushed bytes.Buffer
+	gz = gzip.NewWriter(&flushed)
+	if _, err := gz.Write(bytes.Join(lines[:len(lines)/2], nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	atFlush := filepath.Join(dir, "cut-at-a-flush.jsonl.gz")
+	if err := os.WriteFile(atFlush, flushed.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rp, _, err = replayFile(t, atFlush)
+	if err != nil {
+		t.Fatalf("gzip replay cut at a flush: %v", err)
+	}
+	if w := rp.Warnings(); len(w) != 1 || !strings.Contains(w[0], "the gzip stream ends early") {
+		t.Errorf("warnings: got %v, want one saying the gzip stream ends early", w)
+	}
 }
 
 // forced-relist-restart.jsonl has a watch sent after one that ended at its
