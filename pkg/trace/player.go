@@ -98,11 +98,17 @@ func (pl *Player) reanchor(at time.Duration) {
 func (pl *Player) Pause() {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	pl.hold()
+	pl.stepping = false
+	pl.changed()
+}
+
+// hold pauses: the replay's time stays where the pace has come to.
+func (pl *Player) hold() {
 	if !pl.paused {
 		pl.pausedAt = pl.reached()
 	}
-	pl.paused, pl.stepping = true, false
-	pl.changed()
+	pl.paused = true
 }
 
 // Resume serves lines again at the set speed, from where the replay is.
@@ -118,10 +124,7 @@ func (pl *Player) Resume() {
 // TogglePause pauses a running replay and resumes a paused one; it reports
 // whether the replay is paused now.
 func (pl *Player) TogglePause() bool {
-	pl.mu.Lock()
-	paused := pl.paused
-	pl.mu.Unlock()
-	if paused {
+	if pl.Paused() {
 		pl.Resume()
 		return false
 	}
@@ -134,7 +137,8 @@ func (pl *Player) TogglePause() bool {
 func (pl *Player) Step() {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	pl.paused, pl.stepping, pl.seeking = true, true, false
+	pl.hold()
+	pl.stepping, pl.seeking = true, false
 	pl.changed()
 }
 
@@ -280,9 +284,13 @@ func (pl *Player) pace(at time.Duration, now time.Time) (serve bool, wait time.D
 	case pl.seeking && at < pl.seekTo:
 		return true, 0, nil
 	case pl.seeking:
-		// The jump is over: pace on from its target.
+		// The jump is over: pace on from its target, or hold there when
+		// paused while it jumped.
 		pl.seeking = false
 		pl.anchored, pl.anchorWall, pl.anchorAt = true, now, pl.seekTo
+		if pl.paused {
+			return false, 0, pl.wake
+		}
 	case pl.stepping:
 		return true, 0, nil
 	case pl.paused:

@@ -100,6 +100,17 @@ func TestASeekServesEverythingBeforeItAtOnceThenPacesFromItsTarget(t *testing.T)
 	if !errors.Is(err, ErrSeekBackward) {
 		t.Errorf("a seek behind the position: got %v, want ErrSeekBackward", err)
 	}
+	// Paused while it jumps: the jump goes on to its target and holds there.
+	if err := pl.Seek(120 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	pl.Pause()
+	if ok, _ := serveAt(t, pl, w, 90*time.Second, KindEvent); !ok {
+		t.Error("paused while jumping: the line at 90s, before the target, waits; want it served")
+	}
+	if ok, _ := serveAt(t, pl, w, 120*time.Second, KindEvent); ok {
+		t.Error("paused while jumping: the line at the target was served; want it held")
+	}
 }
 
 func TestAStepServesUpToTheNextRequestOrDecisionThenPauses(t *testing.T) {
@@ -373,7 +384,8 @@ func TestTheReplaysTimeGoesOnAtPaceBetweenLines(t *testing.T) {
 // A change of pace between two lines goes on from where the pace has come
 // to, not from the last line served: + eight seconds into a 30 s gap went
 // back to the last line (the header's time jumped back 11 s and stood
-// still), and a pause went back there too, replaying what had been shown.
+// still), and a pause went back there too, replaying what had been shown;
+// so did a step.
 func TestAChangeOfPaceBetweenLinesGoesOnFromWhereThePaceHasCome(t *testing.T) {
 	pl, w := newTestPlayer(1)
 	serveAt(t, pl, w, 10*time.Second, KindRequest)
@@ -398,5 +410,12 @@ func TestAChangeOfPaceBetweenLinesGoesOnFromWhereThePaceHasCome(t *testing.T) {
 	}
 	if _, wait := serveAt(t, pl, w, 40*time.Second, KindEvent); wait != 9*time.Second {
 		t.Errorf("after the pause, the line at 40s waits %v, want 9s ((40s - 22s) / 2)", wait)
+	}
+	// A step pauses a running replay where its pace has come to, as a
+	// pause does: the clock does not go back to the last line.
+	w.t = w.t.Add(4 * time.Second)
+	pl.Step()
+	if got := pl.Reached(); got != 30*time.Second {
+		t.Errorf("stepped 4s more at ×2: reached %v, want 30s", got)
 	}
 }
