@@ -79,8 +79,7 @@ type ResourceReplay struct {
 
 	mu        sync.Mutex
 	now       time.Time     // the time of the last line the resource took: its reflector's clock
-	pending   *Line         // a line read ahead
-	peek      chan struct{} // while a backoff waits for the next line: closed once it came
+	pending   *Line // a line read ahead
 	curID     int64
 	onForce   func()
 	onAudit   func(*reflector.AuditReport)
@@ -616,7 +615,7 @@ func (rr *ResourceReplay) backoffWait(computed time.Duration) time.Duration {
 		return computed
 	}
 	for {
-		l, err := rr.nextOf(rr.p.runCtx, true)
+		l, err := rr.take(rr.p.runCtx, true)
 		if err != nil {
 			return computed
 		}
@@ -656,28 +655,18 @@ func (c *resourceClock) Now() time.Time {
 	return c.rr.now
 }
 
-// After implements reflector.Clock: it fires when the resource's next line
-// has come (it is read ahead, and moves the clock to its time), or the
-// replay ends.
+// After implements reflector.Clock: it returns once the resource's next
+// line has come (it is read ahead, and moves the clock to its time), or the
+// replay ends, with the time then. The reflector calls it for a backoff, on
+// its own goroutine: what the lines taken do (OnLine, a recorded audit's
+// note) is in order with the reflector's notes, as for any line it takes.
 func (c *resourceClock) After(time.Duration) <-chan time.Time {
 	rr := c.rr
+	if l, err := rr.take(rr.p.runCtx, false); err == nil {
+		rr.unread(l)
+	}
 	ch := make(chan time.Time, 1)
-	came := make(chan struct{})
-	rr.mu.Lock()
-	rr.peek = came
-	rr.mu.Unlock()
-	go func() {
-		if l, err := rr.take(rr.p.runCtx, false); err == nil {
-			rr.unread(l)
-		}
-		rr.mu.Lock()
-		if rr.peek == came {
-			rr.peek = nil
-		}
-		rr.mu.Unlock()
-		close(came)
-		ch <- c.Now()
-	}()
+	ch <- c.Now()
 	return ch
 }
 
@@ -731,26 +720,9 @@ func (rr *ResourceReplay) begin(ctx context.Context) {
 // next returns the resource's next line. Taking a line moves the clock to
 // its time, so the replayed reflector sees each moment as the recorded one
 // did; the decisions it passes are kept for the comparison.
-func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) { return rr.nextOf(ctx, false) }
+func (rr *ResourceReplay) next(ctx context.Context) (*Line, error) { return rr.take(ctx, false) }
 
-// nextOf is next, returning the decisions it passes too when notes is set.
-// It waits for a backoff's look at the next line (resourceClock.After) to
-// end first, so the lines are taken in order.
-func (rr *ResourceReplay) nextOf(ctx context.Context, notes bool) (*Line, error) {
-	rr.mu.Lock()
-	peek := rr.peek
-	rr.mu.Unlock()
-	if peek != nil {
-		select {
-		case <-peek:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return rr.take(ctx, notes)
-}
-
-// take is nextOf without waiting for a look ahead (it is the look).
+// take is next, returning the decisions it passes too when notes is set.
 func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 	rr.mu.Lock()
 	l, onLine, onAudit := rr.pending, rr.onLine, rr.onAudit
@@ -940,7 +912,7 @@ func (s *replaySource) StopsHere(ctx context.Context) bool {
 	now := rr.now
 	rr.mu.Unlock()
 	for {
-		l, err := rr.nextOf(ctx, true)
+		l, err := rr.take(ctx, true)
 		if errors.Is(err, io.EOF) {
 			rr.p.finish(nil)
 			return true
