@@ -233,10 +233,10 @@ func WriteAllJSON(w io.Writer, sums []Summary) error {
 // WriteObservedJSON writes an observed run's summaries (the proxy's, or
 // the replay of its trace) as one JSON object on one line,
 // {"resources": [...], "faults": [...]}: the streams in the order given,
-// then every stream's faults, in the order they first acted ("faults"
-// absent when no fault was injected).
+// then every stream's faults, in the order they first acted ("faults": []
+// when none acted, so that a CI check reads it either way).
 func WriteObservedJSON(w io.Writer, sums []Summary) error {
-	var faults []FaultSummary
+	faults := []FaultSummary{}
 	for _, s := range sums {
 		faults = append(faults, s.Faults...)
 	}
@@ -245,7 +245,7 @@ func WriteObservedJSON(w io.Writer, sums []Summary) error {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(struct {
 		Resources []Summary      `json:"resources"`
-		Faults    []FaultSummary `json:"faults,omitempty"`
+		Faults    []FaultSummary `json:"faults"`
 	}{sums, faults}); err != nil {
 		return fmt.Errorf("writing summary: %w", err)
 	}
