@@ -160,8 +160,9 @@ func (inj *injector) act(a *active) {
 
 // expiredContinue is the gone that expires a LIST's continue token (nil
 // when none does): a scheduled gone that fired since the slot's paged list
-// began (once), or an unscheduled one drawn now. A LIST without a token
-// begins a paged list.
+// began (once). A LIST without a token begins a paged list. An unscheduled
+// gone has no firing: it answers resumed watches, and a paged list pages
+// on (expiring every token, it would never let a paged list end).
 func (inj *injector) expiredContinue(sl *slot, c call, now time.Time) *active {
 	inj.mu.Lock()
 	defer inj.mu.Unlock()
@@ -171,15 +172,11 @@ func (inj *injector) expiredContinue(sl *slot, c call, now time.Time) *active {
 	}
 	from, paged := inj.pagedFrom[sl]
 	for _, g := range inj.faults {
-		if g.spec.Name != fault.Gone {
+		if g.spec.Name != fault.Gone || !g.spec.Scheduled() {
 			continue
 		}
-		if g.spec.Scheduled() {
-			if at, ok := inj.fired[g]; ok && paged && at.After(from) {
-				inj.pagedFrom[sl] = now // once for this firing
-				return g
-			}
-		} else if g.sched.Take(now) {
+		if at, ok := inj.fired[g]; ok && paged && at.After(from) {
+			inj.pagedFrom[sl] = now // once for this firing
 			return g
 		}
 	}

@@ -501,6 +501,29 @@ func TestGoneExpiresTheContinueTokenOfAListBegunBeforeIt(t *testing.T) {
 	}
 }
 
+// An unscheduled gone answers resumed watches 410, never a continue token:
+// it has no firing for a list to begin before, and a client whose every
+// token expired would never end a paged list.
+func TestAnUnscheduledGoneLetsAPagedListPageOn(t *testing.T) {
+	inj := newInjector(mustSpecs(t, "gone"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	sl := &slot{}
+	up := &upstream{t: t, contentType: "application/json", body: []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[]}`)}
+	req := httptest.NewRequest("GET", "/api/v1/configmaps?limit=500", nil)
+	first := call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500}}
+	next := first
+	next.opts.Continue = "token"
+	for _, c := range []call{first, next, next} {
+		resp, err := inj.roundTrip(up, req, c, sl, &faultLog{})
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("a page of the list: %v, %v", resp, err)
+		}
+	}
+	if up.calls != 3 {
+		t.Errorf("%d pages forwarded, want 3", up.calls)
+	}
+}
+
 // A delay holds only what it passes on: with drop-deletes, the DELETED
 // events left out are neither held nor counted as held (they were).
 func TestADelayCountsNoEventAnotherFaultLeftOut(t *testing.T) {
