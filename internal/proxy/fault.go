@@ -381,6 +381,7 @@ type faultBody struct {
 	// events are coming still (not sent again: they are not in order).
 	stale      *active
 	staleFrame []byte
+	staleUID   string // the held event's object's
 	staleWhat  string
 	staleLeft  int
 	listing    bool
@@ -610,7 +611,7 @@ func (fb *faultBody) decode(b []byte) (reflector.WatchEvent, error) {
 // staleAfter is stale's part in passing on frame f, an event of type typ:
 // once the streaming list (if any) has ended, it holds an ADDED or
 // MODIFIED event it takes, and sends it again after fault.StaleAfter
-// later events, one at a time.
+// later events, one at a time; not once its object was deleted.
 func (fb *faultBody) staleAfter(f frame, typ reflector.EventType, listEnd bool, o *store.Object) {
 	if typ == reflector.EventBookmark && listEnd {
 		fb.listing = false
@@ -624,6 +625,11 @@ func (fb *faultBody) staleAfter(f frame, typ reflector.EventType, listEnd bool, 
 		return
 	}
 	if fb.staleFrame != nil {
+		if typ == reflector.EventDeleted && o.UID == fb.staleUID {
+			// Sent after its delete, it would come back as a ghost.
+			fb.staleFrame = nil
+			return
+		}
 		if fb.staleLeft--; fb.staleLeft == 0 {
 			// After the frame being passed on: the note, then the event again.
 			fb.log.add(fb.log.passedNow()+1, fb.stale, 1, fb.staleWhat)
@@ -633,7 +639,7 @@ func (fb *faultBody) staleAfter(f frame, typ reflector.EventType, listEnd bool, 
 		return
 	}
 	if (typ == reflector.EventAdded || typ == reflector.EventModified) && fb.stale.sched.Take(f.at) {
-		fb.staleFrame, fb.staleLeft = f.b, fault.StaleAfter
+		fb.staleFrame, fb.staleUID, fb.staleLeft = f.b, o.UID, fault.StaleAfter
 		fb.staleWhat = fmt.Sprintf("sent %s %s (uid %s, resourceVersion %s) again, %d events after it was passed on: its resourceVersion goes backwards",
 			typ, o.Ref(), o.UID, o.ResourceVersion, fault.StaleAfter)
 	}

@@ -501,6 +501,31 @@ func TestGoneExpiresTheContinueTokenOfAListBegunBeforeIt(t *testing.T) {
 	}
 }
 
+// stale never sends an object's event again once the object was deleted:
+// that would bring it back into the client's cache for good (a ghost, the
+// work of drop-deletes), not send it a version it already had.
+func TestStaleSendsNothingOfAnObjectDeletedMeanwhile(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "DELETED", name: "a", rv: "12"},
+		{typ: "MODIFIED", name: "c", rv: "13"}, {typ: "MODIFIED", name: "d", rv: "14"}, {typ: "ADDED", name: "e", rv: "15"}}
+	inj := newInjector(mustSpecs(t, "stale"), fault.Target{}, 1, time.Now())
+	defer inj.close()
+	ct := "application/json;stream=watch"
+	log := &faultLog{}
+	resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	// ADDED a is held, then let go at its DELETED; MODIFIED c is held next,
+	// and sent again after d and e.
+	if d := strings.Join(decodeWatch(t, got, ct), ","); d != "ADDED a,DELETED a,MODIFIED c,MODIFIED d,ADDED e,MODIFIED c" {
+		t.Errorf("the client got %s", d)
+	}
+	if n := log.upTo(-1); len(n) != 1 || !strings.Contains(n[0].What, "sent MODIFIED ns/c") {
+		t.Errorf("the notes: %+v, want one, of c", n)
+	}
+}
+
 // An unscheduled gone answers resumed watches 410, never a continue token:
 // it has no firing for a list to begin before, and a client whose every
 // token expired would never end a paged list.
