@@ -26,7 +26,7 @@ type refusal struct {
 }
 
 func (r *watchListUnsupported) entry() Entry {
-	return Entry{WatchListUnsupported, Info, "the streaming list was refused (or stalled) and the list fell back to LIST: the server's answer and what the LIST cost (a warning with `--initial-list=stream`)"}
+	return Entry{WatchListUnsupported, Info, "the streaming list was refused (or stalled) and the list fell back to LIST: the server's answer and what the LIST cost (a warning with `--initial-list=stream`, and for an observed client that waits on instead of falling back)"}
 }
 
 // observe raises it on the refusal, and completes its evidence with what
@@ -59,7 +59,7 @@ func (r *watchListUnsupported) observeWaiting(e *Engine, n reflector.Note) {
 	if d := decided(n, reflector.ReasonFault); d != nil && faultName(d.Fault) == "stall-initial-list" {
 		if w := e.track.watch; w != nil && w.streaming && !w.listEnded {
 			r.refused = &refusal{id: w.id, stalled: true, waiting: true,
-				cause: fmt.Sprintf("its initial-events-end bookmark never came (%s after it started)", roundDur(n.At.Sub(w.started)))}
+				cause: fmt.Sprintf("its initial-events-end bookmark was held back %s after it started, and never came", roundDur(n.At.Sub(w.started)))}
 			r.raise(e, n.At, 0, 0, 0)
 		}
 		return
@@ -75,8 +75,8 @@ func (r *watchListUnsupported) observeWaiting(e *Engine, n reflector.Note) {
 func (r *watchListUnsupported) raise(e *Engine, at time.Time, objects int, bytes int64, took time.Duration) {
 	rf := r.refused
 	sev := Info
-	if e.opts.StreamAsked {
-		sev = Warning
+	if e.opts.StreamAsked || rf.waiting {
+		sev = Warning // a client that waits on does not sync
 	}
 	e.raise(WatchListUnsupported, sev, at, func(f *Finding) {
 		f.Count = 1
@@ -108,6 +108,7 @@ func (r *watchListUnsupported) raise(e *Engine, at time.Time, objects int, bytes
 			f.Title = "the streaming list stalled: its initial-events-end bookmark never came"
 			f.Evidence.Text = fmt.Sprintf("request #%d, a streaming list, stalled: %s; its client's list does not complete until then (a client-go informer does not sync: it waits for the watch's timeout, 5 to 10 minutes, and streams again)", rf.id, rf.cause)
 			f.Cause = "the streaming list's initial-events-end bookmark did not reach the client: a proxy or load balancer in between may hold the streamed response back (it must flush a watch as it comes), or the API server's watch cache was slow to serve it. client-go's WatchListClient waits for it as long as the watch lasts, without falling back to LIST"
+			f.Action = "check what sits between the client and the API server (a buffering proxy), and the API server's watch cache for this resource; or turn the client's streaming lists off (client-go: KUBE_FEATURE_WatchListClient=false), so that it lists with LIST"
 		}
 		f.Docs = "https://kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists"
 	})

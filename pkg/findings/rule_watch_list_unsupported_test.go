@@ -62,7 +62,8 @@ func TestAnObservedClientsStalledStreamingListIsSaid(t *testing.T) {
 	f := newFeed(t, Options{})
 	f.request(reflector.VerbWatch, stream, 20*time.Second, 3, nil, func() { f.advance(2 * time.Second); f.decide(withheld) })
 	got, ok := f.e.Get(WatchListUnsupported)
-	if !ok || !strings.Contains(got.Title, "never came") || got.Evidence.Text != "request #1, a streaming list, stalled: its initial-events-end bookmark never came (2s after it started); its client's list does not complete until then (a client-go informer does not sync: it waits for the watch's timeout, 5 to 10 minutes, and streams again)" ||
+	if !ok || !strings.Contains(got.Title, "never came") || got.Severity != Warning || !strings.Contains(got.Action, "KUBE_FEATURE_WatchListClient=false") ||
+		got.Evidence.Text != "request #1, a streaming list, stalled: its initial-events-end bookmark was held back 2s after it started, and never came; its client's list does not complete until then (a client-go informer does not sync: it waits for the watch's timeout, 5 to 10 minutes, and streams again)" ||
 		!strings.HasPrefix(got.Cause, "caused by --fault stall-initial-list (injected by the observing proxy). the streaming list's initial-events-end bookmark did not reach the client") {
 		t.Errorf("the withheld bookmark: %v %+v", ok, got)
 	}
