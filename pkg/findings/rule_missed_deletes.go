@@ -42,9 +42,9 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	// The deletes the proxy dropped on purpose were sent while the watch
 	// was up: they lie anywhere after the list before this relist. Else
 	// they came while the watch was down, after its last sign of life.
-	_, dropped := e.track.faults["drop-deletes"]
+	dropped := e.track.beforeList.dropped
 	from := e.track.beforeList.alive
-	if dropped {
+	if dropped > 0 {
 		from = e.track.beforeList.list
 	}
 	this := window(from, n.At)
@@ -71,11 +71,15 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		f.Count += int64(deleted + recreated)
 		f.Title = format.PluralUngrouped(f.Count, "delete") + " never reached the watch"
 		text := fmt.Sprintf("the relist at resourceVersion %s found %s deleted and %d recreated under the same name with another UID that the watch never reported", diff.ResourceVersion, format.PluralUngrouped(deleted, "object"), recreated)
-		quiet := before.quietOpen
+		quiet, others := before.quietOpen, deleted+recreated-dropped
 		switch {
 		case this == nil:
-		case dropped:
-			text += fmt.Sprintf("; the watch was up: they were left out somewhere in the %s from the list before it to the relist", roundSeconds(this.Seconds))
+		case dropped > 0:
+			text += fmt.Sprintf("; in the %s from the list before it to the relist, the observing proxy dropped %s on an open watch",
+				roundSeconds(this.Seconds), format.PluralUngrouped(dropped, "DELETED event"))
+			if others > 0 {
+				text += fmt.Sprintf(": the other %d were never sent to it (made while no watch was open)", others)
+			}
 		case quiet > 0:
 			// A watch was open, and said nothing: the deletes may have
 			// been lost on it, not only while no watch was open.
@@ -90,7 +94,9 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		f.Evidence = Evidence{Text: text, Requests: slices.Clone(r.reqs), Objects: slices.Clone(r.objects), ObjectsTotal: r.total, Window: r.window}
 		why := "history was gone when the watch came back (410 Gone after a compaction, a restart, a long disconnect), so the deletes were never sent"
 		switch {
-		case dropped:
+		case dropped > 0 && others > 0:
+			why = "the observing proxy left DELETED events out on their way to the client, and " + why
+		case dropped > 0:
 			// The server sent them; the observing proxy left them out.
 			why = "the DELETED events were left out on their way to the client, so its watch never reported them"
 		case quiet > 0:

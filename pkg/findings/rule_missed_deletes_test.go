@@ -52,6 +52,7 @@ func TestMissedDeletesNamesTheInjectedFaultsAsItsCause(t *testing.T) {
 	for _, spec := range []string{"drop-deletes@p=0.5", "delay=300ms", "gone@every=20s"} {
 		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: spec, Cause: "acted", Count: 1})
 	}
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "9"})
 	diff := &store.RelistDiff{ResourceVersion: "9", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
 	got, ok := f.e.Get(MissedDeletes)
@@ -110,27 +111,52 @@ func TestMissedDeletesLinksTheWatchThatMissedThemAndTheRelist(t *testing.T) {
 // Deletes the proxy dropped on purpose came while the watch was up: the
 // window runs from the list before the relist, not from the watch's last
 // sign of life (a reviewer read "down for 4ms" of deletes made 12 s before).
+// Drops before that list are not counted: deletes made while no watch was
+// open are not said to be dropped (a reviewer read "the watch was up" of
+// two deletes made between a 410 and the resume).
 func TestMissedDeletesDroppedByTheProxyLieBetweenTheTwoLists(t *testing.T) {
-	for _, dropped := range []bool{false, true} {
+	for _, dropped := range []string{"none", "before the list", "on the watch"} {
 		f := newFeed(t, Options{})
-		if dropped {
+		drop := func() {
 			f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: "drop-deletes", Cause: "acted", Count: 1})
+		}
+		if dropped == "before the list" {
+			drop()
 		}
 		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
 		f.request(reflector.VerbWatch, bookmarked, 10*time.Second, 1, nil, func() {
 			f.advance(5 * time.Second)
 			f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+			if dropped == "on the watch" {
+				drop()
+			}
 		})
 		f.advance(time.Second)
 		f.relistFindsXDeleted()
 		got, ok := f.e.Get(MissedDeletes)
 		want, seconds := "the watch was down for 1s before it", 1.0
-		if dropped {
-			want, seconds = "the watch was up: they were left out somewhere in the 16s from the list before it to the relist", 16
+		if dropped == "on the watch" {
+			want, seconds = "in the 16s from the list before it to the relist, the observing proxy dropped 1 DELETED event on an open watch", 16
 		}
-		if !ok || got.Evidence.Window == nil || got.Evidence.Window.Seconds != seconds || !strings.Contains(got.Evidence.Text, want) {
-			t.Errorf("dropped %v: want the window %vs and %q: %v %+v", dropped, seconds, want, ok, got.Evidence)
+		if !ok || got.Evidence.Window == nil || got.Evidence.Window.Seconds != seconds || !strings.Contains(got.Evidence.Text, want) || strings.Contains(got.Evidence.Text, "the other") {
+			t.Errorf("dropped %s: want the window %vs and %q: %v %+v", dropped, seconds, want, ok, got.Evidence)
 		}
+	}
+
+	// Three deletes found, one dropped: the other two are said to be
+	// missed otherwise, in the evidence and in the cause.
+	f := newFeed(t, Options{})
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
+	f.request(reflector.VerbWatch, bookmarked, 10*time.Second, 1, nil, func() {
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: "drop-deletes", Cause: "acted", Count: 1})
+	})
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30"})
+	diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}}, {Ref: store.Ref{Namespace: "a", Name: "y"}}, {Ref: store.Ref{Namespace: "a", Name: "z"}}}}
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+	got, _ := f.e.Get(MissedDeletes)
+	if !strings.Contains(got.Evidence.Text, "dropped 1 DELETED event on an open watch: the other 2 were never sent to it (made while no watch was open)") ||
+		!strings.Contains(got.Cause, "the observing proxy left DELETED events out on their way to the client, and history was gone") {
+		t.Errorf("one dropped of three: %q\n%q", got.Evidence.Text, got.Cause)
 	}
 }
 

@@ -50,6 +50,9 @@ type signs struct {
 	// the last sign of life in which a watch was up, only silent.
 	quiet     []int64
 	quietOpen time.Duration
+	// dropped counts the DELETED events the observing proxy dropped
+	// (--fault drop-deletes) since the last complete list.
+	dropped int
 }
 
 // quietOpenFor is how long a watch that delivered nothing must have
@@ -108,7 +111,7 @@ func (t *track) observe(n reflector.Note) {
 			// The cache was whole as of the list: nothing was missed before it.
 			t.beforeList = t.seen
 			t.seen.lived(n.At)
-			t.seen.list = n.At
+			t.seen.list, t.seen.dropped = n.At, 0
 			if !t.firstListed {
 				t.firstListed, t.firstList = true, true
 			}
@@ -118,6 +121,9 @@ func (t *track) observe(n reflector.Note) {
 				t.faults = map[string]string{}
 			}
 			t.faults[faultName(d.Fault)] = d.Fault
+			if faultName(d.Fault) == "drop-deletes" {
+				t.seen.dropped += int(max(d.Count, 1))
+			}
 		}
 	}
 }
