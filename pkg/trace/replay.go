@@ -78,8 +78,8 @@ type ResourceReplay struct {
 	once   sync.Once
 
 	mu        sync.Mutex
-	now       time.Time     // the time of the last line the resource took: its reflector's clock
-	pending   *Line // a line read ahead
+	now       time.Time // the time of the last line the resource took: its reflector's clock
+	pending   *Line     // a line read ahead
 	curID     int64
 	onForce   func()
 	onAudit   func(*reflector.AuditReport)
@@ -373,9 +373,6 @@ func (p *Replay) read(ctx context.Context) {
 			for _, rr := range p.resources {
 				close(rr.lines)
 			}
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
 			select {
 			case <-p.done:
 			case <-p.allStopped:
@@ -395,25 +392,22 @@ func (p *Replay) read(ctx context.Context) {
 			if p.onProbe != nil {
 				p.onProbe(p.rd.Header().StartedAt.Add(time.Duration(l.At)), l)
 			}
-			p.player.servedLine(time.Duration(l.At), l.K)
-			continue
 		case KindFlowControl:
 			if p.onFlowControl != nil {
 				p.onFlowControl(l.FlowSchemas, l.PriorityLevels)
 			}
-			p.player.servedLine(time.Duration(l.At), l.K)
-			continue
-		}
-		rr := p.resources[l.R]
-		select {
-		case rr.lines <- l:
-		case <-rr.stop:
-			// Nobody replays the resource any more; its decisions are still the recording's.
-			if l.K == KindNote {
-				rr.recorded(l)
+		default:
+			rr := p.resources[l.R]
+			select {
+			case rr.lines <- l:
+			case <-rr.stop:
+				// Nobody replays the resource any more; its decisions are still the recording's.
+				if l.K == KindNote {
+					rr.recorded(l)
+				}
+			case <-ctx.Done():
+				return
 			}
-		case <-ctx.Done():
-			return
 		}
 		p.player.servedLine(time.Duration(l.At), l.K)
 	}
@@ -476,8 +470,8 @@ func (p *Replay) lookAhead(note *Line) {
 	}
 }
 
-// finish ends the replay, with err when the trace is at fault; what comes
-// after the end, and the cancellation that follows it, is no error.
+// finish ends the replay, with err when the trace is at fault; the end of
+// the trace (io.EOF), and the cancellation that follows it, is no error.
 func (p *Replay) finish(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -486,7 +480,7 @@ func (p *Replay) finish(err error) {
 		return
 	default:
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		p.err = err
 	}
 	close(p.done)
@@ -496,10 +490,7 @@ func (p *Replay) finish(err error) {
 func (p *Replay) endErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.eof == nil {
-		return io.EOF
-	}
-	return p.eof
+	return p.eof // set before the resources' channels are closed
 }
 
 // lineError is a *LineError at line n of the trace.
@@ -786,7 +777,7 @@ func (rr *ResourceReplay) recorded(l *Line) {
 		return // the rules' note, not a decision of the reflector's
 	}
 	rr.mu.Lock()
-	rr.decisions.recorded(l, l.num)
+	rr.decisions.recorded(l)
 	rr.mu.Unlock()
 }
 
@@ -802,10 +793,6 @@ func (rr *ResourceReplay) nextRequest(ctx context.Context, verb reflector.Verb) 
 	p := rr.p
 	for {
 		l, err := rr.next(ctx)
-		if errors.Is(err, io.EOF) {
-			p.finish(nil)
-			return nil, err
-		}
 		if err != nil {
 			p.finish(err)
 			return nil, err
@@ -836,11 +823,8 @@ func (rr *ResourceReplay) nextRequest(ctx context.Context, verb reflector.Verb) 
 func (rr *ResourceReplay) drain(ctx context.Context) error {
 	for {
 		l, err := rr.next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
 		if err != nil {
-			return err
+			return err // io.EOF, the end of the trace, is no error to finish
 		}
 		if l.K == KindRequest {
 			return rr.p.lineError(l.num, errors.New("a request after the recorded run stopped"))
@@ -951,9 +935,6 @@ func (s *replaySource) List(ctx context.Context, _ reflector.RequestOptions) (*r
 		l, err := rr.next(ctx)
 		if err != nil {
 			// The trace ended inside the request (a crash while recording): the replay ends here.
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
 			p.finish(err)
 			return nil, endOfTrace(ctx)
 		}
@@ -1017,9 +998,6 @@ func (st *replayStream) Next() (reflector.WatchEvent, error) {
 			err = p.lineError(l.num, fmt.Errorf("%s line of request %d inside watch %d", l.K, l.ID, st.id))
 		}
 		st.over = true
-		if errors.Is(err, io.EOF) {
-			err = nil
-		}
 		p.finish(err)
 		return reflector.WatchEvent{}, endOfTrace(st.ctx)
 	}
