@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +23,7 @@ const (
 // come, in order, keeping only what has not been matched yet and the first
 // differences: its memory does not grow with the trace.
 type decisionComparison struct {
-	rec, rep      []*Line // waiting for their counterpart
-	recLines      []int   // line numbers of rec
+	rec, rep      []*Line // waiting for their counterpart (rec with their line numbers)
 	recordedCount int
 	// recordedStop: the recording has its run's stop (a stopped decision).
 	recordedStop bool
@@ -44,16 +44,14 @@ type decisionComparison struct {
 	kept       []string
 }
 
-func (c *decisionComparison) recorded(l *Line, line int) {
+func (c *decisionComparison) recorded(l *Line) {
 	c.recordedCount++
 	c.recordedStop = c.recordedStop || l.Reason == string(reflector.ReasonStopped)
 	c.rec = append(c.rec, compared(l))
-	c.recLines = append(c.recLines, line)
 	c.compare()
 	if len(c.rec) > maxUnmatched {
-		c.index++
-		c.differ(fmt.Sprintf("decision %d (line %d): the trace decided %s, the replay did not", c.index, c.recLines[0], describeDecision(c.rec[0])))
-		c.rec, c.recLines = c.rec[1:], c.recLines[1:]
+		c.unmatched(c.rec[0], "")
+		c.rec = c.rec[1:]
 	}
 }
 
@@ -65,24 +63,33 @@ func (c *decisionComparison) replayed(l *Line) {
 	c.rep = append(c.rep, compared(l))
 	c.compare()
 	if len(c.rep) > maxUnmatched {
-		c.index++
-		c.differ(fmt.Sprintf("decision %d: the replay decided %s, the trace has no more decisions", c.index, describeDecision(c.rep[0])))
+		c.unmatched(nil, describeDecision(c.rep[0]))
 		c.rep = c.rep[1:]
+	}
+}
+
+// unmatched counts a recorded decision (rec) or a replayed one (rep, described) that has no counterpart.
+func (c *decisionComparison) unmatched(rec *Line, rep string) {
+	c.index++
+	if rec != nil {
+		c.differ(fmt.Sprintf("decision %d (line %d): the trace decided %s, the replay did not", c.index, rec.num, describeDecision(rec)))
+	} else {
+		c.differ(fmt.Sprintf("decision %d: the replay decided %s, the trace has no more decisions", c.index, rep))
 	}
 }
 
 // compared is what a comparison keeps of a note line: the fields it compares.
 func compared(l *Line) *Line {
-	return &Line{State: l.State, Reason: l.Reason, ResourceVersion: l.ResourceVersion, Objects: l.Objects, Code: l.Code, Cursor: l.Cursor, Diff: l.Diff, Wait: l.Wait}
+	return &Line{State: l.State, Reason: l.Reason, ResourceVersion: l.ResourceVersion, Objects: l.Objects, Code: l.Code, Cursor: l.Cursor, Diff: l.Diff, Wait: l.Wait, num: l.num}
 }
 
 func (c *decisionComparison) compare() {
 	for len(c.rec) > 0 && len(c.rep) > 0 {
-		rec, line, rep := c.rec[0], c.recLines[0], c.rep[0]
-		c.rec, c.recLines, c.rep = c.rec[1:], c.recLines[1:], c.rep[1:]
+		rec, rep := c.rec[0], c.rep[0]
+		c.rec, c.rep = c.rec[1:], c.rep[1:]
 		c.index++
 		if !sameDecision(rec, rep) {
-			c.differ(fmt.Sprintf("decision %d (line %d): recorded %s, replayed %s", c.index, line, describeDecision(rec), describeDecision(rep)))
+			c.differ(fmt.Sprintf("decision %d (line %d): recorded %s, replayed %s", c.index, rec.num, describeDecision(rec), describeDecision(rep)))
 		}
 	}
 }
@@ -105,38 +112,20 @@ func (c *decisionComparison) finish(max int) ([]string, int) {
 		// c.rep are the last len(c.rep) replayed decisions; those since
 		// the last request began are past the recording.
 		past := min(c.replayedCount-c.settled, len(c.rep))
-		if past > 0 || allStops(c.rep) {
-			c.endedEarly = true
-			if allStops(c.rep) {
-				past = len(c.rep)
-			}
-			c.rep = c.rep[:len(c.rep)-past]
+		if !slices.ContainsFunc(c.rep, func(d *Line) bool { return d.Reason != string(reflector.ReasonStopped) }) {
+			past = len(c.rep) // only the reflector stopping
 		}
+		c.endedEarly = c.endedEarly || past > 0
+		c.rep = c.rep[:len(c.rep)-past]
 	}
-	for i, rec := range c.rec {
-		c.index++
-		c.differ(fmt.Sprintf("decision %d (line %d): the trace decided %s, the replay did not", c.index, c.recLines[i], describeDecision(rec)))
+	for _, rec := range c.rec {
+		c.unmatched(rec, "")
 	}
 	for _, rep := range c.rep {
-		c.index++
-		c.differ(fmt.Sprintf("decision %d: the replay decided %s, the trace has no more decisions", c.index, describeDecision(rep)))
+		c.unmatched(nil, describeDecision(rep))
 	}
-	c.rec, c.recLines, c.rep = nil, nil, nil
-	shown := c.kept
-	if len(shown) > max {
-		shown = shown[:max]
-	}
-	return shown, c.total
-}
-
-// allStops says whether every decision is the reflector stopping.
-func allStops(ds []*Line) bool {
-	for _, d := range ds {
-		if d.Reason != string(reflector.ReasonStopped) {
-			return false
-		}
-	}
-	return true
+	c.rec, c.rep = nil, nil
+	return c.kept[:min(len(c.kept), max)], c.total
 }
 
 // waitTolerance is how far a replayed backoff's wait may be from the

@@ -41,7 +41,7 @@ func TestABackoffsWaitIsRecordedAndCompared(t *testing.T) {
 		{"", "1s", false}, // a trace that did not record it
 	} {
 		var cmp decisionComparison
-		cmp.recorded(backoff(c.rec), 7)
+		cmp.recorded(backoff(c.rec))
 		cmp.replayed(backoff(c.rep))
 		shown, total := cmp.finish(10)
 		if differ := total > 0; differ != c.differ {
