@@ -11,7 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
@@ -164,16 +164,13 @@ func Open(path string) (*Reader, error) {
 
 // countingReader counts the bytes read from the file, for progress.
 type countingReader struct {
-	r  io.Reader
-	n  int64
-	mu sync.Mutex
+	r io.Reader
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.mu.Lock()
-	c.n += int64(n)
-	c.mu.Unlock()
+	c.n.Add(int64(n))
 	return n, err
 }
 
@@ -182,9 +179,7 @@ func (r *Reader) Offset() int64 {
 	if r.counter == nil {
 		return 0
 	}
-	r.counter.mu.Lock()
-	defer r.counter.mu.Unlock()
-	return r.counter.n
+	return r.counter.n.Load()
 }
 
 // Size is the file's size in bytes (0 for non-file readers).
