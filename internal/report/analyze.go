@@ -145,9 +145,7 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 	// The reader has counted the header and its attempt past the last line.
 	rep.Lines = max(rd.LineNumber()-2, 0)
 	rep.Warnings = append(rd.Warnings(), rep.Warnings...)
-	for _, res := range rep.Resources {
-		rep.Duration = max(rep.Duration, res.lastAt)
-	}
+	rep.Duration, _ = sess.Replay.Player().Position() // the largest at of the lines served
 	for _, res := range rep.Resources {
 		res.finish(rep.Duration)
 	}
@@ -162,7 +160,7 @@ type collector struct {
 	res  *Section
 	st   *store.Store
 	// at is the recorded time of the last line the replay took: the time of
-	// whatever the next note is about. lastAt is the largest.
+	// whatever the next note is about.
 	at time.Duration
 	// cur is the request in flight, last the one that ended last; reqLine is
 	// a request line the replay took before the reflector noted the request
@@ -201,7 +199,7 @@ func newCollector(opts Options, i int, h trace.ResourceHeader, st *store.Store) 
 // line takes the recorded time of the next line the replay serves the
 // reflector, the recorded number of a request, and the recording's alerts.
 func (c *collector) line(l *trace.Line) {
-	c.setAt(time.Duration(l.At))
+	c.at = time.Duration(l.At)
 	switch l.K {
 	case trace.KindRequest:
 		if c.cur != nil && !c.cur.recorded {
@@ -238,11 +236,6 @@ func (c *collector) markGone(r *Request) {
 		r.goneMark = false
 		c.mark(Marker{Kind: MarkGone, At: r.End, End: r.End, Request: r.ID, Detail: fmt.Sprintf("%s #%d: %s", r.Kind.Noun(), r.ID, describeEnd(r))})
 	}
-}
-
-func (c *collector) setAt(at time.Duration) {
-	c.at = at
-	c.res.lastAt = max(c.res.lastAt, at)
 }
 
 // alert keeps a recorded alert in the resource's own section: the
@@ -436,9 +429,6 @@ func (c *collector) probe(start time.Time, st *probe.Stats) {
 	for _, x := range st.Samples() {
 		at := max(x.At.Sub(start), 0)
 		c.buckets.at(at).probe(at, x.Event)
-		// The probe line is written when its event came; it goes to no
-		// reflector, so the resource's last line may come before it.
-		c.res.lastAt = max(c.res.lastAt, at+x.Event)
 	}
 	c.res.Probe = &ProbeFigures{Figures: st.Figures(time.Time{})}
 }
@@ -634,20 +624,11 @@ func (c *collector) capDiff(d *store.RelistDiff, replaced []*store.Object) *Diff
 
 // classify is the colour of an end: its reason, or 410 Gone.
 func classify(reason reflector.EndReason, st *metav1.Status) EndClass {
-	if reflector.IsGone(st) {
+	switch {
+	case reflector.IsGone(st):
 		return EndGone
-	}
-	switch reason {
-	case reflector.EndClosed:
-		return EndClosed
-	case reflector.EndTimeout:
-		return EndTimeout
-	case reflector.EndCanceled:
-		return EndCanceled
-	case reflector.EndStopped:
-		return EndStopped
-	case reflector.EndError:
-		return EndError
+	case reason == reflector.EndClosed, reason == reflector.EndTimeout, reason == reflector.EndCanceled, reason == reflector.EndStopped, reason == reflector.EndError:
+		return EndClass(reason) // the classes of the end reasons are named as they are
 	}
 	return EndOpen
 }

@@ -146,9 +146,7 @@ type Section struct {
 	RecentChanges      []ChangedEvent
 	RecentChangesTotal int64
 
-	// lastAt is the time of the resource's last line; pendingBackoff and
-	// openRelist are what the trace's end closes.
-	lastAt         time.Duration
+	// pendingBackoff and openRelist are what the trace's end closes.
 	pendingBackoff *Marker
 	openRelist     *Relist
 }
