@@ -72,3 +72,30 @@ func TestResourceLinesAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// An observed trace's replay (Feed) says it read the trace to its end, and
+// keeps the error a line fed gave, as a reflector trace's replay does.
+func TestAFedReplayReadsToTheEndAndKeepsItsError(t *testing.T) {
+	trace := observedHeader + "\n" + strings.Replace(cmResource, "%d", "0", 1) + "\n" + `{"k":"request","r":0,"id":1,"verb":"list"}` + "\n"
+	for _, fail := range []bool{false, true} {
+		rd, err := NewReader("t.jsonl", strings.NewReader(trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := NewReplay(rd, 0)
+		bad := errors.New("bad line")
+		rp.Feed(func(l *Line) error {
+			if fail && l.K == KindRequest {
+				return bad
+			}
+			return nil
+		})
+		runErr := rp.Run(t.Context())
+		if fail && (!errors.Is(runErr, bad) || !errors.Is(rp.Err(), bad) || rp.ReadToEnd()) {
+			t.Errorf("a fed line failed: Run %v, Err %v, ReadToEnd %v; want the error twice, not read to the end", runErr, rp.Err(), rp.ReadToEnd())
+		}
+		if !fail && (runErr != nil || rp.Err() != nil || !rp.ReadToEnd()) {
+			t.Errorf("Run %v, Err %v, ReadToEnd %v; want read to the end without an error", runErr, rp.Err(), rp.ReadToEnd())
+		}
+	}
+}

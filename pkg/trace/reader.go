@@ -265,12 +265,12 @@ func (r *Reader) Warnings() []string {
 	return append(r.warnings[:len(r.warnings):len(r.warnings)], fmt.Sprintf("%s: %d more warnings", r.name, r.dropped))
 }
 
-func (r *Reader) warn(format string, args ...any) {
+func (r *Reader) warn(msg string, args ...any) {
 	if len(r.warnings) >= maxWarnings {
 		r.dropped++
 		return
 	}
-	r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: ", r.name, r.line)+fmt.Sprintf(format, args...))
+	r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: ", r.name, r.line)+fmt.Sprintf(msg, args...))
 }
 
 // lineError is err at the current line.

@@ -36,6 +36,7 @@ type Replay struct {
 	// runCtx is Run's context, set before its goroutines start.
 	runCtx    context.Context
 	rd        *Reader
+	start     time.Time // the header's StartedAt, read once
 	player    *Player
 	clock     *virtualClock
 	resources []*ResourceReplay
@@ -91,7 +92,7 @@ type ResourceReplay struct {
 // N times faster than recorded; Player changes that while the replay runs.
 func NewReplay(rd *Reader, speed float64) *Replay {
 	h := rd.Header()
-	p := &Replay{rd: rd, player: newPlayer(speed, time.Now), clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
+	p := &Replay{rd: rd, start: h.StartedAt, player: newPlayer(speed, time.Now), clock: newVirtualClock(h.StartedAt), done: make(chan struct{}), allStopped: make(chan struct{})}
 	for _, rh := range h.Resources {
 		p.resources = append(p.resources, &ResourceReplay{p: p, header: rh, lines: make(chan *Line), stop: make(chan struct{}), now: h.StartedAt})
 	}
@@ -101,6 +102,9 @@ func NewReplay(rd *Reader, speed float64) *Replay {
 
 // Header is the trace's header.
 func (p *Replay) Header() Header { return p.rd.Header() }
+
+// at is the wall time line l was recorded at.
+func (p *Replay) at(l *Line) time.Time { return p.start.Add(time.Duration(l.At)) }
 
 // Resources are the replays of the trace's resources, in the header's order.
 func (p *Replay) Resources() []*ResourceReplay { return p.resources }
@@ -114,7 +118,9 @@ func (p *Replay) Clock() reflector.Clock { return p.clock }
 // OnClockAdvance registers f, called with the new time whenever the replay's
 // clock moves forward: before the trace line that moved it is served, so f
 // sees the run as it stood just before that moment (an age at its largest).
-// f runs on the goroutine reading the trace and must not block.
+// f runs on the goroutine that took the line (a resource's reflector's, or
+// the one reading an observed trace): with several resources, on several
+// goroutines at once. It must be safe for that, and must not block.
 func (p *Replay) OnClockAdvance(f func(now time.Time)) {
 	p.clock.mu.Lock()
 	p.clock.hooks = append(p.clock.hooks, f)
@@ -327,14 +333,17 @@ func (p *Replay) Run(ctx context.Context, reflectors ...*reflector.Reflector) er
 
 // runFeed serves an observed trace's lines to the feed until the end of
 // the trace or ctx ends (which is no error).
-func (p *Replay) runFeed(ctx context.Context) error {
-	defer p.finish(nil)
+func (p *Replay) runFeed(ctx context.Context) (err error) {
+	defer func() { p.finish(err) }()
 	for {
 		if ctx.Err() != nil {
 			return nil
 		}
 		l, err := p.readLine()
 		if errors.Is(err, io.EOF) {
+			p.mu.Lock()
+			p.eof = err
+			p.mu.Unlock()
 			return nil
 		}
 		if err != nil {
@@ -343,7 +352,7 @@ func (p *Replay) runFeed(ctx context.Context) error {
 		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
 			return nil
 		}
-		p.clock.advanceTo(p.rd.Header().StartedAt.Add(time.Duration(l.At)))
+		p.clock.advanceTo(p.at(l))
 		if l.K == KindNote {
 			p.fed.Add(1)
 		}
@@ -390,7 +399,7 @@ func (p *Replay) read(ctx context.Context) {
 		switch l.K {
 		case KindProbe:
 			if p.onProbe != nil {
-				p.onProbe(p.rd.Header().StartedAt.Add(time.Duration(l.At)), l)
+				p.onProbe(p.at(l), l)
 			}
 		case KindFlowControl:
 			if p.onFlowControl != nil {
@@ -720,7 +729,7 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 	rr.pending = nil
 	if l != nil {
 		// A line put back may have been taken without its time (StopsHere).
-		if at := rr.p.rd.Header().StartedAt.Add(time.Duration(l.At)); at.After(rr.now) {
+		if at := rr.p.at(l); at.After(rr.now) {
 			rr.now = at
 		}
 		rr.mu.Unlock()
@@ -733,7 +742,7 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 			if !ok {
 				return nil, rr.p.endErr()
 			}
-			at := rr.p.rd.Header().StartedAt.Add(time.Duration(l.At))
+			at := rr.p.at(l)
 			rr.mu.Lock()
 			if at.After(rr.now) {
 				rr.now = at
