@@ -218,7 +218,7 @@ func (c *collector) line(l *trace.Line) {
 		}
 	case trace.KindNote:
 		switch reflector.Reason(l.Reason) {
-		case ReasonAlert:
+		case reflector.ReasonAlert:
 			c.alert(alertRule(l), strings.TrimPrefix(l.Detail, "--fail-on "))
 		case reflector.ReasonBackoff:
 			// The replay takes the recorded backoff after deciding its own:

@@ -62,20 +62,17 @@ type AlertSection struct {
 	Total   int
 }
 
-// Alert is one alert rule that tripped, from a `note` line whose reason is ReasonAlert.
+// Alert is one alert rule that tripped, from a `note` line whose reason is
+// reflector.ReasonAlert: its detail says which rule tripped, where and with
+// what value ("--fail-on RULE tripped on RESOURCE: MEASURE is VALUE").
+// Traces written by hand before the rules recorded trips named the rule by
+// the note's state instead; the report reads both.
 type Alert struct {
 	At       time.Duration
 	Resource string
 	// Rule is the tripped rule's name (the note's state), Detail its sentence.
 	Rule, Detail string
 }
-
-// ReasonAlert is the `note` reason under which a recording reports a tripped
-// alert rule (--fail-on): its detail says which rule tripped, where and
-// with what value ("--fail-on RULE tripped on RESOURCE: MEASURE is VALUE").
-// Traces written by hand before the rules recorded trips named the rule by
-// the note's state instead; the report reads both.
-const ReasonAlert = reflector.ReasonAlert
 
 // Section is the part of the report about one watched resource: its
 // counters, timeline and tables.
