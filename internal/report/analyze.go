@@ -430,7 +430,8 @@ func (c *collector) probe(start time.Time, st *probe.Stats) {
 		at := max(x.At.Sub(start), 0)
 		c.buckets.at(at).probe(at, x.Event)
 	}
-	c.res.Probe = &ProbeFigures{Figures: st.Figures(time.Time{})}
+	figures := st.Figures(time.Time{})
+	c.res.Probe = &figures
 }
 
 func (c *collector) sampleObjects() { c.buckets.at(c.at).objects(c.st.Len()) }

@@ -120,7 +120,7 @@ func TestTheLatencyPlotShowsTheReplaysLagAndProbeInItsBuckets(t *testing.T) {
 					t.Fatalf("%s: probe %+v, summary's %+v; want the probe's figures", res.Name, p, sp)
 				}
 				if p.Count != sp.Count || p.P50.Seconds() != sp.P50 || p.P99.Seconds() != sp.P99 || p.Max.Seconds() != sp.Max || probes != p.Count || top != p.Max {
-					t.Errorf("probe figures %+v with %d samples in the buckets (slowest %s), want the replay's summary %+v", p.Figures, probes, top, *sp)
+					t.Errorf("probe figures %+v with %d samples in the buckets (slowest %s), want the replay's summary %+v", *p, probes, top, *sp)
 				}
 			}
 			_, doc := render(t, path, Options{MaxBuckets: maxBuckets})

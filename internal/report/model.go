@@ -132,9 +132,11 @@ type Section struct {
 	// events of that lag bucket, Bucket.Lag the same per time bucket.
 	Lag reflector.LagCounts
 	// Probe is the delivery probe's figures over the whole run when this
-	// resource watches the probe's Lease (nil otherwise); its samples are in
-	// the buckets (Bucket.ProbeN…).
-	Probe *ProbeFigures
+	// resource watches the probe's Lease (nil otherwise): the replay's, as
+	// `replay --summary` reports them (of the last probe.MaxSamples
+	// samples, as a live run's); its samples are in the buckets
+	// (Bucket.ProbeN…).
+	Probe *probe.Figures
 	// Churn is what the MODIFIED events changed, when the trace recorded
 	// their changes (--diff): the replay's, as its summary's churn says it
 	// (nil otherwise). RecentChanges are the last MaxRecentChanges of those
@@ -305,13 +307,6 @@ type Bucket struct {
 	ProbeN             int
 	ProbeMin, ProbeMax time.Duration
 	ProbeAt            time.Duration
-}
-
-// ProbeFigures are the delivery probe's figures over the whole run: the
-// replay's, as `replay --summary` reports them (of the last
-// probe.MaxSamples samples, as a live run's).
-type ProbeFigures struct {
-	probe.Figures
 }
 
 // StreamInfo is an observed stream: its number (as the proxy's summary

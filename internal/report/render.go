@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
@@ -436,7 +437,7 @@ func lagText(c reflector.LagCounts) string {
 }
 
 // probeText is the probe's figures in words.
-func probeText(p *ProbeFigures) string {
+func probeText(p *probe.Figures) string {
 	if p.Count == 0 {
 		return "no samples"
 	}

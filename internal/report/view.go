@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
@@ -555,7 +556,7 @@ func (v *pageView) probeLane(res *Section, span time.Duration) laneView {
 }
 
 // probeLegend says what the probe's chart shows, with the whole run's figures.
-func probeLegend(p *ProbeFigures) string {
+func probeLegend(p *probe.Figures) string {
 	if p.Count == 0 {
 		return "probe: no samples in the trace"
 	}
