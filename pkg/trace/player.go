@@ -325,19 +325,14 @@ func (pl *Player) wait(ctx context.Context, at time.Duration) error {
 		if serve {
 			return ctx.Err()
 		}
-		var timer *time.Timer
-		var timeout <-chan time.Time
+		var timeout <-chan time.Time // a timer not stopped is collected (Go 1.23 on)
 		if d > 0 {
-			timer = time.NewTimer(d)
-			timeout = timer.C
+			timeout = time.After(d)
 		}
 		select {
 		case <-ctx.Done():
 		case <-wake:
 		case <-timeout:
-		}
-		if timer != nil {
-			timer.Stop()
 		}
 		if err := ctx.Err(); err != nil {
 			return err
