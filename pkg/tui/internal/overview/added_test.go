@@ -206,3 +206,48 @@ func TestTheStreamsTheProxyForgotAreHiddenUntilAsked(t *testing.T) {
 	again = poll(again, 0, gone)
 	tuitest.MustContain(t, ovScreen(again), "one-shot/v1", "h hide forgotten")
 }
+
+// stillPlayer is a replay's player that stands at pos of a trace that ends
+// at end.
+type stillPlayer struct{ pos, end time.Duration }
+
+func (p *stillPlayer) TogglePause() bool                { return false }
+func (p *stillPlayer) Step()                            {}
+func (p *stillPlayer) Faster() float64                  { return 1 }
+func (p *stillPlayer) Slower() float64                  { return 1 }
+func (p *stillPlayer) Seek(time.Duration) error         { return nil }
+func (p *stillPlayer) Paused() bool                     { return false }
+func (p *stillPlayer) Speed() float64                   { return 1 }
+func (p *stillPlayer) Position() (time.Duration, int64) { return p.pos, 1 }
+func (p *stillPlayer) Reached() time.Duration           { return p.pos }
+func (p *stillPlayer) End() (time.Duration, bool)       { return p.end, true }
+
+// A proxy's trace whose clients were all forgotten ends on the dashboard
+// too: the forgotten streams are polled no more, and hear no stop; once
+// the replay has served its last line, nothing more comes of them (a
+// reviewer's replay stood at 100% and never said "ended").
+func TestAReplayWhoseClientsWereForgottenEnds(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
+	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
+	opts.Replay, opts.Added = true, make(chan program.Resource)
+	pl := &stillPlayer{pos: 30 * time.Second, end: 40 * time.Second}
+	opts.Player = pl
+	r := ovResource("", "pods", "Pod", program.Feed{})
+	r.Client, r.ClientAddr = "kubectl/v1", "127.0.0.1:50000"
+	o := newOverview(opts, []program.Resource{r})
+	t.Cleanup(o.Close)
+	o = ovUpdate(o, tea.WindowSizeMsg{Width: 160, Height: 30})
+	gone := reflector.Stats{State: reflector.StateListed, StateSince: tuitest.At(time.Second), Forgotten: true}
+	gone.ClientLeft, gone.ClientLeftState, gone.ClientLeftWas = tuitest.At(2*time.Second), reflector.StateListed, "Listed"
+	o = ovUpdate(o, resourceMsg{i: 0, msg: program.SnapshotMsg{At: clock.Time, HasStats: true, Stats: gone}})
+	o = ovUpdate(o, tickMsg{})
+	if o.progress().Stopped {
+		t.Fatal("ended with the replay at 30s of 40s")
+	}
+	pl.pos = pl.end
+	o = ovUpdate(o, tickMsg{})
+	if !o.progress().Stopped || !strings.Contains(ovScreen(o), "ended") {
+		t.Errorf("the replay served its last line: want it ended\n%s", ovScreen(o))
+	}
+}

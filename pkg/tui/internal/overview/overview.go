@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/dashboard"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/findingspane"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/player"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/table"
 )
@@ -193,9 +194,20 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if now := o.Chrome.Frozen(o.Opts.Now()); now.After(o.clock) {
 			o.clock = now
 		}
+		if p := o.Opts.Player; p != nil {
+			// The one player, read here too: no poll comes when every
+			// stream was forgotten.
+			o.Chrome.Player, o.Chrome.HavePlayer = player.Read(p), true
+		}
+		played := o.Chrome.HavePlayer && o.Chrome.Player.EndKnown && o.Chrome.Player.Pos >= o.Chrome.Player.End
 		for i := range o.subs {
 			if o.isForgotten(i) { // polled no more: their clocks move with this one
 				o.subs[i].Advance(o.clock)
+				if played {
+					// A replay served its last line: nothing more comes of
+					// a stream whose client left, and it has ended.
+					o.subs[i].Replay.Stopped = true
+				}
 			}
 		}
 		cmd = o.tickCmd()
