@@ -191,7 +191,7 @@ func checkProbeReport(t *testing.T, tracePath string, want *summary.ProbeSummary
 	}
 	p := lease.Probe
 	if samples != want.Count || p.Count != want.Count || p.P50.Seconds() != want.P50 || p.P99.Seconds() != want.P99 || p.Max.Seconds() != want.Max {
-		t.Errorf("the report's probe: %+v with %d samples in its buckets, want the run's %+v", p.Figures, samples, *want)
+		t.Errorf("the report's probe: %+v with %d samples in its buckets, want the run's %+v", *p, samples, *want)
 	}
 	if lease.Lag.Total() < int64(want.Count) || !strings.Contains(string(page), `class="plot chart c-lag"`) {
 		t.Errorf("the Lease's lag buckets %v, want at least one event per sample (each renewal's), and a lag chart", lease.Lag)
