@@ -352,12 +352,12 @@ func cancelled() context.Context {
 	return ctx
 }
 
-// connectLines tell, on the dashboard with no stream yet, how a program
+// connectLines tell, on the dashboard with no stream listed, how a program
 // reaches the proxy at server: the kubeconfig file written (file), or one
 // to write, inline.
 func connectLines(server, file string, kc *clientcmdapi.Config) []string {
 	// The most useful first on each line: a narrow screen cuts the end.
-	head := "no stream yet · the proxy serves on " + server
+	head := "the proxy serves on " + server
 	if file != "" {
 		return []string{head, "KUBECONFIG=" + file + " ./my-controller  (the kubeconfig --print-kubeconfig wrote)"}
 	}

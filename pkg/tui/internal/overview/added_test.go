@@ -125,6 +125,7 @@ func TestTheStreamsTheProxyForgotAreHiddenUntilAsked(t *testing.T) {
 	clock := tuitest.NewFakeClock()
 	opts := tuitest.DemoOptions(clock)
 	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
+	opts.Connect = []string{"the proxy serves on http://127.0.0.1:8001"}
 	var rs []program.Resource
 	for i, name := range []string{"one-shot", "informer", "other"} {
 		r := ovResource("", "pods", "Pod", program.Feed{})
@@ -197,6 +198,8 @@ func TestTheStreamsTheProxyForgotAreHiddenUntilAsked(t *testing.T) {
 		o = poll(o, i, gone)
 	}
 	tuitest.MustContain(t, ovScreen(o), "resources · 3 hidden", "every client left and was forgotten (3): h shows them")
+	tuitest.MustContain(t, ovScreen(o), "  the proxy serves on http://127.0.0.1:8001")
+	tuitest.MustNotContain(t, ovScreen(o), "no stream yet") // a reviewer read it under "3 observed streams"
 
 	// After a rewind with h pressed, the next overview shows them too.
 	opts.Reopen = &program.View{Row: -1, ShowForgotten: true}

@@ -17,12 +17,12 @@ func TestEmptyProxyOverviewSaysHowToConnectAndTicks(t *testing.T) {
 	opts := tuitest.DemoOptions(clock)
 	opts.Added = make(chan program.Resource)
 	opts.Kind = program.Observing("proxy 127.0.0.1:34567")
-	opts.Connect = []string{"no stream yet: the proxy serves on http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller"}
+	opts.Connect = []string{"the proxy serves on http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller"}
 	o := newOverview(opts, nil)
 	t.Cleanup(o.Close)
 	o = ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 24})
 	s := ovScreen(o)
-	tuitest.MustContain(t, s, "http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller", "up 0s")
+	tuitest.MustContain(t, s, "no stream yet · the proxy serves on http://127.0.0.1:34567", "KUBECONFIG=proxy.kubeconfig ./my-controller", "up 0s")
 	tuitest.MustNotContain(t, s, "no resources", "force relist", "audit now", "• r relist", "• a audit")
 	if o.tickCmd() == nil {
 		t.Fatal("an overview to which resources come has no tick: its uptime stands still with no row")

@@ -328,10 +328,15 @@ func (o *Overview) table() []string {
 // is nothing.
 func (o *Overview) emptyRows() []string {
 	var rows []string
+	lead := "no stream yet · "
 	if n := len(o.subs); n > 0 {
 		rows = append(rows, o.St.Faint.Render(fmt.Sprintf("  every client left and was forgotten (%d): h shows them", n)))
+		lead = ""
 	}
-	for _, c := range o.Opts.Connect {
+	for i, c := range o.Opts.Connect {
+		if i == 0 {
+			c = lead + c
+		}
 		rows = append(rows, "  "+c)
 	}
 	if len(rows) == 0 {
