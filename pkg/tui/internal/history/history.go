@@ -92,9 +92,10 @@ func (h *Objects) Get(ref store.Ref) (*Record, bool) {
 	return r, ok
 }
 
-// add appends v to ref's history. baseline, when the history is new, is the
-// cached object before v (so the first change seen has something to compare to).
-func (h *Objects) add(ref store.Ref, v Version, baseline *store.Object) {
+// add appends v to ref's history. before, when the history is new, is the
+// version cached before v (so the first change seen has something to
+// compare to); nil when there was none.
+func (h *Objects) add(ref store.Ref, v Version, before *Version) {
 	r, ok := h.byRef[ref]
 	switch {
 	case ok:
@@ -112,8 +113,8 @@ func (h *Objects) add(ref store.Ref, v Version, baseline *store.Object) {
 		r.elem = h.lru.PushFront(r)
 		h.byRef[ref] = r
 	}
-	if !ok && baseline != nil {
-		r.push(Version{What: "CACHED", obj: baseline, UID: baseline.UID, RV: baseline.ResourceVersion})
+	if !ok && before != nil {
+		r.push(*before)
 	}
 	r.push(v)
 }
@@ -139,17 +140,24 @@ func (h *Objects) RecordResult(at time.Time, res store.Result, ch *diff.Changes)
 	if outcomeWord(res.Outcome) == "" || res.Object == nil {
 		return
 	}
+	var before *Version
+	if p := res.Previous; p != nil {
+		before = &Version{What: cached, obj: p, UID: p.UID, RV: p.ResourceVersion}
+	}
 	h.add(res.Object.Ref(), Version{
 		At: at, What: outcomeWord(res.Outcome), obj: res.Object,
 		UID: res.Object.UID, RV: res.Object.ResourceVersion, Delta: ch,
-	}, res.Previous)
+	}, before)
 }
 
+// cached names the version the cache held before the first change seen.
+const cached = "CACHED"
+
 // RecordDiff adds the objects a relist diff names, at most limit of them.
-// cached (nil: none) gives an object as the cache holds it now: the one
+// cache (nil: none) gives an object as the cache holds it now: the one
 // listed, when it still has the listed UID and resourceVersion, so the
 // detail says what a missed update changed.
-func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int, cached func(store.Ref) (*store.Object, bool)) {
+func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int, cache func(store.Ref) (*store.Object, bool)) {
 	groups := []struct {
 		what    string
 		entries []store.DiffEntry
@@ -171,12 +179,18 @@ func (h *Objects) RecordDiff(at time.Time, d *store.RelistDiff, limit int, cache
 				uid, rv = e.OldUID, e.OldResourceVersion
 			}
 			v := Version{At: at, What: g.what, UID: uid, RV: rv}
-			if !g.useOld && cached != nil {
-				if o, ok := cached(e.Ref); ok && o.UID == uid && o.ResourceVersion == rv {
+			if !g.useOld && cache != nil {
+				if o, ok := cache(e.Ref); ok && o.UID == uid && o.ResourceVersion == rv {
 					v.obj = o
 				}
 			}
-			h.add(e.Ref, v, nil)
+			var before *Version
+			if e.OldUID != "" && !g.useOld {
+				// Recreated or updated behind the watch: what the cache
+				// held before the relist (its UID and resourceVersion).
+				before = &Version{What: cached, UID: e.OldUID, RV: e.OldResourceVersion}
+			}
+			h.add(e.Ref, v, before)
 		}
 	}
 }

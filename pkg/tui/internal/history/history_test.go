@@ -56,3 +56,32 @@ func TestVersionChangesComparesBodiesFieldByField(t *testing.T) {
 		t.Errorf("a Secret's changes = %q, want %q", got, want)
 	}
 }
+
+// An object recreated or updated behind the watch, and only ever listed
+// before, keeps what the cache held before the relist: its old UID and
+// resourceVersion, so the detail says "new instance", not "first version
+// seen" (a reviewer found the old UID, what a recreate is about, missing).
+func TestARelistsRecreateKeepsTheVersionCachedBeforeIt(t *testing.T) {
+	h := NewObjects(10)
+	worker, web := store.Ref{Namespace: "ns", Name: "worker-2"}, store.Ref{Namespace: "ns", Name: "web"}
+	h.RecordDiff(at(time.Second), &store.RelistDiff{
+		Recreated: []store.DiffEntry{{Ref: worker, OldUID: "58caf8c7-0000", OldResourceVersion: "263", NewUID: "9a038b32-0000", NewResourceVersion: "268"}},
+		Updated:   []store.DiffEntry{{Ref: web, OldUID: "u-web", OldResourceVersion: "5", NewUID: "u-web", NewResourceVersion: "9"}},
+	}, 10, nil)
+	for _, c := range []struct {
+		ref         store.Ref
+		uid, rv     string
+		wantChanges string
+	}{
+		{worker, "58caf8c7-0000", "263", "new instance: uid 58caf8c7 → 9a038b32"},
+		{web, "u-web", "5", "resourceVersion 5 → 9"},
+	} {
+		r, ok := h.Get(c.ref)
+		if !ok || r.Len() != 2 || r.At(0).What != "CACHED" || r.At(0).UID != c.uid || r.At(0).RV != c.rv {
+			t.Fatalf("%s: %v, want the cached version (uid %s, rv %s) then the relist's", c.ref, ok, c.uid, c.rv)
+		}
+		if got := r.ChangesOf(1, false); len(got) == 0 || got[0] != c.wantChanges {
+			t.Errorf("%s: changes %q, want %q first", c.ref, got, c.wantChanges)
+		}
+	}
+}
