@@ -281,6 +281,11 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	warning := warnMissingNamespace(ctx, o.ErrOut, restCfg, resources, ns, "nothing is in it to watch until it is created")
 	useTUI := !o.Display.NoTUI && o.isTerminal()
 	warning = cmp.Or(warning, o.kubectlWarned.last, o.Display.warnDashboardIgnores(o.ErrOut, useTUI))
+	// The API server's warnings, as kubectl prints them; the dashboard
+	// hides stderr, so they come once it has quit.
+	apiWarned, handler := newAPIWarnings(o.ErrOut, useTUI)
+	defer apiWarned.release()
+	restCfg.WarningHandler = handler
 	rc := o.reflectorConfig(useTUI)
 	lc := session.LiveConfig{Rest: restCfg, TracePath: o.Trace, TraceRotation: o.TraceRotation.options(), MaxConcurrentLists: o.MaxConcurrentLists, FailFast: o.monitor}
 	var pr *startedProbe

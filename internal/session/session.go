@@ -323,7 +323,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 			// cache from the store: it keeps their JSON.
 			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies || cfg.TraceRotation.MaxBytes > 0 && rc.TraceObjects == trace.ObjectsFull, Wire: rc.Wire,
 			FullObjects: rc.Diff != nil || cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
-			Names:       names,
+			Names:       names, Warnings: cfg.Rest.WarningHandler,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/internal/jsonscan"
@@ -132,6 +133,12 @@ func (s *Source) do(ctx context.Context, verb reflector.Verb, opts reflector.Req
 		resp, err := s.client.Do(req)
 		if err != nil {
 			return nil, sent, reflector.EndOf(err)
+		}
+		if h := s.opts.Warnings; h != nil {
+			ws, _ := utilnet.ParseWarningHeaders(resp.Header.Values("Warning"))
+			for _, w := range ws {
+				h.HandleWarningHeader(w.Code, w.Agent, w.Text)
+			}
 		}
 		if s.gzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 			resp.Body = &gunzip{body: resp.Body}

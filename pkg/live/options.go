@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
@@ -23,6 +24,10 @@ type Options struct {
 	// Names names the FlowSchema and PriorityLevel of a 429's
 	// [reflector.Throttle] (nil: UIDs only). One is shared by a run's Sources.
 	Names *FlowControlNames
+	// Warnings receives the API server's Warning headers (a deprecated
+	// API, say), as client-go's REST clients hand them to
+	// rest.Config.WarningHandler; nil ignores them.
+	Warnings rest.WarningHandler
 }
 
 // BuiltIn reports whether res is compiled into the API server, so that it is

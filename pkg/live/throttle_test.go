@@ -3,6 +3,7 @@ package live_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
@@ -102,5 +104,36 @@ func TestA429CarriesRetryAfterAndTheFlowSchemaAndPriorityLevel(t *testing.T) {
 				t.Errorf("%d flow-control requests for 3 429s, want %d", n, wantLookups)
 			}
 		})
+	}
+}
+
+// warnings keeps the API server's warnings a Source handed on.
+type warnings struct{ got []string }
+
+func (w *warnings) HandleWarningHeader(code int, agent, text string) {
+	w.got = append(w.got, fmt.Sprintf("%d %s", code, text))
+}
+
+// The API server's Warning headers (a deprecated API) go to the handler,
+// as client-go's REST clients hand them on (kubectl prints them); a
+// reviewer's watch of v1 Endpoints said nothing of their deprecation.
+func TestTheAPIServersWarningsGoToTheHandler(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Warning", `299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"`)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"EndpointsList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[]}`))
+	}))
+	t.Cleanup(srv.Close)
+	h := &warnings{}
+	target := reflector.Target{Resource: reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "endpoints"}, Kind: "Endpoints", Namespaced: true}}
+	src, err := live.NewSource(&rest.Config{Host: srv.URL}, target, live.Options{Warnings: h, Wire: reflector.WireJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.List(context.Background(), reflector.RequestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.got) != 1 || h.got[0] != "299 v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice" {
+		t.Errorf("warnings %q, want the server's one", h.got)
 	}
 }
