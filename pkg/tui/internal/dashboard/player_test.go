@@ -168,6 +168,15 @@ func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
 	if err := <-r.Run(); err != nil {
 		t.Fatal(err)
 	}
+	// Ended at ×max: - sets the speed the jump back replays at (a
+	// reviewer's 0 ran it to the end again at once, and - did nothing).
+	m = refresh(m)
+	speed := r.Player.Speed()
+	m = update(m, tuitest.KeyPress("-"))
+	tuitest.MustContain(t, screen(m), ": 0-9 replays it again from that point at it")
+	if r.Player.Speed() == speed {
+		t.Errorf("- after the end left the speed at %v", speed)
+	}
 	end, _ := r.Player.End()
 	next, cmd := m.Update(tuitest.KeyPress("2"))
 	m = next.(Model)

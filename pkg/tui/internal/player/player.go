@@ -150,14 +150,16 @@ func Badge(st common.Styles, p State, start time.Time, stopped, compact bool) st
 // and says what it did: start is the trace's start in wall time, rewind
 // (nil: none) starts the replay again at an earlier point; quit says it did
 // (the dashboard quits, and the replay starts again). Once the replay has
-// ended, the keys that play on say so instead.
+// ended, the keys that play on say so instead; + and - set the speed a
+// jump back replays at, where there is one.
 func Act(p Player, keys Keys, k tea.KeyPressMsg, start time.Time, rewind func(time.Duration), ended bool) (sev common.Severity, text string, quit, ok bool) {
+	speed := key.Matches(k, keys.Faster) || key.Matches(k, keys.Slower)
 	switch {
-	case ended && (key.Matches(k, keys.PlayPause) || key.Matches(k, keys.Step) || key.Matches(k, keys.Faster) || key.Matches(k, keys.Slower)):
+	case ended && (key.Matches(k, keys.PlayPause) || key.Matches(k, keys.Step) || speed && rewind == nil):
 		// Nothing is left to play: say so rather than what the key would do.
 		text = "the replay has ended: q quits"
 		if rewind != nil {
-			text = "the replay has ended: 0-9 replays it again from that point, q quits"
+			text = "the replay has ended: 0-9 replays it again from that point (+ and - set its speed), q quits"
 		}
 	case key.Matches(k, keys.PlayPause):
 		text = "replay paused: space resumes, → steps to the next request or decision"
@@ -175,6 +177,10 @@ func Act(p Player, keys Keys, k tea.KeyPressMsg, start time.Time, rewind func(ti
 		sev, text, quit = jump(p, int(k.Text[0]-'0'), start, rewind)
 	default:
 		return common.SevNone, "", false, false
+	}
+	if ended && speed && rewind != nil {
+		// The speed a jump back replays at (×max ran it to the end at once).
+		text += ": 0-9 replays it again from that point at it"
 	}
 	return sev, text, quit, true
 }
