@@ -612,7 +612,8 @@ func TestFilteredLogTitleCountsTheMatches(t *testing.T) {
 
 // A warning from before the start (a namespace that does not exist) leads
 // the footer at first, beside the key help, and goes as an action's
-// status goes: without it a TUI user saw it only after quitting.
+// status goes, to the help screen: without it a TUI user saw it only
+// after quitting.
 func TestAStartUpWarningLeadsTheFooterAtFirst(t *testing.T) {
 	clock := tuitest.NewFakeClock()
 	opts := tuitest.DemoOptions(clock)
@@ -632,6 +633,10 @@ func TestAStartUpWarningLeadsTheFooterAtFirst(t *testing.T) {
 	if f := footer(time.Minute); strings.Contains(f, "warning") {
 		t.Errorf("footer a minute after the start: got %q, want the warning gone", f)
 	}
+	// It stays on the help screen (a reviewer's short-name warning left
+	// the screen after 10 s, for good).
+	m = update(m, tuitest.KeyPress("?"))
+	tuitest.MustContain(t, screen(m), `warning   namespace "nope" not found: nothing is in it to watch until it is created`)
 }
 
 // --keep-objects: the object detail shows the JSON the cache keeps,

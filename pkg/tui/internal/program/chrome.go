@@ -375,14 +375,19 @@ func (c *Chrome) helpKey(k tea.KeyPressMsg, total int) (cmd tea.Cmd, closed bool
 	return c.helpScreen.Key(k, c.Keys.Quit, c.Keys.Help, c.Keys.Close, total, body)
 }
 
-// HelpLines is the help screen: the keys in columns, then the legend, to
-// which a replay adds what it cannot do and the player, before after.
+// HelpLines is the help screen: the keys in columns, then the legend,
+// after the run's warning at its start (Options.Warning), to which a replay
+// adds what it cannot do and the player, before after.
 func (c *Chrome) HelpLines(width int, keysTitle, legendTitle string, keys ScreenKeys, legend [][2]string, after ...[2]string) []string {
 	st := c.st
 	nav, moves, actions := keys.HelpGroups()
 	groups := enabledOnly([][]key.Binding{nav, append(moves, c.Keys.Help, c.Keys.Quit), append(actions, c.Keys.Player.Group()...)})
 	out := append([]string{st.TabActive.Render(" " + keysTitle + " "), ""}, helpscreen.Keys(st, groups, width)...)
 	out = append(out, "", st.TabActive.Render(" "+legendTitle+" "), "")
+	if w := c.opts.Warning; w != "" {
+		// The footer says it for statusFor only: it stays here.
+		legend = append([][2]string{{"warning", w}}, legend...)
+	}
 	if c.opts.Replay {
 		legend = append(legend, [2]string{"replay", "force relist and audit need a live cluster"})
 		if c.opts.Player != nil {
