@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -394,6 +395,11 @@ func (o *Overview) HelpLines(width int) []string {
 		{"enter", "opens the selected resource's dashboard (? there for its keys); esc comes back"},
 	}
 	legend = append(append(legend[:len(legend)-1:len(legend)-1], o.Opts.Kind.Legend...), legend[len(legend)-1])
+	if left := o.tableLayout(o.rows(false)).table.Left(); len(left) > 0 {
+		// A reviewer at 120 columns read of FOR and LAST RV and found neither.
+		legend = slices.Insert(legend, 0, [2]string{"narrow", "this width leaves out " + strings.Join(left, ", ") +
+			": a wider terminal shows them, in that order"})
+	}
 	legend = append(o.Chrome.MetricsLegend(), legend...)
 	if o.acts() {
 		legend[len(legend)-1][1] += "; r and a act on the selected resource here too"

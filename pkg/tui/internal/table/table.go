@@ -102,8 +102,13 @@ type Layout struct {
 	// lag is the rows' delivery estimate, summed: it decides the LAG P99
 	// column and fills its total.
 	lag     reflector.LagCounts
-	eventsW int // the events column's width, 0 when it does not fit
+	eventsW int      // the events column's width, 0 when it does not fit
+	left    []string // the heads of the columns that do not fit, in priority order
 }
+
+// Left are the heads of the columns the width leaves out, in the order a
+// wider terminal brings them back.
+func (l Layout) Left() []string { return l.left }
 
 // Fit lays rows out in width cells and height lines: the columns that
 // fit, with a FINDINGS column when findings (the resources have engines) and
@@ -126,6 +131,12 @@ func Fit(width, height int, all []Row, empty []string, findings bool) Layout {
 	}
 	l := Layout{rows: rows, all: all, empty: empty, width: width, lag: lagTotal(all)}
 	l.cols, l.has = columns(width-markerWidth, nameW, clientW, findings, l.lag.Total() > 0)
+	for _, c := range priority() {
+		if !l.has[c] && (c != colClient || clientW > 0) && (c != colFindings || findings) && (c != colLag || l.lag.Total() > 0) {
+			head, _, _ := spec(c)
+			l.left = append(l.left, head)
+		}
+	}
 	for _, c := range l.cols {
 		if c.id == colEvents {
 			l.eventsW = c.width
