@@ -243,7 +243,7 @@ func TestAnObservedTraceWithoutStreamsSaysSo(t *testing.T) {
 		}
 		want := traits.None + "\n"
 		if json {
-			want = `{"resources":[]}` + "\n"
+			want = `{"resources":[],"faults":[]}` + "\n"
 		}
 		if out.String() != want {
 			t.Errorf("json=%v: the summary is %q, want %q", json, out.String(), want)
