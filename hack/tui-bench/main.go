@@ -112,7 +112,7 @@ func replay(path string, withTUI bool) (result, error) {
 		in, inW := io.Pipe()
 		defer inW.Close()
 		go func() {
-			uiDone <- tui.Run(ctx, tui.Options{Replay: true, Trace: path, Now: sess.Now, Progress: sess.Replay.Progress},
+			uiDone <- tui.Run(ctx, tui.Options{Replay: true, Trace: path, Now: sess.Now, Player: sess.Replay.Player()},
 				[]tui.Resource{{Target: res.Target(), Feed: tui.Feed{Stats: res.Reflector.Stats, Store: res.Store(), Notes: notes}}}, in, io.Discard)
 		}()
 	}

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
@@ -58,8 +57,6 @@ const readerBufferSize = 1 << 20
 // docs/trace-format.md as it goes, keeping only the open request.
 type Reader struct {
 	name      string
-	counter   *countingReader
-	size      int64
 	r         *bufio.Reader
 	long      []byte // a line longer than the read buffer, gathered up to MaxLineBytes
 	closers   []io.Closer
@@ -135,11 +132,10 @@ func Open(path string) (*Reader, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("cannot read %s: is a directory", path)
 	}
-	counter := &countingReader{r: f}
-	var in io.Reader = counter
+	var in io.Reader = f
 	closers := []io.Closer{f}
 	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(counter)
+		gz, err := gzip.NewReader(f)
 		if err != nil {
 			_ = f.Close()
 			if errors.Is(err, io.EOF) {
@@ -158,32 +154,9 @@ func Open(path string) (*Reader, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	r.closers, r.counter, r.size = closers, counter, fi.Size()
+	r.closers = closers
 	return r, nil
 }
-
-// countingReader counts the bytes read from the file, for progress.
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// Offset is how many bytes of the file have been read (0 for non-file readers).
-func (r *Reader) Offset() int64 {
-	if r.counter == nil {
-		return 0
-	}
-	return r.counter.n.Load()
-}
-
-// Size is the file's size in bytes (0 for non-file readers).
-func (r *Reader) Size() int64 { return r.size }
 
 // NewReader reads a trace from in; name is used in messages.
 func NewReader(name string, in io.Reader) (*Reader, error) {

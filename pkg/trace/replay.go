@@ -154,9 +154,6 @@ func (p *Replay) Err() error {
 // Warnings are the reader's warnings (truncated last line, unknown kinds).
 func (p *Replay) Warnings() []string { return p.rd.Warnings() }
 
-// Progress is how far the replay has read, in bytes of the file, and the file's size (0 if unknown).
-func (p *Replay) Progress() (done, total int64) { return p.rd.Offset(), p.rd.Size() }
-
 // RecordedDecisions is how many decisions (`note` lines) the trace held so far, for all resources.
 func (p *Replay) RecordedDecisions() int {
 	n := int(p.fed.Load())

@@ -27,10 +27,6 @@ func takeSnapshot(opts program.Options, feed program.Feed) program.SnapshotMsg {
 	if feed.Store != nil {
 		s.HasStore, s.Counters, s.StoreReady = true, feed.Store.Counters(), feed.Store.Ready()
 	}
-	if opts.Progress != nil {
-		s.HasProgress = true
-		s.Done, s.Total = opts.Progress()
-	}
 	if opts.Player != nil {
 		p := player.Read(opts.Player)
 		s.Player = &p

@@ -214,9 +214,6 @@ func (m *Model) applySnapshot(s program.SnapshotMsg) {
 	if s.HasStore {
 		m.Counters, m.StoreReady = s.Counters, s.StoreReady
 	}
-	if s.HasProgress {
-		m.Replay.Done, m.Replay.Total = s.Done, s.Total
-	}
 	if s.Player != nil {
 		// The one player, as read now: newer than any key's or poll's reading before.
 		m.Chrome.Player, m.Chrome.HavePlayer = *s.Player, true

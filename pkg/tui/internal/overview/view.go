@@ -127,14 +127,12 @@ func (o *Overview) Header(width int) []string {
 	return o.Chrome.Header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.progress())
 }
 
-// progress is where the replay stands across the resources: the furthest
-// progress, ended once every resource's is.
+// progress is where the replay stands across the resources: ended once
+// every resource's is.
 func (o *Overview) progress() program.Progress {
 	r := program.Progress{Stopped: len(o.subs) > 0}
 	for i := range o.subs {
-		p := o.subs[i].Replay
-		r.Done, r.Total = max(r.Done, p.Done), max(r.Total, p.Total)
-		r.Stopped = r.Stopped && p.Stopped
+		r.Stopped = r.Stopped && o.subs[i].Replay.Stopped
 	}
 	return r
 }

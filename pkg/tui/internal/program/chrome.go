@@ -70,12 +70,9 @@ func NewStatus(text string, sev common.Severity, at time.Time) Status {
 	return Status{Text: text, Sev: sev, At: at, made: time.Now()}
 }
 
-// Progress is where a replay stands, for the header's badge: done of total
-// (Options.Progress's), shown when there is no player to say where it is;
-// and whether the reflector stopped (the replay ended), shown either way.
+// Progress is where a replay stands, for the header's badge (the player
+// says where it is): whether the reflector stopped, the replay ended.
 type Progress struct {
-	// Done of Total is Options.Progress's reading.
-	Done, Total int64
 	// Stopped says the reflector stopped: the replay ended.
 	Stopped bool
 }
@@ -271,16 +268,8 @@ func (c *Chrome) badge(r Progress, compact bool) string {
 		return st.Good.Render("LIVE")
 	}
 	b := st.Badge.Render(" REPLAY ")
-	switch {
-	case c.HavePlayer:
+	if c.HavePlayer {
 		b += " " + player.Badge(st, c.Player, c.opts.Start, r.Stopped, compact)
-	case r.Total > 0 && compact:
-		b += fmt.Sprintf(" %d%%", min(r.Done*100/r.Total, 100))
-	case r.Total > 0:
-		pct := min(r.Done*100/r.Total, 100)
-		b += fmt.Sprintf(" %s %d%% %s/%s", common.ProgressBar(r.Done, r.Total, 10), pct, format.Count(r.Done), format.Count(r.Total))
-	case r.Done > 0:
-		b += " " + format.Count(r.Done)
 	}
 	early := r.Stopped && c.opts.EndedEarly != nil && c.opts.EndedEarly()
 	switch {

@@ -24,9 +24,6 @@ type SnapshotMsg struct {
 	HasStore   bool
 	Counters   store.Counters
 	StoreReady bool
-	// Done of Total is Options.Progress's (HasProgress: the run has it).
-	HasProgress bool
-	Done, Total int64
 	// NotesLost is how many notes the NoteBuffer dropped.
 	NotesLost int64
 	// Alerts are Feed.Alerts', nil without it.

@@ -33,16 +33,12 @@ type Options struct {
 	Server  string
 
 	// Replay marks a replayed trace. Trace names the trace file: the one
-	// replayed, or the one a live run records to. Progress, when set, reports
-	// the replay position in any unit (trace lines, bytes); it is called from
-	// the pollers (each resource's, at most ten times a second), never from a
-	// reflector, so it must be safe for concurrent use.
-	Replay   bool
-	Trace    string
-	Progress func() (done, total int64)
+	// replayed, or the one a live run records to.
+	Replay bool
+	Trace  string
 	// Player, when set, controls the replay: the player keys (space, →, +,
-	// -, 0-9) call it, and the header shows its position in recorded time
-	// (instead of Progress), its speed and whether it is paused.
+	// -, 0-9) call it, and the header shows its position in recorded time,
+	// its speed and whether it is paused.
 	Player Player
 	// Rewind, when set with Player, lets a jump go behind the replay: the
 	// dashboard calls it with the jump's target (an offset from the
