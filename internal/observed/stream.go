@@ -518,6 +518,9 @@ func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOption
 	}
 	r := &Request{s: s, streamingList: streamed}
 	r.info = s.ledger.StartRequest(verb, opts, started)
+	if contentType != "" {
+		s.ledger.RecordError("") // answered: the last error no longer stands
+	}
 	s.current = r
 	s.setContentType(contentType)
 	if rec := s.recording(); rec != nil {
@@ -608,10 +611,8 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	if r.page != nil {
 		_ = s.ledger.ApplyPage(info, r.page)
 	}
-	if end.Reason == reflector.EndError && end.Status == nil && end.Err != nil {
-		s.ledger.RecordError(end.Err.Error())
-	}
-	if end.Status != nil {
+	if end.Reason == reflector.EndError && (end.Status != nil || end.Err != nil) && !end.IsGone() && !end.IsTooLargeResourceVersion() {
+		// As the reflector records it: a 410 is a relist, not an error.
 		s.ledger.RecordError(end.Cause())
 	}
 	watch := info.Verb == reflector.VerbWatch

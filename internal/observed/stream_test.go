@@ -401,3 +401,27 @@ func TestAWatchGoneEndedIsTheFaultsNotTheServers(t *testing.T) {
 		t.Errorf("got %q, want %q", last(), want)
 	}
 }
+
+// The last error is the reflector's: an error's cause, not a 410 (a
+// relist), and it stands until a request is answered (a reviewer saw an
+// old 410 under a proxy's row for good).
+func TestTheLastErrorIsTheReflectorsAndGoesOnceARequestIsAnswered(t *testing.T) {
+	s, _, _ := newTestStream()
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "13"})
+	gone := &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 13 (20)"}
+	w.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: gone})
+	if e := s.Stats().LastError; e != "" {
+		t.Errorf("after a 410: last error %q, want none", e)
+	}
+	r := s.Begin(reflector.VerbList, reflector.RequestOptions{})
+	refused := &metav1.Status{Code: 500, Reason: metav1.StatusReasonInternalError, Message: "etcd is down"}
+	end := &reflector.RequestEnd{Reason: reflector.EndError, Status: refused}
+	r.End(end)
+	if e := s.Stats().LastError; e == "" || e != end.Cause() {
+		t.Errorf("after a 500: last error %q, want its cause %q", e, end.Cause())
+	}
+	s.BeginAnswered(reflector.VerbList, reflector.RequestOptions{}, time.Time{}, "application/json")
+	if e := s.Stats().LastError; e != "" {
+		t.Errorf("once a request was answered: last error %q, want none", e)
+	}
+}
