@@ -484,10 +484,14 @@ func (r *Reflector) failed(ctx context.Context, next phase, end *RequestEnd) err
 }
 
 // StoppedBy says whether cause, a request context's cause, is the end of the
-// run itself (canceled or past its deadline from outside) rather than one of
-// the reflector's own reasons to cut a request.
+// run itself rather than one of the reflector's own reasons to cut a request
+// (ErrIdleTimeout, ErrForcedRelist, ErrInitialEventsTimeout). Any other cause
+// came from outside: Run's context was canceled or passed its deadline, with
+// or without a cause of the caller's own (the plugin's "stdout closed" when
+// what read its output went away), and the run stopped; a nil cause is no
+// cancellation at all.
 func StoppedBy(cause error) bool {
-	return errors.Is(cause, ErrStopped) || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded)
+	return cause != nil && !errors.Is(cause, ErrIdleTimeout) && !errors.Is(cause, ErrForcedRelist) && !errors.Is(cause, ErrInitialEventsTimeout)
 }
 
 // badRequest fails at once: the server refused the request's own options,

@@ -530,8 +530,9 @@ func (s *recordingStream) end(err error) {
 
 // withCause prefers the reason the reflector gave for canceling ctx (idle
 // timeout, forced relist…) over the transport's view of the same end. A
-// context ended from outside (ctrl+c, --once, --duration's deadline) is the
-// run stopping: "stopped", never the reflector's own "timeout".
+// context ended from outside (ctrl+c, --once, --duration's deadline, a
+// closed stdout) is the run stopping: "stopped", never the reflector's own
+// "timeout", nor an error the replay would back off after.
 func withCause(ctx context.Context, err error) error {
 	switch cause := context.Cause(ctx); {
 	case cause == nil:
