@@ -134,13 +134,17 @@ func (r *Reflector) Run(ctx context.Context) error {
 		if ctx.Err() == nil && !r.listedOnce && p.kind != phaseWatch {
 			r.holdGate(ctx)
 		}
+		// A replay is asked before the forced relist is taken: reading on to
+		// its next request, it forces the relists the recording forced with
+		// no request open (during a backoff, or between two requests). A
+		// recording cut right after a forced relist stops there, with the
+		// relist decided as recorded.
+		stops := ctx.Err() != nil || r.cfg.Once && r.listedOnce || r.sourceStopsHere(ctx)
 		if ctx.Err() == nil && r.takeForced() {
 			p = r.listPhase(true)
 			r.decide(Decision{State: r.displayState(p), Reason: ReasonForcedRelist, List: r.method(p)})
 		}
-		// A replay asked after the forced relist: a recording cut right
-		// after it stops there, with the relist decided as recorded.
-		if ctx.Err() != nil || r.cfg.Once && r.listedOnce || r.sourceStopsHere(ctx) {
+		if stops || ctx.Err() != nil {
 			r.decide(Decision{State: StateStopped, Reason: ReasonStopped})
 			return nil
 		}

@@ -83,6 +83,7 @@ type ResourceReplay struct {
 	pending   *Line     // a line read ahead
 	curID     int64
 	onForce   func()
+	forced    bool // onForce was called at a forced-relist end line, whose forced-relist note is to come
 	onAudit   func(*reflector.AuditReport)
 	onLine    func(*Line)
 	decisions decisionComparison
@@ -513,6 +514,20 @@ func (rr *ResourceReplay) SetForceRelist(f func()) {
 	rr.mu.Unlock()
 }
 
+// force forces the replayed reflector's relist where the recording's was
+// forced: at the end of the request the relist canceled (atEnd), or, when
+// it canceled none, at its forced-relist decision; once either way, so the
+// decision that follows such an end forces nothing more.
+func (rr *ResourceReplay) force(atEnd bool) {
+	rr.mu.Lock()
+	f, already := rr.onForce, rr.forced
+	rr.forced = atEnd
+	rr.mu.Unlock()
+	if f != nil && (atEnd || !already) {
+		f()
+	}
+}
+
 // SetAudit gives the replay a way to note a recorded audit in the replayed
 // reflector's run (Reflector.NoteAudit), so an audit the user made while
 // recording is noted again at the same point, with what it found then.
@@ -761,6 +776,11 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 				// the replay is stopping: the end of the trace (read by another
 				// resource) may cancel ctx between the receive and here.
 				rr.recorded(l)
+				if l.Reason == string(reflector.ReasonForcedRelist) {
+					// Forced with no request open (a backoff cut short,
+					// or between two requests): no end line forced it.
+					rr.force(false)
+				}
 				if notes {
 					return l, nil
 				}
@@ -857,12 +877,7 @@ func (rr *ResourceReplay) requestEnd(ctx context.Context, l *Line) error {
 	case reflector.EndCanceled:
 		switch l.Error {
 		case reflector.ErrForcedRelist.Error():
-			rr.mu.Lock()
-			force := rr.onForce
-			rr.mu.Unlock()
-			if force != nil {
-				force()
-			}
+			rr.force(true)
 			return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: reflector.ErrForcedRelist}
 		case reflector.ErrInitialEventsTimeout.Error():
 			return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: reflector.ErrInitialEventsTimeout}
