@@ -674,13 +674,16 @@ func (r *Reflector) ForceRelist() {
 	r.mu.Lock()
 	r.forced = true
 	cancel := r.cancel
-	r.mu.Unlock()
-	if cancel != nil {
-		cancel(ErrForcedRelist)
-	}
+	// The wake token goes with forced, under mu: sent after it, Run's
+	// takeForced could take the relist in between, and the token left
+	// would cut a later, unrelated backoff short at once.
 	select {
 	case r.wake <- struct{}{}:
 	default:
+	}
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrForcedRelist)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 func join(s []string) string { return strings.Join(s, " | ") }
@@ -514,6 +516,31 @@ func TestForceRelistCutsABackoffShort(t *testing.T) {
 	src.mu.Unlock()
 	r.ForceRelist()
 	waitFor(t, func() bool { return st.Ready() })
+}
+
+// A forced relist that Run takes at once, while ForceRelist is still
+// returning, leaves no wake token behind: one would cut the next backoff,
+// however unrelated, short at once. The request's cancel func runs between
+// ForceRelist's taking of the lock and its return, so Run's takeForced runs
+// there, as it may on Run's goroutine.
+func TestARelistForcedAndTakenAtOnceLeavesNoWakeForALaterBackoff(t *testing.T) {
+	st, w := store.New()
+	t.Cleanup(w.Close)
+	r, err := New(Config{Source: newFake(t)}, w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := false
+	r.cancel = func(error) { took = r.takeForced() }
+	r.ForceRelist()
+	if !took {
+		t.Fatal("takeForced did not see the forced relist")
+	}
+	select {
+	case <-r.wake:
+		t.Error("a wake token is left after the forced relist was taken: the next backoff would end at once")
+	default:
+	}
 }
 
 // A list counts when it begins: a LIST's first page, a streaming list's
