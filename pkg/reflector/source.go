@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -302,56 +303,25 @@ func (e *RequestEnd) Code() int32 {
 // resourceVersion="" for a consistent read. compact abbreviates the names and
 // long continue tokens, for narrow columns: rv=211 bookmarks timeout=397s.
 func (o RequestOptions) Format(compact bool) string {
-	rv := o.ResourceVersion
-	if rv == "" {
-		rv = `""`
-	}
-	var parts []string
-	add := func(long, short, value string) {
+	pick := func(long, short string) string {
 		if compact {
-			long = short
+			return short
 		}
-		if value == "" {
-			parts = append(parts, long)
-			return
-		}
-		parts = append(parts, long+"="+value)
+		return long
 	}
-	add("resourceVersion", "rv", rv)
-	if o.ResourceVersionMatch != "" {
-		add("resourceVersionMatch", "match", o.ResourceVersionMatch)
-	}
-	if o.Limit > 0 {
-		add("limit", "limit", strconv.FormatInt(o.Limit, 10))
-	}
-	if o.Continue != "" {
-		cont := o.Continue
-		if compact {
-			cont = format.ClipBytes(cont, 10)
-		}
-		add("continue", "continue", cont)
-	}
-	if o.SendInitialEvents {
-		if compact {
-			add("", "sendInitialEvents", "")
-		} else {
-			add("sendInitialEvents", "", "true")
+	parts := []string{pick("resourceVersion=", "rv=") + cmp.Or(o.ResourceVersion, `""`)}
+	add := func(set bool, part string) {
+		if set {
+			parts = append(parts, part)
 		}
 	}
-	if o.AllowWatchBookmarks {
-		if compact {
-			add("", "bookmarks", "")
-		} else {
-			add("allowWatchBookmarks", "", "true")
-		}
-	}
-	if o.TimeoutSeconds > 0 {
-		if compact {
-			add("", "timeout", strconv.FormatInt(o.TimeoutSeconds, 10)+"s")
-		} else {
-			add("timeoutSeconds", "", strconv.FormatInt(o.TimeoutSeconds, 10))
-		}
-	}
+	timeout := strconv.FormatInt(o.TimeoutSeconds, 10)
+	add(o.ResourceVersionMatch != "", pick("resourceVersionMatch=", "match=")+o.ResourceVersionMatch)
+	add(o.Limit > 0, "limit="+strconv.FormatInt(o.Limit, 10))
+	add(o.Continue != "", "continue="+pick(o.Continue, format.ClipBytes(o.Continue, 10)))
+	add(o.SendInitialEvents, pick("sendInitialEvents=true", "sendInitialEvents"))
+	add(o.AllowWatchBookmarks, pick("allowWatchBookmarks=true", "bookmarks"))
+	add(o.TimeoutSeconds > 0, pick("timeoutSeconds="+timeout, "timeout="+timeout+"s"))
 	return strings.Join(parts, " ")
 }
 
