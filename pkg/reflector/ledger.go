@@ -195,7 +195,7 @@ func (l *Ledger) beginList(info *RequestInfo) {
 	if c.Lists > 1 {
 		c.Relists++
 		b.Cause = l.relistCause
-		l.stats.Totals.Relists.add(b.Cause)
+		*l.stats.Totals.Relists.of(b.Cause)++
 	} else {
 		b.After = 0
 	}

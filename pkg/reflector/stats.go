@@ -305,33 +305,21 @@ func ListCauses() []ListCause {
 type RelistCounts struct{ Gone, Forced, TooLarge, Fallback, Error int64 }
 
 // Of is the count of cause c.
-func (r RelistCounts) Of(c ListCause) int64 {
-	switch c {
-	case CauseGone:
-		return r.Gone
-	case CauseForced:
-		return r.Forced
-	case CauseTooLarge:
-		return r.TooLarge
-	case CauseFallback:
-		return r.Fallback
-	}
-	return r.Error
-}
+func (r RelistCounts) Of(c ListCause) int64 { return *r.of(c) }
 
-func (r *RelistCounts) add(c ListCause) {
+// of is where the count of cause c is kept: Error for any cause but the others.
+func (r *RelistCounts) of(c ListCause) *int64 {
 	switch c {
 	case CauseGone:
-		r.Gone++
+		return &r.Gone
 	case CauseForced:
-		r.Forced++
+		return &r.Forced
 	case CauseTooLarge:
-		r.TooLarge++
+		return &r.TooLarge
 	case CauseFallback:
-		r.Fallback++
-	default:
-		r.Error++
+		return &r.Fallback
 	}
+	return &r.Error
 }
 
 // ListResults count full lists by how they ended: Complete (installed),

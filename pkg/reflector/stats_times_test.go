@@ -98,3 +98,21 @@ func TestCountersAddSumsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// Each relist cause is counted in its own field, and Of reads it back; a
+// cause of no field of its own counts as Error.
+func TestRelistCountsKeepEachCauseApart(t *testing.T) {
+	var r RelistCounts
+	causes := []ListCause{CauseGone, CauseForced, CauseForced, CauseTooLarge, CauseTooLarge, CauseTooLarge, CauseFallback, CauseError, "unknown"}
+	for _, c := range causes {
+		*r.of(c)++
+	}
+	if want := (RelistCounts{Gone: 1, Forced: 2, TooLarge: 3, Fallback: 1, Error: 2}); r != want {
+		t.Errorf("counts: got %+v, want %+v", r, want)
+	}
+	for c, want := range map[ListCause]int64{CauseGone: 1, CauseForced: 2, CauseTooLarge: 3, CauseFallback: 1, CauseError: 2} {
+		if got := r.Of(c); got != want {
+			t.Errorf("Of(%s): got %d, want %d", c, got, want)
+		}
+	}
+}
