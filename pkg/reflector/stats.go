@@ -588,9 +588,9 @@ func Permanent(st *metav1.Status, listed bool) bool {
 func (s Stats) BookmarkAge(now time.Time) time.Duration {
 	switch {
 	case !s.BookmarkAt.IsZero():
-		return nonNegative(now.Sub(s.BookmarkAt))
+		return max(now.Sub(s.BookmarkAt), 0)
 	case !s.Synced.IsZero():
-		return nonNegative(now.Sub(s.Synced))
+		return max(now.Sub(s.Synced), 0)
 	}
 	return 0
 }
@@ -605,7 +605,7 @@ func (s Stats) NoProgress(now time.Time) time.Duration {
 	if last.IsZero() {
 		return 0
 	}
-	return nonNegative(now.Sub(last))
+	return max(now.Sub(last), 0)
 }
 
 // TimeToSync is the time from the start of Run to the first complete list;
@@ -615,9 +615,7 @@ func (s Stats) TimeToSync(now time.Time) time.Duration {
 	case s.Started.IsZero():
 		return 0
 	case !s.Synced.IsZero():
-		return nonNegative(s.Synced.Sub(s.Started))
+		return max(s.Synced.Sub(s.Started), 0)
 	}
-	return nonNegative(now.Sub(s.Started))
+	return max(now.Sub(s.Started), 0)
 }
-
-func nonNegative(d time.Duration) time.Duration { return max(d, 0) }
