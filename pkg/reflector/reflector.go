@@ -222,7 +222,7 @@ func (r *Reflector) stepList(ctx context.Context, p phase) (phase, error) {
 	} else {
 		opts.ResourceVersion, opts.ResourceVersionMatch = p.rv, p.rvMatch
 	}
-	rctx, info := r.startRequest(ctx, VerbList, opts)
+	rctx, _, info := r.startRequest(ctx, VerbList, opts)
 	page, err := r.cfg.Source.List(rctx, opts)
 	if err != nil {
 		end := r.endRequest(rctx, info, err)
@@ -297,7 +297,7 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		opts.SendInitialEvents = true
 		opts.ResourceVersionMatch = "NotOlderThan"
 	}
-	rctx, info := r.startRequest(ctx, VerbWatch, opts)
+	rctx, cancel, info := r.startRequest(ctx, VerbWatch, opts)
 	r.ledger.SetAwaiting(info, true)
 	stream, err := r.cfg.Source.Watch(rctx, opts)
 	r.ledger.SetAwaiting(info, false)
@@ -310,7 +310,6 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	// the last thing received (the response headers at first): a watch that
 	// streams is healthy, however long it lasts.
 	idle := r.cfg.IdleTimeout
-	cancel := r.currentCancel()
 	idleTimer := r.cfg.Clock.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })
 	defer idleTimer.Stop()
 	var stallTimer Timer
@@ -601,9 +600,10 @@ func (r *Reflector) watchTimeout() time.Duration {
 	return d.Truncate(time.Second)
 }
 
-// startRequest registers a request in flight and gives it a cancelable context.
-func (r *Reflector) startRequest(ctx context.Context, verb Verb, opts RequestOptions) (context.Context, *RequestInfo) {
-	rctx, cancel := context.WithCancelCause(ctx)
+// startRequest registers a request in flight and gives it a context that
+// cancel cancels (with the reflector's reason as its cause).
+func (r *Reflector) startRequest(ctx context.Context, verb Verb, opts RequestOptions) (rctx context.Context, cancel context.CancelCauseFunc, info *RequestInfo) {
+	rctx, cancel = context.WithCancelCause(ctx)
 	r.mu.Lock()
 	r.cancel = cancel
 	forced := r.forced
@@ -611,7 +611,7 @@ func (r *Reflector) startRequest(ctx context.Context, verb Verb, opts RequestOpt
 	if forced {
 		cancel(ErrForcedRelist)
 	}
-	return rctx, r.ledger.StartRequest(verb, opts, time.Time{})
+	return rctx, cancel, r.ledger.StartRequest(verb, opts, time.Time{})
 }
 
 // endRequest records how a request ended; causes of our own cancellations
@@ -642,15 +642,6 @@ func (r *Reflector) endRequest(rctx context.Context, info *RequestInfo, err erro
 	}
 	r.ledger.EndRequest(info, end)
 	return end
-}
-
-func (r *Reflector) currentCancel() context.CancelCauseFunc {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel == nil {
-		return func(error) {}
-	}
-	return r.cancel
 }
 
 // decide moves to d.State and notes the decision.
