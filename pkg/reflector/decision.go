@@ -51,7 +51,7 @@ const (
 	ReasonPermanentError Reason = "permanent-error"
 	// ReasonGaveUp: nothing made progress for Config.GiveUpAfter: the reflector failed.
 	ReasonGaveUp Reason = "gave-up"
-	// ReasonStopped: Run's context ended.
+	// ReasonStopped: the run stopped (see StateStopped).
 	ReasonStopped Reason = "stopped"
 	// ReasonClientLeft: an observed stream's client left (every connection
 	// it used closed, no request open); the stream keeps the state it was in.
@@ -127,7 +127,7 @@ type Decision struct {
 	// Code is the HTTP status code of the answer that caused the decision, when there was one.
 	Code int32
 	// Cause is what ended the request that caused the decision (its Status or
-	// error, as RequestEnd.String says it), or why a backoff waits.
+	// error, as RequestEnd.Cause says it), or why a backoff waits.
 	Cause string
 	// Said is the message of the server's Status that caused a
 	// permanent-error or bad-request decision ("secrets is forbidden: …"):
@@ -136,7 +136,7 @@ type Decision struct {
 	// Wait is the backoff's duration (backoff), the time without progress
 	// (gave-up), the stall that ended a streaming list
 	// (initial-events-end-missing), how long before the decision the client
-	// left (client-left) or how long it was away (client-back).
+	// left (client-left) or how long it was away (client-back, client-gone).
 	Wait time.Duration
 	// Next is the request a backoff waits to send.
 	Next Verb

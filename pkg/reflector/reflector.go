@@ -14,8 +14,9 @@ import (
 )
 
 // Reflector lists and watches one resource through a Source and applies what
-// it sees to a store.Writer. Run drives it; Stats, ForceRelist and Audit may be
-// called from other goroutines.
+// it sees to a store.Writer. Run drives it, on one goroutine; every other
+// exported method (Stats, State, Counters, Lag, Churn, ForceRelist, Audit,
+// NoteAudit, Report) may be called from other goroutines, during Run.
 //
 // The Reflector decides (what to request next, timers, backoff, the list
 // gate, giving up); everything it records (store writes, counters, cursor,

@@ -30,9 +30,14 @@ const (
 	StateRelisting
 	// StateBackoff: waiting before retrying after an error.
 	StateBackoff
-	// StateFailed: a permanent error outlasted its retries; Run has returned it.
+	// StateFailed: the reflector gave up, and Run has returned why: a
+	// permanent error outlasted its retries (permanent-error), the server
+	// refused the request's own options (bad-request), or nothing made
+	// progress for Config.GiveUpAfter (gave-up).
 	StateFailed
-	// StateStopped: Run's context ended.
+	// StateStopped: the run stopped without failing: Run's context ended
+	// (whatever its cause), Config.Once had its list, or a replayed recording
+	// stopped there; an observed stream stops when the proxy closes it.
 	StateStopped
 	// StateListed: another program's client (a stream the observing proxy
 	// follows) has a complete list and has not asked for a watch: kubectl
