@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
@@ -475,5 +478,59 @@ func TestE2EAProbeLeaseLeftBehindIsReportedAndCleanupRemovesIt(t *testing.T) {
 	finish()
 	if got := probeLeases(t, cs, ns); len(got) != 0 {
 		t.Errorf("probe Leases after the running probe ended: %v, want none", got)
+	}
+}
+
+// The probe ends with the run, not with the dashboard: a run ended by
+// --duration keeps its last screen until q, and meanwhile its Lease, which
+// no reflector watches any more, is not renewed (each renewal would count
+// as lost, and the apiserver would be written to for nothing).
+func TestE2EAProbeStopsRenewingItsLeaseWhenItsRunEndsBeforeItsDashboard(t *testing.T) {
+	cs := adminClient(t)
+	ns := "probe-run-ended"
+	newNamespace(t, cs, ns)
+	in, keys := io.Pipe()
+	defer keys.Close()
+	var out, errOut syncBuffer
+	o, runE := newWatchCommand(genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}, "test")
+	o.isTerminal = func() bool { return true }
+	cmd := &cobra.Command{Use: "kubectl-watchcache", RunE: runE, SilenceErrors: true, SilenceUsage: true}
+	o.AddFlags(cmd)
+	cmd.SetArgs([]string{"configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--probe", ns, "--probe-interval", "1s", "--duration", "3s"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "run ended"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dashboard never said the run ended:\n%s\n%s", out.String(), errOut.String())
+		}
+	}
+	names := probeLeases(t, cs, ns)
+	if len(names) != 1 {
+		t.Fatalf("probe Leases while the ended screen is read: %v, want the run's", names)
+	}
+	version := func() string {
+		l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), names[0], metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.ResourceVersion
+	}
+	// A renewal sent as the run ended may still be answered: from then on, none.
+	time.Sleep(time.Second)
+	ended := version()
+	time.Sleep(3 * time.Second) // three probe intervals
+	if now := version(); now != ended {
+		t.Errorf("the Lease was renewed after the run ended (resourceVersion %s, then %s): the probe outlived its run", ended, now)
+	}
+	if _, err := keys.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the run ended with %v\n%s", err, errOut.String())
+	}
+	if got := probeLeases(t, cs, ns); len(got) != 0 {
+		t.Errorf("probe Leases after q: %v, want none", got)
 	}
 }

@@ -327,12 +327,15 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if pr != nil {
-		go pr.run(runCtx)
-	}
 	if o.Duration > 0 {
 		runCtx, cancel = context.WithTimeout(runCtx, o.Duration)
 		defer cancel()
+	}
+	if pr != nil {
+		// On the run's context, which --duration, --once and a tripped rule
+		// end: the dashboard kept after it must not renew the Lease that no
+		// reflector watches any more (each renewal would count as lost).
+		go pr.run(runCtx)
 	}
 	if o.Once {
 		// Each reflector stops at its first list by itself (Config.Once);
