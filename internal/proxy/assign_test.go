@@ -3,9 +3,11 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -548,5 +550,33 @@ func TestAResumeGoesToTheStreamAtItsResourceVersionWhateverItsConnection(t *test
 	}
 	if got, _, _ := p.assign(relist("917"), onConn(p, cb)); got != a {
 		t.Error("the first informer's relist from 917, on the second's connection, went to the second's stream")
+	}
+}
+
+// A request that comes once the run is ending (Stopping; Close waits for
+// the requests' jobs, then closes the streams) is forwarded unobserved: it
+// adds no job while Close may be waiting, and makes no stream Close would
+// leave open.
+func TestARequestThatComesOnceTheRunIsEndingIsForwardedUnobserved(t *testing.T) {
+	p := newAssignProxy()
+	p.mapper = resettable{meta.NewDefaultRESTMapper(nil)}
+	p.Stopping()
+	forwarded := 0
+	tr := &observingTransport{p: p, rt: rtFunc(func(r *http.Request) (*http.Response, error) {
+		forwarded++
+		h := http.Header{}
+		h.Set("Content-Type", "application/json")
+		return &http.Response{StatusCode: http.StatusOK, Header: h, Body: io.NopCloser(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[]}`)),
+			ContentLength: -1, Request: r}, nil
+	})}
+	resp, err := tr.RoundTrip(httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	p.Wait()
+	if forwarded != 1 || len(p.slots) != 0 || len(p.Streams()) != 0 {
+		t.Errorf("forwarded %d times, %d slots, %d streams; want it forwarded once, and nothing observed", forwarded, len(p.slots), len(p.Streams()))
 	}
 }

@@ -457,17 +457,32 @@ func (p *Proxy) named(n live.Named) {
 
 // Stopping says the run is ending: a request cut from now on (when the
 // proxy's server closes its connections) was stopped by the run, not left by
-// its client, and no stream's client is said to have left. Call it before
-// closing the server; Close follows.
+// its client, no stream's client is said to have left, and a request that
+// comes from now on is forwarded unobserved. Call it before closing the
+// server; Close follows.
 func (p *Proxy) Stopping() { p.setClosing() }
 
-// setClosing sets closing under mu, which the timers that tell a stream
-// (clientLeft, forget) hold while they check it and add their job: each
-// job is added before Close waits for them, or not at all.
+// setClosing sets closing under mu, which observe and the timers that tell
+// a stream (clientLeft, forget) hold while they check it and add their job:
+// each job is added before Close waits for them, or not at all.
 func (p *Proxy) setClosing() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closing.Store(true)
+}
+
+// observe adds the job of a request about to be observed; false once the
+// run is ending (see setClosing). A request that came before Close is
+// observed to its end; one that came after would add a job while Close
+// waits for them (a WaitGroup reused), or feed a stream Close has closed.
+func (p *Proxy) observe() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing.Load() {
+		return false
+	}
+	p.jobs.Add(1)
+	return true
 }
 
 // Close ends every stream (after the requests in progress are processed,
@@ -493,13 +508,12 @@ type observingTransport struct {
 // RoundTrip implements http.RoundTripper.
 func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, ok := classify(req)
-	if !ok {
+	if !ok || !t.p.observe() {
 		return t.rt.RoundTrip(req)
 	}
 	sl, prev, mine := t.p.assign(c, req)
 	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), table: sl.asked.Table,
 		started: t.p.opts.Now()}
-	t.p.jobs.Add(1)
 	go j.run()
 	var resp *http.Response
 	var err error
