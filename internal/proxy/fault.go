@@ -110,9 +110,11 @@ func (inj *injector) matches(c call, userAgent string) bool {
 // fire acts at each firing of a scheduled gone or cut.
 func (inj *injector) fire(a *active) {
 	defer inj.wg.Done()
-	var last time.Time
 	for {
-		next, ok := a.sched.Next(last)
+		// The next firing after now, not after the last one: firings missed
+		// (a stalled process, an act that took long) are not made up back
+		// to back, as Schedule.Take makes up none either.
+		next, ok := a.sched.Next(time.Now())
 		if !ok {
 			return
 		}
@@ -123,7 +125,6 @@ func (inj *injector) fire(a *active) {
 			return
 		case <-t.C:
 		}
-		last = next
 		inj.act(a)
 	}
 }

@@ -625,3 +625,19 @@ func TestADelayedEventIsNotPassedOnToAClientThatLeft(t *testing.T) {
 		t.Errorf("notes %+v, want none: nothing was held to the end", notes)
 	}
 }
+
+// A scheduled gone fires next at its next firing after now: the firings
+// it missed (a stalled process, a long act) are not made up back to back,
+// as Schedule.Take makes up none.
+func TestAScheduledGoneMakesUpNoFiringItMissed(t *testing.T) {
+	// Three firings missed already: the next is half an hour away.
+	inj := newInjector(mustSpecs(t, "gone@every=1h"), fault.Target{}, 1, time.Now().Add(-3*time.Hour-30*time.Minute))
+	defer inj.close()
+	time.Sleep(500 * time.Millisecond)
+	inj.mu.Lock()
+	at, fired := inj.fired[inj.faults[0]]
+	inj.mu.Unlock()
+	if fired {
+		t.Errorf("gone@every=1h fired at %s, half an hour before its next firing: it made up one it missed", at.Format(time.RFC3339Nano))
+	}
+}
