@@ -699,10 +699,18 @@ func (fb *faultBody) Close() error {
 // faultLog is what the faults did to one request, for its stream: each
 // note placed after the frames passed on before it.
 type faultLog struct {
-	mu     sync.Mutex
-	notes  []faultNote
-	holds  map[*active]int
+	mu    sync.Mutex
+	notes []faultNote
+	// holds are the delays that held an event, in the order of their
+	// first holds, which their last notes keep.
+	holds  []delayHeld
 	passed int64
+}
+
+// delayHeld is a delay that held an event, and how many more it held after it.
+type delayHeld struct {
+	a    *active
+	more int
 }
 
 type faultNote struct {
@@ -746,16 +754,13 @@ func (l *faultLog) place(n faultNote) {
 func (l *faultLog) held(a *active) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.holds == nil {
-		l.holds = map[*active]int{}
-	}
-	if _, seen := l.holds[a]; !seen {
-		l.holds[a] = 0
-		l.place(faultNote{after: l.passed, fault: observed.Fault{Spec: a.spec.Raw, Count: 1,
-			What: fmt.Sprintf("held a watch event %s before passing it on; the events held after it are counted when the watch ends", a.spec.Value)}})
+	if i := slices.IndexFunc(l.holds, func(h delayHeld) bool { return h.a == a }); i >= 0 {
+		l.holds[i].more++
 		return
 	}
-	l.holds[a]++
+	l.holds = append(l.holds, delayHeld{a: a})
+	l.place(faultNote{after: l.passed, fault: observed.Fault{Spec: a.spec.Raw, Count: 1,
+		What: fmt.Sprintf("held a watch event %s before passing it on; the events held after it are counted when the watch ends", a.spec.Value)}})
 }
 
 // upTo takes the notes placed after at most n frames; n < 0 takes them
@@ -770,9 +775,9 @@ func (l *faultLog) upTo(n int64) []observed.Fault {
 	}
 	l.notes = l.notes[i:]
 	if n < 0 {
-		for a, k := range l.holds {
-			if k > 0 {
-				out = append(out, observed.Fault{Spec: a.spec.Raw, Count: k, What: fmt.Sprintf("held %s %s each before passing them on", format.PluralUngrouped(k, "more event"), a.spec.Value)})
+		for _, h := range l.holds {
+			if h.more > 0 {
+				out = append(out, observed.Fault{Spec: h.a.spec.Raw, Count: h.more, What: fmt.Sprintf("held %s %s each before passing them on", format.PluralUngrouped(h.more, "more event"), h.a.spec.Value)})
 			}
 		}
 		l.holds = nil

@@ -641,3 +641,20 @@ func TestAScheduledGoneMakesUpNoFiringItMissed(t *testing.T) {
 		t.Errorf("gone@every=1h fired at %s, half an hour before its next firing: it made up one it missed", at.Format(time.RFC3339Nano))
 	}
 }
+
+// Two delays' last notes (what each held after its first hold) come in the
+// order of their first holds, every time: a trace and its replay, and two
+// runs, say them alike.
+func TestTwoDelaysLastNotesComeInTheOrderOfTheirFirstHolds(t *testing.T) {
+	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "MODIFIED", name: "a", rv: "12"}, {typ: "MODIFIED", name: "a", rv: "13"}}
+	want := "delay=1ms ×1, delay=2ms ×1, delay=1ms ×2, delay=2ms ×2"
+	for range 10 { // the order of a map's keys changes from one range to the next
+		var notes []string
+		for _, n := range passJSONWatch(t, evs, 3, "delay=1ms", "delay=2ms").upTo(-1) {
+			notes = append(notes, fmt.Sprintf("%s ×%d", n.Spec, n.Count))
+		}
+		if got := strings.Join(notes, ", "); got != want {
+			t.Fatalf("notes %s, want %s", got, want)
+		}
+	}
+}
