@@ -512,8 +512,7 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return t.rt.RoundTrip(req)
 	}
 	sl, prev, mine := t.p.assign(c, req)
-	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), table: sl.asked.Table,
-		started: t.p.opts.Now()}
+	j := &job{p: t.p, slot: sl, call: c, prev: prev, mine: mine, ctx: req.Context(), ready: make(chan struct{}), started: t.p.opts.Now()}
 	go j.run()
 	var resp *http.Response
 	var err error
@@ -805,8 +804,6 @@ type job struct {
 	prev chan struct{}
 	mine chan struct{}
 	ctx  context.Context
-	// table: the client asked for Tables (kubectl get)
-	table bool
 	// started is when the request came
 	started time.Time
 
@@ -889,36 +886,44 @@ func (j *job) run() {
 		j.endRequest(r, end)
 		return
 	}
-	if j.table && !wire.IsProtobuf(ct) {
-		j.runTable(r, body)
-		return
-	}
+	// kubectl get asks for Tables, which only JSON carries.
+	table, keep := j.slot.asked.Table && !wire.IsProtobuf(ct), j.p.opts.KeepRaw
 	if j.call.verb == reflector.VerbList {
-		page, err := wire.DecodeListResponse(body, ct, j.p.opts.KeepRaw)
-		if err != nil {
-			j.endRequest(r, j.end(err))
-			return
+		var page *reflector.Page
+		var err error
+		if table {
+			counted := &wire.CountingReader{R: body}
+			if page, err = decodeTableList(counted, keep); err == nil {
+				page.Bytes = counted.N
+			}
+		} else {
+			page, err = wire.DecodeListResponse(body, ct, keep)
 		}
-		j.page(r, page)
-		j.endRequest(r, j.end(nil))
+		if err == nil {
+			r.Page(page)
+			j.p.paged(j.slot, page.Continue) // the request that sends it back is the same client's
+		}
+		j.endRequest(r, j.end(err))
 		return
 	}
-	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, wire.WatchOptions{KeepRaw: j.p.opts.KeepRaw, Clock: wire.ServerClockOf(j.header, j.started), Now: j.p.opts.Now,
+	if table {
+		j.events(r, newTableWatch(body, keep).next)
+		return
+	}
+	st, err := wire.DecodeWatchResponse(io.NopCloser(body), ct, wire.WatchOptions{KeepRaw: keep, Clock: wire.ServerClockOf(j.header, j.started), Now: j.p.opts.Now,
 		InitialEvents: j.call.opts.SendInitialEvents, Selected: j.call.label != "" || j.call.field != ""})
 	if err != nil {
 		j.endRequest(r, j.end(err))
 		return
 	}
 	defer st.Close()
-	j.events(r, st.Next, func(err error) bool {
-		var end *reflector.RequestEnd
-		return errors.As(err, &end) && end.Reason == reflector.EndClosed
-	})
+	j.events(r, st.Next)
 }
 
-// events feeds a watch's events to the stream until next fails (closed says
-// which failure is the body's normal end) or the server sends an ERROR event.
-func (j *job) events(r *observed.Request, next func() (reflector.WatchEvent, error), closed func(error) bool) {
+// events feeds a watch's events to the stream until next fails (a
+// *reflector.RequestEnd of EndClosed: the body's normal end) or the server
+// sends an ERROR event.
+func (j *job) events(r *observed.Request, next func() (reflector.WatchEvent, error)) {
 	if j.faults != nil {
 		stop := make(chan struct{})
 		defer close(stop)
@@ -927,7 +932,7 @@ func (j *job) events(r *observed.Request, next func() (reflector.WatchEvent, err
 	for {
 		ev, err := next()
 		if err != nil {
-			if closed(err) {
+			if end := (*reflector.RequestEnd)(nil); errors.As(err, &end) && end.Reason == reflector.EndClosed {
 				err = nil
 			}
 			j.endRequest(r, j.end(err))
@@ -962,13 +967,6 @@ func (j *job) noteFaults(stop <-chan struct{}) {
 	}
 }
 
-// page feeds a LIST response to the stream, and keeps its continue token
-// on the slot: the request that sends it back is the same client's.
-func (j *job) page(r *observed.Request, page *reflector.Page) {
-	r.Page(page)
-	j.p.paged(j.slot, page.Continue)
-}
-
 // paged keeps the continue token of the slot's last page, unless a later
 // request of it has come already.
 func (p *Proxy) paged(sl *slot, cont string) {
@@ -977,24 +975,6 @@ func (p *Proxy) paged(sl *slot, cont string) {
 	if sl.pending == 1 {
 		sl.cont = cont
 	}
-}
-
-// runTable feeds a response in Tables to the stream.
-func (j *job) runTable(r *observed.Request, body io.Reader) {
-	if j.call.verb == reflector.VerbList {
-		counted := &wire.CountingReader{R: body}
-		page, err := decodeTableList(counted, j.p.opts.KeepRaw)
-		if err != nil {
-			j.endRequest(r, j.end(err))
-			return
-		}
-		page.Bytes = counted.N
-		j.page(r, page)
-		j.endRequest(r, j.end(nil))
-		return
-	}
-	w := newTableWatch(body, j.p.opts.KeepRaw)
-	j.events(r, w.next, func(err error) bool { return errors.Is(err, io.EOF) })
 }
 
 // end is how the request ended: how the body the client received ended

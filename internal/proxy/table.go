@@ -69,7 +69,8 @@ func newTableWatch(r io.Reader, keepRaw bool) *tableWatch {
 	return &tableWatch{dec: json.NewDecoder(r), keepRaw: keepRaw}
 }
 
-// next returns the next event; io.EOF when the body ended between events.
+// next returns the next event; a *reflector.RequestEnd of EndClosed when
+// the body ended between events, as wire's watch decoder says it.
 func (w *tableWatch) next() (reflector.WatchEvent, error) {
 	for len(w.pending) == 0 {
 		var ev struct {
@@ -78,7 +79,7 @@ func (w *tableWatch) next() (reflector.WatchEvent, error) {
 		}
 		if err := w.dec.Decode(&ev); err != nil {
 			if errors.Is(err, io.EOF) {
-				return reflector.WatchEvent{}, io.EOF
+				return reflector.WatchEvent{}, &reflector.RequestEnd{Reason: reflector.EndClosed}
 			}
 			return reflector.WatchEvent{}, fmt.Errorf("reading watch stream: %w", err)
 		}
