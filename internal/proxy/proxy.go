@@ -654,42 +654,40 @@ func (p *Proxy) assign(c call, req *http.Request) (sl *slot, prev, mine chan str
 			}
 		}
 	}
-	if busy, pending := undecided(); sl == nil && (busy || pending) {
-		// A stream of this client is forwarding a request. A reflector
-		// makes one at a time, but the one it just left may not be seen
-		// ending yet: a watch it closed on a 410 ERROR event is released
-		// when the server's end of the body is read, which races with the
-		// client's next request (its relist), and is processed later
-		// still. Wait a moment for a release (sameClientGrace), or for a
-		// request forwarded whole to be processed (processedGrace), before
-		// taking this request for another reflector's.
-		start := time.Now()
-		for sl == nil {
-			released := p.released
-			limit := sameClientGrace
-			busy, pending := undecided()
-			if !busy && !pending {
-				break // decided: nothing of the client's is in progress
-			}
-			if !busy {
-				limit = processedGrace
-			}
-			p.mu.Unlock()
-			waiting := true
-			grace := time.NewTimer(limit - time.Since(start))
-			select {
-			case <-released:
-			case <-grace.C:
-				waiting = false
-			case <-req.Context().Done():
-				waiting = false
-			}
-			grace.Stop()
-			p.mu.Lock()
-			sl = freeOf(key, waiting)
-			if !waiting {
-				break
-			}
+	// No stream is free while one of this client's is undecided. A
+	// reflector makes one request at a time, but the one it just left may
+	// not be seen ending yet: a watch it closed on a 410 ERROR event is
+	// released when the server's end of the body is read, which races with
+	// the client's next request (its relist), and is processed later still.
+	// Wait a moment for a release (sameClientGrace), or for a request
+	// forwarded whole to be processed (processedGrace), before taking this
+	// request for another reflector's.
+	start := time.Now()
+	for sl == nil {
+		released := p.released
+		limit := sameClientGrace
+		busy, pending := undecided()
+		if !busy && !pending {
+			break // decided: nothing of the client's is in progress
+		}
+		if !busy {
+			limit = processedGrace
+		}
+		p.mu.Unlock()
+		waiting := true
+		grace := time.NewTimer(limit - time.Since(start))
+		select {
+		case <-released:
+		case <-grace.C:
+			waiting = false
+		case <-req.Context().Done():
+			waiting = false
+		}
+		grace.Stop()
+		p.mu.Lock()
+		sl = freeOf(key, waiting)
+		if !waiting {
+			break
 		}
 	}
 	if sl == nil {
