@@ -979,11 +979,9 @@ func (p *Proxy) paged(sl *slot, cont string) {
 // (complete, cut by the server, or left by the client), else decodeErr, the
 // decoder's error.
 func (j *job) end(decodeErr error) *reflector.RequestEnd {
-	for j.q.result() == nil {
-		// The decoder stopped first: wait for the body's end.
-		if _, err := io.Copy(io.Discard, j.q); err != nil {
-			break
-		}
+	if j.q.result() == nil {
+		// The decoder stopped first: wait for the body's end (how it ended is its result).
+		_, _ = io.Copy(io.Discard, j.q)
 	}
 	switch res := j.q.result(); {
 	case errors.Is(res, errClientGone) && j.p.closing.Load():
