@@ -848,16 +848,15 @@ func (j *job) run() {
 	defer j.p.jobs.Done()
 	defer close(j.mine)
 	<-j.prev
-	s := j.p.stream(j.slot, j.call)
-	j.s = s
+	j.s = j.p.stream(j.slot, j.call)
 	// Once processed: a stream left Relisting (a 410) awaits its client's relist.
-	defer func() { j.p.processed(j.slot, s.State(), s.Cursor()) }()
+	defer func() { j.p.processed(j.slot, j.s.State(), j.s.Cursor()) }()
 	<-j.ready
 	var ct string
 	if j.err == nil && j.code >= 200 && j.code <= 299 {
 		ct = j.header.Get("Content-Type")
 	}
-	r := s.BeginAnswered(j.call.verb, j.call.opts, j.started, ct)
+	r := j.s.BeginAnswered(j.call.verb, j.call.opts, j.started, ct)
 	j.flushFaults(0)
 	if j.err != nil {
 		j.endRequest(r, j.endOf(j.err))
