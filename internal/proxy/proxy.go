@@ -459,20 +459,18 @@ func (p *Proxy) named(n live.Named) {
 // proxy's server closes its connections) was stopped by the run, not left by
 // its client, no stream's client is said to have left, and a request that
 // comes from now on is forwarded unobserved. Call it before closing the
-// server; Close follows.
-func (p *Proxy) Stopping() { p.setClosing() }
-
-// setClosing sets closing under mu, which observe and the timers that tell
-// a stream (clientLeft, forget) hold while they check it and add their job:
-// each job is added before Close waits for them, or not at all.
-func (p *Proxy) setClosing() {
+// server; Close follows. It sets closing under mu, which observe and the
+// timers that tell a stream (clientLeft, forget) hold while they check it
+// and add their job: each job is added before Close waits for them, or not
+// at all.
+func (p *Proxy) Stopping() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closing.Store(true)
 }
 
 // observe adds the job of a request about to be observed; false once the
-// run is ending (see setClosing). A request that came before Close is
+// run is ending (see Stopping). A request that came before Close is
 // observed to its end; one that came after would add a job while Close
 // waits for them (a WaitGroup reused), or feed a stream Close has closed.
 func (p *Proxy) observe() bool {
@@ -488,7 +486,7 @@ func (p *Proxy) observe() bool {
 // Close ends every stream (after the requests in progress are processed,
 // and a last lookup of the names its 429s gave by UID alone).
 func (p *Proxy) Close() {
-	p.setClosing()
+	p.Stopping()
 	if p.inj != nil {
 		p.inj.close()
 	}
