@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,19 +53,22 @@ const (
 const StaleAfter = 2
 
 // about says what each fault does, in the order usage lists them.
-var about = []struct {
-	name  Name
-	value string // "" takes no value; "D" a duration it needs; "[D]" an optional one
-	does  string
-}{
+var about = []described{
 	{Gone, "", "its open watch ends, and its resume is answered 410 Gone: it relists"},
 	{Cut, "", "its open watch is closed mid-stream, no 410: it resumes from its last resourceVersion"},
 	{DropDeletes, "", "DELETED events are removed: its cache keeps ghosts until its next relist"},
-	{Delay, "D", "every watch event is held D before it is passed on"},
+	{Delay, "=D", "every watch event is held D before it is passed on"},
 	{NoBookmarks, "", "BOOKMARK events are removed (except the one that ends a streaming list)"},
 	{StallInitialList, "", "a streaming list never gets its initial-events-end bookmark"},
-	{Throttle, "[D]", "requests are answered 429 with Retry-After D (1s), as API Priority and Fairness does"},
+	{Throttle, "[=D]", "requests are answered 429 with Retry-After D (1s), as API Priority and Fairness does"},
 	{Stale, "", "an ADDED or MODIFIED event already delivered is sent again 2 events later: its resourceVersion goes backwards"},
+}
+
+// described is a fault and what it does.
+type described struct {
+	name  Name
+	value string // as usage writes it: "" takes no value; "=D" a duration it needs; "[=D]" an optional one
+	does  string
 }
 
 // Names are the faults, in the order Usage lists them.
@@ -82,14 +86,7 @@ func Usage() string {
 	var b strings.Builder
 	b.WriteString("--fault NAME[=VALUE][@every=D|@after=D][@p=F], where NAME is one of:\n")
 	for _, a := range about {
-		n := string(a.name)
-		switch a.value {
-		case "D":
-			n += "=D"
-		case "[D]":
-			n += "[=D]"
-		}
-		fmt.Fprintf(&b, "  %-20s %s\n", n, a.does)
+		fmt.Fprintf(&b, "  %-20s %s\n", string(a.name)+a.value, a.does)
 	}
 	b.WriteString("  @every=D acts once every D (gone, cut: on every open watch; the others: on the first thing met after each D);\n" +
 		"  @after=D acts once after D (gone, cut), or on everything from then on (the others); neither: on everything it matches;\n" +
@@ -119,22 +116,17 @@ func Parse(raw string) (Spec, error) {
 	s := Spec{Raw: raw, P: 1}
 	parts := strings.Split(raw, "@")
 	name, value, hasValue := strings.Cut(parts[0], "=")
-	var kind string
-	known := false
-	for _, a := range about {
-		if string(a.name) == name {
-			s.Name, kind, known = a.name, a.value, true
-		}
-	}
-	if !known {
+	i := slices.IndexFunc(about, func(a described) bool { return string(a.name) == name })
+	if i < 0 {
 		return s, fmt.Errorf("unknown fault %q", name)
 	}
-	switch {
+	s.Name = about[i].name
+	switch kind := about[i].value; {
 	case kind == "" && hasValue:
 		return s, fmt.Errorf("%s takes no value", name)
-	case kind == "D" && !hasValue:
+	case kind == "=D" && !hasValue:
 		return s, fmt.Errorf("%s needs a duration: %s=300ms", name, name)
-	case kind == "[D]" && !hasValue:
+	case kind == "[=D]" && !hasValue:
 		s.Value = time.Second
 	}
 	if hasValue {
@@ -208,9 +200,6 @@ type Schedule struct {
 func NewSchedule(spec Spec, start time.Time, seed int64) *Schedule {
 	return &Schedule{spec: spec, start: start, rng: rand.New(rand.NewSource(seed))}
 }
-
-// Spec is the schedule's spec.
-func (s *Schedule) Spec() Spec { return s.spec }
 
 // Take says whether a fault that acts on what it meets (all but gone and
 // cut with a schedule) acts on what it met at now: without @every or
@@ -316,20 +305,6 @@ func ParseTarget(values []string) (Target, error) {
 
 // Matches says whether a stream of resource gr whose client sent userAgent is targeted.
 func (t Target) Matches(gr GroupResource, userAgent string) bool {
-	ok := len(t.Resources) == 0
-	for _, r := range t.Resources {
-		ok = ok || r == gr
-	}
-	if !ok {
-		return false
-	}
-	if len(t.Clients) == 0 {
-		return true
-	}
-	for _, c := range t.Clients {
-		if strings.Contains(userAgent, c) {
-			return true
-		}
-	}
-	return false
+	return (len(t.Resources) == 0 || slices.Contains(t.Resources, gr)) &&
+		(len(t.Clients) == 0 || slices.ContainsFunc(t.Clients, func(c string) bool { return strings.Contains(userAgent, c) }))
 }
