@@ -440,8 +440,10 @@ func (p *Proxy) Streams() []*observed.Stream {
 	return append([]*observed.Stream(nil), p.streams...)
 }
 
-// Wait waits until every observed request that has ended has been
-// processed, so the streams hold all of it.
+// Wait waits until every job is done: each observed request processed to
+// its end (so the streams hold all of it), and each stream told what its
+// timers decided. A request still open, a watch, is waited for too: call
+// it once the requests it waits for have ended.
 func (p *Proxy) Wait() { p.jobs.Wait() }
 
 // named hands the names learned after the 429s that gave them by UID to
