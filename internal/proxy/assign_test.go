@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
@@ -402,8 +403,14 @@ func TestAStreamWhoseClientStayedAwayIsForgotten(t *testing.T) {
 	p.connState(c2, http.StateClosed)
 	gen = sl.leftGen
 	p.clientLeft(sl, gen, time.Now())
+	p.inj = newInjector(mustSpecs(t, "gone"), fault.Target{}, 1, time.Now()) // with --fault, the injector keeps the slot's last request
+	defer p.inj.close()
+	p.inj.resumes(sl, resume)
 	p.forget(sl, gen) // what the timer does, ForgetAfter on
 	p.Wait()
+	if n := len(p.inj.watched); n != 0 {
+		t.Errorf("the fault injector still keeps %d forgotten slots", n)
+	}
 	if st := s.Stats(); !st.Forgotten || st.ForgottenObjects != 1 || s.Store().Len() != 0 {
 		t.Errorf("forgotten %v, %d objects forgotten, %d held; want 1 forgotten, none held", st.Forgotten, st.ForgottenObjects, s.Store().Len())
 	}

@@ -184,6 +184,16 @@ func (inj *injector) expiredContinue(sl *slot, c call, now time.Time) *active {
 	return nil
 }
 
+// forget drops what the injector keeps of a slot the proxy forgot: a
+// proxy in front of many short-lived clients keeps nothing of each.
+func (inj *injector) forget(sl *slot) {
+	inj.mu.Lock()
+	defer inj.mu.Unlock()
+	delete(inj.armed, sl)
+	delete(inj.pagedFrom, sl)
+	delete(inj.watched, sl)
+}
+
 func (inj *injector) arm(sl *slot, a *active) {
 	inj.mu.Lock()
 	defer inj.mu.Unlock()

@@ -414,6 +414,9 @@ func (p *Proxy) forget(sl *slot, gen int) {
 	if len(p.slots[sl.key]) == 0 {
 		delete(p.slots, sl.key)
 	}
+	if p.inj != nil {
+		p.inj.forget(sl)
+	}
 	p.tell(sl, (*observed.Stream).Forget)
 }
 
