@@ -542,7 +542,7 @@ func (r *Request) Page(page *reflector.Page) {
 	s := r.s
 	s.feedMu.Lock()
 	defer s.feedMu.Unlock()
-	if v := s.versions; v != nil && s.Wire() != reflector.WireProtobuf {
+	if v := s.versions; v != nil && s.notDiffed() == "" { // a table's rows or metadata are never diffed: nothing to hold
 		for _, it := range page.Items {
 			if o := it.Object; o != nil {
 				v.Hold(o.Ref().String(), o.UID, it.Raw)

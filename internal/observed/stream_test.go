@@ -425,3 +425,20 @@ func TestTheLastErrorIsTheReflectorsAndGoesOnceARequestIsAnswered(t *testing.T) 
 		t.Errorf("once a request was answered: last error %q, want none", e)
 	}
 }
+
+// A stream whose objects are never diffed (kubectl get's Tables, metadata
+// only) holds none of its list's JSON for a diff that never comes.
+func TestAListOfRowsIsNotHeldForDiffs(t *testing.T) {
+	for _, accept := range []string{"application/json;as=Table;v=v1;g=meta.k8s.io", "application/json"} {
+		s, _, _ := newTestStream()
+		s.Asked = ParseAccept(accept)
+		s.Diff(100, false)
+		r := s.Begin(reflector.VerbList, reflector.RequestOptions{})
+		it := item("a", "ua", "5")
+		it.Raw = []byte(`{"metadata":{"name":"a"}}`)
+		r.Page(&reflector.Page{ResourceVersion: "5", Items: []reflector.Item{it}})
+		if held, want := s.versions.Len(), map[bool]int{true: 0, false: 1}[s.Asked.Table]; held != want {
+			t.Errorf("%s: %d objects held for diffs, want %d", accept, held, want)
+		}
+	}
+}
