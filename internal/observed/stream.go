@@ -617,14 +617,17 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	}
 	watch := info.Verb == reflector.VerbWatch
 	switch {
-	case end.IsGone():
-		reason, state := reflector.ReasonGone, s.relistState()
-		if info.Verb == reflector.VerbList && info.Opts.Continue != "" {
-			reason, state = reflector.ReasonContinueGone, reflector.StateListing
+	case end.IsGone(), end.IsTooLargeResourceVersion():
+		// As the reflector decides them: a relist (the first list again,
+		// before one completed), the whole list again on a continue token.
+		d := reflector.Decision{State: s.relistState(), Reason: reflector.ReasonGone, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code(), Cause: end.Cause()}
+		switch {
+		case end.IsTooLargeResourceVersion():
+			d.Reason = reflector.ReasonTooLargeRV
+		case info.Verb == reflector.VerbList && info.Opts.Continue != "":
+			d.Reason = reflector.ReasonContinueGone
 		}
-		s.ledger.Decide(reflector.Decision{State: state, Reason: reason, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code(), Cause: end.Cause()})
-	case end.IsTooLargeResourceVersion():
-		s.ledger.Decide(reflector.Decision{State: s.relistState(), Reason: reflector.ReasonTooLargeRV, ResourceVersion: info.Opts.ResourceVersion, Code: end.Code()})
+		s.ledger.Decide(d)
 	case end.Reason == reflector.EndError && watch:
 		s.ledger.Decide(reflector.Decision{State: s.ledger.State(), Reason: reflector.ReasonWatchError, ResourceVersion: s.ledger.Cursor(), Code: end.Code(), Cause: end.Cause(), Streaming: r.streamingList, Observed: true})
 	case end.Reason == reflector.EndError:

@@ -442,3 +442,29 @@ func TestAListOfRowsIsNotHeldForDiffs(t *testing.T) {
 		}
 	}
 }
+
+// A relist's page answered 410 on its continue token is a relist again,
+// as the reflector says it (it said Listing), and a too large
+// resourceVersion says its cause.
+func TestAContinueTokenExpiredInARelistIsRelisting(t *testing.T) {
+	s, _, notes := newTestStream()
+	r := s.Begin(reflector.VerbList, reflector.RequestOptions{Limit: 1})
+	r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{item("a", "ua", "5")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	r = s.Begin(reflector.VerbList, reflector.RequestOptions{Limit: 1})
+	r.Page(&reflector.Page{ResourceVersion: "20", Continue: "tok", Items: []reflector.Item{item("a", "ua", "5")}})
+	r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+	r = s.Begin(reflector.VerbList, reflector.RequestOptions{Limit: 1, Continue: "tok"})
+	expired := &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "The provided continue parameter is too old"}
+	r.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: expired})
+	if d := (*notes)[len(*notes)-1].Decision; d == nil || d.Reason != reflector.ReasonContinueGone || d.State != reflector.StateRelisting {
+		t.Errorf("the expired continue token's decision: %+v, want continue-gone, Relisting", d)
+	}
+	w := s.Begin(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "99"})
+	large := &metav1.Status{Code: 504, Reason: metav1.StatusReasonTimeout, Message: "Too large resource version: 99, current: 20",
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}}
+	w.End(&reflector.RequestEnd{Reason: reflector.EndError, Status: large})
+	if d := (*notes)[len(*notes)-1].Decision; d == nil || d.Reason != reflector.ReasonTooLargeRV || d.Cause == "" {
+		t.Errorf("the too large resourceVersion's decision: %+v, want too-large with its cause", d)
+	}
+}
