@@ -128,7 +128,7 @@ func TestARewindFromTheTableKeepsItsSelectionAndTheForgottenStreamsShown(t *test
 		t.Fatal(err)
 	}
 	o.ShowForgotten = true // h, as when a stream was forgotten
-	o = ovKeys(o, "down", "2")
+	ovKeys(o, "down", "2")
 	want := program.View{Row: -1, Selected: 1, ShowForgotten: true}
 	if view == nil || *view != want {
 		t.Fatalf("Rewind got the view %+v, want %+v", view, want)
