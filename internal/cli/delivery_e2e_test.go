@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,11 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
@@ -489,23 +486,7 @@ func TestE2EAProbeStopsRenewingItsLeaseWhenItsRunEndsBeforeItsDashboard(t *testi
 	cs := adminClient(t)
 	ns := "probe-run-ended"
 	newNamespace(t, cs, ns)
-	in, keys := io.Pipe()
-	defer keys.Close()
-	var out, errOut syncBuffer
-	o, runE := newWatchCommand(genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}, "test")
-	o.isTerminal = func() bool { return true }
-	cmd := &cobra.Command{Use: "kubectl-watchcache", RunE: runE, SilenceErrors: true, SilenceUsage: true}
-	o.AddFlags(cmd)
-	cmd.SetArgs([]string{"configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--probe", ns, "--probe-interval", "1s", "--duration", "3s"})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "run ended"); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the dashboard never said the run ended:\n%s\n%s", out.String(), errOut.String())
-		}
-	}
+	d := endedDashboard(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", ns, "--probe", ns, "--probe-interval", "1s", "--duration", "3s")
 	names := probeLeases(t, cs, ns)
 	if len(names) != 1 {
 		t.Fatalf("probe Leases while the ended screen is read: %v, want the run's", names)
@@ -524,11 +505,8 @@ func TestE2EAProbeStopsRenewingItsLeaseWhenItsRunEndsBeforeItsDashboard(t *testi
 	if now := version(); now != ended {
 		t.Errorf("the Lease was renewed after the run ended (resourceVersion %s, then %s): the probe outlived its run", ended, now)
 	}
-	if _, err := keys.Write([]byte("q")); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Errorf("the run ended with %v\n%s", err, errOut.String())
+	if err := d.quit(t); err != nil {
+		t.Errorf("the run ended with %v\n%s", err, d.errOut.String())
 	}
 	if got := probeLeases(t, cs, ns); len(got) != 0 {
 		t.Errorf("probe Leases after q: %v, want none", got)

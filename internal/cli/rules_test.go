@@ -186,30 +186,49 @@ func TestE2ELiveRunTripsOnNoProgressAndStopsBeforeItsDuration(t *testing.T) {
 // after q, which sees the run as it was when it ended.
 func TestE2EAnEndedRunsRulesDoNotCountOnWhileItsScreenIsRead(t *testing.T) {
 	createConfigMaps(t, "ended-rules", 1)
+	d := endedDashboard(t, "configmaps", "--kubeconfig", kubeconfig(t), "-n", "ended-rules", "--once", "--fail-on", "no-progress>2s")
+	time.Sleep(4 * time.Second) // the ended screen is read: twice the rule's threshold
+	if err := d.quit(t); err != nil {
+		t.Errorf("the run ended with %v, want no trip: the rule counted after the end\n%s", err, d.errOut.String())
+	}
+}
+
+// ended is a watch's dashboard whose run ended by itself, its last screen
+// kept until q.
+type ended struct {
+	keys        *io.PipeWriter
+	out, errOut *syncBuffer
+	done        chan error
+}
+
+// endedDashboard runs the watch command with args on a terminal's
+// dashboard until it says the run ended (it fails the test after a minute).
+func endedDashboard(t *testing.T, args ...string) *ended {
+	t.Helper()
 	in, keys := io.Pipe()
-	defer keys.Close()
-	var out, errOut syncBuffer
-	o, runE := newWatchCommand(genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}, "test")
+	t.Cleanup(func() { keys.Close() })
+	d := &ended{keys: keys, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
+	o, runE := newWatchCommand(genericiooptions.IOStreams{In: in, Out: d.out, ErrOut: d.errOut}, "test")
 	o.isTerminal = func() bool { return true }
 	cmd := &cobra.Command{Use: "kubectl-watchcache", RunE: runE, SilenceErrors: true, SilenceUsage: true}
 	o.AddFlags(cmd)
-	cmd.SetArgs([]string{"configmaps", "--kubeconfig", kubeconfig(t), "-n", "ended-rules", "--once", "--fail-on", "no-progress>2s"})
+	cmd.SetArgs(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(out.String(), "run ended") {
+	t.Cleanup(cancel)
+	go func() { d.done <- cmd.ExecuteContext(ctx) }()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(d.out.String(), "run ended"); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the dashboard never said the run ended:\n%s\n%s", out.String(), errOut.String())
+			t.Fatalf("the dashboard never said the run ended:\n%s\n%s", d.out.String(), d.errOut.String())
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(4 * time.Second) // the ended screen is read: twice the rule's threshold
-	if _, err := keys.Write([]byte("q")); err != nil {
+	return d
+}
+
+// quit presses q and returns how the command ended.
+func (d *ended) quit(t *testing.T) error {
+	t.Helper()
+	if _, err := d.keys.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
-		t.Errorf("the run ended with %v, want no trip: the rule counted after the end\n%s", err, errOut.String())
-	}
+	return <-d.done
 }

@@ -460,18 +460,23 @@ func TestStaleSendsAnEventAgainTwoEventsLaterInJSONAndProtobuf(t *testing.T) {
 	}
 }
 
+// pagedList is a slot, a server of empty ConfigMap lists, and the calls of
+// a paged LIST's first page and a page after it.
+func pagedList(t *testing.T) (*slot, *upstream, *http.Request, call, call) {
+	up := &upstream{t: t, contentType: "application/json", body: []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[]}`)}
+	first := call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500}}
+	next := first
+	next.opts.Continue = "token"
+	return &slot{}, up, httptest.NewRequest("GET", "/api/v1/configmaps?limit=500", nil), first, next
+}
+
 // gone expires the continue token of a paged LIST begun before it fired,
 // once, as the API server answers a token older than its history; a list
 // begun after the firing pages on.
 func TestGoneExpiresTheContinueTokenOfAListBegunBeforeIt(t *testing.T) {
 	inj := newInjector(mustSpecs(t, "gone@every=1h"), fault.Target{}, 1, time.Now())
 	defer inj.close()
-	sl := &slot{}
-	up := &upstream{t: t, contentType: "application/json", body: []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[]}`)}
-	req := httptest.NewRequest("GET", "/api/v1/configmaps?limit=500", nil)
-	first := call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500}}
-	next := first
-	next.opts.Continue = "token"
+	sl, up, req, first, next := pagedList(t)
 	if _, err := inj.roundTrip(up, req, first, sl, &faultLog{}); err != nil || up.calls != 1 {
 		t.Fatalf("the first page: %v, forwarded %d", err, up.calls)
 	}
@@ -507,18 +512,10 @@ func TestGoneExpiresTheContinueTokenOfAListBegunBeforeIt(t *testing.T) {
 func TestStaleSendsNothingOfAnObjectDeletedMeanwhile(t *testing.T) {
 	evs := []watchEvent{{typ: "ADDED", name: "a", rv: "11"}, {typ: "DELETED", name: "a", rv: "12"},
 		{typ: "MODIFIED", name: "c", rv: "13"}, {typ: "MODIFIED", name: "d", rv: "14"}, {typ: "ADDED", name: "e", rv: "15"}}
-	inj := newInjector(mustSpecs(t, "stale"), fault.Target{}, 1, time.Now())
-	defer inj.close()
-	ct := "application/json;stream=watch"
-	log := &faultLog{}
-	resp, err := inj.roundTrip(&upstream{t: t, contentType: ct, body: jsonWatch(t, evs)}, httptest.NewRequest("GET", "/api/v1/namespaces/ns/configmaps?watch=1", nil), faultWatch, &slot{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
+	got, log := watchThrough(t, evs, "stale")
 	// ADDED a is held, then let go at its DELETED; MODIFIED c is held next,
 	// and sent again after d and e.
-	if d := strings.Join(decodeWatch(t, got, ct), ","); d != "ADDED a,DELETED a,MODIFIED c,MODIFIED d,ADDED e,MODIFIED c" {
+	if d := strings.Join(got, ","); d != "ADDED a,DELETED a,MODIFIED c,MODIFIED d,ADDED e,MODIFIED c" {
 		t.Errorf("the client got %s", d)
 	}
 	if n := log.upTo(-1); len(n) != 1 || !strings.Contains(n[0].What, "sent MODIFIED ns/c") {
@@ -532,12 +529,7 @@ func TestStaleSendsNothingOfAnObjectDeletedMeanwhile(t *testing.T) {
 func TestAnUnscheduledGoneLetsAPagedListPageOn(t *testing.T) {
 	inj := newInjector(mustSpecs(t, "gone"), fault.Target{}, 1, time.Now())
 	defer inj.close()
-	sl := &slot{}
-	up := &upstream{t: t, contentType: "application/json", body: []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[]}`)}
-	req := httptest.NewRequest("GET", "/api/v1/configmaps?limit=500", nil)
-	first := call{verb: reflector.VerbList, gvr: configMapsGVR, opts: reflector.RequestOptions{Limit: 500}}
-	next := first
-	next.opts.Continue = "token"
+	sl, up, req, first, next := pagedList(t)
 	for _, c := range []call{first, next, next} {
 		resp, err := inj.roundTrip(up, req, c, sl, &faultLog{})
 		if err != nil || resp.StatusCode != http.StatusOK {
@@ -574,6 +566,17 @@ func TestADelayCountsNoEventAnotherFaultLeftOut(t *testing.T) {
 // client got want events, and returns the faults' log.
 func passJSONWatch(t *testing.T, evs []watchEvent, want int, faults ...string) *faultLog {
 	t.Helper()
+	d, log := watchThrough(t, evs, faults...)
+	if len(d) != want {
+		t.Fatalf("the client got %q, want %d events", d, want)
+	}
+	return log
+}
+
+// watchThrough passes a JSON watch of evs through faults, and returns the
+// events the client got ("TYPE name") and the faults' log.
+func watchThrough(t *testing.T, evs []watchEvent, faults ...string) ([]string, *faultLog) {
+	t.Helper()
 	inj := newInjector(mustSpecs(t, faults...), fault.Target{}, 1, time.Now())
 	defer inj.close()
 	ct := "application/json;stream=watch"
@@ -583,10 +586,7 @@ func passJSONWatch(t *testing.T, evs []watchEvent, want int, faults ...string) *
 		t.Fatal(err)
 	}
 	got, _ := io.ReadAll(resp.Body)
-	if d := decodeWatch(t, got, ct); len(d) != want {
-		t.Fatalf("the client got %q, want %d events", d, want)
-	}
-	return log
+	return decodeWatch(t, got, ct), log
 }
 
 // A client that leaves while a delay holds an event: the event is not
