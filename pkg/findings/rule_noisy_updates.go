@@ -247,7 +247,7 @@ func (v noisyView) write(e *Engine) {
 		action = "in the writer, apply under one field manager name, not a new one each time, and skip a write whose values the object already has"
 	}
 	e.raise(NoisyUpdates, Warning, v.at, func(f *Finding) {
-		f.Count = events
+		f.Count = max(f.Count, events) // never down, as the window moves on
 		f.Title = what
 		f.Evidence = Evidence{
 			Text: fmt.Sprintf("over the last %s, %s%s; the path changed most among them is %s, written by %s",

@@ -117,7 +117,7 @@ func (r *watchFlapping) raise(e *Engine, at time.Time) {
 		}
 	}
 	e.raise(WatchFlapping, Warning, at, func(f *Finding) {
-		f.Count = int64(len(r.flaps))
+		f.Count = max(f.Count, int64(len(r.flaps))) // never down, as the window moves on
 		f.Title = fmt.Sprintf("%d watches ended early in %s (typically after %s)", len(r.flaps), roundDur(flapWindow), roundDur(typical))
 		f.Evidence = Evidence{
 			Text:     fmt.Sprintf("%d watches in the last %s ended in an error or within %s of starting, with no 410 Gone; typical lifetime %s; most common end: %s (%d)", len(r.flaps), roundDur(flapWindow), roundDur(flapLifetime), roundDur(typical), common, commonN),

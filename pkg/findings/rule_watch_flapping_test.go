@@ -35,4 +35,16 @@ func TestFlappingCountsOnlyWatchesThatWereOpen(t *testing.T) {
 	if !ok || got.Count != 5 || got.Evidence.Facts["typicalLifetime"] != "2s" {
 		t.Fatalf("want watch-flapping over 5 watches of 2s, got %v %+v", ok, got)
 	}
+	// Three more (8), then the first four out of the window: the next cut
+	// raises it over the 5 in the window, and its count stays 8 (a count
+	// never goes down: a --fail-on of it sampled live and in a replay must
+	// read the same).
+	for range 3 {
+		f.request(reflector.VerbWatch, bookmarked, 2*time.Second, 0, cut, nil)
+	}
+	f.advance(flapWindow - 9*time.Second)
+	f.request(reflector.VerbWatch, bookmarked, 2*time.Second, 0, cut, nil)
+	if got, _ := f.e.Get(WatchFlapping); got.Count != 8 || got.Title[:1] != "5" {
+		t.Errorf("after the window moved on: count %d (%q), want it to stay 8, the title saying the 5 in the window", got.Count, got.Title)
+	}
 }
