@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -358,15 +359,27 @@ func Decode(out []byte) ([]Summary, error) {
 
 // WithoutClockReadings drops what a live run and its replay measure on
 // different clocks (the bookmark's age, the time to sync, the findings'
-// times and windows, and the evidence's sentence, which gives durations
-// read on them: a live note is timed when the reflector applies a line, its
-// replay when the recorder wrote it, milliseconds apart), to compare the
-// rest: the findings' ids, titles, counts, requests, objects and facts.
+// times and windows, the evidence's sentence, and the titles and facts
+// that give durations read on them: a live note is timed when the
+// reflector applies a line, its replay when the recorder wrote it,
+// milliseconds apart), to compare the rest: the findings' ids, the other
+// titles, counts, requests, objects and the other facts.
 func (s Summary) WithoutClockReadings() Summary {
 	s.Bookmark.Age, s.Bookmark.AgeSeconds, s.SyncSeconds = nil, nil, nil
 	fs := make([]findings.Finding, len(s.Findings))
 	for i, f := range s.Findings {
 		f.FirstAt, f.LastAt, f.Evidence.Window, f.Evidence.Text = time.Time{}, time.Time{}, nil, ""
+		switch f.ID {
+		case findings.LargeInitialList, findings.WatchFlapping, findings.GaveUp:
+			f.Title = "" // "… in 31.2s", "typically after 2s", "after 30s"
+		}
+		if facts := f.Evidence.Facts; facts != nil {
+			facts = maps.Clone(facts)
+			for _, k := range []string{"seconds", "typicalLifetime", "listSeconds"} {
+				delete(facts, k)
+			}
+			f.Evidence.Facts = facts
+		}
 		fs[i] = f
 	}
 	s.Findings = fs
