@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -89,11 +90,13 @@ func isThrottle(end *reflector.RequestEnd) bool {
 // learn keeps names learned after the 429s (Engine.NameFlowControl) and
 // says them at once when they are the ones throttled gave by UID.
 func (r *throttled) learn(e *Engine, flowSchemas, priorityLevels map[string]string) {
-	for uid, name := range flowSchemas {
-		r.keepName("flowschema", uid, name)
+	// In the UIDs' order, not a map's: past the bound, which names are
+	// kept is the same live and in a replay.
+	for _, uid := range slices.Sorted(maps.Keys(flowSchemas)) {
+		r.keepName("flowschema", uid, flowSchemas[uid])
 	}
-	for uid, name := range priorityLevels {
-		r.keepName("prioritylevelconfiguration", uid, name)
+	for _, uid := range slices.Sorted(maps.Keys(priorityLevels)) {
+		r.keepName("prioritylevelconfiguration", uid, priorityLevels[uid])
 	}
 	if f, ok := e.found[Throttled]; ok {
 		before := f.Evidence.Text

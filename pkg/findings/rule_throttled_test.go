@@ -1,6 +1,8 @@
 package findings
 
 import (
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +170,29 @@ func TestThrottledByTheProxyAloneDoesNotBlameAPIPriorityAndFairness(t *testing.T
 		if !strings.HasPrefix(got.Cause, "caused by --fault throttle=1.5s") || blamesAPF != server {
 			t.Errorf("the server throttled too: %v; cause %q", server, got.Cause)
 		}
+	}
+}
+
+// Past the bound of names kept, which are kept does not depend on a map's
+// order: a live run and its replay name the same.
+func TestThrottledKeepsTheSameNamesPastItsBound(t *testing.T) {
+	names := map[string]string{}
+	for i := range keepObjects + 10 {
+		names[fmt.Sprintf("uid-%03d", i)] = fmt.Sprintf("schema-%03d", i)
+	}
+	var first map[string]string
+	for range 5 {
+		r := &throttled{}
+		r.learn(New(Options{}, nil), names, nil)
+		if first == nil {
+			first = r.names
+			continue
+		}
+		if !maps.Equal(first, r.names) {
+			t.Fatalf("the names kept differ from one learning to the next")
+		}
+	}
+	if _, ok := first["flowschema/uid-000"]; !ok || len(first) != keepObjects {
+		t.Errorf("kept %d names, want the first %d by UID", len(first), keepObjects)
 	}
 }
