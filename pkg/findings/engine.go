@@ -3,8 +3,8 @@ package findings
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -84,16 +84,6 @@ func (e *Engine) Configure(opts Options) {
 	}
 }
 
-// Name sets whose findings they are (Finding.Resource and Finding.Client).
-func (e *Engine) Name(resource, client string) {
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.opts.Resource, e.opts.Client = resource, client
-}
-
 // OnRaise adds a listener of new findings: it is called once per finding,
 // when it is first raised, on the goroutine of the note that raised it,
 // after every listener of that note; and once more for throttled, with its
@@ -147,12 +137,7 @@ func (f *Finding) clone() Finding {
 		w := *f.Evidence.Window
 		c.Evidence.Window = &w
 	}
-	if f.Evidence.Facts != nil {
-		c.Evidence.Facts = make(map[string]string, len(f.Evidence.Facts))
-		for k, v := range f.Evidence.Facts {
-			c.Evidence.Facts[k] = v
-		}
-	}
+	c.Evidence.Facts = maps.Clone(f.Evidence.Facts)
 	return c
 }
 
@@ -245,10 +230,9 @@ func (e *Engine) raise(id ID, sev Severity, at time.Time, update func(f *Finding
 	f.LastAt = at
 	update(f)
 	if by := e.track.injected(id); by != "" {
-		// The fault was asked for: say so first, as the cause it is (in
-		// place of the faults named before, when more have acted since).
-		prefix := "caused by " + by + " (injected by the observing proxy). "
-		f.Cause, f.injectedCause = prefix+strings.TrimPrefix(f.Cause, f.injectedCause), prefix
+		// The fault was asked for: say so first, as the cause it is (every
+		// update writes Cause afresh, so the faults named are those so far).
+		f.Cause = "caused by " + by + " (injected by the observing proxy). " + f.Cause
 	}
 	if !ok {
 		e.pending = append(e.pending, f.clone())

@@ -83,9 +83,6 @@ type Finding struct {
 	// Ignored is set when the user silenced the id (--ignore-finding): it
 	// is kept, shown as ignored, and no rule counts it.
 	Ignored bool `json:"ignored,omitempty"`
-	// injectedCause is the words Cause begins with that name the faults
-	// the observing proxy injected (Engine.raise), replaced as more come.
-	injectedCause string
 }
 
 // Evidence is what a finding rests on: the requests (their ids, as on the
@@ -183,10 +180,8 @@ func (f Finding) Detail() string {
 	if w := f.Evidence.Window; w != nil {
 		fmt.Fprintf(&b, "  window: %s → %s (%s)\n", w.From.UTC().Format("15:04:05.000"), w.To.UTC().Format("15:04:05.000"), w.Length())
 	}
-	if len(f.Evidence.Facts) > 0 {
-		for _, k := range slices.Sorted(maps.Keys(f.Evidence.Facts)) {
-			fmt.Fprintf(&b, "  %s: %s\n", k, f.Evidence.Facts[k])
-		}
+	for _, k := range slices.Sorted(maps.Keys(f.Evidence.Facts)) {
+		fmt.Fprintf(&b, "  %s: %s\n", k, f.Evidence.Facts[k])
 	}
 	fmt.Fprintf(&b, "  cause: %s\n", f.Cause)
 	fmt.Fprintf(&b, "  what to do: %s\n", f.Action)

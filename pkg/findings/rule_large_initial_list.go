@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -23,7 +24,7 @@ type largeInitialList struct{}
 
 func (largeInitialList) entry() Entry {
 	return Entry{LargeInitialList, Warning, fmt.Sprintf("the first list was over %d MiB (its bodies as received, streamed or paged), %s objects or %s (from the request that began it, not counting waits and fallbacks before it)",
-		largeListBytes>>20, thousands(largeListObjects), span(largeListTime))}
+		largeListBytes>>20, format.Count(largeListObjects), span(largeListTime))}
 }
 
 // observe checks the first list's size and time.

@@ -72,7 +72,7 @@ func (r *relistStorm) observe(e *Engine, n reflector.Note) {
 		if !t.seen.alive.IsZero() {
 			g.downFor = n.At.Sub(t.seen.alive)
 		}
-		if !t.lastWatchEnd.IsZero() && t.lastWatchQuiet {
+		if t.lastWatchQuiet {
 			g.afterStart = t.lastWatchLife
 		}
 		r.gones = append(r.gones, g)

@@ -2,7 +2,9 @@ package findings
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
@@ -66,17 +68,7 @@ func saidBeyondTheStatus(d *reflector.Decision) string {
 
 // refusedAs names a refusal's status code.
 func refusedAs(code int32) string {
-	switch code {
-	case 401:
-		return "401 Unauthorized"
-	case 403:
-		return "403 Forbidden"
-	case 404:
-		return "404 Not Found"
-	case 405:
-		return "405 Method Not Allowed"
-	}
-	return fmt.Sprint(code)
+	return strings.TrimSpace(fmt.Sprint(code, " ", http.StatusText(int(code))))
 }
 
 // refusedWhy is a refusal's cause and action, by its code.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -108,7 +107,7 @@ func (r *watchFlapping) raise(e *Engine, at time.Time) {
 			failed++
 		}
 	}
-	sort.Slice(lifetimes, func(i, j int) bool { return lifetimes[i] < lifetimes[j] })
+	slices.Sort(lifetimes)
 	typical := lifetimes[len(lifetimes)/2]
 	common, commonN := "", 0
 	for c, k := range causes {
@@ -146,9 +145,6 @@ func flapCause(typical time.Duration, lifetimes []time.Duration, common string) 
 
 // alike says whether most lifetimes are within 25 % of the median.
 func alike(ls []time.Duration) bool {
-	if len(ls) == 0 {
-		return false
-	}
 	m := ls[len(ls)/2]
 	n := 0
 	for _, l := range ls {

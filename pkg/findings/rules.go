@@ -105,12 +105,3 @@ func span(d time.Duration) string {
 	}
 	return fmt.Sprintf("%g s", d.Seconds())
 }
-
-// thousands writes n with a comma between thousands: "50,000".
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}

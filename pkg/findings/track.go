@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -18,9 +19,8 @@ type track struct {
 	// seen as it stood before the last complete list: where what that
 	// list's relist diff found missing can have gone missing.
 	seen, beforeList signs
-	// the last watch that ended: when, how long it lived and whether it
+	// the last watch that ended: how long it lived and whether it
 	// delivered nothing
-	lastWatchEnd   time.Time
 	lastWatchLife  time.Duration
 	lastWatchQuiet bool
 	// the first list: whether it completed (firstList: with the note being
@@ -186,7 +186,7 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 		t.seen.quiet = appendLast(t.seen.quiet, r.ID)
 		t.seen.quietOpen += r.Duration
 	}
-	t.seen.watch, t.lastWatchEnd, t.lastWatchLife, t.lastWatchQuiet = r.ID, at, r.Duration, !alive
+	t.seen.watch, t.lastWatchLife, t.lastWatchQuiet = r.ID, r.Duration, !alive
 }
 
 // listTook is how long the list that the list-complete note n completed
@@ -210,12 +210,8 @@ func endedWatch(n reflector.Note) *reflector.RequestInfo {
 
 // decided is the note's decision, if it is one of reasons.
 func decided(n reflector.Note, reasons ...reflector.Reason) *reflector.Decision {
-	if d := n.Decision; n.Kind == reflector.NoteDecision && d != nil {
-		for _, r := range reasons {
-			if d.Reason == r {
-				return d
-			}
-		}
+	if d := n.Decision; n.Kind == reflector.NoteDecision && d != nil && slices.Contains(reasons, d.Reason) {
+		return d
 	}
 	return nil
 }
