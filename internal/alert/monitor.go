@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -242,12 +243,7 @@ func (r *Subject) ClockAdvanced(now time.Time) {
 func (r *Subject) allTripped() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, t := range r.tripped {
-		if !t {
-			return false
-		}
-	}
-	return true
+	return !slices.Contains(r.tripped, false)
 }
 
 // read is the resource's Stats and findings now (ok false before Attach).

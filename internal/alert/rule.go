@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,12 +102,7 @@ func (m Measure) known() bool {
 	if id, ok := m.Finding(); ok {
 		return findings.Known(id)
 	}
-	for _, k := range Measures() {
-		if k == m {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(Measures(), m)
 }
 
 // Op is a rule's comparison.
