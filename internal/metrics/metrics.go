@@ -92,14 +92,13 @@ type Metrics struct {
 // share their series.
 func New(withClient bool) *Metrics {
 	labels := labelNames(withClient)
-	with := func(extra string) []string { return append(labelNames(withClient), extra) }
 	m := &Metrics{
 		reg:        processRegistry(),
 		withClient: withClient,
 		listDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "list_duration_seconds",
 			Help: "Time from deciding to list to the complete list installed in the cache (complete lists only; retries included).", Buckets: listBuckets()}, labels),
 		watchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "watch_duration_seconds",
-			Help: "How long watches (streaming lists included) lasted, by how they ended: closed (by the server), timeout (idle), error (a 410 Gone too), canceled (cut short to act), stopped (the run ended while it was open).", Buckets: watchBuckets()}, with("end")),
+			Help: "How long watches (streaming lists included) lasted, by how they ended: closed (by the server), timeout (idle), error (a 410 Gone too), canceled (cut short to act), stopped (the run ended while it was open).", Buckets: watchBuckets()}, append(labelNames(withClient), "end")),
 	}
 	m.scrape = newScrapeCollector(withClient)
 	m.probe = newProbeCollector()
@@ -176,9 +175,6 @@ type Set struct {
 	mu  sync.Mutex
 	src Source
 }
-
-// Labels are the resource's label values.
-func (r *Set) Labels() Labels { return r.labels }
 
 // Attach gives the resource its sources; until then only note-fed metrics
 // are exported for it.
