@@ -209,10 +209,13 @@ func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now ti
 
 // WriteJSON writes the summary as one JSON object on one line, so that
 // after JSON lines it is the last line on stdout (tail -1 reads it).
-func (s Summary) WriteJSON(w io.Writer) error {
+func (s Summary) WriteJSON(w io.Writer) error { return writeLine(w, s) }
+
+// writeLine writes v as JSON on one line.
+func writeLine(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // the delivery buckets' names, "<2s" and ">60s", as they are
-	if err := enc.Encode(s); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("writing summary: %w", err)
 	}
 	return nil
@@ -221,14 +224,9 @@ func (s Summary) WriteJSON(w io.Writer) error {
 // WriteAllJSON writes several resources' summaries as one JSON object on
 // one line, {"resources": [...]}, in the order given.
 func WriteAllJSON(w io.Writer, sums []Summary) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
+	return writeLine(w, struct {
 		Resources []Summary `json:"resources"`
-	}{sums}); err != nil {
-		return fmt.Errorf("writing summary: %w", err)
-	}
-	return nil
+	}{sums})
 }
 
 // WriteObservedJSON writes an observed run's summaries (the proxy's, or
@@ -242,15 +240,10 @@ func WriteObservedJSON(w io.Writer, sums []Summary) error {
 		faults = append(faults, s.Faults...)
 	}
 	slices.SortStableFunc(faults, func(a, b FaultSummary) int { return a.At.Compare(b.At) })
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
+	return writeLine(w, struct {
 		Resources []Summary      `json:"resources"`
 		Faults    []FaultSummary `json:"faults"`
-	}{sums, faults}); err != nil {
-		return fmt.Errorf("writing summary: %w", err)
-	}
-	return nil
+	}{sums, faults})
 }
 
 // WriteText writes the summary for people: the totals, then the objects.
