@@ -49,7 +49,8 @@ type Status struct {
 }
 
 // Fraction is how close the value is to the threshold: value/threshold
-// (1 or more trips with >), or for a zero threshold 0 until it trips.
+// (over 1 trips with >, 1 or more with >=), or for a zero threshold 0
+// until it trips.
 func (s Status) Fraction() float64 {
 	if s.Rule.Threshold == 0 {
 		if s.Rule.Trips(s.Value) {
@@ -110,7 +111,7 @@ func NewMonitor(rules []Rule, onTrip func(Trip)) *Monitor {
 }
 
 // Add registers a resource: name describes it in trips ("configmaps.v1 in
-// namespace demo"); stats reads its reflector (nil until Attach).
+// namespace demo"); its Subject reads its reflector once attached (Attach).
 func (m *Monitor) Add(name string) *Subject {
 	r := &Subject{m: m, name: name, values: make([]int64, len(m.rules)), tripped: make([]bool, len(m.rules))}
 	m.mu.Lock()
@@ -151,7 +152,7 @@ func (m *Monitor) Evaluate(now time.Time) {
 
 // Run evaluates every Interval of the wall clock, reading the time from
 // now, until ctx ends. It is for live runs; a replay evaluates on its virtual
-// clock instead (Resource.ClockAdvanced).
+// clock instead (Subject.ClockAdvanced).
 func (m *Monitor) Run(ctx context.Context, now func() time.Time) {
 	t := time.NewTicker(Interval)
 	defer t.Stop()

@@ -176,7 +176,7 @@ type StoreEntry struct {
 	ResourceVersion string `json:"resourceVersion"`
 }
 
-// NewSummary computes the summary from the reflector's stats and the store; now is the end of the run.
+// New computes the summary from the reflector's stats and the store; now is the end of the run.
 func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now time.Time) Summary {
 	objs := s.List()
 	slices.SortFunc(objs, func(a, b *store.Object) int { return a.Ref().Compare(b.Ref()) })
@@ -273,8 +273,8 @@ func (s Summary) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&b, "state at the end: %s; never synced\n", s.State)
 	}
-	if s.Bookmark.Age != nil {
-		fmt.Fprintf(&b, "last bookmark: resourceVersion %s, %.1fs before the end\n", s.Bookmark.ResourceVersion, *s.Bookmark.Age)
+	if s.Bookmark.AgeSeconds != nil { // not Age, kept one release only
+		fmt.Fprintf(&b, "last bookmark: resourceVersion %s, %.1fs before the end\n", s.Bookmark.ResourceVersion, *s.Bookmark.AgeSeconds)
 	} else {
 		b.WriteString("last bookmark: none\n")
 	}

@@ -81,7 +81,7 @@ type Finding struct {
 	LastAt  time.Time `json:"lastAt"`
 	Count   int64     `json:"count"`
 	// Ignored is set when the user silenced the id (--ignore-finding): it
-	// is kept, shown as ignored, and no rule counts it.
+	// is kept, shown as ignored, and no --fail-on rule counts it.
 	Ignored bool `json:"ignored,omitempty"`
 }
 
