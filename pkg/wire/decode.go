@@ -29,19 +29,17 @@ const InitialEventsEndAnnotation = metav1.InitialEventsAnnotationKey
 // keepBody the JSON itself is kept as the object's Body (not copied: raw must
 // not be modified afterwards).
 func DecodeObject(raw []byte, keepBody bool) (*store.Object, error) {
-	obj, _, err := decodeObject(raw, keepBody)
+	var d objectDecoder
+	obj, _, err := d.decode(raw, keepBody)
 	return obj, err
 }
 
-// decodeObject also reports whether the object is the initial-events-end bookmark.
-func decodeObject(raw []byte, keepBody bool) (*store.Object, bool, error) {
-	// Scratch space sized once: an object keeps a few hundred bytes of strings.
-	d := objectDecoder{objectParts: objectParts{text: make([]byte, 0, min(len(raw), 512)), labels: make([]labelSpans, 0, 8)}}
-	return d.decode(raw, keepBody)
-}
-
-// decode decodes the compact store form of one whole object's JSON.
+// decode decodes the compact store form of one whole object's JSON and
+// reports whether it is the initial-events-end bookmark.
 func (d *objectDecoder) decode(raw []byte, keepBody bool) (*store.Object, bool, error) {
+	if d.text == nil { // scratch space sized once: an object keeps a few hundred bytes of strings
+		d.text, d.labels = make([]byte, 0, min(len(raw), 512)), make([]labelSpans, 0, 8)
+	}
 	d.sc.Reset(raw)
 	obj, end, err := d.object()
 	if err == nil {
@@ -167,7 +165,7 @@ func (d *objectDecoder) object() (*store.Object, bool, error) {
 	d.reset()
 	d.err = nil
 	obj := &store.Object{}
-	labelsSet, end := false, false
+	end := false
 	sc := &d.sc
 	if sc.Object() {
 		for key, ok := sc.Key(); ok; key, ok = sc.Key() {
@@ -201,7 +199,7 @@ func (d *objectDecoder) object() (*store.Object, bool, error) {
 					}
 				case "labels":
 					// Like encoding/json: null clears the map, an object adds to it.
-					if labelsSet = sc.Object(); !labelsSet {
+					if !sc.Object() {
 						d.labels = d.labels[:0]
 						continue
 					}
@@ -255,7 +253,7 @@ func (d *objectDecoder) object() (*store.Object, bool, error) {
 	if d.err != nil {
 		return nil, false, d.err
 	}
-	d.build(obj, labelsSet)
+	d.build(obj)
 	return obj, end, nil
 }
 
@@ -347,7 +345,7 @@ func (d *objectDecoder) timestamp() (time.Time, bool) {
 // them: the strings it keeps, and the labels in store.Labels' encoding
 // (sorted by key, the last of a repeated key kept, as encoding/json and a
 // map would).
-func (d *objectParts) build(obj *store.Object, labelsSet bool) {
+func (d *objectParts) build(obj *store.Object) {
 	bytesOf := func(s span) []byte { return d.text[s.start:s.end] }
 	n := 0
 	for _, s := range d.fields {
@@ -357,15 +355,13 @@ func (d *objectParts) build(obj *store.Object, labelsSet bool) {
 		n += o.apiVersion.end - o.apiVersion.start + o.kind.end - o.kind.start + o.name.end - o.name.start + o.uid.end - o.uid.start
 	}
 	labels := d.labels[:0]
-	if labelsSet {
-		slices.SortStableFunc(d.labels, func(a, b labelSpans) int { return bytes.Compare(bytesOf(a.key), bytesOf(b.key)) })
-		for i, l := range d.labels {
-			if i+1 < len(d.labels) && bytes.Equal(bytesOf(l.key), bytesOf(d.labels[i+1].key)) {
-				continue
-			}
-			labels = append(labels, l)
-			n += store.LabelLen(l.key.end-l.key.start, l.value.end-l.value.start)
+	slices.SortStableFunc(d.labels, func(a, b labelSpans) int { return bytes.Compare(bytesOf(a.key), bytesOf(b.key)) })
+	for i, l := range d.labels {
+		if i+1 < len(d.labels) && bytes.Equal(bytesOf(l.key), bytesOf(d.labels[i+1].key)) {
+			continue
 		}
+		labels = append(labels, l)
+		n += store.LabelLen(l.key.end-l.key.start, l.value.end-l.value.start)
 	}
 	var b strings.Builder
 	b.Grow(n)
@@ -416,31 +412,20 @@ const MaxObjectBytes = 16 << 20
 // item's Raw is its own copy (and its Body, with keepBody), so nothing holds
 // on to the page.
 func DecodeList(body []byte, keepBody bool) (*reflector.Page, error) {
-	return decodeListFrom(bytes.NewReader(body), keepBody)
+	return decodeListFrom(bytes.NewReader(body), keepBody, true)
 }
 
 // decodeListFrom decodes a LIST response as it is read: each item is decoded
 // as soon as its bytes are in, and the response is never held whole. The
 // scanner reads the body as needed, each byte once, and holds only the part
 // being decoded (the list's opening, one member, one item), up to
-// MaxObjectBytes.
-func decodeListFrom(r io.Reader, keepBody bool) (*reflector.Page, error) {
-	return decodeListKeeping(r, keepBody, true)
-}
-
-// decodeListKeeping is decodeListFrom; without keepRaw (and keepBody) the
-// items' JSON is not copied and their Raw is nil.
-func decodeListKeeping(r io.Reader, keepBody, keepRaw bool) (*reflector.Page, error) {
+// MaxObjectBytes. Without keepRaw (and keepBody) the items' JSON is not
+// copied and their Raw is nil.
+func decodeListFrom(r io.Reader, keepBody, keepRaw bool) (*reflector.Page, error) {
 	var d objectDecoder
 	sc := &d.sc
 	sc.ResetReader(r, MaxObjectBytes)
 	page := &reflector.Page{}
-	fail := func(err error) (*reflector.Page, error) {
-		if errors.Is(err, jsonscan.ErrTooLarge) {
-			err = fmt.Errorf("a list member is larger than %d MiB: %w", MaxObjectBytes>>20, err)
-		}
-		return nil, fmt.Errorf("decoding list: %w", bodyError(err))
-	}
 	// A null list is an empty one, as for encoding/json.
 	isNull := sc.Peek() == 'n'
 	if isNull {
@@ -475,8 +460,10 @@ func decodeListKeeping(r io.Reader, keepBody, keepRaw bool) (*reflector.Page, er
 		}
 	}
 	sc.Commit()
-	if err := sc.End(); err != nil {
-		return fail(err)
+	if err := sc.End(); errors.Is(err, jsonscan.ErrTooLarge) {
+		return nil, fmt.Errorf("decoding list: a list member is larger than %d MiB: %w", MaxObjectBytes>>20, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("decoding list: %w", bodyError(err))
 	}
 	return page, nil
 }
@@ -570,9 +557,6 @@ func (d *objectDecoder) watchEvent(typ string, object []byte, keepBody bool) (re
 	ev := reflector.WatchEvent{Type: reflector.EventType(typ)}
 	switch ev.Type {
 	case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted, reflector.EventBookmark:
-		if d.text == nil {
-			d.text, d.labels = make([]byte, 0, min(len(object), 512)), make([]labelSpans, 0, 8)
-		}
 		obj, end, err := d.decode(object, keepBody && ev.Type != reflector.EventBookmark)
 		if err != nil {
 			return ev, fmt.Errorf("%s event: %w", typ, err)

@@ -8,7 +8,9 @@ import (
 )
 
 // DecodeListFrom exposes the streaming LIST decoder to the external tests.
-var DecodeListFrom = decodeListFrom
+func DecodeListFrom(r io.Reader, keepBody bool) (*reflector.Page, error) {
+	return decodeListFrom(r, keepBody, true)
+}
 
 // ReadWatchEvents reads a watch stream body as a live watch does (each
 // event's object decoded in place as r is read) until it ends or fails.
@@ -56,7 +58,10 @@ func DecodeProtoObject(b []byte) (*store.Object, bool, []byte, error) {
 
 // DecodeObjectEnd decodes one object's JSON and reports whether it is the
 // initial-events-end bookmark.
-func DecodeObjectEnd(raw []byte) (*store.Object, bool, error) { return decodeObject(raw, false) }
+func DecodeObjectEnd(raw []byte) (*store.Object, bool, error) {
+	var d objectDecoder
+	return d.decode(raw, false)
+}
 
 // ReadWatchEventsWriteTime is ReadWatchEvents without keeping Raw, taking
 // each object's write time or (off) skipping managedFields unread: the

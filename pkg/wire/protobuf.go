@@ -215,7 +215,7 @@ func (d *protoDecoder) object(b []byte) (*store.Object, bool, error) {
 	d.reset()
 	d.newest = 0
 	obj := &store.Object{}
-	labelsSet, end := false, false
+	end := false
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -237,14 +237,13 @@ func (d *protoDecoder) object(b []byte) (*store.Object, bool, error) {
 			return nil, false, errProto("object metadata", n)
 		}
 		b = b[n:]
-		ls, e, err := d.meta(v, obj)
+		e, err := d.meta(v, obj)
 		if err != nil {
 			return nil, false, err
 		}
-		labelsSet = labelsSet || ls
 		end = end || e
 	}
-	d.build(obj, labelsSet)
+	d.build(obj)
 	if d.newest > 0 {
 		d.written = time.Unix(d.newest, 0).UTC()
 	}
@@ -259,11 +258,11 @@ func (d *protoDecoder) str(v []byte) span {
 }
 
 // meta decodes an ObjectMeta message into obj and d's parts.
-func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, err error) {
+func (d *protoDecoder) meta(b []byte, obj *store.Object) (end bool, err error) {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return false, false, errProto("metadata", n)
+			return false, errProto("metadata", n)
 		}
 		b = b[n:]
 		want := protowire.BytesType
@@ -275,25 +274,25 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 		case metaManagedFields:
 			if d.noWritten {
 				if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-					return false, false, errProto("metadata", n)
+					return false, errProto("metadata", n)
 				}
 				b = b[n:]
 				continue
 			}
 		default:
 			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return false, false, errProto("metadata", n)
+				return false, errProto("metadata", n)
 			}
 			b = b[n:]
 			continue
 		}
 		if typ != want {
-			return false, false, fmt.Errorf("metadata field %d has wire type %d, want %d", num, typ, want)
+			return false, fmt.Errorf("metadata field %d has wire type %d, want %d", num, typ, want)
 		}
 		if want == protowire.VarintType {
 			v, n := protowire.ConsumeVarint(b)
 			if n < 0 {
-				return false, false, errProto("metadata.generation", n)
+				return false, errProto("metadata.generation", n)
 			}
 			b = b[n:]
 			obj.Generation = int64(v)
@@ -301,7 +300,7 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 		}
 		v, n := protowire.ConsumeBytes(b)
 		if n < 0 {
-			return false, false, errProto("metadata", n)
+			return false, errProto("metadata", n)
 		}
 		b = b[n:]
 		switch num {
@@ -315,25 +314,24 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 			d.fields[fieldResourceVersion] = d.str(v)
 		case metaCreationTimestamp:
 			if obj.CreationTimestamp, err = protoTime(v); err != nil {
-				return false, false, err
+				return false, err
 			}
 		case metaDeletionTimestamp:
 			t, err := protoTime(v)
 			if err != nil {
-				return false, false, err
+				return false, err
 			}
 			obj.DeletionTimestamp = &t
 		case metaLabels:
 			k, val, err := mapEntry(v)
 			if err != nil {
-				return false, false, fmt.Errorf("metadata.labels: %w", err)
+				return false, fmt.Errorf("metadata.labels: %w", err)
 			}
-			labelsSet = true
 			d.labels = append(d.labels, labelSpans{d.str(k), d.str(val)})
 		case metaAnnotations:
 			k, val, err := mapEntry(v)
 			if err != nil {
-				return false, false, fmt.Errorf("metadata.annotations: %w", err)
+				return false, fmt.Errorf("metadata.annotations: %w", err)
 			}
 			if string(k) == InitialEventsEndAnnotation {
 				end = string(val) == "true"
@@ -341,14 +339,14 @@ func (d *protoDecoder) meta(b []byte, obj *store.Object) (labelsSet, end bool, e
 		case metaOwnerReferences:
 			o, err := d.owner(v)
 			if err != nil {
-				return false, false, err
+				return false, err
 			}
 			d.owners = append(d.owners, o)
 		case metaManagedFields:
 			d.managedFieldsEntry(v)
 		}
 	}
-	return labelsSet, end, nil
+	return end, nil
 }
 
 // managedFieldsEntry keeps a ManagedFieldsEntry's time, in seconds, in

@@ -60,7 +60,7 @@ func DecodeListBody(r io.Reader, contentType string, keepBody, keepRaw bool) (*r
 	if isProtobuf(contentType) {
 		page, err = decodeProtoList(body, keepRaw)
 	} else {
-		page, err = decodeListKeeping(body, keepBody, keepRaw)
+		page, err = decodeListFrom(body, keepBody, keepRaw)
 	}
 	if err != nil {
 		return nil, err
