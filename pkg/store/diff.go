@@ -128,8 +128,5 @@ func makeEntries(n int) []DiffEntry {
 // Compare orders refs by namespace, then name, as kubectl lists them: it
 // returns -1, 0 or +1 as r sorts before, with or after o.
 func (r Ref) Compare(o Ref) int {
-	if c := cmp.Compare(r.Namespace, o.Namespace); c != 0 {
-		return c
-	}
-	return cmp.Compare(r.Name, o.Name)
+	return cmp.Or(cmp.Compare(r.Namespace, o.Namespace), cmp.Compare(r.Name, o.Name))
 }

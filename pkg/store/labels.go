@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"iter"
 	"maps"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -46,13 +47,7 @@ func LabelLen(keyLen, valueLen int) int {
 	return uvarintLen(keyLen) + keyLen + uvarintLen(valueLen) + valueLen
 }
 
-func uvarintLen(n int) int {
-	w := 1
-	for ; n >= 0x80; n >>= 7 {
-		w++
-	}
-	return w
-}
+func uvarintLen(n int) int { return (bits.Len(uint(n)|1) + 6) / 7 }
 
 // WriteLabel writes one label to b as AppendLabel appends it.
 func WriteLabel(b *strings.Builder, key, value []byte) {
@@ -145,11 +140,7 @@ func (l Labels) Map() map[string]string {
 	if l.s == "" {
 		return nil
 	}
-	m := map[string]string{}
-	for k, v := range l.All() {
-		m[k] = v
-	}
-	return m
+	return maps.Collect(l.All())
 }
 
 // String renders the labels as a label selector would write them:
