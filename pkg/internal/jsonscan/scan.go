@@ -18,6 +18,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -670,7 +671,7 @@ func isHex(c byte) bool {
 // key reads an object key at pos.
 func (s *Scanner) key() []byte {
 	body, plain := s.scanString()
-	if s.err != nil || plain || (utf8.Valid(body) && !hasEscape(body)) {
+	if s.err != nil || plain || (utf8.Valid(body) && bytes.IndexByte(body, '\\') < 0) {
 		return body
 	}
 	return appendUnquoted(nil, body)
@@ -703,7 +704,7 @@ func (s *Scanner) String() ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	if plain || (utf8.Valid(body) && !hasEscape(body)) {
+	if plain || (utf8.Valid(body) && bytes.IndexByte(body, '\\') < 0) {
 		return body, true
 	}
 	return appendUnquoted(nil, body), true
@@ -791,15 +792,6 @@ func (s *Scanner) typeError(want string) {
 		return
 	}
 	s.fail("want %s, got %s", want, got)
-}
-
-func hasEscape(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 // appendUnquoted appends the decoded form of a validated string body (escapes
