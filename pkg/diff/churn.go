@@ -101,11 +101,8 @@ type ObjectChurn struct {
 func (c *Churn) Summary(n int) Summary {
 	s := Summary{Events: c.events, TimestampOnly: c.timestampOnly, Skipped: c.skipped, Paths: []PathChurn{}, Objects: []ObjectChurn{}}
 	for path, pc := range c.paths {
-		share := 0.0
-		if c.events > 0 {
-			share = float64(pc.count) / float64(c.events)
-		}
-		s.Paths = append(s.Paths, PathChurn{Path: path, Count: pc.count, Share: share, Manager: top(pc.managers)})
+		// A path was counted by an event: c.events > 0.
+		s.Paths = append(s.Paths, PathChurn{Path: path, Count: pc.count, Share: float64(pc.count) / float64(c.events), Manager: top(pc.managers)})
 	}
 	slices.SortFunc(s.Paths, func(a, b PathChurn) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Path, b.Path))
@@ -116,12 +113,7 @@ func (c *Churn) Summary(n int) Summary {
 	slices.SortFunc(s.Objects, func(a, b ObjectChurn) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name))
 	})
-	if len(s.Paths) > n {
-		s.Paths = s.Paths[:n]
-	}
-	if len(s.Objects) > n {
-		s.Objects = s.Objects[:n]
-	}
+	s.Paths, s.Objects = s.Paths[:min(n, len(s.Paths))], s.Objects[:min(n, len(s.Objects))]
 	return s
 }
 

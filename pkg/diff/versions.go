@@ -63,7 +63,6 @@ func (v *Versions) Event(typ, key, uid string, raw []byte, recorded *Changes) *C
 			return v.Modified(key, uid, raw)
 		}
 		v.Hold(key, uid, raw)
-		return recorded
 	case "DELETED":
 		v.Forget(key)
 	}
