@@ -126,7 +126,7 @@ func churnViewOf(res *Section) *churnView {
 			Share: percent(p.Share), ShareV: p.Share, Manager: format.ClipWithLength(p.Manager, clipName)})
 	}
 	for _, o := range c.Objects {
-		v.Objects = append(v.Objects, churnObjectRow{Name: format.ClipWithLength(o.Name, clipName), Count: n(o.Count), CountV: o.Count, Share: share(o.Count, c.Events)})
+		v.Objects = append(v.Objects, churnObjectRow{Name: format.ClipWithLength(o.Name, clipName), Count: n(o.Count), CountV: o.Count, Share: share(o.Count, c.Events+c.Skipped)})
 	}
 	for i := len(res.RecentChanges) - 1; i >= 0; i-- {
 		v.Recent = append(v.Recent, changedRowOf(res.RecentChanges[i]))

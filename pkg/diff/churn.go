@@ -3,6 +3,7 @@ package diff
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // maxTracked caps the distinct paths and objects a Churn counts one by one;
@@ -31,21 +32,23 @@ func (c *Churn) Add(object string, ch *Changes) {
 	if ch == nil {
 		return
 	}
+	if c.paths == nil {
+		c.paths, c.objects = map[string]*pathCount{}, map[string]int64{}
+	}
+	// The object took the event, diffed or not (a HOT line says how many
+	// MODIFIED events came).
+	if _, ok := c.objects[object]; !ok && len(c.objects) >= maxTracked {
+		object = Other
+	}
+	c.objects[object]++
 	if ch.Skipped != "" {
 		c.skipped++
 		return
-	}
-	if c.paths == nil {
-		c.paths, c.objects = map[string]*pathCount{}, map[string]int64{}
 	}
 	c.events++
 	if ch.TimestampOnly {
 		c.timestampOnly++
 	}
-	if _, ok := c.objects[object]; !ok && len(c.objects) >= maxTracked {
-		object = Other
-	}
-	c.objects[object]++
 	for _, p := range ch.Paths {
 		if p.Meta {
 			continue
@@ -62,7 +65,9 @@ func (c *Churn) Add(object string, ch *Changes) {
 			}
 		}
 		pc.count++
-		if w := p.Writer(); w != "" {
+		if w := p.Writer(); w != "" && p.Op != Removed {
+			// A removal's manager is the one that had set the path, not
+			// the writer that removed it: it wrote nothing here.
 			pc.managers[w]++
 		}
 	}
@@ -83,7 +88,8 @@ type Summary struct {
 }
 
 // PathChurn is one path's count of changes, its share of the events and the
-// manager that wrote it most.
+// manager that wrote it most (those tied for it, "alice and bob"; a
+// removal is no one's write).
 type PathChurn struct {
 	Path    string  `json:"path"`
 	Count   int64   `json:"count"`
@@ -91,7 +97,7 @@ type PathChurn struct {
 	Manager string  `json:"manager,omitempty"`
 }
 
-// ObjectChurn is one object's count of MODIFIED events.
+// ObjectChurn is one object's count of MODIFIED events, diffed or not.
 type ObjectChurn struct {
 	Name  string `json:"name"`
 	Count int64  `json:"count"`
@@ -117,14 +123,19 @@ func (c *Churn) Summary(n int) Summary {
 	return s
 }
 
-// top is the key with the highest count ("" for none), the first in name
-// order among equals.
+// top is the key with the highest count ("" for none); keys tied for it
+// are all named, in name order ("alice and bob").
 func top(m map[string]int64) string {
-	best, bestN := "", int64(0)
+	var best []string
+	bestN := int64(0)
 	for k, n := range m {
-		if n > bestN || n == bestN && k < best {
-			best, bestN = k, n
+		switch {
+		case n > bestN:
+			best, bestN = []string{k}, n
+		case n == bestN:
+			best = append(best, k)
 		}
 	}
-	return best
+	slices.Sort(best)
+	return strings.Join(best, " and ")
 }

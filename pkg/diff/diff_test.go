@@ -185,6 +185,25 @@ func TestChurnCountsPathsObjectsAndTopManagers(t *testing.T) {
 	if got := c.Summary(1); len(got.Paths) != 1 || len(got.Objects) != 1 {
 		t.Errorf("top 1: %+v", got)
 	}
+
+	// A reviewer's --diff run: an object's MODIFIED events not diffed are
+	// its events too (HOT said fewer than came), a removal is not written
+	// by the manager that had set the path, and a tie names both.
+	var r diff.Churn
+	r.Add("ns/z", &diff.Changes{Paths: []diff.Change{{Path: ".data.k", Op: diff.Changed, Manager: "bob"}, {Path: ".data.gone", Op: diff.Removed, Manager: "alice"}}})
+	r.Add("ns/z", &diff.Changes{Paths: []diff.Change{{Path: ".data.k", Op: diff.Changed, Manager: "alice"}}})
+	r.Add("ns/z", diff.Skip(diff.SkipCap))
+	s = r.Summary(10)
+	if len(s.Objects) != 1 || s.Objects[0].Count != 3 {
+		t.Errorf("objects %+v, want ns/z's 3 MODIFIED events", s.Objects)
+	}
+	managers := map[string]string{}
+	for _, p := range s.Paths {
+		managers[p.Path] = p.Manager
+	}
+	if managers[".data.k"] != "alice and bob" || managers[".data.gone"] != "" {
+		t.Errorf("top managers %q, want alice and bob tied on .data.k, no one for the removal", managers)
+	}
 }
 
 // A value is shown as JSON a person reads: <, > and & as they are, not as

@@ -121,7 +121,7 @@ func (p *Pane) Lines(st common.Styles, width int) []string {
 	out = append(out, "")
 	out = append(out, st.Label.Render(common.Clip(fmt.Sprintf(" %-*s %*s %*s", pathW, "OBJECT (most events)", countW, "EVENTS", shareW, "SHARE"), width)))
 	for _, o := range s.Objects {
-		out = append(out, common.Clip(" "+common.Pad(o.Name, pathW)+fmt.Sprintf(" %*s %*s", countW, format.Count(o.Count), shareW, percent(o.Count, s.Events)), width))
+		out = append(out, common.Clip(" "+common.Pad(o.Name, pathW)+fmt.Sprintf(" %*s %*s", countW, format.Count(o.Count), shareW, percent(o.Count, s.Events+s.Skipped)), width))
 	}
 	return out
 }
