@@ -65,9 +65,7 @@ func (c *Churn) Add(object string, ch *Changes) {
 			}
 		}
 		pc.count++
-		if w := p.Writer(); w != "" && p.Op != Removed {
-			// A removal's manager is the one that had set the path, not
-			// the writer that removed it: it wrote nothing here.
+		if w := p.Author(); w != "" {
 			pc.managers[w]++
 		}
 	}

@@ -67,6 +67,16 @@ func (c Change) Writer() string {
 	return c.Manager
 }
 
+// Author is who made the change, as Writer names it: "" for a removal,
+// whose manager is the one that had set the path, not the one that
+// removed it (the object no longer says).
+func (c Change) Author() string {
+	if c.Op == Removed {
+		return ""
+	}
+	return c.Writer()
+}
+
 // Changes is what one MODIFIED event changed.
 type Changes struct {
 	// Paths are the changes, in path order (meta ones included).

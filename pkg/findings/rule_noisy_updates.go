@@ -105,7 +105,7 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 		b.stamp++
 		r.sum.stamp++
 		for _, c := range visible {
-			r.countPath(b.stamped, r.sum.stamped, &r.stampTop, writtenPath{c.Path, c.Writer()})
+			r.countPath(b.stamped, r.sum.stamped, &r.stampTop, writtenPath{c.Path, c.Author()})
 		}
 		if len(visible) == 0 {
 			// Not even a time: only managedFields (and resourceVersion),
@@ -117,7 +117,7 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 		}
 	}
 	if len(visible) == 1 && bookkeeping(visible[0].Path) {
-		r.countPath(b.sole, r.sum.sole, &r.soleTop, writtenPath{visible[0].Path, visible[0].Writer()})
+		r.countPath(b.sole, r.sum.sole, &r.soleTop, writtenPath{visible[0].Path, visible[0].Author()})
 	}
 	r.reqs = appendLast(r.reqs, n.RequestID)
 	v := noisyView{at: n.At, events: r.sum.events, stamp: r.sum.stamp, sole: r.sum.sole[r.soleTop],
