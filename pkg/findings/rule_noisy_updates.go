@@ -223,6 +223,7 @@ func (v noisyView) write(e *Engine) {
 	soleShare := float64(v.sole) / float64(events)
 	var what, of string
 	var path writtenPath
+	share := stampShare // the one the title gives
 	if stampShare >= noisyTimestampShare {
 		path = v.stampTop
 		only := "times"
@@ -232,7 +233,7 @@ func (v noisyView) write(e *Engine) {
 		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", stamp, events, 100*stampShare, only)
 		of = ", of " + format.PluralUngrouped(v.stampObjects, "object")
 	} else {
-		path = v.soleTop
+		path, share = v.soleTop, soleShare
 		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", v.sole, events, 100*soleShare, path.path)
 	}
 	writer := path.writer
@@ -253,7 +254,7 @@ func (v noisyView) write(e *Engine) {
 			Text: fmt.Sprintf("over the last %s, %s%s; the path changed most among them is %s, written by %s",
 				span(noisyWindow), what, of, path.path, writer),
 			Requests: slices.Clone(v.reqs),
-			Facts: map[string]string{"path": path.path, "manager": path.writer, "share": fmt.Sprintf("%.0f%%", 100*max(stampShare, soleShare)),
+			Facts: map[string]string{"path": path.path, "manager": path.writer, "share": fmt.Sprintf("%.0f%%", 100*share),
 				"events": fmt.Sprint(events), "timestampOnly": fmt.Sprint(stamp)},
 		}
 		f.Cause = cause + ": every informer of the resource receives, decodes and hands each such event to its handlers, and each controller reconciles for nothing"

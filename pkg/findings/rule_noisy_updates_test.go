@@ -219,3 +219,23 @@ func TestNoisyUpdatesSaysTheSameWhenEverItIsRead(t *testing.T) {
 		t.Errorf("title %q, want %q: the last event that held it", unread.Title, want)
 	}
 }
+
+// The share among the facts is the one the title gives: a reviewer read
+// "119 of the last 140 MODIFIED events (85%) changed only times" beside
+// "share: 86%", the share of the events whose only change was that path
+// (one of which changed it to something not a time).
+func TestNoisyUpdatesShareIsTheTitles(t *testing.T) {
+	f := newFeed(t, Options{})
+	notATime := &diff.Changes{Paths: []diff.Change{{Path: `.metadata.annotations["example.com/at"]`, Op: diff.Changed, Manager: "stamper"}}}
+	f.modified(0, notATime)
+	for i := range 39 {
+		f.modified(i, dataChange())
+	}
+	for i := range 60 {
+		f.modified(i, heartbeat())
+	}
+	got, ok := f.e.Get(NoisyUpdates)
+	if !ok || !strings.Contains(got.Title, "(60%) changed only times") || got.Evidence.Facts["share"] != "60%" {
+		t.Errorf("%v: title %q, share %q; want 60%% in both", ok, got.Title, got.Evidence.Facts["share"])
+	}
+}
