@@ -140,8 +140,12 @@ func (r *Reflector) Run(ctx context.Context) error {
 		// no request open (during a backoff, or between two requests). A
 		// recording cut right after a forced relist stops there, with the
 		// relist decided as recorded.
-		stops := ctx.Err() != nil || r.cfg.Once && r.listedOnce || r.sourceStopsHere(ctx)
-		if ctx.Err() == nil && r.takeForced() {
+		// The run's own end is read before the source is asked: a replay
+		// that reads its trace's end there ends the run's context too, and
+		// the relist forced before the cut is still decided, as recorded.
+		ended := ctx.Err() != nil
+		stops := ended || r.cfg.Once && r.listedOnce || r.sourceStopsHere(ctx)
+		if !ended && r.takeForced() {
 			p = r.listPhase(true)
 			r.decide(Decision{State: r.displayState(p), Reason: ReasonForcedRelist, List: r.method(p)})
 		}

@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -713,5 +714,43 @@ func TestABackoffAfterRepeated410sSaysNoWatchEventCameBetween(t *testing.T) {
 	got := Decision{Reason: ReasonBackoff, Next: VerbList, GoneInARow: 3}.String()
 	if want := "backing off before the next LIST: 3 410s in a row, no watch event or bookmark between them (a list alone does not count)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// stopper is a source that says the run stops here (a replay at its
+// trace's end), ending the run's context as a replay's end does.
+type stopper struct {
+	Source
+	stop context.CancelFunc
+}
+
+func (s *stopper) StopsHere(context.Context) bool {
+	s.stop()
+	return true
+}
+
+// A relist forced before a replay's source says the run stops is decided,
+// as recorded, though the source's end ends the run's context as it says
+// so (CI saw a recording cut after a forced relist replay as stopped).
+func TestARelistForcedBeforeTheSourceStopsIsDecided(t *testing.T) {
+	st, w := store.New()
+	t.Cleanup(w.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var reasons []Reason
+	r, err := New(Config{Source: &stopper{Source: newFake(t), stop: cancel}, OnNote: func(n Note) {
+		if n.Kind == NoteDecision {
+			reasons = append(reasons, n.Decision.Reason)
+		}
+	}}, w, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ForceRelist()
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := []Reason{ReasonInitialList, ReasonForcedRelist, ReasonStopped}; !slices.Equal(reasons, want) {
+		t.Errorf("decisions %v, want %v", reasons, want)
 	}
 }
