@@ -310,8 +310,8 @@ func (l *Ledger) applyWatchEvent(ev WatchEvent, arrived time.Time, stateAdd bool
 	return nil
 }
 
-// bookmark moves the cursor to a bookmark's resourceVersion, counts it and
-// notes it: a streaming list's end (listEnd) apart from a progress bookmark,
+// bookmark counts a bookmark, notes it and moves the cursor to its
+// resourceVersion: a streaming list's end (listEnd) apart from a progress bookmark,
 // which alone is timed (Stats.BookmarkAt): the end of a list says nothing of
 // whether the server sends bookmarks. A list's end leaves the cursor to
 // CompleteList, which moves it once the list is installed: a cursor at a
@@ -321,9 +321,6 @@ func (l *Ledger) bookmark(rv string, listEnd bool) {
 	l.wmu.Lock()
 	_, _ = l.writer.ApplyEvent(store.Event{Type: store.Bookmark, ResourceVersion: rv})
 	l.wmu.Unlock()
-	if !listEnd {
-		l.advance(rv, false)
-	}
 	l.mu.Lock()
 	if listEnd {
 		l.stats.Counters.InitialEventsEnd++
@@ -334,6 +331,9 @@ func (l *Ledger) bookmark(rv string, listEnd bool) {
 	}
 	l.mu.Unlock()
 	l.Note(Note{Kind: NoteBookmark, Bookmark: &Bookmark{ResourceVersion: rv, ListEnd: listEnd}})
+	if !listEnd {
+		l.advance(rv, false) // after the bookmark's note, as an event's: it may decide on it
+	}
 }
 
 // advance moves the cursor to rv, noting (and refusing) a move backwards;

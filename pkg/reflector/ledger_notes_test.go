@@ -149,3 +149,36 @@ func TestARequestStartedNoteIsAtTheTimeTheRequestWasSent(t *testing.T) {
 		t.Errorf("a request sent at %v after a note at %v: its note at %v, started %v", early, now, last.At, info.Started)
 	}
 }
+
+// A bookmark's note comes before what moving the cursor to it decides, as
+// an event's does: a view reads "went backwards" after what went back.
+func TestABookmarkBehindTheCursorIsNotedBeforeItsDecision(t *testing.T) {
+	_, w := store.New()
+	l := NewLedger(w, time.Now, 10)
+	var kinds []string
+	l.OnNote(func(n Note) { kinds = append(kinds, string(n.Kind)+":"+string(n.Reason())) })
+	l.Decide(Decision{State: StateListing, Reason: ReasonInitialList})
+	info := l.StartRequest(VerbList, RequestOptions{}, time.Time{})
+	p := &Page{ResourceVersion: "10"}
+	l.ReceivedPage(info, p)
+	l.EndRequest(info, &RequestEnd{Reason: EndClosed})
+	if err := l.ApplyPage(info, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.CompleteList("10", StateWatching); err != nil {
+		t.Fatal(err)
+	}
+	watch := l.StartRequest(VerbWatch, RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true}, time.Time{})
+	kinds = nil
+	for _, ev := range []WatchEvent{
+		{Type: EventModified, Item: Item{Object: &store.Object{Namespace: "ns", Name: "a", UID: "ua", ResourceVersion: "9"}}},
+		{Type: EventBookmark, Item: Item{Object: &store.Object{ResourceVersion: "8"}}},
+	} {
+		if _, err := l.Event(watch, ev, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"applied:", "decision:resource-version-backwards", "bookmark:", "decision:resource-version-backwards"}; !reflect.DeepEqual(kinds, want) {
+		t.Errorf("notes:\n got %v\nwant %v", kinds, want)
+	}
+}
