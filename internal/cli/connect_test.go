@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -56,5 +59,46 @@ func TestThePrintedKubeconfigIsWrittenWholeWithMode0600(t *testing.T) {
 	}
 	if err := writeKubeconfig(filepath.Join(dir, "no-such-dir", "k"), proxyKubeconfig("http://127.0.0.1:8001")); err == nil || !strings.Contains(err.Error(), "--print-kubeconfig") {
 		t.Errorf("an unwritable path: %v", err)
+	}
+}
+
+// A server that takes the connection and never answers does not hold the
+// start: discovery, whose clients the flags build apart from the REST
+// config, is bound by connect's timeout too.
+func TestDiscoveryOfAServerThatNeverAnswersIsBound(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, unanswered, until the test ends
+		}
+	}()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: http://"+ln.Addr().String()+"\ncontexts:\n- name: x\n  context:\n    cluster: x\ncurrent-context: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig = &kc
+	cacheDir := t.TempDir()
+	flags.CacheDir = &cacheDir
+	done := make(chan error, 1)
+	go func() {
+		_, err := connect(flags, resourceList{args: []string{"configmaps"}}, 1, false, 500*time.Millisecond)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "Timeout") && !strings.Contains(err.Error(), "timeout") {
+			t.Errorf("connect: got %v, want a timeout", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("connect still waiting on a server that never answers after a minute, with a 500ms bound")
 	}
 }

@@ -202,19 +202,28 @@ type connected struct {
 }
 
 // connect checks the kubeconfig, builds the REST config (with timeout, a
-// bound on discovery, when the kubeconfig sets none), resolves the
-// resource arguments (at most max) and takes the namespace from the flags
-// unless allNamespaces.
+// bound on each request, discovery's included, when neither the kubeconfig
+// nor --request-timeout sets one), resolves the resource arguments (at most
+// max) and takes the namespace from the flags unless allNamespaces.
 func connect(flags *genericclioptions.ConfigFlags, args resourceList, max int, allNamespaces bool, timeout time.Duration) (connected, error) {
 	if err := checkKubeconfig(flags); err != nil {
 		return connected{}, err
 	}
+	// Discovery and the RESTMapper build configs of their own from the
+	// flags: the bound goes into each.
+	wrap := flags.WrapConfigFn
+	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		if wrap != nil {
+			c = wrap(c)
+		}
+		if c.Timeout == 0 {
+			c.Timeout = timeout
+		}
+		return c
+	}
 	restCfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return connected{}, err
-	}
-	if restCfg.Timeout == 0 {
-		restCfg.Timeout = timeout
 	}
 	resources, err := resolveResources(flags, args, max)
 	if err != nil {

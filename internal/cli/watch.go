@@ -270,7 +270,7 @@ func checkOutputPath(flag, path string) error {
 
 // Run resolves the resources, runs one reflector for each and shows them.
 func (o *WatchOptions) Run(ctx context.Context) error {
-	// Discovery must not hang on a black-holed server; watches are not bound by its timeout.
+	// Discovery must not hang on a black-holed server (connect bounds it); watches are not bound by its timeout.
 	c, err := connect(o.ConfigFlags, o.resourceArgs, o.MaxResources, o.AllNamespaces, 15*time.Second)
 	if err != nil {
 		return err
