@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -382,28 +380,15 @@ func proxyKubeconfig(server string) *clientcmdapi.Config {
 	return kc
 }
 
-// writeKubeconfig writes kc to path with mode 0600, whole or not at all: a
-// temporary file beside it, renamed over it, so that a controller that
-// starts as soon as the file appears never reads half of it.
+// writeKubeconfig writes kc to path with mode 0600, whole or not at all,
+// so that a controller that starts as soon as the file appears never reads
+// half of it.
 func writeKubeconfig(path string, kc *clientcmdapi.Config) error {
 	b, err := clientcmd.Write(*kc)
-	if err != nil {
-		return fmt.Errorf("--print-kubeconfig %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("--print-kubeconfig %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b) // CreateTemp's mode is 0600
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = writeFileAtomically(path, func(w io.Writer) error { _, err := w.Write(b); return err })
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("--print-kubeconfig %s: %w", path, err)
 	}
 	return nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -144,33 +143,8 @@ func (o *ReportOptions) Run(context.Context) error {
 		return rep.WriteHTML(o.Out)
 	}
 	if err := writeFileAtomically(o.out, rep.WriteHTML); err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", o.out, err)
 	}
 	fmt.Fprintf(o.ErrOut, "report written to %s\n", o.out)
-	return nil
-}
-
-// writeFileAtomically writes path through a temporary file in its directory,
-// renamed into place once complete: a failed report leaves no half file and
-// an existing one unchanged. The file is private (0600), like a trace.
-func writeFileAtomically(path string, write func(w io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	err = write(f)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("writing %s: %w", path, cerr)
-	}
-	if err == nil {
-		if rerr := os.Rename(tmp, path); rerr != nil {
-			err = fmt.Errorf("writing %s: %w", path, rerr)
-		}
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
 	return nil
 }
