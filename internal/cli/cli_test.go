@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,6 +86,10 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 	if err := os.WriteFile(future, []byte(`{"k":"header","v":3}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	unreachable := filepath.Join(dir, "unreachable.yaml")
 	if err := os.WriteFile(unreachable, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: x\n  context:\n    cluster: x\n    user: x\ncurrent-context: x\nusers:\n- name: x\n  user:\n    token: abc\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -143,6 +148,7 @@ func TestBadInputGetsAClearErrorAndTheRightExitCode(t *testing.T) {
 		{"--trace-max-size too small", []string{"pods", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-max-size", "1k"}, ExitUsage, "error: invalid --trace-max-size 1k: must be at least 64Ki, or 0 (no bound)"},
 		{"--trace-max-size negative", []string{"pods", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-max-size=-1Mi"}, ExitUsage, "error: invalid --trace-max-size -1Mi: must not be negative"},
 		{"--trace-keep without a size", []string{"pods", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-keep", "5"}, ExitUsage, "error: --trace-keep needs --trace-max-size"},
+		{"monitor's bounded trace to a FIFO", []string{"monitor", "pods", "--trace", fifo}, ExitUsage, "error: --trace " + fifo + " is not a regular file, and a bounded trace is renamed as it rotates: pass --trace-max-size 0"},
 		{"--trace-keep 0", []string{"monitor", "pods", "--trace", filepath.Join(dir, "t.jsonl"), "--trace-keep", "0"}, ExitUsage, "error: invalid --trace-keep 0: must be at least 1"},
 		{"unknown flag", []string{"pods", "--bogus"}, ExitUsage, "error: unknown flag: --bogus"},
 		{"unreachable", []string{"pods", "--kubeconfig", unreachable}, ExitFailure, "error: the connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},

@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"os"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 )
@@ -104,6 +105,10 @@ func (t *TraceRotation) validate(trace string) error {
 		return usageErrorf("--trace-max-size needs --trace")
 	case t.maxBytes == 0 && t.keepFlag != nil && t.keepFlag.Changed:
 		return usageErrorf("--trace-keep needs --trace-max-size")
+	}
+	// Rotating renames the trace: /dev/stdout or a FIFO would be replaced by a file.
+	if fi, err := os.Stat(trace); t.maxBytes > 0 && err == nil && !fi.Mode().IsRegular() {
+		return usageErrorf("--trace %s is not a regular file, and a bounded trace is renamed as it rotates: pass --trace-max-size 0", trace)
 	}
 	return nil
 }
