@@ -165,6 +165,9 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 		// its findings (gave-up, say) are what explain is for.
 		warn(fmt.Sprintf("the replayed run stopped as the recorded one did: %v", err))
 	}
+	if !sess.Replay.ReadToEnd() && ctx.Err() != nil { // interrupted: findings of part of the trace would pass for all of it
+		return nil, fmt.Errorf("stopped at %s of the recording, before its end: %w", sess.Replay.Now().UTC().Format("15:04:05.000"), context.Cause(ctx))
+	}
 	for _, w := range sess.Replay.Warnings() {
 		warn(w)
 	}
@@ -180,7 +183,7 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 			warn(trace.DifferedText(total) + ": its findings are the replay's")
 		}
 	}
-	if rp.EndedEarly() {
+	if rp.RecordingCut() {
 		warn(trace.EndedEarlyText + "; its findings are those up to there")
 	}
 	var out []Explained

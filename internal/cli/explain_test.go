@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -176,5 +177,43 @@ func TestExplainsHelpNamesEveryFinding(t *testing.T) {
 		if !strings.Contains(flat, string(e.ID)) {
 			t.Errorf("explain --help does not name %s", e.ID)
 		}
+	}
+}
+
+// A proxy's trace cut before its streams' stops (the proxy killed) is said
+// cut by replay and explain, as a watch's trace is; replayed, it had said
+// its watch was stopped, and nothing more.
+func TestAProxysTraceCutShortIsSaidCut(t *testing.T) {
+	b, err := os.ReadFile(bundled + "proxy.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(cut, []byte(strings.Join(lines[:12], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{bundled + "proxy.jsonl", cut} {
+		for _, args := range [][]string{{"replay", path, "--speed", "0", "--no-tui"}, {"explain", path}} {
+			code, _, stderr := run(t, args...)
+			if said := strings.Contains(stderr, trace.EndedEarlyText); code != ExitOK || said != (path == cut) {
+				t.Errorf("%v: exit %d, stderr %q; want 0, saying the recording ends early only of the cut trace", args, code, stderr)
+			}
+		}
+	}
+}
+
+// An explain interrupted before the trace's end fails: findings of part of
+// a trace would pass, in CI, for those of all of it.
+func TestAnInterruptedExplainFails(t *testing.T) {
+	rd, err := trace.Open(bundled + "demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := explain(ctx, rd, findings.Options{}, func(string) {}); err == nil || !strings.Contains(err.Error(), "before its end") {
+		t.Errorf("explain of a canceled run: got %v, want it stopped before the trace's end", err)
 	}
 }

@@ -197,8 +197,14 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		// A tripped rule stopped the replay early: there is nothing to compare.
 		return outs.Finish(runErr)
 	}
-	if err := outs.Finish(nil); err != nil || traits.AsRecorded != "" {
-		return err // a trace replayed as recorded decides nothing again: nothing to compare
+	if err := outs.Finish(nil); err != nil {
+		return err
+	}
+	if traits.AsRecorded != "" { // it decides nothing again: nothing to compare
+		if sess.Replay.RecordingCut() {
+			fmt.Fprintln(o.ErrOut, "replay: "+trace.EndedEarlyText+"; it was replayed up to there")
+		}
+		return nil
 	}
 	if sess.Replay.RecordedDecisions() == 0 {
 		fmt.Fprintln(o.ErrOut, "replay: the trace has no recorded decisions to compare")

@@ -99,3 +99,29 @@ func TestAFedReplayReadsToTheEndAndKeepsItsError(t *testing.T) {
 		}
 	}
 }
+
+// A proxy's trace cut before a stream's stopped note (the proxy killed, the
+// file cut) says so, as a reflector's does; whole, it does not.
+func TestAnObservedTraceCutBeforeAStreamsStopIsSaidCut(t *testing.T) {
+	head := observedHeader + "\n" + strings.Replace(cmResource, "%d", "0", 1) + "\n" + `{"k":"request","r":0,"id":1,"verb":"watch"}` + "\n"
+	for _, tc := range []struct {
+		trace string
+		cut   bool
+	}{
+		{head, true},
+		{head + `{"k":"end","r":0,"id":1,"reason":"stopped"}` + "\n" + `{"k":"note","r":0,"reason":"stopped","state":"Stopped"}` + "\n", false},
+	} {
+		rd, err := NewReader("t.jsonl", strings.NewReader(tc.trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := NewReplay(rd, 0)
+		rp.Feed(func(*Line) error { return nil })
+		if err := rp.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := rp.RecordingCut(); got != tc.cut {
+			t.Errorf("RecordingCut: got %v, want %v, of\n%s", got, tc.cut, tc.trace)
+		}
+	}
+}

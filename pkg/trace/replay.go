@@ -62,6 +62,9 @@ type Replay struct {
 	// the recorded decisions it was given.
 	feed func(*Line) error
 	fed  atomic.Int64
+	// fedStopped says, of each stream a request was fed for, whether its
+	// stopped note was fed too (under mu).
+	fedStopped map[int]bool
 	// onFlowControl is called with each flowcontrol line (see OnFlowControlNames).
 	onFlowControl func(flowSchemas, priorityLevels map[string]string)
 }
@@ -173,13 +176,22 @@ func (p *Replay) ReadToEnd() bool {
 }
 
 // RecordingCut says, once the whole trace has been read, whether a
-// resource's recording has decisions but not its run's stop: the run was
-// killed or its file cut (EndedEarlyText). Safe to call while the replay
+// resource's recording has decisions but not its run's stop, or an
+// observed stream's has requests but not its stop: the run was killed or
+// its file cut (EndedEarlyText). Safe to call while the replay
 // runs; EndedEarly, after it, says whether that left a difference out.
 func (p *Replay) RecordingCut() bool {
 	if !p.ReadToEnd() {
 		return false
 	}
+	p.mu.Lock()
+	for _, stopped := range p.fedStopped {
+		if !stopped {
+			p.mu.Unlock()
+			return true
+		}
+	}
+	p.mu.Unlock()
 	for _, rr := range p.resources {
 		rr.mu.Lock()
 		cut := rr.decisions.recordedCount > 0 && !rr.decisions.recordedStop
@@ -255,7 +267,7 @@ func (p *Replay) Differences(max int) (shown []string, total int) {
 // reading the trace, paced by the Player and clocked as a reflector's
 // replay is; no reflector runs, and Run takes none. f's error ends the
 // replay. Call it before Run.
-func (p *Replay) Feed(f func(*Line) error) { p.feed = f }
+func (p *Replay) Feed(f func(*Line) error) { p.feed, p.fedStopped = f, map[int]bool{} }
 
 // Run runs the reflectors, one per resource in the header's order (each
 // built from its ResourceReplay's ReflectorConfig, with SetForceRelist
@@ -356,6 +368,11 @@ func (p *Replay) runFeed(ctx context.Context) (err error) {
 		}
 		if err := p.feed(l); err != nil {
 			return err
+		}
+		if stop := l.K == KindNote && l.Reason == string(reflector.ReasonStopped); stop || l.K == KindRequest {
+			p.mu.Lock()
+			p.fedStopped[l.R] = stop
+			p.mu.Unlock()
 		}
 		p.player.servedLine(time.Duration(l.At), l.K)
 	}
