@@ -155,7 +155,7 @@ func writeReport(path, out string) (time.Duration, []reflector.Counters, error) 
 		return 0, nil, err
 	}
 	defer rd.Close()
-	rep, err := report.Analyze(rd, report.Options{Name: filepath.Base(path)})
+	rep, err := report.Analyze(context.Background(), rd, report.Options{Name: filepath.Base(path)})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -177,7 +177,7 @@ func checkProbeReport(t *testing.T, tracePath string, want *summary.ProbeSummary
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	rep, err := report.Analyze(rd, report.Options{})
+	rep, err := report.Analyze(t.Context(), rd, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,15 +123,14 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && absA == absB
 }
 
-// Run reads the trace and writes the report; it runs to the end, whatever
-// the context (it waits for nothing).
-func (o *ReportOptions) Run(context.Context) error {
+// Run reads the trace and writes the report; ctx ending first (^C) is an error.
+func (o *ReportOptions) Run(ctx context.Context) error {
 	rd, err := trace.Open(o.path)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	rep, err := report.Analyze(rd, report.Options{Name: filepath.Base(o.path), Findings: o.Findings.options()})
+	rep, err := report.Analyze(ctx, rd, report.Options{Name: filepath.Base(o.path), Findings: o.Findings.options()})
 	if err != nil {
 		return err
 	}

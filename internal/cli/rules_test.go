@@ -163,7 +163,7 @@ func TestE2ELiveRunTripsOnNoProgressAndStopsBeforeItsDuration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := report.Analyze(rd, report.Options{})
+	rep, err := report.Analyze(t.Context(), rd, report.Options{})
 	rd.Close()
 	if err != nil {
 		t.Fatal(err)

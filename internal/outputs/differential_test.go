@@ -139,7 +139,7 @@ func checkViews(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	rep, err := report.Analyze(rd, report.Options{})
+	rep, err := report.Analyze(t.Context(), rd, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,8 +78,9 @@ func (o Options) withDefaults() Options {
 // report counts nothing itself: its counters are the replay's. A line the
 // reader refuses, or a replay that diverges from the trace, is an error; a
 // recorded reflector that stopped on an error stops the same way in the
-// replay, which the report says in a warning.
-func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
+// replay, which the report says in a warning. ctx ending before the trace
+// does is an error too: the report would show part of the run as all of it.
+func Analyze(ctx context.Context, rd *trace.Reader, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
 	rep := &Report{Name: opts.Name}
 	sess, err := session.NewReplayOf(rd, 0)
@@ -106,11 +107,14 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 		sub.OnNote(c.note)
 	})
 	sess.OnLine(func(i int, l *trace.Line) { collectorOf(i).line(l) })
-	runErr := sess.Run(context.Background())
+	runErr := sess.Run(ctx)
 	var lineErr *trace.LineError
 	var div *trace.Divergence
 	if errors.As(runErr, &lineErr) || errors.As(runErr, &div) {
 		return nil, runErr
+	}
+	if !sess.Replay.ReadToEnd() && ctx.Err() != nil {
+		return nil, fmt.Errorf("stopped at %s of the recording, before its end: %w", sess.Replay.Now().UTC().Format("15:04:05.000"), context.Cause(ctx))
 	}
 	if runErr != nil {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the replayed reflector stopped: %v", runErr))
@@ -120,10 +124,12 @@ func Analyze(rd *trace.Reader, opts Options) (*Report, error) {
 		cs[sess.ProbeIndex].probe(rd.Header().StartedAt, sess.Probe)
 	}
 	rep.Decisions = sess.Replay.RecordedDecisions()
-	if _, total := sess.Replay.Differences(0); sess.Replay.EndedEarly() { // EndedEarly is known once Differences ran
-		rep.Warnings = append(rep.Warnings, trace.EndedEarlyText+"; the report shows the run up to there")
-	} else if total > 0 {
+	// As replay and explain say it; a trace without decisions has nothing to compare.
+	if _, total := sess.Replay.Differences(0); total > 0 && rep.Decisions > 0 && !sess.Replay.EndedEarly() { // EndedEarly is known once Differences ran
 		rep.Warnings = append(rep.Warnings, trace.DifferedText(total)+": the report shows the replay")
+	}
+	if sess.Replay.RecordingCut() {
+		rep.Warnings = append(rep.Warnings, trace.EndedEarlyText+"; the report shows the run up to there")
 	}
 	for i, sub := range sess.Subjects() {
 		c := cs[i]

@@ -39,7 +39,7 @@ func analyzeFile(t testing.TB, path string, opts Options) *Report {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	rep, err := Analyze(rd, opts)
+	rep, err := Analyze(t.Context(), rd, opts)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -425,5 +425,38 @@ func TestAnObservedTracesFlowControlLineBeforeItsFirstStreamIsTheRunsNotAStreams
 	want := analyzeFile(t, "../../testdata/traces/proxy.jsonl", Options{})
 	if len(rep.Resources) != len(want.Resources) || rep.Duration != want.Duration {
 		t.Errorf("got %d streams over %v, want %d over %v as without the line", len(rep.Resources), rep.Duration, len(want.Resources), want.Duration)
+	}
+}
+
+// A trace of its header alone has no decisions to compare, as replay and
+// explain say: the report said the replay differed in 2 places.
+func TestAReportOfAHeaderAloneSaysNoDifference(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "header.jsonl")
+	if err := os.WriteFile(path, []byte(strings.SplitAfter(string(b), "\n")[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range analyzeFile(t, path, Options{}).Warnings {
+		if strings.Contains(w, "differently") {
+			t.Errorf("warning %q", w)
+		}
+	}
+}
+
+// A report whose context ends before the trace does fails: it would show
+// part of the run as all of it.
+func TestAnInterruptedReportFails(t *testing.T) {
+	rd, err := trace.Open("../../testdata/traces/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Analyze(ctx, rd, Options{}); err == nil || !strings.Contains(err.Error(), "before its end") {
+		t.Errorf("a canceled report: got %v, want it stopped before the trace's end", err)
 	}
 }
