@@ -41,6 +41,7 @@ type item struct {
 	resource string
 	n        reflector.Note
 	finding  *findings.Finding // a FINDING line instead of a note's
+	end      bool              // Close's marker: the loop stops here
 }
 
 // lineQueue is how many notes may wait for a slow terminal or pipe.
@@ -111,16 +112,24 @@ func (l *Output) Finding(resource string) func(findings.Finding) {
 	}
 }
 
-// Close prints what is queued and returns how many lines were dropped.
+// Close prints what is queued and returns how many lines were dropped. A
+// line pushed after it is not printed, and pushing one is safe: a finding
+// can be raised after the run (a FlowSchema named by a lookup that outlived
+// it, pkg/live's FlowControlNames), so the queue is ended by a marker
+// rather than closed, and the listeners stay as cheap as they were.
 func (l *Output) Close() int64 {
-	close(l.queue)
+	l.queue <- item{end: true}
 	<-l.done
 	return l.dropped.Load()
 }
 
 func (l *Output) loop() {
 	defer close(l.done)
-	for it := range l.queue {
+	for {
+		it := <-l.queue
+		if it.end {
+			return
+		}
 		if it.finding != nil {
 			l.writeFinding(it)
 			continue

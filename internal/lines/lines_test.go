@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
@@ -132,5 +133,25 @@ func TestAClientThatLeftIsLeftInTheStateColumn(t *testing.T) {
 	}
 	if b, _ := JSON("pods.v1", back); strings.Contains(string(b), "clientAway") {
 		t.Errorf("client-back: JSON line %s has clientAway", b)
+	}
+}
+
+// A finding can be raised after the run's output is closed (a FlowSchema
+// named by a lookup that outlived the run): pushing it, or a note, after
+// Close neither panics nor prints.
+func TestALinePushedAfterCloseIsNotPrinted(t *testing.T) {
+	var buf bytes.Buffer
+	out := NewOutput(&buf, false, "configmaps.v1")
+	out.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("a push after Close panicked: %v", r)
+		}
+	}()
+	out.Finding("configmaps.v1")(findings.Finding{ID: findings.Throttled})
+	out.For("configmaps.v1")(reflector.Note{Seq: 1, Kind: reflector.NoteDecision,
+		Decision: &reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList}})
+	if buf.Len() != 0 {
+		t.Errorf("printed after Close:\n%s", buf.String())
 	}
 }
