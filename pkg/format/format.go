@@ -10,6 +10,7 @@ package format
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -63,7 +64,9 @@ func Latency(d time.Duration) string {
 func Duration(d time.Duration) string {
 	switch {
 	case d < 0:
-		return "-" + Duration(-d)
+		// -math.MinInt64 is itself: the least duration reads as the one
+		// after it, which it equals to the minute.
+		return "-" + Duration(-max(d, -math.MaxInt64))
 	case d == 0:
 		return "0s"
 	case d < time.Microsecond:
@@ -108,21 +111,23 @@ func MiB(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // Count is an integer with thousands separators: 1,234,567.
 func Count[T ~int | ~int64](v T) string {
-	n := int64(v)
-	if n < 0 {
-		return "-" + Count(-n)
+	// The sign is cut from the digits, not taken from n: -math.MinInt64
+	// is itself.
+	s, sign := strconv.FormatInt(int64(v), 10), ""
+	if s[0] == '-' {
+		s, sign = s[1:], "-"
 	}
-	s := strconv.FormatInt(n, 10)
 	if len(s) <= 3 {
-		return s
+		return sign + s
 	}
 	var b strings.Builder
+	b.WriteString(sign)
 	head := len(s) % 3
 	if head > 0 {
 		b.WriteString(s[:head])
 	}
 	for i := head; i < len(s); i += 3 {
-		if b.Len() > 0 {
+		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(s[i : i+3])

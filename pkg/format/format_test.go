@@ -2,6 +2,7 @@ package format_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -30,12 +31,14 @@ func TestDurations(t *testing.T) {
 	check(t, "Duration", format.Duration, map[time.Duration]string{
 		0: "0s", 500: "500ns", 1500: "1.5µs", 350 * time.Millisecond: "350ms", 1250 * time.Millisecond: "1.25s", time.Second: "1s",
 		123 * time.Second: "2m03s", 62 * time.Minute: "1h02m", -1500 * time.Millisecond: "-1.5s",
+		math.MinInt64: "-2562047h47m", math.MaxInt64: "2562047h47m",
 	})
 }
 
 func TestSizesAndCounts(t *testing.T) {
 	check(t, "Bytes", format.Bytes, map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB", 5 << 30: "5.0 GiB", 1 << 60: "1024.0 PiB"})
-	check(t, "Count", format.Count[int64], map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"})
+	check(t, "Count", format.Count[int64], map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234",
+		-123: "-123", -999999: "-999,999", 100000: "100,000", math.MinInt64: "-9,223,372,036,854,775,808", math.MaxInt64: "9,223,372,036,854,775,807"})
 	if got := format.MiB(3 << 19); got != 1.5 {
 		t.Errorf("MiB(3<<19) = %v, want 1.5", got)
 	}
