@@ -135,7 +135,9 @@ func (l *Output) loop() {
 			continue
 		}
 		n, last := it.n, l.lastSeq[it.resource]
-		if last > 0 && n.Seq > last+1 && l.keep == nil {
+		// Notes are numbered from 1: a resource's first line numbered
+		// after 1 follows lines dropped too.
+		if n.Seq > last+1 && l.keep == nil {
 			resource := it.resource
 			if !l.json {
 				resource = l.pad(resource)

@@ -155,3 +155,19 @@ func TestALinePushedAfterCloseIsNotPrinted(t *testing.T) {
 		t.Errorf("printed after Close:\n%s", buf.String())
 	}
 }
+
+// The first lines of a resource dropped are said too: its notes are
+// numbered from 1, so a first line numbered 3 follows two dropped.
+func TestTheFirstLinesDroppedAreSaid(t *testing.T) {
+	note := reflector.Note{Seq: 3, Kind: reflector.NoteDecision,
+		Decision: &reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList}}
+	for asJSON, want := range map[bool]string{false: "configmaps.v1      1 2 lines dropped here", true: `{"seq":1,"resource":"configmaps.v1",`} {
+		var buf bytes.Buffer
+		out := NewOutput(&buf, asJSON, "configmaps.v1")
+		out.For("configmaps.v1")(note)
+		out.Close()
+		if first, _, _ := strings.Cut(buf.String(), "\n"); !strings.Contains(first, want) || (asJSON && !strings.Contains(first, `"type":"dropped","dropped":2`)) {
+			t.Errorf("JSON %v: the first line is %q, want the 2 lines from 1 said dropped", asJSON, first)
+		}
+	}
+}
