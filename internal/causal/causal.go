@@ -227,8 +227,10 @@ func FromJSON(data []byte) ([]Line, error) {
 			l.Kind = Dropped
 		case "decision":
 			l.Kind = Decision
-		case "finding":
-			continue // not a note: a finding follows the note that raised it, with its number
+		case "finding", "diff":
+			// Not a note: a finding follows the note that raised it, a
+			// diff (--diff) its MODIFIED event's line, with its number.
+			continue
 		default:
 			return nil, fmt.Errorf("line %d: unknown type %q", n, j.Type)
 		}
@@ -257,8 +259,10 @@ func FromText(data []byte) ([]Line, error) {
 		}
 		seq, _ := strconv.ParseUint(m[2], 10, 64)
 		rest := m[3]
-		if strings.HasPrefix(rest, "FINDING ") {
-			continue // not a note: a finding follows the note that raised it, with its number
+		if strings.HasPrefix(rest, "FINDING ") || strings.HasPrefix(rest, "DIFF ") {
+			// Not a note: a finding follows the note that raised it, a
+			// diff (--diff) its MODIFIED event's line, with its number.
+			continue
 		}
 		l := Line{Resource: m[1], Seq: seq}
 		if v := textVia.FindStringSubmatch(rest); v != nil {

@@ -83,7 +83,8 @@ func TestTextAndJSONLinesRead(t *testing.T) {
 12:00:00.002 configmaps.v1      3 request #1 LIST resourceVersion="" limit=50: closed after 1ms, 2 items
 12:00:00.003 configmaps.v1      4 Watching      list-complete: list complete: 2 objects at resourceVersion 10 [#1]
 12:00:00.004 configmaps.v1      5 request #2 WATCH resourceVersion=10 allowWatchBookmarks=true: started
-12:00:00.005 configmaps.v1      6 ADDED    ns/a uid=u rv=11 (added) [#2]
+12:00:00.005 configmaps.v1      6 MODIFIED ns/a uid=u rv=11 (modified) [#2]
+12:00:00.005 configmaps.v1      6 DIFF     ns/a rv=11: .data.k "1"→"2" by kubectl-patch
 12:00:00.006 configmaps.v1      7 2 lines dropped here: the output could not keep up
 12:00:00.007 configmaps.v1      9 request #2 WATCH resourceVersion=10 allowWatchBookmarks=true: error 410 Expired: too old after 3ms, 3 events
 12:00:00.008 configmaps.v1     10 Relisting     gone: 410 Gone at resourceVersion "11": history is gone [#2]
@@ -102,11 +103,14 @@ func TestTextAndJSONLinesRead(t *testing.T) {
 {"seq":2,"resource":"configmaps.v1","type":"request-started","id":1,"verb":"list","request":1}
 {"seq":3,"resource":"configmaps.v1","type":"request","id":1,"verb":"list","request":1}
 {"seq":4,"resource":"configmaps.v1","type":"decision","reason":"list-complete","request":1}
+{"seq":5,"resource":"configmaps.v1","type":"request-started","id":2,"verb":"watch","request":2}
+{"seq":6,"resource":"configmaps.v1","type":"event","event":"MODIFIED","request":2}
+{"seq":6,"resource":"configmaps.v1","type":"diff","request":2,"changes":[]}
 {
   "resource": "configmaps.v1"
 }
 `
-	if lines, err = FromJSON([]byte(js)); err != nil || len(lines) != 4 {
+	if lines, err = FromJSON([]byte(js)); err != nil || len(lines) != 6 {
 		t.Fatalf("read %v, %v", lines, err)
 	}
 	if err := Check(lines); err != nil {
