@@ -302,8 +302,7 @@ func (s *Stream) Describe() (trace.ResourceHeader, trace.Client) { return s.Trac
 // reflector it is and what it asked for (`stream`).
 func (s *Stream) Summary(now time.Time) summary.Summary {
 	stats := s.Stats()
-	sum := summary.New(s.target.Resource, stats, s.Store(), now)
-	sum.Findings = s.findings.List()
+	sum := summary.New(s.target.Resource, stats, s.Store(), s.findings.List(), now)
 	sum.Stream = &summary.StreamSummary{ID: s.ID, Namespace: s.target.Namespace, LabelSelector: s.target.LabelSelector, FieldSelector: s.target.FieldSelector,
 		UserAgent: s.Client.UserAgent, RemoteAddr: s.Client.RemoteAddr, Accept: s.Asked.Accept, ContentType: s.ContentType(), Wire: s.Asked.Wire,
 		MetadataOnly: s.Asked.MetadataOnly, Table: s.Asked.Table, Strategy: s.Options.Strategy, PageSize: s.Options.PageSize,

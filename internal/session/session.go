@@ -156,9 +156,8 @@ func (r *Watched) DropFindings() { r.findings = nil }
 // Summary is the resource's summary at now, with the session's delivery
 // probe when it has one.
 func (r *Watched) Summary(now time.Time) summary.Summary {
-	sum := summary.New(r.Header.Resource, r.Reflector.Stats(), r.store, now)
+	sum := summary.New(r.Header.Resource, r.Reflector.Stats(), r.store, r.findings.List(), now)
 	sum.Namespace, sum.LabelSelector, sum.FieldSelector = r.Header.Namespace, r.Header.LabelSelector, r.Header.FieldSelector
-	sum.Findings = r.findings.List()
 	sum.Churn = summary.ChurnOf(r.Reflector.Churn(summary.ChurnTop))
 	if p := r.sess.Probe; p != nil && p.On() {
 		sum.Delivery.Probe = ProbeSummary(p)

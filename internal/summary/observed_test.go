@@ -33,3 +33,17 @@ func TestWithoutClockReadingsDropsTheDurationsOfTitlesAndFacts(t *testing.T) {
 		t.Error("the summary compared was changed")
 	}
 }
+
+// How long before the end a stream's client left is read on the run's
+// clock: dropped for the comparison, the state it left its stream in kept,
+// the summary compared left as it was.
+func TestWithoutClockReadingsDropsWhenAClientLeft(t *testing.T) {
+	s := Summary{Stream: &StreamSummary{ID: 1, ClientLeft: &ClientLeftSummary{AgeSeconds: 4.2, State: "Watching"}}}
+	got := s.WithoutClockReadings().Stream.ClientLeft
+	if got.AgeSeconds != 0 || got.State != "Watching" {
+		t.Errorf("got %+v, want the age dropped, the state kept", *got)
+	}
+	if s.Stream.ClientLeft.AgeSeconds != 4.2 {
+		t.Error("the summary compared was changed")
+	}
+}

@@ -176,8 +176,10 @@ type StoreEntry struct {
 	ResourceVersion string `json:"resourceVersion"`
 }
 
-// New computes the summary from the reflector's stats and the store; now is the end of the run.
-func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now time.Time) Summary {
+// New computes the summary from the reflector's stats, the store and the
+// findings raised (nil for a run without a findings engine: [] in JSON, as
+// when none was raised); now is the end of the run.
+func New(resource reflector.Resource, st reflector.Stats, s *store.Store, raised []findings.Finding, now time.Time) Summary {
 	objs := s.List()
 	slices.SortFunc(objs, func(a, b *store.Object) int { return a.Ref().Compare(b.Ref()) })
 	entries := make([]StoreEntry, len(objs))
@@ -193,8 +195,11 @@ func New(resource reflector.Resource, st reflector.Stats, s *store.Store, now ti
 		Counters:        st.Counters,
 		Missed:          st.Totals.Missed,
 		Store:           entries,
-		Findings:        []findings.Finding{},
+		Findings:        raised,
 		Delivery:        DeliverySummary{Lag: LagSummaryOf(st.Lag.Counts)},
+	}
+	if sum.Findings == nil {
+		sum.Findings = []findings.Finding{}
 	}
 	if !st.BookmarkAt.IsZero() {
 		age := now.Sub(st.BookmarkAt).Seconds()
@@ -351,14 +356,21 @@ func Decode(out []byte) ([]Summary, error) {
 }
 
 // WithoutClockReadings drops what a live run and its replay measure on
-// different clocks (the bookmark's age, the time to sync, the findings'
-// times and windows, the evidence's sentence, and the titles and facts
-// that give durations read on them: a live note is timed when the
-// reflector applies a line, its replay when the recorder wrote it,
-// milliseconds apart), to compare the rest: the findings' ids, the other
-// titles, counts, requests, objects and the other facts.
+// different clocks (the bookmark's age, the time to sync, how long before
+// the end a stream's client left, the findings' times and windows, the
+// evidence's sentence, and the titles and facts that give durations read
+// on them: a live note is timed when the reflector applies a line, its
+// replay when the recorder wrote it, milliseconds apart), to compare the
+// rest: the findings' ids, the other titles, counts, requests, objects,
+// the other facts, and the state a client left its stream in.
 func (s Summary) WithoutClockReadings() Summary {
 	s.Bookmark.Age, s.Bookmark.AgeSeconds, s.SyncSeconds = nil, nil, nil
+	if st := s.Stream; st != nil && st.ClientLeft != nil {
+		stream, left := *st, *st.ClientLeft
+		left.AgeSeconds = 0
+		stream.ClientLeft = &left
+		s.Stream = &stream
+	}
 	fs := make([]findings.Finding, len(s.Findings))
 	for i, f := range s.Findings {
 		f.FirstAt, f.LastAt, f.Evidence.Window, f.Evidence.Text = time.Time{}, time.Time{}, nil, ""

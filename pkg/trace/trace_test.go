@@ -51,7 +51,7 @@ func replayTrace(t *testing.T, path string, onStore func(*store.Store)) (replaye
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	runErr := rp.Run(ctx, r)
-	return replayed{rp: rp, r: r, st: st, sum: summary.New(rd.Header().Resources[0].Resource, r.Stats(), st, rp.Clock().Now())}, runErr
+	return replayed{rp: rp, r: r, st: st, sum: summary.New(rd.Header().Resources[0].Resource, r.Stats(), st, nil, rp.Clock().Now())}, runErr
 }
 
 // replayFile replays path and returns the replay and summary.
