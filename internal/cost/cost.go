@@ -226,15 +226,6 @@ func (h *Heaps) Get(name string) *Heap {
 	return nil
 }
 
-// Name is res as the report names it: resource.version[.group].
-func Name(res reflector.Resource) string {
-	s := res.GVR.Resource + "." + res.GVR.Version
-	if res.GVR.Group != "" {
-		s += "." + res.GVR.Group
-	}
-	return s
-}
-
 // Measure measures every resource of o, one after the other.
 func Measure(ctx context.Context, o Options) (*Report, error) {
 	if o.Sample < 1 || o.Sample > MaxSample {
@@ -264,7 +255,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 }
 
 func measureResource(ctx context.Context, c *client, t reflector.Target, o Options) (r Resource, err error) {
-	r = Resource{Resource: Name(t.Resource), Namespace: t.Namespace, ClusterScoped: !t.Resource.Namespaced}
+	r = Resource{Resource: t.Resource.String(), Namespace: t.Namespace, ClusterScoped: !t.Resource.Namespaced}
 	builtIn := live.BuiltIn(t.Resource)
 	n := o.Sample
 	if o.Exact {
