@@ -242,7 +242,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 			t.Namespace = o.Namespace
 		}
 		r, err := measureResource(ctx, c, t, o)
-		rep.Requests = c.requests()
+		rep.Requests = c.log // only ever appended to
 		if err != nil {
 			return rep, err
 		}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,11 +39,11 @@ func (r Request) String() string {
 	return fmt.Sprintf("GET %s (%s) -> %d, %s, %s in %.3fs", r.URL, r.Asked, r.Status, format.PluralUngrouped(r.Items, "item"), format.Bytes(r.Bytes), r.Seconds)
 }
 
-// client makes the command's requests and keeps their log.
+// client makes the command's requests and keeps their log. Measure uses
+// it on its own goroutine alone, one request after the other.
 type client struct {
 	http *http.Client
 	base *url.URL
-	mu   sync.Mutex
 	log  []Request
 }
 
@@ -58,12 +57,6 @@ func newClient(cfg *rest.Config) (*client, error) {
 		return nil, err
 	}
 	return &client{http: hc, base: base}, nil
-}
-
-func (c *client) requests() []Request {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]Request(nil), c.log...)
 }
 
 // page is one LIST answer: its body, split into its items (for their count,
@@ -94,11 +87,7 @@ func (c *client) list(ctx context.Context, t reflector.Target, o request.Options
 	if protobuf {
 		rec.Asked = "protobuf"
 	}
-	defer func() {
-		c.mu.Lock()
-		c.log = append(c.log, rec)
-		c.mu.Unlock()
-	}()
+	defer func() { c.log = append(c.log, rec) }()
 	req, err := r.Get(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("building the request: %w", err)
