@@ -497,18 +497,13 @@ func cheapest(h *Heaps, need string) *Choice {
 	if need == NeedMetadata {
 		candidates = append(candidates, FormMetadata)
 	}
-	best := ""
+	ch := &Choice{Need: need, Form: against, Total: base.Total, Against: against}
 	for _, name := range candidates {
-		f := h.Get(name)
-		if f == nil {
-			continue
-		}
-		if best == "" || f.Total < h.Get(best).Total || (f.Total == h.Get(best).Total && f.PerObject < h.Get(best).PerObject) {
-			best = name
+		if f := h.Get(name); f != nil && (f.Total < ch.Total || (f.Total == ch.Total && f.PerObject < h.Get(ch.Form).PerObject)) {
+			ch.Form, ch.Total = name, f.Total
 		}
 	}
-	b := h.Get(best)
-	ch := &Choice{Need: need, Form: best, Total: b.Total, Against: against, Saving: base.Total - b.Total}
+	ch.Saving = base.Total - ch.Total
 	if base.Total > 0 {
 		ch.SavingPercent = math.Round(1000*float64(ch.Saving)/float64(base.Total)) / 10
 	}
