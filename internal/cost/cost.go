@@ -201,15 +201,15 @@ type Totals struct {
 	Heap      Heaps `json:"heap"`
 }
 
-// forms lists h's forms by name, in the report's order.
-func (h *Heaps) forms() []struct {
+// heapForm is one of a Heaps' forms: its name, and the field that holds it.
+type heapForm struct {
 	name string
 	p    **Heap
-} {
-	return []struct {
-		name string
-		p    **Heap
-	}{
+}
+
+// forms lists h's forms by name, in the report's order.
+func (h *Heaps) forms() []heapForm {
+	return []heapForm{
 		{FormTyped, &h.Typed}, {FormDynamic, &h.Dynamic}, {FormMetadata, &h.Metadata},
 		{FormTypedNoManagedFields, &h.TypedNoManagedFields}, {FormDynamicNoManagedFields, &h.DynamicNoManagedFields},
 		{FormWatchcache, &h.Watchcache},
