@@ -272,13 +272,9 @@ func measureResource(ctx context.Context, c *client, t reflector.Target, o Optio
 	}
 	measureStart := time.Now()
 	defer func() { r.MeasureSeconds = seconds(time.Since(measureStart)) }()
-	strata, err := l.strata()
+	strata, groups, err := l.strata()
 	if err != nil {
 		return r, fmt.Errorf("building the sample of %s: %w", r.Resource, err)
-	}
-	var groups []*group
-	for _, s := range strata {
-		groups = append(groups, s.groups...)
 	}
 	// Bytes on the wire, per object: the list's own wire as read; JSON from
 	// each stratum's sample's JSON when the list was read in protobuf.
@@ -334,11 +330,11 @@ func measureResource(ctx context.Context, c *client, t reflector.Target, o Optio
 		if _, ok := per[0][f.name]; !ok {
 			continue
 		}
+		c := holders
 		if f.name == FormWatchcache {
-			*f.p = estimate(strata, per, f.name, l, nil, 0) // no informer: the store as measured
-			continue
+			c = nil // no informer (and nothing kept): the store as measured
 		}
-		*f.p = estimate(strata, per, f.name, l, holders, kept[f.name])
+		*f.p = estimate(strata, per, f.name, l, c, kept[f.name])
 	}
 	r.Cheapest = cheapest(&r.Heap, o.Need)
 	return r, nil
@@ -678,8 +674,8 @@ type stratum struct {
 // strata splits each stratum's sample into its parts and builds each
 // part's lists; the large stratum is left out when it has no object (the
 // small one is kept, in one empty part for an empty list: it says which
-// forms apply).
-func (l *listing) strata() ([]*stratum, error) {
+// forms apply). It returns the strata and all their parts, in order.
+func (l *listing) strata() ([]*stratum, []*group, error) {
 	var out []*stratum
 	for _, s := range []struct {
 		objects, bytes int64
@@ -693,7 +689,7 @@ func (l *listing) strata() ([]*stratum, error) {
 		}
 		groups, err := l.groups(s.sample)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, &stratum{objects: s.objects, bytes: s.bytes, groups: groups})
 	}
@@ -701,7 +697,7 @@ func (l *listing) strata() ([]*stratum, error) {
 	for _, s := range out {
 		all = append(all, s.groups...)
 	}
-	return out, l.readKeys(all)
+	return out, all, l.readKeys(all)
 }
 
 // groups splits a sample into its parts and builds each part's lists.
