@@ -123,13 +123,16 @@ func newIndexer() cache.Indexer {
 	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 }
 
-// addAll extracts list's items as client-go's reflector does (each one copied
-// out of the list, so the list is not kept) and adds them to idx.
-func addAll(idx cache.Indexer, list kruntime.Object, strip bool) (int, error) {
+// index extracts list's items as client-go's reflector does (each one
+// copied out of the list, so the list is not kept) into a new indexer; strip
+// drops managedFields first (the transform). It is a builder's answer: the
+// indexer and how many objects it holds.
+func index(list kruntime.Object, strip bool) (any, int, error) {
 	items, err := meta.ExtractListWithAlloc(list)
 	if err != nil {
-		return 0, fmt.Errorf("extracting the list's items: %w", err)
+		return nil, 0, fmt.Errorf("extracting the list's items: %w", err)
 	}
+	idx := newIndexer()
 	for _, it := range items {
 		if strip {
 			if a, err := meta.Accessor(it); err == nil {
@@ -137,10 +140,10 @@ func addAll(idx cache.Indexer, list kruntime.Object, strip bool) (int, error) {
 			}
 		}
 		if err := idx.Add(it); err != nil {
-			return 0, fmt.Errorf("adding to the indexer: %w", err)
+			return nil, 0, fmt.Errorf("adding to the indexer: %w", err)
 		}
 	}
-	return len(items), nil
+	return idx, len(items), nil
 }
 
 // typedJSON is the JSON the server writes of a protobuf list: its typed
@@ -165,9 +168,7 @@ func buildTyped(body []byte, strip bool) (any, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("decoding a typed list: %w", err)
 	}
-	idx := newIndexer()
-	n, err := addAll(idx, obj, strip)
-	return idx, n, err
+	return index(obj, strip)
 }
 
 // buildDynamic decodes a JSON list into unstructured.Unstructured in an indexer.
@@ -176,9 +177,7 @@ func buildDynamic(body []byte, strip bool) (any, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("decoding an unstructured list: %w", err)
 	}
-	idx := newIndexer()
-	n, err := addAll(idx, obj, strip)
-	return idx, n, err
+	return index(obj, strip)
 }
 
 // buildMetadata decodes a JSON list into PartialObjectMetadata in an indexer
@@ -188,9 +187,7 @@ func buildMetadata(body []byte) (any, int, error) {
 	if err := json.Unmarshal(body, &l); err != nil {
 		return nil, 0, fmt.Errorf("decoding a metadata list: %w", err)
 	}
-	idx := newIndexer()
-	n, err := addAll(idx, &l, false)
-	return idx, n, err
+	return index(&l, false)
 }
 
 // ownStore is this tool's store and its writer, held together.
