@@ -32,7 +32,6 @@ type Output struct {
 	done    chan struct{}
 	lastSeq map[string]uint64         // by resource; owned by loop
 	width   int                       // of the resource column in text
-	padded  map[string]string         // each resource padded to width; owned by loop
 	keep    func(reflector.Note) bool // see Only; nil keeps every note
 }
 
@@ -51,7 +50,7 @@ const lineQueue = 65536
 // names of the resources whose notes it will print: text lines pad the
 // resource column to the longest, so the columns after it line up.
 func NewOutput(out io.Writer, asJSON bool, resources ...string) *Output {
-	l := &Output{out: out, json: asJSON, queue: make(chan item, lineQueue), done: make(chan struct{}), lastSeq: map[string]uint64{}, padded: map[string]string{}}
+	l := &Output{out: out, json: asJSON, queue: make(chan item, lineQueue), done: make(chan struct{}), lastSeq: map[string]uint64{}}
 	for _, r := range resources {
 		l.width = max(l.width, len(r))
 	}
@@ -89,13 +88,8 @@ func (l *Output) For(resource string) func(reflector.Note) {
 		if n.Kind.Fact() {
 			return // no line of its own; it leaves no gap in the Seq
 		}
-		if l.keep != nil && !l.keep(n) {
-			return
-		}
-		select {
-		case l.queue <- item{resource: resource, n: n}:
-		default:
-			l.dropped.Add(1)
+		if l.keep == nil || l.keep(n) {
+			l.push(item{resource: resource, n: n})
 		}
 	}
 }
@@ -103,12 +97,15 @@ func (l *Output) For(resource string) func(reflector.Note) {
 // Finding is the findings engine's OnRaise listener for resource: it
 // queues a FINDING line, printed after the line of the note that raised it.
 func (l *Output) Finding(resource string) func(findings.Finding) {
-	return func(f findings.Finding) {
-		select {
-		case l.queue <- item{resource: resource, finding: &f}:
-		default:
-			l.dropped.Add(1)
-		}
+	return func(f findings.Finding) { l.push(item{resource: resource, finding: &f}) }
+}
+
+// push queues it, or drops and counts it when the queue is full.
+func (l *Output) push(it item) {
+	select {
+	case l.queue <- it:
+	default:
+		l.dropped.Add(1)
 	}
 }
 
@@ -157,8 +154,9 @@ func (l *Output) loop() {
 				l.write(string(b))
 			}
 		} else {
-			l.write(Text(l.pad(it.resource), n))
-			if d := DiffText(l.pad(it.resource), n); d != "" {
+			resource := l.pad(it.resource)
+			l.write(Text(resource, n))
+			if d := DiffText(resource, n); d != "" {
 				l.write(d)
 			}
 		}
@@ -266,18 +264,10 @@ func (l *Output) write(line string) { _, _ = io.WriteString(l.out, line+"\n") }
 
 const timeFormat = "15:04:05.000"
 
-// pad is resource right-padded with spaces to the column's width, made once
-// per resource rather than once per line.
+// pad is resource right-padded with spaces to the column's width: text
+// lines only (a JSON line's resource is as it is).
 func (l *Output) pad(resource string) string {
-	p, ok := l.padded[resource]
-	if !ok {
-		p = resource
-		if n := l.width - len(resource); n > 0 {
-			p += strings.Repeat(" ", n)
-		}
-		l.padded[resource] = p
-	}
-	return p
+	return resource + strings.Repeat(" ", max(l.width-len(resource), 0))
 }
 
 // droppedLine says where lines of resource are missing: count lines from seq on.
@@ -392,13 +382,7 @@ type jsonEnd struct {
 
 // JSON is one note of resource as a JSON line (without its newline).
 func JSON(resource string, n reflector.Note) ([]byte, error) {
-	j := jsonLine(n)
-	j.Resource = resource
-	return marshal(j)
-}
-
-func jsonLine(n reflector.Note) jsonNote {
-	j := jsonNote{Seq: n.Seq, Time: n.At, State: n.State.String(), Request: n.RequestID}
+	j := jsonNote{Seq: n.Seq, Resource: resource, Time: n.At, State: n.State.String(), Request: n.RequestID}
 	switch n.Kind {
 	case reflector.NoteApplied:
 		o := n.Applied.Object
@@ -446,7 +430,7 @@ func jsonLine(n reflector.Note) jsonNote {
 			}
 		}
 	}
-	return j
+	return marshal(j)
 }
 
 // marshal is json.Marshal without HTML escaping: a line says "sync>1ms"
