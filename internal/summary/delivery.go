@@ -1,12 +1,6 @@
 package summary
 
-import (
-	"fmt"
-	"io"
-	"strings"
-
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
-)
+import "github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 
 // DeliverySummary is the summary's `delivery`: how late the watch told
 // what happened. Probe is the active probe's figures (absent without
@@ -50,23 +44,4 @@ func LagSummaryOf(c reflector.LagCounts) LagSummary {
 // Counts is s as reflector.LagCounts.
 func (s LagSummary) Counts() reflector.LagCounts {
 	return reflector.LagCounts{s.Under2, s.To5, s.To15, s.To60, s.Over60}
-}
-
-// writeDeliveryText writes the delivery lines of the text summary.
-func (s Summary) writeDeliveryText(w io.Writer) error {
-	var b strings.Builder
-	c := s.Delivery.Lag.Counts()
-	parts := make([]string, 0, reflector.LagBucketCount)
-	for i, n := range c {
-		parts = append(parts, fmt.Sprintf("%s %d", reflector.LagBucketName(i), n))
-	}
-	fmt.Fprintf(&b, "delivery lag (passive, from the objects' write times, ±2s): %s\n", strings.Join(parts, ", "))
-	if p := s.Delivery.Probe; p != nil {
-		fmt.Fprintf(&b, "probe (a Lease's write to its watch event, on this connection): %d updates, p50 %.3fs, p90 %.3fs, p99 %.3fs, max %.3fs; write p50 %.3fs; %d lost (no watch event)\n",
-			p.Count, p.P50, p.P90, p.P99, p.Max, p.WriteP50, p.Lost)
-	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("writing summary: %w", err)
-	}
-	return nil
 }

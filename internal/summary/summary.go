@@ -316,11 +316,17 @@ func (s Summary) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "HOT %s: %s\n", o.Name, format.PluralUngrouped(o.Count, "MODIFIED event"))
 		}
 	}
+	parts := make([]string, 0, reflector.LagBucketCount)
+	for i, n := range s.Delivery.Lag.Counts() {
+		parts = append(parts, fmt.Sprintf("%s %d", reflector.LagBucketName(i), n))
+	}
+	fmt.Fprintf(&b, "delivery lag (passive, from the objects' write times, ±2s): %s\n", strings.Join(parts, ", "))
+	if p := s.Delivery.Probe; p != nil {
+		fmt.Fprintf(&b, "probe (a Lease's write to its watch event, on this connection): %d updates, p50 %.3fs, p90 %.3fs, p99 %.3fs, max %.3fs; write p50 %.3fs; %d lost (no watch event)\n",
+			p.Count, p.P50, p.P90, p.P99, p.Max, p.WriteP50, p.Lost)
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing summary: %w", err)
-	}
-	if err := s.writeDeliveryText(w); err != nil {
-		return err
 	}
 	if len(s.Store) == 0 {
 		return nil
