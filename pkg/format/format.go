@@ -83,13 +83,10 @@ func Duration(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
 }
 
-// trimFloat is f to prec decimals, without trailing zeros.
+// trimFloat is f to prec decimals (prec > 0: the zeros cut are decimals),
+// without trailing zeros.
 func trimFloat(f float64, prec int) string {
-	s := strconv.FormatFloat(f, 'f', prec, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
+	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(f, 'f', prec, 64), "0"), ".")
 }
 
 // Bytes is a size in binary units, to one decimal: 512 B, 2.3 KiB, 1.1 GiB.
@@ -111,28 +108,17 @@ func MiB(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // Count is an integer with thousands separators: 1,234,567.
 func Count[T ~int | ~int64](v T) string {
-	// The sign is cut from the digits, not taken from n: -math.MinInt64
-	// is itself.
-	s, sign := strconv.FormatInt(int64(v), 10), ""
-	if s[0] == '-' {
-		s, sign = s[1:], "-"
-	}
-	if len(s) <= 3 {
-		return sign + s
-	}
-	var b strings.Builder
-	b.WriteString(sign)
-	head := len(s) % 3
-	if head > 0 {
-		b.WriteString(s[:head])
-	}
-	for i := head; i < len(s); i += 3 {
-		if i > 0 {
-			b.WriteByte(',')
+	s := strconv.FormatInt(int64(v), 10)
+	b := make([]byte, 0, len(s)+len(s)/3)
+	for i := range len(s) {
+		// A comma before each group of three digits but the first, never
+		// after the sign (v is never negated: -math.MinInt64 is itself).
+		if i > 0 && s[i-1] != '-' && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
 		}
-		b.WriteString(s[i : i+3])
+		b = append(b, s[i])
 	}
-	return b.String()
+	return string(b)
 }
 
 // Plural is n word, in the plural but for 1, n with thousands separators:

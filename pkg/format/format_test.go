@@ -38,7 +38,7 @@ func TestDurations(t *testing.T) {
 func TestSizesAndCounts(t *testing.T) {
 	check(t, "Bytes", format.Bytes, map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB", 5 << 30: "5.0 GiB", 1 << 60: "1024.0 PiB"})
 	check(t, "Count", format.Count[int64], map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234",
-		-123: "-123", -999999: "-999,999", 100000: "100,000", math.MinInt64: "-9,223,372,036,854,775,808", math.MaxInt64: "9,223,372,036,854,775,807"})
+		-123: "-123", -1000: "-1,000", -999999: "-999,999", 100000: "100,000", math.MinInt64: "-9,223,372,036,854,775,808", math.MaxInt64: "9,223,372,036,854,775,807"})
 	if got := format.MiB(3 << 19); got != 1.5 {
 		t.Errorf("MiB(3<<19) = %v, want 1.5", got)
 	}
