@@ -41,21 +41,6 @@ type Traits struct {
 	NoBackoffs string
 }
 
-// proxied are the Traits of the observing proxy's streams; the dashboard
-// names where it sees them from as source.
-func proxied(source string) Traits {
-	return Traits{
-		Dashboard:  tui.Observing(source),
-		Clients:    true,
-		Arrive:     true,
-		None:       "no LIST or WATCH was observed",
-		AsRecorded: "an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated",
-		About: "other programs' reflectors, as kubectl watchcache proxy saw their traffic: each resource is one client's stream, " +
-			"its requests as that client sent them, and its cache rebuilt from what the client received",
-		NoBackoffs: "another program's waits are not on the wire: its backoffs are unknown",
-	}
-}
-
 // Of are the Traits of the run whose trace header is h: the proxy's
 // streams (a live proxy's session has such a header too, recording or
 // not), or our reflectors (the zero Traits). The dashboard's source is
@@ -64,5 +49,14 @@ func Of(h trace.Header) Traits {
 	if !h.Observed {
 		return Traits{}
 	}
-	return proxied("recorded traffic, as recorded")
+	return Traits{
+		Dashboard:  tui.Observing("recorded traffic, as recorded"),
+		Clients:    true,
+		Arrive:     true,
+		None:       "no LIST or WATCH was observed",
+		AsRecorded: "an observed trace (kubectl watchcache proxy): shown as recorded, nothing re-simulated",
+		About: "other programs' reflectors, as kubectl watchcache proxy saw their traffic: each resource is one client's stream, " +
+			"its requests as that client sent them, and its cache rebuilt from what the client received",
+		NoBackoffs: "another program's waits are not on the wire: its backoffs are unknown",
+	}
 }
