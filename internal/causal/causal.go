@@ -102,7 +102,7 @@ func check(lines []Line) error {
 		fail := func(format string, args ...any) error {
 			return fmt.Errorf("line %d (%s): %s", i+1, l, fmt.Sprintf(format, args...))
 		}
-		if l.Seq <= lastSeq && !(l.Kind == Dropped && l.Seq == lastSeq+1) {
+		if l.Seq <= lastSeq {
 			return fail("sequence number %d after %d", l.Seq, lastSeq)
 		}
 		if l.Seq != lastSeq+1 && lastSeq > 0 && prev.Kind != Dropped {
@@ -268,12 +268,12 @@ func FromText(data []byte) ([]Line, error) {
 		if v := textVia.FindStringSubmatch(rest); v != nil {
 			l.Request, _ = strconv.ParseInt(v[1], 10, 64)
 		}
+		dropped, r := textDropped.FindStringSubmatch(rest), textRequest.FindStringSubmatch(rest)
 		switch {
-		case textDropped.MatchString(rest):
+		case dropped != nil:
 			l.Kind = Dropped
-			l.Count, _ = strconv.ParseUint(textDropped.FindStringSubmatch(rest)[1], 10, 64)
-		case textRequest.MatchString(rest):
-			r := textRequest.FindStringSubmatch(rest)
+			l.Count, _ = strconv.ParseUint(dropped[1], 10, 64)
+		case r != nil:
 			l.Request, _ = strconv.ParseInt(r[1], 10, 64)
 			l.Kind, l.Verb = Ended, strings.ToLower(r[2])
 			if r[3] == "started" {
