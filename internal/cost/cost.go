@@ -167,14 +167,18 @@ type Heaps struct {
 
 // Heap is one form's cost.
 type Heap struct {
-	// PerObject is the measured heap of one object in the form, in its indexer.
+	// PerObject is Total over the list's objects: an object's share of the
+	// whole cache (an informer's containers and its watch's buffers in it),
+	// not one object measured alone.
 	PerObject int64 `json:"perObject"`
 	// Total is the steady cache: the sample's heap per byte on the wire
-	// times the list's bytes (a ratio estimate; PerObject is Total/objects).
+	// times the list's bytes (a ratio estimate).
 	Total int64 `json:"total"`
 	// Range is Total's 95 % range from the sample: the spread of five random
-	// parts of it, each measured alone (absent when the sample is under 25
-	// objects).
+	// parts of each stratum, each measured alone, with the readings' and
+	// the model's tolerance (docs/design.md, "Cost"). It is absent when a
+	// stratum not sampled whole has a sample under 25 objects (one part, no
+	// spread), for an empty list, and in the totals when a resource's is.
 	Range *[2]int64 `json:"range,omitempty"`
 	// PeakList is the peak during an initial sync by paged LIST: the store and
 	// the gathered list of every page (see docs/design.md, "Cost").

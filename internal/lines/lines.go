@@ -145,28 +145,28 @@ func (l *Output) loop() {
 			l.lastSeq[it.resource] = n.Seq
 		}
 		if l.json {
-			b, err := JSON(it.resource, n)
+			b, err := jsonLine(it.resource, n)
 			if err != nil {
 				continue
 			}
 			l.write(string(b))
-			if b, err := DiffJSON(it.resource, n); err == nil && b != nil {
+			if b, err := diffJSON(it.resource, n); err == nil && b != nil {
 				l.write(string(b))
 			}
 		} else {
 			resource := l.pad(it.resource)
-			l.write(Text(resource, n))
-			if d := DiffText(resource, n); d != "" {
+			l.write(textLine(resource, n))
+			if d := diffText(resource, n); d != "" {
 				l.write(d)
 			}
 		}
 	}
 }
 
-// DiffText is the DIFF line that follows a diffed MODIFIED event's line
+// diffText is the DIFF line that follows a diffed MODIFIED event's line
 // ("" for other notes): each visible path changed, its old and new values
 // (cut) and its manager, or why the event was not diffed.
-func DiffText(resource string, n reflector.Note) string {
+func diffText(resource string, n reflector.Note) string {
 	ch := n.Changes
 	if n.Kind != reflector.NoteApplied || ch == nil {
 		return ""
@@ -208,9 +208,9 @@ func DiffText(resource string, n reflector.Note) string {
 	return line
 }
 
-// DiffJSON is DiffText as a JSON line (type diff; nil for other notes): the
+// diffJSON is diffText as a JSON line (type diff; nil for other notes): the
 // visible changes, with values when kept, and timestampOnly or skipped.
-func DiffJSON(resource string, n reflector.Note) ([]byte, error) {
+func diffJSON(resource string, n reflector.Note) ([]byte, error) {
 	ch := n.Changes
 	if n.Kind != reflector.NoteApplied || ch == nil {
 		return nil, nil
@@ -226,7 +226,9 @@ func DiffJSON(resource string, n reflector.Note) ([]byte, error) {
 }
 
 // writeFinding prints a FINDING line: its time is the finding's, its
-// sequence number that of the note that raised it (the one before it).
+// sequence number that of the last note printed of its resource: the note
+// that raised it, unless that note was dropped or Only left it out (then an
+// earlier one's).
 func (l *Output) writeFinding(it item) {
 	f, seq := it.finding, l.lastSeq[it.resource]
 	if l.json {
@@ -236,12 +238,12 @@ func (l *Output) writeFinding(it item) {
 		}
 		return
 	}
-	l.write(FindingText(l.pad(it.resource), seq, *f))
+	l.write(findingText(l.pad(it.resource), seq, *f))
 }
 
-// FindingText is a finding as a text line: "TIME RESOURCE SEQ FINDING
+// findingText is a finding as a text line: "TIME RESOURCE SEQ FINDING
 // severity id: title: evidence".
-func FindingText(resource string, seq uint64, f findings.Finding) string {
+func findingText(resource string, seq uint64, f findings.Finding) string {
 	line := fmt.Sprintf("%s %s %6d FINDING %s: %s", f.FirstAt.Local().Format(timeFormat), resource, seq, f, f.Evidence.Text)
 	if f.Client != "" {
 		line += " (client " + f.Client + ")"
@@ -279,10 +281,10 @@ func droppedLine(asJSON bool, resource string, at time.Time, seq, count uint64) 
 	return fmt.Sprintf("%s %s %6d %d lines dropped here: the output could not keep up", at.Local().Format(timeFormat), resource, seq, count)
 }
 
-// Text is one note of resource as a line: its time, the resource, its
+// textLine is one note of resource as a line: its time, the resource, its
 // sequence number, and what it says; lines about a request end with the
 // request's number.
-func Text(resource string, n reflector.Note) string {
+func textLine(resource string, n reflector.Note) string {
 	head := fmt.Sprintf("%s %s %6d ", n.At.Local().Format(timeFormat), resource, n.Seq)
 	via := ""
 	if n.RequestID > 0 {
@@ -380,8 +382,8 @@ type jsonEnd struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// JSON is one note of resource as a JSON line (without its newline).
-func JSON(resource string, n reflector.Note) ([]byte, error) {
+// jsonLine is one note of resource as a JSON line (without its newline).
+func jsonLine(resource string, n reflector.Note) ([]byte, error) {
 	j := jsonNote{Seq: n.Seq, Resource: resource, Time: n.At, State: n.State.String(), Request: n.RequestID}
 	switch n.Kind {
 	case reflector.NoteApplied:

@@ -55,15 +55,15 @@ func TestAnEventLineSaysItsLagBucketWhenKnown(t *testing.T) {
 	res := &store.Result{Outcome: store.Modified, Object: &store.Object{Namespace: "ns", Name: "a", UID: "u", ResourceVersion: "7"}}
 	n := reflector.Note{Seq: 1, Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: res,
 		Delivery: reflector.Delivery{Written: time.Unix(1, 0), Lag: 4200 * time.Millisecond}}
-	if got := Text("configmaps.v1", n); !strings.Contains(got, "(modified) lag 2-5s") {
+	if got := textLine("configmaps.v1", n); !strings.Contains(got, "(modified) lag 2-5s") {
 		t.Errorf("text line %q, want the lag's bucket", got)
 	}
-	b, err := JSON("configmaps.v1", n)
+	b, err := jsonLine("configmaps.v1", n)
 	if err != nil || !strings.Contains(string(b), `"lag":"2-5s"`) {
 		t.Errorf("JSON line %s (%v), want the lag's bucket", b, err)
 	}
 	n.Delivery = reflector.Delivery{}
-	if got := Text("configmaps.v1", n); strings.Contains(got, "lag") {
+	if got := textLine("configmaps.v1", n); strings.Contains(got, "lag") {
 		t.Errorf("an event without a write time: %q", got)
 	}
 }
@@ -77,7 +77,7 @@ func TestADiffLineSaysWhoSetARemovedPath(t *testing.T) {
 		{Path: ".data.k", Op: diff.Removed, Old: []byte(`"v"`), Manager: "kubectl-create", Operation: "Update"},
 		{Path: ".data.n", Op: diff.Changed, Old: []byte(`"1"`), New: []byte(`"2"`), Manager: "kubectl-patch", Operation: "Update"},
 	}}}
-	got := DiffText("configmaps.v1", n)
+	got := diffText("configmaps.v1", n)
 	if !strings.Contains(got, `.data.k removed (was "v") last set by kubectl-create`) || !strings.Contains(got, `.data.n "1"→"2" by kubectl-patch`) {
 		t.Errorf("line %q", got)
 	}
@@ -95,7 +95,7 @@ func TestJSONLinesDoNotEscapeWhatAPersonGrepsFor(t *testing.T) {
 		n    reflector.Note
 		want string
 	}{{alert, "--fail-on sync>1ms tripped"}, {event, `"lag":"<2s"`}, {event, `"a&b"`}} {
-		b, err := JSON("configmaps.v1", c.n)
+		b, err := jsonLine("configmaps.v1", c.n)
 		if err != nil || !strings.Contains(string(b), c.want) || bytes.Contains(b, []byte(`\u00`)) {
 			t.Errorf("JSON line %s (%v), want %s as it is", b, err, c.want)
 		}
@@ -113,11 +113,11 @@ func TestAClientThatLeftIsLeftInTheStateColumn(t *testing.T) {
 		{State: reflector.StateWatching, Reason: reflector.ReasonClientGone, Wait: time.Minute, Objects: 3},
 	} {
 		n := reflector.Note{Seq: 9, At: at, Kind: reflector.NoteDecision, State: d.State, Decision: d}
-		text := Text("pods.v1", n)
+		text := textLine("pods.v1", n)
 		if _, rest, _ := strings.Cut(text, "pods.v1      9 "); !strings.HasPrefix(rest, "left          "+string(d.Reason)+": ") {
 			t.Errorf("%s: got %q, want the state column to read left", d.Reason, text)
 		}
-		b, err := JSON("pods.v1", n)
+		b, err := jsonLine("pods.v1", n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,10 +128,10 @@ func TestAClientThatLeftIsLeftInTheStateColumn(t *testing.T) {
 	// The client back, its stream goes on in its state.
 	back := reflector.Note{Seq: 10, At: at, Kind: reflector.NoteDecision, State: reflector.StateWatching,
 		Decision: &reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonClientBack, Wait: time.Second}}
-	if text := Text("pods.v1", back); !strings.Contains(text, "Watching      client-back: ") {
+	if text := textLine("pods.v1", back); !strings.Contains(text, "Watching      client-back: ") {
 		t.Errorf("client-back: got %q", text)
 	}
-	if b, _ := JSON("pods.v1", back); strings.Contains(string(b), "clientAway") {
+	if b, _ := jsonLine("pods.v1", back); strings.Contains(string(b), "clientAway") {
 		t.Errorf("client-back: JSON line %s has clientAway", b)
 	}
 }
