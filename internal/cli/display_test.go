@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // -o json on the dashboard without --summary shapes nothing the run prints:
@@ -48,5 +51,27 @@ func TestAReplaysDashboardSaysWhenOutputJSONShapesNothing(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "-o json shapes the line") {
 		t.Errorf("the dashboard's screens never said it:\n%s", out.String())
+	}
+}
+
+// proxy --summary keeps its dashboard, as the watch's does: the summary
+// comes once the dashboard quits (it was refused on a terminal).
+func TestAProxysSummaryComesAfterItsDashboard(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: x\n  context:\n    cluster: x\ncurrent-context: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	o := NewProxyOptions(genericiooptions.IOStreams{In: strings.NewReader("q"), Out: &out, ErrOut: &errOut})
+	o.isTerminal = func() bool { return true }
+	cmd := proxyCommand(o, "test")
+	cmd.SetArgs([]string{"--kubeconfig", kc, "--port", "0", "--summary", "-o", "json"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "observing proxy") || !strings.HasSuffix(s, `{"resources":[],"faults":[]}`+"\n") {
+		t.Errorf("stdout: want the dashboard, then the summary:\n%s", s)
 	}
 }

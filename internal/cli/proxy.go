@@ -84,7 +84,11 @@ func NewProxyOptions(streams genericiooptions.IOStreams) *ProxyOptions {
 }
 
 func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.Command {
-	o := NewProxyOptions(streams)
+	return proxyCommand(NewProxyOptions(streams), version)
+}
+
+// proxyCommand is the proxy command that parses its flags into o.
+func proxyCommand(o *ProxyOptions, version string) *cobra.Command {
 	o.identity.version = version
 	cmd := &cobra.Command{
 		Use:   "proxy",
@@ -125,7 +129,7 @@ func newProxyCommand(streams genericiooptions.IOStreams, version string) *cobra.
 	f.StringVar(&o.AcceptHosts, "accept-hosts", o.AcceptHosts, "Regular expressions (comma-separated) the Host header must match; other hosts get 403")
 	f.StringVar(&o.PrintKubeconfig, "print-kubeconfig", "", "Write a kubeconfig that points at the proxy to this file (mode 0600)")
 	o.TraceFlags.addFlags(cmd, "Record every observed LIST and WATCH to this JSONL file (gzip if it ends in .gz); replay it with \"kubectl watchcache replay\"")
-	f.StringVar(&o.MetricsAddress, "metrics-address", "", "Serve Prometheus metrics, one set per observed stream, at http://HOST:PORT/metrics")
+	f.StringVar(&o.MetricsAddress, "metrics-address", "", "Serve Prometheus metrics at http://HOST:PORT/metrics: one set per client (User-Agent), resource, namespace and selector")
 	f.DurationVar(&o.Duration, "duration", 0, "Stop after this long (0: until interrupted)")
 	f.DurationVar(&o.ForgetAfter, "forget-after", o.ForgetAfter, "Forget what a client that left held once it has been gone this long (its stream keeps its counts; if it comes back, it is a new stream)")
 	f.StringArrayVar(&o.Faults, "fault", nil, "Inject a watch fault into the traffic, NAME[=VALUE][@every=D|@after=D][@p=F] (repeatable): "+
@@ -206,9 +210,6 @@ func (o *ProxyOptions) Validate() error {
 	o.faultTarget = target
 	if err := o.Diff.validate(); err != nil {
 		return err
-	}
-	if o.Display.Summary && !o.Display.NoTUI && o.isTerminal() {
-		return usageErrorf("--summary needs --no-tui")
 	}
 	return o.Display.validate()
 }
