@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -14,18 +13,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 )
 
-// completeResources completes RESOURCE with the server's listable, watchable resource types.
-func completeResources(o *WatchOptions) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+// completeResources completes RESOURCE with the server's listable,
+// watchable resource types, waiting at most 5 s for each request.
+func completeResources(flags *genericclioptions.ConfigFlags) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		dc, err := o.ConfigFlags.ToDiscoveryClient()
+		bound(flags, 5*time.Second)
+		dc, err := flags.ToDiscoveryClient()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -37,7 +37,7 @@ func completeResources(o *WatchOptions) func(*cobra.Command, []string, string) (
 				group = l.GroupVersion[:i]
 			}
 			for _, r := range l.APIResources {
-				if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") || !hasVerb(r.Verbs, "watch") {
+				if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
 					continue
 				}
 				name := r.Name
@@ -51,16 +51,11 @@ func completeResources(o *WatchOptions) func(*cobra.Command, []string, string) (
 	}
 }
 
-// withPrefix is names that begin with prefix, sorted.
+// withPrefix is names that begin with prefix, sorted, in names' array.
 func withPrefix(names []string, prefix string) []string {
-	out := make([]string, 0, len(names))
-	for _, n := range names {
-		if strings.HasPrefix(n, prefix) {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out
+	names = slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, prefix) })
+	slices.Sort(names)
+	return names
 }
 
 // addKlogFlags adds klog's -v and --vmodule, for client-go's debug logs.
@@ -98,12 +93,11 @@ func completeConfigFlags(cmd *cobra.Command, cf *genericclioptions.ConfigFlags) 
 		}
 	}
 	namespaces := func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		bound(cf, 5*time.Second) // a prompt waits for it
 		cfg, err := cf.ToRESTConfig()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		cfg = rest.CopyConfig(cfg)
-		cfg.Timeout = 5 * time.Second // a prompt waits for it
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp

@@ -71,7 +71,8 @@ func newCostCommand(streams genericiooptions.IOStreams, version string) *cobra.C
 		Example: "  kubectl watchcache cost pods -A\n" +
 			"  kubectl watchcache cost configmaps,secrets -n prod --sample 1000 -o json\n" +
 			"  kubectl watchcache cost widgets.example.com -A -l team=a --need metadata",
-		RunE: runOptions(o),
+		RunE:              runOptions(o),
+		ValidArgsFunction: completeResources(o.ConfigFlags),
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)

@@ -31,7 +31,7 @@ func newMonitorCommand(streams genericiooptions.IOStreams, version string) *cobr
 		Example: "  kubectl watchcache monitor deployments.apps,configmaps -A\n" +
 			"  kubectl watchcache monitor pods -n shop --listen :8080 --probe shop   # in a pod",
 		RunE:              run,
-		ValidArgsFunction: completeResources(o),
+		ValidArgsFunction: completeResources(o.ConfigFlags),
 	}
 	o.AddFlags(cmd)
 	// Its lines are JSON: -o text is refused, not quietly turned into JSON.

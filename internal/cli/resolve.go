@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,10 +112,11 @@ func resolveResource(mapper meta.RESTMapper, dc discovery.DiscoveryInterface, ar
 	return describeResource(dc, gvr, arg)
 }
 
+// qualified names each of rs as the tool does (pods.v1, deployments.v1.apps).
 func qualified(rs []schema.GroupVersionResource) string {
 	var out []string
 	for _, r := range rs {
-		out = append(out, r.Resource+"."+r.Version+"."+r.Group)
+		out = append(out, reflector.Resource{GVR: r}.String())
 	}
 	return strings.Join(out, " or ")
 }
@@ -132,7 +134,7 @@ func describeResource(dc discovery.DiscoveryInterface, gvr schema.GroupVersionRe
 		}
 		var missing []string
 		for _, verb := range []string{"list", "watch"} {
-			if !hasVerb(r.Verbs, verb) {
+			if !slices.Contains(r.Verbs, verb) {
 				missing = append(missing, verb)
 			}
 		}
@@ -150,15 +152,6 @@ type unknownResourceError struct{ name string }
 
 func (e unknownResourceError) Error() string {
 	return fmt.Sprintf("the server doesn't have a resource type %q", e.name)
-}
-
-func hasVerb(verbs []string, v string) bool {
-	for _, x := range verbs {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // resourceList is a command's resource arguments, with how the command
@@ -209,18 +202,7 @@ func connect(flags *genericclioptions.ConfigFlags, args resourceList, max int, a
 	if err := checkKubeconfig(flags); err != nil {
 		return connected{}, err
 	}
-	// Discovery and the RESTMapper build configs of their own from the
-	// flags: the bound goes into each.
-	wrap := flags.WrapConfigFn
-	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
-		if wrap != nil {
-			c = wrap(c)
-		}
-		if c.Timeout == 0 {
-			c.Timeout = timeout
-		}
-		return c
-	}
+	bound(flags, timeout)
 	restCfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return connected{}, err
@@ -242,6 +224,22 @@ func connect(flags *genericclioptions.ConfigFlags, args resourceList, max int, a
 		}
 	}
 	return c, nil
+}
+
+// bound makes each request of every config the flags build time out after
+// timeout, unless the kubeconfig or --request-timeout sets a bound: discovery
+// and the RESTMapper build configs of their own from the flags.
+func bound(flags *genericclioptions.ConfigFlags, timeout time.Duration) {
+	wrap := flags.WrapConfigFn
+	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		if wrap != nil {
+			c = wrap(c)
+		}
+		if c.Timeout == 0 {
+			c.Timeout = timeout
+		}
+		return c
+	}
 }
 
 // checkKubeconfig refuses to run without a cluster to talk to, instead of

@@ -85,7 +85,7 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 		SilenceUsage:      true,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              run,
-		ValidArgsFunction: completeResources(o),
+		ValidArgsFunction: completeResources(o.ConfigFlags),
 	}
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
