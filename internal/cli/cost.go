@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -142,19 +143,16 @@ func (o *CostOptions) Run(ctx context.Context) error {
 		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
 		Sample: o.Sample, Exact: o.Exact, Need: o.Need,
 	})
-	if err != nil {
-		if rep != nil {
-			// What was asked before the failure, so the user sees what the server refused.
-			for _, r := range rep.Requests {
-				fmt.Fprintf(o.ErrOut, "asked: %s\n", r)
-			}
-		}
-		return connectionError(restCfg.Host, err)
-	}
-	if o.Output == "json" {
+	// What was asked (before a failure: what the server refused); the text output lists it itself.
+	if rep != nil && (err != nil || o.Output == "json") {
 		for _, r := range rep.Requests {
 			fmt.Fprintf(o.ErrOut, "asked: %s\n", r)
 		}
+	}
+	if err != nil {
+		return connectionError(restCfg.Host, err)
+	}
+	if o.Output == "json" {
 		enc := json.NewEncoder(o.Out)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(rep); err != nil {
@@ -172,11 +170,7 @@ func (o *CostOptions) Run(ctx context.Context) error {
 // permission to read namespaces, or no answer within a few seconds). It
 // returns what it said, without "warning: ", or "".
 func warnMissingNamespace(ctx context.Context, errOut io.Writer, cfg *rest.Config, resources []reflector.Resource, ns, meaning string) string {
-	namespaced := false
-	for _, r := range resources {
-		namespaced = namespaced || r.Namespaced
-	}
-	if ns == "" || !namespaced {
+	if ns == "" || !slices.ContainsFunc(resources, func(r reflector.Resource) bool { return r.Namespaced }) {
 		return ""
 	}
 	cs, err := kubernetes.NewForConfig(cfg)

@@ -7,18 +7,18 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 )
 
-// DiffFlags are --diff and --diff-max-objects, the same on watch and replay.
+// DiffFlags are --diff and --diff-max-objects, the same on watch, replay and proxy.
 type DiffFlags struct {
 	On         bool
 	MaxObjects int
 	maxFlag    *pflag.Flag // to refuse --diff-max-objects without --diff
 }
 
-func (d *DiffFlags) addFlags(cmd *cobra.Command, replay bool) {
-	help := "Diff each MODIFIED event against the object's previous version: the paths changed, with old and new values and the field manager that owns each (DIFF lines, the summary's churn, the noisy-updates finding). Asks for JSON and holds each object's last version"
-	if replay {
-		help = "Diff the MODIFIED events of a trace recorded with --trace-objects full that did not record its changes (a trace recorded with --diff replays its changes without it)"
-	}
+// diffHelp is --diff's help on watch, where it asks for JSON.
+const diffHelp = "Diff each MODIFIED event against the object's previous version: the paths changed, with old and new values and the field manager that owns each (DIFF lines, the summary's churn, the noisy-updates finding)"
+
+// addFlags registers the flags, --diff with the help given.
+func (d *DiffFlags) addFlags(cmd *cobra.Command, help string) {
 	cmd.Flags().BoolVar(&d.On, "diff", false, help)
 	cmd.Flags().IntVar(&d.MaxObjects, "diff-max-objects", session.DefaultDiffMaxObjects, "With --diff, how many objects' last versions are held; events of objects past it are counted as not diffed")
 	d.maxFlag = cmd.Flags().Lookup("diff-max-objects")

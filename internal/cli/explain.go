@@ -124,9 +124,6 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if out == nil {
-		out = []Explained{}
-	}
 	switch o.Output {
 	case "json":
 		enc := json.NewEncoder(o.Out)
@@ -186,7 +183,7 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 	if rp.RecordingCut() {
 		warn(trace.EndedEarlyText + "; its findings are those up to there")
 	}
-	var out []Explained
+	out := make([]Explained, 0, len(sess.Subjects())) // [] in JSON when none, not null
 	for _, sub := range sess.Subjects() {
 		out = append(out, Explained{Resource: sub.Target().Resource.String(), Stream: sub.Summary(sess.Now()).Stream, Findings: sub.Findings().List()})
 	}

@@ -43,8 +43,8 @@ func (o *WatchOptions) validateProbe() error {
 // the session that watches it.
 type startedProbe struct {
 	*probe.Prober
-	sess     *session.Session
-	deleteMu sync.Once
+	sess       *session.Session
+	deleteOnce sync.Once
 }
 
 // startProbe checks that the probe can run (permissions, the namespace),
@@ -111,7 +111,7 @@ func (sp *startedProbe) run(ctx context.Context) {
 // delete deletes the Lease, once, whatever ended the run (SIGINT and
 // SIGTERM end it through its context).
 func (sp *startedProbe) delete(errOut io.Writer) {
-	sp.deleteMu.Do(func() {
+	sp.deleteOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := sp.Delete(ctx); err != nil {

@@ -136,7 +136,7 @@ func proxyCommand(o *ProxyOptions, version string) *cobra.Command {
 		joinNames(fault.Names())+". Each is noted in the stream's log, the trace and the summary's faults")
 	f.StringArrayVar(&o.FaultTargets, "fault-target", nil, "Limit --fault to these resources (pods, deployments.apps) and clients (client=USER-AGENT-SUBSTRING), comma-separated (repeatable)")
 	f.Int64Var(&o.FaultSeed, "fault-seed", 1, "Seed of the random draws of --fault's @p (one seed, the same draws)")
-	o.Diff.addFlags(cmd, false)
+	o.Diff.addFlags(cmd, diffHelp+", of every JSON stream of whole objects a client receives (protobuf, metadata-only and table streams are not diffed); holds each object's last version")
 	o.Display.addFlags(cmd)
 	return cmd
 }

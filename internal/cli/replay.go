@@ -58,7 +58,7 @@ func newReplayCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().Float64Var(&o.Speed, "speed", o.Speed, "Replay speed: 0 as fast as possible, 1 real time, N times faster")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 1 when the replayed decisions differ from the recorded ones (for regression tests)")
-	o.Diff.addFlags(cmd, true)
+	o.Diff.addFlags(cmd, "Diff the MODIFIED events of a trace recorded with --trace-objects full that did not record its changes (a trace recorded with --diff replays its changes without it)")
 	o.Display.addFlags(cmd)
 	o.Monitor.addFlags(cmd, true)
 	return cmd

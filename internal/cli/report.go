@@ -91,16 +91,8 @@ func (o *ReportOptions) Validate() error {
 	if o.out == "" {
 		return nil
 	}
-	if fi, err := os.Stat(o.out); err == nil && fi.IsDir() {
-		return usageErrorf("-o %s: is a directory", o.out)
-	}
-	dir := filepath.Dir(o.out)
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return usageErrorf("-o %s: directory %s does not exist", o.out, dir)
-	}
-	if !fi.IsDir() {
-		return usageErrorf("-o %s: %s is not a directory", o.out, dir)
+	if err := checkOutputPath("-o", o.out); err != nil {
+		return err
 	}
 	if sameFile(o.out, o.path) {
 		if o.Output == "" {

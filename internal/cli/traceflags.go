@@ -1,13 +1,14 @@
 package cli
 
 import (
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
+	"os"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"os"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
 // TraceFlags are --trace and the flags that say what it keeps, shared by
@@ -115,8 +116,5 @@ func (t *TraceRotation) validate(trace string) error {
 
 // options is what the session rotates by (zero: no rotation).
 func (t *TraceRotation) options() session.TraceRotation {
-	if t.maxBytes == 0 {
-		return session.TraceRotation{}
-	}
 	return session.TraceRotation{MaxBytes: t.maxBytes, Keep: t.Keep}
 }

@@ -140,7 +140,7 @@ func (o *WatchOptions) AddFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "With --probe, the time between the probe's renewals of its Lease")
 	o.intervalFlag = f.Lookup("probe-interval")
 	f.BoolVar(&o.ProbeCleanup, "probe-cleanup", false, "With --probe, first delete the probe Leases that killed runs left in its namespace")
-	o.Diff.addFlags(cmd, false)
+	o.Diff.addFlags(cmd, diffHelp+". Asks for JSON and holds each object's last version")
 	o.Display.addFlags(cmd)
 	o.Monitor.addFlags(cmd, false)
 	for flag, values := range map[string][]string{
