@@ -9,9 +9,10 @@
 // Every resource's dashboard runs all the time, shown or not.
 //
 // Data enters each resource's dashboard in two ways only, each bounded: a
-// poll of Feed.Stats and the store's counters at most ten times a second;
-// and the reflector's notes, the log's only source, through a NoteBuffer,
-// whose Push never blocks and counts what it drops. The same dashboard runs
+// poll of Feed.Stats and the store's counters (and, for the dashboard
+// shown, Options.Probe) at most ten times a second; and the reflector's
+// notes, the log's only source, through a NoteBuffer, whose Push never
+// blocks and counts what it drops. The same dashboard runs
 // on a live cluster and on a replayed trace: Options says which, and the
 // Feed's functions that need a cluster (ForceRelist, Audit) are simply
 // absent or fail in a replay. A replay may also give Options.Player: its

@@ -46,14 +46,20 @@ func takeSnapshot(opts program.Options, feed program.Feed) program.SnapshotMsg {
 
 // PollCmd takes the next snapshot after wait; with the churn pane open on
 // this resource's dashboard, and its last read churn.Every old, the
-// snapshot reads Feed.Churn too.
+// snapshot reads Feed.Churn too; with this resource's dashboard shown, it
+// reads the run's probe (one for every resource: only the screen shows it).
 func (m Model) PollCmd(wait time.Duration) tea.Cmd {
 	opts, feed := m.Opts, m.Feed
 	readChurn := m.mode() == program.StateChurn && feed.Churn != nil && m.churn.Due(m.Now)
+	readProbe := opts.Probe != nil && m.isShown()
 	take := func() tea.Msg {
 		s := takeSnapshot(opts, feed)
 		if readChurn {
 			s.HasChurn, s.Churn = true, feed.Churn(churn.Top)
+		}
+		if readProbe {
+			p := opts.Probe()
+			s.Probe = &p
 		}
 		return s
 	}

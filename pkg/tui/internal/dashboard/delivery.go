@@ -8,7 +8,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
-	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
@@ -19,17 +18,10 @@ const labelDelivery = "delivery"
 const probeSparkWidth = 20
 
 // showsDelivery says whether the health section has a delivery line: with
-// a probe, or once the passive estimate counted an event.
+// a probe (as the shown dashboard's poll last read it), or once the
+// passive estimate counted an event.
 func (m *Model) showsDelivery() bool {
-	return m.probeView().On || m.Stats.Lag.Counts.Total() > 0
-}
-
-// probeView is the run's probe, if any.
-func (m *Model) probeView() program.ProbeView {
-	if m.Opts.Probe == nil {
-		return program.ProbeView{}
-	}
-	return m.Opts.Probe()
+	return m.Chrome.Probe.On || m.Stats.Lag.Counts.Total() > 0
 }
 
 // deliveryLine is the health section's delivery line: the probe's p50 and
@@ -38,7 +30,7 @@ func (m *Model) probeView() program.ProbeView {
 func (m *Model) deliveryLine(width int) string {
 	st := m.St
 	var parts []string
-	if p := m.probeView(); p.On {
+	if p := m.Chrome.Probe; p.On {
 		if p.Count == 0 {
 			parts = append(parts, st.Faint.Render("probe: no sample yet"))
 		} else {

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 // with probe as the run's probe (nil: none).
 func lagModel(t *testing.T, w, h int, probe func() program.ProbeView, lag reflector.LagCounts) Model {
 	t.Helper()
-	return polledModel(t, w, h, func(o *program.Options) { o.Probe = probe }, func(s *reflector.Stats) { s.Lag.Counts = lag })
+	m := polledModel(t, w, h, func(o *program.Options) { o.Probe = probe }, func(s *reflector.Stats) { s.Lag.Counts = lag })
+	return update(m, m.PollCmd(0)()) // the shown dashboard's poll reads the probe
 }
 
 func TestTheHealthSectionHasADeliveryLineWithTheProbeAndTheLagBuckets(t *testing.T) {
@@ -32,4 +34,33 @@ func TestNoProbeAndNoLagNoDeliveryLine(t *testing.T) {
 	got := screen(lagModel(t, 140, 40, func() program.ProbeView { return program.ProbeView{On: true} }, reflector.LagCounts{}))
 	tuitest.MustContain(t, got, "probe: no sample yet")
 	tuitest.MustNotContain(t, got, "lag <2s")
+}
+
+// The probe is read by the poll of the dashboard shown, on the poll's
+// goroutine, never by the screen's: reading it sorts up to 65,536 samples
+// under its lock, and the screen lays itself out several times a message.
+func TestTheProbeIsReadByTheShownDashboardsPollOnly(t *testing.T) {
+	var calls atomic.Int32
+	probe := func() program.ProbeView {
+		calls.Add(1)
+		return program.ProbeView{On: true, Count: 1, MinuteP50: time.Millisecond, MinuteP99: time.Millisecond}
+	}
+	m := lagModel(t, 140, 40, probe, reflector.LagCounts{})
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the poll read the probe %d times, want once", n)
+	}
+	m = update(m, tuitest.KeyPress("tab"))
+	m = update(m, tuitest.DemoSnapshot(time.Minute, tuitest.DemoStats()))
+	tuitest.MustContain(t, screen(m), "probe p50 1.0ms")
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the screen read the probe %d times more, want none", n-1)
+	}
+	// A dashboard not shown (the overview's, or another resource's) does
+	// not read it: nothing shows it.
+	hidden := peek(m)
+	hidden.Shown = -1
+	hidden.PollCmd(0)()
+	if n := calls.Load(); n != 1 {
+		t.Errorf("a hidden dashboard's poll read the probe")
+	}
 }

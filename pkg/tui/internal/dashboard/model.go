@@ -218,6 +218,9 @@ func (m *Model) applySnapshot(s program.SnapshotMsg) {
 		// The one player, as read now: newer than any key's or poll's reading before.
 		m.Chrome.Player, m.Chrome.HavePlayer = *s.Player, true
 	}
+	if s.Probe != nil {
+		m.Chrome.Probe = *s.Probe
+	}
 	m.NotesLost = s.NotesLost
 	if s.Alerts != nil {
 		m.Alerts = *s.Alerts

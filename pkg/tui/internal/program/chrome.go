@@ -38,6 +38,10 @@ type Chrome struct {
 	// resource's poll (HavePlayer: once read).
 	Player     player.State
 	HavePlayer bool
+	// Probe is the run's delivery probe (Options.Probe) as last read by the
+	// poll of the dashboard shown: reading it sorts its samples, which the
+	// screen's goroutine must not wait for on every frame.
+	Probe ProbeView
 	// Width and Height are the terminal's, 0 until it says.
 	Width, Height int
 	// Ended says the run ended by itself (Options.Ended): its last screen

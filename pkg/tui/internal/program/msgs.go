@@ -30,6 +30,9 @@ type SnapshotMsg struct {
 	Alerts *Alerts
 	// Player is Options.Player's reading, nil without a player.
 	Player *player.State
+	// Probe is Options.Probe's reading, nil when it was not read: no
+	// probe, or this resource's dashboard is not the one shown.
+	Probe *ProbeView
 	// Findings are Feed.Findings' (HasFindings: the feed has an engine).
 	HasFindings bool
 	Findings    []findings.Finding

@@ -93,8 +93,9 @@ type Options struct {
 	// AuditTimeout bounds one audit; default DefaultAuditTimeout.
 	AuditTimeout time.Duration
 	// Probe, when set, is the run's delivery probe (--probe), shown on the
-	// delivery line of every resource's health section; called from the
-	// dashboard's goroutines, so it must be safe for concurrent use.
+	// delivery line of every resource's health section. The poll of the
+	// dashboard shown calls it, off the screen's goroutine and at most
+	// once a Refresh; it must be safe for concurrent use.
 	Probe func() ProbeView
 	// Warning, when set, is what the run found wrong before it started (a
 	// namespace that does not exist): the footer leads with it, as with an
