@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +60,51 @@ func TestOverviewAddsTheResourcesThatComeWhileItRuns(t *testing.T) {
 	close(added)
 	if msg := o.waitAdded()(); msg != nil {
 		t.Errorf("a closed Added gave %T, want nothing", msg)
+	}
+}
+
+// runAll runs cmd and every command of the batches it returns, each on a
+// goroutine of its own as bubbletea does; the channel closes once all returned.
+func runAll(cmd tea.Cmd) <-chan struct{} {
+	var wg sync.WaitGroup
+	var run func(tea.Cmd)
+	run = func(cmd tea.Cmd) {
+		defer wg.Done()
+		if batch, ok := cmd().(tea.BatchMsg); ok {
+			for _, c := range batch {
+				if c != nil {
+					wg.Add(1)
+					go run(c)
+				}
+			}
+		}
+	}
+	done := make(chan struct{})
+	wg.Add(1)
+	go run(cmd)
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
+// Run closes the Overview it made, a copy from before any resource came:
+// that ends the background reads of the resources added since too (their
+// notes readers wait on the notes until then).
+func TestClosingTheFirstCopyStopsTheResourcesAddedSince(t *testing.T) {
+	added := make(chan program.Resource, 1)
+	opts := tuitest.DemoOptions(tuitest.NewFakeClock())
+	opts.Added = added
+	first := newOverview(opts, nil)
+	added <- ovResource("", "pods", "Pod", program.Feed{Notes: program.NewNoteBuffer(8)})
+	o, cmd := first.Update(first.waitAdded()())
+	if n := len(o.(Overview).subs); n != 1 {
+		t.Fatalf("%d resources after one came, want 1", n)
+	}
+	done := runAll(cmd) // the added resource's poll and notes reader, and the wait for the next
+	first.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the added resource's reads go on after Close")
 	}
 }
 

@@ -53,7 +53,10 @@ const (
 // value its Update returns; its copies share its root.
 type Overview struct {
 	*program.Root
+	// ctx is every resource's Model's, the ones added later too: the
+	// copy Run closes holds only the first ones, and Close ends it.
 	ctx       context.Context
+	cancel    context.CancelFunc
 	resources []program.Resource // each row's, for its name
 	subs      []dashboard.Model
 	names     []table.Label // each row's name, as the rows stand
@@ -85,7 +88,8 @@ func (o *Overview) tickCmd() tea.Cmd {
 // their background reads.
 func New(ctx context.Context, opts program.Options, resources []program.Resource) Overview {
 	opts = opts.WithDefaults() // once, so every resource has the same start
-	o := Overview{Root: program.NewRoot(opts, -1), ctx: ctx, keys: newOverviewKeyMap(), subs: make([]dashboard.Model, 0, len(resources))}
+	ctx, cancel := context.WithCancel(ctx)
+	o := Overview{Root: program.NewRoot(opts, -1), ctx: ctx, cancel: cancel, keys: newOverviewKeyMap(), subs: make([]dashboard.Model, 0, len(resources))}
 	for i, r := range resources {
 		m := dashboard.New(ctx, o.Root, r, i)
 		if len(resources) > 1 || opts.Added != nil {
@@ -162,12 +166,9 @@ func (o *Overview) add(r program.Resource) tea.Cmd {
 // its dashboard only.
 func (o *Overview) single() bool { return len(o.subs) == 1 && o.Opts.Added == nil }
 
-// Close stops every resource's background reads. It is idempotent; Run calls it.
-func (o Overview) Close() {
-	for _, m := range o.subs {
-		m.Close()
-	}
-}
+// Close stops every resource's background reads, those of the resources
+// added after this copy was made too. It is idempotent; Run calls it.
+func (o Overview) Close() { o.cancel() }
 
 // Init starts every resource's poller and notes reader.
 func (o Overview) Init() tea.Cmd {
