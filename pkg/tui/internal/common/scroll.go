@@ -1,5 +1,39 @@
 package common
 
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+)
+
+// ScrollText moves offset, the first line shown of a text that shows a
+// window at a time, on a key of ListKeys: by a line, by page lines, to the
+// top or to the bottom, never past last, the offset that shows the text's
+// end (called only for a scroll key). It says whether k was a scroll key.
+// The detail, the churn pane and the help screen share it, so that a key
+// at their end is never a dead press: last is where their windows stop.
+func ScrollText(offset *int, k fmt.Stringer, page int, last func() int) (ok bool) {
+	lk, by := NewListKeys(), 0
+	switch {
+	case key.Matches(k, lk.Up):
+		by = -1
+	case key.Matches(k, lk.Down):
+		by = 1
+	case key.Matches(k, lk.PageUp):
+		by = -page
+	case key.Matches(k, lk.PageDown):
+		by = page
+	case key.Matches(k, lk.Top):
+		by = -1 << 30
+	case key.Matches(k, lk.Bottom):
+		by = 1 << 30
+	default:
+		return false
+	}
+	*offset = min(max(*offset+by, 0), max(last(), 0))
+	return true
+}
+
 // Scroller is a cursor over rows shown a window at a time. While Follow is
 // set the cursor sticks to the newest (last) row; moving up stops following,
 // reaching the last row again resumes it.

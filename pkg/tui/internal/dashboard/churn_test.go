@@ -68,6 +68,38 @@ func TestChurnPaneShowsTotalsPathsAndObjects(t *testing.T) {
 	tuitest.MustContain(t, screen(update(help, tuitest.KeyPress("G"))), "c shows what the MODIFIED events changed") // the help's end
 }
 
+// The churn pane scrolls within its lines, as the detail does: G shows
+// its end, down there stays, and the first up moves it (no dead press).
+func TestChurnPaneScrollsWithinItsContent(t *testing.T) {
+	feed := &tuitest.ChurnFeed{}
+	s := tuitest.DemoChurn()
+	feed.Sum.Store(&s)
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(program.Feed{Churn: feed.Churn}))
+	t.Cleanup(m.Close)
+	m = openChurn(t, resize(update(m, diffedChange()), 120, 16))
+	_, _, body := m.Chrome.Size()
+	total := len(m.churn.Lines(m.St, m.Chrome.Width))
+	if total <= body {
+		t.Fatalf("the pane's %d lines fit its %d, want it to scroll", total, body)
+	}
+	m = update(m, tuitest.KeyPress("G"))
+	if m.churn.Offset != total-body {
+		t.Errorf("G: offset %d, want %d, the pane's end at its bottom line", m.churn.Offset, total-body)
+	}
+	end := screen(m)
+	tuitest.MustContain(t, end, "default/web-config-2")
+	m = update(m, tuitest.KeyPress("down"))
+	if m.churn.Offset != total-body {
+		t.Errorf("down at the bottom moved the offset from %d to %d", total-body, m.churn.Offset)
+	}
+	if m = update(m, tuitest.KeyPress("up")); screen(m) == end {
+		t.Errorf("up from the bottom left the pane as it was:\n%s", end)
+	}
+	if m = update(m, tuitest.KeyPress("g")); m.churn.Offset != 0 {
+		t.Errorf("g: offset %d, want 0", m.churn.Offset)
+	}
+}
+
 // With nothing diffed the pane says why, for its run: --diff is off (live,
 // the proxy, a replay each say what diffs), or it is on and nothing has
 // changed yet; it counts the events it could not diff. At 80 columns its

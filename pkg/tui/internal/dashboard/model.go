@@ -460,7 +460,8 @@ func (m *Model) churnKey(k tea.KeyPressMsg) (quit bool) {
 	case key.Matches(k, m.Chrome.Keys.Close, m.Keys.Churn):
 		m.State = program.StateDashboard
 	default:
-		program.ScrollOffset(&m.churn.Offset, k, body, func() int { return len(m.churn.Lines(m.St, m.Chrome.Width)) })
+		// The pane shows body lines (churn.Pane.Window).
+		common.ScrollText(&m.churn.Offset, k, body-1, func() int { return len(m.churn.Lines(m.St, m.Chrome.Width)) - body })
 	}
 	return false
 }

@@ -45,22 +45,10 @@ func (s *Screen) Key(k tea.KeyPressMsg, quit, toggle, closeKey key.Binding, tota
 		s.top = 0
 		return nil, true
 	}
-	keys := common.NewListKeys()
-	switch {
-	case key.Matches(k, keys.Up):
-		s.top--
-	case key.Matches(k, keys.Down):
-		s.top++
-	case key.Matches(k, keys.PageUp):
-		s.top -= max(body-1, 1)
-	case key.Matches(k, keys.PageDown), k.String() == "space":
-		s.top += max(body-1, 1)
-	case key.Matches(k, keys.Top):
-		s.top = 0
-	case key.Matches(k, keys.Bottom):
-		s.top = total
+	if k.String() == "space" {
+		k = tea.KeyPressMsg{Code: tea.KeyPgDown} // as on a pager
 	}
-	s.top = min(max(s.top, 0), max(total-body, 0))
+	common.ScrollText(&s.top, k, max(body-1, 1), func() int { return total - body })
 	return nil, false
 }
 

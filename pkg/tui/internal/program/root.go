@@ -97,7 +97,8 @@ func (r *Root) OverlayKey(s Framed, k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case r.State == StateDetail && key.Matches(k, r.Chrome.Keys.Close):
 		r.State = r.Detail.Back
 	case r.State == StateDetail:
-		r.Detail.Scroll(k, body, func() int { _, text := s.DetailContent(width); return len(text) })
+		// The detail shows body-1 lines under its title.
+		common.ScrollText(&r.Detail.Offset, k, body-1, func() int { _, text := s.DetailContent(width); return len(text) - (body - 1) })
 	default:
 		rows := s.FindingRows()
 		switch r.FindingsPane.Key(k, len(rows), max(body-2, 1)) {
