@@ -130,7 +130,7 @@ func TestAStoppedRecordingIsSaidInTheHeader(t *testing.T) {
 	m := polledModel(t, 120, 36, func(o *program.Options) { o.Trace = "run.jsonl" }, func(*reflector.Stats) {})
 	tuitest.MustContain(t, screen(m), "recording run.jsonl")
 	cause := "recording stopped: writing trace: write run.jsonl: no space left on device; the live view goes on, the trace is incomplete"
-	m = update(m, program.NotesMsg{Notes: []reflector.Note{{At: tuitest.At(time.Minute), Seq: 100, Kind: reflector.NoteDecision, State: reflector.StateWatching,
+	m = update(m, program.NotesMsg{Notes: []reflector.Note{{At: tuitest.At(time.Minute), Seq: 1, Kind: reflector.NoteDecision, State: reflector.StateWatching,
 		Decision: &reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonTraceWriteError, Cause: cause}}}})
 	s := screen(m)
 	tuitest.MustContain(t, s, "recording stopped run.jsonl", "trace-write-error: recording stopped: writing trace")

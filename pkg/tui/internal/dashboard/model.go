@@ -68,7 +68,9 @@ type Model struct {
 	StoreReady bool
 	// NotesLost is how many notes the NoteBuffer dropped.
 	NotesLost int64
-	lastSeq   uint64 // the last note's sequence number, to show where notes were dropped
+	// lastSeq is the last note's sequence number, to show where notes were
+	// dropped: 0 before the first, as a reflector numbers its notes from 1.
+	lastSeq uint64
 
 	// Rates are the events per second of the last minute.
 	Rates rates.Window
@@ -246,7 +248,7 @@ func (m *Model) addNotes(notes []reflector.Note) {
 		if at := m.Chrome.Frozen(n.At); at.After(m.Now) {
 			m.Now = at
 		}
-		if m.lastSeq > 0 && n.Seq > m.lastSeq+1 {
+		if n.Seq > m.lastSeq+1 {
 			missing := n.Seq - m.lastSeq - 1
 			m.Log.Add(logpane.Entry{At: n.At, Kind: logpane.KindNote, Seq: m.lastSeq + 1, Dropped: missing,
 				Text: fmt.Sprintf("%s dropped here: the screen could not keep up", format.Plural(int(missing), "line"))})

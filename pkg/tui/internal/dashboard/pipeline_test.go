@@ -134,6 +134,23 @@ func TestDroppedNotesAreSkippedNeverReorderedAndTheLogSaysWhere(t *testing.T) {
 	}
 }
 
+// Notes missing before the first one delivered are said as any others:
+// a reflector numbers its notes from 1.
+func TestNotesMissingAtTheStartAreSaidToo(t *testing.T) {
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(program.Feed{}))
+	t.Cleanup(m.Close)
+	m = update(m, program.NotesMsg{Notes: []reflector.Note{{Seq: 4, At: tuitest.At(time.Second), Kind: reflector.NoteApplied,
+		Applied: &store.Result{Outcome: store.Added, Object: tuitest.Obj("ns", "obj-04", "u", "4")}}}})
+	var got []string
+	for i := range m.Log.Entries.Len() {
+		e := m.Log.Entries.At(i)
+		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Message()))
+	}
+	if want := "1:3 lines dropped here: the screen could not keep up|4:ns/obj-04  rv 4  uid u"; strings.Join(got, "|") != want {
+		t.Errorf("log %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
 func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
 	feed, _ := tuitest.LiveFeed(t)
 	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(feed))
