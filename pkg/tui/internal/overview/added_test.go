@@ -300,3 +300,24 @@ func TestAReplayWhoseClientsWereForgottenEnds(t *testing.T) {
 		t.Errorf("the replay served its last line: want it ended\n%s", ovScreen(o))
 	}
 }
+
+// A player key's status goes after its seconds on an overview with no row
+// too, where no resource's poll expires it: the overview's tick does.
+func TestAPlayersStatusExpiresOnAnOverviewWithNoRow(t *testing.T) {
+	clock := tuitest.NewFakeClock()
+	opts := tuitest.DemoOptions(clock)
+	opts.Kind = program.Observing("proxy 127.0.0.1:8001")
+	opts.Replay, opts.Added = true, make(chan program.Resource)
+	opts.Player = &stillPlayer{pos: 10 * time.Second, end: 40 * time.Second}
+	o := newOverview(opts, nil)
+	t.Cleanup(o.Close)
+	o = ovKeys(ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 24}), "+")
+	status := o.Chrome.Status.Text
+	if status == "" {
+		t.Fatal("+ on the overview left no status")
+	}
+	tuitest.MustContain(t, ovScreen(o), status)
+	clock.Time = tuitest.At(11 * time.Second)
+	o = ovUpdate(o, tickMsg{})
+	tuitest.MustNotContain(t, ovScreen(o), status)
+}

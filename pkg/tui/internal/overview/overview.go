@@ -195,6 +195,8 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if now := o.Chrome.Frozen(o.Opts.Now()); now.After(o.clock) {
 			o.clock = now
 		}
+		// With no row yet, no resource's poll expires the player's status.
+		o.Chrome.Status.Expire(o.clock)
 		if p := o.Opts.Player; p != nil {
 			// The one player, read here too: no poll comes when every
 			// stream was forgotten.
