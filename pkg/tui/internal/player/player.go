@@ -174,7 +174,9 @@ func Act(p Player, keys Keys, k tea.KeyPressMsg, start time.Time, rewind func(ti
 	case key.Matches(k, keys.Slower):
 		text = "replay speed " + speedText(p.Slower())
 	case key.Matches(k, keys.Jump):
-		sev, text, quit = jump(p, int(k.Text[0]-'0'), start, rewind)
+		// The key's name, "0" to "9" for Jump: a message a program builds
+		// may have no Text, never no name.
+		sev, text, quit = jump(p, int(k.String()[0]-'0'), start, rewind)
 	default:
 		return common.SevNone, "", false, false
 	}
