@@ -12,10 +12,14 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/program"
 )
 
-// maxBatch bounds one delivery of notes to the model, so
-// one message never holds the screen for long; what does not fit waits in
-// its buffer (and a full buffer drops, counted, never blocking the writer).
-const maxBatch = 16384
+// maxBatch bounds one delivery of notes to the model: all that waits in a
+// buffer of DefaultNoteBuffer, which absorbs what comes between two
+// deliveries; of a caller's larger buffer, what does not fit waits for the
+// next (and a full buffer drops, counted, never blocking the writer). It is
+// no smaller: the reader comes back a Refresh after each delivery, so a
+// smaller batch would cap what the log takes at maxBatch a Refresh, and
+// leave the buffer too full to absorb the next burst.
+const maxBatch = program.DefaultNoteBuffer
 
 // takeSnapshot polls everything the feed offers. It runs on a command
 // goroutine, never on the reflector's.

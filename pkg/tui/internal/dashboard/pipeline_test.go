@@ -151,6 +151,20 @@ func TestNotesMissingAtTheStartAreSaidToo(t *testing.T) {
 	}
 }
 
+// A full buffer of the default capacity comes in one delivery: what waits
+// for the next comes a Refresh later, and the buffer would drop meanwhile.
+func TestAFullDefaultBufferIsDeliveredAtOnce(t *testing.T) {
+	feed := program.Feed{Notes: program.NewNoteBuffer(program.DefaultNoteBuffer)}
+	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(feed))
+	t.Cleanup(m.Close)
+	for seq := range uint64(program.DefaultNoteBuffer) {
+		feed.Notes.Push(reflector.Note{Seq: seq + 1, Kind: reflector.NoteApplied})
+	}
+	if got := len(m.notesCmd(0)().(program.NotesMsg).Notes); got != program.DefaultNoteBuffer || feed.Notes.Len() != 0 {
+		t.Errorf("one delivery took %d notes and left %d, want all %d", got, feed.Notes.Len(), program.DefaultNoteBuffer)
+	}
+}
+
 func TestCloseStopsTheReadersWaitingOnEmptyChannels(t *testing.T) {
 	feed, _ := tuitest.LiveFeed(t)
 	m := newAlone(tuitest.DemoOptions(tuitest.NewFakeClock()), tuitest.DemoResource(feed))
