@@ -218,12 +218,10 @@ func ChangeLines(st common.Styles, ch *diff.Changes, meta bool) []string {
 			hidden++
 			continue
 		}
-		if shown == maxVersionPaths {
-			shown++
-			continue
+		// shown counts the paths not hidden; the first maxVersionPaths are listed.
+		if shown++; shown <= maxVersionPaths {
+			out = append(out, changeLine(st, c))
 		}
-		shown++
-		out = append(out, changeLine(st, c))
 	}
 	if shown > maxVersionPaths {
 		out = append(out, st.Faint.Render(fmt.Sprintf("… and %d more paths", shown-maxVersionPaths)))

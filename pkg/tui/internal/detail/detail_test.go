@@ -2,13 +2,16 @@ package detail
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
 // A resource without a generation (a Secret, a ConfigMap) shows none, not 0.
@@ -37,5 +40,19 @@ func TestARequestsDetailSaysHowItEndedAndWhy(t *testing.T) {
 	}
 	if got := lines(&reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("unexpected EOF")}); !strings.Contains(got, "error        unexpected EOF") {
 		t.Errorf("a watch that failed:\n%s", got)
+	}
+}
+
+// A version with more changed paths than the detail lists shows the first
+// maxVersionPaths, then how many more: none after.
+func TestAVersionListsItsFirstPathsThenHowManyMore(t *testing.T) {
+	ch := &diff.Changes{}
+	for i := range maxVersionPaths + 5 {
+		ch.Paths = append(ch.Paths, diff.Change{Path: fmt.Sprintf(".data.k%02d", i), Op: diff.Changed})
+	}
+	got := ChangeLines(common.Styles{}, ch, false)
+	if len(got) != maxVersionPaths+1 || !strings.Contains(got[maxVersionPaths-1], fmt.Sprintf(".data.k%02d", maxVersionPaths-1)) ||
+		got[maxVersionPaths] != "… and 5 more paths" {
+		t.Errorf("%d lines, the last two %q; want %d paths, then that 5 more are not listed", len(got), got[max(len(got)-2, 0):], maxVersionPaths)
 	}
 }
