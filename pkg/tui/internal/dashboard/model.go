@@ -35,7 +35,9 @@ type lifecycle struct {
 // release it with Close. The overview holds one Model for each of its
 // resources, a component that shares the overview's root. Its exported
 // fields are what the overview reads of it, for its rows, header and
-// footer; only the Model writes them.
+// footer; the Model writes them, but for Stopped, which the overview sets
+// on a stream the proxy forgot once the replay served its last line (that
+// stream is polled no more, and hears no stop).
 //
 // A Model's copies share its root (the screen's state, chrome, findings
 // pane and detail): use the value Update returns, as bubbletea does, and
@@ -54,9 +56,10 @@ type Model struct {
 
 	// Now is the model's clock: opts.Now at the last message that carried time.
 	Now time.Time
-	// Replay is where this resource's replay stands, as last polled: its
-	// progress, and whether it stopped (the player's reading is the root's).
-	Replay program.Progress
+	// Stopped says the resource's reflector returned (its stop or failure
+	// was noted), or, for a stream the proxy forgot, that the replay
+	// served its last line: a replay's badge then says it ended.
+	Stopped bool
 	// Status reports this resource's last action (r, a), in its footer and,
 	// named, on the overview's table; the player's is the root's.
 	Status program.Status
@@ -296,7 +299,7 @@ func (m *Model) entry(n reflector.Note) (logpane.Entry, bool) {
 		m.setStatus(common.SevBad, d.String())
 	}
 	if d.Reason == reflector.ReasonStopped || d.State == reflector.StateFailed {
-		m.Replay.Stopped = true // its reflector returned: it makes no more requests
+		m.Stopped = true // its reflector returned: it makes no more requests
 	}
 	return logpane.FromNote(n), true
 }
@@ -390,7 +393,7 @@ func (m *Model) filterKey(k tea.KeyPressMsg) {
 
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Replay.Stopped, program.View{Row: m.row, Filter: m.filter.Value, TypeIdx: m.Log.TypeIdx, ShowForgotten: m.ShowForgotten}); ok {
+	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Stopped, program.View{Row: m.row, Filter: m.filter.Value, TypeIdx: m.Log.TypeIdx, ShowForgotten: m.ShowForgotten}); ok {
 		return cmd, false
 	}
 	n := m.rowsIn(m.focus)

@@ -118,7 +118,7 @@ func (m *Model) Header(width int) []string {
 	}
 	client := strings.TrimSpace(m.res.Client + " " + m.res.ClientAddr)
 	parts := append([]string{name, scope(t)}, program.WatchedParts([]program.Resource{m.res}, m.res.Client == "", client)...)
-	return m.Chrome.Header(width, m.Now, parts, m.stateLine(), m.findingsBadge(), m.Replay)
+	return m.Chrome.Header(width, m.Now, parts, m.stateLine(), m.findingsBadge(), m.Stopped)
 }
 
 // findingsBadge is the header's count of findings, "" without an engine.
@@ -295,7 +295,7 @@ func (m *Model) Footer(width int) string {
 	if !m.diffed {
 		keys.Churn.SetEnabled(false) // in the help, not the footer, until an event was diffed
 	}
-	return m.Chrome.Footer(width, over, m.shownStatus(), hint, keys, m.NotesLost, m.Replay.Stopped)
+	return m.Chrome.Footer(width, over, m.shownStatus(), hint, keys, m.NotesLost, m.Stopped)
 }
 
 // gauge is one labelled health value.

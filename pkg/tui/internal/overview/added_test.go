@@ -291,12 +291,12 @@ func TestAReplayWhoseClientsWereForgottenEnds(t *testing.T) {
 	gone.ClientLeft, gone.ClientLeftState, gone.ClientLeftWas = tuitest.At(2*time.Second), reflector.StateListed, "Listed"
 	o = ovUpdate(o, resourceMsg{i: 0, msg: program.SnapshotMsg{At: clock.Time, HasStats: true, Stats: gone}})
 	o = ovUpdate(o, tickMsg{})
-	if o.progress().Stopped {
+	if o.stopped() {
 		t.Fatal("ended with the replay at 30s of 40s")
 	}
 	pl.pos = pl.end
 	o = ovUpdate(o, tickMsg{})
-	if !o.progress().Stopped || !strings.Contains(ovScreen(o), "ended") {
+	if !o.stopped() || !strings.Contains(ovScreen(o), "ended") {
 		t.Errorf("the replay served its last line: want it ended\n%s", ovScreen(o))
 	}
 }

@@ -209,7 +209,7 @@ func (o Overview) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				if played {
 					// A replay served its last line: nothing more comes of
 					// a stream whose client left, and it has ended.
-					o.subs[i].Replay.Stopped = true
+					o.subs[i].Stopped = true
 				}
 			}
 		}
@@ -248,7 +248,7 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := o.OverlayKey(o, k); ok {
 		return cmd
 	}
-	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.progress().Stopped, program.View{Row: -1, Selected: o.selected(), ShowForgotten: o.ShowForgotten}); ok {
+	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.stopped(), program.View{Row: -1, Selected: o.selected(), ShowForgotten: o.ShowForgotten}); ok {
 		return cmd
 	}
 	o.Chrome.Status.Text = "" // the player's; a resource's action's stays until it expires

@@ -124,17 +124,17 @@ func (o *Overview) Header(width int) []string {
 		parts = append(parts, scope)
 	}
 	parts = append(parts, program.WatchedParts(o.resources, !o.Opts.Kind.OwnLists, "")...)
-	return o.Chrome.Header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.progress())
+	return o.Chrome.Header(width, o.now(), parts, o.stateCounts(), o.findingsBadge(), o.stopped())
 }
 
-// progress is where the replay stands across the resources: ended once
-// every resource's is.
-func (o *Overview) progress() program.Progress {
-	r := program.Progress{Stopped: len(o.subs) > 0}
+// stopped says the replay ended: every resource's reflector stopped.
+func (o *Overview) stopped() bool {
 	for i := range o.subs {
-		r.Stopped = r.Stopped && o.subs[i].Replay.Stopped
+		if !o.subs[i].Stopped {
+			return false
+		}
 	}
-	return r
+	return len(o.subs) > 0
 }
 
 // namespaces is the namespace the namespaced resources among rs are
@@ -370,7 +370,7 @@ func (o *Overview) Footer(width int) string {
 	if !overlay && from >= 0 && (o.Chrome.Status.Text == "" || latest.At.After(o.Chrome.Status.At)) {
 		over = o.St.Value.Render(o.rowName(from)+": ") + o.St.Sev(latest.Sev, latest.Text)
 	}
-	return o.Chrome.Footer(width, over, o.Chrome.Status, hint, o.shownKeys(), lost, o.progress().Stopped)
+	return o.Chrome.Footer(width, over, o.Chrome.Status, hint, o.shownKeys(), lost, o.stopped())
 }
 
 // HelpLines is the overview's key help, what one resource's dashboard adds,

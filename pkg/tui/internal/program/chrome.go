@@ -74,13 +74,6 @@ func NewStatus(text string, sev common.Severity, at time.Time) Status {
 	return Status{Text: text, Sev: sev, At: at, made: time.Now()}
 }
 
-// Progress is where a replay stands, for the header's badge (the player
-// says where it is): whether the reflector stopped, the replay ended.
-type Progress struct {
-	// Stopped says the reflector stopped: the replay ended.
-	Stopped bool
-}
-
 // ScreenKeys are a root model's own keys, which the chrome lays out around
 // its own: in the footer, first after help and quit, rest after the
 // player's; on the help screen, help and quit join moves, the player's actions.
@@ -136,8 +129,9 @@ func (c *Chrome) view(draw func() (header, body []string, footer string)) tea.Vi
 
 // Header is the title line (the tool, the trace, the context and server,
 // the uptime), what is watched (parts), and the state line with the
-// findings' count (findings, "" for none) and r's badge.
-func (c *Chrome) Header(width int, now time.Time, parts []string, state, findings string, r Progress) []string {
+// findings' count (findings, "" for none) and the badge (stopped: a
+// replay's reflectors returned, it ended).
+func (c *Chrome) Header(width int, now time.Time, parts []string, state, findings string, stopped bool) []string {
 	st, o := c.st, c.opts
 	left := st.App.Render("kubectl watchcache")
 	switch {
@@ -164,11 +158,11 @@ func (c *Chrome) Header(width int, now time.Time, parts []string, state, finding
 	}
 	// Right is one more cell from the state, so a state that just fits
 	// never reads as one phrase with the findings' count.
-	right := " " + joinRight(findings, c.badge(r, false))
+	right := " " + joinRight(findings, c.badge(stopped, false))
 	if ansi.StringWidth(right) > width-min(stateKept, ansi.StringWidth(state))-1 {
 		// Too narrow for the whole badge: its end (where the replay is,
 		// and "ended") matters more than its bar and clock.
-		right = " " + joinRight(findings, c.badge(r, true))
+		right = " " + joinRight(findings, c.badge(stopped, true))
 	}
 	return []string{common.Spread(left, st.Label.Render(up)+format.Age(now.Sub(o.Start)), width),
 		common.Clip(strings.Join(parts, st.Faint.Render(" · ")), width), common.SpreadKeeping(state, right, width, stateKept)}
@@ -261,9 +255,9 @@ func (c *Chrome) Frozen(t time.Time) time.Time {
 }
 
 // badge says LIVE, or REPLAY with its position: the player's in recorded
-// time when there is one, else r's done of total; and whether the replay
-// ended. Compact, it leaves out the progress bars and the player's clock.
-func (c *Chrome) badge(r Progress, compact bool) string {
+// time when there is one; and whether the replay ended (stopped). Compact,
+// it leaves out the progress bars and the player's clock.
+func (c *Chrome) badge(stopped, compact bool) string {
 	st := c.st
 	if !c.opts.Replay {
 		if c.Ended {
@@ -273,15 +267,15 @@ func (c *Chrome) badge(r Progress, compact bool) string {
 	}
 	b := st.Badge.Render(" REPLAY ")
 	if c.HavePlayer {
-		b += " " + player.Badge(st, c.Player, c.opts.Start, r.Stopped, compact)
+		b += " " + player.Badge(st, c.Player, c.opts.Start, stopped, compact)
 	}
-	early := r.Stopped && c.opts.EndedEarly != nil && c.opts.EndedEarly()
+	early := stopped && c.opts.EndedEarly != nil && c.opts.EndedEarly()
 	switch {
 	case early && compact:
 		b += st.Warn.Render(" ended early")
 	case early:
 		b += st.Warn.Render(" ended early: before its run's stop")
-	case r.Stopped:
+	case stopped:
 		b += st.Label.Render(" ended")
 	}
 	if c.opts.Differences != nil {

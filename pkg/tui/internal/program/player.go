@@ -19,7 +19,7 @@ type Player = player.Player
 // PlayerKey acts on k when it is one of the player's keys (ok false
 // otherwise): the status says what it did, and the player is read afresh.
 // A rewind quits (cmd): the replay starts again, and view is where the
-// next dashboard opens. ended says the replay has ended (Progress.Stopped).
+// next dashboard opens. ended says the replay has ended (its reflectors stopped).
 func (c *Chrome) PlayerKey(k tea.KeyPressMsg, now time.Time, ended bool, view View) (cmd tea.Cmd, ok bool) {
 	p := c.opts.Player
 	if p == nil {

@@ -51,14 +51,14 @@ func TestANoticeIsTheStatusARunOpensWith(t *testing.T) {
 func TestAReplaysBadgeCountsTheDecisionsThatDiffered(t *testing.T) {
 	n := 0
 	c := newChrome(Options{Replay: true, Differences: func() int { return n }}, common.Styles{})
-	if b := c.badge(Progress{}, false); strings.Contains(b, "differ") {
+	if b := c.badge(false, false); strings.Contains(b, "differ") {
 		t.Errorf("badge %q with no difference", b)
 	}
 	n = 3
-	if b := c.badge(Progress{}, false); !strings.Contains(b, "3 decisions differ") {
+	if b := c.badge(false, false); !strings.Contains(b, "3 decisions differ") {
 		t.Errorf("badge %q, want it to say 3 decisions differ", b)
 	}
-	if b := c.badge(Progress{}, true); !strings.Contains(b, "3 differ") {
+	if b := c.badge(false, true); !strings.Contains(b, "3 differ") {
 		t.Errorf("compact badge %q, want it to say 3 differ", b)
 	}
 }
@@ -68,17 +68,17 @@ func TestAReplaysBadgeCountsTheDecisionsThatDiffered(t *testing.T) {
 func TestAReplaysBadgeSaysItsRecordingWasCut(t *testing.T) {
 	cut := false
 	c := newChrome(Options{Replay: true, EndedEarly: func() bool { return cut }}, common.Styles{})
-	if b := c.badge(Progress{Stopped: true}, false); !strings.HasSuffix(b, " ended") {
+	if b := c.badge(true, false); !strings.HasSuffix(b, " ended") {
 		t.Errorf("badge %q of a whole recording, want it to end with ended", b)
 	}
 	cut = true
-	if b := c.badge(Progress{Stopped: true}, false); !strings.Contains(b, "ended early: before its run's stop") {
+	if b := c.badge(true, false); !strings.Contains(b, "ended early: before its run's stop") {
 		t.Errorf("badge %q, want it to say it ended before its run's stop", b)
 	}
-	if b := c.badge(Progress{Stopped: true}, true); !strings.HasSuffix(b, " ended early") {
+	if b := c.badge(true, true); !strings.HasSuffix(b, " ended early") {
 		t.Errorf("compact badge %q, want it to say ended early", b)
 	}
-	if b := c.badge(Progress{}, false); strings.Contains(b, "ended") {
+	if b := c.badge(false, false); strings.Contains(b, "ended") {
 		t.Errorf("badge %q of a replay still running", b)
 	}
 }
@@ -89,7 +89,7 @@ func TestTheStateLineKeepsTheStateApartFromTheFindings(t *testing.T) {
 	c := newChrome(Options{}, common.Styles{})
 	state, findings := "● Watching for 0s · watch #9 running 0s, 0 events", "no findings"
 	for width := 60; width <= 80; width++ {
-		line := c.Header(width, time.Time{}, nil, state, findings, Progress{})[2]
+		line := c.Header(width, time.Time{}, nil, state, findings, false)[2]
 		if strings.Contains(line, "events no") || strings.Contains(line, "… no") {
 			t.Errorf("at %d: %q", width, line)
 		}
