@@ -79,7 +79,7 @@ func (m Model) notesCmd(wait time.Duration) tea.Cmd {
 	if b == nil {
 		return nil
 	}
-	done := m.life.ctx.Done()
+	done := m.ctx.Done()
 	return func() tea.Msg {
 		if wait > 0 {
 			t := time.NewTimer(wait)
@@ -109,7 +109,7 @@ func forceRelistCmd(f func()) tea.Cmd {
 
 // auditCmd runs an audit, bounded by the audit timeout and by the model's life.
 func (m Model) auditCmd() tea.Cmd {
-	audit, ctx, timeout := m.Feed.Audit, m.life.ctx, m.Opts.AuditTimeout
+	audit, ctx, timeout := m.Feed.Audit, m.ctx, m.Opts.AuditTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()

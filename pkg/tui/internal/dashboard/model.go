@@ -25,12 +25,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/rates"
 )
 
-// lifecycle is what a model shares with its copies and must release.
-type lifecycle struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-}
-
 // Model is the dashboard of one resource, a tea.Model. Build it with New;
 // release it with Close. The overview holds one Model for each of its
 // resources, a component that shares the overview's root. Its exported
@@ -48,7 +42,9 @@ type Model struct {
 	res           program.Resource
 	// Feed is res.Feed.
 	Feed program.Feed
-	life *lifecycle
+	// ctx is the Model's life, which its copies share: Close ends it.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// Keys.ToOverview is on when the model is one of several behind an
 	// Overview: its help and footer say that esc goes back to the overview.
 	Keys  keyMap
@@ -106,7 +102,6 @@ type Model struct {
 func New(ctx context.Context, r *program.Root, res program.Resource, row int) Model {
 	opts := r.Opts
 	ctx, cancel := context.WithCancel(ctx)
-	life := &lifecycle{ctx: ctx, cancel: cancel}
 	keys := newKeyMap()
 	if opts.Player != nil {
 		keys.Pause.SetEnabled(false) // space pauses the replay
@@ -118,7 +113,8 @@ func New(ctx context.Context, r *program.Root, res program.Resource, row int) Mo
 		row:      row,
 		res:      res,
 		Feed:     res.Feed,
-		life:     life,
+		ctx:      ctx,
+		cancel:   cancel,
 		Keys:     keys,
 		Now:      opts.Now(),
 		Log:      logpane.NewPane(opts.LogSize),
@@ -152,11 +148,11 @@ func churnOff(opts program.Options, feed program.Feed) string {
 }
 
 // Close stops the model's background reads. It is idempotent; Run calls it.
-func (m Model) Close() { m.life.cancel() }
+func (m Model) Close() { m.cancel() }
 
 // Init starts the poller and the reader of the note buffer.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.PollCmd(0), m.notesCmd(0), program.WaitEnded(m.life.ctx, m.Opts.Ended))
+	return tea.Batch(m.PollCmd(0), m.notesCmd(0), program.WaitEnded(m.ctx, m.Opts.Ended))
 }
 
 // Update handles one message.

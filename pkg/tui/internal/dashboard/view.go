@@ -363,10 +363,7 @@ func (m *Model) gauges() []gauge {
 	if !s.LastGone.IsZero() {
 		gone += st.Label.Render(" · last " + format.Age(m.Now.Sub(s.LastGone)) + " ago")
 	}
-	restarts := int64(0)
-	if c.Watches > 1 {
-		restarts = c.Watches - 1
-	}
+	restarts := max(c.Watches-1, 0)
 	lat := st.Faint.Render("-")
 	switch l := s.ApplyLatency; {
 	case m.Opts.Replay:
