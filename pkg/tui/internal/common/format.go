@@ -78,18 +78,12 @@ func Spread(left, right string, width int) string {
 // first: a state line keeps its state on a narrow screen.
 func SpreadKeeping(left, right string, width, keep int) string {
 	keep = min(keep, ansi.StringWidth(left), width)
-	if ansi.StringWidth(right) > width-keep-1 {
-		right = Clip(right, max(width-keep-1, 0))
-	}
-	return Spread(left, right, width)
+	return Spread(left, Clip(right, max(width-keep-1, 0)), width)
 }
 
 // FitLines cuts or pads lines to exactly height lines of at most width cells.
 func FitLines(lines []string, width, height int) []string {
-	if height < 0 {
-		height = 0
-	}
-	out := make([]string, height)
+	out := make([]string, max(height, 0))
 	for i := range out {
 		if i < len(lines) {
 			out[i] = Clip(lines[i], width)
