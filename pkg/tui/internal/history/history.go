@@ -119,33 +119,18 @@ func (h *Objects) add(ref store.Ref, v Version, before *Version) {
 	r.push(v)
 }
 
-// outcomeWord names the store outcomes the history records; "" for the others.
-func outcomeWord(o store.Outcome) string {
-	switch o {
-	case store.Added:
-		return "ADDED"
-	case store.Modified:
-		return "MODIFIED"
-	case store.Replaced:
-		return "REPLACED"
-	case store.Deleted:
-		return "DELETED"
-	}
-	return ""
-}
-
 // RecordResult adds what one store change did to the history, with what
 // its event changed when it was diffed (ch, nil when not).
 func (h *Objects) RecordResult(at time.Time, res store.Result, ch *diff.Changes) {
-	if outcomeWord(res.Outcome) == "" || res.Object == nil {
-		return
+	if o := res.Outcome; res.Object == nil || o != store.Added && o != store.Modified && o != store.Replaced && o != store.Deleted {
+		return // the history records only the changes the log shows
 	}
 	var before *Version
 	if p := res.Previous; p != nil {
 		before = &Version{What: cached, obj: p, UID: p.UID, RV: p.ResourceVersion}
 	}
 	h.add(res.Object.Ref(), Version{
-		At: at, What: outcomeWord(res.Outcome), obj: res.Object,
+		At: at, What: strings.ToUpper(res.Outcome.String()), obj: res.Object,
 		UID: res.Object.UID, RV: res.Object.ResourceVersion, Delta: ch,
 	}, before)
 }
