@@ -325,11 +325,7 @@ func (l Pane) Lines(st common.Styles, width, h int, focused bool) []string {
 	out := make([]string, 0, h)
 	for i := l.Scroll.Top; i < n && len(out) < h; i++ {
 		e := l.row(i, idx)
-		ts := "--:--:--"
-		if !e.At.IsZero() {
-			ts = e.At.Format("15:04:05")
-		}
-		plain := ts + " " + fmt.Sprintf("%-8s", e.Kind) + " " + e.Message()
+		plain := stamp(e.At) + " " + fmt.Sprintf("%-8s", e.Kind) + " " + e.Message()
 		if i == l.Scroll.Cursor {
 			out = append(out, st.CursorRow(focused, common.Pad(plain, width)))
 			continue
@@ -355,17 +351,21 @@ func (l *Pane) Tail(st common.Styles, width, h int) []string {
 
 // entryLine is one entry as the log shows it: time, kind, message.
 func (l *Pane) entryLine(st common.Styles, e *Entry, width int) string {
-	ts := "--:--:--"
-	if !e.At.IsZero() {
-		ts = e.At.Format("15:04:05")
+	return st.Faint.Render(stamp(e.At)) + " " + kindStyle(st, e.Kind).Render(fmt.Sprintf("%-8s", e.Kind)) + " " + common.Clip(e.Message(), width-18)
+}
+
+// stamp is an entry's time of day, dashes when it is not known.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "--:--:--"
 	}
-	return st.Faint.Render(ts) + " " + kindStyle(st, e.Kind).Render(fmt.Sprintf("%-8s", e.Kind)) + " " + common.Clip(e.Message(), width-18)
+	return t.Format("15:04:05")
 }
 
 // kindStyle colors an event log entry by its kind.
 func kindStyle(s common.Styles, k EntryKind) lipgloss.Style {
 	switch k {
-	case KindAdded:
+	case KindAdded, KindList:
 		return s.Good
 	case KindModified:
 		return s.Accent
@@ -373,8 +373,6 @@ func kindStyle(s common.Styles, k EntryKind) lipgloss.Style {
 		return s.Warn
 	case KindReplaced, KindRelist:
 		return s.Bad
-	case KindList:
-		return s.Good
 	case KindRequest:
 		return s.Request
 	case KindAudit:
