@@ -87,16 +87,16 @@ type column struct {
 // (clientW > 0), right after the resources and before their growth; a
 // FINDINGS column when withFindings, and a LAG P99 column when lag. What is
 // left goes to the resource names (up to nameW), the clients, the
-// sparkline and the last error.
-func columns(width, nameW, clientW int, withFindings, lag bool) ([]column, [numCols]bool) {
-	var has [numCols]bool
+// sparkline and the last error. left are the heads of the columns that do
+// not fit, in priority order.
+func columns(width, nameW, clientW int, withFindings, lag bool) (cols []column, has [numCols]bool, left []string) {
 	var widths [numCols]int
 	used := 0
 	for _, c := range priority() {
 		if c == colClient && clientW == 0 || c == colFindings && !withFindings || c == colLag && !lag {
 			continue
 		}
-		_, w, _ := spec(c)
+		head, w, _ := spec(c)
 		if c == colClient {
 			w = max(w, min(clientW, minClientWidth))
 		}
@@ -104,8 +104,10 @@ func columns(width, nameW, clientW int, withFindings, lag bool) ([]column, [numC
 		if used > 0 {
 			need++ // the gap before it
 		}
-		if used+need > width {
-			break // a column that does not fit drops every one after it, so what shows is predictable
+		if left != nil || used+need > width {
+			// A column that does not fit drops every one after it, so what shows is predictable.
+			left = append(left, head)
+			continue
 		}
 		has[c], widths[c], used = true, w, used+need
 	}
@@ -122,14 +124,13 @@ func columns(width, nameW, clientW int, withFindings, lag bool) ([]column, [numC
 	grow(colClient, min(clientW, maxClientWidth))
 	grow(colEvents, maxEventsWidth)
 	grow(colError, 1<<30)
-	cols := make([]column, 0, numCols)
 	for c := range numCols {
 		if has[c] {
 			head, _, right := spec(c)
 			cols = append(cols, column{id: c, head: head, width: widths[c], right: right})
 		}
 	}
-	return cols, has
+	return cols, has, left
 }
 
 // Label is how a row names its resource: what it is, and what sets it

@@ -9,7 +9,7 @@ import (
 
 func TestNarrowTerminalsDropColumnsInPriorityOrder(t *testing.T) {
 	names := func(width int) string {
-		cols, _ := columns(width, 16, 0, false, false)
+		cols, _, _ := columns(width, 16, 0, false, false)
 		var out []string
 		for _, c := range cols {
 			out = append(out, c.head)
@@ -30,7 +30,7 @@ func TestNarrowTerminalsDropColumnsInPriorityOrder(t *testing.T) {
 		}
 	}
 	// What is left goes to the names, then the sparkline, then the last error.
-	cols, _ := columns(158, 16, 0, false, false)
+	cols, _, _ := columns(158, 16, 0, false, false)
 	used := -1
 	for _, c := range cols {
 		used += c.width + 1

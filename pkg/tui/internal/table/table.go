@@ -130,13 +130,7 @@ func Fit(width, height int, all []Row, empty []string, findings bool) Layout {
 		nameW, clientW = max(nameW, rows[i].Label.nameW), max(clientW, rows[i].Label.clientW)
 	}
 	l := Layout{rows: rows, all: all, empty: empty, width: width, lag: lagTotal(all)}
-	l.cols, l.has = columns(width-markerWidth, nameW, clientW, findings, l.lag.Total() > 0)
-	for _, c := range priority() {
-		if !l.has[c] && (c != colClient || clientW > 0) && (c != colFindings || findings) && (c != colLag || l.lag.Total() > 0) {
-			head, _, _ := spec(c)
-			l.left = append(l.left, head)
-		}
-	}
+	l.cols, l.has, l.left = columns(width-markerWidth, nameW, clientW, findings, l.lag.Total() > 0)
 	for _, c := range l.cols {
 		if c.id == colEvents {
 			l.eventsW = c.width
