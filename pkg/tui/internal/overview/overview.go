@@ -381,21 +381,16 @@ func (o *Overview) hasFindings() bool {
 	return false
 }
 
-// findingsTally counts every resource's findings.
-func (o *Overview) findingsTally() findingspane.Tally {
-	t := findingspane.Tally{}
-	for i := range o.subs {
-		t.Add(findingspane.TallyOf(o.subs[i].Findings))
-	}
-	return t
-}
-
 // findingsBadge is the header's count of every resource's findings, "" without engines.
 func (o *Overview) findingsBadge() string {
 	if !o.hasFindings() {
 		return ""
 	}
-	return o.findingsTally().Badge(o.St)
+	var t findingspane.Tally
+	for i := range o.subs {
+		t.Add(findingspane.TallyOf(o.subs[i].Findings))
+	}
+	return t.Badge(o.St)
 }
 
 // FindingRows are every resource's findings, newest first.
