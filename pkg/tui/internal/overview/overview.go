@@ -24,7 +24,7 @@ const (
 	// overviewHelp: the overview's key help.
 	overviewHelp = program.StateHelp
 	// overviewFindings: every resource's findings (f), newest first; enter
-	// shows one's evidence (stateDetail).
+	// shows one's evidence (program.StateDetail).
 	overviewFindings = program.StateFindings
 )
 

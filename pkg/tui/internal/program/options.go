@@ -174,9 +174,10 @@ type Resource struct {
 
 // Feed is how data and commands cross between the run and the dashboard.
 // Every field is optional: the dashboard shows what it is given and says what
-// it cannot do. Stats is called from the resource's poller goroutine at most
-// ten times a second, ForceRelist and Audit from their own goroutines, so none
-// of them runs on the reflector's goroutine or blocks the screen.
+// it cannot do. Stats, Alerts, Findings and the Store's counters are read by
+// the resource's poll, a command bubbletea runs on a goroutine of its own, at
+// most ten times a second; ForceRelist and Audit run on goroutines of their
+// own too: none of them runs on the reflector's goroutine or blocks the screen.
 type Feed struct {
 	// Stats returns a snapshot of the reflector, e.g. (*reflector.Reflector).Stats.
 	Stats func() reflector.Stats
