@@ -217,3 +217,17 @@ func TestAnInterruptedExplainFails(t *testing.T) {
 		t.Errorf("explain of a canceled run: got %v, want it stopped before the trace's end", err)
 	}
 }
+
+// The monitor's help offers no flag it hides (-o) and nothing of a
+// dashboard it has not (the object detail).
+func TestTheMonitorsHelpSpeaksOfWhatItHas(t *testing.T) {
+	code, out, _ := run(t, "monitor", "--help")
+	if code != ExitOK {
+		t.Fatalf("monitor --help: exit %d", code)
+	}
+	for _, gone := range []string{"-o json", "object detail", "--keep-objects"} {
+		if strings.Contains(out, gone) {
+			t.Errorf("monitor --help says %q:\n%s", gone, out)
+		}
+	}
+}

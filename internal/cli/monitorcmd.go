@@ -37,10 +37,12 @@ func newMonitorCommand(streams genericiooptions.IOStreams, version string) *cobr
 	// Its lines are JSON: -o text is refused, not quietly turned into JSON.
 	o.Display.Output, cmd.Flags().Lookup("output").DefValue = "json", "json"
 	// What the monitor always does, it is not asked: its lines are JSON, its
-	// metrics at --listen, and it runs until stopped.
-	for _, name := range []string{"metrics-address", "once", "output", "no-tui"} {
+	// metrics at --listen, and it runs until stopped; it has no object
+	// detail to show whole objects in.
+	for _, name := range []string{"metrics-address", "once", "output", "no-tui", "keep-objects"} {
 		_ = cmd.Flags().MarkHidden(name)
 	}
+	cmd.Flags().Lookup("summary").Usage = "Print the summary, as JSON, at exit"
 	cmd.Flags().StringVar(&o.Listen, "listen", defaultListen, "Serve /metrics, /healthz and /readyz at this address (any other than a loopback address makes them reachable from other hosts)")
 	return cmd
 }
