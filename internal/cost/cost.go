@@ -301,9 +301,12 @@ func measureResource(ctx context.Context, c *client, t reflector.Target, o Optio
 		// objects, as many as make a page long enough that its time is
 		// the bytes', not the request's (it was at most the sample's count:
 		// one object's page timed the round trip, 30 to 100 times too slow).
-		rate, err := jsonRate(ctx, c, t, max(l.leading, 1), l.resourceVersion)
+		rate, page, err := jsonRate(ctx, c, t, max(l.leading, 1), l.resourceVersion)
 		if err != nil {
 			return r, err
+		}
+		if l.objects == 0 {
+			jsonBytes = page // the JSON page of an empty list is the whole list: its own few bytes
 		}
 		r.ListSeconds.JSON = seconds(time.Duration(float64(jsonBytes) / rate * float64(time.Second)))
 	} else {
@@ -448,8 +451,9 @@ func estimate(strata []*stratum, per []map[string]float64, form string, l *listi
 // studentT95 is Student's t at 95 %, two-sided, by degrees of freedom.
 var studentT95 = [...]float64{1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
 
-// jsonRate lists one page of n objects in JSON at rv and returns its bytes per second.
-func jsonRate(ctx context.Context, c *client, t reflector.Target, n int, rv string) (float64, error) {
+// jsonRate lists one page of n objects in JSON at rv and returns its bytes
+// per second and its size.
+func jsonRate(ctx context.Context, c *client, t reflector.Target, n int, rv string) (rate float64, page int64, err error) {
 	q := request.Options{Limit: int64(n)}
 	if rv != "" {
 		q.ResourceVersion, q.ResourceVersionMatch = rv, "Exact"
@@ -460,12 +464,12 @@ func jsonRate(ctx context.Context, c *client, t reflector.Target, n int, rv stri
 		p, err = c.list(ctx, t, request.Options{Limit: int64(n)}, false)
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if len(p.body) == 0 {
-		return 0, errors.New("the JSON page of the list was empty")
+		return 0, 0, errors.New("the JSON page of the list was empty")
 	}
-	return float64(len(p.body)) / max(p.took.Seconds(), 1e-6), nil
+	return float64(len(p.body)) / max(p.took.Seconds(), 1e-6), int64(len(p.body)), nil
 }
 
 // ratio is a/b, 0 when b is.

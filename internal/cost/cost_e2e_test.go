@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -398,6 +399,14 @@ func TestE2ECostBadInputAndAnEmptyCollection(t *testing.T) {
 	r := rep.Resources[0]
 	if r.Objects != 0 || r.Sampled != 0 || r.BytesPerObject.JSON != 0 || r.Heap.Typed == nil || *r.Heap.Typed != (cost.Heap{}) || r.Namespace != empty.Namespace(0) {
 		t.Errorf("empty collection: %s", out)
+	}
+	// Its lists' own few bytes, on each wire (README): the JSON one's was 0.
+	raw, err := kubernetes.NewForConfigOrDie(c.Config()).AppsV1().RESTClient().Get().Namespace(empty.Namespace(0)).Resource("deployments").SetHeader("Accept", "application/json").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := int64(len(raw)); r.ListBytes.Protobuf == nil || *r.ListBytes.Protobuf == 0 || r.ListBytes.JSON < n-10 || r.ListBytes.JSON > n+10 {
+		t.Errorf("empty collection: listBytes %+v, want its own few bytes on each wire (the JSON list is %d)", r.ListBytes, n)
 	}
 	// And for people.
 	code, out, errOut = run(t, "cost", "deployments.apps", "-n", empty.Namespace(0), "--kubeconfig", kc)
