@@ -132,10 +132,13 @@ func Open(path string) (*Reader, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("cannot read %s: is a directory", path)
 	}
-	var in io.Reader = f
+	// A gzip trace is read as one whatever its name (a .gz suffix lost in a
+	// copy, or .GZ): its first bytes say it.
+	br := bufio.NewReader(f)
+	var in io.Reader = br
 	closers := []io.Closer{f}
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
+	if magic, _ := br.Peek(2); strings.HasSuffix(path, ".gz") || string(magic) == "\x1f\x8b" {
+		gz, err := gzip.NewReader(br)
 		if err != nil {
 			_ = f.Close()
 			if errors.Is(err, io.EOF) {

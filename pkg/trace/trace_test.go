@@ -298,6 +298,16 @@ func TestGzipTracesRoundTripAndATruncatedGzipStillReplays(t *testing.T) {
 	if err != nil || sum.Counters.Relists != 1 {
 		t.Fatalf("gzip replay: %v, counters %+v", err, sum.Counters)
 	}
+	// Named without .gz (or .GZ), it is read as gzip all the same: its first bytes say so.
+	for _, name := range []string{"demo.jsonl", "demo.jsonl.GZ"} {
+		renamed := filepath.Join(dir, name)
+		if err := os.WriteFile(renamed, buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, sum, err := replayFile(t, renamed); err != nil || sum.Counters.Relists != 1 {
+			t.Errorf("gzip replay of %s: %v, counters %+v", name, err, sum.Counters)
+		}
+	}
 	cut := filepath.Join(dir, "cut.jsonl.gz")
 	if err := os.WriteFile(cut, buf.Bytes()[:buf.Len()*2/3], 0o600); err != nil {
 		t.Fatal(err)
