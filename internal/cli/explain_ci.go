@@ -121,7 +121,7 @@ func linesAt(path string, times []time.Time) (map[time.Time]int, error) {
 		return nil, err
 	}
 	defer rd.Close()
-	start := rd.Header().StartedAt
+	start, last := rd.Header().StartedAt, 1
 	for len(times) > 0 {
 		l, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -130,14 +130,15 @@ func linesAt(path string, times []time.Time) (map[time.Time]int, error) {
 		if err != nil {
 			return nil, err
 		}
+		last = rd.LineNumber()
 		at := start.Add(time.Duration(l.At))
 		for len(times) > 0 && !times[0].After(at) {
-			out[times[0]] = rd.LineNumber()
+			out[times[0]] = last
 			times = times[1:]
 		}
 	}
 	for _, t := range times {
-		out[t] = max(rd.LineNumber(), 1)
+		out[t] = last // past every line: the last
 	}
 	return out, nil
 }

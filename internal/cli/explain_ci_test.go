@@ -284,3 +284,21 @@ func TestASARIFArtifactURIEscapesTheTracesName(t *testing.T) {
 		t.Errorf("artifacts %+v, want the one URI %q", log.Runs, want)
 	}
 }
+
+// A time past the trace's last line is at that line, not one past it (the
+// reader had counted its attempt past the end).
+func TestATimePastTheTraceIsAtItsLastLine(t *testing.T) {
+	path := bundled + "demo.jsonl"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	at, err := linesAt(path, []time.Time{past})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte("\n")); at[past] != n {
+		t.Errorf("a time past the trace: line %d, want its last, %d", at[past], n)
+	}
+}
