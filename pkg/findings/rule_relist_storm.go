@@ -117,8 +117,10 @@ func (r *relistStorm) raise(e *Engine, at time.Time) {
 	if longDowns > 0 && !injected {
 		cause = append(cause, fmt.Sprintf("%s the watch was down longer than the server keeps history (etcd compacts every %s by default)", format.PluralUngrouped(longDowns, "time"), span(longDown)))
 	}
-	if e.src != nil && e.src.Counters().Bookmarks == 0 && !injected {
-		cause = append(cause, "no bookmark ever arrived, so a quiet resource's cursor falls behind compaction")
+	// Only with no-bookmarks' evidence: watches cut before a bookmark was
+	// due got none, and that says nothing.
+	if _, none := e.found[NoBookmarks]; none && !injected {
+		cause = append(cause, "the watches asked for bookmarks and got none (no-bookmarks), so a quiet resource's cursor falls behind compaction")
 	}
 	if len(cause) == 0 {
 		cause = append(cause, "each relist follows a 410 Gone, a too-large resourceVersion or a forced relist; see the requests")

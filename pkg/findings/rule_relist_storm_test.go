@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
 func TestRelistStormNeedsThreeRelistsInTheWindow(t *testing.T) {
@@ -102,5 +103,33 @@ func TestARelistStormOfOneSaysOneRelist(t *testing.T) {
 	got, ok := f.e.Get(RelistStorm)
 	if !ok || got.Title != "1 relist within 10m0s" || !strings.HasPrefix(got.Evidence.Text, "1 relist (") {
 		t.Fatalf("got %v %q, %q", ok, got.Title, got.Evidence.Text)
+	}
+}
+
+// Watches cut by a 410 a few seconds in got no bookmark, and that says
+// nothing: none was due. The cause blames bookmarks only once no-bookmarks
+// has its evidence.
+func TestRelistStormBlamesBookmarksOnlyWithNoBookmarksEvidence(t *testing.T) {
+	f := newFeed(t, Options{})
+	gone := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}
+	for range 3 {
+		f.request(reflector.VerbWatch, bookmarked, 5*time.Second, 2, gone, nil)
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	}
+	got, ok := f.e.Get(RelistStorm)
+	if !ok || f.has(NoBookmarks) || strings.Contains(got.Cause, "bookmark") {
+		t.Fatalf("watches of 5 s: want a relist storm whose cause says nothing of bookmarks: %v %q", ok, got.Cause)
+	}
+	// A watch open 90 s with events and no bookmark is the evidence.
+	f.request(reflector.VerbWatch, bookmarked, 90*time.Second, 1, nil, func() {
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+	})
+	f.request(reflector.VerbWatch, bookmarked, 5*time.Second, 2, gone, nil)
+	f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+	f.listBegan(reflector.CauseGone)
+	if got, _ := f.e.Get(RelistStorm); !f.has(NoBookmarks) || !strings.Contains(got.Cause, "got none (no-bookmarks)") {
+		t.Fatalf("after no-bookmarks: want the cause to say so: %v %q", f.has(NoBookmarks), got.Cause)
 	}
 }
