@@ -90,3 +90,11 @@ func (s *diffStream) Next() (reflector.WatchEvent, error) {
 	ev.Changes = s.d.v.Event(string(ev.Type), o.Ref().String(), o.UID, ev.Item.Raw, ev.Changes)
 	return ev, nil
 }
+
+// StopsHere implements reflector.Stopper by asking the Source it wraps (a
+// replay's): without it, a replay with --diff would make a request after
+// the recorded run stopped, one the recording never made.
+func (d *differ) StopsHere(ctx context.Context) bool {
+	s, ok := d.src.(reflector.Stopper)
+	return ok && s.StopsHere(ctx)
+}

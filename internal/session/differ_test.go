@@ -3,6 +3,10 @@ package session
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
@@ -111,5 +115,62 @@ func TestDifferPassesRecordedChangesAsTheyCame(t *testing.T) {
 	got, err := st.Next()
 	if err != nil || got.Changes != recorded {
 		t.Fatalf("%+v %v", got.Changes, err)
+	}
+}
+
+// A replay with --diff of a recording stopped during a backoff stops there,
+// as the replay without it does: the differ passes on its source's
+// reflector.Stopper, so no WATCH the recording never made is sent.
+func TestAReplayWithDiffStopsWhereTheRecordingStopped(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The demo with whole objects (a diffing replay needs them), cut after
+	// its first backoff, where the run is then stopped.
+	var cut []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if len(cut) == 0 {
+			l = strings.Replace(l, `"objects":"metadata"`, `"objects":"full"`, 1)
+		}
+		cut = append(cut, l)
+		if strings.Contains(l, `"reason":"backoff"`) {
+			break
+		}
+	}
+	if !strings.Contains(cut[len(cut)-1], `"reason":"backoff"`) || !strings.Contains(cut[0], `"objects":"full"`) {
+		t.Fatal("the demo trace has no backoff, or its header no objects")
+	}
+	cut = append(cut, `{"k":"note","at":5400000000,"reason":"stopped","state":"Stopped","detail":"stopped"}`+"\n")
+	path := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(cut, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	replay := func(d *DiffOptions) (reflector.Stats, []string) {
+		s, err := NewReplayDiffing(path, 0, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decisions []string
+		s.Resources[0].OnNote(func(n reflector.Note) {
+			if n.Decision != nil {
+				decisions = append(decisions, string(n.Decision.Reason))
+			}
+		})
+		if err := s.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if d != nil && s.Replay.DifferencesSoFar() != 0 {
+			t.Errorf("the replay with --diff diverged from the recording %d times", s.Replay.DifferencesSoFar())
+		}
+		return s.Resources[0].Stats(), decisions
+	}
+	plain, plainDecisions := replay(nil)
+	diffed, diffedDecisions := replay(&DiffOptions{MaxObjects: DefaultDiffMaxObjects})
+	if diffed.Counters.Watches != plain.Counters.Watches {
+		t.Errorf("%d WATCHes with --diff, %d without", diffed.Counters.Watches, plain.Counters.Watches)
+	}
+	if !slices.Equal(diffedDecisions, plainDecisions) {
+		t.Errorf("decisions with --diff:\n%v\nwithout:\n%v", diffedDecisions, plainDecisions)
 	}
 }
