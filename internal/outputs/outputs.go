@@ -379,18 +379,20 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 		x.CloseLines()
 	}
 	x.end()
+	// A summary that could not be written is the run's error, not the
+	// dashboard's: a dashboard quit with ctrl-c ends with context.Canceled,
+	// which must not hide it.
+	var sumErr error
 	if x.opts.Summary && (x.Rewinding == nil || !x.Rewinding()) {
-		if err := x.writeSummaries(); err != nil {
-			uiErr = errors.Join(uiErr, err)
-		}
+		sumErr = x.writeSummaries()
 	}
 	if uiErr != nil && !errors.Is(uiErr, context.Canceled) {
-		return errors.Join(runErr, fmt.Errorf("dashboard: %w", uiErr))
+		return errors.Join(runErr, fmt.Errorf("dashboard: %w", uiErr), sumErr)
 	}
 	if sess.Recorder != nil && runErr == nil {
 		fmt.Fprintf(x.opts.ErrOut, "trace written to %s\n", sess.TracePath)
 	}
-	return runErr
+	return errors.Join(runErr, sumErr)
 }
 
 // writeSummaries prints the session's summaries; clients' streams always

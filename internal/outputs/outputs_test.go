@@ -250,3 +250,19 @@ func TestAnObservedTraceWithoutStreamsSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// fullWriter is a full disk: every write fails.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A summary that cannot be written is the run's error, as such: not the
+// dashboard's, which a dashboard's context.Canceled would hide.
+func TestASummaryThatCannotBeWrittenIsTheRunsError(t *testing.T) {
+	var errOut bytes.Buffer
+	outs, _, runErr := replay(t, outputs.Options{Out: fullWriter{}, ErrOut: &errOut, Summary: true}, "../../testdata/traces/demo.jsonl")
+	err := outs.Finish(runErr)
+	if err == nil || !strings.HasPrefix(err.Error(), "writing summary: ") || !strings.Contains(err.Error(), "no space left on device") {
+		t.Errorf("Finish = %v, want the summary's write error", err)
+	}
+}
