@@ -85,6 +85,9 @@ type Outputs struct {
 	// failed) keeps its screen, and no rule counts on, nor trips, after its
 	// end, nor at the last evaluation, however long the screen is read.
 	stopRules context.CancelFunc
+	// rulesDone is closed once a live run's rules stopped evaluating: an
+	// evaluation under way may still print a warning.
+	rulesDone chan struct{}
 	ended     time.Time
 	stopMu    sync.Mutex
 
@@ -417,23 +420,33 @@ func (x *Outputs) context(ctx context.Context) context.Context {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	rulesCtx, stopRules := context.WithCancel(ctx)
-	x.stopMu.Lock()
-	x.stop, x.stopRules = cancel, stopRules
-	x.stopMu.Unlock()
+	var done chan struct{}
 	if x.sess != nil && x.sess.Replay == nil {
-		go x.rules.Run(rulesCtx, x.sess.Now)
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			x.rules.Run(rulesCtx, x.sess.Now)
+		}()
 	}
+	x.stopMu.Lock()
+	x.stop, x.stopRules, x.rulesDone = cancel, stopRules, done
+	x.stopMu.Unlock()
 	return ctx
 }
 
 // endRules stops evaluating a live run's rules: its session returned now.
+// It waits for an evaluation under way, so that none trips after it (Finish
+// then closes the warnings an evaluation sends on).
 func (x *Outputs) endRules() {
 	x.stopMu.Lock()
-	stop := x.stopRules
+	stop, done := x.stopRules, x.rulesDone
 	x.ended = x.sess.Now()
 	x.stopMu.Unlock()
 	if stop != nil {
 		stop()
+	}
+	if done != nil {
+		<-done
 	}
 }
 
