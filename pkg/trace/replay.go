@@ -132,15 +132,18 @@ func (p *Replay) OnClockAdvance(f func(now time.Time)) {
 }
 
 // OnProbe registers f, called with each `probe` line of the trace and its
-// recorded time, on the goroutine reading the trace, when the replay
-// reaches it (a probe line goes to no reflector). Call it before Run; f
-// must not block nor change the line.
+// recorded time when the replay reaches it: on the goroutine of the
+// reflector of the line's resource (the Lease's watch), after it handled
+// the lines before (the event the probe timed), as for a recorded audit;
+// on the goroutine reading the trace once that reflector has stopped. The
+// line is not the reflector's to read: it moves no clock, and OnLine does
+// not see it. Call it before Run; f must not block nor change the line.
 func (p *Replay) OnProbe(f func(at time.Time, l *Line)) { p.onProbe = f }
 
 // OnFlowControlNames registers f, called with the names of each
-// `flowcontrol` line (uid → name), on the goroutine reading the trace, when
-// the replay reaches it (it goes to no reflector). Call it before Run; f
-// must not block.
+// `flowcontrol` line (uid → name) when the replay reaches it, as OnProbe's
+// f is, on the goroutine of the first resource's reflector (the line names
+// no resource). Call it before Run; f must not block.
 func (p *Replay) OnFlowControlNames(f func(flowSchemas, priorityLevels map[string]string)) {
 	p.onFlowControl = f
 }
@@ -411,30 +414,41 @@ func (p *Replay) read(ctx context.Context) {
 		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
 			return
 		}
-		switch l.K {
-		case KindProbe:
-			if p.onProbe != nil {
-				p.onProbe(p.at(l), l)
+		// A flowcontrol line's r is 0, unread: the first resource takes it.
+		rr := p.resources[l.R]
+		select {
+		case rr.lines <- l:
+		case <-rr.stop:
+			// Nobody replays the resource any more; its decisions are still
+			// the recording's, and the run's lines are handled here.
+			if l.K == KindNote {
+				rr.recorded(l)
 			}
-		case KindFlowControl:
-			if p.onFlowControl != nil {
-				p.onFlowControl(l.FlowSchemas, l.PriorityLevels)
-			}
-		default:
-			rr := p.resources[l.R]
-			select {
-			case rr.lines <- l:
-			case <-rr.stop:
-				// Nobody replays the resource any more; its decisions are still the recording's.
-				if l.K == KindNote {
-					rr.recorded(l)
-				}
-			case <-ctx.Done():
-				return
-			}
+			p.runLine(l)
+		case <-ctx.Done():
+			return
 		}
 		p.player.servedLine(time.Duration(l.At), l.K)
 	}
+}
+
+// runLine hands l to its listener when it is a line about the run rather
+// than a reflector's (a probe's measure, names of flow control), and
+// reports whether it was one.
+func (p *Replay) runLine(l *Line) bool {
+	switch l.K {
+	case KindProbe:
+		if p.onProbe != nil {
+			p.onProbe(p.at(l), l)
+		}
+	case KindFlowControl:
+		if p.onFlowControl != nil {
+			p.onFlowControl(l.FlowSchemas, l.PriorityLevels)
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // nextLine is the trace's next line, read ahead or not.
@@ -770,6 +784,12 @@ func (rr *ResourceReplay) take(ctx context.Context, notes bool) (*Line, error) {
 		case l, ok := <-rr.lines:
 			if !ok {
 				return nil, rr.p.endErr()
+			}
+			if rr.p.runLine(l) {
+				// The run's, handled in order with the reflector's lines
+				// (a probe's sample after the event it timed), but neither
+				// the reflector's nor its clock's.
+				continue
 			}
 			at := rr.p.at(l)
 			rr.mu.Lock()
