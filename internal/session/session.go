@@ -549,9 +549,12 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 			s.Probe.Note(l.Detail)
 			return
 		}
-		event := time.Duration(*l.Event)
-		s.Probe.Add(probe.Sample{At: at.Add(-event), Write: time.Duration(*l.Write), Event: event})
-		s.probeFindings(l.R, at)
+		// The live run wrote the line once it had both the update's answer
+		// and its watch event (RecordProbe): the later of the two.
+		write, event := time.Duration(*l.Write), time.Duration(*l.Event)
+		sent := at.Add(-max(write, event))
+		s.Probe.Add(probe.Sample{At: sent, Write: write, Event: event})
+		s.probeFindings(l.R, sent.Add(event))
 	})
 	rp.OnFlowControlNames(s.nameFlowControl)
 	for i, rr := range rp.Resources() {
