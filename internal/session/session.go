@@ -786,7 +786,7 @@ func (s *Session) probeFindings(i int, at time.Time) {
 	f := s.Probe.Figures(time.Time{})
 	slow := 0
 	for _, x := range s.Probe.Samples() {
-		if x.Event > 2*time.Second {
+		if x.Event > findings.SlowProbe {
 			slow++
 		}
 	}

@@ -156,7 +156,7 @@ func (e *Engine) Observe(n reflector.Note) {
 }
 
 // Probe reads the delivery probe's figures over the whole run, after each
-// sample (samples of them, slow over 2 s); at is the sample's time on the
+// sample (samples of them, slow over SlowProbe); at is the sample's time on the
 // session's clock. slow-delivery may follow.
 func (e *Engine) Probe(at time.Time, samples, slow int, p50, p99, writeP50 time.Duration) {
 	if e == nil {

@@ -17,7 +17,10 @@ const (
 	minLagEvents    = 20
 	slowLagBucket   = 3 // 15-60s
 	minProbeSamples = 5
-	slowProbeP99    = 2 * time.Second
+	// SlowProbe is the write-to-event time over which a probe sample is
+	// slow, and the probe's p99 makes slow-delivery; the session counts the
+	// slow samples by it.
+	SlowProbe = 2 * time.Second
 	// minLate is the fewest late events, or slow probe samples, that make
 	// the finding: under 100 of either, the p99 is the slowest one, and one
 	// slow sample is no evidence.
@@ -31,13 +34,13 @@ type slowDelivery struct {
 
 // probeFigures are the delivery probe's figures over the whole run.
 type probeFigures struct {
-	samples, slow      int // slow: over slowProbeP99
+	samples, slow      int // slow: over SlowProbe
 	p50, p99, writeP50 time.Duration
 }
 
 func (r *slowDelivery) entry() Entry {
 	return Entry{SlowDelivery, Warning, fmt.Sprintf("the delivery probe's write-to-event p99 is over %s (%d samples or more, %d of them over %s), or the events' estimated lag has its p99 in %s or over (%d events or more, %d of them late) (see [Delivery latency](#delivery-latency))",
-		span(slowProbeP99), minProbeSamples, minLate, span(slowProbeP99), reflector.LagBucketName(slowLagBucket), minLagEvents, minLate)}
+		span(SlowProbe), minProbeSamples, minLate, span(SlowProbe), reflector.LagBucketName(slowLagBucket), minLagEvents, minLate)}
 }
 
 // pass: first, as the late event's check always was.
@@ -67,7 +70,7 @@ func (r *slowDelivery) check(e *Engine, at time.Time) {
 	for i := slowLagBucket; i < reflector.LagBucketCount; i++ {
 		late += lag[i]
 	}
-	byProbe := p.samples >= minProbeSamples && p.p99 > slowProbeP99 && p.slow >= minLate
+	byProbe := p.samples >= minProbeSamples && p.p99 > SlowProbe && p.slow >= minLate
 	byLag := total >= minLagEvents && lag.P99Bucket() >= slowLagBucket && late >= minLate
 	if !byProbe && !byLag {
 		return
@@ -94,7 +97,7 @@ func (r *slowDelivery) check(e *Engine, at time.Time) {
 		if byProbe {
 			titles = append(titles, fmt.Sprintf("the probe's p99 %s", roundDur(p.p99)))
 			texts = append(texts, fmt.Sprintf("%d updates of the probe's Lease, %d over %s: from sending each to its watch event p50 %s, p99 %s (the write itself: p50 %s)",
-				p.samples, p.slow, roundDur(slowProbeP99), roundDur(p.p50), roundDur(p.p99), roundDur(p.writeP50)))
+				p.samples, p.slow, roundDur(SlowProbe), roundDur(p.p50), roundDur(p.p99), roundDur(p.writeP50)))
 		}
 		f.Title = "the watch tells late: " + strings.Join(titles, "; ")
 		f.Evidence = Evidence{Text: strings.Join(texts, "; "), Requests: slices.Clone(r.reqs), Facts: facts}
