@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
@@ -282,9 +281,10 @@ func (s *Session) OnLine(f func(index int, l *trace.Line)) {
 	}
 }
 
-// ServerURL is cfg's server without any credentials in it.
+// ServerURL is cfg's server without any credentials in it, as client-go
+// reads it (a host without a scheme, "127.0.0.1:6443", is a URL too).
 func ServerURL(cfg *rest.Config) string {
-	u, err := url.Parse(cfg.Host)
+	u, _, err := rest.DefaultServerUrlFor(cfg)
 	if err != nil {
 		return "(unparseable server URL)"
 	}
