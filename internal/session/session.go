@@ -302,7 +302,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	}
 	s := &Session{clock: reflector.RealClock{}, failFast: cfg.FailFast}
 	s.run = s.runLive
-	s.Header = trace.Header{StartedAt: time.Now().UTC(), Tool: Tool, Server: ServerURL(cfg.Rest)}
+	s.Header = trace.Header{Tool: Tool, Server: ServerURL(cfg.Rest)}
 	var gate *reflector.ListGate
 	if cfg.MaxConcurrentLists > 0 && len(cfg.Resources) > 1 {
 		gate = reflector.NewListGate(cfg.MaxConcurrentLists)
@@ -363,8 +363,10 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	// The trace's times count from here, just before the reflectors start:
 	// a replay's reflectors start at the header's startedAt, so the time to
 	// sync replayed is the one measured live even when a loaded machine
-	// took long to build the sources and ask the server's version.
-	s.Header.StartedAt = time.Now().UTC()
+	// took long to build the sources and ask the server's version. The
+	// time keeps its monotonic reading, which the lines' at count on; the
+	// trace writes it in UTC.
+	s.Header.StartedAt = time.Now()
 	if cfg.TracePath != "" {
 		rec, err := s.createTrace(cfg)
 		if err != nil {

@@ -98,7 +98,10 @@ func newRecordedResource(rh ResourceHeader) recordedResource {
 }
 
 func (r *Recorder) writeHeader(h Header) error {
-	h.K, h.V = KindHeader, Version
+	// A trace's times are UTC ("Z"), whatever the zone of the run's clock;
+	// the lines' at count from h.StartedAt as given (newRecorder), whose
+	// monotonic reading UTC drops.
+	h.K, h.V, h.StartedAt = KindHeader, Version, h.StartedAt.UTC()
 	for i := range h.Resources {
 		if h.Resources[i].Objects == "" {
 			h.Resources[i].Objects = ObjectsMetadata

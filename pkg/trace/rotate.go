@@ -231,7 +231,8 @@ func (r *Recorder) rotate() error {
 		return err
 	}
 	h := rot.header
-	h.StartedAt, h.Segment = r.now(), rot.n+1
+	seg.started = r.now() // its monotonic reading, which UTC drops: the header's time is UTC, as writeHeader writes it
+	h.StartedAt, h.Segment = seg.started.UTC(), rot.n+1
 	h.K, h.V = KindHeader, Version
 	h.Resources = append([]ResourceHeader(nil), h.Resources...)
 	for i := range h.Resources {
@@ -239,7 +240,6 @@ func (r *Recorder) rotate() error {
 			h.Resources[i].Objects = ObjectsMetadata
 		}
 	}
-	seg.started = h.StartedAt
 	if err := seg.enc.Encode(h); err != nil {
 		_ = seg.close()
 		return fmt.Errorf("writing trace header: %w", err)
