@@ -174,15 +174,19 @@ func (x *Outputs) Rewindable() bool { return x.server == nil && x.rules == nil }
 func (x *Outputs) Attach(sess *session.Session) error {
 	x.mu.Lock()
 	x.sess, x.traits, x.views, x.added, x.running = sess, subjects.Of(sess.Header), nil, make(chan tui.Resource, 1024), false
+	x.lineNames = map[string]int{}
 	x.mu.Unlock()
 	if x.server != nil && x.metrics == nil { // the first session: its subjects say the labels
 		x.metrics = metrics.New(x.traits.Clients)
 		x.server.Publish(x.metrics)
 	}
 	if !x.opts.Dashboard {
+		// The names attach gives the lines, in the same order (name#N for
+		// a second subject of a name), size their column.
 		var names []string
+		counts := map[string]int{}
 		for _, sub := range sess.Subjects() {
-			names = append(names, sub.Name())
+			names = append(names, numbered(counts, sub.Name()))
 		}
 		x.lines = lines.NewOutput(x.opts.Out, x.opts.JSON, names...)
 		if x.opts.Significant {
@@ -206,7 +210,9 @@ func (x *Outputs) attach(sub session.Subject) {
 		notes = tui.NewNoteBuffer(tui.DefaultNoteBuffer)
 		sub.OnNote(notes.Push)
 	} else {
-		lineName := x.lineName(name)
+		x.mu.Lock()
+		lineName := numbered(x.lineNames, name)
+		x.mu.Unlock()
 		sub.OnNote(x.lines.For(lineName))
 		sub.Findings().OnRaise(x.lines.Finding(lineName))
 		switch {
@@ -252,16 +258,11 @@ func (x *Outputs) attach(sub session.Subject) {
 	}
 }
 
-// lineName is the name the lines give a subject named name: name, and
-// name#N for the N-th subject of that name.
-func (x *Outputs) lineName(name string) string {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.lineNames == nil {
-		x.lineNames = map[string]int{}
-	}
-	x.lineNames[name]++
-	if n := x.lineNames[name]; n > 1 {
+// numbered is the name the lines give a subject named name: name, and
+// name#N for the N-th subject of that name; counts counts the names given.
+func numbered(counts map[string]int, name string) string {
+	counts[name]++
+	if n := counts[name]; n > 1 {
 		return fmt.Sprintf("%s#%d", name, n)
 	}
 	return name

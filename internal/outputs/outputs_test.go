@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -264,5 +266,44 @@ func TestASummaryThatCannotBeWrittenIsTheRunsError(t *testing.T) {
 	err := outs.Finish(runErr)
 	if err == nil || !strings.HasPrefix(err.Error(), "writing summary: ") || !strings.Contains(err.Error(), "no space left on device") {
 		t.Errorf("Finish = %v, want the summary's write error", err)
+	}
+}
+
+// The text lines' name column is as wide as the longest name they give,
+// name#N included: a second watch of a resource (the probe's Lease beside
+// the user's leases) does not push its lines out of line with the first's.
+func TestTheLinesNameColumnFitsASecondWatchOfAResource(t *testing.T) {
+	b, err := os.ReadFile("../../pkg/trace/testdata/handwritten/two-resources.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both resources are ConfigMaps: the second's lines are configmaps.v1#2.
+	two := strings.Replace(string(b), `{"group":"apps","version":"v1","resource":"deployments","kind":"Deployment","namespaced":true}`,
+		`{"version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true}`, 1)
+	path := filepath.Join(t.TempDir(), "two.jsonl")
+	if err := os.WriteFile(path, []byte(two), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	outs, _, runErr := replay(t, outputs.Options{Out: &out, ErrOut: &errOut}, path)
+	if err := outs.Finish(runErr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "lines of configmaps.v1#2 are the watch of configmaps.v1 in namespace hand") {
+		t.Fatalf("no line says which watch configmaps.v1#2 is:\n%s", errOut.String())
+	}
+	// The sequence numbers, right after the name column, end in one column.
+	seq := regexp.MustCompile(`^\S+ configmaps\.v1(#2)? +\d+ `)
+	column := -1
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		m := seq.FindString(l)
+		if m == "" {
+			t.Fatalf("line %q: no time, name and sequence number", l)
+		}
+		if column < 0 {
+			column = len(m)
+		} else if len(m) != column {
+			t.Fatalf("the sequence numbers end in columns %d and %d:\n%s", column, len(m), out.String())
+		}
 	}
 }
