@@ -40,15 +40,12 @@ type Stats struct {
 	dropped uint64 // the oldest samples let go (MaxSamples)
 	lost    int
 	on      bool
-	notes   []string
 }
 
-// NewStats returns empty Stats of a probe that runs.
+// NewStats returns empty Stats of a probe that runs. The zero Stats are
+// those of the replay of a trace, which may or may not hold a probe's
+// lines: On once one came.
 func NewStats() *Stats { return &Stats{on: true} }
-
-// NewRecordedStats returns empty Stats for the replay of a trace, which
-// may or may not hold a probe's lines: On once one came.
-func NewRecordedStats() *Stats { return &Stats{} }
 
 // On reports whether the run has a probe (a replay: whether its trace had
 // a probe line so far).
@@ -59,22 +56,12 @@ func (s *Stats) On() bool {
 }
 
 // Note records a note of the probe's (its Lease created or deleted, an
-// update that failed); the last few are kept.
-func (s *Stats) Note(detail string) {
+// update that failed): the run has a probe. The note's text is the
+// trace's and the lines', not kept here.
+func (s *Stats) Note(string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.on = true
-	if len(s.notes) == 16 {
-		s.notes = slices.Delete(s.notes, 0, 1)
-	}
-	s.notes = append(s.notes, detail)
-}
-
-// Notes are the last notes, oldest first.
-func (s *Stats) Notes() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.notes)
 }
 
 // Add records one sample.
@@ -126,13 +113,6 @@ func (s *Stats) Samples() []Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.samples)
-}
-
-// Count is how many samples were taken.
-func (s *Stats) Count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.samples)
 }
 
 // Figures are the percentiles of the samples sent at or after since (the

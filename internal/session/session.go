@@ -514,7 +514,7 @@ type NotDiffed struct {
 
 func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, error) {
 	rp := trace.NewReplay(rd, speed)
-	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: probe.NewRecordedStats()}
+	s := &Session{Replay: rp, Header: rd.Header(), clock: rp.Clock(), Probe: new(probe.Stats)}
 	s.run = s.runReplay
 	if rd.Header().Observed {
 		feed, err := observed.NewFeed(rd, rp.Now, func(st *observed.Stream) { s.add(st) })
