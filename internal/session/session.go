@@ -216,13 +216,12 @@ type Session struct {
 	// their replay, the proxy, or its trace's replay.
 	run func(context.Context) error
 
-	// An observed run's: its streams, fed by the proxy (serve) or by the
-	// replay (feed), and how they are recorded.
-	serve   func(context.Context) error
-	feed    *observed.Feed
-	streams []*observed.Stream // the proxy's
-	record  trace.ObjectMode
-	unsafe  bool
+	// An observed run's: its streams (its subjects), fed by the proxy
+	// (serve) or by the replay (feed), and how they are recorded.
+	serve  func(context.Context) error
+	feed   *observed.Feed
+	record trace.ObjectMode
+	unsafe bool
 	// diff is an observed run's --diff (nil without it).
 	diff *DiffOptions
 	// failFast: LiveConfig.FailFast.
@@ -637,9 +636,6 @@ func (s *Session) Observe(st *observed.Stream) {
 			s.mu.Unlock()
 		}
 	}
-	s.mu.Lock()
-	s.streams = append(s.streams, st)
-	s.mu.Unlock()
 	s.add(st)
 }
 
@@ -741,11 +737,10 @@ func (s *Session) runProxy(ctx context.Context) error {
 	if s.serve != nil {
 		err = s.serve(ctx)
 	}
-	s.mu.Lock()
-	streams := s.streams
-	s.mu.Unlock()
-	for _, st := range streams {
-		st.Close()
+	for _, sub := range s.Subjects() {
+		if st, ok := sub.(*observed.Stream); ok { // an observed run's subjects are its streams
+			st.Close()
+		}
 	}
 	return err
 }
