@@ -130,11 +130,11 @@ func Leftovers(ctx context.Context, client kubernetes.Interface, namespace strin
 }
 
 // LeaseDuration is the spec.leaseDurationSeconds of a probe renewed every
-// interval: ten renewals, and at least a minute, so that a few failed
-// renewals or a skew between two users' clocks do not make a running
-// probe's Lease look left behind.
+// interval: LostAfter (ten renewals, and at least a minute) in whole
+// seconds, so that a few failed renewals or a skew between two users'
+// clocks do not make a running probe's Lease look left behind.
 func LeaseDuration(interval time.Duration) time.Duration {
-	return max(10*interval, time.Minute).Truncate(time.Second)
+	return LostAfter(interval).Truncate(time.Second)
 }
 
 // Cleanup deletes the probe Leases names (of Leftovers) in namespace.
