@@ -226,9 +226,8 @@ func (x *Outputs) attach(sub session.Subject) {
 		// A stream's client is its User-Agent, never its number: a
 		// short-lived client must not add series each time; the streams of
 		// one client that share every label share their series.
-		l := metricLabels(t)
-		l.Client = client.UserAgent
-		set, err := x.metrics.Add(l)
+		set, err := x.metrics.Add(metrics.Labels{Resource: t.Resource.String(), Namespace: t.Namespace,
+			LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector, Client: client.UserAgent})
 		if err != nil {
 			x.fail(err)
 		} else {
@@ -310,11 +309,6 @@ func (x *Outputs) addView(v tui.Resource) {
 	default:
 		x.errs = errors.Join(x.errs, fmt.Errorf("the dashboard could not take %s: more than %d at once", v.Target.Resource, cap(x.added)))
 	}
-}
-
-// metricLabels are the metrics' labels of what t watches.
-func metricLabels(t reflector.Target) metrics.Labels {
-	return metrics.Labels{Resource: t.Resource.String(), Namespace: t.Namespace, LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector}
 }
 
 // Describe says what t watches, for people (in alerts, and the proxy's
