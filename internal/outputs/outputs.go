@@ -393,18 +393,34 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 	return errors.Join(runErr, sumErr)
 }
 
-// writeSummaries prints the session's summaries; clients' streams always
-// as several (they come and go), and says when none came.
+// writeSummaries prints the session's summaries, the summary contract: one
+// resource's summary as it always was, several as {"resources": [...]} in
+// the session's order; clients' streams always as several (they come and
+// go), and it says when none came.
 func (x *Outputs) writeSummaries() error {
-	sums, t := x.sess.Summaries(), x.traits
+	sums, t, w := x.sess.Summaries(), x.traits, x.opts.Out
 	switch {
 	case t.Clients && x.opts.JSON:
-		return summary.WriteObservedJSON(x.opts.Out, sums)
+		return summary.WriteObservedJSON(w, sums)
 	case t.None != "" && len(sums) == 0:
-		_, err := io.WriteString(x.opts.Out, t.None+"\n")
+		_, err := io.WriteString(w, t.None+"\n")
 		return err
+	case x.opts.JSON && len(sums) == 1:
+		return sums[0].WriteJSON(w)
+	case x.opts.JSON:
+		return summary.WriteAllJSON(w, sums)
 	}
-	return WriteSummaries(x.opts.Out, sums, x.opts.JSON)
+	for i, s := range sums {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return fmt.Errorf("writing summary: %w", err)
+			}
+		}
+		if err := s.WriteText(w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // context is ctx, ended also when a rule trips (unless WarnOnly). A live
@@ -571,31 +587,6 @@ func (x *Outputs) Finish(err error) error {
 		return err
 	}
 	return errors.Join(err, &AlertError{Trips: trips})
-}
-
-// WriteSummaries prints the summary contract: one resource's summary as it
-// always was, several as {"resources": [...]} in the session's order.
-func WriteSummaries(w io.Writer, sums []summary.Summary, asJSON bool) error {
-	if len(sums) == 1 {
-		if asJSON {
-			return sums[0].WriteJSON(w)
-		}
-		return sums[0].WriteText(w)
-	}
-	if asJSON {
-		return summary.WriteAllJSON(w, sums)
-	}
-	for i, s := range sums {
-		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return fmt.Errorf("writing summary: %w", err)
-			}
-		}
-		if err := s.WriteText(w); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (x *Outputs) fail(err error) {
