@@ -374,7 +374,9 @@ func (x *Outputs) Run(runCtx, uiCtx context.Context, cancel context.CancelFunc, 
 		runErr = <-errc
 	} else {
 		runErr = <-errc
-		x.CloseLines()
+		if dropped := x.lines.Close(); dropped > 0 {
+			fmt.Fprintf(x.opts.ErrOut, "warning: %d output lines were dropped because the output could not keep up\n", dropped)
+		}
 	}
 	x.end()
 	// A summary that could not be written is the run's error, not the
@@ -531,15 +533,6 @@ func (x *Outputs) alerts() func() tui.Alerts {
 			a.Banner = strings.Join(words, "; ") + " · the run stopped, q exits with status 3"
 		}
 		return a
-	}
-}
-
-// CloseLines flushes the line output (Run does it for a session).
-func (x *Outputs) CloseLines() {
-	if x.lines != nil {
-		if dropped := x.lines.Close(); dropped > 0 {
-			fmt.Fprintf(x.opts.ErrOut, "warning: %d output lines were dropped because the output could not keep up\n", dropped)
-		}
 	}
 }
 
