@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"sync"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -27,12 +26,12 @@ type DiffOptions struct {
 // MaxObjects objects (diff.Versions), and compares the next version with
 // it. An event that already carries Changes (a replay of a trace that
 // recorded them) passes as it came. It sits under the recorder, so a trace
-// records the changes.
+// records the changes. Only the reflector's goroutine uses it (an audit
+// lists through the live source itself, and a replay offers none), so it
+// takes no lock.
 type differ struct {
 	src reflector.Source
-
-	mu sync.Mutex
-	v  *diff.Versions
+	v   *diff.Versions
 }
 
 func newDiffer(src reflector.Source, o DiffOptions, res reflector.Resource) *differ {
@@ -46,8 +45,6 @@ func (d *differ) List(ctx context.Context, opts reflector.RequestOptions) (*refl
 	if err != nil {
 		return page, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if opts.Continue == "" {
 		d.v.Reset()
 	}
@@ -67,9 +64,7 @@ func (d *differ) Watch(ctx context.Context, opts reflector.RequestOptions) (refl
 		return st, err
 	}
 	if opts.SendInitialEvents {
-		d.mu.Lock()
 		d.v.Reset()
-		d.mu.Unlock()
 	}
 	return &diffStream{Stream: st, d: d}, nil
 }
@@ -85,8 +80,6 @@ func (s *diffStream) Next() (reflector.WatchEvent, error) {
 		return ev, err
 	}
 	o := ev.Item.Object
-	s.d.mu.Lock()
-	defer s.d.mu.Unlock()
 	ev.Changes = s.d.v.Event(string(ev.Type), o.Ref().String(), o.UID, ev.Item.Raw, ev.Changes)
 	return ev, nil
 }
