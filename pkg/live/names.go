@@ -251,8 +251,9 @@ func (n *FlowControlNames) read(done chan struct{}) {
 		n.failures++
 		n.next = now.Add(retryWait(n.failures))
 		if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
-			n.serverNext = now.Add(time.Duration(s) * time.Second)
-			n.next = later(n.next, n.serverNext)
+			if n.serverNext = now.Add(time.Duration(s) * time.Second); n.serverNext.After(n.next) {
+				n.next = n.serverNext
+			}
 		}
 		n.scheduleLocked()
 	}
@@ -289,13 +290,6 @@ func learned(want map[string]bool, names map[string]string) map[string]string {
 // before the next: 1 s, doubling, at most a minute.
 func retryWait(failures int) time.Duration {
 	return min(firstRetry<<min(failures-1, 8), maxRetry)
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // Finish ends the lookups at the end of a run: it stops the retries and,
