@@ -243,7 +243,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if err := outs.Attach(sess); err != nil {
 		return outs.Finish(err)
 	}
-	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recording() || o.Diff.On,
+	p, err := proxy.New(proxy.Options{Config: restCfg, AcceptHosts: hosts, OnStream: sess.Observe, KeepRaw: sess.Recorder != nil || o.Diff.On,
 		OnFlowControlNames: sess.FlowControlNames, ForgetAfter: o.ForgetAfter, Faults: o.faults, FaultTarget: o.faultTarget, FaultSeed: o.FaultSeed})
 	if err != nil {
 		return outs.Finish(errors.Join(err, sess.Run(cancelled())))

@@ -387,7 +387,8 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", res.Name(), err)
 		}
-		s.addResource(res)
+		s.Resources = append(s.Resources, res)
+		s.add(res)
 	}
 	// Names learned after the 429s that gave them by UID name the findings
 	// and are recorded, so that a replay names them too.
@@ -416,12 +417,6 @@ func (s *Session) createTrace(cfg LiveConfig) (*trace.Recorder, error) {
 			return r.store.List(), r.Reflector.Stats().ResourceVersion
 		},
 	})
-}
-
-// addResource adds a reflector of our own.
-func (s *Session) addResource(r *Watched) {
-	s.Resources = append(s.Resources, r)
-	s.add(r)
 }
 
 // nameFlowControl hands names of FlowSchemas and PriorityLevels (uid →
@@ -577,7 +572,8 @@ func newReplayOf(rd *trace.Reader, speed float64, d *DiffOptions) (*Session, err
 		}
 		rr.SetForceRelist(res.Reflector.ForceRelist)
 		rr.SetAudit(res.Reflector.NoteAudit)
-		s.addResource(res)
+		s.Resources = append(s.Resources, res)
+		s.add(res)
 	}
 	return s, nil
 }
@@ -638,10 +634,6 @@ func (s *Session) Observe(st *observed.Stream) {
 	}
 	s.add(st)
 }
-
-// Recording says the run is recorded (the proxy keeps the raw bytes of
-// what it decodes for the trace).
-func (s *Session) Recording() bool { return s.Recorder != nil }
 
 func (r *Watched) build(c reflector.Config) error {
 	st, w := store.New()
