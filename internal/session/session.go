@@ -321,13 +321,12 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 			// cache from the store: it keeps their JSON.
 			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies || cfg.TraceRotation.MaxBytes > 0 && rc.TraceObjects == trace.ObjectsFull, Wire: rc.Wire,
 			FullObjects: rc.Diff != nil || cfg.TracePath != "" && rc.TraceObjects == trace.ObjectsFull,
-			Names:       names, Warnings: cfg.Rest.WarningHandler,
+			// Only a recorder and --diff read the objects' JSON as served.
+			DropRaw: cfg.TracePath == "" && rc.Diff == nil,
+			Names:   names, Warnings: cfg.Rest.WarningHandler,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)
-		}
-		if cfg.TracePath == "" && rc.Diff == nil {
-			live.DropRaw() // only a recorder and --diff read the objects' JSON as served
 		}
 		c := rc.Reflector
 		c.Source, c.AuditSource, c.Clock, c.InitialLists = live, live, s.clock, gate

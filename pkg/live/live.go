@@ -37,7 +37,6 @@ type Source struct {
 	target     reflector.Target
 	opts       Options
 	wire       reflector.Wire
-	dropRaw    bool
 	gzip       bool        // ask for gzip and inflate it here (see gunzip)
 	fellBack   atomic.Bool // the server refused protobuf: ask for JSON
 	// answered counts the server's answers (LIST pages, watch streams,
@@ -108,13 +107,6 @@ func (s *Source) Wire() reflector.Wire {
 	return reflector.WireJSON
 }
 
-// DropRaw makes the source leave [reflector.Item].Raw nil, except in
-// full-object mode (keepBody), where it is the object's Body: nothing but a
-// trace recorder reads Raw, and without one each object's JSON need not be copied (a LIST
-// page would otherwise be held whole, as copies, until it is applied). Call
-// it before the first request.
-func (s *Source) DropRaw() { s.dropRaw = true }
-
 // do sends one request and returns its response and when it was sent:
 // with the response's Date it tells the server's clock (wire.ServerClockOf).
 func (s *Source) do(ctx context.Context, verb reflector.Verb, opts reflector.RequestOptions) (*http.Response, time.Time, error) {
@@ -177,7 +169,7 @@ func (s *Source) List(ctx context.Context, opts reflector.RequestOptions) (*refl
 	// The page's Bytes is the body as decoded: a gzip Content-Encoding is
 	// taken off (gunzip), so this is the uncompressed size, compressed or
 	// not on the wire.
-	page, err := wire.DecodeListBody(resp.Body, resp.Header.Get("Content-Type"), s.opts.KeepBody, !s.dropRaw)
+	page, err := wire.DecodeListBody(resp.Body, resp.Header.Get("Content-Type"), s.opts.KeepBody, !s.opts.DropRaw)
 	if err != nil {
 		var re *jsonscan.ReadError
 		if errors.As(err, &re) {
@@ -197,7 +189,7 @@ func (s *Source) Watch(ctx context.Context, opts reflector.RequestOptions) (refl
 		return nil, err
 	}
 	return wire.DecodeWatchBody(ctx, cancel, resp.Body, resp.Header.Get("Content-Type"), wire.WatchOptions{
-		KeepBody: s.opts.KeepBody, KeepRaw: !s.dropRaw, Clock: wire.ServerClockOf(resp.Header, sent), Now: time.Now,
+		KeepBody: s.opts.KeepBody, KeepRaw: !s.opts.DropRaw, Clock: wire.ServerClockOf(resp.Header, sent), Now: time.Now,
 		InitialEvents: opts.SendInitialEvents, Selected: s.target.LabelSelector != "" || s.target.FieldSelector != ""}), nil
 }
 

@@ -19,6 +19,11 @@ type Options struct {
 	// FullObjects says something records whole objects as served (a trace
 	// with --trace-objects full): like KeepBody, it needs JSON on the wire.
 	FullObjects bool
+	// DropRaw leaves [reflector.Item].Raw nil, except with KeepBody, where
+	// it is the object's Body: only a trace recorder and --diff's differ
+	// read Raw, and without them each object's JSON need not be copied (a
+	// LIST page would otherwise be held whole, as copies, until it is applied).
+	DropRaw bool
 	// Wire is the encoding to ask for; "" is [reflector.WireAuto].
 	Wire reflector.Wire
 	// Names names the FlowSchema and PriorityLevel of a 429's

@@ -350,11 +350,10 @@ func TestDropRawCopiesNoJSONUnlessBodiesAreKept(t *testing.T) {
 				_, _ = w.Write(list)
 			}))
 			t.Cleanup(srv.Close)
-			src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{KeepBody: keepBody})
+			src, err := live.NewSource(&rest.Config{Host: srv.URL}, reflector.Target{Resource: configMaps}, live.Options{KeepBody: keepBody, DropRaw: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			src.DropRaw()
 			page, err := src.List(context.Background(), reflector.RequestOptions{})
 			if err != nil || len(page.Items) != 3 {
 				t.Fatalf("got %v, %v", page, err)
