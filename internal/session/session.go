@@ -316,7 +316,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 	sources := make([]reflector.Source, len(cfg.Resources))
 	configs := make([]reflector.Config, len(cfg.Resources))
 	for i, rc := range cfg.Resources {
-		live, err := live.NewSource(cfg.Rest, rc.Target, live.Options{
+		src, err := live.NewSource(cfg.Rest, rc.Target, live.Options{
 			// A rotating trace of whole objects writes each new segment's
 			// cache from the store: it keeps their JSON.
 			MetadataOnly: rc.MetadataOnly, KeepBody: rc.KeepBodies || cfg.TraceRotation.MaxBytes > 0 && rc.TraceObjects == trace.ObjectsFull, Wire: rc.Wire,
@@ -329,9 +329,9 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 			return nil, fmt.Errorf("%s: %w", rc.Target.Resource, err)
 		}
 		c := rc.Reflector
-		c.Source, c.AuditSource, c.Clock, c.InitialLists = live, live, s.clock, gate
+		c.Source, c.AuditSource, c.Clock, c.InitialLists = src, src, s.clock, gate
 		if rc.Diff != nil {
-			c.Source = newDiffer(live, *rc.Diff, rc.Target.Resource)
+			c.Source = newDiffer(src, *rc.Diff, rc.Target.Resource)
 		}
 		resolved, err := reflector.ResolveConfig(c)
 		if err != nil {
@@ -349,7 +349,7 @@ func NewLive(cfg LiveConfig) (*Session, error) {
 				InitialEventsTimeout: trace.Duration(resolved.InitialEventsTimeout),
 				MaxPermanentRetries:  resolved.MaxPermanentRetries, GiveUpAfter: trace.Duration(resolved.GiveUpAfter), Once: resolved.Once,
 				RetriesNotFound: !resolved.NotFoundAfterListPermanent,
-				MetadataOnly:    rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets, Wire: live.Wire(),
+				MetadataOnly:    rc.MetadataOnly, UnsafeSecrets: rc.UnsafeSecrets, Wire: src.Wire(),
 				Backoff: trace.BackoffOptionsOf(resolved.Backoff),
 			},
 		})

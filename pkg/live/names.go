@@ -28,8 +28,8 @@ import (
 // listeners. A failed lookup is retried while a UID is wanted, after the
 // server's Retry-After, backing off from 1 s to a minute, without waiting
 // for another 429; Finish looks once more at the end of the run. A user who
-// may not read them (403), or a server without the v1 API (404), is not
-// asked again. After a lookup that succeeded, the next waits for a 429 at
+// may not read them (401, 403), or a server without the v1 API (404), is
+// not asked again. After a lookup that succeeded, the next waits for a 429 at
 // least 10 s later (or Finish).
 type FlowControlNames struct {
 	client rest.Interface
@@ -48,7 +48,7 @@ type FlowControlNames struct {
 	wantSchemas map[string]bool
 	wantLevels  map[string]bool
 	onNamed     []func(Named)
-	denied      bool                // 403 or 404: never ask again
+	denied      bool                // 401, 403 or 404: never ask again
 	failures    int                 // lookups failed in a row
 	next        time.Time           // no lookup before this (but Finish's)
 	serverNext  time.Time           // the end of the Retry-After of the last failed lookup

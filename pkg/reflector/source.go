@@ -104,8 +104,9 @@ type Stream interface {
 }
 
 // Source is the wire-level API the reflector uses: LIST one page, and WATCH.
-// Errors from the server are *apierrors.StatusError (so the HTTP status and
-// reason survive); anything else is a transport error.
+// A request that fails returns a *RequestEnd: the server's answer in its
+// Status (so the HTTP status and reason survive), a transport error in its
+// Err (EndOf classifies it).
 type Source interface {
 	List(ctx context.Context, opts RequestOptions) (*Page, error)
 	Watch(ctx context.Context, opts RequestOptions) (Stream, error)
