@@ -39,19 +39,6 @@ type Source struct {
 	wire       reflector.Wire
 	gzip       bool        // ask for gzip and inflate it here (see gunzip)
 	fellBack   atomic.Bool // the server refused protobuf: ask for JSON
-	// answered counts the server's answers (LIST pages, watch streams,
-	// errors) in protobuf and in JSON.
-	answeredProtobuf, answeredJSON atomic.Int64
-}
-
-// Answered is how many answers (LIST pages, watch streams and error
-// responses) the server sent in wire so far: what it spoke, whatever was
-// asked.
-func (s *Source) Answered(wire reflector.Wire) int64 {
-	if wire == reflector.WireProtobuf {
-		return s.answeredProtobuf.Load()
-	}
-	return s.answeredJSON.Load()
 }
 
 // NewSource builds a Source for target on the cluster of cfg with o; it
@@ -134,11 +121,6 @@ func (s *Source) do(ctx context.Context, verb reflector.Verb, opts reflector.Req
 		}
 		if s.gzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 			resp.Body = &gunzip{body: resp.Body}
-		}
-		if wire.IsProtobuf(resp.Header.Get("Content-Type")) {
-			s.answeredProtobuf.Add(1)
-		} else {
-			s.answeredJSON.Add(1)
 		}
 		if resp.StatusCode == http.StatusNotAcceptable && asked == reflector.WireProtobuf {
 			// The server (or a proxy) takes no protobuf for this resource: JSON from now on.

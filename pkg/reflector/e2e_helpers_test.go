@@ -3,8 +3,10 @@ package reflector_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
 )
 
 // The package's clusters start on the first end-to-end test that asks for
@@ -161,7 +164,43 @@ func eachWire(t *testing.T, f func(t *testing.T, wire reflector.Wire)) {
 // checks that the server answered in w, and only in w.
 func liveSource(t *testing.T, w reflector.Wire, restCfg *rest.Config, target reflector.Target) *live.Source {
 	t.Helper()
-	src, err := live.NewSource(restCfg, target, live.Options{Wire: w})
+	src, _ := countedSource(t, w, restCfg, target)
+	return src
+}
+
+// answers counts the server's answers (LIST pages, watch streams and error
+// responses) by the encoding it spoke, whatever was asked.
+type answers struct{ protobuf, json atomic.Int64 }
+
+// in is how many answers the server sent in w so far.
+func (a *answers) in(w reflector.Wire) int64 {
+	if w == reflector.WireProtobuf {
+		return a.protobuf.Load()
+	}
+	return a.json.Load()
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// countedSource is liveSource, with the answers its transport saw.
+func countedSource(t *testing.T, w reflector.Wire, restCfg *rest.Config, target reflector.Target) (*live.Source, *answers) {
+	t.Helper()
+	a := &answers{}
+	cfg := rest.CopyConfig(restCfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil && wire.IsProtobuf(resp.Header.Get("Content-Type")) {
+				a.protobuf.Add(1)
+			} else if err == nil {
+				a.json.Add(1)
+			}
+			return resp, err
+		})
+	})
+	src, err := live.NewSource(cfg, target, live.Options{Wire: w})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +209,11 @@ func liveSource(t *testing.T, w reflector.Wire, restCfg *rest.Config, target ref
 		if w == reflector.WireJSON {
 			other = reflector.WireProtobuf
 		}
-		if src.Answered(other) > 0 {
-			t.Errorf("asked for %s, the server answered %d times in %s", w, src.Answered(other), other)
+		if n := a.in(other); n > 0 {
+			t.Errorf("asked for %s, the server answered %d times in %s", w, n, other)
 		}
 	})
-	return src
+	return src, a
 }
 
 // startReflector runs a reflector for target with cfg (Source filled in from
@@ -182,9 +221,9 @@ func liveSource(t *testing.T, w reflector.Wire, restCfg *rest.Config, target ref
 func startReflector(t *testing.T, wire reflector.Wire, restCfg *rest.Config, target reflector.Target, cfg reflector.Config) *run {
 	t.Helper()
 	if cfg.Source == nil {
-		src := liveSource(t, wire, restCfg, target)
+		src, answered := countedSource(t, wire, restCfg, target)
 		t.Cleanup(func() {
-			if src.Answered(wire) == 0 {
+			if answered.in(wire) == 0 {
 				t.Errorf("asked for %s, the server never answered in it", wire)
 			}
 		})
