@@ -56,6 +56,7 @@ type FlowControlNames struct {
 	retry       clock.Timer         // the retry of a failed lookup, armed while a UID is wanted
 	retryGen    int                 // numbers the retries armed
 	finished    bool                // Finish was called: no lookup but its own
+	over        bool                // Finish returned: a lookup that outlived it tells no listener
 	afterRead   func()              // tests: called after each lookup ends
 	finishWaits func(time.Duration) // tests: called when Finish waits for a Retry-After
 }
@@ -258,6 +259,9 @@ func (n *FlowControlNames) read(done chan struct{}) {
 		n.scheduleLocked()
 	}
 	listeners, hook := n.onNamed, n.afterRead
+	if n.over {
+		listeners = nil // the run's outputs are closed: the cache keeps what was learned
+	}
 	n.mu.Unlock()
 	if len(named.FlowSchemas)+len(named.PriorityLevels) > 0 {
 		for _, l := range listeners {
@@ -297,12 +301,18 @@ func retryWait(failures int) time.Duration {
 // user may read the names), waits for the lookup in flight and looks once
 // more, after the server's Retry-After if one is running, again after each
 // 429 while time is left: at most 5 s in all, or until ctx ends. The
-// listeners hear what it learns before it returns. After it, Fill names
-// from the cache alone. A nil n does nothing.
+// listeners hear what it learns before it returns, and nothing after: a
+// lookup that outlives it fills the cache alone. After it, Fill names from
+// the cache alone. A nil n does nothing.
 func (n *FlowControlNames) Finish(ctx context.Context) {
 	if n == nil {
 		return
 	}
+	defer func() {
+		n.mu.Lock()
+		n.over = true
+		n.mu.Unlock()
+	}()
 	n.mu.Lock()
 	n.finished = true
 	if n.retry != nil {

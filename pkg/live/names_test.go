@@ -259,3 +259,49 @@ func TestFinishDoesNotWaitALongRetryAfter(t *testing.T) {
 		t.Errorf("%d requests, a timer left %t; want 1 and none", got, clk.HasWaiters())
 	}
 }
+
+// A lookup that outlives Finish fills the cache and tells no listener:
+// the run's outputs it would tell are closed by then (the lines' queue
+// panicked on the send).
+func TestALookupThatOutlivesFinishTellsNoOne(t *testing.T) {
+	gate := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-gate
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/flowschemas") {
+			_, _ = w.Write([]byte(flowSchemas))
+		} else {
+			_, _ = w.Write([]byte(priorityLevels))
+		}
+	}))
+	defer srv.Close()
+	defer close(gate)
+	clk := testingclock.NewFakeClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	ended, named := make(chan struct{}, 4), make(chan live.Named, 4)
+	n, err := live.NewFlowControlNamesOnClock(&rest.Config{Host: srv.URL}, clk, func() { ended <- struct{}{} }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.OnNamed(func(x live.Named) { named <- x })
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	n.Fill(canceled, throttleOf("fs-1", "pl-1")) // the lookup starts and hangs at the server
+	finished := make(chan struct{})
+	go func() { defer close(finished); n.Finish(context.Background()) }()
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(time.Minute) // Finish's time is up: it returns, the lookup still in flight
+	<-finished
+	gate <- struct{}{} // the flow schemas' answer
+	gate <- struct{}{} // the priority levels'
+	lookupEnded(t, ended)
+	if len(named) != 0 {
+		t.Errorf("told %+v after Finish returned", <-named)
+	}
+	th := throttleOf("fs-1", "pl-1")
+	n.Fill(canceled, th)
+	if th.FlowSchema != "slow-lane" || th.PriorityLevel != "one-seat" {
+		t.Errorf("%+v: the cache should hold what the late lookup learned", th)
+	}
+}
