@@ -430,7 +430,7 @@ func (c *collector) applied(ev reflector.EventType, res *store.Result, d reflect
 // probe puts the delivery probe's samples (those the replay kept) in the
 // buckets of the resource that watches its Lease, each at the time its
 // update was sent, and takes its figures over the whole run. It runs after
-// the replay: the samples come from the goroutine reading the trace.
+// the replay, whose samples came from the Lease's reflector goroutine.
 func (c *collector) probe(start time.Time, st *probe.Stats) {
 	for _, x := range st.Samples() {
 		at := max(x.At.Sub(start), 0)

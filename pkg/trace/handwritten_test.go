@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +201,32 @@ func TestAHandWrittenTraceWithoutAStartTimeStillSyncs(t *testing.T) {
 	}
 	if *sum.SyncSeconds < 0 || *sum.SyncSeconds > 1 {
 		t.Errorf("synced after %vs, want the first list's time, under a second", *sum.SyncSeconds)
+	}
+}
+
+// A flowcontrol line's r is read as nothing (the reader lets any through):
+// one with r past the resources goes to the first one's goroutine, as one
+// with r 0 does; the replay indexed its resources with it and panicked.
+func TestAFlowControlLineWithAnyRIsTheFirstResources(t *testing.T) {
+	b, err := os.ReadFile("testdata/handwritten/two-resources.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := strings.Cut(string(b), "\n")
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(header+"\n"+`{"k":"flowcontrol","r":5,"at":1,"flowSchemas":{"u":"n"}}`+"\n"+rest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := trace.NewReplay(rd, 0)
+	var named []string
+	rp.OnFlowControlNames(func(fs, _ map[string]string) { named = append(named, fs["u"]) })
+	reflectors, _ := reflectorsFor(t, rp)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rp.Run(ctx, reflectors...); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if len(named) != 1 || named[0] != "n" {
+		t.Errorf("names handed: %v, want n once", named)
 	}
 }

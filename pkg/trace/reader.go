@@ -117,7 +117,8 @@ func cannotRead(path string, err error) error {
 	return fmt.Errorf("cannot read %s: %w", path, err)
 }
 
-// Open opens a trace file (gzip when the name ends in .gz) and reads its header.
+// Open opens a trace file (gzip when its first bytes say so, or its name
+// ends in .gz) and reads its header.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {

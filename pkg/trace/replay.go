@@ -414,8 +414,12 @@ func (p *Replay) read(ctx context.Context) {
 		if err := p.player.wait(ctx, time.Duration(l.At)); err != nil {
 			return
 		}
-		// A flowcontrol line's r is 0, unread: the first resource takes it.
-		rr := p.resources[l.R]
+		// A flowcontrol line's r is unread (0 as written): the first resource takes it.
+		i := l.R
+		if l.K == KindFlowControl {
+			i = 0
+		}
+		rr := p.resources[i]
 		select {
 		case rr.lines <- l:
 		case <-rr.stop:
