@@ -383,7 +383,7 @@ func proxyKubeconfig(server string) *clientcmdapi.Config {
 
 // writeKubeconfig writes kc to path with mode 0600, whole or not at all,
 // so that a controller that starts as soon as the file appears never reads
-// half of it.
+// half of it (a FIFO or /dev/stdout is written as it is: writeFileAtomically).
 func writeKubeconfig(path string, kc *clientcmdapi.Config) error {
 	b, err := clientcmd.Write(*kc)
 	if err == nil {

@@ -114,7 +114,7 @@ func (t *TraceRotation) validate(trace string) error {
 	return nil
 }
 
-// options is what the session rotates by (zero: no rotation).
+// options is what the session rotates by (MaxBytes 0: no rotation).
 func (t *TraceRotation) options() session.TraceRotation {
 	return session.TraceRotation{MaxBytes: t.maxBytes, Keep: t.Keep}
 }

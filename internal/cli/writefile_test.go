@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -58,5 +59,29 @@ func TestAFileWrittenWholeLeavesFIFOsAndSymlinksInPlace(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 3 {
 		t.Errorf("the directory holds %d entries, want fifo, link and target alone", len(entries))
+	}
+}
+
+// report -o /dev/stdout with stdout redirected to a file (/dev/stdout is a
+// link to /proc/self/fd/1, a link to that file) writes through the
+// descriptor, after what is there, as >> does: following the links, it was
+// renamed over, what the file held before lost and its mode changed.
+func TestAFileWrittenThroughAFileDescriptorAppends(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "log.txt")
+	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.WriteString(f, "earlier\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileAtomically(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), func(w io.Writer) error { _, err := io.WriteString(w, "REPORT\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	fi, err := os.Stat(log)
+	if string(b) != "earlier\nREPORT\n" || err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file holds %q, mode %v (%v); want what it held, then the report, mode 0644", b, fi.Mode(), err)
 	}
 }
