@@ -35,6 +35,8 @@ type relistStorm struct {
 	began   []time.Time // when relists of the server's began, within the window
 	reqs    []int64     // the requests that evidence the storm
 	gones   []goneAt    // the 410s within the window
+	// watched and asked: a watch was made, and one asked for bookmarks.
+	watched, asked bool
 }
 
 type goneAt struct {
@@ -66,6 +68,9 @@ func (r *relistStorm) entry() Entry {
 // observe keeps the 410s, and counts a relist of the server's (not one the
 // user forced): a relist beginning is the storm's new evidence.
 func (r *relistStorm) observe(e *Engine, n reflector.Note) {
+	if q := n.Request; n.Kind == reflector.NoteRequestStarted && q.Verb == reflector.VerbWatch {
+		r.watched, r.asked = true, r.asked || q.Opts.AllowWatchBookmarks
+	}
 	if decided(n, reflector.ReasonGone) != nil {
 		t := &e.track
 		g := goneAt{at: n.At, afterStart: -1}
@@ -119,8 +124,10 @@ func (r *relistStorm) raise(e *Engine, at time.Time) {
 	}
 	// Only with no-bookmarks' evidence: watches cut before a bookmark was
 	// due got none, and that says nothing.
-	if _, none := e.found[NoBookmarks]; none && !injected {
+	if _, none := e.found[NoBookmarks]; !injected && none {
 		cause = append(cause, "the watches asked for bookmarks and got none (no-bookmarks), so a quiet resource's cursor falls behind compaction")
+	} else if !injected && r.watched && !r.asked {
+		cause = append(cause, "no watch asked for bookmarks (allowWatchBookmarks), so a quiet resource's cursor falls behind compaction")
 	}
 	if len(cause) == 0 {
 		cause = append(cause, "each relist follows a 410 Gone, a too-large resourceVersion or a forced relist; see the requests")

@@ -132,4 +132,15 @@ func TestRelistStormBlamesBookmarksOnlyWithNoBookmarksEvidence(t *testing.T) {
 	if got, _ := f.e.Get(RelistStorm); !f.has(NoBookmarks) || !strings.Contains(got.Cause, "got none (no-bookmarks)") {
 		t.Fatalf("after no-bookmarks: want the cause to say so: %v %q", f.has(NoBookmarks), got.Cause)
 	}
+
+	// A client whose watches never ask for them (one the proxy observes).
+	f = newFeed(t, Options{})
+	for range 3 {
+		f.request(reflector.VerbWatch, reflector.RequestOptions{ResourceVersion: "10"}, 5*time.Second, 2, gone, nil)
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
+	}
+	if got, _ := f.e.Get(RelistStorm); !strings.Contains(got.Cause, "no watch asked for bookmarks") {
+		t.Fatalf("watches that asked for no bookmarks: want the cause to say so: %q", got.Cause)
+	}
 }
