@@ -152,7 +152,11 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 	}
 	traits := subjects.Of(sess.Header)
 	sess.OnSubject(func(sub session.Subject) { sub.Findings().Configure(opts) })
-	if err := sess.Run(ctx); err != nil {
+	err = sess.Run(ctx)
+	if !sess.Replay.ReadToEnd() && ctx.Err() != nil { // interrupted: findings of part of the trace would pass for all of it
+		return nil, fmt.Errorf("stopped at %s of the recording, before its end: %w", sess.Replay.Now().UTC().Format("15:04:05.000"), context.Cause(ctx))
+	}
+	if err != nil {
 		var lineErr *trace.LineError
 		var div *trace.Divergence
 		if errors.As(err, &lineErr) || errors.As(err, &div) || ctx.Err() != nil || traits.AsRecorded != "" {
@@ -161,9 +165,6 @@ func explain(ctx context.Context, rd *trace.Reader, opts findings.Options, warn 
 		// A reflector that stopped on an error stops so in the replay too;
 		// its findings (gave-up, say) are what explain is for.
 		warn(fmt.Sprintf("the replayed run stopped as the recorded one did: %v", err))
-	}
-	if !sess.Replay.ReadToEnd() && ctx.Err() != nil { // interrupted: findings of part of the trace would pass for all of it
-		return nil, fmt.Errorf("stopped at %s of the recording, before its end: %w", sess.Replay.Now().UTC().Format("15:04:05.000"), context.Cause(ctx))
 	}
 	for _, w := range sess.Replay.Warnings() {
 		warn(w)
