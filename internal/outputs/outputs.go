@@ -434,16 +434,20 @@ func (x *Outputs) context(ctx context.Context) context.Context {
 	ctx, cancel := context.WithCancel(ctx)
 	rulesCtx, stopRules := context.WithCancel(ctx)
 	var done chan struct{}
-	if x.sess != nil && x.sess.Replay == nil {
+	live := x.sess != nil && x.sess.Replay == nil
+	if live {
 		done = make(chan struct{})
+	}
+	// Stored before the rules run: a trip stops the run with them.
+	x.stopMu.Lock()
+	x.stop, x.stopRules, x.rulesDone = cancel, stopRules, done
+	x.stopMu.Unlock()
+	if live {
 		go func() {
 			defer close(done)
 			x.rules.Run(rulesCtx, x.sess.Now)
 		}()
 	}
-	x.stopMu.Lock()
-	x.stop, x.stopRules, x.rulesDone = cancel, stopRules, done
-	x.stopMu.Unlock()
 	return ctx
 }
 
