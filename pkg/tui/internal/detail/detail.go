@@ -198,8 +198,10 @@ func ObjectDiffHint(meta bool) string {
 	return "esc back · m show meta paths · ↑/↓ pgup/pgdn scroll · ? help · q quit"
 }
 
-// maxVersionPaths bounds the changed paths listed for one version.
-const maxVersionPaths = 40
+// maxVersionPaths bounds the changed paths listed for one version, so a
+// frame stays cheap: the view scrolls, and the lines without the dashboard
+// (--no-tui --diff) list every path.
+const maxVersionPaths = 200
 
 // ChangeLines are one version's diffed changes as the object detail lists
 // them: `path old → new  by writer`, meta paths only with meta, and a line
@@ -224,7 +226,7 @@ func ChangeLines(st common.Styles, ch *diff.Changes, meta bool) []string {
 		}
 	}
 	if shown > maxVersionPaths {
-		out = append(out, st.Faint.Render(fmt.Sprintf("… and %d more paths", shown-maxVersionPaths)))
+		out = append(out, st.Faint.Render(fmt.Sprintf("… and %d more paths (--no-tui --diff lists them all)", shown-maxVersionPaths)))
 	}
 	if hidden > 0 {
 		out = append(out, st.Faint.Render(fmt.Sprintf("+%s (resourceVersion, managedFields): m shows them", format.Plural(hidden, "meta path"))))

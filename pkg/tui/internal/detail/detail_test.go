@@ -52,7 +52,7 @@ func TestAVersionListsItsFirstPathsThenHowManyMore(t *testing.T) {
 	}
 	got := ChangeLines(common.Styles{}, ch, false)
 	if len(got) != maxVersionPaths+1 || !strings.Contains(got[maxVersionPaths-1], fmt.Sprintf(".data.k%02d", maxVersionPaths-1)) ||
-		got[maxVersionPaths] != "… and 5 more paths" {
+		got[maxVersionPaths] != "… and 5 more paths (--no-tui --diff lists them all)" {
 		t.Errorf("%d lines, the last two %q; want %d paths, then that 5 more are not listed", len(got), got[max(len(got)-2, 0):], maxVersionPaths)
 	}
 }
