@@ -159,8 +159,9 @@ type Decision struct {
 	Relist bool
 	// Decided says, for list-complete, that a decision to make the list
 	// came first (not so for an observed client that listed again on its
-	// own); Took is the time from that decision to the completion, retries
-	// included.
+	// own); Took is the time from that decision (or from Began, when that
+	// is earlier: an observed client's list is decided as its answer comes)
+	// to the completion, retries included.
 	Decided bool
 	Took    time.Duration
 	// Began is, for list-complete, when the request that began the list

@@ -461,7 +461,13 @@ func (l *Ledger) CompleteList(rv string, next State) (diff *store.RelistDiff, re
 	}
 	decided, took, began := l.listDecided, time.Duration(0), l.listBeganAt
 	if decided {
-		took = l.now().Sub(l.listDecidedAt)
+		// An observed client's list is decided once its answer came: it
+		// began, at the latest, when its request was sent.
+		from := l.listDecidedAt
+		if !began.IsZero() && began.Before(from) {
+			from = began
+		}
+		took = l.now().Sub(from)
 	}
 	l.mu.Unlock()
 	n := 0

@@ -182,3 +182,43 @@ func TestABookmarkBehindTheCursorIsNotedBeforeItsDecision(t *testing.T) {
 		t.Errorf("notes:\n got %v\nwant %v", kinds, want)
 	}
 }
+
+// An observed client's list is decided as its answer comes, 6 s after its
+// request was sent: the list took those 6 s (list_duration_seconds said
+// microseconds), as a list decided before its request takes from the
+// decision.
+func TestAListDecidedAfterItsRequestWasSentTookFromTheRequest(t *testing.T) {
+	now := time.Date(2026, 12, 6, 21, 8, 31, 0, time.UTC)
+	_, w := store.New()
+	l := NewLedger(w, func() time.Time { return now }, 10)
+	var took []time.Duration
+	l.OnNote(func(n Note) {
+		if n.Reason() == ReasonListComplete {
+			took = append(took, n.Decision.Took)
+		}
+	})
+	list := func(sent time.Time, decideFirst bool, answeredAfter time.Duration) {
+		if decideFirst {
+			l.Decide(Decision{State: StateListing, Reason: ReasonInitialList})
+		}
+		info := l.StartRequest(VerbList, RequestOptions{}, sent)
+		now = now.Add(answeredAfter)
+		if !decideFirst {
+			l.Decide(Decision{State: StateListing, Reason: ReasonInitialList})
+		}
+		p := &Page{ResourceVersion: "10"}
+		l.ReceivedPage(info, p)
+		l.EndRequest(info, &RequestEnd{Reason: EndClosed})
+		if err := l.ApplyPage(info, p); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := l.CompleteList("10", StateWatching); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list(now.Add(-6*time.Second), false, 0) // the proxy's: sent 6 s before, decided now
+	list(time.Time{}, true, 2*time.Second)  // our reflector's: decided, sent, answered 2 s later
+	if len(took) != 2 || took[0] != 6*time.Second || took[1] != 2*time.Second {
+		t.Errorf("lists took %v, want 6s (from the request sent before the decision) and 2s (from the decision)", took)
+	}
+}
