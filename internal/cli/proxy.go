@@ -308,7 +308,9 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		p.Stopping()
 		_ = srv.Close()
 		p.Close()
-		o.warnUnmatchedTarget(p.FaultTarget(), sess.Subjects())
+		if !o.warnUnmatchedTarget(p.FaultTarget(), sess.Subjects()) {
+			o.warnIdleFaults(sess.Subjects(), sess.Now())
+		}
 		return err
 	})
 	kind := subjects.Of(sess.Header).Dashboard // its source is known once listening
@@ -319,19 +321,38 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 
 // warnUnmatchedTarget warns, at the end of a run, when --fault-target (t,
 // as the proxy resolved it) matched none of the streams the proxy
-// observed: no fault acted.
-func (o *ProxyOptions) warnUnmatchedTarget(t fault.Target, subs []session.Subject) {
+// observed: no fault acted. It says whether it warned.
+func (o *ProxyOptions) warnUnmatchedTarget(t fault.Target, subs []session.Subject) bool {
 	if len(o.faults) == 0 || len(t.Resources) == 0 && len(t.Clients) == 0 {
-		return
+		return false
 	}
 	for _, sub := range subs {
 		_, client := sub.Describe()
 		gvr := sub.Target().Resource.GVR
 		if t.Matches(fault.GroupResource{Group: gvr.Group, Resource: gvr.Resource}, client.UserAgent) {
-			return
+			return false
 		}
 	}
 	fmt.Fprintf(o.ErrOut, "warning: --fault-target %s matched none of the %s the proxy observed: no fault acted\n", strings.Join(o.FaultTargets, " --fault-target "), format.PluralUngrouped(len(subs), "stream"))
+	return true
+}
+
+// warnIdleFaults warns, at the end of a run, of each --fault that acted on
+// no stream: a test of a controller against it tested nothing (a
+// scheduled fault acts on the first request after each firing, and an
+// informer's watch lasts minutes; stale resends no object deleted since).
+func (o *ProxyOptions) warnIdleFaults(subs []session.Subject, now time.Time) {
+	acted := map[string]bool{}
+	for _, sub := range subs {
+		for _, f := range sub.Summary(now).Faults {
+			acted[f.Fault] = true
+		}
+	}
+	for _, f := range o.faults {
+		if !acted[f.Raw] {
+			fmt.Fprintf(o.ErrOut, "warning: --fault %s acted on none of the %s the proxy observed (README: \"Testing a controller against watch faults\" says when each acts)\n", f.Raw, format.PluralUngrouped(len(subs), "stream"))
+		}
+	}
 }
 
 // joinNames is "a, b or c".

@@ -232,6 +232,9 @@ func TestE2EProxyFaultDropDeletesAndGoneGiveTheInformerDeletedFinalStateUnknown(
 	stopInformer()
 	sums := fr.stop(t)
 	out := fr.out.String()
+	if s := fr.errOut.String(); strings.Contains(s, "acted on none") {
+		t.Errorf("a fault that acted is warned of as idle:\n%s", tail(s))
+	}
 
 	// The proxy says what it dropped: exactly those deletes.
 	var dropped []string
@@ -410,7 +413,8 @@ func TestE2EAFaultTargetTakesTheNamesKubectlAndTheToolUse(t *testing.T) {
 
 // TestE2EProxyWarnsOfAFaultTargetThatMatchedNothing: a --fault-target that
 // matched none of the streams the proxy observed is warned about at the
-// end of the run; one that matched is not.
+// end of the run; one that matched is not, but its fault, which never
+// fired (@every=1h), is: a test against it tested nothing.
 func TestE2EProxyWarnsOfAFaultTargetThatMatchedNothing(t *testing.T) {
 	for _, tc := range []struct {
 		target string
@@ -425,6 +429,10 @@ func TestE2EProxyWarnsOfAFaultTargetThatMatchedNothing(t *testing.T) {
 		warned := strings.Contains(fr.errOut.String(), "warning: --fault-target "+tc.target+" matched none of the 1 stream the proxy observed")
 		if warned != tc.warned {
 			t.Errorf("--fault-target %s: warned %v, want %v\n%s", tc.target, warned, tc.warned, tail(fr.errOut.String()))
+		}
+		idle := strings.Contains(fr.errOut.String(), "warning: --fault gone@every=1h acted on none of the 1 stream the proxy observed")
+		if idle == tc.warned {
+			t.Errorf("--fault-target %s: warned the fault never acted: %v, want %v\n%s", tc.target, idle, !tc.warned, tail(fr.errOut.String()))
 		}
 	}
 }
