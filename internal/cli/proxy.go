@@ -272,7 +272,11 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		warning = cmp.Or(warning, w)
 	}
 	if len(o.faults) > 0 {
-		fmt.Fprintf(o.ErrOut, "injecting faults: --fault %s\n", strings.Join(o.Faults, " --fault "))
+		into := ""
+		if len(o.FaultTargets) > 0 {
+			into = " into --fault-target " + strings.Join(o.FaultTargets, " --fault-target ")
+		}
+		fmt.Fprintf(o.ErrOut, "injecting faults: --fault %s%s\n", strings.Join(o.Faults, " --fault "), into)
 	}
 	server := "http://" + metrics.ClientAddress(ln.Addr(), o.Address)
 	kc := proxyKubeconfig(server)

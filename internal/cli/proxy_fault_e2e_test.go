@@ -430,6 +430,9 @@ func TestE2EProxyWarnsOfAFaultTargetThatMatchedNothing(t *testing.T) {
 		if warned != tc.warned {
 			t.Errorf("--fault-target %s: warned %v, want %v\n%s", tc.target, warned, tc.warned, tail(fr.errOut.String()))
 		}
+		if s := "injecting faults: --fault gone@every=1h into --fault-target " + tc.target; !strings.Contains(fr.errOut.String(), s) {
+			t.Errorf("the start does not say %q:\n%s", s, tail(fr.errOut.String()))
+		}
 		idle := strings.Contains(fr.errOut.String(), "warning: --fault gone@every=1h acted on none of the 1 stream the proxy observed")
 		if idle == tc.warned {
 			t.Errorf("--fault-target %s: warned the fault never acted: %v, want %v\n%s", tc.target, idle, !tc.warned, tail(fr.errOut.String()))
