@@ -316,7 +316,7 @@ func (m *Model) addAudit(a program.AuditMsg) {
 
 // setStatus reports this resource's action in the footer.
 func (m *Model) setStatus(sev common.Severity, s string) {
-	m.Status = program.NewStatus(s, sev, m.Now)
+	m.Status = program.NewStatus(s, sev, m.Now, m.Opts.Replay)
 }
 
 // shownStatus is the status the dashboard's footer shows: the newer of its

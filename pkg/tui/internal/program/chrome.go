@@ -64,14 +64,20 @@ type Status struct {
 	Text string
 	Sev  common.Severity
 	At   time.Time
-	// made is when it was made on the wall clock (zero: not known): a
-	// replay's clock stops while it is paused and once it has ended.
+	// made is when it was made on the wall clock, in a replay (zero in a
+	// live run, whose clock is the wall's): a replay's clock runs at its
+	// speed, and stops while it is paused and once it has ended.
 	made time.Time
 }
 
-// NewStatus is the status text graded sev, made now: at on the run's clock.
-func NewStatus(text string, sev common.Severity, at time.Time) Status {
-	return Status{Text: text, Sev: sev, At: at, made: time.Now()}
+// NewStatus is the status text graded sev, made now: at on the run's
+// clock; a replay's (replay) ages on the wall clock.
+func NewStatus(text string, sev common.Severity, at time.Time, replay bool) Status {
+	s := Status{Text: text, Sev: sev, At: at}
+	if replay {
+		s.made = time.Now()
+	}
+	return s
 }
 
 // ScreenKeys are a root model's own keys, which the chrome lays out around
@@ -92,9 +98,9 @@ func newChrome(opts Options, st common.Styles) Chrome {
 	c := Chrome{opts: opts, st: st, help: h, Keys: keys}
 	switch {
 	case opts.Warning != "":
-		c.Status = NewStatus("warning: "+opts.Warning, common.SevWarn, opts.Start)
+		c.Status = NewStatus("warning: "+opts.Warning, common.SevWarn, opts.Start, opts.Replay)
 	case opts.Notice != "":
-		c.Status = NewStatus(opts.Notice, common.SevNone, opts.NoticeAt)
+		c.Status = NewStatus(opts.Notice, common.SevNone, opts.NoticeAt, opts.Replay)
 	}
 	return c
 }
@@ -288,11 +294,14 @@ func (c *Chrome) badge(stopped, compact bool) string {
 	return b
 }
 
-// Expire drops the status once it is older than statusFor at now (the
-// run's clock), or on the wall clock: a status made while a replay is
-// paused or over goes all the same.
+// Expire drops the status once it is older than statusFor as a person
+// reads it: on the run's clock, now, or a replay's on the wall clock.
 func (s *Status) Expire(now time.Time) {
-	if s.Text != "" && (now.Sub(s.At) > statusFor || (!s.made.IsZero() && time.Since(s.made) > statusFor)) {
+	age := now.Sub(s.At)
+	if !s.made.IsZero() {
+		age = time.Since(s.made)
+	}
+	if s.Text != "" && age > statusFor {
 		s.Text = ""
 	}
 }

@@ -33,7 +33,7 @@ func (c *Chrome) PlayerKey(k tea.KeyPressMsg, now time.Time, ended bool, view Vi
 	if !ok {
 		return nil, false
 	}
-	c.Status = NewStatus(text, sev, now)
+	c.Status = NewStatus(text, sev, now, c.opts.Replay)
 	c.Player, c.HavePlayer = player.Read(p), true
 	if quit {
 		return tea.Quit, true

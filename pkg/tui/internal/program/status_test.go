@@ -8,12 +8,13 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
 )
 
-// A status goes 10 s after it was made on the run's clock, or on the wall
-// clock: a replay's clock stands still while it is paused and once it has
-// ended, and the footer must not keep an action's report for ever.
+// A status goes 10 s after it was made on the run's clock, a replay's on
+// the wall clock: a replay's clock stands still while it is paused and once
+// it has ended (the footer must not keep an action's report for ever), and
+// runs at its speed (at ×8 a report went in 1.2 s, too soon to read).
 func TestAStatusGoesAfterItsTimeOnTheRunsClockOrTheWallClock(t *testing.T) {
 	at := time.Date(2026, 12, 6, 3, 43, 16, 0, time.UTC)
-	s := NewStatus("stepping to the next request or decision, then paused", common.SevNone, at)
+	s := NewStatus("force relist needs a live cluster: this is a replay", common.SevNone, at, false)
 	s.Expire(at.Add(statusFor))
 	if s.Text == "" {
 		t.Fatal("a status made just now went at once")
@@ -23,7 +24,11 @@ func TestAStatusGoesAfterItsTimeOnTheRunsClockOrTheWallClock(t *testing.T) {
 		t.Errorf("a status %s old on the run's clock stayed", statusFor+time.Second)
 	}
 
-	s = NewStatus("replay resumed at ×1", common.SevNone, at)
+	s = NewStatus("replay speed ×8", common.SevNone, at, true)
+	s.Expire(at.Add(statusFor + time.Second)) // the replay's clock ran 11 s, at ×8
+	if s.Text == "" {
+		t.Fatal("a replay's status went after 11 s of its clock, made just now")
+	}
 	s.made = time.Now().Add(-statusFor - time.Second) // made 11 s ago on the wall clock
 	s.Expire(at)                                      // the replay's clock has not moved
 	if s.Text != "" {
