@@ -349,6 +349,11 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.Detail.Meta = !m.Detail.Meta
 		return m, nil
 	}
+	if m.OnPane() {
+		if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Stopped, m.view()); ok {
+			return m, cmd
+		}
+	}
 	cmd, ok := m.OverlayKey(&m, k)
 	switch {
 	case ok:
@@ -387,9 +392,14 @@ func (m *Model) filterKey(k tea.KeyPressMsg) {
 	}
 }
 
+// view is where the dashboard is, for a rewind to open it there again.
+func (m *Model) view() program.View {
+	return program.View{Row: m.row, Filter: m.filter.Value, TypeIdx: m.Log.TypeIdx, ShowForgotten: m.ShowForgotten}
+}
+
 // dashboardKey handles the dashboard's keys.
 func (m *Model) dashboardKey(k tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
-	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Stopped, program.View{Row: m.row, Filter: m.filter.Value, TypeIdx: m.Log.TypeIdx, ShowForgotten: m.ShowForgotten}); ok {
+	if cmd, ok := m.Chrome.PlayerKey(k, m.Now, m.Stopped, m.view()); ok {
 		return cmd, false
 	}
 	n := m.rowsIn(m.focus)

@@ -194,3 +194,20 @@ func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
 	}
 	tuitest.MustContain(t, screen(m), "rewinding to 20%")
 }
+
+// The player's keys work on the panes over the dashboard (findings, a
+// detail, the churn) as on it: a reviewer's space and digits did nothing
+// there, with no word; not on the help, whose space scrolls it.
+func TestThePlayerKeysWorkOnThePanes(t *testing.T) {
+	for _, pane := range []program.ViewState{program.StateFindings, program.StateChurn, program.StateHelp} {
+		r := tuitest.NewPlayerRig(t, demoTrace, 1)
+		m := newAlone(r.Opts, r.Resources[0])
+		t.Cleanup(m.Close)
+		m = resize(m, 120, 40)
+		m.State = pane
+		m = update(m, tuitest.KeyPress("space"))
+		if paused := strings.Contains(m.Chrome.Status.Text, "replay paused"); paused != (pane != program.StateHelp) {
+			t.Errorf("space on the %s: paused %v (status %q)", pane, paused, m.Chrome.Status.Text)
+		}
+	}
+}

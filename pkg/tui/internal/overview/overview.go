@@ -245,10 +245,18 @@ func (o *Overview) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return o.updateSub(i, k)
 	}
+	player := func() (tea.Cmd, bool) {
+		return o.Chrome.PlayerKey(k, o.now(), o.stopped(), program.View{Row: -1, Selected: o.selected(), ShowForgotten: o.ShowForgotten})
+	}
+	if o.OnPane() {
+		if cmd, ok := player(); ok {
+			return cmd
+		}
+	}
 	if cmd, ok := o.OverlayKey(o, k); ok {
 		return cmd
 	}
-	if cmd, ok := o.Chrome.PlayerKey(k, o.now(), o.stopped(), program.View{Row: -1, Selected: o.selected(), ShowForgotten: o.ShowForgotten}); ok {
+	if cmd, ok := player(); ok {
 		return cmd
 	}
 	o.Chrome.Status.Text = "" // the player's; a resource's action's stays until it expires

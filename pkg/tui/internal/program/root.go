@@ -72,6 +72,13 @@ func (r *Root) Frame(s Framed, where func(int) string, now time.Time, own func()
 	})
 }
 
+// OnPane says the screen is a pane over the dashboard or the overview (the
+// findings, a detail, the churn): the player's keys work there too, as on
+// the screen under it; not on the help, whose space scrolls it.
+func (r *Root) OnPane() bool {
+	return r.State == StateFindings || r.State == StateDetail || r.State == StateChurn
+}
+
 // OverlayKey handles a key on the help, the findings pane or a detail: q
 // quits, ? opens the help, esc goes back, and the rest move the help's
 // lines, the pane's cursor or the detail. ok is false on s's own screens,
