@@ -245,7 +245,14 @@ func indexRowOf(res *Section) indexRow {
 			strategy = "?"
 		}
 	}
-	row := indexRow{Anchor: resourceAnchor(res.Index), Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Info.Kind, clipName), Scope: scope(res),
+	name, kind := res.Name, res.Info.Kind
+	if s := res.Stream; s != nil { // two clients' streams of one resource: told apart by number and client
+		name = fmt.Sprintf("%s #%d", name, s.ID)
+	}
+	if res.Client != nil {
+		kind += " · " + res.Client.UserAgent
+	}
+	row := indexRow{Anchor: resourceAnchor(res.Index), Name: format.ClipWithLength(name, clipName), Kind: format.ClipWithLength(kind, clipName), Scope: scope(res),
 		Objects: string(res.Header.Objects), Strategy: strategy, Wire: wire,
 		Lists: n(c.Lists), Relists: n(c.Relists), Gone: n(c.Gone), Events: n(c.Added + c.Modified + c.Deleted), End: format.Count(res.Objects),
 		Alarm:    c.Relists > 0 || c.Gone > 0 || c.UIDMismatches > 0 || c.WatchErrors > 0 || c.ResourceVersionBackwards > 0,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
@@ -75,5 +76,21 @@ func TestAnObservedStreamShowsWhatItsClientAskedFor(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// The report's index tells two clients' streams of one resource apart, as
+// the sections below it do: by stream number and client (both rows read
+// "configmaps.v1 ConfigMap").
+func TestTheIndexNamesEachStreamsNumberAndClient(t *testing.T) {
+	_, doc := render(t, "../../testdata/traces/proxy.jsonl", Options{})
+	var rows []string
+	for _, tr := range elements(doc, func(n *html.Node) bool { return n.Data == "tr" }) {
+		if s := text(tr); strings.Contains(s, "configmaps.v1") {
+			rows = append(rows, s)
+		}
+	}
+	if len(rows) == 0 || !strings.Contains(rows[0], "configmaps.v1 #1") || !strings.Contains(rows[0], "ConfigMap · kubectl/v1.32.4") {
+		t.Errorf("the index's row: %q, want the stream's number and its client", rows)
 	}
 }
