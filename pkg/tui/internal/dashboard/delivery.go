@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui/internal/common"
@@ -26,8 +28,21 @@ func (m *Model) showsDelivery() bool {
 
 // deliveryLine is the health section's delivery line: the probe's p50 and
 // p99 over the last minute with a sparkline of its last samples, and the
-// passive estimate's buckets (good to about ±2 s).
+// passive estimate's buckets (good to about ±2 s). Where it does not fit,
+// the sparkline goes first, then the precision, then the probe's p50: the
+// late buckets stay.
 func (m *Model) deliveryLine(width int) string {
+	s := m.deliveryParts(0)
+	for left := 1; left <= 3 && ansi.StringWidth(s) > width; left++ {
+		s = m.deliveryParts(left)
+	}
+	return common.Clip(s, width)
+}
+
+// deliveryParts is the delivery line with the first left of the sparkline,
+// the estimate's precision and the probe's p50 left out.
+func (m *Model) deliveryParts(left int) string {
+	spark, precision, p50 := left < 1, left < 2, left < 3
 	st := m.St
 	var parts []string
 	if p := m.Chrome.Probe; p.On {
@@ -45,14 +60,25 @@ func (m *Model) deliveryLine(width int) string {
 			for i, d := range p.Recent {
 				vals[i] = int64(d)
 			}
-			parts = append(parts, st.Label.Render("probe ")+st.Sev(sev, "p50 "+format.Latency(p.MinuteP50)+" · p99 "+format.Latency(p.MinuteP99))+
-				" "+st.Spark.Render(rates.Sparkline(vals, probeSparkWidth)))
+			figures := "p99 " + format.Latency(p.MinuteP99)
+			if p50 {
+				figures = "p50 " + format.Latency(p.MinuteP50) + " · " + figures
+			}
+			part := st.Label.Render("probe ") + st.Sev(sev, figures)
+			if spark {
+				part += " " + st.Spark.Render(rates.Sparkline(vals, probeSparkWidth))
+			}
+			parts = append(parts, part)
 		}
 	}
 	if c := m.Stats.Lag.Counts; c.Total() > 0 {
-		parts = append(parts, st.Label.Render("lag ")+lagBuckets(m.St, c)+st.Faint.Render(" (±2s)"))
+		part := st.Label.Render("lag ") + lagBuckets(m.St, c)
+		if precision {
+			part += st.Faint.Render(" (±2s)")
+		}
+		parts = append(parts, part)
 	}
-	return common.Clip(" "+st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelDelivery))+strings.Join(parts, st.Label.Render(" · ")), width)
+	return " " + st.Label.Render(fmt.Sprintf("%-*s", gaugeLabelCols-1, labelDelivery)) + strings.Join(parts, st.Label.Render(" · "))
 }
 
 // lagBuckets are the passive estimate's buckets, "<2s 12 2-5s 1 …", the

@@ -64,3 +64,14 @@ func TestTheProbeIsReadByTheShownDashboardsPollOnly(t *testing.T) {
 		t.Errorf("a hidden dashboard's poll read the probe")
 	}
 }
+
+// At 80 columns the delivery line keeps the late buckets, the ones that
+// show a problem: the sparkline goes first (a reviewer read "<2s 20 2…").
+func TestANarrowDeliveryLineKeepsEveryLagBucket(t *testing.T) {
+	probe := func() program.ProbeView {
+		return program.ProbeView{On: true, Count: 12, MinuteP50: 2500 * time.Microsecond, MinuteP99: 4300 * time.Microsecond,
+			Recent: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond}}
+	}
+	got := screen(lagModel(t, 80, 24, probe, reflector.LagCounts{20, 2, 1, 3, 4}))
+	tuitest.MustContain(t, got, "probe p99 4.3ms", "15-60s 3", ">60s 4")
+}
