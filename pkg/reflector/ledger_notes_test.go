@@ -158,16 +158,7 @@ func TestABookmarkBehindTheCursorIsNotedBeforeItsDecision(t *testing.T) {
 	var kinds []string
 	l.OnNote(func(n Note) { kinds = append(kinds, string(n.Kind)+":"+string(n.Reason())) })
 	l.Decide(Decision{State: StateListing, Reason: ReasonInitialList})
-	info := l.StartRequest(VerbList, RequestOptions{}, time.Time{})
-	p := &Page{ResourceVersion: "10"}
-	l.ReceivedPage(info, p)
-	l.EndRequest(info, &RequestEnd{Reason: EndClosed})
-	if err := l.ApplyPage(info, p); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := l.CompleteList("10", StateWatching); err != nil {
-		t.Fatal(err)
-	}
+	listEmpty(t, l, l.StartRequest(VerbList, RequestOptions{}, time.Time{}), "10")
 	watch := l.StartRequest(VerbWatch, RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true}, time.Time{})
 	kinds = nil
 	for _, ev := range []WatchEvent{
@@ -206,19 +197,25 @@ func TestAListDecidedAfterItsRequestWasSentTookFromTheRequest(t *testing.T) {
 		if !decideFirst {
 			l.Decide(Decision{State: StateListing, Reason: ReasonInitialList})
 		}
-		p := &Page{ResourceVersion: "10"}
-		l.ReceivedPage(info, p)
-		l.EndRequest(info, &RequestEnd{Reason: EndClosed})
-		if err := l.ApplyPage(info, p); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := l.CompleteList("10", StateWatching); err != nil {
-			t.Fatal(err)
-		}
+		listEmpty(t, l, info, "10")
 	}
 	list(now.Add(-6*time.Second), false, 0) // the proxy's: sent 6 s before, decided now
 	list(time.Time{}, true, 2*time.Second)  // our reflector's: decided, sent, answered 2 s later
 	if len(took) != 2 || took[0] != 6*time.Second || took[1] != 2*time.Second {
 		t.Errorf("lists took %v, want 6s (from the request sent before the decision) and 2s (from the decision)", took)
+	}
+}
+
+// listEmpty answers the LIST info with no object at rv and completes the list.
+func listEmpty(t *testing.T, l *Ledger, info *RequestInfo, rv string) {
+	t.Helper()
+	p := &Page{ResourceVersion: rv}
+	l.ReceivedPage(info, p)
+	l.EndRequest(info, &RequestEnd{Reason: EndClosed})
+	if err := l.ApplyPage(info, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.CompleteList(rv, StateWatching); err != nil {
+		t.Fatal(err)
 	}
 }
