@@ -343,8 +343,8 @@ func (o *ProxyOptions) warnUnmatchedTarget(t fault.Target, subs []session.Subjec
 
 // warnIdleFaults warns, at the end of a run, of each --fault that acted on
 // no stream: a test of a controller against it tested nothing (a
-// scheduled fault acts on the first request after each firing, and an
-// informer's watch lasts minutes; stale resends no object deleted since).
+// scheduled fault meets only what is open or comes after each firing, and
+// an informer's watch lasts minutes; stale resends no object deleted since).
 func (o *ProxyOptions) warnIdleFaults(subs []session.Subject, now time.Time) {
 	acted := map[string]bool{}
 	for _, sub := range subs {

@@ -96,7 +96,7 @@ func New(withClient bool) *Metrics {
 		reg:        processRegistry(),
 		withClient: withClient,
 		listDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "list_duration_seconds",
-			Help: "Time from deciding to list to the complete list installed in the cache (complete lists only; retries included).", Buckets: listBuckets()}, labels),
+			Help: "Time from deciding to list (an observed client's first list: from its request) to the complete list installed in the cache (complete lists only; retries included).", Buckets: listBuckets()}, labels),
 		watchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "watch_duration_seconds",
 			Help: "How long watches (streaming lists included) lasted, by how they ended: closed (by the server), timeout (idle), error (a 410 Gone too), canceled (cut short to act), stopped (the run ended while it was open).", Buckets: watchBuckets()}, append(labelNames(withClient), "end")),
 	}

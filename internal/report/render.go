@@ -249,7 +249,7 @@ func indexRowOf(res *Section) indexRow {
 	if s := res.Stream; s != nil { // two clients' streams of one resource: told apart by number and client
 		name = fmt.Sprintf("%s #%d", name, s.ID)
 	}
-	if res.Client != nil {
+	if res.Client != nil && res.Client.UserAgent != "" {
 		kind += " · " + res.Client.UserAgent
 	}
 	row := indexRow{Anchor: resourceAnchor(res.Index), Name: format.ClipWithLength(name, clipName), Kind: format.ClipWithLength(kind, clipName), Scope: scope(res),

@@ -199,7 +199,7 @@ func TestAJumpBackRewindsWhenTheCallerCan(t *testing.T) {
 // detail, the churn) as on it: a reviewer's space and digits did nothing
 // there, with no word; not on the help, whose space scrolls it.
 func TestThePlayerKeysWorkOnThePanes(t *testing.T) {
-	for _, pane := range []program.ViewState{program.StateFindings, program.StateChurn, program.StateHelp} {
+	for _, pane := range []program.ViewState{program.StateFindings, program.StateDetail, program.StateChurn, program.StateHelp} {
 		r := tuitest.NewPlayerRig(t, demoTrace, 1)
 		m := newAlone(r.Opts, r.Resources[0])
 		t.Cleanup(m.Close)

@@ -318,8 +318,8 @@ func TestAPlayersStatusExpiresOnAnOverviewWithNoRow(t *testing.T) {
 		t.Fatal("+ on the overview left no status")
 	}
 	tuitest.MustContain(t, ovScreen(o), status)
-	// A replay's status ages on the wall clock: this one, made without it,
-	// on the overview's, which the tick moves.
+	// A replay's status ages on the wall clock alone: this one, a live
+	// run's, on the overview's clock too, which the tick moves.
 	o.Chrome.Status = program.NewStatus(status, common.SevNone, o.Chrome.Status.At, false)
 	clock.Time = tuitest.At(11 * time.Second)
 	o = ovUpdate(o, tickMsg{})

@@ -64,20 +64,18 @@ type Status struct {
 	Text string
 	Sev  common.Severity
 	At   time.Time
-	// made is when it was made on the wall clock, in a replay (zero in a
-	// live run, whose clock is the wall's): a replay's clock runs at its
-	// speed, and stops while it is paused and once it has ended.
+	// made is when it was made on the wall clock (zero: not known): a
+	// replay's clock runs at its speed, and any run's stops once it has
+	// ended (a replay's too while it is paused).
 	made time.Time
+	// replay: a replay's status, which ages on the wall clock alone.
+	replay bool
 }
 
 // NewStatus is the status text graded sev, made now: at on the run's
-// clock; a replay's (replay) ages on the wall clock.
+// clock; a replay's (replay) ages on the wall clock alone.
 func NewStatus(text string, sev common.Severity, at time.Time, replay bool) Status {
-	s := Status{Text: text, Sev: sev, At: at}
-	if replay {
-		s.made = time.Now()
-	}
-	return s
+	return Status{Text: text, Sev: sev, At: at, made: time.Now(), replay: replay}
 }
 
 // ScreenKeys are a root model's own keys, which the chrome lays out around
@@ -295,10 +293,12 @@ func (c *Chrome) badge(stopped, compact bool) string {
 }
 
 // Expire drops the status once it is older than statusFor as a person
-// reads it: on the run's clock, now, or a replay's on the wall clock.
+// reads it: a replay's on the wall clock (its own runs at its speed); a
+// live run's on its clock, now, or on the wall clock once its clock stopped
+// at its end.
 func (s *Status) Expire(now time.Time) {
 	age := now.Sub(s.At)
-	if !s.made.IsZero() {
+	if !s.made.IsZero() && (s.replay || time.Since(s.made) > age) {
 		age = time.Since(s.made)
 	}
 	if s.Text != "" && age > statusFor {

@@ -24,6 +24,13 @@ func TestAStatusGoesAfterItsTimeOnTheRunsClockOrTheWallClock(t *testing.T) {
 		t.Errorf("a status %s old on the run's clock stayed", statusFor+time.Second)
 	}
 
+	s = NewStatus("force relist is not available: the run has ended", common.SevWarn, at, false)
+	s.made = time.Now().Add(-statusFor - time.Second) // made 11 s ago: the ended run's clock stood still since
+	s.Expire(at)
+	if s.Text != "" {
+		t.Errorf("a live status %s old on the wall clock stayed after the run's clock stopped at its end", statusFor+time.Second)
+	}
+
 	s = NewStatus("replay speed ×8", common.SevNone, at, true)
 	s.Expire(at.Add(statusFor + time.Second)) // the replay's clock ran 11 s, at ×8
 	if s.Text == "" {
