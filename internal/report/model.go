@@ -144,6 +144,10 @@ type Section struct {
 	Churn              *diff.Summary
 	RecentChanges      []ChangedEvent
 	RecentChangesTotal int64
+	// Faults are what the observing proxy's --fault did to the stream, as
+	// its summary's faults say it: each spec, how many times it acted, and
+	// when it first did, from the trace's start.
+	Faults []FaultActs
 
 	// pendingBackoff and openRelist are what the trace's end closes.
 	pendingBackoff *Marker
@@ -322,4 +326,11 @@ type StreamInfo struct {
 	Table        bool
 	Strategy     reflector.Strategy
 	PageSize     int64
+}
+
+// FaultActs is one --fault spec's acts on a stream.
+type FaultActs struct {
+	Fault string
+	Count int
+	First time.Duration
 }

@@ -413,6 +413,13 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits 
 	if p := res.Probe; p != nil {
 		rv.State = append(rv.State, keyValue{"probe", probeText(p), "the delivery probe watches its Lease through this resource: the apiserver's watch path for a Lease on this connection, not every resource's"})
 	}
+	if len(res.Faults) > 0 {
+		var acts []string
+		for _, f := range res.Faults {
+			acts = append(acts, fmt.Sprintf("%s ×%d (first at %s)", format.ClipWithLength(f.Fault, clipName), f.Count, format.Duration(f.First)))
+		}
+		rv.State = append(rv.State, keyValue{"faults", strings.Join(acts, ", "), "what the observing proxy's --fault did to this stream, as the summary's faults say it: each spec, how many times it acted, and when it first did, from the trace's start"})
+	}
 	rv.Timeline = v.timeline(res, span)
 	rv.Changes = churnViewOf(res)
 	for i, q := range res.Requests {

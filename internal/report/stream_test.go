@@ -49,10 +49,14 @@ func TestAnObservedStreamShowsWhatItsClientAskedFor(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Record(rec.Observed(i))
+		s.OnNote(rec.Notes(i)) // as the session records a stream's notes
 		r := s.BeginAnswered(reflector.VerbList, reflector.RequestOptions{Limit: 500}, time.Time{}, tc.answer)
 		o := &store.Object{Namespace: "ns", Name: "a", UID: "ua", ResourceVersion: "5"}
 		r.Page(&reflector.Page{ResourceVersion: "10", Items: []reflector.Item{{Object: o, Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a","uid":"ua","resourceVersion":"5"}}`)}}})
 		r.End(&reflector.RequestEnd{Reason: reflector.EndClosed})
+		if tc.id == 1 { // what the proxy's --fault did: the section says it (it was in no part of the page)
+			s.Fault(observed.Fault{Spec: "drop-deletes", What: "dropped DELETED ns/b", Count: 3})
+		}
 		s.Close()
 	}
 	if err := rec.Close(); err != nil {
@@ -72,7 +76,8 @@ func TestAnObservedStreamShowsWhatItsClientAskedFor(t *testing.T) {
 	}
 	_, doc := render(t, path, Options{})
 	page := text(doc)
-	for _, want := range []string{"#1", "#2", "metadata-only (PartialObjectMetadata)", "full objects", "protobuf (metadata)", "as=PartialObjectMetadataList"} {
+
+	for _, want := range []string{"#1", "#2", "metadata-only (PartialObjectMetadata)", "full objects", "protobuf (metadata)", "as=PartialObjectMetadataList", "drop-deletes ×3 (first at 0s)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
