@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/lines"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/observed"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
@@ -292,7 +293,8 @@ func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource 
 		}
 	}
 	return tui.Resource{Target: sub.Target(), Client: client.UserAgent, ClientAddr: client.RemoteAddr, Strategy: o.Strategy, PageSize: o.PageSize,
-		MetadataOnly: o.MetadataOnly, Wire: o.Wire, Table: observed.ParseAccept(client.Accept).Table, Feed: feed}
+		MetadataOnly: o.MetadataOnly, Wire: o.Wire, Table: observed.ParseAccept(client.Accept).Table, Feed: feed,
+		Probe: client.UserAgent == "" && strings.HasPrefix(sub.Target().FieldSelector, "metadata.name="+probe.NamePrefix)}
 }
 
 // addView shows a subject on the dashboard: among the first rows before it

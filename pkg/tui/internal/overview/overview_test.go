@@ -564,3 +564,16 @@ func TestARewoundOverviewOpensWhereTheOneBeforeWas(t *testing.T) {
 		t.Errorf("shown %d, selected %d once both came; want the table, the second row selected", selecting.Shown, selecting.selected())
 	}
 }
+
+// The probe's row says so where its Lease's field selector would be cut
+// unreadable ("lea… --field-sel…robe-c74dcmrw" at 120 columns).
+func TestTheProbesRowSaysProbe(t *testing.T) {
+	cms := ovResource("", "configmaps", "ConfigMap", program.Feed{})
+	lease := ovResource("coordination.k8s.io", "leases", "Lease", program.Feed{})
+	lease.Target.FieldSelector, lease.Probe = "metadata.name=kubectl-watchcache-probe-c74dcmrw", true
+	o := newOverview(tuitest.DemoOptions(tuitest.NewFakeClock()), []program.Resource{cms, lease})
+	t.Cleanup(o.Close)
+	s := ovScreen(ovUpdate(o, tea.WindowSizeMsg{Width: 120, Height: 30}))
+	tuitest.MustContain(t, s, "leases.coor… (probe)")
+	tuitest.MustNotContain(t, s, "--field-selector")
+}

@@ -275,7 +275,10 @@ func rowNames(resources []program.Resource) []table.Label {
 		if differs(func(r *program.Resource) string { return r.Target.LabelSelector }) && t.LabelSelector != "" {
 			apart += " -l " + t.LabelSelector
 		}
-		if differs(func(r *program.Resource) string { return r.Target.FieldSelector }) && t.FieldSelector != "" {
+		switch {
+		case resources[i].Probe:
+			apart += " (probe)"
+		case differs(func(r *program.Resource) string { return r.Target.FieldSelector }) && t.FieldSelector != "":
 			apart += " --field-selector " + t.FieldSelector
 		}
 		names[i] = label{base: base, apart: apart}

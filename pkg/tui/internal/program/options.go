@@ -168,6 +168,9 @@ type Resource struct {
 	Client     string
 	ClientAddr string
 	Table      bool
+	// Probe says it is the delivery probe's watch of its Lease (--probe):
+	// its row says "(probe)" where the Lease's field selector would be.
+	Probe bool
 	// Feed is how the resource's data and commands reach the dashboard.
 	Feed Feed
 }
