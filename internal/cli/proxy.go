@@ -313,7 +313,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		_ = srv.Close()
 		p.Close()
 		if !o.warnUnmatchedTarget(p.FaultTarget(), sess.Subjects()) {
-			o.warnIdleFaults(sess.Subjects(), sess.Now())
+			o.warnIdleFaults(sess.Subjects())
 		}
 		return err
 	})
@@ -345,10 +345,10 @@ func (o *ProxyOptions) warnUnmatchedTarget(t fault.Target, subs []session.Subjec
 // no stream: a test of a controller against it tested nothing (a
 // scheduled fault meets only what is open or comes after each firing, and
 // an informer's watch lasts minutes; stale resends no object deleted since).
-func (o *ProxyOptions) warnIdleFaults(subs []session.Subject, now time.Time) {
+func (o *ProxyOptions) warnIdleFaults(subs []session.Subject) {
 	acted := map[string]bool{}
 	for _, sub := range subs {
-		for _, f := range sub.Summary(now).Faults {
+		for _, f := range sub.Stats().Faults {
 			acted[f.Fault] = true
 		}
 	}
