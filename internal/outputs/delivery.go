@@ -30,10 +30,12 @@ func probeView(sess *session.Session) func() tui.ProbeView {
 		return nil
 	}
 	return func() tui.ProbeView {
-		minute, run := st.LastMinute(sess.Now()), st.Figures(time.Time{})
+		// Read at each poll of the shown dashboard: the whole run's figures
+		// (a sort of up to probe.MaxSamples) only when the minute has none.
+		minute := st.LastMinute(sess.Now())
 		if minute.Count == 0 {
-			minute = run // nothing in the last minute (a replay jumped, the watch is down): the run's
+			minute = st.Figures(time.Time{}) // nothing in the last minute (a replay jumped, the watch is down): the run's
 		}
-		return tui.ProbeView{On: st.On(), Count: run.Count, MinuteP50: minute.P50, MinuteP99: minute.P99, P50: run.P50, P99: run.P99, Recent: st.Recent(20)}
+		return tui.ProbeView{On: st.On(), Count: minute.Count, MinuteP50: minute.P50, MinuteP99: minute.P99, Recent: st.Recent(20)}
 	}
 }
