@@ -7,6 +7,7 @@ package probe
 
 import (
 	"slices"
+	"sort"
 	"sync"
 	"time"
 )
@@ -37,9 +38,13 @@ const MaxSamples = 1 << 16
 type Stats struct {
 	mu      sync.Mutex
 	samples []Sample
-	dropped uint64 // the oldest samples let go (MaxSamples)
-	lost    int
-	on      bool
+	// events and writes are the samples' write-to-event and write times,
+	// each sorted: slow-delivery reads the whole run's figures after every
+	// sample (a replay at full speed too), which must not sort it each time.
+	events, writes []time.Duration
+	dropped        uint64 // the oldest samples let go (MaxSamples)
+	lost           int
+	on             bool
 }
 
 // NewStats returns empty Stats of a probe that runs. The zero Stats are
@@ -72,8 +77,29 @@ func (s *Stats) Add(x Sample) {
 	if len(s.samples) == MaxSamples {
 		s.samples = slices.Delete(s.samples, 0, MaxSamples/8)
 		s.dropped += MaxSamples / 8
+		s.events, s.writes = s.events[:0], s.writes[:0]
+		for _, x := range s.samples {
+			s.events, s.writes = append(s.events, x.Event), append(s.writes, x.Write)
+		}
+		slices.Sort(s.events)
+		slices.Sort(s.writes)
 	}
 	s.samples = append(s.samples, x)
+	s.events, s.writes = insertSorted(s.events, x.Event), insertSorted(s.writes, x.Write)
+}
+
+// insertSorted inserts d into sorted, keeping it sorted.
+func insertSorted(sorted []time.Duration, d time.Duration) []time.Duration {
+	i, _ := slices.BinarySearch(sorted, d)
+	return slices.Insert(sorted, i, d)
+}
+
+// Over is how many of the whole run's samples took longer than d from
+// write to event.
+func (s *Stats) Over(d time.Duration) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.events) - sort.Search(len(s.events), func(i int) bool { return s.events[i] > d })
 }
 
 // EventsFrom says whether the run has a probe (a replay: whether its
@@ -119,20 +145,21 @@ func (s *Stats) Samples() []Sample {
 // zero time: all of them, the whole run).
 func (s *Stats) Figures(since time.Time) Figures {
 	s.mu.Lock()
-	var events, writes []time.Duration
-	for _, x := range s.samples {
-		if x.At.Before(since) {
-			continue
+	defer s.mu.Unlock()
+	events, writes := s.events, s.writes
+	if !since.IsZero() {
+		events, writes = nil, nil
+		for _, x := range s.samples {
+			if !x.At.Before(since) {
+				events, writes = append(events, x.Event), append(writes, x.Write)
+			}
 		}
-		events = append(events, x.Event)
-		writes = append(writes, x.Write)
+		slices.Sort(events)
+		slices.Sort(writes)
 	}
-	s.mu.Unlock()
 	if len(events) == 0 {
 		return Figures{}
 	}
-	slices.Sort(events)
-	slices.Sort(writes)
 	return Figures{
 		Count: len(events),
 		P50:   quantile(events, 0.50), P90: quantile(events, 0.90), P99: quantile(events, 0.99),

@@ -772,13 +772,7 @@ func (s *Session) probeFindings(i int, at time.Time) {
 		return
 	}
 	f := s.Probe.Figures(time.Time{})
-	slow := 0
-	for _, x := range s.Probe.Samples() {
-		if x.Event > findings.SlowProbe {
-			slow++
-		}
-	}
-	s.Resources[i].findings.Probe(at, f.Count, slow, f.P50, f.P99, f.WriteP50)
+	s.Resources[i].findings.Probe(at, f.Count, s.Probe.Over(findings.SlowProbe), f.P50, f.P99, f.WriteP50)
 }
 
 // LoseProbe records a renewal of the probe's Lease, sent at at and
