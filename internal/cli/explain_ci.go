@@ -65,8 +65,7 @@ func writeSARIF(w io.Writer, tracePath, version string, all []Explained) error {
 			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(e.Severity))).
 			WithHelpURI(projectURI + findingsAnchor)
 	}
-	// A URI reference: a space, a # or a % in the file's name is escaped.
-	uri := (&url.URL{Path: filepath.ToSlash(tracePath)}).EscapedPath()
+	uri := traceURI(tracePath)
 	run.AddDistinctArtifact(uri)
 	var raised []time.Time
 	for _, e := range all {
@@ -103,6 +102,23 @@ func writeSARIF(w io.Writer, tracePath, version string, all []Explained) error {
 		return fmt.Errorf("writing the SARIF log: %w", err)
 	}
 	return nil
+}
+
+// traceURI is the SARIF artifact location of the trace at path: a
+// relative path as a relative reference (code scanning reads it from the
+// repository's root), an absolute one as a file URI (which it makes
+// relative to the checkout; a bare absolute path is no URI), a space, a #
+// or a % escaped, and a first segment with a colon after "./" (not a scheme).
+func traceURI(path string) string {
+	u := url.URL{Path: filepath.ToSlash(path)}
+	if filepath.IsAbs(path) {
+		u.Scheme = "file"
+		return u.String()
+	}
+	if first, _, _ := strings.Cut(u.Path, "/"); strings.Contains(first, ":") {
+		u.Path = "./" + u.Path
+	}
+	return u.EscapedPath()
 }
 
 // linesAt is, for each of times, the line of the trace at path where its

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,9 +280,29 @@ func TestASARIFArtifactURIEscapesTheTracesName(t *testing.T) {
 	if err := json.Unmarshal(explainAs(t, path, "sarif"), &log); err != nil {
 		t.Fatal(err)
 	}
-	want := strings.ReplaceAll(strings.ReplaceAll(filepath.ToSlash(path), " ", "%20"), "#", "%23")
+	want := "file://" + strings.ReplaceAll(strings.ReplaceAll(filepath.ToSlash(path), " ", "%20"), "#", "%23")
 	if len(log.Runs) != 1 || len(log.Runs[0].Artifacts) != 1 || log.Runs[0].Artifacts[0].Location.URI != want {
 		t.Errorf("artifacts %+v, want the one URI %q", log.Runs, want)
+	}
+}
+
+// An absolute trace path is a file URI (a bare absolute path is no URI:
+// code scanning makes only a file URI relative to the checkout); a
+// relative one stays relative, its first segment never read as a scheme.
+func TestASARIFArtifactURIIsAFileURIOrARelativeReference(t *testing.T) {
+	for path, want := range map[string]string{
+		"watch.jsonl":           "watch.jsonl",
+		"out/run 1.jsonl":       "out/run%201.jsonl",
+		"a:b.jsonl":             "./a:b.jsonl",
+		"/tmp/w/trace.jsonl.gz": "file:///tmp/w/trace.jsonl.gz",
+		"/tmp/w/a%b#c.jsonl":    "file:///tmp/w/a%25b%23c.jsonl",
+	} {
+		if got := traceURI(path); got != want {
+			t.Errorf("traceURI(%q) = %q, want %q", path, got, want)
+		}
+		if u, err := url.Parse(want); err != nil || u.Path != path && u.Path != "./"+path {
+			t.Errorf("%q does not parse back to %q: %v, %v", want, path, u, err)
+		}
 	}
 }
 
