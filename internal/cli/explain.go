@@ -139,7 +139,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	case "junit":
 		return writeJUnit(o.Out, o.path, out)
 	}
-	return writeExplained(o.Out, out)
+	return writeExplained(format.Printable(o.Out), out)
 }
 
 // explain replays a trace as `replay --speed 0` does and returns each

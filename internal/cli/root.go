@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 )
 
 // Exit codes of the plugin.
@@ -184,7 +185,9 @@ func Main(version string) int {
 		// quiet watch may make minutes later.
 		watchPipeReader(os.Stdout, func() { closed(errStdoutClosed) })
 	}
-	streams := genericiooptions.IOStreams{In: os.Stdin, Out: out, ErrOut: os.Stderr}
+	// An error or a warning can name what another program chose (a proxied
+	// client's selectors): its control characters are escaped.
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: out, ErrOut: format.Printable(os.Stderr)}
 	return execute(ctx, NewCommand(streams, version), streams)
 }
 

@@ -50,6 +50,11 @@ const lineQueue = 65536
 // names of the resources whose notes it will print: text lines pad the
 // resource column to the longest, so the columns after it line up.
 func NewOutput(out io.Writer, asJSON bool, resources ...string) *Output {
+	if !asJSON {
+		// A line carries what a proxied client chose (its selectors, its
+		// continue token): its control characters must not reach a terminal.
+		out = format.Printable(out)
+	}
 	l := &Output{out: out, json: asJSON, queue: make(chan item, lineQueue), done: make(chan struct{}), lastSeq: map[string]uint64{}}
 	for _, r := range resources {
 		l.width = max(l.width, len(r))

@@ -171,3 +171,16 @@ func TestTheFirstLinesDroppedAreSaid(t *testing.T) {
 		}
 	}
 }
+
+// A text line carries what a proxied client chose: its control characters
+// are escaped, never written to the terminal.
+func TestATextLineEscapesTheControlCharactersAClientSent(t *testing.T) {
+	var buf bytes.Buffer
+	out := NewOutput(&buf, false, "configmaps.v1")
+	out.For("configmaps.v1")(reflector.Note{Seq: 1, Kind: reflector.NoteRequestStarted,
+		Request: &reflector.RequestInfo{ID: 1, Verb: reflector.VerbList, Opts: reflector.RequestOptions{Limit: 1, Continue: "\x1b]0;PWNED\a\x1b[31mCONT"}}})
+	out.Close()
+	if got := buf.String(); strings.ContainsAny(got, "\x1b\a") || !strings.Contains(got, `continue=\x1b]0;PWNED\x07\x1b[31mCONT`) {
+		t.Errorf("got %q, want the continue token's ESC and BEL escaped", got)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/subjects"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/tui"
@@ -115,6 +116,9 @@ type Outputs struct {
 // Call Finish at the end.
 func New(o Options) (*Outputs, error) {
 	x := &Outputs{opts: o}
+	// A message names what a proxied client chose (its selectors, its
+	// User-Agent): its control characters must not reach a terminal.
+	x.opts.ErrOut = format.Printable(o.ErrOut)
 	m := o.Monitor
 	if m.MetricsAddress != "" {
 		flag := cmp.Or(m.AddressFlag, "--metrics-address")
@@ -414,6 +418,7 @@ func (x *Outputs) writeSummaries() error {
 	case x.opts.JSON:
 		return summary.WriteAllJSON(w, sums)
 	}
+	w = format.Printable(w)
 	for i, s := range sums {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {

@@ -10,6 +10,7 @@ package format
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -172,4 +173,49 @@ func runeStart(s string, i int) int {
 		i--
 	}
 	return i
+}
+
+// Printable writes to w what it is given with the terminal's control
+// characters escaped (ESC as \x1b, a C1 control as \u009b): a text line
+// or message that carries what another program chose (a proxied client's
+// selectors, continue token, User-Agent) can then neither move the cursor,
+// retitle the window nor forge lines. Tab and newline pass.
+func Printable(w io.Writer) io.Writer { return printable{w} }
+
+type printable struct{ w io.Writer }
+
+func (p printable) Write(b []byte) (int, error) {
+	clean := true
+	for i, c := range b {
+		if control(c, b[i+1:]) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return p.w.Write(b)
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == 0xc2 && control(c, b[i+1:]):
+			out = fmt.Appendf(out, `\u%04x`, b[i+1])
+			i++
+		case control(c, nil):
+			out = fmt.Appendf(out, `\x%02x`, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// control reports whether c, followed by rest, starts a control character
+// other than tab and newline: C0, DEL, or C1 (U+0080–U+009F, 0xc2 then
+// 0x80–0x9f in UTF-8).
+func control(c byte, rest []byte) bool {
+	return c < 0x20 && c != '\t' && c != '\n' || c == 0x7f || c == 0xc2 && len(rest) > 0 && rest[0] >= 0x80 && rest[0] <= 0x9f
 }

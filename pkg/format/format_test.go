@@ -3,6 +3,7 @@ package format_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,21 @@ func TestClips(t *testing.T) {
 	}
 	if got := format.ClipWithLength(fmt.Sprintf("%01234d", 0), 2); got != "00… (1,234 bytes)" {
 		t.Errorf("ClipWithLength of 1234 bytes: %q", got)
+	}
+}
+
+func TestPrintableEscapesTheTerminalsControlCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"request #1 LIST limit=1: started\n":          "request #1 LIST limit=1: started\n",
+		"a\tb\n":                                      "a\tb\n",
+		"continue=\x1b]0;PWNED\a\x1b[31mCONT\n":       `continue=\x1b]0;PWNED\x07\x1b[31mCONT` + "\n",
+		"csi \u009b2J, del \x7f, cr \r, é ok, ü ok\n": `csi \u009b2J, del \x7f, cr \x0d, é ok, ü ok` + "\n",
+		"a lone \xc2":                                 "a lone \xc2",
+	} {
+		var b strings.Builder
+		n, err := format.Printable(&b).Write([]byte(in))
+		if err != nil || n != len(in) || b.String() != want {
+			t.Errorf("Printable(%q) wrote %q (%d, %v), want %q (%d)", in, b.String(), n, err, want, len(in))
+		}
 	}
 }
