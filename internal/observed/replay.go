@@ -149,8 +149,9 @@ func (r *Feed) Line(l *trace.Line) error {
 		if err != nil {
 			return fmt.Errorf("replaying line %d: event: %w", r.rd.LineNumber(), err)
 		}
-		ev.Delivery = l.Delivery() // the recorded estimate
-		ev.Changes = l.Changes
+		// As recorded: the delivery estimate, the changes, and the size of
+		// the streaming list the bookmark ends.
+		ev.Delivery, ev.Changes, ev.Bytes = l.Delivery(), l.Changes, l.Bytes
 		o.req.Event(ev)
 	case trace.KindEnd:
 		o.req.End(endOf(l))

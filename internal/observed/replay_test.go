@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
@@ -63,6 +64,49 @@ func TestAnObservedTraceReplaysAsRecorded(t *testing.T) {
 	}
 	if !rp.Now().Equal(start.Add(7 * time.Second)) {
 		t.Errorf("the replay's clock ends at %v, want the last line's time", rp.Now())
+	}
+}
+
+// The size of a streaming list, which the bookmark ending it carries, is
+// in the trace: the replayed list-complete decision says it as the live one
+// did.
+func TestAReplayedStreamingListKeepsItsBytes(t *testing.T) {
+	clock := &fixedClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	live, rec, buf := recordedStream(t, clock)
+	var liveBytes int64 = -1
+	live.OnNote(func(n reflector.Note) {
+		if d := n.Decision; d != nil && d.Reason == reflector.ReasonListComplete {
+			liveBytes = d.Bytes
+		}
+	})
+	w := live.Begin(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, ResourceVersionMatch: "NotOlderThan", AllowWatchBookmarks: true})
+	w.Event(reflector.WatchEvent{Type: reflector.EventAdded, Item: rawItem("a", "ua", "5")})
+	end := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}`)
+	w.Event(reflector.WatchEvent{Type: reflector.EventBookmark, InitialEventsEnd: true, Bytes: 1234,
+		Item: reflector.Item{Object: &store.Object{ResourceVersion: "9"}, Raw: end}})
+	var replayed int64 = -1
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.NewReader("t.jsonl", strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := newFeedReplay(rd, 0, func(s *Stream) {
+		s.OnNote(func(n reflector.Note) {
+			if d := n.Decision; d != nil && d.Reason == reflector.ReasonListComplete {
+				replayed = d.Bytes
+			}
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if liveBytes != 1234 || replayed != liveBytes {
+		t.Errorf("the streaming list's bytes: replayed %d, live %d; want 1234", replayed, liveBytes)
 	}
 }
 

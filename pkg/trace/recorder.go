@@ -389,7 +389,7 @@ func (o *ObservedRecording) Event(id int64, ev reflector.WatchEvent) {
 
 // eventLine is the line of watch event ev, of request id on resource r.
 func (r *Recorder) eventLine(res int, id int64, ev reflector.WatchEvent) *Line {
-	l := &Line{K: KindEvent, R: res, ID: id, Type: string(ev.Type), Changes: r.changes(res, ev.Changes)}
+	l := &Line{K: KindEvent, R: res, ID: id, Type: string(ev.Type), Changes: r.changes(res, ev.Changes), Bytes: ev.Bytes}
 	if ev.Type == reflector.EventError {
 		l.Object, _ = json.Marshal(ev.Status)
 	} else {
@@ -511,9 +511,7 @@ func (s *recordingStream) Next() (reflector.WatchEvent, error) {
 		s.end(err)
 		return ev, err
 	}
-	l := s.rec.eventLine(s.r, s.id, ev)
-	l.Bytes = ev.Bytes
-	s.rec.write(l)
+	s.rec.write(s.rec.eventLine(s.r, s.id, ev))
 	if ev.Type == reflector.EventError {
 		// The reflector ends the watch at an ERROR event; record the end with its Status now.
 		s.end(&reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
