@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"maps"
 	"sync"
 	"time"
 
@@ -31,23 +30,15 @@ func (g *scraped) addLag(lag reflector.LagStats) {
 	g.lag.Sum += lag.Sum
 }
 
-// probeBuckets are the probe histogram's buckets, in seconds: a watch
-// event normally follows its write within milliseconds.
-func probeBuckets() []float64 {
-	return []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
-}
-
 // probeCollector exports the delivery probe's write-to-event times (one
-// probe per run: no resource labels).
+// probe per run: no resource labels). h never goes down, though the probe
+// keeps only its last samples: each scrape observes the samples taken since
+// the last one, and read counts the samples read.
 type probeCollector struct {
-	desc *prometheus.Desc
+	h    prometheus.Histogram
 	mu   sync.Mutex
 	src  ProbeSource
-	// The histogram's running totals: a histogram never goes down, though
-	// the probe keeps only its last samples. read counts the samples read.
-	read, count uint64
-	sum         float64
-	buckets     map[float64]uint64
+	read uint64
 }
 
 // ProbeSource says whether the run has a probe (a replay: whether its
@@ -56,7 +47,7 @@ type probeCollector struct {
 type ProbeSource func(from uint64) (on bool, events []time.Duration, total uint64)
 
 // Describe implements prometheus.Collector.
-func (c *probeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *probeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.h.Desc() }
 
 // Collect implements prometheus.Collector.
 func (c *probeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -69,22 +60,11 @@ func (c *probeCollector) Collect(ch chan<- prometheus.Metric) {
 	if !on {
 		return
 	}
-	bounds := probeBuckets()
-	if c.buckets == nil {
-		c.buckets = make(map[float64]uint64, len(bounds))
-	}
 	for _, e := range events {
-		s := e.Seconds()
-		c.sum += s
-		for _, b := range bounds {
-			if s <= b {
-				c.buckets[b]++
-			}
-		}
+		c.h.Observe(e.Seconds())
 	}
-	c.count += uint64(len(events))
 	c.read = total
-	ch <- prometheus.MustNewConstHistogram(c.desc, c.count, c.sum, maps.Clone(c.buckets))
+	ch <- c.h
 }
 
 // SetProbe exports the run's delivery probe as
@@ -96,6 +76,8 @@ func (m *Metrics) SetProbe(src ProbeSource) {
 }
 
 func newProbeCollector() *probeCollector {
-	return &probeCollector{desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "probe_write_to_event_seconds"),
-		"The delivery probe (--probe): from sending an update of its Lease to receiving the update's watch event, on the run's connection.", nil, nil)}
+	return &probeCollector{h: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "probe_write_to_event_seconds",
+		Help: "The delivery probe (--probe): from sending an update of its Lease to receiving the update's watch event, on the run's connection.",
+		// A watch event normally follows its write within milliseconds.
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}})}
 }

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -51,6 +52,40 @@ func TestTheLagHistogramHasTheEstimatesBucketsAndTheProbeItsSamples(t *testing.T
 	if found != 2 {
 		t.Errorf("found %d of the 2 delivery histograms", found)
 	}
+}
+
+// A Prometheus histogram has every bucket, those no sample fell under too
+// (at 0): histogram_quantile and a sum over instances need each le.
+func TestTheProbeHistogramHasEveryBucket(t *testing.T) {
+	m := metrics.New(false)
+	m.SetProbe(func(from uint64) (bool, []time.Duration, uint64) {
+		return true, []time.Duration{20 * time.Second, 25 * time.Second}[from:], 2 // both in the last bucket
+	})
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "watchcache_probe_write_to_event_seconds" {
+			continue
+		}
+		var got []float64
+		for _, b := range mf.GetMetric()[0].GetHistogram().GetBucket() {
+			want := uint64(0)
+			if b.GetUpperBound() >= 30 {
+				want = 2
+			}
+			if b.GetCumulativeCount() != want {
+				t.Errorf("le %v: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
+			}
+			got = append(got, b.GetUpperBound())
+		}
+		if want := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}; !slices.Equal(got, want) {
+			t.Errorf("buckets %v, want %v", got, want)
+		}
+		return
+	}
+	t.Error("no probe histogram")
 }
 
 func TestNoProbeNoProbeHistogram(t *testing.T) {
