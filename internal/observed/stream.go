@@ -151,7 +151,9 @@ type Stream struct {
 	// endedBy is the --fault gone that ended the open watch, if one did:
 	// its close is then the fault's, not the server's.
 	endedBy string
-	// versions holds the objects' last JSON for --diff (nil without it).
+	// versions holds the objects' last JSON for --diff (nil without it):
+	// set once, by Diff before the stream is fed or shown, so read without
+	// a lock; what it holds changes under feedMu.
 	versions *diff.Versions
 
 	mu          sync.Mutex // guards wire, contentType and rec, read by listeners
@@ -163,18 +165,18 @@ type Stream struct {
 // Diff diffs the stream's MODIFIED events (proxy --diff) against each
 // object's previous version, holding up to maxObjects of them; the changes
 // keep values when keepValues is set. Only JSON streams are diffed: an event
-// of a protobuf stream says why it was not. Call it before the first request.
+// of a protobuf stream says why it was not. Call it before the stream is fed
+// or handed to another goroutine (session.Observe does, from the proxy's
+// OnStream): Diffs then reads versions without feedMu.
 func (s *Stream) Diff(maxObjects int, keepValues bool) {
-	s.feedMu.Lock()
-	defer s.feedMu.Unlock()
 	s.versions = diff.NewVersions(maxObjects, keepValues)
 }
 
 // Diffs says its MODIFIED events are diffed as they come (Diff, on a
-// stream whose objects can be: notDiffed).
+// stream whose objects can be: notDiffed). It takes no feedMu, which a
+// whole list's page holds: the dashboard asks from the screen's goroutine,
+// and a listener (called under feedMu) may ask too.
 func (s *Stream) Diffs() bool {
-	s.feedMu.Lock()
-	defer s.feedMu.Unlock()
 	return s.versions != nil && s.notDiffed() == ""
 }
 

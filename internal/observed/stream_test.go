@@ -468,3 +468,26 @@ func TestAContinueTokenExpiredInARelistIsRelisting(t *testing.T) {
 		t.Errorf("the too large resourceVersion's decision: %+v, want too-large with its cause", d)
 	}
 }
+
+// Diffs takes no lock a request's feeding holds: a listener, called as the
+// stream is fed, may ask (as the dashboard asks from the screen's goroutine,
+// whatever a large list's page holds).
+func TestDiffsAnswersWhileTheStreamIsFed(t *testing.T) {
+	s, _, _ := newTestStream()
+	s.Diff(10, true)
+	var diffs bool
+	s.OnNote(func(reflector.Note) { diffs = s.Diffs() })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Begin(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "0"})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Diffs, asked by a listener, waited for the request's feeding")
+	}
+	if !diffs {
+		t.Error("a JSON stream with Diff does not say it diffs")
+	}
+}
