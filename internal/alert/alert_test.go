@@ -113,6 +113,28 @@ func TestClockAdvancedEvaluatesAtMostOncePerInterval(t *testing.T) {
 	}
 }
 
+// A replay's clock is advanced from several goroutines, so an evaluation
+// at an earlier time can end after a later one: the last evaluation's time
+// stays the later, and the next advance within an Interval of it evaluates
+// nothing.
+func TestAnEarlierEvaluationEndingLastDoesNotTakeTheClockBack(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rules, _ := ParseAll([]string{"relists>0"})
+	m := NewMonitor(rules, nil)
+	evaluations := 0
+	m.SetProbe(func() time.Duration { evaluations++; return 0 })
+	r := m.Add("x")
+	s := &fakeStats{st: reflector.Stats{Started: t0}}
+	r.Attach(s.get)
+	r.ClockAdvanced(t0.Add(10 * time.Second))
+	r.Evaluate(t0.Add(5 * time.Second)) // another goroutine's, begun before
+	evaluations = 0
+	r.ClockAdvanced(t0.Add(10*time.Second + 500*time.Millisecond))
+	if evaluations != 0 {
+		t.Errorf("%d evaluations half an Interval after the latest, want none", evaluations)
+	}
+}
+
 // Between two trace lines nothing changes but the clock: a replay's rule
 // on an age trips at the first second past its threshold, with that value,
 // as the live run's did, not at the next line with a larger one (6 s for

@@ -282,7 +282,12 @@ func (r *Subject) evaluate(st reflector.Stats, fs []findings.Finding, now time.T
 	v[ProbeP99] = r.m.probe()
 	var trips []Trip
 	r.mu.Lock()
-	r.lastEval = now
+	if now.After(r.lastEval) {
+		// Several goroutines advance a replay's clock: an evaluation at an
+		// earlier time may end last, and must not take lastEval back (the
+		// next ClockAdvanced would evaluate those seconds again).
+		r.lastEval = now
+	}
 	for i, rule := range r.m.rules {
 		val := v[rule.Measure]
 		r.values[i] = val
