@@ -174,20 +174,9 @@ func (r *Feed) Line(l *trace.Line) error {
 
 // endOf is the request end an end line records.
 func endOf(l *trace.Line) *reflector.RequestEnd {
-	end := &reflector.RequestEnd{Reason: reflector.EndReason(l.Reason)}
-	if l.Status != nil {
-		st := &metav1.Status{Code: l.Status.Code, Reason: metav1.StatusReason(l.Status.Reason), Message: l.Status.Message}
-		for _, c := range l.Status.Causes {
-			if st.Details == nil {
-				st.Details = &metav1.StatusDetails{}
-			}
-			st.Details.Causes = append(st.Details.Causes, metav1.StatusCause{Type: metav1.CauseType(c)})
-		}
-		end.Status = st
-	}
+	end := &reflector.RequestEnd{Reason: reflector.EndReason(l.Reason), Status: l.Status.APIStatus(), Throttle: l.Throttle.Reflector()}
 	if l.Error != "" {
 		end.Err = errors.New(l.Error)
 	}
-	end.Throttle = l.Throttle.Reflector()
 	return end
 }
