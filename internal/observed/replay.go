@@ -1,14 +1,11 @@
 package observed
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -139,12 +136,6 @@ func (r *Feed) Line(l *trace.Line) error {
 		o.page.ResourceVersion, o.page.Continue, o.page.RemainingItemCount, o.page.Bytes = l.ResourceVersion, l.Continue, l.RemainingItemCount, l.Bytes
 		o.req.Page(o.page)
 	case trace.KindEvent:
-		if reflector.EventType(l.Type) == reflector.EventError {
-			var st metav1.Status
-			_ = json.Unmarshal(l.Object, &st)
-			o.req.Event(reflector.WatchEvent{Type: reflector.EventError, Status: &st})
-			return nil
-		}
 		ev, err := wire.DecodeWatchEvent(l.Type, l.Object, false)
 		if err != nil {
 			return fmt.Errorf("replaying line %d: event: %w", r.rd.LineNumber(), err)
