@@ -23,9 +23,12 @@ type Feed struct {
 	now      func() time.Time
 	onStream func(*Stream)
 
+	open []*openRequest // the feeding goroutine's alone, as Line is
+
+	// mu guards streams for Streams, called from other goroutines; only the
+	// feeding goroutine appends to it, and reads it without mu.
 	mu      sync.Mutex
 	streams []*Stream
-	open    []*openRequest
 }
 
 // openRequest is a resource's request being replayed.
@@ -75,9 +78,7 @@ func (r *Feed) addStream(rh trace.ResourceHeader, c *trace.Client, id int64) {
 			asked.Accept = c.Accept
 		}
 	}
-	r.mu.Lock()
 	n := len(r.streams) + 1
-	r.mu.Unlock()
 	if id > 0 {
 		n = int(id)
 	}
@@ -89,8 +90,8 @@ func (r *Feed) addStream(rh trace.ResourceHeader, c *trace.Client, id int64) {
 	}
 	r.mu.Lock()
 	r.streams = append(r.streams, s)
-	r.open = append(r.open, nil)
 	r.mu.Unlock()
+	r.open = append(r.open, nil)
 }
 
 // Line feeds one line to its stream (a resource line adds a stream).
@@ -107,14 +108,7 @@ func (r *Feed) Line(l *trace.Line) error {
 		}
 		return nil
 	}
-	r.mu.Lock()
 	s, o := r.streams[l.R], r.open[l.R]
-	r.mu.Unlock()
-	setOpen := func(o *openRequest) {
-		r.mu.Lock()
-		r.open[l.R] = o
-		r.mu.Unlock()
-	}
 	switch l.K {
 	case trace.KindRequest:
 		var opts reflector.RequestOptions
@@ -125,7 +119,7 @@ func (r *Feed) Line(l *trace.Line) error {
 		if l.Wait > 0 {
 			started = r.now().Add(-time.Duration(l.Wait))
 		}
-		setOpen(&openRequest{req: s.BeginAnswered(reflector.Verb(l.Verb), opts, started, l.ContentType), page: &reflector.Page{}})
+		r.open[l.R] = &openRequest{req: s.BeginAnswered(reflector.Verb(l.Verb), opts, started, l.ContentType), page: &reflector.Page{}}
 	case trace.KindItem:
 		obj, err := wire.DecodeObject(l.Object, false)
 		if err != nil {
@@ -146,7 +140,7 @@ func (r *Feed) Line(l *trace.Line) error {
 		o.req.Event(ev)
 	case trace.KindEnd:
 		o.req.End(endOf(l))
-		setOpen(nil)
+		r.open[l.R] = nil
 	case trace.KindNote:
 		// The other notes are the stream's own, noted again as it is fed;
 		// that its client left, or was forgotten, is only in the note.
