@@ -94,9 +94,6 @@ func ParseAccept(accept string) Asked {
 	return a
 }
 
-// Key is what of Asked tells two streams apart: Accept itself left out.
-func (a Asked) Key() Asked { a.Accept = ""; return a }
-
 // Recording receives everything a Stream observes, in order, for a trace.
 // Calls for one Stream never overlap.
 type Recording interface {
