@@ -210,7 +210,7 @@ func TestAReplayKeepsTheStreamsNumbersAndWhatTheirClientsAskedFor(t *testing.T) 
 		s.Asked = ParseAccept(tc.accept)
 		s.Asked.Accept = tc.accept
 		s.Options = OptionsOf(reflector.VerbList, reflector.RequestOptions{Limit: 500})
-		rh, client := s.TraceResource()
+		rh, client := s.Describe()
 		i, err := rec.AddStream(rh, client, s.ID)
 		if err != nil {
 			t.Fatal(err)

@@ -293,10 +293,6 @@ func (s *Stream) Name() string {
 	return fmt.Sprintf("%s#%d", n, s.ID)
 }
 
-// Describe is what the stream watches and how, as a trace's resource line
-// records it (see TraceResource), and whose it is.
-func (s *Stream) Describe() (trace.ResourceHeader, trace.Client) { return s.TraceResource() }
-
 // Summary is the stream's summary at now: the reflector's, and whose
 // reflector it is and what it asked for (`stream`).
 func (s *Stream) Summary(now time.Time) summary.Summary {
@@ -650,11 +646,12 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	}
 }
 
-// TraceResource is how a trace's resource line records the stream: its
-// target, with what its client asked for and how it lists in the options
-// (Wire, MetadataOnly, Strategy, PageSize), and its client with its Accept.
-// The caller adds what the recording decides (Objects, UnsafeSecrets).
-func (s *Stream) TraceResource() (trace.ResourceHeader, trace.Client) {
+// Describe is what the stream watches and how, and whose it is, as a
+// trace's resource line records them: its target, with what its client
+// asked for and how it lists in the options (Wire, MetadataOnly, Strategy,
+// PageSize), and its client with its Accept. The caller adds what the
+// recording decides (Objects, UnsafeSecrets).
+func (s *Stream) Describe() (trace.ResourceHeader, trace.Client) {
 	t := s.target
 	rh := trace.ResourceHeader{Resource: t.Resource, Namespace: t.Namespace, LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector,
 		Options: trace.Options{Strategy: s.Options.Strategy, PageSize: s.Options.PageSize, MetadataOnly: s.Asked.MetadataOnly, Wire: s.Asked.Wire}}

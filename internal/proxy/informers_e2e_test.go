@@ -64,7 +64,7 @@ func typedAndMetadataInformers(t *testing.T, streaming bool) {
 		t.Fatal(err)
 	}
 	p, addr := startProxyWith(t, Options{Config: admin, KeepRaw: true, OnStream: func(s *observed.Stream) {
-		rh, client := s.TraceResource()
+		rh, client := s.Describe()
 		i, err := rec.AddStream(rh, client, s.ID)
 		if err != nil {
 			t.Error(err)

@@ -57,7 +57,7 @@ func TestE2EThe429sAProxyForwardsSayWhoThrottledTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, addr := startProxyWith(t, Options{Config: ucfg, KeepRaw: true, OnStream: func(s *observed.Stream) {
-		rh, client := s.TraceResource()
+		rh, client := s.Describe()
 		i, err := rec.AddStream(rh, client, s.ID)
 		if err != nil {
 			t.Error(err)
@@ -168,7 +168,7 @@ func TestE2EAProxyThrottledInEveryRequestNamesWhoThrottledItsClientsOnceItMayRea
 		t.Fatal(err)
 	}
 	p, addr := startProxyWith(t, Options{Config: ucfg, KeepRaw: true, OnFlowControlNames: rec.FlowControlNames, OnStream: func(s *observed.Stream) {
-		rh, client := s.TraceResource()
+		rh, client := s.Describe()
 		i, err := rec.AddStream(rh, client, s.ID)
 		if err != nil {
 			t.Error(err)

@@ -43,7 +43,7 @@ func TestAnObservedStreamShowsWhatItsClientAskedFor(t *testing.T) {
 		s.Asked = observed.ParseAccept(tc.accept)
 		s.Asked.Accept = tc.accept
 		s.Options = observed.OptionsOf(reflector.VerbList, reflector.RequestOptions{Limit: 500})
-		rh, client := s.TraceResource()
+		rh, client := s.Describe()
 		i, err := rec.AddStream(rh, client, s.ID)
 		if err != nil {
 			t.Fatal(err)

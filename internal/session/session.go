@@ -620,7 +620,7 @@ func (s *Session) Observe(st *observed.Stream) {
 	}
 	if rec := s.Recorder; rec != nil {
 		// Its resource line records its number, its client and what it asked for.
-		rh, client := st.TraceResource()
+		rh, client := st.Describe()
 		rh.Objects, rh.Options.UnsafeSecrets = s.record, s.unsafe
 		if i, err := rec.AddStream(rh, client, st.ID); err == nil {
 			st.Record(rec.Observed(i))
