@@ -112,7 +112,7 @@ type Recording interface {
 // What the ledger records is the client's; the decisions noted (a 410, a
 // relist, a watch closed) are read from its traffic, never made. It is safe
 // for concurrent use; the requests of one Stream must be fed one after
-// another (Begin, then the request's Page or Events, then End), as a
+// another (BeginAnswered, then the request's Page or Events, then End), as a
 // reflector makes them.
 type Stream struct {
 	// ID numbers the streams of a proxy from 1, in the order they are
@@ -459,22 +459,13 @@ type Request struct {
 	streamingList bool
 }
 
-// Begin records the start of a request with its options as sent, and
-// returns it. A LIST without a continue token, or a watch with
-// sendInitialEvents, starts a complete list (a relist after the first),
-// counted when its first page or first event arrives, as a reflector counts it.
-func (s *Stream) Begin(verb reflector.Verb, opts reflector.RequestOptions) *Request {
-	return s.BeginAt(verb, opts, time.Time{})
-}
-
-// BeginAt is Begin for a request the client sent at started (zero: now),
-// when it is fed to the stream later (once its answer came).
-func (s *Stream) BeginAt(verb reflector.Verb, opts reflector.RequestOptions, started time.Time) *Request {
-	return s.BeginAnswered(verb, opts, started, "")
-}
-
-// BeginAnswered is BeginAt for a request answered with success with a body
-// of contentType ("" for a request that failed or was not answered).
+// BeginAnswered records the start of a request with its options as sent,
+// and returns it: a request the client sent at started (zero: now; it is
+// fed to the stream once its answer came), answered with success with a
+// body of contentType ("" for a request that failed or was not answered).
+// A LIST without a continue token, or a watch with sendInitialEvents,
+// starts a complete list (a relist after the first), counted when its
+// first page or first event arrives, as a reflector counts it.
 func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOptions, started time.Time, contentType string) *Request {
 	s.feedMu.Lock()
 	defer s.feedMu.Unlock()
