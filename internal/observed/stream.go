@@ -148,15 +148,16 @@ type Stream struct {
 	// endedBy is the --fault gone that ended the open watch, if one did:
 	// its close is then the fault's, not the server's.
 	endedBy string
+	// rec records the stream in a trace, if one is (Record).
+	rec Recording
 	// versions holds the objects' last JSON for --diff (nil without it):
 	// set once, by Diff before the stream is fed or shown, so read without
 	// a lock; what it holds changes under feedMu.
 	versions *diff.Versions
 
-	mu          sync.Mutex // guards wire, contentType and rec, read by listeners
+	mu          sync.Mutex // guards wire and contentType, read by listeners
 	wire        reflector.Wire
 	contentType string
-	rec         Recording
 }
 
 // Diff diffs the stream's MODIFIED events (proxy --diff) against each
@@ -330,15 +331,9 @@ func (s *Stream) Churn(top int) diff.Summary { return s.ledger.Churn(top) }
 // Record sends everything observed from now on to rec; call it before the
 // stream is fed.
 func (s *Stream) Record(rec Recording) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
 	s.rec = rec
-}
-
-func (s *Stream) recording() Recording {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rec
 }
 
 // Store is the cache the client holds, as rebuilt from what it received.
@@ -508,7 +503,7 @@ func (s *Stream) BeginAnswered(verb reflector.Verb, opts reflector.RequestOption
 	}
 	s.current = r
 	s.setContentType(contentType)
-	if rec := s.recording(); rec != nil {
+	if rec := s.rec; rec != nil {
 		rec.Request(r.info.ID, verb, opts, contentType, started)
 	}
 	if startsList && !s.announced {
@@ -534,7 +529,7 @@ func (r *Request) Page(page *reflector.Page) {
 			}
 		}
 	}
-	if rec := s.recording(); rec != nil {
+	if rec := s.rec; rec != nil {
 		rec.Page(r.info.ID, page)
 	}
 	s.ledger.ReceivedPage(r.info, page)
@@ -547,7 +542,7 @@ func (r *Request) Event(ev reflector.WatchEvent) {
 	s.feedMu.Lock()
 	defer s.feedMu.Unlock()
 	s.diffEvent(&ev)
-	if rec := s.recording(); rec != nil {
+	if rec := s.rec; rec != nil {
 		rec.Event(r.info.ID, ev)
 	}
 	// The store's errors are those of a closed stream: nothing to record.
@@ -589,7 +584,7 @@ func (s *Stream) finish(r *Request, end *reflector.RequestEnd) {
 	s.current = nil
 	defer func() { s.endedBy = "" }()
 	info := r.info
-	if rec := s.recording(); rec != nil {
+	if rec := s.rec; rec != nil {
 		rec.End(info.ID, end)
 	}
 	s.ledger.EndRequest(info, end)
