@@ -155,8 +155,7 @@ type Stream struct {
 	// a lock; what it holds changes under feedMu.
 	versions *diff.Versions
 
-	mu          sync.Mutex // guards wire and contentType, read by listeners
-	wire        reflector.Wire
+	mu          sync.Mutex // guards contentType, read by listeners
 	contentType string
 }
 
@@ -352,11 +351,16 @@ func (s *Stream) Cursor() string { return s.ledger.Cursor() }
 // Counters are the stream's running totals.
 func (s *Stream) Counters() reflector.Counters { return s.ledger.Counters() }
 
-// Wire is the encoding of the last response the client received ("" before one).
+// Wire is the encoding of the last successful response the client
+// received, as its ContentType says ("" before one).
 func (s *Stream) Wire() reflector.Wire {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.wire
+	switch ct := s.ContentType(); {
+	case ct == "":
+		return ""
+	case wire.IsProtobuf(ct):
+		return reflector.WireProtobuf
+	}
+	return reflector.WireJSON
 }
 
 // ContentType is the Content-Type of the last successful response the
@@ -375,11 +379,6 @@ func (s *Stream) setContentType(ct string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.contentType = ct
-	if wire.IsProtobuf(ct) {
-		s.wire = reflector.WireProtobuf
-	} else {
-		s.wire = reflector.WireJSON
-	}
 }
 
 // Close ends the stream: its store gets no more changes.
