@@ -42,24 +42,19 @@ type Server struct {
 
 // Serve listens on addr at once (so a taken port is an error here) and
 // serves m at /metrics until Close.
-func Serve(addr string, m *Metrics) (*Server, error) { return ServeWithHealth(addr, m, nil) }
-
-// ServeWithHealth is Serve with, when ready is set, /healthz (200 while it
-// serves) and /readyz (200 once ready returns nil, 503 with its error
-// before): a pod's probes.
-func ServeWithHealth(addr string, m *Metrics, ready func() error) (*Server, error) {
-	s, err := Listen(addr, ready)
-	if err != nil {
-		return nil, err
+func Serve(addr string, m *Metrics) (*Server, error) {
+	s, err := Listen(addr, nil)
+	if err == nil {
+		s.Publish(m)
 	}
-	s.Publish(m)
-	return s, nil
+	return s, err
 }
 
-// Listen is ServeWithHealth before the registry exists: it listens on addr
-// at once and answers /healthz and /readyz. Until Publish gives it the
-// registry, /metrics serves the process's and the Go runtime's metrics and
-// no series of the run: a scrape never fails because it came first.
+// Listen listens on addr at once and, when ready is set, answers /healthz
+// (200 while it serves) and /readyz (200 once ready returns nil, 503 with
+// its error before): a pod's probes. Until Publish gives it the registry,
+// /metrics serves the process's and the Go runtime's metrics and no series
+// of the run: a scrape never fails because it came first.
 func Listen(addr string, ready func() error) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
