@@ -123,11 +123,6 @@ func handlerFor(reg *prometheus.Registry) http.Handler {
 // Handler serves the registry in the Prometheus exposition formats.
 func (m *Metrics) Handler() http.Handler { return handlerFor(m.reg) }
 
-// errDuplicate is returned by Add for labels already added.
-func errDuplicate(l Labels) error {
-	return fmt.Errorf("metrics: resource %q (namespace %q, label selector %q, field selector %q, client %q) is already registered", l.Resource, l.Namespace, l.LabelSelector, l.FieldSelector, l.Client)
-}
-
 // Add registers one watched resource. Its notes go to the returned
 // Set's Note; its Stats and store are read at scrape time once Attach
 // gives them. A run's resources have labels of their own (the same twice is
@@ -138,7 +133,7 @@ func (m *Metrics) Add(l Labels) (*Set, error) {
 	l.withClient = m.withClient
 	r := &Set{labels: l}
 	if !m.scrape.add(r) {
-		return nil, errDuplicate(l)
+		return nil, fmt.Errorf("metrics: resource %q (namespace %q, label selector %q, field selector %q, client %q) is already registered", l.Resource, l.Namespace, l.LabelSelector, l.FieldSelector, l.Client)
 	}
 	r.listDuration = m.listDuration.WithLabelValues(l.values()...)
 	r.watchDuration = make(map[reflector.EndReason]prometheus.Observer, len(endReasons()))
