@@ -2,6 +2,7 @@ package alert
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,21 @@ func TestParseAllKeepsARuleOnceAndNamesTheBadOne(t *testing.T) {
 	var pe *ParseError
 	if !errors.As(err, &pe) || pe.Rule != "sync>soon" || !strings.HasSuffix(err.Error(), "; measures: "+MeasureList()) {
 		t.Errorf("got %v", err)
+	}
+}
+
+func TestParseKnowsTheMeasuresAndTheFindings(t *testing.T) {
+	for in, want := range map[string]string{
+		"relists>0":                    "",
+		"finding:cache-drift>0":        "",
+		"relist>0":                     `unknown measure "relist"`,
+		"finding:no-such-finding>0":    `unknown finding "no-such-finding"`,
+		"finding:large-initial-list>0": "",
+	} {
+		_, err := Parse(in)
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("%s: got %v, want %q", in, err, want)
+		}
 	}
 }
 

@@ -98,13 +98,6 @@ func (m Measure) IsDuration() bool {
 	return m == BookmarkAge || m == NoProgress || m == Sync || m == LagP99 || m == ProbeP99
 }
 
-func (m Measure) known() bool {
-	if id, ok := m.Finding(); ok {
-		return findings.Known(id)
-	}
-	return slices.Contains(Measures(), m)
-}
-
 // Op is a rule's comparison.
 type Op string
 
@@ -223,8 +216,7 @@ func Parse(s string) (Rule, error) {
 	}
 	if id, ok := r.Measure.Finding(); ok && !findings.Known(id) {
 		return Rule{}, fmt.Errorf("unknown finding %q", id)
-	}
-	if !r.Measure.known() {
+	} else if !ok && !slices.Contains(Measures(), r.Measure) {
 		return Rule{}, fmt.Errorf("unknown measure %q", r.Measure)
 	}
 	value := strings.TrimSpace(rest)
