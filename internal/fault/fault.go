@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Name names a fault.
@@ -265,18 +267,10 @@ type Target struct {
 	Clients []string
 }
 
-// GroupResource is a resource of a group ("" for the core group).
-type GroupResource struct {
-	Group, Resource string
-}
-
-// String is "deployments.apps", or "pods" in the core group.
-func (g GroupResource) String() string {
-	if g.Group == "" {
-		return g.Resource
-	}
-	return g.Resource + "." + g.Group
-}
+// GroupResource is a resource of a group ("" for the core group), as the
+// API machinery has it: its String is "deployments.apps", or "pods" in the
+// core group.
+type GroupResource = schema.GroupResource
 
 // ParseTarget reads --fault-target values: each a comma-separated list of
 // resources (RESOURCE or RESOURCE.GROUP) and clients (client=SUBSTRING, a

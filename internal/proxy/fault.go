@@ -104,7 +104,7 @@ func (inj *injector) close() {
 
 // matches says whether c, sent with userAgent, is in the faults' target.
 func (inj *injector) matches(c call, userAgent string) bool {
-	return inj.target.Matches(fault.GroupResource{Group: c.gvr.Group, Resource: c.gvr.Resource}, userAgent)
+	return inj.target.Matches(c.gvr.GroupResource(), userAgent)
 }
 
 // fire acts at each firing of a scheduled gone or cut.
@@ -809,7 +809,7 @@ func resolveTarget(mapper meta.RESTMapper, t fault.Target) (out fault.Target, un
 			unserved = append(unserved, r)
 			continue
 		}
-		out.Resources = append(out.Resources, fault.GroupResource{Group: gvr.Group, Resource: gvr.Resource})
+		out.Resources = append(out.Resources, gvr.GroupResource())
 	}
 	return out, unserved
 }
