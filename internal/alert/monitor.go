@@ -325,9 +325,10 @@ func (r *Subject) Statuses() []Status {
 	return out
 }
 
-// Values are every measure of one resource at now but the findings': counts
-// from st's counters and totals (what relist diffs found missed), ages from
-// its times.
+// Values are the measures of one resource that st gives at now: counts from
+// its counters and totals (what relist diffs found missed), ages from its
+// times, lag-p99 from its delivery lag. The findings' measures and
+// probe-p99 are not st's: an evaluation adds them.
 func Values(st reflector.Stats, now time.Time) map[Measure]int64 {
 	c := st.Counters
 	return map[Measure]int64{

@@ -63,7 +63,7 @@ var about = []described{
 	{NoBookmarks, "", "BOOKMARK events are removed (except the one that ends a streaming list)"},
 	{StallInitialList, "", "a streaming list never gets its initial-events-end bookmark"},
 	{Throttle, "[=D]", "requests are answered 429 with Retry-After D (1s), as API Priority and Fairness does"},
-	{Stale, "", "an ADDED or MODIFIED event already delivered is sent again 2 events later: its resourceVersion goes backwards"},
+	{Stale, "", "an ADDED or MODIFIED event already delivered is sent again " + strconv.Itoa(StaleAfter) + " events later: its resourceVersion goes backwards"},
 }
 
 // described is a fault and what it does.
@@ -274,7 +274,8 @@ type GroupResource = schema.GroupResource
 
 // ParseTarget reads --fault-target values: each a comma-separated list of
 // resources (RESOURCE or RESOURCE.GROUP) and clients (client=SUBSTRING, a
-// User-Agent substring).
+// User-Agent substring). The resource is lowercased and the group kept as
+// given, as kubectl's RESTMapper matches them.
 func ParseTarget(values []string) (Target, error) {
 	var t Target
 	for _, v := range values {

@@ -1,8 +1,9 @@
 // Package metrics exports what reflectors do as Prometheus metrics. A
 // Metrics holds one registry (never the default one) for one run; every
-// watched resource is added to it with its own label values, and is fed by
-// its reflector's notes (Resource.Note, an OnNote listener) and, at scrape
-// time, by its reflector's Stats and its store's counters (Resource.Attach).
+// watched resource is added to it with its own label values (Add, which
+// returns its Set), and is fed by its reflector's notes (Set.Note, an OnNote
+// listener) and, at scrape time, by its reflector's Stats and its store's
+// counters (Set.Attach).
 // Any source of notes and stats can feed it: a live run, a replay, a proxy.
 package metrics
 

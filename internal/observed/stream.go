@@ -67,11 +67,12 @@ type Asked struct {
 }
 
 // ParseAccept reads what an Accept header asks for. The encoding is that of
-// its first media type the server offers: protobuf
-// (application/vnd.kubernetes.protobuf), else JSON (also for no header or
-// */*, as the server answers). The accept itself is not kept: a metadata
-// informer's LIST asks as=PartialObjectMetadataList and its WATCH
-// as=PartialObjectMetadata, and both are one stream's.
+// its first media type that parses, whatever it is and whatever its q:
+// protobuf (application/vnd.kubernetes.protobuf), else JSON (also for no
+// header or */*, as the server answers). The accept itself is not kept
+// (Asked.Accept is left ""): a metadata informer's LIST asks
+// as=PartialObjectMetadataList and its WATCH as=PartialObjectMetadata, and
+// both are one stream's.
 func ParseAccept(accept string) Asked {
 	a := Asked{Wire: reflector.WireJSON}
 	first := true
@@ -315,8 +316,11 @@ func (s *Stream) note(n reflector.Note) {
 }
 
 // OnNote adds a listener of the stream's notes; call it before the stream is
-// fed. Listeners are called in order, right after each change (not under
-// the ledger's lock: they may read the stream), and must not block.
+// fed. Listeners are called in order, right after each change, on the
+// goroutine feeding the stream with feedMu held (not the ledger's lock):
+// they may read the stream (its Stats, Store, Wire, Diffs), but must not
+// feed it (BeginAnswered, Fault, ClientLeft, Forget, Close: a deadlock),
+// nor block.
 func (s *Stream) OnNote(f func(reflector.Note)) { s.listeners = append(s.listeners, f) }
 
 // Findings is the stream's findings engine: it reads every note after the
