@@ -30,7 +30,7 @@ type Recorder struct {
 	// and rot says which segment each resource's lines go to.
 	seg       *segment
 	rot       *rotation
-	ids       map[int]func() int64 // resource i's request numbers, for a rotation's closing lines
+	sources   map[int]*recordingSource // resource i's, for a rotation's lines
 	now       func() time.Time
 	resMu     sync.RWMutex // guards resources, which an observed trace appends to
 	resources []recordedResource
@@ -295,6 +295,9 @@ func (r *Recorder) Notes(i int) func(reflector.Note) {
 			return
 		}
 		l.R = i
+		if n.Kind == reflector.NoteDecision {
+			r.noteFallback(i, n.Decision)
+		}
 		r.write(l)
 	}
 }
@@ -437,10 +440,10 @@ func (r *Recorder) FlowControlNames(flowSchemas, priorityLevels map[string]strin
 func (r *Recorder) Source(i int, src reflector.Source) reflector.Source {
 	s := &recordingSource{rec: r, src: src, r: i}
 	r.mu.Lock()
-	if r.ids == nil {
-		r.ids = map[int]func() int64{}
+	if r.sources == nil {
+		r.sources = map[int]*recordingSource{}
 	}
-	r.ids[i] = s.id
+	r.sources[i] = s
 	r.mu.Unlock()
 	return s
 }
@@ -451,6 +454,11 @@ type recordingSource struct {
 	r      int
 	mu     sync.Mutex
 	nextID int64
+	// streamEnd is the end line of the resource's last streaming list, and
+	// fallback its refusal once an auto resource fell back to LIST for
+	// good (see Recorder.noteFallback). Guarded by the Recorder's mu.
+	streamEnd *Line
+	fallback  *streamFallback
 }
 
 func (s *recordingSource) id() int64 {
@@ -482,7 +490,7 @@ func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOption
 }
 
 func (s *recordingSource) Watch(ctx context.Context, opts reflector.RequestOptions) (reflector.Stream, error) {
-	id := s.rec.move(s.r, opts, s.id)
+	id := s.rec.move(s, opts)
 	if id == 0 {
 		id = s.id()
 		o := opts
@@ -490,19 +498,30 @@ func (s *recordingSource) Watch(ctx context.Context, opts reflector.RequestOptio
 	}
 	st, err := s.src.Watch(ctx, opts)
 	if err != nil {
-		s.rec.write(endLine(s.r, id, withCause(ctx, err)))
+		s.endWatch(endLine(s.r, id, withCause(ctx, err)), opts.SendInitialEvents)
 		return nil, err
 	}
-	return &recordingStream{rec: s.rec, r: s.r, id: id, ctx: ctx, st: st}, nil
+	return &recordingStream{src: s, id: id, ctx: ctx, st: st, streaming: opts.SendInitialEvents}, nil
+}
+
+// endWatch writes a watch's end line, and keeps it when the watch was a
+// streaming list: the reflector may fall back to LIST at it.
+func (s *recordingSource) endWatch(l *Line, streaming bool) {
+	if streaming {
+		s.rec.mu.Lock()
+		s.streamEnd = l
+		s.rec.mu.Unlock()
+	}
+	s.rec.write(l)
 }
 
 type recordingStream struct {
-	rec   *Recorder
-	r     int
-	id    int64
-	ctx   context.Context
-	st    reflector.Stream
-	ended bool
+	src       *recordingSource
+	id        int64
+	ctx       context.Context
+	st        reflector.Stream
+	streaming bool // a streaming list (sendInitialEvents)
+	ended     bool
 }
 
 func (s *recordingStream) Next() (reflector.WatchEvent, error) {
@@ -511,7 +530,7 @@ func (s *recordingStream) Next() (reflector.WatchEvent, error) {
 		s.end(err)
 		return ev, err
 	}
-	s.rec.write(s.rec.eventLine(s.r, s.id, ev))
+	s.src.rec.write(s.src.rec.eventLine(s.src.r, s.id, ev))
 	if ev.Type == reflector.EventError {
 		// The reflector ends the watch at an ERROR event; record the end with its Status now.
 		s.end(&reflector.RequestEnd{Reason: reflector.EndError, Status: ev.Status})
@@ -526,7 +545,7 @@ func (s *recordingStream) end(err error) {
 		return
 	}
 	s.ended = true
-	s.rec.write(endLine(s.r, s.id, withCause(s.ctx, err)))
+	s.src.endWatch(endLine(s.src.r, s.id, withCause(s.ctx, err)), s.streaming)
 }
 
 // withCause prefers the reason the reflector gave for canceling ctx (idle
@@ -558,7 +577,12 @@ func endLine(r int, id int64, err error) *Line {
 		l.Reason, l.Error = string(reflector.EndTimeout), err.Error()
 		return l
 	case errors.Is(err, reflector.ErrForcedRelist), errors.Is(err, reflector.ErrInitialEventsTimeout):
-		l.Reason, l.Error = string(reflector.EndCanceled), err.Error()
+		// The reason's own words, which a replay reads back, not those of
+		// an end that wraps it (a replay recorded again ends so).
+		l.Reason, l.Error = string(reflector.EndCanceled), reflector.ErrInitialEventsTimeout.Error()
+		if errors.Is(err, reflector.ErrForcedRelist) {
+			l.Error = reflector.ErrForcedRelist.Error()
+		}
 		return l
 	case errors.Is(err, reflector.ErrStopped):
 		l.Reason = string(reflector.EndStopped)

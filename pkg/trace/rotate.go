@@ -251,13 +251,14 @@ func (r *Recorder) rotate() error {
 	return nil
 }
 
-// move is called by resource i's recording source before it sends a watch
+// move is called by resource i's recording source src before it sends a watch
 // with opts. When the trace is full or has rotated, and the watch resumes
 // from a resourceVersion (the reflector's cache is then exactly what the
 // recorded lines gave it), resource i's lines move to the new segment
 // (started now if need be), which begins them with that cache. It returns
 // the watch's number when it wrote its request line, 0 otherwise.
-func (r *Recorder) move(i int, opts reflector.RequestOptions, nextID func() int64) int64 {
+func (r *Recorder) move(src *recordingSource, opts reflector.RequestOptions) int64 {
+	i := src.r
 	if opts.ResourceVersion == "" || opts.SendInitialEvents {
 		return 0
 	}
@@ -280,7 +281,7 @@ func (r *Recorder) move(i int, opts reflector.RequestOptions, nextID func() int6
 			return 0
 		}
 	}
-	lines, id := r.snapshotLines(i, rot.header.Resources[i], opts.ResourceVersion, objects, nextID, &opts)
+	lines, id := r.snapshotLines(i, rot.header.Resources[i], opts.ResourceVersion, objects, src, &opts)
 	if !r.writeMoved(i, lines) {
 		return 0
 	}
@@ -335,17 +336,43 @@ func (r *Recorder) finishRotation() {
 		if moved {
 			continue
 		}
-		objects, cursor := rot.Snapshot(i)
-		next := r.ids[i]
-		if next == nil {
+		src := r.sources[i]
+		if src == nil {
 			continue // a resource whose source was never wrapped has no lines
 		}
-		lines, _ := r.snapshotLines(i, rot.header.Resources[i], cursor, objects, next, nil)
+		objects, cursor := rot.Snapshot(i)
+		lines, _ := r.snapshotLines(i, rot.header.Resources[i], cursor, objects, src, nil)
 		if !r.writeMoved(i, lines) {
 			return
 		}
 	}
 	r.closePrevIfMoved()
+}
+
+// streamFallback is the refusal of an auto resource's streaming list, at
+// which its reflector fell back to LIST for good.
+type streamFallback struct {
+	end      Line               // the streaming list's end line
+	decision reflector.Decision // the fallback (stream-refused or initial-events-end)
+}
+
+// noteFallback keeps, in a rotating trace, the refusal at which auto
+// resource i fell back to LIST: its reflector lists with LIST from then
+// on, so a segment begins the resource with that refusal, for the replay of
+// the segment to fall back too (and relist with a LIST, as the trace does).
+// The refusal's end line was written just before the decision.
+func (r *Recorder) noteFallback(i int, d *reflector.Decision) {
+	if d.Reason != reflector.ReasonStreamRefused && d.Reason != reflector.ReasonInitialEventsEnd {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sources[i]
+	if r.rot == nil || s == nil || s.streamEnd == nil || s.fallback != nil ||
+		i >= len(r.rot.header.Resources) || r.rot.header.Resources[i].Options.Strategy != reflector.StrategyAuto {
+		return
+	}
+	s.fallback = &streamFallback{end: *s.streamEnd, decision: *d}
 }
 
 // snapshotLines are the lines that begin resource i in a new segment: its
@@ -354,12 +381,16 @@ func (r *Recorder) finishRotation() {
 // and auto strategies, it is the resumed watch id itself (resume: its
 // options as sent), its events preceded by the cache as ADDED events and
 // the initial-events-end bookmark, as a streaming list delivers them. With
-// the list strategy it is a LIST before the watch's request. The request
-// that carries the cache is marked `snapshot`: it was not sent so. When the
-// trace closes (resume nil), the lines end with the run's end instead.
-// Requests are numbered by nextID; id is the watch's.
-func (r *Recorder) snapshotLines(i int, rh ResourceHeader, cursor string, objects []*store.Object, nextID func() int64, resume *reflector.RequestOptions) (lines []*Line, id int64) {
+// the list strategy it is a LIST before the watch's request; so it is for
+// an auto resource that fell back to LIST (src.fallback), after a
+// streaming list refused as the resource's was. The requests that carry
+// the cache, or were refused, are marked `snapshot`: they were not sent
+// so. When the trace closes (resume nil), the lines end with the run's end
+// instead. Requests are numbered by src; id is the watch's. Caller holds mu.
+func (r *Recorder) snapshotLines(i int, rh ResourceHeader, cursor string, objects []*store.Object, src *recordingSource, resume *reflector.RequestOptions) (lines []*Line, id int64) {
 	n := len(objects)
+	nextID := src.id
+	fallback := src.fallback
 	note := func(state reflector.State, reason reflector.Reason) *Line {
 		d := &reflector.Decision{State: state, Reason: reason, Objects: n}
 		switch reason {
@@ -389,10 +420,29 @@ func (r *Recorder) snapshotLines(i int, rh ResourceHeader, cursor string, object
 			note(reflector.StateStopped, reflector.ReasonStopped),
 		}
 	}
-	if rh.Options.Strategy == reflector.StrategyList {
+	if fallback != nil {
+		// The segment's replay streams first, as the run did: the
+		// refusal answers it, and the fallback is the run's, as a first
+		// list decides it.
+		refused := nextID()
+		end := fallback.end
+		end.R, end.ID = i, refused
+		d := fallback.decision
+		d.State = reflector.StateListing
+		decided := noteLine(&d)
+		decided.R = i
+		lines = append(lines, note(reflector.StateStreamingList, reflector.ReasonInitialList),
+			&Line{K: KindRequest, R: i, ID: refused, Verb: string(reflector.VerbWatch), Snapshot: true, Opts: &reflector.RequestOptions{
+				ResourceVersion: cursor, ResourceVersionMatch: "NotOlderThan", SendInitialEvents: true, AllowWatchBookmarks: true}},
+			&end, decided)
+	}
+	if rh.Options.Strategy == reflector.StrategyList || fallback != nil {
 		list := nextID()
 		id = nextID()
-		lines = append(lines, note(reflector.StateListing, reflector.ReasonInitialList),
+		if fallback == nil {
+			lines = append(lines, note(reflector.StateListing, reflector.ReasonInitialList))
+		}
+		lines = append(lines,
 			&Line{K: KindRequest, R: i, ID: list, Verb: string(reflector.VerbList), Opts: &reflector.RequestOptions{ResourceVersion: cursor}, Snapshot: true})
 		for _, o := range objects {
 			lines = append(lines, &Line{K: KindItem, R: i, ID: list, Object: raw(o)})

@@ -16,12 +16,17 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
 
-// rerecord replays the bundled trace name through reflectors whose requests
-// and decisions a rotating Recorder records again, to path. It returns what
-// each resource's cache held at the end.
+// rerecord replays the bundled trace name (or the trace at name, when it
+// is a path) through reflectors whose requests and decisions a rotating
+// Recorder records again, to path. It returns what each resource's cache
+// held at the end.
 func rerecord(t *testing.T, name, path string, rot trace.Rotation) []string {
 	t.Helper()
-	rd, err := trace.Open(filepath.Join(bundled, name))
+	src := name
+	if filepath.Base(name) == name {
+		src = filepath.Join(bundled, name)
+	}
+	rd, err := trace.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +154,7 @@ func rotatedReplaysAlone(t *testing.T, name string, size int64) {
 	}
 	t.Logf("%s: %d segments, %d snapshots", name, len(segments), snapshots)
 	switch {
-	case name == "streaming.jsonl":
+	case filepath.Base(name) == "streaming.jsonl":
 		// One streaming list and its watch, never resumed: a full
 		// trace moves to a new segment only at a resume.
 		if len(segments) != 1 {
@@ -160,6 +165,20 @@ func rotatedReplaysAlone(t *testing.T, name string, size int64) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("the last segment's replay ends with\n%s\nthe run ended with\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// An auto resource whose streaming list the server refused makes its
+// relists LISTs from then on: a segment begins it with the refusal, as the
+// replay of the segment alone meets it, so that the replay falls back too
+// and relists with a LIST at the next 410 (it asked for a streaming list,
+// where the trace had a LIST).
+// So it is for a streaming list whose initial events did not end in time.
+func TestARotatedSegmentReplaysTheFallbackFromARefusedStreamingList(t *testing.T) {
+	for _, name := range []string{"stream-refused.jsonl", "initial-events-timeout.jsonl"} {
+		for _, size := range []int64{3 << 10, 1} {
+			t.Run(fmt.Sprintf("%s/%d", name, size), func(t *testing.T) { rotatedReplaysAlone(t, "testdata/rotate/"+name, size) })
+		}
 	}
 }
 
