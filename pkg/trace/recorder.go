@@ -172,11 +172,7 @@ func (r *Recorder) Flush() error {
 // reads up to its last flush. Caller holds mu.
 func (r *Recorder) flush() {
 	for _, seg := range r.segments() {
-		err := seg.buf.Flush()
-		if err == nil && seg.gz != nil {
-			err = seg.gz.Flush()
-		}
-		if err != nil {
+		if err := seg.flush(); err != nil {
 			r.fail(fmt.Errorf("writing trace: %w", err))
 			return
 		}

@@ -29,8 +29,9 @@ type segment struct {
 	enc     *json.Encoder
 	// started is the segment header's startedAt: its lines' `at` count from it.
 	started time.Time
-	// begun is the size the caches it begins its resources with took
-	// (see size): the history after them is what fills it.
+	// begun is the size the caches it begins its resources with took in
+	// the file (compressed with gzip: see writeMoved): the history after
+	// them is what fills it.
 	begun int64
 }
 
@@ -77,6 +78,17 @@ func createSegment(path string) (*segment, error) {
 		w = gz
 	}
 	return newSegment(w, f, gz, written), nil
+}
+
+// flush writes the buffered lines to the file, through gzip's buffer too.
+func (s *segment) flush() error {
+	if err := s.buf.Flush(); err != nil {
+		return err
+	}
+	if s.gz != nil {
+		return s.gz.Flush()
+	}
+	return nil
 }
 
 // close finishes the segment's gzip stream and closes its file; the caller
@@ -293,8 +305,14 @@ func (r *Recorder) move(src *recordingSource, opts reflector.RequestOptions) int
 // sends its lines there from now on. Caller holds mu.
 func (r *Recorder) writeMoved(i int, lines []*Line) bool {
 	at := r.now().Sub(r.seg.started).Nanoseconds()
+	// With gzip, size counts the buffered lines at their full size and the
+	// rest compressed: lines that push the buffer through gzip would take
+	// less than nothing. Measured with nothing buffered on either side, the
+	// cache takes what it does in the file.
+	if !r.flushGzip(r.seg) {
+		return false
+	}
 	before := r.seg.size()
-	defer func() { r.seg.begun += r.seg.size() - before }()
 	for _, l := range lines {
 		l.At = at
 		if err := r.seg.encode(l); err != nil {
@@ -302,7 +320,24 @@ func (r *Recorder) writeMoved(i int, lines []*Line) bool {
 			return false
 		}
 	}
+	if !r.flushGzip(r.seg) {
+		return false
+	}
+	r.seg.begun += r.seg.size() - before
 	r.rot.moved[i] = true
+	return true
+}
+
+// flushGzip flushes a gzip segment's buffered lines through gzip to the
+// file, and reports whether that went well. Caller holds mu.
+func (r *Recorder) flushGzip(seg *segment) bool {
+	if seg.gz == nil {
+		return true
+	}
+	if err := seg.flush(); err != nil {
+		r.fail(fmt.Errorf("writing trace: %w", err))
+		return false
+	}
 	return true
 }
 
