@@ -31,7 +31,8 @@ const (
 	KindProbe = "probe"
 	// KindFlowControl names FlowSchemas and PriorityLevelConfigurations that
 	// 429s gave by UID, learned after those 429s; it is about the run, not
-	// one resource (its r is 0).
+	// one resource (its r is 0), and while a rotating trace moves to a new
+	// segment, both segments take it.
 	KindFlowControl = "flowcontrol"
 	// KindAudit is what an audit (the dashboard's a) found when it compared
 	// the resource's cache with a fresh list (Line.Audit).

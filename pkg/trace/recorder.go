@@ -213,13 +213,20 @@ func (r *Recorder) write(lines ...*Line) {
 	if r.err != nil || r.closed || len(lines) == 0 {
 		return
 	}
-	seg := r.segmentOf(lines[0].R)
-	at := r.now().Sub(seg.started).Nanoseconds()
-	for _, l := range lines {
-		l.At = at
-		if err := seg.encode(l); err != nil {
-			r.fail(fmt.Errorf("writing trace: %w", err))
-			return
+	segs := []*segment{r.segmentOf(lines[0].R)}
+	if lines[0].K == KindFlowControl {
+		// About the run, not one resource: each open segment takes it, so
+		// that each replays with the names (a rotation may be under way).
+		segs = r.segments()
+	}
+	for _, seg := range segs {
+		at := r.now().Sub(seg.started).Nanoseconds()
+		for _, l := range lines {
+			l.At = at
+			if err := seg.encode(l); err != nil {
+				r.fail(fmt.Errorf("writing trace: %w", err))
+				return
+			}
 		}
 	}
 	r.rotateIfFull()

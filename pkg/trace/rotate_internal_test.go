@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +45,21 @@ func TestTheCacheASegmentBeginsWithIsMeasuredCompressed(t *testing.T) {
 	}
 	if seg.begun <= 0 || seg.begun >= int64(uncompressed) {
 		t.Fatalf("a cache of about %d bytes (uncompressed) took %d bytes of the segment", uncompressed, seg.begun)
+	}
+}
+
+// A flowcontrol line is about the run: while the resources move to a new
+// segment, the previous one takes it too, for the 429s of the resources
+// still writing there (it reached only resource 0's segment).
+func TestAFlowControlLineReachesEverySegmentOpenDuringARotation(t *testing.T) {
+	var prev, cur bytes.Buffer
+	r := &Recorder{seg: newSegment(&cur, nil, nil, nil), now: time.Now,
+		rot: &rotation{prev: newSegment(&prev, nil, nil, nil), moved: []bool{true, false}}}
+	r.FlowControlNames(map[string]string{"uid-fs": "workload-low"}, nil)
+	r.flush()
+	for name, b := range map[string]*bytes.Buffer{"previous": &prev, "current": &cur} {
+		if !strings.Contains(b.String(), `"k":"flowcontrol"`) || !strings.Contains(b.String(), "workload-low") {
+			t.Errorf("the %s segment has no flowcontrol line: %q", name, b.String())
+		}
 	}
 }
