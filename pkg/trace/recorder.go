@@ -264,13 +264,18 @@ func (s *segment) encode(l *Line) error {
 }
 
 // directLine reports whether encode may write l itself: an item or event
-// line with nothing but its id, a known event type and a compact, valid object.
+// line with nothing but its id, a known event type, a compact, valid object
+// and its delivery (written and lag, both or neither). Every other field
+// of Line is checked here (TestObjectLinesAreWrittenByteForByteAsEncodingJSONWritesThem
+// sets each in turn), so that none is dropped.
 func directLine(l *Line) bool {
 	switch {
-	case l.K != KindItem && l.K != KindEvent, len(l.Object) == 0,
-		l.Verb != "", l.Opts != nil, l.ResourceVersion != "", l.Continue != "", l.RemainingItemCount != nil, l.Items != nil,
+	case l.K != KindItem && l.K != KindEvent, len(l.Object) == 0, (l.Written == nil) != (l.Lag == nil),
+		l.Verb != "", l.Opts != nil, l.Snapshot, l.ContentType != "", l.ResourceVersion != "", l.Continue != "", l.RemainingItemCount != nil, l.Items != nil,
 		l.Reason != "", l.Status != nil, l.Error != "", l.Throttle != nil, l.Bytes != 0, l.State != "", l.Detail != "",
-		l.Objects != nil, l.Code != 0, l.Cursor != "", l.Diff != nil, l.Write != nil, l.Event != nil, l.Changes != nil:
+		l.Objects != nil, l.Code != 0, l.Cursor != "", l.Diff != nil, l.Write != nil, l.Event != nil, l.Changes != nil,
+		l.FlowSchemas != nil, l.PriorityLevels != nil, l.Resource != nil, l.Client != nil, l.Wait != 0, l.Audit != nil,
+		l.Fault != "", l.Count != 0:
 		return false
 	}
 	switch reflector.EventType(l.Type) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // trimCases are objects whose in-place trimming must mean what trimming through maps means.
@@ -84,17 +85,83 @@ func TestObjectLinesAreWrittenByteForByteAsEncodingJSONWritesThem(t *testing.T) 
 		{K: KindItem, ID: 1, Object: json.RawMessage(`{"a":`)},
 		{K: KindPage, ID: 1, ResourceVersion: "5", Items: &one},
 	} {
-		var want, got bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		wantErr := enc.Encode(&l)
-		seg := newSegment(&got, nil, nil, nil)
-		gotErr := seg.encode(&l)
-		if err := seg.buf.Flush(); err != nil {
-			t.Fatal(err)
+		encodesAsEncodingJSON(t, &l)
+	}
+	// Every other field of a line, set on an event line: the line is then
+	// not written directly, or it would lose the field.
+	written, lag := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Duration(time.Millisecond)
+	encodesAsEncodingJSON(t, &Line{K: KindEvent, ID: 1, Type: "MODIFIED", Object: obj, Written: &written, Lag: &lag})
+	typ := reflect.TypeFor[Line]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		switch f.Name {
+		case "K", "R", "At", "ID", "Type", "Object":
+			continue
 		}
-		if (gotErr != nil) != (wantErr != nil) || got.String() != want.String() {
-			t.Errorf("line %+v:\ngot  %q (%v)\nwant %q (%v)", l, got.String(), gotErr, want.String(), wantErr)
+		if !f.IsExported() {
+			continue
+		}
+		l := Line{K: KindEvent, ID: 1, Type: "MODIFIED", Object: obj}
+		setSomething(reflect.ValueOf(&l).Elem().Field(i))
+		t.Run(f.Name, func(t *testing.T) { encodesAsEncodingJSON(t, &l) })
+	}
+}
+
+// encodesAsEncodingJSON checks that a segment writes l as encoding/json
+// (without HTML escaping) does.
+func encodesAsEncodingJSON(t *testing.T, l *Line) {
+	t.Helper()
+	var want, got bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	wantErr := enc.Encode(l)
+	seg := newSegment(&got, nil, nil, nil)
+	gotErr := seg.encode(l)
+	if err := seg.buf.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if (gotErr != nil) != (wantErr != nil) || got.String() != want.String() {
+		t.Errorf("line %+v:\ngot  %q (%v)\nwant %q (%v)", *l, got.String(), gotErr, want.String(), wantErr)
+	}
+}
+
+// setSomething sets v to a value other than its zero value, which
+// encoding/json writes.
+func setSomething(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		setSomething(v.Elem())
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		setSomething(k)
+		setSomething(e)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.Slice:
+		if v.Type() == reflect.TypeFor[json.RawMessage]() {
+			v.Set(reflect.ValueOf(json.RawMessage(`{"a":1}`)))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		setSomething(s.Index(0))
+		v.Set(s)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				setSomething(v.Field(i))
+			}
 		}
 	}
 }
