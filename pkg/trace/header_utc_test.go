@@ -30,3 +30,23 @@ func TestAHeaderWrittenFromALocalTimeIsUTC(t *testing.T) {
 		t.Errorf("line %s, want at 1s", lines[1])
 	}
 }
+
+// Writing the header leaves the caller's header as it was: its resources'
+// object mode is filled in on the line written, not in the caller's slice.
+func TestWritingTheHeaderLeavesTheCallersHeaderAlone(t *testing.T) {
+	h := trace.Header{Tool: "test", Resources: []trace.ResourceHeader{{}}}
+	var buf bytes.Buffer
+	rec, err := trace.NewRecorder(&buf, h, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"objects":"metadata"`) {
+		t.Errorf("header %s, want objects metadata", buf.String())
+	}
+	if h.Resources[0].Objects != "" {
+		t.Errorf("the caller's header now keeps objects %q", h.Resources[0].Objects)
+	}
+}

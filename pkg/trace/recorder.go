@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -48,23 +49,16 @@ func Create(path string, h Header) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newRecorder(seg, h, time.Now)
-	if err := r.writeHeader(h); err != nil {
+	r, err := newRecorder(seg, h, time.Now)
+	if err != nil {
 		_ = seg.close()
-		return nil, err
 	}
-	go r.flushLoop()
-	return r, nil
+	return r, err
 }
 
 // NewRecorder writes a trace to w (for tests and pipes); Close flushes it.
 func NewRecorder(w io.Writer, h Header, now func() time.Time) (*Recorder, error) {
-	r := newRecorder(newSegment(w, nil, nil, nil), h, now)
-	if err := r.writeHeader(h); err != nil {
-		return nil, err
-	}
-	go r.flushLoop()
-	return r, nil
+	return newRecorder(newSegment(w, nil, nil, nil), h, now)
 }
 
 // recordedResource is how the trace keeps one resource's objects.
@@ -76,7 +70,9 @@ type recordedResource struct {
 	keepChangeValues bool
 }
 
-func newRecorder(seg *segment, h Header, now func() time.Time) *Recorder {
+// newRecorder writes the header to seg and starts the periodic flush. The
+// lines' at count from h.StartedAt as given, monotonic reading included.
+func newRecorder(seg *segment, h Header, now func() time.Time) (*Recorder, error) {
 	seg.started = h.StartedAt
 	r := &Recorder{
 		seg: seg, now: now,
@@ -85,7 +81,11 @@ func newRecorder(seg *segment, h Header, now func() time.Time) *Recorder {
 	for _, rh := range h.Resources {
 		r.resources = append(r.resources, newRecordedResource(rh))
 	}
-	return r
+	if err := seg.enc.Encode(headerLine(h)); err != nil {
+		return nil, fmt.Errorf("writing trace header: %w", err)
+	}
+	go r.flushLoop()
+	return r, nil
 }
 
 func newRecordedResource(rh ResourceHeader) recordedResource {
@@ -97,22 +97,18 @@ func newRecordedResource(rh ResourceHeader) recordedResource {
 		secrets: rh.Resource.Secrets(), keepChangeValues: rh.KeepsChangeValues()}
 }
 
-func (r *Recorder) writeHeader(h Header) error {
-	// A trace's times are UTC ("Z"), whatever the zone of the run's clock;
-	// the lines' at count from h.StartedAt as given (newRecorder), whose
-	// monotonic reading UTC drops.
+// headerLine is h as a trace writes it: its times in UTC ("Z"), whatever
+// the zone of the run's clock, and each resource's object mode, filled in
+// a copy of the caller's resources.
+func headerLine(h Header) Header {
 	h.K, h.V, h.StartedAt = KindHeader, Version, h.StartedAt.UTC()
+	h.Resources = slices.Clone(h.Resources)
 	for i := range h.Resources {
 		if h.Resources[i].Objects == "" {
 			h.Resources[i].Objects = ObjectsMetadata
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.seg.enc.Encode(h); err != nil {
-		return fmt.Errorf("writing trace header: %w", err)
-	}
-	return nil
+	return h
 }
 
 func (r *Recorder) flushLoop() {

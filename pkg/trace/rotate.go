@@ -243,16 +243,9 @@ func (r *Recorder) rotate() error {
 		return err
 	}
 	h := rot.header
-	seg.started = r.now() // its monotonic reading, which UTC drops: the header's time is UTC, as writeHeader writes it
-	h.StartedAt, h.Segment = seg.started.UTC(), rot.n+1
-	h.K, h.V = KindHeader, Version
-	h.Resources = append([]ResourceHeader(nil), h.Resources...)
-	for i := range h.Resources {
-		if h.Resources[i].Objects == "" {
-			h.Resources[i].Objects = ObjectsMetadata
-		}
-	}
-	if err := seg.enc.Encode(h); err != nil {
+	seg.started = r.now() // with its monotonic reading, which headerLine's UTC drops
+	h.StartedAt, h.Segment = seg.started, rot.n+1
+	if err := seg.enc.Encode(headerLine(h)); err != nil {
 		_ = seg.close()
 		return fmt.Errorf("writing trace header: %w", err)
 	}
