@@ -40,6 +40,7 @@ type Recorder struct {
 	stop      chan struct{}
 	done      chan struct{}
 	failed    chan struct{}
+	finished  chan struct{} // closed once Close has flushed and closed the files
 }
 
 // Create opens path for a new trace (mode 0600, truncating an existing file;
@@ -76,7 +77,7 @@ func newRecorder(seg *segment, h Header, now func() time.Time) (*Recorder, error
 	seg.started = h.StartedAt
 	r := &Recorder{
 		seg: seg, now: now,
-		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan struct{}), finished: make(chan struct{}),
 	}
 	for _, rh := range h.Resources {
 		r.resources = append(r.resources, newRecordedResource(rh))
@@ -175,11 +176,13 @@ func (r *Recorder) flush() {
 	}
 }
 
-// Close flushes and closes the trace. It returns the first write error, if any.
+// Close flushes and closes the trace. It returns the first write error, if
+// any; a second Close returns it once the first has closed the trace.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
+		<-r.finished
 		return r.Err()
 	}
 	r.closed = true
@@ -188,6 +191,7 @@ func (r *Recorder) Close() error {
 	<-r.done
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer close(r.finished)
 	r.finishRotation()
 	for _, seg := range r.segments() {
 		if r.err == nil {

@@ -1,12 +1,14 @@
 package trace_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -238,4 +240,50 @@ func recordAudit(t *testing.T, rep *reflector.AuditReport) (*trace.Line, error) 
 	}
 	defer rd.Close()
 	return rd.Next()
+}
+
+// A second Close, while the first is still closing the trace, returns once
+// the trace is written out, not before: its caller may read the file then.
+func TestASecondCloseReturnsOnceTheFirstHasFlushed(t *testing.T) {
+	for range 500 {
+		var buf lockedBuffer
+		rec, err := trace.NewRecorder(&buf, trace.Header{Tool: "test"}, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go rec.Close()
+		for !closing(rec) {
+			runtime.Gosched()
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if buf.Len() == 0 {
+			t.Fatal("the second Close returned before the first had written the trace out")
+		}
+	}
+}
+
+// closing reports whether Close has begun (a write is then refused).
+func closing(rec *trace.Recorder) bool {
+	_, err := rec.AddResource(trace.ResourceHeader{}, trace.Client{})
+	return err != nil
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
 }
