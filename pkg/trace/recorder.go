@@ -384,13 +384,18 @@ func (o *ObservedRecording) Request(id int64, verb reflector.Verb, opts reflecto
 
 // Page records a LIST response: its items, then its page line.
 func (o *ObservedRecording) Page(id int64, page *reflector.Page) {
-	lines := make([]*Line, 0, len(page.Items)+1)
+	o.rec.write(o.rec.pageLines(o.r, id, page)...)
+}
+
+// pageLines are the lines of LIST response page, of request id on resource
+// res: its items, then its page line (with room for one more line).
+func (r *Recorder) pageLines(res int, id int64, page *reflector.Page) []*Line {
+	lines := make([]*Line, 0, len(page.Items)+2)
 	for _, it := range page.Items {
-		lines = append(lines, &Line{K: KindItem, R: o.r, ID: id, Object: o.rec.object(o.r, it.Raw)})
+		lines = append(lines, &Line{K: KindItem, R: res, ID: id, Object: r.object(res, it.Raw)})
 	}
 	n := len(page.Items)
-	lines = append(lines, &Line{K: KindPage, R: o.r, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n, Bytes: page.Bytes})
-	o.rec.write(lines...)
+	return append(lines, &Line{K: KindPage, R: res, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n, Bytes: page.Bytes})
 }
 
 // Event records one watch event.
@@ -485,15 +490,7 @@ func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOption
 		s.rec.write(endLine(s.r, id, withCause(ctx, err)))
 		return nil, err
 	}
-	lines := make([]*Line, 0, len(page.Items)+2)
-	for _, it := range page.Items {
-		lines = append(lines, &Line{K: KindItem, R: s.r, ID: id, Object: s.rec.object(s.r, it.Raw)})
-	}
-	n := len(page.Items)
-	lines = append(lines,
-		&Line{K: KindPage, R: s.r, ID: id, ResourceVersion: page.ResourceVersion, Continue: page.Continue, RemainingItemCount: page.RemainingItemCount, Items: &n, Bytes: page.Bytes},
-		&Line{K: KindEnd, R: s.r, ID: id, Reason: string(reflector.EndClosed)})
-	s.rec.write(lines...)
+	s.rec.write(append(s.rec.pageLines(s.r, id, page), &Line{K: KindEnd, R: s.r, ID: id, Reason: string(reflector.EndClosed)})...)
 	return page, nil
 }
 
