@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -465,8 +466,7 @@ type recordingSource struct {
 	rec    *Recorder
 	src    reflector.Source
 	r      int
-	mu     sync.Mutex
-	nextID int64
+	nextID atomic.Int64
 	// streamEnd is the end line of the resource's last streaming list, and
 	// fallback its refusal once an auto resource fell back to LIST for
 	// good (see Recorder.noteFallback). Guarded by the Recorder's mu.
@@ -474,12 +474,7 @@ type recordingSource struct {
 	fallback  *streamFallback
 }
 
-func (s *recordingSource) id() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.nextID++
-	return s.nextID
-}
+func (s *recordingSource) id() int64 { return s.nextID.Add(1) }
 
 func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOptions) (*reflector.Page, error) {
 	id := s.id()
