@@ -478,8 +478,7 @@ func (s *recordingSource) id() int64 { return s.nextID.Add(1) }
 
 func (s *recordingSource) List(ctx context.Context, opts reflector.RequestOptions) (*reflector.Page, error) {
 	id := s.id()
-	o := opts
-	s.rec.write(&Line{K: KindRequest, R: s.r, ID: id, Verb: string(reflector.VerbList), Opts: &o})
+	s.rec.write(&Line{K: KindRequest, R: s.r, ID: id, Verb: string(reflector.VerbList), Opts: &opts})
 	page, err := s.src.List(ctx, opts)
 	if err != nil {
 		s.rec.write(endLine(s.r, id, withCause(ctx, err)))
@@ -493,8 +492,7 @@ func (s *recordingSource) Watch(ctx context.Context, opts reflector.RequestOptio
 	id := s.rec.move(s, opts)
 	if id == 0 {
 		id = s.id()
-		o := opts
-		s.rec.write(&Line{K: KindRequest, R: s.r, ID: id, Verb: string(reflector.VerbWatch), Opts: &o})
+		s.rec.write(&Line{K: KindRequest, R: s.r, ID: id, Verb: string(reflector.VerbWatch), Opts: &opts})
 	}
 	st, err := s.src.Watch(ctx, opts)
 	if err != nil {
