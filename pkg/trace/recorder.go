@@ -195,16 +195,21 @@ func (r *Recorder) Close() error {
 	defer close(r.finished)
 	r.finishRotation()
 	for _, seg := range r.segments() {
-		if r.err == nil {
-			if err := seg.buf.Flush(); err != nil {
-				r.fail(fmt.Errorf("writing trace: %w", err))
-			}
-		}
-		if err := seg.close(); err != nil {
-			r.fail(err)
-		}
+		r.closeSegment(seg)
 	}
 	return r.err
+}
+
+// closeSegment flushes seg, unless recording failed, and closes it. Caller holds mu.
+func (r *Recorder) closeSegment(seg *segment) {
+	if r.err == nil {
+		if err := seg.buf.Flush(); err != nil {
+			r.fail(fmt.Errorf("writing trace: %w", err))
+		}
+	}
+	if err := seg.close(); err != nil {
+		r.fail(err)
+	}
 }
 
 // write encodes lines atomically (no other line between them). Caller must not hold mu.

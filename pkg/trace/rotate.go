@@ -341,14 +341,8 @@ func (r *Recorder) closePrevIfMoved() {
 	if rot.prev == nil || slices.Contains(rot.moved, false) {
 		return
 	}
-	prev := rot.prev
+	r.closeSegment(rot.prev)
 	rot.prev = nil
-	if err := prev.buf.Flush(); err != nil {
-		r.fail(fmt.Errorf("writing trace: %w", err))
-	}
-	if err := prev.close(); err != nil {
-		r.fail(err)
-	}
 }
 
 // finishRotation writes, when the trace closes during a rotation, each
