@@ -235,7 +235,12 @@ func (r *Recorder) write(lines ...*Line) {
 			}
 		}
 	}
-	r.rotateIfFull()
+	// Full when the segment's history past the caches it begins with has
+	// reached the size, no rotation under way: a cache larger than the size
+	// does not start a segment at every resume.
+	if rot := r.rot; rot != nil && rot.prev == nil && r.seg.size()-r.seg.begun >= rot.MaxBytes {
+		rot.full = true
+	}
 }
 
 // encode writes one line. An item or event line whose object is compact JSON

@@ -210,18 +210,6 @@ func (r *Recorder) segmentOf(i int) *segment {
 	return r.rot.prev
 }
 
-// rotateIfFull marks the trace full when the current segment's history
-// (what came after the caches it begins with) has reached its size and no
-// rotation is under way: a cache larger than the size does not start a
-// segment at every resume. Caller holds mu.
-func (r *Recorder) rotateIfFull() {
-	rot := r.rot
-	if rot == nil || rot.full || rot.prev != nil || r.seg.size()-r.seg.begun < rot.MaxBytes {
-		return
-	}
-	rot.full = true
-}
-
 // rotate renames the segments (the current one stays open under its new
 // name until its resources have moved), opens the new one and writes its
 // header. Caller holds mu.
