@@ -449,9 +449,7 @@ func (r *Recorder) ProbeLost(i int, rv, detail string) {
 
 // ProbeNote records a note of the delivery probe's (its Lease created,
 // deleted, an update that failed) under resource i.
-func (r *Recorder) ProbeNote(i int, detail string) {
-	r.write(&Line{K: KindProbe, R: i, Detail: detail})
-}
+func (r *Recorder) ProbeNote(i int, detail string) { r.ProbeLost(i, "", detail) }
 
 // FlowControlNames records the names of FlowSchemas and
 // PriorityLevelConfigurations (uid → name) that 429s gave by UID alone,
