@@ -164,10 +164,14 @@ func nameFrom(names map[string]string, uid string, name *string) bool {
 }
 
 // lookup starts a lookup unless one is in flight (it returns that one's
-// channel) or none may be made now (nil).
+// channel) or none may be made now (nil). Once Finish has returned, there
+// is none to wait for: a lookup that outlived it fills the cache alone.
 func (n *FlowControlNames) lookup() <-chan struct{} {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.over {
+		return nil
+	}
 	if n.inFlight != nil {
 		return n.inFlight
 	}

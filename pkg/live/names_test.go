@@ -293,6 +293,15 @@ func TestALookupThatOutlivesFinishTellsNoOne(t *testing.T) {
 	}
 	clk.Step(time.Minute) // Finish's time is up: it returns, the lookup still in flight
 	<-finished
+	// After Finish, Fill names from the cache alone: it does not wait for
+	// the lookup still in flight.
+	filled := make(chan struct{})
+	go func() { defer close(filled); n.Fill(context.Background(), throttleOf("fs-1", "pl-1")) }()
+	select {
+	case <-filled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Fill after Finish waits for the lookup that outlived it")
+	}
 	gate <- struct{}{} // the flow schemas' answer
 	gate <- struct{}{} // the priority levels'
 	lookupEnded(t, ended)
