@@ -43,7 +43,9 @@ const (
 type ObjectMode string
 
 const (
-	// ObjectsNone keeps identity only: apiVersion, kind, namespace, name, uid, resourceVersion.
+	// ObjectsNone keeps identity only: apiVersion, kind, namespace, name, uid,
+	// resourceVersion, and a bookmark's initial-events-end annotation (part
+	// of the watch protocol, which a replay of a streaming list needs).
 	ObjectsNone ObjectMode = "none"
 	// ObjectsMetadata keeps metadata without managedFields (the default).
 	ObjectsMetadata ObjectMode = "metadata"

@@ -58,7 +58,9 @@ func Create(path string, h Header) (*Recorder, error) {
 	return r, err
 }
 
-// NewRecorder writes a trace to w (for tests and pipes); Close flushes it.
+// NewRecorder writes a trace to w (for tests and pipes). As Create's, it
+// flushes every FlushInterval on a goroutine of its own until Close, which
+// flushes the rest: w is written from that goroutine too.
 func NewRecorder(w io.Writer, h Header, now func() time.Time) (*Recorder, error) {
 	return newRecorder(newSegment(w, nil, nil, nil), h, now)
 }

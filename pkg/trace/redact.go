@@ -44,14 +44,16 @@ func (r *Recorder) changes(i int, ch *diff.Changes) *diff.Changes {
 }
 
 // trimObject applies an object mode and Secret redaction to one object.
-func trimObject(raw json.RawMessage, mode ObjectMode, redact, secretsResource bool) (json.RawMessage, error) {
-	if redact && secretsResource {
-		return trimMaps(raw, mode, redact, secretsResource)
+// hide says whether Secrets are redacted (named so as not to shadow the
+// redact package).
+func trimObject(raw json.RawMessage, mode ObjectMode, hide, secretsResource bool) (json.RawMessage, error) {
+	if hide && secretsResource {
+		return trimMaps(raw, mode, hide, secretsResource)
 	}
-	out, secret, err := trimInPlace(raw, mode, redact)
+	out, secret, err := trimInPlace(raw, mode, hide)
 	if secret {
 		// Secrets are rare: redact them through maps, where every value is in hand.
-		return trimMaps(raw, mode, redact, secretsResource)
+		return trimMaps(raw, mode, hide, secretsResource)
 	}
 	return out, err
 }
@@ -60,7 +62,7 @@ func trimObject(raw json.RawMessage, mode ObjectMode, redact, secretsResource bo
 // copying the members it keeps as they are instead of decoding and
 // re-encoding them. secret reports a Secret to redact, which it leaves to
 // trimMaps (out is then nil). Members keep their order (trimMaps sorts them).
-func trimInPlace(raw json.RawMessage, mode ObjectMode, redact bool) (out json.RawMessage, secret bool, err error) {
+func trimInPlace(raw json.RawMessage, mode ObjectMode, hide bool) (out json.RawMessage, secret bool, err error) {
 	var sc jsonscan.Scanner
 	sc.Reset(raw)
 	var apiVersion, kind, metadata []byte
@@ -86,7 +88,7 @@ func trimInPlace(raw json.RawMessage, mode ObjectMode, redact bool) (out json.Ra
 	if err := sc.End(); err != nil {
 		return nil, false, err
 	}
-	if kindIsSecret && redact {
+	if kindIsSecret && hide {
 		return nil, true, nil
 	}
 	if mode == ObjectsFull {

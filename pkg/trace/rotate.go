@@ -108,8 +108,9 @@ func (s *segment) close() error {
 	return err
 }
 
-// Rotation bounds a trace on disk (CreateRotating). Once the file has
-// reached MaxBytes, the trace is full; when a resource's reflector next
+// Rotation bounds a trace on disk (CreateRotating). Once the segment's
+// history past the caches it begins its resources with has reached
+// MaxBytes, the trace is full; when a resource's reflector next
 // resumes its watch, the file becomes the previous segment (NAME.1.EXT)
 // and a new one starts under the trace's name. Each segment replays alone:
 // a resource's lines move to the new segment when its reflector resumes a
@@ -120,8 +121,10 @@ func (s *segment) close() error {
 // watch timeout); a resource that has not moved when the trace closes is
 // written to the new segment then, with its cache at the end.
 type Rotation struct {
-	// MaxBytes is the size at which the trace is full (bytes written to the
-	// file, compressed when gzip).
+	// MaxBytes is the size of history at which the trace is full: bytes
+	// written to the file (compressed with gzip) past the caches the
+	// segment begins with, and the lines still buffered (up to 256 KiB,
+	// counted uncompressed).
 	MaxBytes int64
 	// Keep is how many earlier segments are kept besides the current one:
 	// NAME.1.EXT (the newest) to NAME.Keep.EXT; older ones are removed.
