@@ -50,7 +50,8 @@ func TestAReplayClosesTheTraceItOpened(t *testing.T) {
 
 // A replay says, as soon as it has read the whole trace, whether the
 // recording was cut before its run recorded its stop (the dashboard's badge
-// says it then): the bundled demo is whole, its first 60,000 bytes are not.
+// says it then): the bundled demo is whole, its first 60,000 bytes are not;
+// a run that failed (403) recorded its end, which is no cut either.
 func TestAReplaySaysItsRecordingWasCutOnceItReadItAll(t *testing.T) {
 	whole := "../../testdata/traces/demo.jsonl"
 	b, err := os.ReadFile(whole)
@@ -61,7 +62,8 @@ func TestAReplaySaysItsRecordingWasCutOnceItReadItAll(t *testing.T) {
 	if err := os.WriteFile(cut, b[:60000], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]bool{whole: false, cut: true} {
+	failed := "../../pkg/trace/testdata/failed/two-forbidden.jsonl"
+	for path, want := range map[string]bool{whole: false, cut: true, failed: false} {
 		s, err := NewReplay(path, 0)
 		if err != nil {
 			t.Fatal(err)

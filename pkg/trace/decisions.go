@@ -25,7 +25,8 @@ const (
 type decisionComparison struct {
 	rec, rep      []*Line // waiting for their counterpart (rec with their line numbers)
 	recordedCount int
-	// recordedStop: the recording has its run's stop (a stopped decision).
+	// recordedStop: the recording has its run's end: a stopped decision, or
+	// a failed one (the reflector gave up: a 403, a bad selector).
 	recordedStop bool
 	// replayedCount counts the replayed decisions; settled is what it was
 	// when the replayed reflector last began a request: a decision before
@@ -46,7 +47,7 @@ type decisionComparison struct {
 
 func (c *decisionComparison) recorded(l *Line) {
 	c.recordedCount++
-	c.recordedStop = c.recordedStop || l.Reason == string(reflector.ReasonStopped)
+	c.recordedStop = c.recordedStop || l.Reason == string(reflector.ReasonStopped) || l.State == reflector.StateFailed.String()
 	c.rec = append(c.rec, compared(l))
 	c.compare()
 	if len(c.rec) > maxUnmatched {
