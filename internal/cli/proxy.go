@@ -172,11 +172,11 @@ func (o *ProxyOptions) Validate() error {
 	if _, err := kubectlproxy.MakeRegexpArray(o.AcceptHosts); err != nil {
 		return usageErrorf("invalid --accept-hosts %q: %w", o.AcceptHosts, err)
 	}
-	if err := o.TraceFlags.validate(); err != nil {
+	if err := o.TraceFlags.validate(o.ConfigFlags); err != nil {
 		return err
 	}
 	if o.PrintKubeconfig != "" {
-		if err := checkOutputPath("--print-kubeconfig", o.PrintKubeconfig); err != nil {
+		if err := checkOutputPath("--print-kubeconfig", o.PrintKubeconfig, o.ConfigFlags); err != nil {
 			return err
 		}
 	}

@@ -91,7 +91,7 @@ func (o *ReportOptions) Validate() error {
 	if o.out == "" {
 		return nil
 	}
-	if err := checkOutputPath("-o", o.out); err != nil {
+	if err := checkOutputPath("-o", o.out, nil); err != nil {
 		return err
 	}
 	if sameFile(o.out, o.path) {

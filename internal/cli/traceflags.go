@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/session"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
@@ -35,8 +36,9 @@ func (t *TraceFlags) addFlags(cmd *cobra.Command, usage string) {
 	_ = cmd.RegisterFlagCompletionFunc("trace-objects", cobra.FixedCompletions([]string{"none", "metadata", "full"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// validate checks the flags without touching the file.
-func (t *TraceFlags) validate() error {
+// validate checks the flags without touching the file; kubeconfig are the
+// run's (the trace must not replace a kubeconfig it reads).
+func (t *TraceFlags) validate(kubeconfig *genericclioptions.ConfigFlags) error {
 	switch trace.ObjectMode(t.TraceObjects) {
 	case trace.ObjectsNone, trace.ObjectsMetadata, trace.ObjectsFull:
 	default:
@@ -51,7 +53,7 @@ func (t *TraceFlags) validate() error {
 	if t.Trace == "" {
 		return nil
 	}
-	return checkOutputPath("--trace", t.Trace)
+	return checkOutputPath("--trace", t.Trace, kubeconfig)
 }
 
 // minTraceSegment is the smallest --trace-max-size: a segment holds a

@@ -214,7 +214,7 @@ func (o *WatchOptions) Validate() error {
 	if o.MaxConcurrentLists < 1 {
 		return usageErrorf("invalid --max-concurrent-lists %d: must be at least 1", o.MaxConcurrentLists)
 	}
-	if err := o.TraceFlags.validate(); err != nil {
+	if err := o.TraceFlags.validate(o.ConfigFlags); err != nil {
 		return err
 	}
 	switch reflector.Wire(o.Wire) {
@@ -252,14 +252,23 @@ func isNumber(s string) bool {
 }
 
 // checkOutputPath refuses a path that flag names for a file to write, and
-// that cannot be written, before connecting anywhere.
-func checkOutputPath(flag, path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+// that cannot be written, before connecting anywhere; and, with the run's
+// kubeconfig flags, one of the kubeconfig files the run reads (a trace or
+// the proxy's kubeconfig written over ~/.kube/config loses every context).
+func checkOutputPath(flag, path string, kubeconfig *genericclioptions.ConfigFlags) error {
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
 		return usageErrorf("%s %s: is a directory", flag, path)
 	}
+	if err == nil && kubeconfig != nil {
+		for _, kc := range kubeconfig.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence() {
+			if read, err := os.Stat(kc); err == nil && os.SameFile(fi, read) {
+				return usageErrorf("%s %s: refusing to overwrite %s, a kubeconfig this run reads", flag, path, kc)
+			}
+		}
+	}
 	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	if err != nil {
+	if fi, err = os.Stat(dir); err != nil {
 		return usageErrorf("%s %s: directory %s does not exist", flag, path, dir)
 	}
 	if !fi.IsDir() {
