@@ -16,7 +16,7 @@ import (
 // use: the file --print-kubeconfig wrote, or the one to write, inline.
 func TestConnectLinesSayWhereAndWithWhichKubeconfig(t *testing.T) {
 	const server = "http://127.0.0.1:34567"
-	kc := proxyKubeconfig(server)
+	kc := proxyKubeconfig(server, "")
 	withFile := strings.Join(connectLines(server, "proxy.kubeconfig", kc), "\n")
 	for _, want := range []string{server, "KUBECONFIG=proxy.kubeconfig ./my-controller"} {
 		if !strings.Contains(withFile, want) {
@@ -44,7 +44,7 @@ func TestThePrintedKubeconfigIsWrittenWholeWithMode0600(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old and world-readable"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeKubeconfig(path, proxyKubeconfig("http://127.0.0.1:8001")); err != nil {
+	if err := writeKubeconfig(path, proxyKubeconfig("http://127.0.0.1:8001", "")); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := clientcmd.LoadFromFile(path)
@@ -57,7 +57,7 @@ func TestThePrintedKubeconfigIsWrittenWholeWithMode0600(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("left beside it: %v", entries)
 	}
-	if err := writeKubeconfig(filepath.Join(dir, "no-such-dir", "k"), proxyKubeconfig("http://127.0.0.1:8001")); err == nil || !strings.Contains(err.Error(), "--print-kubeconfig") {
+	if err := writeKubeconfig(filepath.Join(dir, "no-such-dir", "k"), proxyKubeconfig("http://127.0.0.1:8001", "")); err == nil || !strings.Contains(err.Error(), "--print-kubeconfig") {
 		t.Errorf("an unwritable path: %v", err)
 	}
 }
@@ -124,5 +124,33 @@ func TestDiscoveryOfAServerThatNeverAnswersIsBound(t *testing.T) {
 				t.Errorf("completing %v: got %q, want nothing", args, out)
 			}
 		})
+	}
+}
+
+// The proxy's kubeconfig keeps the namespace of the user's context, or -n:
+// a program run with it lists where it would with the user's own.
+func TestTheProxysKubeconfigKeepsTheContextsNamespace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: a\n  context:\n    cluster: x\n    namespace: team-a\n- name: b\n  context:\n    cluster: x\ncurrent-context: a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ context, namespace, want string }{
+		{"a", "", "team-a"},
+		{"a", "team-b", "team-b"},
+		{"b", "", ""},
+	} {
+		flags := genericclioptions.NewConfigFlags(false)
+		flags.KubeConfig, flags.Context, flags.Namespace = &path, &c.context, &c.namespace
+		ns := contextNamespace(flags)
+		if ns != c.want {
+			t.Errorf("context %s, -n %q: namespace %q, want %q", c.context, c.namespace, ns, c.want)
+		}
+		b, err := clientcmd.Write(*proxyKubeconfig("http://127.0.0.1:8001", ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := clientcmd.Load(b); err != nil || got.Contexts[got.CurrentContext].Namespace != c.want {
+			t.Errorf("context %s, -n %q: the kubeconfig's namespace is not %q:\n%s", c.context, c.namespace, c.want, b)
+		}
 	}
 }

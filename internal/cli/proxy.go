@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
@@ -279,7 +280,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "injecting faults: --fault %s%s\n", strings.Join(o.Faults, " --fault "), into)
 	}
 	server := "http://" + metrics.ClientAddress(ln.Addr(), o.Address)
-	kc := proxyKubeconfig(server)
+	kc := proxyKubeconfig(server, contextNamespace(o.ConfigFlags))
 	if o.PrintKubeconfig != "" {
 		if err := writeKubeconfig(o.PrintKubeconfig, kc); err != nil {
 			_ = srv.Close()
@@ -396,14 +397,25 @@ func connectLines(server, file string, kc *clientcmdapi.Config) []string {
 }
 
 // proxyKubeconfig is a kubeconfig for programs that go through the proxy at server:
-// no credentials (the proxy adds the user's).
-func proxyKubeconfig(server string) *clientcmdapi.Config {
+// no credentials (the proxy adds the user's), and the namespace of the
+// user's context or -n, as a program run with the user's own kubeconfig has.
+func proxyKubeconfig(server, namespace string) *clientcmdapi.Config {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["watchcache-proxy"] = &clientcmdapi.Cluster{Server: server}
 	kc.AuthInfos["watchcache-proxy"] = &clientcmdapi.AuthInfo{}
-	kc.Contexts["watchcache-proxy"] = &clientcmdapi.Context{Cluster: "watchcache-proxy", AuthInfo: "watchcache-proxy"}
+	kc.Contexts["watchcache-proxy"] = &clientcmdapi.Context{Cluster: "watchcache-proxy", AuthInfo: "watchcache-proxy", Namespace: namespace}
 	kc.CurrentContext = "watchcache-proxy"
 	return kc
+}
+
+// contextNamespace is the namespace of the user's context, or -n: "" for
+// default (the same, a line less).
+func contextNamespace(flags *genericclioptions.ConfigFlags) string {
+	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil || ns == metav1.NamespaceDefault {
+		return ""
+	}
+	return ns
 }
 
 // writeKubeconfig writes kc to path with mode 0600, whole or not at all,
