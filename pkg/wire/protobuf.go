@@ -711,11 +711,13 @@ func (d *protoDecoder) listBody(body *protoBody, end int64, page *reflector.Page
 		}
 		switch {
 		case num == listItems && typ == protowire.BytesType:
-			item, err := body.bytesField(fmt.Sprintf("list item %d", len(page.Items)))
-			if err != nil {
-				return err
+			// The item's number is formatted only for an error: a page has
+			// thousands of items.
+			item, err := body.bytesField("object")
+			var obj *store.Object
+			if err == nil {
+				obj, _, err = d.object(item)
 			}
-			obj, _, err := d.object(item)
 			if err != nil {
 				return fmt.Errorf("list item %d: %w", len(page.Items), err)
 			}

@@ -372,3 +372,35 @@ func FuzzProtobufDecoderReadsWhatTheGeneratedDecoderReads(f *testing.F) {
 		}
 	})
 }
+
+// protoListHead is the start of a protobuf LIST answer whose list claims
+// listLen bytes and holds the items given, whole, followed by rest: what a
+// test cuts or makes too large.
+func protoListHead(listLen uint64, items [][]byte, rest []byte) []byte {
+	var list []byte
+	for _, it := range items {
+		list = protowire.AppendTag(list, 2, protowire.BytesType)
+		list = protowire.AppendBytes(list, it)
+	}
+	b := protowire.AppendTag([]byte("k8s\x00"), 2, protowire.BytesType)
+	b = protowire.AppendVarint(b, listLen)
+	return append(append(b, list...), rest...)
+}
+
+// An item that does not fit is named by its number, as in JSON.
+func TestAProtobufListItemThatDoesNotFitIsNamed(t *testing.T) {
+	item := protowire.AppendTag(nil, 1, protowire.BytesType)
+	item = protowire.AppendBytes(item, protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "a"))
+	tooLarge := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.BytesType), wire.MaxObjectBytes+1)
+	for name, tc := range map[string]struct {
+		body []byte
+		want string
+	}{
+		"over the bound": {protoListHead(1<<40, [][]byte{item}, tooLarge), "list item 1: object of 16777217 bytes is larger than 16 MiB"},
+		"cut":            {protoListHead(1<<40, [][]byte{item}, protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.BytesType), 100)), "list item 1: unexpected EOF"},
+	} {
+		if _, err := wire.DecodeProtoList(bytes.NewReader(tc.body), false); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", name, err, tc.want)
+		}
+	}
+}
