@@ -514,9 +514,15 @@ func (b *protoBody) reset(r io.Reader) {
 // minRead is the least room a read is given.
 const minRead = 32 << 10
 
+// maxEmptyReads is how many reads in a row may return neither bytes nor an
+// error before the body fails with io.ErrNoProgress, as in jsonscan and
+// bufio: a reader that never progresses must not hold the decoder forever.
+const maxEmptyReads = 100
+
 // fill makes n bytes available at pos, reading as needed; false when the
 // body ends (or fails) first.
 func (b *protoBody) fill(n int) bool {
+	empty := 0
 	for len(b.buf)-b.pos < n {
 		if b.err != nil {
 			return false
@@ -533,8 +539,15 @@ func (b *protoBody) fill(n int) bool {
 		}
 		k, err := b.r.Read(b.buf[len(b.buf):cap(b.buf)])
 		b.buf = b.buf[:len(b.buf)+k]
-		if err != nil {
+		switch {
+		case err != nil:
 			b.err = err
+		case k > 0:
+			empty = 0
+		default:
+			if empty++; empty == maxEmptyReads {
+				b.err = io.ErrNoProgress
+			}
 		}
 	}
 	return true

@@ -404,3 +404,34 @@ func TestAProtobufListItemThatDoesNotFitIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// stuckReader returns neither bytes nor an error, up to a thousand times
+// (then it fails, so that a decoder that would spin forever ends).
+type stuckReader struct{ reads int }
+
+var errStillReading = errors.New("still reading after 1000 empty reads")
+
+func (r *stuckReader) Read([]byte) (int, error) {
+	if r.reads++; r.reads > 1000 {
+		return 0, errStillReading
+	}
+	return 0, nil
+}
+
+// A body whose reader makes no progress fails with io.ErrNoProgress, as a
+// JSON body does, not after reading for ever.
+func TestAProtobufBodyThatMakesNoProgressFails(t *testing.T) {
+	for name, decode := range map[string]func(io.Reader) error{
+		"list":  func(r io.Reader) error { _, err := wire.DecodeProtoList(r, false); return err },
+		"watch": func(r io.Reader) error { _, err := wire.ReadProtoWatchEvents(r, false); return err },
+		"list after its opening": func(r io.Reader) error {
+			_, err := wire.DecodeProtoList(io.MultiReader(bytes.NewReader(protoListHead(100, nil, nil)), r), false)
+			return err
+		},
+	} {
+		r := &stuckReader{}
+		if err := decode(r); !errors.Is(err, io.ErrNoProgress) || r.reads > 100 {
+			t.Errorf("%s: %v after %d reads, want io.ErrNoProgress after 100", name, err, r.reads)
+		}
+	}
+}
