@@ -23,8 +23,11 @@ type Churn struct {
 }
 
 type pathCount struct {
-	count    int64
-	managers map[string]int64
+	// count is the changes counted; events the events that made them, each
+	// once (more than one of Other's paths may change in one event), and
+	// last the number of the last of them (Churn.events).
+	count, events, last int64
+	managers            map[string]int64
 }
 
 // Add counts one MODIFIED event of object (namespace/name) and what it changed.
@@ -65,6 +68,9 @@ func (c *Churn) Add(object string, ch *Changes) {
 			}
 		}
 		pc.count++
+		if pc.last != c.events {
+			pc.events, pc.last = pc.events+1, c.events
+		}
 		if w := p.Author(); w != "" {
 			pc.managers[w]++
 		}
@@ -85,9 +91,11 @@ type Summary struct {
 	Objects []ObjectChurn `json:"objects"`
 }
 
-// PathChurn is one path's count of changes, its share of the events and the
-// manager that wrote it most (those tied for it, "alice and bob"; a
-// removal is no one's write).
+// PathChurn is one path's count of changes, the share of the events that
+// changed it and the manager that wrote it most (those tied for it, "alice
+// and bob"; a removal is no one's write). For Other, Count adds up the
+// changes of all the paths past the cap, and Share counts an event that
+// changed several of them once.
 type PathChurn struct {
 	Path    string  `json:"path"`
 	Count   int64   `json:"count"`
@@ -106,7 +114,7 @@ func (c *Churn) Summary(n int) Summary {
 	s := Summary{Events: c.events, TimestampOnly: c.timestampOnly, Skipped: c.skipped, Paths: []PathChurn{}, Objects: []ObjectChurn{}}
 	for path, pc := range c.paths {
 		// A path was counted by an event: c.events > 0.
-		s.Paths = append(s.Paths, PathChurn{Path: path, Count: pc.count, Share: float64(pc.count) / float64(c.events), Manager: top(pc.managers)})
+		s.Paths = append(s.Paths, PathChurn{Path: path, Count: pc.count, Share: float64(pc.events) / float64(c.events), Manager: top(pc.managers)})
 	}
 	slices.SortFunc(s.Paths, func(a, b PathChurn) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Path, b.Path))

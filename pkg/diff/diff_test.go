@@ -2,6 +2,7 @@ package diff_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -204,6 +205,31 @@ func TestChurnCountsPathsObjectsAndTopManagers(t *testing.T) {
 	if managers[".data.k"] != "alice and bob" || managers[".data.gone"] != "" {
 		t.Errorf("top managers %q, want alice and bob tied on .data.k, no one for the removal", managers)
 	}
+}
+
+// Past the cap, the paths are counted together as (other): its count adds
+// up their changes, but its share is of the events that changed any of
+// them, each once, so it is never over 100%.
+func TestOtherPathsShareCountsAnEventOnce(t *testing.T) {
+	var c diff.Churn
+	first := &diff.Changes{}
+	for i := range 10000 {
+		first.Paths = append(first.Paths, diff.Change{Path: fmt.Sprintf(".data.k%d", i)})
+	}
+	c.Add("ns/a", first)
+	for i := range 10 {
+		c.Add("ns/a", &diff.Changes{Paths: []diff.Change{{Path: fmt.Sprintf(".data.x%d", 3*i)}, {Path: fmt.Sprintf(".data.x%d", 3*i+1)}, {Path: fmt.Sprintf(".data.x%d", 3*i+2)}}})
+	}
+	for _, p := range c.Summary(20000).Paths {
+		if p.Path != diff.Other {
+			continue
+		}
+		if p.Count != 30 || p.Share > 1 || p.Share != 10.0/11 {
+			t.Errorf("(other): %+v, want 30 changes in 10 of the 11 events", p)
+		}
+		return
+	}
+	t.Error("no (other) row")
 }
 
 // A value is shown as JSON a person reads: <, > and & as they are, not as
