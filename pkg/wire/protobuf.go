@@ -603,13 +603,14 @@ func (b *protoBody) tag() (protowire.Number, protowire.Type, error) {
 	return num, typ, nil
 }
 
-// length reads a length prefix and checks it against limit.
-func (b *protoBody) length(limit int64, what string) (int, error) {
+// length reads the length prefix of a value that is held whole, so at most
+// MaxObjectBytes.
+func (b *protoBody) length(what string) (int, error) {
 	v, err := b.varint()
 	if err != nil {
 		return 0, err
 	}
-	if v > uint64(limit) {
+	if v > MaxObjectBytes {
 		return 0, fmt.Errorf("%s of %d bytes is larger than %d MiB: %w", what, v, MaxObjectBytes>>20, errTooLarge)
 	}
 	return int(v), nil
@@ -620,7 +621,7 @@ var errTooLarge = errors.New("too large")
 
 // bytesField reads a length-delimited value whole (at most MaxObjectBytes).
 func (b *protoBody) bytesField(what string) ([]byte, error) {
-	n, err := b.length(MaxObjectBytes, what)
+	n, err := b.length(what)
 	if err != nil {
 		return nil, err
 	}
@@ -690,9 +691,14 @@ func (d *protoDecoder) list(body *protoBody, page *reflector.Page, keepRaw bool)
 		}
 		switch {
 		case num == unknownRaw && typ == protowire.BytesType:
-			n, err := body.length(1<<62, "list")
+			// The list is decoded as it is read, never held: its length only
+			// marks where it ends, and no body is as long as 2^62 bytes.
+			n, err := body.varint()
 			if err != nil {
 				return err
+			}
+			if n > 1<<62 {
+				return fmt.Errorf("malformed protobuf: a list length of %d bytes", n)
 			}
 			if err := d.listBody(body, body.off+int64(n), page, keepRaw); err != nil {
 				return err

@@ -435,3 +435,12 @@ func TestAProtobufBodyThatMakesNoProgressFails(t *testing.T) {
 		}
 	}
 }
+
+// A list's length past what a body can be is malformed, not a list too
+// large for the bound on one object.
+func TestAProtobufListOfAMalformedLengthSaysSo(t *testing.T) {
+	_, err := wire.DecodeProtoList(bytes.NewReader(protoListHead(1<<64-1, nil, nil)), false)
+	if err == nil || !strings.Contains(err.Error(), "malformed protobuf: a list length of 18446744073709551615 bytes") || strings.Contains(err.Error(), "MiB") {
+		t.Errorf("got %v, want a malformed length", err)
+	}
+}
