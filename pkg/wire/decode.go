@@ -261,7 +261,11 @@ func (d *objectDecoder) object() (*store.Object, bool, error) {
 // newest entry's time (d.written). Entries are compared in their
 // canonical RFC 3339 form ("2026-11-29T13:46:10Z", what the API server
 // writes) as text, and parsed once; any other form is parsed as it comes.
-// A time that does not parse is left out: it only estimates delivery.
+// A time that does not parse is left out: it only estimates delivery. So
+// is one of the canonical shape that does not parse (month 13): compared as
+// text, it may sort above the valid ones and hide them too, leaving the
+// object's other times. The API server writes none (a metav1.Time it cannot
+// parse is refused), so that is not worth a parse for every entry.
 func (d *objectDecoder) managedFields() {
 	sc := &d.sc
 	var newest [20]byte
