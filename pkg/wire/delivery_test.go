@@ -271,6 +271,30 @@ func TestAStreamingListsInitialEventsCarryNoDelivery(t *testing.T) {
 	}
 }
 
+// An initial event decoded apart (its object before its type in JSON, or
+// JSON in a protobuf frame) skips its managedFields as the others do: its
+// write time is its creation's.
+func TestAnInitialEventDecodedApartSkipsItsManagedFields(t *testing.T) {
+	object := `{"metadata":{"name":"a","uid":"u","resourceVersion":"1","creationTimestamp":"2026-01-01T00:00:00Z",` +
+		`"managedFields":[{"manager":"m","time":"2026-01-01T00:01:00Z"}]}}`
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for name, tc := range map[string]struct {
+		body     []byte
+		protobuf bool
+	}{
+		"JSON, its object first": {[]byte(`{"object":` + object + `,"type":"ADDED"}`), false},
+		"JSON in protobuf":       {frame("ADDED", []byte(object)), true},
+	} {
+		evs, err := wire.ReadInitialEvents(bytes.NewReader(tc.body), tc.protobuf)
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("%s: %d events, %v", name, len(evs), err)
+		}
+		if got := evs[0].Delivery.Written; !got.Equal(created) {
+			t.Errorf("%s: written %v, want the creation %v (managedFields skipped)", name, got, created)
+		}
+	}
+}
+
 // A watch with a selector sees an object that changed into it as ADDED:
 // when its newest time is its creation (the write that moved it left no
 // managedFields time), nothing says when that write was, and the creation

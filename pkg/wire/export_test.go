@@ -90,3 +90,28 @@ func ReadProtoWatchEventsWriteTime(r io.Reader, on bool) (int, error) {
 		}
 	}
 }
+
+// ReadInitialEvents reads a watch body, in JSON or protobuf, as a streaming
+// list's initial events are read: managedFields skipped unread.
+func ReadInitialEvents(r io.Reader, protobuf bool) ([]reflector.WatchEvent, error) {
+	var evs []reflector.WatchEvent
+	var s protoStream
+	var d objectDecoder
+	s.body.reset(r)
+	s.dec.noWritten, d.noWritten = true, true
+	d.sc.ResetReader(r, MaxObjectBytes)
+	for {
+		var ev reflector.WatchEvent
+		var done bool
+		var err error
+		if protobuf {
+			ev, done, err = s.dec.nextEvent(&s.body, false)
+		} else {
+			ev, done, err = d.nextEvent(false, false)
+		}
+		if done || err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+}

@@ -895,8 +895,9 @@ func (d *protoDecoder) watchEvent(frame []byte, keepRaw bool) (reflector.WatchEv
 		return ev, fmt.Errorf("watch event of unknown type %q", typ)
 	}
 	if len(object) > 0 && object[0] == '{' {
-		// A JSON object in the RawExtension: decode it as JSON.
-		var jd objectDecoder
+		// A JSON object in the RawExtension: decode it as JSON, skipping
+		// managedFields as d does.
+		jd := objectDecoder{objectParts: objectParts{noWritten: d.noWritten}}
 		ev, err := jd.watchEvent(typ, bytes.Clone(object), false)
 		if !keepRaw {
 			ev.Item.Raw = nil

@@ -187,8 +187,9 @@ func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (reflector.WatchEvent,
 		return reflector.WatchEvent{}, err
 	}
 	if decodedAs == "" || decodedAs != typ {
-		// The type came after the object (or changed): decode it now, as DecodeWatchEvent does.
-		var fresh objectDecoder
+		// The type came after the object (or changed): decode it now, as
+		// DecodeWatchEvent does, skipping managedFields as d does.
+		fresh := objectDecoder{objectParts: objectParts{noWritten: d.noWritten}}
 		ev, err := fresh.watchEvent(typ, bytes.Clone(raw), keepBody)
 		if err != nil {
 			return ev, &eventDecodeError{err}
