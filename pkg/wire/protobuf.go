@@ -1023,45 +1023,29 @@ func jsonString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
 		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, `\n`...)
-			case '\r':
-				b = append(b, `\r`...)
-			case '\t':
-				b = append(b, `\t`...)
-			default:
-				b = append(b, `\u00`...)
-				b = append(b, hexDigit[c>>4], hexDigit[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(append(b, s[start:i]...), `\ufffd`...)
+		if r >= 0x20 && r != '"' && r != '\\' && r != '\u2028' && r != '\u2029' && (r != utf8.RuneError || size > 1) {
 			i += size
-			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(append(b, s[start:i]...), `\u202`...)
-			b = append(b, hexDigit[r&0xf])
-			i += size
-			start = i
-			continue
+		b = append(b, s[start:i]...)
+		switch r {
+		case '"', '\\':
+			b = append(b, '\\', byte(r))
+		case '\n':
+			b = append(b, `\n`...)
+		case '\r':
+			b = append(b, `\r`...)
+		case '\t':
+			b = append(b, `\t`...)
+		default: // a control byte, U+2028, U+2029, or a byte of invalid UTF-8 (U+FFFD)
+			b = append(b, '\\', 'u', hexDigit[r>>12&0xf], hexDigit[r>>8&0xf], hexDigit[r>>4&0xf], hexDigit[r&0xf])
 		}
 		i += size
+		start = i
 	}
 	return append(append(b, s[start:]...), '"')
 }
