@@ -88,9 +88,9 @@ const (
 	timeSeconds = 1
 )
 
-// isProtobuf reports whether a response's Content-Type is the protobuf
-// encoding (a LIST's, or a watch's with ";stream=watch").
-func isProtobuf(contentType string) bool {
+// IsProtobuf reports whether a response's Content-Type is the API server's
+// protobuf encoding (a LIST's, or a watch's with ";stream=watch").
+func IsProtobuf(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == request.ContentTypeProtobuf
 }

@@ -444,3 +444,18 @@ func TestAProtobufListOfAMalformedLengthSaysSo(t *testing.T) {
 		t.Errorf("got %v, want a malformed length", err)
 	}
 }
+
+func TestSupportedResponsesAreJSONAndProtobuf(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/json": true, "application/json; charset=utf-8": true,
+		"application/vnd.kubernetes.protobuf": true, "application/vnd.kubernetes.protobuf;stream=watch": true,
+		"application/cbor": false, "application/yaml": false, "": false, "application/json;;": false,
+	} {
+		if got := wire.SupportedResponse(ct); got != want {
+			t.Errorf("SupportedResponse(%q) = %t, want %t", ct, got, want)
+		}
+		if got := wire.IsProtobuf(ct); got != (want && strings.Contains(ct, "protobuf")) {
+			t.Errorf("IsProtobuf(%q) = %t", ct, got)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
 // The decoders below read API server responses that someone else asked for:
@@ -23,19 +24,12 @@ import (
 // They are the live Source's decoders, so a response decodes the same whether
 // package live asked for it or watched it go by.
 
-// IsProtobuf reports whether a response's Content-Type is the API server's
-// protobuf encoding (a LIST's, or a watch's with ";stream=watch").
-func IsProtobuf(contentType string) bool { return isProtobuf(contentType) }
-
 // SupportedResponse reports whether DecodeListResponse and
 // DecodeWatchResponse read a body of this Content-Type: JSON or protobuf
 // (CBOR, YAML and the rest are not decoded).
 func SupportedResponse(contentType string) bool {
-	if isProtobuf(contentType) {
-		return true
-	}
 	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == "application/json"
+	return err == nil && (mt == request.ContentTypeProtobuf || mt == "application/json")
 }
 
 // DecodeListResponse decodes a LIST response body (JSON or protobuf, by its
@@ -57,7 +51,7 @@ func DecodeListBody(r io.Reader, contentType string, keepBody, keepRaw bool) (*r
 	body := &CountingReader{R: r}
 	var page *reflector.Page
 	var err error
-	if isProtobuf(contentType) {
+	if IsProtobuf(contentType) {
 		page, err = decodeProtoList(body, keepRaw)
 	} else {
 		page, err = decodeListFrom(body, keepBody, keepRaw)
@@ -115,7 +109,7 @@ func DecodeWatchResponse(body io.ReadCloser, contentType string, o WatchOptions)
 // Close calls cancel, then closes body.
 func DecodeWatchBody(ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, contentType string, o WatchOptions) reflector.Stream {
 	st := &watchStream{ctx: ctx, cancel: cancel, body: body, o: o}
-	if isProtobuf(contentType) {
+	if IsProtobuf(contentType) {
 		st.proto = &protoStream{}
 		st.proto.body.reset(body)
 	} else {
