@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/live"
@@ -456,6 +457,33 @@ func TestSupportedResponsesAreJSONAndProtobuf(t *testing.T) {
 		}
 		if got := wire.IsProtobuf(ct); got != (want && strings.Contains(ct, "protobuf")) {
 			t.Errorf("IsProtobuf(%q) = %t", ct, got)
+		}
+	}
+}
+
+// An error response's Status is its body's, in JSON or protobuf, its code
+// the response's when it has none; any other body gets client-go's Status
+// for the code (no reason).
+func TestResponseStatusReadsJSONAndProtobufStatuses(t *testing.T) {
+	st := metav1.Status{Status: "Failure", Reason: metav1.StatusReasonExpired, Message: "too old"}
+	pb, err := st.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr := schema.GroupResource{Resource: "configmaps"}
+	for name, tc := range map[string]struct {
+		body   []byte
+		reason metav1.StatusReason
+	}{
+		"JSON":                 {[]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","message":"too old"}`), metav1.StatusReasonExpired},
+		"protobuf":             {unknown("v1", "Status", pb), metav1.StatusReasonExpired},
+		"JSON of another kind": {[]byte(`{"kind":"ConfigMap","reason":"Expired"}`), ""},
+		"protobuf, cut":        {unknown("v1", "Status", pb)[:10], ""},
+		"text":                 {[]byte("gone"), ""},
+	} {
+		got := wire.ResponseStatus(http.StatusGone, tc.body, reflector.VerbList, gr)
+		if got.Code != http.StatusGone || got.Reason != tc.reason || tc.reason == "" && !strings.Contains(got.Message, "status code 410") {
+			t.Errorf("%s: %+v, want code 410 and reason %q", name, got, tc.reason)
 		}
 	}
 }

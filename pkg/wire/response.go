@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -153,21 +152,16 @@ func (c ServerClock) Lag(arrived, written time.Time) time.Duration {
 // status): its body when the body is a Status in JSON or protobuf, otherwise
 // the Status client-go makes for the code.
 func ResponseStatus(code int, body []byte, verb reflector.Verb, gr schema.GroupResource) *metav1.Status {
-	if bytes.HasPrefix(body, []byte(protoMagic)) {
-		if st, err := decodeProtoStatus(body); err == nil {
-			if st.Code == 0 {
-				st.Code = int32(code)
-			}
-			return st
+	st, err := decodeProtoStatus(body)
+	if err != nil {
+		st = &metav1.Status{}
+		if json.Unmarshal(body, st) != nil || st.Kind != "Status" {
+			se := apierrors.NewGenericServerResponse(code, string(verb), gr, "", string(body), 0, false)
+			return &se.ErrStatus
 		}
 	}
-	var st metav1.Status
-	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
-		if st.Code == 0 {
-			st.Code = int32(code)
-		}
-		return &st
+	if st.Code == 0 {
+		st.Code = int32(code)
 	}
-	se := apierrors.NewGenericServerResponse(code, string(verb), gr, "", string(body), 0, false)
-	return &se.ErrStatus
+	return st
 }
