@@ -121,10 +121,7 @@ func DecodeWatchBody(ctx context.Context, cancel context.CancelFunc, body io.Rea
 // ServerClock is the server's clock as a response's Date header tells it:
 // Offset is the server's time minus ours. The zero ServerClock (no Date)
 // takes the two clocks as equal.
-type ServerClock struct {
-	Offset time.Duration
-	Known  bool
-}
+type ServerClock struct{ Offset time.Duration }
 
 // ServerClockOf reads h's Date header (to the second) for a request sent
 // at sent. The Date is compared with the request's sending, not the
@@ -138,7 +135,7 @@ func ServerClockOf(h http.Header, sent time.Time) ServerClock {
 	if err != nil || sent.IsZero() {
 		return ServerClock{}
 	}
-	return ServerClock{Offset: date.Sub(sent), Known: true}
+	return ServerClock{Offset: date.Sub(sent)}
 }
 
 // Lag is how late something that arrived at arrived (our clock) was, when
