@@ -168,7 +168,7 @@ func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (reflector.WatchEvent,
 				case reflector.EventAdded, reflector.EventModified, reflector.EventDeleted, reflector.EventBookmark:
 					var err error
 					if obj, end, err = d.object(); err != nil {
-						if sc.Err() == nil || isSyntaxError(sc.Err()) {
+						if _, malformed := errors.AsType[*jsonscan.SyntaxError](sc.Err()); sc.Err() == nil || malformed {
 							return reflector.WatchEvent{}, &eventDecodeError{fmt.Errorf("%s event: decoding object: %w", typ, err)}
 						}
 						return reflector.WatchEvent{}, err // reading failed
@@ -209,12 +209,6 @@ func (d *objectDecoder) wireEvent(keepBody, keepRaw bool) (reflector.WatchEvent,
 	}
 	return reflector.WatchEvent{Type: reflector.EventType(typ), Item: reflector.Item{Object: obj, Raw: object}, InitialEventsEnd: reflector.EventType(typ) == reflector.EventBookmark && end,
 		Delivery: d.delivery(reflector.EventType(typ), obj)}, nil
-}
-
-// isSyntaxError reports whether err is malformed JSON or a value of the wrong type.
-func isSyntaxError(err error) bool {
-	var se *jsonscan.SyntaxError
-	return errors.As(err, &se)
 }
 
 // eventTypeName returns the event type as a string without allocating for the known ones.
