@@ -450,16 +450,11 @@ func keyString(k []value.Field) string {
 	return b.String()
 }
 
+// scalar is a key's value as text; fmt writes an int64, a float64 ('g',
+// shortest) and a bool as strconv does.
 func scalar(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case float64:
-		return strconv.FormatFloat(t, 'g', -1, 64)
-	case bool:
-		return strconv.FormatBool(t)
+	if s, ok := v.(string); ok {
+		return s
 	}
 	return fmt.Sprint(v)
 }

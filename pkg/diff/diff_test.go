@@ -207,6 +207,26 @@ func TestChurnCountsPathsObjectsAndTopManagers(t *testing.T) {
 	}
 }
 
+// A list keyed by numbers (a Service's ports) names its items by them as
+// JSON writes them.
+func TestListItemsKeyedByNumbersAreNamedByThem(t *testing.T) {
+	svc := func(target int) string {
+		return `{"metadata":{"name":"s","managedFields":[{"manager":"m","operation":"Apply","fieldsType":"FieldsV1",` +
+			`"fieldsV1":{"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:targetPort":{}}},"f:weights":{"k:{\"weight\":0.5}":{".":{},"f:x":{}}}}}}]},` +
+			`"spec":{"ports":[{"port":80,"protocol":"TCP","targetPort":` + fmt.Sprint(target) + `}],"weights":[{"weight":0.5,"x":` + fmt.Sprint(target) + `}]}}`
+	}
+	ch, err := diff.Compare([]byte(svc(8080)), []byte(svc(9090)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byPath(t, ch)
+	for _, path := range []string{".spec.ports[port=80,protocol=TCP].targetPort", ".spec.weights[weight=0.5].x"} {
+		if _, ok := got[path]; !ok {
+			t.Errorf("no change at %s; got %v", path, ch.Paths)
+		}
+	}
+}
+
 // Past the cap, the paths are counted together as (other): its count adds
 // up their changes, but its share is of the events that changed any of
 // them, each once, so it is never over 100%.
