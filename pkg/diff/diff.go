@@ -14,9 +14,9 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -130,11 +130,12 @@ const (
 // Compare returns what changed from old to new, two versions of one object's
 // JSON. Values are kept (Old, New) when keepValues is set.
 func Compare(old, new []byte, keepValues bool) (*Changes, error) {
-	var o, n map[string]any
-	if err := decode(old, &o); err != nil {
+	o, err := decode(old)
+	if err != nil {
 		return nil, fmt.Errorf("the earlier version: %w", err)
 	}
-	if err := decode(new, &n); err != nil {
+	n, err := decode(new)
+	if err != nil {
 		return nil, fmt.Errorf("the new version: %w", err)
 	}
 	// A LIST's items carry no apiVersion and kind, a watch event's do: not a change.
@@ -146,25 +147,24 @@ func Compare(old, new []byte, keepValues bool) (*Changes, error) {
 	d.newOwners = ownersOf(new)
 	d.keys = keyNames(d.newOwners)
 	d.object(nil, o, n)
-	sort.Slice(d.out, func(i, j int) bool { return d.out[i].Path < d.out[j].Path })
+	slices.SortFunc(d.out, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return &Changes{Paths: d.out, TimestampOnly: !d.substantive}, nil
 }
 
 // decode reads JSON with integral numbers as int64, as structured-merge-diff
 // reads the keys of managedFields, so that a list key compares equal.
-func decode(b []byte, v *map[string]any) error {
+func decode(b []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {
-		return fmt.Errorf("decoding JSON: %w", err)
+		return nil, fmt.Errorf("decoding JSON: %w", err)
 	}
 	m, ok := numbers(raw).(map[string]any)
 	if !ok {
-		return fmt.Errorf("decoding JSON: not an object")
+		return nil, errors.New("decoding JSON: not an object")
 	}
-	*v = m
-	return nil
+	return m, nil
 }
 
 func numbers(v any) any {
@@ -288,7 +288,7 @@ func (d *differ) object(path []step, o, n map[string]any) {
 			names = append(names, k)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	for _, k := range names {
 		p := append(slices.Clip(path), step{kind: 'f', field: k, shape: shape + "." + k})
 		ov, inOld := o[k]

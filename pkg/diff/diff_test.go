@@ -287,3 +287,15 @@ func TestTheFirstAndLastAnnotationAreChangesOfTheirKeys(t *testing.T) {
 		}
 	}
 }
+
+// A trace without values records an event's skipped changes as "paths":[],
+// as it always has, not null.
+func TestChangesWithoutValuesKeepAnEmptyListOfPaths(t *testing.T) {
+	b, err := json.Marshal(diff.Skip(diff.SkipCap).WithoutValues())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"paths":[]`) {
+		t.Errorf("got %s, want \"paths\":[]", b)
+	}
+}
