@@ -20,11 +20,6 @@ import (
 // InitialEventsEndAnnotation marks the bookmark that ends a streaming list.
 const InitialEventsEndAnnotation = metav1.InitialEventsAnnotationKey
 
-// Decoding reads each object's JSON once, in place (pkg/internal/jsonscan),
-// taking what the store keeps from metadata and skipping the rest (spec,
-// data, managedFields) undecoded; keys match exactly, as in the API server's
-// decoder.
-
 // DecodeObject decodes the compact store form of one object's JSON. With
 // keepBody the JSON itself is kept as the object's Body (not copied: raw must
 // not be modified afterwards).

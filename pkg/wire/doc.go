@@ -4,8 +4,9 @@
 // Answers are decoded by their Content-Type while the body arrives,
 // straight into the store's compact objects: protobuf with protowire,
 // taking only ObjectMeta's kept fields; JSON in one pass with package
-// jsonscan. Each byte is read once, and only the object being decoded is
-// held, up to MaxObjectBytes.
+// jsonscan, its keys matched exactly, as the API server's decoder matches
+// them. Each byte is read once, and only the object being decoded is held,
+// up to MaxObjectBytes.
 //
 // DecodeListResponse, DecodeWatchResponse and ResponseStatus decode the
 // bytes of a response, whoever asked for it: a response decodes the same

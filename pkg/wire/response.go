@@ -17,12 +17,6 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire/request"
 )
 
-// The decoders below read API server responses that someone else asked for:
-// an observing proxy hands them the bytes a client received, as they arrive,
-// and gets what the client's own reflector got, in the compact store form.
-// They are the live Source's decoders, so a response decodes the same whether
-// package live asked for it or watched it go by.
-
 // SupportedResponse reports whether DecodeListResponse and
 // DecodeWatchResponse read a body of this Content-Type: JSON or protobuf
 // (CBOR, YAML and the rest are not decoded).
