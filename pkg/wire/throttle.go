@@ -24,12 +24,11 @@ func ThrottleOf(code int, h http.Header, now time.Time) *reflector.Throttle {
 	if code != http.StatusTooManyRequests {
 		return nil
 	}
-	t := &reflector.Throttle{
+	return &reflector.Throttle{
 		RetryAfter:       retryAfter(h.Get("Retry-After"), now),
 		FlowSchemaUID:    strings.TrimSpace(h.Get(HeaderFlowSchemaUID)),
 		PriorityLevelUID: strings.TrimSpace(h.Get(HeaderPriorityLevelUID)),
 	}
-	return t
 }
 
 // retryAfter reads a Retry-After value: delay-seconds or an HTTP date (RFC
