@@ -79,7 +79,8 @@ func (c Change) Author() string {
 
 // Changes is what one MODIFIED event changed.
 type Changes struct {
-	// Paths are the changes, in path order (meta ones included).
+	// Paths are the changes, sorted by Path as bytes compare (meta ones
+	// included).
 	Paths []Change `json:"paths"`
 	// TimestampOnly: nothing changed but resourceVersion, managedFields and
 	// values under metadata or status that are RFC 3339 times.

@@ -52,8 +52,8 @@ func (v *Versions) Forget(key string) { delete(v.held, key) }
 // Event keeps the versions up to date with one watch event of type typ
 // ("ADDED", "MODIFIED" or "DELETED") of the object key, and returns the
 // changes of a MODIFIED event: recorded when the event carries them
-// already (the replay of a trace that recorded them), diffed otherwise; nil
-// for the other types.
+// already (the replay of a trace that recorded them), diffed otherwise; for
+// the other types, recorded as it came (nil: only MODIFIED events carry any).
 func (v *Versions) Event(typ, key, uid string, raw []byte, recorded *Changes) *Changes {
 	switch typ {
 	case "ADDED":

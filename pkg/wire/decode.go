@@ -61,7 +61,7 @@ type objectDecoder struct {
 type objectParts struct {
 	// written is the newest managedFields[].time of the object (zero
 	// without one); see writeTime. noWritten skips managedFields unread
-	// (the benchmark of the passive estimate's cost).
+	// (a streaming list's initial events, whose delivery nothing estimates).
 	written   time.Time
 	noWritten bool
 	// text collects every string an object keeps; they become substrings of

@@ -11,8 +11,10 @@
 // DecodeListResponse, DecodeWatchResponse and ResponseStatus decode the
 // bytes of a response, whoever asked for it: a response decodes the same
 // whether package live asked for it or the observing proxy watched it go
-// by. DecodeObject, DecodeWatchEvent and DecodeList read the JSON a trace
-// records. ThrottleOf reads a 429's headers.
+// by. DecodeObject and DecodeWatchEvent read the JSON a trace records (and
+// a Table's rows); DecodeList reads a LIST body already held whole (the
+// observing proxy's, when a Table was asked for and a list came).
+// ThrottleOf reads a 429's headers.
 //
 // Package wire decodes and never connects: it links no client-go (package
 // live does). It depends on package reflector for the seam's types (Page,

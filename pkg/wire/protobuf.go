@@ -209,8 +209,10 @@ type protoDecoder struct {
 
 // object decodes the compact store form of one top-level object's message
 // (a ConfigMap, a PartialObjectMetadata…) and reports whether it is the
-// initial-events-end bookmark. Like the generated decoders, a repeated
-// metadata field merges into the first.
+// initial-events-end bookmark. Like the generated decoders, a metadata
+// field that comes twice merges into the first: a later name, timestamp or
+// generation replaces the earlier one, and labels, owner references and
+// managedFields add up (a label's last value wins).
 func (d *protoDecoder) object(b []byte) (*store.Object, bool, error) {
 	d.reset()
 	d.newest = 0
@@ -802,7 +804,7 @@ func listMeta(b []byte, page *reflector.Page) error {
 	return nil
 }
 
-// nextProtoEvent reads the next frame of a protobuf watch body; done reports
+// nextEvent reads the next frame of a protobuf watch body; done reports
 // that the body ended between frames. Decoding errors are *eventDecodeError.
 func (d *protoDecoder) nextEvent(body *protoBody, keepRaw bool) (ev reflector.WatchEvent, done bool, err error) {
 	if body.atEOF() {
@@ -1018,7 +1020,9 @@ func appendObjectJSON(b []byte, tm typeMeta, obj *store.Object, end bool) []byte
 }
 
 // jsonString appends s as a JSON string, as encoding/json writes it without
-// HTML escaping (invalid UTF-8 becomes U+FFFD).
+// HTML escaping, but for \b and \f, written \u0008 and \u000c (as
+// encoding/json did before Go 1.22; both read back the same). Invalid UTF-8
+// becomes \ufffd.
 func jsonString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0

@@ -32,7 +32,8 @@ func ThrottleOf(code int, h http.Header, now time.Time) *reflector.Throttle {
 }
 
 // retryAfter reads a Retry-After value: delay-seconds or an HTTP date (RFC
-// 9110); 0 when absent or unreadable.
+// 9110); 0 when absent or unreadable, for a delay not positive or over a
+// day, and for a date not after now (a later date is taken however far).
 func retryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {

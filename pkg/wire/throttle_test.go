@@ -29,6 +29,8 @@ func TestThrottleOfReadsRetryAfterInSecondsOrAsADate(t *testing.T) {
 		{"-1", 0},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+		{"90000", 0}, // over a day
+		{now.Add(48 * time.Hour).Format(http.TimeFormat), 48 * time.Hour},
 	} {
 		h := http.Header{}
 		if tc.value != "" {
