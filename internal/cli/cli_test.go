@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -568,5 +569,26 @@ func TestAnInterruptedReplaySaysSoNotThatTheRecordingIsCut(t *testing.T) {
 	}
 	if got := errOut.String(); !strings.Contains(got, "replay: stopped at 03:43:0") || strings.Contains(got, "ends early") {
 		t.Errorf("stderr %q: want it to say the replay was interrupted, and not that the recording ends early", got)
+	}
+}
+
+// -v on the dashboard is refused only when client-go's log would be written
+// across it: stderr the terminal. Redirected (2> FILE), or without the
+// dashboard, it runs.
+func TestVerboseIsRefusedOnlyAcrossTheDashboard(t *testing.T) {
+	for _, c := range []struct{ tui, verbose, stderrTerminal, refused bool }{
+		{true, true, true, true},
+		{true, true, false, false},
+		{false, true, true, false},
+		{true, false, true, false},
+	} {
+		err := logAcrossDashboard(c.tui, c.verbose, c.stderrTerminal)
+		if got := err != nil; got != c.refused {
+			t.Errorf("dashboard %v, -v %v, stderr a terminal %v: refused %v, want %v", c.tui, c.verbose, c.stderrTerminal, got, c.refused)
+		}
+		var ue usageError
+		if err != nil && (!errors.As(err, &ue) || !strings.Contains(err.Error(), "2> client-go.log")) {
+			t.Errorf("refused with %v, want a usage error saying how to redirect it", err)
+		}
 	}
 }

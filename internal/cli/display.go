@@ -62,6 +62,16 @@ func (d *DisplayOptions) outputs(streams genericiooptions.IOStreams, useTUI bool
 		Findings: d.Findings.options()}
 }
 
+// logAcrossDashboard refuses -v (verbose) on the dashboard when stderr is
+// a terminal, the dashboard's: client-go writes its log lines there, across
+// the screen.
+func logAcrossDashboard(useTUI, verbose, stderrTerminal bool) error {
+	if useTUI && verbose && stderrTerminal {
+		return usageErrorf("-v writes client-go's log to stderr, across the dashboard: redirect it (2> client-go.log) or use --no-tui")
+	}
+	return nil
+}
+
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

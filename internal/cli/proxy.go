@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
 	kubectlproxy "k8s.io/kubectl/pkg/proxy"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
@@ -217,6 +219,9 @@ func (o *ProxyOptions) Validate() error {
 
 // Run serves the proxy until ctx ends (or --duration).
 func (o *ProxyOptions) Run(ctx context.Context) error {
+	if err := logAcrossDashboard(!o.Display.NoTUI && o.isTerminal(), klog.V(1).Enabled(), isTerminal(os.Stderr)); err != nil {
+		return err
+	}
 	if err := checkKubeconfig(o.ConfigFlags); err != nil {
 		return err
 	}
