@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,6 +15,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/wire"
@@ -131,6 +134,51 @@ func TestTheResponderAnswersARefusedConnection429(t *testing.T) {
 		}
 		if (tc.code == http.StatusTooManyRequests) != (w.Header().Get("Retry-After") == "1") {
 			t.Errorf("%v: Retry-After %q", tc.err, w.Header().Get("Retry-After"))
+		}
+	}
+}
+
+// A watch whose server refused the connection (an apiserver restarting)
+// ends in an error, as our reflector's does: its client was answered 429
+// and retries; it neither canceled nor left (the handler's return, which
+// cancels the request's context, came before the stream was fed).
+func TestAWatchTheServerRefusedEndsInAnError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := "http://" + ln.Addr().String()
+	ln.Close()
+	p, srv, addr := serveProxy(t, Options{Config: &rest.Config{Host: server}})
+	defer func() {
+		_ = srv.Close()
+		p.Close()
+	}()
+	const ua = "refused-test"
+	for range 5 {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/api/v1/namespaces/ns/configmaps?watch=true&resourceVersion=10", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", ua)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("answered %d, want 429", resp.StatusCode)
+		}
+	}
+	p.Wait()
+	streams := streamsOf(p, ua, configMapsGVR)
+	if len(streams) != 1 {
+		t.Fatalf("%d streams, want 1", len(streams))
+	}
+	for _, r := range streams[0].Stats().Requests {
+		if r.End == nil || r.End.Reason != reflector.EndError || !utilnet.IsConnectionRefused(r.End.Err) {
+			t.Errorf("request #%d ended %+v, want an error: the connection refused", r.ID, r.End)
 		}
 	}
 }

@@ -526,7 +526,7 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		resp, err = t.rt.RoundTrip(req)
 	}
 	if err != nil {
-		j.err = err
+		j.err, j.canceled = err, req.Context().Err() != nil
 		t.p.release(sl)
 		close(j.ready)
 		return nil, err
@@ -810,6 +810,7 @@ type job struct {
 
 	ready    chan struct{} // closed once the fields below are set
 	err      error         // the round trip failed
+	canceled bool          // its context was done then (the client left, the run ended), not later by the answer's handler
 	code     int
 	header   http.Header
 	answered time.Time // when the response headers came (wall clock: Retry-After's dates)
@@ -1002,9 +1003,9 @@ func (j *job) end(decodeErr error) *reflector.RequestEnd {
 // canceled, one cut because the run ended is stopped.
 func (j *job) endOf(err error) *reflector.RequestEnd {
 	switch {
-	case j.ctx.Err() != nil && j.p.closing.Load():
+	case j.canceled && j.p.closing.Load():
 		return stoppedEnd()
-	case j.ctx.Err() != nil:
+	case j.canceled:
 		return &reflector.RequestEnd{Reason: reflector.EndCanceled, Err: err}
 	}
 	return &reflector.RequestEnd{Reason: reflector.EndError, Err: err}
