@@ -18,11 +18,14 @@ import (
 )
 
 // completeResources completes RESOURCE with the server's listable,
-// watchable resource types, waiting at most 5 s for each request.
+// watchable resource types, waiting at most 5 s for each request: every
+// argument (each is a resource), and after a comma (kubectl's syntax for
+// several) the name after it, the ones before kept.
 func completeResources(flags *genericclioptions.ConfigFlags) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		before, last := "", toComplete
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			before, last = toComplete[:i+1], toComplete[i+1:]
 		}
 		bound(flags, 5*time.Second)
 		dc, err := flags.ToDiscoveryClient()
@@ -47,7 +50,11 @@ func completeResources(flags *genericclioptions.ConfigFlags) func(*cobra.Command
 				names = append(names, name)
 			}
 		}
-		return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+		names = withPrefix(names, last)
+		for i := range names {
+			names[i] = before + names[i]
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 const twoContexts = `apiVersion: v1
@@ -63,8 +67,42 @@ func TestE2ENamespaceCompletesWithTheServersNamespaces(t *testing.T) {
 	if _, out, _ := run(t, "__complete", "--kubeconfig", kubeconfig(t), "config"); !strings.HasPrefix(out, "configmaps\n:4\n") {
 		t.Errorf("RESOURCE: got %q, want configmaps", out)
 	}
+	// Several resources: a second argument, and after a comma.
+	for _, command := range []string{"", "cost", "monitor"} {
+		args := append(strings.Fields(command), "--kubeconfig", kubeconfig(t), "pods", "config")
+		if _, out, _ := run(t, append([]string{"__complete"}, args...)...); !strings.HasPrefix(out, "configmaps\n:4\n") {
+			t.Errorf("%v: got %q, want configmaps", args, out)
+		}
+	}
+	if _, out, _ := run(t, "__complete", "--kubeconfig", kubeconfig(t), "pods,config"); !strings.HasPrefix(out, "pods,configmaps\n:4\n") {
+		t.Errorf("pods,config: got %q, want pods,configmaps", out)
+	}
 	_, out, _ := run(t, "__complete", "configmaps", "--kubeconfig", kubeconfig(t), "-n", "kube-")
 	if !strings.HasPrefix(out, "kube-node-lease\nkube-public\nkube-system\n:4\n") {
 		t.Errorf("got %q, want the kube- namespaces", out)
+	}
+}
+
+// No flag completes with file names but those whose value is a file or a
+// directory (cobra's default offered the directory for --duration), and no
+// argument of a command that takes none.
+func TestOnlyPathFlagsCompleteWithFileNames(t *testing.T) {
+	paths := map[string]bool{"kubeconfig": true, "cache-dir": true, "certificate-authority": true, "client-certificate": true, "client-key": true, "trace": true, "print-kubeconfig": true}
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	root := testCommand(streams)
+	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+		path := strings.Fields(strings.TrimPrefix(c.CommandPath(), root.CommandPath()))
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.NoOptDefVal != "" || paths[f.Name] || f.Name == "output" && c.Name() == "report" {
+				return
+			}
+			_, out, _ := run(t, append(append([]string{"__complete"}, path...), "--"+f.Name, "")...)
+			if strings.HasSuffix(strings.TrimSpace(out), "\n:0") || strings.TrimSpace(out) == ":0" {
+				t.Errorf("%s --%s completes with file names", c.CommandPath(), f.Name)
+			}
+		})
+	}
+	if _, out, _ := run(t, "__complete", "proxy", ""); !strings.HasPrefix(out, ":4\n") {
+		t.Errorf("proxy's argument: got %q, want nothing (it takes none)", out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/alert"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 )
 
 // MonitorOptions are the metrics and alert-rule flags, shared by the live
@@ -37,6 +38,9 @@ func (o *MonitorOptions) addFlags(cmd *cobra.Command, replay bool) {
 		var out []string
 		for _, m := range alert.Measures() {
 			out = append(out, string(m)+">")
+		}
+		for _, e := range findings.Catalogue() {
+			out = append(out, "finding:"+string(e.ID)+">")
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})

@@ -115,6 +115,7 @@ func proxyCommand(o *ProxyOptions, version string) *cobra.Command {
 			}
 			return nil
 		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.addressGiven, o.seedGiven = cmd.Flags().Changed("address"), cmd.Flags().Changed("fault-seed")
 			if err := o.Validate(); err != nil {
@@ -137,6 +138,13 @@ func proxyCommand(o *ProxyOptions, version string) *cobra.Command {
 	f.DurationVar(&o.ForgetAfter, "forget-after", o.ForgetAfter, "Forget what a client that left held once it has been gone this long (its stream keeps its counts; if it comes back, it is a new stream)")
 	f.StringArrayVar(&o.Faults, "fault", nil, "Inject a watch fault into the traffic, NAME[=VALUE][@every=D|@after=D][@p=F] (repeatable): "+
 		joinNames(fault.Names())+". Each is noted in the stream's log, the trace and the summary's faults")
+	_ = cmd.RegisterFlagCompletionFunc("fault", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var names []string
+		for _, n := range fault.Names() {
+			names = append(names, string(n))
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
 	f.StringArrayVar(&o.FaultTargets, "fault-target", nil, "Limit --fault to these resources (pods, deployments.apps) and clients (client=USER-AGENT-SUBSTRING), comma-separated (repeatable)")
 	f.Int64Var(&o.FaultSeed, "fault-seed", 1, "Seed of the random draws of --fault's @p (one seed, the same draws)")
 	o.Diff.addFlags(cmd, diffHelp+", of every JSON stream of whole objects a client receives (protobuf, metadata-only and table streams are not diffed); holds each object's last version")

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
@@ -109,7 +110,26 @@ func NewCommand(streams genericiooptions.IOStreams, version string) *cobra.Comma
 		c.Args = cobra.ArbitraryArgs
 	}
 	argsAreUsage(cmd)
+	completeNoFiles(cmd)
 	return cmd
+}
+
+// completeNoFiles registers, for every flag of cmd and its subcommands that
+// takes a value, is not a file or a directory, and completes with nothing
+// of its own, a completion without file names (cobra's default offers
+// them: --duration <TAB> listed the directory).
+func completeNoFiles(cmd *cobra.Command) {
+	for _, c := range append([]*cobra.Command{cmd}, cmd.Commands()...) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			switch f.Name {
+			case "kubeconfig", "cache-dir", "certificate-authority", "client-certificate", "client-key", "trace", "print-kubeconfig", "output":
+				return // a path (-o is report's file; the others' -o completes its formats)
+			}
+			if _, has := c.GetFlagCompletionFunc(f.Name); !has && f.NoOptDefVal == "" {
+				_ = c.RegisterFlagCompletionFunc(f.Name, cobra.NoFileCompletions)
+			}
+		})
+	}
 }
 
 // newHelpCommand is "help [command]": cobra's prints the root's help and
