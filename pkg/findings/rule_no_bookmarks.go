@@ -31,8 +31,8 @@ const preTimeoutBookmark = 2 * time.Second
 type noBookmarks struct {
 	reqs []int64
 	// timeoutMisses are the watches that ran to their timeout without the
-	// bookmark due before it since the last watch that had one (see
-	// minTimeoutMisses).
+	// bookmark due before it since the last watch that ended having had a
+	// bookmark, however long it was open (see minTimeoutMisses).
 	timeoutMisses []int64
 	checked       *openWatch // the open watch checked already: raised, or found a bookmark
 }
@@ -54,6 +54,14 @@ func (r *noBookmarks) observe(e *Engine, n reflector.Note) {
 
 // ended checks a watch that asked for bookmarks at its end.
 func (r *noBookmarks) ended(e *Engine, at time.Time, w *openWatch, req *reflector.RequestInfo) {
+	if w.bookmarked {
+		// The server sends bookmarks: a miss before this was the load's.
+		// Cleared before any other check: a watch open past the bookmark
+		// interval was checked already (checkOpen found its bookmark), and
+		// is a watch with a bookmark between two misses all the same.
+		r.timeoutMisses = nil
+		return
+	}
 	if !w.asked || r.checked == w || w.firstEvent.IsZero() || req.End.IsGone() {
 		return
 	}
@@ -64,9 +72,6 @@ func (r *noBookmarks) ended(e *Engine, at time.Time, w *openWatch, req *reflecto
 	atTimeout := req.End.Reason == reflector.EndClosed && w.timeout >= minBookmarkTimeout && open >= w.timeout-time.Second &&
 		at.Sub(w.firstEvent) >= preTimeoutBookmark+time.Second
 	switch {
-	case w.bookmarked:
-		// The server sends bookmarks: a miss before this was the load's.
-		r.timeoutMisses = nil
 	case at.Sub(w.firstEvent) > bookmarkInterval:
 		r.raise(e, at, req.ID, open, at.Sub(w.firstEvent), false)
 	case atTimeout:

@@ -113,6 +113,36 @@ func TestNoBookmarksAtATimeoutNeedsAnEventBeforeThePreTimeoutBookmark(t *testing
 	}
 }
 
+// README promises no-bookmarks on "2 watches in a row (no watch with a
+// bookmark between them)": a long watch that had its bookmarks between
+// two misses clears the first, though it was checked while it was open.
+func TestNoBookmarksALongBookmarkedWatchBetweenTwoMissesClearsThem(t *testing.T) {
+	f := newFeed(t, Options{})
+	short := reflector.RequestOptions{ResourceVersion: "10", AllowWatchBookmarks: true, TimeoutSeconds: 15}
+	miss := func() {
+		f.request(reflector.VerbWatch, short, 15*time.Second, 1, nil, func() {
+			f.advance(5 * time.Second)
+			f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+			f.advance(-5 * time.Second)
+		})
+	}
+	miss()
+	// A healthy 5-minute watch with events and a bookmark; its note past
+	// 75 s after its first event checks it while it is open.
+	f.request(reflector.VerbWatch, bookmarked, 5*time.Minute, 10, nil, func() {
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		f.advance(50 * time.Second)
+		f.bookmark()
+		f.advance(40 * time.Second)
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		f.advance(-90 * time.Second)
+	})
+	miss()
+	if got, ok := f.e.Get(NoBookmarks); ok {
+		t.Fatalf("no-bookmarks on two misses with a long watch that had a bookmark between them: %s", got.Detail())
+	}
+}
+
 // A streaming list's end bookmark is the end of a list, not a progress
 // bookmark: a watch past it that gets events and no bookmark for 75 s
 // raises no-bookmarks (a ledger counts the two apart).
