@@ -29,10 +29,13 @@ func (r *watchListUnsupported) entry() Entry {
 	return Entry{WatchListUnsupported, Info, "the streaming list was refused (or stalled) and the list fell back to LIST: the server's answer and what the LIST cost (a warning with `--initial-list=stream`, and for an observed client that waits on instead of falling back)"}
 }
 
-// observe raises it on the refusal, and completes its evidence with what
-// the first list cost.
+// observe raises it on the first refusal, and completes its evidence with
+// what the first list cost. A later refusal (a relist that streams again,
+// with --initial-list=stream or an observed client) is the same answer:
+// taken as new evidence it would drop that cost, which only the first
+// list's note brings.
 func (r *watchListUnsupported) observe(e *Engine, n reflector.Note) {
-	if d := decided(n, reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd); d != nil {
+	if d := decided(n, reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd); d != nil && r.refused == nil {
 		r.refused = &refusal{id: n.RequestID, cause: d.Cause, stalled: d.Reason == reflector.ReasonInitialEventsEnd}
 		if r.refused.stalled {
 			r.refused.cause = fmt.Sprintf("nothing for %s before the initial-events-end bookmark", roundDur(d.Wait))

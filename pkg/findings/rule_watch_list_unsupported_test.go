@@ -30,6 +30,28 @@ func TestStreamRefusalIsInfoUnlessAskedFor(t *testing.T) {
 	}
 }
 
+// README promises "the server's answer and what the LIST cost": a relist
+// that streams again and is refused again (--initial-list=stream, or an
+// observed client that streams every relist) keeps the first refusal and
+// its LIST's cost.
+func TestASecondStreamRefusalKeepsWhatTheLISTCost(t *testing.T) {
+	f := newFeed(t, Options{StreamAsked: true})
+	refuse := func() {
+		f.request(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}, 5*time.Millisecond, 0,
+			&reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 422}}, nil)
+		f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonStreamRefused, Cause: "422 Invalid"})
+		f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, 2*time.Second, 0, nil, nil)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, Objects: 1200, Bytes: 5 << 20})
+	}
+	refuse()
+	first, _ := f.e.Get(WatchListUnsupported)
+	refuse()
+	got, _ := f.e.Get(WatchListUnsupported)
+	if got.Evidence.Text != first.Evidence.Text || got.Evidence.Facts["listObjects"] != "1200" {
+		t.Fatalf("the second refusal changed the evidence:\n first: %s\n then:  %s", first.Evidence.Text, got.Evidence.Text)
+	}
+}
+
 func TestAStalledStreamingListIsNotTheLISTsTime(t *testing.T) {
 	f := newFeed(t, Options{})
 	f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList})
