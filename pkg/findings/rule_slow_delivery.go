@@ -28,8 +28,9 @@ const (
 )
 
 type slowDelivery struct {
-	reqs  []int64      // the requests of the late events
-	probe probeFigures // the delivery probe's, when the run has one
+	reqs   []int64      // the requests of the late events
+	probe  probeFigures // the delivery probe's, when the run has one
+	events int          // the events with an estimated lag read so far
 }
 
 // probeFigures are the delivery probe's figures over the whole run.
@@ -47,10 +48,20 @@ func (r *slowDelivery) entry() Entry {
 func (r *slowDelivery) pass() int { return -1 }
 
 // observe reads an applied event's estimated lag (its reflector counted
-// it already): only a late event is new evidence.
+// it already): a late event is new evidence, and so is the minLagEvents-th
+// event, late or not: late events before it were too few events to judge,
+// and from it on they are enough. An event on time past it can only lower
+// the p99.
 func (r *slowDelivery) observe(e *Engine, n reflector.Note) {
-	if n.Kind == reflector.NoteApplied && n.Delivery.Known() && reflector.LagBucketOf(n.Delivery.Lag) >= slowLagBucket {
+	if n.Kind != reflector.NoteApplied || !n.Delivery.Known() {
+		return
+	}
+	r.events++
+	late := reflector.LagBucketOf(n.Delivery.Lag) >= slowLagBucket
+	if late {
 		r.reqs = appendLast(r.reqs, n.RequestID)
+	}
+	if late || r.events == minLagEvents {
 		r.check(e, n.At)
 	}
 }

@@ -69,3 +69,34 @@ func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 		t.Fatalf("want slow-delivery from the probe, raised once, got %v %+v", ok, got)
 	}
 }
+
+// README promises slow-delivery when "the events' estimated lag has its
+// p99 in 15-60s or over (20 events or more, 3 of them late)": late events
+// that came before the 20th are judged when the 20th comes, on time or not.
+func TestSlowDeliveryJudgesLateEventsBeforeTheTwentiethAtIt(t *testing.T) {
+	f := newFeed(t, Options{})
+	applied := func(lag time.Duration) {
+		f.lag.Counts[reflector.LagBucketOf(lag)]++
+		f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified},
+			Delivery: reflector.Delivery{Written: f.now.Add(-lag), Lag: lag}})
+	}
+	for range 3 {
+		applied(20 * time.Second)
+	}
+	for range 16 {
+		applied(100 * time.Millisecond)
+	}
+	if f.has(SlowDelivery) {
+		t.Fatal("slow-delivery raised on 19 events")
+	}
+	applied(100 * time.Millisecond)
+	if got, ok := f.e.Get(SlowDelivery); !ok || got.Count != 3 {
+		t.Fatalf("want slow-delivery at the 20th event, counting the 3 late before it, got %v %+v", ok, got)
+	}
+	for range 10 {
+		applied(100 * time.Millisecond)
+	}
+	if len(f.raised) != 1 {
+		t.Fatalf("events on time past the 20th updated slow-delivery: raised %d times", len(f.raised))
+	}
+}
