@@ -68,8 +68,10 @@ func (r *relistStorm) entry() Entry {
 // observe keeps the 410s, and counts a relist of the server's (not one the
 // user forced): a relist beginning is the storm's new evidence.
 func (r *relistStorm) observe(e *Engine, n reflector.Note) {
-	if q := n.Request; n.Kind == reflector.NoteRequestStarted && q.Verb == reflector.VerbWatch {
-		r.watched, r.asked = true, r.asked || q.Opts.AllowWatchBookmarks
+	// The watch as the track read it, which guards a note without its
+	// request (Observe is exported: a caller's note may lack it).
+	if w := e.track.watch; n.Kind == reflector.NoteRequestStarted && w != nil {
+		r.watched, r.asked = true, r.asked || w.asked
 	}
 	if decided(n, reflector.ReasonGone) != nil {
 		t := &e.track

@@ -39,6 +39,18 @@ func TestRelistStormNeedsThreeRelistsInTheWindow(t *testing.T) {
 	}
 }
 
+// A request-started note without its request (a Ledger always sets it;
+// Observe is exported, and the track guards it) is read without a panic.
+func TestRelistStormReadsARequestStartedWithoutItsRequest(t *testing.T) {
+	f := newFeed(t, Options{})
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("a request-started note without its request: %v", p)
+		}
+	}()
+	f.note(reflector.Note{Kind: reflector.NoteRequestStarted})
+}
+
 func TestRelistStormSaysThe410sCameOnReconnect(t *testing.T) {
 	f := newFeed(t, Options{})
 	gone := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}
