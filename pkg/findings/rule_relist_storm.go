@@ -79,7 +79,9 @@ func (r *relistStorm) observe(e *Engine, n reflector.Note) {
 		if !t.seen.alive.IsZero() {
 			g.downFor = n.At.Sub(t.seen.alive)
 		}
-		if t.lastWatchQuiet {
+		// The life of the watch the 410 answered: a LIST's 410 (the last
+		// request a LIST) answered no reconnect, whatever watch ended before.
+		if t.lastWatchQuiet && t.lastVerb == reflector.VerbWatch {
 			g.afterStart = t.lastWatchLife
 		}
 		r.gones = append(r.gones, g)

@@ -73,6 +73,27 @@ func TestRelistStormSaysThe410sCameOnReconnect(t *testing.T) {
 
 // 410s the observing proxy answered (--fault gone) are its own: the cause
 // names the fault and says nothing was compacted, not both.
+// README promises the cause "says whether the 410s came right after
+// reconnects": a LIST's 410 is no reconnect's, though the watch before it
+// was short and quiet.
+func TestRelistStormCountsNoLISTs410AsAReconnects(t *testing.T) {
+	f := newFeed(t, Options{})
+	gone := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}
+	for range 3 {
+		// A watch quiet for 3 s, cut; the LIST from its resourceVersion is answered 410.
+		f.request(reflector.VerbWatch, bookmarked, 3*time.Second, 0, &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("connection reset by peer")}, nil)
+		f.request(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "5"}, 100*time.Millisecond, 0, gone, nil)
+		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	}
+	got, ok := f.e.Get(RelistStorm)
+	if !ok || strings.Contains(got.Cause, "right after a reconnect") {
+		t.Fatalf("want relist-storm without the LISTs' 410s counted as a reconnect's: %v %+v", ok, got)
+	}
+}
+
 func TestRelistStormOfInjected410sBlamesNoCompaction(t *testing.T) {
 	f := newFeed(t, Options{})
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: "gone@every=12s", Cause: "acted", Count: 1})
