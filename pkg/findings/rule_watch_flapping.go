@@ -34,8 +34,8 @@ type flap struct {
 }
 
 func (r *watchFlapping) entry() Entry {
-	return Entry{WatchFlapping, Warning, fmt.Sprintf("%d watches within %s were cut (an error while open, or closed within %s), no 410 among them; refused connections and error answers are failed requests, not cut watches, and a watch that ran to the timeout it asked for is not cut",
-		flapWatches, span(flapWindow), span(flapLifetime))}
+	return Entry{WatchFlapping, Warning, fmt.Sprintf("%d watches within %s were cut (an error while open, or closed within %s), and no 410 Gone came (to a watch or a LIST) in the %s before the last of them (a 410 makes it a relist matter, relist-storm's); refused connections and error answers are failed requests, not cut watches, and a watch that ran to the timeout it asked for is not cut",
+		flapWatches, span(flapWindow), span(flapLifetime), span(flapWindow))}
 }
 
 // pass: after no-bookmarks, which reads a watch's end first.

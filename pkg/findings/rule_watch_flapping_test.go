@@ -48,3 +48,26 @@ func TestFlappingCountsOnlyWatchesThatWereOpen(t *testing.T) {
 		t.Errorf("after the window moved on: count %d (%q), want it to stay 8, the title saying the 5 in the window", got.Count, got.Title)
 	}
 }
+
+// README promises watch-flapping when "no 410 Gone came (to a watch or a
+// LIST) in the 5 minutes before the last of them": a LIST's 410 before the
+// cuts, none of them a 410, holds it back until it is 5 minutes old.
+func TestFlappingWaitsOutA410InTheWindow(t *testing.T) {
+	f := newFeed(t, Options{})
+	gone := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}
+	f.request(reflector.VerbList, reflector.RequestOptions{ResourceVersion: "5"}, 100*time.Millisecond, 0, gone, nil)
+	f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
+	f.advance(time.Minute)
+	cut := &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("reading watch stream: unexpected EOF")}
+	for range 5 {
+		f.request(reflector.VerbWatch, bookmarked, 2*time.Second, 0, cut, nil)
+	}
+	if f.has(WatchFlapping) {
+		t.Fatal("watch-flapping raised on 5 cuts a minute after a 410")
+	}
+	f.advance(4 * time.Minute)
+	f.request(reflector.VerbWatch, bookmarked, 2*time.Second, 0, cut, nil)
+	if got, ok := f.e.Get(WatchFlapping); !ok || got.Count != 6 {
+		t.Fatalf("want watch-flapping over 6 cuts once the 410 is 5 minutes old, got %v %+v", ok, got)
+	}
+}
