@@ -54,7 +54,7 @@ func (largeInitialList) observe(e *Engine, n reflector.Note) {
 	}
 	e.raise(LargeInitialList, Warning, n.At, func(f *Finding) {
 		f.Count = 1
-		f.Title = fmt.Sprintf("the initial list is large: %d objects, %s, %s", d.Objects, size, roundDur(took))
+		f.Title = fmt.Sprintf("the initial list is large: %d objects, %s, %s", d.Objects, size, tookText(took))
 		f.Evidence = Evidence{
 			Text:     "the first complete list was " + strings.Join(over, ", "),
 			Requests: slices.Clone(e.track.listReqs),

@@ -48,3 +48,16 @@ func TestLargeInitialListNeedsOneMeasureOverItsBound(t *testing.T) {
 		t.Error("a relist raised large-initial-list")
 	}
 }
+
+// The list's time counts from the request that began it (README: "from
+// the request that began it"): a list-complete note that does not say
+// when that was gives "time unknown", as a list without its bytes gives
+// "size unknown", not 0s.
+func TestLargeInitialListOfUnknownTimeSaysSo(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, time.Minute, 0, nil, nil)
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20", Objects: 60000})
+	if got, ok := f.e.Get(LargeInitialList); !ok || got.Title != "the initial list is large: 60000 objects, size unknown, time unknown" {
+		t.Fatalf("want the list's size and time said unknown: %v %q", ok, got.Title)
+	}
+}

@@ -95,8 +95,12 @@ func (r *watchListUnsupported) raise(e *Engine, at time.Time, objects int, bytes
 				text += ", " + mib(bytes)
 				facts["listBytes"] = fmt.Sprint(bytes)
 			}
-			text += " in " + roundDur(took)
-			facts["listSeconds"] = fmt.Sprintf("%.1f", took.Seconds())
+			if took > 0 {
+				text += " in " + roundDur(took)
+				facts["listSeconds"] = fmt.Sprintf("%.1f", took.Seconds())
+			} else {
+				text += ", " + tookText(took)
+			}
 			facts["listObjects"] = fmt.Sprint(objects)
 		}
 		f.Evidence = Evidence{Text: text, Requests: slices.Clone(e.track.listReqs), Facts: facts}

@@ -52,6 +52,21 @@ func TestASecondStreamRefusalKeepsWhatTheLISTCost(t *testing.T) {
 	}
 }
 
+// README promises "what the LIST cost": a list-complete note that does not
+// say when its LIST began says its time is unknown, not 0s.
+func TestAStreamRefusalsLISTOfUnknownTimeSaysSo(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.request(reflector.VerbWatch, reflector.RequestOptions{SendInitialEvents: true, AllowWatchBookmarks: true}, 5*time.Millisecond, 0,
+		&reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 422}}, nil)
+	f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonStreamRefused, Cause: "422 Invalid"})
+	f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, 2*time.Second, 0, nil, nil)
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, Objects: 1200})
+	got, _ := f.e.Get(WatchListUnsupported)
+	if !strings.HasSuffix(got.Evidence.Text, "brought 1200 objects, time unknown") || got.Evidence.Facts["listSeconds"] != "" {
+		t.Fatalf("want the LIST's time said unknown, and no listSeconds: %q %v", got.Evidence.Text, got.Evidence.Facts)
+	}
+}
+
 func TestAStalledStreamingListIsNotTheLISTsTime(t *testing.T) {
 	f := newFeed(t, Options{})
 	f.decide(reflector.Decision{State: reflector.StateListing, Reason: reflector.ReasonInitialList})

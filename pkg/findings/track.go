@@ -200,6 +200,15 @@ func listTook(n reflector.Note) time.Duration {
 	return 0
 }
 
+// tookText says how long a list took, listTook's: "time unknown" when
+// its note does not say, as a list's bytes say "size unknown".
+func tookText(took time.Duration) string {
+	if took <= 0 {
+		return "time unknown"
+	}
+	return roundDur(took)
+}
+
 // endedWatch is the watch request a RequestEnded note ended, if it is one.
 func endedWatch(n reflector.Note) *reflector.RequestInfo {
 	if r := n.Request; n.Kind == reflector.NoteRequestEnded && r != nil && r.End != nil && r.Verb == reflector.VerbWatch {
