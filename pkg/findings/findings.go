@@ -29,15 +29,7 @@ const (
 )
 
 // rank orders severities: info 0, warning 1, error 2.
-func (s Severity) rank() int {
-	switch s {
-	case Warning:
-		return 1
-	case Error:
-		return 2
-	}
-	return 0
-}
+func (s Severity) rank() int { return max(0, slices.Index([]Severity{Info, Warning, Error}, s)) }
 
 // AtLeast reports whether s is as bad as o or worse.
 func (s Severity) AtLeast(o Severity) bool { return s.rank() >= o.rank() }
