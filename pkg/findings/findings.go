@@ -193,14 +193,9 @@ func roundSeconds(s float64) string {
 
 // Worst is the worst severity among findings that are not ignored, and
 // whether there is one.
-func Worst(fs []Finding) (Severity, bool) {
-	var worst Severity
-	found := false
+func Worst(fs []Finding) (worst Severity, found bool) {
 	for _, f := range fs {
-		if f.Ignored {
-			continue
-		}
-		if !found || f.Severity.rank() > worst.rank() {
+		if !f.Ignored && (!found || f.Severity.rank() > worst.rank()) {
 			worst, found = f.Severity, true
 		}
 	}
