@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
 )
 
@@ -97,11 +98,8 @@ func IDList() string {
 
 // span says a threshold's time for people: "10 minutes", "75 s".
 func span(d time.Duration) string {
-	switch {
-	case d == time.Minute:
-		return "1 minute"
-	case d > time.Minute && d%time.Minute == 0:
-		return fmt.Sprintf("%d minutes", d/time.Minute)
+	if d >= time.Minute && d%time.Minute == 0 {
+		return format.PluralUngrouped(d/time.Minute, "minute")
 	}
 	return fmt.Sprintf("%g s", d.Seconds())
 }
