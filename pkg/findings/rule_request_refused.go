@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -40,14 +41,7 @@ func (r *requestRefused) observe(e *Engine, n reflector.Note) {
 	reqs := appendLast(slices.Clone(r.reqs), n.RequestID)
 	e.raise(RequestRefused, Error, n.At, func(f *Finding) {
 		f.Count++
-		what := "request"
-		switch e.track.lastVerb {
-		case reflector.VerbList:
-			what = "list"
-		case reflector.VerbWatch:
-			what = "watch"
-		}
-		f.Title = "the server refused the " + what + ": " + refusedAs(d.Code)
+		f.Title = "the server refused the " + cmp.Or(string(e.track.lastVerb), "request") + ": " + refusedAs(d.Code)
 		if d.Reason == reflector.ReasonBadRequest {
 			f.Title = fmt.Sprintf("the server refused the request's options (%d)", d.Code)
 		}
