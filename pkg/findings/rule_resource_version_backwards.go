@@ -2,7 +2,6 @@ package findings
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -11,9 +10,7 @@ import (
 // RVBackwards is a resourceVersion older than the cursor.
 const RVBackwards ID = "resource-version-backwards"
 
-type rvBackwards struct {
-	reqs []int64
-}
+type rvBackwards struct{}
 
 func (r *rvBackwards) entry() Entry {
 	return Entry{RVBackwards, Error, "an event or bookmark carried a resourceVersion older than the cursor"}
@@ -24,13 +21,12 @@ func (r *rvBackwards) observe(e *Engine, n reflector.Note) {
 	if d == nil {
 		return
 	}
-	r.reqs = appendLast(r.reqs, n.RequestID)
 	e.raise(RVBackwards, Error, n.At, func(f *Finding) {
 		f.Count++
 		f.Title = "the resourceVersion went backwards " + format.PluralUngrouped(f.Count, "time")
 		f.Evidence = Evidence{
 			Text:     fmt.Sprintf("request #%d delivered resourceVersion %s after the cursor had reached %s (the cursor was kept)", n.RequestID, d.ResourceVersion, d.Cursor),
-			Requests: slices.Clone(r.reqs),
+			Requests: appendLast(f.Evidence.Requests, n.RequestID),
 			Facts:    map[string]string{"resourceVersion": d.ResourceVersion, "cursor": d.Cursor},
 		}
 		f.Cause = "the events came from a source behind the one the cursor came from: an HA API server whose watch cache lags the others (the watch reconnected to another replica), or something in between (a caching proxy) serving old data"

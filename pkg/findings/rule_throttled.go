@@ -16,7 +16,6 @@ import (
 const Throttled ID = "throttled"
 
 type throttled struct {
-	reqs []int64
 	// the last 429 of API Priority and Fairness: its FlowSchema and
 	// PriorityLevel (the last UIDs given) and what it said
 	schemaUID, levelUID string
@@ -34,7 +33,6 @@ func (r *throttled) observe(e *Engine, n reflector.Note) {
 		return
 	}
 	end := q.End
-	r.reqs = appendLast(r.reqs, q.ID)
 	e.raise(Throttled, Warning, n.At, func(f *Finding) {
 		f.Count++
 		who := "the API server"
@@ -63,7 +61,7 @@ func (r *throttled) observe(e *Engine, n reflector.Note) {
 			}
 		}
 		r.said = fmt.Sprintf("%s answered 429; the last, #%d (%s), said: %s", format.PluralUngrouped(f.Count, "request"), q.ID, strings.ToUpper(string(q.Verb)), end.Cause())
-		f.Evidence = Evidence{Requests: slices.Clone(r.reqs), Facts: facts}
+		f.Evidence = Evidence{Requests: appendLast(f.Evidence.Requests, q.ID), Facts: facts}
 		f.Cause = "API Priority and Fairness had no seat for the request in its priority level and its queues were full (or the level rejects): the client's requests, or others in the same level, exceed its share"
 		if e.track.injected(Throttled) != "" && r.schemaUID == "" && r.levelUID == "" {
 			// No 429 named a FlowSchema: the server throttled none of them.
