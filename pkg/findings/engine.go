@@ -253,6 +253,15 @@ func appendLast(ids []int64, id int64) []int64 {
 const keepRequests = 20
 const keepObjects = 50
 
+// keepFirst appends o to objs while they are fewer than keepObjects: a
+// finding names the first ones it found.
+func keepFirst(objs []Object, o Object) []Object {
+	if len(objs) < keepObjects {
+		objs = append(objs, o)
+	}
+	return objs
+}
+
 func roundDur(d time.Duration) string {
 	switch {
 	case d <= 0:

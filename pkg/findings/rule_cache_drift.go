@@ -24,9 +24,7 @@ func (cacheDrift) observe(e *Engine, n reflector.Note) {
 	var objs []Object
 	add := func(list []store.DiffEntry, what string) {
 		for _, d := range list {
-			if len(objs) < keepObjects {
-				objs = append(objs, Object{Namespace: d.Ref.Namespace, Name: d.Ref.Name, What: what, OldUID: d.OldUID, NewUID: d.NewUID})
-			}
+			objs = keepFirst(objs, Object{Namespace: d.Ref.Namespace, Name: d.Ref.Name, What: what, OldUID: d.OldUID, NewUID: d.NewUID})
 		}
 	}
 	add(a.Missing, "missing")

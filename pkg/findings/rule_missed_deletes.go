@@ -13,7 +13,6 @@ const MissedDeletes ID = "missed-deletes"
 
 type missedDeletes struct {
 	objects []Object // the first keepObjects
-	total   int
 	// window spans every relist's: from the first one's beginning (the
 	// watch's last sign of life before it, or with deletes dropped on
 	// purpose the list before it) to the last relist, so that it holds
@@ -34,10 +33,10 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 	}
 	diff := d.Diff
 	for _, de := range diff.Deleted {
-		r.add(Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "deleted", OldUID: de.OldUID})
+		r.objects = keepFirst(r.objects, Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "deleted", OldUID: de.OldUID})
 	}
 	for _, de := range diff.Recreated {
-		r.add(Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "recreated", OldUID: de.OldUID, NewUID: de.NewUID})
+		r.objects = keepFirst(r.objects, Object{Namespace: de.Ref.Namespace, Name: de.Ref.Name, What: "recreated", OldUID: de.OldUID, NewUID: de.NewUID})
 	}
 	// The deletes the proxy dropped on purpose were sent while the watch
 	// was up: they lie anywhere after the list before this relist. Else
@@ -91,7 +90,7 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		if f.Count > int64(deleted+recreated) {
 			text += fmt.Sprintf(" (%d in all, over %d relists; the window spans them all)", f.Count, r.relists)
 		}
-		f.Evidence = Evidence{Text: text, Requests: slices.Clone(r.reqs), Objects: slices.Clone(r.objects), ObjectsTotal: r.total, Window: r.window}
+		f.Evidence = Evidence{Text: text, Requests: slices.Clone(r.reqs), Objects: slices.Clone(r.objects), ObjectsTotal: int(f.Count), Window: r.window}
 		why := "history was gone when the watch came back (410 Gone after a compaction, a restart, a long disconnect), so the deletes were never sent"
 		switch {
 		case dropped > 0 && others > 0:
@@ -106,11 +105,4 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		f.Action = "handle cache.DeletedFinalStateUnknown in every OnDelete handler; make cleanup level-based (reconcile what exists) rather than edge-triggered on delete events; use finalizers for cleanup that must run"
 		f.Docs = "https://pkg.go.dev/k8s.io/client-go/tools/cache#DeletedFinalStateUnknown"
 	})
-}
-
-func (r *missedDeletes) add(o Object) {
-	r.total++
-	if len(r.objects) < keepObjects {
-		r.objects = append(r.objects, o)
-	}
 }

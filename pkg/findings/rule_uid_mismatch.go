@@ -35,9 +35,7 @@ func (r *uidMismatch) observe(e *Engine, n reflector.Note) {
 	if res.Previous != nil {
 		o.OldUID = res.Previous.UID
 	}
-	if len(r.objects) < keepObjects {
-		r.objects = append(r.objects, o)
-	}
+	r.objects = keepFirst(r.objects, o)
 	e.raise(UIDMismatch, Warning, n.At, func(f *Finding) {
 		f.Count++
 		f.Title = format.PluralUngrouped(f.Count, "object") + " replaced under the same name between events"
