@@ -28,9 +28,9 @@ type Options struct {
 }
 
 // Source is what an engine reads of its reflector's running totals, besides
-// the notes: a Reflector, a Ledger and an observed Stream have both.
+// the notes: slow-delivery's lag counts. A Reflector, a Ledger and an
+// observed Stream have them.
 type Source interface {
-	Counters() reflector.Counters
 	Lag() reflector.LagStats
 }
 

@@ -13,33 +13,29 @@ import (
 
 // feed builds notes as a reflector's ledger would, on a clock the test moves.
 type feed struct {
-	t        *testing.T
-	e        *Engine
-	now      time.Time
-	seq      uint64
-	id       int64
-	counters reflector.Counters
-	lag      reflector.LagStats
-	raised   []Finding
+	t      *testing.T
+	e      *Engine
+	now    time.Time
+	seq    uint64
+	id     int64
+	lists  int64 // the lists begun: ListBegan's Number
+	lag    reflector.LagStats
+	raised []Finding
 }
 
-// Counters and Lag make the feed the engine's Source.
-func (f *feed) Counters() reflector.Counters { return f.counters }
-
+// Lag makes the feed the engine's Source.
 func (f *feed) Lag() reflector.LagStats { return f.lag }
 
 // bookmark notes a progress bookmark of the request in flight.
 func (f *feed) bookmark() {
-	f.counters.Bookmarks++
 	f.note(reflector.Note{Kind: reflector.NoteBookmark, Bookmark: &reflector.Bookmark{ResourceVersion: "11"}})
 }
 
 // listBegan notes a relist that began, for cause (after a first list).
 func (f *feed) listBegan(cause reflector.ListCause) {
-	f.counters.Lists = max(f.counters.Lists, 1) + 1
-	b := reflector.ListBegan{Number: f.counters.Lists}
+	f.lists = max(f.lists, 1) + 1
+	b := reflector.ListBegan{Number: f.lists}
 	if b.Relist() {
-		f.counters.Relists++
 		b.Cause = cause
 	}
 	f.note(reflector.Note{Kind: reflector.NoteListBegan, List: &b})
