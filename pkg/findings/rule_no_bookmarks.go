@@ -69,8 +69,7 @@ func (r *noBookmarks) ended(e *Engine, at time.Time, w *openWatch, req *reflecto
 	// A watch that ran to a timeout too short for the server's
 	// bookmark timer is no evidence; nor is one whose first event came
 	// too late for the bookmark the server sends 2 s before the timeout.
-	atTimeout := req.End.Reason == reflector.EndClosed && w.timeout >= minBookmarkTimeout && open >= w.timeout-time.Second &&
-		at.Sub(w.firstEvent) >= preTimeoutBookmark+time.Second
+	atTimeout := w.ranOut && w.timeout >= minBookmarkTimeout && at.Sub(w.firstEvent) >= preTimeoutBookmark+time.Second
 	switch {
 	case at.Sub(w.firstEvent) > bookmarkInterval:
 		r.raise(e, at, req.ID, open, at.Sub(w.firstEvent), false)

@@ -60,7 +60,7 @@ func (r *watchFlapping) observe(e *Engine, n reflector.Note) {
 	if !established(req, end) {
 		return // a refused connection or an error answer: no watch was open to be cut
 	}
-	if w := e.track.ended; w != nil && end.Reason == reflector.EndClosed && w.timeout > 0 && req.Duration >= w.timeout-time.Second {
+	if w := e.track.ended; w != nil && w.ranOut {
 		return // it ran to the timeout it asked for, however short
 	}
 	if end.Reason != reflector.EndError && req.Duration >= flapLifetime {

@@ -67,8 +67,7 @@ func (r *watchListUnsupported) observeWaiting(e *Engine, n reflector.Note) {
 		}
 		return
 	}
-	if w, req := e.track.ended, endedWatch(n); w != nil && req != nil && w.streaming && !w.listEnded &&
-		req.End.Reason == reflector.EndClosed && w.timeout > 0 && req.Duration >= w.timeout-time.Second {
+	if w := e.track.ended; w != nil && w.streaming && !w.listEnded && w.ranOut {
 		r.refused = &refusal{id: w.id, stalled: true, waiting: true,
 			cause: fmt.Sprintf("its initial-events-end bookmark never came: it ran to its timeout (%s) without it", roundDur(w.timeout))}
 		r.raise(e, n.At, 0, 0, 0)

@@ -73,7 +73,8 @@ type openWatch struct {
 	streaming  bool // it is a streaming list (sendInitialEvents=true)
 	asked      bool // allowWatchBookmarks
 	timeout    time.Duration
-	applied    int // events it applied
+	applied    int  // events it applied
+	ranOut     bool // it ended closed at the timeout it asked for (within a second)
 	// firstEvent is when it applied its first event: from then on the
 	// server has a resourceVersion newer than the watch's to bookmark.
 	firstEvent time.Time
@@ -173,6 +174,7 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 	alive := false
 	if w != nil && w.id == r.ID {
 		t.ended = w
+		w.ranOut = r.End.Reason == reflector.EndClosed && w.timeout > 0 && r.Duration >= w.timeout-time.Second
 		// It delivered something: an event, a bookmark, or the end of its streaming list.
 		alive = w.applied > 0 || w.bookmarked || w.listEnded
 	}
