@@ -268,7 +268,7 @@ func most(m map[writtenPath]int64) writtenPath {
 	var top writtenPath
 	var topN int64
 	for k, n := range m {
-		if n > topN || (n == topN && cmp.Or(cmp.Compare(k.path, top.path), cmp.Compare(k.writer, top.writer)) < 0) {
+		if n > topN || (n == topN && k.before(top)) {
 			top, topN = k, n
 		}
 	}
