@@ -98,7 +98,10 @@ type Evidence struct {
 type Object struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
-	// What happened to it: "deleted", "recreated", "replaced", "missing", "extra", "different".
+	// What happened to it: "deleted", "recreated" (missed-deletes),
+	// "replaced", "stale delete" (uid-mismatch: a delete of another UID
+	// than the cached one's, ignored), "missing", "extra", "different"
+	// (cache-drift).
 	What   string `json:"what"`
 	OldUID string `json:"oldUID,omitempty"`
 	NewUID string `json:"newUID,omitempty"`

@@ -9,7 +9,8 @@ import (
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/store"
 )
 
-// UIDMismatch is an object replaced under the same name between events.
+// UIDMismatch is a watch event for another object under the same name: one
+// that replaced the cached object, or a stale delete of an older one.
 const UIDMismatch ID = "uid-mismatch"
 
 type uidMismatch struct {
@@ -17,7 +18,7 @@ type uidMismatch struct {
 }
 
 func (r *uidMismatch) entry() Entry {
-	return Entry{UIDMismatch, Warning, "a watch event replaced an object of the same name with another UID"}
+	return Entry{UIDMismatch, Warning, "a watch event replaced an object of the same name with another UID, or deleted one with another UID than the cached one's (a stale delete: a late delete of an older instance, ignored)"}
 }
 
 func (r *uidMismatch) observe(e *Engine, n reflector.Note) {
@@ -38,7 +39,7 @@ func (r *uidMismatch) observe(e *Engine, n reflector.Note) {
 	r.objects = keepFirst(r.objects, o)
 	e.raise(UIDMismatch, Warning, n.At, func(f *Finding) {
 		f.Count++
-		f.Title = format.PluralUngrouped(f.Count, "object") + " replaced under the same name between events"
+		f.Title = "another UID under the same name in " + format.PluralUngrouped(f.Count, "watch event")
 		f.Evidence = Evidence{
 			Text:         fmt.Sprintf("%s carried another UID than the cached object of the same name; the last: %s (%s) in request #%d", format.PluralUngrouped(f.Count, "watch event"), o, o.What, n.RequestID),
 			Requests:     appendLast(f.Evidence.Requests, n.RequestID),

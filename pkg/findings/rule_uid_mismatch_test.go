@@ -17,6 +17,11 @@ func TestUIDMismatchNamesBothUIDs(t *testing.T) {
 	if !ok || got.Count != 2 || len(got.Evidence.Objects) != 2 {
 		t.Fatalf("want uid-mismatch on two objects: %v %+v", ok, got)
 	}
+	// README: "or deleted one with another UID than the cached one's (a
+	// stale delete ...)": the title says no more than that.
+	if got.Title != "another UID under the same name in 2 watch events" {
+		t.Errorf("title %q", got.Title)
+	}
 	if o := got.Evidence.Objects[0]; o.What != "replaced" || o.OldUID != "old" || o.NewUID != "new" {
 		t.Errorf("the replaced object: %+v", o)
 	}
