@@ -99,7 +99,7 @@ func (r *slowDelivery) check(e *Engine, at time.Time) {
 			facts["lag"] = strings.Join(buckets, ", ")
 		}
 		if byLag {
-			titles = append(titles, fmt.Sprintf("%d of %d events over 15s after their write", late, total))
+			titles = append(titles, fmt.Sprintf("%d of %d events over %gs after their write", late, total, reflector.LagBucketUpper(slowLagBucket-1)))
 			texts = append(texts, fmt.Sprintf("the events' estimated lag (arrival minus the object's last write, corrected by the server's Date; ±2s) has its p99 in %s over %d events", reflector.LagBucketName(lag.P99Bucket()), total))
 		}
 		if p.samples > 0 {
