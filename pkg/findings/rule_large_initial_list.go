@@ -40,7 +40,7 @@ func (largeInitialList) observe(e *Engine, n reflector.Note) {
 		over = append(over, fmt.Sprintf("%s over %s", mib(bytes), mib(largeListBytes)))
 	}
 	if d.Objects > largeListObjects {
-		over = append(over, fmt.Sprintf("%d objects over %d", d.Objects, largeListObjects))
+		over = append(over, fmt.Sprintf("%s objects over %s", format.Count(d.Objects), format.Count(largeListObjects)))
 	}
 	if took > largeListTime {
 		over = append(over, fmt.Sprintf("%s over %s", roundDur(took), roundDur(largeListTime)))
@@ -54,7 +54,7 @@ func (largeInitialList) observe(e *Engine, n reflector.Note) {
 	}
 	e.raise(LargeInitialList, Warning, n.At, func(f *Finding) {
 		f.Count = 1
-		f.Title = fmt.Sprintf("the initial list is large: %d objects, %s, %s", d.Objects, size, tookText(took))
+		f.Title = fmt.Sprintf("the initial list is large: %s, %s, %s", format.Plural(d.Objects, "object"), size, tookText(took))
 		f.Evidence = Evidence{
 			Text:     "the first complete list was " + strings.Join(over, ", "),
 			Requests: slices.Clone(e.track.listReqs),

@@ -57,7 +57,7 @@ func TestLargeInitialListOfUnknownTimeSaysSo(t *testing.T) {
 	f := newFeed(t, Options{})
 	f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, time.Minute, 0, nil, nil)
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20", Objects: 60000})
-	if got, ok := f.e.Get(LargeInitialList); !ok || got.Title != "the initial list is large: 60000 objects, size unknown, time unknown" {
-		t.Fatalf("want the list's size and time said unknown: %v %q", ok, got.Title)
+	if got, ok := f.e.Get(LargeInitialList); !ok || got.Title != "the initial list is large: 60,000 objects, size unknown, time unknown" || got.Evidence.Text != "the first complete list was 60,000 objects over 50,000" {
+		t.Fatalf("want the list's size and time said unknown, its objects grouped as the When's 50,000: %v %q: %q", ok, got.Title, got.Evidence.Text)
 	}
 }
