@@ -25,9 +25,14 @@ const (
 // ready, seconds on a busy machine.
 const goneOnReconnect = 30 * time.Second
 
+// etcdCompaction is how often the API server compacts etcd's history by
+// default (kube-apiserver --etcd-compaction-interval).
+const etcdCompaction = 5 * time.Minute
+
 // longDown is how long a watch may be down before its 410 counts as an
-// outage longer than the server keeps history.
-const longDown = 5 * time.Minute
+// outage longer than the server keeps history: etcd's default compaction
+// interval, past which the resourceVersion it resumes from may be gone.
+const longDown = etcdCompaction
 
 type relistStorm struct {
 	relists int
@@ -124,7 +129,7 @@ func (r *relistStorm) raise(e *Engine, at time.Time) {
 		cause = append(cause, fmt.Sprintf("%d 410 Gone came right after a reconnect: the resourceVersion the watch resumed from had been compacted away while it was down", atOnce))
 	}
 	if longDowns > 0 && !injected {
-		cause = append(cause, fmt.Sprintf("%s the watch was down longer than the server keeps history (etcd compacts every %s by default)", format.PluralUngrouped(longDowns, "time"), span(longDown)))
+		cause = append(cause, fmt.Sprintf("%s the watch was down longer than the server keeps history (etcd compacts every %s by default)", format.PluralUngrouped(longDowns, "time"), span(etcdCompaction)))
 	}
 	// Only with no-bookmarks' evidence: watches cut before a bookmark was
 	// due got none, and that says nothing.

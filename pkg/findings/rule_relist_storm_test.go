@@ -94,6 +94,28 @@ func TestRelistStormCountsNoLISTs410AsAReconnects(t *testing.T) {
 	}
 }
 
+// README promises the cause says whether the 410s came "after long
+// outages": a watch down past etcd's default compaction interval.
+func TestRelistStormSaysThe410sCameAfterLongOutages(t *testing.T) {
+	f := newFeed(t, Options{StormWindow: time.Hour})
+	gone := &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}
+	for range 3 {
+		f.request(reflector.VerbWatch, bookmarked, time.Minute, 1, &reflector.RequestEnd{Reason: reflector.EndError, Err: errors.New("connection reset by peer")}, func() {
+			f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventModified, Applied: &store.Result{Outcome: store.Modified}})
+		})
+		f.advance(6 * time.Minute)
+		f.request(reflector.VerbWatch, bookmarked, time.Minute, 0, gone, nil)
+		f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone, ResourceVersion: "5"})
+		f.request(reflector.VerbList, reflector.RequestOptions{}, 100*time.Millisecond, 0, nil, nil)
+		f.listBegan(reflector.CauseGone)
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "20"})
+	}
+	got, ok := f.e.Get(RelistStorm)
+	if want := "3 times the watch was down longer than the server keeps history (etcd compacts every 5 minutes by default)"; !ok || !strings.Contains(got.Cause, want) {
+		t.Fatalf("want %q in the cause: %v %q", want, ok, got.Cause)
+	}
+}
+
 func TestRelistStormOfInjected410sBlamesNoCompaction(t *testing.T) {
 	f := newFeed(t, Options{})
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: "gone@every=12s", Cause: "acted", Count: 1})
