@@ -88,8 +88,8 @@ func (a writtenPath) before(b writtenPath) bool {
 }
 
 func (r *noisyUpdates) entry() Entry {
-	return Entry{NoisyUpdates, Warning, fmt.Sprintf("over the last %s, %d MODIFIED events or more were diffed (`--diff`) and %.0f%% or more of them changed nothing but resourceVersion, managedFields and RFC 3339 times under metadata or status, or one status, label or annotation path, written by one manager, was the only change in %.0f%% or more of them",
-		span(noisyWindow), noisyMinEvents, 100*noisyTimestampShare, 100*noisySoleShare)}
+	return Entry{NoisyUpdates, Warning, fmt.Sprintf("over the last %s (in minutes of the clock: the one under way and the %d before it), %d MODIFIED events or more were diffed (`--diff`) and %.0f%% or more of them changed nothing but resourceVersion, managedFields and RFC 3339 times under metadata or status, or one status, label or annotation path, written by one manager, was the only change in %.0f%% or more of them",
+		span(noisyWindow), noisyWindow/time.Minute-1, noisyMinEvents, 100*noisyTimestampShare, 100*noisySoleShare)}
 }
 
 func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {

@@ -239,3 +239,26 @@ func TestNoisyUpdatesShareIsTheTitles(t *testing.T) {
 		t.Errorf("%v: title %q, share %q; want 60%% in both", ok, got.Title, got.Evidence.Facts["share"])
 	}
 }
+
+// README promises noisy-updates "over the last 5 minutes (in minutes of
+// the clock: the one under way and the 4 before it)": events of 10:00
+// count with those of 10:04, not with those of 10:05, however near.
+func TestNoisyUpdatesWindowIsTheMinuteUnderWayAndTheFourBefore(t *testing.T) {
+	for _, tc := range []struct {
+		second string
+		want   bool
+	}{{"10:04:00", true}, {"10:04:59", false}} {
+		f := newFeed(t, Options{})
+		for i := range noisyMinEvents / 2 {
+			f.modified(i, heartbeat()) // 10:00:01 to 10:00:50
+		}
+		at, _ := time.Parse(time.TimeOnly, tc.second)
+		f.now = time.Date(2026, 12, 1, at.Hour(), at.Minute(), at.Second(), 0, time.UTC)
+		for i := range noisyMinEvents / 2 {
+			f.modified(i, heartbeat())
+		}
+		if f.has(NoisyUpdates) != tc.want {
+			t.Errorf("50 events from 10:00:01, 50 more from %s: raised %v, want %v", tc.second, !tc.want, tc.want)
+		}
+	}
+}
