@@ -85,10 +85,13 @@ func (e *Engine) Configure(opts Options) {
 }
 
 // OnRaise adds a listener of new findings: it is called once per finding,
-// when it is first raised, on the goroutine of the note that raised it,
-// after every listener of that note; and once more for throttled, with its
-// evidence named, when NameFlowControl names the FlowSchema or
-// PriorityLevel it gave by UID alone. It must not block.
+// when it is first raised, once the engine has read what raised it, on
+// that caller's goroutine and outside the engine's lock (it may read the
+// engine): a note (Observe; a Watched and an observed Stream hand the
+// engine each note after their own note listeners) or a probe sample
+// (Probe); and once more for throttled, with its evidence named, when
+// NameFlowControl names the FlowSchema or PriorityLevel it gave by UID
+// alone. It must not block.
 func (e *Engine) OnRaise(f func(Finding)) {
 	if e == nil {
 		return
