@@ -54,9 +54,11 @@ type Config struct {
 	// (Deterministic, so a replay decides the same.)
 	IdleTimeout time.Duration
 	// InitialEventsTimeout ends a streaming list that has delivered nothing
-	// for this long, counted from its last initial event, before its
-	// initial-events-end bookmark; the list falls back to LIST. A streaming
-	// list that keeps delivering is never cut, however big. Default 1 minute.
+	// for this long, counted from its last initial event (an ADDED before
+	// any change: a MODIFIED or DELETED says the initial events are over
+	// without their end), before its initial-events-end bookmark; the list
+	// falls back to LIST. A streaming list that keeps delivering its
+	// initial events is never cut, however big. Default 1 minute.
 	InitialEventsTimeout time.Duration
 	// Backoff after errors; zero fields get DefaultBackoff's.
 	Backoff Backoff

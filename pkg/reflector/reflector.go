@@ -318,6 +318,10 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	idleTimer := r.cfg.Clock.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })
 	defer idleTimer.Stop()
 	var stallTimer Timer
+	// initial: the streaming list's events are still its initial ones, all
+	// ADDED; a change (MODIFIED, DELETED) says it has passed them without
+	// their end, and no event puts the stall timeout off from then on.
+	initial := streaming
 	if streaming {
 		stallTimer = r.cfg.Clock.AfterFunc(r.cfg.InitialEventsTimeout, func() { cancel(ErrInitialEventsTimeout) })
 		defer stallTimer.Stop()
@@ -332,7 +336,7 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 		arrived := r.cfg.Clock.Now()
 		r.progressAt(arrived)
 		idleTimer.Reset(idle)
-		if streaming && ev.Type != EventBookmark {
+		if initial = initial && (ev.Type == EventAdded || ev.Type == EventBookmark); initial && ev.Type == EventAdded {
 			// An initial event; a progress bookmark is none.
 			stallTimer.Reset(r.cfg.InitialEventsTimeout)
 		}
@@ -353,7 +357,7 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 			}
 			if complete {
 				stallTimer.Stop()
-				streaming = false
+				streaming, initial = false, false
 				if err := r.completeList(p, ev.Item.Object.ResourceVersion); err != nil {
 					stream.Close()
 					return p, err

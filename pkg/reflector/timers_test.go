@@ -163,6 +163,25 @@ func TestProgressBookmarksDoNotPutOffAStalledStreamingListsFallback(t *testing.T
 	}
 }
 
+// A change (MODIFIED, DELETED) is no initial event either: a streaming list
+// that delivers changes has passed its initial events without their end,
+// which will not come. A stalled list of a resource written every 40 s
+// never fell back: each change put off the timeout (h67f).
+func TestChangesDoNotPutOffAStalledStreamingListsFallback(t *testing.T) {
+	h := runFake(t, Config{Strategy: StrategyStream, InitialEventsTimeout: time.Minute, Clock: newManualClock()},
+		// One initial event, then a change every 40 s, and no end.
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "5")), ev(EventModified, obj("a", "u-a", "6")),
+			ev(EventModified, obj("a", "u-a", "7")), ev(EventDeleted, obj("a", "u-a", "8")), ev(EventAdded, obj("b", "u-b", "9"))}, gap: 40 * time.Second},
+		call{verb: VerbList, page: page("9", "", obj("b", "u-b", "9"))},
+	)
+	if !strings.Contains(join(h.reasons()), string(ReasonInitialEventsEnd)) {
+		t.Errorf("decisions: got %v, want %s", h.reasons(), ReasonInitialEventsEnd)
+	}
+	if got, want := join(h.askedSummary()), "watch rv= sendInitialEvents | list rv="; !strings.HasPrefix(got, want) {
+		t.Errorf("requests: got %q, want %q…", got, want)
+	}
+}
+
 func TestTheIdleTimeoutCountsFromTheLastEvent(t *testing.T) {
 	// Events every 20s for 200s with a 30s idle timeout: never idle.
 	h := runFake(t, Config{IdleTimeout: 30 * time.Second, Clock: newManualClock()},
@@ -346,4 +365,18 @@ func TestAWatchAwaitsTheServersAnswer(t *testing.T) {
 	waitFor(t, awaiting(true))
 	close(g.release)
 	waitFor(t, awaiting(false))
+}
+
+// After its end, a streaming list's watch goes on as any watch: a creation
+// a minute later is no initial event, and does not start the stall timeout
+// again (the watch would be cut a minute after it).
+func TestACreationAfterAStreamingListsEndDoesNotCutTheWatch(t *testing.T) {
+	h := runFake(t, Config{Strategy: StrategyStream, InitialEventsTimeout: time.Minute, Clock: newManualClock()},
+		call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "5")), bookmark("5", true), ev(EventAdded, obj("b", "u-b", "6")),
+			bookmark("7", false), bookmark("8", false), bookmark("9", false)}, gap: 50 * time.Second, end: closed},
+		call{verb: VerbWatch},
+	)
+	if reqs := h.r.Stats().Requests; len(reqs) == 0 || reqs[0].End == nil || reqs[0].End.Reason != EndClosed {
+		t.Errorf("requests %+v: want the streaming list's watch closed by the server, not cut", reqs)
+	}
 }
