@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/metrics"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/testcluster"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/format"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/trace"
 )
@@ -167,9 +168,10 @@ type monitorRun struct {
 	diskDone chan struct{}
 }
 
-// startMonitor starts the monitor on the namespace ns, and waits until it
-// says where it serves.
-func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monitorRun, error) {
+// startMonitor starts the monitor on the namespace ns of c, and waits until
+// it says where it serves. c starts it, so that it dies with the test
+// process: monitor mode retries for ever, and would outlive a killed test.
+func startMonitor(ctx context.Context, c *testcluster.Cluster, m Monitor, ns string) (*monitorRun, error) {
 	if entries, err := os.ReadDir(m.Dir); err != nil || len(entries) > 0 {
 		return nil, fmt.Errorf("the monitor's trace directory %s must exist and be empty (%v)", m.Dir, err)
 	}
@@ -181,10 +183,10 @@ func startMonitor(ctx context.Context, m Monitor, kubeconfig, ns string) (*monit
 	r.cmd = exec.Command(m.Binary, "monitor", "configmaps", "-n", ns, "--listen", "127.0.0.1:0",
 		"--trace", filepath.Join(m.Dir, "monitor.jsonl"), "--trace-max-size", fmt.Sprint(m.MaxSize),
 		"--trace-keep", fmt.Sprint(m.Keep), "--watch-timeout", m.WatchTimeout.String())
-	r.cmd.Env = []string{"HOME=" + home, "KUBECONFIG=" + kubeconfig}
+	r.cmd.Env = []string{"HOME=" + home, "KUBECONFIG=" + c.Kubeconfig()}
 	// exec copies both outputs into these writers, and Wait waits for the copies.
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
-	if err := r.cmd.Start(); err != nil {
+	if err := c.StartCommand(r.cmd); err != nil {
 		_ = os.RemoveAll(home)
 		return nil, fmt.Errorf("starting the monitor: %w", err)
 	}

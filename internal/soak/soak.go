@@ -239,7 +239,7 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 	}
 	var mon *monitorRun
 	if opts.Monitor != nil {
-		if mon, err = startMonitor(ctx, *opts.Monitor, c.Kubeconfig(), ns); err != nil {
+		if mon, err = startMonitor(ctx, c, *opts.Monitor, ns); err != nil {
 			return nil, err
 		}
 		defer mon.abort() // a no-op once it stopped

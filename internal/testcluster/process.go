@@ -51,6 +51,13 @@ func (s *spawner) close() {
 	<-s.done
 }
 
+// StartCommand starts cmd as the cluster starts its servers: in a process
+// group of its own, and killed (SIGKILL) when the test process dies, even
+// by a panic or -timeout that skips its deferred stops. A helper that
+// retries for ever (the plugin's monitor mode) would otherwise outlive the
+// test. The caller waits for cmd and ends it, before Stop.
+func (c *Cluster) StartCommand(cmd *exec.Cmd) error { return c.sp.start(cmd) }
+
 // process is one running server with its log file.
 type process struct {
 	name    string
