@@ -263,8 +263,10 @@ func deployment(name, ns string, i int, shape Shape, population string) *appsv1a
 	}
 	env := func(prefix string) []*corev1ac.EnvVarApplyConfiguration {
 		var out []*corev1ac.EnvVarApplyConfiguration
-		for k, v := range map[string]string{"LOG_LEVEL": "info", "REGION": "eu-west-1", "FEATURE_FLAGS": "checkout,search,recommendations", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector.observability:4317", "SERVICE_NAME": name} {
-			out = append(out, corev1ac.EnvVar().WithName(prefix+k).WithValue(v))
+		// In order, not from a map: the sidecars take the first three and
+		// two, and every run must measure the same objects.
+		for _, kv := range [][2]string{{"LOG_LEVEL", "info"}, {"REGION", "eu-west-1"}, {"FEATURE_FLAGS", "checkout,search,recommendations"}, {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel-collector.observability:4317"}, {"SERVICE_NAME", name}} {
+			out = append(out, corev1ac.EnvVar().WithName(prefix+kv[0]).WithValue(kv[1]))
 		}
 		out = append(out,
 			corev1ac.EnvVar().WithName(prefix+"POD_NAME").WithValueFrom(corev1ac.EnvVarSource().WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name"))),
