@@ -2,11 +2,13 @@ package testcluster
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -19,6 +21,12 @@ import (
 type spawner struct {
 	reqs chan spawnReq
 	done chan struct{}
+
+	// mu guards closed, and reqs's close: a start after (or racing) the
+	// cluster's Stop gets an error rather than a send on a closed channel,
+	// which would panic the test binary.
+	mu     sync.Mutex
+	closed bool
 }
 
 type spawnReq struct {
@@ -42,12 +50,23 @@ func newSpawner() *spawner {
 func (s *spawner) start(cmd *exec.Cmd) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	reply := make(chan error, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("the cluster is stopped")
+	}
 	s.reqs <- spawnReq{cmd: cmd, reply: reply}
+	s.mu.Unlock()
 	return <-reply
 }
 
 func (s *spawner) close() {
-	close(s.reqs)
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.reqs)
+	}
+	s.mu.Unlock()
 	<-s.done
 }
 

@@ -31,3 +31,16 @@ func TestAStartedCommandDiesWithTheSpawner(t *testing.T) {
 		t.Fatal("the child still runs 10 s after its spawner ended")
 	}
 }
+
+// A server started after the cluster stopped (a test's StartAPIServer
+// racing its Stop) is an error, not a panic of the whole test binary.
+func TestAStartAfterStopIsAnError(t *testing.T) {
+	sp := newSpawner()
+	sp.close()
+	sp.close() // Stop may run twice
+	cmd := exec.Command("true")
+	if err := sp.start(cmd); err == nil {
+		_ = cmd.Wait()
+		t.Fatal("a start after close: got no error")
+	}
+}
