@@ -7,6 +7,7 @@ package testcluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -67,6 +68,8 @@ type Cluster struct {
 	tokens   map[string]string
 	caData   []byte
 	kubeconf string
+	// etcdTimeout bounds one etcd call (0: etcdTimeout, a test's shorter).
+	etcdTimeout time.Duration
 
 	mu        sync.Mutex
 	etcd      *process
@@ -597,6 +600,11 @@ func (c *Cluster) MoveRevision(ctx context.Context) error {
 	return nil
 }
 
+// etcdTimeout bounds one etcd call: a caller passing a context without a
+// deadline (a test's context.Background()) must not wait for ever on an
+// etcd that stopped answering.
+const etcdTimeout = time.Minute
+
 func (c *Cluster) etcdPost(ctx context.Context, path string, body any, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -606,7 +614,8 @@ func (c *Cluster) etcdPost(ctx context.Context, path string, body any, out any) 
 	if err != nil {
 		return fmt.Errorf("building request: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := &http.Client{Timeout: cmp.Or(c.etcdTimeout, etcdTimeout)}
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("posting %s: %w", path, err)
 	}
