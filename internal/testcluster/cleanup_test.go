@@ -111,3 +111,34 @@ func TestE2EAServerThatCannotStartIsReportedWithItsLogAndCleanedUp(t *testing.T)
 		t.Errorf("left behind in TMPDIR: %v", left)
 	}
 }
+
+// A cluster directory whose owner.pid cannot be written is removed: without
+// it, removeStaleDirs would never remove the directory. The write fails in
+// a child process whose file size limit is 0.
+func TestADirectoryWithoutItsOwnerIsNotLeft(t *testing.T) {
+	if os.Getenv("TESTCLUSTER_FSIZE_CHILD") == "1" {
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			fmt.Println("getrlimit:", err)
+			os.Exit(3)
+		}
+		lim.Cur = 0
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			fmt.Println("setrlimit:", err)
+			os.Exit(3)
+		}
+		_, err := newDir()
+		fmt.Println("newDir:", err)
+		os.Exit(0)
+	}
+	tmp := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+	cmd.Env = append(os.Environ(), "TESTCLUSTER_FSIZE_CHILD=1", "TMPDIR="+tmp)
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "newDir: writing the cluster owner pid") {
+		t.Fatalf("child: got %v, %q; want newDir's error writing owner.pid", err, out)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left behind in TMPDIR: %v", left)
+	}
+}

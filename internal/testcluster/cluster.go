@@ -148,12 +148,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	removeStaleDirs()
-	dir, err := os.MkdirTemp("", dirPrefix)
+	dir, err := newDir()
 	if err != nil {
-		return nil, fmt.Errorf("creating the cluster directory: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return nil, fmt.Errorf("writing the cluster owner pid: %w", err)
+		return nil, err
 	}
 	cl := &Cluster{opts: opts, bins: bins, dir: dir, sp: newSpawner(), tokens: map[string]string{}}
 	defer func() {
@@ -228,6 +225,21 @@ func (c *Cluster) setAPIPort(port int) {
 }
 
 const dirPrefix = "watchcache-testcluster-"
+
+// newDir creates a cluster's directory with the pid of the process that
+// owns it. On error it leaves nothing: a directory without its owner.pid is
+// one removeStaleDirs never removes.
+func newDir() (string, error) {
+	dir, err := os.MkdirTemp("", dirPrefix)
+	if err != nil {
+		return "", fmt.Errorf("creating the cluster directory: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("writing the cluster owner pid: %w", err)
+	}
+	return dir, nil
+}
 
 // removeStaleDirs deletes cluster directories left by test processes that died
 // without cleaning up (their owner pid is gone).
