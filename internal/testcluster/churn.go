@@ -178,12 +178,23 @@ func (c *Churn) write(ctx context.Context, i, dice int) {
 			return
 		}
 	default:
+		// What happened is counted: a delete that found nothing and a
+		// create are one create, and a delete whose create failed is a
+		// delete (and a failed write).
 		if err = c.client.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+			deleted := err == nil
 			c.set(i, false)
 			if _, err = c.client.Create(ctx, obj, metav1.CreateOptions{}); err == nil {
-				c.stats.recreates.Add(1)
+				if deleted {
+					c.stats.recreates.Add(1)
+				} else {
+					c.stats.creates.Add(1)
+				}
 				c.set(i, true)
 				return
+			}
+			if deleted {
+				c.stats.deletes.Add(1)
 			}
 		}
 	}
