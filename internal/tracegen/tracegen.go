@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -95,6 +96,7 @@ type Stats struct {
 }
 
 type object struct {
+	i         int // its number: its place in objs, its name's and labels'
 	name, uid string
 	rv        int64
 	alive     bool
@@ -121,6 +123,9 @@ type generator struct {
 	start time.Time
 	// notes writes the reflector's decisions (note lines).
 	notes bool
+	// dead are the numbers of the objects not alive, in order, so that an
+	// event finds the n-th live object without a walk of every object.
+	dead []int
 }
 
 // errStopped is a generator told to stop by its reader.
@@ -244,7 +249,7 @@ func newGenerator(cfg Config, r int, ns string, start time.Time, notes bool) *ge
 	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, byName: map[string]*object{}, start: start, notes: notes}
 	for i := 0; i < cfg.Objects; i++ {
 		g.rv++
-		o := &object{name: cfg.Name(i), uid: uid(i, 0), rv: g.rv, alive: true}
+		o := &object{i: i, name: cfg.Name(i), uid: uid(i, 0), rv: g.rv, alive: true}
 		g.objs = append(g.objs, o)
 		g.byName[o.name] = o
 	}
@@ -410,19 +415,20 @@ func (g *generator) run() {
 func (g *generator) event(id int64, k int) {
 	g.rv++
 	g.st.Events++
-	alive := g.alive()
+	alive := len(g.objs) - len(g.dead)
 	var typ reflector.EventType
 	var o *object
 	switch {
-	case len(alive) == 0 || k%20 == 11 && g.lastDeleted() != nil:
+	case alive == 0 || k%20 == 11 && g.lastDeleted() != nil:
 		o = g.lastDeleted()
 		o.gen++
-		o.uid, o.alive, typ = uid(g.index(o), o.gen), true, reflector.EventAdded
-	case k%20 == 10 && len(alive) > 1:
-		o, typ = alive[(k/20)%len(alive)], reflector.EventDeleted
-		o.alive = false
+		o.uid, typ = uid(g.index(o), o.gen), reflector.EventAdded
+		g.revive(o)
+	case k%20 == 10 && alive > 1:
+		o, typ = g.nthAlive((k/20)%alive), reflector.EventDeleted
+		g.kill(o)
 	default:
-		o, typ = alive[k%len(alive)], reflector.EventModified
+		o, typ = g.nthAlive(k%alive), reflector.EventModified
 	}
 	o.rv = g.rv
 	l := trace.Line{K: trace.KindEvent, ID: id, Type: string(typ), Object: g.objectJSON(o)}
@@ -449,13 +455,36 @@ func (g *generator) alive() []*object {
 	return out
 }
 
-func (g *generator) lastDeleted() *object {
-	for _, o := range g.objs {
-		if !o.alive {
-			return o
+// nthAlive is the n-th live object (from 0) in the order of objs.
+func (g *generator) nthAlive(n int) *object {
+	i := n
+	for _, d := range g.dead {
+		if d > i {
+			break
 		}
+		i++
 	}
-	return nil
+	return g.objs[i]
+}
+
+func (g *generator) kill(o *object) {
+	o.alive = false
+	at, _ := slices.BinarySearch(g.dead, o.i)
+	g.dead = slices.Insert(g.dead, at, o.i)
+}
+
+func (g *generator) revive(o *object) {
+	o.alive = true
+	if at, found := slices.BinarySearch(g.dead, o.i); found {
+		g.dead = slices.Delete(g.dead, at, at+1)
+	}
+}
+
+func (g *generator) lastDeleted() *object {
+	if len(g.dead) == 0 {
+		return nil
+	}
+	return g.objs[g.dead[0]]
 }
 
 // gone ends watch id with 410 Gone, changes objects unseen, and relists.
@@ -476,7 +505,7 @@ func (g *generator) gone(id int64, cursor string) {
 		g.rv++
 		switch m % 3 {
 		case 0:
-			o.alive = false
+			g.kill(o)
 			alive = g.alive()
 		case 1:
 			o.gen++

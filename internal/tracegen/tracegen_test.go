@@ -2,8 +2,10 @@ package tracegen
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -88,5 +90,27 @@ func TestAGeneratedTraceReplaysWithTheSameDecisionsAndCounts(t *testing.T) {
 				t.Errorf("got relists %d, gone %d, bookmarks %d; the generator wrote %d, %d, %d", c.Relists, c.Gone, c.Bookmarks, st.Relists, st.Gone, st.Bookmarks)
 			}
 		})
+	}
+}
+
+// An event costs the same with many objects as with few: a long trace of a
+// large population is written in time linear in its lines. Bytes allocated
+// per event measure it (each event used to copy the list of live objects).
+func TestAnEventsCostDoesNotGrowWithTheObjects(t *testing.T) {
+	perEvent := func(objects int) float64 {
+		alloc := func(events int) uint64 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if _, err := Write(io.Discard, Config{Objects: objects, Events: events}); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			return after.TotalAlloc - before.TotalAlloc
+		}
+		return float64(alloc(4000)-alloc(2000)) / 2000
+	}
+	few, many := perEvent(10), perEvent(5000)
+	if many > 3*few {
+		t.Errorf("an event allocates %.0f bytes with 5000 objects, %.0f with 10: want about the same", many, few)
 	}
 }
