@@ -57,7 +57,7 @@ func run(ctx context.Context, opts soak.Options) error {
 	}
 	defer c.Stop()
 	if opts.Monitor != nil {
-		bin, err := testcluster.BuildPlugin(false)
+		bin, err := testcluster.BuildPlugin()
 		if err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ var pluginBuild struct {
 // builtPlugin is the directory of the plugin built for this package's tests.
 func builtPlugin(t *testing.T) string {
 	t.Helper()
-	pluginBuild.once.Do(func() { pluginBuild.dir, pluginBuild.err = testcluster.BuildPlugin(testcluster.RaceEnabled) })
+	pluginBuild.once.Do(func() { pluginBuild.dir, pluginBuild.err = testcluster.BuildPlugin() })
 	if pluginBuild.err != nil {
 		t.Fatal(pluginBuild.err)
 	}

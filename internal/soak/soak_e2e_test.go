@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, soakCluster)) }
 // within 5 s (Report.Problems).
 func TestE2ESoakThreeMinutesOfChurnRestartsAndCompactions(t *testing.T) {
 	c := soakCluster.Get(t)
-	bin, err := testcluster.BuildPlugin(testcluster.RaceEnabled)
+	bin, err := testcluster.BuildPlugin()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,14 +5,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 )
 
 // BuildPlugin builds ./cmd/kubectl-watchcache into a new temporary directory
-// and returns that directory (the caller removes it). With race, it is built
-// with -race: a test binary built with -race then finds the plugin's packages
-// compiled already (only the link is left), and a data race in the child
-// fails the test as one in the test's own process does.
-func BuildPlugin(race bool) (string, error) {
+// and returns that directory (the caller removes it). It is built with -race
+// when the running program was: a test binary built with -race then finds
+// the plugin's packages compiled already (only the link is left), and a data
+// race in the child fails the test as one in the test's own process does.
+func BuildPlugin() (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
@@ -22,7 +24,7 @@ func BuildPlugin(race bool) (string, error) {
 		return "", fmt.Errorf("creating the plugin's directory: %w", err)
 	}
 	args := []string{"build", "-o", filepath.Join(dir, "kubectl-watchcache")}
-	if race {
+	if bi, ok := debug.ReadBuildInfo(); ok && slices.Contains(bi.Settings, debug.BuildSetting{Key: "-race", Value: "true"}) {
 		args = append(args, "-race")
 	}
 	build := exec.Command("go", append(args, "./cmd/kubectl-watchcache")...)
