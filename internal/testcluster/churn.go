@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,11 +31,10 @@ type ChurnOptions struct {
 	Names int
 	// Rate is the writes a second; default 50.
 	Rate float64
-	// Burst is how many writes go out together; default 5.
-	Burst int
-	// Seed makes the sequence of operations repeatable; default 1.
-	Seed uint64
 }
+
+// churnBurst is how many writes go out together.
+const churnBurst = 5
 
 // ChurnStats count a churn's writes by kind, and the writes that failed
 // (while the apiserver was down, for instance: the churn goes on).
@@ -58,8 +56,7 @@ type Churn struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	stats  struct{ creates, updates, deletes, recreates, failed atomic.Int64 }
-	mu     sync.Mutex
-	exists map[int]bool // what the churn believes exists
+	exists map[int]bool // what the churn believes exists (its loop's alone)
 }
 
 // ConfigMap is the churn's default object: a ConfigMap whose data changes with n.
@@ -88,12 +85,6 @@ func StartChurn(cfg *rest.Config, opts ChurnOptions) (*Churn, error) {
 	if opts.Rate <= 0 {
 		opts.Rate = 50
 	}
-	if opts.Burst <= 0 {
-		opts.Burst = 5
-	}
-	if opts.Seed == 0 {
-		opts.Seed = 1
-	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("churn: dynamic client: %w", err)
@@ -121,8 +112,8 @@ func (c *Churn) Stop() ChurnStats {
 
 func (c *Churn) loop(ctx context.Context) {
 	defer close(c.done)
-	rnd := rand.New(rand.NewPCG(c.opts.Seed, 0))
-	interval := time.Duration(float64(time.Second) * float64(c.opts.Burst) / c.opts.Rate)
+	rnd := rand.New(rand.NewPCG(1, 0)) // the same operations every run
+	interval := time.Duration(float64(time.Second) * churnBurst / c.opts.Rate)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -131,7 +122,7 @@ func (c *Churn) loop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for i := 0; i < c.opts.Burst && ctx.Err() == nil; i++ {
+		for i := 0; i < churnBurst && ctx.Err() == nil; i++ {
 			c.write(ctx, rnd.IntN(c.opts.Names), rnd.IntN(10))
 		}
 	}
@@ -146,15 +137,16 @@ func (c *Churn) write(ctx context.Context, i, dice int) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	name := fmt.Sprintf("%s-%d", c.opts.Prefix, i)
-	c.mu.Lock()
 	exists := c.exists[i]
-	c.mu.Unlock()
 	obj := c.opts.Object(name, time.Now().UnixNano())
 	var err error
 	switch {
 	case !exists:
 		if _, err = c.client.Create(ctx, obj, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
-			c.count(&c.stats.creates, err, i, true)
+			c.exists[i] = true
+			if err == nil {
+				c.stats.creates.Add(1)
+			}
 			return
 		}
 	case dice < 6:
@@ -169,12 +161,15 @@ func (c *Churn) write(ctx context.Context, i, dice int) {
 			return
 		}
 		if apierrors.IsNotFound(err) {
-			c.set(i, false)
+			c.exists[i] = false
 			return
 		}
 	case dice < 8:
 		if err = c.client.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
-			c.count(&c.stats.deletes, err, i, false)
+			c.exists[i] = false
+			if err == nil {
+				c.stats.deletes.Add(1)
+			}
 			return
 		}
 	default:
@@ -183,14 +178,14 @@ func (c *Churn) write(ctx context.Context, i, dice int) {
 		// delete (and a failed write).
 		if err = c.client.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
 			deleted := err == nil
-			c.set(i, false)
+			c.exists[i] = false
 			if _, err = c.client.Create(ctx, obj, metav1.CreateOptions{}); err == nil {
 				if deleted {
 					c.stats.recreates.Add(1)
 				} else {
 					c.stats.creates.Add(1)
 				}
-				c.set(i, true)
+				c.exists[i] = true
 				return
 			}
 			if deleted {
@@ -199,18 +194,4 @@ func (c *Churn) write(ctx context.Context, i, dice int) {
 		}
 	}
 	c.stats.failed.Add(1)
-}
-
-// count counts a successful write (err nil) and records the name's existence either way.
-func (c *Churn) count(n *atomic.Int64, err error, i int, exists bool) {
-	if err == nil {
-		n.Add(1)
-	}
-	c.set(i, exists)
-}
-
-func (c *Churn) set(i int, exists bool) {
-	c.mu.Lock()
-	c.exists[i] = exists
-	c.mu.Unlock()
 }
