@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -358,28 +359,20 @@ func (c *Cluster) ListLoad(ctx context.Context, user, ns string, n int) (wait fu
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	throttled := 0
+	var throttled atomic.Int64
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for ctx.Err() == nil {
-				code, _, err := listWith(ctx, hc, c.URL()+"/api/v1/namespaces/"+ns+"/configmaps")
-				if err == nil && code == http.StatusTooManyRequests {
-					mu.Lock()
-					throttled++
-					mu.Unlock()
+				if code, _, err := listWith(ctx, hc, c.URL()+"/api/v1/namespaces/"+ns+"/configmaps"); err == nil && code == http.StatusTooManyRequests {
+					throttled.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	return func() int {
 		cancel()
 		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		return throttled
+		return int(throttled.Load())
 	}, nil
 }
 
@@ -393,7 +386,7 @@ func grant(ctx context.Context, cs *kubernetes.Clientset, name, ns string, users
 		}
 		return s
 	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	if _, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name},
