@@ -155,7 +155,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	cl := &Cluster{opts: opts, bins: bins, dir: dir, sp: newSpawner(), tokens: map[string]string{}}
 	defer func() {
 		if err != nil {
-			err = fmt.Errorf("%w\n--- etcd log tail ---\n%s--- kube-apiserver log tail ---\n%s", err, cl.etcd.tail(30), cl.apiserver.tail(30))
+			err = fmt.Errorf("%w\n%s", err, cl.LogTail(30))
 			cl.Stop()
 		}
 	}()

@@ -1,7 +1,6 @@
 package testcluster
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -158,14 +157,6 @@ func (p *process) tail(n int) string {
 	if err != nil {
 		return fmt.Sprintf("(cannot read %s: %v)", p.logPath, err)
 	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	var sb strings.Builder
-	for _, l := range lines {
-		sb.Write(l)
-		sb.WriteByte('\n')
-	}
-	return sb.String()
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n") + "\n"
 }
