@@ -14,7 +14,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -340,7 +339,7 @@ func (c *Cluster) prepareAPIServer() error {
 	}
 	var tokens strings.Builder
 	for i, user := range append([]string{adminUser}, c.opts.Users...) {
-		tok := randomToken()
+		tok := rand.Text()
 		c.tokens[user] = tok
 		groups := ""
 		if user == adminUser {
@@ -511,12 +510,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func randomToken() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // URL is the apiserver's https URL on 127.0.0.1.
