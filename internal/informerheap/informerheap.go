@@ -8,11 +8,9 @@ package informerheap
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"runtime/metrics"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -119,23 +117,16 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	start := time.Now()
 	done := make(chan struct{})
 	go func() { defer close(done); inf.RunWithContext(ctx) }()
+	defer func() { cancel(); <-done }()
+	// WaitForCacheSync is false only once ctx ended.
 	synced := cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
 	took := time.Since(start)
 	peakHeap, peakLive := s.Stop()
 	if !synced {
-		cancel()
-		<-done
-		if err := ctx.Err(); err != nil {
-			return Result{}, fmt.Errorf("waiting for the %s informer of %s to sync: %w", c.Kind, c.GVR, err)
-		}
-		return Result{}, errors.New("the informer stopped before its sync")
+		return Result{}, fmt.Errorf("waiting for the %s informer of %s to sync: %w", c.Kind, c.GVR, ctx.Err())
 	}
-	r := Result{PeakHeap: peakHeap, PeakLive: peakLive, SyncSeconds: took.Seconds()}
-	r.Heap = LiveHeap()
-	r.Objects = len(inf.GetStore().ListKeys())
-	cancel()
-	<-done
-	return r, nil
+	// The heap is read before the deferred stop: with the informer's cache.
+	return Result{Heap: LiveHeap(), Objects: len(inf.GetStore().ListKeys()), PeakHeap: peakHeap, PeakLive: peakLive, SyncSeconds: took.Seconds()}, nil
 }
 
 // StripManagedFields is the common transform: it drops an object's
@@ -161,8 +152,7 @@ func LiveHeap() uint64 {
 // marked-live heap, read from runtime/metrics every millisecond, until Stop.
 type Sampler struct {
 	stopc, done chan struct{}
-	mu          sync.Mutex
-	heap, live  uint64
+	heap, live  uint64 // the sampling goroutine's until done is closed
 }
 
 // StartSampler starts sampling.
@@ -175,10 +165,8 @@ func StartSampler() *Sampler {
 		defer t.Stop()
 		for {
 			metrics.Read(samples)
-			s.mu.Lock()
 			s.heap = max(s.heap, samples[0].Value.Uint64())
 			s.live = max(s.live, samples[1].Value.Uint64())
-			s.mu.Unlock()
 			select {
 			case <-s.stopc:
 				return
@@ -193,7 +181,5 @@ func StartSampler() *Sampler {
 func (s *Sampler) Stop() (heap, live uint64) {
 	close(s.stopc)
 	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.heap, s.live
 }
