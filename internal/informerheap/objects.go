@@ -161,10 +161,7 @@ func (p Population) Create(ctx context.Context, cfg *rest.Config) error {
 		})
 	}
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return err
-	}
-	return nil
+	return context.Cause(ctx)
 }
 
 const appConfig = `server:
@@ -274,7 +271,7 @@ func deployment(name, ns string, i int, shape Shape, population string) *appsv1a
 		return out
 	}
 	probe := func(path string) *corev1ac.ProbeApplyConfiguration {
-		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstrPort())).WithPeriodSeconds(10).WithFailureThreshold(3)
+		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromString("http"))).WithPeriodSeconds(10).WithFailureThreshold(3)
 	}
 	app := corev1ac.Container().WithName("app").WithImage("registry.example.com/shop/"+name+":1.4."+strconv.Itoa(i%10)).
 		WithPorts(corev1ac.ContainerPort().WithName("http").WithContainerPort(8080), corev1ac.ContainerPort().WithName("metrics").WithContainerPort(9090)).
@@ -309,5 +306,3 @@ func deployment(name, ns string, i int, shape Shape, population string) *appsv1a
 						corev1ac.Volume().WithName("logs").WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 					))))
 }
-
-func intstrPort() intstr.IntOrString { return intstr.FromString("http") }
