@@ -115,7 +115,6 @@ type generator struct {
 	id      int64
 	rv      int64
 	objs    []*object
-	byName  map[string]*object
 	st      Stats
 	err     error
 	watches int
@@ -129,9 +128,7 @@ type generator struct {
 }
 
 // errStopped is a generator told to stop by its reader.
-type errStopped struct{}
-
-func (errStopped) Error() string { return "stopped" }
+var errStopped = errors.New("stopped")
 
 // Write writes a trace described by cfg to w.
 func Write(w io.Writer, cfg Config) (Stats, error) {
@@ -179,7 +176,7 @@ func Write(w io.Writer, cfg Config) (Stats, error) {
 	err := merge(gens, func(l *trace.Line) error { return enc.Encode(l) })
 	for _, g := range gens {
 		st.add(g.st)
-		if err == nil && g.err != nil && !errors.As(g.err, new(errStopped)) {
+		if err == nil && g.err != nil && !errors.Is(g.err, errStopped) {
 			err = g.err
 		}
 	}
@@ -246,12 +243,11 @@ func (c Config) resourceHeader(i int) trace.ResourceHeader {
 func newGenerator(cfg Config, r int, ns string, start time.Time, notes bool) *generator {
 	cfg.Namespace = ns
 	k := kind(r)
-	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, byName: map[string]*object{}, start: start, notes: notes}
+	g := &generator{cfg: cfg, r: r, kind: k.Kind, apiVersion: k.GVR.GroupVersion().String(), rv: 100, start: start, notes: notes}
 	for i := 0; i < cfg.Objects; i++ {
 		g.rv++
 		o := &object{i: i, name: cfg.Name(i), uid: uid(i, 0), rv: g.rv, alive: true}
 		g.objs = append(g.objs, o)
-		g.byName[o.name] = o
 	}
 	return g
 }
@@ -325,7 +321,7 @@ func (g *generator) line(l trace.Line) {
 	l.At, l.R = g.at, g.r
 	g.st.Lines++
 	if !g.emit(l) {
-		g.err = errStopped{}
+		g.err = errStopped
 	}
 }
 
@@ -341,23 +337,13 @@ func (g *generator) note(state reflector.State, reason reflector.Reason, mod fun
 }
 
 func (g *generator) objectJSON(o *object) json.RawMessage {
-	i := g.index(o)
 	meta := map[string]any{"namespace": g.cfg.Namespace, "name": o.name, "uid": o.uid, "resourceVersion": strconv.FormatInt(o.rv, 10),
-		"labels": g.cfg.Labels(i), "annotations": g.cfg.Annotations(i), "creationTimestamp": "2026-01-01T00:00:00Z"}
+		"labels": g.cfg.Labels(o.i), "annotations": g.cfg.Annotations(o.i), "creationTimestamp": "2026-01-01T00:00:00Z"}
 	b, err := json.Marshal(map[string]any{"apiVersion": g.apiVersion, "kind": g.kind, "metadata": meta})
 	if err != nil && g.err == nil {
 		g.err = err
 	}
 	return b
-}
-
-// index is the object's number, for its labels and annotations.
-func (g *generator) index(o *object) int {
-	n, err := strconv.Atoi(o.uid[len(o.uid)-12:])
-	if err != nil {
-		return 0
-	}
-	return n
 }
 
 func (g *generator) request(verb reflector.Verb, opts reflector.RequestOptions) int64 {
@@ -422,7 +408,7 @@ func (g *generator) event(id int64, k int) {
 	case alive == 0 || k%20 == 11 && g.lastDeleted() != nil:
 		o = g.lastDeleted()
 		o.gen++
-		o.uid, typ = uid(g.index(o), o.gen), reflector.EventAdded
+		o.uid, typ = uid(o.i, o.gen), reflector.EventAdded
 		g.revive(o)
 	case k%20 == 10 && alive > 1:
 		o, typ = g.nthAlive((k/20)%alive), reflector.EventDeleted
@@ -509,7 +495,7 @@ func (g *generator) gone(id int64, cursor string) {
 			alive = g.alive()
 		case 1:
 			o.gen++
-			o.uid = uid(g.index(o), o.gen)
+			o.uid = uid(o.i, o.gen)
 		}
 		o.rv = g.rv
 	}
