@@ -77,7 +77,6 @@ type Segment struct {
 // MonitorReport is what the monitor did through the soak.
 type MonitorReport struct {
 	Baseline, End MonitorSample
-	Samples       []MonitorSample
 	// MaxDiskBytes and MaxFileBytes are the largest total and the largest
 	// single file seen on disk, sampled every second.
 	MaxDiskBytes, MaxFileBytes int64
@@ -105,20 +104,12 @@ type MonitorReport struct {
 	EndsAsList bool
 }
 
-// RSSRatio is the resident memory at the end over the baseline's.
-func (m *MonitorReport) RSSRatio() float64 {
-	if m.Baseline.RSSBytes == 0 {
+// ratio is end over base (0 without a base).
+func ratio(end, base float64) float64 {
+	if base == 0 {
 		return 0
 	}
-	return m.End.RSSBytes / m.Baseline.RSSBytes
-}
-
-// HeapGoalRatio is the GC's goal at the end over the baseline's.
-func (m *MonitorReport) HeapGoalRatio() float64 {
-	if m.Baseline.HeapGoal == 0 {
-		return 0
-	}
-	return m.End.HeapGoal / m.Baseline.HeapGoal
+	return end / base
 }
 
 // String is the monitor's part of the soak's report.
@@ -127,8 +118,8 @@ func (m *MonitorReport) String() string {
 	fmt.Fprintf(&b, "monitor: %d lines logged; trace rotated %d times; on disk at most %s in all (bound %s), %s in one file; SIGTERM to exit %s (%v)\n",
 		m.Lines, m.Rotations, format.Bytes(m.MaxDiskBytes), format.Bytes(m.Bound), format.Bytes(m.MaxFileBytes), m.Stopped.Round(time.Millisecond), exitText(m.ExitErr))
 	fmt.Fprintf(&b, "monitor memory: RSS %.1f MiB at %s, %.1f MiB at the end (%.2fx); heap in use %.1f → %.1f MiB; GC goal %.1f → %.1f MiB (%.2fx); goroutines %.0f → %.0f\n",
-		m.Baseline.RSSBytes/(1<<20), m.Baseline.At.Round(time.Second), m.End.RSSBytes/(1<<20), m.RSSRatio(),
-		m.Baseline.HeapBytes/(1<<20), m.End.HeapBytes/(1<<20), m.Baseline.HeapGoal/(1<<20), m.End.HeapGoal/(1<<20), m.HeapGoalRatio(),
+		m.Baseline.RSSBytes/(1<<20), m.Baseline.At.Round(time.Second), m.End.RSSBytes/(1<<20), ratio(m.End.RSSBytes, m.Baseline.RSSBytes),
+		m.Baseline.HeapBytes/(1<<20), m.End.HeapBytes/(1<<20), m.Baseline.HeapGoal/(1<<20), m.End.HeapGoal/(1<<20), ratio(m.End.HeapGoal, m.Baseline.HeapGoal),
 		m.Baseline.Goroutines, m.End.Goroutines)
 	for _, s := range m.Segments {
 		status := "replays with --strict"
@@ -160,8 +151,7 @@ type monitorRun struct {
 	stdout  lineCounter // what it logs, counted
 	stderr  tail        // the end of what it says
 
-	mu      sync.Mutex
-	maxDisk int64
+	maxDisk int64 // watchDisk's until diskDone is closed
 	maxFile int64
 
 	stopDisk context.CancelFunc
@@ -288,9 +278,7 @@ func (r *monitorRun) watchDisk(ctx context.Context) {
 	defer t.Stop()
 	for {
 		total, largest := r.disk()
-		r.mu.Lock()
 		r.maxDisk, r.maxFile = max(r.maxDisk, total), max(r.maxFile, largest)
-		r.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
@@ -409,14 +397,9 @@ func (r *monitorRun) stop(ctx context.Context, rep *MonitorReport, want []string
 	// One last look, now that it has stopped: what it wrote as it ended
 	// (the rest of its lines, a resource that had not moved yet) counts too.
 	total, largest := r.disk()
-	r.mu.Lock()
 	rep.MaxDiskBytes, rep.MaxFileBytes = max(r.maxDisk, total), max(r.maxFile, largest)
-	r.mu.Unlock()
 	rep.Keep = r.m.Keep
-	entries, err := os.ReadDir(r.m.Dir)
-	if err != nil {
-		entries = nil // no segment to read: the bounds count no cache
-	}
+	entries, _ := os.ReadDir(r.m.Dir) // none on an error: the bounds count no cache
 	for _, e := range entries {
 		seg := Segment{Name: e.Name(), Cache: cacheBytes(filepath.Join(r.m.Dir, e.Name()))}
 		if fi, err := e.Info(); err == nil {
@@ -526,11 +509,11 @@ func (m *MonitorReport) problems() []string {
 	if !m.EndsAsList {
 		out = append(out, "the newest segment's replay does not end with the objects of a LIST")
 	}
-	if m.Baseline.RSSBytes > 0 && m.RSSRatio() > 1.5 {
-		out = append(out, fmt.Sprintf("the monitor's resident memory grew %.2fx (%.1f → %.1f MiB)", m.RSSRatio(), m.Baseline.RSSBytes/(1<<20), m.End.RSSBytes/(1<<20)))
+	if r := ratio(m.End.RSSBytes, m.Baseline.RSSBytes); r > 1.5 {
+		out = append(out, fmt.Sprintf("the monitor's resident memory grew %.2fx (%.1f → %.1f MiB)", r, m.Baseline.RSSBytes/(1<<20), m.End.RSSBytes/(1<<20)))
 	}
-	if m.Baseline.HeapGoal > 0 && m.HeapGoalRatio() > 1.5 {
-		out = append(out, fmt.Sprintf("the monitor's GC goal (twice its live heap) grew %.2fx (%.1f → %.1f MiB)", m.HeapGoalRatio(), m.Baseline.HeapGoal/(1<<20), m.End.HeapGoal/(1<<20)))
+	if r := ratio(m.End.HeapGoal, m.Baseline.HeapGoal); r > 1.5 {
+		out = append(out, fmt.Sprintf("the monitor's GC goal (twice its live heap) grew %.2fx (%.1f → %.1f MiB)", r, m.Baseline.HeapGoal/(1<<20), m.End.HeapGoal/(1<<20)))
 	}
 	if d := m.End.Goroutines - m.Baseline.Goroutines; m.Baseline.Goroutines > 0 && (d > 10 || d < -10) {
 		out = append(out, fmt.Sprintf("the monitor's goroutines went from %.0f to %.0f", m.Baseline.Goroutines, m.End.Goroutines))

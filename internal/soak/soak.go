@@ -41,10 +41,6 @@ type Options struct {
 	CompactEvery time.Duration
 	// Baseline is when goroutines and live heap are first sampled (1m).
 	Baseline time.Duration
-	// GiveUpAfter is the reflector's (2m: a restart under churn on a loaded
-	// machine can leave no progress for over 30 s, the CLI's default
-	// without a dashboard, and the soak is about correctness through it).
-	GiveUpAfter time.Duration
 	// Log receives progress lines (nil: none).
 	Log io.Writer
 	// Monitor, when set, runs the plugin's monitor mode beside the
@@ -67,9 +63,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Baseline == 0 {
 		o.Baseline = time.Minute
-	}
-	if o.GiveUpAfter == 0 {
-		o.GiveUpAfter = 2 * time.Minute
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -94,7 +87,6 @@ type Report struct {
 	Objects    int
 	Baseline   Sample
 	End        Sample
-	Samples    []Sample
 	Audit      *reflector.AuditReport
 	Problems   []string
 	ReflectErr error
@@ -128,10 +120,7 @@ func (r *Report) String() string {
 
 // HeapRatio is the live heap at the end over the baseline's.
 func (r *Report) HeapRatio() float64 {
-	if r.Baseline.HeapBytes == 0 {
-		return 0
-	}
-	return float64(r.End.HeapBytes) / float64(r.Baseline.HeapBytes)
+	return ratio(float64(r.End.HeapBytes), float64(r.Baseline.HeapBytes))
 }
 
 // sample takes a Sample after a GC.
@@ -198,6 +187,11 @@ func (b *lastBackoffs) String() string {
 	return "the last backoffs: " + strings.Join(b.waits, "; ")
 }
 
+// giveUpAfter is the reflector's: a restart under churn on a loaded machine
+// can leave no progress for over 30 s, the CLI's default without a
+// dashboard, and the soak is about correctness through it.
+const giveUpAfter = 2 * time.Minute
+
 var configMaps = reflector.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
 // Run soaks the reflector on c (kube-apiserver is restarted and etcd
@@ -225,7 +219,7 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 		backoffs.note(n)
 	}
 	st, w := store.New()
-	r, err := reflector.New(reflector.Config{Source: src, Strategy: reflector.StrategyAuto, PageSize: 50, GiveUpAfter: opts.GiveUpAfter, OnNote: onNote}, w, st)
+	r, err := reflector.New(reflector.Config{Source: src, Strategy: reflector.StrategyAuto, PageSize: 50, GiveUpAfter: giveUpAfter, OnNote: onNote}, w, st)
 	if err != nil {
 		return nil, err
 	}
@@ -254,13 +248,13 @@ func Run(ctx context.Context, c *testcluster.Cluster, opts Options) (*Report, er
 			rep.Problems = append(rep.Problems, fmt.Sprintf("sampling the monitor at %s: %v", at.Round(time.Second), err))
 			return nil
 		}
-		rep.Monitor.Samples = append(rep.Monitor.Samples, s)
 		return &s
 	}
 	churn, err := testcluster.StartChurn(c.Config(), testcluster.ChurnOptions{Namespace: ns, Names: 200, Rate: opts.Rate})
 	if err != nil {
 		return nil, err
 	}
+	defer churn.Stop() // a no-op once stopped
 	restart := time.NewTicker(opts.RestartEvery)
 	defer restart.Stop()
 	// Compactions run on their own schedule: a restart that takes a while
@@ -282,7 +276,6 @@ loop:
 	for {
 		select {
 		case <-ctx.Done():
-			churn.Stop()
 			return nil, ctx.Err()
 		case err := <-done:
 			rep.ReflectErr = fmt.Errorf("the reflector stopped: %w", err)
@@ -296,26 +289,22 @@ loop:
 			// resourceVersion in the gap: the watch must get 410 and relist.
 			withCompaction := rep.Restarts%2 == 1
 			if err := restartAPIServer(ctx, c, withCompaction); err != nil {
-				churn.Stop()
 				return nil, err
 			}
 			rep.Restarts++
 			fmt.Fprintf(opts.Log, "soak %s: apiserver restarted (etcd compacted in the gap: %t); %s\n", time.Since(start).Round(time.Second), withCompaction, r.Stats().State)
 		case err := <-compactions:
 			if err != nil {
-				churn.Stop()
 				return nil, err
 			}
 			rep.Compacts++
 		case <-baseline:
 			rep.Baseline = sample(start)
-			rep.Samples = append(rep.Samples, rep.Baseline)
 			if m := sampleMonitor(rep.Baseline.At); m != nil {
 				rep.Monitor.Baseline = *m
 			}
 		case <-minute.C:
 			s := sample(start)
-			rep.Samples = append(rep.Samples, s)
 			fmt.Fprintf(opts.Log, "soak %s: %d goroutines, %.1f MiB live heap, %d objects, %s\n", s.At.Round(time.Second), s.Goroutines, format.MiB(s.HeapBytes), st.Len(), r.Stats().State)
 			if m := sampleMonitor(s.At); m != nil {
 				fmt.Fprintf(opts.Log, "soak %s: the monitor: %.0f goroutines, %.1f MiB resident, %.1f MiB heap in use, GC goal %.1f MiB, %s of trace on disk\n", m.At.Round(time.Second), m.Goroutines, m.RSSBytes/(1<<20), m.HeapBytes/(1<<20), m.HeapGoal/(1<<20), format.Bytes(m.DiskBytes))
