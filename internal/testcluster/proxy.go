@@ -32,21 +32,16 @@ type Proxy struct {
 	wg          sync.WaitGroup
 }
 
-// NewProxy starts a proxy to target ("host:port").
-func NewProxy(target string) (*Proxy, error) {
+// NewProxy starts a fault proxy in front of this cluster's apiserver.
+func (c *Cluster) NewProxy() (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("starting the fault proxy: %w", err)
 	}
-	p := &Proxy{target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{target: fmt.Sprintf("127.0.0.1:%d", c.apiPort), ln: ln, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.serve()
 	return p, nil
-}
-
-// NewProxy starts a fault proxy in front of this cluster's apiserver.
-func (c *Cluster) NewProxy() (*Proxy, error) {
-	return NewProxy(fmt.Sprintf("127.0.0.1:%d", c.apiPort))
 }
 
 // Addr is the proxy's listening address ("127.0.0.1:port").
