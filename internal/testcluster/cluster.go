@@ -167,7 +167,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := cl.prepareAPIServer(); err != nil {
 		return nil, err
 	}
-	if err := cl.retryPorts(func() error { return cl.startAPIServer(ctx) }, cl.StopAPIServer, func() error {
+	if err := cl.retryPorts(func() error { return cl.startAPIServer(ctx) }, cl.stopAPIServer, func() error {
 		failed := cl.apiPort
 		port, err := cl.reservePort()
 		if err != nil {
@@ -666,7 +666,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 // watch cache starts empty, and a watch from before gets 410 Gone.
 // beforeStart, when set, runs just before kube-apiserver starts again.
 func (c *Cluster) RestartCompacted(ctx context.Context, beforeStart func()) error {
-	c.StopAPIServer()
+	c.stopAPIServer()
 	if err := c.MoveRevision(ctx); err != nil {
 		return err
 	}
@@ -676,27 +676,16 @@ func (c *Cluster) RestartCompacted(ctx context.Context, beforeStart func()) erro
 	if beforeStart != nil {
 		beforeStart()
 	}
-	return c.StartAPIServer(ctx)
+	return c.startAPIServer(ctx)
 }
 
-// StopAPIServer stops kube-apiserver and leaves etcd running; StartAPIServer
-// brings it back. For tests that need the server down for a while.
-func (c *Cluster) StopAPIServer() {
+// stopAPIServer stops kube-apiserver (and waits until it exited), leaving
+// etcd running.
+func (c *Cluster) stopAPIServer() {
 	c.mu.Lock()
 	p := c.apiserver
 	c.mu.Unlock()
 	p.stop(apiserverStopGrace)
-}
-
-// StartAPIServer starts kube-apiserver again after StopAPIServer.
-func (c *Cluster) StartAPIServer(ctx context.Context) error {
-	c.mu.Lock()
-	running := c.apiserver != nil && c.apiserver.running()
-	c.mu.Unlock()
-	if running {
-		return errors.New("starting kube-apiserver: it is already running")
-	}
-	return c.startAPIServer(ctx)
 }
 
 // LogTail returns the last n lines of both servers' logs.

@@ -32,7 +32,7 @@ func TestAStartedCommandDiesWithTheSpawner(t *testing.T) {
 	}
 }
 
-// A server started after the cluster stopped (a test's StartAPIServer
+// A server started after the cluster stopped (a test's RestartCompacted
 // racing its Stop) is an error, not a panic of the whole test binary.
 func TestAStartAfterStopIsAnError(t *testing.T) {
 	sp := newSpawner()
