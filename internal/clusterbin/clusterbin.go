@@ -27,7 +27,8 @@ const Version = "v1.37.2"
 // versionLdflags makes kube-apiserver and kubectl report Version (they say
 // v0.0.0 otherwise); etcd has no such variable and ignores them. -s -w leave
 // out the symbol table and DWARF, which nobody reads in a test server and
-// which take a good part of each link.
+// which take a good part of each link. The cache key hashes the whole
+// string (toolsKey): a change to -s -w rebuilds the servers too.
 const versionLdflags = "-s -w -X k8s.io/component-base/version.gitVersion=" + Version +
 	" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" +
 	" -X k8s.io/component-base/version.gitTreeState=clean"
@@ -150,9 +151,10 @@ func RepoRoot() (string, error) {
 }
 
 // toolsKey hashes what decides what the servers are and do: the pinned
-// modules, the etcd main, the version they report and the Go version. The
-// flags that only shrink the build (buildFlags but the version) are left
-// out, so that changing them does not throw away a built cache.
+// modules, the etcd main, the ldflags (the version they report, and -s -w
+// with it) and the Go version. The other build flags, which only shrink
+// the build, are left out, so that changing them does not throw away a
+// built cache.
 func toolsKey(toolsDir string) (string, error) {
 	h := sha256.New()
 	for _, name := range []string{"go.mod", "go.sum", filepath.Join("cmd", "etcd", "main.go")} {
