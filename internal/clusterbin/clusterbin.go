@@ -33,14 +33,6 @@ const versionLdflags = "-s -w -X k8s.io/component-base/version.gitVersion=" + Ve
 	" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" +
 	" -X k8s.io/component-base/version.gitTreeState=clean"
 
-// buildFlags are go build's flags: the version ldflags, and flags that
-// shrink the build without changing what the servers do: no DWARF from the
-// compiler (the link drops it anyway, -w), paths trimmed, no VCS stamp
-// (hack/tools is not a repository of its own).
-func buildFlags() []string {
-	return []string{"-buildvcs=false", "-trimpath", "-gcflags=all=-dwarf=false", "-ldflags", versionLdflags}
-}
-
 // Binaries are the paths of the test cluster's programs.
 type Binaries struct {
 	Etcd          string
@@ -115,7 +107,11 @@ func Ensure(ctx context.Context, log io.Writer) (Binaries, error) {
 		return Binaries{}, fmt.Errorf("creating a build directory in %s: %w", dir, err)
 	}
 	defer os.RemoveAll(tmp)
-	args := append(append([]string{"build"}, buildFlags()...), "-o", tmp+string(filepath.Separator))
+	// The version ldflags, and flags that shrink the build without changing
+	// what the servers do: no DWARF from the compiler (the link drops it
+	// anyway, -w), paths trimmed, no VCS stamp (hack/tools is not a
+	// repository of its own).
+	args := []string{"build", "-buildvcs=false", "-trimpath", "-gcflags=all=-dwarf=false", "-ldflags", versionLdflags, "-o", tmp + string(filepath.Separator)}
 	cmd := exec.CommandContext(ctx, goTool(), append(args, pkgs...)...)
 	cmd.Dir = toolsDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=readonly")
