@@ -29,24 +29,42 @@ import (
 // Scenario is one recorded situation.
 type Scenario struct {
 	Name string
-	// What the trace shows, for docs and test messages.
-	Description string
 	// NeedsNoWatchCache scenarios run on a cluster started with --watch-cache=false.
 	NeedsNoWatchCache bool
 	run               func(ctx context.Context, e *env) error
 }
 
-// All are the bundled scenarios, in the order of testdata/traces/README.md.
+// All are the bundled scenarios, each with what its trace shows; the traces
+// are testdata/traces/NAME.jsonl (docs/trace-format.md, "Bundled traces").
 func All() []Scenario {
 	return []Scenario{
-		{Name: "demo", Description: "paginated initial sync of 120 ConfigMaps, steady writes, bookmarks, then the apiserver restarts while the watch is cut: 410 Gone, one relist whose diff names missed deletes, a missed recreate and missed updates", run: demo},
-		{Name: "steady", Description: "initial sync (pages of 25) and a steady watch with creates, updates and deletes; no relist", run: steady},
-		{Name: "gone-relist", Description: "watch cache off; the watch is cut, objects are deleted and etcd is compacted: 410 Gone and a relist whose diff names the missed deletes", NeedsNoWatchCache: true, run: goneRelist},
-		{Name: "bookmarks", Description: "short watch timeouts and writes elsewhere: BOOKMARK events move the cursor and never touch the store", run: bookmarks},
-		{Name: "recreate", Description: "delete and recreate under the same name, once while watching (two events) and once while the watch is cut (a relist diff with a new UID)", NeedsNoWatchCache: true, run: recreate},
-		{Name: "streaming", Description: "a streaming list (sendInitialEvents=true) ending with the initial-events-end bookmark, then watching", run: streaming},
-		{Name: "several", Description: "three resources at once (ConfigMaps, Deployments and a custom resource), each written to, then the apiserver restarts with etcd compacted while the watches are cut: each resource has its own 410 and relist", run: several},
-		{Name: "forced-relist-restart", Description: "a streaming list, a relist the user forces (the r key), then the apiserver restarts with etcd compacted while the watch is cut: 410 Gone, and a relist whose diff names what was missed", run: forcedRelistRestart},
+		// Paginated initial sync of 120 ConfigMaps, steady writes, bookmarks, then
+		// the apiserver restarts while the watch is cut: 410 Gone, one relist whose
+		// diff names missed deletes, a missed recreate and missed updates.
+		{Name: "demo", run: demo},
+		// Initial sync (pages of 25) and a steady watch with creates, updates and
+		// deletes; no relist.
+		{Name: "steady", run: steady},
+		// Watch cache off; the watch is cut, objects are deleted and etcd is
+		// compacted: 410 Gone and a relist whose diff names the missed deletes.
+		{Name: "gone-relist", NeedsNoWatchCache: true, run: goneRelist},
+		// Short watch timeouts and writes elsewhere: BOOKMARK events move the
+		// cursor and never touch the store.
+		{Name: "bookmarks", run: bookmarks},
+		// Delete and recreate under the same name, once while watching (two events)
+		// and once while the watch is cut (a relist diff with a new UID).
+		{Name: "recreate", NeedsNoWatchCache: true, run: recreate},
+		// A streaming list (sendInitialEvents=true) ending with the
+		// initial-events-end bookmark, then watching.
+		{Name: "streaming", run: streaming},
+		// Three resources at once (ConfigMaps, Deployments and a custom resource),
+		// each written to, then the apiserver restarts with etcd compacted while
+		// the watches are cut: each resource has its own 410 and relist.
+		{Name: "several", run: several},
+		// A streaming list, a relist the user forces (the r key), then the
+		// apiserver restarts with etcd compacted while the watch is cut: 410 Gone,
+		// and a relist whose diff names what was missed.
+		{Name: "forced-relist-restart", run: forcedRelistRestart},
 	}
 }
 
