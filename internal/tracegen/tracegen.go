@@ -1,8 +1,10 @@
 // Package tracegen writes synthetic traces (format version 2) of any size,
 // of one resource or several: for each, an initial paginated list, watches
-// of ADDED, MODIFIED and DELETED events (deletes followed by a recreate under
-// the same name), bookmarks, watches the server closes, and 410 Gone followed
-// by a relist that finds what the watch missed. The resources' lines are
+// of ADDED, MODIFIED and DELETED events (each delete followed by a recreate,
+// a new UID under the name of the first object not alive: the one just
+// deleted unless a relist found others deleted), bookmarks, watches the
+// server closes, and 410 Gone followed by a relist that finds what the watch
+// missed. The resources' lines are
 // interleaved in time, as a recording of several resources has them. The
 // decisions it writes are the ones the reflector makes, so a replay of a
 // generated trace reports no differences. Benchmarks and tests use it where
@@ -396,8 +398,9 @@ func (g *generator) run() {
 }
 
 // event writes the watch event number k: mostly MODIFIED; every 20th a
-// DELETED, followed by an ADDED of the same name with a new UID. One object
-// always stays, so a watch always has events.
+// DELETED, and the next an ADDED with a new UID of the first object not
+// alive (firstDead: the one just deleted, unless a relist found others
+// deleted). One object always stays, so a watch always has events.
 func (g *generator) event(id int64, k int) {
 	g.rv++
 	g.st.Events++
@@ -405,8 +408,8 @@ func (g *generator) event(id int64, k int) {
 	var typ reflector.EventType
 	var o *object
 	switch {
-	case alive == 0 || k%20 == 11 && g.lastDeleted() != nil:
-		o = g.lastDeleted()
+	case alive == 0 || k%20 == 11 && g.firstDead() != nil:
+		o = g.firstDead()
 		o.gen++
 		o.uid, typ = uid(o.i, o.gen), reflector.EventAdded
 		g.revive(o)
@@ -466,7 +469,8 @@ func (g *generator) revive(o *object) {
 	}
 }
 
-func (g *generator) lastDeleted() *object {
+// firstDead is the object not alive of the lowest number (nil: none).
+func (g *generator) firstDead() *object {
 	if len(g.dead) == 0 {
 		return nil
 	}
