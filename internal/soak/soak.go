@@ -132,7 +132,8 @@ func sample(start time.Time) Sample {
 }
 
 // goneFollowedByRelist checks the decision order: every 410 is followed by
-// a completed list before the next 410 or the end.
+// a completed list before the end. Another 410 may come first (a relist's
+// next page can get one too): one completed list answers all before it.
 type goneFollowedByRelist struct {
 	mu      sync.Mutex
 	pending int // 410s not yet followed by a complete list
