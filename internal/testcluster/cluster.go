@@ -108,25 +108,6 @@ func (c *Cluster) releasePortsAfter(n int) {
 	}
 }
 
-// releasePort releases the cluster's reservation of port, if it holds one.
-func (c *Cluster) releasePort(port int) {
-	c.mu.Lock()
-	var keep []portReservation
-	var drop []portReservation
-	for _, r := range c.ports {
-		if r.port == port {
-			drop = append(drop, r)
-		} else {
-			keep = append(keep, r)
-		}
-	}
-	c.ports = keep
-	c.mu.Unlock()
-	for _, r := range drop {
-		r.release()
-	}
-}
-
 // atStop runs f when the cluster stops, before its servers do.
 func (c *Cluster) atStop(f func()) {
 	c.mu.Lock()
@@ -167,16 +148,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := cl.prepareAPIServer(); err != nil {
 		return nil, err
 	}
-	if err := cl.retryPorts(func() error { return cl.startAPIServer(ctx) }, cl.stopAPIServer, func() error {
-		failed := cl.apiPort
-		port, err := cl.reservePort()
-		if err != nil {
+	if err := cl.retryPorts(func() (err error) {
+		if cl.apiPort, err = cl.reservePort(); err != nil {
 			return err
 		}
-		cl.setAPIPort(port)
-		cl.releasePort(failed)
-		return nil
-	}); err != nil {
+		return cl.startAPIServer(ctx)
+	}, cl.stopAPIServer); err != nil {
 		return nil, err
 	}
 	return cl, nil
@@ -185,11 +162,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 // portAttempts is how many times a server start is tried with fresh ports.
 const portAttempts = 3
 
-// retryPorts runs start up to portAttempts times, calling stop and the
-// re-port functions between attempts. The ports a failed attempt reserved
-// are released once it is stopped: the next attempt reserves its own, and
-// the cluster holds only the ports its servers use.
-func (c *Cluster) retryPorts(start func() error, stop func(), reports ...func() error) error {
+// retryPorts runs start up to portAttempts times, calling stop between
+// attempts. The ports a failed attempt reserved are released once it is
+// stopped: the next attempt reserves its own, and the cluster holds only
+// the ports its servers use.
+func (c *Cluster) retryPorts(start func() error, stop func()) error {
 	var err error
 	for i := 0; i < portAttempts; i++ {
 		held := c.heldPorts()
@@ -198,11 +175,6 @@ func (c *Cluster) retryPorts(start func() error, stop func(), reports ...func() 
 		}
 		stop()
 		c.releasePortsAfter(held)
-		for _, f := range reports {
-			if perr := f(); perr != nil {
-				return perr
-			}
-		}
 	}
 	return err
 }
@@ -211,16 +183,6 @@ func (c *Cluster) retryPorts(start func() error, stop func(), reports ...func() 
 func (c *Cluster) stopEtcd() {
 	c.etcd.stop(5 * time.Second)
 	_ = os.RemoveAll(filepath.Join(c.dir, "etcd-data"))
-}
-
-// setAPIPort moves the apiserver to another port before it (re)starts.
-func (c *Cluster) setAPIPort(port int) {
-	for i, a := range c.apiArgs {
-		if strings.HasPrefix(a, "--secure-port=") {
-			c.apiArgs[i] = "--secure-port=" + strconv.Itoa(port)
-		}
-	}
-	c.apiPort = port
 }
 
 const dirPrefix = "watchcache-testcluster-"
@@ -351,16 +313,11 @@ func (c *Cluster) prepareAPIServer() error {
 	if err := os.WriteFile(tokenFile, []byte(tokens.String()), 0o600); err != nil {
 		return fmt.Errorf("writing the token file: %w", err)
 	}
-	c.apiPort, err = c.reservePort()
-	if err != nil {
-		return err
-	}
 	args := []string{
 		"--etcd-servers=" + c.etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--endpoint-reconciler-type=none",
-		"--secure-port=" + strconv.Itoa(c.apiPort),
 		"--cert-dir=" + certDir,
 		"--service-account-key-file=" + saPub,
 		"--service-account-signing-key-file=" + saKey,
@@ -436,7 +393,9 @@ func (c *Cluster) AuditEvents() ([]AuditEvent, error) {
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
-	p, err := startProcess(c.sp, "kube-apiserver", filepath.Join(c.dir, "kube-apiserver.log"), c.bins.KubeAPIServer, c.apiArgs)
+	// The port is Start's attempt's: a restart keeps it.
+	args := append([]string{"--secure-port=" + strconv.Itoa(c.apiPort)}, c.apiArgs...)
+	p, err := startProcess(c.sp, "kube-apiserver", filepath.Join(c.dir, "kube-apiserver.log"), c.bins.KubeAPIServer, args)
 	if err != nil {
 		return err
 	}
