@@ -92,6 +92,9 @@ func checkViews(t *testing.T, path string) {
 	if err := outs.Finish(runErr); err != nil && !strings.Contains(err.Error(), "stopped") {
 		t.Logf("the replay ended with %v", err)
 	}
+	if strings.HasPrefix(filepath.Base(path), "gen-") && sess.Replay.RecordingCut() {
+		t.Errorf("a generated trace's recording is said to end early")
+	}
 	subs := sess.Subjects()
 	if len(subs) == 0 {
 		return

@@ -394,6 +394,12 @@ func (g *generator) run() {
 		g.line(trace.Line{K: trace.KindEnd, ID: id, Reason: string(reflector.EndClosed)})
 		g.note(reflector.StateWatching, reflector.ReasonWatchClosed, func(l *trace.Line) { l.ResourceVersion = cursor })
 	}
+	if g.cfg.Observed {
+		// The proxy records each stream's stop: without it, a replay says
+		// the recording ended early.
+		g.line(trace.Line{K: trace.KindNote, State: reflector.StateStopped.String(), Reason: string(reflector.ReasonStopped), Detail: "stopped"})
+		return
+	}
 	g.note(reflector.StateStopped, reflector.ReasonStopped, nil)
 }
 
