@@ -2,7 +2,6 @@ package observed
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -123,7 +122,9 @@ func (r *Feed) Line(l *trace.Line) error {
 	case trace.KindItem:
 		obj, err := wire.DecodeObject(l.Object, false)
 		if err != nil {
-			return fmt.Errorf("replaying line %d: item: %w", r.rd.LineNumber(), err)
+			// A line the stream cannot take, as a reflector's replay says it
+			// ("t.jsonl:5: decoding object: …"), which replay, explain and report refuse.
+			return &trace.LineError{Name: r.rd.Name(), Line: r.rd.LineNumber(), Err: err}
 		}
 		o.page.Items = append(o.page.Items, reflector.Item{Object: obj})
 	case trace.KindPage:
@@ -132,7 +133,7 @@ func (r *Feed) Line(l *trace.Line) error {
 	case trace.KindEvent:
 		ev, err := wire.DecodeWatchEvent(l.Type, l.Object, false)
 		if err != nil {
-			return fmt.Errorf("replaying line %d: event: %w", r.rd.LineNumber(), err)
+			return &trace.LineError{Name: r.rd.Name(), Line: r.rd.LineNumber(), Err: err}
 		}
 		// As recorded: the delivery estimate, the changes, and the size of
 		// the streaming list the bookmark ends.

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -458,5 +459,25 @@ func TestAnInterruptedReportFails(t *testing.T) {
 	cancel()
 	if _, err := Analyze(ctx, rd, Options{}); err == nil || !strings.Contains(err.Error(), "before its end") {
 		t.Errorf("a canceled report: got %v, want it stopped before the trace's end", err)
+	}
+}
+
+// An observed trace with a line its streams cannot decode fails the report,
+// as replay and explain fail, and as a reflector's trace does: the page
+// would show the run up to there as all of it.
+func TestAnObservedTraceWithAnUndecodableItemFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad-item.jsonl")
+	bad := strings.Replace(relistedTrace, `"name":"b"`, `"name":7`, 1)
+	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var lineErr *trace.LineError
+	if _, err := Analyze(t.Context(), rd, Options{}); !errors.As(err, &lineErr) || lineErr.Line != 5 || !strings.Contains(err.Error(), "bad-item.jsonl:5: decoding object: ") {
+		t.Errorf("got %v, want an error at line 5 (bad-item.jsonl:5: decoding object: …)", err)
 	}
 }
