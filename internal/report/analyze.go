@@ -572,8 +572,9 @@ func (c *collector) stop(s reflector.Stats) {
 // finish closes what the trace left open at its end.
 func (res *Section) finish(end time.Duration) {
 	for _, r := range res.Requests {
-		if !r.ended {
-			r.End, r.Class = end, EndOpen
+		// One that ended at its ERROR event keeps that end: only its end line is cut off.
+		if !r.ended && r.Class == EndOpen {
+			r.End = end
 		}
 	}
 	if b := res.pendingBackoff; b != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -479,5 +480,33 @@ func TestAnObservedTraceWithAnUndecodableItemFails(t *testing.T) {
 	var lineErr *trace.LineError
 	if _, err := Analyze(t.Context(), rd, Options{}); !errors.As(err, &lineErr) || lineErr.Line != 5 || !strings.Contains(err.Error(), "bad-item.jsonl:5: decoding object: ") {
 		t.Errorf("got %v, want an error at line 5 (bad-item.jsonl:5: decoding object: …)", err)
+	}
+}
+
+// A watch that ended at its 410 ERROR event in a trace cut before its end
+// line ended there, gone: it is not a watch with no end.
+func TestAWatchEndedAtItsErrorEventInACutTraceKeepsItsEnd(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/gone-relist.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	cut := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, `"type":"ERROR"`) })
+	if cut < 0 {
+		t.Fatal("gone-relist.jsonl has no ERROR event")
+	}
+	var ev trace.Line
+	if err := json.Unmarshal([]byte(lines[cut]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "error-cut.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:cut+1], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := analyzeFile(t, path, Options{})
+	reqs := res.Resources[0].Requests
+	w := reqs[len(reqs)-1]
+	if w.ID != ev.ID || w.Class != EndGone || w.End != time.Duration(ev.At) || describeEnd(w) == "no end (the trace stops first)" {
+		t.Errorf("the watch cut after its ERROR event: got #%d %q ending at %v (%s), want #%d gone at %v", w.ID, w.Class, w.End, describeEnd(w), ev.ID, time.Duration(ev.At))
 	}
 }
