@@ -459,6 +459,8 @@ func (c *collector) decision(d *reflector.Decision) {
 			Detail: fmt.Sprintf("resourceVersion went backwards from %s to %s in watch #%d", d.Cursor, d.ResourceVersion, id)})
 	case reflector.ReasonListComplete:
 		c.completeList(d)
+	case reflector.ReasonClientGone: // the proxy forgot the stream's objects: its store is empty
+		c.sampleObjects()
 	case reflector.ReasonRelistDiff:
 		c.relistDiff(d)
 	}

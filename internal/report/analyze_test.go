@@ -510,3 +510,25 @@ func TestAWatchEndedAtItsErrorEventInACutTraceKeepsItsEnd(t *testing.T) {
 		t.Errorf("the watch cut after its ERROR event: got #%d %q ending at %v (%s), want #%d gone at %v", w.ID, w.Class, w.End, describeEnd(w), ev.ID, time.Duration(ev.At))
 	}
 }
+
+// When the proxy forgets a stream whose client stayed away, its store
+// empties: the object chart falls to 0 there, as the count at the end says.
+func TestAForgottenStreamsObjectChartFallsToZero(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "forgotten.jsonl")
+	gone := relistedTrace + `{"k":"note","r":0,"at":7000000,"reason":"client-left","state":"Listed","detail":"client left","wait":"0s"}
+{"k":"note","r":0,"at":9000000,"reason":"client-gone","state":"Listed","detail":"forgot","wait":"2s","objectCount":1}
+`
+	if err := os.WriteFile(path, []byte(gone), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := analyzeFile(t, path, Options{}).Resources[0]
+	last := -1
+	for _, b := range res.Buckets {
+		if b.HasObjects {
+			last = b.ObjectsLast
+		}
+	}
+	if res.Objects != 0 || last != 0 {
+		t.Errorf("the chart's last object count %d, %d objects at the end; want 0 and 0 once the proxy forgot the stream", last, res.Objects)
+	}
+}
