@@ -153,7 +153,7 @@ func Analyze(ctx context.Context, rd *trace.Reader, opts Options) (*Report, erro
 	rep.Header = rd.Header()
 	// The reader has counted the header and its attempt past the last line.
 	rep.Lines = max(rd.LineNumber()-2, 0)
-	rep.Warnings = append(rd.Warnings(), rep.Warnings...)
+	rep.Warnings = slices.Concat(rd.Warnings(), rep.Warnings)
 	rep.Duration, _ = sess.Replay.Player().Position() // the largest at of the lines served
 	for _, res := range rep.Resources {
 		res.finish(rep.Duration)

@@ -532,3 +532,29 @@ func TestAForgottenStreamsObjectChartFallsToZero(t *testing.T) {
 		t.Errorf("the chart's last object count %d, %d objects at the end; want 0 and 0 once the proxy forgot the stream", last, res.Objects)
 	}
 }
+
+// The report's warnings are its own: the reader's slice, which has room to
+// grow, is not where the replay's warnings go.
+func TestTheReportsWarningsDoNotShareTheReadersSlice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "warned.jsonl")
+	// Three lines of a kind from the future (three reader warnings, room
+	// for a fourth), and no stopped note (the replay's warning).
+	future := strings.Repeat(`{"k":"future","r":0,"at":6000000}`+"\n", 3)
+	if err := os.WriteFile(path, []byte(relistedTrace+future), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	rep, err := Analyze(t.Context(), rd, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(rep.Warnings)
+	_ = append(rd.Warnings(), "another reader of the warnings")
+	if len(want) != 4 || !slices.Equal(rep.Warnings, want) {
+		t.Errorf("warnings %q, want %q (the reader's three and the replay's)", rep.Warnings, want)
+	}
+}
