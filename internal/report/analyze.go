@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -179,9 +180,6 @@ type collector struct {
 	requests  *capped[*Request]
 	relists   *capped[*Relist]
 	buckets   *buckets
-	// recent are the requests since the last list began, by id: a relist
-	// names the one whose end led to it (reflector.ListBegan.After).
-	recent map[int64]*Request
 	// replaced is the cache a relist in progress replaces: the labels of its missed deletes.
 	replaced []*store.Object
 	backoff  *Marker
@@ -194,7 +192,7 @@ type collector struct {
 }
 
 func newCollector(opts Options, i int, h trace.ResourceHeader, st *store.Store) *collector {
-	return &collector{opts: opts, st: st, recent: map[int64]*Request{},
+	return &collector{opts: opts, st: st,
 		res: &Section{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
 			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
 		markers:       map[MarkerKind]int{},
@@ -333,7 +331,6 @@ func (c *collector) started(info *reflector.RequestInfo) {
 	if r.Kind == KindStreamingList || (r.Verb == reflector.VerbList && r.Opts.Continue == "") {
 		c.keepReplaced()
 	}
-	c.recent[info.ID] = r
 	c.cur = r
 	if c.reqLine != nil {
 		c.attach(r, c.reqLine)
@@ -484,16 +481,17 @@ func (c *collector) beginList(r *Request, b *reflector.ListBegan) {
 	r.List = int(b.Number)
 	if b.Relist() {
 		rl := &Relist{Number: int(b.Number), FirstRequest: r.ID, LastRequest: r.ID, Start: r.Start, Outcome: RelistUnfinished, End: c.at}
-		if t := c.recent[b.After]; t != nil {
-			rl.After = fmt.Sprintf("%s #%d: %s", t.Kind.Noun(), t.ID, describeEnd(t))
+		// The request whose end led to it is one of the last kept (the
+		// numbers grow): looked up newest first, as far as its number.
+		for t := range c.requests.backward() {
+			if t.ID == b.After {
+				rl.After = fmt.Sprintf("%s #%d: %s", t.Kind.Noun(), t.ID, describeEnd(t))
+			}
+			if t.ID <= b.After {
+				break
+			}
 		}
 		c.relists.add(rl)
-	}
-	// Only the requests a later relist can name are kept: those of this list on.
-	for id := range c.recent {
-		if id < r.ID {
-			delete(c.recent, id)
-		}
 	}
 }
 
@@ -697,14 +695,27 @@ func (c *capped[T]) add(v T) {
 
 // last is the value added last.
 func (c *capped[T]) last() (T, bool) {
-	switch {
-	case len(c.tail) > 0:
-		return c.tail[(c.next-1+len(c.tail))%len(c.tail)], true
-	case len(c.head) > 0:
-		return c.head[len(c.head)-1], true
+	for v := range c.backward() {
+		return v, true
 	}
 	var zero T
 	return zero, false
+}
+
+// backward yields the values kept, the last added first.
+func (c *capped[T]) backward() iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for i := range len(c.tail) {
+			if !yield(c.tail[(c.next-1-i+len(c.tail))%len(c.tail)]) {
+				return
+			}
+		}
+		for _, v := range slices.Backward(c.head) {
+			if !yield(v) {
+				return
+			}
+		}
+	}
 }
 
 // all returns the values kept, in the order they were added, and the index

@@ -558,3 +558,25 @@ func TestTheReportsWarningsDoNotShareTheReadersSlice(t *testing.T) {
 		t.Errorf("warnings %q, want %q (the reader's three and the replay's)", rep.Warnings, want)
 	}
 }
+
+// capped walks its values back from the last added, across its ring's
+// wrap and into its head: a relist looks up the request before it so,
+// which the report keeps no other index of (its memory stays bounded by
+// the caps however many requests come between two lists).
+func TestCappedWalksBackFromTheLastAdded(t *testing.T) {
+	for _, max := range []int{2, 3, 6} {
+		for n := range 12 {
+			c := newCapped[int](max)
+			for v := range n {
+				c.add(v)
+			}
+			kept, _ := c.all()
+			back := slices.Collect(c.backward())
+			slices.Reverse(back)
+			last, ok := c.last()
+			if !slices.Equal(back, kept) || ok != (n > 0) || (ok && last != n-1) {
+				t.Errorf("max %d, %d added: backward %v, last %d (%t); want the kept %v reversed, and %d", max, n, back, last, ok, kept, n-1)
+			}
+		}
+	}
+}
