@@ -152,7 +152,8 @@ func Analyze(ctx context.Context, rd *trace.Reader, opts Options) (*Report, erro
 	}
 	// An observed trace's header grew with its resource lines.
 	rep.Header = rd.Header()
-	// The reader has counted the header and its attempt past the last line.
+	// The reader has counted the header and its attempt past the last whole
+	// line: a read that found nothing, or a truncated line.
 	rep.Lines = max(rd.LineNumber()-2, 0)
 	rep.Warnings = slices.Concat(rd.Warnings(), rep.Warnings)
 	rep.Duration, _ = sess.Replay.Player().Position() // the largest at of the lines served

@@ -580,3 +580,30 @@ func TestCappedWalksBackFromTheLastAdded(t *testing.T) {
 		}
 	}
 }
+
+// The page's "N lines after the header" counts the whole lines, with or
+// without a newline at the end, and not a truncated last line.
+func TestTheLinesAfterTheHeaderAreTheWholeOnes(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/traces/steady.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := strings.Count(string(b), "\n") - 1
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, body string
+		want       int
+	}{
+		{"whole.jsonl", string(b), whole},
+		{"no-newline.jsonl", strings.TrimSuffix(string(b), "\n"), whole},
+		{"truncated.jsonl", string(b) + `{"k":"event","at":1,"id":1,"type":"ADD`, whole},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := analyzeFile(t, path, Options{}).Lines; got != c.want {
+			t.Errorf("%s: %d lines after the header, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -38,7 +38,8 @@ type Report struct {
 	Header trace.Header
 	// Duration is the largest `at` of the trace: how long the recording ran.
 	Duration time.Duration
-	// Lines counts the lines after the header, those the reader skipped included.
+	// Lines counts the whole lines after the header, those the reader
+	// skipped included; a truncated last line, which it warns of, is not one.
 	Lines int
 	// Decisions counts the recorded decisions (`note` lines); in an observed
 	// trace, the decisions its streams' replay makes (the ones the proxy records).
