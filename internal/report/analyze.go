@@ -189,7 +189,7 @@ type collector struct {
 	markers         map[MarkerKind]int
 	alerts          AlertSection
 	// recentChanges are the last MODIFIED events whose changes the trace recorded.
-	recentChanges lastChanges
+	recentChanges capped[ChangedEvent]
 }
 
 func newCollector(opts Options, i int, h trace.ResourceHeader, st *store.Store) *collector {
@@ -200,7 +200,7 @@ func newCollector(opts Options, i int, h trace.ResourceHeader, st *store.Store) 
 		requests:      newCapped[*Request](opts.MaxRequests),
 		relists:       newCapped[*Relist](opts.MaxRelists),
 		buckets:       newBuckets(opts.MaxBuckets),
-		recentChanges: lastChanges{max: opts.MaxRecentChanges},
+		recentChanges: capped[ChangedEvent]{tails: opts.MaxRecentChanges},
 	}
 }
 
@@ -567,7 +567,8 @@ func (c *collector) stop(s reflector.Stats) {
 	res.Buckets, res.BucketWidth = c.buckets.b, c.buckets.width
 	res.pendingBackoff = c.backoff
 	res.openRelist = c.openRelist()
-	res.RecentChanges, res.RecentChangesTotal = c.recentChanges.all(), c.recentChanges.n
+	res.RecentChanges, _ = c.recentChanges.all()
+	res.RecentChangesTotal = c.recentChanges.n
 }
 
 // finish closes what the trace left open at its end.
@@ -669,29 +670,28 @@ func describeEnd(r *Request) string {
 	return e.Format(false)
 }
 
-// capped keeps the first and the last max/2 values added, and counts them all.
+// capped keeps the first heads and the last tails values added, and counts them all.
 type capped[T any] struct {
-	head []T
-	tail []T // a ring once full
-	next int
-	half int
-	n    int64
+	head, tail   []T // tail: a ring once full
+	next         int
+	heads, tails int
+	n            int64
 }
 
-func newCapped[T any](max int) *capped[T] { return &capped[T]{half: max / 2} }
+// newCapped keeps the first and the last max/2.
+func newCapped[T any](max int) *capped[T] { return &capped[T]{heads: max / 2, tails: max / 2} }
 
 func (c *capped[T]) add(v T) {
 	c.n++
-	if len(c.head) < c.half {
+	switch {
+	case len(c.head) < c.heads:
 		c.head = append(c.head, v)
-		return
-	}
-	if len(c.tail) < c.half {
+	case len(c.tail) < c.tails:
 		c.tail = append(c.tail, v)
-		return
+	case c.tails > 0:
+		c.tail[c.next] = v
+		c.next = (c.next + 1) % c.tails
 	}
-	c.tail[c.next] = v
-	c.next = (c.next + 1) % c.half
 }
 
 // last is the value added last.

@@ -150,31 +150,3 @@ func changedRowOf(e ChangedEvent) changedRow {
 	}
 	return row
 }
-
-// lastChanges keeps the last max ChangedEvents added, and counts them all.
-type lastChanges struct {
-	buf  []ChangedEvent // a ring once full
-	next int
-	max  int
-	n    int64
-}
-
-func (l *lastChanges) add(e ChangedEvent) {
-	l.n++
-	if len(l.buf) < l.max {
-		l.buf = append(l.buf, e)
-		return
-	}
-	if l.max == 0 {
-		return
-	}
-	l.buf[l.next] = e
-	l.next = (l.next + 1) % l.max
-}
-
-// all returns the events kept, oldest first.
-func (l *lastChanges) all() []ChangedEvent {
-	out := make([]ChangedEvent, 0, len(l.buf))
-	out = append(out, l.buf[l.next:]...)
-	return append(out, l.buf[:l.next]...)
-}
