@@ -137,14 +137,7 @@ func Analyze(ctx context.Context, rd *trace.Reader, opts Options) (*Report, erro
 		c.stop(sub.Stats())
 		c.res.Findings = sub.Findings().List()
 		sum := sub.Summary(sess.Now())
-		c.res.Churn = sum.Churn
-		for _, f := range sum.Faults {
-			c.res.Faults = append(c.res.Faults, FaultActs{Fault: f.Fault, Count: f.Count, First: f.At.Sub(rd.Header().StartedAt)})
-		}
-		if st := sum.Stream; st != nil {
-			c.res.Stream = &StreamInfo{ID: st.ID, Accept: st.Accept, ContentType: st.ContentType, Wire: st.Wire, MetadataOnly: st.MetadataOnly,
-				Table: st.Table, Strategy: st.Strategy, PageSize: st.PageSize}
-		}
+		c.res.Churn, c.res.Faults, c.res.Stream = sum.Churn, sum.Faults, sum.Stream
 		rep.Resources = append(rep.Resources, c.res)
 	}
 	for _, w := range sess.Resources {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
+	"github.com/kubectl-watchcache/kubectl-watchcache/internal/summary"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/diff"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/findings"
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -89,7 +90,7 @@ type Section struct {
 	Client *trace.Client
 	// Stream is, in an observed trace, the stream as its replay ends: its
 	// number and what its client asked for.
-	Stream *StreamInfo
+	Stream *summary.StreamSummary
 	// Name is "resource.version.group", as the summary names it.
 	Name                                    string
 	Namespace, LabelSelector, FieldSelector string
@@ -145,10 +146,9 @@ type Section struct {
 	Churn              *diff.Summary
 	RecentChanges      []ChangedEvent
 	RecentChangesTotal int64
-	// Faults are what the observing proxy's --fault did to the stream, as
-	// its summary's faults say it: each spec, how many times it acted, and
-	// when it first did, from the trace's start.
-	Faults []FaultActs
+	// Faults are what the observing proxy's --fault did to the stream: its
+	// summary's faults.
+	Faults []summary.FaultSummary
 
 	// pendingBackoff and openRelist are what the trace's end closes.
 	pendingBackoff *Marker
@@ -312,26 +312,4 @@ type Bucket struct {
 	ProbeN             int
 	ProbeMin, ProbeMax time.Duration
 	ProbeAt            time.Duration
-}
-
-// StreamInfo is an observed stream: its number (as the proxy's summary
-// names it), what its client asked for (its Accept, the encoding it
-// prefers, metadata only, Tables), the Content-Type of the last successful
-// response, and how its first request listed ("" when it was a watch).
-type StreamInfo struct {
-	ID           int
-	Accept       string
-	ContentType  string
-	Wire         reflector.Wire
-	MetadataOnly bool
-	Table        bool
-	Strategy     reflector.Strategy
-	PageSize     int64
-}
-
-// FaultActs is one --fault spec's acts on a stream.
-type FaultActs struct {
-	Fault string
-	Count int
-	First time.Duration
 }

@@ -416,7 +416,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits 
 	if len(res.Faults) > 0 {
 		var acts []string
 		for _, f := range res.Faults {
-			acts = append(acts, fmt.Sprintf("%s ×%d (first at %s)", format.ClipWithLength(f.Fault, clipName), f.Count, format.Duration(f.First)))
+			acts = append(acts, fmt.Sprintf("%s ×%d (first at %s)", format.ClipWithLength(f.Fault, clipName), f.Count, format.Duration(f.At.Sub(r.Header.StartedAt))))
 		}
 		rv.State = append(rv.State, keyValue{"faults", strings.Join(acts, ", "), "what the observing proxy's --fault did to this stream, as the summary's faults say it: each spec, how many times it acted, and when it first did, from the trace's start"})
 	}
