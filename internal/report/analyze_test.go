@@ -511,14 +511,17 @@ func TestAWatchEndedAtItsErrorEventInACutTraceKeepsItsEnd(t *testing.T) {
 	}
 }
 
+// forgottenTrace is relistedTrace's stream, whose client then left and
+// stayed away until the proxy forgot it.
+const forgottenTrace = relistedTrace + `{"k":"note","r":0,"at":7000000,"reason":"client-left","state":"Listed","detail":"client left","wait":"0s"}
+{"k":"note","r":0,"at":9000000,"reason":"client-gone","state":"Listed","detail":"forgot","wait":"2s","objectCount":1}
+`
+
 // When the proxy forgets a stream whose client stayed away, its store
 // empties: the object chart falls to 0 there, as the count at the end says.
 func TestAForgottenStreamsObjectChartFallsToZero(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "forgotten.jsonl")
-	gone := relistedTrace + `{"k":"note","r":0,"at":7000000,"reason":"client-left","state":"Listed","detail":"client left","wait":"0s"}
-{"k":"note","r":0,"at":9000000,"reason":"client-gone","state":"Listed","detail":"forgot","wait":"2s","objectCount":1}
-`
-	if err := os.WriteFile(path, []byte(gone), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(forgottenTrace), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	res := analyzeFile(t, path, Options{}).Resources[0]

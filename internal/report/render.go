@@ -413,6 +413,14 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits 
 	if p := res.Probe; p != nil {
 		rv.State = append(rv.State, keyValue{"probe", probeText(p), "the delivery probe watches its Lease through this resource: the apiserver's watch path for a Lease on this connection, not every resource's"})
 	}
+	if s := res.Stream; s != nil && s.ClientLeft != nil {
+		l := s.ClientLeft
+		left := fmt.Sprintf("%s before the end; it was %s", format.Duration(time.Duration(l.AgeSeconds*float64(time.Second))), l.State)
+		if n := l.ForgottenObjects; n != nil {
+			left += "; the proxy forgot the " + format.Plural(*n, "object") + " it held"
+		}
+		rv.State = append(rv.State, keyValue{"client left", left, "every connection of its client closed with no request open, as the summary's stream.clientLeft says it"})
+	}
 	if len(res.Faults) > 0 {
 		var acts []string
 		for _, f := range res.Faults {

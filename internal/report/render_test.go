@@ -457,3 +457,18 @@ func TestARequestRowCountsInTheSingularAndThePlural(t *testing.T) {
 		}
 	}
 }
+
+// A stream whose client left says so in its state, as the summary's
+// stream.clientLeft does: how long before the end, in what state, and the
+// objects the proxy forgot.
+func TestAStreamWhoseClientLeftSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "forgotten.jsonl")
+	if err := os.WriteFile(path, []byte(forgottenTrace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, doc := render(t, path, Options{})
+	want := "client left2ms before the end; it was Listed; the proxy forgot the 1 object it held"
+	if page := text(doc); !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+}
