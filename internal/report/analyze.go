@@ -187,8 +187,7 @@ type collector struct {
 
 func newCollector(opts Options, i int, h trace.ResourceHeader, st *store.Store) *collector {
 	return &collector{opts: opts, st: st,
-		res: &Section{Index: i, Header: h, Info: h.Resource, Name: h.Resource.String(), Namespace: h.Namespace, LabelSelector: h.LabelSelector, FieldSelector: h.FieldSelector,
-			BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
+		res:           &Section{Index: i, Header: h, Name: h.Resource.String(), BookmarkAt: -1, MarkersDropped: map[MarkerKind]int{}},
 		markers:       map[MarkerKind]int{},
 		requests:      newCapped[*Request](opts.MaxRequests),
 		relists:       newCapped[*Relist](opts.MaxRelists),

@@ -84,7 +84,6 @@ type Section struct {
 	// Header is the resource as the trace's header describes it: what was
 	// watched, where, how much of each object was kept, and the options.
 	Header trace.ResourceHeader
-	Info   reflector.Resource
 	// Client is, in an observed trace (recorded by kubectl watchcache
 	// proxy), the program whose stream this is: its User-Agent and address.
 	Client *trace.Client
@@ -92,8 +91,7 @@ type Section struct {
 	// number and what its client asked for.
 	Stream *summary.StreamSummary
 	// Name is "resource.version.group", as the summary names it.
-	Name                                    string
-	Namespace, LabelSelector, FieldSelector string
+	Name string
 	// Counters are the replay's. Backoffs are the replayed reflector's
 	// decisions, which stand for the recording's when the trace recorded
 	// its decisions: BackoffsKnown is false when it has none (and for an

@@ -245,7 +245,7 @@ func indexRowOf(res *Section) indexRow {
 			strategy = "?"
 		}
 	}
-	name, kind := res.Name, res.Info.Kind
+	name, kind := res.Name, res.Header.Resource.Kind
 	if s := res.Stream; s != nil { // two clients' streams of one resource: told apart by number and client
 		name = fmt.Sprintf("%s #%d", name, s.ID)
 	}
@@ -363,7 +363,7 @@ func pageSize(n int64) string {
 }
 
 func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits subjects.Traits) resourceView {
-	rv := resourceView{Index: res.Index, Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Info.Kind, clipName), Scope: scope(res),
+	rv := resourceView{Index: res.Index, Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Header.Resource.Kind, clipName), Scope: scope(res),
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
 		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
 	rv.Options = resourceOptions(res.Header)
@@ -468,18 +468,18 @@ func probeText(p *probe.Figures) string {
 }
 
 func scope(res *Section) string {
-	s := "all namespaces"
-	if !res.Info.Namespaced {
+	h, s := res.Header, "all namespaces"
+	if !h.Resource.Namespaced {
 		s = "cluster-scoped"
 	}
-	if res.Namespace != "" {
-		s = "namespace " + format.ClipWithLength(res.Namespace, clipName)
+	if h.Namespace != "" {
+		s = "namespace " + format.ClipWithLength(h.Namespace, clipName)
 	}
-	if res.LabelSelector != "" {
-		s += " · labels " + format.ClipWithLength(res.LabelSelector, clipMessage)
+	if h.LabelSelector != "" {
+		s += " · labels " + format.ClipWithLength(h.LabelSelector, clipMessage)
 	}
-	if res.FieldSelector != "" {
-		s += " · fields " + format.ClipWithLength(res.FieldSelector, clipMessage)
+	if h.FieldSelector != "" {
+		s += " · fields " + format.ClipWithLength(h.FieldSelector, clipMessage)
 	}
 	return s
 }
@@ -544,7 +544,7 @@ func relistRow(res int, l *Relist) relistView {
 }
 
 func resourceDataOf(res *Section, span time.Duration) resourceData {
-	d := resourceData{Name: res.Name, Namespace: res.Namespace, SpanMS: float64(span) / float64(time.Millisecond),
+	d := resourceData{Name: res.Name, Namespace: res.Header.Namespace, SpanMS: float64(span) / float64(time.Millisecond),
 		BucketMS: float64(res.BucketWidth) / float64(time.Millisecond)}
 	n := len(res.Buckets)
 	d.Added, d.Modified, d.Deleted, d.Bookmarks, d.Objects = make([]int, n), make([]int, n), make([]int, n), make([]int, n), make([]int, n)
