@@ -295,10 +295,6 @@ func (c *collector) note(n reflector.Note) {
 	switch n.Kind {
 	case reflector.NoteListBegan:
 		c.beginList(c.current(), n.List)
-	case reflector.NotePage:
-		if r := c.current(); r != nil && n.Page != nil && r.List == 0 {
-			r.List = c.listNumber()
-		}
 	case reflector.NoteBookmark:
 		c.bookmark(n.Bookmark)
 	case reflector.NoteRequestStarted:
@@ -471,7 +467,6 @@ func (c *collector) beginList(r *Request, b *reflector.ListBegan) {
 	if r == nil {
 		return
 	}
-	r.List = int(b.Number)
 	if b.Relist() {
 		rl := &Relist{Number: int(b.Number), FirstRequest: r.ID, LastRequest: r.ID, Start: r.Start, Outcome: RelistUnfinished, End: c.at}
 		// The request whose end led to it is one of the last kept (the

@@ -204,9 +204,6 @@ type Request struct {
 	// InitialEventsEnd is when a streaming list's initial-events-end
 	// bookmark came (0: it did not).
 	InitialEventsEnd time.Duration
-	// List is the number of the full list this request belongs to (1 the
-	// first), 0 for a watch after its list.
-	List int
 
 	// recorded is set once the request has its line in the trace (the
 	// replay's reflector makes one more request after the trace's last);
