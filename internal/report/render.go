@@ -45,7 +45,7 @@ func scriptHash() string {
 // WriteHTML writes the report as one self-contained HTML page: inline CSS,
 // inline SVG and one inline script, nothing loaded from anywhere. Everything
 // that comes from the trace is escaped by html/template for where it stands
-// (text, attribute, or the JSON data the script reads).
+// (text or attribute; the JSON data the script reads holds only numbers).
 func (r *Report) WriteHTML(w io.Writer) error {
 	t, err := parsePage()
 	if err != nil {
@@ -152,16 +152,13 @@ type relistView struct {
 	Open bool
 }
 
-// pageData is the JSON the page's script reads: the time range and the
-// buckets behind the charts' hover read-outs.
+// pageData is the JSON the page's script reads: each resource's time span
+// and the buckets behind its charts' hover read-outs.
 type pageData struct {
-	Start     time.Time      `json:"start"`
 	Resources []resourceData `json:"resources"`
 }
 
 type resourceData struct {
-	Name      string  `json:"name"`
-	Namespace string  `json:"namespace"`
 	SpanMS    float64 `json:"spanMs"`
 	BucketMS  float64 `json:"bucketMs"`
 	Added     []int   `json:"added"`
@@ -191,7 +188,6 @@ func newPageView(r *Report) *pageView {
 		CSP: "default-src 'none'; script-src " + scriptHash() + "; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'",
 		CSS: template.CSS(pageCSS), Script: template.JS(pageScript), Warnings: r.Warnings, Alerts: r.Alerts}
 	span := max(r.Duration, time.Millisecond)
-	v.Data.Start = h.StartedAt
 	started := h.StartedAt.UTC().Format("2006-01-02 15:04:05.000 MST")
 	resources := "1 resource"
 	if n := len(h.Resources); n != 1 {
@@ -544,8 +540,7 @@ func relistRow(res int, l *Relist) relistView {
 }
 
 func resourceDataOf(res *Section, span time.Duration) resourceData {
-	d := resourceData{Name: res.Name, Namespace: res.Header.Namespace, SpanMS: float64(span) / float64(time.Millisecond),
-		BucketMS: float64(res.BucketWidth) / float64(time.Millisecond)}
+	d := resourceData{SpanMS: float64(span) / float64(time.Millisecond), BucketMS: float64(res.BucketWidth) / float64(time.Millisecond)}
 	n := len(res.Buckets)
 	d.Added, d.Modified, d.Deleted, d.Bookmarks, d.Objects = make([]int, n), make([]int, n), make([]int, n), make([]int, n), make([]int, n)
 	last := -1
