@@ -517,17 +517,11 @@ func (v *pageView) probeLane(res *Section, span time.Duration) laneView {
 	p := res.Probe
 	l := laneView{Label: "probe", Hint: "the delivery probe: from sending each renewal of its Lease to receiving its watch event (the apiserver's watch path for a Lease on this connection, not every resource's)",
 		Class: "chart c-probe", H: probeHeight}
-	top := p.Max
-	for _, b := range res.Buckets {
-		if b.ProbeN > 0 {
-			top = max(top, b.ProbeMax)
-		}
-	}
 	if p.Count == 0 {
 		l.Scale = "no samples"
 		return l
 	}
-	top = max(top, time.Millisecond)
+	top := max(p.Max, time.Millisecond) // the buckets hold the same samples
 	l.Scale = "0–" + format.Duration(top)
 	y := func(d time.Duration) string {
 		return strconv.FormatFloat(float64(probeHeight-3)-float64(d)/float64(top)*float64(probeHeight-6), 'f', 1, 64)
