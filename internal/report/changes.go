@@ -117,10 +117,10 @@ func churnViewOf(res *Section) *churnView {
 	if c == nil {
 		return nil
 	}
-	n := func(v int64) string { return format.Count(int(v)) }
+	n := format.Count[int64]
 	v := &churnView{Events: n(c.Events), TimestampOnly: n(c.TimestampOnly), TimestampShare: share(c.TimestampOnly, c.Events),
 		Skipped: n(c.Skipped), SkippedN: c.Skipped, Values: res.Header.KeepsChangeValues(),
-		RecentTotal: format.Count(int(res.RecentChangesTotal)), AllRecent: int64(len(res.RecentChanges)) == res.RecentChangesTotal}
+		RecentTotal: n(res.RecentChangesTotal), AllRecent: int64(len(res.RecentChanges)) == res.RecentChangesTotal}
 	for _, p := range c.Paths {
 		v.Paths = append(v.Paths, churnPathRow{Path: format.ClipWithLength(p.Path, clipPath), Count: n(p.Count), CountV: p.Count,
 			Share: percent(p.Share), ShareV: p.Share, Manager: format.ClipWithLength(p.Manager, clipName)})

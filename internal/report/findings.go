@@ -121,7 +121,7 @@ func findingViewOf(r *Report, res *Section, f findings.Finding, shown map[int64]
 	}
 	v := findingView{Anchor: findingAnchor(res.Index, f.ID), Severity: string(f.Severity), ID: string(f.ID), Title: format.ClipWithLength(f.Title, clipMessage),
 		Ignored: f.Ignored, Resource: format.ClipWithLength(res.Name, clipName), ResAnchor: resourceAnchor(res.Index),
-		First: offset(f.FirstAt), Count: format.Count(int(f.Count)),
+		First: offset(f.FirstAt), Count: format.Count(f.Count),
 		Evidence: format.ClipWithLength(f.Evidence.Text, 4*clipMessage), Cause: format.ClipWithLength(f.Cause, 4*clipMessage), Action: format.ClipWithLength(f.Action, 4*clipMessage),
 		Docs: format.ClipWithLength(f.Docs, clipMessage)}
 	if res.Client != nil {

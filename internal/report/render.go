@@ -221,7 +221,7 @@ func newPageView(r *Report) *pageView {
 // and the counters that say whether its section is worth a look.
 func indexRowOf(res *Section) indexRow {
 	c := res.Counters
-	n := func(v int64) string { return format.Count(int(v)) }
+	n := format.Count[int64]
 	wire, strategy := string(res.Header.Options.Wire), string(res.Header.Options.Strategy)
 	if wire == "" {
 		wire = "json"
@@ -355,7 +355,7 @@ func pageSize(n int64) string {
 	if n == 0 {
 		return "0 (one response)"
 	}
-	return format.Count(int(n))
+	return format.Count(n)
 }
 
 func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits subjects.Traits) resourceView {
@@ -367,7 +367,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits 
 		rv.Options = clientOptions(res)
 	}
 	c := res.Counters
-	backoffs := format.Count(int(c.Backoffs))
+	backoffs := format.Count(c.Backoffs)
 	backoffHint := "waits after errors (recorded decisions)"
 	switch {
 	case traits.NoBackoffs != "":
@@ -375,7 +375,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits 
 	case !res.BackoffsKnown:
 		backoffs, backoffHint = "n/a", "the trace has no recorded decisions, so its backoffs are unknown"
 	}
-	n := func(v int64) string { return format.Count(int(v)) }
+	n := format.Count[int64]
 	rv.Counters = []counterView{
 		{"lists", n(c.Lists), "full lists started (paginated or streaming)", false},
 		{"relists", n(c.Relists), "full lists after the first", c.Relists > 0},
@@ -446,7 +446,7 @@ func lagText(c reflector.LagCounts) string {
 		if i > 0 {
 			b.WriteString(" · ")
 		}
-		b.WriteString(reflector.LagBucketName(i) + " " + format.Count(int(n)))
+		b.WriteString(reflector.LagBucketName(i) + " " + format.Count(n))
 	}
 	if q := c.P99Bucket(); q >= 0 {
 		b.WriteString(" (p99 in " + reflector.LagBucketName(q) + ")")
@@ -491,7 +491,7 @@ func requestRow(res int, q *Request) requestView {
 		v.Token = format.ClipWithLength(o.Continue, 1024)
 	}
 	if o.Limit > 0 {
-		v.Limit = format.Count(int(o.Limit))
+		v.Limit = format.Count(o.Limit)
 	}
 	if o.TimeoutSeconds > 0 {
 		v.Timeout = strconv.FormatInt(o.TimeoutSeconds, 10) + "s"
