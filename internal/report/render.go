@@ -99,16 +99,16 @@ type indexRow struct {
 type alertRow struct{ At, Resource, Rule, Detail string }
 
 type resourceView struct {
-	Index                                   int
-	Name, Kind, Scope                       string
-	Counters                                []counterView
-	State                                   []keyValue
-	Options                                 []keyValue
-	Timeline                                timelineView
-	Requests                                []requestView
-	RequestsTotal, RequestsHidden           int
-	Relists                                 []relistView
-	RelistsTotal, RelistsHidden, RelistRows int
+	Index                         int
+	Name, Kind, Scope             string
+	Counters                      []counterView
+	State                         []keyValue
+	Options                       []keyValue
+	Timeline                      timelineView
+	Requests                      []requestView
+	RequestsTotal, RequestsHidden int
+	Relists                       []relistView
+	RelistsTotal, RelistsHidden   int
 	// Changes is "What changed" (nil when the trace recorded no changes).
 	Changes *churnView
 }
@@ -361,7 +361,7 @@ func pageSize(n int64) string {
 func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits subjects.Traits) resourceView {
 	rv := resourceView{Index: res.Index, Name: format.ClipWithLength(res.Name, clipName), Kind: format.ClipWithLength(res.Header.Resource.Kind, clipName), Scope: scope(res),
 		RequestsTotal: res.RequestsTotal, RequestsHidden: res.RequestsTotal - len(res.Requests),
-		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists), RelistRows: len(res.Relists)}
+		RelistsTotal: res.RelistsTotal, RelistsHidden: res.RelistsTotal - len(res.Relists)}
 	rv.Options = resourceOptions(res.Header)
 	if traits.Clients {
 		rv.Options = clientOptions(res)
