@@ -60,17 +60,14 @@ type findingsSummary struct {
 // Text says it in words: "1 error, 2 warnings; 1 ignored".
 func (s findingsSummary) Text() string {
 	var parts []string
-	for _, p := range []struct {
-		n    int
-		word string
-	}{{s.Errors, "error"}, {s.Warnings, "warning"}, {s.Infos, "info"}} {
-		switch {
-		case p.n == 0:
-		case p.n == 1 || p.word == "info":
-			parts = append(parts, format.Count(p.n)+" "+p.word)
-		default:
-			parts = append(parts, format.Count(p.n)+" "+p.word+"s")
-		}
+	if s.Errors > 0 {
+		parts = append(parts, format.Plural(s.Errors, "error"))
+	}
+	if s.Warnings > 0 {
+		parts = append(parts, format.Plural(s.Warnings, "warning"))
+	}
+	if s.Infos > 0 {
+		parts = append(parts, format.Count(s.Infos)+" info") // never "infos"
 	}
 	out := strings.Join(parts, ", ")
 	if s.Ignored > 0 {

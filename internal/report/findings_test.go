@@ -193,3 +193,18 @@ func TestAFindingIsEscapedAndLinksOnlyWebDocumentation(t *testing.T) {
 		t.Errorf("the section's count does not say 3 warnings and 1 ignored:\n%s", s)
 	}
 }
+
+func TestTheFindingsCountSaysEachSeverityInWords(t *testing.T) {
+	for _, c := range []struct {
+		s    findingsSummary
+		want string
+	}{
+		{findingsSummary{}, ""},
+		{findingsSummary{Errors: 1, Warnings: 2, Infos: 3, Ignored: 1}, "1 error, 2 warnings, 3 info; 1 ignored (--ignore-finding: listed, counted by no rule)"},
+		{findingsSummary{Errors: 1200, Warnings: 1, Infos: 1}, "1,200 errors, 1 warning, 1 info"},
+	} {
+		if got := c.s.Text(); got != c.want {
+			t.Errorf("%+v: got %q, want %q", c.s, got, c.want)
+		}
+	}
+}
