@@ -808,11 +808,10 @@ func (b *Bucket) merge(n *Bucket) {
 		}
 		b.ProbeN += n.ProbeN
 	}
-	if n.HasObjects {
-		if !b.HasObjects {
-			b.HasObjects, b.ObjectsMin, b.ObjectsMax = true, n.ObjectsMin, n.ObjectsMax
-		}
-		b.ObjectsMin, b.ObjectsMax, b.ObjectsLast = min(b.ObjectsMin, n.ObjectsMin), max(b.ObjectsMax, n.ObjectsMax), n.ObjectsLast
+	if n.HasObjects { // its range, then its last value
+		b.objects(n.ObjectsMin)
+		b.objects(n.ObjectsMax)
+		b.objects(n.ObjectsLast)
 	}
 }
 
