@@ -29,9 +29,12 @@ var (
 	pageScript string
 )
 
-// parsePage parses the page template; it is static, so an error is a bug caught by every test.
+// parsePage parses the page template; it is static, so an error is a bug
+// caught by every test. half is the first or the last part of what a capped
+// list keeps when it left some out (see Options.MaxRequests).
 func parsePage() (*template.Template, error) {
-	return template.New("report").Funcs(template.FuncMap{"count": format.Count[int]}).Parse(pageTemplate)
+	half := func(kept int) int { return kept / 2 }
+	return template.New("report").Funcs(template.FuncMap{"count": format.Count[int], "half": half}).Parse(pageTemplate)
 }
 
 // scriptHash is the Content-Security-Policy hash of the page's one script:
