@@ -37,9 +37,10 @@ type Options struct {
 	MaxDiffEntries int
 	// MaxMarkers is how many markers of each kind are drawn (default 2,000).
 	MaxMarkers int
-	// MaxBuckets bounds the time buckets (default 1,024): a bucket's width
-	// doubles whenever the trace outgrows them, so a report has between half
-	// and all of MaxBuckets, whatever the trace's length.
+	// MaxBuckets bounds the time buckets (default 1,024): they start a
+	// millisecond wide, and their width doubles whenever the trace outgrows
+	// them, so a report has at most MaxBuckets, whatever the trace's length
+	// (and at least half of them once their width has doubled).
 	MaxBuckets int
 	// MaxAlerts is how many tripped alert rules are listed (default 1,000).
 	MaxAlerts int

@@ -37,13 +37,15 @@ type Report struct {
 	// Name is the trace's name as the report shows it (its file name).
 	Name   string
 	Header trace.Header
-	// Duration is the largest `at` of the trace: how long the recording ran.
+	// Duration is the largest `at` of the lines the replay served: how long
+	// the recording ran, up to its last whole line.
 	Duration time.Duration
 	// Lines counts the whole lines after the header, those the reader
 	// skipped included; a truncated last line, which it warns of, is not one.
 	Lines int
-	// Decisions counts the recorded decisions (`note` lines); in an observed
-	// trace, the decisions its streams' replay makes (the ones the proxy records).
+	// Decisions counts the trace's `note` lines: the recorded decisions; in
+	// an observed trace, every note the proxy recorded (its streams'
+	// decisions, and what their clients and its --fault did).
 	Decisions int
 	// Warnings are the reader's, and the replay's when a reflector stopped on an error.
 	Warnings []string
@@ -187,8 +189,10 @@ type Request struct {
 	Kind RequestKind
 	// Opts are the options as sent.
 	Opts reflector.RequestOptions
-	// Start and End are offsets from the trace's start; End is the trace's
-	// end when the request has no end line.
+	// Start and End are offsets from the trace's start. End is its end
+	// line's time, else its ERROR event's (it ended there), else, for an
+	// observed request canceled without one, its client's next request's;
+	// the trace's end when it has no end (Class EndOpen).
 	Start, End time.Duration
 	// Class is how it ended; Reason is the end line's reason ("" if none).
 	Class  EndClass
