@@ -337,6 +337,10 @@ type pageState struct {
 	Images   int    `json:"images"`
 	Scripts  int    `json:"scripts"`
 	Timeline int    `json:"timelines"`
+	// Tools and ToolsNoJS count the timelines' zoom buttons and hints
+	// shown, and shown as a page without its script has them (no data-ready).
+	Tools     int `json:"tools"`
+	ToolsNoJS int `json:"toolsNoJS"`
 }
 
 const readState = `(() => ({
@@ -348,6 +352,14 @@ const readState = `(() => ({
 	images: document.images.length,
 	scripts: document.scripts.length,
 	timelines: document.querySelectorAll("svg.timeline").length,
+	...(() => {
+		const shown = () => [...document.querySelectorAll(".tl-tools button, .tl-tools .hint")].filter(e => getComputedStyle(e).display !== "none").length;
+		const root = document.documentElement, ready = root.getAttribute("data-ready"), tools = shown();
+		root.removeAttribute("data-ready");
+		const toolsNoJS = shown();
+		if (ready !== null) { root.setAttribute("data-ready", ready); }
+		return {tools, toolsNoJS};
+	})(),
 }))()`
 
 func writeReport(t *testing.T, trace, dir string) string {
@@ -396,6 +408,9 @@ func TestReportsWorkInARealBrowserWithTheNetworkOff(t *testing.T) {
 			}
 			if st.Timeline != len(analyzeFile(t, tr, Options{}).Resources) {
 				t.Errorf("got %d timelines, want one per resource", st.Timeline)
+			}
+			if st.Tools != 3*st.Timeline || st.ToolsNoJS != 0 {
+				t.Errorf("%d zoom buttons and hints shown, %d without the script; want the 3 of each timeline, and none", st.Tools, st.ToolsNoJS)
 			}
 			b.checkFindings(t, analyzeFile(t, tr, Options{}))
 			rep := analyzeFile(t, tr, Options{})
