@@ -32,21 +32,19 @@ func ThrottleOf(code int, h http.Header, now time.Time) *reflector.Throttle {
 }
 
 // retryAfter reads a Retry-After value: delay-seconds or an HTTP date (RFC
-// 9110); 0 when absent or unreadable, for a delay not positive or over a
-// day, and for a date not after now (a later date is taken however far).
+// 9110); 0 when absent or unreadable, and for a wait not positive or over
+// a day, however written (a date a day ahead is a clock that is off, and
+// the reflector waits at least what it says: --give-up-after cannot cut it).
 func retryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
-	if v == "" {
+	var d time.Duration
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 && s <= 24*3600 {
+		d = time.Duration(s) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now).Round(time.Second)
+	}
+	if d <= 0 || d > 24*time.Hour {
 		return 0
 	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s <= 0 || s > 24*3600 {
-			return 0
-		}
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now).Round(time.Second)
-	}
-	return 0
+	return d
 }

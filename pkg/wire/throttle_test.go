@@ -30,7 +30,8 @@ func TestThrottleOfReadsRetryAfterInSecondsOrAsADate(t *testing.T) {
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
 		{"90000", 0}, // over a day
-		{now.Add(48 * time.Hour).Format(http.TimeFormat), 48 * time.Hour},
+		{now.Add(48 * time.Hour).Format(http.TimeFormat), 0}, // a clock a day off: over a day, as delay-seconds
+		{now.Add(23 * time.Hour).Format(http.TimeFormat), 23 * time.Hour},
 	} {
 		h := http.Header{}
 		if tc.value != "" {
