@@ -109,10 +109,15 @@ func writeSARIF(w io.Writer, tracePath, version string, all []Explained) error {
 // repository's root), an absolute one as a file URI (which it makes
 // relative to the checkout; a bare absolute path is no URI), a space, a #
 // or a % escaped, and a first segment with a colon after "./" (not a scheme).
-func traceURI(path string) string {
-	u := url.URL{Path: filepath.ToSlash(path)}
-	if filepath.IsAbs(path) {
-		u.Scheme = "file"
+func traceURI(path string) string { return uriOf(filepath.ToSlash(path), filepath.IsAbs(path)) }
+
+// uriOf is traceURI of a path with forward slashes, absolute or not (a
+// Windows path's drive, C:/ci/t.jsonl, is the URI's path: file:///C:/…,
+// never its host).
+func uriOf(path string, abs bool) string {
+	u := url.URL{Path: path}
+	if abs {
+		u.Scheme, u.Path = "file", "/"+strings.TrimPrefix(path, "/")
 		return u.String()
 	}
 	if first, _, _ := strings.Cut(u.Path, "/"); strings.Contains(first, ":") {

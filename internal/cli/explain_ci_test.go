@@ -304,6 +304,12 @@ func TestASARIFArtifactURIIsAFileURIOrARelativeReference(t *testing.T) {
 			t.Errorf("%q does not parse back to %q: %v, %v", want, path, u, err)
 		}
 	}
+	// A Windows path, as filepath makes it there: its drive is no host.
+	if got, want := uriOf("C:/ci/run 1.jsonl", true), "file:///C:/ci/run%201.jsonl"; got != want {
+		t.Errorf("a Windows path: %q, want %q", got, want)
+	} else if u, err := url.Parse(got); err != nil || u.Host != "" || u.Path != "/C:/ci/run 1.jsonl" {
+		t.Errorf("%q parses back to host %q, path %q (%v)", got, u.Host, u.Path, err)
+	}
 }
 
 // A time past the trace's last line is at that line, not one past it (the
