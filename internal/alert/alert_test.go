@@ -141,9 +141,14 @@ func TestAnEarlierEvaluationEndingLastDoesNotTakeTheClockBack(t *testing.T) {
 	m.SetProbe(func() time.Duration { evaluations++; return 0 })
 	r := m.Add("x")
 	s := &fakeStats{st: reflector.Stats{Started: t0}}
+	s.st.Counters.Relists = 2
 	r.Attach(s.get)
 	r.ClockAdvanced(t0.Add(10 * time.Second))
-	r.Evaluate(t0.Add(5 * time.Second)) // another goroutine's, begun before
+	s.st.Counters.Relists = 1 // another goroutine's evaluation, begun before, read this
+	r.Evaluate(t0.Add(5 * time.Second))
+	if st := r.Statuses(); st[0].Value != 2 {
+		t.Errorf("shown relists %d, want the latest evaluation's 2", st[0].Value)
+	}
 	evaluations = 0
 	r.ClockAdvanced(t0.Add(10*time.Second + 500*time.Millisecond))
 	if evaluations != 0 {

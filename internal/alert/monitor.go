@@ -282,15 +282,19 @@ func (r *Subject) evaluate(st reflector.Stats, fs []findings.Finding, now time.T
 	v[ProbeP99] = r.m.probe()
 	var trips []Trip
 	r.mu.Lock()
-	if now.After(r.lastEval) {
-		// Several goroutines advance a replay's clock: an evaluation at an
-		// earlier time may end last, and must not take lastEval back (the
-		// next ClockAdvanced would evaluate those seconds again).
+	// Several goroutines advance a replay's clock: an evaluation at an
+	// earlier time may end last, and must take neither lastEval back (the
+	// next ClockAdvanced would evaluate those seconds again) nor the values
+	// shown (they are the last evaluation's); its trips still count.
+	latest := !now.Before(r.lastEval)
+	if latest {
 		r.lastEval = now
 	}
 	for i, rule := range r.m.rules {
 		val := v[rule.Measure]
-		r.values[i] = val
+		if latest {
+			r.values[i] = val
+		}
 		if !r.tripped[i] && rule.Trips(val) {
 			r.tripped[i] = true
 			trips = append(trips, Trip{Rule: rule, Resource: r.name, Value: val, At: now})
