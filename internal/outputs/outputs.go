@@ -296,7 +296,10 @@ func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource 
 			feed.Audit = func(ctx context.Context) (*reflector.AuditReport, error) { return rf.Audit(ctx, 5*time.Second) }
 		}
 	}
-	return tui.Resource{Target: sub.Target(), Client: client.UserAgent, ClientAddr: client.RemoteAddr, Strategy: o.Strategy, PageSize: o.PageSize,
+	// What the client chose is shown: no control character reaches the screen.
+	target := sub.Target()
+	target.LabelSelector, target.FieldSelector = format.PrintableString(target.LabelSelector), format.PrintableString(target.FieldSelector)
+	return tui.Resource{Target: target, Client: format.PrintableString(client.UserAgent), ClientAddr: client.RemoteAddr, Strategy: o.Strategy, PageSize: o.PageSize,
 		MetadataOnly: o.MetadataOnly, Wire: o.Wire, Table: observed.ParseAccept(client.Accept).Table, Feed: feed,
 		Probe: client.UserAgent == "" && strings.HasPrefix(sub.Target().FieldSelector, "metadata.name="+probe.NamePrefix)}
 }

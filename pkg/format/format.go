@@ -185,37 +185,63 @@ func Printable(w io.Writer) io.Writer { return printable{w} }
 type printable struct{ w io.Writer }
 
 func (p printable) Write(b []byte) (int, error) {
-	clean := true
-	for i, c := range b {
-		if control(c, b[i+1:]) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if clean(b) {
 		return p.w.Write(b)
 	}
-	out := make([]byte, 0, len(b)+16)
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == 0xc2 && control(c, b[i+1:]):
-			out = fmt.Appendf(out, `\u%04x`, b[i+1])
-			i++
-		case control(c, nil):
-			out = fmt.Appendf(out, `\x%02x`, c)
-		default:
-			out = append(out, c)
-		}
-	}
-	if _, err := p.w.Write(out); err != nil {
+	if _, err := p.w.Write(escapeControls(b)); err != nil {
 		return 0, err
 	}
 	return len(b), nil
 }
 
-// control reports whether c, followed by rest, starts a control character
-// other than tab and newline: C0, DEL, or C1 (U+0080–U+009F, 0xc2 then
-// 0x80–0x9f in UTF-8).
-func control(c byte, rest []byte) bool {
-	return c < 0x20 && c != '\t' && c != '\n' || c == 0x7f || c == 0xc2 && len(rest) > 0 && rest[0] >= 0x80 && rest[0] <= 0x9f
+// PrintableString is s with the terminal's control characters escaped,
+// as Printable writes it: for what a screen shows.
+func PrintableString(s string) string {
+	if clean(s) {
+		return s
+	}
+	return string(escapeControls([]byte(s)))
+}
+
+// clean reports whether b has no control character but tab and newline.
+func clean[T string | []byte](b T) bool {
+	for i := 0; i < len(b); i++ {
+		if control(b[i], next(b, i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// escapeControls is b with its control characters escaped: ESC as \x1b,
+// a C1 control as \u009b.
+func escapeControls(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == 0xc2 && control(c, next(b, i)):
+			out = fmt.Appendf(out, `\u%04x`, b[i+1])
+			i++
+		case control(c, -1):
+			out = fmt.Appendf(out, `\x%02x`, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// next is the byte after b[i], -1 at the end.
+func next[T string | []byte](b T, i int) int {
+	if i+1 < len(b) {
+		return int(b[i+1])
+	}
+	return -1
+}
+
+// control reports whether c, followed by the byte next (-1: none), starts
+// a control character other than tab and newline: C0, DEL, or C1
+// (U+0080–U+009F, 0xc2 then 0x80–0x9f in UTF-8).
+func control(c byte, next int) bool {
+	return c < 0x20 && c != '\t' && c != '\n' || c == 0x7f || c == 0xc2 && next >= 0x80 && next <= 0x9f
 }

@@ -90,5 +90,8 @@ func TestPrintableEscapesTheTerminalsControlCharacters(t *testing.T) {
 		if err != nil || n != len(in) || b.String() != want {
 			t.Errorf("Printable(%q) wrote %q (%d, %v), want %q (%d)", in, b.String(), n, err, want, len(in))
 		}
+		if got := format.PrintableString(in); got != want {
+			t.Errorf("PrintableString(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -310,16 +310,18 @@ func (o RequestOptions) Format(compact bool) string {
 		}
 		return long
 	}
-	parts := []string{pick("resourceVersion=", "rv=") + cmp.Or(o.ResourceVersion, `""`)}
+	// A proxied client chose them: no control character reaches a screen.
+	rv, match, cont := format.PrintableString(o.ResourceVersion), format.PrintableString(o.ResourceVersionMatch), format.PrintableString(o.Continue)
+	parts := []string{pick("resourceVersion=", "rv=") + cmp.Or(rv, `""`)}
 	add := func(set bool, part string) {
 		if set {
 			parts = append(parts, part)
 		}
 	}
 	timeout := strconv.FormatInt(o.TimeoutSeconds, 10)
-	add(o.ResourceVersionMatch != "", pick("resourceVersionMatch=", "match=")+o.ResourceVersionMatch)
+	add(match != "", pick("resourceVersionMatch=", "match=")+match)
 	add(o.Limit > 0, "limit="+strconv.FormatInt(o.Limit, 10))
-	add(o.Continue != "", "continue="+pick(o.Continue, format.ClipBytes(o.Continue, 10)))
+	add(cont != "", "continue="+pick(cont, format.ClipBytes(cont, 10)))
 	add(o.SendInitialEvents, pick("sendInitialEvents=true", "sendInitialEvents"))
 	add(o.AllowWatchBookmarks, pick("allowWatchBookmarks=true", "bookmarks"))
 	add(o.TimeoutSeconds > 0, pick("timeoutSeconds="+timeout, "timeout="+timeout+"s"))

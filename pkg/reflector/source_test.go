@@ -18,6 +18,8 @@ func TestRequestOptionsFormatShowsWhatWasSet(t *testing.T) {
 			"resourceVersion=211 resourceVersionMatch=NotOlderThan sendInitialEvents=true allowWatchBookmarks=true timeoutSeconds=397",
 			"rv=211 match=NotOlderThan sendInitialEvents bookmarks timeout=397s"},
 		{RequestOptions{ResourceVersion: "211", Limit: -1, TimeoutSeconds: -3}, "resourceVersion=211", "rv=211"},
+		// What a proxied client chose, its control characters escaped: no screen runs them.
+		{RequestOptions{ResourceVersion: "1\x1b[2J", Limit: 1, Continue: "\x1b]0;PWNED\a"}, `resourceVersion=1\x1b[2J limit=1 continue=\x1b]0;PWNED\x07`, `rv=1\x1b[2J limit=1 continue=\x1b]0;PWN…`},
 	} {
 		if got := c.opts.Format(false); got != c.long {
 			t.Errorf("%+v: Format(false)\n got %s\nwant %s", c.opts, got, c.long)

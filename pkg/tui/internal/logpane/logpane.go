@@ -351,7 +351,8 @@ func (l *Pane) Tail(st common.Styles, width, h int) []string {
 
 // entryLine is one entry as the log shows it: time, kind, message.
 func (l *Pane) entryLine(st common.Styles, e *Entry, width int) string {
-	return st.Faint.Render(stamp(e.At)) + " " + kindStyle(st, e.Kind).Render(fmt.Sprintf("%-8s", e.Kind)) + " " + common.Clip(e.Message(), width-18)
+	// A message may carry what a proxied client chose: no control character reaches the screen.
+	return st.Faint.Render(stamp(e.At)) + " " + kindStyle(st, e.Kind).Render(fmt.Sprintf("%-8s", e.Kind)) + " " + common.Clip(format.PrintableString(e.Message()), width-18)
 }
 
 // stamp is an entry's time of day, dashes when it is not known.
