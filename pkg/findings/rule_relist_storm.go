@@ -126,7 +126,11 @@ func (r *relistStorm) raise(e *Engine, at time.Time) {
 		// both the fault and a compaction as the cause).
 		cause = append(cause, "the 410 Gone answers were the proxy's, in place of the server's, as after a compaction; each relist is the client's answer to one")
 	case atOnce > 0:
-		cause = append(cause, fmt.Sprintf("%d 410 Gone came right after a reconnect: the resourceVersion the watch resumed from had been compacted away while it was down", atOnce))
+		// A 410 on reconnect says only that the server no longer had the
+		// history: a compaction while the watch was down, or a restarted
+		// server's watch cache that starts newer (milliseconds after a
+		// cut, no compaction need have happened).
+		cause = append(cause, fmt.Sprintf("%d 410 Gone came right after a reconnect: the server no longer had the history from the resourceVersion the watch resumed from (etcd compacted it, or a restarted API server's watch cache starts at a newer one)", atOnce))
 	}
 	if longDowns > 0 && !injected {
 		cause = append(cause, fmt.Sprintf("%s the watch was down longer than the server keeps history (etcd compacts every %s by default)", format.PluralUngrouped(longDowns, "time"), span(etcdCompaction)))
