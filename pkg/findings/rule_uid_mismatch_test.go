@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/pkg/reflector"
@@ -27,5 +28,22 @@ func TestUIDMismatchNamesBothUIDs(t *testing.T) {
 	}
 	if o := got.Evidence.Objects[1]; o.What != "stale delete" || o.OldUID != "live" || o.NewUID != "gone" {
 		t.Errorf("the stale delete: %+v", o)
+	}
+}
+
+// A delete the observing proxy dropped (--fault drop-deletes) makes the
+// recreate that follows another UID under the same name: the finding names
+// the fault first in its cause, as every finding a fault provokes does (a
+// reviewer found it did not, the proxy's note saying it dropped that
+// DELETED).
+func TestUIDMismatchNamesTheDroppedDeletesAsItsCause(t *testing.T) {
+	f := newFeed(t, Options{})
+	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: "drop-deletes", Cause: "acted", Count: 1})
+	f.note(reflector.Note{Kind: reflector.NoteApplied, Event: reflector.EventAdded, Applied: &store.Result{Outcome: store.Replaced,
+		Object: &store.Object{Namespace: "a", Name: "x", UID: "new"}, Previous: &store.Object{Namespace: "a", Name: "x", UID: "old"}}})
+	got, ok := f.e.Get(UIDMismatch)
+	const want = "caused by --fault drop-deletes (injected by the observing proxy). "
+	if !ok || !strings.HasPrefix(got.Cause, want) {
+		t.Fatalf("want the cause to begin %q: %v %q", want, ok, got.Cause)
 	}
 }

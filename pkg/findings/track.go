@@ -154,7 +154,7 @@ func faultName(spec string) string {
 
 // provokedBy are the faults of proxy --fault that provoke each finding.
 func provokedBy(id ID) []string {
-	return map[ID][]string{MissedDeletes: {"drop-deletes", "gone"}, RelistStorm: {"gone"}, NoBookmarks: {"no-bookmarks"},
+	return map[ID][]string{MissedDeletes: {"drop-deletes", "gone"}, UIDMismatch: {"drop-deletes"}, RelistStorm: {"gone"}, NoBookmarks: {"no-bookmarks"},
 		WatchListUnsupported: {"stall-initial-list"}, Throttled: {"throttle"}, WatchFlapping: {"cut"},
 		SlowDelivery: {"delay"}, RVBackwards: {"stale"}}[id]
 }
