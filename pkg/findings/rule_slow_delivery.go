@@ -112,7 +112,12 @@ func (r *slowDelivery) check(e *Engine, at time.Time) {
 		}
 		f.Title = "the watch tells late: " + strings.Join(titles, "; ")
 		f.Evidence = Evidence{Text: strings.Join(texts, "; "), Requests: slices.Clone(r.reqs), Facts: facts}
-		f.Cause = "the API server is slow to tell this client what was written: an overloaded API server (its watch cache lagging etcd, slow dispatch to many watchers), API Priority and Fairness queuing, or a slow network or proxy in between; a controller acting on these events reacts as late. The probe's time runs from sending its update, so a slow write (etcd) counts too: its write p50 tells the two apart"
+		f.Cause = "the API server is slow to tell this client what was written: an overloaded API server (its watch cache lagging etcd, slow dispatch to many watchers), API Priority and Fairness queuing, or a slow network or proxy in between; a controller acting on these events reacts as late"
+		if byProbe {
+			// Only the probe's figures, in the evidence, need this: the
+			// estimated lag runs from the write the server recorded.
+			f.Cause += ". The probe's time runs from sending its update, so a slow write (etcd) counts too: its write p50 tells the two apart"
+		}
 		f.Action = "compare with the API server's apiserver_watch_events_* and apiserver_flowcontrol_* metrics; run the probe (--probe NAMESPACE) from another place to tell the network from the server; reduce watchers of busy resources"
 		f.Docs = "https://kubernetes.io/docs/concepts/cluster-administration/flow-control/"
 	})

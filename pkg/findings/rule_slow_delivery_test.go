@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,12 @@ func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 	if !ok || got.Count != 10 || got.Evidence.Facts["lag"] != "<2s 0, 2-5s 200, 5-15s 0, 15-60s 10, >60s 0" {
 		t.Fatalf("want slow-delivery counting 10 late events, got %v %+v", ok, got)
 	}
+	// Raised from the estimated lag alone, no probe: the cause does not
+	// speak of the probe's figures, which the evidence does not hold (a
+	// reviewer read of "its write p50" in a run without --probe).
+	if strings.Contains(got.Cause, "probe") {
+		t.Errorf("cause %q speaks of a probe the evidence does not hold", got.Cause)
+	}
 
 	g := newFeed(t, Options{})
 	g.e.Probe(g.now, 4, 1, time.Second, 3*time.Second, 100*time.Millisecond)
@@ -67,6 +74,8 @@ func TestSlowDeliveryNeedsEnoughLateEventsOrProbeSamples(t *testing.T) {
 	g.e.Probe(g.now, 7, 3, time.Second, 2500*time.Millisecond, 100*time.Millisecond)
 	if got, ok := g.e.Get(SlowDelivery); !ok || got.Evidence.Facts["probe p99"] != "2.5s" || len(g.raised) != 1 {
 		t.Fatalf("want slow-delivery from the probe, raised once, got %v %+v", ok, got)
+	} else if !strings.HasSuffix(got.Cause, "The probe's time runs from sending its update, so a slow write (etcd) counts too: its write p50 tells the two apart") {
+		t.Errorf("cause %q, want it to say what the probe's time holds", got.Cause)
 	}
 }
 
