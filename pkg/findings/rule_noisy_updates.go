@@ -3,6 +3,7 @@ package findings
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,12 @@ const (
 	noisySoleShare = 0.9
 	// noisyKeys bounds the paths a bucket counts one by one.
 	noisyKeys = 1000
+	// noisyWriters is how many of the paths stamped most the finding
+	// keeps, and noisyWriterShare the share of the timestamp-only events
+	// one of them must have to be named: two writers that each stamp
+	// half of the events both make the finding.
+	noisyWriters     = 3
+	noisyWriterShare = 0.1
 )
 
 // noisyUpdates counts the diffed MODIFIED events (Note.Changes) in buckets
@@ -40,8 +47,10 @@ const (
 type noisyUpdates struct {
 	buckets []noisyBucket
 	sum     noisyCounts // the buckets' sums
-	// stampTop and soleTop are the sums' paths counted most (see most).
+	// stampTop and soleTop are the sums' paths counted most (see most);
+	// stampTops the noisyWriters stamped paths counted most, most first.
 	stampTop, soleTop writtenPath
+	stampTops         []writtenPath
 	reqs              []int64
 	// held is the window at the last event that held the finding, not
 	// written out yet when unsettled.
@@ -55,7 +64,10 @@ type noisyView struct {
 	events, stamp, sole int64 // sole: the events of soleTop
 	stampTop, soleTop   writtenPath
 	stampObjects        int
-	reqs                []int64
+	// stamped are the paths stamped most, most first, and their counts.
+	stamped  [noisyWriters]writtenPath
+	stampedN [noisyWriters]int64
+	reqs     []int64
 }
 
 type noisyBucket struct {
@@ -105,12 +117,12 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 		b.stamp++
 		r.sum.stamp++
 		for _, c := range visible {
-			r.countPath(b.stamped, r.sum.stamped, &r.stampTop, writtenPath{c.Path, c.Author()})
+			r.countStamped(b, writtenPath{c.Path, c.Author()})
 		}
 		if len(visible) == 0 {
 			// Not even a time: only managedFields (and resourceVersion),
 			// a write of the same values under another manager.
-			r.countPath(b.stamped, r.sum.stamped, &r.stampTop, writtenPath{path: managedFieldsPath})
+			r.countStamped(b, writtenPath{path: managedFieldsPath})
 		}
 		if o := n.Applied.Object; o != nil {
 			count(b.stampObjects, r.sum.stampObjects, o.Namespace+"/"+o.Name)
@@ -122,6 +134,9 @@ func (r *noisyUpdates) observe(e *Engine, n reflector.Note) {
 	r.reqs = appendLast(r.reqs, n.RequestID)
 	v := noisyView{at: n.At, events: r.sum.events, stamp: r.sum.stamp, sole: r.sum.sole[r.soleTop],
 		stampTop: r.stampTop, soleTop: r.soleTop, stampObjects: len(r.sum.stampObjects), reqs: r.reqs}
+	for i, k := range r.stampTops {
+		v.stamped[i], v.stampedN[i] = k, r.sum.stamped[k]
+	}
 	if !v.holds() {
 		return // the finding, if raised, keeps what it said at the last event that held it
 	}
@@ -171,6 +186,40 @@ func (r *noisyUpdates) countPath(m, sum map[writtenPath]int64, top *writtenPath,
 	}
 }
 
+// countStamped counts a stamped path k as countPath does, and keeps
+// stampTops, the paths counted most: sums only grow between two minutes,
+// so a path enters them only by passing the last of them.
+func (r *noisyUpdates) countStamped(b *noisyBucket, k writtenPath) {
+	r.countPath(b.stamped, r.sum.stamped, &r.stampTop, k)
+	sum := r.sum.stamped
+	if _, counted := sum[k]; !counted {
+		return
+	}
+	if !slices.Contains(r.stampTops, k) {
+		if n := len(r.stampTops); n < noisyWriters {
+			r.stampTops = append(r.stampTops, k)
+		} else if last := r.stampTops[n-1]; sum[k] > sum[last] || (sum[k] == sum[last] && k.before(last)) {
+			r.stampTops[n-1] = k
+		}
+	}
+	r.sortTops()
+}
+
+// sortTops puts stampTops in most's order: the most counted first, then
+// in path order.
+func (r *noisyUpdates) sortTops() {
+	sum := r.sum.stamped
+	slices.SortFunc(r.stampTops, func(a, b writtenPath) int {
+		if c := cmp.Compare(sum[b], sum[a]); c != 0 {
+			return c
+		}
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+}
+
 // uncount takes a bucket's map m out of the window's sum.
 func uncount[K comparable](m, sum map[K]int64) {
 	for k, n := range m {
@@ -203,6 +252,12 @@ func (r *noisyUpdates) bucket(at time.Time) *noisyBucket {
 	if dropped { // the sums went down: their tops are found again
 		r.stampTop = most(r.sum.stamped)
 		r.soleTop = most(r.sum.sole)
+		r.stampTops = r.stampTops[:0]
+		for k := range r.sum.stamped {
+			r.stampTops = append(r.stampTops, k)
+		}
+		r.sortTops()
+		r.stampTops = r.stampTops[:min(len(r.stampTops), noisyWriters)]
 	}
 	if n := len(r.buckets); n > 0 && !r.buckets[n-1].minute.Before(minute) {
 		return &r.buckets[n-1]
@@ -230,11 +285,11 @@ func (v noisyView) write(e *Engine) {
 		if path.path == managedFieldsPath {
 			only = "who manages the fields (managedFields), not a value"
 		}
-		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", stamp, events, 100*stampShare, only)
+		what = fmt.Sprintf("%d of the last %d MODIFIED events (%s) changed only %s", stamp, events, percent(stampShare), only)
 		of = ", of " + format.PluralUngrouped(v.stampObjects, "object")
 	} else {
 		path, share = v.soleTop, soleShare
-		what = fmt.Sprintf("%d of the last %d MODIFIED events (%.0f%%) changed only %s", v.sole, events, 100*soleShare, path.path)
+		what = fmt.Sprintf("%d of the last %d MODIFIED events (%s) changed only %s", v.sole, events, percent(soleShare), path.path)
 	}
 	writer := path.writer
 	if writer == "" {
@@ -247,20 +302,73 @@ func (v noisyView) write(e *Engine) {
 		cause = "writes of the values the object already has (a server-side apply under another field manager each time, or an update that changes nothing) still make a new resourceVersion and an event"
 		action = "in the writer, apply under one field manager name, not a new one each time, and skip a write whose values the object already has"
 	}
+	changedMost := fmt.Sprintf("the path changed most among them is %s, written by %s", path.path, writer)
+	ignores := "this path"
+	if named := v.writers(path); len(named) > 1 {
+		// Each stamps only some of the events: together they stamp
+		// nearly every one, and naming one leaves the others' noise.
+		var rewrites, written []string
+		for i, k := range named {
+			w := cmp.Or(k.writer, "a writer the object's managedFields do not name")
+			rewrites = append(rewrites, fmt.Sprintf("%s rewrites %s (in %s of the events)", w, k.path, percentTenth(float64(v.stampedN[i])/float64(events))))
+			written = append(written, fmt.Sprintf("%s, written by %s (%d events, %s)", k.path, w, v.stampedN[i], percentTenth(float64(v.stampedN[i])/float64(events))))
+		}
+		cause = strings.Join(rewrites, ", ") + ": between them nearly every update, while nothing a controller acts on changes"
+		changedMost = "the paths changed most among them are " + strings.Join(written, "; ")
+		ignores = "these paths"
+	}
 	e.raise(NoisyUpdates, Warning, v.at, func(f *Finding) {
 		f.Count = max(f.Count, events) // never down, as the window moves on
 		f.Title = what
 		f.Evidence = Evidence{
-			Text: fmt.Sprintf("over the last %s, %s%s; the path changed most among them is %s, written by %s",
-				span(noisyWindow), what, of, path.path, writer),
+			Text:     fmt.Sprintf("over the last %s, %s%s; %s", span(noisyWindow), what, of, changedMost),
 			Requests: slices.Clone(v.reqs),
-			Facts: map[string]string{"path": path.path, "manager": path.writer, "share": fmt.Sprintf("%.0f%%", 100*share),
+			Facts: map[string]string{"path": path.path, "manager": path.writer, "share": percent(share),
 				"events": fmt.Sprint(events), "timestampOnly": fmt.Sprint(stamp)},
 		}
 		f.Cause = cause + ": every informer of the resource receives, decodes and hands each such event to its handlers, and each controller reconciles for nothing"
-		f.Action = action + "; in the controllers that watch it, filter these updates with a predicate (controller-runtime's GenerationChangedPredicate, or one that ignores this path)"
+		f.Action = action + "; in the controllers that watch it, filter these updates with a predicate (controller-runtime's GenerationChangedPredicate, or one that ignores " + ignores + ")"
 		f.Docs = "https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management"
 	})
+}
+
+// writers are the stamped paths that make the finding with path, the
+// one it names first: those of v.stamped (most first) stamped in
+// noisyWriterShare or more of the timestamp-only events; only path when
+// the finding is not of timestamp-only events, or names who manages the
+// fields.
+func (v noisyView) writers(path writtenPath) []writtenPath {
+	if path != v.stampTop || path.path == managedFieldsPath {
+		return []writtenPath{path}
+	}
+	var named []writtenPath
+	for i, k := range v.stamped {
+		if v.stampedN[i] > 0 && k.path != managedFieldsPath && float64(v.stampedN[i]) >= noisyWriterShare*float64(v.stamp) {
+			named = append(named, k)
+		}
+	}
+	if len(named) == 0 || named[0] != path {
+		return []writtenPath{path}
+	}
+	return named
+}
+
+// percent is a share as a percentage, "50%": never 100% for a share
+// under 1 (99.5% is said so, not rounded up to 100%).
+func percent(share float64) string {
+	if s := fmt.Sprintf("%.0f%%", 100*share); s != "100%" || share >= 1 {
+		return s
+	}
+	return percentTenth(share)
+}
+
+// percentTenth is a share as a percentage to the tenth, "49.8%": writers
+// that share the events are told apart; never 100.0% under 1, as percent.
+func percentTenth(share float64) string {
+	if share < 1 {
+		share = math.Min(share, 0.999)
+	}
+	return fmt.Sprintf("%.1f%%", 100*share)
 }
 
 // most is the key with the highest count, the first in path order among equals.
