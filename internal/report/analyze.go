@@ -311,7 +311,7 @@ func (c *collector) note(n reflector.Note) {
 }
 
 func (c *collector) started(info *reflector.RequestInfo) {
-	r := &Request{Verb: info.Verb, Kind: KindListPage, Opts: info.Opts, Class: EndOpen}
+	r := &Request{Verb: info.Verb, Kind: KindListPage, Opts: info.Opts, Class: EndOpen, replayed: info.ID}
 	if r.Verb == reflector.VerbWatch {
 		r.Kind = KindWatch
 		if r.Opts.SendInitialEvents {
@@ -473,10 +473,10 @@ func (c *collector) beginList(r *Request, b *reflector.ListBegan) {
 		// The request whose end led to it is one of the last kept (the
 		// numbers grow): looked up newest first, as far as its number.
 		for t := range c.requests.backward() {
-			if t.ID == b.After {
+			if t.replayed == b.After {
 				rl.After = fmt.Sprintf("%s #%d: %s", t.Kind.Noun(), t.ID, describeEnd(t))
 			}
-			if t.ID <= b.After {
+			if t.replayed <= b.After {
 				break
 			}
 		}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -200,6 +203,24 @@ func TestAStalledStreamingListAndAForcedRelistCountAsTheReplayCountsThem(t *test
 	}
 	if r := res.Relists[1]; r.Outcome != RelistCompleted || r.Diff == nil || r.Diff.NRecreated != 1 || r.Diff.NDeleted != 1 || !strings.Contains(r.After, "watch #3: canceled: forced relist") {
 		t.Errorf("the forced relist: got %+v, diff %+v; want completed after the forced relist, a deleted and b recreated", r, r.Diff)
+	}
+}
+
+// A later segment of a rotating trace keeps the live run's request
+// numbers, where its replay numbers them from 1: a relist still names the
+// request it came after, by the trace's number.
+func TestARelistInALaterSegmentNamesTheRequestItCameAfter(t *testing.T) {
+	shifted := regexp.MustCompile(`"id":(\d+)`).ReplaceAllStringFunc(stalledStreamTrace, func(s string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(s, `"id":`))
+		return fmt.Sprintf(`"id":%d`, n+100)
+	})
+	path := filepath.Join(t.TempDir(), "segment.jsonl")
+	if err := os.WriteFile(path, []byte(shifted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := analyzeFile(t, path, Options{}).Resources[0]
+	if len(res.Relists) != 2 || !strings.Contains(res.Relists[0].After, "streaming list #101: canceled") || !strings.Contains(res.Relists[1].After, "watch #103: canceled: forced relist") {
+		t.Errorf("relists %+v: want each after its request, by the trace's number", res.Relists)
 	}
 }
 
@@ -499,8 +520,11 @@ func TestAWatchEndedAtItsErrorEventInACutTraceKeepsItsEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[cut]), &ev); err != nil {
 		t.Fatal(err)
 	}
+	// A line of no request's, later, so that the trace's end is past the
+	// ERROR event's: the watch ends at its event, not at the trace's end.
+	later := fmt.Sprintf(`{"k":"flowcontrol","at":%d,"flowSchemas":{"u":"n"}}`+"\n", int64(ev.At)+5e9)
 	path := filepath.Join(t.TempDir(), "error-cut.jsonl")
-	if err := os.WriteFile(path, []byte(strings.Join(lines[:cut+1], "")), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:cut+1], "")+later), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	res := analyzeFile(t, path, Options{})

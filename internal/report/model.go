@@ -213,6 +213,10 @@ type Request struct {
 	// replay's reflector makes one more request after the trace's last);
 	// ended once it has its end; goneMark while its 410 waits for its end line.
 	recorded, ended, goneMark bool
+	// replayed is the replayed reflector's number of it, which a relist's
+	// ListBegan.After names: ID is the trace's, the live run's (the same but
+	// in a rotating trace's later segments, numbered from 1 when replayed).
+	replayed int64
 }
 
 // Relist is one full list after the first, and what it found.
