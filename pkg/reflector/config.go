@@ -55,10 +55,11 @@ type Config struct {
 	IdleTimeout time.Duration
 	// InitialEventsTimeout ends a streaming list that has delivered nothing
 	// for this long, counted from its last initial event (an ADDED before
-	// any change: a MODIFIED or DELETED says the initial events are over
-	// without their end), before its initial-events-end bookmark; the list
-	// falls back to LIST. A streaming list that keeps delivering its
-	// initial events is never cut, however big. Default 1 minute.
+	// any change: a MODIFIED or DELETED says the initial events are over,
+	// though their end may still come), before its initial-events-end
+	// bookmark; the list falls back to LIST. A streaming list that keeps
+	// delivering its initial events is never cut, however big. Default 1
+	// minute.
 	InitialEventsTimeout time.Duration
 	// Backoff after errors; zero fields get DefaultBackoff's.
 	Backoff Backoff

@@ -319,8 +319,9 @@ func (r *Reflector) stepWatch(ctx context.Context, p phase) (phase, error) {
 	defer idleTimer.Stop()
 	var stallTimer Timer
 	// initial: the streaming list's events are still its initial ones, all
-	// ADDED; a change (MODIFIED, DELETED) says it has passed them without
-	// their end, and no event puts the stall timeout off from then on.
+	// ADDED; a change (MODIFIED, DELETED) says it has passed them (their
+	// end may still come: the server sends it at its next bookmark tick),
+	// and no event puts the stall timeout off from then on.
 	initial := streaming
 	if streaming {
 		stallTimer = r.cfg.Clock.AfterFunc(r.cfg.InitialEventsTimeout, func() { cancel(ErrInitialEventsTimeout) })

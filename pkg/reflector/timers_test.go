@@ -163,22 +163,28 @@ func TestProgressBookmarksDoNotPutOffAStalledStreamingListsFallback(t *testing.T
 	}
 }
 
-// A change (MODIFIED, DELETED) is no initial event either: a streaming list
-// that delivers changes has passed its initial events without their end,
-// which will not come. A stalled list of a resource written every 40 s
-// never fell back: each change put off the timeout (h67f).
+// A change (MODIFIED, DELETED) is no initial event either: once one came,
+// the initial events are over, and nothing puts the stall timeout off,
+// counted from the last initial event. A stalled list of a busy resource
+// never fell back: each change put it off (h67f).
 func TestChangesDoNotPutOffAStalledStreamingListsFallback(t *testing.T) {
-	h := runFake(t, Config{Strategy: StrategyStream, InitialEventsTimeout: time.Minute, Clock: newManualClock()},
-		// One initial event, then a change every 40 s, and no end.
-		call{verb: VerbWatch, events: []WatchEvent{ev(EventAdded, obj("a", "u-a", "5")), ev(EventModified, obj("a", "u-a", "6")),
-			ev(EventModified, obj("a", "u-a", "7")), ev(EventDeleted, obj("a", "u-a", "8")), ev(EventAdded, obj("b", "u-b", "9"))}, gap: 40 * time.Second},
-		call{verb: VerbList, page: page("9", "", obj("b", "u-b", "9"))},
-	)
-	if !strings.Contains(join(h.reasons()), string(ReasonInitialEventsEnd)) {
-		t.Errorf("decisions: got %v, want %s", h.reasons(), ReasonInitialEventsEnd)
-	}
-	if got, want := join(h.askedSummary()), "watch rv= sendInitialEvents | list rv="; !strings.HasPrefix(got, want) {
-		t.Errorf("requests: got %q, want %q…", got, want)
+	for name, later := range map[string][]WatchEvent{
+		"deletes": {ev(EventDeleted, obj("x", "u-x", "6")), ev(EventDeleted, obj("y", "u-y", "7")), ev(EventDeleted, obj("z", "u-z", "8")), ev(EventDeleted, obj("w", "u-w", "9"))},
+		// After a change, a creation is no initial event either.
+		"a change, then creations": {ev(EventModified, obj("a", "u-a", "6")), ev(EventAdded, obj("b", "u-b", "7")), ev(EventAdded, obj("c", "u-c", "8")), ev(EventAdded, obj("d", "u-d", "9"))},
+	} {
+		// One initial event, then one every 25 s, and no end: the timeout
+		// (a minute from the initial event) comes after the third.
+		h := runFake(t, Config{Strategy: StrategyStream, InitialEventsTimeout: time.Minute, Clock: newManualClock()},
+			call{verb: VerbWatch, events: append([]WatchEvent{ev(EventAdded, obj("a", "u-a", "5"))}, later...), gap: 25 * time.Second},
+			call{verb: VerbList, page: page("9", "", obj("a", "u-a", "5"))},
+		)
+		if !strings.Contains(join(h.reasons()), string(ReasonInitialEventsEnd)) {
+			t.Errorf("%s: decisions %v, want %s", name, h.reasons(), ReasonInitialEventsEnd)
+		}
+		if reqs := h.r.Stats().Requests; len(reqs) == 0 || reqs[0].Events != 3 {
+			t.Errorf("%s: requests %+v, want the streaming list cut a minute after its initial event, after 3 events", name, reqs)
+		}
 	}
 }
 
