@@ -592,3 +592,37 @@ func TestVerboseIsRefusedOnlyAcrossTheDashboard(t *testing.T) {
 		}
 	}
 }
+
+// -v and --vmodule each make client-go log on stderr, which the dashboard
+// must know; --vmodule alone was discarded (and not refused).
+func TestVerboseOrVModuleMakeClientGoLog(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"-v", "3"}, true},
+		{[]string{"--vmodule", "reflector=4"}, true},
+	} {
+		streams, _, _, _ := genericiooptions.NewTestIOStreams()
+		cmd := testCommand(streams)
+		version, _, err := cmd.Find([]string{"version"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bool
+		version.RunE = func(c *cobra.Command, _ []string) error { got = logging(c.Context()); return nil }
+		cmd.SetArgs(append([]string{"version"}, c.args...))
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%v: client-go logs %v, want %v", c.args, got, c.want)
+		}
+	}
+	// Back to the default, for the tests after.
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	cmd := testCommand(streams)
+	cmd.SetArgs([]string{"version", "-v", "0", "--vmodule", ""})
+	_ = cmd.ExecuteContext(context.Background())
+}

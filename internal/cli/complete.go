@@ -76,14 +76,24 @@ func addKlogFlags(cmd *cobra.Command) {
 			cmd.PersistentFlags().AddGoFlag(f)
 		}
 	}
-	cmd.PersistentPreRun = func(*cobra.Command, []string) {
-		if v := fs.Lookup("v"); v != nil && v.Value.String() == "0" {
-			_ = fs.Set("logtostderr", "false")
-			_ = fs.Set("stderrthreshold", "FATAL")
-			klog.SetOutput(io.Discard)
+	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		if fs.Lookup("v").Value.String() != "0" || fs.Lookup("vmodule").Value.String() != "" {
+			// Client-go logs on stderr: the dashboard must know (logging).
+			c.SetContext(context.WithValue(c.Context(), loggingKey{}, true))
+			return
 		}
+		_ = fs.Set("logtostderr", "false")
+		_ = fs.Set("stderrthreshold", "FATAL")
+		klog.SetOutput(io.Discard)
 	}
 }
+
+// loggingKey marks a command's context whose client-go logs on stderr (-v
+// or --vmodule).
+type loggingKey struct{}
+
+// logging reports whether client-go logs on stderr in ctx's command.
+func logging(ctx context.Context) bool { return ctx.Value(loggingKey{}) != nil }
 
 // completeConfigFlags completes the connection flags as kubectl does: -n
 // with the server's namespaces, --context, --cluster and --user with the

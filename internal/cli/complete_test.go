@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,8 +98,10 @@ func TestOnlyPathFlagsCompleteWithFileNames(t *testing.T) {
 				return
 			}
 			_, out, _ := run(t, append(append([]string{"__complete"}, path...), "--"+f.Name, "")...)
-			if strings.HasSuffix(strings.TrimSpace(out), "\n:0") || strings.TrimSpace(out) == ":0" {
-				t.Errorf("%s --%s completes with file names", c.CommandPath(), f.Name)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			directive, err := strconv.Atoi(strings.TrimPrefix(lines[len(lines)-1], ":"))
+			if err != nil || directive&int(cobra.ShellCompDirectiveNoFileComp) == 0 {
+				t.Errorf("%s --%s completes with file names (directive %q)", c.CommandPath(), f.Name, lines[len(lines)-1])
 			}
 		})
 	}

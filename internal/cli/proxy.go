@@ -19,7 +19,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/klog/v2"
 	kubectlproxy "k8s.io/kubectl/pkg/proxy"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/fault"
@@ -227,7 +226,7 @@ func (o *ProxyOptions) Validate() error {
 
 // Run serves the proxy until ctx ends (or --duration).
 func (o *ProxyOptions) Run(ctx context.Context) error {
-	if err := logAcrossDashboard(!o.Display.NoTUI && o.isTerminal(), klog.V(1).Enabled(), isTerminal(os.Stderr)); err != nil {
+	if err := logAcrossDashboard(!o.Display.NoTUI && o.isTerminal(), logging(ctx), isTerminal(os.Stderr)); err != nil {
 		return err
 	}
 	if err := checkKubeconfig(o.ConfigFlags); err != nil {

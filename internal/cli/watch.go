@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/outputs"
 	"github.com/kubectl-watchcache/kubectl-watchcache/internal/probe"
@@ -280,7 +279,7 @@ func checkOutputPath(flag, path string, kubeconfig *genericclioptions.ConfigFlag
 
 // Run resolves the resources, runs one reflector for each and shows them.
 func (o *WatchOptions) Run(ctx context.Context) error {
-	if err := logAcrossDashboard(!o.Display.NoTUI && o.isTerminal(), klog.V(1).Enabled(), isTerminal(os.Stderr)); err != nil {
+	if err := logAcrossDashboard(!o.Display.NoTUI && o.isTerminal(), logging(ctx), isTerminal(os.Stderr)); err != nil {
 		return err
 	}
 	// Discovery must not hang on a black-holed server (connect bounds it); watches are not bound by its timeout.
