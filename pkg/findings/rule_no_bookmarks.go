@@ -38,7 +38,7 @@ type noBookmarks struct {
 }
 
 func (r *noBookmarks) entry() Entry {
-	return Entry{NoBookmarks, Warning, fmt.Sprintf("a watch that asked for bookmarks stayed open past %s after its first event (said at its first note past that: an event, or its end), or %d watches in a row (no watch with a bookmark between them) ran to a timeout of %s or more with an event at least %s before it, without one (one such watch is weak evidence: a loaded healthy server can miss the bookmark due %s before a timeout; the API server bookmarks only a resourceVersion newer than the watch's: a watch of a resource nothing changed gets none, and that is no evidence)",
+	return Entry{NoBookmarks, Warning, fmt.Sprintf("a watch that asked for bookmarks stayed open past %s after its first event (said at its first note past that: an event, its end, or any other), or %d watches in a row (no watch with a bookmark between them) ran to a timeout of %s or more with an event at least %s before it, without one (one such watch is weak evidence: a loaded healthy server can miss the bookmark due %s before a timeout; the API server bookmarks only a resourceVersion newer than the watch's: a watch of a resource nothing changed gets none, and that is no evidence)",
 		span(bookmarkInterval), minTimeoutMisses, span(minBookmarkTimeout), span(preTimeoutBookmark+time.Second), span(preTimeoutBookmark))}
 }
 

@@ -241,24 +241,29 @@ func TestNoisyUpdatesShareIsTheTitles(t *testing.T) {
 }
 
 // README promises noisy-updates "over the last 5 minutes (in minutes of
-// the clock: the one under way and the 4 before it)": events of 10:00
-// count with those of 10:04, not with those of 10:05, however near.
+// the clock: the one under way and the 4 before it)": events of 10:00:59
+// count with those of 10:04:59, not with those of 10:05:00, a second
+// later (a window sliding over 5 minutes would count them in both).
 func TestNoisyUpdatesWindowIsTheMinuteUnderWayAndTheFourBefore(t *testing.T) {
+	at := func(clock string) time.Time {
+		c, _ := time.Parse(time.TimeOnly, clock)
+		return time.Date(2026, 12, 1, c.Hour(), c.Minute(), c.Second(), 0, time.UTC)
+	}
 	for _, tc := range []struct {
 		second string
 		want   bool
-	}{{"10:04:00", true}, {"10:04:59", false}} {
+	}{{"10:04:59", true}, {"10:05:00", false}} {
 		f := newFeed(t, Options{})
 		for i := range noisyMinEvents / 2 {
-			f.modified(i, heartbeat()) // 10:00:01 to 10:00:50
+			f.now = at("10:00:58") // modified moves it on a second
+			f.modified(i, heartbeat())
 		}
-		at, _ := time.Parse(time.TimeOnly, tc.second)
-		f.now = time.Date(2026, 12, 1, at.Hour(), at.Minute(), at.Second(), 0, time.UTC)
 		for i := range noisyMinEvents / 2 {
+			f.now = at(tc.second).Add(-time.Second)
 			f.modified(i, heartbeat())
 		}
 		if f.has(NoisyUpdates) != tc.want {
-			t.Errorf("50 events from 10:00:01, 50 more from %s: raised %v, want %v", tc.second, !tc.want, tc.want)
+			t.Errorf("50 events at 10:00:59, 50 more at %s: raised %v, want %v", tc.second, !tc.want, tc.want)
 		}
 	}
 }

@@ -78,8 +78,6 @@ func TestRelistStormSaysThe410sCameOnReconnect(t *testing.T) {
 	}
 }
 
-// 410s the observing proxy answered (--fault gone) are its own: the cause
-// names the fault and says nothing was compacted, not both.
 // README promises the cause "says whether the 410s came right after
 // reconnects": a LIST's 410 is no reconnect's, though the watch before it
 // was short and quiet.
@@ -123,6 +121,8 @@ func TestRelistStormSaysThe410sCameAfterLongOutages(t *testing.T) {
 	}
 }
 
+// 410s the observing proxy answered (--fault gone) are its own: the cause
+// names the fault and says nothing was compacted, not both.
 func TestRelistStormOfInjected410sBlamesNoCompaction(t *testing.T) {
 	f := newFeed(t, Options{})
 	f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonFault, Fault: "gone@every=12s", Cause: "acted", Count: 1})
