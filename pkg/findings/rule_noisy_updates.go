@@ -304,7 +304,7 @@ func (v noisyView) write(e *Engine) {
 	}
 	changedMost := fmt.Sprintf("the path changed most among them is %s, written by %s", path.path, writer)
 	ignores := "this path"
-	if named := v.writers(path); len(named) > 1 {
+	if named := v.writers(path); distinctWriters(named) > 1 {
 		// Each stamps only some of the events: together they stamp
 		// nearly every one, and naming one leaves the others' noise.
 		var rewrites, written []string
@@ -351,6 +351,16 @@ func (v noisyView) writers(path writtenPath) []writtenPath {
 		return []writtenPath{path}
 	}
 	return named
+}
+
+// distinctWriters counts the writers of paths (one writer stamping two
+// paths, as a kubelet its conditions' heartbeats, is one).
+func distinctWriters(paths []writtenPath) int {
+	seen := map[string]bool{}
+	for _, k := range paths {
+		seen[k.writer] = true
+	}
+	return len(seen)
 }
 
 // percent is a share as a percentage, "50%": never 100% for a share

@@ -301,3 +301,22 @@ func TestNoisyUpdatesNamesEveryWriterAndNeverRoundsUpTo100(t *testing.T) {
 		t.Errorf("evidence %q, want it to say %q", got.Evidence.Text, want)
 	}
 }
+
+// One writer stamping two paths in every update (a kubelet its conditions'
+// heartbeats) is one writer: the cause names it alone, never "between
+// them", as if two writers split the updates.
+func TestNoisyUpdatesOfOneWriterStampingTwoPathsNamesItOnce(t *testing.T) {
+	f := newFeed(t, Options{})
+	for i := range 150 {
+		f.modified(i, &diff.Changes{TimestampOnly: true, Paths: []diff.Change{
+			{Path: ".status.conditions[0].lastHeartbeatTime", Op: diff.Changed, Manager: "kubelet", Operation: "Update"},
+			{Path: ".status.conditions[1].lastHeartbeatTime", Op: diff.Changed, Manager: "kubelet", Operation: "Update"}}})
+	}
+	got, ok := f.e.Get(NoisyUpdates)
+	if !ok {
+		t.Fatal("noisy-updates not raised")
+	}
+	if strings.Contains(got.Cause, "between them") || strings.Count(got.Cause, "kubelet rewrites") != 1 {
+		t.Errorf("cause %q: want kubelet named once, as the one writer", got.Cause)
+	}
+}
