@@ -70,8 +70,10 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		others := deleted + recreated - dropped
 		var open, down time.Duration
 		if this != nil {
-			open = min(before.open, this.To.Sub(this.From))
-			down = this.To.Sub(this.From) - open
+			// Up to the relist's list: what was deleted while it read was not missed.
+			upTo := max(before.began.Sub(this.From), 0)
+			open = min(before.open, upTo)
+			down = upTo - open
 		}
 		switch {
 		case this == nil:

@@ -271,3 +271,44 @@ func TestMissedDeletesLostOnAnOpenWatchAreNotBlamedOnHistory(t *testing.T) {
 		}
 	}
 }
+
+// The relist's own list is no time down: what was deleted while it read
+// is not missed (a list reads as of its start), and a 410 in its own pages
+// (an expired continue token) is no sign of history gone before it. A
+// watch open 20 s, down 1 ms, then a relist of 40 s read "down for 40s",
+// and that came first in the cause (a reviewer).
+func TestMissedDeletesCountsNoTimeDownInTheRelistsOwnList(t *testing.T) {
+	for _, continueGone := range []bool{false, true} {
+		f := newFeed(t, Options{})
+		f.request(reflector.VerbList, reflector.RequestOptions{}, time.Second, 0, nil, nil) // #1
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "10"})
+		f.deliveringWatch(20 * time.Second) // #2
+		cause := reflector.CauseForced
+		if !continueGone {
+			cause = reflector.CauseGone
+			f.request(reflector.VerbWatch, bookmarked, time.Millisecond, 0, &reflector.RequestEnd{Reason: reflector.EndError, Status: &metav1.Status{Code: 410}}, nil) // #3
+			f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonGone})
+		}
+		f.listBegan(cause)
+		began := f.now
+		for page := range 4 { // 4 pages of 10 s
+			f.request(reflector.VerbList, reflector.RequestOptions{Limit: 500}, 10*time.Second, 0, nil, nil)
+			if continueGone && page == 1 {
+				f.decide(reflector.Decision{State: reflector.StateRelisting, Reason: reflector.ReasonContinueGone})
+			}
+		}
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonListComplete, ResourceVersion: "30", Began: began})
+		diff := &store.RelistDiff{ResourceVersion: "30", Deleted: []store.DiffEntry{{Ref: store.Ref{Namespace: "a", Name: "x"}, OldUID: "u-x"}}}
+		f.decide(reflector.Decision{State: reflector.StateWatching, Reason: reflector.ReasonRelistDiff, Diff: diff})
+		got, ok := f.e.Get(MissedDeletes)
+		if !ok {
+			t.Fatal("missed-deletes not raised")
+		}
+		if strings.Contains(got.Evidence.Text, "down for 40") || !strings.HasPrefix(got.Cause, "either the watch that was open for 20s failed to deliver them") && !strings.Contains(got.Cause, "the watch that was open for 20s failed") {
+			t.Errorf("continue 410 %v: evidence %q, cause %q; want no time down in the relist's list, the open watch first", continueGone, got.Evidence.Text, got.Cause)
+		}
+		if continueGone && strings.Contains(got.Evidence.Text, "and a 410 Gone came before the relist") {
+			t.Errorf("evidence %q: the list's own 410 is none before the relist", got.Evidence.Text)
+		}
+	}
+}
