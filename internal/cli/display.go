@@ -62,12 +62,12 @@ func (d *DisplayOptions) outputs(streams genericiooptions.IOStreams, useTUI bool
 		Findings: d.Findings.options()}
 }
 
-// logAcrossDashboard refuses -v (verbose) on the dashboard when stderr is
-// a terminal, the dashboard's: client-go writes its log lines there, across
-// the screen.
+// logAcrossDashboard refuses -v or --vmodule (verbose) on the dashboard
+// when stderr is a terminal, the dashboard's: client-go writes its log
+// lines there, across the screen.
 func logAcrossDashboard(useTUI, verbose, stderrTerminal bool) error {
 	if useTUI && verbose && stderrTerminal {
-		return usageErrorf("-v writes client-go's log to stderr, across the dashboard: redirect it (2> client-go.log) or use --no-tui")
+		return usageErrorf("-v and --vmodule write client-go's log to stderr, across the dashboard: redirect it (2> client-go.log) or use --no-tui")
 	}
 	return nil
 }

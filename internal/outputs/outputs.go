@@ -298,7 +298,9 @@ func (x *Outputs) view(sub session.Subject, notes *tui.NoteBuffer) tui.Resource 
 	}
 	// What the client chose is shown: no control character reaches the screen.
 	target := sub.Target()
-	target.LabelSelector, target.FieldSelector = format.PrintableString(target.LabelSelector), format.PrintableString(target.FieldSelector)
+	for _, s := range []*string{&target.Namespace, &target.LabelSelector, &target.FieldSelector, &target.Resource.GVR.Group, &target.Resource.GVR.Version, &target.Resource.GVR.Resource} {
+		*s = format.PrintableString(*s)
+	}
 	return tui.Resource{Target: target, Client: format.PrintableString(client.UserAgent), ClientAddr: client.RemoteAddr, Strategy: o.Strategy, PageSize: o.PageSize,
 		MetadataOnly: o.MetadataOnly, Wire: o.Wire, Table: observed.ParseAccept(client.Accept).Table, Feed: feed,
 		Probe: client.UserAgent == "" && strings.HasPrefix(sub.Target().FieldSelector, "metadata.name="+probe.NamePrefix)}

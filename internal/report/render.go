@@ -415,7 +415,7 @@ func (v *pageView) resource(r *Report, res *Section, span time.Duration, traits 
 	if s := res.Stream; s != nil && s.ClientLeft != nil {
 		l := s.ClientLeft
 		left := fmt.Sprintf("%s before the end; it was %s", format.Duration(time.Duration(l.AgeSeconds*float64(time.Second))), l.State)
-		if n := l.ForgottenObjects; n != nil {
+		if n := l.ForgottenObjects; n != nil && *n > 0 {
 			left += "; the proxy forgot the " + format.Plural(*n, "object") + " it held"
 		}
 		rv.State = append(rv.State, keyValue{"client left", left, "every connection of its client closed with no request open, as the summary's stream.clientLeft says it"})
