@@ -206,7 +206,8 @@ func PrintableString(s string) string {
 // clean reports whether b has no control character but tab and newline.
 func clean[T string | []byte](b T) bool {
 	for i := 0; i < len(b); i++ {
-		if control(b[i], next(b, i)) {
+		// Most bytes are none of these: the full test only for those that are.
+		if c := b[i]; (c < 0x20 || c == 0x7f || c == 0xc2) && control(c, next(b, i)) {
 			return false
 		}
 	}
