@@ -38,7 +38,7 @@ func (r *watchListUnsupported) observe(e *Engine, n reflector.Note) {
 	if d := decided(n, reflector.ReasonStreamRefused, reflector.ReasonInitialEventsEnd); d != nil && r.refused == nil {
 		r.refused = &refusal{id: n.RequestID, cause: d.Cause, stalled: d.Reason == reflector.ReasonInitialEventsEnd}
 		if r.refused.stalled {
-			r.refused.cause = fmt.Sprintf("nothing for %s before the initial-events-end bookmark", roundDur(d.Wait))
+			r.refused.cause = fmt.Sprintf("no initial event for %s before the initial-events-end bookmark", roundDur(d.Wait))
 		}
 		r.raise(e, n.At, 0, 0, 0)
 	}

@@ -224,7 +224,7 @@ func (d Decision) String() string {
 	case ReasonStreamRefused:
 		return fmt.Sprintf("the server refused the streaming list (%s): falling back to LIST", d.Cause)
 	case ReasonInitialEventsEnd:
-		return fmt.Sprintf("the streaming list delivered nothing for %s before its initial-events-end bookmark: falling back to LIST", d.Wait)
+		return fmt.Sprintf("the streaming list delivered no initial event for %s before its initial-events-end bookmark: falling back to LIST", d.Wait)
 	case ReasonWatchClosed:
 		if d.Fault != "" {
 			return fmt.Sprintf("watch ended by --fault %s (the observing proxy, as a server ends one): %s", d.Fault, d.resumes(""))

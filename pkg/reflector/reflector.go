@@ -75,8 +75,8 @@ var (
 	ErrForcedRelist = errors.New("forced relist")
 	// ErrIdleTimeout: the watch received nothing for the idle timeout.
 	ErrIdleTimeout = errors.New("idle timeout")
-	// ErrInitialEventsTimeout: a streaming list delivered nothing for the
-	// initial-events timeout before its initial-events-end bookmark.
+	// ErrInitialEventsTimeout: a streaming list delivered no initial event
+	// for the initial-events timeout before its initial-events-end bookmark.
 	ErrInitialEventsTimeout = errors.New("initial-events-end bookmark did not arrive in time")
 	// ErrStopped: the run ended while the request was open (the user asked,
 	// or a --fail-on rule stopped it): the request ends as EndStopped.
