@@ -32,3 +32,16 @@ func TestAStreamSaysWhatItsClientAskedFor(t *testing.T) {
 		t.Errorf("the text summary begins\n%s", b.String())
 	}
 }
+
+// Two streams of one client that differ by their selectors alone are told
+// apart in the text summary (it said only their namespace).
+func TestAStreamsTextSummarySaysItsSelectors(t *testing.T) {
+	var b strings.Builder
+	s := Summary{Resource: "configmaps.v1", Stream: &StreamSummary{ID: 1, UserAgent: "curl", RemoteAddr: "127.0.0.1:1", Namespace: "ns", LabelSelector: "app=web", FieldSelector: "metadata.name=a"}}
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), `stream #1 of 127.0.0.1:1 (curl), namespace "ns", -l app=web, --field-selector metadata.name=a`+"\n") {
+		t.Errorf("the text summary begins\n%s", b.String())
+	}
+}

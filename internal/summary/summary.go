@@ -256,6 +256,12 @@ func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if st := s.Stream; st != nil {
 		fmt.Fprintf(&b, "stream #%d of %s (%s), namespace %q", st.ID, st.RemoteAddr, st.UserAgent, st.Namespace)
+		if st.LabelSelector != "" {
+			fmt.Fprintf(&b, ", -l %s", st.LabelSelector)
+		}
+		if st.FieldSelector != "" {
+			fmt.Fprintf(&b, ", --field-selector %s", st.FieldSelector)
+		}
 		if asks := st.Asks(); asks != "" {
 			fmt.Fprintf(&b, ", asks %s", asks)
 		}

@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -181,10 +182,11 @@ type Decision struct {
 // cursor (then, when), an observed client would resume from it if it
 // watches again (kubectl get -w does not).
 func (d Decision) resumes(when string) string {
+	rv := cmp.Or(d.ResourceVersion, `""`) // none: a client that watched without one
 	if d.Observed {
-		return fmt.Sprintf("its client resumes from resourceVersion %s if it watches again", d.ResourceVersion)
+		return fmt.Sprintf("its client resumes from resourceVersion %s if it watches again", rv)
 	}
-	return fmt.Sprintf("watching again from resourceVersion %s%s", d.ResourceVersion, when)
+	return fmt.Sprintf("watching again from resourceVersion %s%s", rv, when)
 }
 
 // Refusal is what a permanent-error or bad-request decision adds to the

@@ -1,6 +1,9 @@
 package reflector
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Format shows only the options that were set, resourceVersion always
 // (`""` for a consistent read); compact abbreviates the names and clips a
@@ -26,6 +29,16 @@ func TestRequestOptionsFormatShowsWhatWasSet(t *testing.T) {
 		}
 		if got := c.opts.Format(true); got != c.compact {
 			t.Errorf("%+v: Format(true)\n got %s\nwant %s", c.opts, got, c.compact)
+		}
+	}
+}
+
+// A watch made without a resourceVersion resumes from none: the text says
+// "" (it said "resourceVersion  if it watches again").
+func TestAResumeFromNoResourceVersionSaysSo(t *testing.T) {
+	for _, d := range []Decision{{Reason: ReasonWatchClosed, State: StateWatching, Observed: true}, {Reason: ReasonWatchClosed, State: StateWatching}} {
+		if got := d.String(); !strings.Contains(got, `resourceVersion ""`) || strings.Contains(got, "  ") {
+			t.Errorf("%q: want resourceVersion \"\"", got)
 		}
 	}
 }
