@@ -70,10 +70,8 @@ func (r *missedDeletes) observe(e *Engine, n reflector.Note) {
 		others := deleted + recreated - dropped
 		var open, down time.Duration
 		if this != nil {
-			// Up to the relist's list: what was deleted while it read was not missed.
-			upTo := max(before.began.Sub(this.From), 0)
-			open = min(before.open, upTo)
-			down = upTo - open
+			open = min(before.open, this.To.Sub(this.From))
+			down = this.To.Sub(this.From) - open
 		}
 		switch {
 		case this == nil:

@@ -60,22 +60,8 @@ type signs struct {
 	// which a delete would have reached the client on a watch.
 	open time.Duration
 	// gone says a 410 Gone came since the last complete list: history
-	// the watch needed was gone, and what it held was never sent; goneAt
-	// is when the first came.
-	gone   bool
-	goneAt time.Time
-	// began (beforeList's only) is when the list that ended the span began
-	// (its request): what was deleted while it read was not missed (a
-	// list reads as of its start), and a 410 in its own pages is no sign
-	// of history gone before it.
-	began time.Time
-}
-
-// goneNow notes a 410 Gone at at.
-func (s *signs) goneNow(at time.Time) {
-	if !s.gone {
-		s.gone, s.goneAt = true, at
-	}
+	// the watch needed was gone, and what it held was never sent.
+	gone bool
 }
 
 // quietOpenFor is how long a watch that delivered nothing must have
@@ -138,10 +124,6 @@ func (t *track) observe(n reflector.Note) {
 		if decided(n, reflector.ReasonListComplete) != nil {
 			// The cache was whole as of the list: nothing was missed before it.
 			t.beforeList = t.seen
-			t.beforeList.began = n.At.Add(-listTook(n))
-			if t.beforeList.gone && t.beforeList.goneAt.After(t.beforeList.began) {
-				t.beforeList.gone = false // the list's own 410 (an expired continue token)
-			}
 			t.seen.lived(n.At)
 			t.seen.list, t.seen.dropped, t.seen.open, t.seen.gone = n.At, 0, 0, false
 			if !t.firstListed {
@@ -149,7 +131,7 @@ func (t *track) observe(n reflector.Note) {
 			}
 		}
 		if decided(n, reflector.ReasonGone, reflector.ReasonContinueGone) != nil {
-			t.seen.goneNow(n.At)
+			t.seen.gone = true
 		}
 		if d := decided(n, reflector.ReasonFault); d != nil && d.Fault != "" {
 			if t.faults == nil {
@@ -218,7 +200,7 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 		}
 	}
 	if s := r.End.Status; s != nil && s.Code == 410 {
-		t.seen.goneNow(at)
+		t.seen.gone = true
 	}
 	if alive {
 		t.seen.lived(at)
