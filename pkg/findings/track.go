@@ -29,8 +29,6 @@ type track struct {
 	listReqs               []int64
 	// lastVerb is the verb of the last request started.
 	lastVerb reflector.Verb
-	// relistCause is why the last list began (ListBegan.Cause).
-	relistCause reflector.ListCause
 	// faults are the specs of the faults the observing proxy injected so
 	// far (proxy --fault), by fault name: each finding that such a fault
 	// provokes names it as its cause (see provokedBy).
@@ -55,13 +53,6 @@ type signs struct {
 	// dropped counts the DELETED events the observing proxy dropped
 	// (--fault drop-deletes) since the last complete list.
 	dropped int
-	// open is how long watches were up since the last complete list (a
-	// streaming list counts from its end bookmark): the time after it in
-	// which a delete would have reached the client on a watch.
-	open time.Duration
-	// gone says a 410 Gone came since the last complete list: history
-	// the watch needed was gone, and what it held was never sent.
-	gone bool
 }
 
 // quietOpenFor is how long a watch that delivered nothing must have
@@ -108,10 +99,6 @@ func (t *track) observe(n reflector.Note) {
 				w.firstEvent = n.At
 			}
 		}
-	case reflector.NoteListBegan:
-		if n.List != nil {
-			t.relistCause = n.List.Cause
-		}
 	case reflector.NoteBookmark:
 		if w := t.watch; w != nil && w.id == n.RequestID && n.Bookmark != nil {
 			if n.Bookmark.ListEnd {
@@ -125,13 +112,10 @@ func (t *track) observe(n reflector.Note) {
 			// The cache was whole as of the list: nothing was missed before it.
 			t.beforeList = t.seen
 			t.seen.lived(n.At)
-			t.seen.list, t.seen.dropped, t.seen.open, t.seen.gone = n.At, 0, 0, false
+			t.seen.list, t.seen.dropped = n.At, 0
 			if !t.firstListed {
 				t.firstListed, t.firstList = true, true
 			}
-		}
-		if decided(n, reflector.ReasonGone, reflector.ReasonContinueGone) != nil {
-			t.seen.gone = true
 		}
 		if d := decided(n, reflector.ReasonFault); d != nil && d.Fault != "" {
 			if t.faults == nil {
@@ -193,14 +177,6 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 		w.ranOut = r.End.Reason == reflector.EndClosed && w.timeout > 0 && r.Duration >= w.timeout-time.Second
 		// It delivered something: an event, a bookmark, or the end of its streaming list.
 		alive = w.applied > 0 || w.bookmarked || w.listEnded
-		// A streaming list that broke before its end bookmark was a list
-		// in progress; one that completed was up from its list on.
-		if !w.streaming || w.listEnded {
-			t.seen.open += at.Sub(later(w.started, t.seen.list))
-		}
-	}
-	if s := r.End.Status; s != nil && s.Code == 410 {
-		t.seen.gone = true
 	}
 	if alive {
 		t.seen.lived(at)
@@ -213,14 +189,6 @@ func (t *track) watchEnded(at time.Time, r *reflector.RequestInfo) {
 		t.seen.quietOpen += r.Duration
 	}
 	t.seen.watch, t.lastWatchLife, t.lastWatchQuiet = r.ID, r.Duration, !alive
-}
-
-// later is the later of a and b.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // listTook is how long the list that the list-complete note n completed
